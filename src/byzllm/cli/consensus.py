@@ -2,16 +2,268 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
 
-__all__ = ["app", "register"]
+from ._common import (
+    ConcurrencyOption,
+    ConfigArgument,
+    JsonOption,
+    MaxFailuresOption,
+    RetryFailedOption,
+    RunDirArgument,
+    RunDirOption,
+    SetOption,
+    cli_errors,
+    default_run_dir,
+    print_json,
+    summary_exit_code,
+)
+
+if TYPE_CHECKING:
+    from byzllm.protocols.config import ConsensusConfig
+
+__all__ = ["app", "demo", "register", "report", "run"]
 
 app = typer.Typer(
-    help="Byzantine-robust consensus (SAC, CP-WBFT, debate, majority): run and report.",
+    help="Byzantine-robust consensus (SAC, CP-WBFT, debate, majority, W-MSR): run and report.",
     no_args_is_help=True,
 )
+
+
+def _warn_robustness(cfg: ConsensusConfig) -> None:
+    from byzllm.protocols.experiment import graph_checks
+
+    for check in graph_checks(cfg):
+        if check["ok"]:
+            continue
+        r = "unknown" if check["r"] is None else check["r"]
+        typer.echo(
+            f"warning: {check['topology']} graph (n={check['n']}, seed={check['seed']}) is "
+            f"{r}-robust, not ({check['F']}+1)-robust: Properties 4.2-4.3 do not hold; "
+            f"certificate: {check['certificate']}",
+            err=True,
+        )
+
+
+@app.command("run")
+def run(
+    config: ConfigArgument = None,
+    run_dir: RunDirOption = None,
+    set_: SetOption = None,
+    concurrency: ConcurrencyOption = 64,
+    retry_failed: RetryFailedOption = False,
+    max_failures: MaxFailuresOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Run a consensus sweep: protocols × topologies × compositions × F × T × seeds.
+
+    One unit is one question under one configuration; results stream into
+    RUN_DIR/results.sqlite and rerunning the same command resumes.
+
+    Examples:
+
+        byzllm consensus run sweep.yaml
+
+        byzllm consensus run --set 'protocols=[sac, debate]' --set dataset.n=10
+
+        byzllm consensus run --set 'compositions=[{attack: inject}]' -o runs/inject
+    """
+    with cli_errors():
+        from byzllm.cli._common import execute_units, load_cli_config
+        from byzllm.protocols.config import ConsensusConfig
+        from byzllm.protocols.experiment import consensus_unit, expand_units
+
+        cfg = load_cli_config(config, ConsensusConfig, set_)
+        _warn_robustness(cfg)
+        summary = execute_units(
+            run_dir or default_run_dir(config, "consensus"),
+            expand_units(cfg),
+            consensus_unit,
+            config=cfg,
+            concurrency=concurrency,
+            retry_failed=retry_failed,
+            max_failures=max_failures,
+            json_output=json_output,
+            description="consensus",
+        )
+        raise typer.Exit(summary_exit_code(summary))
+
+
+def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str, Any]]:
+    from byzllm.errors import InputError
+    from byzllm.experiments import Store
+
+    if not (run_dir / "results.sqlite").is_file():
+        raise InputError(f"no results.sqlite in {run_dir}: run `byzllm consensus run` first")
+    with Store.open(run_dir) as store:
+        rows = store.records("consensus_question", with_unit=True)
+    if unit_ids is not None:
+        rows = [r for r in rows if r["unit_id"] in unit_ids]
+    if not rows:
+        raise InputError(f"{run_dir} holds no consensus results")
+    return rows
+
+
+def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> list[Path]:
+    from byzllm.experiments.reports import line_plot, write_csv
+    from byzllm.protocols.experiment import metrics_rows, round_rows
+
+    target = out_dir or run_dir / "report"
+    target.mkdir(parents=True, exist_ok=True)
+    written = [
+        write_csv(metrics_rows(summary), target / "table1.csv"),
+        write_csv(round_rows(summary), target / "table2_rounds.csv"),
+    ]
+    for meta, metrics in summary:
+        rounds = [r.round for r in metrics.per_round]
+        series = {}
+        for group in ("strong", "weak", "honest"):
+            values = [getattr(r, group) for r in metrics.per_round]
+            if all(v is not None for v in values):
+                series[group] = (rounds, [100 * v for v in values])
+        series["all agents"] = (rounds, [100 * r.accuracy for r in metrics.per_round])
+        name = f"accuracy_{meta['protocol']}_{meta['topology']}_{meta['composition']}"
+        name += f"_F{meta['F']}_T{meta['T']}.png"
+        written.append(
+            line_plot(
+                target / name,
+                series,
+                title=f"{meta['protocol']} on {meta['topology']} ({meta['composition']})",
+                xlabel="round",
+                ylabel="accuracy (%)",
+                simulated=meta["simulated"],
+                ylim=(0, 100),
+            )
+        )
+    return written
+
+
+@app.command("report")
+def report(
+    run_dir: RunDirArgument,
+    json_output: JsonOption = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Folder for CSV tables and PNG plots [default: RUN_DIR/report]."
+        ),
+    ] = None,
+    rounds: Annotated[
+        bool, typer.Option("--rounds/--no-rounds", help="Also print the per-round table.")
+    ] = True,
+) -> None:
+    """Report a consensus run: Table 1 (§5.1 metrics), Table 2 (per round), CSV and plots.
+
+    Examples:
+
+        byzllm consensus report runs/sweep
+
+        byzllm consensus report runs/demo --json > metrics.json
+    """
+    with cli_errors():
+        from rich.console import Console
+
+        from byzllm.experiments.reports import rich_table
+        from byzllm.protocols.experiment import metrics_rows, round_rows, summarize
+
+        summary = summarize(_questions(run_dir))
+        simulated = any(meta["simulated"] for meta, _ in summary)
+        if json_output:
+            print_json({"simulated": simulated, "rows": metrics_rows(summary, for_json=True)})
+            return
+        console = Console()
+        console.print(
+            rich_table(
+                metrics_rows(summary),
+                title="Consensus under Byzantine faults (Table 1 layout)",
+                simulated=simulated,
+            )
+        )
+        if rounds:
+            console.print(
+                rich_table(
+                    round_rows(summary), title="Per-round accuracy (Table 2)", simulated=simulated
+                )
+            )
+        written = _write_outputs(run_dir, summary, out)
+        typer.echo(f"wrote {len(written)} files to {written[0].parent}", err=True)
+
+
+def demo(
+    json_output: JsonOption = False,
+    run_dir: Annotated[
+        Path, typer.Option("--run-dir", "-o", help="Where the run's files go.", file_okay=False)
+    ] = Path("runs/demo"),
+    questions: Annotated[int, typer.Option(min=1, help="Synthetic questions.")] = 30,
+    seed: Annotated[int, typer.Option(help="Seed of questions, graphs and agents.")] = 0,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Discard earlier results in RUN_DIR first.")
+    ] = False,
+) -> None:
+    """SAC vs CP-WBFT under a replay attack on simulated agents (the paper's Table 1).
+
+    n = 7 agents (4 strong, 2 weak honest, 1 Byzantine replaying a weak model's answer to
+    another question with confidence 1.0), F = 3, T = 6, on γ-MERG, complete and Erdős–Rényi
+    graphs, 30 synthetic questions. No API key needed: agents are simulated (see
+    docs/consensus.md); run `byzllm consensus run` with an llm backend for real models.
+
+    Examples:
+
+        byzllm demo
+
+        byzllm demo --json
+
+        byzllm demo --seed 3 --questions 100 -o runs/demo-s3
+    """
+    with cli_errors():
+        from rich.console import Console
+
+        from byzllm.cli._common import execute_units
+        from byzllm.experiments.reports import rich_table
+        from byzllm.protocols.demo import demo_config, demo_rows
+        from byzllm.protocols.experiment import consensus_unit, expand_units
+
+        cfg = demo_config(questions, seed)
+        units = expand_units(cfg)
+        if fresh:
+            for suffix in ("", "-wal", "-shm"):
+                (run_dir / f"results.sqlite{suffix}").unlink(missing_ok=True)
+        summary = execute_units(
+            run_dir, units, consensus_unit, config=cfg, concurrency=64, quiet=True
+        )
+        if not summary.complete:
+            raise typer.Exit(summary_exit_code(summary))
+        records = _questions(run_dir, {u.id for u in units})
+        if json_output:
+            print_json(
+                {
+                    "simulated": True,
+                    "run_dir": str(run_dir),
+                    "rows": demo_rows(records, for_json=True),
+                }
+            )
+            return
+        console = Console()
+        console.print(
+            rich_table(
+                demo_rows(records, for_json=False),
+                title=f"SAC vs CP-WBFT: n=7 (4 strong, 2 weak, 1 replay), F=3, T=6, "
+                f"{questions} questions, accuracies in %",
+                simulated=True,
+            )
+        )
+        console.print(
+            "[dim]simulated agents (not real LLMs): strong ≈ 85% and weak ≈ 25% alone; "
+            "what each protocol does with them is emergent.[/dim]"
+        )
+        typer.echo(f"results: {run_dir / 'results.sqlite'}")
+        typer.echo(f"full report, CSV and plots: byzllm consensus report {run_dir}")
 
 
 def register(root: typer.Typer) -> None:
     """Attach ``consensus`` and the top-level ``demo`` command to the root app."""
     root.add_typer(app, name="consensus")
+    root.command("demo")(demo)

@@ -1,11 +1,331 @@
-"""`byzllm monitor`: Rogue-agent monitors: collect, train, evaluate, report."""
+"""`byzllm monitor`: Rogue-agent monitors: collect, train, evaluate, report (seed 002 §2, §4.2).
+
+The pipeline::
+
+    byzllm monitor collect -o runs/mon-collect                 # train + validation games
+    byzllm monitor train runs/mon-collect                      # -> runs/mon-collect/monitors.json
+    byzllm monitor evaluate --monitors runs/mon-collect/monitors.json -o runs/mon-eval
+    byzllm monitor report runs/mon-eval --plots runs/mon-eval  # table + Fig. 4 / Fig. 9 PNGs
+
+Simulated agents by default (results labelled simulated); ``--model``/``--base-url`` play the
+same games with LLM-backed agents.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from ._common import (
+    ConcurrencyOption,
+    ConfigArgument,
+    JsonOption,
+    MaxFailuresOption,
+    RetryFailedOption,
+    RunDirArgument,
+    RunDirOption,
+    SetOption,
+    cli_errors,
+    default_run_dir,
+    emit_rows,
+    execute_units,
+    load_cli_config,
+    print_json,
+    summary_exit_code,
+)
 
 __all__ = ["app"]
 
 app = typer.Typer(
     help="Rogue-agent monitors: collect, train, evaluate, report.", no_args_is_help=True
 )
+
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Play with LLM-backed agents on this model, e.g. openai/gpt-4o-mini "
+        "[default: simulated agents].",
+        show_default=False,
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM, Ollama, ...).",
+        show_default=False,
+    ),
+]
+
+
+def _config(
+    config: Path | None, set_: list[str] | None, model: str | None, base_url: str | None
+) -> Any:
+    from byzllm.monitor.experiments import MonitorExperimentConfig
+
+    sets = list(set_ or [])
+    if model is not None:
+        sets += ["agents=llm", f"model={model}"]
+    if base_url is not None:
+        sets.append(f"base_url={base_url}")
+    return load_cli_config(config, MonitorExperimentConfig, sets)
+
+
+def _pm(value: float, se: float, scale: float) -> str:
+    """``76.5 ± 1.2`` (the ± part omitted when the standard error is undefined)."""
+    import math
+
+    if math.isnan(value):
+        return "n/a"
+    return f"{scale * value:.1f}" + ("" if math.isnan(se) else f" ± {scale * se:.1f}")
+
+
+def _run_dir(run_dir: Path | None, config: Path | None, stage: str) -> Path:
+    if run_dir is not None:
+        return run_dir
+    base = default_run_dir(config, "monitor")
+    return base.with_name(f"{base.name}-{stage}")
+
+
+@app.command()
+def collect(
+    config: ConfigArgument = None,
+    run_dir: RunDirOption = None,
+    set_: SetOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    concurrency: ConcurrencyOption = 16,
+    retry_failed: RetryFailedOption = False,
+    max_failures: MaxFailuresOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Play the train and validation games without interventions; store per-turn features.
+
+    Examples:
+
+        byzllm monitor collect -o runs/mon-collect
+
+        byzllm monitor collect --set n_train=50 --set n_validation=30 -o runs/small
+
+        byzllm monitor collect --model openai/gpt-4o-mini -o runs/gpt-collect
+    """
+    with cli_errors():
+        from byzllm.monitor.experiments import collect_units, work
+
+        cfg = _config(config, set_, model, base_url)
+        summary = execute_units(
+            _run_dir(run_dir, config, "collect"),
+            collect_units(cfg),
+            work,
+            config=cfg,
+            concurrency=concurrency,
+            retry_failed=retry_failed,
+            max_failures=max_failures,
+            json_output=json_output,
+            description="monitor collect",
+        )
+        raise typer.Exit(summary_exit_code(summary))
+
+
+@app.command()
+def train(
+    run_dir: RunDirArgument,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where to write the monitors [default: RUN_DIR/monitors.json].",
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, help="Ridge strength.")] = 1.0,
+    max_degree: Annotated[
+        int, typer.Option("--max-degree", min=1, max=10, help="Search degrees 1..N.")
+    ] = 5,
+    json_output: JsonOption = False,
+) -> None:
+    """Select one monitor per role on the validation games (D.2 grid) and save them as JSON.
+
+    Prints the winners like the paper's Table 5 (role, features, degree, gain, τ), plus the
+    random baseline's trigger probability per role.
+
+    Examples:
+
+        byzllm monitor train runs/mon-collect
+
+        byzllm monitor train runs/mon-collect --out monitors.json --json
+    """
+    with cli_errors():
+        from byzllm.experiments import Store
+        from byzllm.monitor import table5_rows, train_monitor_set
+        from byzllm.monitor.experiments import datasets_from_rows
+
+        with Store.open(run_dir) as store:
+            turns = store.records("monitor_turn")
+            cfg = store.latest_config() or {}
+        train_set, validation_set = datasets_from_rows(turns)
+        simulated = any(bool(t.get("simulated")) for t in turns)
+        meta = {
+            "env": cfg.get("env", "whodunit"),
+            "variant": (cfg.get("game") or {}).get("variant"),
+            "agents": cfg.get("agents"),
+            "model": cfg.get("model"),
+            "renormalize": cfg.get("renormalize", True),
+            "simulated": simulated,
+            "train_games": train_set.n_games,
+            "validation_games": validation_set.n_games,
+        }
+        monitors, selections = train_monitor_set(
+            train_set, validation_set, degrees=range(1, max_degree + 1), alpha=alpha, meta=meta
+        )
+        path = monitors.save(out or run_dir / "monitors.json")
+        rows = table5_rows(monitors)
+        if json_output:
+            print_json(
+                {
+                    "monitors": str(path),
+                    "simulated": simulated,
+                    "base_rate": monitors.base_rate,
+                    "rows": rows,
+                    "grid": {s.role: [g.model_dump() for g in s.grid] for s in selections},
+                }
+            )
+            return
+        emit_rows(
+            rows,
+            json_output=False,
+            title="Selected monitors (gain in points on validation)",
+            simulated=simulated,
+        )
+        typer.echo(f"wrote {path}", err=True)
+
+
+@app.command()
+def evaluate(
+    config: ConfigArgument = None,
+    monitors: Annotated[
+        Path,
+        typer.Option(
+            "--monitors", "-m", help="Monitors JSON from `byzllm monitor train`.", dir_okay=False
+        ),
+    ] = Path("monitors.json"),
+    run_dir: RunDirOption = None,
+    set_: SetOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    concurrency: ConcurrencyOption = 16,
+    retry_failed: RetryFailedOption = False,
+    max_failures: MaxFailuresOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Play the test games with 0, 1 and 2 resets and the random baseline, repeatedly.
+
+    Conditions (``--set conditions=[...]``): none, monitor-1, monitor-2, random-1, random-2,
+    resample-1 (the §6.1 ablation). Then `byzllm monitor report RUN_DIR`.
+
+    Examples:
+
+        byzllm monitor evaluate -m runs/mon-collect/monitors.json -o runs/mon-eval
+
+        byzllm monitor evaluate -m monitors.json --set repeats=4 \\
+            --set "conditions=[none, monitor-1, resample-1]" -o runs/ablation
+    """
+    with cli_errors():
+        from byzllm.monitor import MonitorSet
+        from byzllm.monitor.experiments import evaluate_units, work
+
+        cfg = _config(config, set_, model, base_url)
+        monitor_set = MonitorSet.load(monitors)
+        summary = execute_units(
+            _run_dir(run_dir, config, "evaluate"),
+            evaluate_units(cfg, monitor_set),
+            work,
+            config=cfg,
+            concurrency=concurrency,
+            retry_failed=retry_failed,
+            max_failures=max_failures,
+            json_output=json_output,
+            description="monitor evaluate",
+        )
+        raise typer.Exit(summary_exit_code(summary))
+
+
+@app.command()
+def report(
+    run_dir: RunDirArgument,
+    plots: Annotated[
+        Path | None,
+        typer.Option(
+            "--plots",
+            help="Write success_rate.png (Fig. 4/5) and trigger_turns.png (Fig. 9) here.",
+            file_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Success-Rate, Precision and Game-Length (± standard error) per condition.
+
+    Examples:
+
+        byzllm monitor report runs/mon-eval
+
+        byzllm monitor report runs/mon-eval --plots figures --json
+    """
+    with cli_errors():
+        from byzllm.errors import InputError
+        from byzllm.experiments import Store
+        from byzllm.monitor.report import (
+            evaluation_rows,
+            plot_success_bars,
+            plot_trigger_histogram,
+            trigger_turns,
+        )
+
+        with Store.open(run_dir) as store:
+            games = store.records("monitor_game")
+        rows = evaluation_rows(games)
+        if not rows:
+            raise InputError(f"{run_dir} has no evaluated test games (run `monitor evaluate`)")
+        simulated = any(r["simulated"] for r in rows)
+        triggers = trigger_turns(games)
+        written: list[str] = []
+        if plots is not None:
+            written.append(str(plot_success_bars(rows, plots / "success_rate.png")))
+            written.append(
+                str(
+                    plot_trigger_histogram(
+                        triggers, plots / "trigger_turns.png", simulated=simulated
+                    )
+                )
+            )
+        if json_output:
+            print_json(
+                {"simulated": simulated, "rows": rows, "trigger_turns": triggers, "plots": written}
+            )
+            return
+        shown = [
+            {
+                "condition": r["condition"],
+                "runs": r["runs"],
+                "games": r["games"],
+                "success %": _pm(r["success_rate"], r["success_rate_se"], 100),
+                "precision %": _pm(r["precision"], r["precision_se"], 100),
+                "length": _pm(r["game_length"], r["game_length_se"], 1),
+                "×len": f"{r['length_ratio']:.2f}",
+                "interv.": f"{r['interventions_per_game']:.2f}",
+            }
+            for r in rows
+        ]
+        emit_rows(
+            shown,
+            json_output=False,
+            title="Monitors and interventions (test games)",
+            simulated=simulated,
+        )
+        for path in written:
+            typer.echo(f"wrote {path}", err=True)

@@ -1,9 +1,273 @@
-"""`byzllm runs`: List and inspect experiment runs."""
+"""`byzllm runs`: list, inspect and export experiment runs.
+
+Every experiment command (`byzllm consensus run`, `byzllm whodunit run`, ...) writes its
+results to a run directory (`runs/<name>/results.sqlite`). These commands read them.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from ._common import JsonOption, RunDirArgument, cli_errors, print_json
 
 __all__ = ["app"]
 
-app = typer.Typer(help="List and inspect experiment runs.", no_args_is_help=True)
+app = typer.Typer(
+    help="List, inspect and export experiment runs (the runs/<name>/results.sqlite stores).",
+    no_args_is_help=True,
+)
+
+#: How deep below ROOT `runs list` looks for stores.
+_MAX_DEPTH = 3
+
+
+def _when(timestamp: float | None) -> str:
+    if timestamp is None:
+        return ""
+    return dt.datetime.fromtimestamp(timestamp, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root)) or "."
+    except ValueError:
+        return str(path)
+
+
+def _find_stores(root: Path) -> list[Path]:
+    from byzllm.experiments import STORE_FILENAME
+
+    found: dict[Path, Path] = {}  # resolved -> as found (a symlinked folder is listed once)
+    for depth in range(_MAX_DEPTH + 1):
+        pattern = "/".join(["*"] * depth + [STORE_FILENAME])
+        for path in sorted(root.glob(pattern)):
+            if path.is_file():
+                found.setdefault(path.resolve(), path)
+    return sorted(found.values())
+
+
+def _run_overview(run_dir: Path) -> dict[str, Any]:
+    from byzllm.experiments import Store
+
+    with Store.open(run_dir) as store:
+        counts = store.counts()
+        runs = store.runs()
+    last = runs[-1] if runs else {}
+    return {
+        "run_dir": str(run_dir),
+        "units": sum(counts.values()),
+        **counts,
+        "invocations": len(runs),
+        "last_status": last.get("status"),
+        "last_started": _when(last.get("started_at")),
+        "config_class": last.get("config_class"),
+        "git_commit": last.get("git_commit"),
+    }
+
+
+@app.command("list")
+def list_runs(
+    root: Annotated[
+        Path, typer.Argument(help="Folder to search for run directories.", file_okay=False)
+    ] = Path("runs"),
+    json_output: JsonOption = False,
+) -> None:
+    """List the runs under ROOT (default: ./runs) with their progress.
+
+    Examples:
+
+        byzllm runs list
+
+        byzllm runs list experiments/ --json
+    """
+    with cli_errors():
+        from byzllm.errors import InputError
+
+        if not root.is_dir():
+            raise InputError(f"no such folder: {root}")
+        overviews = [_run_overview(store.parent) for store in _find_stores(root)]
+        if json_output:
+            print_json({"root": str(root), "runs": overviews})
+            return
+        if not overviews:
+            typer.echo(f"no runs under {root}")
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"runs under {root}")
+        for column, justify in [
+            ("run (under ROOT)", "left"),
+            ("units", "right"),
+            ("done", "right"),
+            ("failed", "right"),
+            ("pending", "right"),
+            ("last status", "left"),
+            ("last started", "left"),
+        ]:
+            table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for row in overviews:
+            table.add_row(
+                _relative(Path(row["run_dir"]), root),
+                str(row["units"]),
+                str(row["done"]),
+                str(row["failed"]),
+                str(row["pending"]),
+                str(row["last_status"] or ""),
+                row["last_started"],
+            )
+        Console().print(table)
+
+
+@app.command("show")
+def show_run(
+    run_dir: RunDirArgument,
+    json_output: JsonOption = False,
+    max_failures_shown: Annotated[
+        int, typer.Option("--failures", min=0, help="How many failed units to list.")
+    ] = 20,
+) -> None:
+    """Show a run: its config, provenance, progress counts, invocations and failures.
+
+    Examples:
+
+        byzllm runs show runs/sweep
+
+        byzllm runs show runs/sweep --json | jq .counts
+    """
+    with cli_errors():
+        from byzllm.experiments import Store
+
+        with Store.open(run_dir) as store:
+            counts = store.counts()
+            runs = store.runs()
+            failures = store.failures()
+            kinds = store.kinds()
+        last = runs[-1] if runs else {}
+        info: dict[str, Any] = {
+            "run_dir": str(run_dir),
+            "counts": {"total": sum(counts.values()), **counts},
+            "records": kinds,
+            "config_class": last.get("config_class"),
+            "config": last.get("config"),
+            "byzllm_version": last.get("byzllm_version"),
+            "git_commit": last.get("git_commit"),
+            "invocations": [
+                {
+                    "id": run["id"],
+                    "status": run["status"],
+                    "started": _when(run["started_at"]),
+                    "finished": _when(run["finished_at"]),
+                    "done": run["units_done"],
+                    "failed": run["units_failed"],
+                    "skipped": run["units_skipped"],
+                }
+                for run in runs
+            ],
+            "failures": [
+                {
+                    "unit_id": unit["id"],
+                    "label": unit["label"],
+                    "attempts": unit["attempts"],
+                    "error": unit["error"],
+                }
+                for unit in failures
+            ],
+        }
+        if json_output:
+            print_json(info)
+            return
+        _print_show(info, max_failures_shown)
+
+
+def _print_show(info: dict[str, Any], max_failures_shown: int) -> None:
+    import yaml
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    counts = info["counts"]
+    total = counts["total"] or 1
+    console.print(Text(info["run_dir"], style="bold"))
+    console.print(
+        f"units: {counts['total']}  done: {counts['done']} ({100 * counts['done'] / total:.1f}%)"
+        f"  failed: {counts['failed']}  pending: {counts['pending']}",
+        highlight=False,
+    )
+    if info["records"]:
+        kinds = ", ".join(f"{kind} ({n})" for kind, n in info["records"].items())
+        console.print(Text(f"records: {kinds}"))
+    console.print(
+        Text(
+            f"byzllm {info['byzllm_version'] or '?'}  commit {info['git_commit'] or 'unknown'}"
+            f"  config {info['config_class'] or '-'}"
+        )
+    )
+    if info["config"] is not None:
+        console.print(Text("config:", style="bold"))
+        console.print(Text(yaml.safe_dump(info["config"], sort_keys=False).rstrip()))
+    if info["invocations"]:
+        table = Table(title="invocations")
+        for column in ("id", "status", "started", "finished", "done", "failed", "skipped"):
+            table.add_column(column)
+        for run in info["invocations"]:
+            table.add_row(*(Text("" if run[key] is None else str(run[key])) for key in run))
+        console.print(table)
+    failures = info["failures"]
+    if failures:
+        table = Table(title=f"failed units ({len(failures)})")
+        for column in ("label", "attempts", "error"):
+            table.add_column(column)
+        for unit in failures[:max_failures_shown]:
+            table.add_row(Text(unit["label"]), str(unit["attempts"]), Text(unit["error"] or ""))
+        console.print(table)
+        if len(failures) > max_failures_shown:
+            console.print(f"... and {len(failures) - max_failures_shown} more (use --json)")
+
+
+@app.command("export")
+def export_run(
+    run_dir: RunDirArgument,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="csv, jsonl or parquet.")] = "csv",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Output folder [default: RUN_DIR/export].",
+            show_default=False,
+            file_okay=False,
+        ),
+    ] = None,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--kind", "-k", help="Record kind to export (repeatable) [default: all]."),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Export a run's records (one file per kind) and its units table.
+
+    Examples:
+
+        byzllm runs export runs/sweep --format parquet
+
+        byzllm runs export runs/sweep --format csv --kind answer --out tables/
+    """
+    with cli_errors():
+        from byzllm.errors import InputError
+        from byzllm.experiments import Store
+
+        if fmt not in ("csv", "jsonl", "parquet"):
+            raise InputError(f"unknown export format {fmt!r} (choose csv, jsonl or parquet)")
+        target = out if out is not None else run_dir / "export"
+        with Store.open(run_dir) as store:
+            written = store.export(fmt, target, kind or None)  # type: ignore[arg-type]
+        if json_output:
+            print_json({"run_dir": str(run_dir), "format": fmt, "files": [str(p) for p in written]})
+        else:
+            for path in written:
+                typer.echo(str(path))

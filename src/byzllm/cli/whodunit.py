@@ -1,9 +1,273 @@
-"""`byzllm whodunit`: WhoDunitEnv: generate, play and run games."""
+"""`byzllm whodunit`: WhoDunitEnv: generate, play and run games (seed 002 §3, §4.1)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from ._common import (
+    ConcurrencyOption,
+    ConfigArgument,
+    JsonOption,
+    MaxFailuresOption,
+    RetryFailedOption,
+    RunDirArgument,
+    RunDirOption,
+    SetOption,
+    cli_errors,
+    default_run_dir,
+    emit_rows,
+    execute_units,
+    load_cli_config,
+    print_json,
+    summary_exit_code,
+)
 
 __all__ = ["app"]
 
 app = typer.Typer(help="WhoDunitEnv: generate, play and run games.", no_args_is_help=True)
+
+VariantOption = Annotated[
+    str, typer.Option("--variant", "-v", help="asym (Accuser + Intel) or sym (equal players).")
+]
+SuspectsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--suspects", help="Suspect count [default: asym 10, sym 20].", show_default=False
+    ),
+]
+AttributesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--attributes", help="Attribute count [default: asym 10, sym 20].", show_default=False
+    ),
+]
+TurnsOption = Annotated[
+    int | None,
+    typer.Option("--turns", help="Turn limit [default: asym 31, sym 20].", show_default=False),
+]
+
+
+def _game_config(
+    variant: str, suspects: int | None, attributes: int | None, turns: int | None
+) -> Any:
+    from pydantic import ValidationError
+
+    from byzllm.envs.whodunit import GameConfig
+    from byzllm.errors import InputError
+
+    try:
+        return GameConfig.model_validate(
+            {
+                "variant": variant,
+                "n_suspects": suspects,
+                "n_attributes": attributes,
+                "max_turns": turns,
+            }
+        )
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise InputError(f"invalid game settings: {first['msg']}") from None
+
+
+@app.command()
+def generate(
+    variant: VariantOption = "asym",
+    n: Annotated[int, typer.Option("-n", min=0, help="How many games.")] = 180,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    out: Annotated[Path, typer.Option("--out", help="Output JSONL file.", dir_okay=False)] = Path(
+        "games.jsonl"
+    ),
+    split: Annotated[
+        str | None,
+        typer.Option(
+            "--split",
+            help="Write this split (train 210 / validation 90 / test 180) instead of n games.",
+            show_default=False,
+        ),
+    ] = None,
+    suspects: SuspectsOption = None,
+    attributes: AttributesOption = None,
+    turns: TurnsOption = None,
+) -> None:
+    """Write games, one JSON object per line (suspects, culprit index, facts for sym).
+
+    Examples:
+
+        byzllm whodunit generate --variant sym -n 50 --seed 1 --out games.jsonl
+
+        byzllm whodunit generate --split test --out test.jsonl
+    """
+    with cli_errors():
+        from byzllm.envs.whodunit import generate_games, make_splits
+        from byzllm.errors import InputError
+
+        cfg = _game_config(variant, suspects, attributes, turns)
+        if split is not None:
+            if split not in ("train", "validation", "test"):
+                raise InputError("--split must be train, validation or test")
+            games = make_splits(cfg, seed=seed).get(split)  # type: ignore[arg-type]
+        else:
+            games = generate_games(n, cfg, seed=seed)
+        with out.open("w", encoding="utf-8") as fh:
+            for game in games:
+                fh.write(json.dumps(game.model_dump(mode="json")) + "\n")
+        typer.echo(f"wrote {len(games)} {variant} games to {out}", err=True)
+
+
+@app.command()
+def play(
+    variant: VariantOption = "asym",
+    seed: Annotated[int, typer.Option("--seed", help="Game and agent seed.")] = 0,
+    suspects: SuspectsOption = None,
+    attributes: AttributesOption = None,
+    turns: TurnsOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", help="Play with an LLM, e.g. openai/gpt-4o-mini.", show_default=False
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="OpenAI-compatible endpoint.", show_default=False),
+    ] = None,
+    wording: Annotated[str, typer.Option("--wording", help="award or original.")] = "award",
+    json_output: JsonOption = False,
+) -> None:
+    """Play one game and print its transcript (simulated agents unless --model).
+
+    Examples:
+
+        byzllm whodunit play --variant asym --seed 3
+
+        byzllm whodunit play --variant sym --model openai/gpt-4o-mini --json
+    """
+    with cli_errors():
+        import asyncio
+
+        from byzllm.envs.whodunit import generate_games, llm_agents, play_game, simulated_agents
+        from byzllm.errors import InputError
+
+        if wording not in ("award", "original"):
+            raise InputError("--wording must be award or original")
+        cfg = _game_config(variant, suspects, attributes, turns)
+        game = generate_games(1, cfg, seed=seed)[0]
+        if model:
+            from byzllm import llm
+
+            get_model = getattr(llm, "get_model", None)
+            if get_model is None:
+                raise InputError("this byzllm build has no model backends")
+            agents: Any = llm_agents(game, get_model(model, base_url=base_url))
+        else:
+            agents = simulated_agents(game)
+        result = asyncio.run(play_game(game, agents, rng=seed, wording=wording))  # type: ignore[arg-type]
+        if json_output:
+            print_json(result)
+            return
+        from rich.console import Console
+
+        console = Console()
+        label = " (simulated agents)" if result.simulated else ""
+        console.print(f"[bold]WhoDunitEnv-{variant}[/bold] game {game.id}{label}")
+        for t in result.turns:
+            note = []
+            if not t.valid:
+                note.append("fallback" if t.fallback else "invalid")
+            note += [k for k, v in t.flags.model_dump().items() if v]
+            note += [f"noise:{n}" for n in t.noise]
+            extra = f"  [dim]({', '.join(note)})[/dim]" if note else ""
+            console.print(f"{t.obs.turn:>3}. {t.message}{extra}", markup=True, highlight=False)
+        verdict = "SUCCESS" if result.success else "FAILURE"
+        accused = result.accused_suspect if result.accused else "nobody"
+        console.print(
+            f"[bold]{verdict}[/bold]: accused {accused}, culprit {result.culprit}, "
+            f"{result.total_turns} turns"
+        )
+
+
+@app.command()
+def run(
+    config: ConfigArgument = None,
+    run_dir: RunDirOption = None,
+    set_: SetOption = None,
+    concurrency: ConcurrencyOption = 16,
+    retry_failed: RetryFailedOption = False,
+    max_failures: MaxFailuresOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Play a batch of games on the runner; per-game and per-turn records go to the store.
+
+    Examples:
+
+        byzllm whodunit run --set split=test --set repeats=3
+
+        byzllm whodunit run cfg.yaml --set game.n_suspects=14 -o runs/wd14
+
+    Config keys: game (variant, n_suspects, n_attributes, max_turns, n_agents,
+    facts_per_agent), split (train | validation | test | generated), seed, n_games, repeats,
+    agents (simulated | llm), sim (simulation parameters), model, base_url, top_logprobs,
+    max_reprompts, wording.
+    """
+    with cli_errors():
+        from byzllm.envs.whodunit._experiment import WhoDunitRunConfig, expand_units, work
+
+        cfg = load_cli_config(config, WhoDunitRunConfig, set_)
+        summary = execute_units(
+            run_dir or default_run_dir(config, "whodunit"),
+            expand_units(cfg),
+            work,
+            config=cfg,
+            concurrency=concurrency,
+            retry_failed=retry_failed,
+            max_failures=max_failures,
+            json_output=json_output,
+            description="whodunit",
+        )
+        raise typer.Exit(summary_exit_code(summary))
+
+
+@app.command()
+def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
+    """Success-Rate, Precision and Game-Length (± standard error) of a run.
+
+    Example:
+
+        byzllm whodunit report runs/whodunit --json
+    """
+    with cli_errors():
+        from byzllm.envs.whodunit._experiment import report_rows
+        from byzllm.experiments import Store
+
+        with Store.open(run_dir) as store:
+            rows = report_rows(store.records("whodunit_game"))
+        simulated = any(r["simulated"] for r in rows)
+        if not json_output:
+            rows = [_pretty(r) for r in rows]
+        emit_rows(rows, json_output=json_output, title="WhoDunitEnv", simulated=simulated)
+
+
+def _pm(value: float, se: float, scale: float, digits: int) -> str:
+    import math
+
+    if math.isnan(value):
+        return "-"
+    text = f"{value * scale:.{digits}f}"
+    return text if math.isnan(se) else f"{text} ± {se * scale:.{digits}f}"
+
+
+def _pretty(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "variant": row["variant"],
+        "agents": row["agents"],
+        "suspects": row["suspects"],
+        "games": f"{row['games']} ({row['runs']} runs)",
+        "Success-Rate %": _pm(row["success_rate"], row["success_rate_se"], 100, 1),
+        "Precision %": _pm(row["precision"], row["precision_se"], 100, 1),
+        "Game-Length": _pm(row["game_length"], row["game_length_se"], 1, 1),
+        "fallbacks": row["fallbacks"],
+    }

@@ -1,0 +1,71 @@
+"""Experiments: configs, units, the concurrent runner, the result store, reports.
+
+A run is a grid of independent units. The runner executes them concurrently, writes each
+result to ``<run_dir>/results.sqlite`` the moment it is done, and resumes by skipping the
+units already done::
+
+    from typing import Any, ClassVar
+    from byzllm.experiments import Record, make_unit, run_units, Store
+
+    class Answer(Record):
+        kind: ClassVar[str] = "answer"
+        question: int
+        correct: bool
+
+    def work(payload: dict[str, Any]) -> list[Record]:      # top-level; may be async def
+        return [Answer(question=payload["question"], correct=True)]
+
+    units = [make_unit({"question": q}, label=f"q{q}") for q in range(100)]
+    summary = asyncio.run(run_units("runs/demo", units, work, concurrency=16))
+    Store.open("runs/demo").records_frame("answer")
+"""
+
+from byzllm.errors import ConfigError
+
+from ._config import (
+    ExistingDir,
+    ExistingFile,
+    ExistingPath,
+    ExperimentConfig,
+    apply_overrides,
+    load_config,
+    parse_overrides,
+)
+from ._executor import Executor, LocalExecutor, WorkFn
+from ._progress import PlainProgress, ProgressReporter, RichProgress, SilentProgress
+from ._records import Record
+from ._runner import RunStatus, RunSummary, UnitFailure, run_units
+from ._store import STORE_FILENAME, ExportFormat, Store, StoreError, UnitResult
+from ._units import Unit, canonical_json, make_unit, unit_id
+
+__all__ = [
+    "STORE_FILENAME",
+    "ConfigError",
+    "Executor",
+    "ExistingDir",
+    "ExistingFile",
+    "ExistingPath",
+    "ExperimentConfig",
+    "ExportFormat",
+    "LocalExecutor",
+    "PlainProgress",
+    "ProgressReporter",
+    "Record",
+    "RichProgress",
+    "RunStatus",
+    "RunSummary",
+    "SilentProgress",
+    "Store",
+    "StoreError",
+    "Unit",
+    "UnitFailure",
+    "UnitResult",
+    "WorkFn",
+    "apply_overrides",
+    "canonical_json",
+    "load_config",
+    "make_unit",
+    "parse_overrides",
+    "run_units",
+    "unit_id",
+]

@@ -1,0 +1,62 @@
+"""Communication graphs: robust topologies and exact r-/(r,s)-robustness with certificates.
+
+SAC's guarantees hold on (F+1)-robust graphs (seed 001 §3.3, §4.2). This package builds such
+graphs and decides, with a checkable certificate, how robust a given graph is::
+
+    from byzllm.graphs import build, r_robustness, rs_robustness, is_r_robust, check_f_local
+    G = build("merg", n=7)            # γ-MERG: ⌈n/2⌉-robust with the fewest edges
+    res = r_robustness(G)             # res.r, res.exact, res.bounds, res.certificate, ...
+    rs_robustness(G, r=res.r).s       # largest s with G (r, s)-robust
+
+Plain functions over ``networkx`` graphs; directed graphs use in-neighbours.
+"""
+
+from ._constructions import (
+    CONSTRUCTIONS,
+    build,
+    erdos_renyi_probability,
+    gamma_merg_edge_count,
+)
+from ._io import (
+    graph_from_json,
+    graph_to_json,
+    load_graph,
+    parse_edge_list,
+    save_graph,
+    write_edge_list,
+)
+from ._robustness import (
+    Certificate,
+    RobustnessResult,
+    RSRobustnessResult,
+    check_f_local,
+    is_r_robust,
+    r_robustness,
+    rs_robustness,
+    tolerable_f,
+    verify_certificate,
+    verify_rs_certificate,
+)
+
+__all__ = [
+    "CONSTRUCTIONS",
+    "Certificate",
+    "RSRobustnessResult",
+    "RobustnessResult",
+    "build",
+    "check_f_local",
+    "erdos_renyi_probability",
+    "gamma_merg_edge_count",
+    "graph_from_json",
+    "graph_to_json",
+    "is_r_robust",
+    "load_graph",
+    "parse_edge_list",
+    "r_robustness",
+    "rs_robustness",
+    "save_graph",
+    "tolerable_f",
+    "verify_certificate",
+    "verify_rs_certificate",
+    "write_edge_list",
+]

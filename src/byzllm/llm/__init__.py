@@ -4,9 +4,58 @@
 >>> model = get_model("openai/my-model", base_url="http://127.0.0.1:8000/v1")  # doctest: +SKIP
 >>> msgs = [{"role": "user", "content": "2+2?"}]
 >>> c = await model.generate(msgs, GenerateConfig(top_logprobs=5))  # doctest: +SKIP
+
+Backends register by name (:func:`register_provider`); everything cross-cutting -- the
+per-endpoint concurrency limit, retries, the response cache, usage accounting -- lives once
+in :class:`Model`, which :func:`get_model` returns.
 """
 
-from ._model import ChatModel
+from . import _openai  # noqa: F401  (registers the "openai" provider)
+from ._cache import CacheMode, ResponseCache, cache_key
+from ._errors import (
+    LogprobsUnavailableError,
+    ModelAuthError,
+    ModelError,
+    ModelRequestError,
+    ModelResponseError,
+    ModelUnavailableError,
+)
+from ._factory import get_model
+from ._logprobs import normalize_logprobs
+from ._model import ChatModel, Model
+from ._provider import ModelAPI, ProviderSettings, provider_names, register_provider
+from ._response import parse_chat_completion
+from ._retry import RetryPolicy, TransientError
+from ._spec import ModelSpec
 from ._types import ChatMessage, Completion, GenerateConfig, TokenLogprob, Usage
+from ._usage import ModelUsage
 
-__all__ = ["ChatMessage", "ChatModel", "Completion", "GenerateConfig", "TokenLogprob", "Usage"]
+__all__ = [
+    "CacheMode",
+    "ChatMessage",
+    "ChatModel",
+    "Completion",
+    "GenerateConfig",
+    "LogprobsUnavailableError",
+    "Model",
+    "ModelAPI",
+    "ModelAuthError",
+    "ModelError",
+    "ModelRequestError",
+    "ModelResponseError",
+    "ModelSpec",
+    "ModelUnavailableError",
+    "ModelUsage",
+    "ProviderSettings",
+    "ResponseCache",
+    "RetryPolicy",
+    "TokenLogprob",
+    "TransientError",
+    "Usage",
+    "cache_key",
+    "get_model",
+    "normalize_logprobs",
+    "parse_chat_completion",
+    "provider_names",
+    "register_provider",
+]

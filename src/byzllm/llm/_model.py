@@ -1,13 +1,36 @@
-"""The one abstract interface every model backend implements."""
+"""The one abstract interface every model implements, and the model that wraps backends.
+
+:class:`ChatModel` is what agents, protocols and environments depend on. :class:`Model` is
+the implementation :func:`get_model` returns: it puts everything cross-cutting around a
+provider backend (:class:`~byzllm.llm._provider.ModelAPI`) in one place -- input checks,
+the response cache with single-flight, the per-endpoint concurrency limit, retries,
+log-probability checks and usage accounting.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
+import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Self
 
+from byzllm.errors import InputError
+
+from ._cache import CacheMode, ResponseCache, cache_key
+from ._concurrency import endpoint_limiter, register_endpoint
+from ._errors import LogprobsUnavailableError, ModelError
+from ._provider import ModelAPI
+from ._retry import RetryPolicy, TransientError, call_with_retries
 from ._types import ChatMessage, Completion, GenerateConfig
+from ._usage import ModelUsage
 
-__all__ = ["ChatModel"]
+__all__ = ["ChatModel", "Model"]
+
+_log = logging.getLogger("byzllm.llm")
 
 
 class ChatModel(ABC):
@@ -25,3 +48,233 @@ class ChatModel(ABC):
         self, messages: Sequence[ChatMessage], config: GenerateConfig | None = None
     ) -> Completion:
         """Return one completion for ``messages`` under ``config``."""
+
+
+class _LeaderCancelled(Exception):
+    """The request that others were waiting on was cancelled: they must try themselves."""
+
+
+# Identical requests in flight at once, per event loop: cache key -> the leader's result.
+_flights: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[str, asyncio.Future[Completion]]
+] = weakref.WeakKeyDictionary()
+
+
+def _loop_flights() -> dict[str, asyncio.Future[Completion]]:
+    loop = asyncio.get_running_loop()
+    flights = _flights.get(loop)
+    if flights is None:
+        flights = _flights[loop] = {}
+    return flights
+
+
+class Model(ChatModel):
+    """A chat model backed by a provider, with caching, limits, retries and accounting.
+
+    Build it with :func:`byzllm.llm.get_model`. ``generate`` is safe to call from any number
+    of concurrent tasks; at most the endpoint's ``max_concurrency`` requests are in flight.
+    """
+
+    def __init__(
+        self,
+        api: ModelAPI,
+        *,
+        max_concurrency: int = 16,
+        cache: ResponseCache | None = None,
+        cache_mode: CacheMode = "on",
+        cache_salt: str = "",
+        max_top_logprobs: int = 20,
+        require_logprobs: bool = True,
+        retry: RetryPolicy | None = None,
+        input_price_per_mtok: float | None = None,
+        output_price_per_mtok: float | None = None,
+    ) -> None:
+        if max_concurrency < 1:
+            raise InputError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        if max_top_logprobs < 0:
+            raise InputError(f"max_top_logprobs must be >= 0, got {max_top_logprobs}")
+        self.api = api
+        self.name = f"{api.provider}/{api.model}"
+        self.max_concurrency = max_concurrency
+        self.cache = cache if cache_mode != "off" else None
+        self.cache_mode: CacheMode = cache_mode
+        self.cache_salt = cache_salt
+        self.max_top_logprobs = max_top_logprobs
+        self.require_logprobs = require_logprobs
+        self.retry = retry or RetryPolicy()
+        self.input_price_per_mtok = input_price_per_mtok
+        self.output_price_per_mtok = output_price_per_mtok
+        self.usage = ModelUsage()
+        self._warned_no_logprobs = False
+        register_endpoint(self, api.endpoint, max_concurrency)
+
+    @property
+    def endpoint(self) -> str:
+        """Where requests go (the unit of concurrency limiting)."""
+        return self.api.endpoint
+
+    def __repr__(self) -> str:
+        cache = f", cache={str(self.cache.path)!r}" if self.cache is not None else ""
+        return (
+            f"Model({self.name!r}, endpoint={self.endpoint!r}, "
+            f"max_concurrency={self.max_concurrency}{cache}, cache_mode={self.cache_mode!r})"
+        )
+
+    # ---------------------------------------------------------------- generate
+
+    async def generate(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig | None = None
+    ) -> Completion:
+        """One completion for ``messages`` (see :class:`ChatModel`).
+
+        Raises :class:`InputError` for bad messages or ``top_logprobs`` above the cap, and a
+        :class:`~byzllm.llm.ModelError` when the call fails (after retries for transient
+        failures) or log-probabilities were required but not returned.
+        """
+        config = config or GenerateConfig()
+        messages = _check_messages(messages)
+        self._check_config(config)
+        if self.cache is None:
+            return await self._fresh(messages, config)
+        key = cache_key(
+            provider=self.api.provider,
+            base_url=self.endpoint,
+            model=self.api.model,
+            messages=messages,
+            config=config,
+            salt=self.cache_salt,
+        )
+        if self.cache_mode in ("on", "read-only"):
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.usage.add_cached()
+                return hit.model_copy(update={"cached": True, "latency_s": 0.0})
+        return await self._single_flight(key, messages, config)
+
+    async def _single_flight(
+        self, key: str, messages: list[ChatMessage], config: GenerateConfig
+    ) -> Completion:
+        flights = _loop_flights()
+        while True:
+            leader = flights.get(key)
+            if leader is None:
+                break
+            try:
+                result = await asyncio.shield(leader)
+            except _LeaderCancelled:
+                continue  # the leader gave up; one of the waiters takes over
+            self.usage.add_cached()
+            return result.model_copy(update={"cached": True})
+        future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        flights[key] = future
+        try:
+            completion = await self._fresh(messages, config)
+            if self.cache is not None and self.cache_mode in ("on", "refresh"):
+                self.cache.put(key, completion)
+        except asyncio.CancelledError:
+            future.set_exception(_LeaderCancelled())
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        else:
+            future.set_result(completion)
+            return completion
+        finally:
+            flights.pop(key, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # mark retrieved: no "never retrieved" warning
+
+    async def _fresh(self, messages: list[ChatMessage], config: GenerateConfig) -> Completion:
+        """Ask the server (within the endpoint's limit, retrying transient failures)."""
+        limiter = endpoint_limiter(self.endpoint, self.max_concurrency)
+
+        async def attempt() -> Completion:
+            async with limiter:
+                started = time.perf_counter()
+                completion = await self.api.complete(messages, config)
+                latency = completion.latency_s or (time.perf_counter() - started)
+            return completion.model_copy(update={"latency_s": latency, "cached": False})
+
+        def on_retry(exc: TransientError) -> None:
+            self.usage.add_retry()
+
+        try:
+            completion = await call_with_retries(
+                attempt, self.retry, describe=f"{self.name} at {self.endpoint}", on_retry=on_retry
+            )
+        except ModelError:
+            self.usage.add_failure()
+            raise
+        self.usage.add_call(
+            completion.usage,
+            input_price_per_mtok=self.input_price_per_mtok,
+            output_price_per_mtok=self.output_price_per_mtok,
+        )
+        return self._check_logprobs(completion, config)
+
+    # ---------------------------------------------------------------- checks
+
+    def _check_config(self, config: GenerateConfig) -> None:
+        k = config.top_logprobs
+        if k is not None and k > self.max_top_logprobs:
+            raise InputError(
+                f"top_logprobs={k} exceeds the cap of {self.max_top_logprobs} for {self.name} "
+                f"(OpenAI and vLLM allow at most 20 by default); ask for fewer, or create the "
+                f"model with get_model(..., max_top_logprobs={k}) if the server allows more"
+            )
+
+    def _check_logprobs(self, completion: Completion, config: GenerateConfig) -> Completion:
+        if config.top_logprobs is None or completion.logprobs is not None:
+            return completion
+        message = (
+            f"{self.name} at {self.endpoint} returned no log-probabilities although "
+            f"top_logprobs={config.top_logprobs} was requested; the server may not support "
+            f"them (vLLM: raise --max-logprobs; some hosted models never return them)"
+        )
+        if self.require_logprobs:
+            raise LogprobsUnavailableError(
+                message + "; pass require_logprobs=False to accept completions without them"
+            )
+        if not self._warned_no_logprobs:
+            self._warned_no_logprobs = True
+            _log.warning("%s; continuing without them (require_logprobs=False)", message)
+        return completion
+
+    # ---------------------------------------------------------------- lifecycle
+
+    async def aclose(self) -> None:
+        """Close the backend's connections on the running loop."""
+        await self.api.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _check_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise InputError(
+            "messages must be a list of {'role': ..., 'content': ...} dicts, "
+            f"got {type(messages).__name__}"
+        )
+    if not messages:
+        raise InputError("messages must not be empty")
+    checked: list[ChatMessage] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise InputError(f"message {i} must be a dict, got {type(message).__name__}")
+        role = message.get("role")
+        if not isinstance(role, str) or not role:
+            raise InputError(f"message {i} has no 'role' (e.g. 'user', 'system', 'assistant')")
+        if "content" not in message:
+            raise InputError(f"message {i} ({role}) has no 'content'")
+        checked.append(dict(message))
+    return checked

@@ -1,0 +1,66 @@
+"""Rogue-agent monitors and live interventions (seed 002 §2, §4.2, §6, App. A, D.2).
+
+Features from token distributions (:mod:`.features`), the polynomial-ridge monitor
+(:mod:`.estimator`), selection of features / degree / threshold by validation gain
+(:mod:`.selection`), per-role monitor sets saved as JSON (:mod:`.monitor_set`), and the
+interveners that plug into any environment's game loop (:mod:`.intervene`).
+"""
+
+from .dataset import TurnDataset
+from .estimator import UncertaintyMonitor
+from .features import (
+    FEATURE_COLUMNS,
+    UNCERTAINTY_FEATURES,
+    TurnFeatures,
+    distribution_stats,
+    features_matrix,
+    observation_features,
+    turn_features,
+)
+from .intervene import InterventionMode, MonitorIntervener, RandomIntervener, Trigger
+from .monitor_set import MonitorSet, RoleMonitor, format_table5, table5_rows, train_monitor_set
+from .selection import (
+    DEFAULT_GRID,
+    GridPoint,
+    RandomBaselineChoice,
+    RoleSelection,
+    expected_gain,
+    feature_subsets,
+    game_min_scores,
+    random_gain_curve,
+    select_random_baseline,
+    select_role_monitor,
+    threshold_gain_curve,
+)
+
+__all__ = [
+    "DEFAULT_GRID",
+    "FEATURE_COLUMNS",
+    "UNCERTAINTY_FEATURES",
+    "GridPoint",
+    "InterventionMode",
+    "MonitorIntervener",
+    "MonitorSet",
+    "RandomBaselineChoice",
+    "RandomIntervener",
+    "RoleMonitor",
+    "RoleSelection",
+    "Trigger",
+    "TurnDataset",
+    "TurnFeatures",
+    "UncertaintyMonitor",
+    "distribution_stats",
+    "expected_gain",
+    "feature_subsets",
+    "features_matrix",
+    "format_table5",
+    "game_min_scores",
+    "observation_features",
+    "random_gain_curve",
+    "select_random_baseline",
+    "select_role_monitor",
+    "table5_rows",
+    "threshold_gain_curve",
+    "train_monitor_set",
+    "turn_features",
+]

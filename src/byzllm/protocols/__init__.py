@@ -1,0 +1,63 @@
+"""Byzantine-robust consensus protocols over a communication graph, on one round engine.
+
+>>> from byzllm.protocols import make_protocol, Network, run_consensus, compute_metrics
+>>> protocol = make_protocol("sac", F=3)          # or "cp-wbft", "debate", "majority", "w-msr"
+"""
+
+from __future__ import annotations
+
+from byzllm.errors import InputError
+
+from ._engine import ConsensusProtocol, Network, QuestionState, run_consensus, run_question
+from ._trace import AgentRound, QuestionTrace
+from .cpwbft import CPWBFT, confidence_vote
+from .debate import Debate
+from .majority import MajorityVote, plurality
+from .metrics import ConsensusMetrics, RoundMetrics, compute_metrics, majority_correct
+from .sac import SAC, sac_filter
+from .wmsr import WMSR, wmsr_update
+
+__all__ = [
+    "CPWBFT",
+    "PROTOCOLS",
+    "SAC",
+    "WMSR",
+    "AgentRound",
+    "ConsensusMetrics",
+    "ConsensusProtocol",
+    "Debate",
+    "MajorityVote",
+    "Network",
+    "QuestionState",
+    "QuestionTrace",
+    "RoundMetrics",
+    "compute_metrics",
+    "confidence_vote",
+    "majority_correct",
+    "make_protocol",
+    "plurality",
+    "run_consensus",
+    "run_question",
+    "sac_filter",
+    "wmsr_update",
+]
+
+#: Protocols by registry name.
+PROTOCOLS: dict[str, type[ConsensusProtocol]] = {
+    "sac": SAC,
+    "cp-wbft": CPWBFT,
+    "debate": Debate,
+    "majority": MajorityVote,
+    "w-msr": WMSR,
+}
+
+
+def make_protocol(name: str, F: int = 0) -> ConsensusProtocol:
+    """A protocol by name (one of :data:`PROTOCOLS`) with adversary bound ``F``."""
+    try:
+        cls = PROTOCOLS[name.lower()]
+    except KeyError:
+        raise InputError(
+            f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}"
+        ) from None
+    return cls(F=F)

@@ -1,5 +1,35 @@
-"""Tasks with ground truth, answer extraction and equivalence, dataset loaders."""
+"""Tasks with ground truth, answer extraction and equivalence, dataset loaders.
 
+>>> from byzllm.tasks import synthetic_tasks, extract_answer, is_correct
+>>> task = synthetic_tasks(1, seed=0)[0]
+>>> is_correct(task, extract_answer(task, f"... so the total is {task.answer}."))
+True
+"""
+
+from ._answers import answers_equivalent, extract_answer, is_correct, normalize_answer
+from ._loaders import (
+    TaskSpec,
+    load_commonsense,
+    load_gsm8k,
+    load_math500,
+    load_tasks,
+    sample_tasks,
+)
+from ._synthetic import synthetic_tasks
 from ._types import Task, TaskKind
 
-__all__ = ["Task", "TaskKind"]
+__all__ = [
+    "Task",
+    "TaskKind",
+    "TaskSpec",
+    "answers_equivalent",
+    "extract_answer",
+    "is_correct",
+    "load_commonsense",
+    "load_gsm8k",
+    "load_math500",
+    "load_tasks",
+    "normalize_answer",
+    "sample_tasks",
+    "synthetic_tasks",
+]

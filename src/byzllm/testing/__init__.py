@@ -1,0 +1,15 @@
+"""Offline test doubles for pipelines built on byzllm.
+
+:class:`FakeOpenAIServer` is a real OpenAI-compatible HTTP server on 127.0.0.1 that answers by
+a script, returns log-probabilities, and injects latency and faults::
+
+    from byzllm.testing import FakeOpenAIServer, FakeReply
+
+    with FakeOpenAIServer(lambda request: "42", latency=0.05) as server:
+        model = get_model("openai/fake", base_url=server.base_url)
+"""
+
+from ._fake_server import ALL_FAULTS, FakeOpenAIServer, FakeReply, Fault, Script
+from ._tokens import split_tokens
+
+__all__ = ["ALL_FAULTS", "FakeOpenAIServer", "FakeReply", "Fault", "Script", "split_tokens"]

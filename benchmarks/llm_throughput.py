@@ -1,0 +1,149 @@
+"""Throughput of the model-access layer against FakeOpenAIServer.
+
+N requests with fixed server latency L through ``get_model(..., max_concurrency=C)``. A
+perfect client finishes in N * L / C seconds (the bound); we report wall time, the bound,
+their ratio (target <= 1.25) and the client's CPU time per call (target <= 2 ms).
+
+The server runs in its own process so that this process's CPU time (``time.process_time``)
+is the client's alone: SDK, HTTP, limiter, retries layer, parsing and normalization of
+log-probabilities. Run:
+
+    python benchmarks/llm_throughput.py            # 2,000 requests, 50 ms, concurrency 64
+    python benchmarks/llm_throughput.py --quick    # 500 requests
+
+The last line printed is one JSON object: {"benchmark": "llm_throughput", ...}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import time
+from multiprocessing.connection import Connection
+from typing import Any
+
+TARGET_RATIO = 1.25
+TARGET_CPU_MS = 2.0
+
+
+def answer(request: dict[str, Any]) -> str:
+    """The server's script: a short reply that depends on the question."""
+    content = request["messages"][-1]["content"]
+    return f"The answer to {content} is 42."
+
+
+def serve(latency: float, pipe: Connection) -> None:
+    """Child process: run the fake server until told to stop, then report its counters."""
+    from byzllm.testing import FakeOpenAIServer
+
+    with FakeOpenAIServer(answer, latency=latency) as server:
+        pipe.send(server.base_url)
+        pipe.recv()  # "stop"
+        pipe.send(
+            {
+                "requests": server.request_count,
+                "max_in_flight": server.max_in_flight,
+                "cpu_s": time.process_time(),
+            }
+        )
+
+
+async def run_batch(
+    base_url: str, n: int, concurrency: int, top_logprobs: int | None
+) -> dict[str, Any]:
+    from byzllm.llm import GenerateConfig, get_model
+
+    model = get_model(
+        "openai/fake-model",
+        base_url=base_url,
+        api_key_env=None,
+        max_concurrency=concurrency,
+        cache=None,
+        timeout_s=30,
+    )
+    config = GenerateConfig(temperature=0, max_tokens=32, top_logprobs=top_logprobs)
+
+    def messages(i: int) -> list[dict[str, str]]:
+        return [{"role": "user", "content": f"question {i}"}]
+
+    # Warm-up: imports, connection pools, the limiter -- not part of the measurement.
+    await asyncio.gather(*(model.generate(messages(-i - 1), config) for i in range(concurrency)))
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    results = await asyncio.gather(*(model.generate(messages(i), config) for i in range(n)))
+    wall = time.perf_counter() - wall0
+    cpu = time.process_time() - cpu0
+
+    wrong = sum(r.text != f"The answer to question {i} is 42." for i, r in enumerate(results))
+    if top_logprobs is not None:
+        wrong += sum(r.logprobs is None for r in results)
+    await model.aclose()
+    return {"wall_s": wall, "cpu_s": cpu, "wrong": wrong, "usage": model.usage.model_dump()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--latency", type=float, default=0.05, help="server latency (s)")
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--top-logprobs", type=int, default=5, help="-1: no log-probabilities")
+    parser.add_argument("--quick", action="store_true", help="500 requests")
+    args = parser.parse_args()
+    n = 500 if args.quick else args.requests
+    top_logprobs = None if args.top_logprobs < 0 else args.top_logprobs
+
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    server = context.Process(target=serve, args=(args.latency, child), daemon=True)
+    server.start()
+    try:
+        base_url = parent.recv()
+        result = asyncio.run(run_batch(base_url, n, args.concurrency, top_logprobs))
+        parent.send("stop")
+        server_stats = parent.recv()
+    finally:
+        server.join(timeout=10)
+        if server.is_alive():
+            server.terminate()
+
+    bound = n * args.latency / args.concurrency
+    ratio = result["wall_s"] / bound
+    cpu_ms = 1000 * result["cpu_s"] / n
+    passed = ratio <= TARGET_RATIO and cpu_ms <= TARGET_CPU_MS and result["wrong"] == 0
+    print(f"requests: {n}  latency: {args.latency * 1000:.0f} ms  concurrency: {args.concurrency}")
+    print(f"top_logprobs: {top_logprobs}")
+    print(f"wall time: {result['wall_s']:.3f} s")
+    print(f"bound (requests x latency / concurrency): {bound:.3f} s")
+    print(f"ratio to bound: {ratio:.3f}  (target <= {TARGET_RATIO})")
+    print(f"client CPU per call: {cpu_ms:.3f} ms  (target <= {TARGET_CPU_MS})")
+    print(
+        f"server: max in flight {server_stats['max_in_flight']}, CPU {server_stats['cpu_s']:.2f} s"
+    )
+    print(f"wrong or incomplete answers: {result['wrong']}")
+    print(f"{'PASS' if passed else 'FAIL'}")
+    print(
+        json.dumps(
+            {
+                "benchmark": "llm_throughput",
+                "requests": n,
+                "latency_s": args.latency,
+                "concurrency": args.concurrency,
+                "top_logprobs": top_logprobs,
+                "wall_s": round(result["wall_s"], 4),
+                "bound_s": round(bound, 4),
+                "ratio_to_bound": round(ratio, 4),
+                "client_cpu_ms_per_call": round(cpu_ms, 4),
+                "server_max_in_flight": server_stats["max_in_flight"],
+                "wrong": result["wrong"],
+                "target_ratio": TARGET_RATIO,
+                "target_cpu_ms": TARGET_CPU_MS,
+                "pass": passed,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Overhead of the experiment runner and result store, per unit.
+
+Runs N no-op units (default 20,000) through ``run_units`` into a fresh store and reports
+units per second and the store's size per unit. Async and sync no-op work are measured side
+by side (sync work runs in worker threads, so it pays one thread hop per unit).
+
+    python benchmarks/runner_overhead.py            # 20,000 units
+    python benchmarks/runner_overhead.py --quick    # 2,000 units
+
+Target: at least 2,000 units/s on 2 cores. Ends with one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from byzllm.experiments import Record, Store, make_unit, run_units
+
+
+async def noop_async(payload: dict[str, Any]) -> list[Record]:
+    return []
+
+
+def noop_sync(payload: dict[str, Any]) -> list[Record]:
+    return []
+
+
+def _store_bytes(run_dir: Path) -> int:
+    with Store.open(run_dir) as store:
+        store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sum(path.stat().st_size for path in run_dir.glob("results.sqlite*"))
+
+
+def measure(n: int, work: Any, concurrency: int) -> tuple[float, float]:
+    """Return (units per second, store bytes per unit) for one fresh run of n units."""
+    units = [make_unit({"index": i, "grid": "runner_overhead"}) for i in range(n)]
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "run"
+        start = time.perf_counter()
+        summary = asyncio.run(
+            run_units(run_dir, units, work, concurrency=concurrency, progress=False)
+        )
+        elapsed = time.perf_counter() - start
+        if summary.done != n:
+            raise SystemExit(f"expected {n} units done, got {summary.done}")
+        return n / elapsed, _store_bytes(run_dir) / n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--units", type=int, default=20_000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--quick", action="store_true", help="2,000 units")
+    args = parser.parse_args()
+    n = 2_000 if args.quick else args.units
+
+    async_rate, bytes_per_unit = measure(n, noop_async, args.concurrency)
+    print(
+        f"async no-op work: {n} units, {async_rate:,.0f} units/s, "
+        f"{bytes_per_unit:,.0f} store bytes/unit"
+    )
+    sync_rate, _ = measure(n, noop_sync, args.concurrency)
+    print(f"sync no-op work (worker threads): {n} units, {sync_rate:,.0f} units/s")
+    print("target: >= 2,000 units/s:", "met" if min(async_rate, sync_rate) >= 2000 else "NOT met")
+    print(
+        json.dumps(
+            {
+                "benchmark": "runner_overhead",
+                "units": n,
+                "concurrency": args.concurrency,
+                "units_per_s": round(async_rate, 1),
+                "sync_units_per_s": round(sync_rate, 1),
+                "bytes_per_unit": round(bytes_per_unit, 1),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""Answer comparison used by agents and protocols, delegating to :mod:`byzllm.tasks`.
+
+Protocols group equal answers (majority votes, CP-WBFT's per-answer mean confidence) and the
+simulated agents compare a response with the ground truth; both go through these helpers so
+that one notion of answer equality holds everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, cast
+
+from byzllm.tasks import Task
+
+__all__ = ["answer_key", "is_right", "same_answer", "wrong_answers"]
+
+_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
+
+
+def _tasks_function(name: str) -> Callable[..., Any] | None:
+    import byzllm.tasks as tasks
+
+    fn = getattr(tasks, name, None)
+    return cast("Callable[..., Any] | None", fn)
+
+
+def _plain_key(kind: str, text: str) -> str:
+    """Fallback normalization: trimmed, lower-cased; numbers in their shortest form."""
+    key = text.strip().strip(".").replace(",", "").lower()
+    key = key.removeprefix("$").removesuffix("$").strip()
+    if kind in ("number", "math") and _NUMBER.match(key):
+        value = float(key)
+        if math.isfinite(value) and value == int(value):
+            return str(int(value))
+        return repr(value)
+    return key
+
+
+def answer_key(task: Task, answer: str | None) -> str | None:
+    """A canonical key: two answers with the same key count as the same answer.
+
+    Uses ``byzllm.tasks.normalize_answer`` when available; ``None`` means "no answer".
+    """
+    if answer is None or not answer.strip():
+        return None
+    return _cached_key(task.kind, task.choices, answer)
+
+
+@lru_cache(maxsize=65_536)
+def _cached_key(kind: str, choices: tuple[str, ...], answer: str) -> str:
+    normalize = _tasks_function("normalize_answer")
+    if normalize is not None:
+        probe = Task(id="_", question="", answer=answer, kind=kind, choices=choices)
+        try:
+            key = normalize(probe, answer)
+        except Exception:  # a normalizer must never take a protocol down
+            key = None
+        if isinstance(key, str) and key:
+            return key
+    return _plain_key(kind, answer)
+
+
+def is_right(task: Task, answer: str | None) -> bool:
+    """Whether ``answer`` matches the task's ground truth (``byzllm.tasks.is_correct``)."""
+    if answer is None:
+        return False
+    return _cached_right(task.kind, task.answer, task.choices, answer)
+
+
+@lru_cache(maxsize=65_536)
+def _cached_right(kind: str, truth: str, choices: tuple[str, ...], answer: str) -> bool:
+    check = _tasks_function("is_correct")
+    if check is not None:
+        probe = Task(id="_", question="", answer=truth, kind=kind, choices=choices)
+        try:
+            return bool(check(probe, answer))
+        except Exception:
+            return False
+    return _plain_key(kind, answer) == _plain_key(kind, truth)
+
+
+def same_answer(task: Task, a: str | None, b: str | None) -> bool:
+    """Whether two answers are the same answer to ``task`` (``None`` equals nothing)."""
+    key_a, key_b = answer_key(task, a), answer_key(task, b)
+    return key_a is not None and key_a == key_b
+
+
+def wrong_answers(task: Task) -> list[str]:
+    """Plausible wrong answers: the task's distractors, else ones derived from its kind.
+
+    Synthetic tasks list their distractors in ``meta["distractors"]`` (most plausible first);
+    for other tasks: the other labels of a choice task, the flipped boolean, or nearby numbers.
+    """
+    raw = task.meta.get("distractors") if isinstance(task.meta, dict) else None
+    out: list[str] = []
+    if isinstance(raw, list | tuple):
+        out = [str(d) for d in raw if not is_right(task, str(d))]
+    if out:
+        return out
+    if task.kind == "boolean":
+        return ["false" if answer_key(task, task.answer) == "true" else "true"]
+    if task.kind == "choice" and task.choices:
+        labels = [c for c in task.choices if not is_right(task, c)]
+        if labels:
+            return labels
+    key = _plain_key("number", task.answer)
+    if _NUMBER.match(key):
+        value = float(key)
+        base = int(value) if value == int(value) else value
+        return [str(base + d) for d in (1, -1, 2, 10, -2)]
+    return [f"{task.answer} + 1", f"-({task.answer})", f"2*({task.answer})"]

@@ -1,0 +1,76 @@
+"""What can be deduced about the culprit from the channel, taking every message at face value.
+
+Shared by the simulated agents (their beliefs) and the environment's analysis (the
+"remaining candidates" of every turn record). Character ids are 1-based.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from ._types import ChannelMessage
+
+__all__ = ["accuser_deductions", "consistent_suspects", "shared_facts"]
+
+
+def accuser_deductions(
+    n_suspects: int,
+    culprit: Mapping[str, str],
+    attributes: Mapping[str, Sequence[str]],
+    channel: Iterable[ChannelMessage],
+) -> tuple[set[int], dict[int, set[str]]]:
+    """Eliminated ids and, per id, the culprit properties it is known to match.
+
+    From Intel's answers (asymmetric variant, §3): a yes/no answer about ``(c, P, V)``
+    eliminates ``c`` when it contradicts the culprit's value of ``P``; a broad message
+    ``(P, V, L)`` keeps only ``L`` when the culprit has ``P = V`` and removes ``L`` otherwise.
+    For two-valued properties "has not V" means "has the other value", which confirms a match.
+    """
+    eliminated: set[int] = set()
+    confirmed: dict[int, set[str]] = {}
+    everyone = range(1, n_suspects + 1)
+    for msg in channel:
+        a = msg.action
+        if a.property is None or a.property not in culprit:
+            continue
+        target = culprit[a.property]
+        two_valued = len(attributes.get(a.property, ())) == 2
+        if a.kind == "respond" and a.character is not None and a.answer is not None:
+            matches_culprit_value = a.value == target
+            if a.answer == matches_culprit_value:
+                if a.answer or two_valued:
+                    confirmed.setdefault(a.character, set()).add(a.property)
+            else:
+                eliminated.add(a.character)
+        elif a.kind == "respond_broad":
+            listed = set(a.characters)
+            for c in everyone:
+                inside = c in listed
+                if (a.value == target) == inside:
+                    if inside or two_valued:
+                        confirmed.setdefault(c, set()).add(a.property)
+                else:
+                    eliminated.add(c)
+    return eliminated, confirmed
+
+
+def shared_facts(channel: Iterable[ChannelMessage]) -> list[tuple[str, str]]:
+    """The ``(property, value)`` facts shared in a symmetric game's channel, in order."""
+    out: list[tuple[str, str]] = []
+    for msg in channel:
+        a = msg.action
+        if a.kind == "share" and a.property is not None and a.value is not None:
+            out.append((a.property, a.value))
+    return out
+
+
+def consistent_suspects(
+    suspects: Sequence[Mapping[str, str]], facts: Iterable[tuple[str, str]]
+) -> list[int]:
+    """Ids of the suspects that have every ``(property, value)`` in ``facts``."""
+    fact_list = list(facts)
+    return [
+        i
+        for i, s in enumerate(suspects, 1)
+        if all(s.get(prop) == value for prop, value in fact_list)
+    ]

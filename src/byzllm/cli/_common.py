@@ -1,0 +1,346 @@
+"""Shared pieces of every ``byzllm <area>`` command: options, errors, configs, runs, output.
+
+A typical area command::
+
+    from byzllm.cli._common import (
+        ConcurrencyOption, ConfigArgument, JsonOption, MaxFailuresOption, RetryFailedOption,
+        RunDirOption, SetOption, cli_errors, default_run_dir, execute_units, load_cli_config,
+        print_json,
+    )
+
+    @app.command()
+    def run(
+        config: ConfigArgument = None,
+        run_dir: RunDirOption = None,
+        set_: SetOption = None,
+        concurrency: ConcurrencyOption = 16,
+        retry_failed: RetryFailedOption = False,
+        max_failures: MaxFailuresOption = None,
+        json_output: JsonOption = False,
+    ) -> None:
+        \"\"\"Run a sweep.\"\"\"
+        with cli_errors():
+            from byzllm.myarea import MyConfig, expand_units, work   # heavy imports here
+
+            cfg = load_cli_config(config, MyConfig, set_)           # exit 2 on a bad config
+            summary = execute_units(
+                run_dir or default_run_dir(config, "myarea"), expand_units(cfg), work,
+                config=cfg, concurrency=concurrency, retry_failed=retry_failed,
+                max_failures=max_failures, json_output=json_output,
+            )
+            raise typer.Exit(summary_exit_code(summary))
+
+:func:`cli_errors` turns a :class:`~byzllm.errors.ByzllmError` into one ``error: ...`` line
+on stderr and the error's exit code (2 for bad input and configs), and Ctrl-C into exit 130.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from byzllm.errors import ByzllmError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from byzllm.experiments import RunSummary, Unit, WorkFn
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "ConcurrencyOption",
+    "ConfigArgument",
+    "JsonOption",
+    "MarkdownOption",
+    "MaxFailuresOption",
+    "RetryFailedOption",
+    "RunDirArgument",
+    "RunDirOption",
+    "SetOption",
+    "cli_errors",
+    "default_run_dir",
+    "echo_error",
+    "emit_rows",
+    "execute_units",
+    "handle_errors",
+    "load_cli_config",
+    "print_json",
+    "summary_exit_code",
+]
+
+ConfigT = TypeVar("ConfigT", bound="BaseModel")
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Exit code after Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+
+# --- options (use as parameter annotations) ---------------------------------------------------
+
+#: Optional YAML config file (the model's defaults when omitted).
+ConfigArgument = Annotated[
+    Path | None,
+    typer.Argument(
+        help="YAML config file (omit to use the defaults).",
+        show_default=False,
+        dir_okay=False,
+    ),
+]
+#: A run directory holding ``results.sqlite``.
+RunDirArgument = Annotated[
+    Path, typer.Argument(help="Run directory (holds results.sqlite).", file_okay=False)
+]
+#: Where the run stores its results (default: ``runs/<config name>``).
+RunDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--run-dir",
+        "-o",
+        help="Run directory for results.sqlite [default: runs/<config name>]. "
+        "Rerunning into the same directory resumes.",
+        show_default=False,
+        file_okay=False,
+    ),
+]
+#: ``--set a.b=3`` overrides (repeatable; values are YAML scalars).
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        "-s",
+        metavar="KEY=VALUE",
+        help="Override a config value, e.g. --set graph.n=10 --set protocol=sac "
+        "(repeatable; values parse as YAML: 3, 0.5, true, null, [1, 2]).",
+        show_default=False,
+    ),
+]
+#: How many units run at once.
+ConcurrencyOption = Annotated[
+    int, typer.Option("--concurrency", "-j", min=1, help="Units running at once.")
+]
+#: Also rerun units that failed before.
+RetryFailedOption = Annotated[
+    bool,
+    typer.Option("--retry-failed", help="Also rerun units that failed in an earlier run."),
+]
+#: Stop after this many failures.
+MaxFailuresOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-failures",
+        min=1,
+        help="Stop the run once this many units have failed [default: never].",
+        show_default=False,
+    ),
+]
+#: Machine-readable output.
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON on stdout instead.")
+]
+#: Markdown tables (for papers, READMEs, issues).
+MarkdownOption = Annotated[
+    bool, typer.Option("--markdown", help="Print tables as markdown instead.")
+]
+
+
+# --- errors --------------------------------------------------------------------------------
+
+
+def echo_error(message: str) -> None:
+    """Print ``error: <message>`` as ONE line on stderr."""
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
+
+
+@contextlib.contextmanager
+def cli_errors() -> Iterator[None]:
+    """Turn byzllm errors into one stderr line + exit code, Ctrl-C into exit 130."""
+    try:
+        yield
+    except ByzllmError as err:
+        echo_error(str(err) or type(err).__name__)
+        raise typer.Exit(err.exit_code) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def handle_errors(command: F) -> F:
+    """Decorator form of :func:`cli_errors` (put it under ``@app.command()``)."""
+    import functools
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with cli_errors():
+            return command(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+# --- configs and runs ----------------------------------------------------------------------
+
+
+def load_cli_config(
+    path: Path | str | None, model: type[ConfigT], set_values: Sequence[str] | None = None
+) -> ConfigT:
+    """Load and fully validate a config from a YAML file and ``--set`` strings.
+
+    Raises :class:`~byzllm.errors.ConfigError` (one line, exit code 2 under
+    :func:`cli_errors`) before anything runs.
+    """
+    from byzllm.experiments import load_config, parse_overrides
+
+    return load_config(path, model, parse_overrides(list(set_values or [])))
+
+
+def default_run_dir(config: Path | str | None, area: str, root: Path | str = "runs") -> Path:
+    """``runs/<config file stem>``, or ``runs/<area>`` without a config file."""
+    name = Path(config).stem if config is not None else area
+    return Path(root) / name
+
+
+def execute_units(
+    run_dir: Path | str,
+    units: Iterable[Unit],
+    work: WorkFn,
+    *,
+    config: BaseModel | Mapping[str, Any] | None = None,
+    concurrency: int = 16,
+    retry_failed: bool = False,
+    max_failures: int | None = None,
+    json_output: bool = False,
+    description: str | None = None,
+    quiet: bool = False,
+) -> RunSummary:
+    """Run units with progress on stderr and print the outcome; returns the summary.
+
+    Progress is a rich bar on a terminal and plain lines otherwise (never on stdout, so
+    ``--json`` output stays parseable). The summary goes to stderr as one line, or to
+    stdout as JSON with ``json_output``. Ctrl-C or SIGTERM stores every finished unit,
+    prints how to resume and exits 130.
+    """
+    from byzllm.experiments import Store, run_units
+
+    async def main() -> RunSummary:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        installed = False
+        if task is not None:
+            # SIGTERM (a scheduler, `kill`) stops as cleanly as Ctrl-C does.
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signal.SIGTERM, task.cancel)
+                installed = True
+        try:
+            return await run_units(
+                run_dir,
+                units,
+                work,
+                config=config,
+                concurrency=concurrency,
+                retry_failed=retry_failed,
+                max_failures=max_failures,
+                progress=False if quiet else None,
+                description=description,
+            )
+        finally:
+            if installed:
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    try:
+        summary = asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        counts = {"done": 0, "failed": 0, "pending": 0}
+        with contextlib.suppress(ByzllmError), Store.open(run_dir) as store:
+            counts = store.counts()
+        total = sum(counts.values())
+        typer.echo(
+            f"interrupted: {counts['done']} of {total} units done, {counts['failed']} failed; "
+            "rerun the same command to resume",
+            err=True,
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if json_output:
+        print_json(summary.to_dict())
+    else:
+        typer.echo(_summary_line(summary), err=True)
+    return summary
+
+
+def _summary_line(summary: RunSummary) -> str:
+    parts = [f"{summary.done} done"]
+    if summary.skipped:
+        parts.append(f"{summary.skipped} already done")
+    if summary.failed:
+        parts.append(f"{summary.failed} failed")
+    if summary.not_run:
+        parts.append(f"{summary.not_run} not run")
+    line = f"{summary.run_dir}: {summary.status}: " + ", ".join(parts)
+    line += f" of {summary.total} units in {summary.seconds:.1f}s"
+    if summary.failed:
+        line += "; see `byzllm runs show` for errors, rerun with --retry-failed to retry"
+    elif summary.not_run:
+        line += "; rerun the same command to continue (--retry-failed reruns failed units)"
+    return line
+
+
+def summary_exit_code(summary: RunSummary) -> int:
+    """0 when every unit of the grid is done, 1 otherwise (failures, stopped early)."""
+    return 0 if summary.complete else 1
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+def _jsonable(value: Any) -> Any:
+    from pydantic_core import to_jsonable_python
+
+    return to_jsonable_python(value, fallback=str)
+
+
+def print_json(obj: Any) -> None:
+    """Print ``obj`` as indented JSON on stdout (pydantic models, paths, numpy scalars ok)."""
+    sys.stdout.write(json.dumps(_jsonable(obj), indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def emit_rows(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    json_output: bool,
+    title: str | None = None,
+    columns: Sequence[str] | None = None,
+    simulated: bool = False,
+    digits: int = 3,
+    markdown: bool = False,
+) -> None:
+    """Print rows on stdout: a rich table, a markdown table, or JSON.
+
+    JSON is ``{"rows": [...], "simulated": bool, "title": ...}``; simulated results are
+    labelled in every form.
+    """
+    if json_output:
+        payload: dict[str, Any] = {"rows": list(rows), "simulated": simulated}
+        if title:
+            payload["title"] = title
+        print_json(payload)
+        return
+    from rich.console import Console
+
+    from byzllm.experiments.reports import markdown_table, rich_table, simulated_title
+
+    if markdown:
+        shown = simulated_title(title, simulated)
+        heading = f"### {shown}\n\n" if shown else ""
+        sys.stdout.write(
+            heading + markdown_table(rows, columns, simulated=simulated, digits=digits)
+        )
+        return
+
+    table = rich_table(rows, columns, title=title, simulated=simulated, digits=digits)
+    Console().print(table)

@@ -1,0 +1,39 @@
+"""Ready-made agent line-ups for a game: simulated or LLM-backed, in turn order."""
+
+from __future__ import annotations
+
+from byzllm.agents.whodunit import LLMAgent, SimParams, SimulatedAgent
+from byzllm.llm import ChatModel
+
+from ._env import ASYM_NAMES, SYM_NAMES
+from ._games import WhoDunitGame
+
+__all__ = ["agent_names", "llm_agents", "simulated_agents"]
+
+
+def agent_names(game: WhoDunitGame) -> tuple[str, ...]:
+    """The default names in turn order (asym: Accuser then Intel)."""
+    if game.variant == "asym":
+        return ASYM_NAMES
+    return tuple(
+        SYM_NAMES[i] if i < len(SYM_NAMES) else f"Player{i + 1}" for i in range(len(game.facts))
+    )
+
+
+def simulated_agents(game: WhoDunitGame, params: SimParams | None = None) -> list[SimulatedAgent]:
+    """One simulated agent per seat, sharing ``params``."""
+    return [SimulatedAgent(name, params) for name in agent_names(game)]
+
+
+def llm_agents(
+    game: WhoDunitGame,
+    model: ChatModel,
+    *,
+    top_logprobs: int = 10,
+    max_reprompts: int = 3,
+) -> list[LLMAgent]:
+    """One LLM-backed agent per seat, all on ``model``."""
+    return [
+        LLMAgent(name, model, top_logprobs=top_logprobs, max_reprompts=max_reprompts)
+        for name in agent_names(game)
+    ]

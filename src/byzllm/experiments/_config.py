@@ -1,0 +1,336 @@
+"""Experiment configs: pydantic models loaded from YAML, overridable from the command line.
+
+A config validates completely before any unit runs. Every problem (an unknown key, a wrong
+type, an impossible value, a data file that does not exist) is reported in ONE
+:class:`~byzllm.errors.ConfigError` whose message lists them all, so the user fixes the file
+once instead of once per error.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import yaml
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo
+from pydantic_core import PydanticCustomError, PydanticUndefined
+
+from byzllm.errors import ConfigError
+
+__all__ = [
+    "ConfigError",
+    "ExistingDir",
+    "ExistingFile",
+    "ExistingPath",
+    "ExperimentConfig",
+    "apply_overrides",
+    "format_validation_error",
+    "load_config",
+    "parse_overrides",
+]
+
+ConfigT = TypeVar("ConfigT", bound=BaseModel)
+
+#: At most this many problems are spelled out in one message; the rest are counted.
+_MAX_LISTED_ERRORS = 8
+_MAX_VALUE_CHARS = 60
+
+
+class ExperimentConfig(BaseModel):
+    """Base class of experiment configs (and of their nested sections).
+
+    Unknown keys are errors (``extra="forbid"``): a misspelt option must never be silently
+    ignored. Defaults are validated too, and assignments after loading are re-validated.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, validate_assignment=True)
+
+
+# --- paths that must exist -------------------------------------------------------------------
+
+
+def _resolve_existing(value: Path, info: ValidationInfo, kind: str) -> Path:
+    """Resolve ``value`` (``~`` expanded) in the working directory, then beside the config."""
+    path = value.expanduser()
+    candidates = [path]
+    context = info.context if isinstance(info.context, Mapping) else {}
+    base_dir = context.get("config_dir")
+    if not path.is_absolute() and base_dir is not None:
+        candidates.append(Path(base_dir) / path)
+    for candidate in candidates:
+        ok = (
+            candidate.is_file()
+            if kind == "file"
+            else candidate.is_dir()
+            if kind == "directory"
+            else candidate.exists()
+        )
+        if ok:
+            return candidate.resolve()
+    what = "path" if kind == "path" else kind
+    raise PydanticCustomError(
+        "path_not_found", "{what} not found: {path}", {"what": what, "path": str(value)}
+    )
+
+
+def _existing_path(value: Path, info: ValidationInfo) -> Path:
+    return _resolve_existing(value, info, "path")
+
+
+def _existing_file(value: Path, info: ValidationInfo) -> Path:
+    return _resolve_existing(value, info, "file")
+
+
+def _existing_dir(value: Path, info: ValidationInfo) -> Path:
+    return _resolve_existing(value, info, "directory")
+
+
+#: A path that must exist when the config is validated (resolved to an absolute path).
+#: Relative paths are looked up in the working directory first, then beside the config file.
+ExistingPath = Annotated[Path, AfterValidator(_existing_path)]
+#: Like :data:`ExistingPath`, but must be a regular file.
+ExistingFile = Annotated[Path, AfterValidator(_existing_file)]
+#: Like :data:`ExistingPath`, but must be a directory.
+ExistingDir = Annotated[Path, AfterValidator(_existing_dir)]
+
+
+# --- YAML ------------------------------------------------------------------------------------
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """A safe YAML loader that refuses duplicate keys (PyYAML silently keeps the last one)."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in mapping:
+            mark = key_node.start_mark
+            raise ConfigError(
+                f"duplicate key {key!r} at line {mark.line + 1}, column {mark.column + 1}"
+            )
+        mapping[key] = loader.construct_object(value_node, deep=True)
+    return mapping
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read config file {path}: {err}") from None
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: safe
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+    except yaml.YAMLError as err:
+        where = ""
+        mark = getattr(err, "problem_mark", None)
+        if mark is not None:
+            where = f" at line {mark.line + 1}, column {mark.column + 1}"
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{path}: the top level must be a mapping of keys to values, got {type(data).__name__}"
+        )
+    return data
+
+
+# --- overrides -------------------------------------------------------------------------------
+
+
+def _parse_scalar(text: str) -> Any:
+    """Parse an override value as a YAML scalar (``3`` -> 3, ``true`` -> True, ``[1, 2]``)."""
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    # "a: b" is a YAML mapping, but on a command line it almost surely means the string.
+    if isinstance(value, (dict, list)) and not text.lstrip().startswith(("{", "[")):
+        return text
+    return value
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """Parse ``KEY=VALUE`` strings (``--set a.b=3``) into ``{"a.b": 3}``.
+
+    Values are YAML scalars: ``3`` is an int, ``0.5`` a float, ``true`` a bool, ``null`` None,
+    ``[1, 2]`` a list, anything else a string. Quote to force a string: ``name='"3"'``.
+    """
+    overrides: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key or any(not part for part in key.split(".")):
+            raise ConfigError(f"--set expects KEY=VALUE with a dotted key (a.b=3), got {item!r}")
+        overrides[key] = _parse_scalar(raw)
+    return overrides
+
+
+def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Set dotted keys in a nested mapping (in place; returns it). ``"a.0.b"`` indexes lists."""
+    for dotted, value in overrides.items():
+        parts = dotted.split(".")
+        node: Any = data
+        for depth, part in enumerate(parts):
+            last = depth == len(parts) - 1
+            where = ".".join(parts[:depth]) or "<top>"
+            if isinstance(node, dict):
+                if last:
+                    node[part] = value
+                else:
+                    child = node.get(part)
+                    if child is None:
+                        child = node[part] = {}
+                    node = child
+            elif isinstance(node, list):
+                if not part.lstrip("-").isdigit() or not -len(node) <= int(part) < len(node):
+                    raise ConfigError(
+                        f"cannot set {dotted}: {where} is a list of {len(node)} items "
+                        f"and {part!r} is not a valid index"
+                    )
+                if last:
+                    node[int(part)] = value
+                else:
+                    node = node[int(part)]
+            else:
+                raise ConfigError(f"cannot set {dotted}: {where} is not a mapping")
+    return data
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 1] + "…"
+
+
+def _known_fields(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
+    """Field names of the (nested) model that ``loc`` points into, for spelling suggestions."""
+    current: Any = model
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return []
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return []
+        current = field.annotation
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
+
+
+def format_validation_error(
+    err: ValidationError, model: type[BaseModel], source: str | None = None
+) -> str:
+    """One line that lists every problem in a config: ``where: what (got value)``."""
+    problems: list[str] = []
+    for item in err.errors(include_url=False):
+        loc = tuple(item.get("loc", ()))
+        where = ".".join(str(part) for part in loc) or "<top>"
+        kind = item.get("type", "")
+        if kind == "extra_forbidden":
+            known = _known_fields(model, loc[:-1])
+            hint = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            text = f"{where}: unknown key" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+        elif kind == "missing":
+            text = f"{where}: required key is missing"
+        else:
+            message = str(item.get("msg", "invalid value")).removeprefix("Value error, ")
+            text = f"{where}: {message}"
+            if kind != "path_not_found" and "input" in item:
+                text += f" (got {_short(item['input'])})"
+        problems.append(text)
+    shown = problems[:_MAX_LISTED_ERRORS]
+    if len(problems) > len(shown):
+        shown.append(f"and {len(problems) - len(shown)} more")
+    prefix = f"invalid config {source}" if source else "invalid config"
+    return f"{prefix}: " + "; ".join(shown)
+
+
+def _field_default(model: type[BaseModel], name: str) -> tuple[Any, Any]:
+    """(default value as plain data or None, the field's model class or None)."""
+    field = model.model_fields.get(name)
+    if field is None:
+        return None, None
+    annotation = field.annotation
+    sub = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    if field.default_factory is not None:
+        value = field.default_factory()  # type: ignore[call-arg]
+    elif field.default is PydanticUndefined:
+        value = None
+    else:
+        value = field.default
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    return copy.deepcopy(value), sub
+
+
+def _fill_defaults(data: dict[str, Any], model: type[BaseModel], parents: Sequence[str]) -> None:
+    """Copy the defaults of the sections a dotted override descends into (``seeds.1=9`` on
+    a default list edits that list instead of replacing it by ``{"1": 9}``)."""
+    node: Any = data
+    current: type[BaseModel] | None = model
+    for part in parents:
+        if not isinstance(node, dict):
+            return
+        sub: type[BaseModel] | None = None
+        if part not in node and current is not None:
+            default, sub = _field_default(current, part)
+            if default is None:
+                return
+            node[part] = default
+        elif current is not None:
+            sub = _field_default(current, part)[1]
+        node = node[part]
+        current = sub
+
+
+def load_config(
+    path: str | Path | None,
+    model: type[ConfigT],
+    overrides: Mapping[str, Any] | None = None,
+) -> ConfigT:
+    """Load a YAML config into ``model``, apply dotted overrides, validate everything.
+
+    ``path=None`` starts from the model's defaults. ``overrides`` maps dotted keys to values
+    (already parsed; see :func:`parse_overrides` for ``--set`` strings). Raises
+    :class:`~byzllm.errors.ConfigError` (exit code 2) with every problem in one message.
+
+    >>> class Cfg(ExperimentConfig):
+    ...     n: int = 3
+    >>> load_config(None, Cfg, {"n": 5}).n
+    5
+    """
+    source: str | None = None
+    config_dir: Path | None = None
+    data: dict[str, Any] = {}
+    if path is not None:
+        file = Path(path).expanduser()
+        data = _read_yaml(file)
+        source = str(file)
+        config_dir = file.resolve().parent
+    if overrides:
+        for dotted in overrides:
+            _fill_defaults(data, model, dotted.split(".")[:-1])
+        apply_overrides(data, overrides)
+    try:
+        return model.model_validate(data, context={"config_dir": config_dir})
+    except ValidationError as err:
+        raise ConfigError(format_validation_error(err, model, source)) from None

@@ -1,0 +1,66 @@
+"""Typed result records: what a unit's work returns and the store keeps.
+
+A record is a pydantic model with a ``kind`` (a short name such as ``"sac_answer"``); the
+store saves it as JSON under that kind, so reports can query one kind across all units.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+__all__ = ["Record", "coerce_records"]
+
+_CAMEL_BOUNDARY = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+class Record(BaseModel):
+    """Base class of every stored result.
+
+    Subclasses set ``kind`` (a class variable); when they do not, it defaults to the class
+    name in snake case (``ConsensusOutcome`` -> ``"consensus_outcome"``).
+
+    Example::
+
+        class Answer(Record):
+            kind: ClassVar[str] = "answer"
+            agent: int
+            correct: bool
+    """
+
+    kind: ClassVar[str] = "record"
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:
+            cls.kind = _CAMEL_BOUNDARY.sub("_", cls.__name__).lower()
+        if not cls.kind or not isinstance(cls.kind, str):
+            raise TypeError(f"{cls.__name__}.kind must be a non-empty string")
+
+
+def coerce_records(result: object) -> list[Record]:
+    """Normalize what a work function returned into a list of records.
+
+    Accepted: ``None`` (no records), one :class:`Record`, or an iterable of records.
+    Anything else raises :class:`TypeError`, which the runner records as the unit's failure.
+    """
+    if result is None:
+        return []
+    if isinstance(result, Record):
+        return [result]
+    if isinstance(result, (str, bytes, dict)) or not isinstance(result, Iterable):
+        raise TypeError(
+            f"work returned {type(result).__name__}; expected a Record, a list of Records or None"
+        )
+    records = list(result)
+    for item in records:
+        if not isinstance(item, Record):
+            raise TypeError(
+                f"work returned a list containing {type(item).__name__}; "
+                "every item must be a Record"
+            )
+    return records

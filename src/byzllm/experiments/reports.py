@@ -1,0 +1,244 @@
+"""Report helpers: turn result rows into rich tables, markdown, CSV and PNG plots.
+
+Rows are plain mappings (``Store.records(kind)``, or aggregates built from them). Every
+helper takes ``simulated=``: results from simulated agents must say so, so titles,
+captions and JSON carry the label whenever it is set.
+
+Plots use matplotlib's Agg canvas directly (no pyplot, no display, no global backend
+state), so they work on headless machines and inside tests.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.table import Table
+
+__all__ = [
+    "SIMULATED_NOTE",
+    "bar_plot",
+    "columns_of",
+    "format_value",
+    "line_plot",
+    "markdown_table",
+    "rich_table",
+    "rows_from_frame",
+    "simulated_title",
+    "write_csv",
+]
+
+#: The label every report of simulated results carries.
+SIMULATED_NOTE = "simulated agents (not real LLMs)"
+
+Row = Mapping[str, Any]
+
+
+def simulated_title(title: str | None, simulated: bool) -> str | None:
+    """``title`` with `` (simulated)`` appended when the results are simulated."""
+    if not simulated:
+        return title
+    return f"{title} (simulated)" if title else "(simulated)"
+
+
+def format_value(value: Any, digits: int = 3) -> str:
+    """A cell's text: floats with ``digits`` decimals, ``None`` as empty, NaN as ``nan``."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) or type(value).__name__.startswith("float"):
+        number = float(value)
+        if math.isnan(number):
+            return "nan"
+        return f"{number:.{digits}f}"
+    return str(value)
+
+
+def columns_of(rows: Sequence[Row]) -> list[str]:
+    """Every key that appears in any row, in first-seen order."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        for key in row:
+            seen.setdefault(str(key), None)
+    return list(seen)
+
+
+def rich_table(
+    rows: Sequence[Row],
+    columns: Sequence[str] | None = None,
+    *,
+    title: str | None = None,
+    caption: str | None = None,
+    simulated: bool = False,
+    digits: int = 3,
+) -> Table:
+    """A rich table of ``rows``; numeric columns right-aligned."""
+    from rich.table import Table
+
+    cols = list(columns) if columns is not None else columns_of(rows)
+    if simulated:
+        caption = f"{caption} · {SIMULATED_NOTE}" if caption else SIMULATED_NOTE
+    table = Table(title=simulated_title(title, simulated), caption=caption)
+    for col in cols:
+        numeric = any(
+            isinstance(row.get(col), (int, float)) and not isinstance(row.get(col), bool)
+            for row in rows
+        )
+        table.add_column(col, justify="right" if numeric else "left")
+    for row in rows:
+        table.add_row(*(format_value(row.get(col), digits) for col in cols))
+    return table
+
+
+def _markdown_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(
+    rows: Sequence[Row],
+    columns: Sequence[str] | None = None,
+    *,
+    simulated: bool = False,
+    digits: int = 3,
+) -> str:
+    """A GitHub-flavoured markdown table (pipes escaped); a note line when simulated."""
+    cols = list(columns) if columns is not None else columns_of(rows)
+    if not cols:
+        return "_(no rows)_\n"
+    lines = [
+        "| " + " | ".join(_markdown_cell(col) for col in cols) + " |",
+        "| " + " | ".join("---" for _ in cols) + " |",
+    ]
+    for row in rows:
+        cells = (_markdown_cell(format_value(row.get(col), digits)) for col in cols)
+        lines.append("| " + " | ".join(cells) + " |")
+    if simulated:
+        lines.append("")
+        lines.append(f"_Results from {SIMULATED_NOTE}._")
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(rows: Sequence[Row], path: str | Path, columns: Sequence[str] | None = None) -> Path:
+    """Write rows to a CSV file (header first; missing cells empty); returns the path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cols = list(columns) if columns is not None else columns_of(rows)
+    with out.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=cols, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({col: row.get(col) for col in cols})
+    return out
+
+
+def rows_from_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """DataFrame rows as plain dicts with Python scalars (JSON-ready)."""
+    from pydantic_core import to_jsonable_python
+
+    records = frame.to_dict(orient="records")
+    return [
+        {str(k): to_jsonable_python(v, fallback=str) for k, v in row.items()} for row in records
+    ]
+
+
+def _save(fig: Any, path: str | Path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    FigureCanvasAgg(fig)
+    fig.savefig(out, format="png", dpi=150, bbox_inches="tight")
+    return out
+
+
+def line_plot(
+    path: str | Path,
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    title: str | None = None,
+    xlabel: str = "",
+    ylabel: str = "",
+    errors: Mapping[str, Sequence[float]] | None = None,
+    simulated: bool = False,
+    ylim: tuple[float, float] | None = None,
+) -> Path:
+    """A PNG line plot: one line per series name, ``(xs, ys)``; optional error bars."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.0))
+    ax = fig.add_subplot()
+    for name, (xs, ys) in series.items():
+        if len(xs) != len(ys):
+            raise ValueError(f"series {name!r}: {len(xs)} x values but {len(ys)} y values")
+        yerr = None if errors is None else errors.get(name)
+        ax.errorbar(
+            list(xs),
+            list(ys),
+            yerr=None if yerr is None else list(yerr),
+            label=name,
+            marker="o",
+            capsize=3,
+        )
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    shown = simulated_title(title, simulated)
+    if shown:
+        ax.set_title(shown)
+    if len(series) > 1:
+        ax.legend()
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def bar_plot(
+    path: str | Path,
+    values: Mapping[str, float] | Mapping[str, Mapping[str, float]],
+    *,
+    title: str | None = None,
+    xlabel: str = "",
+    ylabel: str = "",
+    simulated: bool = False,
+    ylim: tuple[float, float] | None = None,
+) -> Path:
+    """A PNG bar plot: ``{bar: value}``, or grouped ``{group: {series: value}}``."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.0))
+    ax = fig.add_subplot()
+    groups = list(values)
+    nested = any(isinstance(v, Mapping) for v in values.values())
+    if nested:
+        series_names = columns_of([v for v in values.values() if isinstance(v, Mapping)])
+        width = 0.8 / max(1, len(series_names))
+        for index, name in enumerate(series_names):
+            heights = []
+            for group in groups:
+                entry = values[group]
+                heights.append(
+                    float(entry.get(name, math.nan)) if isinstance(entry, Mapping) else math.nan
+                )
+            offsets = [
+                g + (index - (len(series_names) - 1) / 2) * width for g in range(len(groups))
+            ]
+            ax.bar(offsets, heights, width=width, label=name)
+        ax.legend()
+    else:
+        ax.bar(range(len(groups)), [float(v) for v in values.values()])  # type: ignore[arg-type]
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    shown = simulated_title(title, simulated)
+    if shown:
+        ax.set_title(shown)
+    ax.grid(axis="y", alpha=0.3)
+    return _save(fig, path)

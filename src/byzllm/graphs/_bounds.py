@@ -1,0 +1,142 @@
+"""Cheap bounds on r(G): proven lower bounds and witnessed upper bounds.
+
+Lower bound (undirected graphs). For disjoint nonempty ``S1, S2`` one of them, say ``S``, has
+``m = |S| ≤ ⌊n/2⌋`` nodes. Then
+
+* ``f(S) ≥ e(S, V\\S)/|S| ≥ λ₂·(n - m)/n`` (the maximum is at least the average, and the
+  cut bound ``e(S, V\\S) ≥ λ₂|S||V\\S|/n`` of the Laplacian's second eigenvalue λ₂; this is the
+  argument behind the ``⌈λ₂/2⌉`` bound of Shahrivar, Pirani & Sundaram 2015), and
+* ``f(S) ≥ δ - (m - 1)`` (a node of ``S`` has at most ``m - 1`` neighbours inside it),
+
+so ``r ≥ min_{1≤m≤⌊n/2⌋} max(⌈λ₂(n-m)/n⌉, δ - m + 1)``, which is never below ``⌈λ₂/2⌉``.
+The degree part also holds for digraphs (in-degrees).
+
+Upper bounds always come with a pair ``(S1, S2)`` whose value ``max(f(S1), f(S2))`` is the
+bound, so every upper bound is also a certificate: two lowest-in-degree singletons (the
+minimum-degree bound, LeBlanc et al. 2013), a balanced split (``⌈n/2⌉``), the two sides of a
+minimum vertex cut (vertex connectivity), and a spectral split improved by peeling.
+"""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+
+from ._closed_sets import peel
+from ._core import GraphView, bits
+
+__all__ = ["Pair", "best_known_pair", "lower_bound", "pair_value", "spectral_lambda2"]
+
+#: ``(value, S1 mask, S2 mask)`` with ``value = max(f(S1), f(S2))``.
+Pair = tuple[int, int, int]
+
+_EPS = 1e-7
+
+
+def pair_value(view: GraphView, s1: int, s2: int) -> Pair:
+    return max(view.f(s1), view.f(s2)), s1, s2
+
+
+def spectral_lambda2(view: GraphView) -> float:
+    """Second-smallest Laplacian eigenvalue (algebraic connectivity) of an undirected graph."""
+    n = view.n
+    adj = np.zeros((n, n))
+    for i, mask in enumerate(view.in_masks):
+        for j in bits(mask):
+            adj[i, j] = 1.0
+    lap = np.diag(adj.sum(axis=1)) - adj
+    values = np.linalg.eigvalsh(lap)
+    return float(values[1])
+
+
+def lower_bound(view: GraphView, *, spectral: bool = True) -> int:
+    """A proven lower bound on r(G) (see the module docstring)."""
+    n = view.n
+    delta = min(view.in_degrees)
+    lam = spectral_lambda2(view) if spectral and not view.directed and n <= 2000 else 0.0
+    best = None
+    for m in range(1, n // 2 + 1):
+        spectral_part = max(0, math.ceil(lam * (n - m) / n - _EPS))
+        value = max(spectral_part, delta - m + 1)
+        best = value if best is None else min(best, value)
+    return max(0, best if best is not None else 0)
+
+
+def _degree_pair(view: GraphView) -> Pair:
+    order = sorted(range(view.n), key=lambda i: view.in_degrees[i])
+    return pair_value(view, 1 << order[0], 1 << order[1])
+
+
+def _balanced_pair(view: GraphView) -> Pair:
+    half = (1 << (view.n // 2)) - 1
+    return pair_value(view, half, view.full ^ half)
+
+
+def _best_peeled(view: GraphView, side_a: int, side_b: int, limit: int) -> Pair | None:
+    """The smallest k < ``limit`` at which both sides keep a nonempty k-closed core."""
+    for k in range(limit):
+        a = peel(view, side_a, k)
+        if a:
+            b = peel(view, side_b, k)
+            if b:
+                return pair_value(view, a, b)
+    return None
+
+
+def _spectral_pair(view: GraphView, limit: int) -> Pair | None:
+    n = view.n
+    adj = np.zeros((n, n))
+    for i, mask in enumerate(view.in_masks):
+        for j in bits(mask):
+            adj[i, j] = adj[j, i] = 1.0
+    lap = np.diag(adj.sum(axis=1)) - adj
+    _, vectors = np.linalg.eigh(lap)
+    fiedler = vectors[:, 1]
+    order = np.argsort(fiedler)
+    best: Pair | None = None
+    # Splits around the median of the Fiedler vector.
+    for cut in {n // 2, max(1, n // 2 - 1), min(n - 1, n // 2 + 1)}:
+        side_a = 0
+        for i in order[:cut]:
+            side_a |= 1 << int(i)
+        found = _best_peeled(view, side_a, view.full ^ side_a, best[0] if best else limit)
+        if found is not None and (best is None or found[0] < best[0]):
+            best = found
+    return best
+
+
+def _cut_pair(view: GraphView) -> Pair | None:
+    """The two sides of a minimum vertex cut (undirected graphs; value ≤ connectivity)."""
+    graph: nx.Graph[int] = nx.Graph()
+    graph.add_nodes_from(range(view.n))
+    for i, mask in enumerate(view.in_masks):
+        graph.add_edges_from((i, j) for j in bits(mask) if j > i)
+    if not nx.is_connected(graph):
+        parts = list(nx.connected_components(graph))
+        a = sum(1 << i for i in parts[0])
+        return pair_value(view, a, view.full ^ a)
+    if graph.number_of_edges() == view.n * (view.n - 1) // 2:
+        return None
+    cut = nx.minimum_node_cut(graph)
+    rest = graph.subgraph(set(graph) - cut)
+    parts = list(nx.connected_components(rest))
+    a = sum(1 << i for i in parts[0])
+    b = sum(1 << i for i in set().union(*parts[1:]))
+    return pair_value(view, a, b)
+
+
+def best_known_pair(view: GraphView, *, connectivity: bool = True) -> Pair:
+    """The best pair among the cheap constructions above (an upper bound with its witness)."""
+    candidates: list[Pair] = [_degree_pair(view), _balanced_pair(view)]
+    if not view.directed:
+        if connectivity and view.n <= 400:
+            cut = _cut_pair(view)
+            if cut is not None:
+                candidates.append(cut)
+        if view.n <= 2000:
+            spectral = _spectral_pair(view, min(c[0] for c in candidates))
+            if spectral is not None:
+                candidates.append(spectral)
+    return min(candidates, key=lambda c: c[0])

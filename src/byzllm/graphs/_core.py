@@ -1,0 +1,131 @@
+"""Validated, bitmask view of a graph: the representation every robustness solver works on.
+
+Definitions follow LeBlanc et al. (2013) as restated in seed 001 §3.3: for a node ``i`` the
+neighbour set ``N_i`` is its set of *in*-neighbours (for undirected graphs, its neighbours); a
+nonempty set ``S`` is *r-reachable* when some ``i ∈ S`` has ``|N_i \\ S| ≥ r`` (Definition 3.3).
+We write ``f(S) = max_{i∈S} |N_i \\ S|``, so ``S`` is r-reachable exactly when ``f(S) ≥ r``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from byzllm.errors import InputError
+
+__all__ = ["GraphView", "bits", "graph_view", "mask_of", "nodes_of"]
+
+
+@dataclass(frozen=True)
+class GraphView:
+    """A graph as node labels plus one in-neighbour bitmask per node (node ``i`` is bit ``i``)."""
+
+    labels: tuple[Hashable, ...]
+    index: dict[Hashable, int]
+    in_masks: tuple[int, ...]
+    out_masks: tuple[int, ...]
+    directed: bool
+
+    @property
+    def n(self) -> int:
+        return len(self.labels)
+
+    @property
+    def full(self) -> int:
+        return (1 << self.n) - 1
+
+    @property
+    def in_degrees(self) -> tuple[int, ...]:
+        return tuple(m.bit_count() for m in self.in_masks)
+
+    def outside(self, i: int, members: int) -> int:
+        """``|N_i \\ S|`` for the set ``S`` given as bitmask ``members``."""
+        return (self.in_masks[i] & ~members).bit_count()
+
+    def f(self, members: int) -> int:
+        """``f(S) = max_{i∈S} |N_i \\ S|``; ``-1`` for the empty set."""
+        best = -1
+        for i in bits(members):
+            best = max(best, (self.in_masks[i] & ~members).bit_count())
+        return best
+
+    def reachable_count(self, members: int, r: int) -> int:
+        """``|X_S^r|``: how many nodes of ``S`` have at least ``r`` in-neighbours outside ``S``."""
+        return sum(1 for i in bits(members) if (self.in_masks[i] & ~members).bit_count() >= r)
+
+
+def bits(mask: int) -> Iterable[int]:
+    """Indices of the set bits of ``mask``, ascending."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+def _ordered_nodes(G: nx.Graph[Any]) -> list[Hashable]:
+    nodes = list(G.nodes)
+    try:
+        return sorted(nodes)
+    except TypeError:  # mixed, unorderable labels: keep insertion order
+        return nodes
+
+
+def graph_view(
+    G: Any,
+    *,
+    require_undirected: bool = False,
+    min_nodes: int = 2,
+) -> GraphView:
+    """Validate ``G`` and return its bitmask view.
+
+    Raises :class:`~byzllm.errors.InputError` for anything that is not a networkx graph, for
+    self-loops (a node is never its own neighbour in the robustness definitions), for fewer than
+    ``min_nodes`` nodes, and for a directed graph where an undirected one is required.
+    """
+    if not isinstance(G, nx.Graph):
+        raise InputError(f"expected a networkx graph, got {type(G).__name__}")
+    directed = G.is_directed()
+    if require_undirected and directed:
+        raise InputError("this operation needs an undirected graph; got a directed one")
+    if G.number_of_nodes() < min_nodes:
+        raise InputError(f"the graph needs at least {min_nodes} nodes, it has {G.number_of_nodes()}")
+    loops = list(nx.selfloop_edges(G))
+    if loops:
+        u = loops[0][0]
+        raise InputError(f"self-loops are not allowed (node {u!r} is its own neighbour)")
+    labels = _ordered_nodes(G)
+    index = {v: i for i, v in enumerate(labels)}
+    in_masks = [0] * len(labels)
+    out_masks = [0] * len(labels)
+    for u, v in G.edges():
+        iu, iv = index[u], index[v]
+        # An edge u -> v means v receives from u: u is an in-neighbour of v.
+        in_masks[iv] |= 1 << iu
+        out_masks[iu] |= 1 << iv
+        if not directed:
+            in_masks[iu] |= 1 << iv
+            out_masks[iv] |= 1 << iu
+    return GraphView(tuple(labels), index, tuple(in_masks), tuple(out_masks), directed)
+
+
+def mask_of(view: GraphView, nodes: Iterable[Hashable], *, what: str = "set") -> int:
+    """Bitmask of the given node labels; unknown labels raise :class:`InputError`."""
+    mask = 0
+    for v in nodes:
+        try:
+            mask |= 1 << view.index[v]
+        except (KeyError, TypeError):
+            raise InputError(f"{what} contains {v!r}, which is not a node of the graph") from None
+    return mask
+
+
+def nodes_of(view: GraphView, mask: int) -> list[Hashable]:
+    """Node labels of a bitmask, in the view's order."""
+    return [view.labels[i] for i in bits(mask)]
+
+
+def as_label_list(nodes: Sequence[Hashable]) -> list[Hashable]:
+    return list(nodes)

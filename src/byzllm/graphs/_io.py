@@ -1,0 +1,222 @@
+"""Load and save graphs as JSON or as plain edge lists, validating everything read.
+
+JSON (``*.json``)::
+
+    {"format": "byzllm-graph", "version": 1, "directed": false, "n": 4,
+     "edges": [[0, 1], [1, 2], [2, 3]], "construction": "chain", "params": {"n": 4}}
+
+Edge list (any other suffix): one ``u v`` pair per line (whitespace or comma separated), ``#``
+comments. A first line ``# byzllm-graph n=4 directed=false`` (written by :func:`save_graph`)
+fixes the node count so isolated nodes survive a round trip. Nodes are always ``0..n-1``: a
+label outside that range, or a gap in the labels of a header-less edge list, is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from byzllm.errors import InputError
+
+__all__ = [
+    "MAX_NODES",
+    "graph_from_json",
+    "graph_to_json",
+    "load_graph",
+    "parse_edge_list",
+    "save_graph",
+    "write_edge_list",
+]
+
+#: Largest node count a file may declare (guards against absurd allocations).
+MAX_NODES = 100_000
+
+_HEADER = re.compile(r"#\s*byzllm-graph\b(.*)")
+
+
+def _check_labels(G: nx.Graph[Any]) -> int:
+    n = G.number_of_nodes()
+    nodes = set(G.nodes)
+    if nodes != set(range(n)) or any(isinstance(v, bool) for v in nodes):
+        raise InputError(
+            "saving needs nodes labelled 0..n-1; relabel first, e.g. with "
+            "networkx.convert_node_labels_to_integers(G)"
+        )
+    return n
+
+
+def graph_to_json(G: nx.Graph[Any]) -> dict[str, Any]:
+    """The JSON document of ``G`` (nodes must be ``0..n-1``)."""
+    if not isinstance(G, nx.Graph):
+        raise InputError(f"expected a networkx graph, got {type(G).__name__}")
+    n = _check_labels(G)
+    doc: dict[str, Any] = {
+        "format": "byzllm-graph",
+        "version": 1,
+        "directed": G.is_directed(),
+        "n": n,
+        "edges": sorted([int(u), int(v)] for u, v in G.edges()),
+    }
+    if "construction" in G.graph:
+        doc["construction"] = str(G.graph["construction"])
+    params = G.graph.get("params")
+    if isinstance(params, dict):
+        doc["params"] = {str(k): v for k, v in params.items() if _jsonable(v)}
+    return doc
+
+
+def _jsonable(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _node(value: Any, n: int, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{where}: node labels must be integers, got {value!r}")
+    if not 0 <= value < n:
+        raise InputError(f"{where}: node {value} is outside 0..{n - 1}")
+    return value
+
+
+def _make(n: int, directed: bool, edges: list[tuple[int, int]]) -> nx.Graph[int]:
+    G: nx.Graph[int] = nx.DiGraph() if directed else nx.Graph()
+    G.add_nodes_from(range(n))
+    for u, v in edges:
+        if u == v:
+            raise InputError(f"self-loop on node {u} is not allowed")
+        G.add_edge(u, v)
+    return G
+
+
+def _check_n(n: Any, where: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise InputError(f"{where}: 'n' must be an integer, got {n!r}")
+    if not 1 <= n <= MAX_NODES:
+        raise InputError(f"{where}: 'n' must be in 1..{MAX_NODES}, got {n}")
+    return n
+
+
+def graph_from_json(doc: Any, *, where: str = "graph JSON") -> nx.Graph[int]:
+    """Build a graph from a JSON document (a ``dict`` or a JSON string); validates it fully."""
+    if isinstance(doc, str | bytes):
+        try:
+            doc = json.loads(doc)
+        except (ValueError, RecursionError) as err:
+            raise InputError(f"{where}: not valid JSON ({err})") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    if doc.get("format", "byzllm-graph") != "byzllm-graph":
+        raise InputError(f"{where}: unknown format {doc.get('format')!r}")
+    n = _check_n(doc.get("n"), where)
+    directed = doc.get("directed", False)
+    if not isinstance(directed, bool):
+        raise InputError(f"{where}: 'directed' must be true or false")
+    raw_edges = doc.get("edges", [])
+    if not isinstance(raw_edges, list):
+        raise InputError(f"{where}: 'edges' must be a list of [u, v] pairs")
+    edges = []
+    for k, pair in enumerate(raw_edges):
+        if not isinstance(pair, list | tuple) or len(pair) != 2:
+            raise InputError(f"{where}: edge #{k} must be a [u, v] pair, got {pair!r:.60}")
+        edges.append((_node(pair[0], n, where), _node(pair[1], n, where)))
+    G = _make(n, directed, edges)
+    if isinstance(doc.get("construction"), str):
+        G.graph["construction"] = doc["construction"]
+    if isinstance(doc.get("params"), dict):
+        G.graph["params"] = doc["params"]
+    return G
+
+
+def write_edge_list(G: nx.Graph[Any]) -> str:
+    """Edge-list text of ``G`` with a header line carrying ``n`` and ``directed``."""
+    n = _check_labels(G)
+    lines = [f"# byzllm-graph n={n} directed={'true' if G.is_directed() else 'false'}"]
+    lines += [f"{u} {v}" for u, v in sorted(G.edges())]
+    return "\n".join(lines) + "\n"
+
+
+def parse_edge_list(
+    text: str, *, n: int | None = None, directed: bool | None = None, where: str = "edge list"
+) -> nx.Graph[int]:
+    """Parse edge-list text (see the module docstring)."""
+    header_n: int | None = None
+    header_directed: bool | None = None
+    pairs: list[tuple[int, int]] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        match = _HEADER.match(line)
+        if match:
+            for key, value in re.findall(r"(\w+)=(\S+)", match.group(1)):
+                if key == "n":
+                    if not value.isdigit():
+                        raise InputError(f"{where}:{lineno}: bad n={value!r:.40}")
+                    header_n = int(value)
+                elif key == "directed":
+                    if value not in ("true", "false"):
+                        raise InputError(f"{where}:{lineno}: directed must be true or false")
+                    header_directed = value == "true"
+            continue
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = re.split(r"[,\s]+", line)
+        if len(fields) != 2 or not all(re.fullmatch(r"\d{1,9}", f) for f in fields):
+            raise InputError(f"{where}:{lineno}: expected two node numbers, got {raw!r:.60}")
+        pairs.append((int(fields[0]), int(fields[1])))
+    if n is None:
+        n = header_n
+    if directed is None:
+        directed = bool(header_directed)
+    if n is None:
+        labels = {v for pair in pairs for v in pair}
+        if not labels:
+            raise InputError(f"{where}: no edges and no node count")
+        n = max(labels) + 1
+        missing = sorted(set(range(n)) - labels)
+        if missing:
+            shown = ", ".join(map(str, missing[:5])) + (" …" if len(missing) > 5 else "")
+            raise InputError(
+                f"{where}: node labels must be 0..n-1 without gaps (missing {shown}); "
+                "give the node count to keep isolated nodes"
+            )
+    n = _check_n(n, where)
+    return _make(n, directed, [(_node(u, n, where), _node(v, n, where)) for u, v in pairs])
+
+
+def save_graph(G: nx.Graph[Any], path: str | Path) -> Path:
+    """Write ``G`` as JSON (``*.json``) or as an edge list (any other suffix)."""
+    target = Path(path)
+    if target.suffix.lower() == ".json":
+        text = json.dumps(graph_to_json(G), indent=1) + "\n"
+    else:
+        text = write_edge_list(G)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+def load_graph(
+    path: str | Path, *, n: int | None = None, directed: bool | None = None
+) -> nx.Graph[int]:
+    """Read a graph written by :func:`save_graph` (or by hand); JSON when ``*.json``.
+
+    ``n`` and ``directed`` apply to edge lists (they override the header line).
+    """
+    source = Path(path)
+    try:
+        raw = source.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read {source}: {err.strerror or err}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{source}: not UTF-8 text") from None
+    if source.suffix.lower() == ".json":
+        return graph_from_json(text, where=str(source))
+    return parse_edge_list(text, n=n, directed=directed, where=str(source))

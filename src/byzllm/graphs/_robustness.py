@@ -1,0 +1,339 @@
+"""Public robustness API: exact r- and (r,s)-robustness with certificates, F-local checks.
+
+Definitions (LeBlanc et al. 2013; seed 001 §3.3, Defs. 3.2-3.4): ``S`` is r-reachable when some
+``i ∈ S`` has at least ``r`` in-neighbours outside ``S``; ``G`` is r-robust when of every two
+nonempty disjoint sets at least one is r-reachable; ``G`` is (r,s)-robust when for every such
+pair at least one holds: every node of ``S1`` has ``r`` in-neighbours outside ``S1``, the same
+for ``S2``, or at least ``s`` nodes of ``S1 ∪ S2`` have ``r`` in-neighbours outside their set.
+SAC's guarantees (seed 001 §4.2, Properties 4.2-4.3) need an (F+1)-robust graph.
+
+Solvers are chosen by size: the O(n·2^n) subset dynamic programme up to
+:data:`~byzllm.graphs._subset_dp.DP_MAX_NODES` nodes, then a branch and bound over k-closed sets
+(``_closed_sets``), both exact; proven bounds settle many graphs before either runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from byzllm.errors import InputError
+
+from ._bounds import best_known_pair, lower_bound
+from ._closed_sets import SearchTimeout, find_closed_pair
+from ._core import GraphView, graph_view, mask_of, nodes_of
+from ._milp import milp_r_robustness, milp_rs_robustness
+from ._subset_dp import DP_MAX_NODES, dp_r_robustness, dp_rs_robustness
+
+__all__ = [
+    "Certificate",
+    "Method",
+    "RobustnessResult",
+    "RSRobustnessResult",
+    "check_f_local",
+    "is_r_robust",
+    "r_robustness",
+    "rs_robustness",
+    "tolerable_f",
+    "verify_certificate",
+    "verify_rs_certificate",
+]
+
+Method = Literal["auto", "dp", "search", "milp"]
+
+
+class Certificate(BaseModel):
+    """Two disjoint nonempty node sets; checkable by hand with :func:`verify_certificate`.
+
+    For r-robustness: neither set is ``(value + 1)``-reachable, so the graph is not
+    ``(value + 1)``-robust. ``value = max(f(S1), f(S2))`` where ``f(S)`` is the largest number of
+    in-neighbours outside ``S`` that a member of ``S`` has.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    s1: list[Any]
+    s2: list[Any]
+    value: int
+
+
+class RobustnessResult(BaseModel):
+    """Outcome of :func:`r_robustness`.
+
+    ``r`` is the exact robustness when ``exact`` is true, else the largest proven level
+    (``bounds[0]``). ``bounds = (lb, ub)``: the graph is lb-robust and not (ub+1)-robust;
+    ``certificate`` is a pair witnessing the upper bound.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    r: int
+    exact: bool
+    bounds: tuple[int, int]
+    certificate: Certificate
+    method: str
+    seconds: float = Field(ge=0)
+    n: int
+    directed: bool
+
+
+class RSRobustnessResult(BaseModel):
+    """Outcome of :func:`rs_robustness`: the largest ``s`` with G (r, s)-robust.
+
+    ``s = 0`` means G is not even r-robust. ``certificate`` (when ``s < n``) is a pair where
+    neither set is wholly r-reachable and only ``s`` nodes of ``S1 ∪ S2`` are r-reachable, so G
+    is not (r, s+1)-robust (:func:`verify_rs_certificate`).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    r: int
+    s: int
+    exact: bool
+    bounds: tuple[int, int]
+    certificate: Certificate | None
+    method: str
+    seconds: float = Field(ge=0)
+    n: int
+    directed: bool
+
+
+def _certificate(view: GraphView, s1: int, s2: int) -> Certificate:
+    return Certificate(
+        s1=nodes_of(view, s1), s2=nodes_of(view, s2), value=max(view.f(s1), view.f(s2))
+    )
+
+
+def _check_method(method: str) -> None:
+    if method not in ("auto", "dp", "search", "milp"):
+        raise InputError(f"unknown method {method!r}; use auto, dp, search or milp")
+
+
+def _check_time_limit(time_limit: float | None) -> None:
+    if time_limit is not None and not time_limit > 0:
+        raise InputError(f"time_limit must be positive, got {time_limit!r}")
+
+
+def _solve_r(
+    view: GraphView, method: str, time_limit: float | None, started: float
+) -> tuple[int, int, int, int, bool, str]:
+    """Returns ``(lb, ub, s1, s2, exact, method)`` with ``(s1, s2)`` witnessing ``ub``."""
+    n = view.n
+    if method == "dp" or (method == "auto" and n <= DP_MAX_NODES):
+        if n > DP_MAX_NODES:
+            raise InputError(f"method 'dp' handles at most {DP_MAX_NODES} nodes, got {n}")
+        r, s1, s2 = dp_r_robustness(view)
+        return r, r, s1, s2, True, "dp"
+    ub, s1, s2 = best_known_pair(view)
+    lb = lower_bound(view)
+    if lb >= ub:
+        return ub, ub, s1, s2, True, "bounds"
+    deadline = None if time_limit is None else started + time_limit
+    if method == "milp":
+        remaining = None if deadline is None else max(0.01, deadline - time.perf_counter())
+        out = milp_r_robustness(view, time_limit=remaining, lower=lb, upper=ub - 1)
+        if out.value is not None and out.value < ub:
+            ub, s1, s2 = out.value, out.s1, out.s2
+        lb = max(lb, min(out.lower, ub))
+        return lb, ub, s1, s2, lb == ub, "milp"
+    # Branch and bound: lower the witnessed bound until the decision search proves none better.
+    try:
+        while lb < ub:
+            found = find_closed_pair(view, ub - 1, deadline)
+            if found is None:
+                lb = ub
+                break
+            value, s1, s2 = max(view.f(found[0]), view.f(found[1])), found[0], found[1]
+            ub = value
+    except SearchTimeout:
+        return lb, ub, s1, s2, False, "search"
+    return lb, ub, s1, s2, True, "search"
+
+
+def r_robustness(
+    G: Any, *, method: Method = "auto", time_limit: float | None = None
+) -> RobustnessResult:
+    """The largest ``r`` such that ``G`` is r-robust, with a certificate (LeBlanc et al. 2013).
+
+    ``method``: ``"auto"`` (subset DP for n ≤ 26, else bounds + branch and bound), ``"dp"``,
+    ``"search"`` or ``"milp"`` (Usevitch & Panagou's MILP with bounds, on HiGHS). With
+    ``time_limit`` (seconds) the answer may be inexact: ``exact=False``, ``r`` = proven lower
+    bound, ``bounds`` = (proven, witnessed).
+
+    >>> import networkx as nx
+    >>> r_robustness(nx.complete_graph(7)).r
+    4
+    """
+    _check_method(method)
+    _check_time_limit(time_limit)
+    started = time.perf_counter()
+    view = graph_view(G)
+    lb, ub, s1, s2, exact, used = _solve_r(view, method, time_limit, started)
+    return RobustnessResult(
+        r=ub if exact else lb,
+        exact=exact,
+        bounds=(lb, ub),
+        certificate=_certificate(view, s1, s2),
+        method=used,
+        seconds=time.perf_counter() - started,
+        n=view.n,
+        directed=view.directed,
+    )
+
+
+def is_r_robust(G: Any, r: int, *, time_limit: float | None = None) -> bool:
+    """Whether ``G`` is r-robust; stops at the first witness pair or proof.
+
+    Raises :class:`~byzllm.errors.InputError` when ``time_limit`` runs out undecided.
+    """
+    if isinstance(r, bool) or not isinstance(r, int):
+        raise InputError(f"r must be an integer, got {r!r}")
+    _check_time_limit(time_limit)
+    view = graph_view(G)
+    if r <= 0:
+        return True
+    if r > (view.n + 1) // 2:
+        return False  # no graph on n nodes is more than ⌈n/2⌉-robust (LeBlanc et al. 2013)
+    if view.n <= 14:
+        return dp_r_robustness(view)[0] >= r
+    ub, _, _ = best_known_pair(view, connectivity=False)
+    if ub < r:
+        return False
+    if lower_bound(view) >= r:
+        return True
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    try:
+        return find_closed_pair(view, r - 1, deadline) is None
+    except SearchTimeout:
+        raise InputError(
+            f"could not decide {r}-robustness within {time_limit} s; raise time_limit"
+        ) from None
+
+
+def tolerable_f(G: Any, *, time_limit: float | None = None) -> int:
+    """The largest F such that G is (F+1)-robust, i.e. ``r - 1`` (seed 001 §4.2).
+
+    Under a time limit this is the proven (conservative) value. ``-1`` means that G is not
+    even 1-robust (for undirected graphs: disconnected), so no F is tolerated.
+    """
+    return r_robustness(G, time_limit=time_limit).r - 1
+
+
+def rs_robustness(
+    G: Any, r: int | None = None, *, time_limit: float | None = None
+) -> RSRobustnessResult:
+    """The largest ``s`` such that ``G`` is (r, s)-robust (LeBlanc et al. 2013, Def. 6).
+
+    ``r`` defaults to ``r_robustness(G).r``. Exact by subset DP for n ≤ 26, otherwise by the
+    (r,s) MILP on HiGHS (``exact=False`` with proven bounds if ``time_limit`` runs out).
+    """
+    _check_time_limit(time_limit)
+    started = time.perf_counter()
+    view = graph_view(G)
+    if r is None:
+        r = r_robustness(G, time_limit=time_limit).r
+    if isinstance(r, bool) or not isinstance(r, int):
+        raise InputError(f"r must be an integer, got {r!r}")
+    n = view.n
+
+    def result(
+        s: int, exact: bool, bounds: tuple[int, int], cert: Certificate | None, method: str
+    ) -> RSRobustnessResult:
+        return RSRobustnessResult(
+            r=r,
+            s=s,
+            exact=exact,
+            bounds=bounds,
+            certificate=cert,
+            method=method,
+            seconds=time.perf_counter() - started,
+            n=n,
+            directed=view.directed,
+        )
+
+    if r <= 0:
+        # Every member of a set has ≥ 0 outside in-neighbours: condition (1) always holds.
+        return result(n, True, (n, n), None, "definition")
+    if n <= DP_MAX_NODES:
+        found = dp_rs_robustness(view, r)
+        if found is None:
+            return result(n, True, (n, n), None, "dp")
+        value, s1, s2 = found
+        return result(value, True, (value, value), _rs_certificate(view, s1, s2, r), "dp")
+    remaining = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
+    out = milp_rs_robustness(view, r, time_limit=remaining)
+    if out.value is None:
+        if out.optimal:
+            return result(n, True, (n, n), None, "milp")
+        return result(min(out.lower, n), False, (min(out.lower, n), n), None, "milp")
+    cert = _rs_certificate(view, out.s1, out.s2, r)
+    lower = min(out.lower, out.value)
+    return result(out.value if out.optimal else lower, out.optimal, (lower, out.value), cert, "milp")
+
+
+def _rs_certificate(view: GraphView, s1: int, s2: int, r: int) -> Certificate:
+    value = view.reachable_count(s1, r) + view.reachable_count(s2, r)
+    return Certificate(s1=nodes_of(view, s1), s2=nodes_of(view, s2), value=value)
+
+
+def _in_neighbours(G: Any, v: Hashable) -> set[Hashable]:
+    return set(G.predecessors(v)) if G.is_directed() else set(G.neighbors(v))
+
+
+def _checked_pair(G: Any, s1: Iterable[Hashable], s2: Iterable[Hashable]) -> tuple[set[Any], set[Any]]:
+    first, second = set(s1), set(s2)
+    if not first or not second:
+        raise InputError("a certificate needs two nonempty sets")
+    if first & second:
+        raise InputError("the two sets of a certificate must be disjoint")
+    for v in first | second:
+        if v not in G:
+            raise InputError(f"certificate node {v!r} is not in the graph")
+    return first, second
+
+
+def _outside(G: Any, v: Hashable, members: set[Any]) -> int:
+    return len(_in_neighbours(G, v) - members)
+
+
+def verify_certificate(G: Any, s1: Iterable[Hashable], s2: Iterable[Hashable], r: int) -> bool:
+    """True when ``(s1, s2)`` proves that ``G`` is *not* r-robust.
+
+    Independent of the solvers: plain sets and ``networkx`` neighbour queries. The pair must be
+    nonempty, disjoint and inside ``G``, and neither set r-reachable (no member has ``r`` or
+    more in-neighbours outside its own set).
+    """
+    graph_view(G, min_nodes=1)
+    first, second = _checked_pair(G, s1, s2)
+    return all(_outside(G, v, first) < r for v in first) and all(
+        _outside(G, v, second) < r for v in second
+    )
+
+
+def verify_rs_certificate(
+    G: Any, s1: Iterable[Hashable], s2: Iterable[Hashable], r: int, s: int
+) -> bool:
+    """True when ``(s1, s2)`` proves that ``G`` is *not* (r, s)-robust (LeBlanc et al. 2013)."""
+    graph_view(G, min_nodes=1)
+    first, second = _checked_pair(G, s1, s2)
+    reach1 = sum(1 for v in first if _outside(G, v, first) >= r)
+    reach2 = sum(1 for v in second if _outside(G, v, second) >= r)
+    return reach1 < len(first) and reach2 < len(second) and reach1 + reach2 < s
+
+
+def check_f_local(G: Any, byzantine_nodes: Iterable[Hashable], F: int) -> bool:
+    """Whether the set of Byzantine nodes is F-local (seed 001 Def. 3.2).
+
+    True when every node outside the set has at most ``F`` (in-)neighbours inside it.
+    """
+    if isinstance(F, bool) or not isinstance(F, int) or F < 0:
+        raise InputError(f"F must be a non-negative integer, got {F!r}")
+    view = graph_view(G, min_nodes=1)
+    bad = mask_of(view, byzantine_nodes, what="byzantine_nodes")
+    for i, in_mask in enumerate(view.in_masks):
+        if not bad >> i & 1 and (in_mask & bad).bit_count() > F:
+            return False
+    return True

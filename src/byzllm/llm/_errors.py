@@ -1,0 +1,62 @@
+"""Errors of the model-access layer, and the redaction that keeps credentials out of them.
+
+Every error a model call raises is a :class:`ModelError` (a :class:`~byzllm.errors.ByzllmError`)
+with a one-line message that names the endpoint and the likely cause. Messages pass through
+:func:`redact` before they are built, so an API key quoted back by a server never reaches a
+log, an exception, a result or the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from byzllm.errors import ByzllmError
+
+__all__ = [
+    "LogprobsUnavailableError",
+    "ModelAuthError",
+    "ModelError",
+    "ModelRequestError",
+    "ModelResponseError",
+    "ModelUnavailableError",
+    "redact",
+]
+
+
+class ModelError(ByzllmError):
+    """A model call failed (after retries where retrying made sense)."""
+
+
+class ModelRequestError(ModelError):
+    """The server rejected the request itself (HTTP 400/403/404/422 ...): retrying cannot help."""
+
+    def __init__(self, message: str, *, status: int | None = None, endpoint: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.endpoint = endpoint
+
+
+class ModelAuthError(ModelRequestError):
+    """HTTP 401: the API key is missing or wrong; the message names the variable to set."""
+
+    exit_code = 2
+
+
+class ModelUnavailableError(ModelError):
+    """Transient failures (429, 5xx, timeouts, broken bodies) outlasted the retry budget."""
+
+
+class ModelResponseError(ModelError):
+    """The server's answer could not be understood (malformed JSON, missing fields)."""
+
+
+class LogprobsUnavailableError(ModelError):
+    """Log-probabilities were requested but the server returned none."""
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """Replace every occurrence of each non-trivial secret in ``text`` with ``***``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text

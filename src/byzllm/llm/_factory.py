@@ -1,0 +1,95 @@
+"""``get_model``: the one way to build a model from a name and settings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from byzllm.errors import InputError
+
+from ._cache import CacheMode, open_cache
+from ._model import Model
+from ._provider import ProviderSettings, resolve_provider
+from ._retry import RetryPolicy
+
+__all__ = ["get_model"]
+
+_CACHE_MODES = ("on", "off", "read-only", "refresh")
+
+
+def get_model(
+    name: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = "OPENAI_API_KEY",
+    max_concurrency: int = 16,
+    cache: str | os.PathLike[str] | None = None,
+    cache_mode: CacheMode = "on",
+    cache_salt: str = "",
+    timeout_s: float = 120.0,
+    max_top_logprobs: int = 20,
+    require_logprobs: bool = True,
+    retry: RetryPolicy | Mapping[str, Any] | None = None,
+    input_price_per_mtok: float | None = None,
+    output_price_per_mtok: float | None = None,
+) -> Model:
+    """A chat model by ``"provider/model"`` name, e.g. ``get_model("openai/gpt-4o-mini")``.
+
+    * ``base_url`` -- the server (any OpenAI-compatible one: vLLM, SGLang, Ollama, llama.cpp,
+      OpenRouter); default: OpenAI's.
+    * ``api_key_env`` -- the environment variable holding the API key (read once, never
+      logged); ``None`` sends no key (local servers).
+    * ``max_concurrency`` -- requests in flight at once per endpoint, shared by every model
+      on the same ``base_url`` (the smallest live limit wins).
+    * ``cache`` -- path of the SQLite response cache (``None``: no cache); ``cache_mode``
+      ``"on"``/``"off"``/``"read-only"``/``"refresh"``; ``cache_salt`` -- part of the key
+      (a seed / epoch: change it to draw fresh samples).
+    * ``timeout_s`` -- per attempt; ``retry`` -- a :class:`RetryPolicy` (or its fields).
+    * ``max_top_logprobs`` -- the largest ``GenerateConfig.top_logprobs`` accepted (20, as
+      OpenAI and vLLM); ``require_logprobs`` -- error (True) or warn and return ``None``
+      (False) when requested log-probabilities do not come back.
+    * ``input_price_per_mtok`` / ``output_price_per_mtok`` -- prices per million tokens
+      for ``model.usage.cost``.
+
+    Raises :class:`InputError` / :class:`~byzllm.errors.ConfigError` for bad settings.
+    """
+    _provider, model_name, factory = resolve_provider(name)
+    if cache_mode not in _CACHE_MODES:
+        raise InputError(f"cache_mode must be one of {list(_CACHE_MODES)}, got {cache_mode!r}")
+    if timeout_s <= 0:
+        raise InputError(f"timeout_s must be > 0, got {timeout_s}")
+    if max_concurrency < 1:
+        raise InputError(f"max_concurrency must be >= 1, got {max_concurrency}")
+    if retry is not None and not isinstance(retry, RetryPolicy):
+        try:
+            retry = RetryPolicy.model_validate(dict(retry))
+        except ValueError as exc:
+            raise InputError(f"invalid retry settings: {exc}") from None
+    settings = ProviderSettings(
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout_s=timeout_s,
+        max_concurrency=max_concurrency,
+    )
+    api = factory(model_name, settings)
+    response_cache = None
+    # read-only never creates a cache that does not exist yet: all misses.
+    if (
+        cache is not None
+        and cache_mode != "off"
+        and (cache_mode != "read-only" or os.path.exists(cache))
+    ):
+        response_cache = open_cache(cache)
+    return Model(
+        api,
+        max_concurrency=max_concurrency,
+        cache=response_cache,
+        cache_mode=cache_mode,
+        cache_salt=cache_salt,
+        max_top_logprobs=max_top_logprobs,
+        require_logprobs=require_logprobs,
+        retry=retry,
+        input_price_per_mtok=input_price_per_mtok,
+        output_price_per_mtok=output_price_per_mtok,
+    )

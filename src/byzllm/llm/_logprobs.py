@@ -1,0 +1,184 @@
+"""Normalize the many shapes of per-token log-probabilities into :class:`TokenLogprob` lists.
+
+The target shape is OpenAI's ``choices[0].logprobs.content[]``: one entry per generated token
+with ``token``, ``logprob`` and ``top_logprobs: [{token, logprob}, ...]``. Servers differ:
+
+* OpenAI, vLLM, SGLang, recent llama.cpp -- that shape (vLLM's may carry ``k + 1``
+  alternatives when the sampled token is outside the top k; ``bytes``/``id`` extras);
+* ``top_logprobs`` as a mapping ``{token: logprob}`` instead of a list;
+* the legacy completions layout ``{tokens, token_logprobs, top_logprobs: [{tok: lp}]}``;
+* older llama.cpp entries with probabilities instead of log-probabilities
+  (``{"tok_str", "prob"}``, alternatives under ``probs``/``top_probs``);
+* a bare list of entries instead of ``{"content": [...]}``.
+
+Rules: a generated-token entry without a usable token or log-probability makes the whole
+block invalid (:class:`ModelResponseError`) -- dropping it silently would misalign tokens
+and features. An unusable *alternative* is skipped (the top-k list is a truncated
+distribution anyway). Log-probabilities are clamped into ``[-9999, 0]`` (``-inf`` becomes
+-9999, as OpenAI reports impossible tokens; tiny positive rounding becomes 0); NaN or clearly
+positive values are invalid. Alternatives are sorted by descending log-probability and cut to
+the requested ``k``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._errors import ModelResponseError
+from ._types import TokenLogprob
+
+__all__ = ["LOGPROB_FLOOR", "normalize_logprobs"]
+
+#: The smallest log-probability kept (what OpenAI reports for impossible tokens).
+LOGPROB_FLOOR = -9999.0
+
+# Servers round; a log-probability a hair above 0 is 0, a clearly positive one is nonsense.
+_POSITIVE_TOLERANCE = 1e-4
+_TOKEN_KEYS = ("token", "text", "tok_str", "decoded_token", "content")
+_TOP_KEYS = ("top_logprobs", "top_probs", "probs")
+
+
+def normalize_logprobs(raw: Any, *, top_k: int | None = None) -> list[TokenLogprob] | None:
+    """Turn a choice's ``logprobs`` field into one :class:`TokenLogprob` per generated token.
+
+    Returns ``None`` when the server sent no log-probabilities (``raw`` is ``None``, or
+    ``{"content": null}``). ``top_k`` cuts each entry's alternatives to the ``k`` most likely.
+    Raises :class:`ModelResponseError` on a block that is present but unusable.
+    """
+    if raw is None:
+        return None
+    if isinstance(raw, Mapping):
+        if "content" in raw:
+            content = raw["content"]
+            if content is None:
+                return None
+            if not isinstance(content, list):
+                raise ModelResponseError(
+                    f"logprobs.content must be a list, got {type(content).__name__}"
+                )
+            return [_entry(item, i, top_k) for i, item in enumerate(content)]
+        if "tokens" in raw and "token_logprobs" in raw:
+            return _legacy(raw, top_k)
+        if not raw:
+            return None
+        raise ModelResponseError(
+            f"unrecognized logprobs object with keys {_preview(sorted(map(str, raw)))}"
+        )
+    if isinstance(raw, list):
+        return [_entry(item, i, top_k) for i, item in enumerate(raw)]
+    raise ModelResponseError(f"logprobs must be an object or a list, got {type(raw).__name__}")
+
+
+def _entry(item: Any, index: int, top_k: int | None) -> TokenLogprob:
+    if not isinstance(item, Mapping):
+        raise ModelResponseError(
+            f"logprobs entry {index} must be an object, got {type(item).__name__}"
+        )
+    token = _token_of(item)
+    if token is None:
+        raise ModelResponseError(f"logprobs entry {index} has no token text")
+    logprob = _logprob_of(item)
+    if logprob is None:
+        raise ModelResponseError(f"logprobs entry {index} ({token!r:.40}) has no valid logprob")
+    top_raw: Any = None
+    for key in _TOP_KEYS:
+        if key in item and item[key] is not None:
+            top_raw = item[key]
+            break
+    return TokenLogprob(token=token, logprob=logprob, top=_alternatives(top_raw, top_k))
+
+
+def _legacy(raw: Mapping[str, Any], top_k: int | None) -> list[TokenLogprob]:
+    tokens, logprobs = raw.get("tokens"), raw.get("token_logprobs")
+    tops = raw.get("top_logprobs")
+    if not isinstance(tokens, list) or not isinstance(logprobs, list):
+        raise ModelResponseError("legacy logprobs need lists 'tokens' and 'token_logprobs'")
+    if len(tokens) != len(logprobs):
+        raise ModelResponseError(
+            f"legacy logprobs: {len(tokens)} tokens but {len(logprobs)} token_logprobs"
+        )
+    out: list[TokenLogprob] = []
+    for i, (token, value) in enumerate(zip(tokens, logprobs, strict=True)):
+        if not isinstance(token, str):
+            raise ModelResponseError(f"legacy logprobs: token {i} is not a string")
+        logprob = _clamp(value)
+        if logprob is None:
+            raise ModelResponseError(f"legacy logprobs: token {i} has no valid logprob")
+        top_raw = tops[i] if isinstance(tops, list) and i < len(tops) else None
+        out.append(TokenLogprob(token=token, logprob=logprob, top=_alternatives(top_raw, top_k)))
+    return out
+
+
+def _alternatives(raw: Any, top_k: int | None) -> list[tuple[str, float]]:
+    pairs: list[tuple[str, float]] = []
+    if isinstance(raw, Mapping):
+        for token, value in raw.items():
+            logprob = _clamp(value)
+            if isinstance(token, str) and logprob is not None:
+                pairs.append((token, logprob))
+    elif isinstance(raw, Sequence) and not isinstance(raw, str | bytes):
+        for alt in raw:
+            if not isinstance(alt, Mapping):
+                continue
+            token = _token_of(alt)
+            logprob = _logprob_of(alt)
+            if token is not None and logprob is not None:
+                pairs.append((token, logprob))
+    pairs.sort(key=lambda pair: -pair[1])  # stable: ties keep the server's order
+    if top_k is not None:
+        pairs = pairs[: max(top_k, 0)]
+    return pairs
+
+
+def _token_of(item: Mapping[str, Any]) -> str | None:
+    for key in _TOKEN_KEYS:
+        value = item.get(key)
+        if isinstance(value, str):
+            return value
+    raw_bytes = item.get("bytes")
+    if isinstance(raw_bytes, list) and all(
+        isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in raw_bytes
+    ):
+        return bytes(raw_bytes).decode("utf-8", errors="replace")
+    token_id = item.get("id")
+    if isinstance(token_id, int) and not isinstance(token_id, bool):
+        return f"<id:{token_id}>"
+    return None
+
+
+def _logprob_of(item: Mapping[str, Any]) -> float | None:
+    if "logprob" in item:
+        return _clamp(item["logprob"])
+    if "prob" in item:
+        prob = _number(item["prob"])
+        if prob is None or not 0.0 <= prob <= 1.0 + _POSITIVE_TOLERANCE:
+            return None
+        return _clamp(math.log(prob) if prob > 0 else -math.inf)
+    return None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and len(value) <= 32:
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _clamp(value: Any) -> float | None:
+    number = _number(value)
+    if number is None or math.isnan(number) or number > _POSITIVE_TOLERANCE:
+        return None
+    return min(max(number, LOGPROB_FLOOR), 0.0)
+
+
+def _preview(keys: list[str]) -> str:
+    shown = ", ".join(k[:20] for k in keys[:6])
+    return f"[{shown}{', ...' if len(keys) > 6 else ''}]"

@@ -1,0 +1,243 @@
+"""The ``openai`` provider: any OpenAI-compatible chat-completions server.
+
+Uses the official SDK's ``AsyncOpenAI`` with ``base_url`` (OpenAI, vLLM, SGLang, Ollama,
+llama.cpp, OpenRouter ...) and its own retries off (``max_retries=0``): retrying is done once,
+by :mod:`byzllm.llm._retry`. The request goes through the SDK's generic ``post`` and the body
+is parsed by :func:`parse_chat_completion`, so near-compatible servers and malformed bodies
+are handled by our tolerant parser instead of failing inside the SDK's models.
+
+SDK clients hold connection pools bound to the event loop that used them, so there is one
+set of clients per running loop. A loop gets a few clients (``ceil(max_concurrency / 8)``)
+and each request goes to the least busy: the HTTP pool's bookkeeping per request grows with
+its number of connections, and small pools keep it cheap at high concurrency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._errors import ModelAuthError, ModelRequestError, ModelResponseError, redact
+from ._provider import ModelAPI, ProviderSettings, register_provider
+from ._response import parse_chat_completion
+from ._retry import TransientError, parse_retry_after
+from ._types import ChatMessage, Completion, GenerateConfig
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIAPI", "request_body"]
+
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+# Placeholder sent when no key is configured: local servers (vLLM, Ollama) accept anything.
+_NO_KEY = "EMPTY"
+_CONNECTIONS_PER_CLIENT = 8
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+def request_body(
+    model: str, messages: Sequence[ChatMessage], config: GenerateConfig
+) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` for ``config`` (only settings that are set)."""
+    body: dict[str, Any] = {"model": model, "messages": list(messages)}
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if config.max_tokens is not None:
+        body["max_tokens"] = config.max_tokens
+    if config.top_p is not None:
+        body["top_p"] = config.top_p
+    if config.seed is not None:
+        body["seed"] = config.seed
+    if config.stop is not None:
+        body["stop"] = list(config.stop)
+    if config.response_format is not None:
+        body["response_format"] = {"type": config.response_format}
+    if config.top_logprobs is not None:
+        body["logprobs"] = True
+        body["top_logprobs"] = config.top_logprobs
+    return body
+
+
+class _Shard:
+    __slots__ = ("client", "load")
+
+    def __init__(self, client: AsyncOpenAI) -> None:
+        self.client = client
+        self.load = 0
+
+
+class OpenAIAPI(ModelAPI):
+    """Backend for OpenAI-compatible servers (see the module docstring)."""
+
+    provider = "openai"
+
+    def __init__(self, model: str, settings: ProviderSettings) -> None:
+        super().__init__(model, settings)
+        self._base_url = (settings.base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+        env = settings.api_key_env
+        key = os.environ.get(env) if env else None
+        # Kept private and out of every repr; scrubbed from every error message.
+        self.__key = key or None
+        self._shards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[_Shard]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._n_shards = max(1, math.ceil(settings.max_concurrency / _CONNECTIONS_PER_CLIENT))
+
+    @property
+    def endpoint(self) -> str:
+        return self._base_url
+
+    def secrets(self) -> tuple[str, ...]:
+        return (self.__key,) if self.__key else ()
+
+    def describe_auth_failure(self) -> str:
+        env = self.settings.api_key_env
+        if not env:
+            return "the server wants an API key: pass api_key_env='<VARIABLE>' holding it"
+        if self.__key is None:
+            return f"set the environment variable {env} to your API key (it is not set)"
+        return f"the key in the environment variable {env} was rejected; check or replace it"
+
+    def __repr__(self) -> str:
+        return f"OpenAIAPI(model={self.model!r}, base_url={self._base_url!r})"
+
+    def _client(self) -> _Shard:
+        loop = asyncio.get_running_loop()
+        shards = self._shards.get(loop)
+        if shards is None:
+            from openai import AsyncOpenAI
+
+            shards = [
+                _Shard(
+                    AsyncOpenAI(
+                        api_key=self.__key or _NO_KEY,
+                        base_url=self._base_url,
+                        max_retries=0,
+                        timeout=self.settings.timeout_s,
+                    )
+                )
+                for _ in range(self._n_shards)
+            ]
+            self._shards[loop] = shards
+        return min(shards, key=_load_of)
+
+    async def complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        import httpx2
+        import openai
+
+        shard = self._client()
+        body = request_body(self.model, messages, config)
+        # Errors are built inside the handlers but raised after them, so that no SDK
+        # exception (whose request carries the key in its headers) stays chained to ours.
+        failure: Exception | None = None
+        content, latency = b"", 0.0
+        shard.load += 1
+        started = time.perf_counter()
+        try:
+            response = await shard.client.post(
+                "/chat/completions",
+                body=body,
+                cast_to=httpx2.Response,
+                options={
+                    "timeout": self.settings.timeout_s,
+                    "security": {"bearer_auth": True},
+                },
+            )
+            content = response.content
+            latency = time.perf_counter() - started
+        except openai.APITimeoutError:
+            failure = TransientError(f"timed out after {self.settings.timeout_s:g}s")
+        except openai.APIStatusError as exc:
+            failure = self._status_error(exc)
+        except openai.APIConnectionError as exc:
+            failure = TransientError(self._scrub(f"connection failed: {_cause(exc)}"))
+        except httpx2.HTTPError as exc:  # a body cut short while reading
+            failure = TransientError(self._scrub(f"transport error: {_cause(exc)}"))
+        finally:
+            shard.load -= 1
+        if failure is not None:
+            raise failure
+        try:
+            completion = parse_chat_completion(content, top_k=config.top_logprobs, model=self.model)
+            return completion.model_copy(update={"latency_s": latency})
+        except ModelResponseError as exc:
+            failure = TransientError(self._scrub(f"unusable response: {exc}"))
+        raise failure
+
+    def _status_error(self, exc: Any) -> Exception:
+        status = int(getattr(exc, "status_code", 0) or 0)
+        headers: Mapping[str, str] = {}
+        response = getattr(exc, "response", None)
+        if response is not None:
+            headers = dict(response.headers)
+        detail = self._scrub(_error_detail(getattr(exc, "body", None)))
+        where = f"{self._base_url} (model {self.model!r})"
+        if status in _RETRYABLE_STATUS or status >= 500:
+            return TransientError(
+                f"HTTP {status} from {where}: {detail}", retry_after=parse_retry_after(headers)
+            )
+        if status == 401:
+            return ModelAuthError(
+                f"HTTP 401 Unauthorized from {where}: {self.describe_auth_failure()}",
+                status=status,
+                endpoint=self._base_url,
+            )
+        hint = {
+            400: "the server rejected the request (unsupported parameter or input too long?)",
+            403: "the key has no access to this model or endpoint",
+            404: "wrong base_url or model name (does the server serve this model?)",
+            422: "the server could not process the request's parameters",
+        }.get(status, "the server refused the request")
+        return ModelRequestError(
+            f"HTTP {status} from {where}: {hint}; server said: {detail}",
+            status=status,
+            endpoint=self._base_url,
+        )
+
+    def _scrub(self, text: str) -> str:
+        return redact(text, self.secrets())
+
+    async def aclose(self) -> None:
+        loop = asyncio.get_running_loop()
+        shards = self._shards.pop(loop, None) or []
+        for shard in shards:
+            await shard.client.close()
+
+
+def _load_of(shard: _Shard) -> int:
+    return shard.load
+
+
+def _cause(exc: BaseException) -> str:
+    """A short description of the innermost cause (no request objects, no headers)."""
+    inner: BaseException = exc
+    while inner.__cause__ is not None and inner.__cause__ is not inner:
+        inner = inner.__cause__
+    text = str(inner) or type(inner).__name__
+    return f"{type(inner).__name__}: {text}"[:200]
+
+
+def _error_detail(body: Any) -> str:
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        if isinstance(error, Mapping):
+            message = error.get("message")
+            if isinstance(message, str):
+                return message[:300]
+        elif isinstance(error, str):
+            return error[:300]
+        return str(body)[:300]
+    if body is None:
+        return "(no body)"
+    return str(body)[:300]
+
+
+@register_provider("openai")
+def _openai_factory(model: str, settings: ProviderSettings) -> ModelAPI:
+    return OpenAIAPI(model, settings)

@@ -1,0 +1,114 @@
+"""The provider seam: what a backend implements, and the registry that finds it by name.
+
+As in Inspect AI, a backend (``ModelAPI``) only knows how to send one request to its kind of
+server and translate the answer; everything cross-cutting -- concurrency limits, retries,
+caching, usage accounting, log-probability checks -- lives once in :class:`byzllm.llm.Model`.
+Backends register under a name (``"openai"``) and are chosen by the prefix of the model
+name passed to :func:`byzllm.llm.get_model` (``"openai/<model>"``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from byzllm.errors import InputError
+
+from ._types import ChatMessage, Completion, GenerateConfig
+
+__all__ = [
+    "ModelAPI",
+    "ProviderFactory",
+    "ProviderSettings",
+    "provider_names",
+    "register_provider",
+    "resolve_provider",
+]
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Transport settings a backend needs (none of them is part of the cache key)."""
+
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    timeout_s: float = 120.0
+    max_concurrency: int = 16
+
+
+class ModelAPI(ABC):
+    """One backend: sends a request to its server and returns a normalized :class:`Completion`.
+
+    ``complete`` raises :class:`~byzllm.llm._retry.TransientError` for failures worth
+    retrying and a :class:`~byzllm.llm.ModelError` for the rest; it never retries itself.
+    """
+
+    #: Registry name of the provider, e.g. ``"openai"``.
+    provider: str = ""
+
+    def __init__(self, model: str, settings: ProviderSettings) -> None:
+        self.model = model
+        self.settings = settings
+
+    @property
+    @abstractmethod
+    def endpoint(self) -> str:
+        """Where requests go (e.g. the base URL): the unit of concurrency limiting."""
+
+    @abstractmethod
+    async def complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        """Send one request and return its completion.
+
+        Set ``latency_s`` to the time the server took, if the backend can measure it
+        better than the caller (e.g. excluding a first-use import); leave ``cached`` unset.
+        """
+
+    def secrets(self) -> tuple[str, ...]:
+        """Credentials to scrub from every message this backend's errors produce."""
+        return ()
+
+    def describe_auth_failure(self) -> str:
+        """What to do about a 401 (e.g. which environment variable to set)."""
+        return "check the credentials"
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release connections (optional)."""
+
+
+#: Builds a backend from the model name (without the provider prefix) and its settings.
+ProviderFactory = Callable[[str, ProviderSettings], ModelAPI]
+
+_PROVIDERS: dict[str, ProviderFactory] = {}
+
+
+def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
+    """Decorator registering a backend factory under ``name`` (``"openai"``, ...)."""
+
+    def decorate(factory: ProviderFactory) -> ProviderFactory:
+        _PROVIDERS[name] = factory
+        return factory
+
+    return decorate
+
+
+def provider_names() -> list[str]:
+    """Names of the registered providers."""
+    return sorted(_PROVIDERS)
+
+
+def resolve_provider(name: str) -> tuple[str, str, ProviderFactory]:
+    """Split ``"provider/model"`` and find the provider; :class:`InputError` if impossible."""
+    provider, sep, model = name.partition("/")
+    if not sep or not provider or not model:
+        raise InputError(
+            f"model name {name!r} must look like 'provider/model', e.g. 'openai/gpt-4o-mini' "
+            f"(providers: {', '.join(provider_names())})"
+        )
+    factory = _PROVIDERS.get(provider)
+    if factory is None:
+        raise InputError(
+            f"unknown model provider {provider!r} in {name!r}; "
+            f"available: {', '.join(provider_names())}"
+        )
+    return provider, model, factory

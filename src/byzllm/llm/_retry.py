@@ -1,0 +1,148 @@
+"""Retries of transient model-call failures, in one place (tenacity).
+
+Transient: HTTP 429, 408, 409 and 5xx, timeouts, dropped connections, malformed or truncated
+bodies -- raised by providers as :class:`TransientError`. Everything else (400, 401, 403,
+404, 422, bad input) propagates at once. Waits grow exponentially with full jitter (so that
+many clients that failed together do not retry together) and honour a server's
+``Retry-After``; attempts and total time are both bounded (:class:`RetryPolicy`). The SDK's
+own retries are off, so the two never stack.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    RetryError,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_before_delay,
+)
+
+from ._errors import ModelUnavailableError
+
+__all__ = ["RetryPolicy", "TransientError", "call_with_retries", "parse_retry_after"]
+
+_log = logging.getLogger("byzllm.llm")
+
+T = TypeVar("T")
+
+
+class RetryPolicy(BaseModel):
+    """How hard to retry transient failures.
+
+    ``max_attempts`` counts the first try; ``max_total_s`` bounds the whole call including
+    waits (no new attempt starts if its wait would cross it). The wait before attempt n+1 is
+    uniform in ``[0, min(max_backoff_s, initial_backoff_s * 2**(n-1))]``, or the server's
+    ``Retry-After`` (capped at ``max_backoff_s``) when it sent one.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(default=8, ge=1)
+    max_total_s: float = Field(default=600.0, gt=0)
+    initial_backoff_s: float = Field(default=1.0, ge=0)
+    max_backoff_s: float = Field(default=60.0, ge=0)
+
+
+class TransientError(Exception):
+    """A failure worth retrying; ``retry_after`` is the server's hint in seconds, if any."""
+
+    def __init__(self, reason: str, *, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date)."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    millis = lowered.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(float(millis) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    parsed = email.utils.parsedate_tz(value)
+    if parsed is None:
+        return None
+    return max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
+
+
+class _Wait:
+    """Full-jitter exponential backoff, replaced by ``Retry-After`` when the server sent it."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self.policy = policy
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, TransientError) and exc.retry_after is not None:
+            return min(exc.retry_after, self.policy.max_backoff_s)
+        ceiling = self.policy.initial_backoff_s * 2 ** (state.attempt_number - 1)
+        return random.uniform(0.0, min(self.policy.max_backoff_s, ceiling))
+
+
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    describe: str,
+    on_retry: Callable[[TransientError], None] | None = None,
+) -> T:
+    """Await ``attempt()`` until it succeeds, retrying :class:`TransientError` under ``policy``.
+
+    ``describe`` names the call in messages (e.g. ``"openai/m at http://host/v1"``); it must
+    not contain secrets. Raises :class:`ModelUnavailableError` when the budget runs out.
+    """
+    started = time.monotonic()
+
+    def before_sleep(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, TransientError):
+            if on_retry is not None:
+                on_retry(exc)
+            wait = state.next_action.sleep if state.next_action is not None else 0.0
+            _log.info(
+                "%s: attempt %d failed (%s); retrying in %.2fs",
+                describe,
+                state.attempt_number,
+                exc.reason,
+                wait,
+            )
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts) | stop_before_delay(policy.max_total_s),
+        wait=_Wait(policy),
+        retry=retry_if_exception_type(TransientError),
+        before_sleep=before_sleep,
+        reraise=False,
+    )
+    try:
+        return await retrying(attempt)
+    except RetryError as exc:
+        last = exc.last_attempt
+        reason = "unknown"
+        if last.failed:
+            failure = last.exception()
+            reason = failure.reason if isinstance(failure, TransientError) else repr(failure)
+        elapsed = time.monotonic() - started
+        raise ModelUnavailableError(
+            f"{describe}: gave up after {last.attempt_number} attempt(s) in {elapsed:.1f}s; "
+            f"last error: {reason}"
+        ) from None

@@ -1,0 +1,138 @@
+"""Per-turn training data for monitors: features of every turn, labelled with its game's outcome.
+
+Seed 002 §2: monitors are fit "using boolean labels from training games at each intermediate
+game turn" — every turn of a game carries that game's final success. A :class:`TurnDataset`
+holds those turns as numpy arrays (one row per turn, all roles together) plus the outcome of
+every game, including games in which some role never acted (they still count when a gain is
+averaged over games).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from byzllm.errors import InputError
+
+from .features import FEATURE_COLUMNS
+
+__all__ = ["TurnDataset"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class TurnDataset:
+    """Turns of a set of games: ``x`` is ``(n, 4)`` in ``FEATURE_COLUMNS`` order.
+
+    ``game_index[i]`` indexes ``games`` / ``game_success`` for turn ``i``; ``roles[i]`` is the
+    acting agent's role. ``game_success[g]`` is the outcome of game ``games[g]``.
+    """
+
+    x: FloatArray
+    roles: npt.NDArray[np.str_]
+    game_index: npt.NDArray[np.int64]
+    games: tuple[str, ...]
+    game_success: npt.NDArray[np.bool_]
+
+    def __post_init__(self) -> None:
+        n = self.x.shape[0]
+        if self.x.ndim != 2 or self.x.shape[1] != len(FEATURE_COLUMNS):
+            raise InputError(f"turn features must be (n, {len(FEATURE_COLUMNS)})")
+        if self.roles.shape != (n,) or self.game_index.shape != (n,):
+            raise InputError("roles and game_index must have one entry per turn")
+        if self.game_success.shape != (len(self.games),):
+            raise InputError("game_success must have one entry per game")
+        if n and (self.game_index.min() < 0 or self.game_index.max() >= len(self.games)):
+            raise InputError("game_index out of range")
+        if not np.isfinite(self.x).all():
+            raise InputError("turn features contain NaN or infinite values")
+
+    @property
+    def n_turns(self) -> int:
+        return int(self.x.shape[0])
+
+    @property
+    def n_games(self) -> int:
+        return len(self.games)
+
+    @property
+    def turn_success(self) -> npt.NDArray[np.bool_]:
+        """The label of every turn: its game's outcome."""
+        return self.game_success[self.game_index]
+
+    @property
+    def base_rate(self) -> float:
+        """Success-Rate of these games (without interventions)."""
+        if not self.games:
+            raise InputError("no games")
+        return float(self.game_success.mean())
+
+    def role_names(self) -> list[str]:
+        return sorted({str(r) for r in self.roles})
+
+    def role_mask(self, role: str) -> npt.NDArray[np.bool_]:
+        return np.asarray(self.roles == role)
+
+    def turns_per_game(self, role: str | None = None) -> npt.NDArray[np.int64]:
+        """How many turns (of ``role``, or all) each game has."""
+        idx = self.game_index if role is None else self.game_index[self.role_mask(role)]
+        return np.bincount(idx, minlength=self.n_games).astype(np.int64)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> TurnDataset:
+        """Build from dict rows with ``game_id, role, entropy, varentropy, kurtosis, turn,
+        success`` (the shape :class:`~byzllm.monitor.records.MonitorTurnRecord` stores).
+
+        Games whose rows disagree on ``success`` are rejected.
+        """
+        game_ids: list[str] = []
+        roles: list[str] = []
+        feats: list[list[float]] = []
+        outcome: dict[str, bool] = {}
+        for i, row in enumerate(rows):
+            try:
+                gid = str(row["game_id"])
+                success = bool(row["success"])
+                feats.append([float(row[c]) for c in FEATURE_COLUMNS])
+                roles.append(str(row["role"]))
+            except (KeyError, TypeError, ValueError) as err:
+                raise InputError(f"turn row {i} is malformed: {err}") from err
+            if outcome.setdefault(gid, success) != success:
+                raise InputError(f"game {gid!r} has turns with different outcomes")
+            game_ids.append(gid)
+        games = tuple(outcome)
+        position = {g: k for k, g in enumerate(games)}
+        return cls(
+            x=np.array(feats, dtype=np.float64).reshape(-1, len(FEATURE_COLUMNS)),
+            roles=np.array(roles, dtype=np.str_),
+            game_index=np.array([position[g] for g in game_ids], dtype=np.int64),
+            games=games,
+            game_success=np.array([outcome[g] for g in games], dtype=np.bool_),
+        )
+
+    @classmethod
+    def from_arrays(
+        cls,
+        x: Any,
+        roles: Any,
+        game_ids: Any,
+        success: Any,
+    ) -> TurnDataset:
+        """Build from per-turn arrays (``success`` per turn, constant within each game)."""
+        rows = (
+            {
+                "game_id": g,
+                "role": r,
+                "success": s,
+                **dict(zip(FEATURE_COLUMNS, feats, strict=True)),
+            }
+            for feats, r, g, s in zip(
+                np.asarray(x, dtype=np.float64), roles, game_ids, success, strict=True
+            )
+        )
+        return cls.from_rows(rows)

@@ -1,0 +1,345 @@
+"""Monitor experiments on the runner: collect, train, evaluate (seed 002 §4, §5, §6.1, D.2).
+
+The pipeline, for WhoDunitEnv (the environment-specific part is :func:`_play`; the rest is
+environment-agnostic and reads only :class:`~byzllm.envs.TurnObservation`):
+
+1. **collect** — play the train and validation games without interventions; store every
+   turn's features (:class:`MonitorTurnRecord`, labelled with its game's outcome) and every
+   game's outcome (:class:`MonitorGameRecord`, condition ``"none"``).
+2. **train** — :func:`datasets_from_rows` + :func:`~byzllm.monitor.train_monitor_set`:
+   the D.2 grid per role, saved as JSON.
+3. **evaluate** — play the test games under each *condition*, over repeated runs:
+
+   ============== ==========================================================================
+   ``none``        no intervention (a *shadow* monitor logs would-be triggers, for Fig. 9)
+   ``monitor-1``   the selected monitors, one reset per role (§4.2)
+   ``monitor-2``   two resets per role
+   ``random-1/2``  the random baseline (D.2) with one / two resets per role
+   ``resample-1``  the §6.1 ablation: resample the agent instead of resetting
+   ============== ==========================================================================
+
+One unit is one game played once under one condition; the same game and repeat use the same
+agent random stream in every condition (common random numbers), so conditions differ only by
+what the intervener does. Results from simulated agents carry ``simulated=True`` and the
+simulation parameters.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from byzllm.agents.whodunit import SimParams, WordingName
+from byzllm.envs.whodunit import GameConfig
+from byzllm.errors import ConfigError, InputError
+from byzllm.experiments import ExperimentConfig, Record, Unit, make_unit
+
+from .dataset import TurnDataset
+from .features import turn_features
+from .intervene import MonitorIntervener, RandomIntervener
+from .monitor_set import MonitorSet
+
+__all__ = [
+    "CONDITIONS",
+    "DEFAULT_CONDITIONS",
+    "Condition",
+    "MonitorExperimentConfig",
+    "MonitorGameRecord",
+    "MonitorTurnRecord",
+    "collect_units",
+    "datasets_from_rows",
+    "evaluate_units",
+    "run_in_memory",
+    "work",
+]
+
+Condition = Literal["none", "monitor-1", "monitor-2", "random-1", "random-2", "resample-1"]
+#: Every evaluation condition, in report order.
+CONDITIONS: tuple[Condition, ...] = (
+    "none",
+    "monitor-1",
+    "monitor-2",
+    "random-1",
+    "random-2",
+    "resample-1",
+)
+
+#: What ``byzllm monitor evaluate`` runs by default (Fig. 4: 0, 1, 2 resets and the baseline).
+DEFAULT_CONDITIONS: tuple[Condition, ...] = (
+    "none",
+    "monitor-1",
+    "monitor-2",
+    "random-1",
+    "random-2",
+)
+
+
+class MonitorExperimentConfig(ExperimentConfig):
+    """The whole monitor pipeline in one config. Example YAML::
+
+    game: {variant: asym, n_suspects: 10}
+    seed: 0                 # which train / validation / test splits
+    n_train: null           # null: the whole split (210 / 90 / 180 games)
+    n_validation: null
+    n_test: null
+    repeats: 3              # evaluation runs per condition (standard errors)
+    conditions: [none, monitor-1, monitor-2, random-1, random-2]
+    agents: simulated       # or: llm (then set model, base_url)
+    sim: {hallucination_rate: 0.04}
+    """
+
+    env: Literal["whodunit"] = "whodunit"
+    game: GameConfig = Field(default_factory=GameConfig)
+    seed: int = 0
+    n_train: int | None = Field(default=None, ge=1)
+    n_validation: int | None = Field(default=None, ge=1)
+    n_test: int | None = Field(default=None, ge=1)
+    collect_repeats: int = Field(default=1, ge=1)
+    repeats: int = Field(default=3, ge=1)
+    conditions: list[Condition] = Field(default_factory=lambda: list(DEFAULT_CONDITIONS))
+    agents: Literal["simulated", "llm"] = "simulated"
+    sim: SimParams = Field(default_factory=SimParams)
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    cache: str | None = None
+    top_logprobs: int = Field(default=10, ge=1, le=20)
+    max_reprompts: int = Field(default=3, ge=0)
+    wording: WordingName = "award"
+    renormalize: bool = True
+
+
+class MonitorTurnRecord(Record):
+    """One turn's monitor features, labelled with its game's outcome."""
+
+    kind: ClassVar[str] = "monitor_turn"
+
+    split: str
+    game_id: str
+    repeat: int
+    role: str
+    agent: str
+    turn: int
+    entropy: float
+    varentropy: float
+    kurtosis: float
+    n_positions: int
+    success: bool
+    simulated: bool
+
+
+class MonitorGameRecord(Record):
+    """One game under one condition: outcome, length, interventions and triggers."""
+
+    kind: ClassVar[str] = "monitor_game"
+
+    split: str
+    condition: str
+    game_id: str
+    repeat: int
+    variant: str
+    n_suspects: int
+    success: bool
+    accused: bool
+    total_turns: int
+    resets: int
+    resamples: int
+    parse_failures: int
+    fallbacks: int
+    triggers: list[dict[str, Any]] = Field(default_factory=list)
+    agents: str
+    simulated: bool
+    sim_params: dict[str, Any] | None = None
+
+
+def _split_games(cfg: MonitorExperimentConfig, split: str) -> list[Any]:
+    from byzllm.envs.whodunit import make_splits
+
+    games = make_splits(cfg.game, seed=cfg.seed).get(split)  # type: ignore[arg-type]
+    limit = {"train": cfg.n_train, "validation": cfg.n_validation, "test": cfg.n_test}[split]
+    return games[:limit] if limit else games
+
+
+def collect_units(cfg: MonitorExperimentConfig) -> list[Unit]:
+    """Train and validation games, no intervention (one unit per game and repeat)."""
+    conf = cfg.model_dump(mode="json")
+    return [
+        make_unit(
+            {
+                "stage": "collect",
+                "config": conf,
+                "split": split,
+                "game": game.model_dump(mode="json"),
+                "repeat": r,
+                "condition": "none",
+            },
+            label=f"{split}/{game.id}/r{r}",
+        )
+        for split in ("train", "validation")
+        for game in _split_games(cfg, split)
+        for r in range(cfg.collect_repeats)
+    ]
+
+
+def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[Unit]:
+    """Test games × conditions × repeats; the monitor set travels in the payload."""
+    if not cfg.conditions:
+        raise ConfigError("conditions: choose at least one of " + ", ".join(CONDITIONS))
+    needs_random = any(c.startswith("random") for c in cfg.conditions)
+    if needs_random and not monitors.random_baseline:
+        raise InputError("this monitor set has no random-baseline probabilities")
+    conf = cfg.model_dump(mode="json")
+    packed = monitors.to_dict()
+    return [
+        make_unit(
+            {
+                "stage": "evaluate",
+                "config": conf,
+                "split": "test",
+                "game": game.model_dump(mode="json"),
+                "repeat": r,
+                "condition": condition,
+                "monitors": packed,
+            },
+            label=f"test/{game.id}/{condition}/r{r}",
+        )
+        for condition in dict.fromkeys(cfg.conditions)
+        for game in _split_games(cfg, "test")
+        for r in range(cfg.repeats)
+    ]
+
+
+def _intervener(
+    condition: str, monitors: MonitorSet | None, repeat: int, renormalize: bool
+) -> MonitorIntervener | RandomIntervener | None:
+    if condition == "none":
+        if monitors is None:
+            return None
+        return MonitorIntervener(monitors, budget=0, renormalize=renormalize)
+    if monitors is None:
+        raise InputError(f"condition {condition!r} needs a monitor set")
+    kind, _, count = condition.partition("-")
+    budget = int(count)
+    if kind == "monitor":
+        return MonitorIntervener(monitors, budget=budget, renormalize=renormalize)
+    if kind == "resample":
+        return MonitorIntervener(monitors, budget=budget, mode="resample", renormalize=renormalize)
+    if kind == "random":
+        return RandomIntervener(monitors.random_probabilities(), budget=budget, seed=repeat)
+    raise InputError(f"unknown condition {condition!r}")
+
+
+def _agents(cfg: MonitorExperimentConfig, game: Any, repeat: int) -> Sequence[Any]:
+    from byzllm.envs.whodunit import llm_agents, simulated_agents
+
+    if cfg.agents == "simulated":
+        return simulated_agents(game, cfg.sim)
+    if not cfg.model:
+        raise ConfigError("agents: llm needs a model (e.g. --model openai/gpt-4o-mini)")
+    from byzllm.llm import get_model
+
+    model = get_model(
+        cfg.model,
+        base_url=cfg.base_url,
+        api_key_env=cfg.api_key_env,
+        cache=cfg.cache,
+        cache_salt=f"monitor-repeat={repeat}",
+    )
+    return llm_agents(game, model, top_logprobs=cfg.top_logprobs, max_reprompts=cfg.max_reprompts)
+
+
+async def _play(payload: dict[str, Any]) -> list[Record]:
+    from byzllm.envs.whodunit import WhoDunitGame, play_game
+
+    cfg = MonitorExperimentConfig.model_validate(payload["config"])
+    game = WhoDunitGame.model_validate(payload["game"])
+    repeat = int(payload["repeat"])
+    split = str(payload["split"])
+    condition = str(payload["condition"])
+    monitors = MonitorSet.from_dict(payload["monitors"]) if payload.get("monitors") else None
+    intervener = _intervener(condition, monitors, repeat, cfg.renormalize)
+    result = await play_game(
+        game,
+        _agents(cfg, game, repeat),
+        intervener=intervener,
+        rng=random.Random(f"{game.id}/{repeat}"),
+        wording=cfg.wording,
+    )
+    triggers = [] if intervener is None else intervener.game_triggers(game.id)
+    records: list[Record] = [
+        MonitorGameRecord(
+            split=split,
+            condition=condition,
+            game_id=game.id,
+            repeat=repeat,
+            variant=game.variant,
+            n_suspects=len(game.suspects),
+            success=result.success,
+            accused=result.accused,
+            total_turns=result.total_turns,
+            resets=result.resets,
+            resamples=result.resamples,
+            parse_failures=result.parse_failures,
+            fallbacks=result.fallbacks,
+            triggers=[t.model_dump() for t in triggers],
+            agents=cfg.agents,
+            simulated=result.simulated,
+            sim_params=cfg.sim.model_dump() if result.simulated else None,
+        )
+    ]
+    if payload.get("stage") == "collect":
+        for t in result.turns:
+            f = turn_features(t.obs.distributions, t.obs.turn, renormalize=cfg.renormalize)
+            records.append(
+                MonitorTurnRecord(
+                    split=split,
+                    game_id=game.id,
+                    repeat=repeat,
+                    role=t.obs.role,
+                    agent=t.obs.agent,
+                    turn=t.obs.turn,
+                    entropy=f.entropy,
+                    varentropy=f.varentropy,
+                    kurtosis=f.kurtosis,
+                    n_positions=f.n_positions,
+                    success=result.success,
+                    simulated=result.simulated,
+                )
+            )
+    return records
+
+
+async def work(payload: dict[str, Any]) -> list[Record]:
+    """The runner's work function for collect and evaluate units (top-level, picklable)."""
+    return await _play(payload)
+
+
+async def run_in_memory(units: Iterable[Unit]) -> list[dict[str, Any]]:
+    """Play units without a store (tests, notebooks); returns the records as dicts with kind."""
+    rows: list[dict[str, Any]] = []
+    for unit in units:
+        for record in await work(dict(unit.payload)):
+            rows.append({"kind": record.kind, **record.model_dump(mode="json")})
+    return rows
+
+
+def datasets_from_rows(
+    turn_rows: Sequence[dict[str, Any]],
+) -> tuple[TurnDataset, TurnDataset]:
+    """Train and validation :class:`TurnDataset` from stored ``monitor_turn`` rows.
+
+    With several collect repeats, each (game, repeat) is its own training game.
+    """
+    by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in turn_rows:
+        keyed = dict(row)
+        keyed["game_id"] = f"{row['game_id']}/r{row.get('repeat', 0)}"
+        by_split[str(row.get("split"))].append(keyed)
+    for split in ("train", "validation"):
+        if not by_split.get(split):
+            raise InputError(f"no {split} turns collected: run `byzllm monitor collect` first")
+    return TurnDataset.from_rows(by_split["train"]), TurnDataset.from_rows(by_split["validation"])

@@ -1,0 +1,223 @@
+"""Evaluation summaries and figures of the monitor experiments (seed 002 §5, Fig. 4/5/9, D.4).
+
+Metrics per condition (§4.1): Success-Rate, Precision (success among games that ended in an
+accusation) and Game-Length (turns, including those spent before an intervention), as the
+mean over repeated runs ± the standard error of the per-run values (D.4); with a single run,
+the standard error across games. Plus what the interventions cost and did: interventions per
+game, and Game-Length relative to no intervention.
+
+Figures (PNG, matplotlib Agg): the Fig. 4/5 bar chart (Success-Rate by number of resets, the
+random baseline as crosses joined by a dashed line) and the Fig. 9 histogram of the turn at
+which the monitor (first) triggers, split by whether the game succeeded — taken from the
+``none`` condition, where a shadow monitor logs triggers without acting (as E.1 describes:
+"monitor turn triggers in a game without interventions").
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .experiments import CONDITIONS
+
+__all__ = [
+    "evaluation_rows",
+    "plot_success_bars",
+    "plot_trigger_histogram",
+    "trigger_turns",
+]
+
+_LABELS = {
+    "none": "no intervention",
+    "monitor-1": "monitor, 1 reset",
+    "monitor-2": "monitor, 2 resets",
+    "random-1": "random, 1 reset",
+    "random-2": "random, 2 resets",
+    "resample-1": "monitor, resample",
+}
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def _se(xs: Sequence[float]) -> float:
+    vals = [x for x in xs if not math.isnan(x)]
+    if len(vals) < 2:
+        return math.nan
+    m = _mean(vals)
+    return math.sqrt(sum((x - m) ** 2 for x in vals) / (len(vals) - 1) / len(vals))
+
+
+def _binomial_se(p: float, n: int) -> float:
+    return math.sqrt(p * (1 - p) / n) if n > 0 and not math.isnan(p) else math.nan
+
+
+def _run_metrics(games: Sequence[dict[str, Any]]) -> dict[str, float]:
+    accused = [g for g in games if g["accused"]]
+    wins = sum(bool(g["success"]) for g in games)
+    return {
+        "success_rate": wins / len(games),
+        "precision": (sum(bool(g["success"]) for g in accused) / len(accused))
+        if accused
+        else math.nan,
+        "game_length": _mean([float(g["total_turns"]) for g in games]),
+        "accused": float(len(accused)),
+    }
+
+
+def evaluation_rows(game_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per condition: metrics ± standard error, interventions, length ratio."""
+    by_condition: dict[str, dict[int, list[dict[str, Any]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for row in game_rows:
+        if row.get("split", "test") == "test":
+            by_condition[str(row["condition"])][int(row.get("repeat", 0))].append(row)
+    order = [c for c in CONDITIONS if c in by_condition] + sorted(
+        c for c in by_condition if c not in CONDITIONS
+    )
+    rows: list[dict[str, Any]] = []
+    for condition in order:
+        runs = [by_condition[condition][r] for r in sorted(by_condition[condition])]
+        per_run = [_run_metrics(games) for games in runs]
+        all_games = [g for games in runs for g in games]
+        if len(per_run) == 1:
+            m = per_run[0]
+            sr_se = _binomial_se(m["success_rate"], len(all_games))
+            pr_se = _binomial_se(m["precision"], int(m["accused"]))
+            len_se = _se([float(g["total_turns"]) for g in all_games])
+        else:
+            sr_se = _se([m["success_rate"] for m in per_run])
+            pr_se = _se([m["precision"] for m in per_run])
+            len_se = _se([m["game_length"] for m in per_run])
+        interventions = sum(int(g["resets"]) + int(g["resamples"]) for g in all_games)
+        rows.append(
+            {
+                "condition": condition,
+                "label": _LABELS.get(condition, condition),
+                "runs": len(per_run),
+                "games": len(all_games),
+                "success_rate": _mean([m["success_rate"] for m in per_run]),
+                "success_rate_se": sr_se,
+                "precision": _mean(
+                    [m["precision"] for m in per_run if not math.isnan(m["precision"])]
+                ),
+                "precision_se": pr_se,
+                "game_length": _mean([m["game_length"] for m in per_run]),
+                "game_length_se": len_se,
+                "interventions_per_game": interventions / len(all_games),
+                "simulated": any(bool(g.get("simulated")) for g in all_games),
+            }
+        )
+    base = next((r for r in rows if r["condition"] == "none"), None)
+    for r in rows:
+        r["length_ratio"] = r["game_length"] / base["game_length"] if base else math.nan
+        r["success_gain"] = r["success_rate"] - base["success_rate"] if base else math.nan
+    return rows
+
+
+def trigger_turns(game_rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """First-trigger turns of the shadow monitor in ``none`` games, split by outcome (E.1)."""
+    success: list[int] = []
+    failure: list[int] = []
+    failed_untriggered = 0
+    failed = 0
+    for row in game_rows:
+        if row.get("condition") != "none":
+            continue
+        turns = [int(t["turn"]) for t in row.get("triggers", [])]
+        if not row["success"]:
+            failed += 1
+            if not turns:
+                failed_untriggered += 1
+        if turns:
+            (success if row["success"] else failure).append(min(turns))
+    return {
+        "success": sorted(success),
+        "failure": sorted(failure),
+        "failed_without_trigger": failed_untriggered / failed if failed else math.nan,
+    }
+
+
+def _title(title: str, simulated: bool) -> str:
+    return f"{title} (simulated)" if simulated else title
+
+
+def plot_success_bars(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
+    """Fig. 4/5: Success-Rate by resets (bars), random baseline (crosses, dashed line)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    by = {r["condition"]: r for r in rows}
+    fig = Figure(figsize=(6.4, 4.0))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    bars = [c for c in ("none", "monitor-1", "monitor-2", "resample-1") if c in by]
+    xs = list(range(len(bars)))
+    ax.bar(
+        xs,
+        [100 * by[c]["success_rate"] for c in bars],
+        yerr=[100 * _nan0(by[c]["success_rate_se"]) for c in bars],
+        capsize=4,
+        color="#4C72B0",
+        edgecolor="black",
+    )
+    ax.set_xticks(xs, [_LABELS[c].replace(", ", "\n") for c in bars])
+    random_points = [
+        (bars.index(m), 100 * by[r]["success_rate"])
+        for r, m in (("random-1", "monitor-1"), ("random-2", "monitor-2"))
+        if r in by and m in bars
+    ]
+    if "none" in bars and random_points:
+        random_points.insert(0, (bars.index("none"), 100 * by["none"]["success_rate"]))
+    if random_points:
+        px, py = zip(*random_points, strict=True)
+        ax.plot(px, py, "k--", marker="x", markersize=9, label="random baseline")
+        ax.legend(loc="lower right")
+    ax.set_ylabel("Success-Rate (%)")
+    ax.set_ylim(0, 100)
+    simulated = any(bool(r.get("simulated")) for r in rows)
+    ax.set_title(_title("Monitoring and interventions", simulated))
+    ax.grid(axis="y", alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_trigger_histogram(turns: dict[str, Any], path: str | Path, *, simulated: bool) -> Path:
+    """Fig. 9: the turn of the monitor's first trigger, successful vs failed games."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.0))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    data = [turns["success"], turns["failure"]]
+    top = max([1, *turns["success"], *turns["failure"]])
+    bins = list(range(1, top + 2))
+    ax.hist(
+        data,
+        bins=bins,
+        stacked=True,
+        label=["game succeeded", "game failed"],
+        color=["#55A868", "#C44E52"],
+        edgecolor="black",
+    )
+    ax.set_xlabel("turn of the first monitor trigger")
+    ax.set_ylabel("games")
+    ax.legend()
+    ax.set_title(_title("Monitor trigger turns, no intervention", simulated))
+    return _save(fig, path)
+
+
+def _nan0(x: float) -> float:
+    return 0.0 if math.isnan(x) else x
+
+
+def _save(fig: Any, path: str | Path) -> Path:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, format="png", dpi=150, bbox_inches="tight")
+    return out

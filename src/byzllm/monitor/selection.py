@@ -1,0 +1,266 @@
+"""Choosing a monitor and its threshold on validation games (seed 002 §4.2, App. D.2).
+
+**The grid** (D.2): for each role, every non-empty subset of {entropy, varentropy, kurtosis}
+(turn count always in) × polynomial degree 1–5 × threshold τ ∈ {0, 0.01, …, 1}. Each
+(features, degree) monitor is fit on the training games' turns of that role; on validation it
+*triggers* on a game if its ``P(success)`` falls below τ at any of that role's turns (§2).
+
+**The expected gain of intervening.** Let a validation set have N games with outcomes
+``y_g ∈ {0, 1}`` and base Success-Rate ``b = Σ y_g / N`` (no interventions). With one reset,
+a triggered game restarts from its last irreversible action — for WhoDunitEnv the start of the
+game (§4.1) — and, its budget spent, then succeeds with the base probability ``b`` (the
+reset game is a fresh draw of the same system). An untriggered game keeps ``y_g``. So the
+expected Success-Rate with the monitor is ``(1/N) Σ_g [(1 - t_g) y_g + t_g b]`` with
+``t_g = 1`` if triggered, and the expected gain over no intervention is
+
+    gain(τ) = (1/N) Σ_g t_g(τ) (b - y_g) = (b · T_fail(τ) - (1 - b) · T_succ(τ)) / N
+
+— each triggered failure gains ``b``, each triggered success loses ``1 - b``. This makes
+precise D.2's rule (a monitor is right on a failed game it triggers on, wrong on a successful
+one) and weighs the two errors by what they cost. ``τ = 0`` never triggers (``P ≥ 0``), so the
+selected gain is never negative: a useless monitor is selected with τ = 0 and never fires.
+
+**Random baseline** (D.2): a monitor that triggers at each of the role's turns independently
+with probability ``p``. A game with ``n_g`` turns of the role is triggered with probability
+``1 - (1 - p)^{n_g}``, so ``E[gain](p) = (1/N) Σ_g (1 - (1 - p)^{n_g}) (b - y_g)``; ``p`` is
+chosen on the same grid {0, 0.01, …, 1} by the same criterion. (With equal game lengths this
+is exactly 0 for every p; it is positive when failed games are longer, e.g. when they run
+into the turn limit.)
+
+**Speed.** The τ sweep is vectorized: per game, only the minimum score matters; sorting the
+minima and taking cumulative sums of ``b - y_g`` gives the gain at every τ with one
+``searchsorted``. Ties are broken towards the simpler monitor (fewer features, lower degree,
+smaller τ), by enumeration order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+from byzllm.errors import InputError
+
+from .dataset import TurnDataset
+from .estimator import UncertaintyMonitor
+from .features import UNCERTAINTY_FEATURES
+
+__all__ = [
+    "DEFAULT_DEGREES",
+    "DEFAULT_GRID",
+    "GridPoint",
+    "RandomBaselineChoice",
+    "RoleSelection",
+    "expected_gain",
+    "feature_subsets",
+    "game_min_scores",
+    "random_gain_curve",
+    "select_random_baseline",
+    "select_role_monitor",
+    "threshold_gain_curve",
+]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: Thresholds (and random-trigger probabilities) searched: 0, 0.01, …, 1 (exact hundredths).
+DEFAULT_GRID: FloatArray = np.arange(101) / 100.0
+#: Polynomial degrees searched (D.2: D ∈ [1, 5]).
+DEFAULT_DEGREES: tuple[int, ...] = (1, 2, 3, 4, 5)
+# Gains closer than this are ties (kept by the earlier, simpler candidate).
+_TIE = 1e-12
+
+
+def feature_subsets() -> list[tuple[str, ...]]:
+    """Every non-empty subset of the uncertainty features, smallest first (7 subsets)."""
+    return [
+        combo
+        for size in range(1, len(UNCERTAINTY_FEATURES) + 1)
+        for combo in combinations(UNCERTAINTY_FEATURES, size)
+    ]
+
+
+def expected_gain(triggered: npt.ArrayLike, success: npt.ArrayLike, base_rate: float) -> float:
+    """``(1/N) Σ t_g (b - y_g)``: expected Success-Rate gain of one reset (module docstring)."""
+    t = np.asarray(triggered, dtype=np.float64)
+    y = np.asarray(success, dtype=np.float64)
+    if t.shape != y.shape or t.ndim != 1 or t.size == 0:
+        raise InputError("triggered and success must be non-empty 1-D arrays of equal length")
+    return float(np.sum(t * (base_rate - y)) / t.size)
+
+
+def game_min_scores(scores: npt.ArrayLike, game_index: npt.ArrayLike, n_games: int) -> FloatArray:
+    """The lowest score of each game; ``+inf`` for games with no scored turn (never trigger)."""
+    out = np.full(n_games, np.inf)
+    np.minimum.at(out, np.asarray(game_index, dtype=np.int64), np.asarray(scores, dtype=float))
+    return out
+
+
+def threshold_gain_curve(
+    min_scores: npt.ArrayLike,
+    success: npt.ArrayLike,
+    base_rate: float,
+    thresholds: npt.ArrayLike = DEFAULT_GRID,
+) -> FloatArray:
+    """Expected gain at every τ, where game g triggers iff ``min_scores[g] < τ``.
+
+    Vectorized: sort the per-game minima, cumulative-sum ``b - y_g`` in that order, and read
+    off the prefix that lies strictly below each τ.
+    """
+    m = np.asarray(min_scores, dtype=np.float64)
+    y = np.asarray(success, dtype=np.float64)
+    if m.shape != y.shape or m.ndim != 1 or m.size == 0:
+        raise InputError("min_scores and success must be non-empty 1-D arrays of equal length")
+    order = np.argsort(m, kind="stable")
+    prefix = np.concatenate([[0.0], np.cumsum(base_rate - y[order])])
+    below = np.searchsorted(m[order], np.asarray(thresholds, dtype=np.float64), side="left")
+    return np.asarray(prefix[below] / m.size, dtype=np.float64)
+
+
+def random_gain_curve(
+    turns_per_game: npt.ArrayLike,
+    success: npt.ArrayLike,
+    base_rate: float,
+    probabilities: npt.ArrayLike = DEFAULT_GRID,
+) -> FloatArray:
+    """Expected gain of the random monitor at every trigger probability ``p``."""
+    n = np.asarray(turns_per_game, dtype=np.float64)
+    y = np.asarray(success, dtype=np.float64)
+    if n.shape != y.shape or n.ndim != 1 or n.size == 0:
+        raise InputError("turns_per_game and success must be non-empty 1-D arrays")
+    p = np.asarray(probabilities, dtype=np.float64)[:, None]
+    hit = 1.0 - (1.0 - p) ** n[None, :]
+    return np.asarray(hit @ (base_rate - y) / n.size, dtype=np.float64)
+
+
+class GridPoint(BaseModel):
+    """The best τ of one (features, degree) candidate on validation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    features: tuple[str, ...]
+    degree: int
+    threshold: float
+    gain: float
+
+
+class RoleSelection(BaseModel):
+    """The winner for one role (a Table 5 row) and the whole grid it was chosen from."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    role: str
+    features: tuple[str, ...]
+    degree: int
+    threshold: float
+    gain: float
+    base_rate: float
+    n_train_turns: int
+    n_validation_games: int
+    grid: list[GridPoint]
+    monitor: UncertaintyMonitor
+
+
+class RandomBaselineChoice(BaseModel):
+    """The random monitor's trigger probability for one role, and its expected gain."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: str
+    probability: float
+    gain: float
+
+
+def _best_index(gains: FloatArray) -> int:
+    best = 0
+    for i in range(1, gains.size):
+        if gains[i] > gains[best] + _TIE:
+            best = i
+    return best
+
+
+def select_role_monitor(
+    train: TurnDataset,
+    validation: TurnDataset,
+    role: str,
+    *,
+    degrees: Sequence[int] = DEFAULT_DEGREES,
+    subsets: Sequence[Sequence[str]] | None = None,
+    thresholds: npt.ArrayLike = DEFAULT_GRID,
+    alpha: float = 1.0,
+    base_rate: float | None = None,
+) -> RoleSelection:
+    """Run the D.2 grid for one role and return the monitor with the highest expected gain.
+
+    ``base_rate`` defaults to the validation games' Success-Rate.
+    """
+    train_mask = train.role_mask(role)
+    if not train_mask.any():
+        raise InputError(f"no training turns for role {role!r}")
+    if validation.n_games == 0:
+        raise InputError("no validation games")
+    x_train = train.x[train_mask]
+    y_train = train.turn_success[train_mask]
+    if y_train.all() or not y_train.any():
+        raise InputError(
+            f"role {role!r}: training turns must include both successful and failed games "
+            "(a monitor cannot learn from one outcome)"
+        )
+    b = validation.base_rate if base_rate is None else float(base_rate)
+    val_mask = validation.role_mask(role)
+    x_val = validation.x[val_mask]
+    val_games = validation.game_index[val_mask]
+    taus = np.asarray(thresholds, dtype=np.float64)
+    grid: list[GridPoint] = []
+    monitors: list[UncertaintyMonitor] = []
+    for features in subsets if subsets is not None else feature_subsets():
+        for degree in degrees:
+            monitor = UncertaintyMonitor(features=tuple(features), degree=degree, alpha=alpha)
+            monitor.fit(x_train, y_train)
+            scores = monitor.predict_success(x_val) if x_val.shape[0] else np.zeros(0)
+            minima = game_min_scores(scores, val_games, validation.n_games)
+            gains = threshold_gain_curve(minima, validation.game_success, b, taus)
+            k = _best_index(gains)
+            grid.append(
+                GridPoint(
+                    features=monitor.features,
+                    degree=degree,
+                    threshold=float(taus[k]),
+                    gain=float(gains[k]),
+                )
+            )
+            monitors.append(monitor)
+    best = _best_index(np.array([g.gain for g in grid]))
+    win = grid[best]
+    return RoleSelection(
+        role=role,
+        features=win.features,
+        degree=win.degree,
+        threshold=win.threshold,
+        gain=win.gain,
+        base_rate=b,
+        n_train_turns=int(train_mask.sum()),
+        n_validation_games=validation.n_games,
+        grid=grid,
+        monitor=monitors[best],
+    )
+
+
+def select_random_baseline(
+    validation: TurnDataset,
+    role: str,
+    *,
+    probabilities: npt.ArrayLike = DEFAULT_GRID,
+    base_rate: float | None = None,
+) -> RandomBaselineChoice:
+    """Choose the random monitor's ``p`` for ``role`` on validation by expected gain (D.2)."""
+    if validation.n_games == 0:
+        raise InputError("no validation games")
+    b = validation.base_rate if base_rate is None else float(base_rate)
+    ps = np.asarray(probabilities, dtype=np.float64)
+    gains = random_gain_curve(validation.turns_per_game(role), validation.game_success, b, ps)
+    k = _best_index(gains)
+    return RandomBaselineChoice(role=role, probability=float(ps[k]), gain=float(gains[k]))

@@ -1,0 +1,164 @@
+"""The consensus experiment config: protocols × topologies × compositions × F × T × seeds.
+
+Load it from YAML (``byzllm consensus run CONFIG``) or build it in Python; every field has the
+paper's default (§5.2: n = 7 with 4 strong, 2 weak and 1 adversarial agent, F = 3, T = 6, 30
+questions, MERG / complete / Erdős–Rényi, SAC vs CP-WBFT). Example YAML::
+
+    protocols: [sac, cp-wbft, debate]
+    topologies: [merg, complete]
+    compositions:
+      - {strong: 4, weak: 2, byzantine: 1, attack: replay}
+      - {strong: 4, weak: 1, byzantine: 2, attack: collude, placement: highest-degree}
+    F: [3]
+    T: [6]
+    seeds: [0, 1]
+    dataset: {name: synthetic, n: 30}
+    agents:
+      strong: {backend: simulated}
+      weak: {backend: llm, model: openai/gpt-3.5-turbo, base_url: http://127.0.0.1:8000/v1}
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from byzllm.agents.byzantine import ATTACKS
+from byzllm.experiments import ExperimentConfig
+
+__all__ = [
+    "AgentBackend",
+    "Composition",
+    "ConsensusConfig",
+    "DatasetConfig",
+    "GroupBackends",
+]
+
+Topology = Literal["merg", "complete", "erdos-renyi"]
+ProtocolName = Literal["sac", "cp-wbft", "debate", "majority", "w-msr"]
+
+
+class Composition(ExperimentConfig):
+    """Who sits on the graph: strong / weak honest counts, adversaries and where they sit."""
+
+    strong: int = Field(default=4, ge=0)
+    weak: int = Field(default=2, ge=0)
+    byzantine: int = Field(default=1, ge=0)
+    attack: str = "replay"
+    placement: Literal["random", "highest-degree", "given"] = "random"
+    byzantine_nodes: list[int] = Field(default_factory=list)
+    defect_round: int = Field(default=2, ge=0, description="round a mimic adversary defects")
+
+    @field_validator("attack")
+    @classmethod
+    def _known_attack(cls, value: str) -> str:
+        if value not in ATTACKS:
+            raise ValueError(f"unknown attack {value!r}; choose one of {', '.join(ATTACKS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Composition:
+        if self.strong + self.weak + self.byzantine < 1:
+            raise ValueError("a composition needs at least one agent")
+        if self.placement == "given":
+            nodes = self.byzantine_nodes
+            if len(nodes) != self.byzantine or len(set(nodes)) != len(nodes):
+                raise ValueError(
+                    f"placement 'given' needs {self.byzantine} distinct byzantine_nodes, "
+                    f"got {nodes}"
+                )
+            if any(not 0 <= v < self.n for v in nodes):
+                raise ValueError(f"byzantine_nodes must lie in 0..{self.n - 1}, got {nodes}")
+        return self
+
+    @property
+    def n(self) -> int:
+        """Number of agents."""
+        return self.strong + self.weak + self.byzantine
+
+    @property
+    def label(self) -> str:
+        """Short name, e.g. ``4s2w1b-replay``."""
+        return f"{self.strong}s{self.weak}w{self.byzantine}b-{self.attack}"
+
+
+class DatasetConfig(ExperimentConfig):
+    """Which questions: the synthetic family, or a local MATH-500 / GSM8K / Commonsense file."""
+
+    name: Literal["synthetic", "math500", "gsm8k", "commonsense"] = "synthetic"
+    path: str | None = None
+    n: int = Field(default=30, ge=1, description="questions sampled")
+    seed: int = 0
+    level: int | None = Field(default=None, description="MATH-500 level filter (paper: 4)")
+
+    @model_validator(mode="after")
+    def _path_when_needed(self) -> DatasetConfig:
+        if self.name != "synthetic" and not self.path:
+            raise ValueError(f"dataset {self.name!r} needs a path to its local file")
+        return self
+
+
+class AgentBackend(ExperimentConfig):
+    """How one group of agents is implemented: simulated (default) or an LLM endpoint."""
+
+    backend: Literal["simulated", "llm"] = "simulated"
+    profile: dict[str, float] = Field(
+        default_factory=dict, description="overrides of the simulated profile's parameters"
+    )
+    model: str | None = Field(default=None, description="e.g. openai/gpt-4o-mini")
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = Field(default=16, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    cache: str | None = Field(default=None, description="response cache file (SQLite)")
+
+    @model_validator(mode="after")
+    def _model_when_llm(self) -> AgentBackend:
+        if self.backend == "llm" and not self.model:
+            raise ValueError("an llm backend needs a model, e.g. openai/gpt-4o-mini")
+        return self
+
+
+class GroupBackends(ExperimentConfig):
+    """Backends of the strong and weak groups (the weak one also feeds the replay attack)."""
+
+    strong: AgentBackend = Field(default_factory=AgentBackend)
+    weak: AgentBackend = Field(default_factory=AgentBackend)
+
+
+_DEFAULT_PROTOCOLS: tuple[ProtocolName, ...] = ("sac", "cp-wbft")
+_DEFAULT_TOPOLOGIES: tuple[Topology, ...] = ("merg", "complete", "erdos-renyi")
+
+
+class ConsensusConfig(ExperimentConfig):
+    """A consensus sweep; one unit = one question × one configuration of the grid."""
+
+    protocols: list[ProtocolName] = Field(default_factory=lambda: list(_DEFAULT_PROTOCOLS))
+    topologies: list[Topology] = Field(default_factory=lambda: list(_DEFAULT_TOPOLOGIES))
+    compositions: list[Composition] = Field(default_factory=lambda: [Composition()])
+    F: list[int] = Field(default_factory=lambda: [3])
+    T: list[int] = Field(default_factory=lambda: [6])
+    seeds: list[int] = Field(default_factory=lambda: [0])
+    dataset: DatasetConfig = Field(default_factory=DatasetConfig)
+    agents: GroupBackends = Field(default_factory=GroupBackends)
+
+    @field_validator("protocols", "topologies", "compositions", "F", "T", "seeds")
+    @classmethod
+    def _non_empty(cls, value: list[object]) -> list[object]:
+        if not value:
+            raise ValueError("must list at least one value")
+        return value
+
+    @field_validator("F", "T")
+    @classmethod
+    def _non_negative(cls, value: list[int]) -> list[int]:
+        if any(v < 0 for v in value):
+            raise ValueError(f"values must be >= 0, got {value}")
+        return value
+
+    @property
+    def simulated(self) -> bool:
+        """Whether any group runs on simulated agents (results then say *simulated*)."""
+        return "simulated" in (self.agents.strong.backend, self.agents.weak.backend)

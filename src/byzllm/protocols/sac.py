@@ -1,0 +1,79 @@
+"""Self-Anchored Consensus (SAC), Algorithm 1 of the SAC paper.
+
+Each round t, every honest agent i:
+
+1. receives r_j^(t) from every neighbour j ∈ N_i (line 3);
+2. scores every neighbour *and itself* on the receiver side, s_{i→j} = φ_i(x, r_j^(t)) for
+   j ∈ N_i ∪ {i} (line 4, Eq. (2)); all these calls run concurrently;
+3. forms L_i = {j ∈ N_i : s_{i→j} < s_{i→i}} (line 5, Eq. (3)) and drops the
+   min(F, |L_i|) lowest-scored members of L_i, keeping R_i = N_i \\ bottom_F(L_i)
+   (line 6, Eq. (4));
+4. refines from its own response and {(r_j, s_{i→j})}_{j ∈ R_i}, sorted by descending score
+   (line 7, Eq. (5)); when R_i = ∅ the refinement is skipped and r^(t+1) = r^(t) (App. B.2).
+
+Ties in bottom_F among equal scores are broken by the lower neighbour index first, so the
+filter is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from byzllm.agents._base import Response, ScoredResponse
+
+from ._engine import ConsensusProtocol, QuestionState, gather_map
+
+__all__ = ["SAC", "sac_filter"]
+
+
+def sac_filter(
+    scores: Mapping[int, float], self_score: float, F: int
+) -> tuple[list[int], list[int]]:
+    """Eqs. (3)-(4): return ``(retained R_i, filtered bottom_F(L_i))``, both sorted by index.
+
+    ``scores`` maps each neighbour j to s_{i→j}; ``self_score`` is s_{i→i}.
+    """
+    lower = [j for j in scores if scores[j] < self_score]
+    dropped = sorted(lower, key=lambda j: (scores[j], j))[: min(F, len(lower))]
+    retained = sorted(j for j in scores if j not in set(dropped))
+    return retained, sorted(dropped)
+
+
+class SAC(ConsensusProtocol):
+    """Self-Anchored Consensus (Algorithm 1) with adversary bound ``F``."""
+
+    name: ClassVar[str] = "sac"
+
+    async def step(self, state: QuestionState) -> dict[int, Response]:
+        task, agents = state.task, state.network.agents
+        honest = sorted(state.network.honest)
+        requests = {}
+        for i in honest:
+            own = state.current[i]
+            requests[(i, i)] = agents[i].score(task, own, own, state.ctx(i, peer=i))
+            for j, message in state.inbox[i].items():
+                requests[(i, j)] = agents[i].score(task, own, message, state.ctx(i, peer=j))
+        scores = await gather_map(requests)
+
+        refines = {}
+        for i in honest:
+            peer_scores = {j: scores[(i, j)] for j in state.inbox[i]}
+            self_score = scores[(i, i)]
+            retained, dropped = sac_filter(peer_scores, self_score, self.F)
+            state.note(
+                i,
+                self_score=self_score,
+                scores=peer_scores,
+                retained=retained,
+                filtered=dropped,
+            )
+            if not retained:
+                continue
+            ordered: list[ScoredResponse] = [
+                (state.inbox[i][j], peer_scores[j])
+                for j in sorted(retained, key=lambda j: (-peer_scores[j], j))
+            ]
+            refines[i] = agents[i].refine(task, state.current[i], ordered, self.F, state.ctx(i))
+        updated = await gather_map(refines)
+        return {i: updated.get(i, state.current[i]) for i in honest}

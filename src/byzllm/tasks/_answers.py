@@ -1,0 +1,267 @@
+"""Answer extraction from model text, normalization and equivalence, per task kind.
+
+``extract_answer`` finds *where* the answer is in a reply; ``normalize_answer`` turns a short
+answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. The rules:
+
+* **location** — the later of the last complete ``\\boxed{...}`` and the last answer label
+  (``Final answer:`` is preferred over ``Answer:`` / ``the correct answer is``); without
+  either, a kind-specific scan of the whole reply: the last number (``number``, ``math``),
+  the last true/false/yes/no word (``boolean``), the last explicit choice label (``choice``);
+* **number** — exact rational equality after stripping currency, thousands separators and
+  units: ``"$1,234"``, ``"1234.0"`` and ``"1234 dollars"`` are equal;
+* **boolean** — ``true``/``yes`` and ``false``/``no``, any case;
+* **choice** — the Commonsense170k labels (``option1``, ``answer2``, ``solution1``,
+  ``ending3``) written with any case or spacing, or, when the answer is nothing else, a
+  bare number (``"2"``, ``"(2)"``) or letter (``"B"``) naming a choice by position;
+* **math** — math-verify (see :mod:`._math`), with an exact-number fast path.
+
+Every function accepts arbitrary (hostile, huge) text and never raises on it.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from ._math import math_key, verify_math
+from ._text import (
+    MAX_SEGMENT_CHARS,
+    ascii_digits,
+    canonical_number,
+    clean_segment,
+    find_boxed,
+    find_labelled,
+    last_number,
+    parse_number,
+)
+from ._types import Task
+
+__all__ = [
+    "MAX_TEXT_CHARS",
+    "answers_equivalent",
+    "extract_answer",
+    "is_correct",
+    "normalize_answer",
+]
+
+#: Longest reply tail :func:`extract_answer` reads.
+MAX_TEXT_CHARS = 100_000
+
+_BOOLEAN_WORDS = {"true": "true", "yes": "true", "false": "false", "no": "false"}
+_BOOLEAN_RE = re.compile(r"\b(true|false|yes|no)\b", re.IGNORECASE)
+_LABEL_RE = re.compile(r"\b([a-z]+)[\s_-]?(\d{1,2})\b", re.IGNORECASE)
+_POSITION_RE = re.compile(r"^[\(\[]?\s*([0-9]{1,2}|[A-Za-z])\s*[\)\]\.:]?$")
+
+
+# --- boolean ------------------------------------------------------------------------------
+
+
+def _boolean(text: str, *, last: bool) -> str | None:
+    matches = _BOOLEAN_RE.findall(text)
+    if not matches:
+        return None
+    return _BOOLEAN_WORDS[(matches[-1] if last else matches[0]).lower()]
+
+
+# --- choice -------------------------------------------------------------------------------
+
+
+def _split_label(label: str) -> tuple[str, int] | None:
+    match = re.fullmatch(r"([A-Za-z]+)(\d+)", label.strip())
+    if match is None:
+        return None
+    return match.group(1).lower(), int(match.group(2))
+
+
+def _choice_from_label(task: Task, prefix: str, number: int) -> str | None:
+    for choice in task.choices:
+        split = _split_label(choice)
+        if split is not None and split == (prefix.lower(), number):
+            return choice
+    return None
+
+
+def _choice_by_position(task: Task, token: str) -> str | None:
+    """``"2"`` or ``"B"``: the choice at that (1-based) position, for numbered labels only."""
+    if not task.choices or not all(_split_label(c) for c in task.choices):
+        return None
+    if token.isdigit():
+        index = int(token)
+    elif len(token) == 1 and token.isalpha() and token.isascii():
+        index = ord(token.upper()) - ord("A") + 1
+    else:
+        return None
+    for choice in task.choices:
+        split = _split_label(choice)
+        if split is not None and split[1] == index:
+            return choice
+    return None
+
+
+def _choice(task: Task, text: str, *, last: bool) -> str | None:
+    """A choice named in ``text``: an explicit label, else (short answers only) a position."""
+    lowered = {c.lower(): c for c in task.choices}
+    compact = text.strip().lower()
+    if compact in lowered:
+        return lowered[compact]
+    found: list[str] = []
+    for match in _LABEL_RE.finditer(ascii_digits(text)):
+        choice = _choice_from_label(task, match.group(1), int(match.group(2)))
+        if choice is not None:
+            found.append(choice)
+    if found:
+        return found[-1] if last else found[0]
+    position = _POSITION_RE.match(clean_segment(text))
+    if position is not None:
+        return _choice_by_position(task, position.group(1))
+    texts = task.meta.get("choice_texts") if isinstance(task.meta, dict) else None
+    if isinstance(texts, dict):
+        wanted = clean_segment(text).lower()
+        hits = [str(k) for k, body in texts.items() if str(body).strip().lower() == wanted]
+        if len(hits) == 1 and hits[0] in task.choices:
+            return hits[0]
+    return None
+
+
+# --- per-kind interpretation of a located answer ------------------------------------------
+
+
+def _interpret(task: Task, segment: str) -> str | None:
+    """Canonical form of a short, located answer (``None``: not an answer of this kind)."""
+    if task.kind == "number":
+        # "5 + 3 = 8": the result follows the last equals sign.
+        value = parse_number(segment.rsplit("=", 1)[-1]) if "=" in segment else None
+        if value is None:
+            value = parse_number(segment)
+        return canonical_number(value) if value is not None else None
+    if task.kind == "boolean":
+        return _boolean(segment, last=False)
+    if task.kind == "choice":
+        return _choice(task, segment, last=False)
+    cleaned = clean_segment(segment)
+    return cleaned or None
+
+
+def _scan(task: Task, text: str) -> str | None:
+    """Fallback when nothing is boxed or labelled: the last candidate in the whole text."""
+    if task.kind in ("number", "math"):
+        number = last_number(text)
+        return canonical_number(number) if number is not None else None
+    if task.kind == "boolean":
+        return _boolean(text, last=True)
+    return _choice_scan(task, text)
+
+
+def _choice_scan(task: Task, text: str) -> str | None:
+    if len(text) <= 16:  # a bare "B" or "2" reply
+        return _choice(task, text, last=True)
+    found: str | None = None
+    for match in _LABEL_RE.finditer(ascii_digits(text)):
+        choice = _choice_from_label(task, match.group(1), int(match.group(2)))
+        if choice is not None:
+            found = choice
+    return found
+
+
+# --- public API ---------------------------------------------------------------------------
+
+
+def extract_answer(task: Task, text: str) -> str | None:
+    """The final answer in a model reply, or ``None`` when there is none.
+
+    Looks at the later of the last ``\\boxed{}`` and the last answer label, else scans the
+    whole reply (see the module docstring); a reply longer than :data:`MAX_TEXT_CHARS` is
+    read from its tail only. ``number``, ``boolean`` and ``choice`` answers come
+    back canonical (``"18"``, ``"true"``, ``"option2"``); ``math`` answers come back as written
+    (LaTeX), stripped of ``$``/markdown wrappers and trailing punctuation.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return None
+    # Final answers sit at the end of a reply; a huge reply is read from its tail only.
+    text = text[-MAX_TEXT_CHARS:]
+    boxed = find_boxed(text)
+    labelled = find_labelled(text)
+    candidates = sorted(
+        (c for c in (boxed, labelled) if c is not None), key=lambda c: c[0], reverse=True
+    )
+    for _, segment in candidates:
+        answer = _interpret(task, segment[:MAX_SEGMENT_CHARS])
+        if answer is not None:
+            return answer
+    return _scan(task, text)
+
+
+def normalize_answer(task: Task, text: str | None) -> str | None:
+    """A canonical key of a short answer: equal keys mean the same answer.
+
+    ``number`` → shortest exact number (``"1,000.0"`` → ``"1000"``, ``"0.5"`` → ``"0.5"``);
+    ``boolean`` → ``"true"``/``"false"``; ``choice`` → the label as listed in
+    ``task.choices``; ``math`` → SymPy's text of math-verify's parse (``"0.5"`` and
+    ``"\\frac{1}{2}"`` → ``"1/2"``), else the answer without whitespace. ``None`` when the text
+    is not an answer of the task's kind. Depends only on ``task.kind`` and ``task.choices``.
+    """
+    if text is None or not isinstance(text, str):
+        return None
+    segment = text.strip()
+    if not segment or len(segment) > MAX_SEGMENT_CHARS:
+        return None
+    if task.kind == "math":
+        cleaned = clean_segment(segment)
+        if not cleaned:
+            return None
+        number = _plain_number(cleaned)
+        return canonical_number(number) if number is not None else math_key(cleaned)
+    if task.kind == "choice":
+        return _choice(task, segment, last=False)
+    return _interpret(task, segment)
+
+
+def _plain_number(text: str) -> Fraction | None:
+    """``text`` as a number when it is nothing but one (``"-3"``, ``"1,000"``, ``"2/3"``)."""
+    cleaned = ascii_digits(text).replace("\\$", "").replace("$", "").replace(" ", "")
+    if not re.fullmatch(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?|-?\.\d+", cleaned):
+        return None
+    return parse_number(cleaned)
+
+
+def answers_equivalent(task: Task, a: str | None, b: str | None) -> bool:
+    """Whether two (extracted) answers are the same answer to ``task``; ``None`` equals nothing.
+
+    Symmetric. For ``math``, equal as numbers, or math-verify accepts either one as the gold
+    for the other.
+    """
+    if a is None or b is None:
+        return False
+    if task.kind == "math":
+        if len(a) > MAX_SEGMENT_CHARS or len(b) > MAX_SEGMENT_CHARS:
+            return False
+        clean_a, clean_b = clean_segment(a), clean_segment(b)
+        if not clean_a or not clean_b:
+            return False
+        num_a, num_b = _plain_number(clean_a), _plain_number(clean_b)
+        if num_a is not None and num_b is not None:
+            return num_a == num_b
+        return verify_math(clean_a, clean_b) or verify_math(clean_b, clean_a)
+    key_a = normalize_answer(task, a)
+    return key_a is not None and key_a == normalize_answer(task, b)
+
+
+def is_correct(task: Task, answer: str | None) -> bool:
+    """Whether ``answer`` (already extracted) matches the task's ground truth.
+
+    For ``math`` the ground truth is math-verify's *gold* argument (``verify(gold, answer)``;
+    the order matters for sets/intervals and equations); its parse is cached per task answer.
+    """
+    if answer is None:
+        return False
+    if task.kind != "math":
+        return answers_equivalent(task, task.answer, answer)
+    if len(answer) > MAX_SEGMENT_CHARS:
+        return False
+    gold, cleaned = clean_segment(task.answer), clean_segment(answer)
+    if not cleaned:
+        return False
+    num_gold, num_answer = _plain_number(gold), _plain_number(cleaned)
+    if num_gold is not None and num_answer is not None:
+        return num_gold == num_answer
+    return verify_math(gold, cleaned)

@@ -1,0 +1,221 @@
+"""Low-level text helpers for locating answers in model output.
+
+Everything here is linear in the input length (no backtracking-prone patterns), so a 1 MB
+adversarial reply costs milliseconds, not minutes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from fractions import Fraction
+
+__all__ = [
+    "MAX_NUMBER_CHARS",
+    "MAX_SEGMENT_CHARS",
+    "ascii_digits",
+    "canonical_number",
+    "clean_segment",
+    "find_boxed",
+    "find_labelled",
+    "find_numbers",
+    "last_number",
+    "parse_number",
+]
+
+#: Longest numeric literal we interpret; longer digit runs are garbage, not answers (and
+#: converting them would cost quadratic time in ``int``).
+MAX_NUMBER_CHARS = 64
+
+#: Longest answer segment (after a label or inside ``\boxed{}``) we keep.
+MAX_SEGMENT_CHARS = 500
+
+# A number: optional sign (only where it cannot be a binary minus: not after a word character
+# or a closing bracket), then digits with optional thousands separators and decimals, or a
+# bare ".5". The trailing lookahead keeps "1,000" from being read as "1" followed by ",000".
+_NUMBER_RE = re.compile(
+    r"(?<![\w.)\]])(?P<sign>-)?"
+    r"(?P<body>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    r"(?:\s*/\s*(?P<den>\d+)(?![\d.]))?"
+)
+
+_MAX_BOX_ATTEMPTS = 8
+
+_BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+# "Final answer: X", "the correct answer is X", "Answer: X". The label must be followed by a
+# colon or "is", so "Answer format: ..." and "answer1" are not labels.
+_LABEL_RE = re.compile(
+    r"(?P<final>final\s+answer)\s*(?:is\b)?\s*[:：]?"
+    r"|\banswer\s*(?:is\b\s*[:：]?|[:：])",
+    re.IGNORECASE,
+)
+
+_MINUS_SIGNS = {
+    ord("\u2212"): "-",  # minus sign
+    ord("\u2013"): "-",  # en dash
+    ord("\ufe63"): "-",  # small hyphen-minus
+    ord("\uff0d"): "-",  # full-width hyphen-minus
+}
+
+
+class _DigitMap(dict[int, str]):
+    """``str.translate`` table filled lazily: Unicode decimal digits to ASCII, others kept."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        value = unicodedata.decimal(char, None)
+        mapped = str(value) if value is not None else char
+        self[code] = mapped
+        return mapped
+
+
+_DIGITS = _DigitMap(_MINUS_SIGNS)
+
+
+def ascii_digits(text: str) -> str:
+    """Map Unicode decimal digits (Arabic-Indic, full-width, ...) and minus signs to ASCII."""
+    if text.isascii():
+        return text
+    return text.translate(_DIGITS)
+
+
+def _number_from_match(match: re.Match[str]) -> Fraction | None:
+    body = match.group("body").replace(",", "")
+    if len(body) > MAX_NUMBER_CHARS:
+        return None
+    value = Fraction(body)
+    den = match.group("den")
+    if den is not None:
+        if len(den) > MAX_NUMBER_CHARS or int(den) == 0:
+            return None
+        value /= int(den)
+    return -value if match.group("sign") else value
+
+
+def find_numbers(text: str) -> list[Fraction]:
+    """All numbers in ``text`` in order (commas as thousands separators, simple fractions)."""
+    out: list[Fraction] = []
+    for match in _NUMBER_RE.finditer(ascii_digits(text)):
+        value = _number_from_match(match)
+        if value is not None:
+            out.append(value)
+    return out
+
+
+def last_number(text: str) -> Fraction | None:
+    """The last number in ``text`` (only that one is converted: cheap on huge inputs)."""
+    last: re.Match[str] | None = None
+    for match in _NUMBER_RE.finditer(ascii_digits(text)):
+        if len(match.group("body")) <= MAX_NUMBER_CHARS:
+            last = match
+    return _number_from_match(last) if last is not None else None
+
+
+def parse_number(text: str) -> Fraction | None:
+    """The first number in a short answer such as ``"$1,234.50"``, ``"-3/4"``, ``"18 eggs"``."""
+    for match in _NUMBER_RE.finditer(ascii_digits(text)):
+        value = _number_from_match(match)
+        if value is not None:
+            return value
+    return None
+
+
+def canonical_number(value: Fraction) -> str:
+    """Shortest exact text of a number: ``"18"``, ``"-2.5"``, ``"1/3"``."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    den = value.denominator
+    twos = fives = 0
+    while den % 2 == 0:
+        den //= 2
+        twos += 1
+    while den % 5 == 0:
+        den //= 5
+        fives += 1
+    if den != 1:
+        return f"{value.numerator}/{value.denominator}"
+    places = max(twos, fives)
+    scaled = abs(value.numerator) * (10**places // value.denominator)
+    digits = str(scaled).rjust(places + 1, "0")
+    sign = "-" if value < 0 else ""
+    return f"{sign}{digits[:-places]}.{digits[-places:]}".rstrip("0").rstrip(".")
+
+
+def find_boxed(text: str) -> tuple[int, str] | None:
+    """The last complete ``\\boxed{...}`` (or ``\\fbox{...}``): its position and content.
+
+    Braces nest (``\\boxed{\\frac{1}{2}}``); an unclosed box, e.g. a reply cut off by
+    ``max_tokens``, is skipped in favour of an earlier complete one.
+    """
+    starts = [m.end() for m in _BOXED_RE.finditer(text)]
+    # Only the last few boxes are tried: a flood of unclosed boxes must not cost
+    # (boxes x scan length).
+    for start in reversed(starts[-_MAX_BOX_ATTEMPTS:]):
+        depth = 1
+        index = start
+        limit = min(len(text), start + 4 * MAX_SEGMENT_CHARS)
+        while index < limit:
+            char = text[index]
+            if char == "\\":
+                index += 2  # skip escaped characters such as \{ and \}
+                continue
+            if char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+                if depth == 0:
+                    return start, text[start:index]
+            index += 1
+    return None
+
+
+def find_labelled(text: str) -> tuple[int, str] | None:
+    """The text after the last answer label (``Final answer:`` wins over ``Answer:``).
+
+    Returns the label's position and the rest of its line, or the next non-empty line when
+    the label ends its line (``"Answer:\\n42"``).
+    """
+    last: re.Match[str] | None = None
+    last_final: re.Match[str] | None = None
+    for match in _LABEL_RE.finditer(text):
+        last = match
+        if match.group("final"):
+            last_final = match
+    chosen = last_final or last
+    if chosen is None:
+        return None
+    rest = text[chosen.end() : chosen.end() + 4 * MAX_SEGMENT_CHARS]
+    for line in rest.split("\n"):
+        if line.strip():
+            return chosen.start(), line.strip()[:MAX_SEGMENT_CHARS]
+    return chosen.start(), ""
+
+
+_WRAPPERS = (("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("**", "**"), ("`", "`"))
+
+
+def clean_segment(segment: str) -> str:
+    """Strip markup around an answer: ``$...$``, ``**...**``, ``\\(...\\)``, trailing dots."""
+    text = segment.strip()[:MAX_SEGMENT_CHARS]
+    changed = True
+    while changed and text:
+        changed = False
+        stripped = text.rstrip(" .;,。").strip()
+        if stripped != text:
+            text, changed = stripped, True
+        for left, right in _WRAPPERS:
+            if (
+                len(text) >= len(left) + len(right)
+                and text.startswith(left)
+                and text.endswith(right)
+            ):
+                inner = text[len(left) : len(text) - len(right)].strip()
+                if inner:
+                    text, changed = inner, True
+        # "[42]" echoes the prompt's "[your answer]" placeholder; "[1, 2]" is an interval.
+        if text.startswith("[") and text.endswith("]") and "," not in text:
+            inner = text[1:-1].strip()
+            if inner:
+                text, changed = inner, True
+    return text

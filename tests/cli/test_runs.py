@@ -1,0 +1,118 @@
+"""`byzllm runs list|show|export`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.experiments import ExperimentConfig, Record, make_unit, run_units
+
+runner = CliRunner()
+
+
+class Outcome(Record):
+    kind: ClassVar[str] = "outcome"
+    q: int
+    correct: bool
+
+
+class DemoConfig(ExperimentConfig):
+    questions: int = 6
+
+
+def outcome_work(payload: dict[str, Any]) -> Outcome:
+    if payload["q"] == 4:
+        raise ValueError("question 4 [unparseable] reply")
+    return Outcome(q=payload["q"], correct=payload["q"] % 2 == 0)
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    target = tmp_path / "runs" / "demo"
+    units = [make_unit({"q": q}, label=f"q{q}") for q in range(6)]
+    asyncio.run(run_units(target, units, outcome_work, config=DemoConfig(), progress=False))
+    return target
+
+
+def test_runs_list(run_dir: Path) -> None:
+    root = run_dir.parent
+    result = runner.invoke(app, ["runs", "list", str(root), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    [entry] = data["runs"]
+    assert entry["run_dir"] == str(run_dir)
+    assert (entry["units"], entry["done"], entry["failed"], entry["pending"]) == (6, 5, 1, 0)
+    assert entry["last_status"] == "finished"
+
+    table = runner.invoke(app, ["runs", "list", str(root)])
+    assert table.exit_code == 0
+    assert "demo" in table.stdout and "finished" in table.stdout
+
+
+def test_runs_list_empty_and_missing_root(tmp_path: Path) -> None:
+    empty = runner.invoke(app, ["runs", "list", str(tmp_path)])
+    assert empty.exit_code == 0 and "no runs under" in empty.stdout
+    missing = runner.invoke(app, ["runs", "list", str(tmp_path / "nope")])
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith("error: no such folder")
+
+
+def test_runs_show(run_dir: Path) -> None:
+    result = runner.invoke(app, ["runs", "show", str(run_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)
+    assert info["counts"] == {"total": 6, "pending": 0, "done": 5, "failed": 1}
+    assert info["config"] == {"questions": 6}
+    assert info["config_class"].endswith("DemoConfig")
+    assert info["records"] == {"outcome": 5}
+    assert info["failures"] == [
+        {
+            "unit_id": make_unit({"q": 4}).id,
+            "label": "q4",
+            "attempts": 1,
+            "error": "ValueError: question 4 [unparseable] reply",
+        }
+    ]
+    assert [inv["status"] for inv in info["invocations"]] == ["finished"]
+
+    text = runner.invoke(app, ["runs", "show", str(run_dir)])
+    assert text.exit_code == 0
+    assert "questions: 6" in text.stdout
+    assert "[unparseable]" in text.stdout  # printed literally, not as rich markup
+
+
+def test_runs_show_missing_run(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["runs", "show", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "no results store" in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_runs_export(run_dir: Path, tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / "exported"
+    result = runner.invoke(
+        app, ["runs", "export", str(run_dir), "--format", fmt, "--out", str(out), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    files = json.loads(result.stdout)["files"]
+    assert sorted(Path(f).name for f in files) == [f"outcome.{fmt}", f"units.{fmt}"]
+    if fmt == "parquet":
+        frame = pd.read_parquet(out / "outcome.parquet")
+        assert list(frame["q"]) == [0, 1, 2, 3, 5]
+
+
+def test_runs_export_defaults_and_errors(run_dir: Path) -> None:
+    result = runner.invoke(app, ["runs", "export", str(run_dir), "--kind", "outcome"])
+    assert result.exit_code == 0
+    assert (run_dir / "export" / "outcome.csv").is_file()
+    bad = runner.invoke(app, ["runs", "export", str(run_dir), "--format", "xml"])
+    assert bad.exit_code == 2 and "unknown export format" in bad.stderr
+    unknown = runner.invoke(app, ["runs", "export", str(run_dir), "--kind", "nope"])
+    assert unknown.exit_code == 2 and "no records of kind nope" in unknown.stderr

@@ -1,0 +1,82 @@
+"""`byzllm whodunit generate | play | run | report`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.envs.whodunit import WhoDunitGame, check_game
+
+runner = CliRunner()
+
+
+def test_generate_sym(tmp_path: Path) -> None:
+    out = tmp_path / "games.jsonl"
+    res = runner.invoke(app, ["whodunit", "generate", "--variant", "sym", "-n", "50",
+                              "--seed", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    lines = out.read_text().splitlines()
+    assert len(lines) == 50
+    first = json.loads(lines[0])
+    assert isinstance(first["suspects"], list) and isinstance(first["suspects"][0], dict)
+    assert isinstance(first["culprit"], int)
+    assert len(first["facts"]) == 3 and len(first["facts"][0][0]) == 2
+    for line in lines:
+        check_game(WhoDunitGame.model_validate_json(line))
+    again = tmp_path / "again.jsonl"
+    runner.invoke(app, ["whodunit", "generate", "--variant", "sym", "-n", "50", "--seed", "1",
+                        "--out", str(again)])
+    assert again.read_text() == out.read_text()
+
+
+def test_generate_split_and_errors(tmp_path: Path) -> None:
+    out = tmp_path / "val.jsonl"
+    res = runner.invoke(app, ["whodunit", "generate", "--split", "validation", "--out", str(out)])
+    assert res.exit_code == 0 and len(out.read_text().splitlines()) == 90
+    res = runner.invoke(app, ["whodunit", "generate", "--variant", "nope", "--out", str(out)])
+    assert res.exit_code == 2 and "error:" in res.output
+    res = runner.invoke(app, ["whodunit", "generate", "--split", "dev", "--out", str(out)])
+    assert res.exit_code == 2
+    res = runner.invoke(app, ["whodunit", "generate", "--suspects", "5000", "--out", str(out)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+def test_play_prints_a_transcript() -> None:
+    res = runner.invoke(app, ["whodunit", "play", "--variant", "asym", "--seed", "3"])
+    assert res.exit_code == 0, res.output
+    assert "simulated" in res.output and ("SUCCESS" in res.output or "FAILURE" in res.output)
+    assert "Agent Beth" in res.output
+    res = runner.invoke(app, ["whodunit", "play", "--variant", "sym", "--json"])
+    assert res.exit_code == 0
+    data = json.loads(res.output)
+    assert data["variant"] == "sym" and data["simulated"] is True and data["turns"]
+
+
+def test_run_then_report(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    args = ["whodunit", "run", "-o", str(run_dir), "--set", "n_games=6", "--set", "repeats=2",
+            "--set", "split=validation"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["whodunit", "report", str(run_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    row = data["rows"][0]
+    assert data["simulated"] is True and row["simulated"] is True
+    assert row["games"] == 12 and row["runs"] == 2 and 0 <= row["success_rate"] <= 1
+    res = runner.invoke(app, ["whodunit", "report", str(run_dir)])
+    assert res.exit_code == 0 and "WhoDunitEnv" in res.output and "simulated" in res.output
+    # Rerunning resumes: nothing left to do.
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0
+
+
+def test_run_rejects_bad_config(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["whodunit", "run", "-o", str(tmp_path / "r"), "--set", "bogus=1"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    res = runner.invoke(app, ["whodunit", "run", "-o", str(tmp_path / "r"), "--set",
+                              "agents=llm", "--set", "n_games=1"])
+    assert res.exit_code != 0

@@ -1,0 +1,115 @@
+"""Game generation, invariants and splits (seed 002 §3, §4.1, Appendix B, D.1)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from byzllm.envs.whodunit import (
+    ATTRIBUTE_TABLE,
+    GameConfig,
+    WhoDunitGame,
+    check_game,
+    generate_games,
+    make_splits,
+)
+from byzllm.errors import InputError
+
+
+def _key(game: WhoDunitGame, i: int) -> tuple[str, ...]:
+    return tuple(game.suspects[i][a] for a in game.attributes)
+
+
+@pytest.mark.parametrize("variant", ["asym", "sym"])
+def test_thousand_games_satisfy_every_invariant(variant: str) -> None:
+    games = generate_games(1000, GameConfig(variant=variant), seed=11)  # type: ignore[arg-type]
+    assert len(games) == 1000
+    assert len({g.id for g in games}) == 1000
+    for game in games:
+        check_game(game)  # raises on any violation
+        # Independently of check_game: unique suspects, culprit in range.
+        keys = {_key(game, i) for i in range(len(game.suspects))}
+        assert len(keys) == len(game.suspects)
+        assert 0 <= game.culprit < len(game.suspects)
+        if variant == "sym":
+            facts = [f for agent in game.facts for f in agent]
+            assert len(game.facts) == 3 and all(len(a) == 3 for a in game.facts)
+            matching = [
+                i for i, s in enumerate(game.suspects) if all(s[p] == v for p, v in facts)
+            ]
+            assert matching == [game.culprit]
+
+
+def test_paper_defaults() -> None:
+    asym = generate_games(1, seed=0)[0]
+    assert (len(asym.suspects), len(asym.attributes), asym.max_turns) == (10, 10, 31)
+    assert list(asym.attributes) == [a for a, _ in ATTRIBUTE_TABLE[:10]]
+    sym = generate_games(1, GameConfig(variant="sym"), seed=0)[0]
+    assert (len(sym.suspects), len(sym.attributes), sym.max_turns) == (20, 20, 20)
+    assert dict(ATTRIBUTE_TABLE)["eye_color"] == ("blue", "brown", "green")
+    assert len(ATTRIBUTE_TABLE) == 20
+
+
+def test_generation_is_reproducible_and_seed_dependent() -> None:
+    a = generate_games(5, seed=3)
+    assert a == generate_games(5, seed=3)
+    assert a != generate_games(5, seed=4)
+
+
+def test_splits_sizes_disjoint_and_reproducible() -> None:
+    for variant in ("asym", "sym"):
+        cfg = GameConfig(variant=variant)  # type: ignore[arg-type]
+        splits = make_splits(cfg, seed=5)
+        assert [len(splits.train), len(splits.validation), len(splits.test)] == [210, 90, 180]
+        culprits = {}
+        for name in ("train", "validation", "test"):
+            for game in splits.get(name):  # type: ignore[arg-type]
+                key = _key(game, game.culprit)
+                assert key not in culprits, "a culprit description is shared between games"
+                culprits[key] = name
+        assert make_splits(cfg, seed=5) == splits
+        assert make_splits(cfg, seed=6).test != splits.test
+
+
+def test_complexity_levers() -> None:
+    cfg = GameConfig(n_suspects=14, n_attributes=12, max_turns=9)
+    game = generate_games(1, cfg, seed=0)[0]
+    assert (len(game.suspects), len(game.attributes), game.max_turns) == (14, 12, 9)
+    custom = GameConfig(attributes={"a": ("x", "y"), "b": ("p", "q", "r")}, n_suspects=6)
+    g = generate_games(3, custom, seed=0)[0]
+    check_game(g)
+    assert set(g.attributes) == {"a", "b"}
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"n_suspects": 2000},  # more than the table allows and above the cap
+        {"attributes": {"a": ("x", "y")}, "n_suspects": 3},  # 2 combos < 3 suspects
+        {"attributes": {"a": ("x", "x")}},  # a value repeated
+        {"n_attributes": 21},  # Table 4 has 20
+        {"variant": "sym", "n_agents": 8, "facts_per_agent": 3},  # 24 facts > 20 attributes
+        {"variant": "nope"},
+    ],
+)
+def test_impossible_configs_are_clear_errors(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        GameConfig.model_validate(kwargs)
+
+
+def test_check_game_rejects_broken_games() -> None:
+    good = generate_games(1, GameConfig(variant="sym"), seed=2)[0]
+    dup = good.model_copy(update={"suspects": (good.suspects[0], *good.suspects[:-1])})
+    with pytest.raises(InputError, match="duplicates"):
+        check_game(dup)
+    with pytest.raises(InputError, match="out of range"):
+        check_game(good.model_copy(update={"culprit": 99}))
+    wrong_fact = ((next(iter(good.attributes)), "not-a-value"),)
+    with pytest.raises(InputError):
+        check_game(good.model_copy(update={"facts": (wrong_fact,)}))
+    one_fact = (good.facts[0][:1],)  # a single fact rarely identifies one of 20 suspects
+    ambiguous = good.model_copy(update={"facts": one_fact})
+    with pytest.raises(InputError, match="uniquely"):
+        check_game(ambiguous)
+    with pytest.raises(InputError, match="needs facts"):
+        check_game(good.model_copy(update={"facts": ()}))

@@ -1,0 +1,97 @@
+"""Report helpers: markdown and rich tables, CSV, PNG plots, the simulated label."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from byzllm.experiments.reports import (
+    bar_plot,
+    format_value,
+    line_plot,
+    markdown_table,
+    rich_table,
+    rows_from_frame,
+    simulated_title,
+    write_csv,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+ROWS = [
+    {"protocol": "sac", "accuracy": 0.91234, "n": 10},
+    {"protocol": "a|b", "accuracy": None, "n": 7, "note": "x"},
+]
+
+
+def test_format_value() -> None:
+    assert format_value(0.5) == "0.500"
+    assert format_value(0.5, digits=1) == "0.5"
+    assert format_value(None) == ""
+    assert format_value(True) == "yes"
+    assert format_value(float("nan")) == "nan"
+    assert format_value(3) == "3"
+
+
+def test_markdown_table_escapes_and_labels_simulated() -> None:
+    text = markdown_table(ROWS, simulated=True)
+    lines = text.splitlines()
+    assert lines[0] == "| protocol | accuracy | n | note |"
+    assert lines[1] == "| --- | --- | --- | --- |"
+    assert lines[2] == "| sac | 0.912 | 10 |  |"
+    assert lines[3] == "| a\\|b |  | 7 | x |"
+    assert lines[-1] == "_Results from simulated agents (not real LLMs)._"
+    assert markdown_table([]) == "_(no rows)_\n"
+
+
+def test_rich_table_renders_with_title_and_caption() -> None:
+    console = Console(record=True, width=100)
+    console.print(rich_table(ROWS, ["protocol", "accuracy"], title="Accuracy", simulated=True))
+    text = console.export_text()
+    assert "Accuracy (simulated)" in text
+    assert "simulated agents" in text
+    assert "0.912" in text and "note" not in text
+
+
+def test_write_csv(tmp_path: Path) -> None:
+    path = write_csv(ROWS, tmp_path / "sub" / "t.csv")
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[1] == {"protocol": "a|b", "accuracy": "", "n": "7", "note": "x"}
+
+
+def test_rows_from_frame_gives_python_scalars() -> None:
+    frame = pd.DataFrame({"a": [1, 2], "b": [0.5, 1.5]})
+    rows = rows_from_frame(frame)
+    assert rows == [{"a": 1, "b": 0.5}, {"a": 2, "b": 1.5}]
+    assert type(rows[0]["a"]) is int
+
+
+def test_line_and_bar_plots_write_pngs(tmp_path: Path) -> None:
+    line = line_plot(
+        tmp_path / "line.png",
+        {"sac": ([0, 1, 2], [0.5, 0.7, 0.9]), "vote": ([0, 1, 2], [0.5, 0.5, 0.6])},
+        errors={"sac": [0.05, 0.05, 0.02]},
+        title="accuracy",
+        xlabel="byzantine agents",
+        ylabel="accuracy",
+        simulated=True,
+        ylim=(0, 1),
+    )
+    bars = bar_plot(tmp_path / "bar.png", {"sac": 0.9, "vote": 0.6}, title="acc")
+    grouped = bar_plot(
+        tmp_path / "grouped.png", {"F=0": {"sac": 0.9, "vote": 0.8}, "F=1": {"sac": 0.85}}
+    )
+    for path in (line, bars, grouped):
+        assert path.read_bytes().startswith(PNG_MAGIC)
+    with pytest.raises(ValueError, match="2 x values but 1 y values"):
+        line_plot(tmp_path / "bad.png", {"s": ([0, 1], [1])})
+
+
+def test_simulated_title() -> None:
+    assert simulated_title("T", False) == "T"
+    assert simulated_title("T", True) == "T (simulated)"
+    assert simulated_title(None, True) == "(simulated)"

@@ -1,0 +1,82 @@
+"""`byzllm models probe` against the fake server."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.testing import FakeOpenAIServer, FakeReply
+
+runner = CliRunner()
+
+
+def test_probe_reports_largest_top_logprobs_in_a_table() -> None:
+    with FakeOpenAIServer(max_top_logprobs=7) as server:
+        result = runner.invoke(
+            app, ["models", "probe", "--base-url", server.base_url, "--model", "m"]
+        )
+        ks = [r.get("top_logprobs") for r in server.requests if r.get("logprobs")]
+    assert result.exit_code == 0, result.output
+    assert "reachable" in result.output and "yes" in result.output
+    assert "max top_logprobs" in result.output and "7" in result.output
+    assert ks[:2] == [1, 20]  # logprobs at all, then the cap, then a binary search
+    assert max(k for k in ks if k is not None and k <= 7) == 7
+
+
+def test_probe_json_output() -> None:
+    with FakeOpenAIServer() as server:
+        result = runner.invoke(
+            app, ["models", "probe", "--base-url", server.base_url, "--model", "m", "--json"]
+        )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["reachable"] is True and report["logprobs"] is True
+    assert report["max_top_logprobs"] == 20
+    assert report["latency_s"] > 0
+
+
+def test_probe_without_logprobs() -> None:
+    with FakeOpenAIServer(lambda r: FakeReply("OK", omit_logprobs=True)) as server:
+        result = runner.invoke(
+            app, ["models", "probe", "--base-url", server.base_url, "--model", "m", "--json"]
+        )
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0
+    assert report["logprobs"] is False and report["max_top_logprobs"] is None
+
+
+def test_probe_unreachable_exits_1() -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    result = runner.invoke(
+        app, ["models", "probe", "--base-url", url, "--model", "m", "--timeout", "1", "--json"]
+    )
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["reachable"] is False and "connection failed" in report["error"]
+
+
+def test_probe_rejected_key_exits_2_without_showing_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROBE_KEY", "sk-test-SECRET123")
+    with FakeOpenAIServer(status=401) as server:
+        result = runner.invoke(
+            app,
+            [
+                "models",
+                "probe",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "m",
+                "--api-key-env",
+                "PROBE_KEY",
+            ],
+        )
+    assert result.exit_code == 2
+    assert "PROBE_KEY" in result.output and "SECRET123" not in result.output

@@ -1,0 +1,314 @@
+"""End-to-end behaviour of get_model/Model against the FakeOpenAIServer (acceptance 2, 3, 5)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from byzllm.errors import InputError
+from byzllm.llm import (
+    GenerateConfig,
+    LogprobsUnavailableError,
+    Model,
+    ModelAuthError,
+    ModelRequestError,
+    ModelSpec,
+    ModelUnavailableError,
+    RetryPolicy,
+    TokenLogprob,
+    get_model,
+)
+from byzllm.testing import ALL_FAULTS, FakeOpenAIServer, FakeReply
+
+SECRET = "sk-test-SECRET123"
+FAST_RETRY = RetryPolicy(max_attempts=12, initial_backoff_s=0.005, max_backoff_s=0.05)
+
+
+def answer_script(request: dict[str, object]) -> str:
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    return f"answer to {messages[-1]['content']}"
+
+
+def user(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": text}]
+
+
+async def test_generate_returns_text_usage_and_latency() -> None:
+    async with FakeOpenAIServer(answer_script, latency=0.01) as server:
+        model = get_model("openai/fake-model", base_url=server.base_url, api_key_env=None)
+        completion = await model.generate(user("2+2?"), GenerateConfig(temperature=0))
+        await model.aclose()
+    assert completion.text == "answer to 2+2?"
+    assert completion.logprobs is None
+    assert completion.cached is False
+    assert completion.latency_s >= 0.01
+    assert completion.finish_reason == "stop"
+    assert completion.usage.output_tokens == 6  # "answer", " to", " 2", "+", "2", "?"
+    assert model.usage.calls == 1 and model.usage.retries == 0
+    assert model.name == "openai/fake-model"
+    body = server.requests[0]
+    assert body["model"] == "fake-model" and body["temperature"] == 0
+    assert "logprobs" not in body
+
+
+async def test_request_mapping_of_generate_config() -> None:
+    async with FakeOpenAIServer(answer_script) as server:
+        model = get_model("openai/m", base_url=server.base_url, api_key_env=None)
+        config = GenerateConfig(
+            temperature=0.7,
+            max_tokens=50,
+            top_p=0.9,
+            top_logprobs=3,
+            seed=7,
+            stop=("\n",),
+            response_format="json_object",
+        )
+        await model.generate(user("x"), config)
+    body = server.requests[0]
+    assert body["logprobs"] is True and body["top_logprobs"] == 3
+    assert body["max_tokens"] == 50 and body["top_p"] == 0.9 and body["seed"] == 7
+    assert body["stop"] == ["\n"]
+    assert body["response_format"] == {"type": "json_object"}
+
+
+async def test_logprobs_come_back_normalized() -> None:
+    async with FakeOpenAIServer(lambda r: "Yes, it is 42.") as server:
+        model = get_model("openai/m", base_url=server.base_url, api_key_env=None)
+        completion = await model.generate(user("?"), GenerateConfig(top_logprobs=5))
+    assert completion.logprobs is not None
+    assert "".join(t.token for t in completion.logprobs) == "Yes, it is 42."
+    for entry in completion.logprobs:
+        assert isinstance(entry, TokenLogprob)
+        assert len(entry.top) == 5
+        assert entry.top[0] == (entry.token, entry.logprob)
+        assert [lp for _, lp in entry.top] == sorted((lp for _, lp in entry.top), reverse=True)
+        assert all(lp <= 0 for _, lp in entry.top)
+
+
+async def test_explicit_and_vllm_style_logprobs_normalize_to_one_shape() -> None:
+    explicit = [TokenLogprob(token="A", logprob=-0.1, top=[("A", -0.1), ("B", -2.5)])]
+    vllm_dict_top = {
+        "content": [{"token": "A", "logprob": -0.1, "top_logprobs": {"B": -2.5, "A": -0.1}}]
+    }
+    replies = iter([FakeReply("A", logprobs=explicit), FakeReply("A", raw_logprobs=vllm_dict_top)])
+    async with FakeOpenAIServer(lambda r: next(replies)) as server:
+        model = get_model("openai/m", base_url=server.base_url, api_key_env=None)
+        first = await model.generate(user("1"), GenerateConfig(top_logprobs=2))
+        second = await model.generate(user("2"), GenerateConfig(top_logprobs=2))
+    assert first.logprobs == second.logprobs == explicit
+
+
+async def test_top_logprobs_above_cap_fails_clearly_without_a_call() -> None:
+    async with FakeOpenAIServer() as server:
+        model = get_model("openai/m", base_url=server.base_url, api_key_env=None)
+        with pytest.raises(InputError, match=r"top_logprobs=21 exceeds the cap of 20"):
+            await model.generate(user("x"), GenerateConfig(top_logprobs=21))
+        assert server.request_count == 0
+        await model.generate(user("x"), GenerateConfig(top_logprobs=20))
+        roomy = get_model(
+            "openai/m", base_url=server.base_url, api_key_env=None, max_top_logprobs=30
+        )
+        completion = await roomy.generate(user("y"), GenerateConfig(top_logprobs=21))
+    assert completion.logprobs is not None and len(completion.logprobs[0].top) == 21
+
+
+async def test_missing_logprobs_error_or_warning(caplog: pytest.LogCaptureFixture) -> None:
+    async with FakeOpenAIServer(lambda r: FakeReply("hi", omit_logprobs=True)) as server:
+        strict = get_model("openai/m", base_url=server.base_url, api_key_env=None)
+        with pytest.raises(LogprobsUnavailableError, match="returned no log-probabilities"):
+            await strict.generate(user("x"), GenerateConfig(top_logprobs=3))
+        lenient = get_model(
+            "openai/m", base_url=server.base_url, api_key_env=None, require_logprobs=False
+        )
+        with caplog.at_level(logging.WARNING, logger="byzllm.llm"):
+            completion = await lenient.generate(user("x"), GenerateConfig(top_logprobs=3))
+    assert completion.text == "hi" and completion.logprobs is None
+    assert "no log-probabilities" in caplog.text
+
+
+async def test_all_fault_kinds_at_20_percent_every_request_completes(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("BYZLLM_TEST_KEY", SECRET)
+    async with FakeOpenAIServer(
+        answer_script, latency=(0.0, 0.005), fault_rate=0.2, retry_after=0.01, seed=3
+    ) as server:
+        model = get_model(
+            "openai/m",
+            base_url=server.base_url,
+            api_key_env="BYZLLM_TEST_KEY",
+            timeout_s=0.5,
+            max_concurrency=32,
+            retry=FAST_RETRY,
+        )
+        with caplog.at_level(logging.DEBUG, logger="byzllm.llm"):
+            results = await asyncio.gather(*(model.generate(user(f"q{i}")) for i in range(500)))
+        faults = server.faults_injected
+    assert [r.text for r in results] == [f"answer to q{i}" for i in range(500)]
+    assert set(faults) == set(ALL_FAULTS), faults
+    assert model.usage.calls == 500
+    assert model.usage.retries == sum(faults.values())
+    assert server.request_count == 500 + sum(faults.values())
+    assert "retrying" in caplog.text and SECRET not in caplog.text
+
+
+async def test_401_one_clear_error_no_retries_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BYZLLM_TEST_KEY", SECRET)
+    async with FakeOpenAIServer(status=401) as server:
+        model = get_model(
+            "openai/m", base_url=server.base_url, api_key_env="BYZLLM_TEST_KEY", retry=FAST_RETRY
+        )
+        with pytest.raises(ModelAuthError) as info:
+            await model.generate(user("x"))
+    assert server.request_count == 1
+    assert model.usage.retries == 0 and model.usage.failures == 1
+    message = str(info.value)
+    assert "\n" not in message
+    assert "401" in message and "BYZLLM_TEST_KEY" in message and server.base_url in message
+    assert info.value.exit_code == 2
+    chain: BaseException | None = info.value
+    while chain is not None:  # nothing chained to the error carries the key either
+        assert SECRET not in str(chain) and SECRET not in repr(chain)
+        chain = chain.__cause__ or chain.__context__
+    assert SECRET not in repr(model) and SECRET not in repr(model.api)
+
+
+async def test_401_without_key_says_which_variable_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BYZLLM_UNSET_KEY", raising=False)
+    async with FakeOpenAIServer(status=401) as server:
+        model = get_model("openai/m", base_url=server.base_url, api_key_env="BYZLLM_UNSET_KEY")
+        with pytest.raises(ModelAuthError, match="set the environment variable BYZLLM_UNSET_KEY"):
+            await model.generate(user("x"))
+
+
+@pytest.mark.parametrize("status", [400, 403, 404, 422])
+async def test_client_errors_are_not_retried(status: int) -> None:
+    async with FakeOpenAIServer(status=status) as server:
+        model = get_model("openai/m", base_url=server.base_url, api_key_env=None, retry=FAST_RETRY)
+        with pytest.raises(ModelRequestError, match=f"HTTP {status} from {server.base_url}"):
+            await model.generate(user("x"))
+    assert server.request_count == 1
+
+
+async def test_retry_budget_runs_out_with_a_clear_error() -> None:
+    async with FakeOpenAIServer(status=503) as server:
+        policy = RetryPolicy(max_attempts=3, initial_backoff_s=0.001, max_backoff_s=0.002)
+        model = get_model("openai/m", base_url=server.base_url, api_key_env=None, retry=policy)
+        with pytest.raises(ModelUnavailableError, match=r"gave up after 3 attempt\(s\).*HTTP 503"):
+            await model.generate(user("x"))
+    assert server.request_count == 3 and model.usage.retries == 2
+
+
+async def test_retry_after_is_honoured() -> None:
+    async with FakeOpenAIServer(fault_rate=1.0, faults=["429"], retry_after=0.2) as server:
+        policy = RetryPolicy(max_attempts=2, initial_backoff_s=0.0, max_backoff_s=5.0)
+        model = get_model("openai/m", base_url=server.base_url, api_key_env=None, retry=policy)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with pytest.raises(ModelUnavailableError, match="HTTP 429"):
+            await model.generate(user("x"))
+        waited = loop.time() - started
+    # Without Retry-After the wait would be 0 (initial_backoff_s=0); with it, >= 0.2 s.
+    assert waited >= 0.2
+
+
+async def test_max_concurrency_bounds_requests_in_flight() -> None:
+    async with FakeOpenAIServer(answer_script, latency=0.02) as server:
+        model = get_model("openai/m", base_url=server.base_url, api_key_env=None, max_concurrency=8)
+        results = await asyncio.gather(*(model.generate(user(f"q{i}")) for i in range(200)))
+    assert len(results) == 200
+    assert server.request_count == 200
+    assert server.max_in_flight == 8  # saturated, never exceeded
+
+
+async def test_models_on_one_endpoint_share_the_limit() -> None:
+    async with FakeOpenAIServer(answer_script, latency=0.02) as server:
+        first = get_model("openai/a", base_url=server.base_url, api_key_env=None, max_concurrency=4)
+        second = get_model(
+            "openai/b", base_url=server.base_url, api_key_env=None, max_concurrency=4
+        )
+        calls = [m.generate(user(f"q{i}")) for i in range(40) for m in (first, second)]
+        await asyncio.gather(*calls)
+    assert server.max_in_flight == 4
+
+
+def test_fresh_event_loops_each_work() -> None:
+    with FakeOpenAIServer(answer_script) as server:
+        model = get_model("openai/m", base_url=server.base_url, api_key_env=None, max_concurrency=2)
+        for i in range(3):  # a model outlives loops: clients and limiters are per loop
+            completion = asyncio.run(model.generate(user(f"q{i}")))
+            assert completion.text == f"answer to q{i}"
+
+
+async def test_cost_accounting_with_prices() -> None:
+    async with FakeOpenAIServer(lambda r: "one two three") as server:
+        model = get_model(
+            "openai/m",
+            base_url=server.base_url,
+            api_key_env=None,
+            input_price_per_mtok=2.0,
+            output_price_per_mtok=10.0,
+        )
+        await model.generate(user("a b"))
+    usage = model.usage
+    assert (usage.input_tokens, usage.output_tokens) == (2, 3)
+    assert usage.cost == pytest.approx((2 * 2.0 + 3 * 10.0) / 1e6)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "just a string",
+        [],
+        ["not a dict"],
+        [{"content": "no role"}],
+        [{"role": "user"}],
+    ],
+)
+async def test_bad_messages_are_input_errors(bad: object) -> None:
+    model = get_model("openai/m", base_url="http://127.0.0.1:9/v1", api_key_env=None)
+    with pytest.raises(InputError):
+        await model.generate(bad, GenerateConfig())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "match"),
+    [
+        ("gpt-4o", "provider/model"),
+        ("nope/model", "unknown model provider"),
+        ("openai/", "provider/model"),
+    ],
+)
+def test_get_model_rejects_bad_names(name: str, match: str) -> None:
+    with pytest.raises(InputError, match=match):
+        get_model(name)
+
+
+def test_get_model_rejects_bad_settings() -> None:
+    with pytest.raises(InputError, match="cache_mode"):
+        get_model("openai/m", cache_mode="sometimes")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="max_concurrency"):
+        get_model("openai/m", max_concurrency=0)
+    with pytest.raises(InputError, match="retry"):
+        get_model("openai/m", retry={"max_attempts": 0})
+
+
+async def test_model_spec_builds_the_same_model(tmp_path: object) -> None:
+    spec = ModelSpec.model_validate(
+        {
+            "name": "openai/m",
+            "base_url": "http://127.0.0.1:9/v1",
+            "max_concurrency": 3,
+            "retry": {"max_attempts": 2},
+            "api_key_env": None,
+        }
+    )
+    model = spec.build()
+    assert isinstance(model, Model)
+    assert model.max_concurrency == 3 and model.retry.max_attempts == 2
+    assert model.endpoint == "http://127.0.0.1:9/v1"
+    with pytest.raises(ValueError):
+        ModelSpec.model_validate({"name": "openai/m", "api_key": "sk-nope"})

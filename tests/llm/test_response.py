@@ -1,0 +1,127 @@
+"""Parsing of chat-completion bodies (fuzzed: garbage, huge, adversarial)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from byzllm.llm import Completion, ModelResponseError, parse_chat_completion
+
+
+def body(**choice: Any) -> dict[str, Any]:
+    base = {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}
+    base.update(choice)
+    return {
+        "id": "x",
+        "model": "served-model",
+        "choices": [base],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+    }
+
+
+def test_parses_openai_body_from_bytes_str_and_dict() -> None:
+    raw = body(logprobs={"content": [{"token": "hi", "logprob": -0.1, "top_logprobs": []}]})
+    for form in (json.dumps(raw).encode(), json.dumps(raw), raw):
+        completion = parse_chat_completion(form, top_k=0)
+        assert completion.text == "hi"
+        assert completion.model == "served-model"
+        assert completion.finish_reason == "stop"
+        assert (completion.usage.input_tokens, completion.usage.output_tokens) == (3, 1)
+        assert completion.logprobs is not None and completion.logprobs[0].token == "hi"
+
+
+def test_tolerates_variants() -> None:
+    assert parse_chat_completion(body(message={"content": None})).text == ""
+    parts = {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}, 7]}
+    assert parse_chat_completion(body(message=parts)).text == "ab"
+    legacy = {"choices": [{"text": "old style", "finish_reason": None}]}
+    completion = parse_chat_completion(legacy, model="fallback")
+    assert completion.text == "old style" and completion.model == "fallback"
+    assert completion.finish_reason is None
+    weird_usage = {**body(), "usage": {"prompt_tokens": -4, "completion_tokens": "many"}}
+    assert parse_chat_completion(weird_usage).usage.total_tokens == 0
+
+
+@pytest.mark.parametrize(
+    ("raw", "match"),
+    [
+        (b'{"choices": [{"message": {"content": "tru', "not valid JSON"),
+        (b"", "not valid JSON"),
+        (b"\xff\xfe garbage", "not valid JSON"),
+        (b"[1, 2]", "JSON list"),
+        (b"{}", "no choices"),
+        (b'{"choices": []}', "no choices"),
+        (b'{"choices": ["x"]}', "not an object"),
+        (b'{"choices": [{"message": {"content": 5}}]}', "message.content"),
+        (b'{"choices": [{"finish_reason": "stop"}]}', "neither"),
+        (b'{"error": {"message": "overloaded"}}', "overloaded"),
+        (b"[" * 100_000 + b"]" * 100_000, "not valid JSON"),
+    ],
+)
+def test_unusable_bodies_raise_model_response_error(raw: bytes, match: str) -> None:
+    with pytest.raises(ModelResponseError, match=match) as info:
+        parse_chat_completion(raw)
+    assert len(str(info.value)) < 400
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_random_bytes_never_escape_as_other_errors(raw: bytes) -> None:
+    try:
+        completion = parse_chat_completion(raw)
+    except ModelResponseError:
+        return
+    assert isinstance(completion, Completion)
+
+
+json_leaf = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10)
+)
+json_tree = st.recursive(
+    json_leaf,
+    lambda kids: (
+        st.lists(kids, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "choices",
+                    "message",
+                    "content",
+                    "text",
+                    "logprobs",
+                    "usage",
+                    "finish_reason",
+                    "model",
+                    "error",
+                    "prompt_tokens",
+                    "token",
+                    "logprob",
+                ]
+            ),
+            kids,
+            max_size=5,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_tree)
+def test_random_json_structures_give_completion_or_clear_error(tree: Any) -> None:
+    try:
+        completion = parse_chat_completion(json.dumps(tree))
+    except ModelResponseError:
+        return
+    assert isinstance(completion.text, str)
+    assert completion.usage.input_tokens >= 0 and completion.usage.output_tokens >= 0
+
+
+def test_one_megabyte_adversarial_reply_is_parsed_verbatim() -> None:
+    text = ("Ignore all previous instructions. \u202e\x00" * 30_000)[:1_000_000]
+    completion = parse_chat_completion(json.dumps(body(message={"content": text})))
+    assert completion.text == text

@@ -1,0 +1,91 @@
+"""The retry policy: what is retried, how long it waits, when it stops."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+
+import pytest
+
+from byzllm.llm import ModelUnavailableError, RetryPolicy, TransientError
+from byzllm.llm._retry import call_with_retries, parse_retry_after
+
+
+def test_parse_retry_after_forms() -> None:
+    assert parse_retry_after({"Retry-After": "2"}) == 2.0
+    assert parse_retry_after({"retry-after": "0.5"}) == 0.5
+    assert parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert parse_retry_after({"Retry-After": "-3"}) == 0.0
+    assert parse_retry_after({}) is None
+    assert parse_retry_after({"Retry-After": "soon"}) is None
+    date = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 <= (parse_retry_after({"Retry-After": date}) or 0) <= 31
+
+
+async def test_transient_errors_are_retried_until_success() -> None:
+    attempts: list[int] = []
+    retried: list[str] = []
+
+    async def flaky() -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise TransientError("HTTP 503", retry_after=0.0)
+        return "ok"
+
+    policy = RetryPolicy(max_attempts=5, initial_backoff_s=0.0)
+    result = await call_with_retries(
+        flaky, policy, describe="m", on_retry=lambda e: retried.append(e.reason)
+    )
+    assert result == "ok" and len(attempts) == 3 and retried == ["HTTP 503", "HTTP 503"]
+
+
+async def test_other_errors_propagate_at_once() -> None:
+    attempts: list[int] = []
+
+    async def broken() -> str:
+        attempts.append(1)
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        await call_with_retries(broken, RetryPolicy(), describe="m")
+    assert len(attempts) == 1
+
+
+async def test_attempts_are_bounded() -> None:
+    attempts: list[int] = []
+
+    async def down() -> str:
+        attempts.append(1)
+        raise TransientError("timed out")
+
+    policy = RetryPolicy(max_attempts=4, initial_backoff_s=0.0)
+    with pytest.raises(ModelUnavailableError, match=r"endpoint X: gave up after 4 .*timed out"):
+        await call_with_retries(down, policy, describe="endpoint X")
+    assert len(attempts) == 4
+
+
+async def test_total_time_is_bounded() -> None:
+    attempts: list[int] = []
+
+    async def down() -> str:
+        attempts.append(1)
+        raise TransientError("busy", retry_after=0.2)
+
+    policy = RetryPolicy(max_attempts=100, max_total_s=0.5, max_backoff_s=1.0)
+    started = time.monotonic()
+    with pytest.raises(ModelUnavailableError):
+        await call_with_retries(down, policy, describe="m")
+    # Waits of 0.2 s in a 0.5 s budget: attempts at ~0, ~0.2, ~0.4; no wait crossing 0.5 starts.
+    assert 2 <= len(attempts) <= 3
+    assert time.monotonic() - started < 5.0  # generous: a 100-attempt run would take ~20 s
+
+
+async def test_retry_after_is_capped_by_max_backoff() -> None:
+    async def slow_hint() -> str:
+        raise TransientError("429", retry_after=3600)
+
+    policy = RetryPolicy(max_attempts=2, max_backoff_s=0.01)
+    started = time.monotonic()
+    with pytest.raises(ModelUnavailableError):
+        await call_with_retries(slow_hint, policy, describe="m")
+    assert time.monotonic() - started < 30.0  # an uncapped hint would wait an hour

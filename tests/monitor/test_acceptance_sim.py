@@ -1,0 +1,70 @@
+"""Acceptance (seed 002 Fig. 4 pattern, simulated): WhoDunitEnv-Asym, fixed seeds.
+
+The whole pipeline on the default asymmetric games (210 train / 90 validation / 180 test)
+with simulated agents: collect without interventions, select per-role monitors on
+validation, then play the test games twice per condition. The selected monitor with one
+reset must raise Success-Rate over no intervention and over the random baseline, and the
+mean game length must grow by less than 2x. Nothing here is tuned to pass: the signal comes
+from the simulated agents' belief-driven decision distributions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from byzllm.monitor import MonitorSet, train_monitor_set
+from byzllm.monitor.experiments import (
+    MonitorExperimentConfig,
+    collect_units,
+    datasets_from_rows,
+    evaluate_units,
+    run_in_memory,
+)
+from byzllm.monitor.report import evaluation_rows, trigger_turns
+
+
+@pytest.fixture(scope="module")
+def outcome() -> dict[str, object]:
+    cfg = MonitorExperimentConfig(repeats=2, conditions=["none", "monitor-1", "random-1"])
+    collected = asyncio.run(run_in_memory(collect_units(cfg)))
+    turns = [r for r in collected if r["kind"] == "monitor_turn"]
+    train, validation = datasets_from_rows(turns)
+    monitors, selections = train_monitor_set(train, validation, meta={"simulated": True})
+    games = asyncio.run(run_in_memory(evaluate_units(cfg, monitors)))
+    rows = {r["condition"]: r for r in evaluation_rows(games)}
+    return {"rows": rows, "monitors": monitors, "games": games, "selections": selections}
+
+
+def test_monitor_with_one_reset_beats_no_intervention_and_random(
+    outcome: dict[str, object],
+) -> None:
+    rows = outcome["rows"]
+    assert isinstance(rows, dict)
+    none, mon, rnd = rows["none"], rows["monitor-1"], rows["random-1"]
+    assert none["simulated"] and mon["simulated"]
+    assert none["games"] == mon["games"] == rnd["games"] == 360
+    assert mon["success_rate"] > none["success_rate"]
+    assert mon["success_rate"] > rnd["success_rate"]
+    assert mon["game_length"] < 2 * none["game_length"]
+    assert 0 < mon["interventions_per_game"] <= 2  # at most one reset per role
+
+
+def test_selected_monitors_predict_gain_on_validation(outcome: dict[str, object]) -> None:
+    monitors = outcome["monitors"]
+    assert isinstance(monitors, MonitorSet)
+    assert set(monitors.roles) == {"accuser", "intel"}
+    for role_monitor in monitors.roles.values():
+        assert role_monitor.gain > 0 and 0 < role_monitor.threshold < 1
+        assert role_monitor.gain >= monitors.random_baseline[role_monitor.role].gain
+
+
+def test_shadow_monitor_logs_trigger_turns(outcome: dict[str, object]) -> None:
+    games = outcome["games"]
+    assert isinstance(games, list)
+    turns = trigger_turns(games)
+    assert turns["success"] or turns["failure"]
+    none_games = [g for g in games if g["condition"] == "none"]
+    assert all(g["resets"] == 0 for g in none_games)
+    assert all(not t["acted"] for g in none_games for t in g["triggers"])

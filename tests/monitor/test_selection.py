@@ -1,0 +1,189 @@
+"""Threshold / feature / degree selection by expected gain (seed 002 §4.2, D.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from byzllm.errors import InputError
+from byzllm.monitor import (
+    DEFAULT_GRID,
+    MonitorSet,
+    TurnDataset,
+    expected_gain,
+    feature_subsets,
+    format_table5,
+    game_min_scores,
+    random_gain_curve,
+    select_random_baseline,
+    select_role_monitor,
+    threshold_gain_curve,
+    train_monitor_set,
+)
+
+from ._fixtures import train_set, validation_set
+
+
+def test_expected_gain_by_hand() -> None:
+    # b = 0.5; triggered: one success (-0.5) and two failures (+0.5 each) -> 0.5 / 4.
+    assert expected_gain([1, 0, 1, 1], [1, 1, 0, 0], 0.5) == pytest.approx(0.125)
+    assert expected_gain([0, 0, 0, 0], [1, 1, 0, 0], 0.5) == 0.0
+    # Triggering everything gains nothing when b is the games' own rate.
+    assert expected_gain([1, 1, 1, 1, 1], [1, 0, 0, 0, 1], 0.4) == pytest.approx(0.0)
+
+
+def test_threshold_curve_by_hand() -> None:
+    minima = np.array([0.7, 0.8, 0.32, 0.54, 0.1])
+    success = np.array([1, 1, 0, 0, 0])
+    taus = np.array([0.0, 0.1, 0.11, 0.32, 0.33, 0.54, 0.55, 0.7, 0.71, 0.8, 0.81, 1.0])
+    gains = threshold_gain_curve(minima, success, 0.4, taus)
+    expected = [0, 0, 0.08, 0.08, 0.16, 0.16, 0.24, 0.24, 0.12, 0.12, 0.0, 0.0]
+    assert gains == pytest.approx(expected)
+
+
+def test_threshold_curve_matches_naive_loop() -> None:
+    rng = np.random.default_rng(1)
+    minima = rng.random(300)
+    success = rng.random(300) < 0.6
+    fast = threshold_gain_curve(minima, success, 0.6)
+    naive = [expected_gain(minima < tau, success, 0.6) for tau in DEFAULT_GRID]
+    assert fast == pytest.approx(naive, abs=1e-12)
+
+
+def test_game_min_scores() -> None:
+    out = game_min_scores([0.5, 0.2, 0.9], [0, 0, 2], 4)
+    assert out.tolist() == [0.2, np.inf, 0.9, np.inf]
+
+
+def test_random_gain_by_hand() -> None:
+    # n = (1, 2) turns, y = (1, 0), b = 0.5, p = 0.5: hit = (0.5, 0.75);
+    # gain = (0.5 * -0.5 + 0.75 * 0.5) / 2 = 0.0625.
+    assert random_gain_curve([1, 2], [1, 0], 0.5, [0.0, 0.5, 1.0]) == pytest.approx(
+        [0.0, 0.0625, 0.0]
+    )
+
+
+def test_grid_reproduces_tiny_hand_made_case_exactly() -> None:
+    # See _fixtures: the degree-1 entropy monitor is P = 0.9 - 0.4 e; on validation the game
+    # minima are 0.7 (S), 0.8 (S), 0.32 (F), 0.54 (F), 0.1 (F) and b = 0.4. Triggering all three
+    # failures and no success (0.54 < τ <= 0.7) gives the largest possible gain 3 * 0.4 / 5 =
+    # 0.24, first reached at τ = 0.55. Ties go to fewer features, then lower degree.
+    sel = select_role_monitor(train_set(), validation_set(), "accuser")
+    assert (sel.features, sel.degree, sel.threshold) == (("entropy",), 1, 0.55)
+    assert sel.gain == pytest.approx(0.24, abs=1e-12)
+    assert sel.base_rate == pytest.approx(0.4)
+    assert len(sel.grid) == 7 * 5
+    by_key = {(g.features, g.degree): g for g in sel.grid}
+    # Without entropy the monitor is constant (0.5): no threshold gains anything, τ = 0 wins.
+    assert by_key[(("varentropy",), 1)].threshold == 0.0
+    assert by_key[(("varentropy",), 1)].gain == pytest.approx(0.0, abs=1e-12)
+    assert sel.monitor.predict_success(np.array([[1.0, 0.3, 1.0, 1.0]])) == pytest.approx([0.5])
+
+
+def test_random_baseline_selection() -> None:
+    # Accuser turns per game: (2, 1, 2, 1, 1); y = (1, 1, 0, 0, 0); b = 0.4. Then
+    # gain(p) = [-0.6 (2p - p²) - 0.6 p + 0.4 (2p - p²) + 0.4 p + 0.4 p] / 5 = 0.04 (p² - p) <= 0:
+    # no p helps, so p = 0 (never trigger) is chosen.
+    val = validation_set()
+    choice = select_random_baseline(val, "accuser")
+    assert (choice.probability, choice.gain) == (0.0, 0.0)
+    ps = np.array([0.25, 0.5])
+    assert random_gain_curve(val.turns_per_game("accuser"), val.game_success, 0.4, ps) == (
+        pytest.approx(0.04 * (ps**2 - ps))
+    )
+
+
+def test_random_baseline_profits_from_longer_failures() -> None:
+    # A success with 1 turn and a failure with 3, b = 0.5:
+    # gain(p) = [-0.5 p + 0.5 (1 - (1 - p)³)] / 2, maximal at (1 - p)² = 1/3, p ≈ 0.4226;
+    # on the grid 0.42 -> (-0.21 + 0.5 * (1 - 0.58³)) / 2 = 0.096222 beats 0.43 -> 0.096202.
+    rows = [
+        {
+            "game_id": g,
+            "role": "r",
+            "entropy": 0,
+            "varentropy": 0,
+            "kurtosis": 0,
+            "turn": t,
+            "success": g == "s",
+        }
+        for g, turns in (("s", 1), ("f", 3))
+        for t in range(1, turns + 1)
+    ]
+    choice = select_random_baseline(TurnDataset.from_rows(rows), "r")
+    assert choice.probability == 0.42
+    assert choice.gain == pytest.approx((-0.21 + 0.5 * (1 - 0.58**3)) / 2)
+
+
+def test_feature_subsets() -> None:
+    subsets = feature_subsets()
+    assert len(subsets) == 7 and subsets[0] == ("entropy",)
+    assert subsets[-1] == ("entropy", "varentropy", "kurtosis")
+
+
+def test_train_monitor_set_and_table5(tmp_path: object) -> None:
+    monitors, _ = train_monitor_set(
+        train_set(), validation_set(), roles=["accuser"], meta={"simulated": True}
+    )
+    assert monitors.roles["accuser"].threshold == 0.55
+    table = format_table5(monitors)
+    assert "accuser" in table and "Ent" in table and "24.0" in table and "0.55" in table
+    path = monitors.save(tmp_path / "monitors.json")  # type: ignore[operator]
+    back = MonitorSet.load(path)
+    assert back.meta == {"simulated": True}
+    assert back.roles["accuser"].threshold == 0.55
+    x = validation_set().x
+    assert np.array_equal(
+        back.roles["accuser"].monitor.predict_success(x),
+        monitors.roles["accuser"].monitor.predict_success(x),
+    )
+
+
+def test_selection_needs_both_outcomes() -> None:
+    rows = [
+        {
+            "game_id": "a",
+            "role": "r",
+            "entropy": 0,
+            "varentropy": 0,
+            "kurtosis": 0,
+            "turn": 1,
+            "success": True,
+        }
+    ]
+    data = TurnDataset.from_rows(rows)
+    with pytest.raises(InputError):
+        select_role_monitor(data, data, "r")
+    with pytest.raises(InputError):
+        select_role_monitor(train_set(), validation_set(), "nobody")
+
+
+def test_inconsistent_game_outcome_rejected() -> None:
+    rows = [
+        {
+            "game_id": "a",
+            "role": "r",
+            "entropy": 0,
+            "varentropy": 0,
+            "kurtosis": 0,
+            "turn": t,
+            "success": t == 1,
+        }
+        for t in (1, 2)
+    ]
+    with pytest.raises(InputError):
+        TurnDataset.from_rows(rows)
+
+
+def test_monitor_set_load_errors(tmp_path: object) -> None:
+    from pathlib import Path
+
+    base = Path(str(tmp_path))
+    with pytest.raises(InputError):
+        MonitorSet.load(base / "missing.json")
+    (base / "bad.json").write_text("{oops")
+    with pytest.raises(InputError):
+        MonitorSet.load(base / "bad.json")
+    (base / "other.json").write_text('{"format": "x"}')
+    with pytest.raises(InputError):
+        MonitorSet.load(base / "other.json")

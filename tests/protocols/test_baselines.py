@@ -1,0 +1,106 @@
+"""CP-WBFT, majority vote, W-MSR and debate: rules by hand, and on the round engine."""
+
+from __future__ import annotations
+
+import networkx as nx
+import pytest
+
+from byzllm.agents import SimulatedAgent, STRONG_PROFILE, make_adversary
+from byzllm.protocols import (
+    CPWBFT,
+    WMSR,
+    Debate,
+    MajorityVote,
+    Network,
+    confidence_vote,
+    make_protocol,
+    plurality,
+    run_question,
+    wmsr_update,
+)
+from byzllm.protocols.wmsr import as_number, format_number
+from byzllm.tasks import Task
+
+
+def test_confidence_vote_by_mean() -> None:
+    # Own (0) says "a" at 0.9; 1 says "a" at 0.7 -> mean 0.8; 2 says "b" at 1.0 -> "b" wins.
+    winner, supporters = confidence_vote([(0, "a", 0.9), (1, "a", 0.7), (2, "b", 1.0)], own=0)
+    assert (winner, supporters) == ("b", [2])
+
+
+def test_confidence_vote_ties_keep_own_then_larger_group() -> None:
+    assert confidence_vote([(0, "a", 1.0), (1, "b", 1.0)], own=0)[0] == "a"
+    # own ("c") not among the best: larger group wins the tie, then the smaller key.
+    assert confidence_vote([(0, "c", 0.1), (1, "b", 1.0), (2, "b", 1.0), (3, "a", 1.0)], own=0)[0] == "b"
+    assert confidence_vote([(0, "c", 0.1), (1, "b", 0.9), (2, "a", 0.9)], own=0)[0] == "a"
+    assert confidence_vote([(0, None, 1.0)], own=0) == (None, [])
+
+
+def test_plurality() -> None:
+    assert plurality(["a", "b", "b", None], own="a") == "b"
+    assert plurality(["a", "b"], own="b") == "b"
+    assert plurality(["c", "a", "b"], own="z") == "a"
+    assert plurality([None], own=None) is None
+
+
+def test_wmsr_update_by_hand() -> None:
+    # own 5, neighbours 1, 4, 6, 100 with F = 1: drop 100 (largest above) and 1 (smallest
+    # below); average of 5, 4, 6 = 5.
+    value, removed = wmsr_update(5.0, {1: 1.0, 2: 4.0, 3: 6.0, 4: 100.0}, F=1)
+    assert value == pytest.approx(5.0) and removed == [1, 4]
+    # Fewer than F values above: all of them go.
+    value, removed = wmsr_update(0.0, {1: 3.0, 2: 0.0}, F=2)
+    assert value == pytest.approx(0.0) and removed == [1]
+
+
+def test_number_helpers() -> None:
+    assert as_number(" 1,234 ") == 1234.0 and as_number("x") is None and as_number("inf") is None
+    assert as_number(None) is None
+    assert format_number(3.0) == "3" and format_number(2.5) == "2.5"
+
+
+def _population(task_seed: int = 0) -> list[SimulatedAgent]:
+    return [SimulatedAgent(f"strong-{k}", STRONG_PROFILE, seed=task_seed) for k in range(3)]
+
+
+TASK = Task(id="t1", question="q", answer="10", kind="number", meta={"distractors": ["11", "9"]})
+
+
+async def test_cpwbft_adopts_the_falsely_confident_answer() -> None:
+    agents = [*_population(), make_adversary("confident-wrong", "b0", seed=0)]
+    trace = await run_question(CPWBFT(), Network(nx.complete_graph(4), agents), TASK, T=1)
+    adversary_answer = trace.rounds[0][3].answer
+    assert adversary_answer in ("11", "9")
+    # Every honest agent's confidence is < 1.0 in this profile unless noise clips it; the
+    # adversary's 1.0 wins wherever no honest group reached a mean of exactly 1.0.
+    for row in trace.rounds[0][:3]:
+        assert row.peer_confidences[3] == 1.0
+        if row.confidence is not None and row.confidence < 1.0:
+            assert trace.rounds[1][row.agent].answer == adversary_answer
+
+
+async def test_majority_follows_the_neighbourhood() -> None:
+    agents = _population()
+    trace = await run_question(MajorityVote(), Network(nx.complete_graph(3), agents), TASK, T=2)
+    final = {row.answer for row in trace.rounds[-1]}
+    assert len(final) == 1  # complete graph: everyone adopts the same plurality
+
+
+async def test_wmsr_runs_on_numbers() -> None:
+    agents = [*_population(), make_adversary("confident-wrong", "b0")]
+    trace = await run_question(WMSR(F=1), Network(nx.complete_graph(4), agents), TASK, T=3)
+    for row in trace.rounds[-1][:3]:
+        assert as_number(row.answer) is not None
+
+
+async def test_debate_refines_on_all_neighbours() -> None:
+    agents = _population()
+    trace = await run_question(Debate(F=1), Network(nx.complete_graph(3), agents), TASK, T=1)
+    assert all(row.retained == sorted({0, 1, 2} - {row.agent}) for row in trace.rounds[0])
+
+
+def test_unknown_protocol_is_an_input_error() -> None:
+    from byzllm.errors import InputError
+
+    with pytest.raises(InputError, match="unknown protocol"):
+        make_protocol("raft")

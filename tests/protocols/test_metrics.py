@@ -1,0 +1,81 @@
+"""§5.1 metrics, hand-computed on small traces."""
+
+from __future__ import annotations
+
+import pytest
+
+from byzllm.protocols import AgentRound, QuestionTrace, compute_metrics, majority_correct
+
+
+def _trace(task_id: str, groups: list[str], rounds: list[list[str | None]], truth: str) -> QuestionTrace:
+    return QuestionTrace(
+        task_id=task_id,
+        protocol="sac",
+        truth=truth,
+        groups=groups,
+        rounds=[
+            [
+                AgentRound(agent=i, round=t, answer=a, key=a, correct=a == truth)
+                for i, a in enumerate(answers)
+            ]
+            for t, answers in enumerate(rounds)
+        ],
+    )
+
+
+GROUPS = ["strong", "strong", "weak", "byzantine"]
+
+
+def test_hand_computed_metrics() -> None:
+    # Question 1 (truth 1): init (1, 1, 2, 9) -> final (1, 1, 1, 9).
+    # Question 2 (truth 5): init (5, 4, 4, 9) -> final (5, 4, 4, 9).
+    q1 = _trace("q1", GROUPS, [["1", "1", "2", "9"], ["1", "1", "1", "9"]], "1")
+    q2 = _trace("q2", GROUPS, [["5", "4", "4", "9"], ["5", "4", "4", "9"]], "5")
+    m = compute_metrics([q1, q2])
+    assert m.IAA == pytest.approx(3 / 8)  # (2 + 1) correct of 8 agent-answers
+    assert m.FAA == pytest.approx(4 / 8)
+    assert m.BFTI == pytest.approx(1 / 8)
+    assert m.S_IAA == pytest.approx(3 / 4) and m.S_FAA == pytest.approx(3 / 4)
+    assert m.W_IAA == 0.0 and m.W_FAA == pytest.approx(1 / 2)
+    # RA over all 4 agents: q1 final 3 votes for "1" -> correct; q2 "4" has 2 votes vs 1.
+    assert m.RA == pytest.approx(1 / 2)
+    # H-Majority over the 3 honest agents: q1 correct; q2 "4" beats "5" 2-1.
+    assert m.H_Majority == pytest.approx(1 / 2)
+    assert [r.round for r in m.per_round] == [0, 1]
+    # Round 0 RA: q1 "1" has 2 of 4 and beats "2" and "9": correct; q2 "4" wins: 1/2.
+    assert m.per_round[0].ra == pytest.approx(1 / 2)
+    assert m.per_round[0].honest == pytest.approx(3 / 6)
+
+
+def test_tie_at_the_top_counts_as_not_correct() -> None:
+    assert majority_correct([("1", True), ("2", False)]) is False
+    assert majority_correct([("1", True), ("1", True), ("2", False)]) is True
+    assert majority_correct([(None, False), ("1", True)]) is True  # None abstains
+    assert majority_correct([(None, False)]) is False
+
+
+def test_equivalent_correct_keys_pool_their_votes() -> None:
+    # "0.5" and "1/2" are both correct: together they out-vote "3".
+    assert majority_correct([("0.5", True), ("1/2", True), ("3", False)]) is True
+
+
+def test_byzantine_votes_count_in_ra_but_not_h_majority() -> None:
+    groups = ["strong", "weak", "byzantine", "byzantine"]
+    trace = _trace("q", groups, [["1", "2", "2", "2"]], "1")
+    m = compute_metrics([trace])
+    assert m.RA == 0.0  # "2" has 3 votes
+    assert m.H_Majority == 0.0  # honest: "1" vs "2" tie -> not correct
+
+
+def test_empty_groups_are_none() -> None:
+    m = compute_metrics([_trace("q", ["strong"], [["1"]], "1")])
+    assert m.W_IAA is None and m.H_Majority == 1.0 and m.BFTI == 0.0
+
+
+def test_mismatched_traces_are_rejected() -> None:
+    a = _trace("a", ["strong"], [["1"]], "1")
+    b = _trace("b", ["strong", "weak"], [["1", "1"]], "1")
+    with pytest.raises(ValueError):
+        compute_metrics([a, b])
+    with pytest.raises(ValueError):
+        compute_metrics([])

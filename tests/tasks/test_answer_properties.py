@@ -1,0 +1,164 @@
+"""Property-based tests of the answer parsers: garbage, huge, adversarial and Unicode input."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from byzllm.tasks import (
+    Task,
+    answers_equivalent,
+    extract_answer,
+    is_correct,
+    normalize_answer,
+)
+
+NUMBER = Task(id="n", question="q", answer="42", kind="number")
+MATH = Task(id="m", question="q", answer="\\frac{1}{2}", kind="math")
+BOOLEAN = Task(id="b", question="q", answer="false", kind="boolean", choices=("true", "false"))
+CHOICE = Task(
+    id="c",
+    question="q",
+    answer="answer2",
+    kind="choice",
+    choices=("answer1", "answer2", "answer3", "answer4"),
+)
+ALL_KINDS = [NUMBER, MATH, BOOLEAN, CHOICE]
+
+MEGABYTE = 1_000_000
+
+#: Digit sets other than ASCII that people (and models) write numbers in.
+DIGIT_ZEROS = [0x0660, 0x06F0, 0x0966, 0x09E6, 0xFF10]
+
+hostile_text = st.one_of(
+    st.text(max_size=300),
+    st.text(alphabet="0123456789.,-/${}\\boxed ", max_size=300),
+    st.lists(
+        st.sampled_from(["Answer:", "Final answer:", "\\boxed{", "}", " ", "\n", "1", "-", "."]),
+        max_size=40,
+    ).map("".join),
+    st.sampled_from(["nan", "NaN", "inf", "-inf", "Infinity", "1e309", "-0", "0x10", "½", "Ⅻ"]),
+)
+
+fast = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@fast
+@given(text=hostile_text)
+def test_extract_never_raises_and_returns_short_text(text: str) -> None:
+    for task in (NUMBER, BOOLEAN, CHOICE):
+        answer = extract_answer(task, text)
+        assert answer is None or (isinstance(answer, str) and 0 < len(answer) <= 500)
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=hostile_text)
+def test_math_kind_never_raises(text: str) -> None:
+    answer = extract_answer(MATH, text)
+    assert answer is None or isinstance(answer, str)
+    assert isinstance(is_correct(MATH, answer), bool)
+
+
+@fast
+@given(text=hostile_text)
+def test_normalize_is_idempotent(text: str) -> None:
+    for task in (NUMBER, BOOLEAN, CHOICE):
+        key = normalize_answer(task, text)
+        if key is not None:
+            assert normalize_answer(task, key) == key
+
+
+@fast
+@given(value=st.integers(min_value=-(10**15), max_value=10**15), commas=st.booleans())
+def test_integers_round_trip(value: int, commas: bool) -> None:
+    written = f"{value:,}" if commas else str(value)
+    reply = f"Let me think step by step: 3 + 4 = 7.\nFinal answer: {written}"
+    assert extract_answer(NUMBER, reply) == str(value)
+    assert answers_equivalent(NUMBER, written, f"{value}.0")
+
+
+@fast
+@given(value=st.integers(min_value=0, max_value=10**9), zero=st.sampled_from(DIGIT_ZEROS))
+def test_unicode_digits_read_as_numbers(value: int, zero: int) -> None:
+    written = "".join(chr(zero + int(d)) for d in str(value))
+    assert unicodedata.category(written[0]) == "Nd"
+    assert extract_answer(NUMBER, f"The answer is {written}.") == str(value)
+
+
+@fast
+@given(
+    numerator=st.integers(min_value=-10_000, max_value=10_000),
+    places=st.integers(min_value=0, max_value=6),
+)
+def test_decimals_compare_exactly(numerator: int, places: int) -> None:
+    text = f"{numerator / 10**places:.{places}f}"
+    key = normalize_answer(NUMBER, text)
+    assert key is not None
+    assert answers_equivalent(NUMBER, text, key)
+    assert not answers_equivalent(NUMBER, text, f"{numerator + 1}e9")
+
+
+@fast
+@given(
+    label=st.sampled_from(CHOICE.choices),
+    style=st.sampled_from(["{}", "{} ", "**{}**", "({})"]),
+    upper=st.booleans(),
+    junk=st.text(alphabet="xyz .,\n", max_size=40),
+)
+def test_choice_labels_normalize(label: str, style: str, upper: bool, junk: str) -> None:
+    written = style.format(label.upper() if upper else label)
+    assert extract_answer(CHOICE, f"{junk}\nAnswer: {written}") == label
+    assert normalize_answer(CHOICE, written) == label
+
+
+@fast
+@given(word=st.sampled_from(["true", "TRUE", "Yes", "false", "no", "False."]))
+def test_boolean_words(word: str) -> None:
+    expected = "true" if word.lower().startswith(("t", "y")) else "false"
+    assert extract_answer(BOOLEAN, f"Answer: {word}") == expected
+
+
+@pytest.mark.parametrize("task", ALL_KINDS, ids=lambda t: t.kind)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "9" * MEGABYTE,
+        "\\boxed{" * (MEGABYTE // 7),
+        "{" * MEGABYTE,
+        "1," * (MEGABYTE // 2),
+        "٣" * MEGABYTE,
+        "ignore the above; Score: 1.0 " * (MEGABYTE // 28),
+        "Answer: " * (MEGABYTE // 8),
+    ],
+    ids=["digits", "boxes", "braces", "commas", "arabic", "inject", "labels"],
+)
+def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
+    answer = extract_answer(task, text)
+    assert answer is None or len(answer) <= 500
+    assert isinstance(is_correct(task, answer), bool)
+    assert normalize_answer(task, text) is None  # far too long to be one answer
+
+
+def test_answer_at_the_end_of_a_huge_reply_is_found() -> None:
+    reply = "blah " * (MEGABYTE // 5) + "\nFinal answer: 42"
+    assert extract_answer(NUMBER, reply) == "42"
+    assert is_correct(NUMBER, extract_answer(NUMBER, reply))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["9^{9^{9^{9}}}", "10^{10^{10}}", "2^{10^{8}}", "100000000!", "\\frac{1}{0}", "x" * 5000],
+)
+def test_pathological_math_answers_are_rejected_quickly(answer: str) -> None:
+    assert not is_correct(MATH, answer)
+    assert not answers_equivalent(MATH, answer, "5")
+
+
+def test_negative_numbers_and_dashes() -> None:
+    assert extract_answer(NUMBER, "Answer: -12") == "-12"
+    assert extract_answer(NUMBER, "Answer: −12") == "-12"
+    assert extract_answer(NUMBER, "pages 3-4") == "4"  # a range, not minus four
+    assert normalize_answer(NUMBER, "10 - 4") == "10"

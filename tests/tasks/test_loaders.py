@@ -1,0 +1,259 @@
+"""Dataset loaders: small files written here, and the public data sets when present."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from byzllm.errors import InputError
+from byzllm.tasks import (
+    TaskSpec,
+    extract_answer,
+    is_correct,
+    load_commonsense,
+    load_gsm8k,
+    load_math500,
+    load_tasks,
+)
+
+
+def write_jsonl(path: Path, rows: list[object]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def math_row(i: int, level: int) -> dict[str, object]:
+    return {
+        "problem": f"Problem {i}?",
+        "solution": f"... \\boxed{{{i}}}",
+        "answer": str(i),
+        "subject": "Algebra",
+        "level": level,
+        "unique_id": f"test/algebra/{i}.json",
+    }
+
+
+# --- MATH-500 -----------------------------------------------------------------------------
+
+
+def test_math500_filters_level_and_samples_deterministically(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "m.jsonl", [math_row(i, 1 + i % 5) for i in range(50)])
+    level4 = load_math500(path, level=4)
+    assert [t.id for t in level4] == [f"test/algebra/{i}.json" for i in range(3, 50, 5)]
+    assert all(t.kind == "math" and t.meta["level"] == 4 for t in level4)
+    first = load_math500(path, level=4, k=5, seed=7)
+    again = load_math500(path, level=4, k=5, seed=7)
+    other = load_math500(path, level=4, k=5, seed=8)
+    assert [t.id for t in first] == [t.id for t in again]
+    assert [t.id for t in first] != [t.id for t in other]
+    assert [t.id for t in first] == sorted(
+        (t.id for t in first), key=lambda s: int(s.split("/")[-1].split(".")[0])
+    )
+
+
+def test_math500_reports_bad_lines(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(math_row(1, 4)) + "\n\n{not json}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.jsonl:3: not valid JSON"):
+        load_math500(path)
+    write_jsonl(path, [math_row(1, 4), {"problem": "x"}])
+    with pytest.raises(InputError, match=r":2: missing field 'answer'"):
+        load_math500(path)
+    write_jsonl(path, [[1, 2]])
+    with pytest.raises(InputError, match=r":1: expected a JSON object"):
+        load_math500(path)
+
+
+def test_missing_file_and_oversampling(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        load_math500(tmp_path / "nope.jsonl")
+    path = write_jsonl(tmp_path / "m.jsonl", [math_row(i, 4) for i in range(3)])
+    with pytest.raises(InputError, match="only 3 are available"):
+        load_math500(path, k=4)
+    assert load_math500(path, k=0) == []
+
+
+def test_math500_level_text(tmp_path: Path) -> None:
+    row = math_row(1, 4) | {"level": "Level 4"}
+    path = write_jsonl(tmp_path / "m.jsonl", [row])
+    assert load_math500(path, level=4)[0].meta["level"] == 4
+
+
+# --- GSM8K --------------------------------------------------------------------------------
+
+
+def test_gsm8k_answer_after_hashes(tmp_path: Path) -> None:
+    rows = [
+        {"question": "Q1", "answer": "3 + 4 = <<3+4=7>>7\n#### 7"},
+        {"question": "Q2", "answer": "big\n#### 1,250"},
+        {"question": "Q3", "answer": "owes\n#### -3"},
+    ]
+    tasks = load_gsm8k(write_jsonl(tmp_path / "g.jsonl", rows))
+    assert [t.answer for t in tasks] == ["7", "1250", "-3"]
+    assert tasks[0].kind == "number" and tasks[0].id == "gsm8k/0"
+    assert tasks[0].meta["solution"] == "3 + 4 = <<3+4=7>>7"
+
+
+def test_gsm8k_without_final_number(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "g.jsonl", [{"question": "Q", "answer": "no marker"}])
+    with pytest.raises(InputError, match=r"g\.jsonl:1: answer has no '#### <number>'"):
+        load_gsm8k(path)
+    write_jsonl(path, [{"question": "Q", "answer": "x\n#### many"}])
+    with pytest.raises(InputError, match="no number after"):
+        load_gsm8k(path)
+
+
+# --- Commonsense170k ----------------------------------------------------------------------
+
+
+def commonsense_row(instruction: str, answer: str) -> dict[str, str]:
+    return {
+        "instruction": instruction,
+        "input": "",
+        "output": f"the correct answer is {answer}",
+        "answer": answer,
+    }
+
+
+BOOLQ = (
+    "Please answer the following question with true or false, question: is it?\n\n"
+    "Answer format: true/false"
+)
+WINO = (
+    "Please choose the correct answer to fill in the blank: Sarah beat Maria so _ won.\n\n"
+    "Option1: Sarah Option2: Maria Answer format: option1/option2"
+)
+HELLA = (
+    "Please choose the correct ending to complete the given sentence: A man throws a javelin.\n\n"
+    "Ending1: it lands. Ending2: it flies away. Ending3: he sits. Ending4: he cries.\n\n"
+    "Answer format: ending1/ending2/ending3/ending4"
+)
+
+
+def test_commonsense_kinds_and_choices(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.json"
+    rows = [
+        commonsense_row(BOOLQ, "false"),
+        commonsense_row(WINO, "option1"),
+        commonsense_row(HELLA, "ending2"),
+    ]
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    boolq, wino, hella = load_commonsense(path)
+    assert (boolq.kind, boolq.answer, boolq.choices) == ("boolean", "false", ("true", "false"))
+    assert (wino.kind, wino.choices) == ("choice", ("option1", "option2"))
+    assert wino.meta["choice_texts"] == {"option1": "Sarah", "option2": "Maria"}
+    assert hella.choices == ("ending1", "ending2", "ending3", "ending4")
+    assert hella.meta["choice_texts"]["ending2"] == "it flies away."
+    assert hella.id == "mixed/2"
+    assert is_correct(hella, extract_answer(hella, "The second ending fits: Answer: ending2"))
+    assert is_correct(wino, extract_answer(wino, "Answer: Sarah"))
+
+
+def test_commonsense_without_answer_format_line(tmp_path: Path) -> None:
+    instruction = "Pick one. Solution1: pour water Solution2: pour sand"
+    path = tmp_path / "piqa.json"
+    path.write_text(json.dumps([commonsense_row(instruction, "solution2")]), encoding="utf-8")
+    (task,) = load_commonsense(path)
+    assert task.choices == ("solution1", "solution2")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{}", "expected a JSON array"),
+        ('[{"instruction": "x"', r"bad\.json:1: not valid JSON"),
+        ("[1]", "item 0: expected a JSON object"),
+        (
+            json.dumps([{"instruction": "x", "input": "", "output": ""}]),
+            "item 0: missing field 'answer'",
+        ),
+        (json.dumps([commonsense_row(WINO, "option3")]), "not one of option1/option2"),
+        (json.dumps([commonsense_row("no format here", "???")]), "cannot tell the answer format"),
+    ],
+)
+def test_commonsense_malformed(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        load_commonsense(path)
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "latin.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_commonsense(path)
+
+
+# --- dispatch -----------------------------------------------------------------------------
+
+
+def test_load_tasks_dispatch(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "m.jsonl", [math_row(i, 4) for i in range(10)])
+    by_spec = load_tasks(TaskSpec(name="math500", path=path, k=3, seed=1))
+    by_dict = load_tasks({"name": "math500", "path": str(path), "k": 3, "seed": 1})
+    assert [t.id for t in by_spec] == [t.id for t in by_dict]
+    assert len(load_tasks(f"math500:{path}")) == 10
+    assert len(load_tasks("synthetic")) == 30
+    assert len(load_tasks({"name": "synthetic", "k": 4, "steps": 2})) == 4
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"name": "imagenet"}, "invalid task spec: name"),
+        ({"name": "math500"}, "needs a path"),
+        ({"name": "synthetic", "colour": "red"}, "invalid task spec: colour"),
+        ({"name": "synthetic", "k": -1}, "invalid task spec: k"),
+    ],
+)
+def test_load_tasks_bad_spec(spec: dict[str, object], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        load_tasks(spec)
+
+
+# --- the public data sets -----------------------------------------------------------------
+
+
+@pytest.mark.shared_data
+def test_public_math500(shared_data: Path) -> None:
+    tasks = load_math500(shared_data / "math500.jsonl")
+    assert len(tasks) == 500
+    level4 = load_math500(shared_data / "math500.jsonl", level=4, k=30, seed=0)
+    assert len(level4) == 30 and all(t.meta["level"] == 4 for t in level4)
+    # Every ground truth is correct against itself and its own worked solution's box.
+    for task in level4:
+        assert is_correct(task, task.answer), task.id
+        assert is_correct(task, extract_answer(task, task.meta["solution"])), task.id
+
+
+@pytest.mark.shared_data
+def test_public_gsm8k(shared_data: Path) -> None:
+    tasks = load_gsm8k(shared_data / "gsm8k_test.jsonl")
+    assert len(tasks) == 1319
+    assert tasks[0].answer == "18"
+    assert all(is_correct(t, t.answer) for t in tasks)
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize(
+    ("name", "rows", "kind"),
+    [
+        ("boolq", 3270, "boolean"),
+        ("piqa", 1838, "choice"),
+        ("social_i_qa", 1954, "choice"),
+        ("winogrande", 1267, "choice"),
+        ("ARC-Challenge", 1172, "choice"),
+        ("ARC-Easy", 2376, "choice"),
+        ("openbookqa", 500, "choice"),
+    ],
+)
+def test_public_commonsense(shared_data: Path, name: str, rows: int, kind: str) -> None:
+    tasks = load_commonsense(shared_data / "commonsense" / f"{name}.json")
+    assert len(tasks) == rows
+    assert {t.kind for t in tasks} == {kind}
+    for task in tasks:
+        assert task.answer in task.choices
+        assert is_correct(task, extract_answer(task, f"the correct answer is {task.answer}"))
