@@ -2,7 +2,8 @@
 
 Runs N no-op units (default 20,000) through ``run_units`` into a fresh store and reports
 units per second and the store's size per unit. Async and sync no-op work are measured side
-by side (sync work runs in worker threads, so it pays one thread hop per unit).
+by side (sync work runs in worker threads, so it pays one thread hop per unit), and so is
+async work that stores one small record per unit.
 
     python benchmarks/runner_overhead.py            # 20,000 units
     python benchmarks/runner_overhead.py --quick    # 2,000 units
@@ -18,13 +19,23 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from byzllm.experiments import Record, Store, make_unit, run_units
 
 
+class Marker(Record):
+    kind: ClassVar[str] = "marker"
+    index: int
+    correct: bool
+
+
 async def noop_async(payload: dict[str, Any]) -> list[Record]:
     return []
+
+
+async def one_record(payload: dict[str, Any]) -> list[Record]:
+    return [Marker(index=payload["index"], correct=True)]
 
 
 def noop_sync(payload: dict[str, Any]) -> list[Record]:
@@ -67,6 +78,11 @@ def main() -> None:
     )
     sync_rate, _ = measure(n, noop_sync, args.concurrency)
     print(f"sync no-op work (worker threads): {n} units, {sync_rate:,.0f} units/s")
+    record_rate, record_bytes = measure(n, one_record, args.concurrency)
+    print(
+        f"async work storing one small record per unit: {record_rate:,.0f} units/s, "
+        f"{record_bytes:,.0f} store bytes/unit"
+    )
     print("target: >= 2,000 units/s:", "met" if min(async_rate, sync_rate) >= 2000 else "NOT met")
     print(
         json.dumps(
@@ -77,6 +93,8 @@ def main() -> None:
                 "units_per_s": round(async_rate, 1),
                 "sync_units_per_s": round(sync_rate, 1),
                 "bytes_per_unit": round(bytes_per_unit, 1),
+                "one_record_units_per_s": round(record_rate, 1),
+                "one_record_bytes_per_unit": round(record_bytes, 1),
             }
         )
     )

@@ -28,9 +28,7 @@ from byzllm.envs.whodunit import (
 
 
 async def _play_all(games: list[WhoDunitGame], params: SimParams) -> list[GameResult]:
-    return [
-        await play_game(g, simulated_agents(g, params), rng=i) for i, g in enumerate(games)
-    ]
+    return [await play_game(g, simulated_agents(g, params), rng=i) for i, g in enumerate(games)]
 
 
 def main() -> None:

@@ -171,3 +171,17 @@ def test_validation_gives_a_config_or_a_config_error(data: dict[str, Any]) -> No
     except ConfigError as err:
         assert str(err).startswith("invalid config: ")
         assert "\n" not in str(err)
+
+
+def test_huge_adversarial_configs_give_bounded_messages(tmp_path: Path) -> None:
+    huge = "x" * 1_000_000
+    long_key = "k" * 1000  # YAML caps implicit keys at 1024 characters
+    file = _write(tmp_path / "c.yaml", f"{long_key}: 1\nname: {huge}\nrounds: '{huge[:1000]}'\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(file, SweepConfig)
+    message = str(info.value)
+    assert len(message) < 1000
+    assert "unknown key" in message and "rounds: Input should be a valid integer" in message
+    overrides = parse_overrides([f"graph.n={huge}"])
+    with pytest.raises(ConfigError, match=r"graph\.n: Input should be a valid integer"):
+        load_config(None, SweepConfig, overrides)

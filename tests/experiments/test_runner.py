@@ -15,6 +15,7 @@ from byzllm.experiments import (
     LocalExecutor,
     PlainProgress,
     Record,
+    RichProgress,
     Store,
     Unit,
     make_unit,
@@ -222,3 +223,42 @@ def test_format_error_is_one_bounded_line() -> None:
     assert format_error(RuntimeError()) == "RuntimeError"
     huge = format_error(ValueError("line\n" * 500_000))
     assert "\n" not in huge and len(huge) <= 2000
+
+
+async def test_rich_progress_bar_shows_counts_rate_and_failures(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=140, color_system=None)
+    await run_units(tmp_path, _units(5), always_fail, progress=RichProgress(console))
+    text = buffer.getvalue()
+    assert "5/5" in text and "5 failed" in text and "units/s" in text and "ETA" in text
+    assert "unit n0 failed: ValueError: unit 0 is broken" in text
+
+
+@pytest.mark.slow
+async def test_process_executor_runs_units_in_other_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from byzllm.experiments import ProcessExecutor
+
+    monkeypatch.syspath_prepend(str(Path(__file__).with_name("importable")))
+    import process_work  # type: ignore[import-not-found]
+
+    units = [make_unit({"n": n}, label=f"n{n}") for n in [*range(6), -1]]
+    for name, work in (("sync", process_work.square), ("async", process_work.async_square)):
+        summary = await run_units(
+            tmp_path / name,
+            units,
+            work,
+            executor=ProcessExecutor(max_workers=2),
+            progress=False,
+        )
+        assert (summary.done, summary.failed) == (6, 1)
+        assert summary.failures[0].error == "ValueError: negative input"
+        with Store.open(tmp_path / name) as store:
+            rows = store.records("computed")
+        assert [(r["n"], r["square"]) for r in rows] == [(n, n * n) for n in range(6)]
+        assert os.getpid() not in {r["pid"] for r in rows}

@@ -66,6 +66,9 @@ def test_records_come_back_in_grid_order_with_units(tmp_path: Path) -> None:
         [failed] = store.failures()
         assert (failed["label"], failed["error"], failed["seconds"]) == ("x3", "ValueError: bad", 1)
         assert store.records("nothing") == []
+        with_payload = store.records_frame("point", with_payload=True)
+        assert list(with_payload["payload.x"]) == [0, 1, 2]
+        assert store.records("note", with_payload=True)[0]["payload"] == {"x": 0}
 
 
 def test_done_units_are_never_overwritten(tmp_path: Path) -> None:

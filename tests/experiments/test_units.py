@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -78,6 +78,7 @@ def test_units_pickle() -> None:
     assert pickle.loads(pickle.dumps(unit)) == unit
 
 
+@settings(max_examples=60)
 @given(payloads)
 def test_ids_are_stable_and_payload_round_trips(payload: dict[str, Any]) -> None:
     unit = make_unit(payload)

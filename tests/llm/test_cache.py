@@ -220,3 +220,13 @@ def test_two_processes_share_one_cache_file(tmp_path: Path) -> None:
     assert len(cache) == 100
     assert cache.get("key-73") == Completion(text="text 73")
     assert os.path.getsize(path) > 0
+
+
+def test_database_errors_are_misses_not_failures(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache._conn.execute("DROP TABLE completions")  # simulate a damaged file
+    assert cache.get("k") is None
+    cache.put("k", Completion(text="x"))  # logged, not raised
+    assert "unreadable" in caplog.text and "not written" in caplog.text

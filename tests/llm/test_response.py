@@ -6,10 +6,13 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from byzllm.llm import Completion, ModelResponseError, parse_chat_completion
+
+# The machine may be busy: a slow example is not a failure.
+SLOW_OK = [HealthCheck.too_slow]
 
 
 def body(**choice: Any) -> dict[str, Any]:
@@ -68,7 +71,7 @@ def test_unusable_bodies_raise_model_response_error(raw: bytes, match: str) -> N
     assert len(str(info.value)) < 400
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_OK)
 @given(st.binary(max_size=300))
 def test_random_bytes_never_escape_as_other_errors(raw: bytes) -> None:
     try:
@@ -110,7 +113,7 @@ json_tree = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_OK)
 @given(json_tree)
 def test_random_json_structures_give_completion_or_clear_error(tree: Any) -> None:
     try:

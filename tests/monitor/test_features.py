@@ -143,7 +143,7 @@ _logprob = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.text(max_size=5), _logprob), max_size=12), max_size=6))
 def test_garbage_distributions_give_valid_features_or_input_error(
     distributions: list[list[tuple[str, float]]],

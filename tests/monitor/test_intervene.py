@@ -97,3 +97,19 @@ def test_bad_configuration() -> None:
         RandomIntervener({"a": 1.5})
     with pytest.raises(InputError):
         RandomIntervener(0.5)
+
+
+def test_turn_clock_restarts_after_a_reset() -> None:
+    # After a reset at total turn 4 the next turn is turn 1 of the new run (reference
+    # implementation: game turn = total turns - turns of previous runs).
+    inter = MonitorIntervener(_monitors(), budget=1)
+    assert inter.decide(_obs("g", 4, 4)) == "reset"
+    assert inter.run_turn(_obs("g", 5, 1)) == 1
+    assert inter.run_turn(_obs("other", 5, 1)) == 5
+    resampler = MonitorIntervener(_monitors(), budget=1, mode="resample")
+    assert resampler.decide(_obs("g", 4, 4)) == "resample"
+    assert resampler.run_turn(_obs("g", 5, 1)) == 4  # the same turn, asked again
+    total = MonitorIntervener(_monitors(), budget=1, turn_clock="total")
+    assert total.decide(_obs("g", 4, 4)) == "reset"
+    with pytest.raises(InputError):
+        MonitorIntervener(_monitors(), turn_clock="sideways")  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ from byzllm.monitor import (
     feature_subsets,
     format_table5,
     game_min_scores,
+    joint_choice,
     random_gain_curve,
     select_random_baseline,
     select_role_monitor,
@@ -130,7 +131,8 @@ def test_train_monitor_set_and_table5(tmp_path: object) -> None:
     assert "accuser" in table and "Ent" in table and "24.0" in table and "0.55" in table
     path = monitors.save(tmp_path / "monitors.json")  # type: ignore[operator]
     back = MonitorSet.load(path)
-    assert back.meta == {"simulated": True}
+    assert back.meta["simulated"] is True and back.meta["selection"] == "joint"
+    assert back.meta["expected_gain"] == pytest.approx(0.24)
     assert back.roles["accuser"].threshold == 0.55
     x = validation_set().x
     assert np.array_equal(
@@ -187,3 +189,27 @@ def test_monitor_set_load_errors(tmp_path: object) -> None:
     (base / "other.json").write_text('{"format": "x"}')
     with pytest.raises(InputError):
         MonitorSet.load(base / "other.json")
+
+
+def test_joint_choice_beats_independent_choice_by_hand() -> None:
+    # Five games: g0, g1, g2 failed, g3, g4 succeeded; b = 0.5 -> weights (+.5 x3, -.5 x2).
+    # Role A's only monitor catches g0, g1 below 0.1 (standalone gain 1.0 / 5 = 0.2).
+    # Role B's first monitor catches g0, g1, g3 at 0.1 and g2 at 0.3: standalone best
+    # τ = 0.31 -> {g0, g1, g2, g3}, gain (1.5 - 0.5) / 5 = 0.2; its second catches only g2
+    # (0.1). Chosen independently the union is {g0, g1, g2, g3}: gain 0.2. Jointly, B's
+    # second monitor adds g2 to A's {g0, g1}: union gain 1.5 / 5 = 0.3.
+    weights = np.array([0.5, 0.5, 0.5, -0.5, -0.5])
+    a1 = np.array([0.1, 0.1, 0.9, 0.9, 0.9])
+    b1 = np.array([0.1, 0.1, 0.3, 0.1, 0.9])
+    b2 = np.array([0.9, 0.9, 0.1, 0.9, 0.9])
+    choice, gain = joint_choice({"A": [a1], "B": [b1, b2]}, weights)
+    assert choice == {"A": (0, 11), "B": (1, 11)}  # τ index 11 = 0.11
+    assert gain == pytest.approx(0.3)
+    alone = [threshold_gain_curve(m, weights < 0, 0.5).max() for m in (a1, b1, b2)]
+    assert alone == pytest.approx([0.2, 0.2, 0.1])
+
+
+def test_joint_choice_never_fires_without_gain() -> None:
+    weights = np.array([-0.5, -0.5])
+    choice, gain = joint_choice({"A": [np.array([0.1, 0.2])]}, weights)
+    assert choice == {"A": (0, 0)} and gain == 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from byzllm.agents import SimulatedAgent, STRONG_PROFILE, make_adversary
+from byzllm.agents import STRONG_PROFILE, SimulatedAgent, make_adversary
 from byzllm.protocols import (
     CPWBFT,
     WMSR,
@@ -31,7 +31,10 @@ def test_confidence_vote_by_mean() -> None:
 def test_confidence_vote_ties_keep_own_then_larger_group() -> None:
     assert confidence_vote([(0, "a", 1.0), (1, "b", 1.0)], own=0)[0] == "a"
     # own ("c") not among the best: larger group wins the tie, then the smaller key.
-    assert confidence_vote([(0, "c", 0.1), (1, "b", 1.0), (2, "b", 1.0), (3, "a", 1.0)], own=0)[0] == "b"
+    assert (
+        confidence_vote([(0, "c", 0.1), (1, "b", 1.0), (2, "b", 1.0), (3, "a", 1.0)], own=0)[0]
+        == "b"
+    )
     assert confidence_vote([(0, "c", 0.1), (1, "b", 0.9), (2, "a", 0.9)], own=0)[0] == "a"
     assert confidence_vote([(0, None, 1.0)], own=0) == (None, [])
 

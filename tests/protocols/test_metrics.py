@@ -7,7 +7,9 @@ import pytest
 from byzllm.protocols import AgentRound, QuestionTrace, compute_metrics, majority_correct
 
 
-def _trace(task_id: str, groups: list[str], rounds: list[list[str | None]], truth: str) -> QuestionTrace:
+def _trace(
+    task_id: str, groups: list[str], rounds: list[list[str | None]], truth: str
+) -> QuestionTrace:
     return QuestionTrace(
         task_id=task_id,
         protocol="sac",
@@ -32,13 +34,13 @@ def test_hand_computed_metrics() -> None:
     q1 = _trace("q1", GROUPS, [["1", "1", "2", "9"], ["1", "1", "1", "9"]], "1")
     q2 = _trace("q2", GROUPS, [["5", "4", "4", "9"], ["5", "4", "4", "9"]], "5")
     m = compute_metrics([q1, q2])
-    assert m.IAA == pytest.approx(3 / 8)  # (2 + 1) correct of 8 agent-answers
-    assert m.FAA == pytest.approx(4 / 8)
-    assert m.BFTI == pytest.approx(1 / 8)
-    assert m.S_IAA == pytest.approx(3 / 4) and m.S_FAA == pytest.approx(3 / 4)
-    assert m.W_IAA == 0.0 and m.W_FAA == pytest.approx(1 / 2)
+    assert pytest.approx(3 / 8) == m.IAA  # (2 + 1) correct of 8 agent-answers
+    assert pytest.approx(4 / 8) == m.FAA
+    assert pytest.approx(1 / 8) == m.BFTI
+    assert pytest.approx(3 / 4) == m.S_IAA and pytest.approx(3 / 4) == m.S_FAA
+    assert m.W_IAA == 0.0 and pytest.approx(1 / 2) == m.W_FAA
     # RA over all 4 agents: q1 final 3 votes for "1" -> correct; q2 "4" has 2 votes vs 1.
-    assert m.RA == pytest.approx(1 / 2)
+    assert pytest.approx(1 / 2) == m.RA
     # H-Majority over the 3 honest agents: q1 correct; q2 "4" beats "5" 2-1.
     assert m.H_Majority == pytest.approx(1 / 2)
     assert [r.round for r in m.per_round] == [0, 1]
@@ -72,9 +74,17 @@ def test_empty_groups_are_none() -> None:
     assert m.W_IAA is None and m.H_Majority == 1.0 and m.BFTI == 0.0
 
 
+def test_traces_with_different_placements_pool_by_group() -> None:
+    # Seed 1 puts the weak agent first, seed 2 second: group accuracy follows each trace.
+    a = _trace("a", ["weak", "strong"], [["2", "1"]], "1")
+    b = _trace("b", ["strong", "weak"], [["1", "1"]], "1")
+    m = compute_metrics([a, b])
+    assert m.S_IAA == 1.0 and m.W_IAA == pytest.approx(1 / 2)
+
+
 def test_mismatched_traces_are_rejected() -> None:
     a = _trace("a", ["strong"], [["1"]], "1")
-    b = _trace("b", ["strong", "weak"], [["1", "1"]], "1")
+    b = _trace("b", ["strong"], [["1"], ["1"]], "1")
     with pytest.raises(ValueError):
         compute_metrics([a, b])
     with pytest.raises(ValueError):

@@ -66,11 +66,18 @@ class TableAgent(ConsensusAgent):
     async def answer(self, task: Task, ctx: CallContext) -> Response:
         return Response.of(self.first)
 
-    async def score(self, task: Task, own: Response | None, peer: Response, ctx: CallContext) -> float:
+    async def score(
+        self, task: Task, own: Response | None, peer: Response, ctx: CallContext
+    ) -> float:
         return self.table.get(peer.answer or "", 0.5)
 
     async def refine(
-        self, task: Task, own: Response, retained: Sequence[ScoredResponse], f: int, ctx: CallContext
+        self,
+        task: Task,
+        own: Response,
+        retained: Sequence[ScoredResponse],
+        f: int,
+        ctx: CallContext,
     ) -> Response:
         seen = [(r.answer or "", s) for r, s in retained]
         self.refine_inputs.append((ctx.round, own.answer or "", seen))

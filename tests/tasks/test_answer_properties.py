@@ -150,7 +150,21 @@ def test_answer_at_the_end_of_a_huge_reply_is_found() -> None:
 
 @pytest.mark.parametrize(
     "answer",
-    ["9^{9^{9^{9}}}", "10^{10^{10}}", "2^{10^{8}}", "100000000!", "\\frac{1}{0}", "x" * 5000],
+    [
+        "9^{9^{9^{9}}}",
+        "10^{10^{10}}",
+        "2^{10^{8}}",
+        "100000000!",
+        "\\frac{1}{0}",
+        "x" * 5000,
+        "\\prod_{k=1}^{10000000} k",
+        "\\sum_{k=1}^{1000000000} k^2",
+        "(x+1)^{1000}-1",
+        "(2^{9999}+1)^{9999}",
+        "(x+y+z)^{50}",
+        "\\binom{100000}{50000}",
+        "{" * 150 + "1" + "}" * 150,
+    ],
 )
 def test_pathological_math_answers_are_rejected_quickly(answer: str) -> None:
     assert not is_correct(MATH, answer)

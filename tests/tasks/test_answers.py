@@ -96,6 +96,10 @@ def test_final_answer_label_wins_over_a_later_plain_answer_label() -> None:
         ("The result is 27 minus 54, i.e. -27", "-27"),
         ("unclosed \\boxed{12 and then the reply was cut", "12"),
         ("\\boxed{5} and an unclosed \\boxed{6", "5"),
+        ("The answer is $\\frac{1}{2}$ because of symmetry.", "\\frac{1}{2}"),
+        ("Answer: 18 dollars", "18"),
+        ("Answer: \\(x^2+1\\).", "x^2+1"),
+        ("Final Answer: The final answer is $\\boxed{5}$. I hope it is correct.", "5"),
     ],
 )
 def test_extract_math(text: str, expected: str) -> None:

@@ -187,6 +187,9 @@ class ConsensusAgent(ABC):
         """
         return own
 
+    async def prepare(self, task: Task, ctx: CallContext) -> None:  # noqa: B027 - optional hook
+        """Work an adversary can do before round 0 (runs alongside the initial answers)."""
+
     async def public(self, task: Task, view: RoundView | None, ctx: CallContext) -> Response:
         """An adversary's own round-t response r_b^(t) (what majority metrics count).
 

@@ -145,6 +145,9 @@ class ReplayAttack(ByzantineAgent):
         pool = [t for t in self.ood_tasks if t.id != task.id] or self.ood_tasks
         return choice(pool, self.seed, self.name, task.id, "ood")
 
+    async def prepare(self, task: Task, ctx: CallContext) -> None:
+        await self.public(task, None, ctx)  # fetch the replayed answer off the critical path
+
     async def public(self, task: Task, view: RoundView | None, ctx: CallContext) -> Response:
         cached = self._cache.get(task.id)
         if cached is None:

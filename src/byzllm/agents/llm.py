@@ -185,7 +185,10 @@ def llm_agent_from_backend(name: str, group: str, backend: Any) -> LLMAgent:
             backend.api_key_env,
             backend.max_concurrency,
             backend.cache,
-        ]
+            backend.timeout_s,
+            backend.retry,
+        ],
+        sort_keys=True,
     )
     model = _MODELS.get(key)
     if model is None:
@@ -195,6 +198,8 @@ def llm_agent_from_backend(name: str, group: str, backend: Any) -> LLMAgent:
             api_key_env=backend.api_key_env,
             max_concurrency=backend.max_concurrency,
             cache=backend.cache,
+            timeout_s=backend.timeout_s,
+            retry=backend.retry or None,
         )
         _MODELS[key] = model
     return LLMAgent(

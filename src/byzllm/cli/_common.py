@@ -5,7 +5,7 @@ A typical area command::
     from byzllm.cli._common import (
         ConcurrencyOption, ConfigArgument, JsonOption, MaxFailuresOption, RetryFailedOption,
         RunDirOption, SetOption, cli_errors, default_run_dir, execute_units, load_cli_config,
-        print_json,
+        summary_exit_code,
     )
 
     @app.command()
@@ -41,7 +41,7 @@ import contextlib
 import json
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -52,7 +52,7 @@ from byzllm.errors import ByzllmError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from byzllm.experiments import RunSummary, Unit, WorkFn
+    from byzllm.experiments import Executor, RunSummary, Unit, WorkFn
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -78,6 +78,7 @@ __all__ = [
 
 ConfigT = TypeVar("ConfigT", bound="BaseModel")
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 #: Exit code after Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
@@ -103,7 +104,7 @@ RunDirOption = Annotated[
     typer.Option(
         "--run-dir",
         "-o",
-        help="Run directory for results.sqlite [default: runs/<config name>]. "
+        help="Run directory for results.sqlite (default: runs/<config name>). "
         "Rerunning into the same directory resumes.",
         show_default=False,
         file_okay=False,
@@ -136,7 +137,7 @@ MaxFailuresOption = Annotated[
     typer.Option(
         "--max-failures",
         min=1,
-        help="Stop the run once this many units have failed [default: never].",
+        help="Stop the run once this many units have failed (default: never).",
         show_default=False,
     ),
 ]
@@ -217,13 +218,15 @@ def execute_units(
     json_output: bool = False,
     description: str | None = None,
     quiet: bool = False,
+    executor: Executor | None = None,
 ) -> RunSummary:
     """Run units with progress on stderr and print the outcome; returns the summary.
 
     Progress is a rich bar on a terminal and plain lines otherwise (never on stdout, so
     ``--json`` output stays parseable). The summary goes to stderr as one line, or to
     stdout as JSON with ``json_output``. Ctrl-C or SIGTERM stores every finished unit,
-    prints how to resume and exits 130.
+    prints how to resume and exits 130. ``executor`` (default: in-process) is passed on to
+    :func:`~byzllm.experiments.run_units`.
     """
     from byzllm.experiments import Store, run_units
 
@@ -247,13 +250,14 @@ def execute_units(
                 max_failures=max_failures,
                 progress=False if quiet else None,
                 description=description,
+                executor=executor,
             )
         finally:
             if installed:
                 loop.remove_signal_handler(signal.SIGTERM)
 
     try:
-        summary = asyncio.run(main())
+        summary = _run_coroutine(main)
     except (KeyboardInterrupt, asyncio.CancelledError):
         counts = {"done": 0, "failed": 0, "pending": 0}
         with contextlib.suppress(ByzllmError), Store.open(run_dir) as store:
@@ -270,6 +274,19 @@ def execute_units(
     else:
         typer.echo(_summary_line(summary), err=True)
     return summary
+
+
+def _run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """``asyncio.run`` — on a private thread when this thread already runs a loop (a
+    notebook, an async test invoking the CLI), where ``asyncio.run`` would refuse."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(factory())
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="byzllm-run") as pool:
+        return pool.submit(lambda: asyncio.run(factory())).result()
 
 
 def _summary_line(summary: RunSummary) -> str:

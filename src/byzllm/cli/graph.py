@@ -2,10 +2,212 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from byzllm.errors import ByzllmError, InputError
 
 __all__ = ["app"]
 
 app = typer.Typer(
     help="Build communication graphs and verify their r-/(r,s)-robustness.", no_args_is_help=True
 )
+
+
+def _fail(err: ByzllmError) -> typer.Exit:
+    typer.echo(f"error: {err}", err=True)
+    return typer.Exit(err.exit_code)
+
+
+def _parse_params(items: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"--param expects key=value, got {item!r}")
+        try:
+            params[key.replace("-", "_")] = json.loads(value)
+        except ValueError:
+            params[key.replace("-", "_")] = value
+    return params
+
+
+@app.command("build")
+def build_command(
+    name: str = typer.Argument(
+        ...,
+        help="merg, gg-merg, complete, preferential, erdos-renyi, "
+        "k-circulant, ring-lattice, star, chain, tree, layered",
+    ),
+    n: int = typer.Option(..., "-n", "--nodes", help="Number of nodes."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output file: .json, or an edge list."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for the random constructions."),
+    r: int | None = typer.Option(
+        None, "--r", help="Target robustness (preferential, erdos-renyi)."
+    ),
+    k: int | None = typer.Option(None, "--k", help="k for k-circulant and ring-lattice."),
+    param: list[str] = typer.Option([], "--param", "-p", help="Extra key=value parameters."),
+) -> None:
+    """Build a named topology and save it.
+
+    Examples:
+
+        byzllm graph build merg -n 7 --out g.json
+
+        byzllm graph build erdos-renyi -n 12 --r 3 --seed 1 --out er.json
+
+        byzllm graph build ring-lattice -n 10 --k 2 --out ring.edges
+    """
+    from byzllm.graphs import build, save_graph
+
+    try:
+        params = _parse_params(param)
+        if r is not None:
+            params["r"] = r
+        if k is not None:
+            params["k"] = k
+        G = build(name, n=n, seed=seed, **params)
+        path = save_graph(G, out)
+    except ByzllmError as err:
+        raise _fail(err) from None
+    typer.echo(f"wrote {path} ({G.number_of_nodes()} nodes, {G.number_of_edges()} edges)")
+
+
+def _min_edges_note(n: int, r: int, directed: bool) -> dict[str, Any]:
+    """Fewest edges an r-robust graph on n nodes can have, where we know it."""
+    from byzllm.graphs import gamma_merg_edge_count
+
+    if directed or r <= 0:
+        return {"minimum": None, "basis": "unknown for this case"}
+    if r == (n + 1) // 2:
+        return {"minimum": gamma_merg_edge_count(n), "basis": "γ-MERG (Lee & Panagou, Thm. 1)"}
+    if r == 1:
+        return {"minimum": n - 1, "basis": "spanning tree"}
+    # r ≥ 2 forces every degree ≥ r (pair {u}, V∖{u}); 3r(r-1)/2 is Lee & Panagou's Cor. 1.
+    lower = max((n * r + 1) // 2, 3 * r * (r - 1) // 2)
+    return {"minimum": None, "lower_bound": lower, "basis": "degree ≥ r; |E| ≥ 3r(r-1)/2"}
+
+
+@app.command("check")
+def check_command(
+    path: Path = typer.Argument(..., help="Graph file (.json or edge list)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    time_limit: float | None = typer.Option(
+        None, "--time-limit", help="Seconds per solve; past it, report proven bounds."
+    ),
+    method: str = typer.Option("auto", "--method", help="auto, dp, search or milp."),
+    no_s: bool = typer.Option(False, "--no-s", help="Skip (r,s)-robustness."),
+) -> None:
+    """Exact r- and (r,s)-robustness of a graph, with a certificate you can check by hand.
+
+    The certificate is two disjoint node sets S1, S2 where no node has more than r
+    in-neighbours outside its own set: the graph is therefore not (r+1)-robust.
+
+    Examples:
+
+        byzllm graph check g.json
+
+        byzllm graph check big.edges --time-limit 60 --json
+    """
+    from byzllm.graphs import load_graph, r_robustness, rs_robustness
+
+    try:
+        G = load_graph(path)
+        res = r_robustness(G, method=method, time_limit=time_limit)  # type: ignore[arg-type]
+        rs = None if no_s else rs_robustness(G, r=res.r, time_limit=time_limit)
+    except ByzllmError as err:
+        raise _fail(err) from None
+    report: dict[str, Any] = {
+        "graph": str(path),
+        "n": res.n,
+        "edges": G.number_of_edges(),
+        "directed": res.directed,
+        "r": res.r,
+        "exact": res.exact,
+        "bounds": list(res.bounds),
+        "method": res.method,
+        "seconds": round(res.seconds, 4),
+        "certificate": {
+            "S1": res.certificate.s1,
+            "S2": res.certificate.s2,
+            "proves_not_robust_at": res.bounds[1] + 1,
+        },
+        "tolerable_F": res.r - 1,
+        "min_edges_for_r": _min_edges_note(res.n, res.r, res.directed),
+    }
+    if rs is not None:
+        report["s"] = rs.s
+        report["s_exact"] = rs.exact
+        report["s_bounds"] = list(rs.bounds)
+        report["s_method"] = rs.method
+        if rs.certificate is not None:
+            report["s_certificate"] = {"S1": rs.certificate.s1, "S2": rs.certificate.s2}
+    if as_json:
+        typer.echo(json.dumps(report))
+        return
+    _print_report(report)
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"robustness of {report['graph']}", show_header=False)
+    exact = "exact" if report["exact"] else f"bounds {report['bounds'][0]}..{report['bounds'][1]}"
+    table.add_row(
+        "nodes / edges",
+        f"{report['n']} / {report['edges']}" + (" (directed)" if report["directed"] else ""),
+    )
+    table.add_row("r", f"{report['r']} ({exact}, {report['method']}, {report['seconds']:.3f} s)")
+    if "s" in report:
+        s_note = "exact" if report["s_exact"] else f"bounds {report['s_bounds']}"
+        table.add_row("s (largest with (r,s)-robust)", f"{report['s']} ({s_note})")
+    table.add_row("tolerable F (r - 1)", str(report["tolerable_F"]))
+    cert = report["certificate"]
+    table.add_row(
+        f"certificate: not {cert['proves_not_robust_at']}-robust",
+        f"S1={cert['S1']}  S2={cert['S2']}",
+    )
+    note = report["min_edges_for_r"]
+    if note.get("minimum") is not None:
+        table.add_row(
+            "edges vs minimum for r", f"{report['edges']} vs {note['minimum']} ({note['basis']})"
+        )
+    elif note.get("lower_bound") is not None:
+        table.add_row(
+            "edges vs minimum for r",
+            f"{report['edges']} vs ≥ {note['lower_bound']} ({note['basis']})",
+        )
+    Console().print(table)
+
+
+@app.command("draw")
+def draw_command(
+    path: Path = typer.Argument(..., help="Graph file (.json or edge list)."),
+    out: Path = typer.Option(..., "--out", "-o", help="PNG file to write."),
+    byzantine: str = typer.Option("", "--byzantine", help="Comma-separated Byzantine nodes."),
+    title: str | None = typer.Option(None, "--title", help="Figure title."),
+) -> None:
+    """Draw a graph to PNG, Byzantine nodes in red.
+
+    Example:
+
+        byzllm graph draw g.json --byzantine 3,5 --out g.png
+    """
+    from byzllm.graphs import load_graph
+    from byzllm.graphs._draw import draw_graph
+
+    try:
+        G = load_graph(path)
+        bad: list[int] = []
+        for part in filter(None, (p.strip() for p in byzantine.split(","))):
+            if not part.isdigit():
+                raise InputError(f"--byzantine expects node numbers, got {part!r}")
+            bad.append(int(part))
+        draw_graph(G, out, byzantine=bad, title=title)
+    except ByzllmError as err:
+        raise _fail(err) from None
+    typer.echo(f"wrote {out}")

@@ -25,10 +25,10 @@ app = typer.Typer(
 _MAX_DEPTH = 3
 
 
-def _when(timestamp: float | None) -> str:
+def _when(timestamp: float | None, fmt: str = "%Y-%m-%d %H:%M:%S UTC") -> str:
     if timestamp is None:
         return ""
-    return dt.datetime.fromtimestamp(timestamp, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return dt.datetime.fromtimestamp(timestamp, tz=dt.UTC).strftime(fmt)
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -64,6 +64,7 @@ def _run_overview(run_dir: Path) -> dict[str, Any]:
         "invocations": len(runs),
         "last_status": last.get("status"),
         "last_started": _when(last.get("started_at")),
+        "last_started_short": _when(last.get("started_at"), "%Y-%m-%d %H:%M"),
         "config_class": last.get("config_class"),
         "git_commit": last.get("git_commit"),
     }
@@ -91,6 +92,8 @@ def list_runs(
             raise InputError(f"no such folder: {root}")
         overviews = [_run_overview(store.parent) for store in _find_stores(root)]
         if json_output:
+            for row in overviews:
+                del row["last_started_short"]
             print_json({"root": str(root), "runs": overviews})
             return
         if not overviews:
@@ -101,13 +104,13 @@ def list_runs(
 
         table = Table(title=f"runs under {root}")
         for column, justify in [
-            ("run (under ROOT)", "left"),
+            ("run", "left"),
             ("units", "right"),
             ("done", "right"),
             ("failed", "right"),
             ("pending", "right"),
             ("last status", "left"),
-            ("last started", "left"),
+            ("last started (UTC)", "left"),
         ]:
             table.add_column(column, justify=justify)  # type: ignore[arg-type]
         for row in overviews:
@@ -118,7 +121,7 @@ def list_runs(
                 str(row["failed"]),
                 str(row["pending"]),
                 str(row["last_status"] or ""),
-                row["last_started"],
+                row.pop("last_started_short"),
             )
         Console().print(table)
 
@@ -238,14 +241,14 @@ def export_run(
         Path | None,
         typer.Option(
             "--out",
-            help="Output folder [default: RUN_DIR/export].",
+            help="Output folder (default: RUN_DIR/export).",
             show_default=False,
             file_okay=False,
         ),
     ] = None,
     kind: Annotated[
         list[str] | None,
-        typer.Option("--kind", "-k", help="Record kind to export (repeatable) [default: all]."),
+        typer.Option("--kind", "-k", help="Record kind to export, repeatable (default: all)."),
     ] = None,
     json_output: JsonOption = False,
 ) -> None:

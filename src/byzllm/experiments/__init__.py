@@ -31,7 +31,7 @@ from ._config import (
     load_config,
     parse_overrides,
 )
-from ._executor import Executor, LocalExecutor, WorkFn
+from ._executor import Executor, LocalExecutor, ProcessExecutor, WorkFn
 from ._progress import PlainProgress, ProgressReporter, RichProgress, SilentProgress
 from ._records import Record
 from ._runner import RunStatus, RunSummary, UnitFailure, run_units
@@ -49,6 +49,7 @@ __all__ = [
     "ExportFormat",
     "LocalExecutor",
     "PlainProgress",
+    "ProcessExecutor",
     "ProgressReporter",
     "Record",
     "RichProgress",

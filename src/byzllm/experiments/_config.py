@@ -216,9 +216,12 @@ def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[
 # --- validation ------------------------------------------------------------------------------
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
+def _clip(text: str) -> str:
     return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 1] + "…"
+
+
+def _short(value: Any) -> str:
+    return _clip(repr(value))
 
 
 def _known_fields(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
@@ -243,11 +246,12 @@ def format_validation_error(
     problems: list[str] = []
     for item in err.errors(include_url=False):
         loc = tuple(item.get("loc", ()))
-        where = ".".join(str(part) for part in loc) or "<top>"
+        where = _clip(".".join(str(part) for part in loc) or "<top>")
         kind = item.get("type", "")
         if kind == "extra_forbidden":
             known = _known_fields(model, loc[:-1])
-            hint = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            key = str(loc[-1])
+            hint = difflib.get_close_matches(key, known, n=1) if len(key) < 200 else []
             text = f"{where}: unknown key" + (f" (did you mean {hint[0]!r}?)" if hint else "")
         elif kind == "missing":
             text = f"{where}: required key is missing"
@@ -272,7 +276,10 @@ def _field_default(model: type[BaseModel], name: str) -> tuple[Any, Any]:
     annotation = field.annotation
     sub = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
     if field.default_factory is not None:
-        value = field.default_factory()  # type: ignore[call-arg]
+        try:
+            value = field.default_factory()  # type: ignore[call-arg]
+        except TypeError:  # a factory that needs the other fields' data: leave it to pydantic
+            value = None
     elif field.default is PydanticUndefined:
         value = None
     else:

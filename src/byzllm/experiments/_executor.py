@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import multiprocessing
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from ._records import Record, coerce_records
 from ._units import Unit
 
-__all__ = ["Executor", "LocalExecutor", "WorkFn"]
+__all__ = ["Executor", "LocalExecutor", "ProcessExecutor", "WorkFn"]
 
 #: A unit's work: payload in, record(s) out; sync or ``async def``.
 WorkFn = Callable[[dict[str, Any]], Any | Awaitable[Any]]
@@ -82,5 +83,52 @@ class LocalExecutor(Executor):
     async def aclose(self) -> None:
         if self._pool is not None:
             # Do not wait: after Ctrl-C, units still running in threads are abandoned.
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def _call_in_process(work: WorkFn, payload: dict[str, Any]) -> Any:
+    """Run one unit's work inside a worker process (``async def`` work gets its own loop)."""
+    result = work(payload)
+    if inspect.isawaitable(result):
+
+        async def _await() -> Any:
+            return await result
+
+        result = asyncio.run(_await())
+    return result
+
+
+class ProcessExecutor(Executor):
+    """Runs work in a pool of worker processes: real parallelism for CPU-bound work
+    (simulations) that threads cannot give under the GIL.
+
+    This is the work contract at full strength: ``work`` must be importable by its module
+    and name in a fresh interpreter (a top-level function of an importable module, not a
+    lambda, a closure or a function of ``__main__`` run as a script), and its payload and
+    records travel by pickle. Processes start with ``forkserver`` where available (never a
+    plain ``fork`` of this multi-threaded process), so each worker imports the work's
+    module once.
+    """
+
+    def __init__(self, max_workers: int | None = None) -> None:
+        self.max_workers = max_workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    async def start(self, concurrency: int) -> None:
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        workers = self.max_workers if self.max_workers is not None else concurrency
+        self._pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context)
+
+    async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
+        if self._pool is None:
+            raise RuntimeError("ProcessExecutor.run called before start()")
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._pool, _call_in_process, work, unit.payload)
+        return coerce_records(result)
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None

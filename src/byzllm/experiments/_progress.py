@@ -7,6 +7,7 @@ import time
 from typing import TYPE_CHECKING, Protocol, TextIO, runtime_checkable
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress, Task, TaskID
     from rich.text import Text
 
@@ -118,14 +119,19 @@ class PlainProgress:
             self._print("more units failed; see `byzllm runs show RUN_DIR`")
 
     def close(self) -> None:
+        if self._to_run == 0:
+            self._print(f"nothing to run ({self._already}/{self._total} units already done)")
+            return
         elapsed = time.monotonic() - self._started
         self._print(f"{self._line()} (elapsed {_format_duration(elapsed)})")
 
 
 class RichProgress:
-    """A rich progress bar on stderr with rate, ETA and the failure count."""
+    """A rich progress bar (on stderr unless ``console`` says otherwise) with the rate,
+    the elapsed time, the ETA and the failure count."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Console | None = None) -> None:
+        self._console = console
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._done = 0
@@ -159,7 +165,7 @@ class RichProgress:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            console=Console(stderr=True),
+            console=self._console if self._console is not None else Console(stderr=True),
             transient=False,
         )
         self._progress.start()

@@ -339,9 +339,11 @@ async def run_units(
             submitted += 1
             writer.submit(result)
 
+    # What the runs table says if we never reach the end: interrupted, or an error.
+    recorded_status = "interrupted"
     status: RunStatus = "interrupted"
-    reporter.start(description or run_path.name, len(grid), skipped, len(todo))
     try:
+        reporter.start(description or run_path.name, len(grid), skipped, len(todo))
         await executor.start(concurrency)
         tasks = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(todo)))]
         try:
@@ -350,31 +352,36 @@ async def run_units(
             if committed >= submitted and not all_committed.done():
                 all_committed.set_result(None)
             await all_committed
-        except BaseException:
+        except BaseException as err:
+            if not isinstance(err, (asyncio.CancelledError, KeyboardInterrupt)):
+                recorded_status = "error"
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         status = "stopped" if stop.is_set() else "finished"
+        recorded_status = status
     finally:
-        # Commit every unit that already finished, even when interrupted.
-        writer.close()
-        await executor.aclose()
-        # Let the last on_committed callbacks run before counting.
-        await asyncio.sleep(0)
-        reporter.close()
-        closing = Store(run_path, create=False)
         try:
-            closing.finish_run(
-                run_id,
-                status=status,
-                total=len(grid),
-                skipped=skipped,
-                done=done_count,
-                failed=failed_count,
-            )
+            # Commit every unit that already finished, even when interrupted.
+            writer.close()
+            await executor.aclose()
+            # Let the last on_committed callbacks run before counting.
+            await asyncio.sleep(0)
         finally:
-            closing.close()
+            reporter.close()
+            closing = Store(run_path, create=False)
+            try:
+                closing.finish_run(
+                    run_id,
+                    status=recorded_status,
+                    total=len(grid),
+                    skipped=skipped,
+                    done=done_count,
+                    failed=failed_count,
+                )
+            finally:
+                closing.close()
     if writer.error is not None:
         raise StoreError(f"writing results to {store.path} failed: {writer.error}")
     return RunSummary(

@@ -432,36 +432,54 @@ class Store:
             )
         }
 
-    def _record_rows(self, kind: str) -> list[tuple[str, str, str]]:
+    def _record_rows(self, kind: str) -> list[tuple[str, str, str, str]]:
         return self._conn.execute(
-            "SELECT r.unit_id, u.label, r.json FROM records r JOIN units u ON u.id = r.unit_id"
+            "SELECT r.unit_id, u.label, u.payload, r.json FROM records r"
+            " JOIN units u ON u.id = r.unit_id"
             " WHERE r.kind = ? AND u.status = 'done' ORDER BY u.ordinal, r.unit_id, r.seq",
             (kind,),
         ).fetchall()
 
-    def records(self, kind: str, *, with_unit: bool = False) -> list[dict[str, Any]]:
+    def records(
+        self, kind: str, *, with_unit: bool = False, with_payload: bool = False
+    ) -> list[dict[str, Any]]:
         """Every record of ``kind`` as a dict, in grid order.
 
-        ``with_unit=True`` adds ``unit_id`` and ``unit_label`` keys (for grouping by unit).
+        ``with_unit=True`` adds ``unit_id`` and ``unit_label`` keys (for grouping by unit);
+        ``with_payload=True`` adds the unit's payload under ``payload`` (what defined it:
+        protocol, seed, ...), so reports can group by it.
         """
         rows = []
-        for unit, label, text in self._record_rows(kind):
+        for unit, label, payload, text in self._record_rows(kind):
             row: dict[str, Any] = json.loads(text)
             if with_unit:
                 row["unit_id"] = unit
                 row["unit_label"] = label
+            if with_payload:
+                row["payload"] = json.loads(payload)
             rows.append(row)
         return rows
 
     def typed_records(self, model: type[RecordT]) -> list[RecordT]:
         """Every record of ``model.kind``, validated back into ``model`` instances."""
-        return [model.model_validate_json(text) for _, _, text in self._record_rows(model.kind)]
+        return [model.model_validate_json(row[3]) for row in self._record_rows(model.kind)]
 
-    def records_frame(self, kind: str, *, with_unit: bool = False) -> pd.DataFrame:
-        """Every record of ``kind`` as a pandas DataFrame (one column per top-level field)."""
+    def records_frame(
+        self, kind: str, *, with_unit: bool = False, with_payload: bool = False
+    ) -> pd.DataFrame:
+        """Every record of ``kind`` as a pandas DataFrame (one column per top-level field).
+
+        With ``with_payload=True`` the payload's top-level keys become ``payload.<key>``
+        columns.
+        """
         import pandas as pd
 
-        return pd.DataFrame.from_records(self.records(kind, with_unit=with_unit))
+        rows = self.records(kind, with_unit=with_unit, with_payload=with_payload)
+        if with_payload:
+            for row in rows:
+                for key, value in row.pop("payload").items():
+                    row[f"payload.{key}"] = value
+        return pd.DataFrame.from_records(rows)
 
     def export(
         self,

@@ -119,11 +119,11 @@ def _cut_pair(view: GraphView) -> Pair | None:
         return pair_value(view, a, view.full ^ a)
     if graph.number_of_edges() == view.n * (view.n - 1) // 2:
         return None
-    cut = nx.minimum_node_cut(graph)
+    cut: set[int] = set(nx.minimum_node_cut(graph))
     rest = graph.subgraph(set(graph) - cut)
     parts = list(nx.connected_components(rest))
     a = sum(1 << i for i in parts[0])
-    b = sum(1 << i for i in set().union(*parts[1:]))
+    b = sum(1 << i for part in parts[1:] for i in part)
     return pair_value(view, a, b)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
-from itertools import combinations
+from itertools import combinations, pairwise
 from typing import Any
 
 import networkx as nx
@@ -193,7 +193,7 @@ def k_circulant(n: int, k: int = 2) -> nx.Graph[int]:
 def ring_lattice(n: int, k: int = 2) -> nx.Graph[int]:
     """Ring lattice C_n(1..k): each node joined to its k nearest nodes on either side."""
     _check_n(n)
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k or 2 * k > n - 1:
+    if isinstance(k, bool) or not isinstance(k, int) or not k >= 1 or 2 * k > n - 1:
         raise InputError(f"k must be an integer with 1 ≤ k and 2k ≤ n - 1, got {k!r}")
     edges = {tuple(sorted((i, (i + d) % n))) for i in range(n) for d in range(1, k + 1)}
     return _graph(n, sorted(edges), "ring-lattice", k=k)
@@ -227,7 +227,7 @@ def layered(n: int, layers: int = 3) -> nx.Graph[int]:
         raise InputError(f"layers must be an integer in 2..n, got {layers!r}")
     bounds = [round(i * n / layers) for i in range(layers + 1)]
     groups = [range(bounds[i], bounds[i + 1]) for i in range(layers)]
-    edges = [(a, b) for g, h in zip(groups, groups[1:], strict=False) for a in g for b in h]
+    edges = [(a, b) for g, h in pairwise(groups) for a in g for b in h]
     return _graph(n, edges, "layered", layers=layers)
 
 
@@ -260,8 +260,14 @@ def build(name: str, n: int, *, seed: int | None = None, **params: Any) -> nx.Gr
     18
     """
     key = name.strip().lower().replace("_", "-")
-    aliases = {"gamma-merg": "merg", "gamma-gamma-merg": "gg-merg", "er": "erdos-renyi",
-               "path": "chain", "circulant": "k-circulant", "pa": "preferential"}
+    aliases = {
+        "gamma-merg": "merg",
+        "gamma-gamma-merg": "gg-merg",
+        "er": "erdos-renyi",
+        "path": "chain",
+        "circulant": "k-circulant",
+        "pa": "preferential",
+    }
     key = aliases.get(key, key)
     if key not in CONSTRUCTIONS:
         raise InputError(f"unknown graph {name!r}; choose from {', '.join(CONSTRUCTIONS)}")

@@ -8,7 +8,7 @@ We write ``f(S) = max_{i∈S} |N_i \\ S|``, so ``S`` is r-reachable exactly when
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +91,9 @@ def graph_view(
     if require_undirected and directed:
         raise InputError("this operation needs an undirected graph; got a directed one")
     if G.number_of_nodes() < min_nodes:
-        raise InputError(f"the graph needs at least {min_nodes} nodes, it has {G.number_of_nodes()}")
+        raise InputError(
+            f"the graph needs at least {min_nodes} nodes, it has {G.number_of_nodes()}"
+        )
     loops = list(nx.selfloop_edges(G))
     if loops:
         u = loops[0][0]
@@ -125,7 +127,3 @@ def mask_of(view: GraphView, nodes: Iterable[Hashable], *, what: str = "set") ->
 def nodes_of(view: GraphView, mask: int) -> list[Hashable]:
     """Node labels of a bitmask, in the view's order."""
     return [view.labels[i] for i in bits(mask)]
-
-
-def as_label_list(nodes: Sequence[Hashable]) -> list[Hashable]:
-    return list(nodes)

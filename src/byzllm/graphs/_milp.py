@@ -93,8 +93,20 @@ def milp_r_robustness(
         hstack([csr_matrix((1, 1)), csr_matrix(np.ones((1, n))), csr_matrix((1, n))]),
         hstack([csr_matrix((1, 1)), csr_matrix((1, n)), csr_matrix(np.ones((1, n)))]),
     ]
-    lo = [np.zeros(n), np.zeros(n), np.full(n, -np.inf), [1.0], [1.0]]
-    hi = [np.full(n, np.inf), np.full(n, np.inf), np.ones(n), [n - 1.0], [n - 1.0]]
+    lo: list[npt.NDArray[np.float64]] = [
+        np.zeros(n),
+        np.zeros(n),
+        np.full(n, -np.inf),
+        np.ones(1),
+        np.ones(1),
+    ]
+    hi: list[npt.NDArray[np.float64]] = [
+        np.full(n, np.inf),
+        np.full(n, np.inf),
+        np.ones(n),
+        np.full(1, n - 1.0),
+        np.full(1, n - 1.0),
+    ]
     t_low, t_high = 0.0, float(n)
     if not plain:
         t_low = float(lower)
@@ -133,9 +145,7 @@ def milp_r_robustness(
     return MilpOutcome(value, s1, s2, value if optimal else max(proven, int(t_low)), optimal)
 
 
-def milp_rs_robustness(
-    view: GraphView, r: int, *, time_limit: float | None = None
-) -> MilpOutcome:
+def milp_rs_robustness(view: GraphView, r: int, *, time_limit: float | None = None) -> MilpOutcome:
     """Minimize ``|X_S1^r| + |X_S2^r|`` over pairs where neither set is wholly r-reachable."""
     n = view.n
     lap = _laplacian(view)

@@ -14,6 +14,7 @@ Solvers are chosen by size: the O(n·2^n) subset dynamic programme up to
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Hashable, Iterable
 from typing import Any, Literal
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from byzllm.errors import InputError
 
-from ._bounds import best_known_pair, lower_bound
+from ._bounds import best_known_pair, lower_bound, spectral_lambda2
 from ._closed_sets import SearchTimeout, find_closed_pair
 from ._core import GraphView, graph_view, mask_of, nodes_of
 from ._milp import milp_r_robustness, milp_rs_robustness
@@ -31,12 +32,14 @@ from ._subset_dp import DP_MAX_NODES, dp_r_robustness, dp_rs_robustness
 __all__ = [
     "Certificate",
     "Method",
-    "RobustnessResult",
     "RSRobustnessResult",
+    "RobustnessResult",
     "check_f_local",
     "is_r_robust",
     "r_robustness",
+    "robustness_bounds",
     "rs_robustness",
+    "spectral_lower_bound",
     "tolerable_f",
     "verify_certificate",
     "verify_rs_certificate",
@@ -213,6 +216,24 @@ def is_r_robust(G: Any, r: int, *, time_limit: float | None = None) -> bool:
         ) from None
 
 
+def spectral_lower_bound(G: Any) -> int:
+    """``⌈λ₂/2⌉ ≤ r(G)`` for an undirected graph (λ₂: algebraic connectivity).
+
+    Of two disjoint sets one has ``m ≤ n/2`` nodes, and its members have on average
+    ``e(S, V∖S)/m ≥ λ₂(n-m)/n ≥ λ₂/2`` neighbours outside it (Shahrivar, Pirani & Sundaram
+    2015). The solvers use a slightly stronger form (``_bounds.lower_bound``).
+    """
+    view = graph_view(G, require_undirected=True)
+    return max(0, math.ceil(spectral_lambda2(view) / 2 - 1e-7))
+
+
+def robustness_bounds(G: Any) -> tuple[int, int]:
+    """Cheap ``(lower, upper)`` bounds on r(G): proven lower, witnessed upper (no search)."""
+    view = graph_view(G)
+    upper = best_known_pair(view)[0]
+    return min(lower_bound(view), upper), upper
+
+
 def tolerable_f(G: Any, *, time_limit: float | None = None) -> int:
     """The largest F such that G is (F+1)-robust, i.e. ``r - 1`` (seed 001 §4.2).
 
@@ -263,7 +284,9 @@ def rs_robustness(
             return result(n, True, (n, n), None, "dp")
         value, s1, s2 = found
         return result(value, True, (value, value), _rs_certificate(view, s1, s2, r), "dp")
-    remaining = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
+    remaining = (
+        None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
+    )
     out = milp_rs_robustness(view, r, time_limit=remaining)
     if out.value is None:
         if out.optimal:
@@ -271,7 +294,9 @@ def rs_robustness(
         return result(min(out.lower, n), False, (min(out.lower, n), n), None, "milp")
     cert = _rs_certificate(view, out.s1, out.s2, r)
     lower = min(out.lower, out.value)
-    return result(out.value if out.optimal else lower, out.optimal, (lower, out.value), cert, "milp")
+    return result(
+        out.value if out.optimal else lower, out.optimal, (lower, out.value), cert, "milp"
+    )
 
 
 def _rs_certificate(view: GraphView, s1: int, s2: int, r: int) -> Certificate:
@@ -283,7 +308,9 @@ def _in_neighbours(G: Any, v: Hashable) -> set[Hashable]:
     return set(G.predecessors(v)) if G.is_directed() else set(G.neighbors(v))
 
 
-def _checked_pair(G: Any, s1: Iterable[Hashable], s2: Iterable[Hashable]) -> tuple[set[Any], set[Any]]:
+def _checked_pair(
+    G: Any, s1: Iterable[Hashable], s2: Iterable[Hashable]
+) -> tuple[set[Any], set[Any]]:
     first, second = set(s1), set(s2)
     if not first or not second:
         raise InputError("a certificate needs two nonempty sets")

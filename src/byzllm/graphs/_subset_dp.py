@@ -38,7 +38,8 @@ def _split(n: int) -> tuple[int, int]:
 
 def _popcounts(width: int, mask: int) -> npt.NDArray[np.int16]:
     idx = np.arange(1 << width, dtype=np.uint32)
-    return np.bitwise_count(idx & np.uint32(mask)).astype(np.int16)
+    counts: npt.NDArray[np.int16] = np.bitwise_count(idx & np.uint32(mask)).astype(np.int16)
+    return counts
 
 
 def _node_tables(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -33,6 +34,8 @@ __all__ = ["CacheMode", "ResponseCache", "cache_key", "open_cache"]
 
 #: How a model uses its cache.
 CacheMode = Literal["on", "off", "read-only", "refresh"]
+
+_log = logging.getLogger("byzllm.llm")
 
 # Bump when the key recipe changes, so old entries are simply never hit again.
 _KEY_VERSION = 1
@@ -93,11 +96,19 @@ class ResponseCache:
         self._lock = threading.Lock()
 
     def get(self, key: str) -> Completion | None:
-        """The cached completion for ``key``, or ``None`` (also for an unreadable entry)."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT value FROM completions WHERE key = ?", (key,)
-            ).fetchone()
+        """The cached completion for ``key``, or ``None`` (also for an unreadable entry).
+
+        A database error (locked beyond the timeout, a damaged file) is logged and treated
+        as a miss: the cache only ever saves calls, it never fails one.
+        """
+        try:
+            with self._lock:
+                row = self._conn.execute(
+                    "SELECT value FROM completions WHERE key = ?", (key,)
+                ).fetchone()
+        except sqlite3.Error as exc:
+            _log.warning("response cache %s unreadable (%s); treating as a miss", self.path, exc)
+            return None
         if row is None:
             return None
         try:
@@ -108,11 +119,14 @@ class ResponseCache:
     def put(self, key: str, completion: Completion) -> None:
         """Store ``completion`` under ``key`` (replacing any previous entry)."""
         value = completion.model_dump_json(exclude={"cached", "latency_s"})
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO completions (key, value, created_at) VALUES (?, ?, ?)",
-                (key, value, time.time()),
-            )
+        try:
+            with self._lock:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO completions (key, value, created_at) VALUES (?, ?, ?)",
+                    (key, value, time.time()),
+                )
+        except sqlite3.Error as exc:
+            _log.warning("response cache %s not written (%s)", self.path, exc)
 
     def __len__(self) -> int:
         with self._lock:

@@ -148,7 +148,8 @@ class Model(ChatModel):
             hit = self.cache.get(key)
             if hit is not None:
                 self.usage.add_cached()
-                return hit.model_copy(update={"cached": True, "latency_s": 0.0})
+                hit.cached, hit.latency_s = True, 0.0  # freshly decoded: ours to set
+                return hit
         return await self._single_flight(key, messages, config)
 
     async def _single_flight(
@@ -170,7 +171,8 @@ class Model(ChatModel):
         try:
             completion = await self._fresh(messages, config)
             if self.cache is not None and self.cache_mode in ("on", "refresh"):
-                self.cache.put(key, completion)
+                # Off the loop: another process may hold the write lock for a moment.
+                await asyncio.to_thread(self.cache.put, key, completion)
         except asyncio.CancelledError:
             future.set_exception(_LeaderCancelled())
             raise
@@ -193,8 +195,10 @@ class Model(ChatModel):
             async with limiter:
                 started = time.perf_counter()
                 completion = await self.api.complete(messages, config)
-                latency = completion.latency_s or (time.perf_counter() - started)
-            return completion.model_copy(update={"latency_s": latency, "cached": False})
+                if not completion.latency_s:
+                    completion.latency_s = time.perf_counter() - started
+            completion.cached = False
+            return completion
 
         def on_retry(exc: TransientError) -> None:
             self.usage.add_retry()

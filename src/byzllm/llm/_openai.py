@@ -6,10 +6,11 @@ by :mod:`byzllm.llm._retry`. The request goes through the SDK's generic ``post``
 is parsed by :func:`parse_chat_completion`, so near-compatible servers and malformed bodies
 are handled by our tolerant parser instead of failing inside the SDK's models.
 
-SDK clients hold connection pools bound to the event loop that used them, so there is one
-set of clients per running loop. A loop gets a few clients (``ceil(max_concurrency / 8)``)
-and each request goes to the least busy: the HTTP pool's bookkeeping per request grows with
-its number of connections, and small pools keep it cheap at high concurrency.
+SDK clients hold connections bound to the event loop that used them, so there is one set
+of clients per running loop. For plain ``http://`` endpoints (local servers) the client's
+bytes move through :class:`~byzllm.llm._transport.FastHTTPTransport`; otherwise through the
+SDK's default stack, split over a few clients (``ceil(max_concurrency / 8)``, each request to
+the least busy) because that pool's bookkeeping per request grows with its connections.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ._errors import ModelAuthError, ModelRequestError, ModelResponseError, reda
 from ._provider import ModelAPI, ProviderSettings, register_provider
 from ._response import parse_chat_completion
 from ._retry import TransientError, parse_retry_after
+from ._transport import FastHTTPTransport, fast_transport_enabled
 from ._types import ChatMessage, Completion, GenerateConfig
 
 if TYPE_CHECKING:
@@ -72,6 +74,21 @@ class _Shard:
         self.load = 0
 
 
+class _ClientSet:
+    """The SDK clients of one (loop, base URL, key), shared by every model using them."""
+
+    def __init__(self, shards: list[_Shard]) -> None:
+        self.shards = shards
+        self.users: weakref.WeakSet[OpenAIAPI] = weakref.WeakSet()
+
+
+# Creating SDK clients is not free (an SSL context for https), and sharing them shares their
+# keep-alive connections: models with the same endpoint and key reuse one set per loop.
+_CLIENT_SETS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, str | None], _ClientSet]
+] = weakref.WeakKeyDictionary()
+
+
 class OpenAIAPI(ModelAPI):
     """Backend for OpenAI-compatible servers (see the module docstring)."""
 
@@ -84,9 +101,6 @@ class OpenAIAPI(ModelAPI):
         key = os.environ.get(env) if env else None
         # Kept private and out of every repr; scrubbed from every error message.
         self.__key = key or None
-        self._shards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[_Shard]] = (
-            weakref.WeakKeyDictionary()
-        )
         self._n_shards = max(1, math.ceil(settings.max_concurrency / _CONNECTIONS_PER_CLIENT))
 
     @property
@@ -109,23 +123,33 @@ class OpenAIAPI(ModelAPI):
 
     def _client(self) -> _Shard:
         loop = asyncio.get_running_loop()
-        shards = self._shards.get(loop)
-        if shards is None:
-            from openai import AsyncOpenAI
+        per_loop = _CLIENT_SETS.get(loop)
+        if per_loop is None:
+            per_loop = _CLIENT_SETS[loop] = {}
+        key = (self._base_url, self.__key)
+        client_set = per_loop.get(key)
+        if client_set is None:
+            client_set = per_loop[key] = _ClientSet(self._make_clients())
+        client_set.users.add(self)
+        shards = client_set.shards
+        return shards[0] if len(shards) == 1 else min(shards, key=_load_of)
 
-            shards = [
-                _Shard(
-                    AsyncOpenAI(
-                        api_key=self.__key or _NO_KEY,
-                        base_url=self._base_url,
-                        max_retries=0,
-                        timeout=self.settings.timeout_s,
-                    )
-                )
-                for _ in range(self._n_shards)
-            ]
-            self._shards[loop] = shards
-        return min(shards, key=_load_of)
+    def _make_clients(self) -> list[_Shard]:
+        from openai import AsyncOpenAI, DefaultAsyncHttpx2Client
+
+        def client(**http: Any) -> AsyncOpenAI:
+            return AsyncOpenAI(
+                api_key=self.__key or _NO_KEY,
+                base_url=self._base_url,
+                max_retries=0,
+                timeout=self.settings.timeout_s,
+                **http,
+            )
+
+        if fast_transport_enabled(self._base_url):
+            transport = FastHTTPTransport()
+            return [_Shard(client(http_client=DefaultAsyncHttpx2Client(transport=transport)))]
+        return [_Shard(client()) for _ in range(self._n_shards)]
 
     async def complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
         import httpx2
@@ -165,7 +189,8 @@ class OpenAIAPI(ModelAPI):
             raise failure
         try:
             completion = parse_chat_completion(content, top_k=config.top_logprobs, model=self.model)
-            return completion.model_copy(update={"latency_s": latency})
+            completion.latency_s = latency  # a fresh object: set, do not copy
+            return completion
         except ModelResponseError as exc:
             failure = TransientError(self._scrub(f"unusable response: {exc}"))
         raise failure
@@ -204,10 +229,17 @@ class OpenAIAPI(ModelAPI):
         return redact(text, self.secrets())
 
     async def aclose(self) -> None:
-        loop = asyncio.get_running_loop()
-        shards = self._shards.pop(loop, None) or []
-        for shard in shards:
-            await shard.client.close()
+        """Stop using this loop's shared clients; close them when no other model uses them."""
+        per_loop = _CLIENT_SETS.get(asyncio.get_running_loop())
+        key = (self._base_url, self.__key)
+        if per_loop is None or key not in per_loop:
+            return
+        client_set = per_loop[key]
+        client_set.users.discard(self)
+        if len(client_set.users) == 0:
+            del per_loop[key]
+            for shard in client_set.shards:
+                await shard.client.close()
 
 
 def _load_of(shard: _Shard) -> int:

@@ -40,10 +40,13 @@ def parse_chat_completion(
         raise ModelResponseError("choices[0] is not an object")
     text = _text_of(choice)
     finish = choice.get("finish_reason")
-    return Completion(
+    # Every field is checked above, so skip pydantic's second validation (hot path).
+    return Completion.model_construct(
         text=text,
         logprobs=normalize_logprobs(choice.get("logprobs"), top_k=top_k),
         usage=_usage_of(data.get("usage")),
+        cached=False,
+        latency_s=0.0,
         model=data["model"] if isinstance(data.get("model"), str) else model,
         finish_reason=finish if isinstance(finish, str) else None,
     )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._cache import CacheMode
 from ._model import Model
@@ -41,6 +42,11 @@ class ModelSpec(BaseModel):
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     input_price_per_mtok: float | None = Field(default=None, ge=0)
     output_price_per_mtok: float | None = Field(default=None, ge=0)
+
+    @field_validator("cache", mode="before")
+    @classmethod
+    def _path_to_str(cls, value: Any) -> Any:
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments of :func:`get_model` (besides ``name``)."""

@@ -4,6 +4,14 @@ Features from token distributions (:mod:`.features`), the polynomial-ridge monit
 (:mod:`.estimator`), selection of features / degree / threshold by validation gain
 (:mod:`.selection`), per-role monitor sets saved as JSON (:mod:`.monitor_set`), and the
 interveners that plug into any environment's game loop (:mod:`.intervene`).
+
+The runner-based pipeline (``byzllm monitor collect / train / evaluate / report``) lives in
+:mod:`byzllm.monitor.experiments` and :mod:`byzllm.monitor.report`, imported on demand so
+that the core stays light.
+
+>>> from byzllm.monitor import turn_features
+>>> round(turn_features([[("1", -0.6931), ("2", -0.6931)]], turn=3).entropy, 3)
+0.693
 """
 
 from .dataset import TurnDataset
@@ -17,16 +25,19 @@ from .features import (
     observation_features,
     turn_features,
 )
-from .intervene import InterventionMode, MonitorIntervener, RandomIntervener, Trigger
+from .intervene import InterventionMode, MonitorIntervener, RandomIntervener, Trigger, TurnClock
 from .monitor_set import MonitorSet, RoleMonitor, format_table5, table5_rows, train_monitor_set
 from .selection import (
     DEFAULT_GRID,
     GridPoint,
     RandomBaselineChoice,
+    RoleCandidates,
     RoleSelection,
     expected_gain,
     feature_subsets,
+    fit_role_candidates,
     game_min_scores,
+    joint_choice,
     random_gain_curve,
     select_random_baseline,
     select_role_monitor,
@@ -43,9 +54,11 @@ __all__ = [
     "MonitorSet",
     "RandomBaselineChoice",
     "RandomIntervener",
+    "RoleCandidates",
     "RoleMonitor",
     "RoleSelection",
     "Trigger",
+    "TurnClock",
     "TurnDataset",
     "TurnFeatures",
     "UncertaintyMonitor",
@@ -53,8 +66,10 @@ __all__ = [
     "expected_gain",
     "feature_subsets",
     "features_matrix",
+    "fit_role_candidates",
     "format_table5",
     "game_min_scores",
+    "joint_choice",
     "observation_features",
     "random_gain_curve",
     "select_random_baseline",

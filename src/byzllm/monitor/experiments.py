@@ -26,12 +26,14 @@ simulation parameters.
 
 from __future__ import annotations
 
+import asyncio
 import random
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from byzllm.agents.whodunit import SimParams, WordingName
 from byzllm.envs.whodunit import GameConfig
@@ -111,6 +113,12 @@ class MonitorExperimentConfig(ExperimentConfig):
     max_reprompts: int = Field(default=3, ge=0)
     wording: WordingName = "award"
     renormalize: bool = True
+
+    @model_validator(mode="after")
+    def _llm_needs_model(self) -> MonitorExperimentConfig:
+        if self.agents == "llm" and not self.model:
+            raise ValueError("agents: llm needs a model (e.g. --model openai/gpt-4o-mini)")
+        return self
 
 
 class MonitorTurnRecord(Record):
@@ -192,6 +200,12 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
     needs_random = any(c.startswith("random") for c in cfg.conditions)
     if needs_random and not monitors.random_baseline:
         raise InputError("this monitor set has no random-baseline probabilities")
+    trained_with = monitors.meta.get("renormalize")
+    if trained_with is not None and bool(trained_with) != cfg.renormalize:
+        raise InputError(
+            f"the monitors were trained on features with renormalize={trained_with}, "
+            f"but this config has renormalize={cfg.renormalize}"
+        )
     conf = cfg.model_dump(mode="json")
     packed = monitors.to_dict()
     return [
@@ -233,6 +247,29 @@ def _intervener(
     raise InputError(f"unknown condition {condition!r}")
 
 
+# One model object per (event loop, settings): creating a client per game costs ~70 ms (TLS
+# context) and defeats connection reuse; clients are bound to the loop that created them.
+_MODELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _model(cfg: MonitorExperimentConfig, repeat: int) -> Any:
+    from byzllm.llm import get_model
+
+    key = (cfg.model, cfg.base_url, cfg.api_key_env, cfg.cache, repeat)
+    models = _MODELS.setdefault(asyncio.get_running_loop(), {})
+    if key not in models:
+        models[key] = get_model(
+            str(cfg.model),
+            base_url=cfg.base_url,
+            api_key_env=cfg.api_key_env,
+            cache=cfg.cache,
+            cache_salt=f"monitor-repeat={repeat}",
+        )
+    return models[key]
+
+
 def _agents(cfg: MonitorExperimentConfig, game: Any, repeat: int) -> Sequence[Any]:
     from byzllm.envs.whodunit import llm_agents, simulated_agents
 
@@ -240,16 +277,9 @@ def _agents(cfg: MonitorExperimentConfig, game: Any, repeat: int) -> Sequence[An
         return simulated_agents(game, cfg.sim)
     if not cfg.model:
         raise ConfigError("agents: llm needs a model (e.g. --model openai/gpt-4o-mini)")
-    from byzllm.llm import get_model
-
-    model = get_model(
-        cfg.model,
-        base_url=cfg.base_url,
-        api_key_env=cfg.api_key_env,
-        cache=cfg.cache,
-        cache_salt=f"monitor-repeat={repeat}",
+    return llm_agents(
+        game, _model(cfg, repeat), top_logprobs=cfg.top_logprobs, max_reprompts=cfg.max_reprompts
     )
-    return llm_agents(game, model, top_logprobs=cfg.top_logprobs, max_reprompts=cfg.max_reprompts)
 
 
 async def _play(payload: dict[str, Any]) -> list[Record]:

@@ -33,10 +33,12 @@ from byzllm.errors import InputError
 from .features import observation_features
 from .monitor_set import MonitorSet
 
-__all__ = ["InterventionMode", "MonitorIntervener", "RandomIntervener", "Trigger"]
+__all__ = ["InterventionMode", "MonitorIntervener", "RandomIntervener", "Trigger", "TurnClock"]
 
 #: What a trigger does: roll back (§2) or resample the agent (§6.1 ablation).
 InterventionMode = Literal["reset", "resample"]
+#: Which turn count a monitor sees: counted from the last reset, or the game's total.
+TurnClock = Literal["since_reset", "total"]
 
 
 class Trigger(BaseModel):
@@ -79,7 +81,17 @@ class _BudgetedIntervener:
         self.mode: InterventionMode = _check_mode(mode)
         self.triggers: list[Trigger] = []
         self._used: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        # Total turns before the current run of each game (moved by our own interventions).
+        self._offset: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
+
+    def run_turn(self, obs: TurnObservation) -> int:
+        """The turn counted from the game's last reset (1 on the first turn after a reset).
+
+        A reset at total turn ``T`` starts a new run at ``T + 1``; a resample retries the same
+        run turn. Only this intervener's own interventions are known to it.
+        """
+        return max(1, obs.turn - self._offset.get(obs.game_id, 0))
 
     def interventions_used(self, game_id: str) -> dict[str, int]:
         """How many interventions each role spent in ``game_id``."""
@@ -94,6 +106,10 @@ class _BudgetedIntervener:
             acted = used[obs.role] < self.budget.get(obs.role, 0)
             if acted:
                 used[obs.role] += 1
+                if self.mode == "reset":
+                    self._offset[obs.game_id] = obs.turn
+                else:
+                    self._offset[obs.game_id] += 1
             self.triggers.append(
                 Trigger(
                     game_id=obs.game_id,
@@ -114,6 +130,14 @@ class MonitorIntervener(_BudgetedIntervener):
     mapping); roles without a monitor are never interrupted. ``thresholds`` overrides the
     monitor set's τ per role. ``renormalize`` must match how the monitors' training
     features were computed (default True, see :mod:`byzllm.monitor.features`).
+
+    ``turn_clock`` says which turn count the monitor sees. ``"since_reset"`` (default): the
+    turn within the current run, restarting after each reset, as in the paper's reference
+    implementation (its monitor reads the game turn minus the turns of previous runs). The
+    monitors are trained on games without interventions, where the two clocks agree; after
+    a reset the game starts afresh, and feeding the grown total count instead would make
+    every post-reset turn look like a late, failing one (and spend the other roles' budgets
+    at once). ``"total"`` uses :attr:`TurnObservation.turn` unchanged.
     """
 
     def __init__(
@@ -124,8 +148,12 @@ class MonitorIntervener(_BudgetedIntervener):
         mode: str = "reset",
         thresholds: Mapping[str, float] | None = None,
         renormalize: bool = True,
+        turn_clock: TurnClock = "since_reset",
     ) -> None:
         super().__init__(_budget_map(budget, list(monitors.roles)), mode)
+        if turn_clock not in ("since_reset", "total"):
+            raise InputError(f"turn_clock must be 'since_reset' or 'total', got {turn_clock!r}")
+        self.turn_clock: TurnClock = turn_clock
         self.monitors = monitors
         self.thresholds = monitors.thresholds()
         if thresholds is not None:
@@ -137,7 +165,10 @@ class MonitorIntervener(_BudgetedIntervener):
         role_monitor = self.monitors.roles.get(obs.role)
         if role_monitor is None:
             return None
-        return role_monitor.score(observation_features(obs, renormalize=self.renormalize))
+        features = observation_features(obs, renormalize=self.renormalize)
+        if self.turn_clock == "since_reset":
+            features = features.model_copy(update={"turn": self.run_turn(obs)})
+        return role_monitor.score(features)
 
     def decide(self, obs: TurnObservation) -> Decision:
         score = self.score(obs)

@@ -27,6 +27,14 @@ chosen on the same grid {0, 0.01, …, 1} by the same criterion. (With equal gam
 is exactly 0 for every p; it is positive when failed games are longer, e.g. when they run
 into the turn limit.)
 
+**All roles together.** Each role has its own monitor and budget (§4.2), and at test time
+they all run at once: a game is reset as soon as any role's monitor fires. The system's
+expected gain is therefore that of the *union* of the roles' triggers, which is not the sum
+of their standalone gains (a game two roles catch counts once; a role's false alarms may
+buy nothing the other role does not already catch). :func:`joint_choice` picks the roles'
+(features, degree, τ) together by coordinate ascent on the union gain; the paper's Table 5
+lists each role's standalone choice (``train_monitor_set(joint=False)``).
+
 **Speed.** The τ sweep is vectorized: per game, only the minimum score matters; sorting the
 minima and taking cumulative sums of ``b - y_g`` gives the gain at every τ with one
 ``searchsorted``. Ties are broken towards the simpler monitor (fewer features, lower degree,
@@ -35,7 +43,7 @@ smaller τ), by enumeration order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
@@ -53,13 +61,17 @@ __all__ = [
     "DEFAULT_GRID",
     "GridPoint",
     "RandomBaselineChoice",
+    "RoleCandidates",
     "RoleSelection",
     "expected_gain",
     "feature_subsets",
+    "fit_role_candidates",
     "game_min_scores",
+    "joint_choice",
     "random_gain_curve",
     "select_random_baseline",
     "select_role_monitor",
+    "selection_for",
     "threshold_gain_curve",
 ]
 
@@ -114,10 +126,15 @@ def threshold_gain_curve(
     y = np.asarray(success, dtype=np.float64)
     if m.shape != y.shape or m.ndim != 1 or m.size == 0:
         raise InputError("min_scores and success must be non-empty 1-D arrays of equal length")
-    order = np.argsort(m, kind="stable")
-    prefix = np.concatenate([[0.0], np.cumsum(base_rate - y[order])])
-    below = np.searchsorted(m[order], np.asarray(thresholds, dtype=np.float64), side="left")
-    return np.asarray(prefix[below] / m.size, dtype=np.float64)
+    return _weighted_curve(m, base_rate - y, np.asarray(thresholds, dtype=np.float64))
+
+
+def _weighted_curve(minima: FloatArray, weights: FloatArray, taus: FloatArray) -> FloatArray:
+    """``(1/N) Σ_g 1[minima_g < τ] weights_g`` for every τ (sort + cumulative sum)."""
+    order = np.argsort(minima, kind="stable")
+    prefix = np.concatenate([[0.0], np.cumsum(weights[order])])
+    below = np.searchsorted(minima[order], taus, side="left")
+    return np.asarray(prefix[below] / minima.size, dtype=np.float64)
 
 
 def random_gain_curve(
@@ -182,6 +199,102 @@ def _best_index(gains: FloatArray) -> int:
     return best
 
 
+class RoleCandidates(BaseModel):
+    """Every (features, degree) monitor of one role, fit on train and scored on validation."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    role: str
+    monitors: list[UncertaintyMonitor]
+    minima: list[FloatArray]  # per candidate: each validation game's lowest P(success)
+    n_train_turns: int
+
+
+def fit_role_candidates(
+    train: TurnDataset,
+    validation: TurnDataset,
+    role: str,
+    *,
+    degrees: Sequence[int] = DEFAULT_DEGREES,
+    subsets: Sequence[Sequence[str]] | None = None,
+    alpha: float = 1.0,
+) -> RoleCandidates:
+    """Fit the 7 × 5 monitors of one role and take each validation game's minimum score."""
+    train_mask = train.role_mask(role)
+    if not train_mask.any():
+        raise InputError(f"no training turns for role {role!r}")
+    if validation.n_games == 0:
+        raise InputError("no validation games")
+    x_train = train.x[train_mask]
+    y_train = train.turn_success[train_mask]
+    if y_train.all() or not y_train.any():
+        raise InputError(
+            f"role {role!r}: training turns must include both successful and failed games "
+            "(a monitor cannot learn from one outcome)"
+        )
+    val_mask = validation.role_mask(role)
+    x_val = validation.x[val_mask]
+    val_games = validation.game_index[val_mask]
+    monitors: list[UncertaintyMonitor] = []
+    minima: list[FloatArray] = []
+    for features in subsets if subsets is not None else feature_subsets():
+        for degree in degrees:
+            monitor = UncertaintyMonitor(features=tuple(features), degree=degree, alpha=alpha)
+            monitor.fit(x_train, y_train)
+            scores = monitor.predict_success(x_val) if x_val.shape[0] else np.zeros(0)
+            monitors.append(monitor)
+            minima.append(game_min_scores(scores, val_games, validation.n_games))
+    return RoleCandidates(
+        role=role, monitors=monitors, minima=minima, n_train_turns=int(train_mask.sum())
+    )
+
+
+def selection_for(
+    candidates: RoleCandidates,
+    validation: TurnDataset,
+    base_rate: float,
+    taus: FloatArray,
+    chosen: tuple[int, int] | None = None,
+) -> RoleSelection:
+    """The role's grid (best τ per candidate, standalone) and the chosen or best entry.
+
+    ``chosen`` is ``(candidate index, τ index)``; ``None`` takes the standalone best.
+    """
+    weights = base_rate - validation.game_success.astype(np.float64)
+    grid: list[GridPoint] = []
+    best_tau: list[int] = []
+    for monitor, minima in zip(candidates.monitors, candidates.minima, strict=True):
+        gains = _weighted_curve(minima, weights, taus)
+        k = _best_index(gains)
+        best_tau.append(k)
+        grid.append(
+            GridPoint(
+                features=monitor.features,
+                degree=monitor.degree,
+                threshold=float(taus[k]),
+                gain=float(gains[k]),
+            )
+        )
+    if chosen is None:
+        index = _best_index(np.array([g.gain for g in grid]))
+        chosen = (index, best_tau[index])
+    index, k = chosen
+    monitor = candidates.monitors[index]
+    triggered = candidates.minima[index] < taus[k]
+    return RoleSelection(
+        role=candidates.role,
+        features=monitor.features,
+        degree=monitor.degree,
+        threshold=float(taus[k]),
+        gain=float(np.sum(weights[triggered]) / validation.n_games),
+        base_rate=base_rate,
+        n_train_turns=candidates.n_train_turns,
+        n_validation_games=validation.n_games,
+        grid=grid,
+        monitor=monitor,
+    )
+
+
 def select_role_monitor(
     train: TurnDataset,
     validation: TurnDataset,
@@ -197,56 +310,63 @@ def select_role_monitor(
 
     ``base_rate`` defaults to the validation games' Success-Rate.
     """
-    train_mask = train.role_mask(role)
-    if not train_mask.any():
-        raise InputError(f"no training turns for role {role!r}")
-    if validation.n_games == 0:
-        raise InputError("no validation games")
-    x_train = train.x[train_mask]
-    y_train = train.turn_success[train_mask]
-    if y_train.all() or not y_train.any():
-        raise InputError(
-            f"role {role!r}: training turns must include both successful and failed games "
-            "(a monitor cannot learn from one outcome)"
-        )
-    b = validation.base_rate if base_rate is None else float(base_rate)
-    val_mask = validation.role_mask(role)
-    x_val = validation.x[val_mask]
-    val_games = validation.game_index[val_mask]
-    taus = np.asarray(thresholds, dtype=np.float64)
-    grid: list[GridPoint] = []
-    monitors: list[UncertaintyMonitor] = []
-    for features in subsets if subsets is not None else feature_subsets():
-        for degree in degrees:
-            monitor = UncertaintyMonitor(features=tuple(features), degree=degree, alpha=alpha)
-            monitor.fit(x_train, y_train)
-            scores = monitor.predict_success(x_val) if x_val.shape[0] else np.zeros(0)
-            minima = game_min_scores(scores, val_games, validation.n_games)
-            gains = threshold_gain_curve(minima, validation.game_success, b, taus)
-            k = _best_index(gains)
-            grid.append(
-                GridPoint(
-                    features=monitor.features,
-                    degree=degree,
-                    threshold=float(taus[k]),
-                    gain=float(gains[k]),
-                )
-            )
-            monitors.append(monitor)
-    best = _best_index(np.array([g.gain for g in grid]))
-    win = grid[best]
-    return RoleSelection(
-        role=role,
-        features=win.features,
-        degree=win.degree,
-        threshold=win.threshold,
-        gain=win.gain,
-        base_rate=b,
-        n_train_turns=int(train_mask.sum()),
-        n_validation_games=validation.n_games,
-        grid=grid,
-        monitor=monitors[best],
+    candidates = fit_role_candidates(
+        train, validation, role, degrees=degrees, subsets=subsets, alpha=alpha
     )
+    b = validation.base_rate if base_rate is None else float(base_rate)
+    return selection_for(candidates, validation, b, np.asarray(thresholds, dtype=np.float64))
+
+
+def joint_choice(
+    candidate_minima: Mapping[str, Sequence[FloatArray]],
+    weights: npt.ArrayLike,
+    thresholds: npt.ArrayLike = DEFAULT_GRID,
+    *,
+    max_rounds: int = 50,
+) -> tuple[dict[str, tuple[int, int]], float]:
+    """Choose every role's (candidate, τ) together, maximising the gain of their union.
+
+    At test time all roles' monitors run at once, each with its own reset budget, so a game
+    is reset as soon as *any* role's monitor fires. Under the one-reset model of the module
+    docstring the system's expected gain is ``(1/N) Σ_g 1[some role fires on g] w_g`` with
+    ``w_g = b - y_g`` — not the sum of the roles' standalone gains, which counts a game
+    caught by two roles twice and lets each role pay for false alarms the other makes
+    redundant. Coordinate ascent: starting from "never fire", each role in turn takes the
+    (candidate, τ) with the best gain on the games the other roles do not already catch;
+    a role switches only on a strict improvement, so the union gain never decreases and the
+    loop ends. Returns ``{role: (candidate index, τ index)}`` and the union gain.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    taus = np.asarray(thresholds, dtype=np.float64)
+    roles = list(candidate_minima)
+    n = w.size
+    choice = {r: (0, 0) for r in roles}
+    fired = {r: np.zeros(n, dtype=bool) for r in roles}
+    for _ in range(max_rounds):
+        changed = False
+        for role in roles:
+            others = np.zeros(n, dtype=bool)
+            for other in roles:
+                if other != role:
+                    others |= fired[other]
+            masked = np.where(others, 0.0, w)
+            best_gain = float(np.sum(masked[fired[role]]) / n)
+            best = choice[role]
+            for index, minima in enumerate(candidate_minima[role]):
+                gains = _weighted_curve(np.asarray(minima, dtype=np.float64), masked, taus)
+                k = _best_index(gains)
+                if gains[k] > best_gain + _TIE:
+                    best_gain, best = float(gains[k]), (index, k)
+            if best != choice[role]:
+                choice[role] = best
+                fired[role] = np.asarray(candidate_minima[role][best[0]]) < taus[best[1]]
+                changed = True
+        if not changed:
+            break
+    union = np.zeros(n, dtype=bool)
+    for role in roles:
+        union |= fired[role]
+    return choice, float(np.sum(w[union]) / n)
 
 
 def select_random_baseline(

@@ -199,7 +199,12 @@ async def run_question(
     if T < 0:
         raise InputError(f"T must be >= 0, got {T}")
     state = QuestionState(task=task, network=network, f=protocol.F)
-    state.current.update(await protocol.initial(state))
+    agents = network.agents
+    initial, _ = await asyncio.gather(
+        protocol.initial(state),
+        asyncio.gather(*(agents[b].prepare(task, state.ctx(b)) for b in network.adversaries)),
+    )
+    state.current.update(initial)
     rounds: list[list[AgentRound]] = []
     for t in range(T + 1):
         state.round = t

@@ -79,8 +79,14 @@ class Composition(ExperimentConfig):
 
     @property
     def label(self) -> str:
-        """Short name, e.g. ``4s2w1b-replay``."""
-        return f"{self.strong}s{self.weak}w{self.byzantine}b-{self.attack}"
+        """Short unique name, e.g. ``4s2w1b-replay`` or ``4s1w2b-mimic3@highest-degree``."""
+        attack = f"mimic{self.defect_round}" if self.attack == "mimic" else self.attack
+        label = f"{self.strong}s{self.weak}w{self.byzantine}b-{attack}"
+        if self.placement == "highest-degree":
+            label += "@highest-degree"
+        elif self.placement == "given":
+            label += "@" + ",".join(str(v) for v in sorted(self.byzantine_nodes))
+        return label
 
 
 class DatasetConfig(ExperimentConfig):
@@ -108,11 +114,17 @@ class AgentBackend(ExperimentConfig):
     )
     model: str | None = Field(default=None, description="e.g. openai/gpt-4o-mini")
     base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = Field(
+        default="OPENAI_API_KEY", description="env var with the key; null for local servers"
+    )
     max_concurrency: int = Field(default=16, ge=1)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, ge=1)
     cache: str | None = Field(default=None, description="response cache file (SQLite)")
+    timeout_s: float = Field(default=120.0, gt=0, description="per request attempt")
+    retry: dict[str, float] = Field(
+        default_factory=dict, description="RetryPolicy fields, e.g. {max_attempts: 8}"
+    )
 
     @model_validator(mode="after")
     def _model_when_llm(self) -> AgentBackend:

@@ -127,13 +127,13 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
 
 
 @lru_cache(maxsize=256)
-def _graph(topology: str, n: int, seed: int) -> nx.Graph[Any]:
-    return build_graph(topology, n, seed)
+def _graph(topology: str, n: int, seed: int, F: int) -> nx.Graph[Any]:
+    return build_graph(topology, n, seed, F)
 
 
 @lru_cache(maxsize=256)
 def _robustness(topology: str, n: int, seed: int, F: int) -> dict[str, Any]:
-    return robustness_report(_graph(topology, n, seed), F)
+    return robustness_report(_graph(topology, n, seed, F), F)
 
 
 def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
@@ -159,7 +159,7 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
     protocol_name, topology = str(payload["protocol"]), str(payload["topology"])
     F, T, seed = int(payload["F"]), int(payload["T"]), int(payload["seed"])
     task = load_dataset(config.dataset)[int(payload["question"])]
-    graph = _graph(topology, composition.n, seed)
+    graph = _graph(topology, composition.n, seed, F)
     agents = build_agents(graph, composition, config, seed)
     network = Network(graph, agents)
     trace = await run_question(make_protocol(protocol_name, F=F), network, task, T)

@@ -21,7 +21,7 @@ gain from ties.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -57,22 +57,45 @@ def majority_correct(votes: Sequence[tuple[str | None, bool]]) -> bool:
     return right > best_wrong
 
 
-def group_accuracy(traces: Sequence[QuestionTrace], agents: Sequence[int], t: int) -> float | None:
-    """Average per-agent accuracy of ``agents`` at round ``t`` (``None`` for an empty group)."""
-    if not agents or not traces:
-        return None
-    hits = sum(trace.rounds[t][i].correct for trace in traces for i in agents)
-    return hits / (len(agents) * len(traces))
+Selector = Callable[[str], bool]
 
 
-def _majority_rate(traces: Sequence[QuestionTrace], agents: Sequence[int], t: int) -> float | None:
-    if not agents or not traces:
-        return None
-    wins = sum(
-        majority_correct([(tr.rounds[t][i].key, tr.rounds[t][i].correct) for i in agents])
-        for tr in traces
-    )
-    return wins / len(traces)
+def _everyone(group: str) -> bool:
+    return True
+
+
+def _honest(group: str) -> bool:
+    return group != "byzantine"
+
+
+def _members(trace: QuestionTrace, select: Selector) -> list[int]:
+    return [i for i, group in enumerate(trace.groups) if select(group)]
+
+
+def group_accuracy(traces: Sequence[QuestionTrace], select: Selector, t: int) -> float | None:
+    """Average per-agent accuracy at round ``t`` of the agents whose group ``select`` accepts.
+
+    Membership is read from each trace, so traces with different placements pool correctly.
+    ``None`` when no agent qualifies.
+    """
+    hits = total = 0
+    for trace in traces:
+        for i in _members(trace, select):
+            hits += trace.rounds[t][i].correct
+            total += 1
+    return hits / total if total else None
+
+
+def _majority_rate(traces: Sequence[QuestionTrace], select: Selector, t: int) -> float | None:
+    wins = counted = 0
+    for trace in traces:
+        members = _members(trace, select)
+        if not members:
+            continue
+        counted += 1
+        rows = trace.rounds[t]
+        wins += majority_correct([(rows[i].key, rows[i].correct) for i in members])
+    return wins / counted if counted else None
 
 
 class RoundMetrics(BaseModel):
@@ -109,35 +132,36 @@ class ConsensusMetrics(BaseModel):
 
 
 def compute_metrics(traces: Sequence[QuestionTrace]) -> ConsensusMetrics:
-    """All §5.1 metrics from the traces of one configuration (same agents, same T).
+    """All §5.1 metrics from the traces of one configuration (same T; groups per trace).
 
     Votes compare the normalized answer keys recorded in the traces.
     """
     if not traces:
         raise ValueError("compute_metrics needs at least one question trace")
-    groups = traces[0].groups
     T = traces[0].n_rounds
-    if any(tr.groups != groups or tr.n_rounds != T for tr in traces):
-        raise ValueError("all traces must share the same agents and number of rounds")
-    everyone = list(range(len(groups)))
-    weak = [i for i, g in enumerate(groups) if g == "weak"]
-    strong = [i for i, g in enumerate(groups) if g == "strong"]
-    honest = [i for i, g in enumerate(groups) if g != "byzantine"]
+    if any(tr.n_rounds != T for tr in traces):
+        raise ValueError("all traces must have the same number of rounds")
+
+    def is_weak(group: str) -> bool:
+        return group == "weak"
+
+    def is_strong(group: str) -> bool:
+        return group == "strong"
 
     per_round = []
     for t in range(T + 1):
-        acc = group_accuracy(traces, everyone, t)
-        ra = _majority_rate(traces, everyone, t)
+        acc = group_accuracy(traces, _everyone, t)
+        ra = _majority_rate(traces, _everyone, t)
         assert acc is not None and ra is not None
         per_round.append(
             RoundMetrics(
                 round=t,
                 accuracy=acc,
-                weak=group_accuracy(traces, weak, t),
-                strong=group_accuracy(traces, strong, t),
-                honest=group_accuracy(traces, honest, t),
+                weak=group_accuracy(traces, is_weak, t),
+                strong=group_accuracy(traces, is_strong, t),
+                honest=group_accuracy(traces, _honest, t),
                 ra=ra,
-                h_majority=_majority_rate(traces, honest, t),
+                h_majority=_majority_rate(traces, _honest, t),
             )
         )
     first, last = per_round[0], per_round[-1]

@@ -21,7 +21,7 @@ import networkx as nx
 
 from byzllm.agents import ConsensusAgent, SimulatedAgent, make_adversary
 from byzllm.agents.simulated import STRONG_PROFILE, WEAK_PROFILE, SimulatedProfile
-from byzllm.errors import ConfigError, InputError
+from byzllm.errors import ConfigError
 from byzllm.tasks import Task
 
 from .config import AgentBackend, Composition, ConsensusConfig, DatasetConfig
@@ -40,74 +40,35 @@ OOD_SEED_OFFSET = 104_729
 
 
 def build_graph(topology: str, n: int, seed: int = 0, F: int | None = None) -> nx.Graph[Any]:
-    """The communication graph ``topology`` on ``n`` nodes (``byzllm.graphs.build``)."""
-    from byzllm import graphs
+    """The communication graph ``topology`` on ``n`` nodes (:func:`byzllm.graphs.build`).
 
-    build: Callable[..., Any] | None = getattr(graphs, "build", None)
-    if build is not None:
-        graph = build(topology, n=n, seed=seed)
-        if not isinstance(graph, nx.Graph):
-            raise InputError(f"graph builder returned {type(graph).__name__}, not a graph")
-        return graph
-    return _fallback_graph(topology, n, seed)
+    Erdős–Rényi graphs are resampled until verified (F+1)-robust (§5.2), capped at the
+    largest robustness any n-node graph can have, ⌈n/2⌉ (then the run warns).
+    """
+    from byzllm.graphs import build
 
-
-def _fallback_graph(topology: str, n: int, seed: int) -> nx.Graph[Any]:
-    """Constructions of Appendix A used when the graphs package offers no builder."""
-    if topology == "complete":
-        complete: nx.Graph[Any] = nx.complete_graph(n)
-        return complete
-    gamma = math.ceil(n / 2)
-    if topology == "merg":
-        # Maximum-robustness construction: a complete core of size min(n, 2γ-1) plus the
-        # remaining nodes attached to γ core nodes each (LeBlanc et al., Theorem 5).
-        core = min(n, 2 * gamma - 1)
-        graph: nx.Graph[Any] = nx.complete_graph(core)
-        for extra, v in enumerate(range(core, n)):
-            for k in range(gamma):
-                graph.add_edge(v, (extra + k) % core)
-        return graph
-    if topology == "erdos-renyi":
-        r = gamma
-        p = min(1.0, (math.log(n) + (r - 1) * math.log(max(math.log(n), 1e-9))) / n)
-        rng = random.Random(seed)
-        for _ in range(10_000):
-            sample: nx.Graph[Any] = nx.erdos_renyi_graph(n, p, seed=rng.randrange(2**31))
-            if n <= 1 or min(d for _, d in sample.degree) >= r:
-                return sample
-        raise InputError(f"no Erdős–Rényi graph with minimum degree {r} found for n={n}")
-    raise InputError(f"unknown topology {topology!r}; choose merg, complete or erdos-renyi")
+    params: dict[str, Any] = {}
+    if topology == "erdos-renyi" and F is not None:
+        params["r"] = max(1, min(F + 1, math.ceil(n / 2)))
+    graph: nx.Graph[Any] = build(topology, n=n, seed=seed, **params)
+    return graph
 
 
 def robustness_report(graph: nx.Graph[Any], F: int) -> dict[str, Any]:
-    """Is ``graph`` (F+1)-robust? Returns ``{"r": r, "required": F+1, "ok": ..., ...}``.
+    """Is ``graph`` (F+1)-robust? ``{"r", "required", "ok", "exact", "certificate"}``.
 
-    Uses ``byzllm.graphs.r_robustness`` (exact, with a certificate: two disjoint sets neither
-    of which is (r+1)-reachable). Without it, only the necessary minimum-degree condition is
-    checked and ``exact`` is False.
+    Uses :func:`byzllm.graphs.r_robustness`; the certificate is a pair of disjoint node sets
+    neither of which is (r+1)-reachable, so anyone can check that r cannot be higher.
     """
-    from byzllm import graphs
+    from byzllm.graphs import r_robustness
 
-    required = F + 1
-    exact_fn: Callable[..., Any] | None = getattr(graphs, "r_robustness", None)
-    if exact_fn is not None:
-        result = exact_fn(graph)
-        r = int(getattr(result, "r", result))
-        certificate = getattr(result, "certificate", None)
-        return {
-            "r": r,
-            "required": required,
-            "ok": r >= required,
-            "exact": True,
-            "certificate": _plain(certificate),
-        }
-    min_degree = min((d for _, d in graph.degree), default=0)
+    result = r_robustness(graph)
     return {
-        "r": None,
-        "required": required,
-        "ok": min_degree >= required,
-        "exact": False,
-        "certificate": {"min_degree": min_degree},
+        "r": int(result.r),
+        "required": F + 1,
+        "ok": int(result.r) >= F + 1,
+        "exact": bool(result.exact),
+        "certificate": _plain(result.certificate),
     }
 
 

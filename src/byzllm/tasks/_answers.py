@@ -138,7 +138,25 @@ def _interpret(task: Task, segment: str) -> str | None:
         return _boolean(segment, last=False)
     if task.kind == "choice":
         return _choice(task, segment, last=False)
+    return _math_segment(segment)
+
+
+_INLINE_MATH_RE = re.compile(r"\$\$?([^$]{1,500}?)\$\$?|\\\((.{1,500}?)\\\)|\\\[(.{1,500}?)\\\]")
+_NUMBER_THEN_WORDS_RE = re.compile(r"^(-?[\d.,/]+)\s+[A-Za-z].*$", re.DOTALL)
+
+
+def _math_segment(segment: str) -> str | None:
+    """The math in a labelled segment: its first inline formula, a number before prose, or
+    the whole cleaned segment (``"$\\frac{1}{2}$ because ..."`` → ``"\\frac{1}{2}"``)."""
+    inline = _INLINE_MATH_RE.search(segment)
+    if inline is not None:
+        formula = next(g for g in inline.groups() if g is not None).strip()
+        if formula:
+            return clean_segment(formula) or None
     cleaned = clean_segment(segment)
+    words = _NUMBER_THEN_WORDS_RE.match(cleaned)
+    if words is not None:
+        return words.group(1).rstrip(".,") or None
     return cleaned or None
 
 

@@ -4,8 +4,9 @@
 Signals only work in the main thread and interfere with an event loop, so every call here
 passes ``parsing_timeout=None`` / ``timeout_seconds=None`` and bounds the work another way:
 
-* answers longer than :data:`MAX_MATH_CHARS` are never handed to the parser (they compare as
-  strings);
+* answers longer than :data:`MAX_MATH_CHARS`, and combinatorial operators applied to big
+  literals (which SymPy evaluates while parsing), are never handed to the parser (they
+  compare as strings);
 * parsed expressions that would make SymPy evaluate astronomically large numbers (power
   towers such as ``9^{9^{9^9}}``, huge exponents or factorials) are rejected before
   comparison: :func:`is_tame`;
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import importlib
 import logging
+import math
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -24,10 +27,16 @@ __all__ = ["MAX_MATH_CHARS", "is_tame", "math_key", "parse_math", "verify_math"]
 #: Longest answer string handed to math-verify's parser.
 MAX_MATH_CHARS = 200
 
-#: Largest exponent / factorial argument we let SymPy evaluate.
-_MAX_EXPONENT = 10_000
-#: Largest expression tree we walk or compare.
-_MAX_NODES = 2_000
+#: Largest expression tree we compare.
+_MAX_NODES = 500
+#: Largest numeric power we let SymPy evaluate, in bits (2^{30000}).
+_MAX_POWER_BITS = 30_000
+#: Largest exponent of a symbol (x^{100}).
+_MAX_SYMBOL_EXPONENT = 100
+#: Largest exponent of a compound base, which SymPy may expand ((x+y)^{8}).
+_MAX_COMPOUND_EXPONENT = 8
+#: Largest argument of a factorial, Gamma or binomial.
+_MAX_FACTORIAL = 10_000
 
 
 class _DropTimeoutWarning(logging.Filter):
@@ -60,7 +69,7 @@ def parse_math(answer: str) -> tuple[Any, ...]:
     if len(answer) > MAX_MATH_CHARS:
         return ()
     wrapped = _wrap(answer)
-    if not wrapped:
+    if not wrapped or _looks_explosive(wrapped):
         return ()
     from math_verify import parse
 
@@ -73,31 +82,68 @@ def parse_math(answer: str) -> tuple[Any, ...]:
     return tuple(parsed)
 
 
-def is_tame(expr: Any) -> bool:
-    """Whether comparing ``expr`` is cheap: no power towers, huge exponents or factorials."""
-    sympy = _sympy()
+_EXPLOSIVE_OPS_RE = re.compile(r"!|\\[dt]?binom|\\choose|\\Gamma|\\prod|\\sum")
+_BIG_LITERAL_RE = re.compile(r"\d{5,}")
 
+
+def _looks_explosive(text: str) -> bool:
+    """Combinatorial operators on big literals, which SymPy evaluates while *parsing*
+    (``\\binom{10^6}{...}``): rejected before the parser sees them."""
+    return bool(_EXPLOSIVE_OPS_RE.search(text) and _BIG_LITERAL_RE.search(text))
+
+
+def is_tame(expr: Any) -> bool:
+    """Whether comparing ``expr`` is cheap enough to hand to SymPy.
+
+    Rejected: trees over :data:`_MAX_NODES` nodes; unevaluated sums, products, integrals,
+    limits and derivatives; power towers; powers of a compound base (``(x+1)^{1000}``: SymPy
+    would expand it) above :data:`_MAX_COMPOUND_EXPONENT`; numeric powers with more than
+    :data:`_MAX_POWER_BITS` bits; factorials and Gamma of arguments over
+    :data:`_MAX_FACTORIAL`.
+    """
+    sympy = _sympy()
     if isinstance(expr, str):
         return True
     if not isinstance(expr, sympy.Basic | sympy.MatrixBase):
         return False
+    unevaluated = (sympy.Sum, sympy.Product, sympy.Integral, sympy.Limit, sympy.Derivative)
+    factorials = (sympy.factorial, sympy.factorial2, sympy.gamma, sympy.binomial)
     for nodes, node in enumerate(sympy.preorder_traversal(expr), start=1):
-        if nodes > _MAX_NODES:
+        if nodes > _MAX_NODES or isinstance(node, unevaluated):
             return False
-        if isinstance(node, sympy.Pow):
-            exponent = node.exp
-            if exponent.has(sympy.Pow) and any(
-                isinstance(p, sympy.Pow) and p.exp.is_Number and abs(p.exp) > 1
-                for p in sympy.preorder_traversal(exponent)
-            ):
-                return False  # a power tower
-            if exponent.is_Number and abs(exponent) > _MAX_EXPONENT:
-                return False
-        elif isinstance(node, sympy.factorial | sympy.gamma | sympy.factorial2):
-            arg = node.args[0]
-            if not arg.is_Number or abs(arg) > _MAX_EXPONENT:
-                return False
+        if isinstance(node, sympy.Pow) and not _tame_power(sympy, node.base, node.exp):
+            return False
+        if isinstance(node, factorials) and any(
+            not a.is_Number or abs(a) > _MAX_FACTORIAL for a in node.args
+        ):
+            return False
     return True
+
+
+def _tame_power(sympy: Any, base: Any, exponent: Any) -> bool:
+    if exponent.has(sympy.Pow) and any(
+        isinstance(p, sympy.Pow) and p.exp.is_Number and abs(p.exp) > 1
+        for p in sympy.preorder_traversal(exponent)
+    ):
+        return False  # a power tower
+    if not exponent.is_Number:
+        return True  # symbolic exponents (x^n, 2^{\\pi}) stay unevaluated
+    if abs(exponent) <= 1:
+        return True  # roots
+    if base.is_Number:
+        magnitude = abs(base)
+        if magnitude in (0, 1):
+            return True
+        try:
+            scale = math.log2(float(magnitude)) if magnitude > 1 else 1.0
+            bits = float(abs(exponent)) * max(1.0, scale)
+        except (OverflowError, ValueError, TypeError):
+            return False
+        return bits <= _MAX_POWER_BITS
+    limit = (
+        _MAX_SYMBOL_EXPONENT if base.is_Symbol or base.is_NumberSymbol else _MAX_COMPOUND_EXPONENT
+    )
+    return bool(abs(exponent) <= limit)
 
 
 def verify_math(gold: str, answer: str) -> bool:

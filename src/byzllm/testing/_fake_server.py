@@ -94,7 +94,6 @@ def echo_script(request: dict[str, Any]) -> str:
 @dataclass
 class _Stats:
     requests: list[dict[str, Any]] = field(default_factory=list)
-    in_flight: int = 0
     max_in_flight: int = 0
     faults: Counter[str] = field(default_factory=Counter)
     script_errors: list[str] = field(default_factory=list)
@@ -184,6 +183,7 @@ class FakeOpenAIServer:
         self._rng = random.Random(seed)
         self._ids = itertools.count(1)
         self._stats = _Stats()
+        self._in_flight = 0  # counted apart from _Stats so that reset() cannot skew it
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -226,7 +226,7 @@ class FakeOpenAIServer:
     @property
     def in_flight(self) -> int:
         """Chat requests being handled right now."""
-        return self._stats.in_flight
+        return self._in_flight
 
     @property
     def faults_injected(self) -> Counter[str]:
@@ -248,8 +248,7 @@ class FakeOpenAIServer:
     def reset(self) -> None:
         """Forget recorded requests, faults and the in-flight maximum."""
         with self._lock:
-            in_flight = self._stats.in_flight
-            self._stats = _Stats(in_flight=in_flight, max_in_flight=in_flight)
+            self._stats = _Stats(max_in_flight=self._in_flight)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -433,8 +432,8 @@ class FakeOpenAIServer:
         stats = self._stats
         with self._lock:
             stats.requests.append(request)
-        stats.in_flight += 1
-        stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+        self._in_flight += 1
+        stats.max_in_flight = max(stats.max_in_flight, self._in_flight)
         try:
             fault = self._draw_fault()
             delay = self._draw_latency()
@@ -464,7 +463,7 @@ class FakeOpenAIServer:
             await self._write(writer, 200, self._completion(request, reply), keep_alive)
             return keep_alive
         finally:
-            stats.in_flight -= 1
+            self._in_flight -= 1
 
     def _draw_fault(self) -> Fault | None:
         if self.fault_rate <= 0:

@@ -87,7 +87,14 @@ async def test_reprompt_with_hints_then_success(accuser_view: AgentView) -> None
     assert len(turn.parse_errors) == 2 and not turn.fallback
     assert "no JSON object" in turn.parse_errors[0] and "does not exist" in turn.parse_errors[1]
     third = model.calls[2]
-    assert [m["role"] for m in third] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert [m["role"] for m in third] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
     assert "does not exist" in third[-1]["content"]
     assert len(turn.replies) == 3
 

@@ -26,7 +26,10 @@ QUIET = SimParams(
 
 def msg(sender: str, role: str, action: WhoDunitAction) -> ChannelMessage:
     return ChannelMessage(
-        sender=sender, role=role, action=action, text=render_message(sender, role, action)  # type: ignore[arg-type]
+        sender=sender,
+        role=role,
+        action=action,
+        text=render_message(sender, role, action),  # type: ignore[arg-type]
     )
 
 
@@ -41,8 +44,12 @@ def holders(prop: str, value: str) -> tuple[int, ...]:
 
 
 def broad(prop: str, value: str, chars: tuple[int, ...] | None = None) -> ChannelMessage:
-    action = A(kind="respond_broad", property=prop, value=value,
-               characters=holders(prop, value) if chars is None else chars)
+    action = A(
+        kind="respond_broad",
+        property=prop,
+        value=value,
+        characters=holders(prop, value) if chars is None else chars,
+    )
     return msg("Alex", "intel", action)
 
 
@@ -86,9 +93,12 @@ def test_intel_answers_truthfully_and_picks_splitting_broad_messages() -> None:
     agent = SimulatedAgent("Alex", QUIET)
     q = A(kind="request_specific", character=2, property="hat", value="brown")
     turn = agent.decide(make_view("intel", pending_request=q), random.Random(0))
-    assert turn.action == A(kind="respond", character=2, property="hat", value="brown",
-                            answer=False)
-    turn = agent.decide(make_view("intel", pending_request=A(kind="request_broad")), random.Random(0))
+    assert turn.action == A(
+        kind="respond", character=2, property="hat", value="brown", answer=False
+    )
+    turn = agent.decide(
+        make_view("intel", pending_request=A(kind="request_broad")), random.Random(0)
+    )
     a = turn.action
     assert a.kind == "respond_broad" and a.property is not None and a.value is not None
     assert a.characters == holders(a.property, a.value)
@@ -108,8 +118,10 @@ def test_player_shares_then_accuses() -> None:
 
 def test_player_skips_when_it_has_nothing_to_add() -> None:
     agent = SimulatedAgent("Alex", QUIET)
-    mine = [msg("Alex", "player", A(kind="share", fact=i, property=p, value=v))
-            for i, (p, v) in enumerate((("hat", "brown"), ("eye_color", "green")), 1)]
+    mine = [
+        msg("Alex", "player", A(kind="share", fact=i, property=p, value=v))
+        for i, (p, v) in enumerate((("hat", "brown"), ("eye_color", "green")), 1)
+    ]
     # The shared facts leave 3 and 9: no unshared fact, turns remain -> skip.
     view = make_view("player", channel=tuple(mine), turn=3, max_turns=20)
     assert agent.decide(view, random.Random(0)).action.kind == "skip"
@@ -134,8 +146,9 @@ def test_hallucinating_accuser_believes_a_wrong_culprit() -> None:
     params = QUIET.model_copy(update={"hallucination_rate": 1.0})
     rng = random.Random(3)
     accused = {
-        SimulatedAgent("Beth", params).decide(make_view("accuser", channel=SOLVING), rng).action
-        .character
+        SimulatedAgent("Beth", params)
+        .decide(make_view("accuser", channel=SOLVING), rng)
+        .action.character
         for _ in range(30)
     }
     assert accused - {3}, "a misremembered property must sometimes point elsewhere"
@@ -144,8 +157,9 @@ def test_hallucinating_accuser_believes_a_wrong_culprit() -> None:
 def test_collapse_mode_repeats_and_loops() -> None:
     params = QUIET.model_copy(update={"collapse_rate": 1.0})
     agent = SimulatedAgent("Beth", params)
-    previous = msg("Beth", "accuser", A(kind="request_specific", character=1, property="hat",
-                                         value="brown"))
+    previous = msg(
+        "Beth", "accuser", A(kind="request_specific", character=1, property="hat", value="brown")
+    )
     view = make_view("accuser", channel=(previous, *SOLVING), turn=9)
     turn = agent.decide(view, random.Random(0))
     assert turn.noise[0] == "collapse" and turn.action == previous.action

@@ -6,7 +6,11 @@ import pytest
 
 from byzllm.envs.whodunit import WhoDunitGame
 
-ATTRS = {"hat": ("brown", "black"), "eye_color": ("blue", "brown", "green"), "mood": ("happy", "sad")}
+ATTRS = {
+    "hat": ("brown", "black"),
+    "eye_color": ("blue", "brown", "green"),
+    "mood": ("happy", "sad"),
+}
 SUSPECTS = (
     {"hat": "brown", "eye_color": "blue", "mood": "happy"},  # 1
     {"hat": "black", "eye_color": "blue", "mood": "sad"},  # 2

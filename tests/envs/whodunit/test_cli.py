@@ -15,8 +15,10 @@ runner = CliRunner()
 
 def test_generate_sym(tmp_path: Path) -> None:
     out = tmp_path / "games.jsonl"
-    res = runner.invoke(app, ["whodunit", "generate", "--variant", "sym", "-n", "50",
-                              "--seed", "1", "--out", str(out)])
+    res = runner.invoke(
+        app,
+        ["whodunit", "generate", "--variant", "sym", "-n", "50", "--seed", "1", "--out", str(out)],
+    )
     assert res.exit_code == 0, res.output
     lines = out.read_text().splitlines()
     assert len(lines) == 50
@@ -27,8 +29,21 @@ def test_generate_sym(tmp_path: Path) -> None:
     for line in lines:
         check_game(WhoDunitGame.model_validate_json(line))
     again = tmp_path / "again.jsonl"
-    runner.invoke(app, ["whodunit", "generate", "--variant", "sym", "-n", "50", "--seed", "1",
-                        "--out", str(again)])
+    runner.invoke(
+        app,
+        [
+            "whodunit",
+            "generate",
+            "--variant",
+            "sym",
+            "-n",
+            "50",
+            "--seed",
+            "1",
+            "--out",
+            str(again),
+        ],
+    )
     assert again.read_text() == out.read_text()
 
 
@@ -57,8 +72,18 @@ def test_play_prints_a_transcript() -> None:
 
 def test_run_then_report(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    args = ["whodunit", "run", "-o", str(run_dir), "--set", "n_games=6", "--set", "repeats=2",
-            "--set", "split=validation"]
+    args = [
+        "whodunit",
+        "run",
+        "-o",
+        str(run_dir),
+        "--set",
+        "n_games=6",
+        "--set",
+        "repeats=2",
+        "--set",
+        "split=validation",
+    ]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["whodunit", "report", str(run_dir), "--json"])
@@ -77,6 +102,8 @@ def test_run_then_report(tmp_path: Path) -> None:
 def test_run_rejects_bad_config(tmp_path: Path) -> None:
     res = runner.invoke(app, ["whodunit", "run", "-o", str(tmp_path / "r"), "--set", "bogus=1"])
     assert res.exit_code == 2 and "Traceback" not in res.output
-    res = runner.invoke(app, ["whodunit", "run", "-o", str(tmp_path / "r"), "--set",
-                              "agents=llm", "--set", "n_games=1"])
+    res = runner.invoke(
+        app,
+        ["whodunit", "run", "-o", str(tmp_path / "r"), "--set", "agents=llm", "--set", "n_games=1"],
+    )
     assert res.exit_code != 0

@@ -34,9 +34,7 @@ def test_thousand_games_satisfy_every_invariant(variant: str) -> None:
         if variant == "sym":
             facts = [f for agent in game.facts for f in agent]
             assert len(game.facts) == 3 and all(len(a) == 3 for a in game.facts)
-            matching = [
-                i for i, s in enumerate(game.suspects) if all(s[p] == v for p, v in facts)
-            ]
+            matching = [i for i, s in enumerate(game.suspects) if all(s[p] == v for p, v in facts)]
             assert matching == [game.culprit]
 
 

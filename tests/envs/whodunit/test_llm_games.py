@@ -69,8 +69,12 @@ class Script:
             return self.reply("Let me think.\n```json\n" + json.dumps(body) + "\n```")
         if "You have descriptions of all" in system:  # Intel
             holders = [i for i, s in enumerate(self.game.suspects, 1) if s["hat"] == hat]
-            body = {"thoughts": "hat splits", "action": 2, "value": f"hat-{hat}",
-                    "character": holders}
+            body = {
+                "thoughts": "hat splits",
+                "action": 2,
+                "value": f"hat-{hat}",
+                "character": holders,
+            }
             return self.reply(json.dumps(body))
         # symmetric player
         if "has decided to share a fact" in user:

@@ -188,7 +188,11 @@ async def test_reset_then_game_completes_for_both_variants() -> None:
         for i, game in enumerate(games):
             rec = Recorder(["continue"] * 3 + ["reset"])
             noiseless = SimParams(
-                hallucination_rate=0, collapse_rate=0, role_loss_rate=0, recall_failure_rate=0
+                hallucination_rate=0,
+                collapse_rate=0,
+                role_loss_rate=0,
+                recall_failure_rate=0,
+                rogue_rate=0,
             )
             result = await play_game(game, simulated_agents(game, noiseless), intervener=rec, rng=i)
             if len(rec.seen) >= 4:

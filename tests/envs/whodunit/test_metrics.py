@@ -11,8 +11,13 @@ from byzllm.envs.whodunit import GameResult, game_metrics, summarize_runs
 
 def g(success: bool, accused: bool, turns: int) -> GameResult:
     return GameResult(
-        game_id="x", variant="asym", success=success, accused=accused, culprit=1,
-        accused_suspect=1 if success else (2 if accused else None), total_turns=turns,
+        game_id="x",
+        variant="asym",
+        success=success,
+        accused=accused,
+        culprit=1,
+        accused_suspect=1 if success else (2 if accused else None),
+        total_turns=turns,
     )
 
 

@@ -9,23 +9,31 @@ careful player would, and errs through four noise modes, each drawn independentl
   / drops an id in a broad message; the Accuser misremembers one culprit property this turn;
   a symmetric player shares a fact with a wrong value, or believes one.
 - **collapse** (``collapse_rate``, then ``collapse_persistence``): the agent repeats its own
-  previous message; once its last two messages are identical it is *in a loop* and keeps
-  repeating with probability ``collapse_persistence`` (the repetition loops of §6.3).
+  previous message (a question, an answer, a broad message or a shared fact); once its last
+  two messages are identical it is *in a loop* and keeps repeating with probability
+  ``collapse_persistence`` (the repetition loops of §6.3).
 - **role loss** (``role_loss_rate``): the agent forgets its role and takes a uniformly random
   legal action with random arguments (which may be a premature accusation).
 - **recall failure** (``recall_failure_rate``): the agent ignores each channel message (and a
   symmetric player each of its own facts) with probability ``recall_drop``.
 
+**Rogue episodes** (``rogue_rate``): at the start of every episode (a game, or the play after
+a reset) each agent is drawn *rogue* with this probability; a rogue agent has every noise
+rate multiplied by ``rogue_noise_multiplier`` and all its distributions flattened (below).
+A reset draws again, which is what a well-timed intervention can fix (seed 002 §2).
+
 All rates are multiplied by ``(n_suspects / reference_suspects) ** size_exponent``: a longer
 lineup is a longer, harder context (seed 002 §6.2, Fig. 6).
 
-**Decision-position distributions** (what monitors read): the action number position is a
-distribution over the role's action numbers that puts ``0.5 + 0.5 * certainty`` on the chosen
-one, where certainty is ``1 - H(belief)/log N``; a character-id position is the belief over
-suspects (a floor ``belief_floor`` keeps every id possible). When a noise mode fires the
-agent is *confused*: every distribution of that turn is mixed with the uniform one with weight
-``confusion``. So a failing game tends to show high entropy at some turn: a real signal.
-Tokens are the numbers as strings, top-``top_k`` by probability, log-probabilities natural.
+**Decision-position distributions** (what monitors read): the action-number position puts
+``b + (1 - b) * certainty`` on the chosen action number (``b = action_base``; Intel: 0.9) and
+shares the rest among the others, where certainty is ``1 - H(belief) / log N``; a
+character-id position is the belief over suspects (``belief_floor`` keeps every id possible;
+Intel's listed ids: 0.97 on the id it writes). When a noise mode fires the agent is
+*confused*: every distribution of that turn is mixed with the uniform one with weight
+``confusion`` (a rogue agent's with ``rogue_confusion`` on every turn). So failing games tend
+to show higher entropy at some turn: a real signal for monitors. Tokens are the numbers as
+strings, the top ``top_k`` by probability, natural log-probabilities.
 """
 
 from __future__ import annotations
@@ -63,12 +71,13 @@ class SimParams(BaseModel):
     recall_failure_rate: float = Field(default=0.04, ge=0.0, le=1.0)
     rogue_rate: float = Field(default=0.25, ge=0.0, le=1.0)
     rogue_noise_multiplier: float = Field(default=6.0, ge=1.0)
-    rogue_confusion: float = Field(default=0.35, ge=0.0, le=1.0)
+    rogue_confusion: float = Field(default=0.6, ge=0.0, le=1.0)
     recall_drop: float = Field(default=0.5, ge=0.0, le=1.0)
     reference_suspects: int = Field(default=10, ge=1)
     size_exponent: float = Field(default=1.0, ge=0.0)
     confusion: float = Field(default=0.6, ge=0.0, le=1.0)
-    belief_floor: float = Field(default=0.02, ge=0.0, lt=1.0)
+    action_base: float = Field(default=0.85, gt=0.0, lt=1.0)
+    belief_floor: float = Field(default=0.005, ge=0.0, lt=1.0)
     confirm_weight: float = Field(default=0.7, ge=0.0)
     top_k: int = Field(default=10, ge=1)
 
@@ -171,8 +180,8 @@ class SimulatedAgent:
         if not mine:
             return None
         last = mine[-1].action
-        if last.kind == "accuse":
-            return None
+        if last.kind in ("accuse", "request_broad", "skip"):
+            return None  # repeating these is ordinary play, not a collapse
         looping = len(mine) >= 2 and mine[-2].action == last
         p = self.params
         if (looping and t.rng.random() < p.collapse_persistence) or t.fires(p.collapse_rate):
@@ -379,7 +388,7 @@ class SimulatedAgent:
         numbers = sorted(action_kinds(view.role))
         chosen_number = action_number(view.role, action.kind)
         chosen_tok = str(chosen_number if chosen_number is not None else numbers[0])
-        main = 0.5 + 0.5 * certainty if view.role != "intel" else 0.9
+        main = p.action_base + (1 - p.action_base) * certainty if view.role != "intel" else 0.9
         action_probs: dict[str, float] = {}
         for num in numbers:
             tok = str(num)

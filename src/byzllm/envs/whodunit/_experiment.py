@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from byzllm.agents.whodunit import SimParams, WhoDunitAgent, WordingName
 from byzllm.errors import ConfigError
@@ -59,11 +59,17 @@ class WhoDunitRunConfig(ExperimentConfig):
     sim: SimParams = Field(default_factory=SimParams)
     model: str | None = None
     base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = "OPENAI_API_KEY"
     cache: str | None = None
     top_logprobs: int = Field(default=10, ge=0, le=20)
     max_reprompts: int = Field(default=3, ge=0)
     wording: WordingName = "award"
+
+    @model_validator(mode="after")
+    def _llm_needs_a_model(self) -> WhoDunitRunConfig:
+        if self.agents == "llm" and not self.model:
+            raise ValueError("agents: llm needs a model, e.g. model: openai/gpt-4o-mini")
+        return self
 
 
 class WhoDunitGameRecord(Record):

@@ -1,0 +1,187 @@
+"""How close the round engine gets to the critical path of SAC with LLM-backed agents.
+
+Setting: SAC, n = 7 (4 strong, 2 weak honest, 1 replaying adversary), complete graph, F = 3,
+T = 6, 30 synthetic questions, every agent an LLM-backed agent talking to a FakeOpenAIServer
+with 100 ms latency per request and no server-side limit.
+
+* critical-path bound: (1 + 2T)·latency: one answer stage, then per round one scoring stage
+  (self-score alongside neighbour scores) and one refine stage;
+* reference structure: the research code's call order, questions one after another and, in
+  each round, self-score, then neighbour scores, then refine: 30·(1 + 3T)·latency;
+* calls per question: server calls actually made, against the naive count (every request the
+  protocol issues, without sharing identical temperature-0 requests).
+
+Run: ``python benchmarks/consensus_orchestration.py`` (``--quick``: 10 questions, T = 3).
+Ends with one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import re
+import time
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+import networkx as nx
+
+from byzllm.agents import CallMeter, make_adversary
+from byzllm.agents.llm import LLMAgent
+from byzllm.llm import GenerateConfig, get_model
+from byzllm.protocols import SAC, Network, run_consensus
+from byzllm.tasks import Task, synthetic_tasks
+from byzllm.testing import FakeOpenAIServer
+
+_RESPONSE = re.compile(r"<response>\n(.*?)\n</response>", re.S)
+
+
+def benchmark_tasks(questions: int) -> tuple[list[Task], list[Task]]:
+    """The evaluated questions and the replay attack's out-of-distribution pool."""
+    return synthetic_tasks(questions, seed=0), synthetic_tasks(20, seed=9_999)
+
+
+def make_script(tasks: list[Task]) -> Any:
+    """Strong model: solves, scores the truth 0.9; weak: answers a distractor, scores it 0.9."""
+    by_question = {t.question: t for t in tasks}
+
+    def script(request: dict[str, Any]) -> str:
+        content = str(request["messages"][-1]["content"])
+        task = next((t for q, t in by_question.items() if q in content), None)
+        if task is None:
+            return "pong"  # connection warm-up
+        strong = request["model"] == "strong"
+        truth, wrong = task.answer, task.meta["distractors"][0]
+        responses = [r.strip() for r in _RESPONSE.findall(content)]
+        if "Proposed answer:" in content:
+            liked = truth if strong else wrong
+            return "0.9" if responses[0] == liked else "0.1"
+        if "Your current answer:" in content:
+            if strong or truth in responses:
+                return f"Answer: {truth}"
+            return f"Answer: {responses[0]}"
+        return f"Answer: {truth if strong else wrong}"
+
+    return script
+
+
+def serve(questions: int, latency: float, conn: Connection) -> None:
+    """Child process: the model server lives apart from the client, as a real one would."""
+    tasks, ood = benchmark_tasks(questions)
+    with FakeOpenAIServer(make_script(tasks + ood), latency=latency) as server:
+        conn.send(server.base_url)
+        conn.recv()  # until the parent is done
+        conn.send(len(server.requests))
+
+
+@contextlib.contextmanager
+def server_process(questions: int, latency: float) -> Iterator[tuple[str, Callable[[], int]]]:
+    """Run :func:`serve` in a child process; yields its URL and a request counter."""
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    process = ctx.Process(target=serve, args=(questions, latency, child), daemon=True)
+    process.start()
+    counted: list[int] = []
+
+    def requests() -> int:
+        if not counted:
+            parent.send("stop")
+            counted.append(int(parent.recv()))
+        return counted[0]
+
+    try:
+        yield str(parent.recv()), requests
+    finally:
+        requests()
+        process.join(timeout=10)
+
+
+async def run(questions: int, rounds: int, latency: float) -> dict[str, Any]:
+    tasks, ood = benchmark_tasks(questions)
+    with server_process(questions, latency) as (base_url, server_requests_total):
+        # "No server-side limit": allow every request of a stage in flight at once.
+        limit = 10_000
+        strong = get_model(
+            "openai/strong", base_url=base_url, api_key_env=None, max_concurrency=limit
+        )
+        weak = get_model("openai/weak", base_url=base_url, api_key_env=None, max_concurrency=limit)
+        agents: list[Any] = [LLMAgent(f"strong-{k}", strong) for k in range(4)]
+        agents += [LLMAgent(f"weak-{k}", weak, group="weak") for k in range(2)]
+        source = LLMAgent("replay-source", weak, group="weak")
+        agents.append(make_adversary("replay", "byzantine-0", ood_tasks=ood, replay_source=source))
+        network = Network(nx.complete_graph(7), agents)
+        # Connection set-up is not orchestration: open the client before timing.
+        warm = GenerateConfig(temperature=0.0, max_tokens=1)
+        await asyncio.gather(
+            *(m.generate([{"role": "user", "content": "ping"}], warm) for m in (strong, weak))
+        )
+        warmup_requests = 2
+        started = time.perf_counter()
+        traces = await run_consensus(SAC(F=3), network, tasks, T=rounds)
+        wall = time.perf_counter() - started
+        server_requests = server_requests_total() - warmup_requests
+    meter = CallMeter()
+    for trace in traces:
+        for rnd in trace.rounds:
+            for row in rnd:
+                meter.calls += row.calls
+                meter.saved_calls += row.saved_calls
+                meter.cached_calls += row.cached_calls
+    naive = meter.calls + meter.saved_calls + meter.cached_calls
+    bound = (1 + 2 * rounds) * latency
+    reference = questions * (1 + 3 * rounds) * latency
+    return {
+        "wall_s": wall,
+        "bound_s": bound,
+        "reference_s": reference,
+        "ratio_to_bound": wall / bound,
+        "speedup_vs_reference": reference / wall,
+        "calls_per_question": meter.calls / questions,
+        "naive_calls_per_question": naive / questions,
+        "server_requests": server_requests,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10 questions, T = 3")
+    parser.add_argument("--latency", type=float, default=0.1)
+    args = parser.parse_args()
+    questions, rounds = (10, 3) if args.quick else (30, 6)
+    result = asyncio.run(run(questions, rounds, args.latency))
+    latency_ms = args.latency * 1000
+    print(
+        f"SAC, n=7 complete graph, T={rounds}, {questions} questions, latency {latency_ms:.0f} ms"
+    )
+    print(f"wall time:                 {result['wall_s']:.2f} s")
+    print(
+        f"critical-path bound:       {result['bound_s']:.2f} s  "
+        f"(ratio {result['ratio_to_bound']:.2f}, target <= 1.3)"
+    )
+    print(
+        f"reference call structure:  {result['reference_s']:.1f} s  "
+        f"(speed-up {result['speedup_vs_reference']:.1f}x, target >= 30x)"
+    )
+    print(
+        f"model calls per question:  {result['calls_per_question']:.1f} "
+        f"(naive {result['naive_calls_per_question']:.1f}; server saw {result['server_requests']})"
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "consensus_orchestration",
+                "ratio_to_bound": round(result["ratio_to_bound"], 3),
+                "speedup_vs_reference": round(result["speedup_vs_reference"], 1),
+                "calls_per_question": round(result["calls_per_question"], 2),
+                "naive_calls_per_question": round(result["naive_calls_per_question"], 2),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""A lean keep-alive HTTP/1.1 transport for plain-``http://`` endpoints (local servers).
+
+The SDK's default HTTP stack spends more CPU per request than a local vLLM / llama.cpp /
+fake server needs to answer it (its connection pool re-examines every connection on every
+request), which caps throughput at high concurrency. For ``http://`` base URLs the ``openai``
+provider therefore hands the SDK's ``httpx2.AsyncClient`` this transport instead: one
+asyncio stream per connection, idle connections kept per host, one request at a time per
+connection, ``Content-Length`` and chunked bodies. The SDK still builds every request and
+interprets every response (status errors, headers); only the bytes on the wire are moved
+by this code. ``https://`` endpoints, proxies (``HTTP_PROXY``/``ALL_PROXY`` set) and
+``BYZLLM_HTTP_TRANSPORT=httpx`` use the SDK's default stack.
+
+Errors map onto httpx2's exception classes (``ConnectError``, ``ReadTimeout``,
+``RemoteProtocolError`` ...) so the SDK reports them exactly as it would its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+
+import httpx2
+
+__all__ = ["FastHTTPTransport", "fast_transport_enabled"]
+
+_MAX_HEAD_BYTES = 1 << 20
+_MAX_IDLE_PER_HOST = 512
+_NO_BODY_STATUS = frozenset({204, 304})
+_SKIP_REQUEST_HEADERS = frozenset({b"host", b"content-length", b"transfer-encoding", b"connection"})
+
+_Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+def fast_transport_enabled(base_url: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether requests to ``base_url`` go through :class:`FastHTTPTransport`."""
+    env = os.environ if environ is None else environ
+    if env.get("BYZLLM_HTTP_TRANSPORT", "").lower() == "httpx":
+        return False
+    if any(env.get(name) for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")):
+        return False
+    return base_url.lower().startswith("http://")
+
+
+class _ProtocolError(Exception):
+    pass
+
+
+class FastHTTPTransport(httpx2.AsyncBaseTransport):
+    """Keep-alive HTTP/1.1 over asyncio streams (plain http only; see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._idle: dict[tuple[str, int], list[_Connection]] = {}
+        self._closed = False
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        url = request.url
+        if url.scheme != "http":
+            raise httpx2.UnsupportedProtocol(
+                f"FastHTTPTransport serves http:// only, not {url.scheme}://", request=request
+            )
+        host, port = url.host, url.port or 80
+        timeouts = request.extensions.get("timeout") or {}
+        read_timeout = timeouts.get("read")
+        payload = _encode_request(request)
+
+        connection = self._checkout((host, port))
+        if connection is None:
+            connection = await self._connect(host, port, timeouts.get("connect"), request)
+        reader, writer = connection
+        keep_alive = False
+        try:
+            async with asyncio.timeout(read_timeout):
+                writer.write(payload)
+                await writer.drain()
+                status, headers, body, keep_alive = await _read_response(reader, request.method)
+        except TimeoutError:
+            raise httpx2.ReadTimeout(
+                "timed out waiting for the response", request=request
+            ) from None
+        except asyncio.IncompleteReadError as exc:
+            raise httpx2.RemoteProtocolError(
+                f"connection closed after {len(exc.partial)} bytes of an incomplete message",
+                request=request,
+            ) from None
+        except (_ProtocolError, asyncio.LimitOverrunError, ValueError) as exc:
+            raise httpx2.RemoteProtocolError(
+                f"invalid HTTP response: {exc}", request=request
+            ) from None
+        except OSError as exc:
+            raise httpx2.ReadError(f"{type(exc).__name__}: {exc}", request=request) from None
+        finally:
+            if keep_alive and not self._closed:
+                self._checkin((host, port), connection)
+            else:
+                writer.close()
+        return httpx2.Response(status, headers=headers, content=body, request=request)
+
+    def _checkout(self, key: tuple[str, int]) -> _Connection | None:
+        idle = self._idle.get(key)
+        while idle:
+            reader, writer = idle.pop()
+            # The server may have closed an idle connection; never reuse a dead one.
+            if not reader.at_eof() and not writer.is_closing():
+                return reader, writer
+            writer.close()
+        return None
+
+    def _checkin(self, key: tuple[str, int], connection: _Connection) -> None:
+        idle = self._idle.setdefault(key, [])
+        if len(idle) < _MAX_IDLE_PER_HOST:
+            idle.append(connection)
+        else:
+            connection[1].close()
+
+    async def _connect(
+        self, host: str, port: int, timeout: float | None, request: httpx2.Request
+    ) -> _Connection:
+        try:
+            async with asyncio.timeout(timeout):
+                return await asyncio.open_connection(host, port, limit=_MAX_HEAD_BYTES)
+        except TimeoutError:
+            raise httpx2.ConnectTimeout(
+                f"connecting to {host}:{port} timed out", request=request
+            ) from None
+        except OSError as exc:
+            raise httpx2.ConnectError(
+                f"cannot connect to {host}:{port}: {exc}", request=request
+            ) from None
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for idle in self._idle.values():
+            for _, writer in idle:
+                writer.close()
+        self._idle.clear()
+
+
+def _encode_request(request: httpx2.Request) -> bytes:
+    # Raw header bytes: httpx2's decoded views re-detect the encoding on every access.
+    body = request.content
+    url = request.url
+    parts = [
+        b"%s %s HTTP/1.1\r\nHost: %s\r\n"
+        % (request.method.encode("ascii"), url.raw_path, url.netloc)
+    ]
+    for name, value in request.headers.raw:
+        lowered = name.lower()
+        if lowered in _SKIP_REQUEST_HEADERS:
+            continue
+        if lowered == b"accept-encoding":
+            value = b"identity"  # bodies stay uncompressed on a local link
+        parts.append(b"%s: %s\r\n" % (name, value))
+    parts.append(b"Content-Length: %d\r\nConnection: keep-alive\r\n\r\n" % len(body))
+    parts.append(body)
+    return b"".join(parts)
+
+
+async def _read_head(reader: asyncio.StreamReader) -> tuple[str, int, list[tuple[str, str]]]:
+    """Status line and headers of the final (non-1xx) response."""
+    while True:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/"):
+            raise _ProtocolError(f"bad status line {lines[0][:80]!r}")
+        version, status = parts[0], int(parts[1])
+        headers: list[tuple[str, str]] = []
+        for line in lines[1:]:
+            if not line:
+                continue
+            name, sep, value = line.partition(":")
+            if not sep:
+                raise _ProtocolError(f"bad header line {line[:80]!r}")
+            headers.append((name.strip(), value.strip()))
+        if not 100 <= status < 200:  # 1xx (100 Continue): the real answer follows
+            return version, status, headers
+
+
+async def _read_response(
+    reader: asyncio.StreamReader, method: str
+) -> tuple[int, list[tuple[str, str]], bytes, bool]:
+    version, status, headers = await _read_head(reader)
+    fields = {name.lower(): value for name, value in headers}
+    keep_alive = version == "HTTP/1.1" and fields.get("connection", "").lower() != "close"
+    if method == "HEAD" or status in _NO_BODY_STATUS:
+        return status, headers, b"", keep_alive
+    if "chunked" in fields.get("transfer-encoding", "").lower():
+        body = await _read_chunked(reader)
+        headers = [(n, v) for n, v in headers if n.lower() != "transfer-encoding"]
+    elif "content-length" in fields:
+        length = int(fields["content-length"])
+        if length < 0:
+            raise _ProtocolError("negative Content-Length")
+        body = await reader.readexactly(length)
+    else:
+        body = await reader.read(-1)  # delimited by the end of the connection
+        keep_alive = False
+    return status, headers, body, keep_alive
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        size_line = await reader.readuntil(b"\r\n")
+        size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+        if size == 0:
+            while (await reader.readuntil(b"\r\n")) != b"\r\n":
+                pass  # trailers
+            return b"".join(chunks)
+        chunks.append(await reader.readexactly(size))
+        if await reader.readexactly(2) != b"\r\n":
+            raise _ProtocolError("chunk not terminated by CRLF")

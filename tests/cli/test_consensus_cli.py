@@ -1,0 +1,99 @@
+"""`byzllm consensus run / report`: configs, robustness warnings, every attack × protocol."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from byzllm.agents import ATTACKS
+from byzllm.cli import app
+from byzllm.protocols import PROTOCOLS
+
+RUNNER = CliRunner()
+
+
+def _write(path: Path, config: dict[str, object]) -> Path:
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_every_attack_against_every_protocol_side_by_side(tmp_path: Path) -> None:
+    """Acceptance 4: every strategy × protocol in the demo setting, reported side by side."""
+    config = _write(
+        tmp_path / "attacks.yaml",
+        {
+            "protocols": list(PROTOCOLS),
+            "topologies": ["complete"],
+            "compositions": [{"attack": attack} for attack in ATTACKS],
+            "dataset": {"name": "synthetic", "n": 4},
+        },
+    )
+    run_dir = tmp_path / "run"
+    result = RUNNER.invoke(app, ["consensus", "run", str(config), "-o", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    report = RUNNER.invoke(app, ["consensus", "report", str(run_dir), "--json"])
+    assert report.exit_code == 0, report.output
+    payload = json.loads(report.stdout)
+    assert payload["simulated"] is True
+    seen = {(row["protocol"], row["composition"]) for row in payload["rows"]}
+    assert seen == {(p, f"4s2w1b-{a}") for p in PROTOCOLS for a in ATTACKS}
+
+
+def test_weak_graph_warns_with_certificate(tmp_path: Path) -> None:
+    # K7 is 4-robust: F = 4 asks for 5-robustness, which no 7-node graph has.
+    config = _write(
+        tmp_path / "f4.yaml",
+        {"protocols": ["sac"], "topologies": ["complete"], "F": [4], "dataset": {"n": 1}},
+    )
+    result = RUNNER.invoke(app, ["consensus", "run", str(config), "-o", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert "not (4+1)-robust" in result.stderr and "certificate" in result.stderr
+
+
+def test_bad_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    config = _write(tmp_path / "bad.yaml", {"protocols": ["raft"]})
+    result = RUNNER.invoke(app, ["consensus", "run", str(config), "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1
+    attack = _write(tmp_path / "bad2.yaml", {"compositions": [{"attack": "bribe"}]})
+    result = RUNNER.invoke(app, ["consensus", "run", str(attack), "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "unknown attack" in result.stderr
+
+
+def test_report_of_a_missing_run_is_an_input_error(tmp_path: Path) -> None:
+    result = RUNNER.invoke(app, ["consensus", "report", str(tmp_path / "nothing")])
+    assert result.exit_code == 2 and "error:" in result.stderr
+
+
+def test_set_overrides_and_highest_degree_placement(tmp_path: Path) -> None:
+    run_dir = tmp_path / "r"
+    args = [
+        "consensus", "run", "-o", str(run_dir),
+        "--set", "protocols=[debate]", "--set", "topologies=[merg]",
+        "--set", "dataset.n=2",
+        "--set",
+        "compositions=[{byzantine: 2, weak: 1, attack: collude, placement: highest-degree}]",
+    ]  # fmt: skip
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    from byzllm.experiments import Store
+
+    with Store.open(run_dir) as store:
+        questions = store.records("consensus_question")
+    assert len(questions) == 2
+    degree = {v: 0 for v in range(7)}
+    for u, v in questions[0]["edges"]:
+        degree[u] += 1
+        degree[v] += 1
+    top = sorted(degree, key=lambda v: (-degree[v], v))[:2]
+    assert questions[0]["byzantine_nodes"] == sorted(top)
+    assert questions[0]["robustness"]["ok"] is True
+    table = RUNNER.invoke(app, ["consensus", "report", str(run_dir)])
+    assert table.exit_code == 0, table.output
+    assert "simulated" in table.stdout and "Rnd 6" in table.stdout
+    out = run_dir / "report"
+    assert (out / "table1.csv").is_file() and (out / "table2_rounds.csv").is_file()
+    assert len(list(out.glob("accuracy_*.png"))) == 1

@@ -1,0 +1,80 @@
+"""Batches on the runner: units, stored records, the report (simulated and LLM-backed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from byzllm.envs.whodunit._experiment import (
+    WhoDunitRunConfig,
+    expand_units,
+    report_rows,
+    select_games,
+    work,
+)
+from byzllm.experiments import Store, run_units
+from byzllm.testing import FakeOpenAIServer
+
+
+def test_units_are_one_per_game_and_repeat() -> None:
+    cfg = WhoDunitRunConfig(split="train", n_games=4, repeats=3)
+    units = expand_units(cfg)
+    assert len(units) == 12 and len({u.id for u in units}) == 12
+    assert expand_units(cfg)[0].id == units[0].id  # stable
+    assert len(select_games(WhoDunitRunConfig(split="validation"))) == 90
+    assert len(select_games(WhoDunitRunConfig(split="generated", n_games=7))) == 7
+
+
+def test_config_validation() -> None:
+    with pytest.raises(ValidationError, match="needs a model"):
+        WhoDunitRunConfig(agents="llm")
+    with pytest.raises(ValidationError):
+        WhoDunitRunConfig.model_validate({"sim": {"hallucination_rate": 2}})
+
+
+async def test_simulated_records(tmp_path: Path) -> None:
+    cfg = WhoDunitRunConfig(split="test", n_games=5, repeats=2)
+    summary = await run_units(tmp_path, expand_units(cfg), work, config=cfg, progress=False)
+    assert summary.complete
+    store = Store.open(tmp_path)
+    games = store.records("whodunit_game")
+    turns = store.records("whodunit_turn")
+    assert len(games) == 10
+    assert all(g["simulated"] and g["sim_params"]["rogue_rate"] == 0.25 for g in games)
+    assert len(turns) == sum(g["total_turns"] for g in games)
+    t = turns[0]
+    for key in ("action", "valid", "errors", "remaining_candidates", "distributions", "noise"):
+        assert key in t
+    rows = report_rows(games)
+    assert rows[0]["runs"] == 2 and rows[0]["games"] == 10 and rows[0]["simulated"]
+
+
+async def test_llm_records_over_http(tmp_path: Path) -> None:
+    def script(request: dict[str, Any]) -> str:
+        system = request["messages"][0]["content"]
+        if "You know the Winner's description" in system:
+            return 'Sure. {"thoughts": "guess", "action": 3, "character": 2}'
+        return "{}"
+
+    with FakeOpenAIServer(script) as server:
+        cfg = WhoDunitRunConfig(
+            split="test",
+            n_games=3,
+            agents="llm",
+            model="openai/fake",
+            base_url=server.base_url,
+            api_key_env=None,
+        )
+        summary = await run_units(tmp_path, expand_units(cfg), work, config=cfg, progress=False)
+    assert summary.complete, summary
+    store = Store.open(tmp_path)
+    games = store.records("whodunit_game")
+    assert len(games) == 3 and not any(g["simulated"] for g in games)
+    assert all(g["total_turns"] == 1 and g["accused"] for g in games)
+    turns = store.records("whodunit_turn")
+    assert all(t["distributions"] for t in turns)
+    assert json.dumps(report_rows(games))

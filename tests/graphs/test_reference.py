@@ -1,0 +1,126 @@
+"""Acceptance 1: agreement with a brute-force 3^n reference, certificates re-verified."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from byzllm.graphs import (
+    is_r_robust,
+    r_robustness,
+    rs_robustness,
+    verify_certificate,
+    verify_rs_certificate,
+)
+
+from ._reference import reference_r, reference_s
+
+
+def _check_r(G: nx.Graph[Any], expected: int, method: str = "auto") -> None:
+    res = r_robustness(G, method=method)  # type: ignore[arg-type]
+    assert res.exact
+    assert res.r == expected, (method, sorted(G.edges()))
+    assert res.bounds == (expected, expected)
+    cert = res.certificate
+    assert cert.value == expected
+    # Neither set is (r+1)-reachable: G is not (r+1)-robust ...
+    assert verify_certificate(G, cert.s1, cert.s2, expected + 1)
+    # ... and the pair is tight: one of them is r-reachable (when r > 0).
+    if expected > 0:
+        assert not verify_certificate(G, cert.s1, cert.s2, expected)
+
+
+def _check_s(G: nx.Graph[Any], r: int) -> None:
+    expected = reference_s(G, r)
+    res = rs_robustness(G, r=r)
+    assert res.exact
+    assert res.s == expected, (r, sorted(G.edges()))
+    if res.certificate is not None:
+        assert res.s < G.number_of_nodes()
+        assert verify_rs_certificate(G, res.certificate.s1, res.certificate.s2, r, res.s + 1)
+        if res.s > 0:
+            assert not verify_rs_certificate(G, res.certificate.s1, res.certificate.s2, r, res.s)
+    else:
+        assert res.s == G.number_of_nodes()
+
+
+def _atlas() -> list[nx.Graph[Any]]:
+    return [G for G in nx.graph_atlas_g() if G.number_of_nodes() >= 2]
+
+
+def test_every_atlas_graph_matches_reference() -> None:
+    graphs = _atlas()
+    assert len(graphs) > 1200
+    for G in graphs:
+        r = reference_r(G)
+        _check_r(G, r)
+        _check_s(G, max(r, 1))
+
+
+def _random_graphs(count: int, seed: int) -> list[nx.Graph[Any]]:
+    rng = random.Random(seed)
+    graphs: list[nx.Graph[Any]] = []
+    for k in range(count):
+        n = rng.randint(2, 9)
+        p = rng.uniform(0.15, 0.95)
+        graphs.append(nx.gnp_random_graph(n, p, seed=rng.randrange(10**9), directed=k % 2 == 1))
+    return graphs
+
+
+@pytest.mark.parametrize("chunk", range(3))
+def test_random_graphs_and_digraphs_match_reference(chunk: int) -> None:
+    for G in _random_graphs(100, seed=1000 + chunk):
+        r = reference_r(G)
+        _check_r(G, r)
+        for rr in {max(r, 1), r + 1}:
+            _check_s(G, rr)
+        assert is_r_robust(G, r)
+        assert not is_r_robust(G, r + 1)
+
+
+@pytest.mark.parametrize("method", ["search", "milp"])
+def test_other_solvers_match_reference(method: str) -> None:
+    for G in _random_graphs(60, seed=77):
+        _check_r(G, reference_r(G), method=method)
+
+
+def test_search_path_of_is_r_robust_matches_reference() -> None:
+    # n ≥ 15 takes the bound + branch-and-bound path instead of the DP.
+    rng = random.Random(5)
+    for _ in range(6):
+        G = nx.gnp_random_graph(15, rng.uniform(0.3, 0.8), seed=rng.randrange(10**6))
+        r = r_robustness(G, method="dp").r
+        assert is_r_robust(G, r)
+        assert not is_r_robust(G, r + 1)
+
+
+def test_closed_pair_search_decides_every_level() -> None:
+    from byzllm.graphs._closed_sets import find_closed_pair
+    from byzllm.graphs._core import graph_view
+
+    for G in _random_graphs(80, seed=31):
+        view = graph_view(G)
+        r = reference_r(G)
+        for k in range(-1, r + 2):
+            found = find_closed_pair(view, k)
+            if k >= r:
+                assert found is not None
+                s1, s2 = found
+                assert s1 and s2 and not s1 & s2
+                assert view.f(s1) <= k and view.f(s2) <= k
+            else:
+                assert found is None
+
+
+def test_search_agrees_with_dp_on_mid_sized_graphs() -> None:
+    rng = random.Random(11)
+    for k in range(8):
+        n = rng.randint(12, 18)
+        G = nx.gnp_random_graph(n, rng.uniform(0.25, 0.75), seed=k, directed=k % 3 == 0)
+        dp = r_robustness(G, method="dp")
+        search = r_robustness(G, method="search")
+        assert search.exact and search.r == dp.r
+        assert verify_certificate(G, search.certificate.s1, search.certificate.s2, dp.r + 1)

@@ -1,0 +1,168 @@
+"""The keep-alive HTTP/1.1 transport used for plain-http endpoints."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+
+from byzllm.llm import GenerateConfig, get_model
+from byzllm.llm._transport import FastHTTPTransport, fast_transport_enabled
+from byzllm.testing import FakeOpenAIServer
+
+Responder = Callable[[int], bytes]  # request number -> raw response bytes
+
+
+@asynccontextmanager
+async def raw_server(respond: Responder, close_after: bool = False) -> AsyncIterator[list[int]]:
+    """A server answering each request with scripted raw bytes; yields [port, connections]."""
+    state = [0, 0]
+    counter = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal counter
+        state[1] += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.decode().split("\r\n"):
+                    if line.lower().startswith("content-length:"):
+                        length = int(line.split(":")[1])
+                await reader.readexactly(length)
+                writer.write(respond(counter))
+                counter += 1
+                await writer.drain()
+                if close_after:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    state[0] = server.sockets[0].getsockname()[1]
+    try:
+        yield state
+    finally:
+        server.close()
+
+
+def ok(body: bytes = b'{"ok": true}') -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+async def fetch(client: httpx2.AsyncClient, port: int) -> httpx2.Response:
+    return await client.post(f"http://127.0.0.1:{port}/v1/x", content=b"{}")
+
+
+def test_enabled_only_for_plain_http_without_proxies() -> None:
+    assert fast_transport_enabled("http://127.0.0.1:8000/v1", {})
+    assert not fast_transport_enabled("https://api.openai.com/v1", {})
+    assert not fast_transport_enabled("http://h/v1", {"BYZLLM_HTTP_TRANSPORT": "httpx"})
+    assert not fast_transport_enabled("http://h/v1", {"HTTP_PROXY": "http://proxy:3128"})
+
+
+async def test_keep_alive_reuses_one_connection() -> None:
+    async with (
+        raw_server(lambda i: ok(b'{"n": %d}' % i)) as state,
+        httpx2.AsyncClient(transport=FastHTTPTransport()) as client,
+    ):
+        bodies = [(await fetch(client, state[0])).json() for _ in range(5)]
+    assert bodies == [{"n": i} for i in range(5)]
+    assert state[1] == 1
+
+
+async def test_chunked_body_and_informational_response() -> None:
+    chunked = (
+        b"HTTP/1.1 100 Continue\r\n\r\n"
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-Trailer: 1\r\n\r\n"
+    )
+    async with (
+        raw_server(lambda i: chunked) as state,
+        httpx2.AsyncClient(transport=FastHTTPTransport()) as client,
+    ):
+        first = await fetch(client, state[0])
+        second = await fetch(client, state[0])  # the connection is still usable
+    assert first.status_code == 200 and first.content == b"hello world"
+    assert second.content == b"hello world" and state[1] == 1
+
+
+async def test_connection_close_and_body_until_eof() -> None:
+    response = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nno length given"
+    async with (
+        raw_server(lambda i: response, close_after=True) as state,
+        httpx2.AsyncClient(transport=FastHTTPTransport()) as client,
+    ):
+        first = await fetch(client, state[0])
+        second = await fetch(client, state[0])
+    assert first.content == second.content == b"no length given"
+    assert state[1] == 2
+
+
+async def test_idle_connection_closed_by_server_is_not_reused() -> None:
+    async with (
+        raw_server(lambda i: ok(), close_after=True) as state,
+        httpx2.AsyncClient(transport=FastHTTPTransport()) as client,
+    ):  # keep-alive, then closes
+        await fetch(client, state[0])
+        await asyncio.sleep(0.05)  # the loop notices the EOF
+        response = await fetch(client, state[0])
+    assert response.status_code == 200 and state[1] == 2
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        (b"SPDY/9 200 OK\r\n\r\n", httpx2.RemoteProtocolError),
+        (b"HTTP/1.1 200 OK\r\nbroken header\r\n\r\n", httpx2.RemoteProtocolError),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nshort", httpx2.RemoteProtocolError),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            httpx2.RemoteProtocolError,
+        ),
+    ],
+)
+async def test_broken_responses_raise_httpx_errors(raw: bytes, error: type[Exception]) -> None:
+    async with (
+        raw_server(lambda i: raw, close_after=True) as state,
+        httpx2.AsyncClient(transport=FastHTTPTransport()) as client,
+    ):
+        with pytest.raises(error):
+            await fetch(client, state[0])
+
+
+async def test_connect_error_and_timeout() -> None:
+    async with raw_server(lambda i: ok()) as state:
+        port = state[0]
+    async with httpx2.AsyncClient(transport=FastHTTPTransport()) as client:
+        with pytest.raises(httpx2.ConnectError):
+            await fetch(client, port)
+    hang = FakeOpenAIServer(fault_rate=1.0, faults=["hang"])
+    impatient = httpx2.AsyncClient(transport=FastHTTPTransport(), timeout=0.2)
+    async with hang as server, impatient as client:
+        with pytest.raises(httpx2.ReadTimeout):
+            await client.post(server.base_url + "/chat/completions", json={"messages": []})
+
+
+async def test_https_is_refused() -> None:
+    transport = FastHTTPTransport()
+    with pytest.raises(httpx2.UnsupportedProtocol):
+        await transport.handle_async_request(httpx2.Request("GET", "https://example.com/"))
+
+
+async def test_model_through_the_transport_sends_headers_and_large_bodies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BYZLLM_TEST_KEY", "sk-test-abc")
+    big = "x" * 1_000_000
+    async with FakeOpenAIServer(lambda r: r["messages"][-1]["content"][:5]) as server:
+        model = get_model("openai/m", base_url=server.base_url, api_key_env="BYZLLM_TEST_KEY")
+        completion = await model.generate([{"role": "user", "content": big}], GenerateConfig())
+        await model.aclose()
+    assert completion.text == "xxxxx"
+    assert server.requests[0]["messages"][0]["content"] == big

@@ -1,0 +1,95 @@
+"""Evaluation metrics and figures (seed 002 §4.1, D.4, Fig. 4, Fig. 9), hand-computed."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from byzllm.monitor.report import (
+    evaluation_rows,
+    plot_success_bars,
+    plot_trigger_histogram,
+    trigger_turns,
+)
+
+
+def _game(
+    condition: str,
+    repeat: int,
+    success: bool,
+    accused: bool,
+    turns: int,
+    resets: int = 0,
+    triggers: list[int] | None = None,
+) -> dict[str, Any]:
+    return {
+        "split": "test",
+        "condition": condition,
+        "repeat": repeat,
+        "success": success,
+        "accused": accused,
+        "total_turns": turns,
+        "resets": resets,
+        "resamples": 0,
+        "simulated": True,
+        "triggers": [{"turn": t, "role": "accuser", "acted": False} for t in triggers or []],
+    }
+
+
+GAMES = [
+    # none, run 0: 1 of 2 succeed (both accused), lengths 10, 20
+    _game("none", 0, True, True, 10, triggers=[3]),
+    _game("none", 0, False, True, 20, triggers=[12, 15]),
+    # none, run 1: 2 of 2 succeed, lengths 10, 10
+    _game("none", 1, True, True, 10),
+    _game("none", 1, True, True, 10),
+    # monitor-1, run 0: 2 of 2; run 1: 1 of 2, the failure never accused
+    _game("monitor-1", 0, True, True, 15, resets=1),
+    _game("monitor-1", 0, True, True, 10),
+    _game("monitor-1", 1, True, True, 25, resets=1),
+    _game("monitor-1", 1, False, False, 31),
+]
+
+
+def test_evaluation_rows_by_hand() -> None:
+    rows = {r["condition"]: r for r in evaluation_rows(GAMES)}
+    none, mon = rows["none"], rows["monitor-1"]
+    # per-run success 0.5, 1.0 -> mean 0.75, se = std(ddof=1)/sqrt(2) = 0.35355/1.41421 = 0.25
+    assert none["success_rate"] == pytest.approx(0.75)
+    assert none["success_rate_se"] == pytest.approx(0.25)
+    assert none["precision"] == pytest.approx(0.75)
+    # lengths per run 15, 10 -> mean 12.5, se 2.5
+    assert (none["game_length"], none["game_length_se"]) == pytest.approx((12.5, 2.5))
+    # monitor-1: success 1.0, 0.5; precision 1.0, 1.0 (the failure did not accuse)
+    assert mon["success_rate"] == pytest.approx(0.75)
+    assert mon["precision"] == pytest.approx(1.0)
+    assert mon["precision_se"] == pytest.approx(0.0)
+    # lengths per run 12.5, 28 -> 20.25; ratio to 12.5 = 1.62
+    assert mon["game_length"] == pytest.approx(20.25)
+    assert mon["length_ratio"] == pytest.approx(1.62)
+    assert mon["interventions_per_game"] == pytest.approx(0.5)
+    assert none["simulated"] is True
+
+
+def test_single_run_uses_standard_error_across_games() -> None:
+    rows = evaluation_rows([g for g in GAMES if g["repeat"] == 0 and g["condition"] == "none"])
+    # p = 0.5 over n = 2 games: sqrt(0.25 / 2)
+    assert rows[0]["success_rate_se"] == pytest.approx(math.sqrt(0.125))
+
+
+def test_trigger_turns_first_trigger_by_outcome() -> None:
+    turns = trigger_turns(GAMES)
+    assert turns["success"] == [3]
+    assert turns["failure"] == [12]
+    assert turns["failed_without_trigger"] == 0.0
+
+
+def test_plots_are_written(tmp_path: Path) -> None:
+    rows = evaluation_rows(GAMES)
+    bars = plot_success_bars(rows, tmp_path / "a" / "bars.png")
+    hist = plot_trigger_histogram(trigger_turns(GAMES), tmp_path / "hist.png", simulated=True)
+    for path in (bars, hist):
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

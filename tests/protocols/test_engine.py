@@ -1,0 +1,120 @@
+"""The round engine: stage concurrency across agents and questions, records, validation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import networkx as nx
+import pytest
+
+from byzllm.agents import (
+    STRONG_PROFILE,
+    WEAK_PROFILE,
+    CallContext,
+    ConsensusAgent,
+    Response,
+    ScoredResponse,
+    SimulatedAgent,
+    make_adversary,
+)
+from byzllm.errors import InputError
+from byzllm.protocols import SAC, Network, make_protocol, run_consensus
+from byzllm.tasks import Task, synthetic_tasks
+
+
+class Gauge:
+    def __init__(self) -> None:
+        self.now = 0
+        self.peak: dict[str, int] = {}
+
+    async def hold(self, stage: str) -> None:
+        self.now += 1
+        self.peak[stage] = max(self.peak.get(stage, 0), self.now)
+        await asyncio.sleep(0.01)
+        self.now -= 1
+
+
+class SlowAgent(ConsensusAgent):
+    def __init__(self, name: str, gauge: Gauge) -> None:
+        self.name, self.group, self.gauge = name, "strong", gauge
+
+    async def answer(self, task: Task, ctx: CallContext) -> Response:
+        await self.gauge.hold("answer")
+        return Response.of(task.answer)
+
+    async def score(
+        self, task: Task, own: Response | None, peer: Response, ctx: CallContext
+    ) -> float:
+        await self.gauge.hold("score")
+        return 0.9
+
+    async def refine(
+        self,
+        task: Task,
+        own: Response,
+        retained: Sequence[ScoredResponse],
+        f: int,
+        ctx: CallContext,
+    ) -> Response:
+        await self.gauge.hold("refine")
+        return own
+
+    async def confidence(self, task: Task, response: Response, ctx: CallContext) -> float:
+        await self.gauge.hold("confidence")
+        return 0.9
+
+
+async def test_every_stage_runs_concurrently_across_agents_and_questions() -> None:
+    gauge = Gauge()
+    agents = [SlowAgent(f"a{k}", gauge) for k in range(4)]
+    tasks = synthetic_tasks(5, seed=0)
+    await run_consensus(SAC(F=1), Network(nx.complete_graph(4), agents), tasks, T=2)
+    # 5 questions × 4 agents; scores: 4 agents × (3 neighbours + the self-score) per question.
+    assert gauge.peak == {"answer": 20, "score": 5 * 4 * 4, "refine": 20}
+
+
+async def test_cpwbft_confidence_stage_is_concurrent() -> None:
+    gauge = Gauge()
+    agents = [SlowAgent(f"a{k}", gauge) for k in range(3)]
+    await run_consensus(
+        make_protocol("cp-wbft"), Network(nx.complete_graph(3), agents), synthetic_tasks(2), T=1
+    )
+    assert gauge.peak["confidence"] == 6
+
+
+async def test_results_do_not_depend_on_question_batching() -> None:
+    tasks = synthetic_tasks(6, seed=3)
+    ood = synthetic_tasks(10, seed=99)
+
+    def network() -> Network:
+        agents: list[ConsensusAgent] = [
+            SimulatedAgent(f"strong-{k}", STRONG_PROFILE, seed=2) for k in range(4)
+        ]
+        agents += [SimulatedAgent(f"weak-{k}", WEAK_PROFILE, seed=2) for k in range(2)]
+        source = SimulatedAgent("src", WEAK_PROFILE, seed=2)
+        agents.append(make_adversary("replay", "b", ood_tasks=ood, replay_source=source, seed=2))
+        return Network(nx.complete_graph(7), agents)
+
+    together = await run_consensus(SAC(F=3), network(), tasks, T=3)
+    one_by_one = [
+        (await run_consensus(SAC(F=3), network(), [t], T=3, max_concurrent_questions=1))[0]
+        for t in reversed(tasks)
+    ]
+    assert [t.model_dump() for t in together] == [t.model_dump() for t in reversed(one_by_one)]
+
+
+def test_network_validation() -> None:
+    agent = SimulatedAgent("s", STRONG_PROFILE)
+    with pytest.raises(InputError, match="nodes"):
+        Network(nx.complete_graph(3), [agent])
+    with pytest.raises(InputError, match="undirected"):
+        Network(nx.DiGraph([(0, 1)]), [agent, agent])
+    relabelled = Network(nx.relabel_nodes(nx.path_graph(3), {0: "a", 1: "b", 2: "c"}), [agent] * 3)
+    assert relabelled.neighbours == [[1], [0, 2], [1]]
+
+
+async def test_negative_rounds_are_rejected() -> None:
+    agent = SimulatedAgent("s", STRONG_PROFILE)
+    with pytest.raises(InputError):
+        await run_consensus(SAC(), Network(nx.complete_graph(1), [agent]), synthetic_tasks(1), T=-1)
