@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from byzllm.agents import ATTACKS
 from byzllm.cli import app
 from byzllm.protocols import PROTOCOLS
+from byzllm.protocols.config import Composition
 
 RUNNER = CliRunner()
 
@@ -39,7 +40,9 @@ def test_every_attack_against_every_protocol_side_by_side(tmp_path: Path) -> Non
     payload = json.loads(report.stdout)
     assert payload["simulated"] is True
     seen = {(row["protocol"], row["composition"]) for row in payload["rows"]}
-    assert seen == {(p, f"4s2w1b-{a}") for p in PROTOCOLS for a in ATTACKS}
+    labels = {Composition(attack=a).label for a in ATTACKS}
+    assert len(labels) == len(ATTACKS)
+    assert seen == {(p, label) for p in PROTOCOLS for label in labels}
 
 
 def test_weak_graph_warns_with_certificate(tmp_path: Path) -> None:

@@ -14,8 +14,7 @@ def _outside_lists(G: nx.Graph[Any]) -> tuple[int, list[list[int]]]:
     n = len(nodes)
     pos = {v: i for i, v in enumerate(nodes)}
     nbrs = [
-        {pos[u] for u in (G.predecessors(v) if G.is_directed() else G.neighbors(v))}
-        for v in nodes
+        {pos[u] for u in (G.predecessors(v) if G.is_directed() else G.neighbors(v))} for v in nodes
     ]
     outside = []
     for mask in range(1 << n):

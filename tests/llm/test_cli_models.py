@@ -80,3 +80,9 @@ def test_probe_rejected_key_exits_2_without_showing_it(monkeypatch: pytest.Monke
         )
     assert result.exit_code == 2
     assert "PROBE_KEY" in result.output and "SECRET123" not in result.output
+
+
+def test_probe_bad_url_is_bad_input() -> None:
+    result = runner.invoke(app, ["models", "probe", "--base-url", "localhost:8000", "--model", "m"])
+    assert result.exit_code == 2
+    assert "base_url must start with http" in result.output

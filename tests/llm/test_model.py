@@ -144,7 +144,7 @@ async def test_all_fault_kinds_at_20_percent_every_request_completes(
             max_concurrency=32,
             retry=FAST_RETRY,
         )
-        with caplog.at_level(logging.DEBUG, logger="byzllm.llm"):
+        with caplog.at_level(logging.DEBUG):  # every logger, the SDK's and httpx's included
             results = await asyncio.gather(*(model.generate(user(f"q{i}")) for i in range(500)))
         faults = server.faults_injected
     assert [r.text for r in results] == [f"answer to q{i}" for i in range(500)]
@@ -155,14 +155,17 @@ async def test_all_fault_kinds_at_20_percent_every_request_completes(
     assert "retrying" in caplog.text and SECRET not in caplog.text
 
 
-async def test_401_one_clear_error_no_retries_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_401_one_clear_error_no_retries_no_key(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("BYZLLM_TEST_KEY", SECRET)
     async with FakeOpenAIServer(status=401) as server:
         model = get_model(
             "openai/m", base_url=server.base_url, api_key_env="BYZLLM_TEST_KEY", retry=FAST_RETRY
         )
-        with pytest.raises(ModelAuthError) as info:
+        with pytest.raises(ModelAuthError) as info, caplog.at_level(logging.DEBUG):
             await model.generate(user("x"))
+    assert SECRET not in caplog.text
     assert server.request_count == 1
     assert model.usage.retries == 0 and model.usage.failures == 1
     message = str(info.value)
@@ -294,6 +297,8 @@ def test_get_model_rejects_bad_settings() -> None:
         get_model("openai/m", max_concurrency=0)
     with pytest.raises(InputError, match="retry"):
         get_model("openai/m", retry={"max_attempts": 0})
+    with pytest.raises(InputError, match="base_url must start with http"):
+        get_model("openai/m", base_url="127.0.0.1:8000/v1")
 
 
 async def test_model_spec_builds_the_same_model(tmp_path: object) -> None:
@@ -312,3 +317,17 @@ async def test_model_spec_builds_the_same_model(tmp_path: object) -> None:
     assert model.endpoint == "http://127.0.0.1:9/v1"
     with pytest.raises(ValueError):
         ModelSpec.model_validate({"name": "openai/m", "api_key": "sk-nope"})
+
+
+async def test_models_share_clients_and_close_them_last() -> None:
+    async with FakeOpenAIServer(answer_script) as server:
+        first = get_model("openai/a", base_url=server.base_url, api_key_env=None)
+        second = get_model("openai/b", base_url=server.base_url, api_key_env=None)
+        await first.generate(user("1"))
+        await second.generate(user("2"))
+        await first.aclose()  # the second model still uses the shared client
+        assert (await second.generate(user("3"))).text == "answer to 3"
+        await second.aclose()
+        assert (await first.generate(user("4"))).text == "answer to 4"  # reopened lazily
+        await first.aclose()
+    assert server.connections == 2  # one keep-alive connection, reopened once after closing

@@ -8,6 +8,8 @@ from contextlib import asynccontextmanager
 
 import httpx2
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from byzllm.llm import GenerateConfig, get_model
 from byzllm.llm._transport import FastHTTPTransport, fast_transport_enabled
@@ -166,3 +168,59 @@ async def test_model_through_the_transport_sends_headers_and_large_bodies(
         await model.aclose()
     assert completion.text == "xxxxx"
     assert server.requests[0]["messages"][0]["content"] == big
+
+
+def _parse(data: bytes) -> object:
+    from byzllm.llm._transport import _read_response
+
+    async def run() -> object:
+        reader = asyncio.StreamReader(limit=1 << 20)
+        reader.feed_data(data)
+        reader.feed_eof()
+        return await _read_response(reader, "POST")
+
+    return asyncio.run(run())
+
+
+# Exactly the exceptions FastHTTPTransport maps onto httpx2 errors.
+_MAPPED = (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, OSError)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.binary(max_size=200)
+    | st.builds(
+        lambda status, headers, body: b"HTTP/1.1 %s\r\n%s\r\n%s" % (status, headers, body),
+        st.sampled_from([b"200 OK", b"200", b"abc", b"100 Continue", b"204 No Content", b""]),
+        st.lists(
+            st.sampled_from(
+                [
+                    b"Content-Length: 5\r\n",
+                    b"Content-Length: -1\r\n",
+                    b"Content-Length: x\r\n",
+                    b"Transfer-Encoding: chunked\r\n",
+                    b"Connection: close\r\n",
+                    b"junk\r\n",
+                ]
+            ),
+            max_size=3,
+        ).map(b"".join),
+        st.binary(max_size=40),
+    )
+)
+def test_response_parser_on_garbage(data: bytes) -> None:
+    from byzllm.llm._transport import _ProtocolError
+
+    try:
+        status, _headers, body, _ = _parse(data)  # type: ignore[misc]
+    except (*_MAPPED, _ProtocolError):
+        return
+    assert isinstance(status, int) and isinstance(body, bytes)
+
+
+def test_response_parser_on_a_huge_body() -> None:
+    body = b"x" * 5_000_000
+    status, _, parsed, keep = _parse(  # type: ignore[misc]
+        b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    assert status == 200 and parsed == body and keep

@@ -113,3 +113,12 @@ def test_turn_clock_restarts_after_a_reset() -> None:
     assert total.decide(_obs("g", 4, 4)) == "reset"
     with pytest.raises(InputError):
         MonitorIntervener(_monitors(), turn_clock="sideways")  # type: ignore[arg-type]
+
+
+def test_malformed_distributions_are_counted_not_fatal() -> None:
+    inter = MonitorIntervener(_monitors())
+    obs = TurnObservation(
+        game_id="g", turn=1, role="accuser", agent="a", distributions=[[("x", float("nan"))]]
+    )
+    assert inter.decide(obs) == "continue"
+    assert len(inter.scoring_errors) == 1 and "g turn 1" in inter.scoring_errors[0]

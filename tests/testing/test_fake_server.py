@@ -8,6 +8,7 @@ import json
 import math
 import socket
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,6 +22,12 @@ from byzllm.testing._tokens import invent_top_logprobs
 
 # The machine may be busy: a slow example is not a failure.
 SLOW_OK = [HealthCheck.too_slow]
+
+
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
 
 
 def post(
@@ -236,3 +243,32 @@ def test_invented_top_k_is_a_sorted_subdistribution(position: int, token: str, k
         lps = [lp for _, lp in top]
         assert lps == sorted(lps, reverse=True)
         assert sum(math.exp(lp) for lp in lps) <= 1.0 + 1e-9
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=SLOW_OK)
+@given(
+    st.binary(max_size=300)
+    | st.sampled_from(
+        [
+            b"GET\r\n\r\n",
+            b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: nope\r\n\r\n",
+            b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 3\r\n\r\n[1]",
+            b"POST /v1/chat/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            b"POST /v1/chat/completions HTTP/1.1\r\n" + b"X: " + b"a" * 70_000 + b"\r\n\r\n",
+        ]
+    )
+)
+def test_garbage_requests_do_not_break_the_server(
+    shared_server: FakeOpenAIServer, garbage: bytes
+) -> None:
+    server = shared_server
+    with socket.create_connection(("127.0.0.1", server.port), timeout=2) as sock:
+        sock.sendall(garbage)
+        sock.shutdown(socket.SHUT_WR)
+        try:
+            while sock.recv(65536):
+                pass
+        except OSError:
+            pass
+    status, _, raw = post(server, chat("still alive?"))
+    assert status == 200 and b"still alive?" in raw

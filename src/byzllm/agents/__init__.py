@@ -17,6 +17,7 @@ from ._base import (
     ScoredResponse,
 )
 from .byzantine import ATTACKS, ByzantineAgent, make_adversary
+from .llm import LLMAgent
 from .simulated import STRONG_PROFILE, WEAK_PROFILE, SimulatedAgent, SimulatedProfile
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "CallContext",
     "CallMeter",
     "ConsensusAgent",
+    "LLMAgent",
     "Response",
     "RoundView",
     "ScoredResponse",

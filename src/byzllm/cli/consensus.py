@@ -37,15 +37,20 @@ def _warn_robustness(cfg: ConsensusConfig) -> None:
     from byzllm.protocols.experiment import graph_checks
 
     for check in graph_checks(cfg):
-        if check["ok"]:
-            continue
-        r = "unknown" if check["r"] is None else check["r"]
-        typer.echo(
-            f"warning: {check['topology']} graph (n={check['n']}, seed={check['seed']}) is "
-            f"{r}-robust, not ({check['F']}+1)-robust: Properties 4.2-4.3 do not hold; "
-            f"certificate: {check['certificate']}",
-            err=True,
-        )
+        where = f"{check['topology']} graph (n={check['n']}, seed={check['seed']})"
+        if not check["ok"]:
+            typer.echo(
+                f"warning: {where} is {check['r']}-robust, not ({check['F']}+1)-robust: "
+                f"Properties 4.2-4.3 do not hold; certificate: {check['certificate']}",
+                err=True,
+            )
+        if not check["adversaries_f_local"]:
+            typer.echo(
+                f"warning: {where}, {check['composition']}: the adversaries are not "
+                f"{check['F']}-local (Definition 3.2): some honest agent has more than "
+                f"F={check['F']} adversarial neighbours",
+                err=True,
+            )
 
 
 @app.command("run")

@@ -37,9 +37,9 @@ def probe(
 ) -> None:
     """Check an endpoint: reachable, latency, log-probabilities, largest top_logprobs.
 
-    Sends a handful of tiny requests (a few tokens each). Exit code 0 when the model
-    answered, 1 when the server is unreachable or failed, 2 for bad input or a rejected
-    API key.
+    Sends a handful of tiny requests (a few tokens each).
+
+    Exit codes: 0 the model answered; 1 unreachable or failing; 2 bad input or a rejected key.
 
     Examples:
 

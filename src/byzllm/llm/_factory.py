@@ -57,6 +57,11 @@ def get_model(
     _provider, model_name, factory = resolve_provider(name)
     if cache_mode not in _CACHE_MODES:
         raise InputError(f"cache_mode must be one of {list(_CACHE_MODES)}, got {cache_mode!r}")
+    if base_url is not None and not base_url.lower().startswith(("http://", "https://")):
+        raise InputError(
+            f"base_url must start with http:// or https://, got {base_url!r} "
+            "(e.g. http://127.0.0.1:8000/v1)"
+        )
     if timeout_s <= 0:
         raise InputError(f"timeout_s must be > 0, got {timeout_s}")
     if max_concurrency < 1:

@@ -159,6 +159,7 @@ class MonitorGameRecord(Record):
     parse_failures: int
     fallbacks: int
     triggers: list[dict[str, Any]] = Field(default_factory=list)
+    scoring_errors: int = 0
     agents: str
     simulated: bool
     sim_params: dict[str, Any] | None = None
@@ -316,6 +317,9 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
             parse_failures=result.parse_failures,
             fallbacks=result.fallbacks,
             triggers=[t.model_dump() for t in triggers],
+            scoring_errors=(
+                len(intervener.scoring_errors) if isinstance(intervener, MonitorIntervener) else 0
+            ),
             agents=cfg.agents,
             simulated=result.simulated,
             sim_params=cfg.sim.model_dump() if result.simulated else None,
@@ -362,10 +366,16 @@ def datasets_from_rows(
 ) -> tuple[TurnDataset, TurnDataset]:
     """Train and validation :class:`TurnDataset` from stored ``monitor_turn`` rows.
 
-    With several collect repeats, each (game, repeat) is its own training game.
+    With several collect repeats, each (game, repeat) is its own training game. Rows are put
+    in a canonical order first (game, repeat, turn), so the fitted monitors do not depend on
+    the order the store returns finished units in.
     """
     by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in turn_rows:
+    ordered = sorted(
+        turn_rows,
+        key=lambda r: (str(r.get("game_id")), int(r.get("repeat", 0)), int(r.get("turn", 0))),
+    )
+    for row in ordered:
         keyed = dict(row)
         keyed["game_id"] = f"{row['game_id']}/r{row.get('repeat', 0)}"
         by_split[str(row.get("split"))].append(keyed)

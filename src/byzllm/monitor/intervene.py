@@ -159,6 +159,8 @@ class MonitorIntervener(_BudgetedIntervener):
         if thresholds is not None:
             self.thresholds.update({str(r): float(t) for r, t in thresholds.items()})
         self.renormalize = renormalize
+        #: Turns that could not be scored (malformed distributions), one line each.
+        self.scoring_errors: list[str] = []
 
     def score(self, obs: TurnObservation) -> float | None:
         """``P(success)`` of this turn by its role's monitor; ``None`` for unmonitored roles."""
@@ -171,7 +173,15 @@ class MonitorIntervener(_BudgetedIntervener):
         return role_monitor.score(features)
 
     def decide(self, obs: TurnObservation) -> Decision:
-        score = self.score(obs)
+        try:
+            score = self.score(obs)
+        except InputError as err:
+            # Malformed log-probabilities from a server: this turn cannot be scored. Like the
+            # paper's implementation (it skips turns whose uncertainty is invalid) the turn
+            # goes on unmonitored; the error is kept, never silently dropped.
+            with self._lock:
+                self.scoring_errors.append(f"{obs.game_id} turn {obs.turn}: {err}"[:500])
+            return "continue"
         if score is None or not score < self.thresholds[obs.role]:
             return "continue"
         return self._fire(obs, score)

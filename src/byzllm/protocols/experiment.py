@@ -24,7 +24,15 @@ from ._engine import Network, run_question
 from ._trace import QuestionTrace
 from .config import Composition, ConsensusConfig
 from .metrics import ConsensusMetrics, compute_metrics
-from .setup import build_agents, build_graph, byzantine_nodes, load_dataset, robustness_report
+from .setup import (
+    build_agents,
+    build_graph,
+    byzantine_nodes,
+    f_local_report,
+    layout,
+    load_dataset,
+    robustness_report,
+)
 
 __all__ = [
     "ConsensusQuestion",
@@ -137,15 +145,25 @@ def _robustness(topology: str, n: int, seed: int, F: int) -> dict[str, Any]:
 
 
 def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
-    """The (F+1)-robustness check of every graph in the grid (what ``run`` warns about)."""
+    """(F+1)-robustness and F-locality of every graph and placement (what ``run`` warns about)."""
     rows = []
     for composition in config.compositions:
         for topology in config.topologies:
             for seed in config.seeds:
                 for F in config.F:
                     report = _robustness(topology, composition.n, seed, F)
+                    graph = _graph(topology, composition.n, seed, F)
+                    roles = layout(graph, composition, seed)
                     rows.append(
-                        {"topology": topology, "n": composition.n, "seed": seed, "F": F, **report}
+                        {
+                            "topology": topology,
+                            "composition": composition.label,
+                            "n": composition.n,
+                            "seed": seed,
+                            "F": F,
+                            **report,
+                            **f_local_report(graph, roles, F),
+                        }
                     )
     return rows
 
@@ -208,7 +226,10 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
             edges=sorted(
                 (min(int(u), int(v)), max(int(u), int(v))) for u, v in network.graph.edges
             ),
-            robustness=_robustness(topology, composition.n, seed, F),
+            robustness={
+                **_robustness(topology, composition.n, seed, F),
+                **f_local_report(graph, layout(graph, composition, seed), F),
+            },
             agents=[a.describe() for a in agents],
             trace=trace,
         )

@@ -30,6 +30,8 @@ __all__ = [
     "build_agents",
     "build_graph",
     "byzantine_nodes",
+    "f_local_report",
+    "layout",
     "load_dataset",
     "ood_pool",
     "robustness_report",
@@ -155,6 +157,31 @@ def simulated_factory(name: str, group: str, backend: AgentBackend, seed: int) -
     )
 
 
+def layout(graph: nx.Graph[Any], composition: Composition, seed: int) -> list[str]:
+    """The group of every node: adversaries first, then strong / weak in a seeded order."""
+    n = graph.number_of_nodes()
+    bad = byzantine_nodes(graph, composition, seed)
+    honest_nodes = [v for v in range(n) if v not in bad]
+    random.Random(f"honest/{seed}").shuffle(honest_nodes)
+    roles = ["byzantine"] * n
+    groups = ["strong"] * composition.strong + ["weak"] * composition.weak
+    for node, group in zip(honest_nodes, groups, strict=True):
+        roles[node] = group
+    return roles
+
+
+def f_local_report(graph: nx.Graph[Any], roles: list[str], F: int) -> dict[str, bool]:
+    """Definition 3.2 for the adversaries 𝒜 and for all Byzantine agents ℬ = 𝒜 ∪ faulty."""
+    from byzllm.graphs import check_f_local
+
+    adversaries = [v for v, g in enumerate(roles) if g == "byzantine"]
+    byzantine = [v for v, g in enumerate(roles) if g != "strong"]
+    return {
+        "adversaries_f_local": bool(check_f_local(graph, adversaries, F)),
+        "byzantine_f_local": bool(check_f_local(graph, byzantine, F)),
+    }
+
+
 def build_agents(
     graph: nx.Graph[Any],
     composition: Composition,
@@ -172,13 +199,13 @@ def build_agents(
     if n != composition.n:
         raise ConfigError(f"the graph has {n} nodes but the composition has {composition.n} agents")
     make = factory or default_factory
-    bad = byzantine_nodes(graph, composition, seed)
-    honest_nodes = [v for v in range(n) if v not in bad]
-    random.Random(f"honest/{seed}").shuffle(honest_nodes)
+    roles = layout(graph, composition, seed)
+    bad = [v for v in range(n) if roles[v] == "byzantine"]
     agents: list[ConsensusAgent | None] = [None] * n
-    roles = ["strong"] * composition.strong + ["weak"] * composition.weak
     counters = {"strong": 0, "weak": 0}
-    for node, group in zip(honest_nodes, roles, strict=True):
+    for node, group in enumerate(roles):
+        if group == "byzantine":
+            continue
         backend = config.agents.strong if group == "strong" else config.agents.weak
         agents[node] = make(f"{group}-{counters[group]}", group, backend, seed)
         counters[group] += 1

@@ -29,14 +29,16 @@ MAX_MATH_CHARS = 200
 
 #: Largest expression tree we compare.
 _MAX_NODES = 500
-#: Largest numeric power we let SymPy evaluate, in bits (2^{30000}).
-_MAX_POWER_BITS = 30_000
+#: Largest number (literal, or a numeric power) we let SymPy handle, in bits: about 60
+#: digits. Comparisons mixing big numbers with symbols and transcendental functions get
+#: slow fast (2^{1000} y \\sin 2 takes seconds).
+_MAX_NUMBER_BITS = 200
 #: Largest exponent of a symbol (x^{100}).
 _MAX_SYMBOL_EXPONENT = 100
 #: Largest exponent of a compound base, which SymPy may expand ((x+y)^{8}).
 _MAX_COMPOUND_EXPONENT = 8
-#: Largest argument of a factorial, Gamma or binomial.
-_MAX_FACTORIAL = 10_000
+#: Largest argument of a factorial, Gamma or binomial (40! has 48 digits).
+_MAX_FACTORIAL = 40
 
 
 class _DropTimeoutWarning(logging.Filter):
@@ -98,7 +100,7 @@ def is_tame(expr: Any) -> bool:
     Rejected: trees over :data:`_MAX_NODES` nodes; unevaluated sums, products, integrals,
     limits and derivatives; power towers; powers of a compound base (``(x+1)^{1000}``: SymPy
     would expand it) above :data:`_MAX_COMPOUND_EXPONENT`; numeric powers with more than
-    :data:`_MAX_POWER_BITS` bits; factorials and Gamma of arguments over
+    :data:`_MAX_NUMBER_BITS` bits, and numbers that big; factorials and Gamma of arguments over
     :data:`_MAX_FACTORIAL`.
     """
     sympy = _sympy()
@@ -110,6 +112,10 @@ def is_tame(expr: Any) -> bool:
     factorials = (sympy.factorial, sympy.factorial2, sympy.gamma, sympy.binomial)
     for nodes, node in enumerate(sympy.preorder_traversal(expr), start=1):
         if nodes > _MAX_NODES or isinstance(node, unevaluated):
+            return False
+        if isinstance(node, sympy.Rational) and (
+            abs(node.p).bit_length() > _MAX_NUMBER_BITS or node.q.bit_length() > _MAX_NUMBER_BITS
+        ):
             return False
         if isinstance(node, sympy.Pow) and not _tame_power(sympy, node.base, node.exp):
             return False
@@ -139,7 +145,7 @@ def _tame_power(sympy: Any, base: Any, exponent: Any) -> bool:
             bits = float(abs(exponent)) * max(1.0, scale)
         except (OverflowError, ValueError, TypeError):
             return False
-        return bits <= _MAX_POWER_BITS
+        return bits <= _MAX_NUMBER_BITS
     limit = (
         _MAX_SYMBOL_EXPONENT if base.is_Symbol or base.is_NumberSymbol else _MAX_COMPOUND_EXPONENT
     )

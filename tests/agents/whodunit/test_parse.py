@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -212,3 +213,55 @@ def test_valid_action_survives_surrounding_noise(char: int, noise: str) -> None:
 def test_adversarial_inputs_are_bounded(text: str, accuser_view: AgentView) -> None:
     with pytest.raises(ActionParseError):
         parse_action(text, accuser_view)
+
+
+def test_find_action_object_is_bounded_on_huge_input() -> None:
+    huge = "{" * (1 << 20)
+    assert find_action_object(huge) is None
+    assert find_action_object('{"action": 2}' + "x" * (1 << 20)) is not None
+
+
+_ATTR = st.sampled_from(sorted(_VIEWS[0].attributes))
+
+
+@st.composite
+def _accuser_actions(draw: st.DrawFn) -> WhoDunitAction:
+    kind = draw(st.sampled_from(["request_specific", "request_broad", "accuse"]))
+    if kind == "request_broad":
+        return A(kind=kind)
+    char = draw(st.integers(min_value=1, max_value=12))
+    if kind == "accuse":
+        return A(kind=kind, character=char)
+    prop = draw(_ATTR)
+    value = draw(st.sampled_from(_VIEWS[0].attributes[prop]))
+    return A(kind=kind, character=char, property=prop, value=value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    _accuser_actions(),
+    st.sampled_from(["", " ", "\n  "]),
+    st.booleans(),
+    st.booleans(),
+    st.text(alphabet="abc {}[]\"',:", max_size=40),
+)
+def test_rendered_actions_round_trip(
+    action: WhoDunitAction, space: str, quote_numbers: bool, fenced: bool, thoughts: str
+) -> None:
+    """Any valid action, written in any of the accepted styles, parses back to itself."""
+    number = {"request_specific": 1, "request_broad": 2, "accuse": 3}[action.kind]
+
+    def num(n: int) -> str:
+        return f'"{n}"' if quote_numbers else str(n)
+
+    fields = [f'"thoughts":{space}{json.dumps(thoughts)}', f'"action":{space}{num(number)}']
+    fields.append(f'"character":{space}{num(action.character or 0)}')
+    if action.property:
+        fields += [f'"property":{space}"{action.property}"', f'"value":{space}"{action.value}"']
+    body = "{" + f",{space}".join(fields) + "}"
+    text = f"Thinking...\n```json\n{body}\n```" if fenced else body
+    parsed = parse_action(text, _VIEWS[0])
+    assert parsed.action == action
+    assert parsed.thoughts == thoughts
+    s, e = parsed.decision_spans[0]
+    assert text[s:e] == str(number)

@@ -65,6 +65,7 @@ async def test_observations_reach_the_intervener_before_the_action(
     assert rec.seen[0].action == {"kind": "request_broad", "action": 2}
     assert rec.seen[2].action == {"kind": "accuse", "action": 3, "character": 3}
     assert rec.seen[0].game_id == "hand-asym"
+    assert [t.irreversible for t in result.turns] == [False, False, True]
     assert rec.seen[1].distributions == [[("2", -0.1), ("9", -2.5)]]
     rec_turn = result.turns[1]
     assert rec_turn.remaining_candidates == [1, 3] and rec_turn.valid and rec_turn.applied

@@ -193,7 +193,9 @@ def find_action_object(text: str) -> dict[str, JsonField] | None:
     """The last top-level JSON-like object in ``text`` with an ``"action"`` key, or ``None``.
 
     Keys are lower-cased. Objects nested inside an earlier candidate are not tried again.
+    Only the first :data:`MAX_REPLY_CHARS` characters are read (bounded time on any input).
     """
+    text = text[:MAX_REPLY_CHARS]
     reader = _Reader(text)
     found: dict[str, JsonField] | None = None
     pos = text.find("{")

@@ -13,6 +13,7 @@ from byzllm.agents.whodunit import AgentTurn, AgentView, WhoDunitAction, WhoDuni
 
 from ._env import (
     ASYM_NAMES,
+    IRREVERSIBLE,
     SYM_NAMES,
     AnalysisFlags,
     ChannelEntry,
@@ -37,6 +38,7 @@ from ._players import llm_agents, simulated_agents
 __all__ = [
     "ASYM_NAMES",
     "ATTRIBUTE_TABLE",
+    "IRREVERSIBLE",
     "SYM_NAMES",
     "AgentTurn",
     "AgentView",

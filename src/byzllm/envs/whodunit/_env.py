@@ -40,6 +40,7 @@ from ._games import WhoDunitGame
 
 __all__ = [
     "ASYM_NAMES",
+    "IRREVERSIBLE",
     "SYM_NAMES",
     "AnalysisFlags",
     "ChannelEntry",
@@ -52,8 +53,9 @@ __all__ = [
 ASYM_NAMES: tuple[str, str] = ("Beth", "Alex")
 SYM_NAMES: tuple[str, ...] = ("Alex", "Beth", "Casey", "Dana", "Eli", "Finn", "Gale", "Hana")
 
-#: Irreversible action kinds (§2): committing to a solution.
-IRREVERSIBLE = frozenset({"accuse"})
+#: Irreversible action kinds (§2, §4.1): committing to a solution. Every other action only
+#: shares information and is reversible.
+IRREVERSIBLE: frozenset[str] = frozenset({"accuse"})
 
 
 class AnalysisFlags(BaseModel):

@@ -28,7 +28,7 @@ from byzllm.agents.whodunit import AgentTurn, WhoDunitAction, WhoDunitAgent, Wor
 from byzllm.envs._interfaces import Decision, Intervener, TurnObservation
 from byzllm.errors import InputError
 
-from ._env import AnalysisFlags, WhoDunitEnv
+from ._env import IRREVERSIBLE, AnalysisFlags, WhoDunitEnv
 from ._games import WhoDunitGame
 
 __all__ = ["GameResult", "TurnRecord", "play_game"]
@@ -44,6 +44,7 @@ class TurnRecord(BaseModel):
     valid: bool = True
     errors: list[str] = Field(default_factory=list)
     fallback: bool = False
+    irreversible: bool = False
     message: str = ""
     flags: AnalysisFlags = Field(default_factory=AnalysisFlags)
     remaining_candidates: list[int] = Field(default_factory=list)
@@ -161,6 +162,7 @@ async def play_game(
             valid=not illegal and not turn.fallback,
             errors=errors,
             fallback=fallback,
+            irreversible=action.kind in IRREVERSIBLE,
             noise=list(turn.noise),
             thoughts=turn.thoughts[:2000],
         )

@@ -1,0 +1,49 @@
+"""Answer helpers and text guards under garbage, huge and adversarial inputs (hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from byzllm.agents import Response, answer_key, is_right, same_answer, wrong_answers
+from byzllm.agents.simulated import looks_like_injection
+from byzllm.protocols.wmsr import as_number
+from byzllm.tasks import Task
+
+NUMBER = Task(id="n", question="?", answer="12", kind="number", meta={"distractors": ["11", "13"]})
+CHOICE = Task(id="c", question="?", answer="option2", kind="choice", choices=("option1", "option2"))
+
+
+def test_keys_and_equality() -> None:
+    assert same_answer(NUMBER, "12", " 12 ") and not same_answer(NUMBER, "12", "13")
+    assert not same_answer(NUMBER, None, None) and answer_key(NUMBER, "  ") is None
+    assert is_right(NUMBER, "12.0") and not is_right(NUMBER, None)
+
+
+def test_wrong_answers_are_wrong() -> None:
+    assert wrong_answers(NUMBER) == ["11", "13"]
+    assert wrong_answers(CHOICE) == ["option1"]
+    bare = Task(id="x", question="?", answer="7", kind="number")
+    assert all(not is_right(bare, w) for w in wrong_answers(bare))
+    boolean = Task(id="b", question="?", answer="false", kind="boolean")
+    assert wrong_answers(boolean) == ["true"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=500))
+def test_helpers_never_raise_on_garbage(text: str) -> None:
+    key = answer_key(NUMBER, text)
+    assert key is None or isinstance(key, str)
+    assert isinstance(is_right(NUMBER, text), bool)
+    value = as_number(text)
+    assert value is None or value == value  # finite, never NaN
+    assert isinstance(looks_like_injection(text), bool)
+    assert len(Response.of(text).text) <= 8_000
+
+
+def test_megabyte_inputs_are_bounded() -> None:
+    huge = "9" * 1_000_000
+    assert len(Response.of(huge).text) == 8_000
+    assert looks_like_injection("x" * 1_000_000) is False
+    assert as_number("1" * 400) is None  # overflows to inf: not a usable number
+    assert isinstance(is_right(NUMBER, huge), bool)

@@ -1,0 +1,63 @@
+"""`byzllm graph build|check|draw`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.graphs import load_graph, verify_certificate
+
+runner = CliRunner()
+
+
+def test_build_check_draw(tmp_path: Path) -> None:
+    g = tmp_path / "g.json"
+    result = runner.invoke(app, ["graph", "build", "merg", "-n", "7", "--out", str(g)])
+    assert result.exit_code == 0, result.output
+    assert load_graph(g).number_of_edges() == 18
+
+    result = runner.invoke(app, ["graph", "check", str(g), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["r"] == 4 and report["exact"] and report["tolerable_F"] == 3
+    assert report["min_edges_for_r"]["minimum"] == 18
+    cert = report["certificate"]
+    assert verify_certificate(load_graph(g), cert["S1"], cert["S2"], 5)
+    assert report["s"] >= 1
+
+    result = runner.invoke(app, ["graph", "check", str(g)])
+    assert result.exit_code == 0 and "certificate" in result.output
+
+    png = tmp_path / "g.png"
+    result = runner.invoke(app, ["graph", "draw", str(g), "--byzantine", "3,5", "--out", str(png)])
+    assert result.exit_code == 0, result.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_random_build_with_seed_and_params(tmp_path: Path) -> None:
+    out = tmp_path / "er.edges"
+    args = ["graph", "build", "erdos-renyi", "-n", "10", "--r", "2", "--seed", "4", "--out"]
+    assert runner.invoke(app, [*args, str(out)]).exit_code == 0
+    first = out.read_text()
+    assert runner.invoke(app, [*args, str(out)]).exit_code == 0
+    assert out.read_text() == first
+
+
+def test_errors_exit_2_with_one_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["graph", "check", str(tmp_path / "missing.json")])
+    assert result.exit_code == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"n": 2, "edges": [[0, 0]]}')
+    result = runner.invoke(app, ["graph", "check", str(bad)])
+    assert result.exit_code == 2 and "self-loop" in result.output
+    result = runner.invoke(app, ["graph", "build", "nope", "-n", "4", "--out", str(bad)])
+    assert result.exit_code == 2
+    g = tmp_path / "g.json"
+    runner.invoke(app, ["graph", "build", "chain", "-n", "4", "--out", str(g)])
+    result = runner.invoke(app, ["graph", "draw", str(g), "--byzantine", "x", "--out", "a.png"])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["graph", "draw", str(g), "--byzantine", "9", "--out", "a.png"])
+    assert result.exit_code == 2

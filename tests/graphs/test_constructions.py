@@ -1,0 +1,80 @@
+"""Constructions: shapes, robustness levels they promise, and bad parameters."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import pytest
+
+from byzllm.errors import InputError
+from byzllm.graphs import CONSTRUCTIONS, build, erdos_renyi_probability, r_robustness
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRUCTIONS))
+def test_every_construction_labels_nodes_0_to_n_minus_1(name: str) -> None:
+    params = {"k": 4} if name == "k-circulant" else {}
+    G = build(name, n=10, seed=3, **params)
+    assert sorted(G.nodes) == list(range(10))
+    assert not G.is_directed()
+    assert nx.number_of_selfloops(G) == 0
+    assert G.graph["construction"] == name
+
+
+def test_baselines_have_the_expected_shape() -> None:
+    assert sorted(d for _, d in build("star", n=6).degree()) == [1, 1, 1, 1, 1, 5]
+    assert nx.is_isomorphic(build("chain", n=6), nx.path_graph(6))
+    tree = build("tree", n=7)
+    assert nx.is_tree(tree) and tree.degree(0) == 2
+    layered = build("layered", n=9, layers=3)  # 3 + 3 + 3 nodes, K_{3,3} between neighbours
+    assert layered.number_of_edges() == 18
+    assert all(d == 3 for _, d in build("k-circulant", n=8, k=3).degree())
+
+
+@pytest.mark.parametrize(("n", "r"), [(9, 4), (10, 3), (12, 2), (7, 1), (11, 5)])
+def test_preferential_attachment_is_r_robust(n: int, r: int) -> None:
+    G = build("preferential", n=n, r=r, seed=n)
+    assert G.number_of_edges() == (2 * r - 1) * (2 * r - 2) // 2 + r * (n - 2 * r + 1)
+    assert r_robustness(G).r >= r
+
+
+def test_preferential_attachment_default_matches_seed_paper() -> None:
+    # Seed 001 §5.4: n = 9 is K_7 plus two nodes joined to 4 of its nodes.
+    G = build("preferential", n=9, seed=0)
+    assert G.graph["params"]["r"] == 4
+    assert G.number_of_edges() == 21 + 8
+
+
+def test_erdos_renyi_is_verified_and_reproducible() -> None:
+    a = build("erdos-renyi", n=12, r=3, seed=5)
+    b = build("erdos-renyi", n=12, r=3, seed=5)
+    assert sorted(a.edges()) == sorted(b.edges())
+    assert r_robustness(a).r >= 3
+    p = (math.log(12) + 2 * math.log(math.log(12))) / 12
+    assert erdos_renyi_probability(12, 3) == pytest.approx(p)
+    assert a.graph["params"]["p"] == pytest.approx(p)
+
+
+def test_erdos_renyi_gives_up_with_a_clear_error() -> None:
+    with pytest.raises(InputError, match="no 4-robust"):
+        build("erdos-renyi", n=8, r=4, p=0.2, max_tries=3, seed=1)
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("merg", {"n": 1}),
+        ("complete", {"n": "7"}),
+        ("nope", {"n": 5}),
+        ("preferential", {"n": 5, "r": 4}),
+        ("ring-lattice", {"n": 6, "k": 3}),
+        ("k-circulant", {"n": 7, "k": 3}),
+        ("layered", {"n": 5, "layers": 1}),
+        ("tree", {"n": 5, "branching": 0}),
+        ("star", {"n": 5, "bogus": 1}),
+        ("erdos-renyi", {"n": 6, "p": 1.5}),
+    ],
+)
+def test_bad_parameters_raise_input_error(name: str, kwargs: dict[str, object]) -> None:
+    with pytest.raises(InputError):
+        build(name, **kwargs)  # type: ignore[arg-type]

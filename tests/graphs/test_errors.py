@@ -1,0 +1,80 @@
+"""Bad input gives a clear InputError, never a traceback from deep inside."""
+
+from __future__ import annotations
+
+import networkx as nx
+import pytest
+
+from byzllm.errors import InputError
+from byzllm.graphs import (
+    check_f_local,
+    is_r_robust,
+    r_robustness,
+    rs_robustness,
+    spectral_lower_bound,
+    verify_certificate,
+)
+
+
+def test_self_loops_are_rejected() -> None:
+    G = nx.cycle_graph(4)
+    G.add_edge(2, 2)
+    with pytest.raises(InputError, match="self-loop"):
+        r_robustness(G)
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_fewer_than_two_nodes(n: int) -> None:
+    with pytest.raises(InputError, match="at least 2 nodes"):
+        r_robustness(nx.empty_graph(n))
+
+
+def test_directed_graph_where_undirected_is_required() -> None:
+    with pytest.raises(InputError, match="undirected"):
+        spectral_lower_bound(nx.DiGraph([(0, 1), (1, 0)]))
+
+
+def test_not_a_graph() -> None:
+    with pytest.raises(InputError, match="networkx graph"):
+        r_robustness([(0, 1)])
+
+
+def test_bad_arguments() -> None:
+    G = nx.complete_graph(5)
+    with pytest.raises(InputError):
+        r_robustness(G, method="magic")  # type: ignore[arg-type]
+    with pytest.raises(InputError):
+        r_robustness(G, time_limit=0)
+    with pytest.raises(InputError):
+        r_robustness(nx.complete_graph(30), method="dp")
+    with pytest.raises(InputError):
+        is_r_robust(G, 2.5)  # type: ignore[arg-type]
+    with pytest.raises(InputError):
+        rs_robustness(G, r="2")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="not a node"):
+        check_f_local(G, [7], 1)
+    with pytest.raises(InputError):
+        check_f_local(G, [1], -1)
+    with pytest.raises(InputError, match="disjoint"):
+        verify_certificate(G, [0, 1], [1, 2], 2)
+    with pytest.raises(InputError, match="nonempty"):
+        verify_certificate(G, [], [1, 2], 2)
+    with pytest.raises(InputError, match="not in the graph"):
+        verify_certificate(G, [0], [9], 2)
+
+
+def test_labels_need_not_be_integers_for_robustness() -> None:
+    G = nx.relabel_nodes(nx.complete_graph(4), {0: "a", 1: "b", 2: "c", 3: "d"})
+    res = r_robustness(G)
+    assert res.r == 2
+    assert set(res.certificate.s1) | set(res.certificate.s2) <= {"a", "b", "c", "d"}
+    assert verify_certificate(G, res.certificate.s1, res.certificate.s2, 3)
+
+
+def test_time_limit_returns_proven_bounds() -> None:
+    G = nx.gnp_random_graph(34, 0.5, seed=2)
+    res = r_robustness(G, time_limit=0.05)
+    lower, upper = res.bounds
+    assert lower <= upper
+    assert res.r == (upper if res.exact else lower)
+    assert verify_certificate(G, res.certificate.s1, res.certificate.s2, upper + 1)

@@ -1,0 +1,142 @@
+"""Load/save round trips; garbage input gives InputError (hypothesis)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from byzllm.errors import InputError
+from byzllm.graphs import (
+    build,
+    graph_from_json,
+    graph_to_json,
+    load_graph,
+    parse_edge_list,
+    save_graph,
+    write_edge_list,
+)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".edges", ".txt"])
+def test_round_trip(tmp_path: Path, suffix: str) -> None:
+    G = build("merg", n=8)
+    G.add_node(8)  # an isolated node must survive
+    path = save_graph(G, tmp_path / f"g{suffix}")
+    H = load_graph(path)
+    assert sorted(H.nodes) == list(range(9))
+    assert sorted(map(sorted, H.edges())) == sorted(map(sorted, G.edges()))
+    assert not H.is_directed()
+
+
+def test_directed_round_trip(tmp_path: Path) -> None:
+    G = nx.DiGraph([(0, 1), (1, 2), (2, 0), (0, 2)])
+    for suffix in (".json", ".edges"):
+        H = load_graph(save_graph(G, tmp_path / f"d{suffix}"))
+        assert H.is_directed() and set(H.edges()) == set(G.edges())
+
+
+def test_json_keeps_construction() -> None:
+    doc = graph_to_json(build("ring-lattice", n=7, k=2))
+    assert doc["construction"] == "ring-lattice" and doc["params"]["k"] == 2
+    assert graph_from_json(json.dumps(doc)).graph["construction"] == "ring-lattice"
+
+
+def test_gapped_labels_are_an_error_without_a_node_count() -> None:
+    with pytest.raises(InputError, match="without gaps"):
+        parse_edge_list("0 1\n1 5\n")
+    G = parse_edge_list("0 1\n1 5\n", n=6)
+    assert G.number_of_nodes() == 6
+
+
+def test_saving_needs_integer_labels(tmp_path: Path) -> None:
+    G = nx.relabel_nodes(nx.path_graph(3), {0: "a"})
+    with pytest.raises(InputError, match=r"0\.\.n-1"):
+        save_graph(G, tmp_path / "g.json")
+    with pytest.raises(InputError):
+        write_edge_list(nx.path_graph([0, 2, 3]))
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "[]",
+        "{}",
+        '{"n": 3, "edges": [[0, 3]]}',
+        '{"n": 3, "edges": [[0, 0]]}',
+        '{"n": 3, "edges": [[0]]}',
+        '{"n": true, "edges": []}',
+        '{"n": 10000000000, "edges": []}',
+        '{"n": 3, "edges": [["0", 1]]}',
+        '{"n": 3, "edges": {}}',
+        '{"n": 3, "directed": "yes"}',
+        '{"format": "other", "n": 2}',
+        "{not json",
+    ],
+)
+def test_bad_json_documents(doc: str) -> None:
+    with pytest.raises(InputError):
+        graph_from_json(doc)
+
+
+def test_missing_and_binary_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read"):
+        load_graph(tmp_path / "absent.json")
+    blob = tmp_path / "blob.edges"
+    blob.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(InputError):
+        load_graph(blob)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=400))
+def test_garbage_edge_lists_never_crash(text: str) -> None:
+    try:
+        G = parse_edge_list(text)
+    except InputError:
+        return
+    assert sorted(G.nodes) == list(range(G.number_of_nodes()))
+    assert nx.number_of_selfloops(G) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers(-5, 12) | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+        max_leaves=20,
+    )
+)
+def test_garbage_json_never_crashes(value: object) -> None:
+    doc = value
+    if isinstance(value, dict) and value and "n" not in value:
+        doc = {"n": 4, **value}
+    try:
+        G = graph_from_json(json.dumps(doc))
+    except InputError:
+        return
+    assert sorted(G.nodes) == list(range(G.number_of_nodes()))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=40))
+def test_edge_list_round_trip_property(pairs: list[tuple[int, int]]) -> None:
+    text = "\n".join(f"{u},{v}" for u, v in pairs)
+    try:
+        G = parse_edge_list(text, n=10)
+    except InputError:
+        assert any(u == v for u, v in pairs)
+        return
+    again = parse_edge_list(write_edge_list(G))
+    assert set(map(frozenset, again.edges())) == set(map(frozenset, G.edges()))
+
+
+def test_huge_garbage_input_is_rejected_quickly() -> None:
+    with pytest.raises(InputError):
+        parse_edge_list("x" * 1_000_000)
+    with pytest.raises(InputError):
+        graph_from_json("[" * 100_000)
