@@ -214,7 +214,7 @@ def run(
     max_reprompts, wording.
     """
     with cli_errors():
-        from byzllm.envs.whodunit._experiment import WhoDunitRunConfig, expand_units, work
+        from byzllm.experiments.whodunit import WhoDunitRunConfig, expand_units, work
 
         cfg = load_cli_config(config, WhoDunitRunConfig, set_)
         summary = execute_units(
@@ -240,7 +240,7 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
         byzllm whodunit report runs/whodunit --json
     """
     with cli_errors():
-        from byzllm.envs.whodunit._experiment import report_rows
+        from byzllm.experiments.whodunit import report_rows
         from byzllm.experiments import Store
 
         with Store.open(run_dir) as store:

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from byzllm.envs.whodunit._experiment import (
+from byzllm.experiments import Store, run_units
+from byzllm.experiments.whodunit import (
     WhoDunitRunConfig,
     expand_units,
     report_rows,
     select_games,
     work,
 )
-from byzllm.experiments import Store, run_units
 from byzllm.testing import FakeOpenAIServer
 
 

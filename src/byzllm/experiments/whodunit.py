@@ -18,13 +18,23 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from byzllm.agents.whodunit import SimParams, WhoDunitAgent, WordingName
+from byzllm.envs.whodunit import (
+    GameConfig,
+    GameResult,
+    MetricSummary,
+    WhoDunitGame,
+    generate_games,
+    llm_agents,
+    make_splits,
+    play_game,
+    simulated_agents,
+    summarize_runs,
+)
 from byzllm.errors import ConfigError
-from byzllm.experiments import ExperimentConfig, Record, Unit, make_unit
 
-from ._games import GameConfig, WhoDunitGame, generate_games, make_splits
-from ._loop import GameResult, play_game
-from ._metrics import MetricSummary, summarize_runs
-from ._players import llm_agents, simulated_agents
+from ._config import ExperimentConfig
+from ._records import Record
+from ._units import Unit, make_unit
 
 __all__ = [
     "WhoDunitGameRecord",
