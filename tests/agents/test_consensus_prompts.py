@@ -316,3 +316,26 @@ def test_confidence_prompt() -> None:
     hostile = user_text(render_confidence_prompt(ARC, INJECTION * 10_000))
     assert hostile.count("</response>") == 1
     assert len(hostile) < MAX_RESPONSE_CHARS + 2_000
+
+
+tag_soup = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["<response>", "</response>", "</RESPONSE >", "< /response>", "<", ">", "\n", "/"]
+        ),
+        st.text(max_size=20),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(response=tag_soup)
+def test_any_response_is_exactly_one_block(response: str) -> None:
+    rendered = format_response(response)
+    assert rendered.count("<response>") == 1
+    assert rendered.count("</response>") == 1
+    assert rendered.startswith("<response>\n") and rendered.endswith("\n</response>")
+    assert len(rendered) <= MAX_RESPONSE_CHARS + 100
+    text = user_text(render_refine_prompt(ARC, response, [(response, 0.5)] * 3, 2))
+    assert text.count("</response>") == 4

@@ -119,3 +119,12 @@ async def test_tasks_without_distractors_still_get_wrong_answers() -> None:
     task = Task(id="b", question="Is it?", answer="true", kind="boolean")
     agent = SimulatedAgent("weak-0", WEAK_PROFILE.model_copy(update={"strength": 0.0}), seed=0)
     assert (await agent.answer(task, CallContext())).answer == "false"
+
+
+async def test_the_four_calls_work_without_a_context() -> None:
+    agent = SimulatedAgent("strong-0", STRONG_PROFILE, seed=0)
+    task = TASKS[2]
+    own = await agent.answer(task)
+    assert 0.0 <= await agent.score(task, own, own) <= 1.0
+    assert 0.0 <= await agent.confidence(task, own) <= 1.0
+    assert (await agent.refine(task, own, [(own, 0.9)], 3)).answer is not None

@@ -64,6 +64,12 @@ def test_bad_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
     attack = _write(tmp_path / "bad2.yaml", {"compositions": [{"attack": "bribe"}]})
     result = RUNNER.invoke(app, ["consensus", "run", str(attack), "-o", str(tmp_path / "r")])
     assert result.exit_code == 2 and "unknown attack" in result.stderr
+    profile = _write(tmp_path / "bad3.yaml", {"agents": {"weak": {"profile": {"iq": 3}}}})
+    result = RUNNER.invoke(app, ["consensus", "run", str(profile), "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "unknown profile parameter" in result.stderr
+    llm = _write(tmp_path / "bad4.yaml", {"agents": {"strong": {"backend": "llm"}}})
+    result = RUNNER.invoke(app, ["consensus", "run", str(llm), "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "needs a model" in result.stderr
 
 
 def test_report_of_a_missing_run_is_an_input_error(tmp_path: Path) -> None:
@@ -100,3 +106,25 @@ def test_set_overrides_and_highest_degree_placement(tmp_path: Path) -> None:
     out = run_dir / "report"
     assert (out / "table1.csv").is_file() and (out / "table2_rounds.csv").is_file()
     assert len(list(out.glob("accuracy_*.png"))) == 1
+
+
+def test_model_flags_run_llm_agents(tmp_path: Path) -> None:
+    from byzllm.testing import FakeOpenAIServer
+
+    def script(request: dict[str, object]) -> str:
+        return "Answer: 7" if "Score" not in str(request["messages"]) else "0.8"
+
+    with FakeOpenAIServer(script) as server:
+        run_dir = tmp_path / "llm"
+        args = [
+            "consensus", "run", "-o", str(run_dir), "--model", "openai/fake",
+            "--base-url", server.base_url, "--set", "dataset.n=1", "--set", "protocols=[sac]",
+            "--set", "topologies=[complete]", "--set", "T=[1]",
+            "--set", "agents.strong.api_key_env=null", "--set", "agents.weak.api_key_env=null",
+        ]  # fmt: skip
+        result = RUNNER.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert server.requests
+    report = RUNNER.invoke(app, ["consensus", "report", str(run_dir), "--json"])
+    row = json.loads(report.stdout)["rows"][0]
+    assert row["simulated"] is False and row["calls_per_question"] > 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import time
 
@@ -89,3 +90,29 @@ async def test_retry_after_is_capped_by_max_backoff() -> None:
     with pytest.raises(ModelUnavailableError):
         await call_with_retries(slow_hint, policy, describe="m")
     assert time.monotonic() - started < 30.0  # an uncapped hint would wait an hour
+
+
+async def test_first_attempt_counts_against_the_budget() -> None:
+    attempts: list[int] = []
+
+    async def slow_failure() -> str:
+        attempts.append(1)
+        await asyncio.sleep(0.3)
+        raise TransientError("timed out")
+
+    policy = RetryPolicy(max_attempts=10, max_total_s=0.2, initial_backoff_s=0.0)
+    with pytest.raises(ModelUnavailableError, match=r"after 1 attempt\(s\)"):
+        await call_with_retries(slow_failure, policy, describe="m")
+    assert len(attempts) == 1
+
+
+async def test_single_attempt_policy() -> None:
+    attempts: list[int] = []
+
+    async def down() -> str:
+        attempts.append(1)
+        raise TransientError("HTTP 500")
+
+    with pytest.raises(ModelUnavailableError, match=r"after 1 attempt\(s\).*HTTP 500"):
+        await call_with_retries(down, RetryPolicy(max_attempts=1), describe="m")
+    assert len(attempts) == 1

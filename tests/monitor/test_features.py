@@ -156,3 +156,9 @@ def test_garbage_distributions_give_valid_features_or_input_error(
         values = [f.entropy, f.varentropy, f.kurtosis]
         assert all(math.isfinite(v) and v >= 0.0 for v in values)
         assert f.kurtosis == 0.0 or f.kurtosis >= 1.0 - 1e-6 or not renormalize
+
+
+def test_huge_adversarial_tokens_do_not_matter() -> None:
+    token = "{" * 1_000_000
+    f = turn_features([[(token, math.log(0.5)), (token, math.log(0.5))]], turn=1)
+    assert f.entropy == pytest.approx(LN2)

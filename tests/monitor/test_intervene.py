@@ -122,3 +122,23 @@ def test_malformed_distributions_are_counted_not_fatal() -> None:
     )
     assert inter.decide(obs) == "continue"
     assert len(inter.scoring_errors) == 1 and "g turn 1" in inter.scoring_errors[0]
+
+
+def test_make_intervener_for_every_condition() -> None:
+    from byzllm.monitor import CONDITIONS, make_intervener
+
+    monitors = _monitors()
+    assert make_intervener("none", None) is None
+    shadow = make_intervener("none", monitors)
+    assert isinstance(shadow, MonitorIntervener) and shadow.budget == {"accuser": 0}
+    for condition in CONDITIONS[1:]:
+        inter = make_intervener(condition, monitors, seed=3)
+        assert inter is not None
+        assert set(inter.budget.values()) == {int(condition[-1])}
+    resample = make_intervener("resample-1", monitors)
+    assert resample is not None and resample.mode == "resample"
+    assert isinstance(make_intervener("random-2", monitors), RandomIntervener)
+    with pytest.raises(InputError):
+        make_intervener("monitor-9", monitors)
+    with pytest.raises(InputError):
+        make_intervener("monitor-1", None)

@@ -110,3 +110,6 @@ def test_collect_train_evaluate_report_against_fake_server(tmp_path: Path) -> No
     assert all(r["games"] == 12 and r["runs"] == 2 for r in report["rows"])
     assert (tmp_path / "plots" / "success_rate.png").stat().st_size > 1000
     assert (tmp_path / "plots" / "trigger_turns.png").stat().st_size > 1000
+    table = runner.invoke(app, ["monitor", "report", str(evaluate)])
+    _ok(table)
+    assert "monitor-1" in table.stdout and "simulated" not in table.stdout

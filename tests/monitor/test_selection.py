@@ -213,3 +213,13 @@ def test_joint_choice_never_fires_without_gain() -> None:
     weights = np.array([-0.5, -0.5])
     choice, gain = joint_choice({"A": [np.array([0.1, 0.2])]}, weights)
     assert choice == {"A": (0, 0)} and gain == 0.0
+
+
+def test_dataset_from_arrays_matches_rows() -> None:
+    rows = validation_set()
+    again = TurnDataset.from_arrays(
+        rows.x, rows.roles, [rows.games[i] for i in rows.game_index], rows.turn_success
+    )
+    assert np.array_equal(again.x, rows.x) and again.games == rows.games
+    assert again.turns_per_game("accuser").tolist() == [2, 1, 2, 1, 1]
+    assert again.base_rate == pytest.approx(0.4)

@@ -79,7 +79,7 @@ def test_traces_with_different_placements_pool_by_group() -> None:
     a = _trace("a", ["weak", "strong"], [["2", "1"]], "1")
     b = _trace("b", ["strong", "weak"], [["1", "1"]], "1")
     m = compute_metrics([a, b])
-    assert m.S_IAA == 1.0 and m.W_IAA == pytest.approx(1 / 2)
+    assert m.S_IAA == 1.0 and pytest.approx(1 / 2) == m.W_IAA
 
 
 def test_mismatched_traces_are_rejected() -> None:

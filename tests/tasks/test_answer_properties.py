@@ -176,3 +176,12 @@ def test_negative_numbers_and_dashes() -> None:
     assert extract_answer(NUMBER, "Answer: −12") == "-12"
     assert extract_answer(NUMBER, "pages 3-4") == "4"  # a range, not minus four
     assert normalize_answer(NUMBER, "10 - 4") == "10"
+
+
+@fast
+@given(a=hostile_text, b=hostile_text)
+def test_equivalence_is_symmetric_and_reflexive(a: str, b: str) -> None:
+    for task in (NUMBER, BOOLEAN, CHOICE):
+        assert answers_equivalent(task, a, b) == answers_equivalent(task, b, a)
+        if normalize_answer(task, a) is not None:
+            assert answers_equivalent(task, a, a)

@@ -131,6 +131,8 @@ def test_extract_boolean(text: str, expected: str | None) -> None:
         (ARC, "Answer: answer3", "answer3"),
         (ARC, "Answer: (C)", "answer3"),
         (ARC, "B", "answer2"),
+        (ARC, "Answer: 2, because plants need light", "answer2"),
+        (ARC, "Answer: A person would say so", None),
         (ARC, "Answer1 looks wrong, answer4 is right.", "answer4"),
         (ARC, "Answer: answer7", None),
         (HELLASWAG, "The best ending is ending3.", "ending3"),
@@ -161,7 +163,13 @@ def test_extract_choice(task: Task, text: str, expected: str | None) -> None:
         (WINOGRANDE, "OPTION2", "option2"),
         (WINOGRANDE, "option3", None),
         (math_task("0"), "0.5", "0.5"),
-        (math_task("0"), "\\frac{1}{2}", "1/2"),
+        (math_task("0"), "\\frac{1}{2}", "0.5"),
+        (math_task("0"), "\\frac{1}{3}", "1/3"),
+        (math_task("0"), "2^{10}", "1024"),
+        (math_task("0"), "5.4 \\text{ cents}", "5.4"),
+        (math_task("0"), "\\sqrt{2}", "sqrt(2)"),
+        (math_task("0"), "\\text{Evelyn}", "evelyn"),
+        (math_task("0"), "(C)", "c"),
         (math_task("0"), "x = 5", "5"),
         (math_task("0"), "", None),
     ],
@@ -206,6 +214,10 @@ def test_answers_equivalent(task: Task, a: str | None, b: str | None, expected: 
         ("\\text{(C)}", "C", True),
         ("5", "9^{9^{9^{9}}}", False),  # a power tower is rejected, not evaluated
         ("5", None, False),
+        ("\\text{Evelyn}", "Evelyn", True),
+        ("\\text{Evelyn}", "Levenyn", False),  # not a product of symbols
+        ("\\text{east}", "East", True),
+        ("\\frac{270}7\\text{ degrees}", "\\frac{270}{7}", True),
     ],
 )
 def test_is_correct_math(gold: str, answer: str | None, expected: bool) -> None:
@@ -242,3 +254,42 @@ def test_math_verify_runs_outside_the_main_thread() -> None:
 async def test_math_verify_under_asyncio_to_thread() -> None:
     ok = await asyncio.to_thread(is_correct, math_task("\\pi/3"), "\\frac{\\pi}{3}")
     assert ok
+
+
+def test_many_threads_check_math_at_once() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    pairs = [
+        ("\\frac{1}{2}", "0.5", True),
+        ("\\sqrt{2}", "2^{1/2}", True),
+        ("(1, 2)", "(2, 1)", False),
+        ("\\pi", "3.14159", False),
+    ] * 8
+
+    def check(pair: tuple[str, str, bool]) -> bool:
+        gold, answer, expected = pair
+        return is_correct(math_task(gold), answer) is expected
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(check, pairs))
+
+
+def test_no_timeout_warning_is_logged(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import math_verify.grader
+    import math_verify.parser
+
+    # math-verify warns once per process that its timeouts are off: make it warn again.
+    monkeypatch.setattr(math_verify.parser, "TIMEOUT_WARNING_SHOWN", False)
+    monkeypatch.setattr(math_verify.grader, "TIMEOUT_WARNING_SHOWN", False)
+    with caplog.at_level("DEBUG"):
+        assert is_correct(math_task("\\frac{2}{9}"), "\\frac{4}{19} + \\frac{2}{171}")
+    assert not [r for r in caplog.records if "Timeout" in r.getMessage()]
+
+
+def test_normalize_depends_only_on_kind_and_choices() -> None:
+    """Protocols key answers with a probe task that carries no ground truth or meta."""
+    probe = Task(id="_", question="", answer="anything", kind="choice", choices=ARC.choices)
+    for text in ["answer3", "Answer 3", "(C)", "3"]:
+        assert normalize_answer(probe, text) == normalize_answer(ARC, text) == "answer3"

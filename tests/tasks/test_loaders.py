@@ -151,6 +151,19 @@ def test_commonsense_kinds_and_choices(tmp_path: Path) -> None:
     assert is_correct(wino, extract_answer(wino, "Answer: Sarah"))
 
 
+def test_commonsense_folder_reads_every_file(tmp_path: Path) -> None:
+    (tmp_path / "b_boolq.json").write_text(json.dumps([commonsense_row(BOOLQ, "true")] * 3))
+    (tmp_path / "a_wino.json").write_text(json.dumps([commonsense_row(WINO, "option2")] * 2))
+    (tmp_path / "notes.txt").write_text("ignored")
+    tasks = load_commonsense(tmp_path)
+    assert [t.id for t in tasks] == ["a_wino/0", "a_wino/1", "b_boolq/0", "b_boolq/1", "b_boolq/2"]
+    assert len(load_commonsense(tmp_path, k=2, seed=5)) == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError, match="no \\*\\.json files"):
+        load_commonsense(empty)
+
+
 def test_commonsense_without_answer_format_line(tmp_path: Path) -> None:
     instruction = "Pick one. Solution1: pour water Solution2: pour sand"
     path = tmp_path / "piqa.json"
@@ -198,6 +211,8 @@ def test_load_tasks_dispatch(tmp_path: Path) -> None:
     assert len(load_tasks(f"math500:{path}")) == 10
     assert len(load_tasks("synthetic")) == 30
     assert len(load_tasks({"name": "synthetic", "k": 4, "steps": 2})) == 4
+    ranged = load_tasks({"name": "synthetic", "k": 20, "steps": [2, 4]})
+    assert {t.meta["steps"] for t in ranged} <= {2, 3, 4}
 
 
 @pytest.mark.parametrize(
@@ -207,6 +222,7 @@ def test_load_tasks_dispatch(tmp_path: Path) -> None:
         ({"name": "math500"}, "needs a path"),
         ({"name": "synthetic", "colour": "red"}, "invalid task spec: colour"),
         ({"name": "synthetic", "k": -1}, "invalid task spec: k"),
+        ({"name": "synthetic", "steps": 9}, "steps must be between 1 and 8"),
     ],
 )
 def test_load_tasks_bad_spec(spec: dict[str, object], message: str) -> None:
@@ -235,6 +251,13 @@ def test_public_gsm8k(shared_data: Path) -> None:
     assert len(tasks) == 1319
     assert tasks[0].answer == "18"
     assert all(is_correct(t, t.answer) for t in tasks)
+
+
+@pytest.mark.shared_data
+def test_public_commonsense_mix(shared_data: Path) -> None:
+    tasks = load_commonsense(shared_data / "commonsense", k=30, seed=0)
+    assert len(tasks) == 30
+    assert {t.kind for t in tasks} == {"boolean", "choice"}
 
 
 @pytest.mark.shared_data

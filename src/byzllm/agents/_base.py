@@ -149,12 +149,12 @@ class ConsensusAgent(ABC):
     simulated: bool = False
 
     @abstractmethod
-    async def answer(self, task: Task, ctx: CallContext) -> Response:
+    async def answer(self, task: Task, ctx: CallContext | None = None) -> Response:
         """Initial response r_i^(0) = M_i(x) (Eq. (1))."""
 
     @abstractmethod
     async def score(
-        self, task: Task, own: Response | None, peer: Response, ctx: CallContext
+        self, task: Task, own: Response | None, peer: Response, ctx: CallContext | None = None
     ) -> float:
         """Receiver-side score φ_i(x, r) ∈ [0, 1] of ``peer`` (Eq. (2), Appendix B.1).
 
@@ -169,12 +169,14 @@ class ConsensusAgent(ABC):
         own: Response,
         retained: Sequence[ScoredResponse],
         f: int,
-        ctx: CallContext,
+        ctx: CallContext | None = None,
     ) -> Response:
         """Refined response r_i^(t+1) from ``own`` and the retained neighbours (Eq. (5))."""
 
     @abstractmethod
-    async def confidence(self, task: Task, response: Response, ctx: CallContext) -> float:
+    async def confidence(
+        self, task: Task, response: Response, ctx: CallContext | None = None
+    ) -> float:
         """Self-reported confidence in ``response`` ∈ [0, 1] (what CP-WBFT aggregates)."""
 
     async def message(

@@ -77,11 +77,11 @@ class ByzantineAgent(ConsensusAgent):
         """The adversary's round-t response r_b^(t) (what majority-based metrics count)."""
         return Response.of(self._wrong(task, "public"))
 
-    async def answer(self, task: Task, ctx: CallContext) -> Response:
-        return await self.public(task, None, ctx)
+    async def answer(self, task: Task, ctx: CallContext | None = None) -> Response:
+        return await self.public(task, None, ctx or CallContext())
 
     async def score(
-        self, task: Task, own: Response | None, peer: Response, ctx: CallContext
+        self, task: Task, own: Response | None, peer: Response, ctx: CallContext | None = None
     ) -> float:
         # Adversaries do not filter; protocols never ask them. A constant keeps the
         # interface total for callers that do.
@@ -93,11 +93,13 @@ class ByzantineAgent(ConsensusAgent):
         own: Response,
         retained: Sequence[ScoredResponse],
         f: int,
-        ctx: CallContext,
+        ctx: CallContext | None = None,
     ) -> Response:
         return own
 
-    async def confidence(self, task: Task, response: Response, ctx: CallContext) -> float:
+    async def confidence(
+        self, task: Task, response: Response, ctx: CallContext | None = None
+    ) -> float:
         return FALSIFIED_CONFIDENCE
 
     def describe(self) -> dict[str, Any]:

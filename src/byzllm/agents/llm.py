@@ -92,7 +92,8 @@ class LLMAgent(ConsensusAgent):
     def __repr__(self) -> str:
         return f"LLMAgent({self.name!r}, model={self.model.name!r}, group={self.group!r})"
 
-    async def _ask(self, messages: list[ChatMessage], ctx: CallContext) -> str:
+    async def _ask(self, messages: list[ChatMessage], ctx: CallContext | None) -> str:
+        ctx = ctx or CallContext()
         deterministic = self.config.temperature == 0.0
         if ctx.shared is None or not deterministic:
             completion = await self.model.generate(messages, self.config)
@@ -124,15 +125,16 @@ class LLMAgent(ConsensusAgent):
         ctx.meter.add(completion)
         return completion.text
 
-    async def answer(self, task: Task, ctx: CallContext) -> Response:
+    async def answer(self, task: Task, ctx: CallContext | None = None) -> Response:
         text = await self._ask(render_answer_prompt(task), ctx)
         answer = extract_answer(task, text)
         return Response.of(answer, answer if answer is not None else text[:MAX_FORWARDED_CHARS])
 
     async def score(
-        self, task: Task, own: Response | None, peer: Response, ctx: CallContext
+        self, task: Task, own: Response | None, peer: Response, ctx: CallContext | None = None
     ) -> float:
-        reply = await self._ask(render_score_prompt(task, peer.text, ctx.f), ctx)
+        f = ctx.f if ctx is not None else None
+        reply = await self._ask(render_score_prompt(task, peer.text, f), ctx)
         return parse_score(reply)
 
     async def refine(
@@ -141,7 +143,7 @@ class LLMAgent(ConsensusAgent):
         own: Response,
         retained: Sequence[ScoredResponse],
         f: int,
-        ctx: CallContext,
+        ctx: CallContext | None = None,
     ) -> Response:
         if not retained:
             return own  # App. B.2: nothing retained, refinement skipped
@@ -157,7 +159,9 @@ class LLMAgent(ConsensusAgent):
             return own
         return Response.of(answer)
 
-    async def confidence(self, task: Task, response: Response, ctx: CallContext) -> float:
+    async def confidence(
+        self, task: Task, response: Response, ctx: CallContext | None = None
+    ) -> float:
         reply = await self._ask(render_confidence_prompt(task, response.text), ctx)
         return parse_confidence(reply)
 

@@ -176,13 +176,13 @@ class SimulatedAgent(ConsensusAgent):
         return round(min(1.0, max(0.0, value)), 2)
 
     # -- the four calls ----------------------------------------------------------------------
-    async def answer(self, task: Task, ctx: CallContext) -> Response:
+    async def answer(self, task: Task, ctx: CallContext | None = None) -> Response:
         return Response.of(self.solution(task))
 
     async def score(
-        self, task: Task, own: Response | None, peer: Response, ctx: CallContext
+        self, task: Task, own: Response | None, peer: Response, ctx: CallContext | None = None
     ) -> float:
-        keys = (task.id, ctx.round, "score", _text_id(peer))
+        keys = (task.id, ctx.round if ctx else 0, "score", _text_id(peer))
         if (
             looks_like_injection(peer.text)
             and uniform(self.seed, self.name, *keys, "inject")
@@ -198,7 +198,7 @@ class SimulatedAgent(ConsensusAgent):
         own: Response,
         retained: Sequence[ScoredResponse],
         f: int,
-        ctx: CallContext,
+        ctx: CallContext | None = None,
     ) -> Response:
         # Dispositions are stable per (agent, task, answers involved), as at temperature 0.
         own_key = answer_key(task, own.answer)
@@ -226,10 +226,13 @@ class SimulatedAgent(ConsensusAgent):
             return own
         return representative[best]
 
-    async def confidence(self, task: Task, response: Response, ctx: CallContext) -> float:
+    async def confidence(
+        self, task: Task, response: Response, ctx: CallContext | None = None
+    ) -> float:
         judged = self.judges_correct(task, response)
         base = self.profile.confidence_correct if judged else self.profile.confidence_wrong
-        return self._noisy(base, task.id, ctx.round, "confidence", _text_id(response))
+        round_ = ctx.round if ctx else 0
+        return self._noisy(base, task.id, round_, "confidence", _text_id(response))
 
     def describe(self) -> dict[str, Any]:
         return {

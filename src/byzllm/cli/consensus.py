@@ -62,11 +62,34 @@ def run(
     retry_failed: RetryFailedOption = False,
     max_failures: MaxFailuresOption = None,
     json_output: JsonOption = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Run every honest agent on this LLM (e.g. openai/gpt-4o-mini) instead of the "
+            "simulated population; see --weak-model.",
+            show_default=False,
+        ),
+    ] = None,
+    weak_model: Annotated[
+        str | None,
+        typer.Option(
+            "--weak-model", help="LLM of the weak group (default: --model).", show_default=False
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url", help="OpenAI-compatible server of the models.", show_default=False
+        ),
+    ] = None,
 ) -> None:
     """Run a consensus sweep: protocols × topologies × compositions × F × T × seeds.
 
-    One unit is one question under one configuration; results stream into
-    RUN_DIR/results.sqlite and rerunning the same command resumes.
+    One unit is one question under one configuration. Results stream into
+    RUN_DIR/results.sqlite; rerunning the same command resumes. Warns when a
+    graph is not (F+1)-robust (with the certificate) or the adversaries are
+    not F-local.
 
     Examples:
 
@@ -75,13 +98,21 @@ def run(
         byzllm consensus run --set 'protocols=[sac, debate]' --set dataset.n=10
 
         byzllm consensus run --set 'compositions=[{attack: inject}]' -o runs/inject
+
+        byzllm consensus run --model openai/qwen2.5-7b --base-url http://127.0.0.1:8000/v1
     """
     with cli_errors():
         from byzllm.cli._common import execute_units, load_cli_config
         from byzllm.protocols.config import ConsensusConfig
         from byzllm.protocols.experiment import consensus_unit, expand_units
 
-        cfg = load_cli_config(config, ConsensusConfig, set_)
+        overrides = list(set_ or [])
+        for group, name in (("strong", model), ("weak", weak_model or model)):
+            if name:
+                overrides += [f"agents.{group}.backend=llm", f"agents.{group}.model={name}"]
+                if base_url:
+                    overrides.append(f"agents.{group}.base_url={base_url}")
+        cfg = load_cli_config(config, ConsensusConfig, overrides)
         _warn_robustness(cfg)
         summary = execute_units(
             run_dir or default_run_dir(config, "consensus"),
@@ -208,12 +239,14 @@ def demo(
         bool, typer.Option("--fresh", help="Discard earlier results in RUN_DIR first.")
     ] = False,
 ) -> None:
-    """SAC vs CP-WBFT under a replay attack on simulated agents (the paper's Table 1).
+    """SAC vs CP-WBFT under a replay attack on simulated agents (Table 1).
 
-    n = 7 agents (4 strong, 2 weak honest, 1 Byzantine replaying a weak model's answer to
-    another question with confidence 1.0), F = 3, T = 6, on γ-MERG, complete and Erdős–Rényi
-    graphs, 30 synthetic questions. No API key needed: agents are simulated (see
-    docs/consensus.md); run `byzllm consensus run` with an llm backend for real models.
+    n = 7 agents: 4 strong, 2 weak honest, 1 Byzantine agent replaying a weak
+    model's answer to another question with confidence 1.0. F = 3, T = 6, on
+    γ-MERG, complete and Erdős–Rényi graphs, 30 synthetic questions.
+
+    No API key needed: the agents are simulated (docs/consensus.md). For real
+    models, run `byzllm consensus run` with an llm backend.
 
     Examples:
 

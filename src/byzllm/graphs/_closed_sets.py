@@ -37,27 +37,36 @@ def peel(view: GraphView, members: int, k: int, removed: int = 0) -> int:
     """Largest k-closed subset of ``members`` (as a bitmask).
 
     With ``removed`` given, ``members`` must already be k-closed: the nodes of ``removed`` are
-    dropped and only their out-neighbours are re-checked.
+    dropped and only their out-neighbours are re-checked. Nodes are dropped in rounds (all
+    offenders at once); the result does not depend on the order.
     """
     in_masks = view.in_masks
     out_masks = view.out_masks
-    if not removed:
-        stack = [i for i in bits(members) if (in_masks[i] & ~members).bit_count() > k]
-    else:
+    if removed:
         members &= ~removed
-        touched = 0
-        for i in bits(removed):
-            touched |= out_masks[i]
-        stack = [j for j in bits(touched & members) if (in_masks[j] & ~members).bit_count() > k]
-    while stack:
-        i = stack.pop()
-        bit = 1 << i
-        if not members & bit:
-            continue
-        members ^= bit
-        for j in bits(out_masks[i] & members):
-            if (in_masks[j] & ~members).bit_count() > k:
-                stack.append(j)
+        candidates = 0
+        while removed:
+            low = removed & -removed
+            candidates |= out_masks[low.bit_length() - 1]
+            removed ^= low
+        candidates &= members
+    else:
+        candidates = members
+    while candidates:
+        bad = 0
+        while candidates:
+            low = candidates & -candidates
+            if (in_masks[low.bit_length() - 1] & ~members).bit_count() > k:
+                bad |= low
+            candidates ^= low
+        if not bad:
+            break
+        members &= ~bad
+        while bad:
+            low = bad & -bad
+            candidates |= out_masks[low.bit_length() - 1]
+            bad ^= low
+        candidates &= members
     return members
 
 
@@ -152,11 +161,19 @@ class _PairSearch:
         return None
 
     def _choose(self, in1: int, in2: int, p1: int, p2: int, common: int) -> tuple[int, int]:
-        """Branch next to the member with the least slack (most constrained first)."""
-        in_masks, need = self.view.in_masks, self.need
+        """Branch next to the member with the least slack (most constrained first).
+
+        Among that member's undecided in-neighbours, take the one most needed by the *other*
+        set: putting it on the member's side then costs the other side the most.
+        """
+        in_masks, out_masks, need = self.view.in_masks, self.view.out_masks, self.need
         best_slack, best_side, best_cand = 1 << 30, 1, 0
         for side, members, upper in ((1, in1, p1), (2, in2, p2)):
-            for i in bits(members):
+            rest = members
+            while rest:
+                low = rest & -rest
+                i = low.bit_length() - 1
+                rest ^= low
                 cand = in_masks[i] & common
                 if cand:
                     slack = (in_masks[i] & upper).bit_count() - need[i]
@@ -164,8 +181,46 @@ class _PairSearch:
                         best_slack, best_side, best_cand = slack, side, cand
         if not best_cand:
             return 1, (common & -common).bit_length() - 1
-        u = max(bits(best_cand), key=lambda x: (in_masks[x] & common).bit_count())
-        return best_side, u
+        other = in2 if best_side == 1 else in1
+        best_u, best_key = -1, (-1, -1)
+        while best_cand:
+            low = best_cand & -best_cand
+            u = low.bit_length() - 1
+            best_cand ^= low
+            key = ((out_masks[u] & other).bit_count(), (in_masks[u] & common).bit_count())
+            if key > best_key:
+                best_u, best_key = u, key
+        return best_side, best_u
+
+
+def _permute(view: GraphView, order: list[int]) -> GraphView:
+    """The same graph with node ``order[p]`` renumbered ``p``."""
+    position = {old: new for new, old in enumerate(order)}
+
+    def remap(mask: int) -> int:
+        out = 0
+        while mask:
+            low = mask & -mask
+            out |= 1 << position[low.bit_length() - 1]
+            mask ^= low
+        return out
+
+    return GraphView(
+        labels=tuple(view.labels[i] for i in order),
+        index={view.labels[i]: p for p, i in enumerate(order)},
+        in_masks=tuple(remap(view.in_masks[i]) for i in order),
+        out_masks=tuple(remap(view.out_masks[i]) for i in order),
+        directed=view.directed,
+    )
+
+
+def _restore(mask: int, order: list[int]) -> int:
+    out = 0
+    while mask:
+        low = mask & -mask
+        out |= 1 << order[low.bit_length() - 1]
+        mask ^= low
+    return out
 
 
 def find_closed_pair(
@@ -175,23 +230,30 @@ def find_closed_pair(
 
     ``None`` proves that the graph is (k+1)-robust; a pair proves that it is not. Raises
     :class:`SearchTimeout` past ``deadline`` (a ``time.perf_counter()`` value).
+
+    Seeds are taken in decreasing in-degree order: the first seeds own the largest subtrees,
+    and high-degree members need the most inside neighbours, so they prune hardest.
     """
     if k < 0:
         return None
     n = view.n
-    search = _PairSearch(view, k, deadline)
+    order = sorted(range(n), key=lambda i: (-view.in_masks[i].bit_count(), i))
+    work = _permute(view, order)
+    search = _PairSearch(work, k, deadline)
     suffix = [0] * (n + 1)
     for i in range(n - 1, -1, -1):
         suffix[i] = suffix[i + 1] | (1 << i)
     for v in range(n):
+        if not peel(work, suffix[v], k) >> v & 1:
+            continue
         for w in range(v + 1, n):
-            p1 = peel(view, suffix[v] & ~(1 << w), k)
+            p1 = peel(work, suffix[v] & ~(1 << w), k)
             if not p1 >> v & 1:
                 continue
-            p2 = peel(view, suffix[w], k)
+            p2 = peel(work, suffix[w], k)
             if not p2 >> w & 1:
                 continue
             found = search.run(1 << v, 1 << w, p1, p2)
             if found is not None:
-                return found
+                return _restore(found[0], order), _restore(found[1], order)
     return None

@@ -102,6 +102,10 @@ class OpenAIAPI(ModelAPI):
         # Kept private and out of every repr; scrubbed from every error message.
         self.__key = key or None
         self._n_shards = max(1, math.ceil(settings.max_concurrency / _CONNECTIONS_PER_CLIENT))
+        # Absolute (parsed once by the SDK) unless the base URL carries a query string.
+        self._completions_url = (
+            "/chat/completions" if "?" in self._base_url else f"{self._base_url}/chat/completions"
+        )
 
     @property
     def endpoint(self) -> str:
@@ -165,7 +169,7 @@ class OpenAIAPI(ModelAPI):
         started = time.perf_counter()
         try:
             response = await shard.client.post(
-                "/chat/completions",
+                self._completions_url,
                 body=body,
                 cast_to=httpx2.Response,
                 options={

@@ -111,6 +111,22 @@ async def call_with_retries(
     not contain secrets. Raises :class:`ModelUnavailableError` when the budget runs out.
     """
     started = time.monotonic()
+    # The first attempt runs bare: nearly every call succeeds at once, and building the
+    # retry machinery for each would cost more CPU than the rest of the happy path.
+    try:
+        return await attempt()
+    except TransientError as exc:
+        first_failure = exc
+    replayed = False
+
+    async def replay_then_attempt() -> T:
+        # Tenacity sees the first failure as its attempt 1, so numbering, waits, stop
+        # conditions and logging are exactly as if it had run that attempt itself.
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            raise first_failure
+        return await attempt()
 
     def before_sleep(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome is not None else None
@@ -126,15 +142,16 @@ async def call_with_retries(
                 wait,
             )
 
+    remaining_s = policy.max_total_s - (time.monotonic() - started)
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(policy.max_attempts) | stop_before_delay(policy.max_total_s),
+        stop=stop_after_attempt(policy.max_attempts) | stop_before_delay(max(remaining_s, 0.0)),
         wait=_Wait(policy),
         retry=retry_if_exception_type(TransientError),
         before_sleep=before_sleep,
         reraise=False,
     )
     try:
-        return await retrying(attempt)
+        return await retrying(replay_then_attempt)
     except RetryError as exc:
         last = exc.last_attempt
         reason = "unknown"

@@ -5,15 +5,17 @@ Features from token distributions (:mod:`.features`), the polynomial-ridge monit
 (:mod:`.selection`), per-role monitor sets saved as JSON (:mod:`.monitor_set`), and the
 interveners that plug into any environment's game loop (:mod:`.intervene`).
 
-The runner-based pipeline (``byzllm monitor collect / train / evaluate / report``) lives in
-:mod:`byzllm.monitor.experiments` and :mod:`byzllm.monitor.report`, imported on demand so
-that the core stays light.
+Evaluation conditions (no intervention, 1–2 resets, random baseline, resample ablation) are
+in :mod:`.conditions`; metrics and figures in :mod:`byzllm.monitor.report`; the runner glue
+of ``byzllm monitor collect / train / evaluate`` in :mod:`byzllm.monitor.experiments`
+(imported on demand: it is the only module that needs the runner and WhoDunitEnv).
 
 >>> from byzllm.monitor import turn_features
 >>> round(turn_features([[("1", -0.6931), ("2", -0.6931)]], turn=3).entropy, 3)
 0.693
 """
 
+from .conditions import CONDITION_LABELS, CONDITIONS, DEFAULT_CONDITIONS, Condition, make_intervener
 from .dataset import TurnDataset
 from .estimator import UncertaintyMonitor
 from .features import (
@@ -45,9 +47,13 @@ from .selection import (
 )
 
 __all__ = [
+    "CONDITIONS",
+    "CONDITION_LABELS",
+    "DEFAULT_CONDITIONS",
     "DEFAULT_GRID",
     "FEATURE_COLUMNS",
     "UNCERTAINTY_FEATURES",
+    "Condition",
     "GridPoint",
     "InterventionMode",
     "MonitorIntervener",
@@ -70,6 +76,7 @@ __all__ = [
     "format_table5",
     "game_min_scores",
     "joint_choice",
+    "make_intervener",
     "observation_features",
     "random_gain_curve",
     "select_random_baseline",

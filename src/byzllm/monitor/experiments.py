@@ -8,15 +8,9 @@ environment-agnostic and reads only :class:`~byzllm.envs.TurnObservation`):
    game's outcome (:class:`MonitorGameRecord`, condition ``"none"``).
 2. **train** — :func:`datasets_from_rows` + :func:`~byzllm.monitor.train_monitor_set`:
    the D.2 grid per role, saved as JSON.
-3. **evaluate** — play the test games under each *condition*, over repeated runs:
-
-   ============== ==========================================================================
-   ``none``        no intervention (a *shadow* monitor logs would-be triggers, for Fig. 9)
-   ``monitor-1``   the selected monitors, one reset per role (§4.2)
-   ``monitor-2``   two resets per role
-   ``random-1/2``  the random baseline (D.2) with one / two resets per role
-   ``resample-1``  the §6.1 ablation: resample the agent instead of resetting
-   ============== ==========================================================================
+3. **evaluate** — play the test games under each condition of
+   :mod:`byzllm.monitor.conditions` (no intervention, 1 or 2 resets, the random baseline,
+   the resample ablation), over repeated runs.
 
 One unit is one game played once under one condition; the same game and repeat use the same
 agent random stream in every condition (common random numbers), so conditions differ only by
@@ -40,15 +34,13 @@ from byzllm.envs.whodunit import GameConfig
 from byzllm.errors import ConfigError, InputError
 from byzllm.experiments import ExperimentConfig, Record, Unit, make_unit
 
+from .conditions import CONDITIONS, DEFAULT_CONDITIONS, Condition, make_intervener
 from .dataset import TurnDataset
 from .features import turn_features
-from .intervene import MonitorIntervener, RandomIntervener
+from .intervene import MonitorIntervener
 from .monitor_set import MonitorSet
 
 __all__ = [
-    "CONDITIONS",
-    "DEFAULT_CONDITIONS",
-    "Condition",
     "MonitorExperimentConfig",
     "MonitorGameRecord",
     "MonitorTurnRecord",
@@ -58,26 +50,6 @@ __all__ = [
     "run_in_memory",
     "work",
 ]
-
-Condition = Literal["none", "monitor-1", "monitor-2", "random-1", "random-2", "resample-1"]
-#: Every evaluation condition, in report order.
-CONDITIONS: tuple[Condition, ...] = (
-    "none",
-    "monitor-1",
-    "monitor-2",
-    "random-1",
-    "random-2",
-    "resample-1",
-)
-
-#: What ``byzllm monitor evaluate`` runs by default (Fig. 4: 0, 1, 2 resets and the baseline).
-DEFAULT_CONDITIONS: tuple[Condition, ...] = (
-    "none",
-    "monitor-1",
-    "monitor-2",
-    "random-1",
-    "random-2",
-)
 
 
 class MonitorExperimentConfig(ExperimentConfig):
@@ -228,26 +200,6 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
     ]
 
 
-def _intervener(
-    condition: str, monitors: MonitorSet | None, repeat: int, renormalize: bool
-) -> MonitorIntervener | RandomIntervener | None:
-    if condition == "none":
-        if monitors is None:
-            return None
-        return MonitorIntervener(monitors, budget=0, renormalize=renormalize)
-    if monitors is None:
-        raise InputError(f"condition {condition!r} needs a monitor set")
-    kind, _, count = condition.partition("-")
-    budget = int(count)
-    if kind == "monitor":
-        return MonitorIntervener(monitors, budget=budget, renormalize=renormalize)
-    if kind == "resample":
-        return MonitorIntervener(monitors, budget=budget, mode="resample", renormalize=renormalize)
-    if kind == "random":
-        return RandomIntervener(monitors.random_probabilities(), budget=budget, seed=repeat)
-    raise InputError(f"unknown condition {condition!r}")
-
-
 # One model object per (event loop, settings): creating a client per game costs ~70 ms (TLS
 # context) and defeats connection reuse; clients are bound to the loop that created them.
 _MODELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
@@ -292,7 +244,7 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
     split = str(payload["split"])
     condition = str(payload["condition"])
     monitors = MonitorSet.from_dict(payload["monitors"]) if payload.get("monitors") else None
-    intervener = _intervener(condition, monitors, repeat, cfg.renormalize)
+    intervener = make_intervener(condition, monitors, seed=repeat, renormalize=cfg.renormalize)
     result = await play_game(
         game,
         _agents(cfg, game, repeat),

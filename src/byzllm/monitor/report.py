@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .experiments import CONDITIONS
+from .conditions import CONDITION_LABELS, CONDITIONS
 
 __all__ = [
     "evaluation_rows",
@@ -30,14 +30,7 @@ __all__ = [
     "trigger_turns",
 ]
 
-_LABELS = {
-    "none": "no intervention",
-    "monitor-1": "monitor, 1 reset",
-    "monitor-2": "monitor, 2 resets",
-    "random-1": "random, 1 reset",
-    "random-2": "random, 2 resets",
-    "resample-1": "monitor, resample",
-}
+_LABELS = CONDITION_LABELS
 
 
 def _mean(xs: Sequence[float]) -> float:

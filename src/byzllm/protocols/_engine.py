@@ -155,15 +155,20 @@ async def _publish_adversaries(state: QuestionState) -> None:
 async def _deliver(state: QuestionState) -> None:
     """Stage 1 (broadcast): every honest agent receives one message per neighbour."""
     agents, view = state.network.agents, state.view()
-    calls = {
-        (i, j): agents[j].message(state.task, state.current[j], i, view, state.ctx(j, peer=i))
-        for i in state.network.honest
-        for j in state.network.neighbours[i]
-    }
-    messages = await gather_map(calls)
     state.inbox = {i: {} for i in state.network.honest}
-    for (i, j), message in messages.items():
+    calls = {}
+    for i in state.network.honest:
+        for j in state.network.neighbours[i]:
+            if type(agents[j]).message is ConsensusAgent.message:
+                state.inbox[i][j] = state.current[j]  # plain broadcast: no call to schedule
+            else:
+                calls[(i, j)] = agents[j].message(
+                    state.task, state.current[j], i, view, state.ctx(j, peer=i)
+                )
+    for (i, j), message in (await gather_map(calls)).items():
         state.inbox[i][j] = message
+    for i in state.network.honest:  # neighbours in index order, whatever finished first
+        state.inbox[i] = dict(sorted(state.inbox[i].items()))
 
 
 def _record(state: QuestionState) -> list[AgentRound]:

@@ -126,6 +126,17 @@ class AgentBackend(ExperimentConfig):
         default_factory=dict, description="RetryPolicy fields, e.g. {max_attempts: 8}"
     )
 
+    @field_validator("profile")
+    @classmethod
+    def _known_profile_fields(cls, value: dict[str, float]) -> dict[str, float]:
+        from byzllm.agents.simulated import SimulatedProfile
+
+        unknown = sorted(set(value) - set(SimulatedProfile.model_fields) - {"name"})
+        if unknown:
+            known = ", ".join(k for k in SimulatedProfile.model_fields if k != "name")
+            raise ValueError(f"unknown profile parameter(s) {', '.join(unknown)}; known: {known}")
+        return value
+
     @model_validator(mode="after")
     def _model_when_llm(self) -> AgentBackend:
         if self.backend == "llm" and not self.model:

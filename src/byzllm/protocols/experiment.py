@@ -266,7 +266,7 @@ def summarize(
     out = []
     for key, traces in groups.items():
         protocol, topology, composition, F, T = key
-        meta = {
+        meta: dict[str, Any] = {
             "protocol": protocol,
             "topology": topology,
             "composition": composition,
@@ -274,6 +274,12 @@ def summarize(
             "T": T,
             "simulated": simulated[key],
         }
+        rows = [row for trace in traces for rnd in trace.rounds for row in rnd]
+        meta["calls_per_question"] = sum(r.calls for r in rows) / len(traces)
+        meta["saved_calls_per_question"] = sum(r.saved_calls for r in rows) / len(traces)
+        meta["tokens_per_question"] = sum(r.input_tokens + r.output_tokens for r in rows) / len(
+            traces
+        )
         out.append((meta, compute_metrics(traces)))
     return out
 

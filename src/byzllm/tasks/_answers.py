@@ -51,6 +51,8 @@ _BOOLEAN_WORDS = {"true": "true", "yes": "true", "false": "false", "no": "false"
 _BOOLEAN_RE = re.compile(r"\b(true|false|yes|no)\b", re.IGNORECASE)
 _LABEL_RE = re.compile(r"\b([a-z]+)[\s_-]?(\d{1,2})\b", re.IGNORECASE)
 _POSITION_RE = re.compile(r"^[\(\[]?\s*([0-9]{1,2}|[A-Za-z])\s*[\)\]\.:]?$")
+# "2 because ...": a leading number names a position; a leading letter does not ("A person").
+_LEADING_DIGIT_RE = re.compile(r"^[\(\[]?([0-9]{1,2})[\)\]\.:,]?(?:\s|$)")
 
 
 # --- boolean ------------------------------------------------------------------------------
@@ -111,7 +113,8 @@ def _choice(task: Task, text: str, *, last: bool) -> str | None:
             found.append(choice)
     if found:
         return found[-1] if last else found[0]
-    position = _POSITION_RE.match(clean_segment(text))
+    cleaned = clean_segment(text)
+    position = _POSITION_RE.match(cleaned) or _LEADING_DIGIT_RE.match(cleaned)
     if position is not None:
         return _choice_by_position(task, position.group(1))
     texts = task.meta.get("choice_texts") if isinstance(task.meta, dict) else None
@@ -214,9 +217,12 @@ def normalize_answer(task: Task, text: str | None) -> str | None:
 
     ``number`` → shortest exact number (``"1,000.0"`` → ``"1000"``, ``"0.5"`` → ``"0.5"``);
     ``boolean`` → ``"true"``/``"false"``; ``choice`` → the label as listed in
-    ``task.choices``; ``math`` → SymPy's text of math-verify's parse (``"0.5"`` and
-    ``"\\frac{1}{2}"`` → ``"1/2"``), else the answer without whitespace. ``None`` when the text
-    is not an answer of the task's kind. Depends only on ``task.kind`` and ``task.choices``.
+    ``task.choices``; ``math`` → a number's shortest exact form when the answer evaluates to a
+    rational (``"\\frac{1}{2}"``, ``"0.5"`` → ``"0.5"``; ``"2^{10}"`` → ``"1024"``), a verbal
+    answer in lower case (``"\\text{Evelyn}"`` → ``"evelyn"``), else SymPy's text of
+    math-verify's parse (``"\\sqrt{2}"`` → ``"sqrt(2)"``; ``"x = 5"`` → ``"5"``), else the
+    answer without whitespace. ``None`` when the text is not an answer of the task's kind.
+    Depends only on ``task.kind`` and ``task.choices``.
     """
     if text is None or not isinstance(text, str):
         return None

@@ -190,11 +190,25 @@ def _choice_texts(instruction: str, labels: list[str]) -> dict[str, str]:
 def load_commonsense(path: str | Path, k: int | None = None, seed: int = 0) -> list[Task]:
     """Commonsense170k-format questions: ``boolean`` for true/false, ``choice`` otherwise.
 
+    ``path`` is one JSON file, or a folder whose ``*.json`` files are read in name order and
+    sampled from together (the paper's mix of BoolQ, multiple-choice and completion items).
     The labels come from the question's ``Answer format: a/b/c`` line (falling back to the
     answer's own prefix and the ``PrefixN:`` options in the text); choice texts go to
     ``meta["choice_texts"]``. Accepts every LLM-Adapters test set, including HellaSwag's
     ``ending1..4``.
     """
+    folder = Path(path)
+    if folder.is_dir():
+        files = sorted(folder.glob("*.json"))
+        if not files:
+            raise InputError(f"{folder}: no *.json files in this folder")
+        tasks = [task for file in files for task in _commonsense_file(file)]
+    else:
+        tasks = _commonsense_file(folder)
+    return sample_tasks(tasks, k, seed)
+
+
+def _commonsense_file(path: Path) -> list[Task]:
     file, text = _read_text(path)
     try:
         data = json.loads(text)
@@ -215,7 +229,7 @@ def load_commonsense(path: str | Path, k: int | None = None, seed: int = 0) -> l
         answer = _field(row, "answer", where).strip()
         question = instruction.strip() + (f"\n\n{extra.strip()}" if extra.strip() else "")
         tasks.append(_commonsense_task(dataset, index, question, instruction, answer, where))
-    return sample_tasks(tasks, k, seed)
+    return tasks
 
 
 def _commonsense_task(
@@ -279,7 +293,8 @@ class TaskSpec(BaseModel):
     k: int | None = Field(default=None, ge=0)
     seed: int = 0
     level: int | None = None
-    steps: int = Field(default=3, ge=1, le=8)
+    #: Synthetic tasks only: operations per problem, a count or an inclusive range.
+    steps: int | tuple[int, int] = 3
 
 
 def load_tasks(spec: TaskSpec | Mapping[str, Any] | str) -> list[Task]:

@@ -15,14 +15,18 @@ passes ``parsing_timeout=None`` / ``timeout_seconds=None`` and bounds the work a
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import math
 import re
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["MAX_MATH_CHARS", "is_tame", "math_key", "parse_math", "verify_math"]
+from ._text import canonical_number
+
+__all__ = ["MAX_MATH_CHARS", "is_tame", "math_key", "parse_math", "verify_math", "word_answer"]
 
 #: Longest answer string handed to math-verify's parser.
 MAX_MATH_CHARS = 200
@@ -155,7 +159,8 @@ def _tame_power(sympy: Any, base: Any, exponent: Any) -> bool:
 def verify_math(gold: str, answer: str) -> bool:
     """Whether ``answer`` is mathematically equal to ``gold`` (math-verify's gold-first order).
 
-    Falls back to whitespace-insensitive string equality when either side does not parse.
+    Verbal answers (:func:`word_answer`) compare as case-insensitive words; otherwise falls
+    back to whitespace-insensitive string equality when either side does not parse.
     """
     return _verify_cached(gold, answer)
 
@@ -164,6 +169,10 @@ def verify_math(gold: str, answer: str) -> bool:
 def _verify_cached(gold: str, answer: str) -> bool:
     if _squash(gold) == _squash(answer):
         return True
+    gold_words, answer_words = word_answer(gold), word_answer(answer)
+    if gold_words is not None and answer_words is not None:
+        # SymPy would read "Evelyn" as a product of symbols, equal to any anagram.
+        return gold_words == answer_words
     parsed_gold = parse_math(gold)
     parsed_answer = parse_math(answer)
     if not parsed_gold or not parsed_answer:
@@ -180,21 +189,46 @@ def math_key(answer: str) -> str:
     """A canonical key of a math answer: SymPy's text of its parse, else the squashed string.
 
     Answers with equal keys are equal; equal answers usually (not always: ``x=5`` vs ``5``)
-    have equal keys (``0.5`` and ``\\frac{1}{2}`` both key as ``1/2``).
+    have equal keys (``0.5`` and ``\\frac{1}{2}`` both key as ``0.5``).
     """
+    words = word_answer(answer)
+    if words is not None:
+        return words
     sympy = _sympy()
-
     parsed = parse_math(answer)
     if parsed and not isinstance(parsed[0], str):
         expr = parsed[0]
         # "x = 5" answers the question "x?" with 5: key it like 5 (math-verify agrees).
         if isinstance(expr, sympy.Eq) and isinstance(expr.lhs, sympy.Symbol):
             expr = expr.rhs
+        if isinstance(expr, sympy.Basic) and not expr.free_symbols:
+            # Parsed unevaluated ("2^{10}" stays 2**10); tame, so evaluating is cheap.
+            with contextlib.suppress(Exception):
+                expr = expr.doit()
+        if isinstance(expr, sympy.Number) and expr.is_finite:
+            # "5.4 cents" parses to Float(5.40000000000000): key numbers like plain ones.
+            try:
+                return canonical_number(Fraction(str(expr)))
+            except (ValueError, ZeroDivisionError):
+                pass
         try:
             return str(expr)
         except Exception:
             pass
     return _squash(answer)
+
+
+_TEXT_WRAPPER_RE = re.compile(r"\\(?:text|textbf|textit|mathrm|mbox)\s*\{([^{}]*)\}")
+_WORDS_RE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
+
+
+def word_answer(answer: str) -> str | None:
+    """A verbal answer (``\\text{Evelyn}``, ``(C)``, ``east``) in lower case, else ``None``."""
+    text = _TEXT_WRAPPER_RE.sub(lambda m: m.group(1), answer.replace("$", ""))
+    text = " ".join(text.split()).strip(" .")
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    return text.lower() if _WORDS_RE.fullmatch(text) else None
 
 
 def _squash(text: str) -> str:

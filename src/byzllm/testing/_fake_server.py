@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import random
@@ -121,7 +122,8 @@ class FakeOpenAIServer:
         server's thread; if it raises, the request gets a 500 and the error is kept in
         :attr:`script_errors`.
     latency:
-        Seconds before each answer: a number, or ``(low, high)`` for a uniform draw.
+        Seconds from receiving a request to answering it (the reply is prepared meanwhile):
+        a number, or ``(low, high)`` for a uniform draw.
     fault_rate, faults:
         Probability that a request gets a fault instead of its answer, and the fault kinds
         drawn from uniformly (default :data:`ALL_FAULTS`).
@@ -437,30 +439,35 @@ class FakeOpenAIServer:
         try:
             fault = self._draw_fault()
             delay = self._draw_latency()
-            if delay > 0:
-                await asyncio.sleep(delay)
+            # Latency is time-to-answer: the reply is prepared while the clock runs, so the
+            # server's own work does not add to it (as long as it fits in the delay).
+            answer_at = asyncio.get_running_loop().time() + delay
+            if self.status is not None or fault is not None:
+                await _sleep_until(answer_at)
             if self.status is not None:
                 await self._write_status(writer, self.status, headers, keep_alive)
-                return keep_alive
-            requested_k = request.get("top_logprobs")
-            cap = self.max_top_logprobs
-            if cap is not None and isinstance(requested_k, int) and requested_k > cap:
-                message = f"top_logprobs={requested_k} exceeds the server's maximum of {cap}"
-                await self._write(writer, 400, {"error": {"message": message}}, keep_alive)
                 return keep_alive
             if fault is not None:
                 with self._lock:
                     stats.faults[fault] += 1
                 return await self._inject(fault, reader, writer, keep_alive)
-            try:
-                reply = self.script(request)
-            except Exception as exc:
-                with self._lock:
-                    stats.script_errors.append(f"{type(exc).__name__}: {exc}")
-                error = {"error": {"message": f"script failed: {type(exc).__name__}: {exc}"}}
-                await self._write(writer, 500, error, keep_alive)
-                return keep_alive
-            await self._write(writer, 200, self._completion(request, reply), keep_alive)
+            requested_k = request.get("top_logprobs")
+            cap = self.max_top_logprobs
+            status, body = 200, None
+            if cap is not None and isinstance(requested_k, int) and requested_k > cap:
+                message = f"top_logprobs={requested_k} exceeds the server's maximum of {cap}"
+                status, body = 400, {"error": {"message": message}}
+            else:
+                try:
+                    body = self._completion(request, self.script(request))
+                except Exception as exc:
+                    with self._lock:
+                        stats.script_errors.append(f"{type(exc).__name__}: {exc}")
+                    message = f"script failed: {type(exc).__name__}: {exc}"
+                    status, body = 500, {"error": {"message": message}}
+            payload = json.dumps(body).encode()
+            await _sleep_until(answer_at)
+            await self._write_raw(writer, status, payload, keep_alive, len(payload))
             return keep_alive
         finally:
             self._in_flight -= 1
@@ -607,11 +614,14 @@ def _logprob_content(
     """The ``logprobs.content`` list in OpenAI's wire format."""
     if explicit is not None:
         return [_wire_entry(entry.token, entry.logprob, entry.top) for entry in explicit]
-    content: list[dict[str, Any]] = []
-    for position, token in enumerate(tokens):
-        logprob, top = invent_top_logprobs(position, token, k)
-        content.append(_wire_entry(token, logprob, top))
-    return content
+    return [_invented_entry(position, token, k) for position, token in enumerate(tokens)]
+
+
+@functools.lru_cache(maxsize=65536)
+def _invented_entry(position: int, token: str, k: int) -> dict[str, Any]:
+    # Deterministic, so replies that repeat (benchmarks, scripted agents) are served from
+    # memory; the entries are only ever serialized, never mutated.
+    return _wire_entry(token, *invent_top_logprobs(position, token, k))
 
 
 def _wire_entry(token: str, logprob: float, top: list[tuple[str, float]]) -> dict[str, Any]:
@@ -625,6 +635,12 @@ def _wire_entry(token: str, logprob: float, top: list[tuple[str, float]]) -> dic
 
 def _bytes_of(token: str) -> list[int]:
     return list(token.encode("utf-8", "surrogatepass"))
+
+
+async def _sleep_until(deadline: float) -> None:
+    remaining = deadline - asyncio.get_running_loop().time()
+    if remaining > 0:
+        await asyncio.sleep(remaining)
 
 
 def _fmt_seconds(seconds: float) -> str:
