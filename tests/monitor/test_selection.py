@@ -131,7 +131,7 @@ def test_train_monitor_set_and_table5(tmp_path: object) -> None:
     assert "accuser" in table and "Ent" in table and "24.0" in table and "0.55" in table
     path = monitors.save(tmp_path / "monitors.json")  # type: ignore[operator]
     back = MonitorSet.load(path)
-    assert back.meta["simulated"] is True and back.meta["selection"] == "joint"
+    assert back.meta["simulated"] is True and back.meta["selection"] == "per-role"
     assert back.meta["expected_gain"] == pytest.approx(0.24)
     assert back.roles["accuser"].threshold == 0.55
     x = validation_set().x
@@ -223,3 +223,16 @@ def test_dataset_from_arrays_matches_rows() -> None:
     assert np.array_equal(again.x, rows.x) and again.games == rows.games
     assert again.turns_per_game("accuser").tolist() == [2, 1, 2, 1, 1]
     assert again.base_rate == pytest.approx(0.4)
+
+
+def test_train_monitor_set_joint_option() -> None:
+    monitors, selections = train_monitor_set(
+        train_set(), validation_set(), roles=["accuser"], joint=True
+    )
+    assert monitors.meta["selection"] == "joint"
+    assert (selections[0].features, selections[0].degree, selections[0].threshold) == (
+        ("entropy",),
+        1,
+        0.55,
+    )
+    assert monitors.meta["expected_gain"] == pytest.approx(0.24)

@@ -64,7 +64,7 @@ BaseUrlOption = Annotated[
 def _config(
     config: Path | None, set_: list[str] | None, model: str | None, base_url: str | None
 ) -> Any:
-    from byzllm.monitor.experiments import MonitorExperimentConfig
+    from byzllm.experiments.monitor import MonitorExperimentConfig
 
     sets = list(set_ or [])
     if model is not None:
@@ -113,7 +113,7 @@ def collect(
         byzllm monitor collect --model openai/gpt-4o-mini -o runs/gpt-collect
     """
     with cli_errors():
-        from byzllm.monitor.experiments import collect_units, work
+        from byzllm.experiments.monitor import collect_units, work
 
         cfg = _config(config, set_, model, base_url)
         summary = execute_units(
@@ -146,12 +146,12 @@ def train(
     max_degree: Annotated[
         int, typer.Option("--max-degree", min=1, max=10, help="Search degrees 1..N.")
     ] = 5,
-    per_role: Annotated[
+    joint: Annotated[
         bool,
         typer.Option(
-            "--per-role",
-            help="Choose each role's monitor on its own (the paper's Table 5) instead of all "
-            "roles together by the gain of their combined triggers.",
+            "--joint",
+            help="Choose all roles' monitors together by the gain of their combined triggers "
+            "instead of each on its own (the paper's Table 5).",
         ),
     ] = False,
     json_output: JsonOption = False,
@@ -169,8 +169,8 @@ def train(
     """
     with cli_errors():
         from byzllm.experiments import Store
+        from byzllm.experiments.monitor import datasets_from_rows
         from byzllm.monitor import table5_rows, train_monitor_set
-        from byzllm.monitor.experiments import datasets_from_rows
 
         with Store.open(run_dir) as store:
             turns = store.records("monitor_turn")
@@ -192,7 +192,7 @@ def train(
             validation_set,
             degrees=range(1, max_degree + 1),
             alpha=alpha,
-            joint=not per_role,
+            joint=joint,
             meta=meta,
         )
         path = monitors.save(out or run_dir / "monitors.json")
@@ -255,8 +255,8 @@ def evaluate(
             --set "conditions=[none, monitor-1, resample-1]" -o runs/ablation
     """
     with cli_errors():
+        from byzllm.experiments.monitor import evaluate_units, work
         from byzllm.monitor import MonitorSet
-        from byzllm.monitor.experiments import evaluate_units, work
 
         cfg = _config(config, set_, model, base_url)
         monitor_set = MonitorSet.load(monitors)

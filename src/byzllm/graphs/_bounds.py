@@ -23,11 +23,19 @@ import math
 
 import networkx as nx
 import numpy as np
+import numpy.typing as npt
 
 from ._closed_sets import peel
 from ._core import GraphView, bits
 
-__all__ = ["Pair", "best_known_pair", "lower_bound", "pair_value", "spectral_lambda2"]
+__all__ = [
+    "Pair",
+    "best_known_pair",
+    "local_search_pair",
+    "lower_bound",
+    "pair_value",
+    "spectral_lambda2",
+]
 
 #: ``(value, S1 mask, S2 mask)`` with ``value = max(f(S1), f(S2))``.
 Pair = tuple[int, int, int]
@@ -140,3 +148,92 @@ def best_known_pair(view: GraphView, *, connectivity: bool = True) -> Pair:
             if spectral is not None:
                 candidates.append(spectral)
     return min(candidates, key=lambda c: c[0])
+
+
+def _adjacency(view: GraphView) -> npt.NDArray[np.int32]:
+    n = view.n
+    adj = np.zeros((n, n), dtype=np.int32)
+    for i, mask in enumerate(view.in_masks):
+        for j in bits(mask):
+            adj[i, j] = 1  # row i: in-neighbours of i
+    return adj
+
+
+def local_search_pair(
+    view: GraphView, upper: int, *, restarts: int = 8, moves: int = 500, seed: int = 0
+) -> Pair | None:
+    """Tabu search for a pair better than ``upper`` (a heuristic; it proves nothing).
+
+    Works on two-sided partitions of V: for a target ``K`` it flips nodes between the sides
+    to drive the excess ``Σ max(0, o_i - K)`` to zero, where ``o_i`` is the number of
+    in-neighbours of ``i`` on the other side; at zero both sides are K-closed. Each success
+    lowers the target. Move gains for all nodes come from two matrix-vector products.
+    """
+    n = view.n
+    if n < 4 or upper <= 0:
+        return None
+    rng = np.random.default_rng(seed)
+    adj = _adjacency(view)
+    adj_t = adj.T.copy()
+    deg = adj.sum(axis=1)
+    best: Pair | None = None
+    target = upper - 1
+    starts: list[npt.NDArray[np.int32]] = []
+    if not view.directed:
+        sym = adj | adj_t
+        lap = np.diag(sym.sum(axis=1)) - sym
+        fiedler = np.linalg.eigh(lap.astype(float))[1][:, 1]
+        starts.append((fiedler > np.median(fiedler)).astype(np.int32))
+    while len(starts) < restarts:
+        side = np.zeros(n, dtype=np.int32)
+        side[rng.permutation(n)[: n // 2]] = 1
+        starts.append(side)
+    for side in starts:
+        if target < 0:
+            break
+        side = side.copy()
+        in_one = adj @ side
+        outside = np.where(side == 1, deg - in_one, in_one)
+        tabu = np.zeros(n, dtype=np.int64)
+        for step in range(moves):
+            if target < 0:
+                break
+            over = outside > target
+            if not over.any() and 0 < side.sum() < n:
+                s1 = int(sum(1 << int(i) for i in np.flatnonzero(side == 1)))
+                found = pair_value(view, s1, view.full ^ s1)
+                if best is None or found[0] < best[0]:
+                    best = found
+                target = found[0] - 1
+                continue
+            at_least = outside >= target
+            one = side == 1
+            gain_one = adj_t @ ((at_least & one).astype(np.int32) - (over & ~one).astype(np.int32))
+            gain_zero = adj_t @ ((at_least & ~one).astype(np.int32) - (over & one).astype(np.int32))
+            neighbour_delta = np.where(one, gain_one, gain_zero)
+            self_delta = np.maximum(deg - outside - target, 0) - np.maximum(outside - target, 0)
+            excess = int(np.maximum(outside - target, 0).sum())
+            if excess <= 2 * target + 2:
+                # Nearly there: the k-closed cores of the two sides may already be a pair.
+                s1 = int(sum(1 << int(i) for i in np.flatnonzero(side == 1)))
+                core_a = peel(view, s1, target)
+                core_b = peel(view, view.full ^ s1, target) if core_a else 0
+                if core_a and core_b:
+                    found = pair_value(view, core_a, core_b)
+                    if best is None or found[0] < best[0]:
+                        best = found
+                    target = found[0] - 1
+                    continue
+            delta = (neighbour_delta + self_delta).astype(float)
+            delta[tabu > step] = np.inf
+            delta += rng.random(n) * 0.5  # random tie-breaking
+            u = int(np.argmin(delta))
+            if not np.isfinite(delta[u]):
+                break
+            same = side == side[u]
+            change = np.where(same, 1, -1) * adj[:, u]
+            outside = outside + change
+            outside[u] = deg[u] - outside[u] + change[u]
+            side[u] ^= 1
+            tabu[u] = step + 7 + int(rng.integers(0, 5))
+    return best

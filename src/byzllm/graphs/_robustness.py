@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from byzllm.errors import InputError
 
-from ._bounds import best_known_pair, lower_bound, spectral_lambda2
+from ._bounds import best_known_pair, local_search_pair, lower_bound, spectral_lambda2
 from ._closed_sets import SearchTimeout, find_closed_pair
 from ._core import GraphView, graph_view, mask_of, nodes_of
 from ._milp import milp_r_robustness, milp_rs_robustness
@@ -132,6 +132,11 @@ def _solve_r(
         return r, r, s1, s2, True, "dp"
     ub, s1, s2 = best_known_pair(view)
     lb = lower_bound(view)
+    if lb >= ub:
+        return ub, ub, s1, s2, True, "bounds"
+    improved = local_search_pair(view, ub)
+    if improved is not None and improved[0] < ub:
+        ub, s1, s2 = improved
     if lb >= ub:
         return ub, ub, s1, s2, True, "bounds"
     deadline = None if time_limit is None else started + time_limit

@@ -7,7 +7,7 @@ interveners that plug into any environment's game loop (:mod:`.intervene`).
 
 Evaluation conditions (no intervention, 1–2 resets, random baseline, resample ablation) are
 in :mod:`.conditions`; metrics and figures in :mod:`byzllm.monitor.report`; the runner glue
-of ``byzllm monitor collect / train / evaluate`` in :mod:`byzllm.monitor.experiments`
+of ``byzllm monitor collect / train / evaluate`` in :mod:`byzllm.experiments.monitor`
 (imported on demand: it is the only module that needs the runner and WhoDunitEnv).
 
 >>> from byzllm.monitor import turn_features

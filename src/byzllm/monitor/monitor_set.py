@@ -162,17 +162,18 @@ def train_monitor_set(
     roles: Sequence[str] | None = None,
     degrees: Sequence[int] = DEFAULT_DEGREES,
     alpha: float = 1.0,
-    joint: bool = True,
+    joint: bool = False,
     meta: dict[str, Any] | None = None,
 ) -> tuple[MonitorSet, list[RoleSelection]]:
     """Select one monitor per role (D.2 grid) and the random baseline's ``p`` per role.
 
-    ``joint=True`` (default) chooses the roles' (features, degree, τ) together by the gain
-    of the union of their triggers (:func:`~byzllm.monitor.selection.joint_choice`), which
-    is what the system with every role monitored at once achieves; ``joint=False`` picks
-    each role on its own, as the paper's Table 5 reports. Either way each role's ``gain``
-    is its standalone expected gain; ``meta["expected_gain"]`` is the union's, and
-    ``meta["selection"]`` says which rule was used.
+    By default each role's (features, degree, τ) is chosen on its own, as in the paper
+    (D.2, Table 5). ``joint=True`` chooses them together by the gain of the union of their
+    triggers (:func:`~byzllm.monitor.selection.joint_choice`), what the system with every
+    role monitored at once would gain if the one-reset model held exactly; it searches a much
+    larger space and overfits small validation sets more (see ``docs/monitor.md``). Either
+    way each role's ``gain`` is its standalone expected gain; ``meta["expected_gain"]`` is
+    the union's, and ``meta["selection"]`` says which rule was used.
     """
     chosen_roles = list(roles) if roles is not None else train.role_names()
     if not chosen_roles:

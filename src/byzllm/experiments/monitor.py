@@ -32,13 +32,15 @@ from pydantic import Field, model_validator
 from byzllm.agents.whodunit import SimParams, WordingName
 from byzllm.envs.whodunit import GameConfig
 from byzllm.errors import ConfigError, InputError
-from byzllm.experiments import ExperimentConfig, Record, Unit, make_unit
+from byzllm.monitor.conditions import CONDITIONS, DEFAULT_CONDITIONS, Condition, make_intervener
+from byzllm.monitor.dataset import TurnDataset
+from byzllm.monitor.features import turn_features
+from byzllm.monitor.intervene import MonitorIntervener
+from byzllm.monitor.monitor_set import MonitorSet
 
-from .conditions import CONDITIONS, DEFAULT_CONDITIONS, Condition, make_intervener
-from .dataset import TurnDataset
-from .features import turn_features
-from .intervene import MonitorIntervener
-from .monitor_set import MonitorSet
+from ._config import ExperimentConfig
+from ._records import Record
+from ._units import Unit, make_unit
 
 __all__ = [
     "MonitorExperimentConfig",

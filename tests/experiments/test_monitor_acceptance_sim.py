@@ -14,14 +14,14 @@ import asyncio
 
 import pytest
 
-from byzllm.monitor import MonitorSet, train_monitor_set
-from byzllm.monitor.experiments import (
+from byzllm.experiments.monitor import (
     MonitorExperimentConfig,
     collect_units,
     datasets_from_rows,
     evaluate_units,
     run_in_memory,
 )
+from byzllm.monitor import MonitorSet, train_monitor_set
 from byzllm.monitor.report import evaluation_rows, trigger_turns
 
 
