@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from byzllm.agents import ATTACKS
 from byzllm.cli import app
+from byzllm.experiments.consensus.config import Composition
 from byzllm.protocols import PROTOCOLS
-from byzllm.protocols.config import Composition
 
 RUNNER = CliRunner()
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from byzllm.experiments import Store, run_units
-from byzllm.protocols.config import ConsensusConfig
-from byzllm.protocols.experiment import consensus_unit, expand_units, summarize
+from byzllm.experiments.consensus.config import ConsensusConfig
+from byzllm.experiments.consensus.experiment import consensus_unit, expand_units, summarize
 
 
 @pytest.mark.shared_data

@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from byzllm.experiments import Store, run_units
-from byzllm.protocols.config import ConsensusConfig
-from byzllm.protocols.experiment import consensus_unit, expand_units
-from byzllm.protocols.setup import load_dataset, ood_pool
+from byzllm.experiments.consensus.config import ConsensusConfig
+from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+from byzllm.experiments.consensus.setup import load_dataset, ood_pool
 from byzllm.testing import FakeOpenAIServer
 
 from ._scripted import make_script

@@ -23,7 +23,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from byzllm.protocols.config import ConsensusConfig
+    from byzllm.experiments.consensus.config import ConsensusConfig
 
 __all__ = ["app", "demo", "register", "report", "run"]
 
@@ -34,7 +34,7 @@ app = typer.Typer(
 
 
 def _warn_robustness(cfg: ConsensusConfig) -> None:
-    from byzllm.protocols.experiment import graph_checks
+    from byzllm.experiments.consensus.experiment import graph_checks
 
     for check in graph_checks(cfg):
         where = f"{check['topology']} graph (n={check['n']}, seed={check['seed']})"
@@ -103,8 +103,8 @@ def run(
     """
     with cli_errors():
         from byzllm.cli._common import execute_units, load_cli_config
-        from byzllm.protocols.config import ConsensusConfig
-        from byzllm.protocols.experiment import consensus_unit, expand_units
+        from byzllm.experiments.consensus.config import ConsensusConfig
+        from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
 
         overrides = list(set_ or [])
         for group, name in (("strong", model), ("weak", weak_model or model)):
@@ -144,8 +144,8 @@ def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str
 
 
 def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> list[Path]:
+    from byzllm.experiments.consensus.experiment import metrics_rows, round_rows
     from byzllm.experiments.reports import line_plot, write_csv
-    from byzllm.protocols.experiment import metrics_rows, round_rows
 
     target = out_dir or run_dir / "report"
     target.mkdir(parents=True, exist_ok=True)
@@ -202,8 +202,8 @@ def report(
     with cli_errors():
         from rich.console import Console
 
+        from byzllm.experiments.consensus.experiment import metrics_rows, round_rows, summarize
         from byzllm.experiments.reports import rich_table
-        from byzllm.protocols.experiment import metrics_rows, round_rows, summarize
 
         summary = summarize(_questions(run_dir))
         simulated = any(meta["simulated"] for meta, _ in summary)
@@ -260,9 +260,9 @@ def demo(
         from rich.console import Console
 
         from byzllm.cli._common import execute_units
+        from byzllm.experiments.consensus.demo import demo_config, demo_rows
+        from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
         from byzllm.experiments.reports import rich_table
-        from byzllm.protocols.demo import demo_config, demo_rows
-        from byzllm.protocols.experiment import consensus_unit, expand_units
 
         cfg = demo_config(questions, seed)
         units = expand_units(cfg)

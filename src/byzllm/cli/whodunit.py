@@ -240,8 +240,8 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
         byzllm whodunit report runs/whodunit --json
     """
     with cli_errors():
-        from byzllm.experiments.whodunit import report_rows
         from byzllm.experiments import Store
+        from byzllm.experiments.whodunit import report_rows
 
         with Store.open(run_dir) as store:
             rows = report_rows(store.records("whodunit_game"))

@@ -25,7 +25,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from byzllm.agents.byzantine import ATTACKS
-from byzllm.experiments import ExperimentConfig
+
+from .._config import ExperimentConfig
 
 __all__ = [
     "AgentBackend",

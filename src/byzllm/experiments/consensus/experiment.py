@@ -17,13 +17,18 @@ from typing import Any, ClassVar
 
 import networkx as nx
 
-from byzllm.experiments import Record, Unit, make_unit
+from byzllm.protocols import (
+    ConsensusMetrics,
+    Network,
+    QuestionTrace,
+    compute_metrics,
+    make_protocol,
+    run_question,
+)
 
-from . import make_protocol
-from ._engine import Network, run_question
-from ._trace import QuestionTrace
+from .._records import Record
+from .._units import Unit, make_unit
 from .config import Composition, ConsensusConfig
-from .metrics import ConsensusMetrics, compute_metrics
 from .setup import (
     build_agents,
     build_graph,
