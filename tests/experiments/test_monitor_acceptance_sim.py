@@ -1,8 +1,8 @@
 """Acceptance (seed 002 Fig. 4 pattern, simulated): WhoDunitEnv-Asym, fixed seeds.
 
 The whole pipeline on the default asymmetric games (210 train / 90 validation / 180 test)
-with simulated agents: collect without interventions, select per-role monitors on
-validation, then play the test games twice per condition. The selected monitor with one
+with simulated agents, on three split seeds: collect without interventions, select per-role
+monitors on validation, then play the test games twice per condition. The selected monitor with one
 reset must raise Success-Rate over no intervention and over the random baseline, and the
 mean game length must grow by less than 2x. Nothing here is tuned to pass: the signal comes
 from the simulated agents' belief-driven decision distributions.
@@ -24,10 +24,15 @@ from byzllm.experiments.monitor import (
 from byzllm.monitor import MonitorSet, train_monitor_set
 from byzllm.monitor.report import evaluation_rows, trigger_turns
 
+#: Split seeds the pattern must hold on (each: its own train / validation / test games, its
+#: own monitors). ``docs/monitor.md`` shows a script for more seeds and conditions.
+SEEDS = (0, 1, 2)
 
-@pytest.fixture(scope="module")
-def outcome() -> dict[str, object]:
-    cfg = MonitorExperimentConfig(repeats=2, conditions=["none", "monitor-1", "random-1"])
+
+def _run(seed: int) -> dict[str, object]:
+    cfg = MonitorExperimentConfig(
+        seed=seed, repeats=2, conditions=["none", "monitor-1", "random-1"]
+    )
     collected = asyncio.run(run_in_memory(collect_units(cfg)))
     turns = [r for r in collected if r["kind"] == "monitor_turn"]
     train, validation = datasets_from_rows(turns)
@@ -37,10 +42,21 @@ def outcome() -> dict[str, object]:
     return {"rows": rows, "monitors": monitors, "games": games, "selections": selections}
 
 
+@pytest.fixture(scope="module")
+def outcomes() -> dict[int, dict[str, object]]:
+    return {seed: _run(seed) for seed in SEEDS}
+
+
+@pytest.fixture(scope="module")
+def outcome(outcomes: dict[int, dict[str, object]]) -> dict[str, object]:
+    return outcomes[SEEDS[0]]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_monitor_with_one_reset_beats_no_intervention_and_random(
-    outcome: dict[str, object],
+    outcomes: dict[int, dict[str, object]], seed: int
 ) -> None:
-    rows = outcome["rows"]
+    rows = outcomes[seed]["rows"]
     assert isinstance(rows, dict)
     none, mon, rnd = rows["none"], rows["monitor-1"], rows["random-1"]
     assert none["simulated"] and mon["simulated"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from byzllm.experiments.whodunit import (
     expand_units,
     report_rows,
     select_games,
+    shared_model,
     work,
 )
 from byzllm.testing import FakeOpenAIServer
@@ -78,3 +81,23 @@ async def test_llm_records_over_http(tmp_path: Path) -> None:
     turns = store.records("whodunit_turn")
     assert all(t["distributions"] for t in turns)
     assert json.dumps(report_rows(games))
+
+
+async def test_models_are_shared_per_event_loop() -> None:
+    def settings(salt: str) -> Any:
+        return shared_model(
+            "openai/fake", base_url="http://127.0.0.1:9/v1", api_key_env=None, cache_salt=salt
+        )
+
+    first = settings("r0")
+    assert settings("r0") is first  # every game of a run reuses one client
+    assert settings("r1") is not first  # other settings, another model
+
+    async def elsewhere() -> Any:
+        return settings("r0")
+
+    other: list[Any] = []
+    thread = threading.Thread(target=lambda: other.append(asyncio.run(elsewhere())))
+    thread.start()
+    thread.join()
+    assert other[0] is not first  # a client is bound to its own event loop

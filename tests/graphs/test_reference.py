@@ -124,3 +124,26 @@ def test_search_agrees_with_dp_on_mid_sized_graphs() -> None:
         search = r_robustness(G, method="search")
         assert search.exact and search.r == dp.r
         assert verify_certificate(G, search.certificate.s1, search.certificate.s2, dp.r + 1)
+
+
+def test_rs_milp_matches_reference() -> None:
+    from byzllm.graphs._core import graph_view
+    from byzllm.graphs._milp import milp_rs_robustness
+
+    for G in _random_graphs(40, seed=91):
+        view = graph_view(G)
+        r = max(reference_r(G), 1)
+        for rr in (r, r + 1):
+            expected = reference_s(G, rr)
+            out = milp_rs_robustness(view, rr)
+            assert out.optimal
+            value = G.number_of_nodes() if out.value is None else out.value
+            assert value == expected
+            if out.value is not None:
+                assert verify_rs_certificate(
+                    G,
+                    [i for i in G if out.s1 >> i & 1],
+                    [i for i in G if out.s2 >> i & 1],
+                    rr,
+                    value + 1,
+                )

@@ -224,3 +224,23 @@ def test_response_parser_on_a_huge_body() -> None:
         b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
     )
     assert status == 200 and parsed == body and keep
+
+
+async def test_lean_client_falls_back_for_auth_and_hooks() -> None:
+    from byzllm.llm._transport import LeanAsyncClient
+
+    seen: list[str] = []
+
+    async def hook(request: httpx2.Request) -> None:
+        seen.append(request.headers.get("authorization", ""))
+
+    async with raw_server(lambda i: ok()) as state:
+        url = f"http://127.0.0.1:{state[0]}/v1/x"
+        async with LeanAsyncClient(FastHTTPTransport(), event_hooks={"request": [hook]}) as hooked:
+            assert (await hooked.post(url, content=b"{}")).status_code == 200
+        async with LeanAsyncClient(FastHTTPTransport()) as lean:
+            response = await lean.post(url, content=b"{}", auth=("user", "pw"))
+            plain = await lean.post(url, content=b"{}")
+    assert seen == [""]  # the hook ran: the full send path was used
+    assert response.status_code == plain.status_code == 200
+    assert plain.request.extensions["timeout"]["read"] is not None

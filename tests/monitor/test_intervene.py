@@ -115,6 +115,19 @@ def test_turn_clock_restarts_after_a_reset() -> None:
         MonitorIntervener(_monitors(), turn_clock="sideways")  # type: ignore[arg-type]
 
 
+def test_run_turn_reported_by_the_environment_wins() -> None:
+    inter = MonitorIntervener(_monitors(), budget=1)
+    # Interventions the intervener never saw (another intervener, an earlier run): the
+    # environment's run turn is exact where inference from its own resets could not be.
+    obs = _obs("g", 12, 1).model_copy(update={"run_turn": 3})
+    assert inter.run_turn(obs) == 3
+    assert inter.decide(_obs("g", 4, 4)) == "reset"
+    assert inter.run_turn(_obs("g", 9, 1).model_copy(update={"run_turn": 5})) == 5
+    assert inter.run_turn(_obs("g", 9, 1)) == 5  # absent: inferred from its own reset at 4
+    with pytest.raises(ValueError):
+        TurnObservation(game_id="g", turn=1, run_turn=0, role="a", agent="a")
+
+
 def test_malformed_distributions_are_counted_not_fatal() -> None:
     inter = MonitorIntervener(_monitors())
     obs = TurnObservation(

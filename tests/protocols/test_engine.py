@@ -71,7 +71,11 @@ async def test_every_stage_runs_concurrently_across_agents_and_questions() -> No
     tasks = synthetic_tasks(5, seed=0)
     await run_consensus(SAC(F=1), Network(nx.complete_graph(4), agents), tasks, T=2)
     # 5 questions × 4 agents; scores: 4 agents × (3 neighbours + the self-score) per question.
-    assert gauge.peak == {"answer": 20, "score": 5 * 4 * 4, "refine": 20}
+    # Questions are not kept in lock-step, so under load one question's round-2 stage may
+    # overlap another's round-1 stage: the peaks are lower bounds, except for the one-off answers.
+    assert gauge.peak["answer"] == 20
+    assert gauge.peak["score"] >= 5 * 4 * 4
+    assert gauge.peak["refine"] >= 20
 
 
 async def test_cpwbft_confidence_stage_is_concurrent() -> None:

@@ -96,7 +96,9 @@ def check_command(
     path: Path = typer.Argument(..., help="Graph file (.json or edge list)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     time_limit: float | None = typer.Option(
-        None, "--time-limit", help="Seconds per solve; past it, report proven bounds."
+        None,
+        "--time-limit",
+        help="Seconds per solve; past it, report proven bounds (s defaults to 60 s above 26 nodes).",
     ),
     method: str = typer.Option("auto", "--method", help="auto, dp, search or milp."),
     no_s: bool = typer.Option(False, "--no-s", help="Skip (r,s)-robustness."),
@@ -117,7 +119,9 @@ def check_command(
     try:
         G = load_graph(path)
         res = r_robustness(G, method=method, time_limit=time_limit)  # type: ignore[arg-type]
-        rs = None if no_s else rs_robustness(G, r=res.r, time_limit=time_limit)
+        # Above 26 nodes s comes from a MILP: bound it by default so that check always ends.
+        s_limit = time_limit if time_limit is not None or res.n <= 26 else 60.0
+        rs = None if no_s else rs_robustness(G, r=res.r, time_limit=s_limit)
     except ByzllmError as err:
         raise _fail(err) from None
     report: dict[str, Any] = {

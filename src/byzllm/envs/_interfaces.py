@@ -30,10 +30,23 @@ class TurnObservation(BaseModel):
     ``distributions`` holds the top-k distributions at the turn's *decision positions*
     (for WhoDunitEnv: where the agent generated the action number and a character id);
     it is empty when the turn had none.
+
+    ``turn`` is the game's total turn count, including this turn and every turn spent before
+    an intervention (it only grows). ``run_turn`` is the turn counted since the game's last
+    reset (1 on the first turn of the game and on the first turn after each reset; a
+    resampled turn keeps its run turn); it is what the agents' turn budget shows them. The
+    game loop sets it exactly; ``None`` means an environment that does not report it (an
+    intervener may then infer it from its own interventions). Without interventions the
+    two counts agree.
     """
 
     game_id: str
     turn: int = Field(ge=1, description="total turn count so far, including this turn (1-based)")
+    run_turn: int | None = Field(
+        default=None,
+        ge=1,
+        description="turn counted since the last reset, including this turn (1-based)",
+    )
     role: str
     agent: str
     action: dict[str, Any] = Field(default_factory=dict)

@@ -20,9 +20,7 @@ simulation parameters.
 
 from __future__ import annotations
 
-import asyncio
 import random
-import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
@@ -41,6 +39,7 @@ from byzllm.monitor.monitor_set import MonitorSet
 from ._config import ExperimentConfig
 from ._records import Record
 from ._units import Unit, make_unit
+from .whodunit import shared_model
 
 __all__ = [
     "MonitorExperimentConfig",
@@ -202,27 +201,15 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
     ]
 
 
-# One model object per (event loop, settings): creating a client per game costs ~70 ms (TLS
-# context) and defeats connection reuse; clients are bound to the loop that created them.
-_MODELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 def _model(cfg: MonitorExperimentConfig, repeat: int) -> Any:
-    from byzllm.llm import get_model
-
-    key = (cfg.model, cfg.base_url, cfg.api_key_env, cfg.cache, repeat)
-    models = _MODELS.setdefault(asyncio.get_running_loop(), {})
-    if key not in models:
-        models[key] = get_model(
-            str(cfg.model),
-            base_url=cfg.base_url,
-            api_key_env=cfg.api_key_env,
-            cache=cfg.cache,
-            cache_salt=f"monitor-repeat={repeat}",
-        )
-    return models[key]
+    # One client per event loop and settings, shared by every game (see shared_model).
+    return shared_model(
+        str(cfg.model),
+        base_url=cfg.base_url,
+        api_key_env=cfg.api_key_env,
+        cache=cfg.cache,
+        cache_salt=f"monitor-repeat={repeat}",
+    )
 
 
 def _agents(cfg: MonitorExperimentConfig, game: Any, repeat: int) -> Sequence[Any]:

@@ -10,7 +10,10 @@ Simulated results say so (``simulated`` and the simulation parameters on every g
 
 from __future__ import annotations
 
+import asyncio
 import random
+import threading
+import weakref
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
@@ -45,6 +48,7 @@ __all__ = [
     "load_games",
     "report_rows",
     "select_games",
+    "shared_model",
     "work",
 ]
 
@@ -158,17 +162,56 @@ def expand_units(cfg: WhoDunitRunConfig, games: Sequence[WhoDunitGame] | None = 
     ]
 
 
-def _agents(cfg: WhoDunitRunConfig, game: WhoDunitGame, repeat: int) -> Sequence[WhoDunitAgent]:
-    if cfg.agents == "simulated":
-        return simulated_agents(game, cfg.sim)
-    if not cfg.model:
-        raise ConfigError("agents: llm needs a model (e.g. model: openai/gpt-4o-mini)")
+# One model object per (event loop, settings). ``byzllm.llm.get_model`` builds a new client
+# on every call (a TLS context, ~70 ms, and no connection reuse); a client is bound to the
+# event loop that created it, so models are shared per loop and dropped with it.
+_MODELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+_MODELS_LOCK = threading.Lock()
+
+
+def shared_model(
+    name: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = "OPENAI_API_KEY",
+    cache: str | None = None,
+    cache_salt: str = "",
+) -> Any:
+    """``byzllm.llm.get_model(...)``, built once per running event loop and settings.
+
+    Call it from inside a coroutine (a unit's work function): every game of a run on the
+    same loop then reuses one client and its connections.
+    """
     from byzllm import llm
 
     get_model = getattr(llm, "get_model", None)
     if get_model is None:  # pragma: no cover - the model layer always provides it
         raise ConfigError("this byzllm build has no model backends")
-    model = get_model(
+    key = (name, base_url, api_key_env, cache, cache_salt)
+    loop = asyncio.get_running_loop()
+    with _MODELS_LOCK:
+        models = _MODELS.setdefault(loop, {})
+        model = models.get(key)
+        if model is None:
+            model = get_model(
+                name,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                cache=cache,
+                cache_salt=cache_salt,
+            )
+            models[key] = model
+    return model
+
+
+def _agents(cfg: WhoDunitRunConfig, game: WhoDunitGame, repeat: int) -> Sequence[WhoDunitAgent]:
+    if cfg.agents == "simulated":
+        return simulated_agents(game, cfg.sim)
+    if not cfg.model:
+        raise ConfigError("agents: llm needs a model (e.g. model: openai/gpt-4o-mini)")
+    model = shared_model(
         cfg.model,
         base_url=cfg.base_url,
         api_key_env=cfg.api_key_env,

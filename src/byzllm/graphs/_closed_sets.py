@@ -12,6 +12,8 @@ three facts:
 * A member ``i`` of a k-closed set ``S`` keeps at least ``need_i = d_i - k`` in-neighbours inside
   ``S``; when its upper bound ``P`` holds exactly ``need_i`` of them, they are all forced in.
 * Ordered pairs are counted once by fixing ``v = min(S1 ∪ S2) ∈ S1`` and ``w = min(S2)``.
+* A node needed by a member of each set can serve only one of them, which bounds how many
+  such shared undecided neighbours a pair of members can have (:meth:`_shared_overload`).
 
 For each seed pair the search keeps ``IN1 ⊆ S1 ⊆ P1`` and ``IN2 ⊆ S2 ⊆ P2`` (``P1``, ``P2``
 peeled, ``P1 ∩ IN2 = P2 ∩ IN1 = ∅``), propagates forced members, and branches on an undecided
@@ -54,9 +56,10 @@ def peel(view: GraphView, members: int, k: int, removed: int = 0) -> int:
         candidates = members
     while candidates:
         bad = 0
+        outside = ~members
         while candidates:
             low = candidates & -candidates
-            if (in_masks[low.bit_length() - 1] & ~members).bit_count() > k:
+            if (in_masks[low.bit_length() - 1] & outside).bit_count() > k:
                 bad |= low
             candidates ^= low
         if not bad:
@@ -80,6 +83,8 @@ class _PairSearch:
         self.deadline = deadline
         self.visited = 0
         self.need = [max(0, m.bit_count() - k) for m in view.in_masks]
+        # Completions cost two big peels; worth it only near the leaves.
+        self.completion_limit = 8
 
     def _tick(self) -> None:
         self.visited += 1
@@ -121,6 +126,34 @@ class _PairSearch:
                     if p1 & in1 != in1:
                         return None
 
+    def _shared_overload(self, in1: int, in2: int, p1: int, p2: int, common: int) -> bool:
+        """Pairwise counting bound: True when some ``a ∈ IN1``, ``b ∈ IN2`` cannot both hold.
+
+        ``a`` may still lose ``slack_a = |N_a ∩ P1| - need_a`` in-neighbours from ``S1``, and
+        likewise ``b``. An undecided node in ``N_a ∩ N_b`` ends in ``S1`` (costing ``b``), in
+        ``S2`` (costing ``a``) or in neither (costing both), so there can be at most
+        ``slack_a + slack_b`` of them.
+        """
+        in_masks, need = self.view.in_masks, self.need
+        second = []
+        rest = in2
+        while rest:
+            low = rest & -rest
+            b = low.bit_length() - 1
+            rest ^= low
+            second.append((in_masks[b] & common, (in_masks[b] & p2).bit_count() - need[b]))
+        rest = in1
+        while rest:
+            low = rest & -rest
+            a = low.bit_length() - 1
+            rest ^= low
+            shared_a = in_masks[a] & common
+            slack_a = (in_masks[a] & p1).bit_count() - need[a]
+            for shared_b, slack_b in second:
+                if (shared_a & shared_b).bit_count() > slack_a + slack_b:
+                    return True
+        return False
+
     def run(self, in1: int, in2: int, p1: int, p2: int) -> tuple[int, int] | None:
         self._tick()
         state = self._propagate(in1, in2, p1, p2)
@@ -130,14 +163,17 @@ class _PairSearch:
         common = p1 & p2
         if not common:
             return p1, p2
+        if self._shared_overload(in1, in2, p1, p2, common):
+            return None
         view, k = self.view, self.k
-        # Cheap completions: give every undecided node to one side.
-        q1 = peel(view, p1, k, common)
-        if q1 & in1 == in1:
-            return q1, p2
-        q2 = peel(view, p2, k, common)
-        if q2 & in2 == in2:
-            return p1, q2
+        if common.bit_count() <= self.completion_limit:
+            # Cheap completions: give every undecided node to one side.
+            q1 = peel(view, p1, k, common)
+            if q1 & in1 == in1:
+                return q1, p2
+            q2 = peel(view, p2, k, common)
+            if q2 & in2 == in2:
+                return p1, q2
         side, u = self._choose(in1, in2, p1, p2, common)
         bit = 1 << u
         if side == 1:

@@ -16,6 +16,7 @@ the least busy) because that pool's bookkeeping per request grows with its conne
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import time
@@ -27,7 +28,7 @@ from ._errors import ModelAuthError, ModelRequestError, ModelResponseError, reda
 from ._provider import ModelAPI, ProviderSettings, register_provider
 from ._response import parse_chat_completion
 from ._retry import TransientError, parse_retry_after
-from ._transport import FastHTTPTransport, fast_transport_enabled
+from ._transport import FastHTTPTransport, LeanAsyncClient, fast_transport_enabled
 from ._types import ChatMessage, Completion, GenerateConfig
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ class OpenAIAPI(ModelAPI):
         return shards[0] if len(shards) == 1 else min(shards, key=_load_of)
 
     def _make_clients(self) -> list[_Shard]:
-        from openai import AsyncOpenAI, DefaultAsyncHttpx2Client
+        from openai import AsyncOpenAI
 
         def client(**http: Any) -> AsyncOpenAI:
             return AsyncOpenAI(
@@ -151,8 +152,8 @@ class OpenAIAPI(ModelAPI):
             )
 
         if fast_transport_enabled(self._base_url):
-            transport = FastHTTPTransport()
-            return [_Shard(client(http_client=DefaultAsyncHttpx2Client(transport=transport)))]
+            http = LeanAsyncClient(FastHTTPTransport(), timeout=self.settings.timeout_s)
+            return [_Shard(client(http_client=http))]
         return [_Shard(client()) for _ in range(self._n_shards)]
 
     async def complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
@@ -170,7 +171,9 @@ class OpenAIAPI(ModelAPI):
         try:
             response = await shard.client.post(
                 self._completions_url,
-                body=body,
+                # Serialized here: the SDK deep-copies a dict body (messages and all) twice
+                # per request, while bytes pass through untouched.
+                content=json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass"),
                 cast_to=httpx2.Response,
                 options={
                     "timeout": self.settings.timeout_s,

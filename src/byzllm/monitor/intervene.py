@@ -88,9 +88,13 @@ class _BudgetedIntervener:
     def run_turn(self, obs: TurnObservation) -> int:
         """The turn counted from the game's last reset (1 on the first turn after a reset).
 
-        A reset at total turn ``T`` starts a new run at ``T + 1``; a resample retries the same
-        run turn. Only this intervener's own interventions are known to it.
+        :attr:`TurnObservation.run_turn` when the environment reports it (the WhoDunitEnv
+        game loop always does). Otherwise inferred: a reset at total turn ``T`` starts a new
+        run at ``T + 1`` and a resample retries the same run turn; only this intervener's own
+        interventions are known to it then.
         """
+        if obs.run_turn is not None:
+            return obs.run_turn
         return max(1, obs.turn - self._offset.get(obs.game_id, 0))
 
     def interventions_used(self, game_id: str) -> dict[str, int]:
@@ -132,7 +136,8 @@ class MonitorIntervener(_BudgetedIntervener):
     features were computed (default True, see :mod:`byzllm.monitor.features`).
 
     ``turn_clock`` says which turn count the monitor sees. ``"since_reset"`` (default): the
-    turn within the current run, restarting after each reset, as in the paper's reference
+    turn within the current run, restarting after each reset (:attr:`TurnObservation.run_turn`,
+    inferred when an environment does not set it), as in the paper's reference
     implementation (its monitor reads the game turn minus the turns of previous runs). The
     monitors are trained on games without interventions, where the two clocks agree; after
     a reset the game starts afresh, and feeding the grown total count instead would make

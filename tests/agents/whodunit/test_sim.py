@@ -15,6 +15,7 @@ from byzllm.agents.whodunit import (
     WhoDunitAction,
     render_message,
 )
+from byzllm.agents.whodunit._sim import list_position
 
 from .conftest import SUSPECTS, make_view
 
@@ -71,7 +72,10 @@ def test_accuser_asks_broadly_then_accuses_when_it_knows() -> None:
     # Sharper when it knows: the accusation's character distribution is peaked on 3.
     char_dist = known.distributions[1]
     assert char_dist[0][0] == "3" and math.exp(char_dist[0][1]) > 0.9
-    assert entropy(known.distributions[0]) < entropy(first.distributions[0])
+    # The action position is its soft policy: decided on asking broadly at first (nothing
+    # focuses its belief yet), mostly for accusing once it knows.
+    assert math.exp(dict(first.distributions[0])["2"]) > 0.99
+    assert math.exp(dict(known.distributions[0])["3"]) > 0.5
 
 
 def test_accuser_asks_specifically_when_few_remain() -> None:
@@ -192,16 +196,122 @@ def test_recall_failure_mode_forgets_the_channel() -> None:
     assert turn.action == A(kind="request_broad")  # it forgot everything it was told
 
 
-def test_noise_flattens_the_distributions() -> None:
+def test_harmless_noise_leaves_the_belief_and_its_distributions_alone() -> None:
     calm = SimulatedAgent("Beth", QUIET).decide(
         make_view("accuser", channel=SOLVING, turn=7), random.Random(0)
     )
-    noisy_params = QUIET.model_copy(update={"recall_failure_rate": 1.0, "recall_drop": 0.0})
-    noisy = SimulatedAgent("Beth", noisy_params).decide(
+    # A recall failure that forgets nothing does no damage: no spike.
+    harmless = QUIET.model_copy(update={"recall_failure_rate": 1.0, "recall_drop": 0.0})
+    same = SimulatedAgent("Beth", harmless).decide(
         make_view("accuser", channel=SOLVING, turn=7), random.Random(0)
     )
-    assert noisy.action == calm.action  # nothing forgotten, but the agent was "confused"
-    assert entropy(noisy.distributions[1]) > entropy(calm.distributions[1]) + 0.5
+    assert "recall_failure" in same.noise
+    assert same.action == calm.action
+    assert same.distributions == calm.distributions
+
+
+def test_confusion_scales_with_the_damage_to_the_belief() -> None:
+    def char_entropy(channel: tuple[ChannelMessage, ...]) -> float:
+        turn = SimulatedAgent("Beth", QUIET).decide(
+            make_view("accuser", channel=channel, turn=31), random.Random(0)
+        )
+        assert turn.action.kind == "accuse"  # last turn: it must guess
+        return entropy(turn.distributions[1])
+
+    clean = char_entropy(SOLVING)
+    # One hallucinated id list drops the culprit (3) from the green-eyed: every suspect is now
+    # contradicted by some message and the posterior spreads over the least contradicted.
+    one_wrong = (SOLVING[0], broad("eye_color", "green", (9,)), SOLVING[2])
+    # Forgetting a message (no contradiction) widens it to the three it no longer tells apart.
+    forgotten = (SOLVING[0], SOLVING[2])
+    assert clean < 0.1
+    assert char_entropy(one_wrong) > char_entropy(forgotten) > clean + 1.0
+
+
+def test_intel_doubt_shows_where_it_hallucinated() -> None:
+    q = A(kind="request_specific", character=2, property="hat", value="black")
+    calm = SimulatedAgent("Alex", QUIET).decide(make_view("intel", pending_request=q), _rng())
+    wrong = SimulatedAgent("Alex", QUIET.model_copy(update={"hallucination_rate": 1.0})).decide(
+        make_view("intel", pending_request=q), _rng()
+    )
+    assert calm.action.answer is True and wrong.action.answer is False
+    p_calm = math.exp(dict(calm.distributions[0])["1"])
+    p_wrong = math.exp(dict(wrong.distributions[0])["1"])
+    assert p_calm == pytest.approx(0.98)  # recall_confidence
+    assert 0.5 <= p_wrong <= 0.8  # the doubt it held the wrong answer with
+    # A broad list with one mis-recalled id: the doubtful id's position is the uncertain one.
+    view = make_view("intel", pending_request=A(kind="request_broad"))
+    for seed in range(20):
+        turn = SimulatedAgent("Alex", QUIET.model_copy(update={"hallucination_rate": 1.0})).decide(
+            view, random.Random(seed)
+        )
+        a = turn.action
+        assert a.property is not None and a.value is not None
+        truth = set(holders(a.property, a.value))
+        flipped = set(a.characters) ^ truth
+        assert len(flipped) == 1
+        ids = list(a.characters)
+        worst = max(range(len(ids)), key=lambda j: entropy(turn.distributions[1 + j]))
+        f = flipped.pop()
+        if f in ids:  # an added id is the most uncertain position of the list
+            assert ids[worst] == f
+
+
+def _rng() -> random.Random:
+    return random.Random(0)
+
+
+def test_list_position_by_hand() -> None:
+    # q = (0.9, 0.2, 0.5): P(1) = 0.9; P(2) = 0.1 * 0.2 = 0.02; P(3) = 0.1 * 0.8 * 0.5 = 0.04;
+    # P(end) = 0.1 * 0.8 * 0.5 = 0.04.
+    first = list_position([0.9, 0.2, 0.5], 0)
+    assert first == pytest.approx({"1": 0.9, "2": 0.02, "3": 0.04, "]": 0.04})
+    # After id 2: P(3) = 0.5, P(end) = 0.5.
+    assert list_position([0.9, 0.2, 0.5], 2) == pytest.approx({"3": 0.5, "]": 0.5})
+    assert sum(first.values()) == pytest.approx(1.0)
+
+
+def test_accuser_posterior_by_hand() -> None:
+    # One broad message "brown hat: 1 3 5 7 9 11" (the culprit, 3, wears brown): the six
+    # listed get one confirmed property (weight e^0.7), the six others one contradiction
+    # (weight e^-5). P(3) = e^0.7 / (6 e^0.7 + 6 e^-5).
+    turn = SimulatedAgent("Beth", QUIET).decide(
+        make_view("accuser", channel=SOLVING[:1], turn=31), random.Random(0)
+    )
+    assert turn.action.kind == "accuse"
+    expected = math.exp(0.7) / (6 * math.exp(0.7) + 6 * math.exp(-5))
+    dist = dict(turn.distributions[1])
+    assert math.exp(dist[str(turn.action.character)]) == pytest.approx(expected, rel=1e-6)
+    assert math.exp(dist["2"]) == pytest.approx(
+        math.exp(-5) / (6 * math.exp(0.7) + 6 * math.exp(-5))
+    )
+    # Its last turn: P(accuse) = max(sigmoid(20 (top - 0.9)), 0.95) = 0.95.
+    assert math.exp(dict(turn.distributions[0])["3"]) == pytest.approx(0.95)
+
+
+def test_rogue_agents_decode_flatter() -> None:
+    rogue = QUIET.model_copy(update={"rogue_rate": 1.0, "rogue_noise_multiplier": 1.0})
+    view = make_view("accuser", channel=SOLVING, turn=7)
+    calm = SimulatedAgent("Beth", QUIET).decide(view, random.Random(0))
+    hot = SimulatedAgent("Beth", rogue).decide(view, random.Random(0))
+    assert "rogue" in hot.noise and hot.action == calm.action
+    # Temperature 2: p ** 0.5 renormalized.
+    p3 = math.exp(dict(calm.distributions[1])["3"])
+    assert math.exp(dict(hot.distributions[1])["3"]) < p3
+    assert entropy(hot.distributions[1]) > entropy(calm.distributions[1])
+
+
+def test_collapse_copies_confidently() -> None:
+    previous = msg(
+        "Beth", "accuser", A(kind="request_specific", character=1, property="hat", value="brown")
+    )
+    view = make_view("accuser", channel=(previous, *SOLVING), turn=9)
+    params = QUIET.model_copy(update={"collapse_rate": 1.0})
+    turn = SimulatedAgent("Beth", params).decide(view, random.Random(0))
+    assert turn.action == previous.action
+    # The copied action number and id carry at least the copy weight (0.8).
+    assert math.exp(dict(turn.distributions[0])["1"]) >= 0.8
+    assert math.exp(dict(turn.distributions[1])["1"]) >= 0.8
 
 
 def test_rogue_episodes_are_redrawn_after_a_reset() -> None:

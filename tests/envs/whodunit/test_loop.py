@@ -94,6 +94,8 @@ async def test_reset_discards_the_action_and_restarts_the_budget(
     last_view = accuser.views[-1]
     assert last_view.channel == () and last_view.turn == 1
     assert [o.turn for o in rec.seen] == [1, 2, 3, 4]
+    # The run turn restarts after the reset; the total turn keeps growing.
+    assert [o.run_turn for o in rec.seen] == [1, 2, 3, 1]
 
 
 async def test_resample_asks_the_same_agent_again(asym_game: WhoDunitGame) -> None:
@@ -104,6 +106,7 @@ async def test_resample_asks_the_same_agent_again(asym_game: WhoDunitGame) -> No
     assert result.success and result.resamples == 1 and result.resets == 0
     assert result.total_turns == 2
     assert [v.turn for v in accuser.views] == [1, 1]  # same budget turn, asked again
+    assert [(o.turn, o.run_turn) for o in rec.seen] == [(1, 1), (2, 1)]
     assert [t.decision for t in result.turns] == ["resample", "continue"]
 
 

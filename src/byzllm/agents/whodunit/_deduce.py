@@ -10,7 +10,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ._types import ChannelMessage
 
-__all__ = ["accuser_deductions", "consistent_suspects", "shared_facts"]
+__all__ = [
+    "accuser_deductions",
+    "accuser_evidence",
+    "consistent_suspects",
+    "fact_violations",
+    "shared_facts",
+]
 
 
 def accuser_deductions(
@@ -74,3 +80,52 @@ def consistent_suspects(
         for i, s in enumerate(suspects, 1)
         if all(s.get(prop) == value for prop, value in fact_list)
     ]
+
+
+def accuser_evidence(
+    n_suspects: int,
+    culprit: Mapping[str, str],
+    attributes: Mapping[str, Sequence[str]],
+    channel: Iterable[ChannelMessage],
+) -> tuple[list[int], list[set[str]]]:
+    """Per id (index 0 is id 1): how many messages contradict it, and the properties confirmed.
+
+    The soft counterpart of :func:`accuser_deductions`: the same reading of every message,
+    but a contradiction is *counted* instead of eliminating the id for good, so a belief
+    built on it can weigh evidence and notice when the channel contradicts itself (every
+    id contradicted at least once).
+    """
+    violations = [0] * n_suspects
+    confirmed: list[set[str]] = [set() for _ in range(n_suspects)]
+    for msg in channel:
+        a = msg.action
+        if a.property is None or a.property not in culprit:
+            continue
+        target = culprit[a.property]
+        two_valued = len(attributes.get(a.property, ())) == 2
+        if a.kind == "respond" and a.character is not None and a.answer is not None:
+            if not 1 <= a.character <= n_suspects:
+                continue
+            if a.answer == (a.value == target):
+                if a.answer or two_valued:
+                    confirmed[a.character - 1].add(a.property)
+            else:
+                violations[a.character - 1] += 1
+        elif a.kind == "respond_broad":
+            listed = set(a.characters)
+            for c in range(1, n_suspects + 1):
+                inside = c in listed
+                if (a.value == target) == inside:
+                    if inside or two_valued:
+                        confirmed[c - 1].add(a.property)
+                else:
+                    violations[c - 1] += 1
+    return violations, confirmed
+
+
+def fact_violations(
+    suspects: Sequence[Mapping[str, str]], facts: Iterable[tuple[str, str]]
+) -> list[int]:
+    """Per suspect (index 0 is id 1): how many of ``facts`` it contradicts."""
+    fact_list = list(facts)
+    return [sum(1 for prop, value in fact_list if s.get(prop) != value) for s in suspects]

@@ -1,50 +1,85 @@
-"""Simulated WhoDunitEnv agents: a belief over suspects, a sensible policy, explicit noise.
+"""Simulated WhoDunitEnv agents: a belief over suspects, a soft policy on it, explicit noise.
 
 A documented behavioural model of LLM agents (product brief §5), not a stub. Every turn the
-agent rebuilds its belief from its knowledge and the channel (so a reset that clears the
-channel also clears what misled it, as in the paper's interventions, §2), picks the action a
-careful player would, and errs through four noise modes, each drawn independently per turn:
+agent rebuilds its *belief* (a posterior over suspects) from what it knows and what the
+channel says, turns the belief into a *soft policy* (a probability for every action number),
+acts on both, and reports the distributions it "generated" at the decision positions. The
+token log-probabilities a monitor reads are therefore the agent's own belief state, so
+uncertainty carries exactly as much signal as the belief does (seed 002 §2: a rogue agent is
+one whose state has gone wrong; its uncertainty is how we see it).
 
-- **hallucination** (``hallucination_rate``): Intel answers a yes/no question wrongly or adds
-  / drops an id in a broad message; the Accuser misremembers one culprit property this turn;
-  a symmetric player shares a fact with a wrong value, or believes one.
+**Belief** (index 0 is id 1). Every message is evidence the agent trusts but does not treat
+as infallible: a suspect contradicted by ``v`` messages (or facts) gets log-weight
+``-evidence_weight * v``. The Accuser (who knows only the culprit's description) also adds
+``confirm_weight`` per culprit property a message confirms for the suspect and
+``match_bonus`` when every property is confirmed (:func:`~._deduce.accuser_evidence`); a
+symmetric player counts the facts (its own and the shared ones) each suspect contradicts
+(:func:`~._deduce.fact_violations`). A consistent channel gives a sharp posterior; a
+channel that contradicts itself (a hallucinated answer, a wrong broad list) leaves *every*
+suspect contradicted and the posterior diffuse; forgotten messages leave it wide. So the
+agent is confused exactly as much as the noise damaged what it believes.
+
+**Soft policy** (action-number position). The Accuser accuses with probability
+``sigmoid(decisiveness * (top - accuse_confidence))`` (``top``: its largest posterior
+probability), raised to at least ``last_turn_accuse`` on its last turn of the budget;
+otherwise it asks, a specific question with the share of belief held by its two best
+candidates (if its best candidate has an unconfirmed property), else broadly. A player
+accuses the same way, otherwise shares (with ``recall_confidence`` if it has an unshared
+fact) or skips. Intel answers a pending yes/no question with its confidence in the answer,
+and otherwise broadcasts with ``recall_confidence``. The agent takes the decision the soft
+policy favours, in two stages (accuse when ``P(accuse) >= 0.5``; then the likelier
+question), so its action and its distribution agree.
+
+**Character-id positions.** An accusation or a specific question writes an id drawn from the
+belief: the position's distribution is the posterior. Intel writes a broad message's ids in
+ascending order; its confidence that suspect ``c`` has the announced value is ``q_c``
+(``recall_confidence`` for what it remembers, ``1 - recall_confidence`` for the rest), so the
+position of each id has ``P(next = c) = q_c * prod_{prev < c' < c} (1 - q_c')`` and the
+end of the list takes the rest.
+
+**Noise modes**, each drawn independently per turn; each acts on the belief or the policy
+and the distributions follow from what it did:
+
+- **hallucination** (``hallucination_rate``): the Accuser misremembers one property of the
+  culprit this turn (its posterior is built on the wrong description); Intel mis-recalls one
+  fact: a yes/no answer flips or one id is added to / dropped from a broad list, believed
+  with confidence drawn uniformly from ``[0.5, hallucination_confidence]``; a symmetric
+  player believes, and shares, one fact with a wrong value.
 - **collapse** (``collapse_rate``, then ``collapse_persistence``): the agent repeats its own
-  previous message (a question, an answer, a broad message or a shared fact); once its last
-  two messages are identical it is *in a loop* and keeps repeating with probability
-  ``collapse_persistence`` (the repetition loops of §6.3).
-- **role loss** (``role_loss_rate``): the agent forgets its role and takes a uniformly random
-  legal action with random arguments (which may be a premature accusation).
-- **recall failure** (``recall_failure_rate``): the agent ignores each channel message (and a
-  symmetric player each of its own facts) with probability ``recall_drop``.
+  previous message; once its last two messages are identical it is *in a loop* and keeps
+  repeating with probability ``collapse_persistence`` (§6.3). Repetition is copying: every
+  distribution of the turn puts ``collapse_copy`` extra weight on the copied token (loops
+  are confident, not confused).
+- **role loss** (``role_loss_rate``): the agent loses track of its role; its action number
+  is drawn from its soft policy mixed with the uniform one (weight ``role_loss_mix``), with
+  arguments drawn at random (an accused id is drawn from its belief, so a premature
+  accusation is as uncertain as the belief behind it).
+- **recall failure** (``recall_failure_rate``): the agent ignores each channel message (and
+  a symmetric player each of its own facts) with probability ``recall_drop``.
 
 **Rogue episodes** (``rogue_rate``): at the start of every episode (a game, or the play after
 a reset) each agent is drawn *rogue* with this probability; a rogue agent has every noise
-rate multiplied by ``rogue_noise_multiplier`` and all its distributions flattened (below).
-A reset draws again, which is what a well-timed intervention can fix (seed 002 §2).
+rate multiplied by ``rogue_noise_multiplier`` and decodes at ``rogue_temperature`` times the
+temperature (flatter distributions). A reset draws again, which is what a well-timed
+intervention can fix (seed 002 §2).
 
-All rates are multiplied by ``(n_suspects / reference_suspects) ** size_exponent``: a longer
-lineup is a longer, harder context (seed 002 §6.2, Fig. 6).
-
-**Decision-position distributions** (what monitors read): the action-number position puts
-``b + (1 - b) * certainty`` on the chosen action number (``b = action_base``; Intel: 0.9) and
-shares the rest among the others, where certainty is ``1 - H(belief) / log N``; a
-character-id position is the belief over suspects (``belief_floor`` keeps every id possible;
-Intel's listed ids: 0.97 on the id it writes). When a noise mode fires the agent is
-*confused*: every distribution of that turn is mixed with the uniform one with weight
-``confusion`` (a rogue agent's with ``rogue_confusion`` on every turn). So failing games tend
-to show higher entropy at some turn: a real signal for monitors. Tokens are the numbers as
-strings, the top ``top_k`` by probability, natural log-probabilities.
+All noise rates and the rogue rate are multiplied by
+``(n_suspects / reference_suspects) ** size_exponent`` (capped at 1): a longer lineup is a
+longer, harder context (seed 002 §6.2, Fig. 6). Every distribution is
+tempered, ``p ** (1 / temperature)`` renormalized, then cut to the ``top_k`` tokens
+(natural log-probabilities; tokens are the numbers as strings and ``"]"`` for the end of a
+list).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._deduce import accuser_deductions, consistent_suspects, shared_facts
+from ._deduce import accuser_evidence, fact_violations, shared_facts
 from ._types import (
     ActionKind,
     AgentTurn,
@@ -58,45 +93,100 @@ from ._types import (
 
 __all__ = ["SimParams", "SimulatedAgent"]
 
+#: The token that ends an id list in a broad message.
+END_OF_LIST = "]"
+
 
 class SimParams(BaseModel):
-    """The simulated agent's behaviour (reported with every simulated result)."""
+    """The simulated agent's behaviour (reported with every simulated result).
+
+    See the module docstring for the model each parameter belongs to.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    hallucination_rate: float = Field(default=0.02, ge=0.0, le=1.0)
+    # Noise modes (per turn).
+    hallucination_rate: float = Field(default=0.03, ge=0.0, le=1.0)
     collapse_rate: float = Field(default=0.02, ge=0.0, le=1.0)
     collapse_persistence: float = Field(default=0.8, ge=0.0, le=1.0)
     role_loss_rate: float = Field(default=0.008, ge=0.0, le=1.0)
     recall_failure_rate: float = Field(default=0.04, ge=0.0, le=1.0)
+    recall_drop: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Rogue episodes (per agent, per episode).
     rogue_rate: float = Field(default=0.25, ge=0.0, le=1.0)
     rogue_noise_multiplier: float = Field(default=6.0, ge=1.0)
-    rogue_confusion: float = Field(default=0.6, ge=0.0, le=1.0)
-    recall_drop: float = Field(default=0.5, ge=0.0, le=1.0)
+    rogue_temperature: float = Field(default=2.0, ge=1.0)
+    # Difficulty.
     reference_suspects: int = Field(default=10, ge=1)
     size_exponent: float = Field(default=1.0, ge=0.0)
-    confusion: float = Field(default=0.6, ge=0.0, le=1.0)
-    action_base: float = Field(default=0.85, gt=0.0, lt=1.0)
-    belief_floor: float = Field(default=0.005, ge=0.0, lt=1.0)
+    # Belief.
+    evidence_weight: float = Field(default=5.0, gt=0.0)
     confirm_weight: float = Field(default=0.7, ge=0.0)
+    match_bonus: float = Field(default=7.0, ge=0.0)
+    recall_confidence: float = Field(default=0.98, gt=0.5, lt=1.0)
+    hallucination_confidence: float = Field(default=0.8, ge=0.5, lt=1.0)
+    # Soft policy and decoding.
+    accuse_confidence: float = Field(default=0.9, gt=0.0, lt=1.0)
+    decisiveness: float = Field(default=20.0, gt=0.0)
+    last_turn_accuse: float = Field(default=0.95, ge=0.5, le=1.0)
+    collapse_copy: float = Field(default=0.8, ge=0.0, le=1.0)
+    role_loss_mix: float = Field(default=0.7, ge=0.0, le=1.0)
+    temperature: float = Field(default=1.0, gt=0.0)
     top_k: int = Field(default=10, ge=1)
 
 
-def _entropy(p: Sequence[float]) -> float:
-    return -sum(x * math.log(x) for x in p if x > 0)
+_TINY = 1e-9
 
 
-def _top(probs: dict[str, float], chosen: str, k: int) -> TopLogprobs:
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def _normalized(logw: Sequence[float]) -> list[float]:
+    top = max(logw)
+    w = [math.exp(x - top) for x in logw]
+    total = sum(w)
+    return [x / total for x in w]
+
+
+def _temper(probs: Mapping[str, float], temperature: float) -> dict[str, float]:
+    """``p ** (1 / T)`` renormalized (``T > 1`` flattens)."""
+    inv = 1.0 / temperature
+    powered = {tok: max(p, _TINY) ** inv for tok, p in probs.items()}
+    total = sum(powered.values())
+    return {tok: p / total for tok, p in powered.items()}
+
+
+def _top(probs: Mapping[str, float], chosen: str, k: int) -> TopLogprobs:
     """The top-k of ``probs`` as ``(token, logprob)``, always including the chosen token."""
     ranked = sorted(probs.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
     if chosen not in {t for t, _ in ranked}:
-        ranked = [*ranked[: k - 1], (chosen, probs.get(chosen, 1e-6))]
+        ranked = [*ranked[: k - 1], (chosen, probs.get(chosen, _TINY))]
         ranked.sort(key=lambda kv: (-kv[1], kv[0]))
-    return [(tok, math.log(max(p, 1e-12))) for tok, p in ranked]
+    return [(tok, math.log(max(p, _TINY))) for tok, p in ranked]
+
+
+def list_position(q: Sequence[float], previous: int) -> dict[str, float]:
+    """The next-token distribution of an ascending id list after id ``previous`` (0: first).
+
+    ``q[c - 1]`` is the writer's confidence that id ``c`` belongs in the list; the next id is
+    the first one it includes: ``P(c) = q_c * prod_{previous < c' < c} (1 - q_c')``, and
+    :data:`END_OF_LIST` takes the probability of including none.
+    """
+    out: dict[str, float] = {}
+    skip_all = 1.0
+    for c in range(previous + 1, len(q) + 1):
+        out[str(c)] = skip_all * q[c - 1]
+        skip_all *= 1.0 - q[c - 1]
+    out[END_OF_LIST] = skip_all
+    return out
 
 
 class _Turn:
-    """Scratch state of one decision."""
+    """Scratch state of one decision: the view, the draws, what the noise did."""
 
     def __init__(
         self, view: AgentView, rng: random.Random, params: SimParams, *, rogue: bool
@@ -107,14 +197,33 @@ class _Turn:
         scale = (view.n_suspects / params.reference_suspects) ** params.size_exponent
         self.scale = scale * (params.rogue_noise_multiplier if rogue else 1.0)
         self.rogue = rogue
+        self.temperature = params.temperature * (params.rogue_temperature if rogue else 1.0)
         self.noise: list[str] = []
 
     def fires(self, rate: float) -> bool:
         return bool(self.rng.random() < min(1.0, rate * self.scale))
 
-    def remembered(self, channel: Sequence[ChannelMessage]) -> list[ChannelMessage]:
-        drop = self.params.recall_drop
-        return [m for m in channel if self.rng.random() >= drop]
+    def doubt(self) -> float:
+        """The confidence a hallucinated recollection is held with."""
+        return self.rng.uniform(0.5, self.params.hallucination_confidence)
+
+
+class _Plan:
+    """What the agent believes and intends this turn, before any copying or role loss."""
+
+    def __init__(
+        self,
+        belief: list[float],
+        policy: dict[int, float],
+        action: WhoDunitAction,
+        *,
+        list_confidence: list[float] | None = None,
+    ) -> None:
+        self.belief = belief
+        self.policy = policy
+        self.action = action
+        # Intel's confidence, per id, that the id belongs in this turn's broad list.
+        self.list_confidence = list_confidence
 
 
 class SimulatedAgent:
@@ -130,7 +239,9 @@ class SimulatedAgent:
     def _is_rogue(self, view: AgentView, rng: random.Random) -> bool:
         last = self._episodes.get(view.game_id)
         if last is None or view.turn < last[0]:
-            rogue = rng.random() < self.params.rogue_rate
+            p = self.params
+            scale = (view.n_suspects / p.reference_suspects) ** p.size_exponent
+            rogue = rng.random() < min(1.0, p.rogue_rate * scale)
         else:
             rogue = last[1]
         self._episodes[view.game_id] = (view.turn, rogue)
@@ -140,37 +251,42 @@ class SimulatedAgent:
         """Choose an action from the belief, apply the noise modes, report distributions."""
         return self.decide(view, rng)
 
-    # -- the policy -------------------------------------------------------------------------
+    # -- one turn ---------------------------------------------------------------------------
 
     def decide(self, view: AgentView, rng: random.Random) -> AgentTurn:
         """The synchronous core of :meth:`act` (cheap: no I/O)."""
-        t = _Turn(view, rng, self.params, rogue=self._is_rogue(view, rng))
+        p = self.params
+        t = _Turn(view, rng, p, rogue=self._is_rogue(view, rng))
+        # Every mode is drawn every turn, so the random stream does not depend on the policy.
+        recall = t.fires(p.recall_failure_rate)
+        hallucinate = t.fires(p.hallucination_rate)
+        role_loss = t.fires(p.role_loss_rate)
         channel = list(view.channel)
-        recall = t.fires(self.params.recall_failure_rate)
         if recall:
             t.noise.append("recall_failure")
-            channel = t.remembered(channel)
-        hallucinate = t.fires(self.params.hallucination_rate)
-        if hallucinate:
-            t.noise.append("hallucination")
+            channel = [m for m in channel if rng.random() >= p.recall_drop]
 
         repeat = self._collapse(t)
         if repeat is not None:
-            belief = self._belief(t, channel, hallucinate=False)
-            return self._finish(t, repeat, belief)
-        if t.fires(self.params.role_loss_rate):
+            t.noise.append("collapse")
+            plan = self._plan(t, channel, hallucinate=False)
+            plan.list_confidence = None  # a copied list is written as confidently as before
+            return self._finish(t, plan, repeat, copy=p.collapse_copy)
+        if role_loss:
             t.noise.append("role_loss")
-            belief = self._belief(t, channel, hallucinate=False)
-            return self._finish(t, self._random_action(t), belief)
+            plan = self._plan(t, channel, hallucinate=False)
+            return self._lost(t, plan)
+        if hallucinate:
+            t.noise.append("hallucination")
+        plan = self._plan(t, channel, hallucinate=hallucinate)
+        return self._finish(t, plan, plan.action)
 
-        belief = self._belief(t, channel, hallucinate=hallucinate)
-        if view.role == "accuser":
-            action = self._accuser_policy(t, channel, belief)
-        elif view.role == "intel":
-            action = self._intel_policy(t, channel, hallucinate)
-        else:
-            action = self._player_policy(t, channel, belief, hallucinate)
-        return self._finish(t, action, belief)
+    def _plan(self, t: _Turn, channel: Sequence[ChannelMessage], *, hallucinate: bool) -> _Plan:
+        if t.view.role == "accuser":
+            return self._accuser(t, channel, hallucinate)
+        if t.view.role == "intel":
+            return self._intel(t, channel, hallucinate)
+        return self._player(t, channel, hallucinate)
 
     def _own_messages(self, view: AgentView) -> list[ChannelMessage]:
         return [m for m in view.channel if m.sender == view.name and m.action.kind != "pass"]
@@ -185,106 +301,105 @@ class SimulatedAgent:
         looping = len(mine) >= 2 and mine[-2].action == last
         p = self.params
         if (looping and t.rng.random() < p.collapse_persistence) or t.fires(p.collapse_rate):
-            t.noise.append("collapse")
             return last
         return None
-
-    # -- beliefs -----------------------------------------------------------------------------
-
-    def _belief(
-        self, t: _Turn, channel: Sequence[ChannelMessage], *, hallucinate: bool
-    ) -> list[float]:
-        """A probability for every suspect id (index 0 is id 1)."""
-        view, p = t.view, self.params
-        n = view.n_suspects
-        weights = [0.0] * n
-        if view.role == "accuser":
-            culprit = dict(view.culprit_description or {})
-            if hallucinate and culprit:
-                prop = t.rng.choice(sorted(culprit))
-                others = [v for v in view.attributes.get(prop, ()) if v != culprit[prop]]
-                if others:
-                    culprit[prop] = t.rng.choice(others)
-            eliminated, confirmed = accuser_deductions(n, culprit, view.attributes, channel)
-            alive = [c for c in range(1, n + 1) if c not in eliminated] or list(range(1, n + 1))
-            for c in alive:
-                weights[c - 1] = math.exp(p.confirm_weight * len(confirmed.get(c, ())))
-                if len(confirmed.get(c, ())) == len(culprit):
-                    weights[c - 1] *= 1e3  # fully matches the description: it is the one
-        elif view.suspects is not None:
-            facts = list(view.facts)
-            if "recall_failure" in t.noise:
-                facts = [f for f in facts if t.rng.random() >= p.recall_drop]
-            facts += shared_facts(channel)
-            if hallucinate and facts:
-                i = t.rng.randrange(len(facts))
-                prop, value = facts[i]
-                others = [v for v in view.attributes.get(prop, ()) if v != value]
-                if others:
-                    facts[i] = (prop, t.rng.choice(others))
-            alive = consistent_suspects(view.suspects, facts) or list(range(1, n + 1))
-            for c in alive:
-                weights[c - 1] = 1.0
-        else:
-            weights = [1.0] * n
-        total = sum(weights)
-        belief = [w / total for w in weights]
-        floor = p.belief_floor
-        return [(1 - floor) * b + floor / n for b in belief]
-
-    # -- role policies ----------------------------------------------------------------------
 
     def _turns_left_for_me(self, view: AgentView) -> int:
         """How many more turns this agent gets in the current budget after this one."""
         step = 1 + len(view.partners)
         return (view.max_turns - view.turn) // step
 
-    def _accuser_policy(
-        self, t: _Turn, channel: Sequence[ChannelMessage], belief: list[float]
-    ) -> WhoDunitAction:
-        view = t.view
-        best = max(range(len(belief)), key=lambda i: belief[i]) + 1
-        top = belief[best - 1]
-        alive = [
-            i + 1 for i, b in enumerate(belief) if b > 2 * self.params.belief_floor / len(belief)
-        ]
-        if top > 0.9 or len(alive) == 1 or self._turns_left_for_me(view) == 0:
-            return WhoDunitAction(kind="accuse", character=best)
-        if len(alive) <= 3:
-            culprit = view.culprit_description or {}
-            _, confirmed = accuser_deductions(view.n_suspects, culprit, view.attributes, channel)
-            unknown = [pr for pr in culprit if pr not in confirmed.get(best, set())]
-            if unknown:
-                prop = t.rng.choice(unknown)
-                return WhoDunitAction(
-                    kind="request_specific", character=best, property=prop, value=culprit[prop]
-                )
-        return WhoDunitAction(kind="request_broad")
+    def _p_accuse(self, view: AgentView, belief: Sequence[float]) -> float:
+        p = self.params
+        p_acc = _sigmoid(p.decisiveness * (max(belief) - p.accuse_confidence))
+        if self._turns_left_for_me(view) == 0:
+            p_acc = max(p_acc, p.last_turn_accuse)
+        return p_acc
 
-    def _intel_policy(
-        self, t: _Turn, channel: Sequence[ChannelMessage], hallucinate: bool
-    ) -> WhoDunitAction:
-        view = t.view
+    # -- the Accuser ------------------------------------------------------------------------
+
+    def _accuser(self, t: _Turn, channel: Sequence[ChannelMessage], hallucinate: bool) -> _Plan:
+        view, p = t.view, self.params
+        n = view.n_suspects
+        culprit = dict(view.culprit_description or {})
+        if hallucinate and culprit:
+            prop = t.rng.choice(sorted(culprit))
+            others = [v for v in view.attributes.get(prop, ()) if v != culprit[prop]]
+            if others:
+                culprit[prop] = t.rng.choice(others)
+        violations, confirmed = accuser_evidence(n, culprit, view.attributes, channel)
+        logw = [
+            -p.evidence_weight * violations[i]
+            + p.confirm_weight * len(confirmed[i])
+            + (p.match_bonus if culprit and len(confirmed[i]) == len(culprit) else 0.0)
+            for i in range(n)
+        ]
+        belief = _normalized(logw)
+        best = max(range(n), key=lambda i: (belief[i], -i)) + 1
+        unknown = sorted(pr for pr in culprit if pr not in confirmed[best - 1])
+        p_acc = self._p_accuse(view, belief)
+        # Ask specifically when the belief is focused: its two best candidates hold most of it.
+        focus = sum(sorted(belief, reverse=True)[:2])
+        p_spec = _sigmoid(p.decisiveness * (focus - 0.5)) if unknown else 0.0
+        policy = {3: p_acc, 1: (1 - p_acc) * p_spec, 2: (1 - p_acc) * (1 - p_spec)}
+        if p_acc >= 0.5:
+            action = WhoDunitAction(kind="accuse", character=best)
+        elif p_spec > 0.5:
+            prop = t.rng.choice(unknown)
+            action = WhoDunitAction(
+                kind="request_specific", character=best, property=prop, value=culprit[prop]
+            )
+        else:
+            action = WhoDunitAction(kind="request_broad")
+        return _Plan(belief, policy, action)
+
+    # -- Intel ------------------------------------------------------------------------------
+
+    def _intel(self, t: _Turn, channel: Sequence[ChannelMessage], hallucinate: bool) -> _Plan:
+        view, p = t.view, self.params
         suspects = view.suspects or ()
+        n = view.n_suspects
+        uniform = [1.0 / n] * n
+        rc = p.recall_confidence
         pending = view.pending_request
         if pending is not None and pending.kind == "request_specific":
             assert pending.character is not None and pending.property is not None
             truth = suspects[pending.character - 1].get(pending.property) == pending.value
-            return WhoDunitAction(
+            confidence = t.doubt() if hallucinate else rc
+            action = WhoDunitAction(
                 kind="respond",
                 character=pending.character,
                 property=pending.property,
                 value=pending.value,
                 answer=(not truth) if hallucinate else truth,
             )
+            # How sure it is of its answer, against answering broadly instead.
+            return _Plan(uniform, {1: confidence, 2: 1 - confidence}, action)
+        prop, value = self._broad_topic(t, channel)
+        q = [rc if s.get(prop) == value else 1 - rc for s in suspects]
+        if hallucinate and n:
+            flip = t.rng.randrange(n)
+            held = t.doubt()
+            q[flip] = held if q[flip] < 0.5 else 1 - held
+        holders = tuple(c for c in range(1, n + 1) if q[c - 1] > 0.5)
+        action = WhoDunitAction(
+            kind="respond_broad", property=prop, value=value, characters=holders
+        )
+        policy = {2: rc, 1: 1 - rc} if pending is None or pending.kind != "request_specific" else {}
+        return _Plan(uniform, policy, action, list_confidence=q)
+
+    def _broad_topic(self, t: _Turn, channel: Sequence[ChannelMessage]) -> tuple[str, str]:
+        """The unannounced property-value that splits the plausible suspects most evenly."""
+        view = t.view
+        suspects = view.suspects or ()
         # Hints about the culprit: the values the Accuser asked about (it asks about its own).
         hints = [
-            (m.action.property, m.action.value)
+            (str(m.action.property), str(m.action.value))
             for m in channel
             if m.action.kind == "request_specific" and m.action.property and m.action.value
         ]
-        hint_facts = [(str(pr), str(v)) for pr, v in hints]
-        pool = consistent_suspects(suspects, hint_facts) or list(range(1, len(suspects) + 1))
+        misfits = fact_violations(suspects, hints)
+        pool = [c for c, v in enumerate(misfits, 1) if v == 0] or list(range(1, len(suspects) + 1))
         done = {
             (m.action.property, m.action.value) for m in channel if m.action.kind == "respond_broad"
         }
@@ -297,120 +412,155 @@ class SimulatedAgent:
                 scored.append((min(has, len(pool) - has), t.rng.random(), prop, value))
         if not scored:
             prop = t.rng.choice(list(view.attributes))
-            value = t.rng.choice(view.attributes[prop])
-        else:
-            _, _, prop, value = max(scored)
-        holders = [i for i, s in enumerate(suspects, 1) if s.get(prop) == value]
-        if hallucinate:
-            flip = t.rng.randrange(1, len(suspects) + 1)
-            holders = sorted(set(holders) ^ {flip})
-        return WhoDunitAction(
-            kind="respond_broad", property=prop, value=value, characters=tuple(holders)
+            return prop, t.rng.choice(view.attributes[prop])
+        _, _, prop, value = max(scored)
+        return prop, value
+
+    # -- symmetric players ------------------------------------------------------------------
+
+    def _player(self, t: _Turn, channel: Sequence[ChannelMessage], hallucinate: bool) -> _Plan:
+        view, p = t.view, self.params
+        suspects = view.suspects or ()
+        n = view.n_suspects
+        own = list(view.facts)
+        if "recall_failure" in t.noise:
+            own = [f for f in own if t.rng.random() >= p.recall_drop]
+        facts = own + shared_facts(channel)
+        wrong: tuple[str, str] | None = None
+        if hallucinate and facts:
+            i = t.rng.randrange(len(facts))
+            prop, value = facts[i]
+            others = [v for v in view.attributes.get(prop, ()) if v != value]
+            if others:
+                wrong = (prop, t.rng.choice(others))
+                facts[i] = wrong
+        misfits = fact_violations(suspects, facts) if suspects else [0] * n
+        belief = _normalized([-p.evidence_weight * v for v in misfits])
+        best = max(range(n), key=lambda i: (belief[i], -i)) + 1
+        public = shared_facts(view.channel)
+        unshared = [i for i, f in enumerate(view.facts, 1) if f not in public]
+        p_acc = self._p_accuse(view, belief)
+        share = p.recall_confidence if unshared else 1 - p.recall_confidence
+        policy = {2: p_acc, 1: (1 - p_acc) * share, 3: (1 - p_acc) * (1 - share)}
+        if p_acc >= 0.5:
+            return _Plan(belief, policy, WhoDunitAction(kind="accuse", character=best))
+        if not unshared:
+            return _Plan(belief, policy, WhoDunitAction(kind="skip"))
+        # Share the fact that narrows the publicly plausible suspects most.
+        public_misfits = fact_violations(suspects, public)
+        pool = [suspects[c] for c, v in enumerate(public_misfits) if v == 0]
+
+        def remaining(i: int) -> int:
+            return sum(1 for v in fact_violations(pool, [view.facts[i - 1]]) if v == 0)
+
+        i = min(unshared, key=lambda j: (remaining(j), t.rng.random()))
+        prop, value = view.facts[i - 1]
+        if wrong is not None and wrong[0] == prop and (prop, value) in view.facts:
+            value = wrong[1]
+        elif hallucinate:
+            others = [v for v in view.attributes.get(prop, ()) if v != value]
+            value = t.rng.choice(others) if others else value
+        return _Plan(
+            belief, policy, WhoDunitAction(kind="share", fact=i, property=prop, value=value)
         )
 
-    def _player_policy(
-        self,
-        t: _Turn,
-        channel: Sequence[ChannelMessage],
-        belief: list[float],
-        hallucinate: bool,
-    ) -> WhoDunitAction:
-        view = t.view
-        suspects = view.suspects or ()
-        best = max(range(len(belief)), key=lambda i: belief[i]) + 1
-        floor = self.params.belief_floor / len(belief)
-        alive = [i + 1 for i, b in enumerate(belief) if b > 2 * floor]
-        if len(alive) == 1:
-            return WhoDunitAction(kind="accuse", character=best)
-        public = shared_facts(channel)
-        unshared = [i for i, f in enumerate(view.facts, 1) if f not in public]
-        if unshared:
-            public_pool = consistent_suspects(suspects, public)
+    # -- role loss --------------------------------------------------------------------------
 
-            def remaining(i: int) -> int:
-                return len(
-                    consistent_suspects([suspects[c - 1] for c in public_pool], [view.facts[i - 1]])
-                )
-
-            i = min(unshared, key=lambda j: (remaining(j), t.rng.random()))
-            prop, value = view.facts[i - 1]
-            if hallucinate:
-                others = [v for v in view.attributes.get(prop, ()) if v != value]
-                value = t.rng.choice(others) if others else value
-            return WhoDunitAction(kind="share", fact=i, property=prop, value=value)
-        if self._turns_left_for_me(view) == 0:
-            return WhoDunitAction(kind="accuse", character=best)
-        return WhoDunitAction(kind="skip")
-
-    def _random_action(self, t: _Turn) -> WhoDunitAction:
-        view, rng = t.view, t.rng
-        kinds = list(action_kinds(view.role).values())
-        kind: ActionKind = rng.choice(kinds)
+    def _lost(self, t: _Turn, plan: _Plan) -> AgentTurn:
+        """A turn played without the role: the action number from the blurred policy."""
+        view, rng, p = t.view, t.rng, self.params
+        numbers = sorted(action_kinds(view.role))
+        policy = {k: plan.policy.get(k, 0.0) for k in numbers}
+        total = sum(policy.values()) or 1.0
+        mix = p.role_loss_mix
+        blurred = {k: (1 - mix) * v / total + mix / len(numbers) for k, v in policy.items()}
+        number = rng.choices(numbers, weights=[blurred[k] for k in numbers])[0]
+        kind: ActionKind = action_kinds(view.role)[number]
         pending = view.pending_request
         if kind == "respond" and (pending is None or pending.kind != "request_specific"):
             kind = "respond_broad"
         if kind == "share" and not view.facts:
             kind = "skip"
         n = view.n_suspects
-        prop = rng.choice(list(view.attributes))
-        value = rng.choice(view.attributes[prop])
-        if kind in ("accuse",):
-            return WhoDunitAction(kind=kind, character=rng.randint(1, n))
-        if kind == "request_specific":
-            return WhoDunitAction(
-                kind=kind, character=rng.randint(1, n), property=prop, value=value
-            )
-        if kind == "respond":
+        attr = rng.choice(list(view.attributes))
+        value = rng.choice(view.attributes[attr])
+        plan.policy = blurred
+        action: WhoDunitAction
+        if kind in ("accuse", "request_specific"):
+            character = rng.choices(range(1, n + 1), weights=plan.belief)[0]
+            if kind == "accuse":
+                action = WhoDunitAction(kind=kind, character=character)
+            else:
+                action = WhoDunitAction(kind=kind, character=character, property=attr, value=value)
+        elif kind == "respond":
             assert pending is not None
-            return WhoDunitAction(
+            action = WhoDunitAction(
                 kind=kind,
                 character=pending.character,
                 property=pending.property,
                 value=pending.value,
                 answer=rng.random() < 0.5,
             )
-        if kind == "respond_broad":
-            ids = tuple(sorted(rng.sample(range(1, n + 1), rng.randint(0, n))))
-            return WhoDunitAction(kind=kind, property=prop, value=value, characters=ids)
-        if kind == "share":
+        elif kind == "respond_broad":
+            # It writes ids it does not actually recall: every id is a coin flip.
+            plan.list_confidence = [0.5] * n
+            ids = tuple(c for c in range(1, n + 1) if rng.random() < 0.5)
+            action = WhoDunitAction(kind=kind, property=attr, value=value, characters=ids)
+        elif kind == "share":
             i = rng.randint(1, len(view.facts))
             fp, fv = view.facts[i - 1]
-            return WhoDunitAction(kind=kind, fact=i, property=fp, value=fv)
-        return WhoDunitAction(kind=kind)
+            action = WhoDunitAction(kind=kind, fact=i, property=fp, value=fv)
+        else:
+            action = WhoDunitAction(kind=kind)
+        return self._finish(t, plan, action)
 
     # -- distributions ----------------------------------------------------------------------
 
-    def _finish(self, t: _Turn, action: WhoDunitAction, belief: list[float]) -> AgentTurn:
+    def _finish(
+        self, t: _Turn, plan: _Plan, action: WhoDunitAction, *, copy: float = 0.0
+    ) -> AgentTurn:
+        """Report the decision-position distributions of ``action`` from the plan.
+
+        ``copy`` > 0 (a collapse): each position puts that much extra weight on the token
+        actually written, since a repetition copies its tokens.
+        """
         view, p = t.view, self.params
-        n = len(belief)
-        confused = p.confusion if t.noise else (p.rogue_confusion if t.rogue else 0.0)
-        certainty = 1.0 - _entropy(belief) / math.log(n) if n > 1 else 1.0
+        k, temp = p.top_k, t.temperature
+
+        def position(probs: Mapping[str, float], chosen: str) -> TopLogprobs:
+            total = sum(probs.values()) or 1.0
+            dist = {tok: v / total for tok, v in probs.items()}
+            if copy > 0:
+                dist = {tok: (1 - copy) * v for tok, v in dist.items()}
+                dist[chosen] = dist.get(chosen, 0.0) + copy
+            return _top(_temper(dist, temp), chosen, k)
+
+        number = action_number(view.role, action.kind)
         numbers = sorted(action_kinds(view.role))
-        chosen_number = action_number(view.role, action.kind)
-        chosen_tok = str(chosen_number if chosen_number is not None else numbers[0])
-        main = p.action_base + (1 - p.action_base) * certainty if view.role != "intel" else 0.9
-        action_probs: dict[str, float] = {}
-        for num in numbers:
-            tok = str(num)
-            base = main if tok == chosen_tok else (1 - main) / max(1, len(numbers) - 1)
-            action_probs[tok] = (1 - confused) * base + confused / len(numbers)
-        dists: list[TopLogprobs] = [_top(action_probs, chosen_tok, p.top_k)]
-
-        def char_dist(chosen: int, probs: Sequence[float]) -> TopLogprobs:
-            mixed = {str(i + 1): (1 - confused) * q + confused / n for i, q in enumerate(probs)}
-            return _top(mixed, str(chosen), p.top_k)
-
+        chosen = str(number if number is not None else numbers[0])
+        policy = {str(num): max(plan.policy.get(num, 0.0), 0.0) for num in numbers}
+        if sum(policy.values()) <= 0:
+            policy = {tok: 1.0 for tok in policy}
+        dists: list[TopLogprobs] = [position(policy, chosen)]
         if action.kind in ("accuse", "request_specific") and action.character is not None:
-            dists.append(char_dist(action.character, belief))
+            belief = {str(i + 1): b for i, b in enumerate(plan.belief)}
+            dists.append(position(belief, str(action.character)))
         elif action.kind == "respond_broad":
+            q = plan.list_confidence
+            if q is None or len(q) != view.n_suspects:
+                rc = p.recall_confidence
+                q = [
+                    rc if c in action.characters else 1 - rc for c in range(1, view.n_suspects + 1)
+                ]
+            previous = 0
             for c in action.characters:
-                sharp = [0.97 if i + 1 == c else 0.03 / max(1, n - 1) for i in range(n)]
-                dists.append(char_dist(c, sharp))
+                dists.append(position(list_position(q, previous), str(c)))
+                previous = c
         return AgentTurn(
             action=action,
             thoughts=(
                 f"simulated {view.role}{' (rogue)' if t.rogue else ''}; "
-                f"noise: {', '.join(t.noise) or 'none'}"
+                f"top belief {max(plan.belief):.2f}; noise: {', '.join(t.noise) or 'none'}"
             ),
             distributions=dists,
             noise=[*t.noise, *(["rogue"] if t.rogue else [])],

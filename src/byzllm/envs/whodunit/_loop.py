@@ -1,8 +1,9 @@
 """The game loop and the intervention seam (seed 002 §2, §4.2, §6.1).
 
 :func:`play_game` plays one game to its end. After every agent turn, *before* the action takes
-effect, it builds a :class:`~byzllm.envs.TurnObservation` (game id, total turn, role, agent,
-action dict, decision-position distributions) and asks the optional intervener:
+effect, it builds a :class:`~byzllm.envs.TurnObservation` (game id, total turn, run turn —
+the turn within the current budget, restarting at 1 after a reset —, role, agent, action
+dict, decision-position distributions) and asks the optional intervener:
 
 - ``"continue"``: the action is applied;
 - ``"reset"``: the action is discarded and the environment rolls back to its last
@@ -144,6 +145,7 @@ async def play_game(
         obs = TurnObservation(
             game_id=game.id,
             turn=env.state.total_turns + 1,
+            run_turn=view.turn,
             role=view.role,
             agent=view.name,
             action=action.as_dict(view.role),
