@@ -86,6 +86,45 @@ async def run_batches(
     return runs
 
 
+async def bare_client_batch(
+    base_url: str, n: int, concurrency: int, top_logprobs: int | None
+) -> float:
+    """Wall time of the same batch sent by a bare asyncio HTTP/1.1 client (no SDK, no parsing).
+
+    A reference measured side by side: what the server and the machine allow at all, so the
+    model layer's ratio can be read against it.
+    """
+    host, port = base_url.split("//", 1)[1].split("/", 1)[0].split(":")
+    path = "/" + base_url.split("//", 1)[1].split("/", 1)[1] + "/chat/completions"
+    pool: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+    for _ in range(concurrency):
+        pool.put_nowait(await asyncio.open_connection(host, int(port)))
+
+    async def one(i: int) -> None:
+        reader, writer = await pool.get()
+        body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": f"q {i}"}]}
+        if top_logprobs is not None:
+            body.update(logprobs=True, top_logprobs=top_logprobs)
+        data = json.dumps(body).encode()
+        head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(data)}\r\n\r\n"
+        writer.write(head.encode() + data)
+        response_head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":")[1])
+            for line in response_head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        await reader.readexactly(length)
+        pool.put_nowait((reader, writer))
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    wall = time.perf_counter() - started
+    while not pool.empty():
+        pool.get_nowait()[1].close()
+    return wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
@@ -106,6 +145,10 @@ def main() -> None:
     try:
         base_url = parent.recv()
         runs = asyncio.run(run_batches(base_url, n, args.concurrency, top_logprobs, repeat))
+        floor_wall = min(
+            asyncio.run(bare_client_batch(base_url, n, args.concurrency, top_logprobs))
+            for _ in range(repeat)
+        )
         parent.send("stop")
         server_stats = parent.recv()
     finally:
@@ -136,6 +179,10 @@ def main() -> None:
     print(f"ratio to bound: {ratio:.3f}  (target <= {TARGET_RATIO})")
     print(f"client CPU per call: {cpu_ms:.3f} ms  (target <= {TARGET_CPU_MS})")
     print(
+        f"reference, same server, bare asyncio HTTP client: ratio {floor_wall / bound:.3f} "
+        "(what the server and this machine allow at all)"
+    )
+    print(
         f"server: max in flight {server_stats['max_in_flight']}, CPU {server_stats['cpu_s']:.2f} s"
     )
     print(f"wrong or incomplete answers: {wrong}")
@@ -154,6 +201,7 @@ def main() -> None:
                 "ratio_to_bound": round(ratio, 4),
                 "client_cpu_ms_per_call": round(cpu_ms, 4),
                 "all_ratios": [round(run["ratio"], 4) for run in runs],
+                "bare_client_ratio": round(floor_wall / bound, 4),
                 "all_cpu_ms_per_call": [round(run["cpu_ms_per_call"], 4) for run in runs],
                 "server_max_in_flight": server_stats["max_in_flight"],
                 "wrong": wrong,

@@ -2,10 +2,10 @@
 
 The whole pipeline on the default asymmetric games (210 train / 90 validation / 180 test)
 with simulated agents, on three split seeds: collect without interventions, select per-role
-monitors on validation, then play the test games twice per condition. The selected monitor with one
-reset must raise Success-Rate over no intervention and over the random baseline, and the
-mean game length must grow by less than 2x. Nothing here is tuned to pass: the signal comes
-from the simulated agents' belief-driven decision distributions.
+monitors on validation, then play the test games twice per condition. On every seed the
+selected monitor with one reset must raise Success-Rate over no intervention and over the
+random baseline, and the mean game length must grow by less than 2x. Nothing here is tuned
+to pass: the signal comes from the simulated agents' belief-driven decision distributions.
 """
 
 from __future__ import annotations
@@ -30,21 +30,25 @@ SEEDS = (0, 1, 2)
 
 
 def _run(seed: int) -> dict[str, object]:
+    """The whole pipeline for one split seed."""
     cfg = MonitorExperimentConfig(
         seed=seed, repeats=2, conditions=["none", "monitor-1", "random-1"]
     )
     collected = asyncio.run(run_in_memory(collect_units(cfg)))
     turns = [r for r in collected if r["kind"] == "monitor_turn"]
     train, validation = datasets_from_rows(turns)
-    monitors, selections = train_monitor_set(train, validation, meta={"simulated": True})
+    monitors, _ = train_monitor_set(train, validation, meta={"simulated": True})
     games = asyncio.run(run_in_memory(evaluate_units(cfg, monitors)))
     rows = {r["condition"]: r for r in evaluation_rows(games)}
-    return {"rows": rows, "monitors": monitors, "games": games, "selections": selections}
+    return {"rows": rows, "monitors": monitors.to_dict(), "games": games}
 
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[int, dict[str, object]]:
-    return {seed: _run(seed) for seed in SEEDS}
+    out = {seed: _run(seed) for seed in SEEDS}
+    for result in out.values():
+        result["monitors"] = MonitorSet.from_dict(result["monitors"])  # JSON round trip too
+    return out
 
 
 @pytest.fixture(scope="module")

@@ -331,3 +331,12 @@ async def test_models_share_clients_and_close_them_last() -> None:
         assert (await first.generate(user("4"))).text == "answer to 4"  # reopened lazily
         await first.aclose()
     assert server.connections == 2  # one keep-alive connection, reopened once after closing
+
+
+async def test_unicode_and_lone_surrogates_reach_the_server_intact() -> None:
+    texts = ["naïve café 数学 🧮", "broken \ud800 surrogate"]
+    async with FakeOpenAIServer(lambda r: r["messages"][-1]["content"]) as server:
+        model = get_model("openai/m", base_url=server.base_url, api_key_env=None)
+        replies = [(await model.generate(user(text))).text for text in texts]
+    assert [r["messages"][0]["content"] for r in server.requests] == texts
+    assert replies == texts

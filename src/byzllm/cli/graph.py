@@ -98,7 +98,7 @@ def check_command(
     time_limit: float | None = typer.Option(
         None,
         "--time-limit",
-        help="Seconds per solve; past it, report proven bounds (s defaults to 60 s above 26 nodes).",
+        help="Seconds per solve; past it, report proven bounds (s: 60 s above 26 nodes).",
     ),
     method: str = typer.Option("auto", "--method", help="auto, dp, search or milp."),
     no_s: bool = typer.Option(False, "--no-s", help="Skip (r,s)-robustness."),

@@ -312,6 +312,8 @@ def report(
         if not rows:
             raise InputError(f"{run_dir} has no evaluated test games (run `monitor evaluate`)")
         simulated = any(r["simulated"] for r in rows)
+        # The simulation's parameters go with every simulated result (one set per run).
+        sim_params = next((g["sim_params"] for g in games if g.get("sim_params")), None)
         triggers = trigger_turns(games)
         written: list[str] = []
         if plots is not None:
@@ -325,7 +327,13 @@ def report(
             )
         if json_output:
             print_json(
-                {"simulated": simulated, "rows": rows, "trigger_turns": triggers, "plots": written}
+                {
+                    "simulated": simulated,
+                    "sim_params": sim_params,
+                    "rows": rows,
+                    "trigger_turns": triggers,
+                    "plots": written,
+                }
             )
             return
         shown = [
@@ -347,5 +355,10 @@ def report(
             title="Monitors and interventions (test games)",
             simulated=simulated,
         )
+        if sim_params:
+            typer.echo(
+                "simulation: " + ", ".join(f"{k}={v}" for k, v in sorted(sim_params.items())),
+                err=True,
+            )
         for path in written:
             typer.echo(f"wrote {path}", err=True)

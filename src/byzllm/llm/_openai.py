@@ -173,7 +173,7 @@ class OpenAIAPI(ModelAPI):
                 self._completions_url,
                 # Serialized here: the SDK deep-copies a dict body (messages and all) twice
                 # per request, while bytes pass through untouched.
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass"),
+                content=_encode_json(body),
                 cast_to=httpx2.Response,
                 options={
                     "timeout": self.settings.timeout_s,
@@ -247,6 +247,14 @@ class OpenAIAPI(ModelAPI):
             del per_loop[key]
             for shard in client_set.shards:
                 await shard.client.close()
+
+
+def _encode_json(body: dict[str, Any]) -> bytes:
+    """UTF-8 JSON; lone surrogates (not encodable as UTF-8) fall back to ``\\u`` escapes."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body).encode("ascii")
 
 
 def _load_of(shard: _Shard) -> int:

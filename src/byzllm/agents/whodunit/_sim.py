@@ -154,6 +154,10 @@ def _normalized(logw: Sequence[float]) -> list[float]:
 
 def _temper(probs: Mapping[str, float], temperature: float) -> dict[str, float]:
     """``p ** (1 / T)`` renormalized (``T > 1`` flattens)."""
+    if temperature == 1.0:
+        floored = {tok: max(p, _TINY) for tok, p in probs.items()}
+        total = sum(floored.values())
+        return {tok: p / total for tok, p in floored.items()}
     inv = 1.0 / temperature
     powered = {tok: max(p, _TINY) ** inv for tok, p in probs.items()}
     total = sum(powered.values())
@@ -240,8 +244,8 @@ class SimulatedAgent:
         last = self._episodes.get(view.game_id)
         if last is None or view.turn < last[0]:
             p = self.params
-            scale = (view.n_suspects / p.reference_suspects) ** p.size_exponent
-            rogue = rng.random() < min(1.0, p.rogue_rate * scale)
+            scale: float = (view.n_suspects / p.reference_suspects) ** p.size_exponent
+            rogue = bool(rng.random() < min(1.0, p.rogue_rate * scale))
         else:
             rogue = last[1]
         self._episodes[view.game_id] = (view.turn, rogue)
@@ -405,10 +409,14 @@ class SimulatedAgent:
         }
         scored: list[tuple[int, float, str, str]] = []
         for prop, values in view.attributes.items():
+            counts: dict[str | None, int] = {}
+            for c in pool:
+                v = suspects[c - 1].get(prop)
+                counts[v] = counts.get(v, 0) + 1
             for value in values:
                 if (prop, value) in done:
                     continue
-                has = sum(1 for c in pool if suspects[c - 1].get(prop) == value)
+                has = counts.get(value, 0)
                 scored.append((min(has, len(pool) - has), t.rng.random(), prop, value))
         if not scored:
             prop = t.rng.choice(list(view.attributes))
@@ -422,47 +430,48 @@ class SimulatedAgent:
         view, p = t.view, self.params
         suspects = view.suspects or ()
         n = view.n_suspects
+        public = shared_facts(view.channel)
+        unshared = [i for i, f in enumerate(view.facts, 1) if f not in public]
+        share_index: int | None = None
+        if unshared:
+            # The fact that narrows the publicly plausible suspects most.
+            public_misfits = fact_violations(suspects, public)
+            pool = [suspects[c] for c, v in enumerate(public_misfits) if v == 0]
+
+            def remaining(i: int) -> int:
+                return sum(1 for v in fact_violations(pool, [view.facts[i - 1]]) if v == 0)
+
+            share_index = min(unshared, key=lambda j: (remaining(j), t.rng.random()))
         own = list(view.facts)
         if "recall_failure" in t.noise:
             own = [f for f in own if t.rng.random() >= p.recall_drop]
         facts = own + shared_facts(channel)
         wrong: tuple[str, str] | None = None
-        if hallucinate and facts:
-            i = t.rng.randrange(len(facts))
-            prop, value = facts[i]
+        if hallucinate and (share_index is not None or facts):
+            # It misremembers one fact: the one it is about to share, if any; it believes
+            # the wrong value (its posterior uses it) and would share it.
+            prop, value = (
+                view.facts[share_index - 1] if share_index is not None else t.rng.choice(facts)
+            )
             others = [v for v in view.attributes.get(prop, ()) if v != value]
             if others:
                 wrong = (prop, t.rng.choice(others))
-                facts[i] = wrong
+                facts = [wrong if f == (prop, value) else f for f in facts]
         misfits = fact_violations(suspects, facts) if suspects else [0] * n
         belief = _normalized([-p.evidence_weight * v for v in misfits])
         best = max(range(n), key=lambda i: (belief[i], -i)) + 1
-        public = shared_facts(view.channel)
-        unshared = [i for i, f in enumerate(view.facts, 1) if f not in public]
         p_acc = self._p_accuse(view, belief)
         share = p.recall_confidence if unshared else 1 - p.recall_confidence
         policy = {2: p_acc, 1: (1 - p_acc) * share, 3: (1 - p_acc) * (1 - share)}
         if p_acc >= 0.5:
             return _Plan(belief, policy, WhoDunitAction(kind="accuse", character=best))
-        if not unshared:
+        if share_index is None:
             return _Plan(belief, policy, WhoDunitAction(kind="skip"))
-        # Share the fact that narrows the publicly plausible suspects most.
-        public_misfits = fact_violations(suspects, public)
-        pool = [suspects[c] for c, v in enumerate(public_misfits) if v == 0]
-
-        def remaining(i: int) -> int:
-            return sum(1 for v in fact_violations(pool, [view.facts[i - 1]]) if v == 0)
-
-        i = min(unshared, key=lambda j: (remaining(j), t.rng.random()))
-        prop, value = view.facts[i - 1]
-        if wrong is not None and wrong[0] == prop and (prop, value) in view.facts:
+        prop, value = view.facts[share_index - 1]
+        if wrong is not None and wrong[0] == prop:
             value = wrong[1]
-        elif hallucinate:
-            others = [v for v in view.attributes.get(prop, ()) if v != value]
-            value = t.rng.choice(others) if others else value
-        return _Plan(
-            belief, policy, WhoDunitAction(kind="share", fact=i, property=prop, value=value)
-        )
+        action = WhoDunitAction(kind="share", fact=share_index, property=prop, value=value)
+        return _Plan(belief, policy, action)
 
     # -- role loss --------------------------------------------------------------------------
 

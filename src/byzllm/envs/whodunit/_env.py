@@ -123,6 +123,9 @@ class WhoDunitEnv:
         if len(set(self.names)) != len(self.names):
             raise InputError("agent names must be distinct")
         self.state = GameState()
+        # The eliminated ids of the last channel analysed (asym), extended message by message:
+        # every turn analyses the channel before and after its message.
+        self._eliminated_cache: tuple[list[ChannelMessage], set[int]] | None = None
 
     # -- whose turn ------------------------------------------------------------------------
 
@@ -240,11 +243,36 @@ class WhoDunitEnv:
         msgs = channel if channel is not None else [e.message for e in self.state.channel]
         game = self.game
         if game.variant == "asym":
-            eliminated, _ = accuser_deductions(
-                len(game.suspects), game.culprit_description, game.attributes, msgs
-            )
+            eliminated = self._eliminated(msgs)
             return [c for c in range(1, len(game.suspects) + 1) if c not in eliminated]
         return consistent_suspects(game.suspects, shared_facts(msgs))
+
+    def _eliminated(self, msgs: list[ChannelMessage]) -> set[int]:
+        """:func:`accuser_deductions`' eliminated ids, reusing the last analysed prefix.
+
+        Elimination is a union over messages, so a channel that extends the cached one (the
+        very same message objects) only needs its new messages read.
+        """
+        game = self.game
+
+        def deduce(part: list[ChannelMessage]) -> set[int]:
+            out, _ = accuser_deductions(
+                len(game.suspects), game.culprit_description, game.attributes, part
+            )
+            return out
+
+        cached = self._eliminated_cache
+        if (
+            cached is not None
+            and len(cached[0]) <= len(msgs)
+            and all(a is b for a, b in zip(cached[0], msgs, strict=False))
+        ):
+            known = len(cached[0])
+            eliminated = cached[1] | deduce(msgs[known:]) if known < len(msgs) else cached[1]
+        else:
+            eliminated = deduce(msgs)
+        self._eliminated_cache = (list(msgs), eliminated)
+        return set(eliminated)
 
     def _flags(self, action: WhoDunitAction, sender: str) -> AnalysisFlags:
         game = self.game
