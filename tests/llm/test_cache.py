@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -199,23 +200,27 @@ def test_unreadable_entry_is_a_miss(tmp_path: Path) -> None:
     assert stored is not None and stored.text == "ok" and stored.cached is False
 
 
-def _writer(path: str, start: int) -> None:
-    cache = ResponseCache(path)
-    for i in range(start, start + 50):
-        cache.put(f"key-{i}", Completion(text=f"text {i}"))
-    cache.close()
+# Run as a separate interpreter (not a pickled test function: the test modules are not
+# importable by name from a child process).
+_WRITER = """
+import sys
+from byzllm.llm import Completion, ResponseCache
+path, start = sys.argv[1], int(sys.argv[2])
+cache = ResponseCache(path)
+for i in range(start, start + 50):
+    cache.put(f"key-{i}", Completion(text=f"text {i}"))
+cache.close()
+"""
 
 
 def test_two_processes_share_one_cache_file(tmp_path: Path) -> None:
     path = str(tmp_path / "shared.sqlite")
     ResponseCache(path).close()
-    context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_writer, args=(path, s)) for s in (0, 50)]
+    workers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, path, str(start)]) for start in (0, 50)
+    ]
     for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=60)
-        assert worker.exitcode == 0
+        assert worker.wait(timeout=60) == 0
     cache = ResponseCache(path)
     assert len(cache) == 100
     assert cache.get("key-73") == Completion(text="text 73")

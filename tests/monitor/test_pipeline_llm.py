@@ -104,7 +104,7 @@ def test_collect_train_evaluate_report_against_fake_server(tmp_path: Path) -> No
     )
     _ok(result)
     report = json.loads(result.stdout)
-    assert report["simulated"] is False
+    assert report["simulated"] is False and report["sim_params"] is None
     conditions = [r["condition"] for r in report["rows"]]
     assert conditions == ["none", "monitor-1", "monitor-2", "random-1", "random-2"]
     assert all(r["games"] == 12 and r["runs"] == 2 for r in report["rows"])
