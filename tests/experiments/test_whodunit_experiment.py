@@ -54,6 +54,7 @@ async def test_simulated_records(tmp_path: Path) -> None:
         assert key in t
     rows = report_rows(games)
     assert rows[0]["runs"] == 2 and rows[0]["games"] == 10 and rows[0]["simulated"]
+    assert rows[0]["sim_params"] == cfg.sim.model_dump()  # reported with the results
 
 
 async def test_llm_records_over_http(tmp_path: Path) -> None:
@@ -81,6 +82,7 @@ async def test_llm_records_over_http(tmp_path: Path) -> None:
     turns = store.records("whodunit_turn")
     assert all(t["distributions"] for t in turns)
     assert json.dumps(report_rows(games))
+    assert report_rows(games)[0]["sim_params"] is None
 
 
 async def test_models_are_shared_per_event_loop() -> None:

@@ -328,7 +328,15 @@ def load_games(
 
 
 def report_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One summary row per (variant, agents, suspects): metrics ± standard error."""
+    """One summary row per (variant, agents, suspects): metrics ± standard error.
+
+    Simulated rows carry the simulation's parameters (``sim_params``; ``None`` otherwise).
+    """
+    params: dict[tuple[str, str, int], Any] = {}
+    for row in rows:
+        if row.get("sim_params"):
+            key = (row["variant"], row["agents"], int(row.get("n_suspects", 0)))
+            params.setdefault(key, row["sim_params"])
     out: list[dict[str, Any]] = []
     for (variant, agents, n), runs in sorted(load_games(rows).items()):
         s: MetricSummary = summarize_runs(runs)
@@ -348,6 +356,7 @@ def report_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "parse_failures": s.parse_failures,
                 "fallbacks": s.fallbacks,
                 "simulated": s.simulated,
+                "sim_params": params.get((variant, agents, n)),
             }
         )
     return out
