@@ -162,3 +162,10 @@ def test_huge_adversarial_tokens_do_not_matter() -> None:
     token = "{" * 1_000_000
     f = turn_features([[(token, math.log(0.5)), (token, math.log(0.5))]], turn=1)
     assert f.entropy == pytest.approx(LN2)
+
+
+def test_a_lone_token_has_exactly_zero_uncertainty() -> None:
+    # Renormalizing one token of probability e^-0.55 gives p = 1 up to rounding; the
+    # entropy must come out 0, not -1e-16.
+    f = turn_features([[("a", -0.5499434821690983)]], turn=1)
+    assert (f.entropy, f.varentropy, f.kurtosis) == (0.0, 0.0, 0.0)

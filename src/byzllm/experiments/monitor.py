@@ -268,7 +268,10 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
     ]
     if payload.get("stage") == "collect":
         for t in result.turns:
-            f = turn_features(t.obs.distributions, t.obs.turn, renormalize=cfg.renormalize)
+            # The clock the live monitor reads (turn since the last reset); collected games
+            # have no interventions, so it equals the total turn here.
+            turn = t.obs.run_turn or t.obs.turn
+            f = turn_features(t.obs.distributions, turn, renormalize=cfg.renormalize)
             records.append(
                 MonitorTurnRecord(
                     split=split,
@@ -276,7 +279,7 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
                     repeat=repeat,
                     role=t.obs.role,
                     agent=t.obs.agent,
-                    turn=t.obs.turn,
+                    turn=turn,
                     entropy=f.entropy,
                     varentropy=f.varentropy,
                     kurtosis=f.kurtosis,

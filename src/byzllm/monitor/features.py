@@ -133,7 +133,9 @@ def distribution_stats(
         if (mass <= 0).any():
             raise InputError("a decision position has zero probability mass in its top-k")
         p = p / mass
-        log_p = lp - np.log(mass)
+        # A probability is at most 1: rounding must not make a lone token's surprisal
+        # (or the entropy) slightly negative.
+        log_p = np.minimum(lp - np.log(mass), 0.0)
     else:
         if (mass > 1.0 + 1e-3).any():
             raise InputError(f"top-k probabilities sum to {float(mass.max()):.4f} > 1")

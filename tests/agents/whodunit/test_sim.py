@@ -6,6 +6,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from byzllm.agents.whodunit import (
     AgentView,
@@ -15,9 +17,10 @@ from byzllm.agents.whodunit import (
     WhoDunitAction,
     render_message,
 )
+from byzllm.agents.whodunit._deduce import accuser_evidence, fact_violations
 from byzllm.agents.whodunit._sim import list_position
 
-from .conftest import SUSPECTS, make_view
+from .conftest import ATTRS, SUSPECTS, make_view
 
 A = WhoDunitAction
 QUIET = SimParams(
@@ -352,3 +355,38 @@ def _view_sanity(view: AgentView) -> None:
 def test_fixture_views() -> None:
     for role in ("accuser", "intel", "player"):
         _view_sanity(make_view(role))
+
+
+def test_accuser_evidence_by_hand() -> None:
+    # Culprit 3 (brown hat, green eyes, button-up, pink). "brown hat: 1 3 5 7 9 11" confirms
+    # the hat of those six and contradicts the six others once. "green eyes: 9" (a wrong
+    # list: 3 is missing) contradicts every id but 9 once more and confirms 9's eyes.
+    channel = (SOLVING[0], broad("eye_color", "green", (9,)))
+    culprit = dict(SUSPECTS[2])
+    violations, confirmed = accuser_evidence(12, culprit, ATTRS, channel)
+    assert violations == [1, 2, 1, 2, 1, 2, 1, 2, 0, 2, 1, 2]
+    assert confirmed[2] == {"hat"} and confirmed[8] == {"hat", "eye_color"}
+    assert confirmed[1] == set()
+    # Two-valued property: not being listed as a tee confirms the other value.
+    shirt = (broad("shirt", "tee"),)
+    _, confirmed = accuser_evidence(12, culprit, ATTRS, shirt)
+    assert confirmed[2] == {"shirt"}  # 3 is not a tee, so it wears button-up
+
+
+def test_fact_violations_by_hand() -> None:
+    facts = [("hat", "brown"), ("eye_color", "green")]
+    assert fact_violations(SUSPECTS[:4], facts) == [1, 2, 0, 2]
+    assert fact_violations(SUSPECTS[:2], []) == [0, 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    q=st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=20),
+    previous=st.integers(min_value=0, max_value=20),
+)
+def test_list_position_is_a_distribution(q: list[float], previous: int) -> None:
+    previous = min(previous, len(q))
+    dist = list_position(q, previous)
+    assert set(dist) == {*(str(c) for c in range(previous + 1, len(q) + 1)), "]"}
+    assert all(v >= 0 for v in dist.values())
+    assert sum(dist.values()) == pytest.approx(1.0)

@@ -214,3 +214,36 @@ def test_agent_names_and_counts(sym_game: WhoDunitGame, asym_game: WhoDunitGame)
         WhoDunitEnv(sym_game, names=("A",))
     env = WhoDunitEnv(generate_games(1, seed=0)[0], names=("Ann", "Bob"))
     assert env.current_agent == "Ann"
+
+
+def test_remaining_candidates_stay_exact_through_rollback_and_restore() -> None:
+    from byzllm.agents.whodunit import SimParams
+    from byzllm.agents.whodunit._deduce import accuser_deductions
+
+    def fresh(env: WhoDunitEnv) -> list[int]:
+        g = env.game
+        msgs = [e.message for e in env.state.channel]
+        out, _ = accuser_deductions(len(g.suspects), g.culprit_description, g.attributes, msgs)
+        return [c for c in range(1, len(g.suspects) + 1) if c not in out]
+
+    noisy = SimParams(hallucination_rate=0.3, rogue_rate=0.0)
+    for game in generate_games(6, seed=3):
+        env = WhoDunitEnv(game)
+        agents = {n: SimulatedAgent(n, noisy) for n in env.names}
+        rng = random.Random(game.id)
+        saved = None
+        step = 0
+        while not env.done:
+            view = env.view()
+            turn = asyncio.run(agents[view.name].act(view, rng))
+            if turn.action.kind == "accuse" and step < 12:
+                env.rollback_to_last_irreversible()  # a reset instead of the accusation
+            elif not env.check_action(turn.action):
+                outcome = env.step(turn.action)
+                assert outcome.remaining_candidates == fresh(env)
+            step += 1
+            if step == 4:
+                saved = env.snapshot()
+            if step == 8 and saved is not None:
+                env.restore(saved)
+            assert env.remaining_candidates() == fresh(env)

@@ -261,7 +261,8 @@ class SimulatedAgent:
         """The synchronous core of :meth:`act` (cheap: no I/O)."""
         p = self.params
         t = _Turn(view, rng, p, rogue=self._is_rogue(view, rng))
-        # Every mode is drawn every turn, so the random stream does not depend on the policy.
+        # Every mode is drawn on every turn, before anything else: which modes fire does not
+        # depend on the policy's own draws.
         recall = t.fires(p.recall_failure_rate)
         hallucinate = t.fires(p.hallucination_rate)
         role_loss = t.fires(p.role_loss_rate)
@@ -389,7 +390,7 @@ class SimulatedAgent:
         action = WhoDunitAction(
             kind="respond_broad", property=prop, value=value, characters=holders
         )
-        policy = {2: rc, 1: 1 - rc} if pending is None or pending.kind != "request_specific" else {}
+        policy = {2: rc, 1: 1 - rc}  # nothing to answer: a broad message
         return _Plan(uniform, policy, action, list_confidence=q)
 
     def _broad_topic(self, t: _Turn, channel: Sequence[ChannelMessage]) -> tuple[str, str]:
@@ -565,11 +566,18 @@ class SimulatedAgent:
             for c in action.characters:
                 dists.append(position(list_position(q, previous), str(c)))
                 previous = c
+        state = (
+            f"top belief {max(plan.belief):.2f}"
+            if view.role != "intel"
+            else f"least sure of an id at {min(max(q, 1 - q) for q in plan.list_confidence):.2f}"
+            if plan.list_confidence
+            else f"answer confidence {max(plan.policy.values()):.2f}"
+        )
         return AgentTurn(
             action=action,
             thoughts=(
-                f"simulated {view.role}{' (rogue)' if t.rogue else ''}; "
-                f"top belief {max(plan.belief):.2f}; noise: {', '.join(t.noise) or 'none'}"
+                f"simulated {view.role}{' (rogue)' if t.rogue else ''}; {state}; "
+                f"noise: {', '.join(t.noise) or 'none'}"
             ),
             distributions=dists,
             noise=[*t.noise, *(["rogue"] if t.rogue else [])],
