@@ -60,8 +60,12 @@ def test_runs_list_empty_and_missing_root(tmp_path: Path) -> None:
     empty = runner.invoke(app, ["runs", "list", str(tmp_path)])
     assert empty.exit_code == 0 and "no runs under" in empty.stdout
     missing = runner.invoke(app, ["runs", "list", str(tmp_path / "nope")])
-    assert missing.exit_code == 2
-    assert missing.stderr.startswith("error: no such folder")
+    assert missing.exit_code == 0 and "no runs under" in missing.stdout
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    not_a_folder = runner.invoke(app, ["runs", "list", str(a_file)])
+    assert not_a_folder.exit_code == 2
+    assert not_a_folder.stderr.startswith("error: not a folder")
 
 
 def test_runs_show(run_dir: Path) -> None:

@@ -88,16 +88,18 @@ def list_runs(
     with cli_errors():
         from byzllm.errors import InputError
 
-        if not root.is_dir():
-            raise InputError(f"no such folder: {root}")
-        overviews = [_run_overview(store.parent) for store in _find_stores(root)]
+        if root.exists() and not root.is_dir():
+            raise InputError(f"not a folder: {root}")
+        # A missing root just means nothing has run here yet: an empty list, not an error.
+        stores = _find_stores(root) if root.is_dir() else []
+        overviews = [_run_overview(store.parent) for store in stores]
         if json_output:
             for row in overviews:
                 del row["last_started_short"]
             print_json({"root": str(root), "runs": overviews})
             return
         if not overviews:
-            typer.echo(f"no runs under {root}")
+            typer.echo(f"no runs under {root} yet (try `byzllm demo`)")
             return
         from rich.console import Console
         from rich.table import Table

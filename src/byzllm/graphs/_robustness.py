@@ -148,12 +148,12 @@ def _solve_r(
         lb = max(lb, min(out.lower, ub))
         return lb, ub, s1, s2, lb == ub, "milp"
     # Branch and bound, top down: the heuristic upper bound is usually tight, so one proof at
-    # ub - 1 settles it. Under a time limit that proof gets 60% of the time; if it does not
+    # ub - 1 settles it. Under a time limit that proof gets 85% of the time; if it does not
     # finish, the rest goes bottom up, where every level proven pair-free raises the lower
     # bound (proofs far below r are cheap), so the answer still carries the best proven level.
     first_deadline = None
     if deadline is not None:
-        first_deadline = time.perf_counter() + 0.6 * max(0.0, deadline - time.perf_counter())
+        first_deadline = time.perf_counter() + 0.85 * max(0.0, deadline - time.perf_counter())
     try:
         while lb < ub:
             found = find_closed_pair(view, ub - 1, first_deadline)
