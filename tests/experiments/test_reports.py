@@ -11,6 +11,7 @@ from rich.console import Console
 
 from byzllm.experiments.reports import (
     bar_plot,
+    format_pm,
     format_value,
     line_plot,
     markdown_table,
@@ -34,6 +35,15 @@ def test_format_value() -> None:
     assert format_value(True) == "yes"
     assert format_value(float("nan")) == "nan"
     assert format_value(3) == "3"
+
+
+def test_format_pm() -> None:
+    nan = float("nan")
+    assert format_pm(0.765, 0.0123, scale=100) == "76.5 ± 1.2"
+    assert format_pm(12.25, 0.5, digits=2) == "12.25 ± 0.50"
+    assert format_pm(0.5, nan, scale=100) == "50.0"  # one run: no standard error
+    assert format_pm(nan, 0.1) == "n/a"
+    assert format_pm(nan, nan, missing="-") == "-"
 
 
 def test_markdown_table_escapes_and_labels_simulated() -> None:

@@ -17,7 +17,6 @@ from byzllm.experiments.whodunit import (
     expand_units,
     report_rows,
     select_games,
-    shared_model,
     work,
 )
 from byzllm.testing import FakeOpenAIServer
@@ -87,9 +86,10 @@ async def test_llm_records_over_http(tmp_path: Path) -> None:
 
 async def test_models_are_shared_per_event_loop() -> None:
     def settings(salt: str) -> Any:
-        return shared_model(
-            "openai/fake", base_url="http://127.0.0.1:9/v1", api_key_env=None, cache_salt=salt
+        cfg = WhoDunitRunConfig(
+            agents="llm", model="openai/fake", base_url="http://127.0.0.1:9/v1", api_key_env=None
         )
+        return cfg.shared_model(salt=salt)
 
     first = settings("r0")
     assert settings("r0") is first  # every game of a run reuses one client

@@ -147,3 +147,18 @@ def test_rs_milp_matches_reference() -> None:
                     rr,
                     value + 1,
                 )
+
+
+def test_rs_above_dp_size_uses_proofs_and_milp() -> None:
+    G = nx.gnp_random_graph(28, 0.5, seed=4)
+    r = r_robustness(G).r
+    # Not (r+1)-robust: s = 0 exactly, with the pair that shows it.
+    above = rs_robustness(G, r=r + 1)
+    assert above.exact and above.s == 0 and above.certificate is not None
+    assert verify_certificate(G, above.certificate.s1, above.certificate.s2, r + 1)
+    # r-robust: s ≥ 1 is proven even when the MILP stops early.
+    at = rs_robustness(G, r=r, time_limit=2)
+    assert 1 <= at.bounds[0] <= at.s <= at.bounds[1]
+    if at.certificate is not None:
+        cert = at.certificate
+        assert verify_rs_certificate(G, cert.s1, cert.s2, r, at.bounds[1] + 1)

@@ -37,7 +37,7 @@ from .consensus_prompts import (
     render_score_prompt,
 )
 
-__all__ = ["LLMAgent", "llm_agent_from_backend", "render_debate_prompt"]
+__all__ = ["LLMAgent", "render_debate_prompt"]
 
 #: Longest raw reply forwarded to neighbours when no final answer could be extracted.
 MAX_FORWARDED_CHARS = 2_000
@@ -173,43 +173,3 @@ class LLMAgent(ConsensusAgent):
             "temperature": self.config.temperature,
             "max_tokens": self.config.max_tokens,
         }
-
-
-_MODELS: dict[str, ChatModel] = {}
-
-
-def llm_agent_from_backend(name: str, group: str, backend: Any) -> LLMAgent:
-    """An :class:`LLMAgent` for a config's ``AgentBackend`` (models are shared per process)."""
-    from byzllm.llm import get_model
-
-    key = json.dumps(
-        [
-            backend.model,
-            backend.base_url,
-            backend.api_key_env,
-            backend.max_concurrency,
-            backend.cache,
-            backend.timeout_s,
-            backend.retry,
-        ],
-        sort_keys=True,
-    )
-    model = _MODELS.get(key)
-    if model is None:
-        model = get_model(
-            backend.model,
-            base_url=backend.base_url,
-            api_key_env=backend.api_key_env,
-            max_concurrency=backend.max_concurrency,
-            cache=backend.cache,
-            timeout_s=backend.timeout_s,
-            retry=backend.retry or None,
-        )
-        _MODELS[key] = model
-    return LLMAgent(
-        name,
-        model,
-        group="strong" if group == "strong" else "weak",
-        temperature=backend.temperature,
-        max_tokens=backend.max_tokens,
-    )

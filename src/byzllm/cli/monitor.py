@@ -74,15 +74,6 @@ def _config(
     return load_cli_config(config, MonitorExperimentConfig, sets)
 
 
-def _pm(value: float, se: float, scale: float) -> str:
-    """``76.5 ± 1.2`` (the ± part omitted when the standard error is undefined)."""
-    import math
-
-    if math.isnan(value):
-        return "n/a"
-    return f"{scale * value:.1f}" + ("" if math.isnan(se) else f" ± {scale * se:.1f}")
-
-
 def _run_dir(run_dir: Path | None, config: Path | None, stage: str) -> Path:
     if run_dir is not None:
         return run_dir
@@ -299,6 +290,7 @@ def report(
     with cli_errors():
         from byzllm.errors import InputError
         from byzllm.experiments import Store
+        from byzllm.experiments.reports import format_pm
         from byzllm.monitor.report import (
             evaluation_rows,
             plot_success_bars,
@@ -341,9 +333,9 @@ def report(
                 "condition": r["condition"],
                 "runs": r["runs"],
                 "games": r["games"],
-                "success %": _pm(r["success_rate"], r["success_rate_se"], 100),
-                "precision %": _pm(r["precision"], r["precision_se"], 100),
-                "length": _pm(r["game_length"], r["game_length_se"], 1),
+                "success %": format_pm(r["success_rate"], r["success_rate_se"], scale=100),
+                "precision %": format_pm(r["precision"], r["precision_se"], scale=100),
+                "length": format_pm(r["game_length"], r["game_length_se"]),
                 "×len": f"{r['length_ratio']:.2f}",
                 "interv.": f"{r['interventions_per_game']:.2f}",
             }

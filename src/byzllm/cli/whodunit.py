@@ -157,12 +157,9 @@ def play(
         cfg = _game_config(variant, suspects, attributes, turns)
         game = generate_games(1, cfg, seed=seed)[0]
         if model:
-            from byzllm import llm
+            from byzllm.llm import ModelSpec
 
-            get_model = getattr(llm, "get_model", None)
-            if get_model is None:
-                raise InputError("this byzllm build has no model backends")
-            agents: Any = llm_agents(game, get_model(model, base_url=base_url))
+            agents: Any = llm_agents(game, ModelSpec(name=model, base_url=base_url).build())
         else:
             agents = simulated_agents(game)
         result = asyncio.run(play_game(game, agents, rng=seed, wording=wording))  # type: ignore[arg-type]
@@ -210,8 +207,9 @@ def run(
 
     Config keys: game (variant, n_suspects, n_attributes, max_turns, n_agents,
     facts_per_agent), split (train | validation | test | generated), seed, n_games, repeats,
-    agents (simulated | llm), sim (simulation parameters), model, base_url, top_logprobs,
-    max_reprompts, wording.
+    agents (simulated | llm), sim (simulation parameters), top_logprobs, max_reprompts,
+    wording, and the model keys model, base_url, api_key_env, max_concurrency, cache,
+    cache_salt, timeout_s, retry (as every experiment).
     """
     with cli_errors():
         from byzllm.experiments.whodunit import WhoDunitRunConfig, expand_units, work
@@ -251,23 +249,19 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
         emit_rows(rows, json_output=json_output, title="WhoDunitEnv", simulated=simulated)
 
 
-def _pm(value: float, se: float, scale: float, digits: int) -> str:
-    import math
-
-    if math.isnan(value):
-        return "-"
-    text = f"{value * scale:.{digits}f}"
-    return text if math.isnan(se) else f"{text} ± {se * scale:.{digits}f}"
-
-
 def _pretty(row: dict[str, Any]) -> dict[str, Any]:
+    from byzllm.experiments.reports import format_pm
+
+    def pm(metric: str, scale: float) -> str:
+        return format_pm(row[metric], row[f"{metric}_se"], scale=scale, missing="-")
+
     return {
         "variant": row["variant"],
         "agents": row["agents"],
         "suspects": row["suspects"],
         "games": f"{row['games']} ({row['runs']} runs)",
-        "Success-Rate %": _pm(row["success_rate"], row["success_rate_se"], 100, 1),
-        "Precision %": _pm(row["precision"], row["precision_se"], 100, 1),
-        "Game-Length": _pm(row["game_length"], row["game_length_se"], 1, 1),
+        "Success-Rate %": pm("success_rate", 100),
+        "Precision %": pm("precision", 100),
+        "Game-Length": pm("game_length", 1),
         "fallbacks": row["fallbacks"],
     }

@@ -20,6 +20,8 @@ units already done::
     Store.open("runs/demo").records_frame("answer")
 """
 
+from typing import TYPE_CHECKING, Any
+
 from byzllm.errors import ConfigError
 
 from ._config import (
@@ -38,6 +40,9 @@ from ._runner import RunStatus, RunSummary, UnitFailure, run_units
 from ._store import STORE_FILENAME, ExportFormat, Store, StoreError, UnitResult
 from ._units import Unit, canonical_json, make_unit, unit_id
 
+if TYPE_CHECKING:
+    from ._model_config import ModelConfig
+
 __all__ = [
     "STORE_FILENAME",
     "ConfigError",
@@ -48,6 +53,7 @@ __all__ = [
     "ExperimentConfig",
     "ExportFormat",
     "LocalExecutor",
+    "ModelConfig",
     "PlainProgress",
     "ProcessExecutor",
     "ProgressReporter",
@@ -70,3 +76,12 @@ __all__ = [
     "run_units",
     "unit_id",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ModelConfig pulls in the model layer (byzllm.llm): loaded on first use only.
+    if name == "ModelConfig":
+        from ._model_config import ModelConfig
+
+        return ModelConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,9 +25,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from byzllm.agents.whodunit import SimParams, WordingName
 from byzllm.envs.whodunit import GameConfig
 from byzllm.errors import ConfigError, InputError
 from byzllm.monitor.conditions import CONDITIONS, DEFAULT_CONDITIONS, Condition, make_intervener
@@ -36,10 +35,9 @@ from byzllm.monitor.features import turn_features
 from byzllm.monitor.intervene import MonitorIntervener
 from byzllm.monitor.monitor_set import MonitorSet
 
-from ._config import ExperimentConfig
 from ._records import Record
 from ._units import Unit, make_unit
-from .whodunit import shared_model
+from .whodunit import WhoDunitPlayers
 
 __all__ = [
     "MonitorExperimentConfig",
@@ -53,7 +51,7 @@ __all__ = [
 ]
 
 
-class MonitorExperimentConfig(ExperimentConfig):
+class MonitorExperimentConfig(WhoDunitPlayers):
     """The whole monitor pipeline in one config. Example YAML::
 
     game: {variant: asym, n_suspects: 10}
@@ -65,6 +63,9 @@ class MonitorExperimentConfig(ExperimentConfig):
     conditions: [none, monitor-1, monitor-2, random-1, random-2]
     agents: simulated       # or: llm (then set model, base_url)
     sim: {hallucination_rate: 0.04}
+
+    The players' keys (agents, sim, model, base_url, ..., wording) are
+    :class:`~byzllm.experiments.whodunit.WhoDunitPlayers`'.
     """
 
     env: Literal["whodunit"] = "whodunit"
@@ -76,22 +77,9 @@ class MonitorExperimentConfig(ExperimentConfig):
     collect_repeats: int = Field(default=1, ge=1)
     repeats: int = Field(default=3, ge=1)
     conditions: list[Condition] = Field(default_factory=lambda: list(DEFAULT_CONDITIONS))
-    agents: Literal["simulated", "llm"] = "simulated"
-    sim: SimParams = Field(default_factory=SimParams)
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
-    cache: str | None = None
-    top_logprobs: int = Field(default=10, ge=1, le=20)
-    max_reprompts: int = Field(default=3, ge=0)
-    wording: WordingName = "award"
+    # Monitors read the decision-position distributions: at least one alternative is needed.
+    top_logprobs: int = Field(default=10, ge=1, description="at most max_top_logprobs")
     renormalize: bool = True
-
-    @model_validator(mode="after")
-    def _llm_needs_model(self) -> MonitorExperimentConfig:
-        if self.agents == "llm" and not self.model:
-            raise ValueError("agents: llm needs a model (e.g. --model openai/gpt-4o-mini)")
-        return self
 
 
 class MonitorTurnRecord(Record):
@@ -201,29 +189,6 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
     ]
 
 
-def _model(cfg: MonitorExperimentConfig, repeat: int) -> Any:
-    # One client per event loop and settings, shared by every game (see shared_model).
-    return shared_model(
-        str(cfg.model),
-        base_url=cfg.base_url,
-        api_key_env=cfg.api_key_env,
-        cache=cfg.cache,
-        cache_salt=f"monitor-repeat={repeat}",
-    )
-
-
-def _agents(cfg: MonitorExperimentConfig, game: Any, repeat: int) -> Sequence[Any]:
-    from byzllm.envs.whodunit import llm_agents, simulated_agents
-
-    if cfg.agents == "simulated":
-        return simulated_agents(game, cfg.sim)
-    if not cfg.model:
-        raise ConfigError("agents: llm needs a model (e.g. --model openai/gpt-4o-mini)")
-    return llm_agents(
-        game, _model(cfg, repeat), top_logprobs=cfg.top_logprobs, max_reprompts=cfg.max_reprompts
-    )
-
-
 async def _play(payload: dict[str, Any]) -> list[Record]:
     from byzllm.envs.whodunit import WhoDunitGame, play_game
 
@@ -236,7 +201,7 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
     intervener = make_intervener(condition, monitors, seed=repeat, renormalize=cfg.renormalize)
     result = await play_game(
         game,
-        _agents(cfg, game, repeat),
+        cfg.players(game, salt=f"monitor-repeat={repeat}"),
         intervener=intervener,
         rng=random.Random(f"{game.id}/{repeat}"),
         wording=cfg.wording,

@@ -24,6 +24,7 @@ __all__ = [
     "SIMULATED_NOTE",
     "bar_plot",
     "columns_of",
+    "format_pm",
     "format_value",
     "line_plot",
     "markdown_table",
@@ -58,6 +59,20 @@ def format_value(value: Any, digits: int = 3) -> str:
             return "nan"
         return f"{number:.{digits}f}"
     return str(value)
+
+
+def format_pm(
+    value: float, se: float, *, scale: float = 1.0, digits: int = 1, missing: str = "n/a"
+) -> str:
+    """``76.5 ± 1.2``: a mean and its standard error, both times ``scale``.
+
+    The ``±`` part is left out when the standard error is undefined (NaN: a single run);
+    an undefined mean reads ``missing``.
+    """
+    if math.isnan(value):
+        return missing
+    text = f"{scale * value:.{digits}f}"
+    return text if math.isnan(se) else f"{text} ± {scale * se:.{digits}f}"
 
 
 def columns_of(rows: Sequence[Row]) -> list[str]:
@@ -157,6 +172,17 @@ def _save(fig: Any, path: str | Path) -> Path:
     return out
 
 
+def _label_axes(
+    ax: Any, xlabel: str, ylabel: str, ylim: tuple[float, float] | None, title: str | None
+) -> None:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    if title:
+        ax.set_title(title)
+
+
 def line_plot(
     path: str | Path,
     series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
@@ -185,13 +211,7 @@ def line_plot(
             marker="o",
             capsize=3,
         )
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    if ylim is not None:
-        ax.set_ylim(*ylim)
-    shown = simulated_title(title, simulated)
-    if shown:
-        ax.set_title(shown)
+    _label_axes(ax, xlabel, ylabel, ylim, simulated_title(title, simulated))
     if len(series) > 1:
         ax.legend()
     ax.grid(alpha=0.3)
@@ -233,12 +253,6 @@ def bar_plot(
     else:
         ax.bar(range(len(groups)), [float(v) for v in values.values()])  # type: ignore[arg-type]
     ax.set_xticks(range(len(groups)), groups)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    if ylim is not None:
-        ax.set_ylim(*ylim)
-    shown = simulated_title(title, simulated)
-    if shown:
-        ax.set_title(shown)
+    _label_axes(ax, xlabel, ylabel, ylim, simulated_title(title, simulated))
     ax.grid(axis="y", alpha=0.3)
     return _save(fig, path)

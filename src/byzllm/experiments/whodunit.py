@@ -10,15 +10,12 @@ Simulated results say so (``simulated`` and the simulation parameters on every g
 
 from __future__ import annotations
 
-import asyncio
 import random
-import threading
-import weakref
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from byzllm.agents.whodunit import SimParams, WhoDunitAgent, WordingName
 from byzllm.envs.whodunit import (
@@ -33,14 +30,14 @@ from byzllm.envs.whodunit import (
     simulated_agents,
     summarize_runs,
 )
-from byzllm.errors import ConfigError
 
-from ._config import ExperimentConfig
+from ._model_config import ModelConfig
 from ._records import Record
 from ._units import Unit, make_unit
 
 __all__ = [
     "WhoDunitGameRecord",
+    "WhoDunitPlayers",
     "WhoDunitRunConfig",
     "WhoDunitTurnRecord",
     "expand_units",
@@ -48,12 +45,54 @@ __all__ = [
     "load_games",
     "report_rows",
     "select_games",
-    "shared_model",
     "work",
 ]
 
 
-class WhoDunitRunConfig(ExperimentConfig):
+class WhoDunitPlayers(ModelConfig):
+    """Who plays the games: simulated agents, or LLM-backed ones on ``model``.
+
+    Shared by every WhoDunitEnv experiment (batches here, the monitor pipeline in
+    :mod:`byzllm.experiments.monitor`). The LLM keys are :class:`ModelConfig`'s.
+    """
+
+    agents: Literal["simulated", "llm"] = "simulated"
+    sim: SimParams = Field(default_factory=SimParams)
+    top_logprobs: int = Field(default=10, ge=0, description="at most max_top_logprobs")
+    max_reprompts: int = Field(default=3, ge=0)
+    wording: WordingName = "award"
+
+    @field_validator("top_logprobs")
+    @classmethod
+    def _within_server_limit(cls, value: int, info: ValidationInfo) -> int:
+        # max_top_logprobs (a ModelSettings field) is validated first: base fields come first.
+        limit = info.data.get("max_top_logprobs", 20)
+        if value > limit:
+            raise ValueError(
+                f"must be at most max_top_logprobs={limit} (raise that if the server allows more)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _llm_needs_a_model(self) -> WhoDunitPlayers:
+        if self.agents == "llm" and not self.model:
+            raise ValueError("agents: llm needs a model (e.g. model: openai/gpt-4o-mini)")
+        return self
+
+    def players(self, game: WhoDunitGame, *, salt: str) -> Sequence[WhoDunitAgent]:
+        """The game's agents; LLM ones share one model per event loop (``salt``: the
+        cache salt of this repeat, see :meth:`ModelConfig.shared_model`)."""
+        if self.agents == "simulated":
+            return simulated_agents(game, self.sim)
+        return llm_agents(
+            game,
+            self.shared_model(salt=salt),
+            top_logprobs=self.top_logprobs,
+            max_reprompts=self.max_reprompts,
+        )
+
+
+class WhoDunitRunConfig(WhoDunitPlayers):
     """A batch of games. Example YAML::
 
     game: {variant: asym, n_suspects: 10}
@@ -69,21 +108,6 @@ class WhoDunitRunConfig(ExperimentConfig):
     seed: int = 0
     n_games: int | None = Field(default=None, ge=1)
     repeats: int = Field(default=1, ge=1)
-    agents: Literal["simulated", "llm"] = "simulated"
-    sim: SimParams = Field(default_factory=SimParams)
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
-    cache: str | None = None
-    top_logprobs: int = Field(default=10, ge=0, le=20)
-    max_reprompts: int = Field(default=3, ge=0)
-    wording: WordingName = "award"
-
-    @model_validator(mode="after")
-    def _llm_needs_a_model(self) -> WhoDunitRunConfig:
-        if self.agents == "llm" and not self.model:
-            raise ValueError("agents: llm needs a model, e.g. model: openai/gpt-4o-mini")
-        return self
 
 
 class WhoDunitGameRecord(Record):
@@ -162,65 +186,6 @@ def expand_units(cfg: WhoDunitRunConfig, games: Sequence[WhoDunitGame] | None = 
     ]
 
 
-# One model object per (event loop, settings). ``byzllm.llm.get_model`` builds a new client
-# on every call (a TLS context, ~70 ms, and no connection reuse); a client is bound to the
-# event loop that created it, so models are shared per loop and dropped with it.
-_MODELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
-    weakref.WeakKeyDictionary()
-)
-_MODELS_LOCK = threading.Lock()
-
-
-def shared_model(
-    name: str,
-    *,
-    base_url: str | None = None,
-    api_key_env: str | None = "OPENAI_API_KEY",
-    cache: str | None = None,
-    cache_salt: str = "",
-) -> Any:
-    """``byzllm.llm.get_model(...)``, built once per running event loop and settings.
-
-    Call it from inside a coroutine (a unit's work function): every game of a run on the
-    same loop then reuses one client and its connections.
-    """
-    from byzllm import llm
-
-    get_model = getattr(llm, "get_model", None)
-    if get_model is None:  # pragma: no cover - the model layer always provides it
-        raise ConfigError("this byzllm build has no model backends")
-    key = (name, base_url, api_key_env, cache, cache_salt)
-    loop = asyncio.get_running_loop()
-    with _MODELS_LOCK:
-        models = _MODELS.setdefault(loop, {})
-        model = models.get(key)
-        if model is None:
-            model = get_model(
-                name,
-                base_url=base_url,
-                api_key_env=api_key_env,
-                cache=cache,
-                cache_salt=cache_salt,
-            )
-            models[key] = model
-    return model
-
-
-def _agents(cfg: WhoDunitRunConfig, game: WhoDunitGame, repeat: int) -> Sequence[WhoDunitAgent]:
-    if cfg.agents == "simulated":
-        return simulated_agents(game, cfg.sim)
-    if not cfg.model:
-        raise ConfigError("agents: llm needs a model (e.g. model: openai/gpt-4o-mini)")
-    model = shared_model(
-        cfg.model,
-        base_url=cfg.base_url,
-        api_key_env=cfg.api_key_env,
-        cache=cfg.cache,
-        cache_salt=f"whodunit-repeat={repeat}",
-    )
-    return llm_agents(game, model, top_logprobs=cfg.top_logprobs, max_reprompts=cfg.max_reprompts)
-
-
 def game_records(
     result: GameResult,
     *,
@@ -287,7 +252,7 @@ async def work(payload: dict[str, Any]) -> list[Record]:
     cfg = WhoDunitRunConfig.model_validate(payload["config"])
     game = WhoDunitGame.model_validate(payload["game"])
     repeat = int(payload["repeat"])
-    agents = _agents(cfg, game, repeat)
+    agents = cfg.players(game, salt=f"whodunit-repeat={repeat}")
     result = await play_game(
         game, agents, rng=random.Random(f"{game.id}/{repeat}"), wording=cfg.wording
     )

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 
-from ._core import GraphView, bits
+from ._core import GraphView
 
 __all__ = ["SearchTimeout", "find_closed_pair", "peel"]
 
@@ -73,7 +73,7 @@ def peel(view: GraphView, members: int, k: int, removed: int = 0) -> int:
     return members
 
 
-_State = tuple[int, int, int, int]
+_Propagated = tuple[int, int, int, int, list[tuple[int, int]], list[tuple[int, int]]]
 
 
 class _PairSearch:
@@ -95,22 +95,39 @@ class _PairSearch:
         ):
             raise SearchTimeout
 
-    def _propagate(self, in1: int, in2: int, p1: int, p2: int) -> _State | None:
-        """Add forced members until nothing changes; ``None`` when a contradiction appears."""
+    def _propagate(self, in1: int, in2: int, p1: int, p2: int) -> _Propagated | None:
+        """Add forced members until nothing changes; ``None`` when a contradiction appears.
+
+        Also returns every member's slack ``|N_i ∩ P| - need_i`` from the final pass.
+        """
         in_masks, need, view, k = self.view.in_masks, self.need, self.view, self.k
         while True:
             add1 = 0
-            for i in bits(in1):
+            slack1 = []
+            rest = in1
+            while rest:
+                low = rest & -rest
+                i = low.bit_length() - 1
+                rest ^= low
                 inside = in_masks[i] & p1
-                if inside.bit_count() == need[i]:
+                slack = inside.bit_count() - need[i]
+                if slack == 0:
                     add1 |= inside & ~in1
+                slack1.append((i, slack))
             add2 = 0
-            for i in bits(in2):
+            slack2 = []
+            rest = in2
+            while rest:
+                low = rest & -rest
+                i = low.bit_length() - 1
+                rest ^= low
                 inside = in_masks[i] & p2
-                if inside.bit_count() == need[i]:
+                slack = inside.bit_count() - need[i]
+                if slack == 0:
                     add2 |= inside & ~in2
+                slack2.append((i, slack))
             if not (add1 or add2):
-                return in1, in2, p1, p2
+                return in1, in2, p1, p2, slack1, slack2
             if add1 & add2:
                 return None
             if add1:
@@ -126,31 +143,21 @@ class _PairSearch:
                     if p1 & in1 != in1:
                         return None
 
-    def _shared_overload(self, in1: int, in2: int, p1: int, p2: int, common: int) -> bool:
+    @staticmethod
+    def _shared_overload(
+        first: list[tuple[int, int, int]], second: list[tuple[int, int, int]]
+    ) -> bool:
         """Pairwise counting bound: True when some ``a ∈ IN1``, ``b ∈ IN2`` cannot both hold.
 
-        ``a`` may still lose ``slack_a = |N_a ∩ P1| - need_a`` in-neighbours from ``S1``, and
-        likewise ``b``. An undecided node in ``N_a ∩ N_b`` ends in ``S1`` (costing ``b``), in
-        ``S2`` (costing ``a``) or in neither (costing both), so there can be at most
-        ``slack_a + slack_b`` of them.
+        Entries are ``(undecided in-neighbours, their count, slack)``. ``a`` may still lose
+        ``slack_a`` in-neighbours from ``S1``, and likewise ``b``. An undecided node in
+        ``N_a ∩ N_b`` ends in ``S1`` (costing ``b``), in ``S2`` (costing ``a``) or in neither
+        (costing both), so there can be at most ``slack_a + slack_b`` of them.
         """
-        in_masks, need = self.view.in_masks, self.need
-        second = []
-        rest = in2
-        while rest:
-            low = rest & -rest
-            b = low.bit_length() - 1
-            rest ^= low
-            second.append((in_masks[b] & common, (in_masks[b] & p2).bit_count() - need[b]))
-        rest = in1
-        while rest:
-            low = rest & -rest
-            a = low.bit_length() - 1
-            rest ^= low
-            shared_a = in_masks[a] & common
-            slack_a = (in_masks[a] & p1).bit_count() - need[a]
-            for shared_b, slack_b in second:
-                if (shared_a & shared_b).bit_count() > slack_a + slack_b:
+        for cand_a, count_a, slack_a in first:
+            for cand_b, count_b, slack_b in second:
+                budget = slack_a + slack_b
+                if count_a > budget and count_b > budget and (cand_a & cand_b).bit_count() > budget:
                     return True
         return False
 
@@ -159,11 +166,22 @@ class _PairSearch:
         state = self._propagate(in1, in2, p1, p2)
         if state is None:
             return None
-        in1, in2, p1, p2 = state
+        in1, in2, p1, p2, slack1, slack2 = state
         common = p1 & p2
         if not common:
             return p1, p2
-        if self._shared_overload(in1, in2, p1, p2, common):
+        in_masks = self.view.in_masks
+        first = []
+        for i, slack in slack1:
+            cand = in_masks[i] & common
+            if cand:
+                first.append((cand, cand.bit_count(), slack))
+        second = []
+        for i, slack in slack2:
+            cand = in_masks[i] & common
+            if cand:
+                second.append((cand, cand.bit_count(), slack))
+        if self._shared_overload(first, second):
             return None
         view, k = self.view, self.k
         if common.bit_count() <= self.completion_limit:
@@ -174,7 +192,7 @@ class _PairSearch:
             q2 = peel(view, p2, k, common)
             if q2 & in2 == in2:
                 return p1, q2
-        side, u = self._choose(in1, in2, p1, p2, common)
+        side, u = self._choose(first, second, in1, in2, common)
         bit = 1 << u
         if side == 1:
             p2_without = peel(view, p2, k, bit)
@@ -196,25 +214,27 @@ class _PairSearch:
             return self.run(in1, in2, p1, p2_without)
         return None
 
-    def _choose(self, in1: int, in2: int, p1: int, p2: int, common: int) -> tuple[int, int]:
+    def _choose(
+        self,
+        first: list[tuple[int, int, int]],
+        second: list[tuple[int, int, int]],
+        in1: int,
+        in2: int,
+        common: int,
+    ) -> tuple[int, int]:
         """Branch next to the member with the least slack (most constrained first).
 
         Among that member's undecided in-neighbours, take the one most needed by the *other*
         set: putting it on the member's side then costs the other side the most.
         """
-        in_masks, out_masks, need = self.view.in_masks, self.view.out_masks, self.need
+        in_masks, out_masks = self.view.in_masks, self.view.out_masks
         best_slack, best_side, best_cand = 1 << 30, 1, 0
-        for side, members, upper in ((1, in1, p1), (2, in2, p2)):
-            rest = members
-            while rest:
-                low = rest & -rest
-                i = low.bit_length() - 1
-                rest ^= low
-                cand = in_masks[i] & common
-                if cand:
-                    slack = (in_masks[i] & upper).bit_count() - need[i]
-                    if slack < best_slack:
-                        best_slack, best_side, best_cand = slack, side, cand
+        for cand, _, slack in first:
+            if slack < best_slack:
+                best_slack, best_side, best_cand = slack, 1, cand
+        for cand, _, slack in second:
+            if slack < best_slack:
+                best_slack, best_side, best_cand = slack, 2, cand
         if not best_cand:
             return 1, (common & -common).bit_length() - 1
         other = in2 if best_side == 1 else in1

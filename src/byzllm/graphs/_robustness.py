@@ -274,6 +274,7 @@ def rs_robustness(
     _check_time_limit(time_limit)
     started = time.perf_counter()
     view = graph_view(G)
+    r_proven = r is None  # r_robustness reports a proven level: G is r-robust, so s ≥ 1
     if r is None:
         r = r_robustness(G, time_limit=time_limit).r
     if isinstance(r, bool) or not isinstance(r, int):
@@ -304,6 +305,20 @@ def rs_robustness(
             return result(n, True, (n, n), None, "dp")
         value, s1, s2 = found
         return result(value, True, (value, value), _rs_certificate(view, s1, s2, r), "dp")
+    if not r_proven:
+        # s ≥ 1 exactly when G is r-robust: settle that first (cheap bound, then the search).
+        r_proven = r <= lower_bound(view)
+        if not r_proven:
+            deadline = None if time_limit is None else started + 0.5 * time_limit
+            try:
+                pair = find_closed_pair(view, r - 1, deadline)
+            except SearchTimeout:
+                pass
+            else:
+                if pair is not None:
+                    return result(0, True, (0, 0), _rs_certificate(view, *pair, r), "search")
+                r_proven = True
+    floor = 1 if r_proven else 0
     remaining = (
         None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
     )
@@ -311,9 +326,10 @@ def rs_robustness(
     if out.value is None:
         if out.optimal:
             return result(n, True, (n, n), None, "milp")
-        return result(min(out.lower, n), False, (min(out.lower, n), n), None, "milp")
+        low = max(floor, min(out.lower, n))
+        return result(low, False, (low, n), None, "milp")
     cert = _rs_certificate(view, out.s1, out.s2, r)
-    lower = min(out.lower, out.value)
+    lower = max(floor, min(out.lower, out.value))
     return result(
         out.value if out.optimal else lower, out.optimal, (lower, out.value), cert, "milp"
     )

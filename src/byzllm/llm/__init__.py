@@ -26,7 +26,7 @@ from ._model import ChatModel, Model
 from ._provider import ModelAPI, ProviderSettings, provider_names, register_provider
 from ._response import parse_chat_completion
 from ._retry import RetryPolicy, TransientError
-from ._spec import ModelSpec
+from ._spec import ModelSettings, ModelSpec, get_shared_model
 from ._types import ChatMessage, Completion, GenerateConfig, TokenLogprob, Usage
 from ._usage import ModelUsage
 
@@ -43,6 +43,7 @@ __all__ = [
     "ModelError",
     "ModelRequestError",
     "ModelResponseError",
+    "ModelSettings",
     "ModelSpec",
     "ModelUnavailableError",
     "ModelUsage",
@@ -54,6 +55,7 @@ __all__ = [
     "Usage",
     "cache_key",
     "get_model",
+    "get_shared_model",
     "normalize_logprobs",
     "parse_chat_completion",
     "provider_names",

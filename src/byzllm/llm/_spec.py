@@ -1,45 +1,48 @@
-"""``ModelSpec``: the model part of an experiment configuration."""
+"""``ModelSpec``: which model, on which endpoint, with which client settings -- and how to
+build it, once per event loop (:func:`get_shared_model`)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
+import weakref
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from ._cache import CacheMode
 from ._model import Model
 from ._retry import RetryPolicy
 
-__all__ = ["ModelSpec"]
+__all__ = ["ModelSettings", "ModelSpec", "get_shared_model"]
 
 
-class ModelSpec(BaseModel):
-    """Everything :func:`get_model` needs, as a validated config block.
+class ModelSettings(BaseModel):
+    """Where a model is served and how it is called: every :func:`get_model` setting but
+    the model's name.
 
-    Embed it in an experiment config and build the model with ``spec.build()``::
-
-        class MyConfig(BaseModel):
-            model: ModelSpec = ModelSpec(name="openai/gpt-4o-mini")
-
-        model = cfg.model.build()      # same as get_model(**cfg.model.kwargs())
-
-    The API key itself never appears here: only the name of the variable holding it.
+    Experiment configs inherit these fields to offer the same flat keys (``base_url``,
+    ``api_key_env``, ``cache``, ...) next to their own ``model``. The API key itself never
+    appears here: only the name of the variable holding it.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="'provider/model', e.g. 'openai/gpt-4o-mini'")
     base_url: str | None = Field(default=None, description="OpenAI-compatible server URL")
-    api_key_env: str | None = Field(default="OPENAI_API_KEY", description="variable with the key")
-    max_concurrency: int = Field(default=16, ge=1)
+    api_key_env: str | None = Field(
+        default="OPENAI_API_KEY", description="env var with the key; null for local servers"
+    )
+    max_concurrency: int = Field(default=16, ge=1, description="requests in flight per endpoint")
     cache: str | None = Field(default=None, description="path of the SQLite response cache")
     cache_mode: CacheMode = "on"
     cache_salt: str = ""
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0, description="per request attempt")
     max_top_logprobs: int = Field(default=20, ge=0)
     require_logprobs: bool = True
-    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    retry: RetryPolicy = Field(
+        default_factory=RetryPolicy, description="RetryPolicy fields, e.g. {max_attempts: 8}"
+    )
     input_price_per_mtok: float | None = Field(default=None, ge=0)
     output_price_per_mtok: float | None = Field(default=None, ge=0)
 
@@ -49,13 +52,61 @@ class ModelSpec(BaseModel):
         return os.fspath(value) if isinstance(value, os.PathLike) else value
 
     def kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`get_model` (besides ``name``)."""
-        values = {field: getattr(self, field) for field in type(self).model_fields}
-        values.pop("name")
-        return values
+        """Keyword arguments of :func:`get_model` (besides the name)."""
+        return {field: getattr(self, field) for field in ModelSettings.model_fields}
+
+
+class ModelSpec(ModelSettings):
+    """Everything :func:`get_model` needs, as a validated config block.
+
+    Embed it in an experiment config and build the model with ``spec.build()``, or share one
+    live model per event loop with :func:`get_shared_model`::
+
+        class MyConfig(BaseModel):
+            model: ModelSpec = ModelSpec(name="openai/gpt-4o-mini")
+
+        model = cfg.model.build()      # same as get_model(cfg.model.name, **cfg.model.kwargs())
+
+    The name may also be given under the key ``model`` (the key experiment configs use).
+    """
+
+    name: str = Field(
+        validation_alias=AliasChoices("name", "model"),
+        description="'provider/model', e.g. 'openai/gpt-4o-mini'",
+    )
 
     def build(self) -> Model:
-        """The model this spec describes."""
+        """A new model as this spec describes (see :func:`get_shared_model` to share one)."""
         from ._factory import get_model
 
         return get_model(self.name, **self.kwargs())
+
+
+# A model owns an HTTP client bound to the event loop that first uses it; building one costs
+# a TLS context (~70 ms) and starts with no open connections. So models are shared per
+# (running loop, spec) and forgotten with their loop.
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Model]] = (
+    weakref.WeakKeyDictionary()
+)
+_SHARED_LOCK = threading.Lock()
+
+
+def get_shared_model(spec: ModelSpec) -> Model:
+    """The model ``spec`` describes, built once per running event loop and spec.
+
+    Every caller on the same loop with an equal spec gets the same :class:`Model`, so its
+    response cache, usage counters and connections are shared (the per-endpoint concurrency
+    limit is shared process-wide by :func:`get_model` anyway). Outside a running loop there
+    is nothing to share with: a new model is returned.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return spec.build()
+    key = spec.model_dump_json()
+    with _SHARED_LOCK:
+        models = _SHARED.setdefault(loop, {})
+        model = models.get(key)
+        if model is None:
+            model = models[key] = spec.build()
+    return model

@@ -27,6 +27,7 @@ from pydantic import Field, field_validator, model_validator
 from byzllm.agents.byzantine import ATTACKS
 
 from .._config import ExperimentConfig
+from .._model_config import ModelConfig
 
 __all__ = [
     "AgentBackend",
@@ -106,26 +107,19 @@ class DatasetConfig(ExperimentConfig):
         return self
 
 
-class AgentBackend(ExperimentConfig):
-    """How one group of agents is implemented: simulated (default) or an LLM endpoint."""
+class AgentBackend(ModelConfig):
+    """How one group of agents is implemented: simulated (default) or an LLM endpoint.
+
+    The LLM keys (``model``, ``base_url``, ``api_key_env``, ``max_concurrency``, ``cache``,
+    ``timeout_s``, ``retry``, ...) are those of every experiment (:class:`ModelConfig`).
+    """
 
     backend: Literal["simulated", "llm"] = "simulated"
     profile: dict[str, float] = Field(
         default_factory=dict, description="overrides of the simulated profile's parameters"
     )
-    model: str | None = Field(default=None, description="e.g. openai/gpt-4o-mini")
-    base_url: str | None = None
-    api_key_env: str | None = Field(
-        default="OPENAI_API_KEY", description="env var with the key; null for local servers"
-    )
-    max_concurrency: int = Field(default=16, ge=1)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, ge=1)
-    cache: str | None = Field(default=None, description="response cache file (SQLite)")
-    timeout_s: float = Field(default=120.0, gt=0, description="per request attempt")
-    retry: dict[str, float] = Field(
-        default_factory=dict, description="RetryPolicy fields, e.g. {max_attempts: 8}"
-    )
 
     @field_validator("profile")
     @classmethod

@@ -20,7 +20,7 @@ from typing import Any
 import networkx as nx
 
 from byzllm.agents import ConsensusAgent, SimulatedAgent, make_adversary
-from byzllm.agents.simulated import STRONG_PROFILE, WEAK_PROFILE, SimulatedProfile
+from byzllm.agents.simulated import STRONG_PROFILE, WEAK_PROFILE
 from byzllm.errors import ConfigError
 from byzllm.tasks import Task
 
@@ -136,22 +136,16 @@ def _cached_ood(seed: int) -> tuple[Task, ...]:
     return tuple(synthetic_tasks(50, seed=seed + OOD_SEED_OFFSET))
 
 
-def _profile(base: SimulatedProfile, overrides: dict[str, float]) -> SimulatedProfile:
-    unknown = set(overrides) - set(SimulatedProfile.model_fields) - {"name"}
-    if unknown:
-        raise ConfigError(f"unknown simulated profile parameter(s): {', '.join(sorted(unknown))}")
-    return base.model_copy(update=overrides)
-
-
 AgentFactory = Callable[[str, str, AgentBackend, int], ConsensusAgent]
 
 
 def simulated_factory(name: str, group: str, backend: AgentBackend, seed: int) -> ConsensusAgent:
     """A simulated agent of ``group`` with the backend's profile overrides."""
     base = STRONG_PROFILE if group == "strong" else WEAK_PROFILE
+    # AgentBackend has already rejected unknown profile parameters.
     return SimulatedAgent(
         name,
-        _profile(base, backend.profile),
+        base.model_copy(update=backend.profile),
         group="strong" if group == "strong" else "weak",
         seed=seed,
     )
@@ -224,12 +218,22 @@ def build_agents(
 
 
 def default_factory(name: str, group: str, backend: AgentBackend, seed: int) -> ConsensusAgent:
-    """Simulated agents for ``simulated`` backends, LLM-backed agents for ``llm`` ones."""
+    """Simulated agents for ``simulated`` backends, LLM-backed agents for ``llm`` ones.
+
+    LLM agents of a group share one model per event loop (``backend.shared_model()``), so
+    its concurrency limit, response cache and connections serve every agent of the run.
+    """
     if backend.backend == "simulated":
         return simulated_factory(name, group, backend, seed)
-    from byzllm.agents.llm import llm_agent_from_backend
+    from byzllm.agents.llm import LLMAgent
 
-    return llm_agent_from_backend(name, group, backend)
+    return LLMAgent(
+        name,
+        backend.shared_model(),
+        group="strong" if group == "strong" else "weak",
+        temperature=backend.temperature,
+        max_tokens=backend.max_tokens,
+    )
 
 
 def tasks_for(config: ConsensusConfig) -> Sequence[Task]:

@@ -1,0 +1,49 @@
+"""The model section of an experiment config: ``model`` plus the client settings, as flat keys.
+
+Every experiment that can run on an LLM inherits :class:`ModelConfig`, so the keys are the
+same everywhere (``model``, ``base_url``, ``api_key_env``, ``max_concurrency``, ``cache``,
+``timeout_s``, ``retry``, ... -- the fields of :class:`byzllm.llm.ModelSettings`) and so is
+the way a unit gets its live model (:meth:`ModelConfig.shared_model`)::
+
+    agents: llm
+    model: openai/gpt-4o-mini
+    base_url: http://127.0.0.1:8000/v1
+    api_key_env: null
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from byzllm.errors import ConfigError
+from byzllm.llm import Model, ModelSettings, ModelSpec, get_shared_model
+
+from ._config import ExperimentConfig
+
+__all__ = ["ModelConfig"]
+
+
+class ModelConfig(ExperimentConfig, ModelSettings):
+    """A config section naming a model (optional until the section runs on an LLM)."""
+
+    model: str | None = Field(default=None, description="e.g. openai/gpt-4o-mini")
+
+    def model_spec(self, **changes: Any) -> ModelSpec:
+        """The :class:`~byzllm.llm.ModelSpec` of this section, with ``changes`` applied."""
+        if not self.model:
+            raise ConfigError("no model set (e.g. model: openai/gpt-4o-mini)")
+        return ModelSpec(name=self.model, **{**self.kwargs(), **changes})
+
+    def shared_model(self, *, salt: str | None = None) -> Model:
+        """The live model, shared by every unit on the running event loop
+        (:func:`~byzllm.llm.get_shared_model`).
+
+        ``salt`` is appended to the configured ``cache_salt``: a distinct salt per repeat
+        draws fresh samples from a cached run instead of replaying the first repeat.
+        """
+        changes: dict[str, Any] = {}
+        if salt:
+            changes["cache_salt"] = f"{self.cache_salt}/{salt}" if self.cache_salt else salt
+        return get_shared_model(self.model_spec(**changes))
