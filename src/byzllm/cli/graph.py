@@ -201,8 +201,7 @@ def draw_command(
 
         byzllm graph draw g.json --byzantine 3,5 --out g.png
     """
-    from byzllm.graphs import load_graph
-    from byzllm.graphs._draw import draw_graph
+    from byzllm.graphs import draw_graph, load_graph
 
     try:
         G = load_graph(path)

@@ -17,6 +17,7 @@ from ._constructions import (
     erdos_renyi_probability,
     gamma_merg_edge_count,
 )
+from ._draw import draw_graph
 from ._io import (
     graph_from_json,
     graph_to_json,
@@ -47,6 +48,7 @@ __all__ = [
     "RobustnessResult",
     "build",
     "check_f_local",
+    "draw_graph",
     "erdos_renyi_probability",
     "gamma_merg_edge_count",
     "graph_from_json",

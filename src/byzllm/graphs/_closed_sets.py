@@ -170,6 +170,13 @@ class _PairSearch:
         common = p1 & p2
         if not common:
             return p1, p2
+        # Size bound: a member with need_i keeps need_i neighbours beside itself in its set,
+        # and the two disjoint sets fit inside P1 ∪ P2.
+        need = self.need
+        size1 = max(in1.bit_count(), 1 + max(need[i] for i, _ in slack1))
+        size2 = max(in2.bit_count(), 1 + max(need[i] for i, _ in slack2))
+        if size1 + size2 > (p1 | p2).bit_count():
+            return None
         in_masks = self.view.in_masks
         first = []
         for i, slack in slack1:
