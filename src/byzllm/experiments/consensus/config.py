@@ -20,6 +20,7 @@ questions, MERG / complete / Erdős–Rényi, SAC vs CP-WBFT). Example YAML::
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -37,7 +38,32 @@ __all__ = [
     "GroupBackends",
 ]
 
-Topology = Literal["merg", "complete", "erdos-renyi"]
+#: A topology: a construction name of :func:`byzllm.graphs.build` (``merg``, ``complete``,
+#: ``erdos-renyi``, ``ring-lattice``, ``star``, ``chain``, ...) or ``file:PATH`` for a graph
+#: saved with ``byzllm graph build`` / :func:`byzllm.graphs.save_graph` (JSON or edge list).
+Topology = str
+
+#: Prefix of a topology read from a saved graph file.
+GRAPH_FILE_PREFIX = "file:"
+
+
+def _check_topology(name: str) -> str:
+    """``name`` normalized, or a ValueError naming the choices (config validation)."""
+    from byzllm.graphs import CONSTRUCTIONS
+
+    if name.startswith(GRAPH_FILE_PREFIX):
+        path = name[len(GRAPH_FILE_PREFIX) :]
+        if not Path(path).is_file():
+            raise ValueError(f"graph file not found: {path}")
+        return name
+    key = name.strip().lower().replace("_", "-")
+    if key not in CONSTRUCTIONS:
+        raise ValueError(
+            f"unknown topology {name!r}; choose from {', '.join(CONSTRUCTIONS)} or file:PATH"
+        )
+    return key
+
+
 ProtocolName = Literal["sac", "cp-wbft", "debate", "majority", "w-msr"]
 
 
@@ -168,6 +194,11 @@ class ConsensusConfig(ExperimentConfig):
         if not value:
             raise ValueError("must list at least one value")
         return value
+
+    @field_validator("topologies")
+    @classmethod
+    def _known_topologies(cls, value: list[str]) -> list[str]:
+        return [_check_topology(name) for name in value]
 
     @field_validator("F", "T")
     @classmethod

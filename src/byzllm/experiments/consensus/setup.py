@@ -24,7 +24,7 @@ from byzllm.agents.simulated import STRONG_PROFILE, WEAK_PROFILE
 from byzllm.errors import ConfigError
 from byzllm.tasks import Task
 
-from .config import AgentBackend, Composition, ConsensusConfig, DatasetConfig
+from .config import GRAPH_FILE_PREFIX, AgentBackend, Composition, ConsensusConfig, DatasetConfig
 
 __all__ = [
     "build_agents",
@@ -42,13 +42,22 @@ OOD_SEED_OFFSET = 104_729
 
 
 def build_graph(topology: str, n: int, seed: int = 0, F: int | None = None) -> nx.Graph[Any]:
-    """The communication graph ``topology`` on ``n`` nodes (:func:`byzllm.graphs.build`).
+    """The communication graph ``topology`` on ``n`` nodes (:func:`byzllm.graphs.build`,
+    or :func:`byzllm.graphs.load_graph` for ``file:PATH``, whose node count must be ``n``).
 
     Erdős–Rényi graphs are resampled until verified (F+1)-robust (§5.2), capped at the
     largest robustness any n-node graph can have, ⌈n/2⌉ (then the run warns).
     """
-    from byzllm.graphs import build
+    from byzllm.graphs import build, load_graph
 
+    if topology.startswith(GRAPH_FILE_PREFIX):
+        loaded = load_graph(topology[len(GRAPH_FILE_PREFIX) :])
+        if loaded.number_of_nodes() != n:
+            raise ConfigError(
+                f"{topology} has {loaded.number_of_nodes()} nodes but the composition has {n}"
+            )
+        graph_from_file: nx.Graph[Any] = loaded
+        return graph_from_file
     params: dict[str, Any] = {}
     if topology == "erdos-renyi" and F is not None:
         params["r"] = max(1, min(F + 1, math.ceil(n / 2)))
