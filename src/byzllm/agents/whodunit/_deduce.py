@@ -32,32 +32,10 @@ def accuser_deductions(
     ``(P, V, L)`` keeps only ``L`` when the culprit has ``P = V`` and removes ``L`` otherwise.
     For two-valued properties "has not V" means "has the other value", which confirms a match.
     """
-    eliminated: set[int] = set()
-    confirmed: dict[int, set[str]] = {}
-    everyone = range(1, n_suspects + 1)
-    for msg in channel:
-        a = msg.action
-        if a.property is None or a.property not in culprit:
-            continue
-        target = culprit[a.property]
-        two_valued = len(attributes.get(a.property, ())) == 2
-        if a.kind == "respond" and a.character is not None and a.answer is not None:
-            matches_culprit_value = a.value == target
-            if a.answer == matches_culprit_value:
-                if a.answer or two_valued:
-                    confirmed.setdefault(a.character, set()).add(a.property)
-            else:
-                eliminated.add(a.character)
-        elif a.kind == "respond_broad":
-            listed = set(a.characters)
-            for c in everyone:
-                inside = c in listed
-                if (a.value == target) == inside:
-                    if inside or two_valued:
-                        confirmed.setdefault(c, set()).add(a.property)
-                else:
-                    eliminated.add(c)
-    return eliminated, confirmed
+    # The hard reading is the soft one with "contradicted at least once" as elimination.
+    violations, confirmed = accuser_evidence(n_suspects, culprit, attributes, channel)
+    eliminated = {c for c, count in enumerate(violations, 1) if count}
+    return eliminated, {c: props for c, props in enumerate(confirmed, 1) if props}
 
 
 def shared_facts(channel: Iterable[ChannelMessage]) -> list[tuple[str, str]]:
@@ -74,12 +52,7 @@ def consistent_suspects(
     suspects: Sequence[Mapping[str, str]], facts: Iterable[tuple[str, str]]
 ) -> list[int]:
     """Ids of the suspects that have every ``(property, value)`` in ``facts``."""
-    fact_list = list(facts)
-    return [
-        i
-        for i, s in enumerate(suspects, 1)
-        if all(s.get(prop) == value for prop, value in fact_list)
-    ]
+    return [i for i, count in enumerate(fact_violations(suspects, facts), 1) if count == 0]
 
 
 def accuser_evidence(
