@@ -97,15 +97,18 @@ def test_search_path_of_is_r_robust_matches_reference() -> None:
         assert not is_r_robust(G, r + 1)
 
 
-def test_closed_pair_search_decides_every_level() -> None:
-    from byzllm.graphs._closed_sets import find_closed_pair
+@pytest.mark.parametrize("compiled", [False, True])
+def test_closed_pair_search_decides_every_level(compiled: bool) -> None:
+    from byzllm.graphs._closed_sets import compiled_search_available, find_closed_pair
     from byzllm.graphs._core import graph_view
 
+    if compiled and not compiled_search_available():
+        pytest.skip("numba is not installed (pip install 'byzllm[fast]')")
     for G in _random_graphs(80, seed=31):
         view = graph_view(G)
         r = reference_r(G)
         for k in range(-1, r + 2):
-            found = find_closed_pair(view, k)
+            found = find_closed_pair(view, k, compiled=compiled)
             if k >= r:
                 assert found is not None
                 s1, s2 = found

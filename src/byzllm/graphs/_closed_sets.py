@@ -24,11 +24,30 @@ upper bound. Each branch removes ``u`` from ``P1 ∩ P2``, so the search is comp
 
 from __future__ import annotations
 
+import importlib.util
 import time
+
+import numpy as np
 
 from ._core import GraphView
 
-__all__ = ["SearchTimeout", "find_closed_pair", "peel"]
+__all__ = [
+    "COMPILED_MAX_NODES",
+    "SearchTimeout",
+    "compiled_search_applies",
+    "compiled_search_available",
+    "find_closed_pair",
+    "peel",
+]
+
+#: Largest graph the compiled search handles (one ``uint64`` mask per node set).
+COMPILED_MAX_NODES = 64
+
+#: Search nodes per compiled slice between two looks at the clock (a few milliseconds).
+_SLICE = 20_000
+
+#: Completions cost two big peels; worth it only near the leaves.
+_COMPLETION_LIMIT = 8
 
 
 class SearchTimeout(Exception):
@@ -83,8 +102,7 @@ class _PairSearch:
         self.deadline = deadline
         self.visited = 0
         self.need = [max(0, m.bit_count() - k) for m in view.in_masks]
-        # Completions cost two big peels; worth it only near the leaves.
-        self.completion_limit = 8
+        self.completion_limit = _COMPLETION_LIMIT
 
     def _tick(self) -> None:
         self.visited += 1
@@ -286,22 +304,43 @@ def _restore(mask: int, order: list[int]) -> int:
     return out
 
 
-def find_closed_pair(
-    view: GraphView, k: int, deadline: float | None = None
-) -> tuple[int, int] | None:
-    """Two disjoint nonempty k-closed sets ``(S1, S2)``, or ``None`` when none exist.
+def compiled_search_available() -> bool:
+    """Whether the compiled search can run: ``numba`` installed and its JIT not switched off."""
+    if importlib.util.find_spec("numba") is None:
+        return False
+    from numba import config
 
-    ``None`` proves that the graph is (k+1)-robust; a pair proves that it is not. Raises
-    :class:`SearchTimeout` past ``deadline`` (a ``time.perf_counter()`` value).
+    # Under NUMBA_DISABLE_JIT the "compiled" search would run as slow interpreted numpy code.
+    return not getattr(config, "DISABLE_JIT", False)
 
-    Seeds are taken in decreasing in-degree order: the first seeds own the largest subtrees,
-    and high-degree members need the most inside neighbours, so they prune hardest.
-    """
-    if k < 0:
-        return None
-    n = view.n
-    order = sorted(range(n), key=lambda i: (-view.in_masks[i].bit_count(), i))
-    work = _permute(view, order)
+
+def compiled_search_applies(n: int) -> bool:
+    """Whether :func:`find_closed_pair` will run compiled on an ``n``-node graph by default."""
+    return n <= COMPILED_MAX_NODES and compiled_search_available()
+
+
+def _find_compiled(work: GraphView, k: int, deadline: float | None) -> tuple[int, int] | None:
+    """:class:`_PairSearch` over all seeds, compiled; same nodes visited, same answer."""
+    from . import _closed_sets_jit as jit
+
+    in_masks = np.array(work.in_masks, dtype=np.uint64)
+    out_masks = np.array(work.out_masks, dtype=np.uint64)
+    need = np.array([max(0, m.bit_count() - k) for m in work.in_masks], dtype=np.int64)
+    stack, cursor, found = jit.new_state(work.n)
+    while True:
+        code = jit.search(
+            in_masks, out_masks, need, k, stack, cursor, found, _SLICE, _COMPLETION_LIMIT
+        )
+        if code == jit.FOUND:
+            return int(found[0]), int(found[1])
+        if code == jit.EXHAUSTED:
+            return None
+        if deadline is not None and time.perf_counter() > deadline:
+            raise SearchTimeout
+
+
+def _find_python(work: GraphView, k: int, deadline: float | None) -> tuple[int, int] | None:
+    n = work.n
     search = _PairSearch(work, k, deadline)
     suffix = [0] * (n + 1)
     for i in range(n - 1, -1, -1):
@@ -318,5 +357,34 @@ def find_closed_pair(
                 continue
             found = search.run(1 << v, 1 << w, p1, p2)
             if found is not None:
-                return _restore(found[0], order), _restore(found[1], order)
+                return found
     return None
+
+
+def find_closed_pair(
+    view: GraphView, k: int, deadline: float | None = None, *, compiled: bool | None = None
+) -> tuple[int, int] | None:
+    """Two disjoint nonempty k-closed sets ``(S1, S2)``, or ``None`` when none exist.
+
+    ``None`` proves that the graph is (k+1)-robust; a pair proves that it is not. Raises
+    :class:`SearchTimeout` past ``deadline`` (a ``time.perf_counter()`` value).
+
+    Seeds are taken in decreasing in-degree order: the first seeds own the largest subtrees,
+    and high-degree members need the most inside neighbours, so they prune hardest.
+
+    ``compiled``: run the numba-compiled search (graphs of at most 64 nodes). ``None`` uses it
+    when it can run (:func:`compiled_search_available`); both give the same answer.
+    """
+    if k < 0:
+        return None
+    n = view.n
+    order = sorted(range(n), key=lambda i: (-view.in_masks[i].bit_count(), i))
+    work = _permute(view, order)
+    if compiled is None:
+        compiled = compiled_search_applies(n)
+    elif compiled and n > COMPILED_MAX_NODES:
+        raise ValueError(f"the compiled search handles at most {COMPILED_MAX_NODES} nodes, got {n}")
+    found = (_find_compiled if compiled else _find_python)(work, k, deadline)
+    if found is None:
+        return None
+    return _restore(found[0], order), _restore(found[1], order)

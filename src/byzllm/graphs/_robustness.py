@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from byzllm.errors import InputError
 
 from ._bounds import best_known_pair, local_search_pair, lower_bound, spectral_lambda2
-from ._closed_sets import SearchTimeout, find_closed_pair
+from ._closed_sets import SearchTimeout, compiled_search_applies, find_closed_pair
 from ._core import GraphView, graph_view, mask_of, nodes_of
 from ._milp import milp_r_robustness, milp_rs_robustness
 from ._subset_dp import DP_MAX_NODES, dp_r_robustness, dp_rs_robustness
@@ -110,6 +110,11 @@ def _certificate(view: GraphView, s1: int, s2: int) -> Certificate:
     )
 
 
+def _search_label(n: int) -> str:
+    """The ``method`` reported for the k-closed search: compiled (numba) or pure Python."""
+    return "search-compiled" if compiled_search_applies(n) else "search"
+
+
 def _check_method(method: str) -> None:
     if method not in ("auto", "dp", "search", "milp"):
         raise InputError(f"unknown method {method!r}; use auto, dp, search or milp")
@@ -147,6 +152,7 @@ def _solve_r(
             ub, s1, s2 = out.value, out.s1, out.s2
         lb = max(lb, min(out.lower, ub))
         return lb, ub, s1, s2, lb == ub, "milp"
+    search = _search_label(n)
     # Branch and bound, top down: the heuristic upper bound is usually tight, so one proof at
     # ub - 1 settles it. Under a time limit that proof gets 85% of the time; if it does not
     # finish, the rest goes bottom up, where every level proven pair-free raises the lower
@@ -158,9 +164,9 @@ def _solve_r(
         while lb < ub:
             found = find_closed_pair(view, ub - 1, first_deadline)
             if found is None:
-                return ub, ub, s1, s2, True, "search"
+                return ub, ub, s1, s2, True, search
             ub, s1, s2 = max(view.f(found[0]), view.f(found[1])), found[0], found[1]
-        return ub, ub, s1, s2, True, "search"
+        return ub, ub, s1, s2, True, search
     except SearchTimeout:
         pass
     try:
@@ -172,8 +178,8 @@ def _solve_r(
             ub, s1, s2 = max(view.f(found[0]), view.f(found[1])), found[0], found[1]
             lb = min(lb, ub)
     except SearchTimeout:
-        return lb, ub, s1, s2, False, "search"
-    return lb, ub, s1, s2, True, "search"
+        return lb, ub, s1, s2, False, search
+    return lb, ub, s1, s2, True, search
 
 
 def r_robustness(
@@ -316,7 +322,9 @@ def rs_robustness(
                 pass
             else:
                 if pair is not None:
-                    return result(0, True, (0, 0), _rs_certificate(view, *pair, r), "search")
+                    return result(
+                        0, True, (0, 0), _rs_certificate(view, *pair, r), _search_label(n)
+                    )
                 r_proven = True
     floor = 1 if r_proven else 0
     remaining = (

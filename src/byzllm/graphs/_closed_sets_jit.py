@@ -1,0 +1,357 @@
+"""Compiled form of the k-closed pair search (:mod:`._closed_sets`) for graphs of ≤ 64 nodes.
+
+The same branch and bound, node for node: the same seeds in the same order, the same
+propagation, bounds and branching rule, so it visits the same search nodes and returns the
+same pair as the pure-Python search, only 30-60 times faster. Node sets are ``uint64`` bit
+masks; the recursion becomes an explicit stack so that a search can pause after a budget of
+nodes and resume, which lets the caller enforce a wall-clock deadline between slices.
+
+Needs the optional ``numba`` package (``pip install "byzllm[fast]"``); without it the
+pure-Python search runs instead. Import this module only after :func:`available` says yes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["EXHAUSTED", "FOUND", "PAUSED", "new_state", "search"]
+
+#: Return codes of :func:`search`.
+EXHAUSTED, FOUND, PAUSED = 0, 1, 2
+
+_U64 = np.uint64
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_S1 = np.uint64(1)
+_S2 = np.uint64(2)
+_S4 = np.uint64(4)
+_S56 = np.uint64(56)
+
+# Cursor slots: where a paused search resumes.
+_V, _W, _TOP, _VISITED = 0, 1, 2, 3
+
+
+@numba.njit(cache=True, inline="always")
+def _popcount(x: Any) -> Any:
+    x = x - ((x >> _S1) & _M1)
+    x = (x & _M2) + ((x >> _S2) & _M2)
+    x = (x + (x >> _S4)) & _M4
+    return (x * _H01) >> _S56
+
+
+@numba.njit(cache=True, inline="always")
+def _bit(i: Any) -> Any:
+    return _ONE << _U64(i)
+
+
+@numba.njit(cache=True)
+def _peel(in_masks: Any, out_masks: Any, n: int, members: Any, k: int, removed: Any) -> Any:
+    """``_closed_sets.peel``: the largest k-closed subset of ``members``."""
+    limit = _U64(k)
+    if removed != _ZERO:
+        members &= ~removed
+        candidates = _ZERO
+        for i in range(n):
+            if (removed >> _U64(i)) & _ONE:
+                candidates |= out_masks[i]
+        candidates &= members
+    else:
+        candidates = members
+    while candidates != _ZERO:
+        bad = _ZERO
+        outside = ~members
+        for i in range(n):
+            if (candidates >> _U64(i)) & _ONE and _popcount(in_masks[i] & outside) > limit:
+                bad |= _bit(i)
+        if bad == _ZERO:
+            break
+        members &= ~bad
+        candidates = _ZERO
+        for i in range(n):
+            if (bad >> _U64(i)) & _ONE:
+                candidates |= out_masks[i]
+        candidates &= members
+    return members
+
+
+@numba.njit(cache=True)
+def _slacks(in_masks: Any, need: Any, n: int, members: Any, upper: Any, slack: Any) -> Any:
+    """Fill ``slack[i]`` for members; return the nodes forced in (members with zero slack)."""
+    add = _ZERO
+    for i in range(n):
+        if (members >> _U64(i)) & _ONE:
+            inside = in_masks[i] & upper
+            s = np.int64(_popcount(inside)) - need[i]
+            slack[i] = s
+            if s == 0:
+                add |= inside & ~members
+    return add
+
+
+@numba.njit(cache=True)
+def search(
+    in_masks: npt.NDArray[np.uint64],
+    out_masks: npt.NDArray[np.uint64],
+    need: npt.NDArray[np.int64],
+    k: int,
+    stack: npt.NDArray[np.uint64],
+    cursor: npt.NDArray[np.int64],
+    found: npt.NDArray[np.uint64],
+    budget: int,
+    completion_limit: int,
+) -> int:
+    """Run the search for at most ``budget`` nodes from the state in ``stack``/``cursor``.
+
+    Returns :data:`FOUND` (the pair is in ``found``), :data:`EXHAUSTED` (no pair: the graph
+    is (k+1)-robust) or :data:`PAUSED` (call again to go on). Nodes must be numbered in the
+    seed order (``_closed_sets.find_closed_pair`` permutes them).
+    """
+    n = in_masks.shape[0]
+    slack1 = np.zeros(n, dtype=np.int64)
+    slack2 = np.zeros(n, dtype=np.int64)
+    cand1 = np.zeros(n, dtype=np.uint64)
+    cand2 = np.zeros(n, dtype=np.uint64)
+    cnt1 = np.zeros(n, dtype=np.int64)
+    cnt2 = np.zeros(n, dtype=np.int64)
+    idx1 = np.zeros(n, dtype=np.int64)
+    idx2 = np.zeros(n, dtype=np.int64)
+    full = _ZERO
+    for i in range(n):
+        full |= _bit(i)
+    v = cursor[_V]
+    w = cursor[_W]
+    top = cursor[_TOP]
+    visited = cursor[_VISITED]
+    steps = 0
+    while True:
+        if top == 0:
+            # Next seed pair: v = min(S1 ∪ S2) ∈ S1, w = min(S2).
+            pushed = False
+            while v < n and not pushed:
+                suffix_v = full & ~(_bit(v) - _ONE)
+                if w <= v:  # a new v: it must survive peeling of its own suffix
+                    if not (_peel(in_masks, out_masks, n, suffix_v, k, _ZERO) >> _U64(v)) & _ONE:
+                        v += 1
+                        w = v
+                        continue
+                    w = v + 1
+                if w >= n:
+                    v += 1
+                    w = v
+                    continue
+                ww = w
+                w += 1
+                p1 = _peel(in_masks, out_masks, n, suffix_v & ~_bit(ww), k, _ZERO)
+                if not (p1 >> _U64(v)) & _ONE:
+                    continue
+                p2 = _peel(in_masks, out_masks, n, full & ~(_bit(ww) - _ONE), k, _ZERO)
+                if not (p2 >> _U64(ww)) & _ONE:
+                    continue
+                stack[0, 0] = _bit(v)
+                stack[0, 1] = _bit(ww)
+                stack[0, 2] = p1
+                stack[0, 3] = p2
+                top = 1
+                pushed = True
+            if not pushed:
+                cursor[_V] = v
+                cursor[_W] = w
+                cursor[_TOP] = 0
+                cursor[_VISITED] = visited
+                return EXHAUSTED
+        if steps >= budget:
+            cursor[_V] = v
+            cursor[_W] = w
+            cursor[_TOP] = top
+            cursor[_VISITED] = visited
+            return PAUSED
+        top -= 1
+        in1 = stack[top, 0]
+        in2 = stack[top, 1]
+        p1 = stack[top, 2]
+        p2 = stack[top, 3]
+        visited += 1
+        steps += 1
+        # Propagate forced members (``_PairSearch._propagate``).
+        dead = False
+        while True:
+            add1 = _slacks(in_masks, need, n, in1, p1, slack1)
+            add2 = _slacks(in_masks, need, n, in2, p2, slack2)
+            if add1 == _ZERO and add2 == _ZERO:
+                break
+            if add1 & add2:
+                dead = True
+                break
+            if add1 != _ZERO:
+                in1 |= add1
+                if p2 & add1:
+                    p2 = _peel(in_masks, out_masks, n, p2, k, p2 & add1)
+                    if p2 & in2 != in2:
+                        dead = True
+                        break
+            if add2 != _ZERO:
+                in2 |= add2
+                if p1 & add2:
+                    p1 = _peel(in_masks, out_masks, n, p1, k, p1 & add2)
+                    if p1 & in1 != in1:
+                        dead = True
+                        break
+        if dead:
+            continue
+        common = p1 & p2
+        if common == _ZERO:
+            found[0] = p1
+            found[1] = p2
+            cursor[_VISITED] = visited
+            return FOUND
+        # Size bound.
+        size1 = 0
+        size2 = 0
+        members1 = 0
+        members2 = 0
+        for i in range(n):
+            if (in1 >> _U64(i)) & _ONE:
+                members1 += 1
+                size1 = max(size1, 1 + need[i])
+            if (in2 >> _U64(i)) & _ONE:
+                members2 += 1
+                size2 = max(size2, 1 + need[i])
+        size1 = max(size1, members1)
+        size2 = max(size2, members2)
+        if size1 + size2 > np.int64(_popcount(p1 | p2)):
+            continue
+        # Members with undecided in-neighbours, in index order (``first`` / ``second``).
+        m1 = 0
+        for i in range(n):
+            if (in1 >> _U64(i)) & _ONE:
+                c = in_masks[i] & common
+                if c != _ZERO:
+                    cand1[m1] = c
+                    cnt1[m1] = np.int64(_popcount(c))
+                    idx1[m1] = i
+                    m1 += 1
+        m2 = 0
+        for i in range(n):
+            if (in2 >> _U64(i)) & _ONE:
+                c = in_masks[i] & common
+                if c != _ZERO:
+                    cand2[m2] = c
+                    cnt2[m2] = np.int64(_popcount(c))
+                    idx2[m2] = i
+                    m2 += 1
+        overload = False
+        for a in range(m1):
+            sa = slack1[idx1[a]]
+            for b in range(m2):
+                budget_ab = sa + slack2[idx2[b]]
+                if (
+                    cnt1[a] > budget_ab
+                    and cnt2[b] > budget_ab
+                    and np.int64(_popcount(cand1[a] & cand2[b])) > budget_ab
+                ):
+                    overload = True
+                    break
+            if overload:
+                break
+        if overload:
+            continue
+        if np.int64(_popcount(common)) <= completion_limit:
+            q1 = _peel(in_masks, out_masks, n, p1, k, common)
+            if q1 & in1 == in1:
+                found[0] = q1
+                found[1] = p2
+                cursor[_VISITED] = visited
+                return FOUND
+            q2 = _peel(in_masks, out_masks, n, p2, k, common)
+            if q2 & in2 == in2:
+                found[0] = p1
+                found[1] = q2
+                cursor[_VISITED] = visited
+                return FOUND
+        # Branch (``_PairSearch._choose``): next to the member with the least slack.
+        best_slack = np.int64(1) << 30
+        side = 1
+        best_cand = _ZERO
+        for a in range(m1):
+            if slack1[idx1[a]] < best_slack:
+                best_slack = slack1[idx1[a]]
+                side = 1
+                best_cand = cand1[a]
+        for b in range(m2):
+            if slack2[idx2[b]] < best_slack:
+                best_slack = slack2[idx2[b]]
+                side = 2
+                best_cand = cand2[b]
+        u = -1
+        if best_cand == _ZERO:
+            side = 1
+            for i in range(n):
+                if (common >> _U64(i)) & _ONE:
+                    u = i
+                    break
+        else:
+            other = in2 if side == 1 else in1
+            key_a = np.int64(-1)
+            key_b = np.int64(-1)
+            for i in range(n):
+                if (best_cand >> _U64(i)) & _ONE:
+                    ka = np.int64(_popcount(out_masks[i] & other))
+                    kb = np.int64(_popcount(in_masks[i] & common))
+                    if ka > key_a or (ka == key_a and kb > key_b):
+                        u = i
+                        key_a = ka
+                        key_b = kb
+        bit = _bit(u)
+        # Push the second branch first so that the first one is explored first.
+        if side == 1:
+            p1_without = _peel(in_masks, out_masks, n, p1, k, bit)
+            if p1_without & in1 == in1:
+                stack[top, 0] = in1
+                stack[top, 1] = in2
+                stack[top, 2] = p1_without
+                stack[top, 3] = p2
+                top += 1
+            p2_without = _peel(in_masks, out_masks, n, p2, k, bit)
+            if p2_without & in2 == in2:
+                stack[top, 0] = in1 | bit
+                stack[top, 1] = in2
+                stack[top, 2] = p1
+                stack[top, 3] = p2_without
+                top += 1
+        else:
+            p2_without = _peel(in_masks, out_masks, n, p2, k, bit)
+            if p2_without & in2 == in2:
+                stack[top, 0] = in1
+                stack[top, 1] = in2
+                stack[top, 2] = p1
+                stack[top, 3] = p2_without
+                top += 1
+            p1_without = _peel(in_masks, out_masks, n, p1, k, bit)
+            if p1_without & in1 == in1:
+                stack[top, 0] = in1
+                stack[top, 1] = in2 | bit
+                stack[top, 2] = p1_without
+                stack[top, 3] = p2
+                top += 1
+
+
+def new_state(
+    n: int,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+    """Fresh ``(stack, cursor, found)`` arrays for :func:`search` on ``n`` nodes.
+
+    Each branch takes one undecided node out of play, so a path holds at most ``n`` nodes
+    and the stack at most one pending sibling per level.
+    """
+    stack = np.zeros((2 * n + 4, 4), dtype=np.uint64)
+    cursor = np.zeros(4, dtype=np.int64)
+    found = np.zeros(2, dtype=np.uint64)
+    return stack, cursor, found
