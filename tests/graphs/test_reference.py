@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -165,3 +166,90 @@ def test_rs_above_dp_size_uses_proofs_and_milp() -> None:
     if at.certificate is not None:
         cert = at.certificate
         assert verify_rs_certificate(G, cert.s1, cert.s2, r, at.bounds[1] + 1)
+
+
+def _brute_free_pair(G: nx.Graph[Any], k: int, free: set[int]) -> bool:
+    """3^n reference: a pair whose constrained members have ≤ k in-neighbours outside."""
+    nodes = list(G)
+
+    def outside(v: int, members: set[int]) -> int:
+        preds = G.predecessors(v) if G.is_directed() else G.neighbors(v)
+        return sum(1 for u in preds if u not in members)
+
+    for assign in itertools.product(range(3), repeat=len(nodes)):
+        s1 = {v for v, a in zip(nodes, assign, strict=True) if a == 1}
+        s2 = {v for v, a in zip(nodes, assign, strict=True) if a == 2}
+        if not s1 - free or not s2 - free:
+            continue
+        if all(outside(v, s) <= k for s in (s1, s2) for v in s - free):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_closed_pair_search_with_free_nodes_matches_brute_force(compiled: bool) -> None:
+    from byzllm.graphs._closed_sets import compiled_search_available, find_closed_pair
+    from byzllm.graphs._core import graph_view
+
+    if compiled and not compiled_search_available():
+        pytest.skip("numba is not installed (pip install 'byzllm[fast]')")
+    rng = random.Random(8)
+    for case in range(40):
+        n = rng.randint(3, 7)
+        G = nx.gnp_random_graph(n, rng.uniform(0.3, 0.9), seed=case, directed=case % 3 == 0)
+        view = graph_view(G)
+        for k in range(n // 2 + 1):
+            for size in (1, 2):
+                for chosen in itertools.combinations(range(n), size):
+                    free = sum(1 << i for i in chosen)
+                    found = find_closed_pair(view, k, free=free, compiled=compiled)
+                    assert (found is not None) == _brute_free_pair(G, k, set(chosen))
+                    if found is not None:
+                        s1, s2 = found
+                        assert s1 and s2 and not s1 & s2
+                        for members in (s1, s2):
+                            assert members & ~free
+                            for i in range(n):
+                                if members >> i & 1 and not free >> i & 1:
+                                    assert view.outside(i, members) <= k
+
+
+@pytest.mark.parametrize("max_searches", [20, 2100])
+def test_rs_level_search_matches_dp(max_searches: int) -> None:
+    # The level search (used above 26 nodes) against the subset DP, on graphs the DP can do.
+    from byzllm.graphs._core import graph_view
+    from byzllm.graphs._rs_levels import rs_by_levels
+    from byzllm.graphs._subset_dp import dp_rs_robustness
+
+    rng = random.Random(17)
+    settled = 0
+    for case in range(30):
+        n = rng.randint(6, 18)
+        G = nx.gnp_random_graph(n, rng.uniform(0.2, 0.8), seed=case, directed=case % 4 == 0)
+        view = graph_view(G)
+        r = reference_r(G) if n <= 9 else r_robustness(G, method="dp").r
+        if r < 1:
+            continue
+        found = dp_rs_robustness(view, r)
+        expected = n if found is None else found[0]
+        out = rs_by_levels(view, r, None, max_searches=max_searches)
+        # Whatever it claims is proven must hold; a pair found gives s exactly.
+        assert out.proven <= expected
+        if out.pair is not None:
+            settled += 1
+            value, s1, s2 = out.pair
+            assert value == expected
+            assert verify_rs_certificate(
+                G, [i for i in G if s1 >> i & 1], [i for i in G if s2 >> i & 1], r, value + 1
+            )
+    assert settled >= (20 if max_searches > 100 else 5)
+
+
+def test_rs_above_dp_size_is_exact_by_levels_on_a_random_graph() -> None:
+    G = nx.gnp_random_graph(30, 0.5, seed=30002)
+    res = rs_robustness(G, time_limit=60)
+    assert res.exact and res.method.startswith("search")
+    assert res.s == res.bounds[0] == res.bounds[1] >= 1
+    assert res.certificate is not None
+    cert = res.certificate
+    assert verify_rs_certificate(G, cert.s1, cert.s2, res.r, res.s + 1)

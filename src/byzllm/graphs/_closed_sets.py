@@ -319,7 +319,9 @@ def compiled_search_applies(n: int) -> bool:
     return n <= COMPILED_MAX_NODES and compiled_search_available()
 
 
-def _find_compiled(work: GraphView, k: int, deadline: float | None) -> tuple[int, int] | None:
+def _find_compiled(
+    work: GraphView, k: int, deadline: float | None, free: int
+) -> tuple[int, int] | None:
     """:class:`_PairSearch` over all seeds, compiled; same nodes visited, same answer."""
     from . import _closed_sets_jit as jit
 
@@ -329,7 +331,16 @@ def _find_compiled(work: GraphView, k: int, deadline: float | None) -> tuple[int
     stack, cursor, found = jit.new_state(work.n)
     while True:
         code = jit.search(
-            in_masks, out_masks, need, k, stack, cursor, found, _SLICE, _COMPLETION_LIMIT
+            in_masks,
+            out_masks,
+            need,
+            k,
+            stack,
+            cursor,
+            found,
+            _SLICE,
+            _COMPLETION_LIMIT,
+            np.uint64(free),
         )
         if code == jit.FOUND:
             return int(found[0]), int(found[1])
@@ -339,16 +350,20 @@ def _find_compiled(work: GraphView, k: int, deadline: float | None) -> tuple[int
             raise SearchTimeout
 
 
-def _find_python(work: GraphView, k: int, deadline: float | None) -> tuple[int, int] | None:
+def _find_python(
+    work: GraphView, k: int, deadline: float | None, free: int
+) -> tuple[int, int] | None:
     n = work.n
     search = _PairSearch(work, k, deadline)
-    suffix = [0] * (n + 1)
+    suffix = [free] * (n + 1)
     for i in range(n - 1, -1, -1):
         suffix[i] = suffix[i + 1] | (1 << i)
     for v in range(n):
-        if not peel(work, suffix[v], k) >> v & 1:
+        if free >> v & 1 or not peel(work, suffix[v], k) >> v & 1:
             continue
         for w in range(v + 1, n):
+            if free >> w & 1:
+                continue
             p1 = peel(work, suffix[v] & ~(1 << w), k)
             if not p1 >> v & 1:
                 continue
@@ -362,7 +377,12 @@ def _find_python(work: GraphView, k: int, deadline: float | None) -> tuple[int, 
 
 
 def find_closed_pair(
-    view: GraphView, k: int, deadline: float | None = None, *, compiled: bool | None = None
+    view: GraphView,
+    k: int,
+    deadline: float | None = None,
+    *,
+    compiled: bool | None = None,
+    free: int = 0,
 ) -> tuple[int, int] | None:
     """Two disjoint nonempty k-closed sets ``(S1, S2)``, or ``None`` when none exist.
 
@@ -374,17 +394,32 @@ def find_closed_pair(
 
     ``compiled``: run the numba-compiled search (graphs of at most 64 nodes). ``None`` uses it
     when it can run (:func:`compiled_search_available`); both give the same answer.
+
+    ``free``: a mask of nodes exempt from the k-closed condition (they may have any number of
+    in-neighbours outside their set). Each set still has a constrained member. This finds the
+    pairs whose r-reachable members (r = k + 1) all lie in ``free``, which is how
+    :func:`~byzllm.graphs.rs_robustness` decides s.
     """
     if k < 0:
         return None
     n = view.n
     order = sorted(range(n), key=lambda i: (-view.in_masks[i].bit_count(), i))
     work = _permute(view, order)
+    if free:
+        position = {old: new for new, old in enumerate(order)}
+        free = sum(1 << position[i] for i in range(n) if free >> i & 1)
+        work = GraphView(
+            labels=work.labels,
+            index=work.index,
+            in_masks=tuple(0 if free >> i & 1 else m for i, m in enumerate(work.in_masks)),
+            out_masks=work.out_masks,
+            directed=work.directed,
+        )
     if compiled is None:
         compiled = compiled_search_applies(n)
     elif compiled and n > COMPILED_MAX_NODES:
         raise ValueError(f"the compiled search handles at most {COMPILED_MAX_NODES} nodes, got {n}")
-    found = (_find_compiled if compiled else _find_python)(work, k, deadline)
+    found = (_find_compiled if compiled else _find_python)(work, k, deadline, free)
     if found is None:
         return None
     return _restore(found[0], order), _restore(found[1], order)

@@ -107,12 +107,14 @@ def search(
     found: npt.NDArray[np.uint64],
     budget: int,
     completion_limit: int,
+    free: np.uint64,
 ) -> int:
     """Run the search for at most ``budget`` nodes from the state in ``stack``/``cursor``.
 
     Returns :data:`FOUND` (the pair is in ``found``), :data:`EXHAUSTED` (no pair: the graph
     is (k+1)-robust) or :data:`PAUSED` (call again to go on). Nodes must be numbered in the
-    seed order (``_closed_sets.find_closed_pair`` permutes them).
+    seed order (``_closed_sets.find_closed_pair`` permutes them). ``free`` nodes have no
+    constraint (their in-masks must be empty); they are never seeds.
     """
     n = in_masks.shape[0]
     slack1 = np.zeros(n, dtype=np.int64)
@@ -136,9 +138,11 @@ def search(
             # Next seed pair: v = min(S1 ∪ S2) ∈ S1, w = min(S2).
             pushed = False
             while v < n and not pushed:
-                suffix_v = full & ~(_bit(v) - _ONE)
+                suffix_v = (full & ~(_bit(v) - _ONE)) | free
                 if w <= v:  # a new v: it must survive peeling of its own suffix
-                    if not (_peel(in_masks, out_masks, n, suffix_v, k, _ZERO) >> _U64(v)) & _ONE:
+                    if (free >> _U64(v)) & _ONE or not (
+                        _peel(in_masks, out_masks, n, suffix_v, k, _ZERO) >> _U64(v)
+                    ) & _ONE:
                         v += 1
                         w = v
                         continue
@@ -149,10 +153,13 @@ def search(
                     continue
                 ww = w
                 w += 1
+                if (free >> _U64(ww)) & _ONE:
+                    continue
                 p1 = _peel(in_masks, out_masks, n, suffix_v & ~_bit(ww), k, _ZERO)
                 if not (p1 >> _U64(v)) & _ONE:
                     continue
-                p2 = _peel(in_masks, out_masks, n, full & ~(_bit(ww) - _ONE), k, _ZERO)
+                suffix_w = (full & ~(_bit(ww) - _ONE)) | free
+                p2 = _peel(in_masks, out_masks, n, suffix_w, k, _ZERO)
                 if not (p2 >> _U64(ww)) & _ONE:
                     continue
                 stack[0, 0] = _bit(v)

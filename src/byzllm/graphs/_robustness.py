@@ -25,8 +25,9 @@ from byzllm.errors import InputError
 
 from ._bounds import best_known_pair, local_search_pair, lower_bound, spectral_lambda2
 from ._closed_sets import SearchTimeout, compiled_search_applies, find_closed_pair
-from ._core import GraphView, graph_view, mask_of, nodes_of
-from ._milp import milp_r_robustness, milp_rs_robustness
+from ._core import GraphView, bits, graph_view, mask_of, nodes_of
+from ._milp import MilpOutcome, milp_r_robustness, milp_rs_robustness
+from ._rs_levels import rs_by_levels
 from ._subset_dp import DP_MAX_NODES, dp_r_robustness, dp_rs_robustness
 
 __all__ = [
@@ -46,6 +47,9 @@ __all__ = [
 ]
 
 Method = Literal["auto", "dp", "search", "milp"]
+
+#: Searches one level of the (r,s) level search may take: every pair of nodes up to 64 nodes.
+_LEVEL_SEARCHES = 2100
 
 
 class Certificate(BaseModel):
@@ -274,15 +278,25 @@ def rs_robustness(
 ) -> RSRobustnessResult:
     """The largest ``s`` such that ``G`` is (r, s)-robust (LeBlanc et al. 2013, Def. 6).
 
-    ``r`` defaults to ``r_robustness(G).r``. Exact by subset DP for n ≤ 26, otherwise by the
-    (r,s) MILP on HiGHS (``exact=False`` with proven bounds if ``time_limit`` runs out).
+    ``r`` defaults to ``r_robustness(G).r``. Exact by subset DP for n ≤ 26. Above that, once G
+    is known to be r-robust (s ≥ 1), a level search (``_rs_levels``) looks for the pair with the
+    fewest r-reachable nodes, one or two at a time (every pair of nodes with the compiled
+    search, single nodes without it); that settles the small s of most sparse and random
+    graphs exactly. Otherwise the (r,s) MILP on HiGHS finishes the job, starting from the
+    proven level (``exact=False`` with proven bounds if ``time_limit`` runs out; the level
+    search takes at most half of it).
     """
     _check_time_limit(time_limit)
     started = time.perf_counter()
     view = graph_view(G)
     r_proven = r is None  # r_robustness reports a proven level: G is r-robust, so s ≥ 1
+    known: tuple[int, int] | None = None  # a pair at level r (f ≤ r), if one is at hand
     if r is None:
-        r = r_robustness(G, time_limit=time_limit).r
+        r_res = r_robustness(G, time_limit=time_limit)
+        r = r_res.r
+        if r_res.exact:
+            cert = r_res.certificate
+            known = mask_of(view, cert.s1), mask_of(view, cert.s2)
     if isinstance(r, bool) or not isinstance(r, int):
         raise InputError(f"r must be an integer, got {r!r}")
     n = view.n
@@ -327,20 +341,72 @@ def rs_robustness(
                     )
                 r_proven = True
     floor = 1 if r_proven else 0
+    method = "milp"
+    best: tuple[int, int, int] | None = None  # (value, S1, S2): a witnessed upper bound on s
+    if r_proven:
+        # Levels of r-reachable nodes first (exact when s is small), with half the time left.
+        level_deadline = None
+        if time_limit is not None:
+            now = time.perf_counter()
+            level_deadline = now + 0.5 * max(0.0, started + time_limit - now)
+        if known is None:
+            known = _pair_at_level(view, r, level_deadline)
+        hint = 0
+        if known is not None:
+            best = _rs_pair_value(view, *known, r)
+            hint = _reachable_mask(view, known[0], r) | _reachable_mask(view, known[1], r)
+        compiled = compiled_search_applies(n)
+        levels = rs_by_levels(
+            view, r, level_deadline, max_searches=_LEVEL_SEARCHES if compiled else n, hint=hint
+        )
+        if levels.pair is not None:
+            value, s1, s2 = levels.pair
+            cert = _rs_certificate(view, s1, s2, r)
+            return result(value, True, (value, value), cert, _search_label(n))
+        floor = max(floor, levels.proven)
+        method = f"{_search_label(n)}+milp"
     remaining = (
         None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
     )
     out = milp_rs_robustness(view, r, time_limit=remaining)
+    if best is not None and (out.value is None or best[0] < out.value):
+        # The known pair beats what the MILP found in its time (it may have found nothing).
+        out = MilpOutcome(
+            value=best[0], s1=best[1], s2=best[2], lower=out.lower, optimal=out.optimal
+        )
     if out.value is None:
         if out.optimal:
-            return result(n, True, (n, n), None, "milp")
+            return result(n, True, (n, n), None, method)
         low = max(floor, min(out.lower, n))
-        return result(low, False, (low, n), None, "milp")
+        return result(low, False, (low, n), None, method)
     cert = _rs_certificate(view, out.s1, out.s2, r)
     lower = max(floor, min(out.lower, out.value))
-    return result(
-        out.value if out.optimal else lower, out.optimal, (lower, out.value), cert, "milp"
-    )
+    exact = out.optimal or lower == out.value
+    return result(out.value if exact else lower, exact, (lower, out.value), cert, method)
+
+
+def _reachable_mask(view: GraphView, members: int, r: int) -> int:
+    return sum(1 << i for i in bits(members) if view.outside(i, members) >= r)
+
+
+def _rs_pair_value(view: GraphView, s1: int, s2: int, r: int) -> tuple[int, int, int] | None:
+    """``(|X1| + |X2|, S1, S2)`` when the pair shows G is not (r, value+1)-robust, else None."""
+    x1, x2 = view.reachable_count(s1, r), view.reachable_count(s2, r)
+    if x1 == s1.bit_count() or x2 == s2.bit_count():
+        return None
+    return x1 + x2, s1, s2
+
+
+def _pair_at_level(view: GraphView, r: int, deadline: float | None) -> tuple[int, int] | None:
+    """A pair with ``f ≤ r`` on both sides, looked for with a tenth of the time left."""
+    short = None
+    if deadline is not None:
+        now = time.perf_counter()
+        short = now + 0.1 * max(0.0, deadline - now)
+    try:
+        return find_closed_pair(view, r, short)
+    except SearchTimeout:
+        return None
 
 
 def _rs_certificate(view: GraphView, s1: int, s2: int, r: int) -> Certificate:
