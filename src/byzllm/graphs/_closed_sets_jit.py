@@ -97,6 +97,32 @@ def _slacks(in_masks: Any, need: Any, n: int, members: Any, upper: Any, slack: A
 
 
 @numba.njit(cache=True)
+def _undecided(
+    in_masks: Any, n: int, members: Any, common: Any, cand: Any, count: Any, index: Any
+) -> int:
+    """List the members with undecided in-neighbours: masks, counts and node indices."""
+    m = 0
+    for i in range(n):
+        if (members >> _U64(i)) & _ONE:
+            c = in_masks[i] & common
+            if c != _ZERO:
+                cand[m] = c
+                count[m] = np.int64(_popcount(c))
+                index[m] = i
+                m += 1
+    return m
+
+
+@numba.njit(cache=True, inline="always")
+def _push(stack: Any, top: int, in1: Any, in2: Any, p1: Any, p2: Any) -> int:
+    stack[top, 0] = in1
+    stack[top, 1] = in2
+    stack[top, 2] = p1
+    stack[top, 3] = p2
+    return top + 1
+
+
+@numba.njit(cache=True)
 def search(
     in_masks: npt.NDArray[np.uint64],
     out_masks: npt.NDArray[np.uint64],
@@ -162,11 +188,7 @@ def search(
                 p2 = _peel(in_masks, out_masks, n, suffix_w, k, _ZERO)
                 if not (p2 >> _U64(ww)) & _ONE:
                     continue
-                stack[0, 0] = _bit(v)
-                stack[0, 1] = _bit(ww)
-                stack[0, 2] = p1
-                stack[0, 3] = p2
-                top = 1
+                top = _push(stack, 0, _bit(v), _bit(ww), p1, p2)
                 pushed = True
             if not pushed:
                 cursor[_V] = v
@@ -236,24 +258,8 @@ def search(
         if size1 + size2 > np.int64(_popcount(p1 | p2)):
             continue
         # Members with undecided in-neighbours, in index order (``first`` / ``second``).
-        m1 = 0
-        for i in range(n):
-            if (in1 >> _U64(i)) & _ONE:
-                c = in_masks[i] & common
-                if c != _ZERO:
-                    cand1[m1] = c
-                    cnt1[m1] = np.int64(_popcount(c))
-                    idx1[m1] = i
-                    m1 += 1
-        m2 = 0
-        for i in range(n):
-            if (in2 >> _U64(i)) & _ONE:
-                c = in_masks[i] & common
-                if c != _ZERO:
-                    cand2[m2] = c
-                    cnt2[m2] = np.int64(_popcount(c))
-                    idx2[m2] = i
-                    m2 += 1
+        m1 = _undecided(in_masks, n, in1, common, cand1, cnt1, idx1)
+        m2 = _undecided(in_masks, n, in2, common, cand2, cnt2, idx2)
         overload = False
         for a in range(m1):
             sa = slack1[idx1[a]]
@@ -317,37 +323,22 @@ def search(
                         key_a = ka
                         key_b = kb
         bit = _bit(u)
-        # Push the second branch first so that the first one is explored first.
+        # Push the second branch first so that the first one is explored first. The first
+        # branch puts u on the tightest member's side, which takes u out of the other side.
         if side == 1:
             p1_without = _peel(in_masks, out_masks, n, p1, k, bit)
             if p1_without & in1 == in1:
-                stack[top, 0] = in1
-                stack[top, 1] = in2
-                stack[top, 2] = p1_without
-                stack[top, 3] = p2
-                top += 1
+                top = _push(stack, top, in1, in2, p1_without, p2)
             p2_without = _peel(in_masks, out_masks, n, p2, k, bit)
             if p2_without & in2 == in2:
-                stack[top, 0] = in1 | bit
-                stack[top, 1] = in2
-                stack[top, 2] = p1
-                stack[top, 3] = p2_without
-                top += 1
+                top = _push(stack, top, in1 | bit, in2, p1, p2_without)
         else:
             p2_without = _peel(in_masks, out_masks, n, p2, k, bit)
             if p2_without & in2 == in2:
-                stack[top, 0] = in1
-                stack[top, 1] = in2
-                stack[top, 2] = p1
-                stack[top, 3] = p2_without
-                top += 1
+                top = _push(stack, top, in1, in2, p1, p2_without)
             p1_without = _peel(in_masks, out_masks, n, p1, k, bit)
             if p1_without & in1 == in1:
-                stack[top, 0] = in1
-                stack[top, 1] = in2 | bit
-                stack[top, 2] = p1_without
-                stack[top, 3] = p2
-                top += 1
+                top = _push(stack, top, in1, in2 | bit, p1_without, p2)
 
 
 def new_state(
