@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from byzllm.errors import ByzllmError, InputError
+from byzllm.errors import InputError
+
+from ._common import cli_errors
 
 __all__ = ["app"]
 
 app = typer.Typer(
     help="Build communication graphs and verify their r-/(r,s)-robustness.", no_args_is_help=True
 )
-
-
-def _fail(err: ByzllmError) -> typer.Exit:
-    typer.echo(f"error: {err}", err=True)
-    return typer.Exit(err.exit_code)
 
 
 def _parse_params(items: list[str]) -> dict[str, Any]:
@@ -63,7 +62,7 @@ def build_command(
     """
     from byzllm.graphs import build, save_graph
 
-    try:
+    with cli_errors():
         params = _parse_params(param)
         if r is not None:
             params["r"] = r
@@ -71,8 +70,6 @@ def build_command(
             params["k"] = k
         G = build(name, n=n, seed=seed, **params)
         path = save_graph(G, out)
-    except ByzllmError as err:
-        raise _fail(err) from None
     typer.echo(f"wrote {path} ({G.number_of_nodes()} nodes, {G.number_of_edges()} edges)")
 
 
@@ -89,6 +86,23 @@ def _min_edges_note(n: int, r: int, directed: bool) -> dict[str, Any]:
     # r ≥ 2 forces every degree ≥ r (pair {u}, V∖{u}); 3r(r-1)/2 is Lee & Panagou's Cor. 1.
     lower = max((n * r + 1) // 2, 3 * r * (r - 1) // 2)
     return {"minimum": None, "lower_bound": lower, "basis": "degree ≥ r; |E| ≥ 3r(r-1)/2"}
+
+
+@contextlib.contextmanager
+def _working(what: str, *, quiet: bool) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr ("computing <what>…") while a solver runs, on a terminal only.
+
+    Yields a function that changes what the spinner says.
+    """
+    import sys
+
+    if quiet or not sys.stderr.isatty():
+        yield lambda _what: None
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(f"computing {what}…") as status:
+        yield lambda new: status.update(f"computing {new}…")
 
 
 @app.command("check")
@@ -116,14 +130,14 @@ def check_command(
     """
     from byzllm.graphs import load_graph, r_robustness, rs_robustness
 
-    try:
+    with cli_errors(), _working("r-robustness", quiet=as_json) as status:
         G = load_graph(path)
         res = r_robustness(G, method=method, time_limit=time_limit)  # type: ignore[arg-type]
-        # Above 26 nodes s comes from a MILP: bound it by default so that check always ends.
+        # Above 26 nodes s may fall to a MILP: bound it by default so that check always ends.
         s_limit = time_limit if time_limit is not None or res.n <= 26 else 60.0
+        if not no_s:
+            status("(r,s)-robustness")
         rs = None if no_s else rs_robustness(G, r=res.r, time_limit=s_limit)
-    except ByzllmError as err:
-        raise _fail(err) from None
     report: dict[str, Any] = {
         "graph": str(path),
         "n": res.n,
@@ -209,7 +223,7 @@ def draw_command(
     """
     from byzllm.graphs import draw_graph, load_graph
 
-    try:
+    with cli_errors():
         G = load_graph(path)
         bad: list[int] = []
         for part in filter(None, (p.strip() for p in byzantine.split(","))):
@@ -217,6 +231,4 @@ def draw_command(
                 raise InputError(f"--byzantine expects node numbers, got {part!r}")
             bad.append(int(part))
         draw_graph(G, out, byzantine=bad, title=title)
-    except ByzllmError as err:
-        raise _fail(err) from None
     typer.echo(f"wrote {out}")
