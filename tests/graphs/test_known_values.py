@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import networkx as nx
@@ -76,6 +77,20 @@ def test_gamma_gamma_merg(n: int) -> None:
             H.remove_edge(u, v)
             broken = r_robustness(H).r < gamma or rs_robustness(H, r=gamma).s < gamma
             assert broken, (n, u, v)
+
+
+@pytest.mark.parametrize("n", range(3, 9))
+def test_no_graph_with_fewer_edges_is_gamma_gamma_robust(n: int) -> None:
+    # Exhaustive: adding edges never lowers robustness, so if some graph with fewer edges than
+    # gg-merg were (γ,γ)-robust, so would be one with exactly one edge fewer, i.e. K_n minus
+    # (|missing| + 1) edges. None is.
+    gamma = math.ceil(n / 2)
+    complete = nx.complete_graph(n)
+    missing = complete.number_of_edges() - build("gg-merg", n=n).number_of_edges()
+    for removed in itertools.combinations(list(complete.edges()), missing + 1):
+        H = complete.copy()
+        H.remove_edges_from(removed)
+        assert rs_robustness(H, r=gamma).s < gamma, (n, removed)
 
 
 @pytest.mark.parametrize("m", range(2, 9))
