@@ -128,3 +128,24 @@ def test_model_flags_run_llm_agents(tmp_path: Path) -> None:
     report = RUNNER.invoke(app, ["consensus", "report", str(run_dir), "--json"])
     row = json.loads(report.stdout)["rows"][0]
     assert row["simulated"] is False and row["calls_per_question"] > 0
+
+
+def test_process_executor_gives_the_same_results_as_local(tmp_path: Path) -> None:
+    reports = []
+    for executor in ("local", "process"):
+        run_dir = tmp_path / executor
+        args = ["consensus", "run", "--set", "dataset.n=3", "-o", str(run_dir)]
+        result = RUNNER.invoke(app, [*args, "--executor", executor])
+        assert result.exit_code == 0, result.output
+        report = RUNNER.invoke(app, ["consensus", "report", str(run_dir), "--json"])
+        assert report.exit_code == 0, report.output
+        reports.append(json.loads(report.stdout)["rows"])
+    assert reports[0] == reports[1]
+
+
+def test_unknown_executor_and_stray_ray_address_are_input_errors(tmp_path: Path) -> None:
+    run_dir = str(tmp_path / "r")
+    result = RUNNER.invoke(app, ["consensus", "run", "-o", run_dir, "--executor", "threads"])
+    assert result.exit_code == 2 and "unknown executor 'threads'" in result.stderr
+    result = RUNNER.invoke(app, ["consensus", "run", "-o", run_dir, "--ray-address", "auto"])
+    assert result.exit_code == 2 and "needs the ray executor" in result.stderr

@@ -58,9 +58,11 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "ConcurrencyOption",
     "ConfigArgument",
+    "ExecutorOption",
     "JsonOption",
     "MarkdownOption",
     "MaxFailuresOption",
+    "RayAddressOption",
     "RetryFailedOption",
     "RunDirArgument",
     "RunDirOption",
@@ -141,6 +143,26 @@ MaxFailuresOption = Annotated[
         show_default=False,
     ),
 ]
+#: Where units run.
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="Where units run: local (this process; model calls concurrently), process "
+        "(worker processes: CPU-bound simulations on every core) or ray (a Ray cluster, "
+        "see --ray-address; pip install 'byzllm[ray]').",
+    ),
+]
+#: The Ray cluster to join.
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="With --executor ray: the cluster to join (auto, ray://host:10001); "
+        "default: $RAY_ADDRESS, else a local Ray instance.",
+        show_default=False,
+    ),
+]
 #: Machine-readable output.
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON on stdout instead.")
@@ -218,17 +240,22 @@ def execute_units(
     json_output: bool = False,
     description: str | None = None,
     quiet: bool = False,
-    executor: Executor | None = None,
+    executor: Executor | str | None = None,
+    ray_address: str | None = None,
 ) -> RunSummary:
     """Run units with progress on stderr and print the outcome; returns the summary.
 
     Progress is a rich bar on a terminal and plain lines otherwise (never on stdout, so
     ``--json`` output stays parseable). The summary goes to stderr as one line, or to
     stdout as JSON with ``json_output``. Ctrl-C or SIGTERM stores every finished unit,
-    prints how to resume and exits 130. ``executor`` (default: in-process) is passed on to
+    prints how to resume and exits 130. ``executor`` (default: in-process; a name from
+    ``--executor`` is resolved with ``ray_address``) is passed on to
     :func:`~byzllm.experiments.run_units`.
     """
-    from byzllm.experiments import Store, run_units
+    from byzllm.experiments import Store, executor_by_name, run_units
+
+    if isinstance(executor, str):
+        executor = executor_by_name(executor, ray_address=ray_address)
 
     async def main() -> RunSummary:
         task = asyncio.current_task()

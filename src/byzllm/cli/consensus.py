@@ -10,8 +10,10 @@ import typer
 from ._common import (
     ConcurrencyOption,
     ConfigArgument,
+    ExecutorOption,
     JsonOption,
     MaxFailuresOption,
+    RayAddressOption,
     RetryFailedOption,
     RunDirArgument,
     RunDirOption,
@@ -61,6 +63,8 @@ def run(
     concurrency: ConcurrencyOption = 64,
     retry_failed: RetryFailedOption = False,
     max_failures: MaxFailuresOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_output: JsonOption = False,
     model: Annotated[
         str | None,
@@ -123,6 +127,8 @@ def run(
             retry_failed=retry_failed,
             max_failures=max_failures,
             json_output=json_output,
+            executor=executor,
+            ray_address=ray_address,
             description="consensus",
         )
         raise typer.Exit(summary_exit_code(summary))

@@ -21,8 +21,10 @@ import typer
 from ._common import (
     ConcurrencyOption,
     ConfigArgument,
+    ExecutorOption,
     JsonOption,
     MaxFailuresOption,
+    RayAddressOption,
     RetryFailedOption,
     RunDirArgument,
     RunDirOption,
@@ -91,6 +93,8 @@ def collect(
     concurrency: ConcurrencyOption = 16,
     retry_failed: RetryFailedOption = False,
     max_failures: MaxFailuresOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Play the train and validation games without interventions; store per-turn features.
@@ -116,6 +120,8 @@ def collect(
             retry_failed=retry_failed,
             max_failures=max_failures,
             json_output=json_output,
+            executor=executor,
+            ray_address=ray_address,
             description="monitor collect",
         )
         raise typer.Exit(summary_exit_code(summary))
@@ -231,6 +237,8 @@ def evaluate(
     concurrency: ConcurrencyOption = 16,
     retry_failed: RetryFailedOption = False,
     max_failures: MaxFailuresOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Play the test games with 0, 1 and 2 resets and the random baseline, repeatedly.
@@ -260,6 +268,8 @@ def evaluate(
             retry_failed=retry_failed,
             max_failures=max_failures,
             json_output=json_output,
+            executor=executor,
+            ray_address=ray_address,
             description="monitor evaluate",
         )
         raise typer.Exit(summary_exit_code(summary))

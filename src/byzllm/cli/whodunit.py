@@ -11,8 +11,10 @@ import typer
 from ._common import (
     ConcurrencyOption,
     ConfigArgument,
+    ExecutorOption,
     JsonOption,
     MaxFailuresOption,
+    RayAddressOption,
     RetryFailedOption,
     RunDirArgument,
     RunDirOption,
@@ -195,6 +197,8 @@ def run(
     concurrency: ConcurrencyOption = 16,
     retry_failed: RetryFailedOption = False,
     max_failures: MaxFailuresOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Play a batch of games on the runner; per-game and per-turn records go to the store.
@@ -224,6 +228,8 @@ def run(
             retry_failed=retry_failed,
             max_failures=max_failures,
             json_output=json_output,
+            executor=executor,
+            ray_address=ray_address,
             description="whodunit",
         )
         raise typer.Exit(summary_exit_code(summary))

@@ -33,7 +33,15 @@ from ._config import (
     load_config,
     parse_overrides,
 )
-from ._executor import Executor, LocalExecutor, ProcessExecutor, WorkFn
+from ._executor import (
+    EXECUTOR_NAMES,
+    Executor,
+    LocalExecutor,
+    ProcessExecutor,
+    RayExecutor,
+    WorkFn,
+    executor_by_name,
+)
 from ._progress import PlainProgress, ProgressReporter, RichProgress, SilentProgress
 from ._records import Record
 from ._runner import RunStatus, RunSummary, UnitFailure, run_units
@@ -44,6 +52,7 @@ if TYPE_CHECKING:
     from ._model_config import ModelConfig
 
 __all__ = [
+    "EXECUTOR_NAMES",
     "STORE_FILENAME",
     "ConfigError",
     "Executor",
@@ -57,6 +66,7 @@ __all__ = [
     "PlainProgress",
     "ProcessExecutor",
     "ProgressReporter",
+    "RayExecutor",
     "Record",
     "RichProgress",
     "RunStatus",
@@ -70,6 +80,7 @@ __all__ = [
     "WorkFn",
     "apply_overrides",
     "canonical_json",
+    "executor_by_name",
     "load_config",
     "make_unit",
     "parse_overrides",
