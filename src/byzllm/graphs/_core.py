@@ -52,9 +52,14 @@ class GraphView:
             best = max(best, (self.in_masks[i] & ~members).bit_count())
         return best
 
+    def reachable_mask(self, members: int, r: int) -> int:
+        """``X_S^r``: the nodes of ``S`` with at least ``r`` in-neighbours outside ``S``."""
+        outside = ~members
+        return sum(1 << i for i in bits(members) if (self.in_masks[i] & outside).bit_count() >= r)
+
     def reachable_count(self, members: int, r: int) -> int:
         """``|X_S^r|``: how many nodes of ``S`` have at least ``r`` in-neighbours outside ``S``."""
-        return sum(1 for i in bits(members) if (self.in_masks[i] & ~members).bit_count() >= r)
+        return self.reachable_mask(members, r).bit_count()
 
 
 def bits(mask: int) -> Iterable[int]:

@@ -25,7 +25,7 @@ from byzllm.errors import InputError
 
 from ._bounds import best_known_pair, local_search_pair, lower_bound, spectral_lambda2
 from ._closed_sets import SearchTimeout, compiled_search_applies, find_closed_pair
-from ._core import GraphView, bits, graph_view, mask_of, nodes_of
+from ._core import GraphView, graph_view, mask_of, nodes_of
 from ._milp import MilpOutcome, milp_r_robustness, milp_rs_robustness
 from ._rs_levels import rs_by_levels
 from ._subset_dp import DP_MAX_NODES, dp_r_robustness, dp_rs_robustness
@@ -354,7 +354,7 @@ def rs_robustness(
         hint = 0
         if known is not None:
             best = _rs_pair_value(view, *known, r)
-            hint = _reachable_mask(view, known[0], r) | _reachable_mask(view, known[1], r)
+            hint = view.reachable_mask(known[0], r) | view.reachable_mask(known[1], r)
         compiled = compiled_search_applies(n)
         levels = rs_by_levels(
             view, r, level_deadline, max_searches=_LEVEL_SEARCHES if compiled else n, hint=hint
@@ -385,10 +385,6 @@ def rs_robustness(
     return result(out.value if exact else lower, exact, (lower, out.value), cert, method)
 
 
-def _reachable_mask(view: GraphView, members: int, r: int) -> int:
-    return sum(1 << i for i in bits(members) if view.outside(i, members) >= r)
-
-
 def _rs_pair_value(view: GraphView, s1: int, s2: int, r: int) -> tuple[int, int, int] | None:
     """``(|X1| + |X2|, S1, S2)`` when the pair shows G is not (r, value+1)-robust, else None."""
     x1, x2 = view.reachable_count(s1, r), view.reachable_count(s2, r)
@@ -398,11 +394,9 @@ def _rs_pair_value(view: GraphView, s1: int, s2: int, r: int) -> tuple[int, int,
 
 
 def _pair_at_level(view: GraphView, r: int, deadline: float | None) -> tuple[int, int] | None:
-    """A pair with ``f ≤ r`` on both sides, looked for with a tenth of the time left."""
-    short = None
-    if deadline is not None:
-        now = time.perf_counter()
-        short = now + 0.1 * max(0.0, deadline - now)
+    """A pair with ``f ≤ r`` on both sides: a hint, so a tenth of the time left (or 10 s)."""
+    now = time.perf_counter()
+    short = now + (10.0 if deadline is None else 0.1 * max(0.0, deadline - now))
     try:
         return find_closed_pair(view, r, short)
     except SearchTimeout:
