@@ -27,6 +27,7 @@ Nodes may be exempted from the condition (``free``); the (r,s) level search uses
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import time
 
@@ -307,8 +308,12 @@ def _restore(mask: int, order: list[int]) -> int:
     return out
 
 
+@functools.cache
 def compiled_search_available() -> bool:
-    """Whether the compiled search can run: ``numba`` installed and its JIT not switched off."""
+    """Whether the compiled search can run: ``numba`` installed and its JIT not switched off.
+
+    Asked once per process: the (r,s) level search runs thousands of searches.
+    """
     if importlib.util.find_spec("numba") is None:
         return False
     from numba import config
