@@ -30,8 +30,7 @@ from typing import Any
 
 import networkx as nx
 
-from byzllm.agents import CallMeter, make_adversary
-from byzllm.agents.llm import LLMAgent
+from byzllm.agents.consensus import CallMeter, LLMAgent, make_adversary
 from byzllm.llm import GenerateConfig, get_model
 from byzllm.protocols import SAC, Network, run_consensus
 from byzllm.tasks import Task, synthetic_tasks

@@ -1,4 +1,4 @@
-"""Speed of the monitor selection grid (seed 002 D.2) on synthetic per-turn data.
+"""Speed of the monitor selection grid (the rogue-agents paper, D.2) on synthetic per-turn data.
 
 The full grid — 2 roles × 7 feature subsets × 5 degrees × 101 thresholds, plus the random
 baseline — on ``--turns`` turns (default 10,000; 70% train games, 30% validation games).

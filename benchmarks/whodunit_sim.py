@@ -1,7 +1,8 @@
 """Benchmark: 180 WhoDunitEnv-Asym test games with simulated agents (target: < 10 s on 2 cores).
 
 Also reports the simulated Success-Rate / Precision / Game-Length and the success rate as the
-suspect count grows (6 -> 10 -> 14, cf. seed 002 Fig. 6). All results are *simulated*.
+suspect count grows (6 -> 10 -> 14, cf. the rogue-agents paper, Fig. 6). All results are
+*simulated*.
 
     python benchmarks/whodunit_sim.py           # full
     python benchmarks/whodunit_sim.py --quick   # fewer games for the suspect sweep

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from byzllm.agents import ATTACKS
+from byzllm.agents.consensus import ATTACKS
 from byzllm.cli import app
 from byzllm.experiments.consensus.config import Composition
 from byzllm.protocols import PROTOCOLS

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from byzllm.agents.llm import LLMAgent
+from byzllm.agents.consensus import LLMAgent
 from byzllm.experiments import ModelConfig
 from byzllm.experiments.consensus.config import AgentBackend, ConsensusConfig
 from byzllm.experiments.consensus.setup import default_factory

@@ -1,4 +1,4 @@
-"""Acceptance (seed 002 Fig. 4 pattern, simulated): WhoDunitEnv-Asym, fixed seeds.
+"""Acceptance (the rogue-agents paper, Fig. 4 pattern, simulated): WhoDunitEnv-Asym, fixed seeds.
 
 The whole pipeline on the default asymmetric games (210 train / 90 validation / 180 test)
 with simulated agents, on three split seeds: collect without interventions, select per-role

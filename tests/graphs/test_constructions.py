@@ -39,7 +39,7 @@ def test_preferential_attachment_is_r_robust(n: int, r: int) -> None:
 
 
 def test_preferential_attachment_default_matches_seed_paper() -> None:
-    # Seed 001 §5.4: n = 9 is K_7 plus two nodes joined to 4 of its nodes.
+    # The SAC paper, §5.4: n = 9 is K_7 plus two nodes joined to 4 of its nodes.
     G = build("preferential", n=9, seed=0)
     assert G.graph["params"]["r"] == 4
     assert G.number_of_edges() == 21 + 8

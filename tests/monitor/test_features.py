@@ -1,4 +1,4 @@
-"""Hand-computed tests of the uncertainty features (seed 002 App. A)."""
+"""Hand-computed tests of the uncertainty features (the rogue-agents paper, App. A)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Evaluation metrics and figures (seed 002 §4.1, D.4, Fig. 4, Fig. 9), hand-computed."""
+"""Evaluation metrics and figures (the rogue-agents paper, §4.1, D.4, Fig. 4, Fig. 9),
+hand-computed."""
 
 from __future__ import annotations
 

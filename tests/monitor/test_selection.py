@@ -1,4 +1,4 @@
-"""Threshold / feature / degree selection by expected gain (seed 002 §4.2, D.2)."""
+"""Threshold / feature / degree selection by expected gain (the rogue-agents paper, §4.2, D.2)."""
 
 from __future__ import annotations
 

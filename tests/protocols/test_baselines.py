@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from byzllm.agents import STRONG_PROFILE, SimulatedAgent, make_adversary
+from byzllm.agents.consensus import STRONG_PROFILE, SimulatedAgent, make_adversary
 from byzllm.protocols import (
     CPWBFT,
     WMSR,

@@ -8,7 +8,8 @@ import pytest
 
 from byzllm.experiments import Store, run_units
 from byzllm.experiments.consensus.config import ConsensusConfig
-from byzllm.experiments.consensus.experiment import consensus_unit, expand_units, summarize
+from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+from byzllm.experiments.consensus.report import summarize
 
 
 @pytest.mark.shared_data

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import networkx as nx
 import pytest
 
-from byzllm.agents import (
+from byzllm.agents.consensus import (
     STRONG_PROFILE,
     WEAK_PROFILE,
     CallContext,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from byzllm.agents import CallContext, ConsensusAgent, Response, ScoredResponse
+from byzllm.agents.consensus import CallContext, ConsensusAgent, Response, ScoredResponse
 from byzllm.protocols import SAC, Network, run_question, sac_filter
 from byzllm.tasks import Task
 

@@ -1,43 +1,14 @@
-"""Agents of the consensus protocols: LLM-backed, simulated and Byzantine, one interface.
+"""Agents: what an agent does in each protocol or environment, one subpackage per domain.
 
->>> from byzllm.agents import SimulatedAgent, STRONG_PROFILE, make_adversary
->>> strong = SimulatedAgent("strong-0", STRONG_PROFILE, seed=0)
+Every domain has the same inner shape: ``_types`` (the interface and the plain data an agent
+sees and produces), ``_prompts`` (rendering), ``_parse`` (reading model replies), ``_llm`` (the
+LLM-backed agent), ``_sim`` (the simulated agent); consensus adds ``_byzantine`` (attacks).
+
+* :mod:`byzllm.agents.consensus` — SAC, CP-WBFT, debate, majority and W-MSR agents (the SAC
+  paper).
+* :mod:`byzllm.agents.whodunit` — WhoDunitEnv players (the rogue-agents paper, §3).
+
+``_seeding`` (deterministic per-call randomness) is shared by the simulated agents.
 """
 
-from __future__ import annotations
-
-from ._answers import answer_key, is_right, same_answer, wrong_answers
-from ._base import (
-    AgentGroup,
-    CallContext,
-    CallMeter,
-    ConsensusAgent,
-    Response,
-    RoundView,
-    ScoredResponse,
-)
-from .byzantine import ATTACKS, ByzantineAgent, make_adversary
-from .llm import LLMAgent
-from .simulated import STRONG_PROFILE, WEAK_PROFILE, SimulatedAgent, SimulatedProfile
-
-__all__ = [
-    "ATTACKS",
-    "STRONG_PROFILE",
-    "WEAK_PROFILE",
-    "AgentGroup",
-    "ByzantineAgent",
-    "CallContext",
-    "CallMeter",
-    "ConsensusAgent",
-    "LLMAgent",
-    "Response",
-    "RoundView",
-    "ScoredResponse",
-    "SimulatedAgent",
-    "SimulatedProfile",
-    "answer_key",
-    "is_right",
-    "make_adversary",
-    "same_answer",
-    "wrong_answers",
-]
+__all__: list[str] = []

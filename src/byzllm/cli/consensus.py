@@ -150,7 +150,7 @@ def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str
 
 
 def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> list[Path]:
-    from byzllm.experiments.consensus.experiment import metrics_rows, round_rows
+    from byzllm.experiments.consensus.report import metrics_rows, round_rows
     from byzllm.experiments.reports import line_plot, write_csv
 
     target = out_dir or run_dir / "report"
@@ -208,7 +208,7 @@ def report(
     with cli_errors():
         from rich.console import Console
 
-        from byzllm.experiments.consensus.experiment import metrics_rows, round_rows, summarize
+        from byzllm.experiments.consensus.report import metrics_rows, round_rows, summarize
         from byzllm.experiments.reports import rich_table
 
         summary = summarize(_questions(run_dir))

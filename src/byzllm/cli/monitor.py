@@ -1,4 +1,5 @@
-"""`byzllm monitor`: Rogue-agent monitors: collect, train, evaluate, report (seed 002 §2, §4.2).
+"""`byzllm monitor`: Rogue-agent monitors: collect, train, evaluate, report (the rogue-agents
+paper, §2, §4.2).
 
 The pipeline::
 

@@ -1,4 +1,5 @@
-"""`byzllm whodunit`: WhoDunitEnv: generate, play and run games (seed 002 §3, §4.1)."""
+"""`byzllm whodunit`: WhoDunitEnv: generate, play and run games (the rogue-agents paper, §3,
+§4.1)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,10 @@
 An environment plays turns; after an agent has produced its action and *before* the action
 takes effect, the game loop shows a :class:`TurnObservation` to an optional
 :class:`Intervener`, which answers ``"continue"``, ``"reset"`` (roll the environment back to
-its last irreversible action, seed 002 §2) or ``"resample"`` (discard this action and ask the
-same agent again, the ablation of seed 002 §6.1). WhoDunitEnv, GovSim and CodeGen all use
+its last irreversible action, the rogue-agents paper, §2) or ``"resample"`` (discard this action
+and ask the
+same agent again, the ablation of the rogue-agents paper, §6.1). WhoDunitEnv, GovSim and CodeGen
+all use
 exactly these types, so monitors work unchanged across them.
 """
 

@@ -1,6 +1,6 @@
 """Communication graphs: robust topologies and exact r-/(r,s)-robustness with certificates.
 
-SAC's guarantees hold on (F+1)-robust graphs (seed 001 §3.3, §4.2). This package builds such
+SAC's guarantees hold on (F+1)-robust graphs (the SAC paper, §3.3, §4.2). This package builds such
 graphs and decides, with a checkable certificate, how robust a given graph is::
 
     from byzllm.graphs import build, r_robustness, rs_robustness, is_r_robust, check_f_local

@@ -1,7 +1,7 @@
 """Exact r-robustness for larger graphs: branch and bound over *k-closed* sets.
 
 Call a set ``S`` *k-closed* when ``f(S) ≤ k``, i.e. no node of ``S`` has more than ``k``
-in-neighbours outside ``S`` (``S`` is not (k+1)-reachable, seed 001 Def. 3.3). A graph is
+in-neighbours outside ``S`` (``S`` is not (k+1)-reachable, the SAC paper, Def. 3.3). A graph is
 (k+1)-robust iff it has no two disjoint nonempty k-closed sets (Def. 3.4). The search rests on
 three facts:
 

@@ -64,7 +64,7 @@ def gamma_merg_edge_count(n: int) -> int:
 
 
 def gamma_merg(n: int) -> nx.Graph[int]:
-    """γ-Minimal Edge Robust Graph (Lee & Panagou, Theorem 1; seed 001 App. A), γ = ⌈n/2⌉.
+    """γ-Minimal Edge Robust Graph (Lee & Panagou, Theorem 1; the SAC paper, App. A), γ = ⌈n/2⌉.
 
     Odd n: a clique X on γ+1 nodes; each of the other γ-2 nodes joins γ nodes of X (we leave out
     a different X node each time, to spread degrees). Even n: γ nodes X adjacent to every other
@@ -109,7 +109,7 @@ def complete(n: int) -> nx.Graph[int]:
 
 
 def preferential_attachment(n: int, r: int | None = None, seed: int | None = 0) -> nx.Graph[int]:
-    """r-robust preferential-attachment graph (seed 001 App. A; LeBlanc et al. 2013, Thm. 5).
+    """r-robust preferential-attachment graph (the SAC paper, App. A; LeBlanc et al. 2013, Thm. 5).
 
     A clique on 2r-1 nodes (r-robust by Lemma 4), then each remaining node joins r nodes of the
     clique, chosen uniformly at random with ``seed``. ``r`` defaults to ``max(1, ⌈n/2⌉ - 1)``.
@@ -151,7 +151,7 @@ def erdos_renyi(
     p: float | None = None,
     max_tries: int = 1000,
 ) -> nx.Graph[int]:
-    """Erdős–Rényi G(n, p) resampled until it is verified r-robust (seed 001 App. A).
+    """Erdős–Rényi G(n, p) resampled until it is verified r-robust (the SAC paper, App. A).
 
     ``p`` defaults to :func:`erdos_renyi_probability`; ``r`` to ``max(1, ⌈n/2⌉ - 1)``. Each
     sample is checked exactly; after ``max_tries`` failures an :class:`InputError` says so.

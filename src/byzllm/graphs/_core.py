@@ -1,6 +1,6 @@
 """Validated, bitmask view of a graph: the representation every robustness solver works on.
 
-Definitions follow LeBlanc et al. (2013) as restated in seed 001 §3.3: for a node ``i`` the
+Definitions follow LeBlanc et al. (2013) as restated in the SAC paper, §3.3: for a node ``i`` the
 neighbour set ``N_i`` is its set of *in*-neighbours (for undirected graphs, its neighbours); a
 nonempty set ``S`` is *r-reachable* when some ``i ∈ S`` has ``|N_i \\ S| ≥ r`` (Definition 3.3).
 We write ``f(S) = max_{i∈S} |N_i \\ S|``, so ``S`` is r-reachable exactly when ``f(S) ≥ r``.

@@ -16,7 +16,7 @@ __all__ = ["draw_graph", "locality"]
 
 
 def locality(G: nx.Graph[Any], byzantine: Iterable[Hashable]) -> int:
-    """Smallest F for which ``byzantine`` is F-local (seed 001 Def. 3.2)."""
+    """Smallest F for which ``byzantine`` is F-local (the SAC paper, Def. 3.2)."""
     view = graph_view(G, min_nodes=1)
     bad = mask_of(view, byzantine, what="byzantine nodes")
     return max(

@@ -1,11 +1,12 @@
 """Public robustness API: exact r- and (r,s)-robustness with certificates, F-local checks.
 
-Definitions (LeBlanc et al. 2013; seed 001 §3.3, Defs. 3.2-3.4): ``S`` is r-reachable when some
+Definitions (LeBlanc et al. 2013; the SAC paper, §3.3, Defs. 3.2-3.4): ``S`` is r-reachable when
+some
 ``i ∈ S`` has at least ``r`` in-neighbours outside ``S``; ``G`` is r-robust when of every two
 nonempty disjoint sets at least one is r-reachable; ``G`` is (r,s)-robust when for every such
 pair at least one holds: every node of ``S1`` has ``r`` in-neighbours outside ``S1``, the same
 for ``S2``, or at least ``s`` nodes of ``S1 ∪ S2`` have ``r`` in-neighbours outside their set.
-SAC's guarantees (seed 001 §4.2, Properties 4.2-4.3) need an (F+1)-robust graph.
+SAC's guarantees (the SAC paper, §4.2, Properties 4.2-4.3) need an (F+1)-robust graph.
 
 Solvers are chosen by size: the O(n·2^n) subset dynamic programme up to
 :data:`~byzllm.graphs._subset_dp.DP_MAX_NODES` nodes, then a branch and bound over k-closed sets
@@ -265,7 +266,7 @@ def robustness_bounds(G: Any) -> tuple[int, int]:
 
 
 def tolerable_f(G: Any, *, time_limit: float | None = None) -> int:
-    """The largest F such that G is (F+1)-robust, i.e. ``r - 1`` (seed 001 §4.2).
+    """The largest F such that G is (F+1)-robust, i.e. ``r - 1`` (the SAC paper, §4.2).
 
     Under a time limit this is the proven (conservative) value. ``-1`` means that G is not
     even 1-robust (for undirected graphs: disconnected), so no F is tolerated.
@@ -456,7 +457,7 @@ def verify_rs_certificate(
 
 
 def check_f_local(G: Any, byzantine_nodes: Iterable[Hashable], F: int) -> bool:
-    """Whether the set of Byzantine nodes is F-local (seed 001 Def. 3.2).
+    """Whether the set of Byzantine nodes is F-local (the SAC paper, Def. 3.2).
 
     True when every node outside the set has at most ``F`` (in-)neighbours inside it.
     """

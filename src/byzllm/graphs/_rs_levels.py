@@ -2,7 +2,8 @@
 
 G is (r,s)-robust when every pair of disjoint nonempty sets ``(S1, S2)`` has a set made wholly of
 r-reachable nodes, or at least ``s`` r-reachable nodes in ``S1 ∪ S2`` (LeBlanc et al. 2013,
-Def. 6; seed 001 §3.3). So the largest such s is the fewest r-reachable nodes over the pairs in
+Def. 6; the SAC paper, §3.3). So the largest such s is the fewest r-reachable nodes over the pairs
+in
 which each set keeps a node with at most ``k = r - 1`` in-neighbours outside it.
 
 A pair whose r-reachable nodes are exactly ``D`` is a pair of k-closed sets once the nodes of

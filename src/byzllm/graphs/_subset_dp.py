@@ -5,7 +5,7 @@ With ``f(S) = max_{i∈S} |N_i \\ S|`` and ``g(T) = min_{∅≠S⊆T} f(S)``,
     r(G) = min over nonempty proper S of max(f(S), g(V \\ S)),
 
 because a graph is r-robust iff every pair of nonempty disjoint sets has one member with
-``f ≥ r`` (LeBlanc et al. 2013, Def. 5; seed 001 Def. 3.4). ``g`` is a subset-minimum
+``f ≥ r`` (LeBlanc et al. 2013, Def. 5; the SAC paper, Def. 3.4). ``g`` is a subset-minimum
 ("zeta") transform, n passes over the table, so the whole computation is O(n·2^n) vectorized
 numpy work. The same idea gives s: with ``x(S) = |X_S^r|`` and ``h(S) = x(S)`` when
 ``x(S) < |S|`` (otherwise the pair condition already holds), the largest s is

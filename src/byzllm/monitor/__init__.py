@@ -1,4 +1,4 @@
-"""Rogue-agent monitors and live interventions (seed 002 §2, §4.2, §6, App. A, D.2).
+"""Rogue-agent monitors and live interventions (the rogue-agents paper, §2, §4.2, §6, App. A, D.2).
 
 Features from token distributions (:mod:`.features`), the polynomial-ridge monitor
 (:mod:`.estimator`), selection of features / degree / threshold by validation gain

@@ -1,4 +1,5 @@
-"""Evaluation conditions of the monitor experiments (seed 002 §5, Fig. 4/5, §6.1, D.2).
+"""Evaluation conditions of the monitor experiments (the rogue-agents paper, §5, Fig. 4/5, §6.1,
+D.2).
 
 ============== ==========================================================================
 ``none``        no intervention (a *shadow* monitor logs would-be triggers, for Fig. 9)

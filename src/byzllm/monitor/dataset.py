@@ -1,6 +1,7 @@
 """Per-turn training data for monitors: features of every turn, labelled with its game's outcome.
 
-Seed 002 §2: monitors are fit "using boolean labels from training games at each intermediate
+The rogue-agents paper, §2: monitors are fit "using boolean labels from training games at each
+intermediate
 game turn" — every turn of a game carries that game's final success. A :class:`TurnDataset`
 holds those turns as numpy arrays (one row per turn, all roles together) plus the outcome of
 every game, including games in which some role never acted (they still count when a gain is

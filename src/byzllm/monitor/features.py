@@ -1,4 +1,5 @@
-"""Uncertainty features of one agent turn (seed 002 §2 "Monitoring agent uncertainty", App. A).
+"""Uncertainty features of one agent turn (the rogue-agents paper, §2 "Monitoring agent
+uncertainty", App. A).
 
 At every *decision position* of a turn (for WhoDunitEnv: where the agent generated a character
 id or the action number, §4.1) we have the model's top-k alternatives as ``(token, logprob)``
@@ -63,7 +64,7 @@ __all__ = [
     "turn_features",
 ]
 
-#: The three uncertainty features a monitor may choose from (seed 002 App. A).
+#: The three uncertainty features a monitor may choose from (the rogue-agents paper, App. A).
 UNCERTAINTY_FEATURES: tuple[str, str, str] = ("entropy", "varentropy", "kurtosis")
 #: Column order of every feature matrix in :mod:`byzllm.monitor` (turn count last).
 FEATURE_COLUMNS: tuple[str, str, str, str] = (*UNCERTAINTY_FEATURES, "turn")

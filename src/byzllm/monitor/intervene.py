@@ -1,4 +1,5 @@
-"""Live interventions (seed 002 §2 "Live interventions", §4.2, §6.1) behind the env seam.
+"""Live interventions (the rogue-agents paper, §2 "Live interventions", §4.2, §6.1) behind the env
+seam.
 
 The game loop shows every turn to an :class:`~byzllm.envs.Intervener` after the agent produced
 its action and *before* it takes effect. :class:`MonitorIntervener` scores the turn with its
@@ -128,7 +129,7 @@ class _BudgetedIntervener:
 
 
 class MonitorIntervener(_BudgetedIntervener):
-    """Intervene when a role's monitor predicts failure (seed 002 §2, §4.2).
+    """Intervene when a role's monitor predicts failure (the rogue-agents paper, §2, §4.2).
 
     ``budget`` is the cap on interventions per role per game (an int for every role, or a
     mapping); roles without a monitor are never interrupted. ``thresholds`` overrides the

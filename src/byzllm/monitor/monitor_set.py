@@ -1,4 +1,5 @@
-"""The selected monitors of a system: one monitor and threshold per agent role (seed 002 §4.2).
+"""The selected monitors of a system: one monitor and threshold per agent role (the rogue-agents
+paper, §4.2).
 
 "Agents with different roles exhibit different behavior" (§4.2), so every role gets its own
 classifier, features, degree and τ (Table 5), and the random baseline its own ``p``. A
@@ -246,7 +247,8 @@ def table5_rows(monitor_set: MonitorSet) -> list[dict[str, Any]]:
 
 
 def format_table5(monitor_set: MonitorSet) -> str:
-    """Plain-text rendering of the selected monitors, laid out like seed 002 Table 5."""
+    """Plain-text rendering of the selected monitors, laid out like the rogue-agents paper, Table
+    5."""
     rows = table5_rows(monitor_set)
     header = f"{'Type':<12}{'Features':<14}{'Degree':>7}{'Gain':>7}{'τ':>7}"
     lines = [header]

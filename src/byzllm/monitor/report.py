@@ -1,4 +1,5 @@
-"""Evaluation summaries and figures of the monitor experiments (seed 002 §5, Fig. 4/5/9, D.4).
+"""Evaluation summaries and figures of the monitor experiments (the rogue-agents paper, §5, Fig.
+4/5/9, D.4).
 
 Metrics per condition (§4.1): Success-Rate, Precision (success among games that ended in an
 accusation) and Game-Length (turns, including those spent before an intervention), as the

@@ -1,4 +1,5 @@
-"""Choosing a monitor and its threshold on validation games (seed 002 §4.2, App. D.2).
+"""Choosing a monitor and its threshold on validation games (the rogue-agents paper, §4.2, App.
+D.2).
 
 **The grid** (D.2): for each role, every non-empty subset of {entropy, varentropy, kurtosis}
 (turn count always in) × polynomial degree 1–5 × threshold τ ∈ {0, 0.01, …, 1}. Each

@@ -18,8 +18,15 @@ from typing import Any, ClassVar, TypeVar
 
 import networkx as nx
 
-from byzllm.agents._answers import answer_key, is_right
-from byzllm.agents._base import CallContext, CallMeter, ConsensusAgent, Response, RoundView
+from byzllm.agents.consensus import (
+    CallContext,
+    CallMeter,
+    ConsensusAgent,
+    Response,
+    RoundView,
+    answer_key,
+    is_right,
+)
 from byzllm.errors import InputError
 from byzllm.tasks import Task
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from byzllm.agents._base import Response, ScoredResponse
+from byzllm.agents.consensus import Response, ScoredResponse
 
 from ._engine import ConsensusProtocol, QuestionState, gather_map
 

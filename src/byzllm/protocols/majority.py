@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import ClassVar
 
-from byzllm.agents._answers import answer_key
-from byzllm.agents._base import Response
+from byzllm.agents.consensus import Response, answer_key
 
 from ._engine import ConsensusProtocol, QuestionState
 

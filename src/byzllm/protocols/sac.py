@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from byzllm.agents._base import Response, ScoredResponse
+from byzllm.agents.consensus import Response, ScoredResponse
 
 from ._engine import ConsensusProtocol, QuestionState, gather_map
 

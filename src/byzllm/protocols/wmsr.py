@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from byzllm.agents._base import Response
+from byzllm.agents.consensus import Response
 
 from ._engine import ConsensusProtocol, QuestionState
 

@@ -1,4 +1,5 @@
-"""Parsing and validating JSON actions (seed 002 Appendix F): every action, every failure."""
+"""Parsing and validating JSON actions (the rogue-agents paper, Appendix F): every action, every
+failure."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Rules of both variants, analysis flags, snapshot / restore and rollback (seed 002 §2-§4.1)."""
+"""Rules of both variants, analysis flags, snapshot / restore and rollback (the rogue-agents paper,
+§2-§4.1)."""
 
 from __future__ import annotations
 

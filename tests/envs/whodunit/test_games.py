@@ -1,4 +1,4 @@
-"""Game generation, invariants and splits (seed 002 §3, §4.1, Appendix B, D.1)."""
+"""Game generation, invariants and splits (the rogue-agents paper, §3, §4.1, Appendix B, D.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The game loop and its intervention seam (seed 002 §2, §4.2, §6.1)."""
+"""The game loop and its intervention seam (the rogue-agents paper, §2, §4.2, §6.1)."""
 
 from __future__ import annotations
 

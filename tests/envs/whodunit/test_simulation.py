@@ -1,4 +1,4 @@
-"""Simulated populations behave like the paper's agents (seed 002 §5, Fig. 6)."""
+"""Simulated populations behave like the paper's agents (the rogue-agents paper, §5, Fig. 6)."""
 
 from __future__ import annotations
 

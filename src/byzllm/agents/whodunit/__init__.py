@@ -1,4 +1,5 @@
-"""WhoDunitEnv agents (seed 002 §3, Appendix F): LLM-backed and simulated, one interface.
+"""WhoDunitEnv agents (the rogue-agents paper, §3, Appendix F): LLM-backed and simulated, one
+interface.
 
 The environment (``byzllm.envs.whodunit``) gives an agent an :class:`AgentView` and gets back
 an :class:`AgentTurn`; the plain data types, the prompts of Appendix F, the reply parser and

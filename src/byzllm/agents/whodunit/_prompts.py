@@ -1,4 +1,4 @@
-"""Prompts and message formats of WhoDunitEnv (seed 002 Appendix F, Figs. 10-16).
+"""Prompts and message formats of WhoDunitEnv (the rogue-agents paper, Appendix F, Figs. 10-16).
 
 Two wordings: ``"award"`` (default) presents the task with "award" / "character" / "Winner",
 which the paper found models cooperate with better (§4.1); ``"original"`` uses "accuse" /

@@ -5,7 +5,8 @@ agent rebuilds its *belief* (a posterior over suspects) from what it knows and w
 channel says, turns the belief into a *soft policy* (a probability for every action number),
 acts on both, and reports the distributions it "generated" at the decision positions. The
 token log-probabilities a monitor reads are therefore the agent's own belief state, so
-uncertainty carries exactly as much signal as the belief does (seed 002 §2: a rogue agent is
+uncertainty carries exactly as much signal as the belief does (the rogue-agents paper, §2: a rogue
+agent is
 one whose state has gone wrong; its uncertainty is how we see it).
 
 **Belief** (index 0 is id 1). Every message is evidence the agent trusts but does not treat
@@ -61,11 +62,11 @@ and the distributions follow from what it did:
 a reset) each agent is drawn *rogue* with this probability; a rogue agent has every noise
 rate multiplied by ``rogue_noise_multiplier`` and decodes at ``rogue_temperature`` times the
 temperature (flatter distributions). A reset draws again, which is what a well-timed
-intervention can fix (seed 002 §2).
+intervention can fix (the rogue-agents paper, §2).
 
 All noise rates and the rogue rate are multiplied by
 ``(n_suspects / reference_suspects) ** size_exponent`` (capped at 1): a longer lineup is a
-longer, harder context (seed 002 §6.2, Fig. 6). Every distribution is
+longer, harder context (the rogue-agents paper, §6.2, Fig. 6). Every distribution is
 tempered, ``p ** (1 / temperature)`` renormalized, then cut to the ``top_k`` tokens
 (natural log-probabilities; tokens are the numbers as strings and ``"]"`` for the end of a
 list).

@@ -1,4 +1,4 @@
-"""Plain data the WhoDunitEnv agents see and produce (seed 002 §3, Appendix F).
+"""Plain data the WhoDunitEnv agents see and produce (the rogue-agents paper, §3, Appendix F).
 
 These types sit *below* the environment: the environment (``byzllm.envs.whodunit``) builds
 an :class:`AgentView` for the agent whose turn it is, the agent answers with an
@@ -35,7 +35,8 @@ __all__ = [
 #: log-probability; the same shape as ``byzllm.envs.TopLogprobs`` (agents sit below envs).
 TopLogprobs = list[tuple[str, float]]
 
-#: ``"asym"``: Accuser + Intel (seed 002 §3, Fig. 2); ``"sym"``: equal players (Fig. 3).
+#: ``"asym"``: Accuser + Intel (the rogue-agents paper, §3, Fig. 2); ``"sym"``: equal players
+#: (Fig. 3).
 Variant = Literal["asym", "sym"]
 
 #: The role an agent plays: the asymmetric variant's Accuser / Intel, or a symmetric player.

@@ -1,4 +1,5 @@
-"""WhoDunitEnv (seed 002 §3, §4.1, Appendices B, D.1, F, G): both variants, games, rules,
+"""WhoDunitEnv (the rogue-agents paper, §3, §4.1, Appendices B, D.1, F, G): both variants, games,
+rules,
 snapshot / rollback, the game loop with its intervention seam, and metrics.
 
 >>> import asyncio

@@ -1,6 +1,7 @@
 """The WhoDunitEnv state machine: turn order, rules, truth analysis, snapshot and rollback.
 
-Seed 002 §3 and §4.1. Asymmetric: the Accuser and Intel alternate, the Accuser first; the
+The rogue-agents paper, §3 and §4.1. Asymmetric: the Accuser and Intel alternate, the Accuser
+first; the
 Accuser requests a yes/no answer, a broad message, or accuses; Intel answers the pending
 yes/no question or returns a broad message (it may choose a broad message instead of the
 answer). Symmetric: the players act in round robin; each shares one of its facts, accuses or

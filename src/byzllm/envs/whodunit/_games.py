@@ -1,6 +1,6 @@
 """Game instances of WhoDunitEnv: suspects, culprit, facts; generation and splits.
 
-Seed 002 §3 and §4.1: a game has N suspects with unique attribute sets drawn from an
+The rogue-agents paper, §3 and §4.1: a game has N suspects with unique attribute sets drawn from an
 attribute table (Appendix B, Table 4), one culprit chosen at random; in the symmetric variant
 each agent receives its own facts about the culprit (three by default), resampled until
 together they identify the culprit uniquely. Splits follow §4.1 / Appendix D.1: 210 train, 90
@@ -32,8 +32,8 @@ __all__ = [
     "make_splits",
 ]
 
-#: Seed 002 Table 4, in the paper's order: the first ten rows are the "top half" used by the
-#: asymmetric variant; all twenty are used by the symmetric variant.
+#: The rogue-agents paper, Table 4, in the paper's order: the first ten rows are the "top half"
+#: used by the asymmetric variant; all twenty are used by the symmetric variant.
 ATTRIBUTE_TABLE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hat", ("brown", "black")),
     ("mood", ("happy", "sad")),

@@ -1,4 +1,4 @@
-"""The game loop and the intervention seam (seed 002 §2, §4.2, §6.1).
+"""The game loop and the intervention seam (the rogue-agents paper, §2, §4.2, §6.1).
 
 :func:`play_game` plays one game to its end. After every agent turn, *before* the action takes
 effect, it builds a :class:`~byzllm.envs.TurnObservation` (game id, total turn, run turn —

@@ -1,4 +1,4 @@
-"""Success-Rate, Precision and Game-Length (seed 002 §4.1), with standard errors.
+"""Success-Rate, Precision and Game-Length (the rogue-agents paper, §4.1), with standard errors.
 
 - Success-Rate: fraction of games that ended with the culprit accused.
 - Precision: Success-Rate among the games that ended in an accusation (``nan`` when none did).

@@ -2,7 +2,13 @@
 
 ``config`` holds the pydantic configuration (protocols × topologies × compositions × F × T ×
 seeds × dataset), ``setup`` turns one configuration into a graph and its agents,
-``experiment`` expands units and runs one question per unit, ``demo`` is ``byzllm demo``.
+``experiment`` expands units and runs one question per unit (its work function), ``records``
+holds what is stored per unit (one :class:`~.records.ConsensusRound` per agent per round, one
+:class:`~.records.ConsensusQuestion` with the whole trace and the graph's certificate),
+``report`` recomputes the SAC paper's §5.1 metrics from them, ``demo`` is ``byzllm demo``.
+
+The modules are the same in every experiment domain (``config``, ``records``, ``experiment``,
+``report``); consensus adds ``setup`` and ``demo``.
 """
 
 from .config import ConsensusConfig

@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from byzllm.agents.byzantine import ATTACKS
+from byzllm.agents.consensus import ATTACKS
 
 from .._config import ExperimentConfig
 from .._model_config import ModelConfig
@@ -150,7 +150,7 @@ class AgentBackend(ModelConfig):
     @field_validator("profile")
     @classmethod
     def _known_profile_fields(cls, value: dict[str, float]) -> dict[str, float]:
-        from byzllm.agents.simulated import SimulatedProfile
+        from byzllm.agents.consensus import SimulatedProfile
 
         unknown = sorted(set(value) - set(SimulatedProfile.model_fields) - {"name"})
         if unknown:

@@ -26,7 +26,7 @@ def demo_config(questions: int = 30, seed: int = 0) -> ConsensusConfig:
 
 def demo_rows(questions: list[dict[str, Any]], *, for_json: bool) -> list[dict[str, Any]]:
     """Table-1 rows (SAC and CP-WBFT × three topologies) from ``consensus_question`` records."""
-    from .experiment import metrics_rows, summarize
+    from .report import metrics_rows, summarize
 
     order = {"cp-wbft": 0, "sac": 1}
     topo = {"merg": 0, "complete": 1, "erdos-renyi": 2}

@@ -19,8 +19,13 @@ from typing import Any
 
 import networkx as nx
 
-from byzllm.agents import ConsensusAgent, SimulatedAgent, make_adversary
-from byzllm.agents.simulated import STRONG_PROFILE, WEAK_PROFILE
+from byzllm.agents.consensus import (
+    STRONG_PROFILE,
+    WEAK_PROFILE,
+    ConsensusAgent,
+    SimulatedAgent,
+    make_adversary,
+)
 from byzllm.errors import ConfigError
 from byzllm.tasks import Task
 
@@ -234,7 +239,7 @@ def default_factory(name: str, group: str, backend: AgentBackend, seed: int) -> 
     """
     if backend.backend == "simulated":
         return simulated_factory(name, group, backend, seed)
-    from byzllm.agents.llm import LLMAgent
+    from byzllm.agents.consensus import LLMAgent
 
     return LLMAgent(
         name,

@@ -36,9 +36,9 @@ from typing import Any
 from byzllm.errors import InputError
 from byzllm.tasks import Task
 
+from .._seeding import choice
 from ._answers import answer_key, wrong_answers
-from ._base import CallContext, ConsensusAgent, Response, RoundView, ScoredResponse
-from ._seeding import choice
+from ._types import CallContext, ConsensusAgent, Response, RoundView, ScoredResponse
 
 __all__ = [
     "ATTACKS",

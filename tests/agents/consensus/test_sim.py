@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from byzllm.agents import (
+from byzllm.agents.consensus import (
     STRONG_PROFILE,
     WEAK_PROFILE,
     CallContext,
@@ -15,8 +15,8 @@ from byzllm.agents import (
     SimulatedAgent,
     SimulatedProfile,
     is_right,
+    looks_like_injection,
 )
-from byzllm.agents.simulated import looks_like_injection
 from byzllm.tasks import Task, synthetic_tasks
 
 TASKS = synthetic_tasks(300, seed=11)

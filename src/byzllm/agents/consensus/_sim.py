@@ -46,9 +46,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from byzllm.tasks import Task
 
+from .._seeding import choice, gauss, uniform
 from ._answers import answer_key, is_right, same_answer, wrong_answers
-from ._base import AgentGroup, CallContext, ConsensusAgent, Response, ScoredResponse
-from ._seeding import choice, gauss, uniform
+from ._types import AgentGroup, CallContext, ConsensusAgent, Response, ScoredResponse
 
 __all__ = [
     "STRONG_PROFILE",

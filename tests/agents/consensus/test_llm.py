@@ -9,8 +9,7 @@ from collections.abc import Callable, Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from byzllm.agents import CallContext, Response
-from byzllm.agents.llm import LLMAgent
+from byzllm.agents.consensus import CallContext, LLMAgent, Response
 from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig, Usage
 from byzllm.tasks import Task
 

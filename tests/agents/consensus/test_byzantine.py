@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from byzllm.agents import (
+from byzllm.agents.consensus import (
     ATTACKS,
     WEAK_PROFILE,
     CallContext,
@@ -14,7 +14,7 @@ from byzllm.agents import (
     is_right,
     make_adversary,
 )
-from byzllm.agents.byzantine import InjectionAttack, ReplayAttack
+from byzllm.agents.consensus._byzantine import InjectionAttack, ReplayAttack
 from byzllm.errors import InputError
 from byzllm.tasks import synthetic_tasks
 

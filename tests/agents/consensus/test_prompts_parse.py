@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from byzllm.agents.consensus_prompts import (
+from byzllm.agents.consensus import (
     DEFAULT_SCORE,
     MAX_RESPONSE_CHARS,
     format_response,

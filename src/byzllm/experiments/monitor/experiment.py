@@ -1,129 +1,26 @@
-"""Monitor experiments on the runner: collect, train, evaluate (seed 002 §4, §5, §6.1, D.2).
-
-The pipeline, for WhoDunitEnv (the environment-specific part is :func:`_play`; the rest is
-environment-agnostic and reads only :class:`~byzllm.envs.TurnObservation`):
-
-1. **collect** — play the train and validation games without interventions; store every
-   turn's features (:class:`MonitorTurnRecord`, labelled with its game's outcome) and every
-   game's outcome (:class:`MonitorGameRecord`, condition ``"none"``).
-2. **train** — :func:`datasets_from_rows` + :func:`~byzllm.monitor.train_monitor_set`:
-   the D.2 grid per role, saved as JSON.
-3. **evaluate** — play the test games under each condition of
-   :mod:`byzllm.monitor.conditions` (no intervention, 1 or 2 resets, the random baseline,
-   the resample ablation), over repeated runs.
-
-One unit is one game played once under one condition; the same game and repeat use the same
-agent random stream in every condition (common random numbers), so conditions differ only by
-what the intervener does. Results from simulated agents carry ``simulated=True`` and the
-simulation parameters.
-"""
+"""Monitor experiments as units of the runner: collect and evaluate units, the work function,
+training data."""
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any
 
-from pydantic import Field
-
-from byzllm.envs.whodunit import GameConfig
 from byzllm.errors import ConfigError, InputError
-from byzllm.monitor.conditions import CONDITIONS, DEFAULT_CONDITIONS, Condition, make_intervener
+from byzllm.monitor.conditions import CONDITIONS, make_intervener
 from byzllm.monitor.dataset import TurnDataset
 from byzllm.monitor.features import turn_features
 from byzllm.monitor.intervene import MonitorIntervener
 from byzllm.monitor.monitor_set import MonitorSet
 
-from ._records import Record
-from ._units import Unit, make_unit
-from .whodunit import WhoDunitPlayers
+from .._records import Record
+from .._units import Unit, make_unit
+from .config import MonitorExperimentConfig
+from .records import MonitorGameRecord, MonitorTurnRecord
 
-__all__ = [
-    "MonitorExperimentConfig",
-    "MonitorGameRecord",
-    "MonitorTurnRecord",
-    "collect_units",
-    "datasets_from_rows",
-    "evaluate_units",
-    "run_in_memory",
-    "work",
-]
-
-
-class MonitorExperimentConfig(WhoDunitPlayers):
-    """The whole monitor pipeline in one config. Example YAML::
-
-    game: {variant: asym, n_suspects: 10}
-    seed: 0                 # which train / validation / test splits
-    n_train: null           # null: the whole split (210 / 90 / 180 games)
-    n_validation: null
-    n_test: null
-    repeats: 3              # evaluation runs per condition (standard errors)
-    conditions: [none, monitor-1, monitor-2, random-1, random-2]
-    agents: simulated       # or: llm (then set model, base_url)
-    sim: {hallucination_rate: 0.04}
-
-    The players' keys (agents, sim, model, base_url, ..., wording) are
-    :class:`~byzllm.experiments.whodunit.WhoDunitPlayers`'.
-    """
-
-    env: Literal["whodunit"] = "whodunit"
-    game: GameConfig = Field(default_factory=GameConfig)
-    seed: int = 0
-    n_train: int | None = Field(default=None, ge=1)
-    n_validation: int | None = Field(default=None, ge=1)
-    n_test: int | None = Field(default=None, ge=1)
-    collect_repeats: int = Field(default=1, ge=1)
-    repeats: int = Field(default=3, ge=1)
-    conditions: list[Condition] = Field(default_factory=lambda: list(DEFAULT_CONDITIONS))
-    # Monitors read the decision-position distributions: at least one alternative is needed.
-    top_logprobs: int = Field(default=10, ge=1, description="at most max_top_logprobs")
-    renormalize: bool = True
-
-
-class MonitorTurnRecord(Record):
-    """One turn's monitor features, labelled with its game's outcome."""
-
-    kind: ClassVar[str] = "monitor_turn"
-
-    split: str
-    game_id: str
-    repeat: int
-    role: str
-    agent: str
-    turn: int
-    entropy: float
-    varentropy: float
-    kurtosis: float
-    n_positions: int
-    success: bool
-    simulated: bool
-
-
-class MonitorGameRecord(Record):
-    """One game under one condition: outcome, length, interventions and triggers."""
-
-    kind: ClassVar[str] = "monitor_game"
-
-    split: str
-    condition: str
-    game_id: str
-    repeat: int
-    variant: str
-    n_suspects: int
-    success: bool
-    accused: bool
-    total_turns: int
-    resets: int
-    resamples: int
-    parse_failures: int
-    fallbacks: int
-    triggers: list[dict[str, Any]] = Field(default_factory=list)
-    scoring_errors: int = 0
-    agents: str
-    simulated: bool
-    sim_params: dict[str, Any] | None = None
+__all__ = ["collect_units", "datasets_from_rows", "evaluate_units", "run_in_memory", "work"]
 
 
 def _split_games(cfg: MonitorExperimentConfig, split: str) -> list[Any]:

@@ -5,8 +5,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from byzllm.agents import Response, answer_key, is_right, same_answer, wrong_answers
-from byzllm.agents.simulated import looks_like_injection
+from byzllm.agents.consensus import (
+    Response,
+    answer_key,
+    is_right,
+    looks_like_injection,
+    same_answer,
+    wrong_answers,
+)
 from byzllm.protocols.wmsr import as_number
 from byzllm.tasks import Task
 

@@ -1,0 +1,45 @@
+"""Configuration of the monitor experiments (collect, train, evaluate)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from byzllm.envs.whodunit import GameConfig
+from byzllm.monitor.conditions import DEFAULT_CONDITIONS, Condition
+
+from ..whodunit.config import WhoDunitPlayers
+
+__all__ = ["MonitorExperimentConfig"]
+
+
+class MonitorExperimentConfig(WhoDunitPlayers):
+    """The whole monitor pipeline in one config. Example YAML::
+
+    game: {variant: asym, n_suspects: 10}
+    seed: 0                 # which train / validation / test splits
+    n_train: null           # null: the whole split (210 / 90 / 180 games)
+    n_validation: null
+    n_test: null
+    repeats: 3              # evaluation runs per condition (standard errors)
+    conditions: [none, monitor-1, monitor-2, random-1, random-2]
+    agents: simulated       # or: llm (then set model, base_url)
+    sim: {hallucination_rate: 0.04}
+
+    The players' keys (agents, sim, model, base_url, ..., wording) are
+    :class:`~byzllm.experiments.whodunit.WhoDunitPlayers`'.
+    """
+
+    env: Literal["whodunit"] = "whodunit"
+    game: GameConfig = Field(default_factory=GameConfig)
+    seed: int = 0
+    n_train: int | None = Field(default=None, ge=1)
+    n_validation: int | None = Field(default=None, ge=1)
+    n_test: int | None = Field(default=None, ge=1)
+    collect_repeats: int = Field(default=1, ge=1)
+    repeats: int = Field(default=3, ge=1)
+    conditions: list[Condition] = Field(default_factory=lambda: list(DEFAULT_CONDITIONS))
+    # Monitors read the decision-position distributions: at least one alternative is needed.
+    top_logprobs: int = Field(default=10, ge=1, description="at most max_top_logprobs")
+    renormalize: bool = True

@@ -1,0 +1,55 @@
+"""Stored records of the monitor experiments: per-turn features, per-game outcomes."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from .._records import Record
+
+__all__ = ["MonitorGameRecord", "MonitorTurnRecord"]
+
+
+class MonitorTurnRecord(Record):
+    """One turn's monitor features, labelled with its game's outcome."""
+
+    kind: ClassVar[str] = "monitor_turn"
+
+    split: str
+    game_id: str
+    repeat: int
+    role: str
+    agent: str
+    turn: int
+    entropy: float
+    varentropy: float
+    kurtosis: float
+    n_positions: int
+    success: bool
+    simulated: bool
+
+
+class MonitorGameRecord(Record):
+    """One game under one condition: outcome, length, interventions and triggers."""
+
+    kind: ClassVar[str] = "monitor_game"
+
+    split: str
+    condition: str
+    game_id: str
+    repeat: int
+    variant: str
+    n_suspects: int
+    success: bool
+    accused: bool
+    total_turns: int
+    resets: int
+    resamples: int
+    parse_failures: int
+    fallbacks: int
+    triggers: list[dict[str, Any]] = Field(default_factory=list)
+    scoring_errors: int = 0
+    agents: str
+    simulated: bool
+    sim_params: dict[str, Any] | None = None

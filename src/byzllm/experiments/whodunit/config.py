@@ -1,0 +1,82 @@
+"""Configuration of WhoDunitEnv game batches: who plays (simulated or LLM-backed) and which
+games."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from byzllm.agents.whodunit import SimParams, WhoDunitAgent, WordingName
+from byzllm.envs.whodunit import (
+    GameConfig,
+    WhoDunitGame,
+    llm_agents,
+    simulated_agents,
+)
+
+from .._model_config import ModelConfig
+
+__all__ = ["WhoDunitPlayers", "WhoDunitRunConfig"]
+
+
+class WhoDunitPlayers(ModelConfig):
+    """Who plays the games: simulated agents, or LLM-backed ones on ``model``.
+
+    Shared by every WhoDunitEnv experiment (batches here, the monitor pipeline in
+    :mod:`byzllm.experiments.monitor`). The LLM keys are :class:`ModelConfig`'s.
+    """
+
+    agents: Literal["simulated", "llm"] = "simulated"
+    sim: SimParams = Field(default_factory=SimParams)
+    top_logprobs: int = Field(default=10, ge=0, description="at most max_top_logprobs")
+    max_reprompts: int = Field(default=3, ge=0)
+    wording: WordingName = "award"
+
+    @field_validator("top_logprobs")
+    @classmethod
+    def _within_server_limit(cls, value: int, info: ValidationInfo) -> int:
+        # max_top_logprobs (a ModelSettings field) is validated first: base fields come first.
+        limit = info.data.get("max_top_logprobs", 20)
+        if value > limit:
+            raise ValueError(
+                f"must be at most max_top_logprobs={limit} (raise that if the server allows more)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _llm_needs_a_model(self) -> WhoDunitPlayers:
+        if self.agents == "llm" and not self.model:
+            raise ValueError("agents: llm needs a model (e.g. model: openai/gpt-4o-mini)")
+        return self
+
+    def players(self, game: WhoDunitGame, *, salt: str) -> Sequence[WhoDunitAgent]:
+        """The game's agents; LLM ones share one model per event loop (``salt``: the
+        cache salt of this repeat, see :meth:`ModelConfig.shared_model`)."""
+        if self.agents == "simulated":
+            return simulated_agents(game, self.sim)
+        return llm_agents(
+            game,
+            self.shared_model(salt=salt),
+            top_logprobs=self.top_logprobs,
+            max_reprompts=self.max_reprompts,
+        )
+
+
+class WhoDunitRunConfig(WhoDunitPlayers):
+    """A batch of games. Example YAML::
+
+    game: {variant: asym, n_suspects: 10}
+    split: test            # train | validation | test | generated
+    n_games: 180           # null: the whole split
+    repeats: 3
+    agents: simulated      # or: llm (then set model / base_url)
+    sim: {hallucination_rate: 0.04}
+    """
+
+    game: GameConfig = Field(default_factory=GameConfig)
+    split: Literal["train", "validation", "test", "generated"] = "test"
+    seed: int = 0
+    n_games: int | None = Field(default=None, ge=1)
+    repeats: int = Field(default=1, ge=1)

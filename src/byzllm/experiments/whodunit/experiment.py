@@ -1,0 +1,153 @@
+"""WhoDunitEnv games as units of the runner: select the games, expand units, play one (the work
+function)."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from byzllm.agents.whodunit import SimParams
+from byzllm.envs.whodunit import (
+    GameResult,
+    WhoDunitGame,
+    generate_games,
+    make_splits,
+    play_game,
+)
+
+from .._records import Record
+from .._units import Unit, make_unit
+from .config import WhoDunitRunConfig
+from .records import WhoDunitGameRecord, WhoDunitTurnRecord
+
+__all__ = ["expand_units", "game_records", "load_games", "select_games", "work"]
+
+
+def select_games(cfg: WhoDunitRunConfig) -> list[WhoDunitGame]:
+    """The games a config plays (a split, or ``n_games`` freshly generated ones)."""
+    if cfg.split == "generated":
+        return generate_games(cfg.n_games or 180, cfg.game, seed=cfg.seed)
+    games = make_splits(cfg.game, seed=cfg.seed).get(cfg.split)
+    return games[: cfg.n_games] if cfg.n_games else games
+
+
+def expand_units(cfg: WhoDunitRunConfig, games: Sequence[WhoDunitGame] | None = None) -> list[Unit]:
+    """One unit per (game, repeat)."""
+    games = list(games) if games is not None else select_games(cfg)
+    conf = cfg.model_dump(mode="json")
+    return [
+        make_unit(
+            {"config": conf, "game": g.model_dump(mode="json"), "repeat": r},
+            label=f"{g.id}/r{r}",
+        )
+        for g in games
+        for r in range(cfg.repeats)
+    ]
+
+
+def game_records(
+    result: GameResult,
+    *,
+    split: str,
+    repeat: int,
+    agents: str,
+    sim: SimParams | None,
+    n_suspects: int,
+) -> list[Record]:
+    """The stored records of one played game."""
+    game_rec = WhoDunitGameRecord(
+        game_id=result.game_id,
+        split=split,
+        repeat=repeat,
+        variant=result.variant,
+        agents=agents,
+        n_suspects=n_suspects,
+        success=result.success,
+        accused=result.accused,
+        culprit=result.culprit,
+        accused_suspect=result.accused_suspect,
+        total_turns=result.total_turns,
+        resets=result.resets,
+        parse_failures=result.parse_failures,
+        fallbacks=result.fallbacks,
+        invalid_actions=result.invalid_actions,
+        hallucinations=result.hallucinations,
+        repetitions=result.repetitions,
+        ignored_facts=result.ignored_facts,
+        simulated=result.simulated,
+        sim_params=sim.model_dump() if result.simulated and sim is not None else None,
+    )
+    records: list[Record] = [game_rec]
+    for t in result.turns:
+        records.append(
+            WhoDunitTurnRecord(
+                game_id=result.game_id,
+                repeat=repeat,
+                success=result.success,
+                turn=t.obs.turn,
+                budget_turn=t.budget_turn,
+                role=t.obs.role,
+                agent=t.obs.agent,
+                action=t.obs.action,
+                valid=t.valid,
+                errors=t.errors,
+                fallback=t.fallback,
+                decision=t.decision,
+                message=t.message,
+                remaining_candidates=t.remaining_candidates,
+                hallucination=t.flags.hallucination,
+                repetition=t.flags.repetition,
+                ignored_fact=t.flags.ignored_fact,
+                noise=t.noise,
+                distributions=t.obs.distributions,
+                simulated=result.simulated,
+            )
+        )
+    return records
+
+
+async def work(payload: dict[str, Any]) -> list[Record]:
+    """Play one unit's game (top-level, picklable: the runner's work function)."""
+    cfg = WhoDunitRunConfig.model_validate(payload["config"])
+    game = WhoDunitGame.model_validate(payload["game"])
+    repeat = int(payload["repeat"])
+    agents = cfg.players(game, salt=f"whodunit-repeat={repeat}")
+    result = await play_game(
+        game, agents, rng=random.Random(f"{game.id}/{repeat}"), wording=cfg.wording
+    )
+    return game_records(
+        result,
+        split=cfg.split,
+        repeat=repeat,
+        agents=cfg.agents,
+        sim=cfg.sim,
+        n_suspects=len(game.suspects),
+    )
+
+
+def load_games(
+    rows: Sequence[dict[str, Any]],
+) -> dict[tuple[str, str, int], list[list[GameResult]]]:
+    """Group stored ``whodunit_game`` rows by (variant, agents, suspects) into runs."""
+    by_key: dict[tuple[str, str, int], dict[int, list[GameResult]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for row in rows:
+        result = GameResult(
+            game_id=row["game_id"],
+            variant=row["variant"],
+            success=row["success"],
+            accused=row["accused"],
+            culprit=row["culprit"],
+            accused_suspect=row.get("accused_suspect"),
+            total_turns=row["total_turns"],
+            resets=row.get("resets", 0),
+            parse_failures=row.get("parse_failures", 0),
+            fallbacks=row.get("fallbacks", 0),
+            simulated=row.get("simulated", False),
+        )
+        key = (row["variant"], row["agents"], int(row.get("n_suspects", 0)))
+        by_key[key][int(row.get("repeat", 0))].append(result)
+    return {k: [v[r] for r in sorted(v)] for k, v in by_key.items()}
