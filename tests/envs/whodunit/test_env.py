@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from byzllm.agents.whodunit import SimulatedAgent, WhoDunitAction
+from byzllm.agents.whodunit import SimulatedAgent, WhoDunitAction, render_prompt
 from byzllm.envs.whodunit import WhoDunitEnv, WhoDunitGame, check_game, generate_games
 from byzllm.errors import InputError
 
@@ -197,6 +197,41 @@ def test_rollback_semantics_and_play_to_the_end(asym_game: WhoDunitGame) -> None
     if env.state.finished:
         with pytest.raises(InputError, match="irreversible"):
             env.rollback_to_last_irreversible()
+
+
+def test_rollback_keeps_the_game_clock_running_with_a_fresh_budget(
+    asym_game: WhoDunitGame,
+) -> None:
+    """The rogue-agents paper, §2: a reset rewinds the channel, not the clock."""
+    env = WhoDunitEnv(asym_game)
+    first = env.view()
+    assert (first.clock_offset, first.clock_turn, first.clock_max_turns) == (0, 1, 6)
+    env.step(A(kind="request_broad"))
+    env.step(A(kind="respond_broad", property="hat", value="brown", characters=(1, 3)))
+    env.count_discarded_turn()  # the turn the reset discards
+    env.rollback_to_last_irreversible()
+    v = env.view()
+    # Same position as the game's first view (budget turn 1, empty channel, Accuser) ...
+    assert (v.role, v.turn, v.max_turns, v.channel) == ("accuser", 1, 6, ())
+    # ... but the clock shows the true turn and the fresh budget's end.
+    assert (v.clock_offset, v.clock_turn, v.clock_max_turns) == (3, 4, 9)
+    assert render_prompt(v)[0] == render_prompt(first)[0]
+    assert render_prompt(v)[1] != render_prompt(first)[1]
+    assert "The current turn is 4 out of 9." in render_prompt(v)[1]["content"]
+    # The limit restarts: max_turns more turns after the reset.
+    snap = env.snapshot()
+    played = 0
+    while not env.done:
+        env.step(A(kind="pass"))
+        played += 1
+    assert played == asym_game.max_turns and env.state.total_turns == 3 + asym_game.max_turns
+    assert env.view().clock_turn == env.state.total_turns + 1
+    # Snapshots carry the clock; a second reset moves it on again.
+    env.restore(snap)
+    assert env.view() == v
+    env.step(A(kind="pass"))
+    env.rollback_to_last_irreversible()
+    assert (env.view().clock_turn, env.view().clock_max_turns) == (5, 10)
 
 
 def test_rollback_after_accusation_is_refused(asym_game: WhoDunitGame) -> None:

@@ -90,9 +90,12 @@ async def test_reset_discards_the_action_and_restarts_the_budget(
     assert result.total_turns == 4  # 3 before the reset (incl. the discarded one) + 1
     assert [t.decision for t in result.turns] == ["continue", "continue", "reset", "continue"]
     assert not result.turns[2].applied
-    # After the reset the Accuser saw an empty channel and turn 1 again.
+    # After the reset the Accuser saw an empty channel and budget turn 1 again, but the game
+    # clock in its prompt kept running: turn 4 out of 3 + max_turns.
     last_view = accuser.views[-1]
     assert last_view.channel == () and last_view.turn == 1
+    assert (last_view.clock_turn, last_view.clock_max_turns) == (4, 3 + asym_game.max_turns)
+    assert [v.clock_turn for v in accuser.views] == [1, 3, 4]
     assert [o.turn for o in rec.seen] == [1, 2, 3, 4]
     # The run turn restarts after the reset; the total turn keeps growing.
     assert [o.run_turn for o in rec.seen] == [1, 2, 3, 1]
@@ -106,6 +109,7 @@ async def test_resample_asks_the_same_agent_again(asym_game: WhoDunitGame) -> No
     assert result.success and result.resamples == 1 and result.resets == 0
     assert result.total_turns == 2
     assert [v.turn for v in accuser.views] == [1, 1]  # same budget turn, asked again
+    assert [v.clock_turn for v in accuser.views] == [1, 1]  # a resample moves no clock
     assert [(o.turn, o.run_turn) for o in rec.seen] == [(1, 1), (2, 1)]
     assert [t.decision for t in result.turns] == ["resample", "continue"]
 

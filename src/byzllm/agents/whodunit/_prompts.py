@@ -278,12 +278,18 @@ def render_system_prompt(view: AgentView) -> str:
 
 
 def render_user_prompt(view: AgentView) -> str:
-    """The per-turn user prompt (Figs. 11 and 15)."""
+    """The per-turn user prompt (Figs. 11 and 15).
+
+    "The current turn is T out of MAX" shows the game clock (:attr:`AgentView.clock_turn`,
+    :attr:`AgentView.clock_max_turns`), which a reset does not rewind: without a reset it is
+    the budget turn; after one the prompt differs from the pre-reset prompt of the same
+    position.
+    """
     w = WORDINGS[view.wording]
     common = {
         "channel": _channel_text(view.channel),
-        "turn": view.turn,
-        "max_turns": view.max_turns,
+        "turn": view.clock_turn,
+        "max_turns": view.clock_max_turns,
         "culprit": w["culprit"],
     }
     if view.role == "player":

@@ -8,10 +8,13 @@ answer). Symmetric: the players act in round robin; each shares one of its facts
 skips. An accusation ends the game and is *irreversible*; sharing information is
 *reversible*. The game also ends when the turn budget is spent.
 
-Reset semantics (§2, §4.1): :meth:`WhoDunitEnv.rollback_to_last_irreversible` clears the
-channel back to the last irreversible action (in WhoDunitEnv: the start, since an accusation
-ends the game); suspects, culprit and facts are kept; the turn budget shown to agents starts
-again from 1 with the first agent; the total turn count keeps growing.
+Reset semantics (the rogue-agents paper, §2, §4.1):
+:meth:`WhoDunitEnv.rollback_to_last_irreversible` clears the channel back to the last
+irreversible action (in WhoDunitEnv: the start, since an accusation ends the game); suspects,
+culprit and facts are kept; play resumes with the first agent and a fresh turn budget; the
+total turn count keeps growing, and so does the *game clock* the agents see ("The current turn
+is T out of MAX"): a rollback does not rewind it (see
+:meth:`WhoDunitEnv.rollback_to_last_irreversible` for the rule).
 
 The environment knows the truth and records, for analysis only (agents never see it), for
 every message whether it was false (*hallucination*), repeated a message already in the
@@ -81,6 +84,7 @@ class GameState(BaseModel):
     channel: list[ChannelEntry] = Field(default_factory=list)
     budget_turn: int = 0  # turns taken in the current budget
     total_turns: int = 0  # every agent turn, including those before a reset
+    clock_offset: int = 0  # total_turns when the current budget began (the clock's offset)
     resets: int = 0
     irreversible_at: int = 0  # channel length just after the last irreversible action
     finished: bool = False
@@ -176,6 +180,7 @@ class WhoDunitEnv:
             channel=tuple(e.message for e in self.state.channel),
             turn=self.state.budget_turn + 1,
             max_turns=game.max_turns,
+            clock_offset=self.state.clock_offset,
             pending_request=self._pending_request(),
         )
 
@@ -369,17 +374,41 @@ class WhoDunitEnv:
         self.state = snapshot.model_copy(deep=True)
 
     def rollback_to_last_irreversible(self) -> None:
-        """Reset (§2, §4.1): clear the channel back to the last irreversible action.
+        """Reset (the rogue-agents paper, §2, §4.1): clear the channel back to the last
+        irreversible action.
 
-        The turn budget starts again with the first agent; the total turn count is kept and
-        the reset is counted. Raises :class:`InputError` once the game has ended in an
-        accusation (it cannot be undone).
+        Play resumes with the first agent; the total turn count is kept and the reset is
+        counted. Raises :class:`InputError` once the game has ended in an accusation (it
+        cannot be undone).
+
+        **The game clock keeps running; the turn limit restarts.** After a reset at total
+        turn ``T`` (the discarded turn included) the agents are shown "turn ``T + 1`` out of
+        ``T + max_turns``" and get ``max_turns`` more turns (:attr:`AgentView.clock_offset`
+        becomes ``T``; the budget turn, which decides whose turn it is and when the game
+        ends, starts again at 1). Why both halves:
+
+        - *The clock is not rewound.* The rogue-agents paper, §2, undoes only the reversible
+          actions — sharing information; time already spent is not something a rollback can
+          give back. Restarting the clock would also make the first prompt after a reset
+          byte-identical to the game's first prompt, so at temperature 0 (the paper's
+          setting) a deterministic model — and the response cache, keyed by the request —
+          would replay the very game the monitor just flagged.
+        - *The limit restarts.* §2 resets to "provide agents with another opportunity to
+          collaborate", and the paper reports that interventions cost *additional* turns
+          (Game-Length, which counts turns before interventions, grows by 1.6x / 1.9x with
+          one / two resets, §5): a reset buys a full new budget rather than the rest of the
+          old one. Game-Length (``total_turns``) therefore still includes every turn before
+          a reset, as before.
+
+        Snapshots carry the clock (:class:`GameState`), so :meth:`restore` puts it back
+        exactly like the rest of the state.
         """
         st = self.state
         if st.finished:
             raise InputError("the game ended with an accusation, which is irreversible")
         del st.channel[st.irreversible_at :]
         st.budget_turn = 0
+        st.clock_offset = st.total_turns
         st.resets += 1
 
     @property

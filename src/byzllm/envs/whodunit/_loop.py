@@ -8,7 +8,9 @@ dict, decision-position distributions) and asks the optional intervener:
 - ``"continue"``: the action is applied;
 - ``"reset"``: the action is discarded and the environment rolls back to its last
   irreversible action (:meth:`WhoDunitEnv.rollback_to_last_irreversible`); play resumes with a
-  fresh turn budget, the total turn count keeps growing;
+  fresh turn budget, the total turn count keeps growing, and the game clock in the agents'
+  prompts is not rewound (the first prompt after a reset shows the total turn number, so a
+  deterministic model does not replay the pre-reset game; the rogue-agents paper, §2);
 - ``"resample"``: the action is discarded and the same agent is asked again (same budget turn).
 
 Every agent turn counts in ``total_turns`` (also discarded ones: Game-Length includes the
