@@ -10,7 +10,7 @@ import typer
 
 from byzllm import __version__
 
-from . import consensus, graph, models, monitor, runs, whodunit
+from . import consensus, graph, models, monitor, runs, serve, whodunit
 
 __all__ = ["app", "main"]
 
@@ -43,6 +43,7 @@ def _root(
 
 
 consensus.register(app)
+serve.register(app)
 app.add_typer(graph.app, name="graph")
 app.add_typer(models.app, name="models")
 app.add_typer(runs.app, name="runs")

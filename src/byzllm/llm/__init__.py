@@ -10,7 +10,7 @@ per-endpoint concurrency limit, retries, the response cache, usage accounting --
 in :class:`Model`, which :func:`get_model` returns.
 """
 
-from . import _openai  # noqa: F401  (registers the "openai" provider)
+from . import _llamacpp, _openai  # noqa: F401  (register the "llamacpp" and "openai" providers)
 from ._cache import CacheMode, ResponseCache, cache_key
 from ._errors import (
     LogprobsUnavailableError,
@@ -21,21 +21,27 @@ from ._errors import (
     ModelUnavailableError,
 )
 from ._factory import get_model
+from ._llamacpp import LlamaCppAPI
+from ._local import SHIPPED_MODEL, resolve_gguf
 from ._logprobs import normalize_logprobs
 from ._model import ChatModel, Model
 from ._provider import ModelAPI, ProviderSettings, provider_names, register_provider
 from ._response import parse_chat_completion
 from ._retry import RetryPolicy, TransientError
+from ._serve import LocalServer
 from ._spec import ModelSettings, ModelSpec, get_shared_model
 from ._types import ChatMessage, Completion, GenerateConfig, TokenLogprob, Usage
 from ._usage import ModelUsage
 
 __all__ = [
+    "SHIPPED_MODEL",
     "CacheMode",
     "ChatMessage",
     "ChatModel",
     "Completion",
     "GenerateConfig",
+    "LlamaCppAPI",
+    "LocalServer",
     "LogprobsUnavailableError",
     "Model",
     "ModelAPI",
@@ -60,4 +66,5 @@ __all__ = [
     "parse_chat_completion",
     "provider_names",
     "register_provider",
+    "resolve_gguf",
 ]

@@ -31,9 +31,16 @@ def llm_agents(
     *,
     top_logprobs: int = 10,
     max_reprompts: int = 3,
+    max_tokens: int | None = 1024,
 ) -> list[LLMAgent]:
-    """One LLM-backed agent per seat, all on ``model``."""
+    """One LLM-backed agent per seat, all on ``model`` (``max_tokens`` bounds each reply)."""
     return [
-        LLMAgent(name, model, top_logprobs=top_logprobs, max_reprompts=max_reprompts)
+        LLMAgent(
+            name,
+            model,
+            top_logprobs=top_logprobs,
+            max_reprompts=max_reprompts,
+            max_tokens=max_tokens,
+        )
         for name in agent_names(game)
     ]

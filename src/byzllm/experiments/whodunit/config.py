@@ -32,6 +32,9 @@ class WhoDunitPlayers(ModelConfig):
     sim: SimParams = Field(default_factory=SimParams)
     top_logprobs: int = Field(default=10, ge=0, description="at most max_top_logprobs")
     max_reprompts: int = Field(default=3, ge=0)
+    max_tokens: int | None = Field(
+        default=1024, ge=1, description="longest reply per turn (small models: 256 is plenty)"
+    )
     wording: WordingName = "award"
 
     @field_validator("top_logprobs")
@@ -61,6 +64,7 @@ class WhoDunitPlayers(ModelConfig):
             self.shared_model(salt=salt),
             top_logprobs=self.top_logprobs,
             max_reprompts=self.max_reprompts,
+            max_tokens=self.max_tokens,
         )
 
 

@@ -1,0 +1,181 @@
+"""The ``llamacpp`` provider: GGUF weights run in this process by llama-cpp-python.
+
+``get_model("llamacpp/smollm2")`` runs the small model the ``local`` extra ships;
+``get_model("llamacpp/<path to a .gguf>")`` any other GGUF file. No server, no network, no
+key. Completions come back in the OpenAI chat-completions shape and go through the same parser
+as every OpenAI-compatible server (:func:`~byzllm.llm.parse_chat_completion`), so the text,
+the normalized top-k log-probabilities and the usage look exactly as they do over HTTP; the
+response cache, retries, usage accounting and the concurrency limit are :class:`Model`'s, as
+for every provider.
+
+One loaded model serves every :class:`LlamaCppAPI` of the process that names the same file;
+llama.cpp contexts are not thread-safe, so requests to one model run one at a time, in a
+worker thread (the event loop stays free). Log-probabilities need llama.cpp to keep the logits
+of every position (``logits_all``), which is slower, so that variant is loaded only when a
+request asks for ``top_logprobs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from byzllm.errors import InputError
+
+from ._errors import ModelRequestError
+from ._local import GgufModel, require_llama_cpp, resolve_gguf
+from ._provider import ModelAPI, ProviderSettings, register_provider
+from ._response import parse_chat_completion
+from ._types import ChatMessage, Completion, GenerateConfig
+
+__all__ = ["LLAMACPP_CONTEXT_TOKENS", "LlamaCppAPI"]
+
+#: Context window of the loaded models (prompt + reply), in tokens. With log-probabilities on,
+#: llama.cpp keeps ``context × vocabulary`` logits (about 0.8 GB for SmolLM2 at 4096).
+LLAMACPP_CONTEXT_TOKENS = 4096
+
+
+class _Loaded:
+    __slots__ = ("llama", "lock")
+
+    def __init__(self, llama: Any) -> None:
+        self.llama = llama
+        self.lock = threading.Lock()
+
+
+_LOADED: dict[tuple[str, bool], _Loaded] = {}
+_LOADING = threading.Lock()
+_QUIET: list[Any] = []  # keeps the log callback alive while llama.cpp holds a pointer to it
+
+
+def _silence_llama_logs() -> None:
+    """Route llama.cpp's own log lines to nowhere (``verbose=False`` misses some of them)."""
+    if _QUIET:
+        return
+    import ctypes
+
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
+    def _discard(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        return None
+
+    llama_cpp.llama_log_set(_discard, ctypes.c_void_p(0))
+    _QUIET.append(_discard)
+
+
+def _load(gguf: GgufModel, logits_all: bool) -> _Loaded:
+    key = (str(gguf.path), logits_all)
+    with _LOADING:
+        loaded = _LOADED.get(key)
+        if loaded is None:
+            from llama_cpp import Llama
+
+            _silence_llama_logs()
+            try:
+                llama = Llama(
+                    model_path=str(gguf.path),
+                    n_ctx=LLAMACPP_CONTEXT_TOKENS,
+                    logits_all=logits_all,
+                    n_threads=os.cpu_count() or 1,
+                    verbose=False,
+                )
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise InputError(
+                    f"llama.cpp could not load the GGUF model {gguf.name!r} "
+                    f"(corrupt or unsupported file?): {exc}"
+                ) from None
+            loaded = _LOADED[key] = _Loaded(llama)
+        return loaded
+
+
+def _check_loadable(gguf: GgufModel) -> None:
+    """Parse the file's header and vocabulary only (fast), so a corrupt file fails early."""
+    from llama_cpp import Llama
+
+    _silence_llama_logs()
+    try:
+        Llama(model_path=str(gguf.path), vocab_only=True, verbose=False)
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise InputError(
+            f"llama.cpp could not read the GGUF model {gguf.name!r} (corrupt or unsupported "
+            f"file?): {exc}"
+        ) from None
+
+
+def _request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"messages": [dict(m) for m in messages]}
+    if config.temperature is not None:
+        kwargs["temperature"] = config.temperature
+    # llama-cpp-python's own default is 16 tokens on some paths: always say how many.
+    kwargs["max_tokens"] = config.max_tokens if config.max_tokens is not None else 512
+    if config.top_p is not None:
+        kwargs["top_p"] = config.top_p
+    if config.seed is not None:
+        kwargs["seed"] = config.seed
+    if config.stop is not None:
+        kwargs["stop"] = list(config.stop)
+    if config.response_format is not None:
+        kwargs["response_format"] = {"type": config.response_format}
+    if config.top_logprobs is not None:
+        kwargs["logprobs"] = True
+        kwargs["top_logprobs"] = max(1, config.top_logprobs)
+    return kwargs
+
+
+class LlamaCppAPI(ModelAPI):
+    """Backend running a GGUF model in process (see the module docstring)."""
+
+    provider = "llamacpp"
+
+    def __init__(self, model: str, settings: ProviderSettings) -> None:
+        require_llama_cpp(f"the model 'llamacpp/{model}'")
+        if settings.base_url is not None:
+            raise InputError(
+                "llamacpp/... models run in this process and take no base_url; to use a "
+                "llama.cpp server, start one (byzllm serve) and use openai/<model> with its URL"
+            )
+        self._gguf = resolve_gguf(model)
+        _check_loadable(self._gguf)
+        super().__init__(self._gguf.name, settings)
+
+    @property
+    def endpoint(self) -> str:
+        return f"llamacpp:{self._gguf.path}"
+
+    def __repr__(self) -> str:
+        return f"LlamaCppAPI(model={self.model!r})"
+
+    async def complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        kwargs = _request(messages, config)
+        loaded = await asyncio.to_thread(_load, self._gguf, config.top_logprobs is not None)
+        started = time.perf_counter()
+        raw = await asyncio.to_thread(self._generate, loaded, kwargs)
+        latency = time.perf_counter() - started
+        # llama.cpp hands back numpy floats; a JSON round trip makes them plain.
+        body = json.loads(json.dumps(raw, default=float))
+        body["model"] = self.model  # the alias or file stem, never the file's path
+        completion = parse_chat_completion(body, top_k=config.top_logprobs, model=self.model)
+        completion.latency_s = latency
+        return completion
+
+    def _generate(self, loaded: _Loaded, kwargs: dict[str, Any]) -> Any:
+        with loaded.lock:
+            try:
+                return loaded.llama.create_chat_completion(**kwargs)
+            except ValueError as exc:  # e.g. "Requested tokens (…) exceed context window"
+                raise ModelRequestError(
+                    f"llama.cpp refused the request for {self.model!r}: {exc}",
+                    status=400,
+                    endpoint=f"llamacpp:{self.model}",
+                ) from None
+
+
+@register_provider("llamacpp")
+def _make(model: str, settings: ProviderSettings) -> ModelAPI:
+    return LlamaCppAPI(model, settings)

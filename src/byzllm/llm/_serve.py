@@ -1,0 +1,227 @@
+"""Serve a GGUF model over the OpenAI wire format on this machine (``byzllm serve``).
+
+:class:`LocalServer` starts the OpenAI-compatible server that llama-cpp-python ships
+(``python -m llama_cpp.server``) as a child process on 127.0.0.1, for the shipped model
+(``"smollm2"``) or any GGUF file, waits until it answers ``GET /v1/models``, and stops it
+(the whole process group) on exit. Every byzllm command then reaches it with
+``--model openai/<alias> --base-url <base_url>``. The real-model tests use the same class.
+
+The child gets a clean environment (no API keys: it needs none) and listens on the loopback
+interface only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from types import TracebackType
+from typing import IO
+
+from byzllm.errors import InputError
+
+from ._errors import ModelUnavailableError
+from ._llamacpp import LLAMACPP_CONTEXT_TOKENS
+from ._local import GgufModel, require_llama_cpp, resolve_gguf
+
+__all__ = ["DEFAULT_SERVE_PORT", "LocalServer", "free_port"]
+
+#: The port ``byzllm serve`` listens on unless told otherwise.
+DEFAULT_SERVE_PORT = 8000
+_HOST = "127.0.0.1"
+#: Environment variables the server child may inherit (nothing that could hold a secret).
+_KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "OPENBLAS_CORETYPE")
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    """Linux: have the kernel send SIGTERM to the server when its parent dies (even by SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((_HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def _check_port(port: int) -> None:
+    if not 1 <= port <= 65535:
+        raise InputError(f"port must be in 1..65535, got {port}")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((_HOST, port))
+        except OSError:
+            raise InputError(
+                f"port {port} on {_HOST} is already in use (another server?); pick another "
+                "with --port, or --port 0 for any free one"
+            ) from None
+
+
+class LocalServer:
+    """llama.cpp's OpenAI-compatible server for one GGUF model, as a managed child process.
+
+    >>> with LocalServer("smollm2") as server:          # doctest: +SKIP
+    ...     print(server.base_url, server.model_name)    # http://127.0.0.1:8000/v1 smollm2
+
+    ``port=0`` picks a free port. ``threads`` defaults to every core. Raises
+    :class:`InputError` for a bad model file, a busy port or a missing extra, and
+    :class:`~byzllm.llm.ModelUnavailableError` when the server dies or does not answer within
+    ``start_timeout_s``.
+    """
+
+    def __init__(
+        self,
+        model: str = "smollm2",
+        *,
+        port: int = DEFAULT_SERVE_PORT,
+        threads: int | None = None,
+        context_tokens: int = LLAMACPP_CONTEXT_TOKENS,
+        start_timeout_s: float = 120.0,
+    ) -> None:
+        require_llama_cpp("byzllm serve")
+        self.gguf: GgufModel = resolve_gguf(model)
+        if port != 0:
+            _check_port(port)
+        self.port = port or free_port()
+        self.threads = threads or os.cpu_count() or 1
+        self.context_tokens = context_tokens
+        self.start_timeout_s = start_timeout_s
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def model_name(self) -> str:
+        """The model id the server answers to (``--model openai/<model_name>``)."""
+        return self.gguf.name
+
+    @property
+    def base_url(self) -> str:
+        """What to pass as ``--base-url``."""
+        return f"http://{_HOST}:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        """The server's command line."""
+        return [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.gguf.path),
+            "--model_alias",
+            self.model_name,
+            "--host",
+            _HOST,
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.context_tokens),
+            "--n_threads",
+            str(self.threads),
+            "--logits_all",
+            "true",
+            "--verbose",
+            "false",
+        ]
+
+    def start(self) -> LocalServer:
+        """Start the server and wait until it answers; stop it again if it does not."""
+        env = {key: os.environ[key] for key in _KEPT_ENV if key in os.environ}
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+        self._process = subprocess.Popen(
+            self.command(),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # its own process group: stopped whole
+            preexec_fn=_die_with_parent,  # and never orphaned, even if we are killed
+        )
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.start_timeout_s
+        url = f"{self.base_url}/models"
+        while True:
+            process = self._process
+            assert process is not None
+            if process.poll() is not None:
+                raise ModelUnavailableError(
+                    f"the llama.cpp server exited with code {process.returncode} before it "
+                    f"answered: {self._log_tail()}"
+                )
+            with (
+                contextlib.suppress(urllib.error.URLError, OSError),
+                urllib.request.urlopen(url, timeout=2) as response,
+            ):
+                if response.status == 200:
+                    return
+            if time.monotonic() > deadline:
+                raise ModelUnavailableError(
+                    f"the llama.cpp server did not answer at {url} within "
+                    f"{self.start_timeout_s:g}s: {self._log_tail()}"
+                )
+            time.sleep(0.2)
+
+    def _log_tail(self, limit: int = 600) -> str:
+        if self._log is None:
+            return ""
+        self._log.seek(0)
+        text = self._log.read().decode("utf-8", "replace").strip()
+        return text[-limit:] or "(no output)"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def wait(self) -> int:
+        """Block until the server exits (``byzllm serve`` in the foreground); its exit code."""
+        assert self._process is not None
+        return self._process.wait()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop the server's whole process group: SIGTERM, then SIGKILL after ``timeout_s``."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"LocalServer(model={self.model_name!r}, base_url={self.base_url!r})"
