@@ -1,8 +1,8 @@
-"""Choosing executors by name, and the Ray executor (skipped when ray is not installed)."""
+"""Choosing executors by name, and the Ray executor starting its own local instance (skipped
+when ray is not installed; the other Ray executor tests are in test_ray_executor.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -61,21 +61,22 @@ def test_process_executor_defaults_to_one_process_per_core() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed")
-async def test_ray_executor_runs_units_on_a_local_ray_instance(
+async def test_ray_executor_starts_and_shuts_down_its_own_local_instance(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The other Ray tests (test_ray_executor.py) share one instance that they start
+    # themselves; this one covers the default: the executor starts one and stops it again.
+    ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'byzllm[ray]')")
+    assert not ray.is_initialized(), "a Ray instance is already connected in this process"
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # start a local instance, join none
     monkeypatch.syspath_prepend(str(IMPORTABLE))
     import process_work  # type: ignore[import-not-found]
 
-    # Ray's workers import the work's module by name: put it on their path too.
-    executor = RayExecutor(
-        num_cpus=0.5,
-        init_options={
-            "num_cpus": 2,
-            "runtime_env": {"env_vars": {"PYTHONPATH": str(IMPORTABLE)}},
-        },
-    )
+    # Ray's workers import the work's module by name: put it on their path too (they inherit
+    # the environment of the local instance; a runtime_env would cost seconds per worker).
+    pythonpath = os.pathsep.join(p for p in (str(IMPORTABLE), os.environ.get("PYTHONPATH")) if p)
+    monkeypatch.setenv("PYTHONPATH", pythonpath)
+    executor = RayExecutor(init_options={"num_cpus": 2})
     units = [make_unit({"n": n}, label=f"n{n}") for n in [*range(5), -1]]
     summary = await run_units(
         tmp_path, units, process_work.async_square, executor=executor, progress=False
@@ -87,6 +88,4 @@ async def test_ray_executor_runs_units_on_a_local_ray_instance(
         rows = store.records("computed")
     assert sorted((r["n"], r["square"]) for r in rows) == [(n, n * n) for n in range(5)]
     assert os.getpid() not in {r["pid"] for r in rows}
-    import ray
-
     assert not ray.is_initialized()  # the instance it started is shut down again

@@ -206,6 +206,12 @@ class RayExecutor(Executor):
         self._in_flight.add(ref)
         try:
             result = await ref
+        except asyncio.CancelledError:
+            # The run was stopped (Ctrl-C): no longer awaiting it does not stop the task on the
+            # cluster, so cancel it there too. The runner awaits its cancelled units before
+            # aclose(), so this is the only place that still knows the task.
+            self._cancel(ref)
+            raise
         except self._ray.exceptions.RayTaskError as err:
             cause = getattr(err, "cause", None)
             if isinstance(cause, BaseException):
@@ -215,14 +221,18 @@ class RayExecutor(Executor):
             self._in_flight.discard(ref)
         return coerce_records(result)
 
+    def _cancel(self, ref: Any) -> None:
+        """Stop a unit's task on the cluster (its unit reruns next time)."""
+        with contextlib.suppress(Exception):
+            self._ray.cancel(ref, force=True)
+
     async def aclose(self) -> None:
         ray = self._ray
         if ray is None:
             return
         for ref in list(self._in_flight):
             # The run was stopped: its units in flight rerun next time.
-            with contextlib.suppress(Exception):
-                ray.cancel(ref, force=True)
+            self._cancel(ref)
         self._in_flight.clear()
         if self._started_ray:
             await asyncio.to_thread(ray.shutdown)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+import re
+from typing import Any
+
 import pytest
 
 from byzllm.agents.consensus import (
@@ -14,9 +18,14 @@ from byzllm.agents.consensus import (
     is_right,
     make_adversary,
 )
-from byzllm.agents.consensus._byzantine import InjectionAttack, ReplayAttack
+from byzllm.agents.consensus._byzantine import (
+    InjectionAttack,
+    ReplayAttack,
+    in_answer_format,
+    wrong_options,
+)
 from byzllm.errors import InputError
-from byzllm.tasks import synthetic_tasks
+from byzllm.tasks import Task, synthetic_tasks
 
 TASKS = synthetic_tasks(20, seed=2)
 OOD = synthetic_tasks(10, seed=777)
@@ -50,8 +59,9 @@ async def test_replay_sends_a_cached_weak_answer_to_another_question() -> None:
     first = await adversary.public(task, None, CallContext(round=0))
     later = await adversary.public(task, None, CallContext(round=5))
     ood = adversary.ood_task(task)
-    assert ood.id != task.id and ood in OOD
+    assert ood is not None and ood.id != task.id and ood in OOD
     assert first == later  # cached: same message every round
+    assert adversary.replayed_from == {task.id: ood.id}
     assert first.answer == source.solution(ood)
 
 
@@ -102,3 +112,186 @@ def test_bad_settings_are_input_errors() -> None:
         make_adversary("replay", "b0", replay_source=SimulatedAgent("w", WEAK_PROFILE))
     with pytest.raises(InputError):
         make_adversary("mimic", "b0", defect_round=-1)
+
+
+# --- answer format: every attack answers like an honest agent would --------------------------
+
+
+def _boolean(i: int, answer: str, dataset: str = "boolq") -> Task:
+    return Task(
+        id=f"{dataset}/{i}",
+        question=f"Please answer with true or false, question: is claim {i} true?",
+        answer=answer,
+        kind="boolean",
+        choices=("true", "false"),
+        source="commonsense170k",
+        meta={"dataset": dataset, "index": i},
+    )
+
+
+def _choice(i: int, answer: str, labels: tuple[str, ...], dataset: str) -> Task:
+    return Task(
+        id=f"{dataset}/{i}",
+        question=f"Please choose the correct answer to question {i}.",
+        answer=answer,
+        kind="choice",
+        choices=labels,
+        source="commonsense170k",
+        meta={"dataset": dataset, "index": i},
+    )
+
+
+def _number(i: int, answer: str) -> Task:
+    return Task(id=f"gsm8k/{i}", question=f"Problem {i}?", answer=answer, kind="number")
+
+
+OPTIONS = ("option1", "option2")
+ANSWERS = ("answer1", "answer2", "answer3", "answer4")
+BOOLEAN = [_boolean(i, "true" if i % 3 else "false") for i in range(16)]
+WINOGRANDE = [_choice(i, OPTIONS[i % 2], OPTIONS, "winogrande") for i in range(16)]
+ARC = [_choice(i, ANSWERS[i % 4], ANSWERS, "ARC-Easy") for i in range(16)]
+NUMBERS = [_number(i, str(7 * i + 3)) for i in range(8)] + [_number(8, "-3/4")]
+BY_KIND = {"boolean": BOOLEAN, "winogrande": WINOGRANDE, "arc": ARC, "number": NUMBERS}
+#: One mixed pool, synthetic arithmetic included: the attack must pick by answer format.
+MIXED_POOL = [*OOD, *BOOLEAN, *WINOGRANDE, *ARC, *NUMBERS]
+
+
+def _assert_format(task: Task, answer: str | None) -> None:
+    assert answer is not None
+    if task.kind == "boolean":
+        assert answer in ("true", "false"), (task.id, answer)
+    elif task.kind == "choice":
+        assert answer in task.choices, (task.id, answer)
+    else:
+        assert re.fullmatch(r"-?\d+(\.\d+)?(/\d+)?", answer), (task.id, answer)
+    assert in_answer_format(task, answer)
+
+
+def _replay(seed: int = 0, pool: list[Task] | None = None, **profile: float) -> ReplayAttack:
+    source = SimulatedAgent("weak-src", WEAK_PROFILE.model_copy(update=profile), seed=seed)
+    adversary = make_adversary(
+        "replay",
+        "b0",
+        seed=seed,
+        ood_tasks=MIXED_POOL if pool is None else pool,
+        replay_source=source,
+    )
+    assert isinstance(adversary, ReplayAttack)
+    return adversary
+
+
+@pytest.mark.parametrize("kind", sorted(BY_KIND))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+async def test_replay_answers_in_the_datasets_format(kind: str, seed: int) -> None:
+    adversary = _replay(seed)
+    for task in BY_KIND[kind]:
+        response = await adversary.public(task, None, CallContext())
+        _assert_format(task, response.answer)
+        assert not is_right(task, response.answer)  # the replayed answer is meant to be wrong
+        source_id = adversary.replayed_from[task.id]
+        assert source_id is not None and source_id != task.id
+        ood = next(t for t in MIXED_POOL if t.id == source_id)
+        # Another question of the same data set and answer format, answered by the source.
+        assert (ood.kind, ood.choices, ood.meta.get("dataset")) == (
+            task.kind,
+            task.choices,
+            task.meta.get("dataset"),
+        )
+        assert response.answer == adversary.source.solution(ood)  # type: ignore[attr-defined]
+
+
+async def test_replay_on_boolq_never_sends_arithmetic() -> None:
+    """The bug: a synthetic-arithmetic pool made the adversary answer '10' to true/false."""
+    adversary = _replay(pool=[*OOD, *BOOLEAN])
+    answers = {(await adversary.public(t, None, CallContext())).answer for t in BOOLEAN}
+    assert answers <= {"true", "false"}
+
+
+async def test_replay_skips_answers_that_are_right_for_the_question() -> None:
+    # A source that always answers its question's ground truth: on a "true" question only the
+    # one "false" question of the pool gives a wrong answer.
+    pool = [_boolean(i, "true") for i in range(6)] + [_boolean(6, "false")]
+    adversary = _replay(pool=pool, strength=1.0)
+    for task in pool[:6]:
+        response = await adversary.public(task, None, CallContext())
+        assert response.answer == "false"
+        assert adversary.replayed_from[task.id] == "boolq/6"
+    # The "false" question: every other question's answer ("true") is wrong for it.
+    response = await adversary.public(pool[6], None, CallContext())
+    assert response.answer == "true" and adversary.replayed_from["boolq/6"] != "boolq/6"
+
+
+async def test_replay_falls_back_to_a_wrong_answer_when_no_question_fits(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    only = _boolean(0, "true")
+    adversary = _replay(pool=[*OOD, only])  # the only true/false question is the current one
+    assert adversary.ood_task(only) is None
+    with caplog.at_level(logging.WARNING, logger="byzllm.agents.consensus"):
+        response = await adversary.public(only, None, CallContext())
+    assert response.answer == "false"
+    assert adversary.replayed_from == {"boolq/0": None}
+    assert adversary.describe()["replayed_from"] == {"boolq/0": None}
+    assert "no other question of this answer format" in caplog.text
+    # All tries right for the question (a source that always answers "true"): same fallback.
+    same = [_boolean(i, "true") for i in range(4)]
+    adversary = _replay(pool=same, strength=1.0)
+    response = await adversary.public(same[0], None, CallContext())
+    assert response.answer == "false" and adversary.replayed_from["boolq/0"] is None
+
+
+async def test_replay_prefers_the_questions_own_data_set() -> None:
+    # ARC and OpenBookQA share answer1..4; an ARC question replays an ARC answer.
+    obqa = [_choice(i, ANSWERS[i % 4], ANSWERS, "openbookqa") for i in range(20)]
+    adversary = _replay(pool=[*obqa, *ARC])
+    for task in ARC:
+        await adversary.public(task, None, CallContext())
+        assert str(adversary.replayed_from[task.id]).startswith("ARC-Easy/")
+    # With no other ARC question, an OpenBookQA one (same labels) is used.
+    adversary = _replay(pool=[*obqa, ARC[0]])
+    response = await adversary.public(ARC[0], None, CallContext())
+    assert str(adversary.replayed_from[ARC[0].id]).startswith("openbookqa/")
+    _assert_format(ARC[0], response.answer)
+
+
+async def test_replay_is_reproducible_and_order_independent() -> None:
+    tasks = [*BOOLEAN, *WINOGRANDE, *ARC, *NUMBERS]
+
+    async def run(order: list[Task], seed: int) -> tuple[dict[str, Response], dict[str, Any]]:
+        adversary = _replay(seed)
+        out = {t.id: await adversary.public(t, None, CallContext()) for t in order}
+        return out, adversary.replayed_from
+
+    first = await run(tasks, 3)
+    assert await run(tasks, 3) == first
+    assert await run(list(reversed(tasks)), 3) == first
+    other = await run(tasks, 4)
+    assert other[1] != first[1]  # the seed matters
+
+
+@pytest.mark.parametrize("name", [a for a in ATTACKS if a != "replay"])
+@pytest.mark.parametrize("kind", sorted(BY_KIND))
+async def test_other_attacks_answer_in_the_task_format(name: str, kind: str) -> None:
+    for seed in range(3):
+        adversary = make_adversary(name, "b0", seed=seed, defect_round=0)
+        for task in BY_KIND[kind]:
+            view = _view(0, {0: task.answer})
+            public = await adversary.public(task, view, CallContext())
+            _assert_format(task, public.answer)
+            assert not is_right(task, public.answer)
+            for receiver in range(4):
+                sent = await adversary.message(task, public, receiver, view, CallContext())
+                _assert_format(task, sent.answer)
+                assert not is_right(task, sent.answer)
+
+
+def test_wrong_options_keep_the_answer_format() -> None:
+    fraction = _number(0, "-3/4")
+    # The kind-derived guesses "-(-3/4)" (right!) and "2*(-3/4)" (an expression) are replaced.
+    assert wrong_options(fraction) == ["0.25", "-1.75", "1.25", "9.25", "-2.75"]
+    unlabelled = Task(id="c", question="?", answer="option1", kind="choice")
+    assert wrong_options(unlabelled) == ["option2", "option3"]
+    assert wrong_options(BOOLEAN[0]) == ["true"]
+    assert wrong_options(ARC[1]) == ["answer1", "answer3", "answer4"]
+    # Synthetic tasks keep their distractors, most plausible first.
+    assert all(wrong_options(t) == t.meta["distractors"] for t in TASKS)

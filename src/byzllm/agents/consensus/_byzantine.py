@@ -9,8 +9,10 @@ Strategies (select by name with :func:`make_adversary`):
 
 ``replay``
     Appendix B.4, the paper's attack: broadcast a cached weak-model answer to an
-    *out-of-distribution* question (same answer every round), confidence 1.0. At the message
-    level it looks like any honest answer.
+    *out-of-distribution* question (same answer every round), confidence 1.0. The question is
+    another one of the run's own answer format (same ``kind`` and ``choices``, same data set
+    when possible), so the replayed answer looks like any honest answer at the message level:
+    ``true``/``false`` on BoolQ, an option label on multiple choice, a number on arithmetic.
 ``confident-wrong``
     Broadcast one plausible wrong answer (agent-specific distractor), confidence 1.0.
 ``equivocate``
@@ -24,20 +26,26 @@ Strategies (select by name with :func:`make_adversary`):
 ``mimic``
     Agree with the honest majority until round ``defect_round``, then defect to the most
     plausible wrong answer (builds trust first, then strikes).
+
+Every wrong answer an adversary sends has the task's answer format (:func:`wrong_options`):
+a receiver cannot reject it for its form alone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any
 
 from byzllm.errors import InputError
-from byzllm.tasks import Task
+from byzllm.tasks import Task, normalize_answer
 
-from .._seeding import choice
-from ._answers import answer_key, wrong_answers
+from .._seeding import choice, stream
+from ._answers import answer_key, is_right, wrong_answers
 from ._types import CallContext, ConsensusAgent, Response, RoundView, ScoredResponse
 
 __all__ = [
@@ -49,11 +57,100 @@ __all__ = [
     "InjectionAttack",
     "MimicAttack",
     "ReplayAttack",
+    "answer_format",
+    "in_answer_format",
     "make_adversary",
+    "wrong_options",
 ]
 
 #: Falsified self-confidence every adversary reports (Appendix B.4).
 FALSIFIED_CONFIDENCE = 1.0
+
+#: Out-of-distribution questions the replay attack asks its source at most, per question.
+MAX_REPLAY_TRIES = 16
+
+_log = logging.getLogger("byzllm.agents.consensus")
+_LABEL = re.compile(r"([A-Za-z]+)(\d+)")
+#: A plain number, as honest answers to ``number`` tasks are written (no expressions).
+_PLAIN_NUMBER = re.compile(r"[-+\u2212]?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
+
+
+def in_answer_format(task: Task, answer: str | None) -> bool:
+    """Whether ``answer`` has ``task``'s answer format (what an honest answer could look like).
+
+    ``boolean``: true/false; ``choice``: one of ``task.choices``; ``number``: one plain
+    number (``-0.75``, ``3/4``, ``1,234``; not an expression such as ``2*(-3/4)``); ``math``:
+    any answer the math normalizer reads. A ``choice`` task without ``choices`` accepts any
+    label such as ``option2``.
+    """
+    if answer is None or not answer.strip():
+        return False
+    if task.kind == "choice" and not task.choices:
+        return _LABEL.fullmatch(answer.strip()) is not None
+    if task.kind == "number" and _PLAIN_NUMBER.fullmatch(answer.strip()) is None:
+        return False
+    try:
+        return normalize_answer(task, answer) is not None
+    except Exception:  # a normalizer must never take an adversary down
+        return False
+
+
+def _number_text(task: Task, value: Fraction) -> str | None:
+    try:
+        text = normalize_answer(task, f"{value.numerator}/{value.denominator}")
+    except Exception:
+        return None
+    return text if isinstance(text, str) else None
+
+
+def _derived_wrong(task: Task) -> list[str]:
+    """Wrong answers in ``task``'s format when its distractors are unusable."""
+    try:
+        truth = normalize_answer(task, task.answer)
+    except Exception:
+        truth = None
+    if task.kind == "boolean":
+        return ["false" if truth == "true" else "true"]
+    if task.kind == "choice":
+        if task.choices:
+            return [c for c in task.choices if c != truth and not is_right(task, c)]
+        match = _LABEL.fullmatch(task.answer.strip())
+        if match is None:
+            return []
+        prefix, number = match.group(1).lower(), int(match.group(2))
+        return [f"{prefix}{k}" for k in range(1, max(number, 2) + 2) if k != number]
+    if task.kind == "number" and truth is not None:
+        try:
+            value = Fraction(truth)
+        except (ValueError, ZeroDivisionError):
+            return []
+        texts = (_number_text(task, value + d) for d in (1, -1, 2, 10, -2))
+        return [t for t in texts if t is not None]
+    return []
+
+
+def wrong_options(task: Task) -> list[str]:
+    """Plausible wrong answers *in the task's answer format*, most plausible first.
+
+    :func:`wrong_answers` (the task's distractors, else ones derived from its kind) without
+    the ones a receiver could tell apart by their form alone (``"10"`` on a true/false
+    question, ``"option1 + 1"`` on a multiple-choice one) or that the answer checker accepts
+    as right; when none is left, wrong answers derived from the kind (the flipped boolean, the
+    other labels, nearby numbers). Distinct answers only.
+    """
+    for candidates in (wrong_answers(task), _derived_wrong(task)):
+        out: list[str] = []
+        keys: set[str | None] = set()
+        for candidate in candidates:
+            key = answer_key(task, candidate)
+            if key in keys or not in_answer_format(task, candidate) or is_right(task, candidate):
+                continue
+            keys.add(key)
+            out.append(candidate)
+        if out:
+            return out
+    # Nothing in format: a malformed task (e.g. a boolean whose answer is not true/false).
+    return [a for a in wrong_answers(task) if not is_right(task, a)] or [f"{task.answer} + 1"]
 
 
 class ByzantineAgent(ConsensusAgent):
@@ -71,7 +168,7 @@ class ByzantineAgent(ConsensusAgent):
         return f"{type(self).__name__}({self.name!r}, seed={self.seed})"
 
     def _wrong(self, task: Task, salt: object) -> str:
-        return choice(wrong_answers(task), self.seed, self.name, task.id, salt)
+        return choice(wrong_options(task), self.seed, self.name, task.id, salt)
 
     async def public(self, task: Task, view: RoundView | None, ctx: CallContext) -> Response:
         """The adversary's round-t response r_b^(t) (what majority-based metrics count)."""
@@ -116,11 +213,32 @@ class ByzantineAgent(ConsensusAgent):
 ReplaySource = Callable[[Task, CallContext], Any]
 
 
+def answer_format(task: Task) -> tuple[str, tuple[str, ...]]:
+    """What an answer to ``task`` looks like: its ``kind`` and its choice labels."""
+    return (task.kind, tuple(task.choices))
+
+
+def _family(task: Task) -> tuple[str, str]:
+    dataset = task.meta.get("dataset") if isinstance(task.meta, dict) else None
+    return (task.source, "" if dataset is None else str(dataset))
+
+
 class ReplayAttack(ByzantineAgent):
     """Appendix B.4: replay a cached weak-model answer to an out-of-distribution question.
 
     ``ood_tasks`` is the out-of-distribution pool; ``source`` is the weak agent whose answer
-    is cached (one model call per question at most, shared by all rounds).
+    is cached (one model call per out-of-distribution question at most, shared by all rounds
+    and questions).
+
+    For a question x the adversary tries, in a seeded order fixed by (seed, name, x), the other
+    questions of the pool with x's answer format (:func:`answer_format`: same ``kind`` and
+    ``choices``), those of x's own data set (``source`` and ``meta["dataset"]``) first, and
+    replays the source's answer to the first one whose answer has x's format and is wrong for
+    x (it is the adversary's attack: a replayed answer that happens to be right is skipped).
+    At most :data:`MAX_REPLAY_TRIES` questions are asked. Fallback, when no question of the
+    pool fits (x is the only question of its format, e.g. a one-question data set) or every
+    try came back right or unreadable: a plausible wrong answer to x in x's format, chosen as
+    ``confident-wrong`` would; it is logged and shows as ``None`` in ``replayed_from``.
     """
 
     strategy = "replay"
@@ -140,12 +258,44 @@ class ReplayAttack(ByzantineAgent):
             )
         self.ood_tasks = list(ood_tasks)
         self.source = source
+        self._by_format: dict[tuple[str, tuple[str, ...]], list[Task]] = {}
+        for ood in self.ood_tasks:
+            self._by_format.setdefault(answer_format(ood), []).append(ood)
         self._cache: dict[str, asyncio.Task[Response]] = {}
+        self._answers: dict[str, asyncio.Task[Response]] = {}
+        #: Task id -> id of the question whose answer is replayed (``None``: the fallback).
+        self.replayed_from: dict[str, str | None] = {}
 
-    def ood_task(self, task: Task) -> Task:
-        """The out-of-distribution question whose answer is replayed for ``task``."""
-        pool = [t for t in self.ood_tasks if t.id != task.id] or self.ood_tasks
-        return choice(pool, self.seed, self.name, task.id, "ood")
+    def ood_candidates(self, task: Task) -> list[Task]:
+        """The out-of-distribution questions tried for ``task``, in order (deterministic)."""
+        same = [t for t in self._by_format.get(answer_format(task), []) if t.id != task.id]
+        family = _family(task)
+        tiers = (
+            [t for t in same if _family(t) == family],
+            [t for t in same if _family(t) != family],
+        )
+        out: list[Task] = []
+        for level, tier in enumerate(tiers):
+            if not tier:
+                continue
+            # The first pick is one seeded draw (as for every other seeded choice); the rest
+            # follow in a seeded shuffle.
+            first = choice(tier, self.seed, self.name, task.id, "ood", *([level] if level else []))
+            rest = [t for t in tier if t is not first]
+            stream(self.seed, self.name, task.id, "ood-order", level).shuffle(rest)
+            out += [first, *rest]
+            if len(out) >= MAX_REPLAY_TRIES:
+                break
+        return out[:MAX_REPLAY_TRIES]
+
+    def ood_task(self, task: Task) -> Task | None:
+        """The first out-of-distribution question tried for ``task`` (``None``: there is none).
+
+        Its answer is the one replayed unless it is right for ``task`` or not in its format;
+        ``replayed_from`` records the question actually used once :meth:`public` has run.
+        """
+        candidates = self.ood_candidates(task)
+        return candidates[0] if candidates else None
 
     async def prepare(self, task: Task, ctx: CallContext) -> None:
         await self.public(task, None, ctx)  # fetch the replayed answer off the critical path
@@ -153,18 +303,48 @@ class ReplayAttack(ByzantineAgent):
     async def public(self, task: Task, view: RoundView | None, ctx: CallContext) -> Response:
         cached = self._cache.get(task.id)
         if cached is None:
-            cached = asyncio.ensure_future(self._weak_answer(task, ctx))
+            cached = asyncio.ensure_future(self._replayed(task, ctx))
             self._cache[task.id] = cached
         reply = await asyncio.shield(cached)
         return Response.of(reply.answer, reply.text)
 
-    async def _weak_answer(self, task: Task, ctx: CallContext) -> Response:
-        ood_ctx = CallContext(round=0, agent=ctx.agent, meter=ctx.meter)
-        result: Response = await self.source.answer(self.ood_task(task), ood_ctx)
+    async def _replayed(self, task: Task, ctx: CallContext) -> Response:
+        candidates = self.ood_candidates(task)
+        for ood in candidates:
+            reply = await self._weak_answer(ood, ctx)
+            if in_answer_format(task, reply.answer) and not is_right(task, reply.answer):
+                self.replayed_from[task.id] = ood.id
+                return reply
+        self.replayed_from[task.id] = None
+        _log.warning(
+            "replay adversary %s: %s for question %s (answer format %s/%s); "
+            "it sends a plausible wrong answer instead",
+            self.name,
+            "no other question of this answer format in its pool"
+            if not candidates
+            else f"no usable wrong answer in {len(candidates)} tries",
+            task.id,
+            task.kind,
+            "/".join(task.choices) or "-",
+        )
+        return Response.of(self._wrong(task, "replay-fallback"))
+
+    async def _weak_answer(self, ood: Task, ctx: CallContext) -> Response:
+        cached = self._answers.get(ood.id)
+        if cached is None:
+            ood_ctx = CallContext(round=0, agent=ctx.agent, meter=ctx.meter)
+            cached = asyncio.ensure_future(self.source.answer(ood, ood_ctx))
+            self._answers[ood.id] = cached
+        result: Response = await asyncio.shield(cached)
         return result
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "source": self.source.name, "ood_pool": len(self.ood_tasks)}
+        return {
+            **super().describe(),
+            "source": self.source.name,
+            "ood_pool": len(self.ood_tasks),
+            "replayed_from": dict(sorted(self.replayed_from.items())),
+        }
 
 
 class ConfidentWrongAttack(ByzantineAgent):
@@ -179,7 +359,7 @@ class CollusionAttack(ByzantineAgent):
     strategy = "collude"
 
     async def public(self, task: Task, view: RoundView | None, ctx: CallContext) -> Response:
-        return Response.of(wrong_answers(task)[0])
+        return Response.of(wrong_options(task)[0])
 
 
 class EquivocationAttack(ByzantineAgent):
@@ -190,7 +370,7 @@ class EquivocationAttack(ByzantineAgent):
     async def message(
         self, task: Task, own: Response, receiver: int, view: RoundView, ctx: CallContext
     ) -> Response:
-        options = wrong_answers(task)
+        options = wrong_options(task)
         offset = options.index(choice(options, self.seed, self.name, task.id, "equivocate"))
         return Response.of(options[(offset + receiver) % len(options)])
 
@@ -224,7 +404,7 @@ class MimicAttack(ByzantineAgent):
 
     async def public(self, task: Task, view: RoundView | None, ctx: CallContext) -> Response:
         if view is None or view.round >= self.defect_round:
-            return Response.of(wrong_answers(task)[0])
+            return Response.of(wrong_options(task)[0])
         votes: Counter[str] = Counter()
         text: dict[str, str] = {}
         for agent in sorted(view.honest):
@@ -234,7 +414,7 @@ class MimicAttack(ByzantineAgent):
                 votes[key] += 1
                 text.setdefault(key, response.answer)
         if not votes:
-            return Response.of(wrong_answers(task)[0])
+            return Response.of(wrong_options(task)[0])
         top = max(votes.values())
         return Response.of(text[min(k for k, v in votes.items() if v == top)])
 
@@ -264,8 +444,9 @@ def make_adversary(
 ) -> ByzantineAgent:
     """Build an adversary by strategy name (one of :data:`ATTACKS`).
 
-    ``replay`` needs ``ood_tasks`` and ``replay_source`` (the weak agent whose answers it
-    caches); ``mimic`` uses ``defect_round``.
+    ``replay`` needs ``ood_tasks`` (questions of the evaluated data set's answer formats;
+    see :class:`ReplayAttack`) and ``replay_source`` (the weak agent whose answers it caches);
+    ``mimic`` uses ``defect_round``.
     """
     if strategy == "replay":
         if replay_source is None:

@@ -6,7 +6,9 @@
   ties to the lower index: the most damaging spot) or ``given`` node ids. Strong and weak honest
   agents fill the remaining nodes in a seeded random order.
 * The replay adversary (App. B.4) replays a weak agent's cached answer to an
-  out-of-distribution question drawn from a separate pool of synthetic tasks.
+  out-of-distribution question of the run's own data set and answer format (:func:`ood_pool`),
+  so the replayed answer looks like an honest one (``true``/``false`` on BoolQ, an option label
+  on multiple choice, a number on arithmetic).
 """
 
 from __future__ import annotations
@@ -114,6 +116,18 @@ def byzantine_nodes(graph: nx.Graph[Any], composition: Composition, seed: int) -
     return sorted(random.Random(f"byzantine/{seed}").sample(nodes, b))
 
 
+@lru_cache(maxsize=16)
+def _cached_file(name: str, path: str | None, level: int | None) -> tuple[Task, ...]:
+    """Every question of a data-set file (after MATH-500's level filter), in file order."""
+    from byzllm import tasks
+
+    if name == "math500":
+        return tuple(tasks.load_math500(path or "", level=level))
+    if name == "gsm8k":
+        return tuple(tasks.load_gsm8k(path or ""))
+    return tuple(tasks.load_commonsense(path or ""))
+
+
 @lru_cache(maxsize=64)
 def _cached_dataset(spec: str) -> tuple[Task, ...]:
     config = DatasetConfig.model_validate_json(spec)
@@ -121,16 +135,9 @@ def _cached_dataset(spec: str) -> tuple[Task, ...]:
 
     if config.name == "synthetic":
         return tuple(tasks.synthetic_tasks(config.n, seed=config.seed))
-    loaders: dict[str, Callable[..., Any]] = {
-        "math500": tasks.load_math500,
-        "gsm8k": tasks.load_gsm8k,
-        "commonsense": tasks.load_commonsense,
-    }
-    loader = loaders[config.name]
-    kwargs: dict[str, Any] = {"k": config.n, "seed": config.seed}
-    if config.name == "math500" and config.level is not None:
-        kwargs["level"] = config.level
-    return tuple(loader(config.path, **kwargs))
+    # The loaders sample exactly so: every question of the file, then ``sample_tasks``.
+    full = list(_cached_file(config.name, config.path, config.level))
+    return tuple(tasks.sample_tasks(full, config.n, config.seed))
 
 
 def load_dataset(config: DatasetConfig) -> list[Task]:
@@ -139,15 +146,37 @@ def load_dataset(config: DatasetConfig) -> list[Task]:
 
 
 def ood_pool(config: DatasetConfig) -> list[Task]:
-    """Out-of-distribution questions for the replay attack (never the evaluated ones)."""
-    return list(_cached_ood(config.seed))
+    """Out-of-distribution questions for the replay attack, from the run's own data set.
+
+    * ``synthetic``: 50 synthetic arithmetic tasks of another seed (never the evaluated ones).
+    * a data-set file: its other questions (same file or folder, same MATH-500 level), so that
+      every replayed answer has the data set's answer format. Per answer format (``kind`` and
+      ``choices``) and sub-data set (``meta["dataset"]``), the questions that are *not*
+      evaluated; where every question of that format is evaluated, the evaluated ones (the
+      adversary never picks the current question itself, and falls back to a plausible wrong
+      answer when a question is the only one of its format: ``make_adversary("replay")``).
+    """
+    return list(_cached_ood(config.model_dump_json()))
 
 
 @lru_cache(maxsize=64)
-def _cached_ood(seed: int) -> tuple[Task, ...]:
-    from byzllm.tasks import synthetic_tasks
+def _cached_ood(spec: str) -> tuple[Task, ...]:
+    config = DatasetConfig.model_validate_json(spec)
+    if config.name == "synthetic":
+        from byzllm.tasks import synthetic_tasks
 
-    return tuple(synthetic_tasks(50, seed=seed + OOD_SEED_OFFSET))
+        return tuple(synthetic_tasks(50, seed=config.seed + OOD_SEED_OFFSET))
+    evaluated = {t.id for t in load_dataset(config)}
+    groups: dict[tuple[Any, ...], list[Task]] = {}
+    for task in _cached_file(config.name, config.path, config.level):
+        dataset = task.meta.get("dataset")
+        key = (task.kind, tuple(task.choices), task.source, dataset)
+        groups.setdefault(key, []).append(task)
+    pool: list[Task] = []
+    for members in groups.values():
+        unseen = [t for t in members if t.id not in evaluated]
+        pool += unseen or members
+    return tuple(pool)
 
 
 AgentFactory = Callable[[str, str, AgentBackend, int], ConsensusAgent]
