@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,3 +19,23 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("public data sets (../shared/data) not available")
     return SHARED_DATA
+
+
+def require_module(name: str, *, extra: str) -> None:
+    """Skip when an optional extra is not installed, except in CI, where it is a failure.
+
+    CI (``.ci/run``, ``CI=true``) installs every extra, so no test group may be skipped there
+    for a missing dependency.
+    """
+    if importlib.util.find_spec(name) is not None:
+        return
+    message = f"{name} is not installed (pip install -e '.[{extra}]')"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{message}: CI must install the {extra!r} extra")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def require_extra() -> Callable[..., None]:
+    """:func:`require_module` as a fixture, for tests and fixtures in any folder."""
+    return require_module

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -62,11 +63,13 @@ def test_process_executor_defaults_to_one_process_per_core() -> None:
 
 @pytest.mark.slow
 async def test_ray_executor_starts_and_shuts_down_its_own_local_instance(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, require_extra: Callable[..., None]
 ) -> None:
     # The other Ray tests (test_ray_executor.py) share one instance that they start
     # themselves; this one covers the default: the executor starts one and stops it again.
-    ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'byzllm[ray]')")
+    require_extra("ray", extra="ray")
+    import ray
+
     assert not ray.is_initialized(), "a Ray instance is already connected in this process"
     monkeypatch.delenv("RAY_ADDRESS", raising=False)  # start a local instance, join none
     monkeypatch.syspath_prepend(str(IMPORTABLE))

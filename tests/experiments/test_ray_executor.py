@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import os
 import signal
 import sqlite3
@@ -32,6 +33,8 @@ from byzllm.experiments.consensus.experiment import expand_units as consensus_un
 from byzllm.experiments.whodunit import WhoDunitRunConfig, work
 from byzllm.experiments.whodunit import expand_units as whodunit_units
 
+if os.environ.get("CI", "").lower() == "true" and importlib.util.find_spec("ray") is None:
+    pytest.fail("ray is not installed: CI must install the 'ray' extra", pytrace=False)
 ray = pytest.importorskip(
     "ray", reason="ray is not installed (pip install 'byzllm[ray]' to run the Ray executor tests)"
 )

@@ -146,7 +146,7 @@ class LlamaCppAPI(ModelAPI):
 
     @property
     def endpoint(self) -> str:
-        return f"llamacpp:{self._gguf.path}"
+        return f"llamacpp:{self._gguf.name}"
 
     def __repr__(self) -> str:
         return f"LlamaCppAPI(model={self.model!r})"

@@ -1,0 +1,130 @@
+"""The shipped model end to end: the server, `models probe`, the in-process provider, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.errors import InputError
+from byzllm.llm import GenerateConfig, LocalServer, get_model
+
+pytestmark = pytest.mark.real_model
+
+RUNNER = CliRunner()
+HELLO = [{"role": "user", "content": "Say hello in one word."}]
+
+
+def test_models_probe_reports_logprobs(real_server: LocalServer) -> None:
+    result = RUNNER.invoke(
+        app,
+        [
+            "models",
+            "probe",
+            "--base-url",
+            real_server.base_url,
+            "--model",
+            real_server.model_name,
+            "--api-key-env",
+            "",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["reachable"] is True
+    assert report["logprobs"] is True
+    assert report["max_top_logprobs"] >= 5
+
+
+def test_http_completion_has_normalized_logprobs(real_server: LocalServer) -> None:
+    model = get_model(
+        f"openai/{real_server.model_name}", base_url=real_server.base_url, api_key_env=None
+    )
+    completion = asyncio.run(
+        model.generate(HELLO, GenerateConfig(temperature=0, max_tokens=8, top_logprobs=3))
+    )
+    assert completion.text
+    assert completion.logprobs
+    assert "".join(t.token for t in completion.logprobs) == completion.text
+    for token in completion.logprobs:
+        assert 1 <= len(token.top) <= 3
+        assert all(math.isfinite(lp) and lp <= 0 for _, lp in token.top)
+    assert completion.usage.output_tokens == len(completion.logprobs)
+
+
+def test_in_process_provider_matches_the_server(
+    real_server: LocalServer, tmp_path: Path, require_extra: Callable[..., None]
+) -> None:
+    """llamacpp/smollm2 runs the same weights in process: same greedy text, cached on reuse."""
+    require_extra("llama_cpp", extra="local")
+    config = GenerateConfig(temperature=0, max_tokens=8, top_logprobs=3)
+    local = get_model("llamacpp/smollm2", api_key_env=None, cache=tmp_path / "cache.sqlite")
+    served = get_model("openai/smollm2", base_url=real_server.base_url, api_key_env=None)
+
+    async def both() -> tuple[str, str, bool]:
+        first = await local.generate(HELLO, config)
+        again = await local.generate(HELLO, config)
+        remote = await served.generate(HELLO, config)
+        assert first.logprobs and again.logprobs
+        assert first.model == "smollm2"  # never the file's path
+        return first.text, remote.text, again.cached
+
+    text, remote_text, cached = asyncio.run(both())
+    assert text == remote_text
+    assert cached
+    assert local.usage.calls == 1 and local.usage.cached_calls == 1
+
+
+def test_missing_and_corrupt_gguf_files_are_one_clear_error(
+    tmp_path: Path, require_extra: Callable[..., None]
+) -> None:
+    require_extra("llama_cpp", extra="local")
+    with pytest.raises(InputError, match="no GGUF file"):
+        get_model(f"llamacpp/{tmp_path / 'absent.gguf'}")
+    not_gguf = tmp_path / "weights.gguf"
+    not_gguf.write_bytes(b"PK\x03\x04 not a model")
+    with pytest.raises(InputError, match="not a GGUF file"):
+        get_model(f"llamacpp/{not_gguf}")
+    corrupt = tmp_path / "corrupt.gguf"
+    corrupt.write_bytes(b"GGUF" + bytes(range(256)) * 4)
+    with pytest.raises(InputError, match="could not read"):
+        get_model(f"llamacpp/{corrupt}")
+    result = RUNNER.invoke(app, ["serve", "--model", str(corrupt), "--port", "0"])
+    assert result.exit_code in (1, 2)
+    assert result.output.count("error:") == 1
+
+
+def test_serve_refuses_a_busy_port(require_extra: Callable[..., None]) -> None:
+    require_extra("llama_cpp", extra="local")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = RUNNER.invoke(app, ["serve", "--port", str(port)])
+    assert result.exit_code == 2
+    assert "already in use" in result.output
+    assert result.output.count("error:") == 1
+
+
+def test_without_the_extra_the_error_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import byzllm.llm._local as local
+
+    real_find_spec = local.importlib.util.find_spec
+    monkeypatch.setattr(
+        local.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llama_cpp" else real_find_spec(name, *a),
+    )
+    with pytest.raises(InputError, match=r"byzllm\[local\]"):
+        get_model("llamacpp/smollm2")
+    result = RUNNER.invoke(app, ["serve"])
+    assert result.exit_code == 2
+    assert "pip install" in result.output

@@ -1,0 +1,191 @@
+"""WhoDunitEnv with real LLM agents (SmolLM2 over HTTP): games, monitor positions, a reset."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.agents.whodunit import AgentTurn, AgentView, LLMAgent, parse_action
+from byzllm.cli import app
+from byzllm.envs import Decision, TurnObservation
+from byzllm.envs.whodunit import GameConfig, generate_games, llm_agents, play_game
+from byzllm.experiments import Store
+from byzllm.llm import (
+    ChatMessage,
+    ChatModel,
+    Completion,
+    GenerateConfig,
+    LocalServer,
+    TokenLogprob,
+    get_model,
+)
+
+pytestmark = pytest.mark.real_model
+
+RUNNER = CliRunner()
+#: Small games: a 135M model at a few dozen tokens/s must finish a game in well under a minute.
+SMALL = {
+    "asym": GameConfig(variant="asym", n_suspects=4, n_attributes=3, max_turns=2),
+    "sym": GameConfig(
+        variant="sym", n_suspects=4, n_attributes=4, max_turns=2, n_agents=2, facts_per_agent=2
+    ),
+}
+MAX_TOKENS = 64
+
+
+class Recording(ChatModel):
+    """Passes every request to the real model and keeps (prompt, completion) pairs."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.calls: list[tuple[list[ChatMessage], Completion]] = []
+
+    async def generate(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig | None = None
+    ) -> Completion:
+        completion = await self.inner.generate(messages, config)
+        self.calls.append((list(messages), completion))
+        return completion
+
+
+def _model(server: LocalServer) -> Recording:
+    return Recording(
+        get_model(f"openai/{server.model_name}", base_url=server.base_url, api_key_env=None)
+    )
+
+
+class Watched:
+    """An LLM agent whose views, turns and accepted completions are kept for checking."""
+
+    def __init__(self, agent: LLMAgent, model: Recording) -> None:
+        self.agent = agent
+        self.name = agent.name
+        self.model = model
+        self.seen: list[tuple[AgentView, AgentTurn, Completion]] = []
+
+    async def act(self, view: AgentView, rng: random.Random) -> AgentTurn:
+        turn = await self.agent.act(view, rng)
+        if not turn.fallback:
+            self.seen.append((view, turn, self.model.calls[-1][1]))
+        return turn
+
+
+@pytest.mark.parametrize("variant", ["asym", "sym"])
+def test_real_game_monitor_positions_are_the_id_tokens(
+    real_server: LocalServer, variant: str
+) -> None:
+    """The monitor reads the top-k lists of exactly the tokens that spell the ids."""
+    game = generate_games(1, SMALL[variant], seed=1)[0]
+    model = _model(real_server)
+    agents = [
+        Watched(agent, model)
+        for agent in llm_agents(game, model, top_logprobs=5, max_reprompts=1, max_tokens=MAX_TOKENS)
+    ]
+    result = asyncio.run(play_game(game, agents, rng=0))
+    assert result.total_turns >= 1
+    assert not result.simulated
+    assert model.calls, "the agents never called the model"
+    checked = 0
+    for agent in agents:
+        for view, turn, completion in agent.seen:
+            tokens = completion.logprobs or []
+            assert "".join(t.token for t in tokens) == completion.text
+            spans = parse_action(completion.text, view).decision_spans
+            picked = _tokens_over(tokens, spans)
+            assert [list(t.top) for t in picked] == [list(d) for d in turn.distributions]
+            for token in picked:
+                assert re.search(r"\d", token.token), f"{token.token!r} is not an id token"
+            checked += bool(picked)
+    if checked == 0:
+        # A 135M model does not always write a valid action; the positions need one.
+        pytest.skip("the model wrote no valid action with decision positions in this game")
+
+
+def _tokens_over(
+    tokens: Sequence[TokenLogprob], spans: list[tuple[int, int]]
+) -> list[TokenLogprob]:
+    picked, pos = [], 0
+    for token in tokens:
+        start, end = pos, pos + len(token.token)
+        pos = end
+        if any(start < e and end > s for s, e in spans):
+            picked.append(token)
+    return picked
+
+
+class ResetOnce:
+    """Forces one reset on the first turn that has decision positions (or turn 2)."""
+
+    def __init__(self) -> None:
+        self.fired = False
+
+    def decide(self, obs: TurnObservation) -> Decision:
+        if not self.fired and (obs.distributions or obs.turn >= 2):
+            self.fired = True
+            return "reset"
+        return "continue"
+
+
+def test_a_reset_changes_a_real_deterministic_game(real_server: LocalServer) -> None:
+    """Temperature 0: after the reset the model sees a new prompt and the game goes on."""
+    game = generate_games(1, SMALL["asym"], seed=2)[0]
+    model = _model(real_server)
+    agents = llm_agents(game, model, top_logprobs=5, max_reprompts=0, max_tokens=MAX_TOKENS)
+    intervener = ResetOnce()
+    result = asyncio.run(play_game(game, agents, intervener=intervener, rng=0))
+    assert intervener.fired
+    resets = [i for i, r in enumerate(result.turns) if r.decision == "reset"]
+    assert resets, "the reset was not applied"
+    after = resets[0] + 1
+    assert after < len(result.turns), "the game ended at the reset"
+    prompts = [messages[-1]["content"] for messages, _ in model.calls]
+    # The first prompt after the reset is not the game's first prompt replayed.
+    first_after = prompts[after]
+    assert first_after != prompts[0]
+    assert all(not c.cached for _, c in model.calls)
+
+
+def test_monitor_collect_on_real_games_gives_finite_features(
+    real_server: LocalServer, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "collect"
+    args = [
+        "monitor",
+        "collect",
+        "-o",
+        str(run_dir),
+        "--model",
+        f"openai/{real_server.model_name}",
+        "--base-url",
+        real_server.base_url,
+        "--set",
+        "game={variant: asym, n_suspects: 4, n_attributes: 3, max_turns: 2}",
+        "--set",
+        "n_train=1",
+        "--set",
+        "n_validation=1",
+        "--set",
+        "top_logprobs=5",
+        "--set",
+        f"max_tokens={MAX_TOKENS}",
+        "--set",
+        "max_reprompts=0",
+        "--set",
+        "api_key_env=null",
+    ]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    with Store.open(run_dir) as store:
+        turns = store.records_frame("monitor_turn")
+    assert len(turns) >= 2
+    for column in ("entropy", "varentropy", "kurtosis"):
+        assert column in turns.columns
+        assert all(math.isfinite(float(v)) for v in turns[column])
