@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -11,6 +14,7 @@ from typer.testing import CliRunner
 from byzllm.cli import app
 from byzllm.experiments import Store
 from byzllm.llm import LocalServer
+from byzllm.llm._serve import free_port
 
 pytestmark = pytest.mark.real_model
 
@@ -66,3 +70,73 @@ def test_consensus_run_and_report_on_the_real_model(
     assert report.exit_code == 0, report.output
     payload = json.loads(report.stdout)
     assert payload
+
+
+def _run_args(server: LocalServer, run_dir: Path, questions: int) -> list[str]:
+    args = [
+        "consensus",
+        "run",
+        "--model",
+        f"openai/{server.model_name}",
+        "--base-url",
+        server.base_url,
+        "-o",
+        str(run_dir),
+        "-j",
+        "1",
+        "--set",
+        "protocols=[debate]",
+        "--set",
+        "topologies=[complete]",
+        "--set",
+        "T=[1]",
+        "--set",
+        f"dataset.n={questions}",
+    ]
+    for group in ("strong", "weak"):
+        args += [
+            "--set",
+            f"agents.{group}.max_tokens=16",
+            "--set",
+            f"agents.{group}.api_key_env=null",
+            "--set",
+            f"agents.{group}.retry={{max_attempts: 2, initial_backoff_s: 0.1}}",
+        ]
+    return args
+
+
+def _done_units(run_dir: Path) -> int:
+    if not (run_dir / "results.sqlite").exists():
+        return 0
+    with Store.open(run_dir) as store:
+        return len(store.units("done"))
+
+
+def test_a_server_that_dies_mid_run_loses_nothing(real_server: LocalServer, tmp_path: Path) -> None:
+    """Kill the server after the first unit: one clear line, the unit stays, a rerun resumes."""
+    port = free_port()
+    run_dir = tmp_path / "run"
+    server = LocalServer("smollm2", port=port).start()
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        outcome["result"] = RUNNER.invoke(app, _run_args(server, run_dir, questions=3))
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    deadline = time.monotonic() + 300
+    while _done_units(run_dir) < 1 and worker.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    server.stop()
+    worker.join(timeout=300)
+    result: Any = outcome["result"]
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    kept = _done_units(run_dir)
+    assert 1 <= kept < 3
+
+    # The same command against a server on the same address resumes: only the rest runs.
+    with LocalServer("smollm2", port=port) as again:
+        rerun = RUNNER.invoke(app, [*_run_args(again, run_dir, questions=3), "--retry-failed"])
+    assert rerun.exit_code == 0, rerun.output
+    assert _done_units(run_dir) == 3

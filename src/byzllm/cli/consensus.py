@@ -21,6 +21,7 @@ from ._common import (
     cli_errors,
     default_run_dir,
     print_json,
+    show_parse_health,
     summary_exit_code,
 )
 
@@ -199,6 +200,9 @@ def report(
 ) -> None:
     """Report a consensus run: Table 1 (§5.1 metrics), Table 2 (per round), CSV and plots.
 
+    Also the run's parse health (per stage: model replies parsed and how many fell back to
+    the parser's default), with one warning per stage above 20%.
+
     Examples:
 
         byzllm consensus report runs/sweep
@@ -208,13 +212,23 @@ def report(
     with cli_errors():
         from rich.console import Console
 
+        from byzllm.experiments import parse_health
         from byzllm.experiments.consensus.report import metrics_rows, round_rows, summarize
         from byzllm.experiments.reports import rich_table
 
-        summary = summarize(_questions(run_dir))
+        questions = _questions(run_dir)
+        summary = summarize(questions)
+        health = parse_health.from_records(questions)
         simulated = any(meta["simulated"] for meta, _ in summary)
         if json_output:
-            print_json({"simulated": simulated, "rows": metrics_rows(summary, for_json=True)})
+            print_json(
+                {
+                    "simulated": simulated,
+                    "rows": metrics_rows(summary, for_json=True),
+                    "parse_health": health.to_json(),
+                }
+            )
+            show_parse_health(health, json_output=True)
             return
         console = Console()
         console.print(
@@ -230,6 +244,7 @@ def report(
                     round_rows(summary), title="Per-round accuracy (Table 2)", simulated=simulated
                 )
             )
+        show_parse_health(health, json_output=False)
         written = _write_outputs(run_dir, summary, out)
         typer.echo(f"wrote {len(written)} files to {written[0].parent}", err=True)
 
@@ -239,20 +254,37 @@ def demo(
     run_dir: Annotated[
         Path, typer.Option("--run-dir", "-o", help="Where the run's files go.", file_okay=False)
     ] = Path("runs/demo"),
-    questions: Annotated[int, typer.Option(min=1, help="Synthetic questions.")] = 30,
+    questions: Annotated[
+        int | None,
+        typer.Option(min=1, help="Synthetic questions (default: 30 simulated, 5 with --model)."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of questions, graphs and agents.")] = 0,
     fresh: Annotated[
         bool, typer.Option("--fresh", help="Discard earlier results in RUN_DIR first.")
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Run the honest agents on a real model: 'local' (SmolLM2, shipped with the "
+            "local extra, in process) or provider/model, e.g. openai/smollm2 with --base-url.",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server of --model.")
+    ] = None,
 ) -> None:
-    """SAC vs CP-WBFT under a replay attack on simulated agents (Table 1).
+    """SAC vs CP-WBFT under a replay attack (Table 1), on simulated agents or a real model.
 
     n = 7 agents: 4 strong, 2 weak honest, 1 Byzantine agent replaying a weak
     model's answer to another question with confidence 1.0. F = 3, T = 6, on
     γ-MERG, complete and Erdős–Rényi graphs, 30 synthetic questions.
 
-    No API key needed: the agents are simulated (docs/consensus.md). For real
-    models, run `byzllm consensus run` with an llm backend.
+    No API key needed: the agents are simulated (docs/consensus.md). With
+    --model local, the honest agents run on the small real model the local extra
+    ships (SmolLM2-135M-Instruct, in process, no server): γ-MERG only, T = 2, 5
+    questions, a few minutes on 2 CPU cores. A 135M model shows that every stage
+    works on real replies, not the paper's accuracies.
 
     Examples:
 
@@ -261,22 +293,40 @@ def demo(
         byzllm demo --json
 
         byzllm demo --seed 3 --questions 100 -o runs/demo-s3
+
+        byzllm demo --model local
+
+        byzllm demo --model openai/smollm2 --base-url http://127.0.0.1:8000/v1
     """
     with cli_errors():
         from rich.console import Console
 
         from byzllm.cli._common import execute_units
-        from byzllm.experiments.consensus.demo import demo_config, demo_rows
+        from byzllm.errors import InputError
+        from byzllm.experiments.consensus.demo import (
+            REAL_MODEL_QUESTIONS,
+            demo_config,
+            demo_model_name,
+            demo_rows,
+        )
         from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
         from byzllm.experiments.reports import rich_table
 
-        cfg = demo_config(questions, seed)
+        if base_url is not None and model is None:
+            raise InputError("--base-url needs --model (e.g. --model openai/smollm2)")
+        if questions is None:
+            questions = 30 if model is None else REAL_MODEL_QUESTIONS
+        cfg = demo_config(questions, seed, model=model, base_url=base_url)
+        real = None if model is None else demo_model_name(model)
+        if real is not None:
+            # Fail before the run, with one line, if the model cannot be built.
+            cfg.agents.strong.model_spec().build()
         units = expand_units(cfg)
         if fresh:
             for suffix in ("", "-wal", "-shm"):
                 (run_dir / f"results.sqlite{suffix}").unlink(missing_ok=True)
         summary = execute_units(
-            run_dir, units, consensus_unit, config=cfg, concurrency=64, quiet=True
+            run_dir, units, consensus_unit, config=cfg, concurrency=64, quiet=real is None
         )
         if not summary.complete:
             raise typer.Exit(summary_exit_code(summary))
@@ -284,25 +334,34 @@ def demo(
         if json_output:
             print_json(
                 {
-                    "simulated": True,
+                    "simulated": real is None,
+                    "model": real,
                     "run_dir": str(run_dir),
                     "rows": demo_rows(records, for_json=True),
                 }
             )
             return
         console = Console()
+        rounds = cfg.T[0]
         console.print(
             rich_table(
                 demo_rows(records, for_json=False),
-                title=f"SAC vs CP-WBFT: n=7 (4 strong, 2 weak, 1 replay), F=3, T=6, "
-                f"{questions} questions, accuracies in %",
-                simulated=True,
+                title=f"SAC vs CP-WBFT: n=7 (4 strong, 2 weak, 1 replay), F=3, T={rounds}, "
+                f"{questions} questions, accuracies in %"
+                + ("" if real is None else f", real model {real}"),
+                simulated=real is None,
             )
         )
-        console.print(
-            "[dim]simulated agents (not real LLMs): strong ≈ 85% and weak ≈ 25% alone; "
-            "what each protocol does with them is emergent.[/dim]"
-        )
+        if real is None:
+            console.print(
+                "[dim]simulated agents (not real LLMs): strong ≈ 85% and weak ≈ 25% alone; "
+                "what each protocol does with them is emergent.[/dim]"
+            )
+        else:
+            console.print(
+                f"[dim]real model: every honest agent is {real} at temperature 0 (strong and "
+                "weak alike); see the parse health with `byzllm consensus report`.[/dim]"
+            )
         typer.echo(f"results: {run_dir / 'results.sqlite'}")
         typer.echo(f"full report, CSV and plots: byzllm consensus report {run_dir}")
 

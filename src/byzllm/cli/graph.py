@@ -203,7 +203,7 @@ def _print_report(report: dict[str, Any]) -> None:
     console.print(table)
     if report["method"] == "search" and report["n"] <= 64:
         console.print(
-            "[dim]tip: pip install 'byzllm[fast]' for the compiled search "
+            "[dim]tip: pip install 'byzllm\\[fast]' for the compiled search "
             "(about 50 times faster on graphs of up to 64 nodes)[/dim]"
         )
 

@@ -61,6 +61,9 @@ def _check_port(port: int) -> None:
     if not 1 <= port <= 65535:
         raise InputError(f"port must be in 1..65535, got {port}")
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As the server will: connections still closing (TIME_WAIT) do not make a port busy,
+        # a socket listening on it does.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((_HOST, port))
         except OSError:

@@ -125,6 +125,9 @@ class DatasetConfig(ExperimentConfig):
     n: int = Field(default=30, ge=1, description="questions sampled")
     seed: int = 0
     level: int | None = Field(default=None, description="MATH-500 level filter (paper: 4)")
+    steps: int = Field(
+        default=3, ge=1, le=8, description="synthetic only: arithmetic steps per question"
+    )
 
     @model_validator(mode="after")
     def _path_when_needed(self) -> DatasetConfig:

@@ -9,18 +9,75 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import ConsensusConfig, DatasetConfig
+from .config import AgentBackend, ConsensusConfig, DatasetConfig, GroupBackends
 
-__all__ = ["demo_config", "demo_rows"]
+__all__ = [
+    "LOCAL_MODEL",
+    "REAL_MODEL_MAX_TOKENS",
+    "REAL_MODEL_QUESTIONS",
+    "REAL_MODEL_ROUNDS",
+    "demo_config",
+    "demo_model_name",
+    "demo_rows",
+]
+
+#: What ``byzllm demo --model local`` runs: the small model the ``local`` extra ships, in
+#: this process (no server).
+LOCAL_MODEL = "llamacpp/smollm2"
+#: The real-model demo's size: a 135M model on 2 CPU cores finishes it in a few minutes.
+REAL_MODEL_QUESTIONS = 5
+REAL_MODEL_ROUNDS = 2
+#: Longest reply per call in the real-model demo (the answer format needs a few tokens).
+REAL_MODEL_MAX_TOKENS = 64
 
 
-def demo_config(questions: int = 30, seed: int = 0) -> ConsensusConfig:
-    """The demo's configuration (paper defaults; ``seed`` drives graphs, placement, agents)."""
+def demo_model_name(model: str) -> str:
+    """``"local"`` is the shipped model in process; anything else is a provider/model name."""
+    return LOCAL_MODEL if model == "local" else model
+
+
+def demo_config(
+    questions: int = 30,
+    seed: int = 0,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+) -> ConsensusConfig:
+    """The demo's configuration (paper defaults; ``seed`` drives graphs, placement, agents).
+
+    Without ``model``: the simulated population on γ-MERG, complete and Erdős–Rényi, T = 6.
+    With ``model`` (``"local"`` or ``provider/model``): every honest agent on that real model
+    at temperature 0, on γ-MERG only, T = :data:`REAL_MODEL_ROUNDS`, one-step arithmetic
+    questions, replies bounded by
+    :data:`REAL_MODEL_MAX_TOKENS` tokens, so that a small model on a laptop finishes quickly.
+    """
+    if model is None:
+        dataset = DatasetConfig(name="synthetic", n=questions, seed=seed)
+        return ConsensusConfig(
+            protocols=["sac", "cp-wbft"],
+            topologies=["merg", "complete", "erdos-renyi"],
+            seeds=[seed],
+            dataset=dataset,
+        )
+    # One arithmetic step per question: within reach of a small model.
+    dataset = DatasetConfig(name="synthetic", n=questions, seed=seed, steps=1)
+    name = demo_model_name(model)
+    backend = AgentBackend(
+        backend="llm",
+        model=name,
+        base_url=base_url,
+        # In-process models need no key; a server may (OPENAI_API_KEY, if set).
+        api_key_env=None if name.startswith("llamacpp/") else "OPENAI_API_KEY",
+        temperature=0.0,
+        max_tokens=REAL_MODEL_MAX_TOKENS,
+    )
     return ConsensusConfig(
         protocols=["sac", "cp-wbft"],
-        topologies=["merg", "complete", "erdos-renyi"],
+        topologies=["merg"],
+        T=[REAL_MODEL_ROUNDS],
         seeds=[seed],
-        dataset=DatasetConfig(name="synthetic", n=questions, seed=seed),
+        dataset=dataset,
+        agents=GroupBackends(strong=backend, weak=backend),
     )
 
 

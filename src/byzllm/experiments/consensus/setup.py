@@ -134,7 +134,7 @@ def _cached_dataset(spec: str) -> tuple[Task, ...]:
     from byzllm import tasks
 
     if config.name == "synthetic":
-        return tuple(tasks.synthetic_tasks(config.n, seed=config.seed))
+        return tuple(tasks.synthetic_tasks(config.n, seed=config.seed, steps=config.steps))
     # The loaders sample exactly so: every question of the file, then ``sample_tasks``.
     full = list(_cached_file(config.name, config.path, config.level))
     return tuple(tasks.sample_tasks(full, config.n, config.seed))
@@ -165,7 +165,7 @@ def _cached_ood(spec: str) -> tuple[Task, ...]:
     if config.name == "synthetic":
         from byzllm.tasks import synthetic_tasks
 
-        return tuple(synthetic_tasks(50, seed=config.seed + OOD_SEED_OFFSET))
+        return tuple(synthetic_tasks(50, seed=config.seed + OOD_SEED_OFFSET, steps=config.steps))
     evaluated = {t.id for t in load_dataset(config)}
     groups: dict[tuple[Any, ...], list[Task]] = {}
     for task in _cached_file(config.name, config.path, config.level):
