@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from byzllm.agents.whodunit import AgentTurn, AgentView, LLMAgent, parse_action
@@ -27,7 +28,8 @@ from byzllm.llm import (
     get_model,
 )
 
-pytestmark = pytest.mark.real_model
+# A game is a handful of calls of a few seconds each on an idle machine; slower when busy.
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
 
 RUNNER = CliRunner()
 #: Small games: a 135M model at a few dozen tokens/s must finish a game in well under a minute.
@@ -157,29 +159,37 @@ def test_monitor_collect_on_real_games_gives_finite_features(
     real_server: LocalServer, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "collect"
+    # make_splits draws 480 games with distinct culprits: a small table with many values.
+    colours = ["red", "blue", "green", "black", "white", "brown", "grey", "pink"]
+    config = tmp_path / "collect.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "game": {
+                    "variant": "asym",
+                    "n_suspects": 4,
+                    "max_turns": 2,
+                    "attributes": {"hat": colours, "shirt": colours, "shoes": colours},
+                },
+                "n_train": 1,
+                "n_validation": 1,
+                "top_logprobs": 5,
+                "max_tokens": MAX_TOKENS,
+                "max_reprompts": 0,
+                "api_key_env": None,
+            }
+        )
+    )
     args = [
         "monitor",
         "collect",
+        str(config),
         "-o",
         str(run_dir),
         "--model",
         f"openai/{real_server.model_name}",
         "--base-url",
         real_server.base_url,
-        "--set",
-        "game={variant: asym, n_suspects: 4, n_attributes: 3, max_turns: 2}",
-        "--set",
-        "n_train=1",
-        "--set",
-        "n_validation=1",
-        "--set",
-        "top_logprobs=5",
-        "--set",
-        f"max_tokens={MAX_TOKENS}",
-        "--set",
-        "max_reprompts=0",
-        "--set",
-        "api_key_env=null",
     ]
     result = RUNNER.invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -8,7 +8,11 @@ LLM-backed agent), ``_sim`` (the simulated agent); consensus adds ``_byzantine``
   paper).
 * :mod:`byzllm.agents.whodunit` — WhoDunitEnv players (the rogue-agents paper, §3).
 
-``_seeding`` (deterministic per-call randomness) is shared by the simulated agents.
+``_seeding`` (deterministic per-call randomness) is shared by the simulated agents;
+``_parsed`` (:class:`Parsed`, :class:`ParseCounts`) by the reply parsers, which say whether
+they fell back to their documented default and are counted per stage (parse health).
 """
 
-__all__: list[str] = []
+from ._parsed import PARSE_STAGES, ParseCounts, Parsed, ParseStage
+
+__all__ = ["PARSE_STAGES", "ParseCounts", "ParseStage", "Parsed"]

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from byzllm.experiments import Executor, RunSummary, Unit, WorkFn
+    from byzllm.experiments.parse_health import ParseHealth
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -75,6 +76,7 @@ __all__ = [
     "handle_errors",
     "load_cli_config",
     "print_json",
+    "show_parse_health",
     "summary_exit_code",
 ]
 
@@ -150,7 +152,7 @@ ExecutorOption = Annotated[
         "--executor",
         help="Where units run: local (this process; model calls concurrently), process "
         "(worker processes: CPU-bound simulations on every core) or ray (a Ray cluster, "
-        "see --ray-address; pip install 'byzllm[ray]').",
+        "see --ray-address; pip install 'byzllm\\[ray]').",
     ),
 ]
 #: The Ray cluster to join.
@@ -362,16 +364,18 @@ def emit_rows(
     simulated: bool = False,
     digits: int = 3,
     markdown: bool = False,
+    extra: Mapping[str, Any] | None = None,
 ) -> None:
     """Print rows on stdout: a rich table, a markdown table, or JSON.
 
-    JSON is ``{"rows": [...], "simulated": bool, "title": ...}``; simulated results are
-    labelled in every form.
+    JSON is ``{"rows": [...], "simulated": bool, "title": ..., **extra}``; simulated results
+    are labelled in every form.
     """
     if json_output:
         payload: dict[str, Any] = {"rows": list(rows), "simulated": simulated}
         if title:
             payload["title"] = title
+        payload.update(extra or {})
         print_json(payload)
         return
     from rich.console import Console
@@ -388,3 +392,27 @@ def emit_rows(
 
     table = rich_table(rows, columns, title=title, simulated=simulated, digits=digits)
     Console().print(table)
+
+
+def show_parse_health(health: ParseHealth | None, *, json_output: bool) -> None:
+    """Print a run's parse health (:mod:`byzllm.experiments.parse_health`).
+
+    Unless ``json_output`` (the JSON carries ``health.to_json()`` instead), a small table on
+    stdout — stage, calls, fallbacks, rate — or one line saying why there is none
+    (``n/a (simulated)``). In both modes, exactly one ``warning: ...`` line on stderr per stage
+    that fell back on more than 20% of its replies. ``None`` (no unit records) prints nothing.
+    """
+    if health is None:
+        return
+    if not json_output:
+        from rich.console import Console
+
+        from byzllm.experiments.reports import rich_table
+
+        console = Console()
+        if health.note is not None:
+            console.print(health.note, highlight=False, markup=False)
+        else:
+            console.print(rich_table(health.rows(), title="Parse health"))
+    for line in health.warnings():
+        typer.echo(line, err=True)

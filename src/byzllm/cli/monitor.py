@@ -36,6 +36,7 @@ from ._common import (
     execute_units,
     load_cli_config,
     print_json,
+    show_parse_health,
     summary_exit_code,
 )
 
@@ -292,6 +293,9 @@ def report(
 ) -> None:
     """Success-Rate, Precision and Game-Length (± standard error) per condition.
 
+    Also the run's parse health (model moves parsed and how many fell back to a passed
+    turn), with a warning when more than 20% did.
+
     Examples:
 
         byzllm monitor report runs/mon-eval
@@ -300,7 +304,7 @@ def report(
     """
     with cli_errors():
         from byzllm.errors import InputError
-        from byzllm.experiments import Store
+        from byzllm.experiments import Store, parse_health
         from byzllm.experiments.reports import format_pm
         from byzllm.monitor.report import (
             evaluation_rows,
@@ -315,6 +319,7 @@ def report(
         if not rows:
             raise InputError(f"{run_dir} has no evaluated test games (run `monitor evaluate`)")
         simulated = any(r["simulated"] for r in rows)
+        health = parse_health.from_records(games)
         # The simulation's parameters go with every simulated result (one set per run).
         sim_params = next((g["sim_params"] for g in games if g.get("sim_params")), None)
         triggers = trigger_turns(games)
@@ -336,8 +341,10 @@ def report(
                     "rows": rows,
                     "trigger_turns": triggers,
                     "plots": written,
+                    "parse_health": health.to_json(),
                 }
             )
+            show_parse_health(health, json_output=True)
             return
         shown = [
             {
@@ -358,6 +365,7 @@ def report(
             title="Monitors and interventions (test games)",
             simulated=simulated,
         )
+        show_parse_health(health, json_output=False)
         if sim_params:
             typer.echo(
                 "simulation: " + ", ".join(f"{k}={v}" for k, v in sorted(sim_params.items())),

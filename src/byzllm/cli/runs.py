@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._common import JsonOption, RunDirArgument, cli_errors, print_json
+from ._common import JsonOption, RunDirArgument, cli_errors, print_json, show_parse_health
 
 __all__ = ["app"]
 
@@ -138,6 +138,9 @@ def show_run(
 ) -> None:
     """Show a run: its config, provenance, progress counts, invocations and failures.
 
+    For consensus, WhoDunit and monitor runs, also the parse health (model replies parsed
+    per stage and how many fell back to the parser's default; a warning per stage above 20%).
+
     Examples:
 
         byzllm runs show runs/sweep
@@ -145,13 +148,14 @@ def show_run(
         byzllm runs show runs/sweep --json | jq .counts
     """
     with cli_errors():
-        from byzllm.experiments import Store
+        from byzllm.experiments import Store, parse_health
 
         with Store.open(run_dir) as store:
             counts = store.counts()
             runs = store.runs()
             failures = store.failures()
             kinds = store.kinds()
+            health = parse_health.from_store(store)
         last = runs[-1] if runs else {}
         info: dict[str, Any] = {
             "run_dir": str(run_dir),
@@ -182,11 +186,13 @@ def show_run(
                 }
                 for unit in failures
             ],
+            "parse_health": health.to_json() if health is not None else None,
         }
         if json_output:
             print_json(info)
-            return
-        _print_show(info, max_failures_shown)
+        else:
+            _print_show(info, max_failures_shown)
+        show_parse_health(health, json_output=json_output)
 
 
 def _print_show(info: dict[str, Any], max_failures_shown: int) -> None:

@@ -26,6 +26,7 @@ from ._common import (
     execute_units,
     load_cli_config,
     print_json,
+    show_parse_health,
     summary_exit_code,
 )
 
@@ -240,20 +241,32 @@ def run(
 def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
     """Success-Rate, Precision and Game-Length (± standard error) of a run.
 
+    Also the run's parse health (model moves parsed and how many fell back to a passed
+    turn), with a warning when more than 20% did.
+
     Example:
 
         byzllm whodunit report runs/whodunit --json
     """
     with cli_errors():
-        from byzllm.experiments import Store
+        from byzllm.experiments import Store, parse_health
         from byzllm.experiments.whodunit import report_rows
 
         with Store.open(run_dir) as store:
-            rows = report_rows(store.records("whodunit_game"))
+            games = store.records("whodunit_game")
+        rows = report_rows(games)
+        health = parse_health.from_records(games) if games else None
         simulated = any(r["simulated"] for r in rows)
         if not json_output:
             rows = [_pretty(r) for r in rows]
-        emit_rows(rows, json_output=json_output, title="WhoDunitEnv", simulated=simulated)
+        emit_rows(
+            rows,
+            json_output=json_output,
+            title="WhoDunitEnv",
+            simulated=simulated,
+            extra={"parse_health": health.to_json() if health else None},
+        )
+        show_parse_health(health, json_output=json_output)
 
 
 def _pretty(row: dict[str, Any]) -> dict[str, Any]:

@@ -198,6 +198,7 @@ def _record(state: QuestionState) -> list[AgentRound]:
                 input_tokens=meter.input_tokens,
                 output_tokens=meter.output_tokens,
                 latency_s=round(meter.latency_s, 6),
+                parse=meter.parse.to_dict(),
                 **info,
             )
         )

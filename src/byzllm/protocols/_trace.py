@@ -36,6 +36,10 @@ class AgentRound(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0
+    parse: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="replies parsed per stage: {stage: {calls, fallbacks}} (parse health)",
+    )
 
 
 class QuestionTrace(BaseModel):

@@ -187,14 +187,15 @@ def _choice_scan(task: Task, text: str) -> str | None:
 # --- public API ---------------------------------------------------------------------------
 
 
-def extract_answer(task: Task, text: str) -> str | None:
+def extract_answer(task: Task, text: str, *, scan: bool = True) -> str | None:
     """The final answer in a model reply, or ``None`` when there is none.
 
-    Looks at the later of the last ``\\boxed{}`` and the last answer label, else scans the
-    whole reply (see the module docstring); a reply longer than :data:`MAX_TEXT_CHARS` is
-    read from its tail only. ``number``, ``boolean`` and ``choice`` answers come
-    back canonical (``"18"``, ``"true"``, ``"option2"``); ``math`` answers come back as written
-    (LaTeX), stripped of ``$``/markdown wrappers and trailing punctuation.
+    Looks at the later of the last ``\\boxed{}`` and the last answer label, else (unless
+    ``scan=False``: then ``None``) scans the whole reply (see the module docstring); a reply
+    longer than :data:`MAX_TEXT_CHARS` is read from its tail only. ``number``, ``boolean``
+    and ``choice`` answers come back canonical (``"18"``, ``"true"``, ``"option2"``); ``math``
+    answers come back as written (LaTeX), stripped of ``$``/markdown wrappers and trailing
+    punctuation.
     """
     if not isinstance(text, str) or not text.strip():
         return None
@@ -209,7 +210,7 @@ def extract_answer(task: Task, text: str) -> str | None:
         answer = _interpret(task, segment[:MAX_SEGMENT_CHARS])
         if answer is not None:
             return answer
-    return _scan(task, text)
+    return _scan(task, text) if scan else None
 
 
 def normalize_answer(task: Task, text: str | None) -> str | None:

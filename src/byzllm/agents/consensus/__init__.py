@@ -17,9 +17,14 @@ from ._llm import LLMAgent
 from ._parse import (
     DEFAULT_CONFIDENCE,
     DEFAULT_SCORE,
+    clean_reply,
     parse_confidence,
     parse_refined_answer,
     parse_score,
+    read_answer,
+    read_confidence,
+    read_refined_answer,
+    read_score,
 )
 from ._prompts import (
     MAX_RESPONSE_CHARS,
@@ -66,6 +71,7 @@ __all__ = [
     "SimulatedAgent",
     "SimulatedProfile",
     "answer_key",
+    "clean_reply",
     "format_response",
     "is_right",
     "looks_like_injection",
@@ -73,6 +79,10 @@ __all__ = [
     "parse_confidence",
     "parse_refined_answer",
     "parse_score",
+    "read_answer",
+    "read_confidence",
+    "read_refined_answer",
+    "read_score",
     "render_answer_prompt",
     "render_confidence_prompt",
     "render_debate_prompt",

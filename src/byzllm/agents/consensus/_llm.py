@@ -1,14 +1,19 @@
 """LLM-backed consensus agents: the prompts of Appendix B over any :class:`ChatModel`.
 
-* answer — :func:`render_answer_prompt`; the message sent to neighbours is the extracted final
-  answer (the refine prompt of B.2 lists neighbours as "Answer: ..."), or the raw reply cut to
-  a safe size when no answer can be extracted;
-* score — :func:`render_score_prompt` with the protocol's F, parsed by :func:`parse_score`
+* answer — :func:`render_answer_prompt`, read by :func:`read_answer`; the message sent to
+  neighbours is the extracted final answer (the refine prompt of B.2 lists neighbours as
+  "Answer: ..."), or the raw reply cut to a safe size when no answer can be extracted;
+* score — :func:`render_score_prompt` with the protocol's F, read by :func:`read_score`
   (first number, clipped to [0, 1], 0.5 on failure, B.1);
 * refine — :func:`render_refine_prompt` with the retained neighbours sorted by descending
   score; the current response is kept when nothing is retained or the reply holds no answer
-  (B.2); debate (no scores) uses a score-free variant of the same prompt;
-* confidence — :func:`render_confidence_prompt` / :func:`parse_confidence` (CP-WBFT).
+  (B.2, :func:`read_refined_answer`); debate (no scores) uses a score-free variant of the same
+  prompt;
+* confidence — :func:`render_confidence_prompt` / :func:`read_confidence` (CP-WBFT).
+
+Every parsed reply is counted in the call context's meter, per stage (``answer``, ``score``,
+``refine``, ``confidence``), with whether the parser fell back to its default
+(``CallMeter.parse``): the runs' *parse health*.
 
 Identical requests at temperature 0 within one question (the same response scored by several
 agents on the same model, or an agent's self-score equal to a neighbour's score of the same
@@ -23,9 +28,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig
-from byzllm.tasks import Task, extract_answer
+from byzllm.tasks import Task
 
-from ._parse import parse_confidence, parse_refined_answer, parse_score
+from ._parse import read_answer, read_confidence, read_refined_answer, read_score
 from ._prompts import (
     render_answer_prompt,
     render_confidence_prompt,
@@ -95,16 +100,21 @@ class LLMAgent(ConsensusAgent):
         return completion.text
 
     async def answer(self, task: Task, ctx: CallContext | None = None) -> Response:
+        ctx = ctx or CallContext()
         text = await self._ask(render_answer_prompt(task), ctx)
-        answer = extract_answer(task, text)
+        found = read_answer(task, text)
+        ctx.meter.parse.add("answer", found.fell_back)
+        answer = found.value
         return Response.of(answer, answer if answer is not None else text[:MAX_FORWARDED_CHARS])
 
     async def score(
         self, task: Task, own: Response | None, peer: Response, ctx: CallContext | None = None
     ) -> float:
-        f = ctx.f if ctx is not None else None
-        reply = await self._ask(render_score_prompt(task, peer.text, f), ctx)
-        return parse_score(reply)
+        ctx = ctx or CallContext()
+        reply = await self._ask(render_score_prompt(task, peer.text, ctx.f), ctx)
+        score = read_score(reply)
+        ctx.meter.parse.add("score", score.fell_back)
+        return score.value
 
     async def refine(
         self,
@@ -121,9 +131,12 @@ class LLMAgent(ConsensusAgent):
         else:
             pairs = [(r.text, float(s)) for r, s in retained if s is not None]
             messages = render_refine_prompt(task, own.text, pairs, f)
+        ctx = ctx or CallContext()
         reply = await self._ask(messages, ctx)
         fallback = own.answer if own.answer is not None else ""
-        answer = parse_refined_answer(task, reply, fallback)
+        refined = read_refined_answer(task, reply, fallback)
+        ctx.meter.parse.add("refine", refined.fell_back)
+        answer = refined.value
         if not answer or answer == own.answer:
             return own
         return Response.of(answer)
@@ -131,8 +144,11 @@ class LLMAgent(ConsensusAgent):
     async def confidence(
         self, task: Task, response: Response, ctx: CallContext | None = None
     ) -> float:
+        ctx = ctx or CallContext()
         reply = await self._ask(render_confidence_prompt(task, response.text), ctx)
-        return parse_confidence(reply)
+        confidence = read_confidence(reply)
+        ctx.meter.parse.add("confidence", confidence.fell_back)
+        return confidence.value
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict
 from byzllm.llm import Completion
 from byzllm.tasks import Task
 
+from .._parsed import ParseCounts
+
 __all__ = [
     "AgentGroup",
     "CallContext",
@@ -62,7 +64,11 @@ ScoredResponse = tuple[Response, float | None]
 
 @dataclass
 class CallMeter:
-    """Model-call accounting of one agent in one round (what the result store keeps)."""
+    """Model-call accounting of one agent in one round (what the result store keeps).
+
+    ``parse`` counts the replies the agent parsed, per stage, and how many fell back to the
+    parser's default (shared and cached replies are parsed, so they count too).
+    """
 
     calls: int = 0
     cached_calls: int = 0
@@ -70,6 +76,7 @@ class CallMeter:
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0
+    parse: ParseCounts = field(default_factory=ParseCounts)
 
     def add(self, completion: Completion, *, shared: bool = False) -> None:
         """Account one completion.
@@ -97,6 +104,7 @@ class CallMeter:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.latency_s += other.latency_s
+        self.parse.merge(other.parse)
 
 
 @dataclass

@@ -12,12 +12,14 @@ the deductions both agents and environment use live here, below the environment.
 from ._deduce import accuser_deductions, consistent_suspects, shared_facts
 from ._llm import LLMAgent
 from ._parse import (
+    FALLBACK_ACTION,
     MAX_REPLY_CHARS,
     ActionParseError,
     JsonField,
     ParsedAction,
     find_action_object,
     parse_action,
+    read_action,
 )
 from ._prompts import (
     WORDINGS,
@@ -43,6 +45,7 @@ from ._types import (
 )
 
 __all__ = [
+    "FALLBACK_ACTION",
     "MAX_REPLY_CHARS",
     "WORDINGS",
     "ActionKind",
@@ -67,6 +70,7 @@ __all__ = [
     "consistent_suspects",
     "find_action_object",
     "parse_action",
+    "read_action",
     "render_message",
     "render_prompt",
     "render_system_prompt",

@@ -5,7 +5,8 @@ Each turn renders the role's system prompt and the user prompt (Figs. 10-16), as
 models, §4.1 footnote 2) and parses the ReAct thoughts + JSON action. A reply that does not
 parse or validate is answered with a specific hint and the model asked again, up to
 ``max_reprompts`` times (default 3); then the documented fallback applies: the turn is passed
-(``WhoDunitAction(kind="pass")``, no message content) and the turn is marked ``fallback``.
+(:data:`FALLBACK_ACTION`, ``WhoDunitAction(kind="pass")``, no message content) and the turn is
+marked ``fallback`` (what the runs count as a WhoDunit move fall-back, their parse health).
 Every rejected reply's reason is kept in ``AgentTurn.parse_errors``. Errors of the model
 layer itself (network, authentication) propagate: the runner records the game as failed.
 
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 
 from byzllm.llm import ChatModel, Completion, GenerateConfig, TokenLogprob
 
-from ._parse import ActionParseError, parse_action
+from ._parse import FALLBACK_ACTION, read_action
 from ._prompts import render_prompt
 from ._types import AgentTurn, AgentView, TopLogprobs, WhoDunitAction
 
@@ -94,13 +95,10 @@ class LLMAgent:
             return []
         joined = "".join(t.token for t in tokens)
         if joined != completion.text:
-            try:
-                reparsed = parse_action(joined, view)
-            except ActionParseError:
+            reparsed = read_action(joined, view)
+            if reparsed.fell_back or reparsed.value.action != action:
                 return []
-            if reparsed.action != action:
-                return []
-            spans = reparsed.decision_spans
+            spans = reparsed.value.decision_spans
         return decision_distributions(tokens, spans)
 
     async def act(self, view: AgentView, rng: random.Random) -> AgentTurn:
@@ -112,20 +110,20 @@ class LLMAgent:
             completion = await self.model.generate(messages, self.config)
             text = completion.text
             replies.append(text)
-            try:
-                parsed = parse_action(text, view)
-            except ActionParseError as err:
-                errors.append(err.hint)
+            reading = read_action(text, view)
+            if reading.fell_back:
+                errors.append(reading.reason)
                 messages = [
                     *messages,
                     {"role": "assistant", "content": text[:_ECHO_CHARS]},
                     {
                         "role": "user",
-                        "content": f"Your reply could not be used: {err.hint} "
+                        "content": f"Your reply could not be used: {reading.reason} "
                         "Please answer again: your thoughts, then one JSON object.",
                     },
                 ]
                 continue
+            parsed = reading.value
             return AgentTurn(
                 action=parsed.action,
                 thoughts=parsed.thoughts,
@@ -136,7 +134,7 @@ class LLMAgent:
                 parse_errors=errors,
             )
         return AgentTurn(
-            action=WhoDunitAction(kind="pass"),
+            action=FALLBACK_ACTION,
             replies=replies,
             parse_errors=errors,
             fallback=True,

@@ -10,6 +10,9 @@ the character ids onto the token stream to find the *decision positions* (§4.1)
 :func:`parse_action` validates the object against the agent's view (action numbers, character
 ids, property names and values, fact numbers) and raises :class:`ActionParseError` with a
 *hint* the agent is re-prompted with. Nothing here raises anything else on any input.
+:func:`read_action` is the same parse as a :class:`~byzllm.agents._parsed.Parsed`: the
+validated action, or the documented fallback (:data:`FALLBACK_ACTION`, a passed turn) with
+``fell_back=True`` and the hint as its reason.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from typing import Any
 
 from byzllm.errors import InputError
 
+from .._parsed import Parsed
 from ._types import AgentView, WhoDunitAction, action_kinds
 
 __all__ = [
+    "FALLBACK_ACTION",
     "MAX_REPLY_CHARS",
     "ActionParseError",
     "JsonField",
@@ -30,6 +35,7 @@ __all__ = [
     "canonical",
     "find_action_object",
     "parse_action",
+    "read_action",
 ]
 
 #: Replies longer than this are rejected outright (a runaway or adversarial generation).
@@ -37,6 +43,9 @@ MAX_REPLY_CHARS = 65_536
 #: At most this many ``{`` positions are tried as the start of the action object.
 _MAX_CANDIDATES = 64
 _MAX_DEPTH = 16
+
+#: The documented fallback move when no valid action can be read: the turn is passed.
+FALLBACK_ACTION = WhoDunitAction(kind="pass")
 
 
 class ActionParseError(InputError):
@@ -406,3 +415,14 @@ def parse_action(text: str, view: AgentView) -> ParsedAction:
     else:  # skip, request_broad
         action = WhoDunitAction(kind=kind)
     return ParsedAction(action=action, thoughts=thoughts, decision_spans=spans)
+
+
+def read_action(text: str, view: AgentView) -> Parsed[ParsedAction]:
+    """:func:`parse_action` without raising: the parsed action, or :data:`FALLBACK_ACTION` (no
+    thoughts, no decision positions) with ``fell_back=True`` and the re-prompt hint as
+    ``reason`` when ``text`` is not a valid action for ``view``."""
+    try:
+        return Parsed(parse_action(text, view))
+    except ActionParseError as err:
+        fallback = ParsedAction(action=FALLBACK_ACTION, thoughts="", decision_spans=[])
+        return Parsed(fallback, fell_back=True, reason=err.hint)

@@ -128,6 +128,11 @@ class AgentView(BaseModel):
     - ``facts``: a symmetric player's own starting facts, ``(property, value)`` pairs.
     - ``turn`` / ``max_turns``: the turn *within the current budget* (it starts again after a
       reset, §4.1), 1-based.
+    - ``clock_offset``: the game's turns already taken when the current budget began (0 until
+      the first reset). The prompt shows the *game clock*, :attr:`clock_turn` out of
+      :attr:`clock_max_turns`: a reset gives a fresh budget but does not rewind the clock
+      (the rogue-agents paper, §2), so the first prompt after a reset differs from the
+      game's first prompt and a deterministic model can play differently.
     - ``pending_request``: for Intel, the Accuser's request of this round (``None`` if the
       Accuser passed).
     """
@@ -148,7 +153,19 @@ class AgentView(BaseModel):
     channel: tuple[ChannelMessage, ...] = ()
     turn: int = Field(ge=1)
     max_turns: int = Field(ge=1)
+    clock_offset: int = Field(default=0, ge=0)
     pending_request: WhoDunitAction | None = None
+
+    @property
+    def clock_turn(self) -> int:
+        """The game clock's turn (1-based): ``turn`` plus the turns before the budget."""
+        return self.turn + self.clock_offset
+
+    @property
+    def clock_max_turns(self) -> int:
+        """The clock's last turn of the current budget (``clock_max_turns − clock_turn`` is
+        the number of turns left, as with ``max_turns − turn``)."""
+        return self.max_turns + self.clock_offset
 
 
 class AgentTurn(BaseModel):

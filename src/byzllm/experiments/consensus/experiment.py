@@ -7,6 +7,7 @@ from typing import Any
 
 import networkx as nx
 
+from byzllm.agents import ParseCounts
 from byzllm.protocols import (
     Network,
     make_protocol,
@@ -33,10 +34,8 @@ __all__ = ["consensus_unit", "expand_units", "graph_checks"]
 def expand_units(config: ConsensusConfig) -> list[Unit]:
     """Every (protocol, topology, composition, F, T, seed, question) of the grid, as units."""
     tasks = load_dataset(config.dataset)
-    shared = {
-        "dataset": config.dataset.model_dump(mode="json"),
-        "agents": config.agents.model_dump(mode="json"),
-    }
+    # Models, not their dumps: the id leaves their default-valued fields out (docs: Unit ids).
+    shared = {"dataset": config.dataset, "agents": config.agents}
     units = []
     for composition in config.compositions:
         for topology in config.topologies:
@@ -49,7 +48,7 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
                                     **shared,
                                     "protocol": protocol,
                                     "topology": topology,
-                                    "composition": composition.model_dump(mode="json"),
+                                    "composition": composition,
                                     "F": F,
                                     "T": T,
                                     "seed": seed,
@@ -99,7 +98,11 @@ def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
 
 
 async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
-    """The runner's work function: run one question under one configuration."""
+    """The runner's work function: run one question under one configuration.
+
+    The payload's config sections hold only their non-default fields: validating them
+    brings the defaults back.
+    """
     config = ConsensusConfig.model_validate(
         {"dataset": payload["dataset"], "agents": payload["agents"]}
     )
@@ -146,8 +149,10 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
                 input_tokens=row.input_tokens,
                 output_tokens=row.output_tokens,
                 latency_s=row.latency_s,
+                parse=row.parse,
             )
         )
+    parse = ParseCounts.of(*(row.parse for rnd in trace.rounds for row in rnd))
     records.append(
         ConsensusQuestion(
             **common,
@@ -162,6 +167,7 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
             },
             agents=[a.describe() for a in agents],
             trace=trace,
+            parse=parse.to_dict(),
         )
     )
     return records

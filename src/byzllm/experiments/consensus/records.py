@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from byzllm.protocols import (
     QuestionTrace,
 )
@@ -44,6 +46,11 @@ class ConsensusRound(Record):
     input_tokens: int
     output_tokens: int
     latency_s: float
+    parse: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="replies this agent parsed in this round, per stage: {stage: {calls, "
+        "fallbacks}} (empty for simulated agents and adversaries that call no model)",
+    )
 
 
 class ConsensusQuestion(Record):
@@ -65,3 +72,8 @@ class ConsensusQuestion(Record):
     robustness: dict[str, Any]
     agents: list[dict[str, Any]]
     trace: QuestionTrace
+    parse: dict[str, dict[str, int]] | None = Field(
+        default=None,
+        description="the unit's parse health: replies parsed per stage, all agents and rounds "
+        "({} when no agent parsed model output; None in records written before it was kept)",
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from byzllm.agents import ParseCounts
 from byzllm.protocols import (
     ConsensusMetrics,
     QuestionTrace,
@@ -24,7 +25,9 @@ def summarize(
 ) -> list[tuple[dict[str, Any], ConsensusMetrics]]:
     """§5.1 metrics per configuration (protocol, topology, composition, F, T), seeds pooled.
 
-    ``questions`` are ``consensus_question`` records (dicts from the store, or models).
+    ``questions`` are ``consensus_question`` records (dicts from the store, or models). The
+    metadata of each configuration includes its calls, tokens and ``parse`` counts (replies
+    parsed per stage and fall-backs, :mod:`byzllm.experiments.parse_health`).
     """
     groups: dict[ConfigKey, list[QuestionTrace]] = {}
     simulated: dict[ConfigKey, bool] = {}
@@ -59,6 +62,7 @@ def summarize(
         meta["tokens_per_question"] = sum(r.input_tokens + r.output_tokens for r in rows) / len(
             traces
         )
+        meta["parse"] = ParseCounts.of(*(r.parse for r in rows)).to_dict()
         out.append((meta, compute_metrics(traces)))
     return out
 

@@ -16,11 +16,23 @@ from byzllm.monitor.intervene import MonitorIntervener
 from byzllm.monitor.monitor_set import MonitorSet
 
 from .._records import Record
-from .._units import Unit, make_unit
+from .._units import Unit, make_unit, reset_to_defaults
+from ..parse_health import move_counts
 from .config import MonitorExperimentConfig
 from .records import MonitorGameRecord, MonitorTurnRecord
 
 __all__ = ["collect_units", "datasets_from_rows", "evaluate_units", "run_in_memory", "work"]
+
+#: Config fields that only shape the grid (how many games per split, repeats, conditions).
+#: Each payload carries its own split, game, repeat and condition, so these are left out of
+#: it (and of its id): adding a condition or a repeat keeps the units already stored.
+#: ``work`` never reads them.
+GRID_FIELDS = ("n_train", "n_validation", "n_test", "collect_repeats", "repeats", "conditions")
+
+
+def _unit_config(cfg: MonitorExperimentConfig) -> MonitorExperimentConfig:
+    # A model, not its dump: ids leave its default-valued fields out (docs: Unit ids).
+    return reset_to_defaults(cfg, GRID_FIELDS)
 
 
 def _split_games(cfg: MonitorExperimentConfig, split: str) -> list[Any]:
@@ -33,14 +45,14 @@ def _split_games(cfg: MonitorExperimentConfig, split: str) -> list[Any]:
 
 def collect_units(cfg: MonitorExperimentConfig) -> list[Unit]:
     """Train and validation games, no intervention (one unit per game and repeat)."""
-    conf = cfg.model_dump(mode="json")
+    conf = _unit_config(cfg)
     return [
         make_unit(
             {
                 "stage": "collect",
                 "config": conf,
                 "split": split,
-                "game": game.model_dump(mode="json"),
+                "game": game,
                 "repeat": r,
                 "condition": "none",
             },
@@ -65,7 +77,7 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
             f"the monitors were trained on features with renormalize={trained_with}, "
             f"but this config has renormalize={cfg.renormalize}"
         )
-    conf = cfg.model_dump(mode="json")
+    conf = _unit_config(cfg)
     packed = monitors.to_dict()
     return [
         make_unit(
@@ -73,7 +85,7 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
                 "stage": "evaluate",
                 "config": conf,
                 "split": "test",
-                "game": game.model_dump(mode="json"),
+                "game": game,
                 "repeat": r,
                 "condition": condition,
                 "monitors": packed,
@@ -87,6 +99,8 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
 
 
 async def _play(payload: dict[str, Any]) -> list[Record]:
+    # The payload's config and game hold only their non-default fields: validating them
+    # brings the defaults back.
     from byzllm.envs.whodunit import WhoDunitGame, play_game
 
     cfg = MonitorExperimentConfig.model_validate(payload["config"])
@@ -126,6 +140,7 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
             agents=cfg.agents,
             simulated=result.simulated,
             sim_params=cfg.sim.model_dump() if result.simulated else None,
+            parse=move_counts((t.fallback for t in result.turns), simulated=result.simulated),
         )
     ]
     if payload.get("stage") == "collect":

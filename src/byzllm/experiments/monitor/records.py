@@ -53,3 +53,9 @@ class MonitorGameRecord(Record):
     agents: str
     simulated: bool
     sim_params: dict[str, Any] | None = None
+    parse: dict[str, dict[str, int]] | None = Field(
+        default=None,
+        description="parse health: {'move': {calls, fallbacks}}, one call per agent turn, a "
+        "fallback per turn passed for want of a valid action ({} for simulated agents; None in "
+        "records written before it was kept)",
+    )

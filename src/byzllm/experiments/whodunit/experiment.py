@@ -18,11 +18,18 @@ from byzllm.envs.whodunit import (
 )
 
 from .._records import Record
-from .._units import Unit, make_unit
+from .._units import Unit, make_unit, reset_to_defaults
+from ..parse_health import move_counts
 from .config import WhoDunitRunConfig
 from .records import WhoDunitGameRecord, WhoDunitTurnRecord
 
 __all__ = ["expand_units", "game_records", "load_games", "select_games", "work"]
+
+#: Config fields that only shape the grid (which games, how many repeats). Each payload
+#: carries its own game and repeat, so these are left out of it (and of its id): raising
+#: ``repeats`` or ``n_games`` adds units and keeps the ones already stored. ``work`` never
+#: reads them.
+GRID_FIELDS = ("n_games", "repeats")
 
 
 def select_games(cfg: WhoDunitRunConfig) -> list[WhoDunitGame]:
@@ -36,10 +43,10 @@ def select_games(cfg: WhoDunitRunConfig) -> list[WhoDunitGame]:
 def expand_units(cfg: WhoDunitRunConfig, games: Sequence[WhoDunitGame] | None = None) -> list[Unit]:
     """One unit per (game, repeat)."""
     games = list(games) if games is not None else select_games(cfg)
-    conf = cfg.model_dump(mode="json")
+    conf = reset_to_defaults(cfg, GRID_FIELDS)  # a model: ids leave its defaults out
     return [
         make_unit(
-            {"config": conf, "game": g.model_dump(mode="json"), "repeat": r},
+            {"config": conf, "game": g, "repeat": r},
             label=f"{g.id}/r{r}",
         )
         for g in games
@@ -78,6 +85,7 @@ def game_records(
         ignored_facts=result.ignored_facts,
         simulated=result.simulated,
         sim_params=sim.model_dump() if result.simulated and sim is not None else None,
+        parse=move_counts((t.fallback for t in result.turns), simulated=result.simulated),
     )
     records: list[Record] = [game_rec]
     for t in result.turns:
@@ -109,7 +117,11 @@ def game_records(
 
 
 async def work(payload: dict[str, Any]) -> list[Record]:
-    """Play one unit's game (top-level, picklable: the runner's work function)."""
+    """Play one unit's game (top-level, picklable: the runner's work function).
+
+    The payload's config and game hold only their non-default fields: validating them
+    brings the defaults back.
+    """
     cfg = WhoDunitRunConfig.model_validate(payload["config"])
     game = WhoDunitGame.model_validate(payload["game"])
     repeat = int(payload["repeat"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from .._records import Record
 
 __all__ = ["WhoDunitGameRecord", "WhoDunitTurnRecord"]
@@ -34,6 +36,12 @@ class WhoDunitGameRecord(Record):
     ignored_facts: int
     simulated: bool
     sim_params: dict[str, Any] | None = None
+    parse: dict[str, dict[str, int]] | None = Field(
+        default=None,
+        description="parse health: {'move': {calls, fallbacks}}, one call per agent turn, a "
+        "fallback per turn passed for want of a valid action ({} for simulated agents; None in "
+        "records written before it was kept)",
+    )
 
 
 class WhoDunitTurnRecord(Record):
