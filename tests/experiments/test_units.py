@@ -50,10 +50,13 @@ def test_payload_is_normalized_to_plain_json() -> None:
 
     class Section(BaseModel):
         n: int = 2
+        k: int = 0
 
-    unit = make_unit({"t": (1, 2), "m": Section(), "p": Path("a/b"), "c": Color.RED})
-    assert unit.payload == {"c": "red", "m": {"n": 2}, "p": "a/b", "t": [1, 2]}
+    unit = make_unit({"t": (1, 2), "m": Section(k=1), "p": Path("a/b"), "c": Color.RED})
+    # A model keeps only its non-default fields (docs/experiments.md, "Unit ids").
+    assert unit.payload == {"c": "red", "m": {"k": 1}, "p": "a/b", "t": [1, 2]}
     assert unit.id == unit_id(unit.payload)
+    assert Section.model_validate(unit.payload["m"]) == Section(k=1)
 
 
 @pytest.mark.parametrize("bad", [{"x": float("nan")}, {"x": [float("inf")]}, {"x": object()}])

@@ -46,7 +46,7 @@ from ._progress import PlainProgress, ProgressReporter, RichProgress, SilentProg
 from ._records import Record
 from ._runner import RunStatus, RunSummary, UnitFailure, run_units
 from ._store import STORE_FILENAME, ExportFormat, Store, StoreError, UnitResult
-from ._units import Unit, canonical_json, make_unit, unit_id
+from ._units import UNIT_ID_SCHEME, Unit, canonical_json, make_unit, unit_id
 
 if TYPE_CHECKING:
     from ._model_config import ModelConfig
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXECUTOR_NAMES",
     "STORE_FILENAME",
+    "UNIT_ID_SCHEME",
     "ConfigError",
     "Executor",
     "ExistingDir",

@@ -3,6 +3,11 @@
 A unit is a JSON payload (what defines it: question, protocol, seed, ...) with a stable id,
 the hash of the payload's canonical JSON. The same payload always gets the same id, in any
 process and on any machine, which is what makes resuming and distributing runs possible.
+
+The canonical form (scheme :data:`UNIT_ID_SCHEME`) writes pydantic models found anywhere in
+the payload with only their fields that differ from the field's default, so adding a field
+with a default to a config model leaves every existing id (and so every stored result)
+valid. See "Unit ids" in docs/experiments.md for the whole policy.
 """
 
 from __future__ import annotations
@@ -10,19 +15,36 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, TypeVar
 
+from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from byzllm.errors import InputError
 
-__all__ = ["Unit", "canonical_json", "make_unit", "unit_id"]
+__all__ = [
+    "UNIT_ID_SCHEME",
+    "Unit",
+    "canonical_json",
+    "make_unit",
+    "reset_to_defaults",
+    "unit_id",
+]
+
+#: Version of the id scheme: how a payload becomes its canonical JSON and that text its id.
+#: Scheme 1: sorted keys, no spaces, UTF-8 kept; pydantic models written with their
+#: non-default fields only (recursively); sets sorted; the id is the SHA-256 of the text.
+#: Bump it for a change that must invalidate every stored unit (e.g. a default whose new
+#: value changes the work): from scheme 2 on, the number is hashed with the text.
+UNIT_ID_SCHEME: Final = 1
 
 #: Hex digits of the SHA-256 kept as the id (80 bits: collisions are out of reach for any grid).
 _ID_HEX_DIGITS = 20
 _LABEL_MAX_CHARS = 80
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 def _reject_non_finite(value: Any) -> None:
@@ -36,27 +58,76 @@ def _reject_non_finite(value: Any) -> None:
             _reject_non_finite(item)
 
 
-def canonical_json(payload: Mapping[str, Any]) -> str:
-    """The canonical JSON text of a payload: sorted keys, no spaces, UTF-8 kept as is.
+def _plain_text(value: Any) -> str:
+    return json.dumps(
+        to_jsonable_python(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
 
-    Pydantic models, paths, tuples and enums inside the payload are converted to plain JSON
-    values first, so ``make_unit({"cfg": model})`` works. NaN and infinity are refused: they
-    have no JSON spelling and would make ids ambiguous.
+
+def _reduce(value: Any) -> Any:
+    """``value`` with every pydantic model replaced by the JSON dict of its non-default fields.
+
+    Pydantic applies ``exclude_defaults`` recursively (nested models, models in lists, dicts
+    and ``Any`` fields). Sets become sorted lists: their iteration order differs between
+    processes, their canonical order does not. Everything else is left to
+    ``to_jsonable_python``.
+    """
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_defaults=True, by_alias=True)
+    if isinstance(value, Mapping):
+        return {key: _reduce(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_reduce(item) for item in value]
+    if isinstance(value, set | frozenset):
+        return sorted((_reduce(item) for item in value), key=_plain_text)
+    return value
+
+
+def canonical_json(payload: Mapping[str, Any]) -> str:
+    """The canonical JSON text of a payload (id scheme :data:`UNIT_ID_SCHEME`).
+
+    Sorted keys, no spaces, UTF-8 kept as is. Paths, tuples, enums and sets (sorted) inside
+    the payload become plain JSON values; a pydantic model becomes the dict of its fields
+    that differ from their defaults (recursively), so a field added with a default does not
+    change the text. NaN and infinity are refused: they have no JSON spelling and would
+    make ids ambiguous.
     """
     if not isinstance(payload, Mapping):
         raise InputError(f"a unit payload must be a mapping, got {type(payload).__name__}")
     try:
-        plain = to_jsonable_python(dict(payload))
+        plain = to_jsonable_python(_reduce(payload))
     except Exception as err:  # pydantic_core raises its own error types here
         raise InputError(f"unit payload is not JSON-serializable: {err}") from None
     _reject_non_finite(plain)
     return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _digest(text: str, scheme: int = UNIT_ID_SCHEME) -> str:
+    # Scheme 1 hashes the text alone, so plain-JSON payloads keep the ids they had before
+    # schemes were numbered; later schemes hash their number too, so a bump changes every id.
+    data = text if scheme == 1 else f"byzllm-unit-id/{scheme}\n{text}"
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:_ID_HEX_DIGITS]
+
+
 def unit_id(payload: Mapping[str, Any]) -> str:
     """The stable id of a payload: the first 20 hex digits of SHA-256 of its canonical JSON."""
-    digest = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
-    return digest[:_ID_HEX_DIGITS]
+    return _digest(canonical_json(payload))
+
+
+def reset_to_defaults(model: _M, fields: Iterable[str]) -> _M:
+    """A copy of ``model`` with ``fields`` back at their defaults (so ids leave them out).
+
+    For config fields that only shape the grid (how many repeats, which games) when the
+    payload already carries the unit's own coordinates: changing them then adds or drops
+    units without changing the ids of the others. The work must not read these fields.
+    """
+    declared = type(model).model_fields
+    unknown = sorted(set(fields) - set(declared))
+    if unknown:
+        raise InputError(f"{type(model).__name__} has no field(s) {', '.join(unknown)}")
+    return model.model_copy(
+        update={name: declared[name].get_default(call_default_factory=True) for name in fields}
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +159,19 @@ def make_unit(payload: Mapping[str, Any], label: str | None = None) -> Unit:
     """Build a unit from its payload; the id is :func:`unit_id` of the payload.
 
     The payload is normalized through its canonical JSON, so the work function receives
-    exactly what the id was computed from (tuples become lists, models become dicts).
+    exactly what the id was computed from: tuples become lists, and a pydantic model
+    becomes the dict of its non-default fields -- the work re-validates it
+    (``Config.model_validate(payload["config"])``) to get the defaults back. Put the model
+    itself in the payload, not its ``model_dump()``: a plain dict keeps every key, defaults
+    included, in the id.
 
     >>> make_unit({"question": 3, "protocol": "sac"}, label="q3/sac").label
     'q3/sac'
     """
     text = canonical_json(payload)
     plain: dict[str, Any] = json.loads(text)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:_ID_HEX_DIGITS]
     return Unit(
-        id=digest, label=label if label is not None else _default_label(plain), payload=plain
+        id=_digest(text),
+        label=label if label is not None else _default_label(plain),
+        payload=plain,
     )
