@@ -128,3 +128,20 @@ def test_without_the_extra_the_error_says_how_to_install(monkeypatch: pytest.Mon
     result = RUNNER.invoke(app, ["serve"])
     assert result.exit_code == 2
     assert "pip install" in result.output
+
+
+def test_demo_on_the_local_model(tmp_path: Path, require_extra: Callable[..., None]) -> None:
+    """`byzllm demo --model local`: the same table, labelled with the real model's name."""
+    require_extra("llama_cpp", extra="local")
+    run_dir = tmp_path / "demo"
+    args = ["demo", "--model", "local", "--questions", "1", "-o", str(run_dir), "--json"]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["simulated"] is False
+    assert payload["model"] == "llamacpp/smollm2"
+    assert {row["protocol"] for row in payload["rows"]} == {"sac", "cp-wbft"}
+    text = RUNNER.invoke(app, ["demo", "--model", "local", "--questions", "1", "-o", str(run_dir)])
+    assert text.exit_code == 0, text.output
+    assert "real model llamacpp/smollm2" in " ".join(text.output.split())
+    assert "simulated" not in text.output.lower()
