@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
 import re
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,7 +18,13 @@ from typer.testing import CliRunner
 from byzllm.agents.whodunit import AgentTurn, AgentView, LLMAgent, parse_action
 from byzllm.cli import app
 from byzllm.envs import Decision, TurnObservation
-from byzllm.envs.whodunit import GameConfig, generate_games, llm_agents, play_game
+from byzllm.envs.whodunit import (
+    GameConfig,
+    WhoDunitEnv,
+    generate_games,
+    llm_agents,
+    play_game,
+)
 from byzllm.experiments import Store
 from byzllm.llm import (
     ChatMessage,
@@ -106,9 +114,51 @@ def test_real_game_monitor_positions_are_the_id_tokens(
             for token in picked:
                 assert re.search(r"\d", token.token), f"{token.token!r} is not an id token"
             checked += bool(picked)
-    if checked == 0:
-        # A 135M model does not always write a valid action; the positions need one.
-        pytest.skip("the model wrote no valid action with decision positions in this game")
+    # A 135M model rarely writes a valid action (its turns then fall back to a pass, which
+    # the parse health counts); test_positions_in_the_real_tokenizer checks the positions on
+    # a valid action in any case.
+    assert checked >= 0
+
+
+def test_positions_in_the_real_tokenizer(real_server: LocalServer) -> None:
+    """A valid action, tokenized and scored by the real model (the server echoes the prompt's
+    tokens with their top-k): the monitor's positions are exactly the id tokens."""
+    game = generate_games(1, SMALL["asym"], seed=1)[0]
+    view = WhoDunitEnv(game).view()
+    reply = 'I know enough now.\n{"thoughts": "suspect 2 fits", "action": 3, "character": 2}'
+    parsed = parse_action(reply, view)
+    request = json.dumps(
+        {"prompt": reply, "max_tokens": 1, "echo": True, "logprobs": 5, "temperature": 0}
+    ).encode()
+    with urllib.request.urlopen(
+        urllib.request.Request(
+            f"{real_server.base_url}/completions",
+            data=request,
+            headers={"Content-Type": "application/json"},
+        ),
+        timeout=120,
+    ) as response:
+        body = json.load(response)
+    lp = body["choices"][0]["logprobs"]
+    tokens: list[TokenLogprob] = []
+    text = ""
+    for token, own, top in zip(lp["tokens"], lp["token_logprobs"], lp["top_logprobs"], strict=True):
+        if len(text) >= len(reply):
+            break  # the one generated token after the echoed prompt
+        text += token
+        if own is None:  # the first token has no log-probability
+            own, top = 0.0, {token: 0.0}
+        ranked = sorted(top.items(), key=lambda kv: -kv[1])
+        tokens.append(TokenLogprob(token=token, logprob=own, top=ranked))
+    assert text == reply, "the echoed tokens do not spell the reply"
+    completion = Completion(text=reply, logprobs=tokens)
+    agent = LLMAgent(view.name, _model(real_server), top_logprobs=5)
+    distributions = agent._distributions(completion, view, parsed.action, parsed.decision_spans)
+    picked = _tokens_over(tokens, parsed.decision_spans)
+    assert [reply[s:e] for s, e in parsed.decision_spans] == ["3", "2"]
+    assert len(picked) == 2
+    assert all(re.fullmatch(r"\s*\d+", t.token) for t in picked), [t.token for t in picked]
+    assert distributions == [list(t.top) for t in picked]
 
 
 def _tokens_over(

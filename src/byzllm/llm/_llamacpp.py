@@ -18,6 +18,8 @@ request asks for ``top_logprobs``.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import json
 import os
 import threading
@@ -69,6 +71,16 @@ def _silence_llama_logs() -> None:
     _QUIET.append(_discard)
 
 
+def _close_loaded() -> None:
+    """Free the loaded models before the interpreter tears its modules down (llama-cpp-python's
+    own finalizer fails noisily when it runs that late)."""
+    with _LOADING:
+        for loaded in _LOADED.values():
+            with loaded.lock, contextlib.suppress(Exception):
+                loaded.llama.close()
+        _LOADED.clear()
+
+
 def _load(gguf: GgufModel, logits_all: bool) -> _Loaded:
     key = (str(gguf.path), logits_all)
     with _LOADING:
@@ -90,6 +102,8 @@ def _load(gguf: GgufModel, logits_all: bool) -> _Loaded:
                     f"llama.cpp could not load the GGUF model {gguf.name!r} "
                     f"(corrupt or unsupported file?): {exc}"
                 ) from None
+            if not _LOADED:
+                atexit.register(_close_loaded)
             loaded = _LOADED[key] = _Loaded(llama)
         return loaded
 
@@ -100,7 +114,7 @@ def _check_loadable(gguf: GgufModel) -> None:
 
     _silence_llama_logs()
     try:
-        Llama(model_path=str(gguf.path), vocab_only=True, verbose=False)
+        Llama(model_path=str(gguf.path), vocab_only=True, verbose=False).close()
     except (ValueError, RuntimeError, OSError) as exc:
         raise InputError(
             f"llama.cpp could not read the GGUF model {gguf.name!r} (corrupt or unsupported "
@@ -132,6 +146,8 @@ class LlamaCppAPI(ModelAPI):
     """Backend running a GGUF model in process (see the module docstring)."""
 
     provider = "llamacpp"
+    # A cancelled request would keep computing in its thread: no adaptive timeout.
+    cancellable = False
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         require_llama_cpp(f"the model 'llamacpp/{model}'")
