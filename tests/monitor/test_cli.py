@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from byzllm.cli import app
@@ -67,3 +69,130 @@ def test_train_and_report_without_results(tmp_path: Path) -> None:
         result = runner.invoke(app, ["monitor", command, str(tmp_path / "nothing")])
         assert result.exit_code != 0
         assert "error:" in result.output and "Traceback" not in result.output
+
+
+def _monitors_file(tmp_path: Path, **renames: str) -> Path:
+    """A real monitor set (one 'accuser' monitor) with roles renamed as asked."""
+    import json
+
+    from byzllm.monitor import train_monitor_set
+
+    from ._fixtures import train_set, validation_set
+
+    monitors, _ = train_monitor_set(train_set(), validation_set(), roles=["accuser"])
+    data = monitors.to_dict()
+    for section in ("roles", "random_baseline"):
+        data[section] = {renames.get(k, k): v for k, v in data[section].items()}
+    path = tmp_path / "monitors.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+_SMALL = ["--set", "n_test=1", "--set", "repeats=1", "--set", "conditions=[none, monitor-1]"]
+
+
+def _evaluate(tmp_path: Path, monitors: Path, *extra: str) -> Any:
+    run_dir = tmp_path / "eval"
+    return runner.invoke(
+        app, ["monitor", "evaluate", "-m", str(monitors), "-o", str(run_dir), *_SMALL, *extra]
+    )
+
+
+def _one_error_line(result: Any) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    return str(lines[0])
+
+
+def test_evaluate_accepts_a_set_of_the_environment(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, _monitors_file(tmp_path))
+    assert result.exit_code == 0, result.output
+
+
+def test_evaluate_refuses_unknown_roles_naming_the_environments(tmp_path: Path) -> None:
+    path = _monitors_file(tmp_path, accuser="acuser")
+    line = _one_error_line(_evaluate(tmp_path, path))
+    assert str(path) in line and "unknown role 'acuser'" in line
+    assert "WhoDunit asym environment has the roles accuser, intel" in line
+    assert not (tmp_path / "eval").exists()
+
+
+def test_evaluate_refuses_a_set_of_the_other_variant(tmp_path: Path) -> None:
+    line = _one_error_line(
+        _evaluate(tmp_path, _monitors_file(tmp_path), "--set", "game.variant=sym")
+    )
+    assert "unknown role 'accuser'" in line and "has the roles player" in line
+
+
+def test_evaluate_refuses_a_set_without_monitors(tmp_path: Path) -> None:
+    import json
+
+    path = _monitors_file(tmp_path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["roles"], data["random_baseline"] = {}, {}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    line = _one_error_line(_evaluate(tmp_path, path))
+    assert "no role has a monitor" in line and "accuser, intel" in line
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"\xff\xfe{\x00\x80 not utf-8", "not UTF-8"),
+        ('{"roles": {"accuser": 1}}'.encode("utf-16"), "not UTF-8"),
+        (b"[1, 2, 3]", "not a monitor set"),
+        (b"roles:\n  accuser: {threshold: 0.5}\n", "not JSON"),
+        (b'{"format": "byzllm.monitor/monitor/1", "features": ["entropy"]}', "not a monitor set"),
+        (b'{"results": [], "simulated": true}', "not a monitor set"),
+        (b"", "not JSON"),
+        (b'"monitors"', "not a monitor set"),
+        (b"[" * 100_000, "not JSON"),
+    ],
+    ids=[
+        "latin",
+        "utf16",
+        "list",
+        "yaml",
+        "a-single-monitor",
+        "other-object",
+        "empty",
+        "string",
+        "deep",
+    ],
+)
+def test_evaluate_refuses_foreign_files_in_one_line(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    path = tmp_path / "monitors.json"
+    path.write_bytes(content)
+    line = _one_error_line(_evaluate(tmp_path, path))
+    assert str(path) in line and expected in line
+
+
+def test_evaluate_refuses_malformed_entries_in_one_line(tmp_path: Path) -> None:
+    import json
+
+    path = _monitors_file(tmp_path)
+    good = json.loads(path.read_text(encoding="utf-8"))
+    broken = [
+        ("roles", "accuser"),
+        ("roles", {"accuser": []}),
+        ("roles", {"accuser": {**good["roles"]["accuser"], "threshold": "high"}}),
+        ("roles", {"accuser": {**good["roles"]["accuser"], "threshold": 1e400}}),
+        (
+            "roles",
+            {
+                "accuser": {
+                    **good["roles"]["accuser"],
+                    "monitor": {**good["roles"]["accuser"]["monitor"], "degree": 1e400},
+                }
+            },
+        ),
+        ("random_baseline", {"accuser": {"probability": None, "gain": 0}}),
+    ]
+    for key, value in broken:
+        path.write_text(json.dumps({**good, key: value}), encoding="utf-8")
+        line = _one_error_line(_evaluate(tmp_path, path))
+        assert str(path) in line

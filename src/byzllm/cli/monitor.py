@@ -37,6 +37,7 @@ from ._common import (
     load_cli_config,
     print_json,
     show_parse_health,
+    show_request_health,
     summary_exit_code,
 )
 
@@ -294,7 +295,8 @@ def report(
     """Success-Rate, Precision and Game-Length (± standard error) per condition.
 
     Also the run's parse health (model moves parsed and how many fell back to a passed
-    turn), with a warning when more than 20% did.
+    turn), with a warning when more than 20% did, and its model requests (sent, cached,
+    retried, timed out, errors by kind).
 
     Examples:
 
@@ -304,7 +306,7 @@ def report(
     """
     with cli_errors():
         from byzllm.errors import InputError
-        from byzllm.experiments import Store, parse_health
+        from byzllm.experiments import Store, parse_health, request_health
         from byzllm.experiments.reports import format_pm
         from byzllm.monitor.report import (
             evaluation_rows,
@@ -320,6 +322,7 @@ def report(
             raise InputError(f"{run_dir} has no evaluated test games (run `monitor evaluate`)")
         simulated = any(r["simulated"] for r in rows)
         health = parse_health.from_records(games)
+        requests = request_health.from_records(games)
         # The simulation's parameters go with every simulated result (one set per run).
         sim_params = next((g["sim_params"] for g in games if g.get("sim_params")), None)
         triggers = trigger_turns(games)
@@ -342,9 +345,11 @@ def report(
                     "trigger_turns": triggers,
                     "plots": written,
                     "parse_health": health.to_json(),
+                    "request_health": requests.to_json(),
                 }
             )
             show_parse_health(health, json_output=True)
+            show_request_health(requests, json_output=True)
             return
         shown = [
             {
@@ -366,6 +371,7 @@ def report(
             simulated=simulated,
         )
         show_parse_health(health, json_output=False)
+        show_request_health(requests, json_output=False)
         if sim_params:
             typer.echo(
                 "simulation: " + ", ".join(f"{k}={v}" for k, v in sorted(sim_params.items())),

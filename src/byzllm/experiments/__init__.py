@@ -29,9 +29,12 @@ from ._config import (
     ExistingFile,
     ExistingPath,
     ExperimentConfig,
+    PathKind,
     apply_overrides,
+    config_path,
     load_config,
     parse_overrides,
+    resolve_config_path,
 )
 from ._executor import (
     EXECUTOR_NAMES,
@@ -42,9 +45,15 @@ from ._executor import (
     WorkFn,
     executor_by_name,
 )
-from ._progress import PlainProgress, ProgressReporter, RichProgress, SilentProgress
+from ._progress import (
+    LiveStatus,
+    PlainProgress,
+    ProgressReporter,
+    RichProgress,
+    SilentProgress,
+)
 from ._records import Record
-from ._runner import RunStatus, RunSummary, UnitFailure, run_units
+from ._runner import RunAbortedError, RunStatus, RunSummary, UnitFailure, is_fatal, run_units
 from ._store import STORE_FILENAME, ExportFormat, Store, StoreError, UnitResult
 from ._units import UNIT_ID_SCHEME, Unit, canonical_json, make_unit, unit_id
 
@@ -62,14 +71,17 @@ __all__ = [
     "ExistingPath",
     "ExperimentConfig",
     "ExportFormat",
+    "LiveStatus",
     "LocalExecutor",
     "ModelConfig",
+    "PathKind",
     "PlainProgress",
     "ProcessExecutor",
     "ProgressReporter",
     "RayExecutor",
     "Record",
     "RichProgress",
+    "RunAbortedError",
     "RunStatus",
     "RunSummary",
     "SilentProgress",
@@ -81,10 +93,13 @@ __all__ = [
     "WorkFn",
     "apply_overrides",
     "canonical_json",
+    "config_path",
     "executor_by_name",
+    "is_fatal",
     "load_config",
     "make_unit",
     "parse_overrides",
+    "resolve_config_path",
     "run_units",
     "unit_id",
 ]

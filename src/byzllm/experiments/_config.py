@@ -8,11 +8,13 @@ once instead of once per error.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import difflib
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo
@@ -26,10 +28,13 @@ __all__ = [
     "ExistingFile",
     "ExistingPath",
     "ExperimentConfig",
+    "PathKind",
     "apply_overrides",
+    "config_path",
     "format_validation_error",
     "load_config",
     "parse_overrides",
+    "resolve_config_path",
 ]
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
@@ -49,47 +54,91 @@ class ExperimentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True, validate_assignment=True)
 
 
-# --- paths that must exist -------------------------------------------------------------------
+# --- paths ----------------------------------------------------------------------------------
+
+#: What a path field names: an existing ``file``, ``directory`` or either (``path``), or an
+#: ``output`` that may not exist yet (a cache the run creates).
+PathKind = Literal["file", "directory", "path", "output"]
 
 
-def _resolve_existing(value: Path, info: ValidationInfo, kind: str) -> Path:
-    """Resolve ``value`` (``~`` expanded) in the working directory, then beside the config."""
-    path = value.expanduser()
-    candidates = [path]
-    context = info.context if isinstance(info.context, Mapping) else {}
-    base_dir = context.get("config_dir")
-    if not path.is_absolute() and base_dir is not None:
-        candidates.append(Path(base_dir) / path)
+def _kind_ok(candidate: Path, kind: PathKind) -> bool:
+    if kind == "file":
+        return candidate.is_file()
+    if kind == "directory":
+        return candidate.is_dir()
+    return candidate.exists()
+
+
+def resolve_config_path(
+    value: str | os.PathLike[str],
+    *,
+    config_dir: str | os.PathLike[str] | None,
+    kind: PathKind,
+    what: str | None = None,
+) -> Path:
+    """The one rule for every path in a config, as an absolute path.
+
+    ``~`` is expanded. A relative path is looked up beside the config file first
+    (``config_dir``; ``None`` when there is no config file), then in the working directory.
+    ``kind="output"`` takes the first place where the path already exists, else the one beside
+    the config (the working directory without a config file). Raises
+    :class:`~byzllm.errors.ConfigError` naming every place it looked (``what``: how the
+    message names the missing thing, default the kind: ``file not found: ...``).
+    """
+    path = Path(value)
+    with contextlib.suppress(RuntimeError):  # "~nobody": no such user, keep it as written
+        path = path.expanduser()
+    places: list[tuple[Path, str]] = []  # (folder looked in, what it is)
+    if not path.is_absolute():
+        cwd = Path.cwd().resolve()
+        base = None if config_dir is None else Path(config_dir).resolve()
+        if base is None:
+            places = [(cwd, "the working directory")]
+        elif base == cwd:
+            places = [(cwd, "beside the config, the working directory")]
+        else:
+            places = [(base, "beside the config"), (cwd, "the working directory")]
+    candidates = [folder / path for folder, _ in places] if places else [path]
     for candidate in candidates:
-        ok = (
-            candidate.is_file()
-            if kind == "file"
-            else candidate.is_dir()
-            if kind == "directory"
-            else candidate.exists()
-        )
-        if ok:
+        if _kind_ok(candidate, kind):
             return candidate.resolve()
-    what = "path" if kind == "path" else kind
-    raise PydanticCustomError(
-        "path_not_found", "{what} not found: {path}", {"what": what, "path": str(value)}
-    )
+    if kind == "output":
+        return candidates[0].resolve()
+    what = what or kind
+    looked = " and ".join(f"{folder} ({what_it_is})" for folder, what_it_is in places)
+    raise ConfigError(f"{what} not found: {value}" + (f", looked in {looked}" if looked else ""))
+
+
+def _config_dir(info: ValidationInfo) -> Any:
+    context = info.context if isinstance(info.context, Mapping) else {}
+    return context.get("config_dir")
+
+
+def config_path(
+    value: str | os.PathLike[str], info: ValidationInfo, kind: PathKind, what: str | None = None
+) -> Path:
+    """:func:`resolve_config_path` inside a pydantic validator (the config's folder comes from
+    :func:`load_config`'s validation context); a missing path is a validation error."""
+    try:
+        return resolve_config_path(value, config_dir=_config_dir(info), kind=kind, what=what)
+    except ConfigError as err:
+        raise PydanticCustomError("path_not_found", "{message}", {"message": str(err)}) from None
 
 
 def _existing_path(value: Path, info: ValidationInfo) -> Path:
-    return _resolve_existing(value, info, "path")
+    return config_path(value, info, "path")
 
 
 def _existing_file(value: Path, info: ValidationInfo) -> Path:
-    return _resolve_existing(value, info, "file")
+    return config_path(value, info, "file")
 
 
 def _existing_dir(value: Path, info: ValidationInfo) -> Path:
-    return _resolve_existing(value, info, "directory")
+    return config_path(value, info, "directory")
 
 
 #: A path that must exist when the config is validated (resolved to an absolute path).
-#: Relative paths are looked up in the working directory first, then beside the config file.
+#: Relative paths are looked up beside the config file first, then in the working directory.
 ExistingPath = Annotated[Path, AfterValidator(_existing_path)]
 #: Like :data:`ExistingPath`, but must be a regular file.
 ExistingFile = Annotated[Path, AfterValidator(_existing_file)]

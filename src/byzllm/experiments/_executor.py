@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
+from byzllm._process import exit_with_parent
 from byzllm.errors import ConfigError
 
 from ._records import Record, coerce_records
@@ -125,6 +126,10 @@ class ProcessExecutor(Executor):
     records travel by pickle. Processes start with ``forkserver`` where available (never a
     plain ``fork`` of this multi-threaded process), so each worker imports the work's
     module once.
+
+    Workers never outlive this process: each watches it and exits the moment it is gone, even
+    killed by SIGKILL (:func:`byzllm._process.exit_with_parent`); the fork server and
+    multiprocessing's resource tracker follow as soon as the last worker has exited.
     """
 
     def __init__(self, max_workers: int | None = None) -> None:
@@ -137,7 +142,9 @@ class ProcessExecutor(Executor):
         context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         # More processes than cores only adds start-up time and memory for CPU-bound work.
         workers = self.max_workers or min(concurrency, os.cpu_count() or 1)
-        self._pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context)
+        self._pool = ProcessPoolExecutor(
+            max_workers=max(1, workers), mp_context=context, initializer=exit_with_parent
+        )
 
     async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
         if self._pool is None:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from byzllm.errors import ConfigError
 from byzllm.llm import Model, ModelSettings, ModelSpec, get_shared_model
 
-from ._config import ExperimentConfig
+from ._config import ExperimentConfig, config_path
 
 __all__ = ["ModelConfig"]
 
@@ -29,6 +29,13 @@ class ModelConfig(ExperimentConfig, ModelSettings):
     """A config section naming a model (optional until the section runs on an LLM)."""
 
     model: str | None = Field(default=None, description="e.g. openai/gpt-4o-mini")
+
+    @field_validator("cache")
+    @classmethod
+    def _resolve_cache(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # The config path rule: an existing cache beside the config, else in the working
+        # directory; a new one is created beside the config. Absolute from here on.
+        return str(config_path(value, info, "output")) if value else value
 
     def model_spec(self, **changes: Any) -> ModelSpec:
         """The :class:`~byzllm.llm.ModelSpec` of this section, with ``changes`` applied."""

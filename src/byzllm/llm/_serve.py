@@ -13,6 +13,7 @@ interface only.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -25,6 +26,7 @@ import urllib.request
 from types import TracebackType
 from typing import IO
 
+from byzllm._process import die_with_parent
 from byzllm.errors import InputError
 
 from ._errors import ModelUnavailableError
@@ -38,16 +40,6 @@ DEFAULT_SERVE_PORT = 8000
 _HOST = "127.0.0.1"
 #: Environment variables the server child may inherit (nothing that could hold a secret).
 _KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "OPENBLAS_CORETYPE")
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    """Linux: have the kernel send SIGTERM to the server when its parent dies (even by SIGKILL)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -150,7 +142,8 @@ class LocalServer:
             stderr=subprocess.STDOUT,
             env=env,
             start_new_session=True,  # its own process group: stopped whole
-            preexec_fn=_die_with_parent,  # and never orphaned, even if we are killed
+            # and never orphaned, even if we are killed (SIGKILL included)
+            preexec_fn=functools.partial(die_with_parent, expected_parent=os.getpid()),
         )
         try:
             self._wait_ready()

@@ -10,8 +10,9 @@ whether the training data came from simulated agents).
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,12 +75,34 @@ class MonitorSet:
     random_baseline: dict[str, RandomBaselineChoice] = field(default_factory=dict)
     base_rate: float | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: The file it was loaded from (:meth:`load`), for messages; not part of the set.
+    source: str | None = field(default=None, compare=False, repr=False)
 
     def thresholds(self) -> dict[str, float]:
         return {r: m.threshold for r, m in self.roles.items()}
 
     def random_probabilities(self) -> dict[str, float]:
         return {r: c.probability for r, c in self.random_baseline.items()}
+
+    def check_roles(self, roles: Iterable[str], *, environment: str) -> None:
+        """Refuse a set that cannot monitor ``environment``, whose agents have ``roles``.
+
+        A role the environment does not have would silently never be monitored, and a set
+        without any role monitor would monitor nothing: both raise :class:`InputError`
+        naming the environment's roles.
+        """
+        known = list(dict.fromkeys(roles))
+        where = self.source or "the monitor set"
+        has = f"the {environment} environment has the roles {', '.join(known)}"
+        unknown = [r for r in dict.fromkeys([*self.roles, *self.random_baseline]) if r not in known]
+        if unknown:
+            names = ", ".join(repr(r) for r in unknown)
+            raise InputError(
+                f"{where}: unknown role{'s' if len(unknown) > 1 else ''} {names}: {has} "
+                "(train the monitors on games of this environment)"
+            )
+        if not self.roles:
+            raise InputError(f"{where}: no role has a monitor; {has}")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,7 +148,7 @@ class MonitorSet:
             }
             base_rate = None if data.get("base_rate") is None else float(data["base_rate"])
             meta = dict(data.get("meta") or {})
-        except (KeyError, TypeError, ValueError) as err:
+        except (KeyError, TypeError, ValueError, ArithmeticError) as err:
             raise InputError(f"malformed monitor set: {err}") from err
         for role, m in roles.items():
             if not 0.0 <= m.threshold <= 1.0:
@@ -144,16 +167,37 @@ class MonitorSet:
 
     @classmethod
     def load(cls, path: str | Path) -> MonitorSet:
+        """Read a set written by :meth:`save`. Anything else (a missing or unreadable file,
+        text that is not UTF-8 or not JSON, another JSON document) raises one
+        :class:`InputError` line naming the file."""
         source = Path(path)
         try:
-            text = source.read_text(encoding="utf-8")
+            raw = source.read_bytes()
         except OSError as err:
-            raise InputError(f"cannot read monitor set {source}: {err.strerror}") from err
+            raise InputError(f"cannot read monitor set {source}: {err.strerror or err}") from None
+        hint = "write one with `byzllm monitor train`"
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InputError(
+                f"{source}: not a monitor set: not UTF-8 text (byte {err.start}); {hint}"
+            ) from None
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{source} is not JSON: {err}") from err
-        return cls.from_dict(data)
+        except (json.JSONDecodeError, RecursionError) as err:
+            where = (
+                f" (line {err.lineno}, column {err.colno}: {err.msg})"
+                if isinstance(err, json.JSONDecodeError)
+                else " (nested too deeply)"
+            )
+            raise InputError(f"{source}: not a monitor set: not JSON{where}; {hint}") from None
+        try:
+            loaded = cls.from_dict(data)
+        except InputError as err:
+            raise InputError(f"{source}: {err}; {hint}") from None
+        except (ArithmeticError, ValueError, TypeError, KeyError, AttributeError) as err:
+            raise InputError(f"{source}: malformed monitor set: {err}; {hint}") from None
+        return dataclasses.replace(loaded, source=str(source))
 
 
 def train_monitor_set(

@@ -46,6 +46,7 @@ __all__ = [
     "ASYM_NAMES",
     "IRREVERSIBLE",
     "SYM_NAMES",
+    "VARIANT_ROLES",
     "AnalysisFlags",
     "ChannelEntry",
     "GameState",
@@ -56,6 +57,9 @@ __all__ = [
 #: Default agent names (the paper's example: Beth accuses, Alex is Intel).
 ASYM_NAMES: tuple[str, str] = ("Beth", "Alex")
 SYM_NAMES: tuple[str, ...] = ("Alex", "Beth", "Casey", "Dana", "Eli", "Finn", "Gale", "Hana")
+
+#: The roles of each variant's agents: what a monitor set is keyed by (one monitor per role).
+VARIANT_ROLES: dict[str, tuple[Role, ...]] = {"asym": ("accuser", "intel"), "sym": ("player",)}
 
 #: Irreversible action kinds (§2, §4.1): committing to a solution. Every other action only
 #: shares information and is reversible.
@@ -114,7 +118,7 @@ class WhoDunitEnv:
         self.wording: WordingName = wording
         if game.variant == "asym":
             self.names: tuple[str, ...] = names or ASYM_NAMES
-            self.roles: tuple[Role, ...] = ("accuser", "intel")
+            self.roles: tuple[Role, ...] = VARIANT_ROLES["asym"]
             if len(self.names) != 2:
                 raise InputError("the asymmetric variant has exactly two agents")
         else:

@@ -20,14 +20,13 @@ questions, MERG / complete / Erdős–Rényi, SAC vs CP-WBFT). Example YAML::
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from byzllm.agents.consensus import ATTACKS
 
-from .._config import ExperimentConfig
+from .._config import ExperimentConfig, config_path
 from .._model_config import ModelConfig
 
 __all__ = [
@@ -40,22 +39,22 @@ __all__ = [
 
 #: A topology: a construction name of :func:`byzllm.graphs.build` (``merg``, ``complete``,
 #: ``erdos-renyi``, ``ring-lattice``, ``star``, ``chain``, ...) or ``file:PATH`` for a graph
-#: saved with ``byzllm graph build`` / :func:`byzllm.graphs.save_graph` (JSON or edge list).
+#: saved with ``byzllm graph build`` / :func:`byzllm.graphs.save_graph` (JSON or edge list); a
+#: relative PATH is looked up beside the config file, then in the working directory.
 Topology = str
 
 #: Prefix of a topology read from a saved graph file.
 GRAPH_FILE_PREFIX = "file:"
 
 
-def _check_topology(name: str) -> str:
-    """``name`` normalized, or a ValueError naming the choices (config validation)."""
+def _check_topology(name: str, info: ValidationInfo) -> str:
+    """``name`` normalized (``file:`` paths made absolute by the config path rule), or a
+    ValueError naming the choices (config validation)."""
     from byzllm.graphs import CONSTRUCTIONS
 
     if name.startswith(GRAPH_FILE_PREFIX):
-        path = name[len(GRAPH_FILE_PREFIX) :]
-        if not Path(path).is_file():
-            raise ValueError(f"graph file not found: {path}")
-        return name
+        path = config_path(name[len(GRAPH_FILE_PREFIX) :], info, "file", "graph file")
+        return f"{GRAPH_FILE_PREFIX}{path}"
     key = name.strip().lower().replace("_", "-")
     if key not in CONSTRUCTIONS:
         raise ValueError(
@@ -129,6 +128,14 @@ class DatasetConfig(ExperimentConfig):
         default=3, ge=1, le=8, description="synthetic only: arithmetic steps per question"
     )
 
+    @field_validator("path")
+    @classmethod
+    def _resolve_path(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # A file (or a folder of Commonsense files); relative: beside the config, then the
+        # working directory (docs/experiments.md, Configs). Absolute from here on, so a unit's
+        # work finds it from any working directory.
+        return str(config_path(value, info, "path", "data set")) if value else value
+
     @model_validator(mode="after")
     def _path_when_needed(self) -> DatasetConfig:
         if self.name != "synthetic" and not self.path:
@@ -200,8 +207,8 @@ class ConsensusConfig(ExperimentConfig):
 
     @field_validator("topologies")
     @classmethod
-    def _known_topologies(cls, value: list[str]) -> list[str]:
-        return [_check_topology(name) for name in value]
+    def _known_topologies(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        return [_check_topology(name, info) for name in value]
 
     @field_validator("F", "T")
     @classmethod

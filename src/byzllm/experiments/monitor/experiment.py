@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from byzllm.errors import ConfigError, InputError
+from byzllm.llm import track_requests
 from byzllm.monitor.conditions import CONDITIONS, make_intervener
 from byzllm.monitor.dataset import TurnDataset
 from byzllm.monitor.features import turn_features
@@ -68,14 +69,20 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
     """Test games × conditions × repeats; the monitor set travels in the payload."""
     if not cfg.conditions:
         raise ConfigError("conditions: choose at least one of " + ", ".join(CONDITIONS))
+    from byzllm.envs.whodunit import VARIANT_ROLES
+
+    # A role the game does not have would never be monitored: refuse it before any unit runs.
+    variant = cfg.game.variant
+    monitors.check_roles(VARIANT_ROLES[variant], environment=f"WhoDunit {variant}")
+    where = monitors.source or "this monitor set"
     needs_random = any(c.startswith("random") for c in cfg.conditions)
     if needs_random and not monitors.random_baseline:
-        raise InputError("this monitor set has no random-baseline probabilities")
+        raise InputError(f"{where} has no random-baseline probabilities")
     trained_with = monitors.meta.get("renormalize")
     if trained_with is not None and bool(trained_with) != cfg.renormalize:
         raise InputError(
-            f"the monitors were trained on features with renormalize={trained_with}, "
-            f"but this config has renormalize={cfg.renormalize}"
+            f"the monitors of {where} were trained on features with renormalize="
+            f"{trained_with}, but this config has renormalize={cfg.renormalize}"
         )
     conf = _unit_config(cfg)
     packed = monitors.to_dict()
@@ -110,13 +117,14 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
     condition = str(payload["condition"])
     monitors = MonitorSet.from_dict(payload["monitors"]) if payload.get("monitors") else None
     intervener = make_intervener(condition, monitors, seed=repeat, renormalize=cfg.renormalize)
-    result = await play_game(
-        game,
-        cfg.players(game, salt=f"monitor-repeat={repeat}"),
-        intervener=intervener,
-        rng=random.Random(f"{game.id}/{repeat}"),
-        wording=cfg.wording,
-    )
+    with track_requests() as requests:  # this game's model requests, every player's
+        result = await play_game(
+            game,
+            cfg.players(game, salt=f"monitor-repeat={repeat}"),
+            intervener=intervener,
+            rng=random.Random(f"{game.id}/{repeat}"),
+            wording=cfg.wording,
+        )
     triggers = [] if intervener is None else intervener.game_triggers(game.id)
     records: list[Record] = [
         MonitorGameRecord(
@@ -141,6 +149,7 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
             simulated=result.simulated,
             sim_params=cfg.sim.model_dump() if result.simulated else None,
             parse=move_counts((t.fallback for t in result.turns), simulated=result.simulated),
+            requests=requests.to_dict(),
         )
     ]
     if payload.get("stage") == "collect":

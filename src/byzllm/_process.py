@@ -1,0 +1,81 @@
+"""Child processes that never outlive the byzllm process that started them.
+
+Two mechanisms, one per kind of child:
+
+* :func:`die_with_parent` -- for a child started with :mod:`subprocess` (the llama.cpp server of
+  ``byzllm serve``): pass it as ``preexec_fn`` and, on Linux, the kernel sends the child a
+  signal the moment its parent dies, even by SIGKILL.
+* :func:`exit_with_parent` -- for :mod:`multiprocessing` workers (``--executor process``): the
+  initializer of every worker. It watches the *starting* process (not the OS parent: under
+  ``forkserver`` a worker's OS parent is the fork server) and exits the worker as soon as that
+  process is gone. The fork server and the resource tracker then exit by themselves: each
+  stops when the last holder of its pipe (the run's process and its workers) is gone.
+
+Layer 0 (like :mod:`byzllm.errors`): it imports nothing else of byzllm, so every layer may
+use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+
+__all__ = ["PARENT_GONE_EXIT_CODE", "die_with_parent", "exit_with_parent"]
+
+#: Exit status of a worker that stopped because the process that started it died.
+PARENT_GONE_EXIT_CODE = 75
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(
+    sig: int = signal.SIGTERM, *, expected_parent: int | None = None
+) -> None:  # pragma: no cover - runs in a child process before exec
+    """Linux: have the kernel send ``sig`` to this process when its parent dies (even by SIGKILL).
+
+    Meant as ``subprocess.Popen(..., preexec_fn=...)``; a no-op elsewhere. The signal follows
+    the parent *thread* that forked the child, so start the child from a thread that lives as
+    long as the child should. ``expected_parent``: the parent's pid as seen before the fork;
+    if the parent died before the signal was armed, the child gets ``sig`` at once instead of
+    living on as an orphan.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, int(sig))
+    if expected_parent is not None and os.getppid() != expected_parent:
+        os.kill(os.getpid(), sig)
+
+
+def _watch(sentinel: int) -> None:  # pragma: no cover - runs in a worker process
+    from multiprocessing.connection import wait
+
+    # The sentinel is the worker's end of a pipe whose other end only the starting process
+    # holds: it turns readable (EOF) when that process exits, however it died.
+    wait([sentinel])
+    os._exit(PARENT_GONE_EXIT_CODE)
+
+
+def exit_with_parent() -> None:
+    """In a :mod:`multiprocessing` child: exit at once when the process that started it dies.
+
+    Use as ``ProcessPoolExecutor(initializer=exit_with_parent)``. Starts a daemon thread that
+    waits on the parent's sentinel and ends the process with
+    :data:`PARENT_GONE_EXIT_CODE` (no cleanup: nobody is left to receive its results). For the
+    ``forkserver`` and ``spawn`` start methods (under ``fork``, siblings forked later inherit
+    each other's sentinel pipes, so one would wait for the others); does nothing in a process
+    not started by multiprocessing.
+    """
+    parent = multiprocessing.parent_process()
+    sentinel = getattr(parent, "sentinel", None) if parent is not None else None
+    if not isinstance(sentinel, int):
+        return
+    threading.Thread(
+        target=_watch, args=(sentinel,), name="byzllm-parent-watch", daemon=True
+    ).start()
