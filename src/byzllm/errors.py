@@ -14,6 +14,11 @@ class ByzllmError(Exception):
 
     #: Exit code the CLI uses when this error ends a command.
     exit_code: int = 1
+    #: True when the error cannot be specific to one unit of a run (a rejected API key, a
+    #: model the server does not serve, a bad config): the runner stops the whole run at its
+    #: first occurrence and leaves the affected units not done, instead of failing every
+    #: unit one by one (:func:`byzllm.experiments.run_units`).
+    fatal: bool = False
 
 
 class InputError(ByzllmError, ValueError):
@@ -24,3 +29,5 @@ class InputError(ByzllmError, ValueError):
 
 class ConfigError(InputError):
     """A configuration that does not validate (unknown key, wrong type, missing file)."""
+
+    fatal = True

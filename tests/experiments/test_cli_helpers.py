@@ -86,6 +86,16 @@ def test_failed_unit_then_retry_failed_via_cli(tmp_path: Path, questions: Path) 
     resumed = runner.invoke(app, args)
     assert resumed.exit_code == 1
     assert json.loads(resumed.stdout)["not_run"] == 3
+    assert json.loads(resumed.stdout)["failed_before"] == 3
+    assert json.loads(resumed.stdout)["never_run"] == 0
+    # Without --json: exactly what remains, and how to rerun the failed units.
+    plain = runner.invoke(app, args[:-1])
+    assert plain.exit_code == 1
+    assert "nothing to run: 3 of 6 units done, 3 failed earlier (rerun with --retry-failed" in (
+        plain.stderr
+    )
+    assert "0 done, 3 already done, 3 failed earlier (not rerun) of 6 units" in plain.stderr
+    assert "rerun with --retry-failed to run the failed units again" in plain.stderr
 
     retried = runner.invoke(app, [*args, "--retry-failed"])
     assert retried.exit_code == 0, retried.output
@@ -99,9 +109,19 @@ def test_failed_unit_then_retry_failed_via_cli(tmp_path: Path, questions: Path) 
         "done": 3,
         "failed": 0,
         "not_run": 0,
+        "failed_before": 0,
+        "never_run": 0,
         "seconds": 0,
         "units_per_s": 0,
         "failures": [],
+        "requests": {
+            "requests": 0,
+            "cached": 0,
+            "retries": 0,
+            "timeouts": 0,
+            "failures": 0,
+            "errors": {},
+        },
     }
     with Store.open(run_dir) as store:
         assert len(store.records("answer")) == 6

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
     from byzllm.experiments import Executor, RunSummary, Unit, WorkFn
     from byzllm.experiments.parse_health import ParseHealth
+    from byzllm.experiments.request_health import RequestHealth
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -77,6 +78,7 @@ __all__ = [
     "load_cli_config",
     "print_json",
     "show_parse_health",
+    "show_request_health",
     "summary_exit_code",
 ]
 
@@ -250,11 +252,14 @@ def execute_units(
     Progress is a rich bar on a terminal and plain lines otherwise (never on stdout, so
     ``--json`` output stays parseable). The summary goes to stderr as one line, or to
     stdout as JSON with ``json_output``. Ctrl-C or SIGTERM stores every finished unit,
-    prints how to resume and exits 130. ``executor`` (default: in-process; a name from
+    prints how to resume and exits 130. A fatal error (a rejected key, a missing model)
+    raises :class:`~byzllm.experiments.RunAbortedError`: one line and exit 2 under
+    :func:`cli_errors` (with ``json_output`` the summary is printed first, with the error).
+    ``executor`` (default: in-process; a name from
     ``--executor`` is resolved with ``ray_address``) is passed on to
     :func:`~byzllm.experiments.run_units`.
     """
-    from byzllm.experiments import Store, executor_by_name, run_units
+    from byzllm.experiments import RunAbortedError, Store, executor_by_name, run_units
 
     if isinstance(executor, str):
         executor = executor_by_name(executor, ray_address=ray_address)
@@ -287,6 +292,12 @@ def execute_units(
 
     try:
         summary = _run_coroutine(main)
+    except RunAbortedError as err:
+        # A fatal error stopped the run: its one line comes from cli_errors (exit 2);
+        # --json still gets the summary, with the error.
+        if json_output:
+            print_json({**err.summary.to_dict(), "error": str(err)})
+        raise
     except (KeyboardInterrupt, asyncio.CancelledError):
         counts = {"done": 0, "failed": 0, "pending": 0}
         with contextlib.suppress(ByzllmError), Store.open(run_dir) as store:
@@ -319,20 +330,45 @@ def _run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 
 def _summary_line(summary: RunSummary) -> str:
+    """One line: what this invocation did and exactly what remains (done, failed with how
+    to rerun them, never run), and the run's model requests when there were any."""
     parts = [f"{summary.done} done"]
     if summary.skipped:
         parts.append(f"{summary.skipped} already done")
     if summary.failed:
         parts.append(f"{summary.failed} failed")
-    if summary.not_run:
-        parts.append(f"{summary.not_run} not run")
+    if summary.failed_before:
+        parts.append(f"{summary.failed_before} failed earlier (not rerun)")
+    if summary.never_run:
+        parts.append(f"{summary.never_run} never run")
     line = f"{summary.run_dir}: {summary.status}: " + ", ".join(parts)
     line += f" of {summary.total} units in {summary.seconds:.1f}s"
-    if summary.failed:
-        line += "; see `byzllm runs show` for errors, rerun with --retry-failed to retry"
-    elif summary.not_run:
-        line += "; rerun the same command to continue (--retry-failed reruns failed units)"
+    requests = _requests_text(summary.requests)
+    if requests:
+        line += f"; {requests}"
+    hints = []
+    if summary.failed or summary.failed_before:
+        hints.append(
+            "rerun with --retry-failed to run the failed units again "
+            "(`byzllm runs show` lists their errors)"
+        )
+    if summary.never_run:
+        hints.append("rerun the same command to run the rest")
+    if hints:
+        line += "; " + "; ".join(hints)
     return line
+
+
+def _requests_text(counts: Mapping[str, Any]) -> str:
+    """``requests: 140 sent, 12 retries, errors: http_503 5, timeout 7`` ("" for none)."""
+    sent = int(counts.get("requests", 0) or 0)
+    if not sent:
+        return ""
+    text = f"requests: {sent} sent, {int(counts.get('retries', 0) or 0)} retries"
+    errors = counts.get("errors") or {}
+    if errors:
+        text += ", errors: " + ", ".join(f"{kind} {n}" for kind, n in errors.items())
+    return text
 
 
 def summary_exit_code(summary: RunSummary) -> int:
@@ -414,5 +450,30 @@ def show_parse_health(health: ParseHealth | None, *, json_output: bool) -> None:
             console.print(health.note, highlight=False, markup=False)
         else:
             console.print(rich_table(health.rows(), title="Parse health"))
+    for line in health.warnings():
+        typer.echo(line, err=True)
+
+
+def show_request_health(health: RequestHealth | None, *, json_output: bool) -> None:
+    """Print a run's model requests (:mod:`byzllm.experiments.request_health`).
+
+    As :func:`show_parse_health`: unless ``json_output`` (the JSON carries
+    ``health.to_json()`` under ``request_health`` instead), a one-row table on stdout --
+    requests, cached, retries, timeouts, failed calls, errors by kind -- or one line saying
+    why there is none (``n/a (simulated)``); in both modes one ``warning: ...`` line on
+    stderr when more than 20% of the requests were retried. ``None`` prints nothing.
+    """
+    if health is None:
+        return
+    if not json_output:
+        from rich.console import Console
+
+        from byzllm.experiments.reports import rich_table
+
+        console = Console()
+        if health.note is not None:
+            console.print(health.note, highlight=False, markup=False)
+        else:
+            console.print(rich_table(health.rows(), title="Model requests"))
     for line in health.warnings():
         typer.echo(line, err=True)

@@ -22,6 +22,7 @@ from ._common import (
     default_run_dir,
     print_json,
     show_parse_health,
+    show_request_health,
     summary_exit_code,
 )
 
@@ -201,7 +202,8 @@ def report(
     """Report a consensus run: Table 1 (§5.1 metrics), Table 2 (per round), CSV and plots.
 
     Also the run's parse health (per stage: model replies parsed and how many fell back to
-    the parser's default), with one warning per stage above 20%.
+    the parser's default), with one warning per stage above 20%, and its model requests
+    (sent, cached, retried, timed out, errors by kind).
 
     Examples:
 
@@ -212,13 +214,14 @@ def report(
     with cli_errors():
         from rich.console import Console
 
-        from byzllm.experiments import parse_health
+        from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.consensus.report import metrics_rows, round_rows, summarize
         from byzllm.experiments.reports import rich_table
 
         questions = _questions(run_dir)
         summary = summarize(questions)
         health = parse_health.from_records(questions)
+        requests = request_health.from_records(questions)
         simulated = any(meta["simulated"] for meta, _ in summary)
         if json_output:
             print_json(
@@ -226,9 +229,11 @@ def report(
                     "simulated": simulated,
                     "rows": metrics_rows(summary, for_json=True),
                     "parse_health": health.to_json(),
+                    "request_health": requests.to_json(),
                 }
             )
             show_parse_health(health, json_output=True)
+            show_request_health(requests, json_output=True)
             return
         console = Console()
         console.print(
@@ -245,6 +250,7 @@ def report(
                 )
             )
         show_parse_health(health, json_output=False)
+        show_request_health(requests, json_output=False)
         written = _write_outputs(run_dir, summary, out)
         typer.echo(f"wrote {len(written)} files to {written[0].parent}", err=True)
 

@@ -27,6 +27,7 @@ from ._common import (
     load_cli_config,
     print_json,
     show_parse_health,
+    show_request_health,
     summary_exit_code,
 )
 
@@ -242,20 +243,22 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
     """Success-Rate, Precision and Game-Length (± standard error) of a run.
 
     Also the run's parse health (model moves parsed and how many fell back to a passed
-    turn), with a warning when more than 20% did.
+    turn), with a warning when more than 20% did, and its model requests (sent, cached,
+    retried, timed out, errors by kind).
 
     Example:
 
         byzllm whodunit report runs/whodunit --json
     """
     with cli_errors():
-        from byzllm.experiments import Store, parse_health
+        from byzllm.experiments import Store, parse_health, request_health
         from byzllm.experiments.whodunit import report_rows
 
         with Store.open(run_dir) as store:
             games = store.records("whodunit_game")
         rows = report_rows(games)
         health = parse_health.from_records(games) if games else None
+        requests = request_health.from_records(games) if games else None
         simulated = any(r["simulated"] for r in rows)
         if not json_output:
             rows = [_pretty(r) for r in rows]
@@ -264,9 +267,13 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
             json_output=json_output,
             title="WhoDunitEnv",
             simulated=simulated,
-            extra={"parse_health": health.to_json() if health else None},
+            extra={
+                "parse_health": health.to_json() if health else None,
+                "request_health": requests.to_json() if requests else None,
+            },
         )
         show_parse_health(health, json_output=json_output)
+        show_request_health(requests, json_output=json_output)
 
 
 def _pretty(row: dict[str, Any]) -> dict[str, Any]:

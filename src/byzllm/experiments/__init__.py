@@ -53,6 +53,7 @@ from ._progress import (
     SilentProgress,
 )
 from ._records import Record
+from ._repair import RepairReport, repair_store
 from ._runner import RunAbortedError, RunStatus, RunSummary, UnitFailure, is_fatal, run_units
 from ._store import STORE_FILENAME, ExportFormat, Store, StoreError, UnitResult
 from ._units import UNIT_ID_SCHEME, Unit, canonical_json, make_unit, unit_id
@@ -80,6 +81,7 @@ __all__ = [
     "ProgressReporter",
     "RayExecutor",
     "Record",
+    "RepairReport",
     "RichProgress",
     "RunAbortedError",
     "RunStatus",
@@ -99,6 +101,7 @@ __all__ = [
     "load_config",
     "make_unit",
     "parse_overrides",
+    "repair_store",
     "resolve_config_path",
     "run_units",
     "unit_id",

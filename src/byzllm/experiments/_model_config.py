@@ -13,16 +13,18 @@ the way a unit gets its live model (:meth:`ModelConfig.shared_model`)::
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from byzllm.errors import ConfigError
-from byzllm.llm import Model, ModelSettings, ModelSpec, get_shared_model
+from byzllm.llm import Model, ModelSettings, ModelSpec, check_cache, get_shared_model
 
 from ._config import ExperimentConfig, config_path
 
-__all__ = ["ModelConfig"]
+__all__ = ["ModelConfig", "check_caches"]
 
 
 class ModelConfig(ExperimentConfig, ModelSettings):
@@ -54,3 +56,41 @@ class ModelConfig(ExperimentConfig, ModelSettings):
         if salt:
             changes["cache_salt"] = f"{self.cache_salt}/{salt}" if self.cache_salt else salt
         return get_shared_model(self.model_spec(**changes))
+
+
+def _model_sections(value: Any, depth: int = 0) -> Iterator[ModelSettings]:
+    """Every :class:`~byzllm.llm.ModelSettings` inside a config (sections, lists, dicts)."""
+    if depth > 20:
+        return
+    if isinstance(value, ModelSettings):
+        yield value
+    if isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from _model_sections(getattr(value, name, None), depth + 1)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _model_sections(item, depth + 1)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _model_sections(item, depth + 1)
+
+
+def check_caches(config: object) -> None:
+    """Check every response cache a config's model sections would use, before a run starts.
+
+    A section uses its ``cache`` when it names a model and ``cache_mode`` is not ``off``
+    (``read-only`` on a cache that does not exist opens nothing). A damaged or foreign
+    cache file raises :class:`~byzllm.llm.CacheError` (one line naming the file and the
+    fix, exit code 2), so the run stops before its first unit instead of failing them all.
+    """
+    checked: set[str] = set()
+    for section in _model_sections(config):
+        name = getattr(section, "model", None) or getattr(section, "name", None)
+        cache = section.cache
+        if not name or not cache or section.cache_mode == "off":
+            continue
+        if section.cache_mode == "read-only" and not os.path.exists(cache):
+            continue
+        if cache not in checked:
+            checked.add(cache)
+            check_cache(cache)

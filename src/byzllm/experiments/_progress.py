@@ -1,9 +1,16 @@
-"""Progress reporting for runs: a rich bar on a terminal, plain log lines otherwise."""
+"""Progress reporting for runs: a rich bar on a terminal, plain log lines otherwise.
+
+Besides the units stored, the runner hands reporters a :class:`LiveStatus` about once a
+second (``heartbeat``, optional): units in flight and the model requests of the run --
+in flight, sent, retried, the kind of the last error -- so a run whose requests hang says
+so while no unit finishes.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TextIO, runtime_checkable
 
 if TYPE_CHECKING:
@@ -12,6 +19,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 __all__ = [
+    "LiveStatus",
     "PlainProgress",
     "ProgressReporter",
     "RichProgress",
@@ -23,9 +31,50 @@ __all__ = [
 _MAX_FAILURE_LINES = 10
 
 
+@dataclass(frozen=True, slots=True)
+class LiveStatus:
+    """A run's health at one moment: its units and its model requests (this invocation).
+
+    Requests are those the run's units made in this process (all of them with the local
+    executor; none with worker processes or Ray, whose requests are counted per unit).
+    """
+
+    done: int = 0
+    failed: int = 0
+    units_in_flight: int = 0
+    requests_in_flight: int = 0
+    requests: int = 0
+    retries: int = 0
+    errors: int = 0
+    last_error: str | None = None
+    #: Seconds the oldest request still in flight has waited.
+    oldest_request_s: float | None = None
+
+    def describe(self) -> str:
+        """``16 running; requests: 16 in flight (oldest 12s), 40 sent, 5 retries, last
+        error: timeout`` (the request part only once the run has sent one)."""
+        text = f"{self.units_in_flight} running"
+        if not self.requests:
+            return text
+        oldest = self.oldest_request_s
+        waited = f" (oldest {oldest:.0f}s)" if oldest is not None and oldest >= 1 else ""
+        text += (
+            f"; requests: {self.requests_in_flight} in flight{waited}, {self.requests} sent, "
+            f"{self.retries} retries"
+        )
+        if self.last_error is not None:
+            text += f", last error: {self.last_error}"
+        return text
+
+
 @runtime_checkable
 class ProgressReporter(Protocol):
-    """What the runner tells about a run's progress (all calls on the event loop thread)."""
+    """What the runner tells about a run's progress (all calls on the event loop thread).
+
+    A reporter may also define ``heartbeat(status: LiveStatus) -> None``: the runner then
+    calls it about once a second (every ``interval_s / 4`` when the reporter has a shorter
+    ``interval_s``), whether or not a unit finished.
+    """
 
     def start(self, description: str, total: int, already_done: int, to_run: int) -> None:
         """The run starts: ``total`` units, ``already_done`` skipped, ``to_run`` scheduled."""
@@ -82,6 +131,7 @@ class PlainProgress:
         self._failure_lines = 0
         self._started = 0.0
         self._last_print = 0.0
+        self._live: LiveStatus | None = None
 
     def _print(self, text: str) -> None:
         print(f"{self._description}: {text}", file=self.stream, flush=True)
@@ -90,8 +140,16 @@ class PlainProgress:
         self._description = description
         self._total, self._already, self._to_run = total, already_done, to_run
         self._started = self._last_print = time.monotonic()
-        skipped = f" ({already_done} already done)" if already_done else ""
+        left = [f"{already_done} already done"] if already_done else []
+        if self._failed_before:
+            left.append(f"{self._failed_before} failed earlier, not rerun")
+        skipped = f" ({', '.join(left)})" if left else ""
         self._print(f"{to_run} of {total} units to run{skipped}")
+
+    @property
+    def _failed_before(self) -> int:
+        # Every unit neither done nor scheduled failed in an earlier run.
+        return self._total - self._already - self._to_run
 
     def _line(self) -> str:
         elapsed = max(time.monotonic() - self._started, 1e-9)
@@ -99,13 +157,22 @@ class PlainProgress:
         rate = finished / elapsed
         remaining = self._to_run - finished
         eta = _format_duration(remaining / rate) if rate > 0 else "?"
+        live = f", {self._live.describe()}" if self._live is not None else ""
         return (
-            f"{self._already + self._done}/{self._total} done, {self._failed} failed, "
+            f"{self._already + self._done}/{self._total} done, {self._failed} failed{live}; "
             f"{rate:.1f} units/s, ETA {eta}"
         )
 
     def update(self, done: int, failed: int) -> None:
         self._done, self._failed = done, failed
+        self._maybe_print()
+
+    def heartbeat(self, status: LiveStatus) -> None:
+        """The run's live health; prints a line when one is due, even if no unit finished."""
+        self._live = status
+        self._maybe_print()
+
+    def _maybe_print(self) -> None:
         now = time.monotonic()
         if now - self._last_print >= self.interval_s:
             self._last_print = now
@@ -120,7 +187,13 @@ class PlainProgress:
 
     def close(self) -> None:
         if self._to_run == 0:
-            self._print(f"nothing to run ({self._already}/{self._total} units already done)")
+            text = f"nothing to run: {self._already} of {self._total} units done"
+            if self._failed_before:
+                text += (
+                    f", {self._failed_before} failed earlier (rerun with --retry-failed "
+                    "to run them again)"
+                )
+            self._print(text)
             return
         elapsed = time.monotonic() - self._started
         self._print(f"{self._line()} (elapsed {_format_duration(elapsed)})")
@@ -165,12 +238,13 @@ class RichProgress:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
+            TextColumn("{task.fields[health]}"),
             console=self._console if self._console is not None else Console(stderr=True),
             transient=False,
         )
         self._progress.start()
         self._task = self._progress.add_task(
-            description, total=total, completed=already_done, failed=0
+            description, total=total, completed=already_done, failed=0, health=""
         )
 
     def update(self, done: int, failed: int) -> None:
@@ -179,6 +253,12 @@ class RichProgress:
         advance = (done + failed) - (self._done + self._failed)
         self._done, self._failed = done, failed
         self._progress.update(self._task, advance=advance, failed=failed)
+
+    def heartbeat(self, status: LiveStatus) -> None:
+        """Show the run's live health (units running, requests) beside the bar."""
+        if self._progress is None or self._task is None:
+            return
+        self._progress.update(self._task, health=status.describe())
 
     def unit_failed(self, label: str, error: str) -> None:
         if self._progress is None:

@@ -11,11 +11,12 @@ in :class:`Model`, which :func:`get_model` returns.
 """
 
 from . import _llamacpp, _openai  # noqa: F401  (register the "llamacpp" and "openai" providers)
-from ._cache import CacheMode, ResponseCache, cache_key
+from ._cache import CacheError, CacheMode, ResponseCache, cache_key, check_cache
 from ._errors import (
     LogprobsUnavailableError,
     ModelAuthError,
     ModelError,
+    ModelNotFoundError,
     ModelRequestError,
     ModelResponseError,
     ModelUnavailableError,
@@ -30,11 +31,13 @@ from ._response import parse_chat_completion
 from ._retry import RetryPolicy, TransientError
 from ._serve import LocalServer
 from ._spec import ModelSettings, ModelSpec, get_shared_model
+from ._tracking import RequestCounts, error_kind, track_requests
 from ._types import ChatMessage, Completion, GenerateConfig, TokenLogprob, Usage
 from ._usage import ModelUsage
 
 __all__ = [
     "SHIPPED_MODEL",
+    "CacheError",
     "CacheMode",
     "ChatMessage",
     "ChatModel",
@@ -47,6 +50,7 @@ __all__ = [
     "ModelAPI",
     "ModelAuthError",
     "ModelError",
+    "ModelNotFoundError",
     "ModelRequestError",
     "ModelResponseError",
     "ModelSettings",
@@ -54,12 +58,15 @@ __all__ = [
     "ModelUnavailableError",
     "ModelUsage",
     "ProviderSettings",
+    "RequestCounts",
     "ResponseCache",
     "RetryPolicy",
     "TokenLogprob",
     "TransientError",
     "Usage",
     "cache_key",
+    "check_cache",
+    "error_kind",
     "get_model",
     "get_shared_model",
     "normalize_logprobs",
@@ -67,4 +74,5 @@ __all__ = [
     "provider_names",
     "register_provider",
     "resolve_gguf",
+    "track_requests",
 ]

@@ -13,8 +13,10 @@ that is garbage-collected stops constraining its endpoint.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import weakref
+from collections import deque
 from types import TracebackType
 
 __all__ = ["EndpointLimiter", "endpoint_limit", "endpoint_limiter", "register_endpoint"]
@@ -27,21 +29,58 @@ _limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Endpoi
 
 
 class EndpointLimiter:
-    """An ``async with`` slot counter for one endpoint on one loop."""
+    """An ``async with`` slot counter for one endpoint on one loop.
+
+    Slots go to waiters first come, first served -- except that a *retry*
+    (``acquire(retry=True)``) is served before every first attempt: it has already
+    waited its turn once, and sending it to the back of a long queue would make each
+    transient failure cost a whole second wait in line.
+    """
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         #: Requests holding or waiting for a slot (so 0 means nobody depends on this one).
         self.in_use = 0
-        self._semaphore = asyncio.Semaphore(limit)
+        self._held = 0
+        self._first: deque[asyncio.Future[None]] = deque()
+        self._retries: deque[asyncio.Future[None]] = deque()
 
-    async def __aenter__(self) -> None:
+    async def acquire(self, *, retry: bool = False) -> None:
+        """Wait for a slot (retries ahead of first attempts)."""
         self.in_use += 1
+        if self._held < self.limit and not self._first and not self._retries:
+            self._held += 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        queue = self._retries if retry else self._first
+        queue.append(waiter)
         try:
-            await self._semaphore.acquire()
+            await waiter
         except BaseException:
             self.in_use -= 1
+            if waiter.done() and not waiter.cancelled():
+                self._pass_on()  # handed a slot while being cancelled: give it on
+            else:
+                with contextlib.suppress(ValueError):
+                    queue.remove(waiter)
             raise
+
+    def release(self) -> None:
+        """Give a slot back (to the next waiter, if any)."""
+        self.in_use -= 1
+        self._pass_on()
+
+    def _pass_on(self) -> None:
+        for queue in (self._retries, self._first):
+            while queue:
+                waiter = queue.popleft()
+                if not waiter.done():
+                    waiter.set_result(None)  # the slot changes hands; _held stays
+                    return
+        self._held -= 1
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
 
     async def __aexit__(
         self,
@@ -49,8 +88,7 @@ class EndpointLimiter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.in_use -= 1
-        self._semaphore.release()
+        self.release()
 
 
 def register_endpoint(owner: object, endpoint: str, max_concurrency: int) -> None:

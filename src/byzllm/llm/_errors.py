@@ -16,6 +16,7 @@ __all__ = [
     "LogprobsUnavailableError",
     "ModelAuthError",
     "ModelError",
+    "ModelNotFoundError",
     "ModelRequestError",
     "ModelResponseError",
     "ModelUnavailableError",
@@ -37,9 +38,24 @@ class ModelRequestError(ModelError):
 
 
 class ModelAuthError(ModelRequestError):
-    """HTTP 401: the API key is missing or wrong; the message names the variable to set."""
+    """HTTP 401: the API key is missing or wrong; the message names the variable to set.
+
+    Fatal: no request on this endpoint can succeed, so a run stops at the first one (and
+    requests waiting for the endpoint fail at once, without being sent).
+    """
 
     exit_code = 2
+    fatal = True
+
+
+class ModelNotFoundError(ModelRequestError):
+    """HTTP 404: the server does not serve this model, or ``base_url`` is wrong.
+
+    Fatal, as :class:`ModelAuthError`: every request to this model would get the same answer.
+    """
+
+    exit_code = 2
+    fatal = True
 
 
 class ModelUnavailableError(ModelError):

@@ -33,6 +33,7 @@ def get_model(
     retry: RetryPolicy | Mapping[str, Any] | None = None,
     input_price_per_mtok: float | None = None,
     output_price_per_mtok: float | None = None,
+    adaptive_timeout: bool = True,
 ) -> Model:
     """A chat model by ``"provider/model"`` name, e.g. ``get_model("openai/gpt-4o-mini")``.
 
@@ -45,7 +46,10 @@ def get_model(
     * ``cache`` -- path of the SQLite response cache (``None``: no cache); ``cache_mode``
       ``"on"``/``"off"``/``"read-only"``/``"refresh"``; ``cache_salt`` -- part of the key
       (a seed / epoch: change it to draw fresh samples).
-    * ``timeout_s`` -- per attempt; ``retry`` -- a :class:`RetryPolicy` (or its fields).
+    * ``timeout_s`` -- the cap of one attempt; ``adaptive_timeout`` -- also give up on an
+      attempt after 8 times the endpoint's 95th-percentile latency (at least 2 s; doubled
+      per timeout of the same call) once it has answered 20 requests (docs/llm.md);
+      ``retry`` -- a :class:`RetryPolicy` (or its fields).
     * ``max_top_logprobs`` -- the largest ``GenerateConfig.top_logprobs`` accepted (20, as
       OpenAI and vLLM); ``require_logprobs`` -- error (True) or warn and return ``None``
       (False) when requested log-probabilities do not come back.
@@ -97,4 +101,5 @@ def get_model(
         retry=retry,
         input_price_per_mtok=input_price_per_mtok,
         output_price_per_mtok=output_price_per_mtok,
+        adaptive_timeout=adaptive_timeout,
     )

@@ -3,13 +3,15 @@
 :class:`ChatModel` is what agents, protocols and environments depend on. :class:`Model` is
 the implementation :func:`get_model` returns: it puts everything cross-cutting around a
 provider backend (:class:`~byzllm.llm._provider.ModelAPI`) in one place -- input checks,
-the response cache with single-flight, the per-endpoint concurrency limit, retries,
-log-probability checks and usage accounting.
+the response cache with single-flight, the per-endpoint concurrency limit, the first-request
+gate and adaptive timeout (:mod:`byzllm.llm._guard`), retries, log-probability checks, usage
+accounting and the request counts of :func:`~byzllm.llm.track_requests`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 import weakref
@@ -20,9 +22,11 @@ from typing import Self
 
 from byzllm.errors import InputError
 
+from . import _tracking
 from ._cache import CacheMode, ResponseCache, cache_key
 from ._concurrency import endpoint_limiter, register_endpoint
-from ._errors import LogprobsUnavailableError, ModelError
+from ._errors import LogprobsUnavailableError, ModelError, ModelRequestError
+from ._guard import PROBE_WAIT_S, endpoint_guard
 from ._provider import ModelAPI
 from ._retry import RetryPolicy, TransientError, call_with_retries
 from ._types import ChatMessage, Completion, GenerateConfig
@@ -88,6 +92,7 @@ class Model(ChatModel):
         retry: RetryPolicy | None = None,
         input_price_per_mtok: float | None = None,
         output_price_per_mtok: float | None = None,
+        adaptive_timeout: bool = True,
     ) -> None:
         if max_concurrency < 1:
             raise InputError(f"max_concurrency must be >= 1, got {max_concurrency}")
@@ -105,7 +110,16 @@ class Model(ChatModel):
         self.input_price_per_mtok = input_price_per_mtok
         self.output_price_per_mtok = output_price_per_mtok
         self.usage = ModelUsage()
+        # Cancelling an attempt must free the request (an HTTP connection is closed; a
+        # local model computing in a thread would go on, so it keeps only the cap).
+        self.adaptive_timeout = adaptive_timeout and api.cancellable
         self._warned_no_logprobs = False
+        # Who the first-request gate and the latency window belong to; the key enters
+        # only as a digest (a rejected key must not block a corrected one).
+        secrets = "\0".join(api.secrets()).encode("utf-8", "surrogatepass")
+        self._guard_key = "\0".join(
+            (api.provider, api.endpoint, api.model, hashlib.sha256(secrets).hexdigest()[:16])
+        )
         register_endpoint(self, api.endpoint, max_concurrency)
 
     @property
@@ -148,6 +162,7 @@ class Model(ChatModel):
             hit = self.cache.get(key)
             if hit is not None:
                 self.usage.add_cached()
+                _tracking.note_cached()
                 hit.cached, hit.latency_s = True, 0.0  # freshly decoded: ours to set
                 return hit
         return await self._single_flight(key, messages, config)
@@ -165,6 +180,7 @@ class Model(ChatModel):
             except _LeaderCancelled:
                 continue  # the leader gave up; one of the waiters takes over
             self.usage.add_cached()
+            _tracking.note_cached()
             return result.model_copy(update={"cached": True})
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         flights[key] = future
@@ -190,18 +206,98 @@ class Model(ChatModel):
     async def _fresh(self, messages: list[ChatMessage], config: GenerateConfig) -> Completion:
         """Ask the server (within the endpoint's limit, retrying transient failures)."""
         limiter = endpoint_limiter(self.endpoint, self.max_concurrency)
+        guard = endpoint_guard(self._guard_key)
+        cap_s = self.api.settings.timeout_s
+        timeouts = 0  # of this call: each doubles the next attempt's adaptive bound
+        attempts = 0
 
-        async def attempt() -> Completion:
-            async with limiter:
+        async def send() -> Completion:
+            nonlocal timeouts, attempts
+            attempts += 1
+            # A retry has waited in line once already: it goes ahead of first attempts.
+            await limiter.acquire(retry=attempts > 1)
+            try:
+                self.usage.add_request()
+                sent = _tracking.note_sent()
                 started = time.perf_counter()
-                completion = await self.api.complete(messages, config)
+                try:
+                    if not self.adaptive_timeout:
+                        completion = await self.api.complete(messages, config)
+                    else:
+                        # The SDK enforces the cap; this deadline follows the endpoint's
+                        # adaptive bound, also while the attempt is in flight (_guard).
+                        deadline = asyncio.timeout(None)
+                        try:
+                            async with deadline:
+                                watch = guard.watch(deadline, cap_s, timeouts)
+                                try:
+                                    completion = await self.api.complete(messages, config)
+                                finally:
+                                    guard.unwatch(watch)
+                        except TimeoutError:
+                            if not deadline.expired():
+                                raise
+                            waited = time.perf_counter() - started
+                            raise TransientError(
+                                f"no answer within {waited:.3g}s (adaptive timeout: "
+                                f"{guard.adaptive_bound_s or 0:.3g}s, doubled per timeout of "
+                                f"the call, capped at timeout_s={cap_s:g})",
+                                kind="timeout",
+                            ) from None
+                except TransientError as exc:
+                    if exc.kind == "timeout":
+                        timeouts += 1
+                    self._note_error(_tracking.error_kind(exc))
+                    raise
+                except ModelError as exc:
+                    self._note_error(_tracking.error_kind(exc))
+                    if exc.fatal and isinstance(exc, ModelRequestError) and guard.fatal is None:
+                        guard.fatal = exc
+                    raise
+                finally:
+                    _tracking.note_answered(sent)
+                elapsed = time.perf_counter() - started
+                guard.record(elapsed)
+                guard.open = True
                 if not completion.latency_s:
-                    completion.latency_s = time.perf_counter() - started
+                    completion.latency_s = elapsed
+            finally:
+                limiter.release()
             completion.cached = False
             return completion
 
+        async def attempt() -> Completion:
+            if guard.fatal is not None:
+                raise guard.replay_fatal()
+            if not guard.open:
+                # Until one request has succeeded they go one at a time, each waiting for
+                # the one before at most PROBE_WAIT_S (see _guard).
+                try:
+                    async with asyncio.timeout(PROBE_WAIT_S):
+                        await guard.probe.acquire()
+                except TimeoutError:
+                    pass  # the request before is slow to answer: go on alone
+                else:
+                    try:
+                        if guard.fatal is not None:
+                            raise guard.replay_fatal()
+                        if not guard.open:
+                            try:
+                                return await send()
+                            except TransientError as exc:
+                                # No answer at all: nothing learned by waiting in line.
+                                if exc.kind == "timeout":
+                                    guard.open = True
+                                raise
+                    finally:
+                        guard.probe.release()
+                if guard.fatal is not None:
+                    raise guard.replay_fatal()
+            return await send()
+
         def on_retry(exc: TransientError) -> None:
             self.usage.add_retry()
+            _tracking.note_retry()
 
         try:
             completion = await call_with_retries(
@@ -209,6 +305,7 @@ class Model(ChatModel):
             )
         except ModelError:
             self.usage.add_failure()
+            _tracking.note_failure()
             raise
         self.usage.add_call(
             completion.usage,
@@ -216,6 +313,10 @@ class Model(ChatModel):
             output_price_per_mtok=self.output_price_per_mtok,
         )
         return self._check_logprobs(completion, config)
+
+    def _note_error(self, kind: str) -> None:
+        self.usage.add_error(kind)
+        _tracking.note_error(kind)
 
     # ---------------------------------------------------------------- checks
 

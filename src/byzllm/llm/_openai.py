@@ -24,7 +24,13 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._errors import ModelAuthError, ModelRequestError, ModelResponseError, redact
+from ._errors import (
+    ModelAuthError,
+    ModelNotFoundError,
+    ModelRequestError,
+    ModelResponseError,
+    redact,
+)
 from ._provider import ModelAPI, ProviderSettings, register_provider
 from ._response import parse_chat_completion
 from ._retry import TransientError, parse_retry_after
@@ -183,13 +189,19 @@ class OpenAIAPI(ModelAPI):
             content = response.content
             latency = time.perf_counter() - started
         except openai.APITimeoutError:
-            failure = TransientError(f"timed out after {self.settings.timeout_s:g}s")
+            failure = TransientError(
+                f"timed out after {self.settings.timeout_s:g}s", kind="timeout"
+            )
         except openai.APIStatusError as exc:
             failure = self._status_error(exc)
         except openai.APIConnectionError as exc:
-            failure = TransientError(self._scrub(f"connection failed: {_cause(exc)}"))
+            failure = TransientError(
+                self._scrub(f"connection failed: {_cause(exc)}"), kind="connection"
+            )
         except httpx2.HTTPError as exc:  # a body cut short while reading
-            failure = TransientError(self._scrub(f"transport error: {_cause(exc)}"))
+            failure = TransientError(
+                self._scrub(f"transport error: {_cause(exc)}"), kind="connection"
+            )
         finally:
             shard.load -= 1
         if failure is not None:
@@ -199,7 +211,7 @@ class OpenAIAPI(ModelAPI):
             completion.latency_s = latency  # a fresh object: set, do not copy
             return completion
         except ModelResponseError as exc:
-            failure = TransientError(self._scrub(f"unusable response: {exc}"))
+            failure = TransientError(self._scrub(f"unusable response: {exc}"), kind="bad_response")
         raise failure
 
     def _status_error(self, exc: Any) -> Exception:
@@ -212,7 +224,9 @@ class OpenAIAPI(ModelAPI):
         where = f"{self._base_url} (model {self.model!r})"
         if status in _RETRYABLE_STATUS or status >= 500:
             return TransientError(
-                f"HTTP {status} from {where}: {detail}", retry_after=parse_retry_after(headers)
+                f"HTTP {status} from {where}: {detail}",
+                retry_after=parse_retry_after(headers),
+                kind=f"http_{status}",
             )
         if status == 401:
             return ModelAuthError(
@@ -220,10 +234,16 @@ class OpenAIAPI(ModelAPI):
                 status=status,
                 endpoint=self._base_url,
             )
+        if status == 404:
+            return ModelNotFoundError(
+                f"HTTP 404 from {where}: wrong base_url or model name (does the server serve "
+                f"this model?); server said: {detail}",
+                status=status,
+                endpoint=self._base_url,
+            )
         hint = {
             400: "the server rejected the request (unsupported parameter or input too long?)",
             403: "the key has no access to this model or endpoint",
-            404: "wrong base_url or model name (does the server serve this model?)",
             422: "the server could not process the request's parameters",
         }.get(status, "the server refused the request")
         return ModelRequestError(

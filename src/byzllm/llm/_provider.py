@@ -46,6 +46,9 @@ class ModelAPI(ABC):
 
     #: Registry name of the provider, e.g. ``"openai"``.
     provider: str = ""
+    #: Whether cancelling ``complete`` frees the request (an HTTP connection is closed).
+    #: Only then may an attempt be cut short before ``timeout_s`` (the adaptive timeout).
+    cancellable: bool = True
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         self.model = model

@@ -47,19 +47,27 @@ class RetryPolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_attempts: int = Field(default=8, ge=1)
+    max_attempts: int = Field(default=12, ge=1)
     max_total_s: float = Field(default=600.0, gt=0)
-    initial_backoff_s: float = Field(default=1.0, ge=0)
-    max_backoff_s: float = Field(default=60.0, ge=0)
+    initial_backoff_s: float = Field(default=0.5, ge=0)
+    max_backoff_s: float = Field(default=10.0, ge=0)
 
 
 class TransientError(Exception):
-    """A failure worth retrying; ``retry_after`` is the server's hint in seconds, if any."""
+    """A failure worth retrying; ``retry_after`` is the server's hint in seconds, if any.
 
-    def __init__(self, reason: str, *, retry_after: float | None = None) -> None:
+    ``kind`` names the failure for the request counts (:mod:`byzllm.llm._tracking`):
+    ``"timeout"``, ``"connection"`` (refused, dropped or cut short), ``"bad_response"``
+    (malformed or unusable body) or ``"http_<status>"`` (429, 5xx, ...).
+    """
+
+    def __init__(
+        self, reason: str, *, retry_after: float | None = None, kind: str = "transient"
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
+        self.kind = kind
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:

@@ -37,7 +37,11 @@ class ModelSettings(BaseModel):
     cache: str | None = Field(default=None, description="path of the SQLite response cache")
     cache_mode: CacheMode = "on"
     cache_salt: str = ""
-    timeout_s: float = Field(default=120.0, gt=0, description="per request attempt")
+    timeout_s: float = Field(default=120.0, gt=0, description="cap of one request attempt")
+    adaptive_timeout: bool = Field(
+        default=True,
+        description="also give up on an attempt after 8x the endpoint's p95 latency (>= 2 s)",
+    )
     max_top_logprobs: int = Field(default=20, ge=0)
     require_logprobs: bool = True
     retry: RetryPolicy = Field(

@@ -1,10 +1,11 @@
-"""Running totals of what a model has consumed: calls, cache hits, tokens, retries, cost."""
+"""Running totals of what a model has consumed: calls, cache hits, tokens, retries, errors by
+kind, cost."""
 
 from __future__ import annotations
 
 import threading
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ._types import Usage
 
@@ -15,22 +16,27 @@ class ModelUsage(BaseModel):
     """Totals over a model's lifetime (``model.usage``).
 
     * ``calls`` -- requests the server answered successfully (retries not counted twice);
+    * ``requests`` -- attempts sent to the server (successful or not, retries included);
     * ``cached_calls`` -- requests answered from the cache or by joining an identical
       request already in flight (no server call);
     * ``input_tokens`` / ``output_tokens`` -- as reported by the server, server calls only;
     * ``retries`` -- extra attempts after transient failures;
     * ``failures`` -- requests that ended in an error;
+    * ``errors`` -- failed attempts by kind (``timeout``, ``connection``, ``bad_response``,
+      ``http_429``, ``http_503``, ``http_401`` ...; see :func:`byzllm.llm.track_requests`);
     * ``cost`` -- in the currency of the prices given to ``get_model`` (``None`` if unpriced).
     """
 
     model_config = ConfigDict(validate_assignment=False)
 
     calls: int = 0
+    requests: int = 0
     cached_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     retries: int = 0
     failures: int = 0
+    errors: dict[str, int] = Field(default_factory=dict)
     cost: float | None = None
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -62,6 +68,16 @@ class ModelUsage(BaseModel):
         with self._lock:
             self.retries += 1
 
+    def add_request(self) -> None:
+        """Count one attempt sent to the server."""
+        with self._lock:
+            self.requests += 1
+
+    def add_error(self, kind: str) -> None:
+        """Count one failed attempt of ``kind``."""
+        with self._lock:
+            self.errors[kind] = self.errors.get(kind, 0) + 1
+
     def add_failure(self) -> None:
         """Count one request that ended in an error."""
         with self._lock:
@@ -70,4 +86,5 @@ class ModelUsage(BaseModel):
     def snapshot(self) -> ModelUsage:
         """An independent copy of the current totals."""
         with self._lock:
-            return ModelUsage(**self.model_dump())
+            data = self.model_dump()
+        return ModelUsage(**data)

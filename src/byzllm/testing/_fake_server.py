@@ -131,6 +131,9 @@ class FakeOpenAIServer:
         Answer *every* chat request with this HTTP status and an OpenAI-style error body
         (e.g. ``401``); for 401 the message quotes the bearer token back, as some real
         servers do, so clients can be tested for leaking it.
+    api_key:
+        Answer 401 (as ``status=401`` does) to every chat request that does not carry
+        ``Authorization: Bearer <api_key>``; ``None`` accepts any key.
     retry_after:
         Seconds announced in the ``Retry-After`` header of injected 429s.
     hang_s:
@@ -158,6 +161,7 @@ class FakeOpenAIServer:
         seed: int = 0,
         model_name: str | None = None,
         max_top_logprobs: int | None = None,
+        api_key: str | None = None,
     ) -> None:
         if not 0.0 <= fault_rate <= 1.0:
             raise InputError(f"fault_rate must be in [0, 1], got {fault_rate}")
@@ -182,6 +186,7 @@ class FakeOpenAIServer:
         self.hang_s = hang_s
         self.model_name = model_name
         self.max_top_logprobs = max_top_logprobs
+        self.api_key = api_key
         self._rng = random.Random(seed)
         self._ids = itertools.count(1)
         self._stats = _Stats()
@@ -442,10 +447,14 @@ class FakeOpenAIServer:
             # Latency is time-to-answer: the reply is prepared while the clock runs, so the
             # server's own work does not add to it (as long as it fits in the delay).
             answer_at = asyncio.get_running_loop().time() + delay
-            if self.status is not None or fault is not None:
+            status_only = self.status
+            if self.api_key is not None and status_only is None:
+                sent = headers.get("authorization", "").removeprefix("Bearer ").strip()
+                status_only = None if sent == self.api_key else 401
+            if status_only is not None or fault is not None:
                 await _sleep_until(answer_at)
-            if self.status is not None:
-                await self._write_status(writer, self.status, headers, keep_alive)
+            if status_only is not None:
+                await self._write_status(writer, status_only, headers, keep_alive)
                 return keep_alive
             if fault is not None:
                 with self._lock:

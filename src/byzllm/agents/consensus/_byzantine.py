@@ -304,6 +304,7 @@ class ReplayAttack(ByzantineAgent):
         cached = self._cache.get(task.id)
         if cached is None:
             cached = asyncio.ensure_future(self._replayed(task, ctx))
+            cached.add_done_callback(_retrieve)
             self._cache[task.id] = cached
         reply = await asyncio.shield(cached)
         return Response.of(reply.answer, reply.text)
@@ -334,6 +335,7 @@ class ReplayAttack(ByzantineAgent):
         if cached is None:
             ood_ctx = CallContext(round=0, agent=ctx.agent, meter=ctx.meter)
             cached = asyncio.ensure_future(self.source.answer(ood, ood_ctx))
+            cached.add_done_callback(_retrieve)
             self._answers[ood.id] = cached
         result: Response = await asyncio.shield(cached)
         return result
@@ -463,3 +465,11 @@ def make_adversary(
     if strategy not in simple:
         raise InputError(f"unknown attack {strategy!r}; choose one of {', '.join(ATTACKS)}")
     return simple[strategy](name, seed=seed)
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Mark a shared task's error as seen: its awaiters get it through ``shield``, but when
+    they were all cancelled (a run stopped by a fatal error) nobody else would, and asyncio
+    would print "Task exception was never retrieved" when the task is collected."""
+    if not task.cancelled():
+        task.exception()

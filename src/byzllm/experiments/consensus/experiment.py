@@ -8,6 +8,7 @@ from typing import Any
 import networkx as nx
 
 from byzllm.agents import ParseCounts
+from byzllm.llm import track_requests
 from byzllm.protocols import (
     Network,
     make_protocol,
@@ -111,9 +112,10 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
     F, T, seed = int(payload["F"]), int(payload["T"]), int(payload["seed"])
     task = load_dataset(config.dataset)[int(payload["question"])]
     graph = _graph(topology, composition.n, seed, F)
-    agents = build_agents(graph, composition, config, seed)
-    network = Network(graph, agents)
-    trace = await run_question(make_protocol(protocol_name, F=F), network, task, T)
+    with track_requests() as requests:  # this question's model requests, every agent's
+        agents = build_agents(graph, composition, config, seed)
+        network = Network(graph, agents)
+        trace = await run_question(make_protocol(protocol_name, F=F), network, task, T)
     simulated = any(getattr(a, "simulated", False) for a in agents) or config.simulated
     common = {
         "protocol": protocol_name,
@@ -168,6 +170,7 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
             agents=[a.describe() for a in agents],
             trace=trace,
             parse=parse.to_dict(),
+            requests=requests.to_dict(),
         )
     )
     return records

@@ -77,3 +77,9 @@ class ConsensusQuestion(Record):
         description="the unit's parse health: replies parsed per stage, all agents and rounds "
         "({} when no agent parsed model output; None in records written before it was kept)",
     )
+    requests: dict[str, Any] | None = Field(
+        default=None,
+        description="the unit's model requests: {requests, cached, retries, timeouts, failures, "
+        "errors: {kind: n}} (byzllm.llm.track_requests; all zero for simulated agents; None in "
+        "records written before they were counted)",
+    )

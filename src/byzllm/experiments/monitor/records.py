@@ -59,3 +59,9 @@ class MonitorGameRecord(Record):
         "fallback per turn passed for want of a valid action ({} for simulated agents; None in "
         "records written before it was kept)",
     )
+    requests: dict[str, Any] | None = Field(
+        default=None,
+        description="the unit's model requests: {requests, cached, retries, timeouts, failures, "
+        "errors: {kind: n}} (byzllm.llm.track_requests; all zero for simulated agents; None in "
+        "records written before they were counted)",
+    )

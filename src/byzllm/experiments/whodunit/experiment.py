@@ -16,6 +16,7 @@ from byzllm.envs.whodunit import (
     make_splits,
     play_game,
 )
+from byzllm.llm import track_requests
 
 from .._records import Record
 from .._units import Unit, make_unit, reset_to_defaults
@@ -62,8 +63,9 @@ def game_records(
     agents: str,
     sim: SimParams | None,
     n_suspects: int,
+    requests: dict[str, Any] | None = None,
 ) -> list[Record]:
-    """The stored records of one played game."""
+    """The stored records of one played game (``requests``: its model requests)."""
     game_rec = WhoDunitGameRecord(
         game_id=result.game_id,
         split=split,
@@ -86,6 +88,7 @@ def game_records(
         simulated=result.simulated,
         sim_params=sim.model_dump() if result.simulated and sim is not None else None,
         parse=move_counts((t.fallback for t in result.turns), simulated=result.simulated),
+        requests=requests,
     )
     records: list[Record] = [game_rec]
     for t in result.turns:
@@ -125,10 +128,11 @@ async def work(payload: dict[str, Any]) -> list[Record]:
     cfg = WhoDunitRunConfig.model_validate(payload["config"])
     game = WhoDunitGame.model_validate(payload["game"])
     repeat = int(payload["repeat"])
-    agents = cfg.players(game, salt=f"whodunit-repeat={repeat}")
-    result = await play_game(
-        game, agents, rng=random.Random(f"{game.id}/{repeat}"), wording=cfg.wording
-    )
+    with track_requests() as requests:  # this game's model requests, every player's
+        agents = cfg.players(game, salt=f"whodunit-repeat={repeat}")
+        result = await play_game(
+            game, agents, rng=random.Random(f"{game.id}/{repeat}"), wording=cfg.wording
+        )
     return game_records(
         result,
         split=cfg.split,
@@ -136,6 +140,7 @@ async def work(payload: dict[str, Any]) -> list[Record]:
         agents=cfg.agents,
         sim=cfg.sim,
         n_suspects=len(game.suspects),
+        requests=requests.to_dict(),
     )
 
 
