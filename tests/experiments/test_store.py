@@ -138,9 +138,15 @@ def test_open_refuses_missing_or_foreign_files(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no results store"):
         Store.open(tmp_path / "absent")
     foreign = tmp_path / "other.sqlite"
-    sqlite3.connect(foreign).close()
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.close()
     with pytest.raises(InputError, match="not a byzllm results store"):
         Store.open(foreign)
+    empty = tmp_path / "empty.sqlite"
+    sqlite3.connect(empty).close()  # a 0-byte file
+    with pytest.raises(StoreError, match="empty"):
+        Store.open(empty)
     garbage = tmp_path / "garbage" / "results.sqlite"
     garbage.parent.mkdir()
     garbage.write_bytes(b"this is not a database" * 100)

@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from byzllm.llm import Completion, GenerateConfig, ResponseCache, cache_key, get_model
+from byzllm.llm import (
+    CacheError,
+    Completion,
+    GenerateConfig,
+    ResponseCache,
+    cache_key,
+    check_cache,
+    get_model,
+)
 from byzllm.llm._cache import _reset_open_caches
 from byzllm.testing import FakeOpenAIServer
 
@@ -235,3 +243,145 @@ def test_database_errors_are_misses_not_failures(
     assert cache.get("k") is None
     cache.put("k", Completion(text="x"))  # logged, not raised
     assert "unreadable" in caplog.text and "not written" in caplog.text
+
+
+# --- a damaged cache stops a run before it starts (issue 14) -----------------------------
+
+
+def _filled_cache(path: Path, entries: int = 400) -> Path:
+    cache = ResponseCache(path)
+    for i in range(entries):
+        cache.put(f"key-{i:04d}", Completion(text=f"completion {i} " + "x" * 300))
+    cache.close()
+    return path
+
+
+def _damage_middle(path: Path) -> None:
+    pages = path.stat().st_size // 4096
+    assert pages > 10
+    with path.open("r+b") as handle:
+        handle.seek(pages // 2 * 4096)
+        handle.write(b"\xa5" * 4096 * 3)
+
+
+def test_check_cache_passes_missing_empty_and_healthy_files(tmp_path: Path) -> None:
+    check_cache(tmp_path / "absent.sqlite")
+    (tmp_path / "empty.sqlite").touch()
+    check_cache(tmp_path / "empty.sqlite")
+    check_cache(_filled_cache(tmp_path / "ok.sqlite"))
+
+
+def test_check_cache_names_the_file_and_the_fix(tmp_path: Path) -> None:
+    text = tmp_path / "notes.sqlite"
+    text.write_text("not a database\n" * 100)
+    damaged = _filled_cache(tmp_path / "damaged.sqlite")
+    _damage_middle(damaged)
+    before = damaged.read_bytes()
+    for path, why in ((text, "not an SQLite database"), (damaged, "is damaged")):
+        with pytest.raises(CacheError, match=why) as caught:
+            check_cache(path)
+        message = str(caught.value)
+        assert str(path) in message and "delete it" in message and "cache_mode: off" in message
+        assert "\n" not in message
+        assert caught.value.exit_code == 2 and caught.value.fatal
+    assert damaged.read_bytes() == before  # checking never writes
+
+
+def test_a_results_store_is_not_taken_for_a_cache(tmp_path: Path) -> None:
+    import asyncio as aio
+
+    from byzllm.experiments import make_unit, run_units
+
+    aio.run(run_units(tmp_path / "run", [make_unit({"a": 1})], _no_records, progress=False))
+    store = tmp_path / "run" / "results.sqlite"
+    before = store.read_bytes()
+    for opener in (check_cache, ResponseCache):
+        with pytest.raises(CacheError, match="not a response cache"):
+            opener(store)
+    assert store.read_bytes() == before
+
+
+def _no_records(payload: dict[str, object]) -> None:
+    return None
+
+
+def test_opening_a_non_database_is_refused_before_sqlite_writes(tmp_path: Path) -> None:
+    text = tmp_path / "c.sqlite"
+    text.write_text("hello\n" * 500)
+    before = text.read_bytes()
+    with pytest.raises(CacheError, match="not an SQLite database"):
+        ResponseCache(text)
+    assert text.read_bytes() == before
+
+
+def test_damaged_pages_met_during_a_run_are_fatal_not_misses(tmp_path: Path) -> None:
+    path = _filled_cache(tmp_path / "c.sqlite")
+    _damage_middle(path)
+    cache = ResponseCache(path)  # the header is fine: opening works
+    with pytest.raises(CacheError, match="is damaged") as caught:
+        for i in range(400):
+            cache.get(f"key-{i:04d}")
+    assert caught.value.fatal
+
+
+def test_a_run_stops_before_its_first_unit_on_a_damaged_cache(tmp_path: Path) -> None:
+    import asyncio as aio
+
+    from byzllm.experiments import ExperimentConfig, ModelConfig, make_unit, run_units
+
+    class Section(ModelConfig):
+        agents: str = "llm"
+
+    class Config(ExperimentConfig):
+        players: Section
+
+    cache = _filled_cache(tmp_path / "cache.sqlite")
+    _damage_middle(cache)
+    config = Config(players=Section(model="openai/x", cache=str(cache), api_key_env=None))
+    ran: list[object] = []
+
+    def work(payload: dict[str, object]) -> None:
+        ran.append(payload)
+
+    with pytest.raises(CacheError, match="cache_mode: off"):
+        aio.run(run_units(tmp_path / "run", [make_unit({"a": 1})], work, config=config))
+    assert ran == [] and not (tmp_path / "run").exists()
+    # cache_mode: off runs without it; a section without a model never opens it.
+    for section in (
+        Section(model="openai/x", cache=str(cache), cache_mode="off", api_key_env=None),
+        Section(cache=str(cache), api_key_env=None),
+    ):
+        aio.run(
+            run_units(
+                tmp_path / f"run-{len(ran)}",
+                [make_unit({"a": 1})],
+                work,
+                config=Config(players=section),
+                progress=False,
+            )
+        )
+    assert len(ran) == 2
+
+
+def test_cli_run_on_a_damaged_cache_is_one_line_exit_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from byzllm.cli import app
+
+    cache = tmp_path / "cache.sqlite"
+    cache.write_text("garbage " * 1000)
+    result = CliRunner().invoke(
+        app,
+        [
+            "consensus", "run", "--set", "dataset.n=2", "--set", "topologies=[complete]",
+            "--model", "openai/nothing", "--base-url", "http://127.0.0.1:9/v1",
+            "--set", "agents.strong.api_key_env=null", "--set", "agents.weak.api_key_env=null",
+            "--set", f"agents.strong.cache={cache}", "--set", f"agents.weak.cache={cache}",
+            "-o", str(tmp_path / "run"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert str(cache) in line and "cache_mode: off" in line
+    assert not (tmp_path / "run" / "results.sqlite").exists()

@@ -12,7 +12,14 @@ from typing import Annotated, Any
 
 import typer
 
-from ._common import JsonOption, RunDirArgument, cli_errors, print_json, show_parse_health
+from ._common import (
+    JsonOption,
+    RunDirArgument,
+    cli_errors,
+    print_json,
+    show_parse_health,
+    show_request_health,
+)
 
 __all__ = ["app"]
 
@@ -23,6 +30,8 @@ app = typer.Typer(
 
 #: How deep below ROOT `runs list` looks for stores.
 _MAX_DEPTH = 3
+#: The unit counts `runs list` shows, in column order.
+_COUNT_COLUMNS = ("units", "done", "failed", "pending")
 
 
 def _when(timestamp: float | None, fmt: str = "%Y-%m-%d %H:%M:%S UTC") -> str:
@@ -59,6 +68,8 @@ def _run_overview(run_dir: Path) -> dict[str, Any]:
     last = runs[-1] if runs else {}
     return {
         "run_dir": str(run_dir),
+        "readable": True,
+        "error": None,
         "units": sum(counts.values()),
         **counts,
         "invocations": len(runs),
@@ -70,6 +81,34 @@ def _run_overview(run_dir: Path) -> dict[str, Any]:
     }
 
 
+def _unreadable_overview(run_dir: Path, error: str) -> dict[str, Any]:
+    """A store that cannot be read: listed with its reason, never hiding the others."""
+    return {
+        "run_dir": str(run_dir),
+        "readable": False,
+        "error": error,
+        "units": None,
+        "pending": None,
+        "done": None,
+        "failed": None,
+        "invocations": None,
+        "last_status": "unreadable",
+        "last_started": "",
+        "last_started_short": "",
+        "config_class": None,
+        "git_commit": None,
+    }
+
+
+def _overview_or_reason(run_dir: Path) -> dict[str, Any]:
+    from byzllm.errors import ByzllmError
+
+    try:
+        return _run_overview(run_dir)
+    except ByzllmError as err:
+        return _unreadable_overview(run_dir, " ".join(str(err).split()))
+
+
 @app.command("list")
 def list_runs(
     root: Annotated[
@@ -78,6 +117,9 @@ def list_runs(
     json_output: JsonOption = False,
 ) -> None:
     """List the runs under ROOT (default: ./runs) with their progress.
+
+    A store that cannot be read (damaged, truncated, empty, not a byzllm store) is listed
+    as "unreadable", with the reason on stderr; the other runs are listed as usual.
 
     Examples:
 
@@ -92,7 +134,8 @@ def list_runs(
             raise InputError(f"not a folder: {root}")
         # A missing root just means nothing has run here yet: an empty list, not an error.
         stores = _find_stores(root) if root.is_dir() else []
-        overviews = [_run_overview(store.parent) for store in stores]
+        overviews = [_overview_or_reason(store.parent) for store in stores]
+        unreadable = [row for row in overviews if not row["readable"]]
         if json_output:
             for row in overviews:
                 del row["last_started_short"]
@@ -118,14 +161,14 @@ def list_runs(
         for row in overviews:
             table.add_row(
                 _relative(Path(row["run_dir"]), root),
-                str(row["units"]),
-                str(row["done"]),
-                str(row["failed"]),
-                str(row["pending"]),
+                *("" if row[key] is None else str(row[key]) for key in _COUNT_COLUMNS),
                 str(row["last_status"] or ""),
                 row.pop("last_started_short"),
+                style=None if row["readable"] else "red",
             )
         Console().print(table)
+        for row in unreadable:
+            typer.echo(f"unreadable: {row['error']}", err=True)
 
 
 @app.command("show")
@@ -139,7 +182,8 @@ def show_run(
     """Show a run: its config, provenance, progress counts, invocations and failures.
 
     For consensus, WhoDunit and monitor runs, also the parse health (model replies parsed
-    per stage and how many fell back to the parser's default; a warning per stage above 20%).
+    per stage and how many fell back to the parser's default; a warning per stage above 20%)
+    and the model requests (sent, cached, retried, timed out, errors by kind).
 
     Examples:
 
@@ -148,14 +192,21 @@ def show_run(
         byzllm runs show runs/sweep --json | jq .counts
     """
     with cli_errors():
-        from byzllm.experiments import Store, parse_health
+        from byzllm.experiments import Store, parse_health, request_health
 
         with Store.open(run_dir) as store:
             counts = store.counts()
             runs = store.runs()
             failures = store.failures()
             kinds = store.kinds()
-            health = parse_health.from_store(store)
+            unit_rows = [
+                row
+                for kind in parse_health.UNIT_KINDS
+                if kinds.get(kind)
+                for row in store.records(kind)
+            ]
+        health = parse_health.from_records(unit_rows) if unit_rows else None
+        requests = request_health.from_records(unit_rows) if unit_rows else None
         last = runs[-1] if runs else {}
         info: dict[str, Any] = {
             "run_dir": str(run_dir),
@@ -187,12 +238,14 @@ def show_run(
                 for unit in failures
             ],
             "parse_health": health.to_json() if health is not None else None,
+            "request_health": requests.to_json() if requests is not None else None,
         }
         if json_output:
             print_json(info)
         else:
             _print_show(info, max_failures_shown)
         show_parse_health(health, json_output=json_output)
+        show_request_health(requests, json_output=json_output)
 
 
 def _print_show(info: dict[str, Any], max_failures_shown: int) -> None:
@@ -282,3 +335,72 @@ def export_run(
         else:
             for path in written:
                 typer.echo(str(path))
+
+
+@app.command("repair")
+def repair_run(
+    run_dir: RunDirArgument,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Rebuild even a store that passes the integrity check, or one a process "
+            "that looks alive is registered as writing to.",
+        ),
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Salvage a damaged results store: copy what is readable into a fresh one.
+
+    Every readable unit, record and invocation is copied into a new results.sqlite; the
+    damaged file is kept beside it as results.damaged-<UTC time>.sqlite, never deleted.
+    Units whose row or any of whose records was lost are not kept as done: rerunning the
+    same command runs exactly those. Prints what was lost. A store that passes SQLite's
+    integrity check is left as it is.
+
+    Examples:
+
+        byzllm runs repair runs/sweep
+
+        byzllm runs repair runs/sweep --json
+    """
+    with cli_errors():
+        from byzllm.experiments import repair_store
+
+        report = repair_store(run_dir, force=force)
+        if json_output:
+            print_json(report.to_dict())
+            return
+        _print_repair(report)
+
+
+def _print_repair(report: Any) -> None:
+    store = report.store
+    if not report.repaired:
+        typer.echo(f"{store} passed the integrity check: nothing to repair")
+        return
+    units = report.units
+    kept = sum(units.values())
+
+    def plural(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    if report.problems:
+        first = " ".join(report.problems[0].split())
+        more = f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
+        typer.echo(f"damage found: {first[:300]}{more}")
+    typer.echo(
+        f"repaired {store}: kept {plural(kept, 'unit')} ({units['done']} done, "
+        f"{units['failed']} failed, {units['pending']} pending), "
+        f"{plural(report.records, 'record')}, {plural(report.runs, 'invocation')}"
+    )
+    typer.echo(
+        f"lost: {plural(report.units_lost, 'unit')} unreadable, "
+        f"{plural(report.units_rerun, 'done unit')} missing records (now pending), "
+        f"{plural(report.records_lost, 'record')}, {plural(report.runs_lost, 'invocation')}"
+    )
+    if report.unreadable_tables:
+        typer.echo(f"unreadable tables: {', '.join(report.unreadable_tables)}")
+    typer.echo(f"the damaged store is kept as {report.damaged_copy}")
+    if report.units_to_run or "units" in report.unreadable_tables:
+        typer.echo("rerun the same command to run the lost units again")

@@ -12,21 +12,28 @@ moment leaves either the whole result or nothing. Every write opens with ``BEGIN
 (the write lock is taken up front, so two writers queue instead of dead-locking) and every
 connection waits up to ``busy_timeout_s`` for the lock: two processes on one store never
 corrupt it.
+
+A damaged file is contained: opening checks that the file is a byzllm store before SQLite
+writes anything to it, :meth:`Store.open` opens it read-only and runs SQLite's
+``quick_check`` over every page, and every SQLite error becomes a one-line
+:class:`StoreError` (exit code 2) that names the file and, for damaged pages, the way out
+(``byzllm runs repair``, :func:`byzllm.experiments.repair_store`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from byzllm.errors import ByzllmError, InputError
 
@@ -52,6 +59,18 @@ _SCHEMA_VERSION = 1
 UnitStatus = Literal["pending", "done", "failed"]
 ExportFormat = Literal["csv", "jsonl", "parquet"]
 RecordT = TypeVar("RecordT", bound=Record)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+#: The first 16 bytes of every SQLite database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+#: The tables of a store (``units`` tells a byzllm store from any other SQLite database).
+STORE_TABLES = ("meta", "runs", "units", "records")
+#: How many problems ``quick_check`` reports at most (the first few say enough).
+_MAX_PROBLEMS = 10
+# Primary SQLite result codes (the low byte of an extended code).
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY = 5, 6, 8
+_SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_NOTADB = 10, 11, 13, 26
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -101,7 +120,127 @@ CREATE INDEX IF NOT EXISTS records_by_kind ON records (kind, unit_id);
 
 
 class StoreError(ByzllmError):
-    """The result store cannot be opened, read or written (locked too long, corrupt, full)."""
+    """The result store cannot be opened, read or written (locked too long, corrupt, full).
+
+    Exit code 2, and fatal: no unit of a run can succeed without its store, so a run stops
+    at once (one line naming the file and the fix) instead of failing unit after unit.
+    """
+
+    exit_code = 2
+    fatal = True
+
+
+def sqlite_error_code(err: sqlite3.Error) -> int | None:
+    """The primary SQLite result code of ``err`` (``None`` when SQLite did not give one)."""
+    code = getattr(err, "sqlite_errorcode", None)
+    return None if code is None else int(code) & 0xFF
+
+
+def is_damage(err: sqlite3.Error) -> bool:
+    """True when ``err`` says the file's pages are damaged or it is not a database."""
+    return sqlite_error_code(err) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+
+
+def _repair_hint(path: Path) -> str:
+    return f"salvage what is readable with `byzllm runs repair {path.parent}`"
+
+
+def damaged_error(path: Path, detail: str) -> StoreError:
+    """The one-line error for a store whose pages are damaged."""
+    return StoreError(f"results store {path} is damaged ({detail}); {_repair_hint(path)}")
+
+
+def _short(err: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _as_store_error(path: Path, err: sqlite3.Error) -> StoreError:
+    """One line for an SQLite error on the store at ``path``."""
+    code = sqlite_error_code(err)
+    detail = _short(err)
+    if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or "decode to UTF-8" in detail:
+        # (a stored text that is not UTF-8 any more: its bytes were overwritten)
+        return damaged_error(path, detail)
+    if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        return StoreError(f"results store {path} is busy: {detail}")
+    if code == _SQLITE_READONLY:
+        return StoreError(
+            f"results store {path} is read-only here ({detail}); Store.open() opens stores "
+            "for reading, Store(path) for writing"
+        )
+    if code == _SQLITE_FULL:
+        return StoreError(f"results store {path}: the disk is full ({detail})")
+    if code == _SQLITE_IOERR:
+        return StoreError(f"cannot read or write results store {path}: {detail}")
+    return StoreError(f"results store {path}: {detail}")
+
+
+def _guarded(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
+    """Turn SQLite errors (and undecodable stored JSON) in a store method into one-line
+    store errors."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.ProgrammingError:
+            raise  # a bug (a closed store, a bad statement), not the file's fault
+        except sqlite3.DatabaseError as err:
+            raise _as_store_error(self.path, err) from None
+        except json.JSONDecodeError as err:
+            raise damaged_error(
+                self.path, f"a stored value is not valid JSON: {_short(err)}"
+            ) from None
+
+    return wrapper
+
+
+def identify_store_file(path: Path) -> None:
+    """Refuse a file that cannot be a store (empty, too short, not SQLite) before SQLite
+    opens it: SQLite would otherwise take an empty file for a new database and write to it.
+    """
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(100)
+    except OSError as err:
+        raise StoreError(f"cannot read results store {path}: {err.strerror or err}") from None
+    if size == 0:
+        raise StoreError(
+            f"results store {path} is empty (0 bytes), not a byzllm results store; "
+            "delete it to start the run afresh"
+        )
+    if len(head) < 100 or not head.startswith(SQLITE_MAGIC):
+        raise StoreError(
+            f"cannot open results store {path}: not an SQLite database ({size} bytes), so not "
+            "a byzllm results store; move it away to start the run afresh"
+        )
+
+
+def connect_read_only(
+    path: Path, *, timeout: float = 60.0, check_same_thread: bool = True
+) -> sqlite3.Connection:
+    """A connection that can never write to the database file at ``path``.
+
+    (SQLite may still create the ``-wal`` and ``-shm`` side files a WAL reader needs.)
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    return sqlite3.connect(
+        uri,
+        uri=True,
+        timeout=timeout,
+        isolation_level=None,
+        check_same_thread=check_same_thread,
+    )
+
+
+def _describe_problems(problems: Sequence[str]) -> str:
+    first = " ".join(problems[0].split())
+    if len(first) > 200:
+        first = first[:199] + "…"
+    more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+    return f"integrity check: {first}{more}"
 
 
 @dataclass(slots=True)
@@ -195,37 +334,82 @@ class Store:
         location: str | Path,
         *,
         create: bool = True,
+        read_only: bool = False,
+        verify: bool = False,
         busy_timeout_s: float = 60.0,
         synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
         check_same_thread: bool = True,
     ) -> None:
+        """Open (or with ``create``, create) a store.
+
+        ``read_only`` opens the file so that nothing can write to it; ``verify`` runs
+        SQLite's ``quick_check`` over every page first and refuses a damaged store
+        (:class:`StoreError`). An existing file must be a byzllm store (empty, foreign and
+        non-SQLite files are refused before anything is written to them).
+        """
         self.path = _resolve_store_path(location)
-        if not create and not self.path.is_file():
+        self.read_only = read_only
+        if (read_only or not create) and not self.path.is_file():
             raise InputError(f"no results store at {self.path} (is this a run directory?)")
         try:
-            if create and not self.path.exists():
+            if create and not read_only and not self.path.exists():
                 _create_store_file(self.path)
-            self._conn = sqlite3.connect(
-                self.path,
-                timeout=busy_timeout_s,
-                isolation_level=None,  # we issue BEGIN IMMEDIATE / COMMIT ourselves
-                check_same_thread=check_same_thread,
-            )
-            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise StoreError(f"cannot switch {self.path} to WAL mode (got {mode!r})")
-            self._conn.execute(f"PRAGMA synchronous = {synchronous}")
-            self._check_schema()
+            else:
+                identify_store_file(self.path)
+            if read_only:
+                self._conn = connect_read_only(
+                    self.path, timeout=busy_timeout_s, check_same_thread=check_same_thread
+                )
+            else:
+                self._conn = sqlite3.connect(
+                    self.path,
+                    timeout=busy_timeout_s,
+                    isolation_level=None,  # we issue BEGIN IMMEDIATE / COMMIT ourselves
+                    check_same_thread=check_same_thread,
+                )
         except sqlite3.DatabaseError as err:
             raise StoreError(f"cannot open results store {self.path}: {err}") from None
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            # What the file is, before anything is written to it.
+            self._check_schema()
+            if verify:
+                problems = self.problems()
+                if problems:
+                    raise damaged_error(self.path, _describe_problems(problems))
+            if not read_only:
+                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise StoreError(f"cannot switch {self.path} to WAL mode (got {mode!r})")
+                self._conn.execute(f"PRAGMA synchronous = {synchronous}")
+        except sqlite3.DatabaseError as err:
+            self._conn.close()
+            raise _as_store_error(self.path, err) from None
+        except BaseException:
+            self._conn.close()
+            raise
 
     # -- lifecycle ------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, location: str | Path, *, create: bool = False) -> Store:
-        """Open the store of a run directory (or a ``.sqlite`` path); refuses a missing one."""
-        return cls(location, create=create)
+    def open(
+        cls,
+        location: str | Path,
+        *,
+        create: bool = False,
+        read_only: bool | None = None,
+        verify: bool = True,
+    ) -> Store:
+        """Open the store of a run directory (or a ``.sqlite`` path) to read it.
+
+        Refuses a missing store (unless ``create``), and an empty, foreign or damaged one
+        (``verify``: SQLite's ``quick_check`` over every page, a fraction of a second for a
+        100 MB store). Read-only unless ``create`` (or ``read_only=False``): nothing written
+        through it, and nothing a reader does changes the file.
+        """
+        if read_only is None:
+            read_only = not create
+        return cls(location, create=create, read_only=read_only, verify=verify)
 
     @property
     def run_dir(self) -> Path:
@@ -249,31 +433,52 @@ class Store:
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as err:
-            raise StoreError(f"results store {self.path} is busy: {err}") from None
+        except sqlite3.DatabaseError as err:
+            raise _as_store_error(self.path, err) from None
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            with suppress(sqlite3.Error):  # a damaged file may refuse even the rollback
+                conn.execute("ROLLBACK")
             raise
         else:
             conn.execute("COMMIT")
 
     def _check_schema(self) -> None:
-        existing = self._conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='units'"
-        ).fetchone()
-        if existing is None:
-            raise InputError(f"{self.path} is not a byzllm results store")
+        tables = {
+            str(name)
+            for (name,) in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        if "units" not in tables:
+            names = ", ".join(sorted(tables)) or "none"
+            raise InputError(f"{self.path} is not a byzllm results store (its tables: {names})")
+        missing = [table for table in STORE_TABLES if table not in tables]
+        if missing:
+            raise damaged_error(self.path, f"table {', '.join(missing)} missing")
         row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None or int(row[0]) != _SCHEMA_VERSION:
+        if row is None or str(row[0]) != str(_SCHEMA_VERSION):
             found = None if row is None else row[0]
             raise StoreError(
                 f"{self.path} has store schema {found}; this byzllm reads schema {_SCHEMA_VERSION}"
             )
 
+    @_guarded
+    def problems(self, max_problems: int = _MAX_PROBLEMS) -> list[str]:
+        """What SQLite's ``quick_check`` finds wrong with the file's pages (``[]``: none).
+
+        Reads every page once; a damage that stops the check itself is one problem.
+        """
+        try:
+            rows = self._conn.execute(f"PRAGMA quick_check({int(max_problems)})").fetchall()
+        except sqlite3.DatabaseError as err:
+            if is_damage(err):
+                return [str(err)]
+            raise
+        return [str(row[0]) for row in rows if str(row[0]) != "ok"]
+
     # -- runs -----------------------------------------------------------------------------
 
+    @_guarded
     def begin_run(
         self,
         *,
@@ -303,6 +508,7 @@ class Store:
         assert run_id is not None
         return run_id
 
+    @_guarded
     def finish_run(
         self, run_id: int, *, status: str, total: int, skipped: int, done: int, failed: int
     ) -> None:
@@ -314,6 +520,7 @@ class Store:
                 (time.time(), status, total, skipped, done, failed, run_id),
             )
 
+    @_guarded
     def runs(self) -> list[dict[str, Any]]:
         """Every invocation, oldest first. A run still marked ``running`` whose process is
         gone (same host) is reported as ``killed``."""
@@ -331,6 +538,7 @@ class Store:
             rows.append(row)
         return rows
 
+    @_guarded
     def latest_config(self) -> dict[str, Any] | None:
         """The resolved config of the most recent invocation (``None`` if none recorded)."""
         row = self._conn.execute(
@@ -340,6 +548,7 @@ class Store:
 
     # -- units ----------------------------------------------------------------------------
 
+    @_guarded
     def register_units(self, units: Sequence[Unit]) -> dict[str, str]:
         """Add units not yet known (as ``pending``); return the status of every given unit."""
         with self._write() as conn:
@@ -353,6 +562,7 @@ class Store:
             statuses = dict(conn.execute("SELECT id, status FROM units").fetchall())
         return {unit.id: statuses[unit.id] for unit in units}
 
+    @_guarded
     def write_results(self, results: Iterable[UnitResult], run_id: int | None = None) -> int:
         """Store finished units, each with its records, all in one transaction.
 
@@ -389,6 +599,7 @@ class Store:
                     )
         return written
 
+    @_guarded
     def counts(self) -> dict[str, int]:
         """Units per status: ``{"pending": .., "done": .., "failed": ..}`` (all three keys)."""
         counts = {"pending": 0, "done": 0, "failed": 0}
@@ -398,6 +609,7 @@ class Store:
             counts[str(status)] = int(count)
         return counts
 
+    @_guarded
     def units(self, status: UnitStatus | None = None) -> list[dict[str, Any]]:
         """Unit rows (payload decoded), in grid order; optionally only one status."""
         query = (
@@ -423,6 +635,7 @@ class Store:
 
     # -- records --------------------------------------------------------------------------
 
+    @_guarded
     def kinds(self) -> dict[str, int]:
         """Record kinds in the store, with how many records of each."""
         return {
@@ -440,6 +653,7 @@ class Store:
             (kind,),
         ).fetchall()
 
+    @_guarded
     def records(
         self, kind: str, *, with_unit: bool = False, with_payload: bool = False
     ) -> list[dict[str, Any]]:
@@ -460,6 +674,7 @@ class Store:
             rows.append(row)
         return rows
 
+    @_guarded
     def typed_records(self, model: type[RecordT]) -> list[RecordT]:
         """Every record of ``model.kind``, validated back into ``model`` instances."""
         return [model.model_validate_json(row[3]) for row in self._record_rows(model.kind)]
@@ -481,6 +696,7 @@ class Store:
                     row[f"payload.{key}"] = value
         return pd.DataFrame.from_records(rows)
 
+    @_guarded
     def export(
         self,
         fmt: ExportFormat,

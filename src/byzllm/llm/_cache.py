@@ -11,6 +11,12 @@ processes can share a cache file; each process keeps one connection per file.
 
 Modes (``cache_mode``): ``"on"`` reads and writes; ``"read-only"`` reads, never writes;
 ``"refresh"`` never reads, overwrites; ``"off"`` neither (no file is opened).
+
+A damaged cache file (pages SQLite reports as corrupt, a file that is not SQLite, another
+program's database) is refused with :class:`CacheError` (exit code 2, fatal to a run), naming
+the file and the two ways out: delete it, or run with ``cache_mode: off``.
+:func:`check_cache` checks a file without opening it for writing (the experiment runner
+checks every cache a config names before the first unit starts).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from byzllm.errors import ConfigError, InputError
 
 from ._types import ChatMessage, Completion, GenerateConfig
 
-__all__ = ["CacheMode", "ResponseCache", "cache_key", "open_cache"]
+__all__ = ["CacheError", "CacheMode", "ResponseCache", "cache_key", "check_cache", "open_cache"]
 
 #: How a model uses its cache.
 CacheMode = Literal["on", "off", "read-only", "refresh"]
@@ -47,6 +53,95 @@ CREATE TABLE IF NOT EXISTS completions (
     created_at REAL NOT NULL
 )
 """
+
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+# Primary SQLite result codes of a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB.
+_DAMAGE_CODES = (11, 26)
+
+
+class CacheError(ConfigError):
+    """The response cache file is damaged or is not a response cache (exit code 2).
+
+    Fatal: every request of a run would meet the same file, so a run stops before it starts
+    (or at the first request that meets the damage) instead of failing unit after unit.
+    """
+
+    exit_code = 2
+    fatal = True
+
+
+def _damaged(path: Path, detail: str) -> CacheError:
+    return CacheError(
+        f"response cache {path} is damaged ({detail}); delete it (and its -wal/-shm files) "
+        "to start an empty cache, or run without it (cache_mode: off)"
+    )
+
+
+def _is_damage(err: sqlite3.Error) -> bool:
+    code = getattr(err, "sqlite_errorcode", None)
+    return code is not None and int(code) & 0xFF in _DAMAGE_CODES
+
+
+def _check_header(path: Path) -> bool:
+    """Refuse a file that is not SQLite; False when the file is missing or empty (a new,
+    empty cache is made there)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return False
+    except OSError as err:
+        raise CacheError(f"cannot read the response cache {path}: {err.strerror or err}") from None
+    if size == 0:
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(100)
+    except OSError as err:
+        raise CacheError(f"cannot read the response cache {path}: {err.strerror or err}") from None
+    if len(head) < 100 or not head.startswith(_SQLITE_MAGIC):
+        raise _damaged(path, f"not an SQLite database, {size} bytes")
+    return True
+
+
+def _check_tables(path: Path, conn: sqlite3.Connection) -> None:
+    tables = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
+    if tables and "completions" not in tables:
+        raise CacheError(
+            f"{path} is not a response cache (it holds {', '.join(sorted(tables))}); "
+            "point cache at another file"
+        )
+
+
+def check_cache(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`CacheError` if the cache file at ``path`` is damaged or foreign.
+
+    Reads the whole file once (SQLite's ``quick_check``: a fraction of a second per 100 MB)
+    without ever writing to it. A missing or empty file passes: a new cache is made there.
+    """
+    file = Path(path).expanduser()
+    if not _check_header(file):
+        return
+    try:
+        conn = sqlite3.connect(
+            f"{file.resolve().as_uri()}?mode=ro", uri=True, timeout=60.0, isolation_level=None
+        )
+    except sqlite3.Error as err:
+        raise CacheError(f"cannot open the response cache {file}: {err}") from None
+    try:
+        _check_tables(file, conn)
+        rows = conn.execute("PRAGMA quick_check(5)").fetchall()
+        problems = [str(row[0]) for row in rows if str(row[0]) != "ok"]
+    except sqlite3.DatabaseError as err:
+        if _is_damage(err):
+            raise _damaged(file, str(err)) from None
+        raise CacheError(f"cannot read the response cache {file}: {err}") from None
+    finally:
+        conn.close()
+    if problems:
+        first = " ".join(problems[0].split())[:200]
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        raise _damaged(file, f"integrity check: {first}{more}")
 
 
 def cache_key(
@@ -83,23 +178,36 @@ class ResponseCache:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        # Before SQLite writes anything: not SQLite at all is refused here.
+        _check_header(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
                 self.path, timeout=60.0, check_same_thread=False, isolation_level=None
             )
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the response cache {self.path}: {exc}") from None
+        try:
+            _check_tables(self.path, self._conn)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
+        except sqlite3.Error as exc:
+            self._conn.close()
+            if _is_damage(exc):
+                raise _damaged(self.path, str(exc)) from None
             raise ConfigError(f"cannot open the response cache {self.path}: {exc}") from None
+        except BaseException:
+            self._conn.close()
+            raise
         self._lock = threading.Lock()
 
     def get(self, key: str) -> Completion | None:
         """The cached completion for ``key``, or ``None`` (also for an unreadable entry).
 
-        A database error (locked beyond the timeout, a damaged file) is logged and treated
-        as a miss: the cache only ever saves calls, it never fails one.
+        A passing database error (locked beyond the timeout) is logged and treated as a
+        miss. Damaged pages raise :class:`CacheError` (fatal: the run stops, naming the
+        file), since every later request would meet them too.
         """
         try:
             with self._lock:
@@ -107,6 +215,8 @@ class ResponseCache:
                     "SELECT value FROM completions WHERE key = ?", (key,)
                 ).fetchone()
         except sqlite3.Error as exc:
+            if _is_damage(exc):
+                raise _damaged(self.path, str(exc)) from None
             _log.warning("response cache %s unreadable (%s); treating as a miss", self.path, exc)
             return None
         if row is None:
@@ -126,6 +236,8 @@ class ResponseCache:
                     (key, value, time.time()),
                 )
         except sqlite3.Error as exc:
+            if _is_damage(exc):
+                raise _damaged(self.path, str(exc)) from None
             _log.warning("response cache %s not written (%s)", self.path, exc)
 
     def __len__(self) -> int:
