@@ -49,6 +49,8 @@ def test_consensus_run_and_report_on_the_real_model(
             f"agents.{group}.max_tokens=48",
             "--set",
             f"agents.{group}.api_key_env=null",
+            "--set",
+            f"agents.{group}.adaptive_timeout=false",  # single-slot CPU server
         ]
     result = RUNNER.invoke(app, args)
     assert result.exit_code == 0, result.output

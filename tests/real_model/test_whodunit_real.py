@@ -68,7 +68,14 @@ class Recording(ChatModel):
 
 def _model(server: LocalServer) -> Recording:
     return Recording(
-        get_model(f"openai/{server.model_name}", base_url=server.base_url, api_key_env=None)
+        # A single-slot CPU server: the adaptive timeout would cut long generations
+        # (docs/llm.md, Timeouts).
+        get_model(
+            f"openai/{server.model_name}",
+            base_url=server.base_url,
+            api_key_env=None,
+            adaptive_timeout=False,
+        )
     )
 
 
@@ -227,6 +234,7 @@ def test_monitor_collect_on_real_games_gives_finite_features(
                 "max_tokens": MAX_TOKENS,
                 "max_reprompts": 0,
                 "api_key_env": None,
+                "adaptive_timeout": False,
             }
         )
     )
