@@ -438,20 +438,7 @@ def show_parse_health(health: ParseHealth | None, *, json_output: bool) -> None:
     (``n/a (simulated)``). In both modes, exactly one ``warning: ...`` line on stderr per stage
     that fell back on more than 20% of its replies. ``None`` (no unit records) prints nothing.
     """
-    if health is None:
-        return
-    if not json_output:
-        from rich.console import Console
-
-        from byzllm.experiments.reports import rich_table
-
-        console = Console()
-        if health.note is not None:
-            console.print(health.note, highlight=False, markup=False)
-        else:
-            console.print(rich_table(health.rows(), title="Parse health"))
-    for line in health.warnings():
-        typer.echo(line, err=True)
+    _show_health(health, "Parse health", json_output=json_output)
 
 
 def show_request_health(health: RequestHealth | None, *, json_output: bool) -> None:
@@ -463,6 +450,13 @@ def show_request_health(health: RequestHealth | None, *, json_output: bool) -> N
     why there is none (``n/a (simulated)``); in both modes one ``warning: ...`` line on
     stderr when more than 20% of the requests were retried. ``None`` prints nothing.
     """
+    _show_health(health, "Model requests", json_output=json_output)
+
+
+def _show_health(
+    health: ParseHealth | RequestHealth | None, title: str, *, json_output: bool
+) -> None:
+    """The one way both health summaries print: a note or a table, then stderr warnings."""
     if health is None:
         return
     if not json_output:
@@ -474,6 +468,6 @@ def show_request_health(health: RequestHealth | None, *, json_output: bool) -> N
         if health.note is not None:
             console.print(health.note, highlight=False, markup=False)
         else:
-            console.print(rich_table(health.rows(), title="Model requests"))
+            console.print(rich_table(health.rows(), title=title))
     for line in health.warnings():
         typer.echo(line, err=True)

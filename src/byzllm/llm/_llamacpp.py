@@ -31,6 +31,7 @@ from byzllm.errors import InputError
 
 from ._errors import ModelRequestError
 from ._local import GgufModel, require_llama_cpp, resolve_gguf
+from ._openai import request_body
 from ._provider import ModelAPI, ProviderSettings, register_provider
 from ._response import parse_chat_completion
 from ._types import ChatMessage, Completion, GenerateConfig
@@ -123,22 +124,14 @@ def _check_loadable(gguf: GgufModel) -> None:
 
 
 def _request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"messages": [dict(m) for m in messages]}
-    if config.temperature is not None:
-        kwargs["temperature"] = config.temperature
+    """``create_chat_completion``'s arguments: the OpenAI request body, less ``model``."""
+    kwargs = request_body("", messages, config)
+    del kwargs["model"]
+    kwargs["messages"] = [dict(m) for m in messages]
     # llama-cpp-python's own default is 16 tokens on some paths: always say how many.
-    kwargs["max_tokens"] = config.max_tokens if config.max_tokens is not None else 512
-    if config.top_p is not None:
-        kwargs["top_p"] = config.top_p
-    if config.seed is not None:
-        kwargs["seed"] = config.seed
-    if config.stop is not None:
-        kwargs["stop"] = list(config.stop)
-    if config.response_format is not None:
-        kwargs["response_format"] = {"type": config.response_format}
-    if config.top_logprobs is not None:
-        kwargs["logprobs"] = True
-        kwargs["top_logprobs"] = max(1, config.top_logprobs)
+    kwargs.setdefault("max_tokens", 512)
+    if "top_logprobs" in kwargs:
+        kwargs["top_logprobs"] = max(1, kwargs["top_logprobs"])
     return kwargs
 
 
