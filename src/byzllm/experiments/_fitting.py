@@ -1,0 +1,109 @@
+"""What ``byzllm sim fit`` writes and ``byzllm sim compare`` prints, for every domain.
+
+A :class:`FittedProfile` holds, per group of agents (consensus: ``strong`` / ``weak``;
+WhoDunit: ``sim``), the simulator parameters estimated from a run, the source of each one
+("fitted from RUN: <statistic>, n = ..." or the default's own source when the run carries no
+evidence for it) and the measured statistics behind them. Its YAML file plugs into a config:
+``agents.<group>.profile: profile.yaml`` (consensus) or ``sim: profile.yaml`` (WhoDunit).
+
+A :class:`ComparisonRow` sets one metric of the real run beside the same metric of the fitted
+simulator on the same configuration, both with their confidence intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from byzllm.errors import ConfigError
+
+from ._intervals import Interval
+
+__all__ = ["ComparisonRow", "FittedProfile", "comparison_row", "load_profile_section"]
+
+
+class FittedProfile(BaseModel):
+    """Simulator parameters estimated from one run (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str = Field(description="consensus or whodunit")
+    run: str = Field(description="the run directory's name the profile was fitted from")
+    run_simulated: bool = Field(description="whether that run's agents were themselves simulated")
+    groups: dict[str, dict[str, float]] = Field(description="group -> parameter -> value")
+    sources: dict[str, dict[str, str]] = Field(description="group -> parameter -> source")
+    evidence: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="group -> measured statistic -> value (counts, rates)"
+    )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the profile as YAML (``.json`` suffix: JSON)."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        data = self.model_dump(mode="json")
+        if out.suffix == ".json":
+            out.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        else:
+            out.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+        return out
+
+    @classmethod
+    def load(cls, path: str | Path) -> FittedProfile:
+        """Read a profile written by :meth:`save` (a clear ConfigError otherwise)."""
+        p = Path(path)
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read profile {p}: {exc}") from exc
+        try:
+            return cls.model_validate(data)
+        except ValueError as exc:
+            raise ConfigError(f"{p} is not a profile written by `byzllm sim fit`: {exc}") from exc
+
+
+def load_profile_section(path: str | Path, group: str, domain: str) -> dict[str, float]:
+    """The parameters of ``group`` in the fitted profile at ``path`` (for configs)."""
+    profile = FittedProfile.load(path)
+    if profile.domain != domain:
+        raise ConfigError(f"{path} was fitted on a {profile.domain} run, not a {domain} one")
+    if group not in profile.groups:
+        raise ConfigError(
+            f"{path} has no parameters for group {group!r} (it has {', '.join(profile.groups)})"
+        )
+    return dict(profile.groups[group])
+
+
+class ComparisonRow(BaseModel):
+    """One metric: the real run and the fitted simulator side by side (see the module doc)."""
+
+    metric: str
+    real: float
+    real_low: float
+    real_high: float
+    simulated: float
+    simulated_low: float
+    simulated_high: float
+    difference: float = Field(description="simulated - real")
+    n_real: int
+    n_simulated: int
+
+
+def comparison_row(metric: str, real: Interval, simulated: Interval) -> ComparisonRow:
+    """The row of ``metric`` from the two intervals."""
+    diff = simulated.value - real.value
+    return ComparisonRow(
+        metric=metric,
+        real=real.value,
+        real_low=real.low,
+        real_high=real.high,
+        simulated=simulated.value,
+        simulated_low=simulated.low,
+        simulated_high=simulated.high,
+        difference=diff if math.isfinite(diff) else float("nan"),
+        n_real=real.n,
+        n_simulated=simulated.n,
+    )
