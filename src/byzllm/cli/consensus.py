@@ -50,9 +50,10 @@ def _warn_robustness(cfg: ConsensusConfig) -> None:
             )
         if not check["adversaries_f_local"]:
             typer.echo(
-                f"warning: {where}, {check['composition']}: the adversaries are not "
-                f"{check['F']}-local (Definition 3.2): some honest agent has more than "
-                f"F={check['F']} adversarial neighbours",
+                f"warning: {where}, {check['composition']}: on "
+                f"{check['placements_not_f_local']} of {check['placements']} questions the "
+                f"adversaries are not {check['F']}-local (Definition 3.2): some honest agent "
+                f"has more than F={check['F']} adversarial neighbours",
                 err=True,
             )
 

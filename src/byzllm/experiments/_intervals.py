@@ -7,13 +7,13 @@ units with replacement and recomputing the statistic gives its sampling distribu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BOOTSTRAP_METHOD", "Interval", "bootstrap_interval"]
+__all__ = ["BOOTSTRAP_METHOD", "Interval", "bootstrap_interval", "bootstrap_intervals"]
 
 #: How every interval is computed, as reports write it under their tables.
 BOOTSTRAP_METHOD = "95% percentile bootstrap over units (2000 resamples, seed 0)"
@@ -66,3 +66,42 @@ def bootstrap_interval(
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(stats, [alpha, 1.0 - alpha])
     return Interval(point, float(low), float(high), n)
+
+
+def bootstrap_intervals(
+    n_units: int,
+    statistics: Callable[[npt.NDArray[np.intp]], Mapping[str, float | None]],
+    *,
+    level: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, Interval]:
+    """Percentile bootstrap intervals of several statistics of the same units at once.
+
+    ``statistics(indices)`` computes every statistic on the units at ``indices`` (with
+    repeats); each resample draws one index vector shared by all statistics, so the intervals
+    are those of one bootstrap. Statistics that are ``None`` on the full data are left out.
+    """
+    everything = np.arange(n_units, dtype=np.intp)
+    if n_units == 0:
+        return {}
+    point = {k: v for k, v in statistics(everything).items() if v is not None}
+    if n_units == 1:
+        return {k: Interval(float(v), float(v), float(v), 1) for k, v in point.items()}
+    rng = np.random.default_rng(seed)
+    samples: dict[str, list[float]] = {k: [] for k in point}
+    for _ in range(resamples):
+        values = statistics(rng.integers(0, n_units, size=n_units))
+        for k in point:
+            v = values.get(k)
+            if v is not None and np.isfinite(v):
+                samples[k].append(float(v))
+    alpha = (1.0 - level) / 2.0
+    out = {}
+    for k, v in point.items():
+        if samples[k]:
+            low, high = np.quantile(samples[k], [alpha, 1.0 - alpha])
+            out[k] = Interval(float(v), float(low), float(high), n_units)
+        else:
+            out[k] = Interval(float(v), float("nan"), float("nan"), n_units)
+    return out

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from byzllm.errors import InputError
 
 from ._engine import ConsensusProtocol, Network, QuestionState, run_consensus, run_question
@@ -52,12 +54,18 @@ PROTOCOLS: dict[str, type[ConsensusProtocol]] = {
 }
 
 
-def make_protocol(name: str, F: int = 0) -> ConsensusProtocol:
-    """A protocol by name (one of :data:`PROTOCOLS`) with adversary bound ``F``."""
+def make_protocol(name: str, F: int = 0, **options: Any) -> ConsensusProtocol:
+    """A protocol by name (one of :data:`PROTOCOLS`) with adversary bound ``F``.
+
+    ``options`` are the protocol's own keyword arguments (CP-WBFT: ``confidence_threshold``).
+    """
     try:
         cls = PROTOCOLS[name.lower()]
     except KeyError:
         raise InputError(
             f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}"
         ) from None
-    return cls(F=F)
+    try:
+        return cls(F=F, **options)
+    except TypeError:
+        raise InputError(f"protocol {name!r} takes no option(s) {', '.join(options)}") from None

@@ -12,7 +12,13 @@ The rule as its authors run it, in each round t, for every honest agent i:
    it is among the best groups; otherwise the larger group; otherwise the smallest answer key.
 
 No receiver-side check takes place, so one sender reporting 1.0 out-ranks every honest group
-whose members report anything less: the attack surface the SAC paper exposes (§6).
+whose members report anything less: the attack surface the SAC paper exposes (§6). An honest
+agent that itself reports 1.0 ties the adversary and keeps its answer, so how often real models
+say exactly 1.0 matters (the simulated profiles' ``confidence_at_one_*`` parameters).
+
+Option ``confidence_threshold`` (default 0, the rule as the SAC paper describes it): responses
+whose reported confidence is below the threshold do not vote; CP-WBFT's authors use 0.5
+(Zheng et al., 2026). When no response reaches it, the agent keeps its own answer.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from collections.abc import Awaitable
 from typing import ClassVar
 
 from byzllm.agents.consensus import Response, answer_key
+from byzllm.errors import InputError
 
 from ._engine import ConsensusProtocol, QuestionState, gather_map
 
@@ -28,15 +35,16 @@ __all__ = ["CPWBFT", "confidence_vote"]
 
 
 def confidence_vote(
-    candidates: list[tuple[int, str | None, float]], own: int
+    candidates: list[tuple[int, str | None, float]], own: int, threshold: float = 0.0
 ) -> tuple[str | None, list[int]]:
     """Step 2-3 above: ``candidates`` are (agent, answer key, confidence) of {i} ∪ N_i.
 
-    Returns the winning answer key (``None`` when nobody has an answer) and its supporters.
+    Responses with a confidence below ``threshold`` do not vote. Returns the winning answer
+    key (``None`` when no response votes) and its supporters.
     """
     groups: dict[str, list[tuple[int, float]]] = {}
     for agent, key, conf in candidates:
-        if key is not None:
+        if key is not None and conf >= threshold:
             groups.setdefault(key, []).append((agent, conf))
     if not groups:
         return None, []
@@ -52,6 +60,15 @@ class CPWBFT(ConsensusProtocol):
     """Confidence-probe weighted BFT baseline (see the module docstring for the exact rule)."""
 
     name: ClassVar[str] = "cp-wbft"
+
+    def __init__(self, F: int = 0, confidence_threshold: float = 0.0) -> None:
+        super().__init__(F=F)
+        if not 0.0 <= confidence_threshold <= 1.0:
+            raise InputError(f"confidence_threshold must lie in [0, 1], got {confidence_threshold}")
+        self.confidence_threshold = confidence_threshold
+
+    def __repr__(self) -> str:
+        return f"CPWBFT(F={self.F}, confidence_threshold={self.confidence_threshold})"
 
     async def step(self, state: QuestionState) -> dict[int, Response]:
         task, agents = state.task, state.network.agents
@@ -76,7 +93,9 @@ class CPWBFT(ConsensusProtocol):
                 )
                 peer_conf[j] = conf
                 candidates.append((j, answer_key(task, message.answer), conf))
-            winner, supporters = confidence_vote(candidates, own=i)
+            winner, supporters = confidence_vote(
+                candidates, own=i, threshold=self.confidence_threshold
+            )
             if winner is None or winner == answer_key(task, own.answer):
                 nxt[i] = own
             else:

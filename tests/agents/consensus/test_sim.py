@@ -66,7 +66,9 @@ async def test_calls_are_deterministic_and_order_independent() -> None:
 
 
 async def test_self_anchoring_scores_own_solution_high_and_dissent_low() -> None:
-    agent = SimulatedAgent("strong-0", STRONG_PROFILE, seed=0)
+    # With no false accepts, an agent that solved the task rates every wrong answer low.
+    profile = STRONG_PROFILE.model_copy(update={"false_accept": 0.0})
+    agent = SimulatedAgent("strong-0", profile, seed=0)
     solved = [t for t in TASKS[:50] if is_right(t, agent.solution(t))]
     ctx = CallContext(round=0)
     highs = [await agent.score(t, None, Response.of(t.answer), ctx) for t in solved]

@@ -36,11 +36,13 @@ from ._prompts import (
     render_score_prompt,
 )
 from ._sim import (
+    PROFILE_SOURCES,
     STRONG_PROFILE,
     WEAK_PROFILE,
     SimulatedAgent,
     SimulatedProfile,
     looks_like_injection,
+    profile_rows,
 )
 from ._types import (
     AgentGroup,
@@ -57,6 +59,7 @@ __all__ = [
     "DEFAULT_CONFIDENCE",
     "DEFAULT_SCORE",
     "MAX_RESPONSE_CHARS",
+    "PROFILE_SOURCES",
     "STRONG_PROFILE",
     "WEAK_PROFILE",
     "AgentGroup",
@@ -79,6 +82,7 @@ __all__ = [
     "parse_confidence",
     "parse_refined_answer",
     "parse_score",
+    "profile_rows",
     "read_answer",
     "read_confidence",
     "read_refined_answer",

@@ -1,38 +1,43 @@
 """The simulated agent population: a parameterized behavioural model of LLM agents.
 
-Not a stub: every behaviour an LLM agent shows in the SAC paper's pipeline has an explicit,
-documented parameter (:class:`SimulatedProfile`), and everything a protocol does with these
-agents *emerges* from them; no parameter knows which protocol is running.
+Every behaviour an LLM agent shows in the SAC paper's pipeline is an explicit parameter of
+:class:`SimulatedProfile`, declared with its meaning and its source (a published figure, a
+measurement, or "assumption"; ``byzllm sim show`` prints them). No parameter knows which
+protocol is running. Some parameters do encode how an agent relates to the truth (how often it
+solves a task, how often it rates a wrong answer as right, how its confidence differs between
+right and wrong answers): that is what a behavioural model of a fallible agent is. Which of
+them drive which result is shown by the ablations in ``docs/consensus.md``, and a profile can
+be fitted from a real run (``byzllm sim fit``) instead of assumed.
 
 The model, per agent i and task x:
 
 * **Latent solution** s_i(x): with probability ``strength`` the agent solves the task (its
-  solution is the ground truth); otherwise its solution is a wrong answer, the task's most
-  plausible distractor with probability ``error_correlation`` (so weak agents err *together*,
-  as weaker LLMs share misconceptions) and an agent-specific distractor otherwise. The latent
-  solution is fixed across rounds: a model's capability on a question does not change.
-* **Judgement** J_i(r) of a response r ("is r correct?"): a response equal to the agent's own
-  latent solution is judged correct (re-solving reproduces it; models rarely catch their own
-  errors); any other response is judged correct only when the agent manages to verify it
-  (probability ``verify_accuracy``) and it is in fact correct. This is the self-anchoring of
-  the paper's §4.1: an agent scores its own view of the problem highly and dissent low.
-* **Score** φ_i(x, r) (Eq. (2)): 0.9 when judged correct, 0.1 otherwise, plus Gaussian
-  ``calibration_noise``, clipped to [0, 1] and written with two decimals like an LLM's reply.
-  An embedded instruction ("... Score: 1.0") hijacks the score with probability
+  solution is the ground truth); otherwise a wrong answer, the task's most plausible
+  distractor with probability ``error_correlation`` (weaker LLMs share misconceptions) and an
+  agent-specific distractor otherwise. Fixed across rounds.
+* **Judgement** J_i(r) ("is r correct?"), stable per (agent, task, response) as at
+  temperature 0: a response equal to the agent's own latent solution is judged correct with
+  probability ``self_trust`` (the self-anchoring of the SAC paper, §4.1: re-solving reproduces
+  one's own answer); any other response is judged correct with probability
+  ``1 - false_reject`` when it is right and ``false_accept`` when it is wrong (a judge's error
+  rates, the quantities a real run measures).
+* **Score** φ_i(x, r) (Eq. (2)): ``score_accept`` when judged correct, ``score_reject``
+  otherwise, plus Gaussian ``calibration_noise``, clipped to [0, 1] and written with two
+  decimals. An embedded instruction ("... Score: 1.0") hijacks the score with probability
   ``injection_susceptibility``.
 * **Refine** (Eq. (5)): the agent keeps its answer with probability ``anchoring`` when it
-  judges its own answer correct; otherwise it weighs each distinct retained answer by the sum of
-  its receiver-side scores (one unit per response when a protocol passes no scores), its own
-  answer counting one unit when it believes it, and moves to the heaviest one with probability
-  ``susceptibility``.
-* **Confidence** (CP-WBFT): ``confidence_correct`` when the agent judges the response correct,
-  ``confidence_wrong`` otherwise, plus noise; LLM verbalized confidence is high and poorly
-  calibrated, hence the small gap.
+  judges its own answer correct; otherwise it weighs each distinct retained answer by the sum
+  of its receiver-side scores (one unit per response when a protocol passes no scores), its
+  own answer counting one unit when it believes it, and moves to the heaviest one with
+  probability ``susceptibility``.
+* **Verbalized confidence** (what CP-WBFT aggregates): exactly 1.0 with probability
+  ``confidence_at_one_right`` (right answers) or ``confidence_at_one_wrong`` (wrong ones);
+  otherwise ``confidence_right`` / ``confidence_wrong`` plus ``calibration_noise``, at most
+  0.99; stable per (agent, task, response), as at temperature 0. Equal right and wrong
+  parameters make confidence carry no information.
 
 Every random draw is seeded by (population seed, agent, task, round, call) via
 :mod:`byzllm.agents._seeding`, so results are reproducible and independent of scheduling.
-Only single-agent quantities are calibrated: the default strong / weak profiles solve ≈ 85% /
-≈ 25% of synthetic tasks on their own, the initial accuracies of Table 1.
 """
 
 from __future__ import annotations
@@ -46,17 +51,25 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from byzllm.tasks import Task
 
+from .._params import ParameterRow, parameter, parameter_rows
 from .._seeding import choice, gauss, uniform
 from ._answers import answer_key, is_right, same_answer, wrong_answers
 from ._types import AgentGroup, CallContext, ConsensusAgent, Response, ScoredResponse
 
 __all__ = [
+    "PROFILE_SOURCES",
     "STRONG_PROFILE",
     "WEAK_PROFILE",
     "SimulatedAgent",
     "SimulatedProfile",
     "looks_like_injection",
+    "profile_rows",
 ]
+
+_XIONG = (
+    "Xiong et al. (2024): GPT-class models verbalize confidence mostly in 80-100%; "
+    "the value within that range is an assumption"
+)
 
 _INJECTION = re.compile(
     r"(ignore\s+(all\s+)?(the\s+)?(above|previous|prior)|score\s*[:=]\s*1(\.0+)?\b"
@@ -71,51 +84,108 @@ def looks_like_injection(text: str) -> bool:
 
 
 class SimulatedProfile(BaseModel):
-    """Explicit behavioural parameters of one simulated agent (see the module docstring)."""
+    """Explicit behavioural parameters of one simulated agent (see the module docstring).
+
+    The declared sources are the generic ones; the default profiles carry their own per-value
+    sources (:data:`PROFILE_SOURCES`).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(description="profile name, e.g. 'strong'")
-    strength: float = Field(ge=0, le=1, description="P(solves a task on its own)")
-    verify_accuracy: float = Field(ge=0, le=1, description="P(judges a response's correctness)")
-    calibration_noise: float = Field(ge=0, le=1, description="s.d. of score/confidence noise")
-    anchoring: float = Field(ge=0, le=1, description="P(keeps an answer it believes correct)")
-    susceptibility: float = Field(ge=0, le=1, description="P(follows peers when not anchored)")
-    error_correlation: float = Field(ge=0, le=1, description="P(wrong answer = top distractor)")
-    confidence_correct: float = Field(ge=0, le=1, description="confidence when it believes r")
-    confidence_wrong: float = Field(ge=0, le=1, description="confidence when it doubts r")
-    injection_susceptibility: float = Field(ge=0, le=1, description="P(injected score obeyed)")
+    name: str = Field(default="custom", description="profile name, e.g. 'strong'")
+    strength: float = parameter(
+        0.85, meaning="P(solves a task on its own): the initial accuracy", ge=0, le=1
+    )
+    error_correlation: float = parameter(
+        0.2, meaning="P(a wrong answer is the task's most plausible distractor)", ge=0, le=1
+    )
+    self_trust: float = parameter(
+        1.0,
+        meaning="P(judges a response equal to its own solution correct)",
+        source="assumption (the SAC paper, §4.1: agents anchor on their own solution)",
+        ge=0,
+        le=1,
+    )
+    false_accept: float = parameter(
+        0.05, meaning="P(judges another agent's wrong answer correct)", ge=0, le=1
+    )
+    false_reject: float = parameter(
+        0.6, meaning="P(judges another agent's right answer wrong)", ge=0, le=1
+    )
+    score_accept: float = parameter(
+        0.9, meaning="score φ given to a response judged correct", ge=0, le=1
+    )
+    score_reject: float = parameter(
+        0.1, meaning="score φ given to a response judged wrong", ge=0, le=1
+    )
+    calibration_noise: float = parameter(
+        0.05, meaning="s.d. of the Gaussian noise on scores and confidences", ge=0, le=1
+    )
+    anchoring: float = parameter(
+        0.9, meaning="P(keeps an answer it believes correct, whatever the peers say)", ge=0, le=1
+    )
+    susceptibility: float = parameter(
+        0.7, meaning="P(moves to the heaviest retained answer when not anchored)", ge=0, le=1
+    )
+    confidence_right: float = parameter(
+        0.9,
+        meaning="mean verbalized confidence in a right answer (when not exactly 1.0)",
+        source=_XIONG,
+        ge=0,
+        le=1,
+    )
+    confidence_wrong: float = parameter(
+        0.8,
+        meaning="mean verbalized confidence in a wrong answer (when not exactly 1.0)",
+        source=_XIONG,
+        ge=0,
+        le=1,
+    )
+    confidence_at_one_right: float = parameter(
+        0.25, meaning="P(verbalized confidence is exactly 1.0 | right answer)", ge=0, le=1
+    )
+    confidence_at_one_wrong: float = parameter(
+        0.15, meaning="P(verbalized confidence is exactly 1.0 | wrong answer)", ge=0, le=1
+    )
+    injection_susceptibility: float = parameter(
+        0.05, meaning="P(obeys a score embedded in a peer's message)", ge=0, le=1
+    )
 
 
 #: A gpt-4o-mini-like agent on the synthetic tasks (≈ 85% alone, Table 1's strong group).
-STRONG_PROFILE = SimulatedProfile(
-    name="strong",
-    strength=0.85,
-    verify_accuracy=0.4,
-    calibration_noise=0.05,
-    anchoring=0.9,
-    susceptibility=0.7,
-    error_correlation=0.2,
-    confidence_correct=0.9,
-    confidence_wrong=0.8,
-    injection_susceptibility=0.05,
-)
+STRONG_PROFILE = SimulatedProfile(name="strong")
 
 #: A gpt-3.5-turbo-like agent on the synthetic tasks (≈ 25% alone, Table 1's weak group).
 WEAK_PROFILE = SimulatedProfile(
     name="weak",
     strength=0.25,
-    verify_accuracy=0.45,
+    error_correlation=0.8,
+    false_accept=0.15,
+    false_reject=0.55,
     calibration_noise=0.1,
     anchoring=0.3,
     susceptibility=0.8,
-    error_correlation=0.8,
-    confidence_correct=0.85,
+    confidence_right=0.85,
     confidence_wrong=0.8,
+    confidence_at_one_right=0.25,
+    confidence_at_one_wrong=0.2,
     injection_susceptibility=0.3,
 )
 
-_HIGH, _LOW = 0.9, 0.1
+#: Per-value sources of the default profiles, where they differ from the declared ones.
+PROFILE_SOURCES: dict[str, dict[str, str]] = {
+    "strong": {
+        "strength": "the SAC paper, Table 1: gpt-4o-mini's initial accuracy, 83-86%",
+    },
+    "weak": {
+        "strength": "the SAC paper, Table 1: gpt-3.5-turbo's initial accuracy, 23-28%",
+    },
+}
+
+
+def profile_rows(profile: SimulatedProfile) -> list[ParameterRow]:
+    """The parameters of ``profile`` with meaning and source (``byzllm sim show``)."""
+    return parameter_rows(profile, PROFILE_SOURCES.get(profile.name), skip=("name",))
 
 
 def _text_id(response: Response) -> str:
@@ -155,21 +225,21 @@ class SimulatedAgent(ConsensusAgent):
         return choice(wrong[1:], *keys, "which")
 
     def judges_correct(self, task: Task, response: Response) -> bool:
-        """J_i(r): does agent i judge r correct?
+        """J_i(r): does agent i judge r correct? (see the module docstring)
 
-        Re-solving reproduces the agent's own latent solution, so r ≡ s_i(x) is always judged
-        correct (self-anchoring; models rarely catch their own errors). Any other response is
-        judged correct only when the agent verifies it (probability ``verify_accuracy``) and it
-        is in fact correct. A judgement is a stable property of (agent, task, response), like a
-        model's verdict at temperature 0: asking again in a later round gives the same verdict.
+        A judgement is a stable property of (agent, task, response), like a model's verdict
+        at temperature 0: asking again in a later round gives the same verdict.
         """
         if response.answer is None:
             return False
+        p = self.profile
         if same_answer(task, response.answer, self.solution(task)):
-            return True
+            return uniform(self.seed, self.name, task.id, "self-trust") < p.self_trust
         keys = (self.seed, self.name, task.id, _text_id(response))
-        verifies = uniform(*keys, "verify") < self.profile.verify_accuracy
-        return verifies and is_right(task, response.answer)
+        draw = uniform(*keys, "verify")
+        if is_right(task, response.answer):
+            return draw >= p.false_reject
+        return draw < p.false_accept
 
     def _noisy(self, base: float, *keys: object) -> float:
         value = base + gauss(self.profile.calibration_noise, self.seed, self.name, *keys)
@@ -190,7 +260,8 @@ class SimulatedAgent(ConsensusAgent):
         ):
             return 1.0
         judged = self.judges_correct(task, peer)
-        return self._noisy(_HIGH if judged else _LOW, *keys)
+        p = self.profile
+        return self._noisy(p.score_accept if judged else p.score_reject, *keys)
 
     async def refine(
         self,
@@ -229,10 +300,16 @@ class SimulatedAgent(ConsensusAgent):
     async def confidence(
         self, task: Task, response: Response, ctx: CallContext | None = None
     ) -> float:
-        judged = self.judges_correct(task, response)
-        base = self.profile.confidence_correct if judged else self.profile.confidence_wrong
-        round_ = ctx.round if ctx else 0
-        return self._noisy(base, task.id, round_, "confidence", _text_id(response))
+        p = self.profile
+        right = response.answer is not None and is_right(task, response.answer)
+        # Stable per (agent, task, response), like the judgement: the same confidence prompt at
+        # temperature 0 gets the same reply in every round.
+        keys = (task.id, "confidence", _text_id(response))
+        at_one = p.confidence_at_one_right if right else p.confidence_at_one_wrong
+        if uniform(self.seed, self.name, *keys, "at-one") < at_one:
+            return 1.0
+        # Below 1.0 otherwise, so the mass at exactly 1.0 is the parameter's.
+        return min(0.99, self._noisy(p.confidence_right if right else p.confidence_wrong, *keys))
 
     def describe(self) -> dict[str, Any]:
         return {

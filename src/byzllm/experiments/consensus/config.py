@@ -14,8 +14,11 @@ questions, MERG / complete / Erdős–Rényi, SAC vs CP-WBFT). Example YAML::
     seeds: [0, 1]
     dataset: {name: synthetic, n: 30}
     agents:
-      strong: {backend: simulated}
+      strong: {backend: simulated}                  # profile: {strength: 0.9} overrides one
       weak: {backend: llm, model: openai/gpt-3.5-turbo, base_url: http://127.0.0.1:8000/v1}
+
+``agents.<group>.profile`` is either a mapping of parameter overrides or the path of a profile
+written by ``byzllm sim fit`` (its section for that group is used).
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from byzllm.agents.consensus import ATTACKS
+from byzllm.errors import ConfigError
 
 from .._config import ExperimentConfig, config_path
 from .._model_config import ModelConfig
@@ -181,6 +186,25 @@ class GroupBackends(ExperimentConfig):
     strong: AgentBackend = Field(default_factory=AgentBackend)
     weak: AgentBackend = Field(default_factory=AgentBackend)
 
+    @field_validator("strong", "weak", mode="before")
+    @classmethod
+    def _profile_file(cls, value: object, info: ValidationInfo) -> object:
+        # ``profile: fitted.yaml``: the group's section of a `byzllm sim fit` file, inlined so
+        # the run (and its unit ids) records the values, not a path whose content may change.
+        if isinstance(value, dict) and isinstance(value.get("profile"), str):
+            from .._fitting import load_profile_section
+
+            path = config_path(value["profile"], info, "file", "profile file")
+            group = str(info.field_name)
+            try:
+                section = load_profile_section(path, group, "consensus")
+            except ConfigError as err:
+                raise PydanticCustomError(
+                    "profile_file", "{message}", {"message": str(err)}
+                ) from None
+            return {**value, "profile": section}
+        return value
+
 
 _DEFAULT_PROTOCOLS: tuple[ProtocolName, ...] = ("sac", "cp-wbft")
 _DEFAULT_TOPOLOGIES: tuple[Topology, ...] = ("merg", "complete", "erdos-renyi")
@@ -197,6 +221,12 @@ class ConsensusConfig(ExperimentConfig):
     seeds: list[int] = Field(default_factory=lambda: [0])
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     agents: GroupBackends = Field(default_factory=GroupBackends)
+    cp_wbft_confidence_threshold: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="CP-WBFT: responses reporting less confidence do not vote (authors: 0.5)",
+    )
 
     @field_validator("protocols", "topologies", "compositions", "F", "T", "seeds")
     @classmethod

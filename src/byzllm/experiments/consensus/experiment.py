@@ -55,6 +55,7 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
                                     "seed": seed,
                                     "question": index,
                                     "task_id": task.id,
+                                    **_protocol_options(config, protocol),
                                 }
                                 label = (
                                     f"{protocol}/{topology}/{composition.label}/F{F}/T{T}"
@@ -62,6 +63,13 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
                                 )
                                 units.append(make_unit(payload, label=label))
     return units
+
+
+def _protocol_options(config: ConsensusConfig, protocol: str) -> dict[str, Any]:
+    """The unit's protocol options, present only when set (unit ids of older runs hold)."""
+    if protocol == "cp-wbft" and config.cp_wbft_confidence_threshold:
+        return {"protocol_options": {"confidence_threshold": config.cp_wbft_confidence_threshold}}
+    return {}
 
 
 @lru_cache(maxsize=256)
@@ -75,7 +83,12 @@ def _robustness(topology: str, n: int, seed: int, F: int) -> dict[str, Any]:
 
 
 def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
-    """(F+1)-robustness and F-locality of every graph and placement (what ``run`` warns about)."""
+    """(F+1)-robustness and F-locality of every graph and placement (what ``run`` warns about).
+
+    Placements are drawn per question: ``adversaries_f_local`` holds when every question's
+    placement is F-local, and ``placements_not_f_local`` counts the questions where it is not.
+    """
+    tasks = load_dataset(config.dataset)
     rows = []
     for composition in config.compositions:
         for topology in config.topologies:
@@ -83,7 +96,10 @@ def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
                 for F in config.F:
                     report = _robustness(topology, composition.n, seed, F)
                     graph = _graph(topology, composition.n, seed, F)
-                    roles = layout(graph, composition, seed)
+                    checks = [
+                        f_local_report(graph, layout(graph, composition, seed, task.id), F)
+                        for task in tasks
+                    ]
                     rows.append(
                         {
                             "topology": topology,
@@ -92,7 +108,12 @@ def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
                             "seed": seed,
                             "F": F,
                             **report,
-                            **f_local_report(graph, roles, F),
+                            "adversaries_f_local": all(c["adversaries_f_local"] for c in checks),
+                            "byzantine_f_local": all(c["byzantine_f_local"] for c in checks),
+                            "placements_not_f_local": sum(
+                                not c["adversaries_f_local"] for c in checks
+                            ),
+                            "placements": len(checks),
                         }
                     )
     return rows
@@ -113,9 +134,14 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
     task = load_dataset(config.dataset)[int(payload["question"])]
     graph = _graph(topology, composition.n, seed, F)
     with track_requests() as requests:  # this question's model requests, every agent's
-        agents = build_agents(graph, composition, config, seed)
+        agents = build_agents(graph, composition, config, seed, question=task.id)
         network = Network(graph, agents)
-        trace = await run_question(make_protocol(protocol_name, F=F), network, task, T)
+        trace = await run_question(
+            make_protocol(protocol_name, F=F, **payload.get("protocol_options", {})),
+            network,
+            task,
+            T,
+        )
     simulated = any(getattr(a, "simulated", False) for a in agents) or config.simulated
     common = {
         "protocol": protocol_name,
@@ -159,13 +185,13 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
         ConsensusQuestion(
             **common,
             composition_config=composition.model_dump(mode="json"),
-            byzantine_nodes=byzantine_nodes(graph, composition, seed),
+            byzantine_nodes=byzantine_nodes(graph, composition, seed, task.id),
             edges=sorted(
                 (min(int(u), int(v)), max(int(u), int(v))) for u, v in network.graph.edges
             ),
             robustness={
                 **_robustness(topology, composition.n, seed, F),
-                **f_local_report(graph, layout(graph, composition, seed), F),
+                **f_local_report(graph, layout(graph, composition, seed, task.id), F),
             },
             agents=[a.describe() for a in agents],
             trace=trace,

@@ -2,9 +2,13 @@
 
 * Graphs come from :func:`byzllm.graphs.build` (γ-MERG, complete, Erdős–Rényi verified to be
   (F+1)-robust, Appendix A).
-* Byzantine placement: ``random`` (seeded), ``highest-degree`` (the b best-connected nodes,
-  ties to the lower index: the most damaging spot) or ``given`` node ids. Strong and weak honest
-  agents fill the remaining nodes in a seeded random order.
+* Byzantine placement: ``random`` (drawn afresh for every question from the run seed and the
+  question id, so across questions an adversary sits everywhere and a topology is measured by
+  what an adversary reaches in it, not by one lucky or unlucky node; the draw depends on
+  neither the protocol nor the topology, so comparisons between them stay paired),
+  ``highest-degree`` (the b best-connected nodes, ties to the lower index: the most damaging
+  spot) or ``given`` node ids (pinned for every question). Strong and weak honest agents fill
+  the remaining nodes in an order drawn the same way, per question.
 * The replay adversary (App. B.4) replays a weak agent's cached answer to an
   out-of-distribution question of the run's own data set and answer format (:func:`ood_pool`),
   so the replayed answer looks like an honest one (``true``/``false`` on BoolQ, an option label
@@ -105,15 +109,17 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-def byzantine_nodes(graph: nx.Graph[Any], composition: Composition, seed: int) -> list[int]:
-    """Which nodes the adversaries occupy (see the module docstring)."""
+def byzantine_nodes(
+    graph: nx.Graph[Any], composition: Composition, seed: int, question: str = ""
+) -> list[int]:
+    """Which nodes the adversaries occupy for ``question`` (see the module docstring)."""
     nodes = sorted(int(v) for v in graph.nodes)
     b = composition.byzantine
     if composition.placement == "given":
         return sorted(composition.byzantine_nodes)
     if composition.placement == "highest-degree":
         return sorted(sorted(nodes, key=lambda v: (-graph.degree(v), v))[:b])
-    return sorted(random.Random(f"byzantine/{seed}").sample(nodes, b))
+    return sorted(random.Random(f"byzantine/{seed}/{question}").sample(nodes, b))
 
 
 @lru_cache(maxsize=16)
@@ -194,12 +200,15 @@ def simulated_factory(name: str, group: str, backend: AgentBackend, seed: int) -
     )
 
 
-def layout(graph: nx.Graph[Any], composition: Composition, seed: int) -> list[str]:
-    """The group of every node: adversaries first, then strong / weak in a seeded order."""
+def layout(
+    graph: nx.Graph[Any], composition: Composition, seed: int, question: str = ""
+) -> list[str]:
+    """The group of every node for ``question``: adversaries first, then strong / weak in an
+    order seeded by the run seed and the question."""
     n = graph.number_of_nodes()
-    bad = byzantine_nodes(graph, composition, seed)
+    bad = byzantine_nodes(graph, composition, seed, question)
     honest_nodes = [v for v in range(n) if v not in bad]
-    random.Random(f"honest/{seed}").shuffle(honest_nodes)
+    random.Random(f"honest/{seed}/{question}").shuffle(honest_nodes)
     roles = ["byzantine"] * n
     groups = ["strong"] * composition.strong + ["weak"] * composition.weak
     for node, group in zip(honest_nodes, groups, strict=True):
@@ -225,9 +234,11 @@ def build_agents(
     config: ConsensusConfig,
     seed: int,
     *,
+    question: str = "",
     factory: AgentFactory | None = None,
 ) -> list[ConsensusAgent]:
-    """The agents in node order: adversaries at :func:`byzantine_nodes`, honest ones around.
+    """The agents in node order for ``question``: adversaries at :func:`byzantine_nodes`,
+    honest ones around.
 
     ``factory(name, group, backend, seed)`` builds honest agents (default: simulated, or the
     LLM-backed agent for groups whose backend is ``llm``).
@@ -236,7 +247,7 @@ def build_agents(
     if n != composition.n:
         raise ConfigError(f"the graph has {n} nodes but the composition has {composition.n} agents")
     make = factory or default_factory
-    roles = layout(graph, composition, seed)
+    roles = layout(graph, composition, seed, question)
     bad = [v for v in range(n) if roles[v] == "byzantine"]
     agents: list[ConsensusAgent | None] = [None] * n
     counters = {"strong": 0, "weak": 0}

@@ -1,0 +1,401 @@
+"""Fit the simulated consensus population to a run, and compare the two (``byzllm sim``).
+
+:func:`fit_consensus` estimates, per honest group (``strong`` / ``weak``), the parameters of
+:class:`~byzllm.agents.consensus.SimulatedProfile` from what a consensus run records: every
+agent's answer and correctness per round, the receiver-side scores it gave (SAC, W-MSR), its
+own self-score, its verbalized confidence (CP-WBFT) and whom it retained. Only what an LLM
+run records is read, so fitting a simulated run is an honest test of the fit. The statistics
+(each judged answer, confidence and refine situation counted once per question and agent):
+
+* ``strength``: accuracy at round 0 (the SAC paper, §5.1, IAA of the group).
+* ``error_correlation``: share of wrong round-0 answers equal to the task's most plausible
+  distractor (tasks with listed distractors only).
+* ``false_accept`` / ``false_reject``: share of scores >= 0.5 given to another honest agent's
+  wrong answer / < 0.5 given to a right one, leaving out answers equal to the scorer's own
+  round-0 answer (those measure ``self_trust``: share of self-scores >= 0.5 on it).
+* ``score_accept`` / ``score_reject``: mean score on either side of 0.5; ``calibration_noise``:
+  the pooled standard deviation around them.
+* ``confidence_*``: the share of confidences of exactly 1.0 and the mean of the others, for
+  right and for wrong answers.
+* ``anchoring`` / ``susceptibility``: among the occasions where the heaviest retained answer
+  (scores summed per answer, the agent's own counting 1 when its self-score is >= 0.5) differs
+  from the agent's own, the share that moved to it: ``r_doubt`` when the agent doubts its
+  own answer, ``r_believe`` when it believes it. The profile's refine gives
+  ``susceptibility = r_doubt`` and ``(1 - anchoring) * susceptibility = r_believe``. Only the
+  first such occasion per (question, agent, own answer) counts: at temperature 0 a repeated
+  situation repeats its decision, so later rounds add no evidence.
+
+A parameter the run gives no evidence for keeps its default, and its source says so.
+Adversaries' scores are left out of the judge's error rates (their message to a receiver is
+not recorded); when summing retained answers, an adversary counts with its public answer.
+
+:func:`compare_consensus` reruns the run's configuration with every honest group simulated on
+its fitted profile and returns the §5.1 metrics of both, each with a bootstrap interval over
+questions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from byzllm.agents.consensus import (
+    PROFILE_SOURCES,
+    STRONG_PROFILE,
+    WEAK_PROFILE,
+    SimulatedProfile,
+    same_answer,
+    wrong_answers,
+)
+from byzllm.errors import InputError
+from byzllm.protocols import ConsensusMetrics, QuestionTrace, compute_metrics
+from byzllm.tasks import Task
+
+from .._fitting import ComparisonRow, FittedProfile, comparison_row
+from .._intervals import bootstrap_intervals
+from .config import AgentBackend, ConsensusConfig, GroupBackends
+from .experiment import consensus_unit, expand_units
+from .setup import load_dataset
+
+__all__ = ["CONSENSUS_METRICS", "compare_consensus", "fit_consensus"]
+
+#: The §5.1 metrics compared, in table order.
+CONSENSUS_METRICS = ("IAA", "FAA", "BFTI", "RA", "W_FAA", "S_FAA", "H_Majority")
+
+_GROUPS = ("strong", "weak")
+
+
+def _defaults(group: str) -> SimulatedProfile:
+    return STRONG_PROFILE if group == "strong" else WEAK_PROFILE
+
+
+class _Tally:
+    """The statistics of one group, accumulated over questions."""
+
+    def __init__(self) -> None:
+        self.initial: list[bool] = []
+        self.distractor: list[bool] = []
+        self.accept_wrong: list[bool] = []
+        self.reject_right: list[bool] = []
+        self.self_trust: list[bool] = []
+        self.high: list[float] = []
+        self.low: list[float] = []
+        self.conf: dict[bool, list[float]] = {True: [], False: []}
+        self.moves: dict[bool, list[bool]] = {True: [], False: []}
+
+
+def _tasks(config: ConsensusConfig | None) -> dict[str, Task]:
+    if config is None:
+        return {}
+    try:
+        return {t.id: t for t in load_dataset(config.dataset)}
+    except (OSError, ValueError, InputError):
+        return {}  # the data set moved: fit without the distractor statistic
+
+
+def _question(trace: QuestionTrace, tally: Mapping[str, _Tally], task: Task | None) -> None:
+    rounds = trace.rounds
+    for i, group in enumerate(trace.groups):
+        if group not in tally:
+            continue
+        t_ = tally[group]
+        first = rounds[0][i]
+        t_.initial.append(first.correct)
+        if not first.correct and task is not None and first.answer is not None:
+            distractors = wrong_answers(task)
+            if task.meta.get("distractors") and distractors:
+                t_.distractor.append(same_answer(task, first.answer, distractors[0]))
+        # At temperature 0 a repeated situation repeats its reply: each (judged answer,
+        # confidence in an answer, refine situation) counts once per question, or answers that
+        # persist longer would weigh more.
+        seen: set[str | None] = set()
+        judged: set[str] = set()
+        confided: set[str] = set()
+        for t, rnd in enumerate(rounds):
+            row = rnd[i]
+            for j, score in row.scores.items():
+                peer = rnd[j]
+                if trace.groups[j] == "byzantine" or peer.key is None or peer.key in judged:
+                    continue
+                judged.add(peer.key)
+                (t_.high if score >= 0.5 else t_.low).append(score)
+                if peer.key == first.key:
+                    continue  # the scorer's own solution: self-trust, not a judge's error
+                if peer.correct:
+                    t_.reject_right.append(score < 0.5)
+                else:
+                    t_.accept_wrong.append(score >= 0.5)
+            believes: bool | None = None
+            if row.self_score is not None:
+                believes = row.self_score >= 0.5
+                if row.key is not None and row.key == first.key and t == 0:
+                    t_.self_trust.append(believes)
+            if row.confidence is not None and row.key is not None and row.key not in confided:
+                confided.add(row.key)
+                t_.conf[row.correct].append(row.confidence)
+            if believes is None or t + 1 >= len(rounds) or not row.scores or row.key in seen:
+                continue
+            heaviest = _heaviest(row.key, believes, row.retained, row.scores, rnd)
+            if heaviest is not None and heaviest != row.key:
+                seen.add(row.key)
+                t_.moves[believes].append(rounds[t + 1][i].key == heaviest)
+
+
+def _heaviest(
+    own: str | None,
+    believes: bool,
+    retained: Sequence[int],
+    scores: Mapping[int, float],
+    rnd: Sequence[Any],
+) -> str | None:
+    """The answer with the largest summed score among the retained (the profile's refine)."""
+    weights: dict[str, float] = {}
+    if own is not None and believes:
+        weights[own] = 1.0
+    for j in retained:
+        key = rnd[j].key
+        if key is not None:
+            weights[key] = weights.get(key, 0.0) + float(scores.get(j, 1.0))
+    if not weights:
+        return None
+    top = max(weights.values())
+    tied = sorted(k for k, w in weights.items() if w == top)
+    return own if own in tied else tied[0]
+
+
+def _rate(flags: Sequence[bool]) -> float:
+    return sum(flags) / len(flags)
+
+
+def _estimates(t_: _Tally, group: str) -> tuple[dict[str, float], dict[str, str], dict[str, Any]]:
+    """(values, statistic per value, evidence) of one group."""
+    values: dict[str, float] = {}
+    stat: dict[str, str] = {}
+
+    def put(name: str, value: float, what: str, n: int) -> None:
+        values[name] = round(min(1.0, max(0.0, value)), 4)
+        stat[name] = f"{what}, n = {n}"
+
+    if t_.initial:
+        put("strength", _rate(t_.initial), "accuracy at round 0", len(t_.initial))
+    if t_.distractor:
+        put(
+            "error_correlation",
+            _rate(t_.distractor),
+            "share of wrong round-0 answers equal to the top distractor",
+            len(t_.distractor),
+        )
+    if t_.self_trust:
+        put("self_trust", _rate(t_.self_trust), "P(self-score >= 0.5)", len(t_.self_trust))
+    if t_.accept_wrong:
+        put(
+            "false_accept",
+            _rate(t_.accept_wrong),
+            "P(score >= 0.5 | another's wrong answer)",
+            len(t_.accept_wrong),
+        )
+    if t_.reject_right:
+        put(
+            "false_reject",
+            _rate(t_.reject_right),
+            "P(score < 0.5 | another's right answer)",
+            len(t_.reject_right),
+        )
+    if t_.high:
+        put("score_accept", fmean(t_.high), "mean score >= 0.5", len(t_.high))
+    if t_.low:
+        put("score_reject", fmean(t_.low), "mean score < 0.5", len(t_.low))
+    spread = [s - values["score_accept"] for s in t_.high if "score_accept" in values]
+    spread += [s - values["score_reject"] for s in t_.low if "score_reject" in values]
+    conf_spread: list[float] = []
+    for right, suffix in ((True, "right"), (False, "wrong")):
+        confs = t_.conf[right]
+        if not confs:
+            continue
+        ones = [c for c in confs if c >= 1.0]
+        rest = [c for c in confs if c < 1.0]
+        put(
+            f"confidence_at_one_{suffix}",
+            len(ones) / len(confs),
+            f"P(confidence = 1.0 | {suffix} answer)",
+            len(confs),
+        )
+        if rest:
+            mean = fmean(rest)
+            put(f"confidence_{suffix}", mean, f"mean confidence < 1.0 | {suffix} answer", len(rest))
+            conf_spread += [c - mean for c in rest]
+    noise = spread if len(spread) >= 2 else conf_spread
+    if len(noise) >= 2:
+        put(
+            "calibration_noise",
+            math.sqrt(sum(d * d for d in noise) / (len(noise) - 1)),
+            "pooled s.d. of " + ("scores" if noise is spread else "confidences"),
+            len(noise),
+        )
+    doubt, believe = t_.moves[False], t_.moves[True]
+    if doubt:
+        put(
+            "susceptibility",
+            _rate(doubt),
+            "P(moves to the heaviest retained answer | doubts its own)",
+            len(doubt),
+        )
+    if believe:
+        susceptibility = values.get("susceptibility", _defaults(group).susceptibility)
+        moved = _rate(believe)
+        anchoring = 1.0 - moved / susceptibility if susceptibility > 0 else 1.0
+        put(
+            "anchoring",
+            anchoring,
+            f"1 - P(moves | believes its own) / susceptibility, P = {moved:.3f}",
+            len(believe),
+        )
+    evidence = {
+        "agent_rounds_at_0": len(t_.initial),
+        "scores_given": len(t_.high) + len(t_.low),
+        "confidences": len(t_.conf[True]) + len(t_.conf[False]),
+        "refine_occasions": len(doubt) + len(believe),
+    }
+    return values, stat, evidence
+
+
+def fit_consensus(
+    questions: Sequence[Mapping[str, Any]],
+    *,
+    run: str,
+    config: ConsensusConfig | None = None,
+) -> FittedProfile:
+    """Estimate each honest group's profile from ``consensus_question`` records of one run.
+
+    ``config`` (the run's) locates the questions for the distractor statistic. Raises
+    InputError when no record has an honest agent.
+    """
+    tasks = _tasks(config)
+    tally = {g: _Tally() for g in _GROUPS}
+    simulated = False
+    for record in questions:
+        trace = record["trace"]
+        trace = trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace)
+        simulated = simulated or bool(record.get("simulated"))
+        _question(trace, tally, tasks.get(trace.task_id))
+    groups: dict[str, dict[str, float]] = {}
+    sources: dict[str, dict[str, str]] = {}
+    evidence: dict[str, dict[str, Any]] = {}
+    for group in _GROUPS:
+        if not tally[group].initial:
+            continue
+        values, stat, evidence[group] = _estimates(tally[group], group)
+        default = _defaults(group)
+        defaults = PROFILE_SOURCES.get(group, {})
+        groups[group] = {}
+        sources[group] = {}
+        for name, field in SimulatedProfile.model_fields.items():
+            if name == "name":
+                continue
+            if name in values:
+                groups[group][name] = values[name]
+                sources[group][name] = f"fitted from {run}: {stat[name]}"
+            else:
+                groups[group][name] = float(getattr(default, name))
+                extra = field.json_schema_extra
+                declared = extra.get("source") if isinstance(extra, dict) else None
+                origin = defaults.get(name) or str(declared or "assumption")
+                sources[group][name] = f"default ({origin}); no evidence in {run}"
+    if not groups:
+        raise InputError(f"{run} has no honest agents to fit a profile from")
+    return FittedProfile(
+        domain="consensus",
+        run=run,
+        run_simulated=simulated,
+        groups=groups,
+        sources=sources,
+        evidence=evidence,
+    )
+
+
+def simulated_twin(config: ConsensusConfig, profile: FittedProfile) -> ConsensusConfig:
+    """``config`` with every honest group simulated on its fitted parameters."""
+    backends = {}
+    for group in _GROUPS:
+        section = profile.groups.get(group) or profile.groups.get(
+            "weak" if group == "strong" else "strong", {}
+        )
+        backends[group] = AgentBackend(backend="simulated", profile=dict(section))
+    return config.model_copy(update={"agents": GroupBackends(**backends)})
+
+
+async def _run_twin(config: ConsensusConfig) -> list[dict[str, Any]]:
+    units = expand_units(config)
+    out: list[dict[str, Any]] = []
+    for start in range(0, len(units), 256):
+        batch = units[start : start + 256]
+        results = await asyncio.gather(*(consensus_unit(u.payload) for u in batch))
+        for records in results:
+            out += [r.model_dump() for r in records if r.kind == "consensus_question"]
+    return out
+
+
+def _key(record: Mapping[str, Any]) -> tuple[str, str, str, int, int]:
+    return (
+        str(record["protocol"]),
+        str(record["topology"]),
+        str(record["composition"]),
+        int(record["F"]),
+        int(record["T"]),
+    )
+
+
+def _traces(records: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], list[QuestionTrace]]:
+    groups: dict[tuple[Any, ...], list[QuestionTrace]] = {}
+    for r in records:
+        trace = r["trace"]
+        trace = trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace)
+        groups.setdefault(_key(r), []).append(trace)
+    return groups
+
+
+def _intervals(traces: Sequence[QuestionTrace], resamples: int) -> dict[str, Any]:
+    def stats(idx: npt.NDArray[np.intp]) -> dict[str, float | None]:
+        m: ConsensusMetrics = compute_metrics([traces[int(i)] for i in idx])
+        return {name: getattr(m, name) for name in CONSENSUS_METRICS}
+
+    return bootstrap_intervals(len(traces), stats, resamples=resamples)
+
+
+def compare_consensus(
+    questions: Sequence[Mapping[str, Any]],
+    config: ConsensusConfig,
+    profile: FittedProfile,
+    *,
+    resamples: int = 2000,
+) -> list[tuple[dict[str, Any], list[ComparisonRow]]]:
+    """Real vs fitted-simulator metrics per configuration of the run (see the module doc).
+
+    Returns, per (protocol, topology, composition, F, T), its metadata and one
+    :class:`ComparisonRow` per metric of :data:`CONSENSUS_METRICS` present in both.
+    """
+    if profile.domain != "consensus":
+        raise InputError(f"the profile was fitted on a {profile.domain} run, not a consensus one")
+    twin = asyncio.run(_run_twin(simulated_twin(config, profile)))
+    real, sim = _traces(questions), _traces(twin)
+    out = []
+    for key in sorted(real):
+        if key not in sim:
+            continue
+        a, b = _intervals(real[key], resamples), _intervals(sim[key], resamples)
+        meta = dict(zip(("protocol", "topology", "composition", "F", "T"), key, strict=True))
+        rows = [comparison_row(m, a[m], b[m]) for m in CONSENSUS_METRICS if m in a and m in b]
+        out.append((meta, rows))
+    return out
+
+
+def run_name(run_dir: str | Path) -> str:
+    """How a profile names the run it was fitted from (the directory's name, no full path)."""
+    return Path(run_dir).resolve().name

@@ -1,0 +1,148 @@
+"""`sim fit` recovers the parameters that generated a consensus run; `sim compare` pairs them."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+import pytest
+
+from byzllm.experiments._fitting import FittedProfile
+from byzllm.experiments.consensus.config import ConsensusConfig
+from byzllm.experiments.consensus.fit import (
+    CONSENSUS_METRICS,
+    _run_twin,
+    compare_consensus,
+    fit_consensus,
+    simulated_twin,
+)
+
+TRUTH = {
+    "strength": 0.7,
+    "error_correlation": 0.5,
+    "self_trust": 0.9,
+    "false_accept": 0.2,
+    "false_reject": 0.3,
+    "score_accept": 0.85,
+    "score_reject": 0.15,
+    "calibration_noise": 0.05,
+    "anchoring": 0.5,
+    "susceptibility": 0.6,
+    "confidence_right": 0.85,
+    "confidence_wrong": 0.6,
+    "confidence_at_one_right": 0.4,
+    "confidence_at_one_wrong": 0.1,
+}
+WEAK_TRUTH = {**TRUTH, "strength": 0.3, "false_accept": 0.35}
+
+#: Stated tolerances of the fit at this size (300 questions x 2 protocols): rates measured on
+#: hundreds of events within 0.06; anchoring is a ratio of two rates (fewer events) within 0.2.
+TOLERANCE = {"anchoring": 0.2, "susceptibility": 0.12, "self_trust": 0.08}
+
+
+def _config(n: int) -> ConsensusConfig:
+    return ConsensusConfig.model_validate(
+        {
+            "protocols": ["sac", "cp-wbft"],
+            "topologies": ["complete"],
+            "T": [3],
+            "seeds": [0],
+            "dataset": {"n": n},
+            "agents": {"strong": {"profile": TRUTH}, "weak": {"profile": WEAK_TRUTH}},
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def generated() -> tuple[ConsensusConfig, list[dict[str, object]]]:
+    config = _config(300)
+    return config, asyncio.run(_run_twin(config))
+
+
+def test_fit_recovers_the_generating_parameters(
+    generated: tuple[ConsensusConfig, list[dict[str, object]]],
+) -> None:
+    config, records = generated
+    profile = fit_consensus(records, run="generated", config=config)
+    assert profile.run_simulated
+    for group, truth in (("strong", TRUTH), ("weak", WEAK_TRUTH)):
+        fitted = profile.groups[group]
+        for name, value in truth.items():
+            tol = TOLERANCE.get(name, 0.06)
+            assert fitted[name] == pytest.approx(value, abs=tol), (group, name, fitted[name])
+            assert profile.sources[group][name].startswith("fitted from generated:")
+        # No evidence for injections in a replay run: the default stays, and says so.
+        assert "no evidence" in profile.sources[group]["injection_susceptibility"]
+
+
+def test_a_different_generator_gives_a_different_fit(
+    generated: tuple[ConsensusConfig, list[dict[str, object]]],
+) -> None:
+    config = _config(80).model_copy(
+        update={
+            "agents": _config(80).agents.model_copy(
+                update={
+                    "strong": _config(80).agents.strong.model_copy(
+                        update={"profile": {**TRUTH, "false_accept": 0.6, "strength": 0.4}}
+                    )
+                }
+            )
+        }
+    )
+    records = asyncio.run(_run_twin(config))
+    fitted = fit_consensus(records, run="other", config=config).groups["strong"]
+    assert fitted["false_accept"] == pytest.approx(0.6, abs=0.1)
+    assert fitted["strength"] == pytest.approx(0.4, abs=0.08)
+
+
+def test_profile_file_round_trips_and_plugs_into_a_config(
+    tmp_path: Path, generated: tuple[ConsensusConfig, list[dict[str, object]]]
+) -> None:
+    config, records = generated
+    path = fit_consensus(records[:40], run="generated", config=config).save(tmp_path / "p.yaml")
+    loaded = FittedProfile.load(path)
+    cfg_file = tmp_path / "sweep.yaml"
+    cfg_file.write_text("agents:\n  strong: {profile: p.yaml}\n  weak: {profile: p.yaml}\n")
+    from byzllm.experiments import load_config
+
+    cfg = load_config(cfg_file, ConsensusConfig)
+    assert cfg.agents.strong.profile == loaded.groups["strong"]
+    assert cfg.agents.weak.profile == loaded.groups["weak"]
+    twin = simulated_twin(cfg, loaded)
+    assert twin.agents.strong.backend == "simulated"
+
+
+def test_a_profile_of_another_domain_is_refused(tmp_path: Path) -> None:
+    FittedProfile(
+        domain="whodunit", run="r", run_simulated=True, groups={"sim": {}}, sources={"sim": {}}
+    ).save(tmp_path / "w.yaml")
+    cfg_file = tmp_path / "sweep.yaml"
+    cfg_file.write_text("agents:\n  strong: {profile: w.yaml}\n")
+    from byzllm.errors import ConfigError
+    from byzllm.experiments import load_config
+
+    with pytest.raises(ConfigError, match="whodunit"):
+        load_config(cfg_file, ConsensusConfig)
+
+
+def test_compare_pairs_every_metric_with_intervals(
+    generated: tuple[ConsensusConfig, list[dict[str, object]]],
+) -> None:
+    config, records = generated
+    small = config.model_copy(update={"dataset": config.dataset.model_copy(update={"n": 30})})
+    real = asyncio.run(_run_twin(small))
+    profile = fit_consensus(records, run="generated", config=config)
+    table = compare_consensus(real, small, profile, resamples=200)
+    assert {meta["protocol"] for meta, _ in table} == {"sac", "cp-wbft"}
+    for _, rows in table:
+        assert [r.metric for r in rows] == list(CONSENSUS_METRICS)
+        for r in rows:
+            assert r.real_low <= r.real <= r.real_high
+            assert r.simulated_low <= r.simulated <= r.simulated_high
+            assert math.isclose(r.difference, r.simulated - r.real)
+            assert r.n_real == r.n_simulated == 30
+    # The twin of a simulated run on its own fitted parameters lands close to it.
+    for meta, rows in table:
+        iaa = next(r for r in rows if r.metric == "IAA")
+        assert abs(iaa.difference) < 0.15, meta
