@@ -106,6 +106,11 @@ def test_set_overrides_and_highest_degree_placement(tmp_path: Path) -> None:
     out = run_dir / "report"
     assert (out / "table1.csv").is_file() and (out / "table2_rounds.csv").is_file()
     assert len(list(out.glob("accuracy_*.png"))) == 1
+    # Every exported row says the results are simulated, so no copy of the file loses it.
+    for name in ("table1.csv", "table2_rounds.csv"):
+        lines = (out / name).read_text().splitlines()
+        assert lines[0].startswith("results,")
+        assert all(line.startswith("simulated,") for line in lines[1:])
 
 
 def test_model_flags_run_llm_agents(tmp_path: Path) -> None:

@@ -158,9 +158,10 @@ def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> list[Pa
 
     target = out_dir or run_dir / "report"
     target.mkdir(parents=True, exist_ok=True)
+    simulated = any(meta["simulated"] for meta, _ in summary)
     written = [
-        write_csv(metrics_rows(summary), target / "table1.csv"),
-        write_csv(round_rows(summary), target / "table2_rounds.csv"),
+        write_csv(metrics_rows(summary), target / "table1.csv", simulated=simulated),
+        write_csv(round_rows(summary), target / "table2_rounds.csv", simulated=simulated),
     ]
     for meta, metrics in summary:
         rounds = [r.round for r in metrics.per_round]

@@ -139,16 +139,32 @@ def markdown_table(
     return "\n".join(lines) + "\n"
 
 
-def write_csv(rows: Sequence[Row], path: str | Path, columns: Sequence[str] | None = None) -> Path:
-    """Write rows to a CSV file (header first; missing cells empty); returns the path."""
+def write_csv(
+    rows: Sequence[Row],
+    path: str | Path,
+    columns: Sequence[str] | None = None,
+    *,
+    simulated: bool | None = None,
+) -> Path:
+    """Write rows to a CSV file (header first; missing cells empty); returns the path.
+
+    ``simulated`` (for result tables) adds a first column ``results`` saying ``simulated`` or
+    ``real model`` on every row, so the label travels with any copy of the file.
+    """
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     cols = list(columns) if columns is not None else columns_of(rows)
+    label = None if simulated is None else ("simulated" if simulated else "real model")
+    if label is not None:
+        cols = ["results", *(c for c in cols if c != "results")]
     with out.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=cols, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({col: row.get(col) for col in cols})
+            cells = {col: row.get(col) for col in cols}
+            if label is not None:
+                cells["results"] = label
+            writer.writerow(cells)
     return out
 
 
