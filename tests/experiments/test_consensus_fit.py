@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 from pathlib import Path
 
@@ -10,9 +9,9 @@ import pytest
 
 from byzllm.experiments._fitting import FittedProfile
 from byzllm.experiments.consensus.config import ConsensusConfig
+from byzllm.experiments.consensus.experiment import run_in_memory
 from byzllm.experiments.consensus.fit import (
     CONSENSUS_METRICS,
-    _run_twin,
     compare_consensus,
     fit_consensus,
     simulated_twin,
@@ -57,7 +56,7 @@ def _config(n: int) -> ConsensusConfig:
 @pytest.fixture(scope="module")
 def generated() -> tuple[ConsensusConfig, list[dict[str, object]]]:
     config = _config(300)
-    return config, asyncio.run(_run_twin(config))
+    return config, run_in_memory(config)
 
 
 def test_fit_recovers_the_generating_parameters(
@@ -90,7 +89,7 @@ def test_a_different_generator_gives_a_different_fit(
             )
         }
     )
-    records = asyncio.run(_run_twin(config))
+    records = run_in_memory(config)
     fitted = fit_consensus(records, run="other", config=config).groups["strong"]
     assert fitted["false_accept"] == pytest.approx(0.6, abs=0.1)
     assert fitted["strength"] == pytest.approx(0.4, abs=0.08)
@@ -131,7 +130,7 @@ def test_compare_pairs_every_metric_with_intervals(
 ) -> None:
     config, records = generated
     small = config.model_copy(update={"dataset": config.dataset.model_copy(update={"n": 30})})
-    real = asyncio.run(_run_twin(small))
+    real = run_in_memory(small)
     profile = fit_consensus(records, run="generated", config=config)
     table = compare_consensus(real, small, profile, resamples=200)
     assert {meta["protocol"] for meta, _ in table} == {"sac", "cp-wbft"}

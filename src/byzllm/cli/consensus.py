@@ -362,8 +362,10 @@ def demo(
         )
         if real is None:
             console.print(
-                "[dim]simulated agents (not real LLMs): strong ≈ 85% and weak ≈ 25% alone; "
-                "what each protocol does with them is emergent.[/dim]"
+                "[dim]simulated agents (not real LLMs): every behaviour is a named parameter "
+                "(`byzllm sim show`); which of them drive these rows, and what happens when "
+                "they are switched, is in docs/consensus.md (ablations). Fit the twin to a "
+                "real run with `byzllm sim fit`.[/dim]"
             )
         else:
             console.print(

@@ -2,7 +2,9 @@
 
 n = 7 agents (4 strong, 2 weak honest, 1 adversarial ``replay``), F = 3, T = 6, γ-MERG /
 complete / Erdős–Rényi, SAC vs CP-WBFT, 30 synthetic questions. Every number it prints comes
-from the simulation: nothing is tuned per protocol, and results are labelled *simulated*.
+from the simulated population, whose assumptions are named parameters (``byzllm sim show``);
+no parameter depends on the protocol, and results are labelled *simulated*. The ablations of
+``docs/consensus.md`` show which assumptions drive which row.
 """
 
 from __future__ import annotations

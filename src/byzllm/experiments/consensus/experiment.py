@@ -29,7 +29,7 @@ from .setup import (
     robustness_report,
 )
 
-__all__ = ["consensus_unit", "expand_units", "graph_checks"]
+__all__ = ["consensus_unit", "expand_units", "graph_checks", "run_in_memory"]
 
 
 def expand_units(config: ConsensusConfig) -> list[Unit]:
@@ -200,3 +200,26 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
         )
     )
     return records
+
+
+def run_in_memory(config: ConsensusConfig, *, batch: int = 256) -> list[dict[str, Any]]:
+    """Every unit of ``config`` run in this process, without a store: the
+    ``consensus_question`` records as dicts, in grid order.
+
+    For simulated agents (milliseconds per question): ``byzllm sim compare``'s twin, the
+    documentation's generated tables. Runs with LLM agents belong on the runner, which
+    resumes and streams to disk.
+    """
+    import asyncio
+
+    async def go() -> list[dict[str, Any]]:
+        units = expand_units(config)
+        out: list[dict[str, Any]] = []
+        for start in range(0, len(units), batch):
+            chunk = units[start : start + batch]
+            results = await asyncio.gather(*(consensus_unit(u.payload) for u in chunk))
+            for records in results:
+                out += [r.model_dump() for r in records if r.kind == "consensus_question"]
+        return out
+
+    return asyncio.run(go())

@@ -36,7 +36,6 @@ questions.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -61,7 +60,7 @@ from byzllm.tasks import Task
 from .._fitting import ComparisonRow, FittedProfile, comparison_row
 from .._intervals import bootstrap_intervals
 from .config import AgentBackend, ConsensusConfig, GroupBackends
-from .experiment import consensus_unit, expand_units
+from .experiment import run_in_memory
 from .setup import load_dataset
 
 __all__ = ["CONSENSUS_METRICS", "compare_consensus", "fit_consensus"]
@@ -331,17 +330,6 @@ def simulated_twin(config: ConsensusConfig, profile: FittedProfile) -> Consensus
     return config.model_copy(update={"agents": GroupBackends(**backends)})
 
 
-async def _run_twin(config: ConsensusConfig) -> list[dict[str, Any]]:
-    units = expand_units(config)
-    out: list[dict[str, Any]] = []
-    for start in range(0, len(units), 256):
-        batch = units[start : start + 256]
-        results = await asyncio.gather(*(consensus_unit(u.payload) for u in batch))
-        for records in results:
-            out += [r.model_dump() for r in records if r.kind == "consensus_question"]
-    return out
-
-
 def _key(record: Mapping[str, Any]) -> tuple[str, str, str, int, int]:
     return (
         str(record["protocol"]),
@@ -416,7 +404,7 @@ def compare_consensus(
     """
     if profile.domain != "consensus":
         raise InputError(f"the profile was fitted on a {profile.domain} run, not a consensus one")
-    twin = asyncio.run(_run_twin(simulated_twin(config, profile)))
+    twin = run_in_memory(simulated_twin(config, profile))
     real, sim = _traces(questions), _traces(twin)
     out = []
     for key in sorted(real):
