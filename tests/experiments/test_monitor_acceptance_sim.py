@@ -5,7 +5,12 @@ with simulated agents, on three split seeds: collect without interventions, sele
 monitors on validation, then play the test games twice per condition. On every seed the
 selected monitor with one reset must raise Success-Rate over no intervention and over the
 random baseline, and the mean game length must grow by less than 2x. Nothing here is tuned
-to pass: the signal comes from the simulated agents' belief-driven decision distributions.
+to pass: the signal comes from the simulated agents' belief-driven decision distributions and
+from the turn count (failed games run longer).
+
+The turn-count-only monitor is played too, so that what the uncertainty features add over
+the turn count is measured on the same games (paired); how much that is, is not asserted —
+it is what ``docs/monitor.md`` reports, interval included.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from byzllm.experiments.monitor import (
     collect_units,
     datasets_from_rows,
     evaluate_units,
+    feature_gain,
     run_in_memory,
 )
 from byzllm.monitor import MonitorSet, train_monitor_set
@@ -32,7 +38,7 @@ SEEDS = (0, 1, 2)
 def _run(seed: int) -> dict[str, object]:
     """The whole pipeline for one split seed."""
     cfg = MonitorExperimentConfig(
-        seed=seed, repeats=2, conditions=["none", "monitor-1", "random-1"]
+        seed=seed, repeats=2, conditions=["none", "monitor-1", "random-1", "turn-only-1"]
     )
     collected = asyncio.run(run_in_memory(collect_units(cfg)))
     turns = [r for r in collected if r["kind"] == "monitor_turn"]
@@ -88,3 +94,20 @@ def test_shadow_monitor_logs_trigger_turns(outcome: dict[str, object]) -> None:
     none_games = [g for g in games if g["condition"] == "none"]
     assert all(g["resets"] == 0 for g in none_games)
     assert all(not t["acted"] for g in none_games for t in g["triggers"])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_feature_gain_is_paired_over_every_test_game(
+    outcomes: dict[int, dict[str, object]], seed: int
+) -> None:
+    games, rows, monitors = (outcomes[seed][k] for k in ("games", "rows", "monitors"))
+    assert isinstance(games, list) and isinstance(rows, dict) and isinstance(monitors, MonitorSet)
+    for role in ("accuser", "intel"):
+        assert monitors.ablations["turn-only"][role].monitor.features == ()
+    gain = feature_gain(games)
+    assert gain is not None and gain.paired
+    assert (gain.n, gain.pairs) == (180, 360)
+    # Every game pairs with itself, so the paired estimate is the difference of the rates.
+    difference = rows["monitor-1"]["success_rate"] - rows["turn-only-1"]["success_rate"]
+    assert gain.value == pytest.approx(difference)
+    assert gain.low < gain.value < gain.high

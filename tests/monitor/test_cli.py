@@ -196,3 +196,85 @@ def test_evaluate_refuses_malformed_entries_in_one_line(tmp_path: Path) -> None:
         path.write_text(json.dumps({**good, key: value}), encoding="utf-8")
         line = _one_error_line(_evaluate(tmp_path, path))
         assert str(path) in line
+
+
+def _pipeline(tmp_path: Path) -> tuple[Path, Path]:
+    """collect -> train on a few simulated games; returns (collect dir, monitors file)."""
+    collect = tmp_path / "collect"
+    sizes = ["--set", "n_train=40", "--set", "n_validation=20"]
+    result = runner.invoke(app, ["monitor", "collect", "-o", str(collect), *sizes])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["monitor", "train", str(collect)])
+    assert result.exit_code == 0, result.output
+    # Table 3's monitors are trained and shown with the selected ones.
+    for name in ("2nd best", "worst", "turn count only", "(turn only)"):
+        assert name in result.output
+    return collect, collect / "monitors.json"
+
+
+def test_evaluate_and_report_show_the_ablations(tmp_path: Path) -> None:
+    import json
+
+    from byzllm.monitor import CONDITIONS
+
+    _, monitors = _pipeline(tmp_path)
+    run = tmp_path / "eval"
+    small = ["--set", "n_test=6", "--set", "repeats=1"]
+    result = runner.invoke(
+        app, ["monitor", "evaluate", "-m", str(monitors), "-o", str(run), *small]
+    )
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["monitor", "report", str(run), "--plots", str(out), "--csv", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())  # rich wraps long lines
+    assert "uncertainty features add " in text and "95% CI [" in text
+    assert "paired bootstrap over 6 test games) (simulated)" in text
+    assert "Ablations (the rogue-agents paper, Table 3; test games) (simulated)" in text
+    assert "percentile bootstrap" in text and "standard error" in text
+    for name in ("ablations.png", "success_rate.png", "ablations.csv", "conditions.csv"):
+        assert (out / name).stat().st_size > 0
+    header = (out / "ablations.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert "interval_method" in header and "simulated" in header
+    result = runner.invoke(app, ["monitor", "report", str(run), "--json"])
+    report = json.loads(result.stdout)
+    assert {r["condition"] for r in report["rows"]} == set(CONDITIONS)
+    gain = report["feature_gain"]
+    assert (gain["a"], gain["b"], gain["paired"], gain["n"]) == (
+        "monitor-1",
+        "turn-only-1",
+        True,
+        6,
+    )
+    assert gain["low"] <= gain["value"] <= gain["high"]
+    by = {r["condition"]: r for r in report["rows"]}
+    assert gain["value"] == pytest.approx(
+        by["monitor-1"]["success_rate"] - by["turn-only-1"]["success_rate"]
+    )
+    assert report["not_evaluated"] == {} and report["simulated"] is True
+
+
+def test_a_monitors_file_from_before_ablations_still_evaluates(tmp_path: Path) -> None:
+    import json
+
+    _, monitors = _pipeline(tmp_path)
+    data = json.loads(monitors.read_text(encoding="utf-8"))
+    del data["ablations"]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data), encoding="utf-8")
+    run = tmp_path / "eval"
+    small = ["--set", "n_test=2", "--set", "repeats=1"]
+    result = runner.invoke(app, ["monitor", "evaluate", "-m", str(old), "-o", str(run), *small])
+    assert result.exit_code == 0, result.output
+    assert "skipping second-best-1, worst-1, turn-only-1" in result.output
+    result = runner.invoke(app, ["monitor", "report", str(run)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "uncertainty features add: n/a" in text
+    assert "not trained; rerun `byzllm monitor train`" in text
+    # Nothing but ablations that are not there is refused in one line.
+    only = ["--set", "conditions=[turn-only-1]"]
+    line = _one_error_line(_evaluate(tmp_path, old, *only))
+    assert "rerun `byzllm monitor train`" in line

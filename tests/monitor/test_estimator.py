@@ -131,7 +131,9 @@ def test_garbage_json_text() -> None:
 def test_bad_parameters_and_inputs() -> None:
     x = train_set().x
     with pytest.raises(InputError):
-        UncertaintyMonitor(features=()).fit(x, [1, 1, 0, 0])
+        UncertaintyMonitor(features=("entropy", "entropy")).fit(x, [1, 1, 0, 0])
+    with pytest.raises(InputError):
+        UncertaintyMonitor(features="entropy").fit(x, [1, 1, 0, 0])
     with pytest.raises(InputError):
         UncertaintyMonitor(degree=0).fit(x, [1, 1, 0, 0])
     with pytest.raises(InputError):

@@ -16,7 +16,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from byzllm.cli import app
-from byzllm.monitor import MonitorSet
+from byzllm.monitor import CONDITIONS, MonitorSet
 from byzllm.testing import FakeOpenAIServer
 
 runner = CliRunner()
@@ -106,9 +106,13 @@ def test_collect_train_evaluate_report_against_fake_server(tmp_path: Path) -> No
     report = json.loads(result.stdout)
     assert report["simulated"] is False and report["sim_params"] is None
     conditions = [r["condition"] for r in report["rows"]]
-    assert conditions == ["none", "monitor-1", "monitor-2", "random-1", "random-2"]
+    # Every condition by default: Fig. 4's and the ablations (Table 3, turn count only).
+    assert conditions == list(CONDITIONS)
     assert all(r["games"] == 12 and r["runs"] == 2 for r in report["rows"])
+    assert report["feature_gain"]["paired"] and report["feature_gain"]["n"] == 6
+    assert report["feature_gain_sentence"].startswith("uncertainty features add ")
     assert (tmp_path / "plots" / "success_rate.png").stat().st_size > 1000
+    assert (tmp_path / "plots" / "ablations.png").stat().st_size > 1000
     assert (tmp_path / "plots" / "trigger_turns.png").stat().st_size > 1000
     table = runner.invoke(app, ["monitor", "report", str(evaluate)])
     _ok(table)

@@ -21,10 +21,10 @@ pytestmark = pytest.mark.real_model
 RUNNER = CliRunner()
 
 
-def test_consensus_run_and_report_on_the_real_model(
-    real_server: LocalServer, tmp_path: Path
-) -> None:
-    run_dir = tmp_path / "run"
+@pytest.fixture(scope="module")
+def real_run(real_server: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small consensus run with every honest agent on the real model (SAC, CP-WBFT, debate)."""
+    run_dir = tmp_path_factory.mktemp("real") / "run"
     args = [
         "consensus",
         "run",
@@ -54,7 +54,11 @@ def test_consensus_run_and_report_on_the_real_model(
         ]
     result = RUNNER.invoke(app, args)
     assert result.exit_code == 0, result.output
+    return run_dir
 
+
+def test_consensus_run_and_report_on_the_real_model(real_run: Path) -> None:
+    run_dir = real_run
     with Store.open(run_dir) as store:
         rounds = store.records_frame("consensus_round")
     assert set(rounds["protocol"]) == {"sac", "cp-wbft", "debate"}
@@ -72,6 +76,36 @@ def test_consensus_run_and_report_on_the_real_model(
     assert report.exit_code == 0, report.output
     payload = json.loads(report.stdout)
     assert payload
+
+
+def test_sim_fit_and_compare_on_a_real_run(real_run: Path, tmp_path: Path) -> None:
+    """The simulator's twin, fitted to real replies, and set beside them."""
+    profile_path = tmp_path / "smollm2.yaml"
+    fitted = RUNNER.invoke(app, ["sim", "fit", str(real_run), "-o", str(profile_path), "--json"])
+    assert fitted.exit_code == 0, fitted.output
+    profile = json.loads(fitted.stdout)
+    assert profile["domain"] == "consensus" and profile["run_simulated"] is False
+    strong = profile["sources"]["strong"]
+    # Round-0 answers, scores (SAC) and confidences (CP-WBFT) were all measured.
+    for name in ("strength", "false_reject", "confidence_at_one_wrong"):
+        if name in strong and "no evidence" not in strong[name]:
+            assert strong[name].startswith("fitted from run:")
+    assert strong["strength"].startswith("fitted from run:")
+    assert profile_path.is_file()
+
+    compared = RUNNER.invoke(
+        app,
+        ["sim", "compare", str(real_run), "--profile", str(profile_path), "--json"],
+    )
+    assert compared.exit_code == 0, compared.output
+    table = json.loads(compared.stdout)
+    assert {t["protocol"] for t in table["tables"]} == {"sac", "cp-wbft", "debate"}
+    for t in table["tables"]:
+        metrics = {r["metric"]: r for r in t["rows"]}
+        assert {"IAA", "FAA", "BFTI", "H_Majority"} <= set(metrics)
+        iaa = metrics["IAA"]
+        assert iaa["n_real"] == iaa["n_simulated"] == 2
+        assert iaa["real_low"] <= iaa["real"] <= iaa["real_high"]
 
 
 def _run_args(server: LocalServer, run_dir: Path, questions: int) -> list[str]:

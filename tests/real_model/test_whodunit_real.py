@@ -257,3 +257,48 @@ def test_monitor_collect_on_real_games_gives_finite_features(
     for column in ("entropy", "varentropy", "kurtosis"):
         assert column in turns.columns
         assert all(math.isfinite(float(v)) for v in turns[column])
+
+
+def test_sim_fit_and_compare_on_real_games(real_server: LocalServer, tmp_path: Path) -> None:
+    """A few real WhoDunit games, the simulator fitted to them, and both side by side."""
+    run_dir = tmp_path / "games"
+    config = tmp_path / "games.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "game": {"variant": "asym", "n_suspects": 4, "n_attributes": 3, "max_turns": 4},
+                "split": "generated",
+                "n_games": 2,
+                "agents": "llm",
+                "model": f"openai/{real_server.model_name}",
+                "base_url": real_server.base_url,
+                "api_key_env": None,
+                "adaptive_timeout": False,
+                "top_logprobs": 5,
+                "max_tokens": MAX_TOKENS,
+                "max_reprompts": 0,
+            }
+        )
+    )
+    played = RUNNER.invoke(app, ["whodunit", "run", str(config), "-o", str(run_dir)])
+    assert played.exit_code == 0, played.output
+
+    profile_path = tmp_path / "smollm2-whodunit.yaml"
+    fitted = RUNNER.invoke(app, ["sim", "fit", str(run_dir), "-o", str(profile_path), "--json"])
+    assert fitted.exit_code == 0, fitted.output
+    profile = json.loads(fitted.stdout)
+    assert profile["domain"] == "whodunit" and profile["run_simulated"] is False
+    assert set(profile["groups"]) == {"sim"}
+    assert any(src.startswith("fitted from games") for src in profile["sources"]["sim"].values())
+
+    compared = RUNNER.invoke(
+        app, ["sim", "compare", str(run_dir), "--profile", str(profile_path), "--json"]
+    )
+    assert compared.exit_code == 0, compared.output
+    tables = json.loads(compared.stdout)["tables"]
+    assert tables
+    for table in tables:
+        rows = {r["metric"]: r for r in table["rows"]}
+        assert {"Success-Rate", "Game-Length"} <= set(rows)
+        assert rows["Game-Length"]["n_real"] == 2
+        assert rows["Game-Length"]["real_low"] <= rows["Game-Length"]["real"]

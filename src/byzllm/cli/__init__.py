@@ -10,7 +10,7 @@ import typer
 
 from byzllm import __version__
 
-from . import consensus, graph, models, monitor, runs, serve, whodunit
+from . import consensus, graph, models, monitor, runs, serve, sim, whodunit
 
 __all__ = ["app", "main"]
 
@@ -49,6 +49,7 @@ app.add_typer(models.app, name="models")
 app.add_typer(runs.app, name="runs")
 app.add_typer(whodunit.app, name="whodunit")
 app.add_typer(monitor.app, name="monitor")
+app.add_typer(sim.app, name="sim")
 
 
 def main() -> None:

@@ -6,7 +6,11 @@ The pipeline::
     byzllm monitor collect -o runs/mon-collect                 # train + validation games
     byzllm monitor train runs/mon-collect                      # -> runs/mon-collect/monitors.json
     byzllm monitor evaluate --monitors runs/mon-collect/monitors.json -o runs/mon-eval
-    byzllm monitor report runs/mon-eval --plots runs/mon-eval  # table + Fig. 4 / Fig. 9 PNGs
+    byzllm monitor report runs/mon-eval --plots runs/mon-eval  # tables + Fig. 4 / Fig. 9 PNGs
+
+Training keeps the ablation monitors (the rogue-agents paper, §6.1, Table 3: second-best and
+worst of the selection, and a turn-count-only control); evaluation plays them and the report
+says how many points the uncertainty features add over the turn count.
 
 Simulated agents by default (results labelled simulated); ``--model``/``--base-url`` play the
 same games with LLM-backed agents.
@@ -14,6 +18,7 @@ same games with LLM-backed agents.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -159,7 +164,9 @@ def train(
     """Select one monitor per role on the validation games (D.2 grid) and save them as JSON.
 
     Prints the winners like the paper's Table 5 (role, features, degree, gain, τ), plus the
-    random baseline's trigger probability per role.
+    random baseline's trigger probability per role, and the ablation monitors saved with them
+    (Table 3: each role's second-best and worst grid monitor, and its turn-count-only monitor,
+    fitted and thresholded the same way).
 
     Examples:
 
@@ -170,7 +177,7 @@ def train(
     with cli_errors():
         from byzllm.experiments import Store
         from byzllm.experiments.monitor import datasets_from_rows
-        from byzllm.monitor import table5_rows, train_monitor_set
+        from byzllm.monitor import ablation_rows, table5_rows, train_monitor_set
 
         with Store.open(run_dir) as store:
             turns = store.records("monitor_turn")
@@ -197,6 +204,7 @@ def train(
         )
         path = monitors.save(out or run_dir / "monitors.json")
         rows = table5_rows(monitors)
+        ablations = ablation_rows(monitors)
         if json_output:
             print_json(
                 {
@@ -206,6 +214,7 @@ def train(
                     "selection": monitors.meta["selection"],
                     "expected_gain": monitors.meta["expected_gain"],
                     "rows": rows,
+                    "ablations": ablations,
                     "grid": {s.role: [g.model_dump() for g in s.grid] for s in selections},
                 }
             )
@@ -214,6 +223,12 @@ def train(
             rows,
             json_output=False,
             title="Selected monitors (gain in points on validation)",
+            simulated=simulated,
+        )
+        emit_rows(
+            ablations,
+            json_output=False,
+            title="Selected and ablation monitors (Table 3; rank and gain on validation)",
             simulated=simulated,
         )
         typer.echo(
@@ -244,10 +259,13 @@ def evaluate(
     ray_address: RayAddressOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Play the test games with 0, 1 and 2 resets and the random baseline, repeatedly.
+    """Play the test games under every condition, repeatedly.
 
-    Conditions (``--set conditions=[...]``): none, monitor-1, monitor-2, random-1, random-2,
-    resample-1 (the §6.1 ablation). Then `byzllm monitor report RUN_DIR`.
+    Conditions (``--set conditions=[...]``, default all): none, monitor-1, monitor-2,
+    random-1, random-2, and the ablations resample-1 (§6.1), second-best-1, worst-1 (Table
+    3) and turn-only-1 (a monitor of the turn count alone). A monitors file trained before
+    ablations were kept has no monitors for the last three: they are skipped with a warning.
+    Then `byzllm monitor report RUN_DIR`.
 
     Examples:
 
@@ -258,13 +276,21 @@ def evaluate(
     """
     with cli_errors():
         from byzllm.experiments.monitor import evaluate_units, work
-        from byzllm.monitor import MonitorSet
+        from byzllm.monitor import MonitorSet, missing_conditions
 
         cfg = _config(config, set_, model, base_url)
         monitor_set = MonitorSet.load(monitors)
+        units = evaluate_units(cfg, monitor_set)
+        skipped = missing_conditions(cfg.conditions, monitor_set)
+        if skipped:
+            typer.echo(
+                f"warning: {monitors} has no ablation monitors (trained before they were kept): "
+                f"skipping {', '.join(skipped)}; rerun `byzllm monitor train` to evaluate them",
+                err=True,
+            )
         summary = execute_units(
             _run_dir(run_dir, config, "evaluate"),
-            evaluate_units(cfg, monitor_set),
+            units,
             work,
             config=cfg,
             concurrency=concurrency,
@@ -285,31 +311,56 @@ def report(
         Path | None,
         typer.Option(
             "--plots",
-            help="Write success_rate.png (Fig. 4/5) and trigger_turns.png (Fig. 9) here.",
+            help="Write success_rate.png (Fig. 4/5), trigger_turns.png (Fig. 9) and "
+            "ablations.png (Table 3) here.",
+            file_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    csv: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv",
+            help="Write conditions.csv and ablations.csv here.",
             file_okay=False,
             show_default=False,
         ),
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Success-Rate, Precision and Game-Length (± standard error) per condition.
+    """Success-Rate, Precision and Game-Length (± standard error) per condition, the ablations.
 
-    Also the run's parse health (model moves parsed and how many fell back to a passed
-    turn), with a warning when more than 20% did, and its model requests (sent, cached,
-    retried, timed out, errors by kind).
+    The ablation table (the rogue-agents paper, Table 3, plus the turn-count-only monitor)
+    gives each condition's Success-Rate difference to no intervention and to the selected
+    monitor in points with 95% paired bootstrap intervals, then one line: how many points
+    the uncertainty features add over the turn-count-only monitor. Also the run's parse
+    health (model moves parsed and how many fell back to a passed turn), with a warning when
+    more than 20% did, and its model requests (sent, cached, retried, timed out, errors by
+    kind).
 
     Examples:
 
         byzllm monitor report runs/mon-eval
 
-        byzllm monitor report runs/mon-eval --plots figures --json
+        byzllm monitor report runs/mon-eval --plots figures --csv figures --json
     """
     with cli_errors():
+        from rich.console import Console
+
         from byzllm.errors import InputError
         from byzllm.experiments import Store, parse_health, request_health
-        from byzllm.experiments.reports import format_pm
+        from byzllm.experiments.monitor.ablations import (
+            ablation_rows,
+            feature_gain,
+            feature_gain_sentence,
+            interval_note,
+            not_evaluated,
+        )
+        from byzllm.experiments.reports import format_pm, rich_table, write_csv
         from byzllm.monitor.report import (
+            SE_NOTE,
             evaluation_rows,
+            plot_ablation_gains,
             plot_success_bars,
             plot_trigger_histogram,
             trigger_turns,
@@ -317,6 +368,7 @@ def report(
 
         with Store.open(run_dir) as store:
             games = store.records("monitor_game")
+            cfg = store.latest_config()
         rows = evaluation_rows(games)
         if not rows:
             raise InputError(f"{run_dir} has no evaluated test games (run `monitor evaluate`)")
@@ -326,6 +378,13 @@ def report(
         # The simulation's parameters go with every simulated result (one set per run).
         sim_params = next((g["sim_params"] for g in games if g.get("sim_params")), None)
         triggers = trigger_turns(games)
+        ablations = ablation_rows(rows, games)
+        gain = feature_gain(games)
+        requested = None if cfg is None else cfg.get("conditions")
+        missing = not_evaluated(games, requested)
+        sentence = feature_gain_sentence(gain, missing)
+        flags = {bool(r["paired"]) for r in ablations}
+        method = interval_note(flags.pop() if len(flags) == 1 else None)
         written: list[str] = []
         if plots is not None:
             written.append(str(plot_success_bars(rows, plots / "success_rate.png")))
@@ -336,12 +395,39 @@ def report(
                     )
                 )
             )
+            written.append(
+                str(plot_ablation_gains(ablations, plots / "ablations.png", note=method))
+            )
+        if csv is not None:
+            labels = {"simulated": simulated}
+            written.append(
+                str(
+                    write_csv(
+                        [{**r, **labels, "se_method": SE_NOTE} for r in rows],
+                        csv / "conditions.csv",
+                    )
+                )
+            )
+            written.append(
+                str(
+                    write_csv(
+                        [{**_flat(r), **labels, "interval_method": method} for r in ablations],
+                        csv / "ablations.csv",
+                    )
+                )
+            )
         if json_output:
             print_json(
                 {
                     "simulated": simulated,
                     "sim_params": sim_params,
                     "rows": rows,
+                    "se_method": SE_NOTE,
+                    "ablations": ablations,
+                    "feature_gain": None if gain is None else gain.model_dump(),
+                    "feature_gain_sentence": sentence,
+                    "not_evaluated": missing,
+                    "interval_method": method,
                     "trigger_turns": triggers,
                     "plots": written,
                     "parse_health": health.to_json(),
@@ -364,12 +450,41 @@ def report(
             }
             for r in rows
         ]
-        emit_rows(
-            shown,
-            json_output=False,
-            title="Monitors and interventions (test games)",
-            simulated=simulated,
+        console = Console()
+        console.print(
+            rich_table(
+                shown,
+                title="Monitors and interventions (test games)",
+                caption=SE_NOTE,
+                simulated=simulated,
+            )
         )
+        table3 = [
+            {
+                "condition": r["condition"],
+                "success %": format_pm(r["success_rate"], r["success_rate_se"], scale=100),
+                "vs none, pts (95% CI)": _ci(r["vs_none"]),
+                "vs monitor-1, pts (95% CI)": _ci(r["vs_selected"]),
+            }
+            for r in ablations
+        ] + [
+            {
+                "condition": c,
+                "success %": why,
+                "vs none, pts (95% CI)": "",
+                "vs monitor-1, pts (95% CI)": "",
+            }
+            for c, why in missing.items()
+        ]
+        console.print(
+            rich_table(
+                table3,
+                title="Ablations (the rogue-agents paper, Table 3; test games)",
+                caption=f"success % ± standard error as above; differences: {method}",
+                simulated=simulated,
+            )
+        )
+        typer.echo(sentence + (" (simulated)" if simulated else ""))
         show_parse_health(health, json_output=False)
         show_request_health(requests, json_output=False)
         if sim_params:
@@ -379,3 +494,22 @@ def report(
             )
         for path in written:
             typer.echo(f"wrote {path}", err=True)
+
+
+def _ci(points: dict[str, float | None]) -> str:
+    """``+8.6 [+5.0, +12.2]`` from ``{value, low, high}`` in points; empty when absent."""
+    value, low, high = points["value"], points["low"], points["high"]
+    if value is None:
+        return ""
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return f"{value:+.1f}"
+    return f"{value:+.1f} [{low:+.1f}, {high:+.1f}]"
+
+
+def _flat(row: dict[str, Any]) -> dict[str, Any]:
+    """An ablation row with its interval dicts spread into columns, for CSV."""
+    out = {k: v for k, v in row.items() if not isinstance(v, dict)}
+    for key in ("vs_none", "vs_selected"):
+        for part, value in row[key].items():
+            out[f"{key}_{part}_pts"] = value
+    return out

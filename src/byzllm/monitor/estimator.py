@@ -4,7 +4,10 @@ Pipeline (D.2): min-max scale the chosen features to ``[-1, 1]`` using the *trai
 expand them with ``PolynomialFeatures(degree)``, fit a ``Ridge`` regression on the boolean
 "this game succeeded" label of every training turn. The regression output, clipped to
 ``[0, 1]``, is the estimate of ``P(success | turn features)`` (§2). The turn count is always
-an input; the uncertainty features are any non-empty subset of entropy, varentropy, kurtosis.
+an input; the uncertainty features are any subset of entropy, varentropy, kurtosis. The paper's
+grid uses the seven non-empty subsets; the empty one, :data:`TURN_ONLY`, is the
+turn-count-only control that ``byzllm monitor train`` fits next to it (the ablation that says
+what the uncertainty features add over counting turns, ``docs/monitor.md``).
 
 Inputs are always ``(n, 4)`` matrices in :data:`~byzllm.monitor.features.FEATURE_COLUMNS`
 order (entropy, varentropy, kurtosis, turn); the monitor picks its own columns, so monitors
@@ -44,12 +47,21 @@ if TYPE_CHECKING:
 
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-__all__ = ["MONITOR_FORMAT", "MonitorNotFittedError", "UncertaintyMonitor", "as_feature_matrix"]
+__all__ = [
+    "MONITOR_FORMAT",
+    "TURN_ONLY",
+    "MonitorNotFittedError",
+    "UncertaintyMonitor",
+    "as_feature_matrix",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
 #: Identifies a serialized monitor; bumped if the JSON layout ever changes.
 MONITOR_FORMAT = "byzllm.monitor/uncertainty-ridge/1"
+
+#: The feature subset of a monitor that reads the turn count only (no uncertainty feature).
+TURN_ONLY: tuple[str, ...] = ()
 
 #: ``classes_`` of a monitor fitted on 0/1 (or boolean) outcomes, and of every loaded one.
 _OUTCOME_CLASSES = (0, 1)
@@ -95,8 +107,6 @@ def _validate_features(features: Any) -> tuple[str, ...]:
     if isinstance(features, str) or not isinstance(features, Sequence):
         raise InputError(f"features must be a sequence of feature names, got {features!r}")
     chosen = tuple(features)
-    if not chosen:
-        raise InputError("a monitor needs at least one uncertainty feature")
     unknown = [f for f in chosen if f not in UNCERTAINTY_FEATURES]
     if unknown:
         raise InputError(f"unknown monitor features {unknown}; choose from {UNCERTAINTY_FEATURES}")
@@ -131,8 +141,9 @@ class UncertaintyMonitor(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     Parameters
     ----------
     features:
-        The uncertainty features used (non-empty subset of entropy/varentropy/kurtosis, any
-        order); the turn count is always added. Stored as given, validated by :meth:`fit`.
+        The uncertainty features used (a subset of entropy/varentropy/kurtosis, any order);
+        the turn count is always added, so ``()`` (:data:`TURN_ONLY`) is a monitor of the
+        turn count alone. Stored as given, validated by :meth:`fit`.
     degree:
         Degree of the polynomial expansion (the paper searches 1–5; 1..10 accepted).
     alpha:

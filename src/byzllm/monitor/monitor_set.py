@@ -6,6 +6,12 @@ classifier, features, degree and τ (Table 5), and the random baseline its own `
 :class:`MonitorSet` is what ``byzllm monitor train`` writes and what interveners load: JSON
 (never pickle) carrying the byzllm version and free-form ``meta`` (environment, model,
 whether the training data came from simulated agents).
+
+Next to the selected monitors a set carries its **ablations** (§6.1, Table 3): per role, the
+second-best and the worst monitor of the selection grid and the turn-count-only control
+(:mod:`.selection`). :meth:`MonitorSet.ablation` gives the set an ablation condition runs.
+Sets written before ablations were trained have none and still load; the conditions that
+need them are then skipped (:func:`~byzllm.monitor.conditions.missing_conditions`).
 """
 
 from __future__ import annotations
@@ -26,20 +32,27 @@ from .dataset import TurnDataset
 from .estimator import UncertaintyMonitor
 from .features import TurnFeatures
 from .selection import (
+    ABLATIONS,
     DEFAULT_DEGREES,
     DEFAULT_GRID,
     RandomBaselineChoice,
+    RoleCandidates,
     RoleSelection,
     fit_role_candidates,
+    grid_ablations,
     joint_choice,
+    rank_candidates,
     select_random_baseline,
+    select_turn_only_monitor,
     selection_for,
 )
 
 __all__ = [
+    "ABLATION_LABELS",
     "MONITOR_SET_FORMAT",
     "MonitorSet",
     "RoleMonitor",
+    "ablation_rows",
     "format_table5",
     "table5_rows",
     "train_monitor_set",
@@ -48,15 +61,29 @@ __all__ = [
 #: Identifies a serialized monitor set.
 MONITOR_SET_FORMAT = "byzllm.monitor/monitor-set/1"
 
+#: How tables name the selected monitor and each ablation.
+ABLATION_LABELS: dict[str, str] = {
+    "selected": "selected",
+    "second-best": "2nd best",
+    "worst": "worst",
+    "turn-only": "turn count only",
+}
+_RETRAIN = "rerun `byzllm monitor train`"
+
 
 @dataclass(frozen=True)
 class RoleMonitor:
-    """A role's classifier, its threshold τ and the validation gain it was chosen with."""
+    """A role's classifier, its threshold τ and the validation gain it was chosen with.
+
+    ``rank``: its place among the role's grid candidates by validation gain (1 = best), where
+    known; ``None`` for the turn-only control and in sets written before it was kept.
+    """
 
     role: str
     monitor: UncertaintyMonitor
     threshold: float
     gain: float
+    rank: int | None = None
 
     def score(self, features: TurnFeatures) -> float:
         """``P(success)`` of one turn."""
@@ -67,14 +94,49 @@ class RoleMonitor:
         return self.score(features) < self.threshold
 
 
+def _entry(m: RoleMonitor) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "threshold": m.threshold,
+        "gain": m.gain,
+        "monitor": m.monitor.to_dict(),
+    }
+    if m.rank is not None:
+        entry["rank"] = m.rank
+    return entry
+
+
+def _role_monitors(entries: Any) -> dict[str, RoleMonitor]:
+    """Parse ``{role: {threshold, gain, monitor[, rank]}}``; errors are the caller's to wrap."""
+    monitors: dict[str, RoleMonitor] = {}
+    for role, entry in dict(entries).items():
+        rank = entry.get("rank")
+        if rank is not None and (isinstance(rank, bool) or int(rank) != rank or rank < 1):
+            raise ValueError(f"role {role!r}: rank must be an integer >= 1, got {rank!r}")
+        monitors[str(role)] = RoleMonitor(
+            role=str(role),
+            monitor=UncertaintyMonitor.from_dict(entry["monitor"]),
+            threshold=float(entry["threshold"]),
+            gain=float(entry["gain"]),
+            rank=None if rank is None else int(rank),
+        )
+    return monitors
+
+
 @dataclass(frozen=True)
 class MonitorSet:
-    """Per-role monitors plus the per-role random-baseline probabilities."""
+    """Per-role monitors plus the per-role random-baseline probabilities.
+
+    ``ablations`` maps each ablation (``second-best``, ``worst``, ``turn-only``) to its
+    per-role monitors. ``variant`` names the ablation whose monitors ``roles`` holds, in the
+    set :meth:`ablation` returns; ``None`` for the selected monitors.
+    """
 
     roles: dict[str, RoleMonitor]
     random_baseline: dict[str, RandomBaselineChoice] = field(default_factory=dict)
     base_rate: float | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    ablations: dict[str, dict[str, RoleMonitor]] = field(default_factory=dict)
+    variant: str | None = None
     #: The file it was loaded from (:meth:`load`), for messages; not part of the set.
     source: str | None = field(default=None, compare=False, repr=False)
 
@@ -83,6 +145,35 @@ class MonitorSet:
 
     def random_probabilities(self) -> dict[str, float]:
         return {r: c.probability for r, c in self.random_baseline.items()}
+
+    def has_ablation(self, name: str) -> bool:
+        """Whether the ``name`` ablation's monitors were trained (or this set is them)."""
+        return self.variant == name or bool(self.ablations.get(name))
+
+    def ablation(self, name: str) -> MonitorSet:
+        """The set whose role monitors are the ``name`` ablation's, without other ablations.
+
+        What the ablation conditions run; the random baseline, base rate and meta are kept.
+        Raises :class:`InputError` when the set has no such monitors.
+        """
+        if name not in ABLATIONS:
+            raise InputError(f"unknown ablation {name!r}; choose from {', '.join(ABLATIONS)}")
+        if self.variant == name:
+            return self
+        roles = self.ablations.get(name)
+        if not roles:
+            where = self.source or "the monitor set"
+            raise InputError(
+                f"{where} has no {ABLATION_LABELS[name]} monitors: not trained "
+                f"(a set written before ablations were kept); {_RETRAIN}"
+            )
+        return dataclasses.replace(self, roles=dict(roles), ablations={}, variant=name)
+
+    def selected(self) -> MonitorSet:
+        """The set without its ablations: what the selected-monitor conditions run."""
+        if self.variant is not None:
+            raise InputError(f"this monitor set holds the {self.variant} ablation's monitors")
+        return dataclasses.replace(self, ablations={}) if self.ablations else self
 
     def check_roles(self, roles: Iterable[str], *, environment: str) -> None:
         """Refuse a set that cannot monitor ``environment``, whose agents have ``roles``.
@@ -94,7 +185,9 @@ class MonitorSet:
         known = list(dict.fromkeys(roles))
         where = self.source or "the monitor set"
         has = f"the {environment} environment has the roles {', '.join(known)}"
-        unknown = [r for r in dict.fromkeys([*self.roles, *self.random_baseline]) if r not in known]
+        ablated = [r for monitors in self.ablations.values() for r in monitors]
+        named = dict.fromkeys([*self.roles, *self.random_baseline, *ablated])
+        unknown = [r for r in named if r not in known]
         if unknown:
             names = ", ".join(repr(r) for r in unknown)
             raise InputError(
@@ -105,39 +198,39 @@ class MonitorSet:
             raise InputError(f"{where}: no role has a monitor; {has}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "format": MONITOR_SET_FORMAT,
             "byzllm_version": __version__,
             "base_rate": self.base_rate,
             "meta": self.meta,
-            "roles": {
-                role: {
-                    "threshold": m.threshold,
-                    "gain": m.gain,
-                    "monitor": m.monitor.to_dict(),
-                }
-                for role, m in self.roles.items()
-            },
+            "roles": {role: _entry(m) for role, m in self.roles.items()},
             "random_baseline": {
                 role: {"probability": c.probability, "gain": c.gain}
                 for role, c in self.random_baseline.items()
             },
         }
+        # Written only when present, so a set without them serializes as before (and the
+        # evaluate units that carry it keep their ids).
+        if self.ablations:
+            data["ablations"] = {
+                name: {role: _entry(m) for role, m in monitors.items()}
+                for name, monitors in self.ablations.items()
+            }
+        if self.variant is not None:
+            data["variant"] = self.variant
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> MonitorSet:
         if not isinstance(data, dict) or data.get("format") != MONITOR_SET_FORMAT:
             raise InputError(f"not a monitor set (expected format {MONITOR_SET_FORMAT!r})")
         try:
-            roles = {
-                str(role): RoleMonitor(
-                    role=str(role),
-                    monitor=UncertaintyMonitor.from_dict(entry["monitor"]),
-                    threshold=float(entry["threshold"]),
-                    gain=float(entry["gain"]),
-                )
-                for role, entry in dict(data["roles"]).items()
+            roles = _role_monitors(data["roles"])
+            ablations = {
+                str(name): _role_monitors(monitors)
+                for name, monitors in dict(data.get("ablations") or {}).items()
             }
+            variant = data.get("variant")
             baseline = {
                 str(role): RandomBaselineChoice(
                     role=str(role),
@@ -148,15 +241,28 @@ class MonitorSet:
             }
             base_rate = None if data.get("base_rate") is None else float(data["base_rate"])
             meta = dict(data.get("meta") or {})
-        except (KeyError, TypeError, ValueError, ArithmeticError) as err:
+        except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError) as err:
             raise InputError(f"malformed monitor set: {err}") from err
-        for role, m in roles.items():
-            if not 0.0 <= m.threshold <= 1.0:
-                raise InputError(f"role {role!r}: threshold {m.threshold} outside [0, 1]")
+        unknown: list[Any] = [name for name in ablations if name not in ABLATIONS]
+        if variant is not None and variant not in ABLATIONS:
+            unknown.append(variant)
+        if unknown:
+            raise InputError(f"unknown ablation {unknown[0]!r}; known: {', '.join(ABLATIONS)}")
+        for monitors in (roles, *ablations.values()):
+            for role, m in monitors.items():
+                if not 0.0 <= m.threshold <= 1.0:
+                    raise InputError(f"role {role!r}: threshold {m.threshold} outside [0, 1]")
         for role, c in baseline.items():
             if not 0.0 <= c.probability <= 1.0:
                 raise InputError(f"role {role!r}: probability {c.probability} outside [0, 1]")
-        return cls(roles=roles, random_baseline=baseline, base_rate=base_rate, meta=meta)
+        return cls(
+            roles=roles,
+            random_baseline=baseline,
+            base_rate=base_rate,
+            meta=meta,
+            ablations=ablations,
+            variant=None if variant is None else str(variant),
+        )
 
     def save(self, path: str | Path) -> Path:
         """Write the set as JSON; returns the path."""
@@ -208,6 +314,7 @@ def train_monitor_set(
     degrees: Sequence[int] = DEFAULT_DEGREES,
     alpha: float = 1.0,
     joint: bool = False,
+    ablations: bool = True,
     meta: dict[str, Any] | None = None,
 ) -> tuple[MonitorSet, list[RoleSelection]]:
     """Select one monitor per role (D.2 grid) and the random baseline's ``p`` per role.
@@ -219,6 +326,10 @@ def train_monitor_set(
     larger space and overfits small validation sets more (see ``docs/monitor.md``). Either
     way each role's ``gain`` is its standalone expected gain; ``meta["expected_gain"]`` is
     the union's, and ``meta["selection"]`` says which rule was used.
+
+    ``ablations`` (default): also keep each role's second-best and worst grid monitor and
+    fit its turn-count-only monitor (§6.1, Table 3; :mod:`.selection`), each chosen on its
+    own by its standalone gain; ``meta["candidates"]`` is the grid size they are ranked in.
     """
     chosen_roles = list(roles) if roles is not None else train.role_names()
     if not chosen_roles:
@@ -245,20 +356,47 @@ def train_monitor_set(
             union |= candidates[r].minima[index] < sel.threshold
         union_gain = float(np.sum(weights[union]) / validation.n_games)
     baseline = {role: select_random_baseline(validation, role) for role in chosen_roles}
+    ablation_monitors: dict[str, dict[str, RoleMonitor]] = {}
+    if ablations:
+        for r, sel in zip(chosen_roles, selections, strict=True):
+            choices = [
+                *grid_ablations(candidates[r], sel),
+                select_turn_only_monitor(
+                    train, validation, r, degrees=degrees, thresholds=taus, alpha=alpha, base_rate=b
+                ),
+            ]
+            for c in choices:
+                ablation_monitors.setdefault(c.ablation, {})[r] = RoleMonitor(
+                    role=r, monitor=c.monitor, threshold=c.threshold, gain=c.gain, rank=c.rank
+                )
+        # Report order, whichever role came first.
+        ablation_monitors = {a: ablation_monitors[a] for a in ABLATIONS if a in ablation_monitors}
     monitor_set = MonitorSet(
-        roles={
-            s.role: RoleMonitor(role=s.role, monitor=s.monitor, threshold=s.threshold, gain=s.gain)
-            for s in selections
-        },
+        roles={s.role: _selected(s, candidates[s.role]) for s in selections},
         random_baseline=baseline,
         base_rate=b,
         meta={
             **dict(meta or {}),
             "selection": "joint" if joint else "per-role",
             "expected_gain": union_gain,
+            "candidates": len(selections[0].grid),
         },
+        ablations=ablation_monitors,
     )
     return monitor_set, selections
+
+
+def _selected(selection: RoleSelection, candidates: RoleCandidates) -> RoleMonitor:
+    """The selected monitor of a role, with its rank in the grid (1 unless chosen jointly)."""
+    index = candidates.monitors.index(selection.monitor)
+    rank = rank_candidates([g.gain for g in selection.grid]).index(index) + 1
+    return RoleMonitor(
+        role=selection.role,
+        monitor=selection.monitor,
+        threshold=selection.threshold,
+        gain=selection.gain,
+        rank=rank,
+    )
 
 
 _SHORT = {"entropy": "Ent", "varentropy": "Var", "kurtosis": "Kur"}
@@ -271,7 +409,7 @@ def table5_rows(monitor_set: MonitorSet) -> list[dict[str, Any]]:
         rows.append(
             {
                 "role": role,
-                "features": " ".join(_SHORT[f] for f in m.monitor.features),
+                "features": _features_label(m.monitor.features),
                 "degree": m.monitor.degree,
                 "gain": round(100.0 * m.gain, 1),
                 "tau": round(m.threshold, 2),
@@ -304,3 +442,36 @@ def format_table5(monitor_set: MonitorSet) -> str:
         gain = 100.0 * float(monitor_set.meta["expected_gain"])
         lines.append(f"expected gain, all roles together: {gain:.1f} points")
     return "\n".join(lines)
+
+
+def _features_label(features: Sequence[str]) -> str:
+    return " ".join(_SHORT[f] for f in features) if features else "(turn only)"
+
+
+def ablation_rows(monitor_set: MonitorSet) -> list[dict[str, Any]]:
+    """The selected monitor and its ablations per role, as the rogue-agents paper's Table 3
+    lists them: monitor, features, degree, rank in the grid, validation gain (points), τ.
+
+    A set without ablations gives the selected rows only.
+    """
+    n = monitor_set.meta.get("candidates")
+    rows: list[dict[str, Any]] = []
+    for role, selected in monitor_set.roles.items():
+        entries = [("selected", selected)] + [
+            (name, monitors[role])
+            for name, monitors in monitor_set.ablations.items()
+            if role in monitors
+        ]
+        for name, m in entries:
+            rows.append(
+                {
+                    "role": role,
+                    "monitor": ABLATION_LABELS.get(name, name),
+                    "features": _features_label(m.monitor.features),
+                    "degree": m.monitor.degree,
+                    "rank": "" if m.rank is None else (f"{m.rank}/{n}" if n else str(m.rank)),
+                    "gain": round(100.0 * m.gain, 1),
+                    "tau": round(m.threshold, 2),
+                }
+            )
+    return rows

@@ -11,12 +11,16 @@ Figures (PNG, matplotlib Agg): the Fig. 4/5 bar chart (Success-Rate by number of
 random baseline as crosses joined by a dashed line) and the Fig. 9 histogram of the turn at
 which the monitor (first) triggers, split by whether the game succeeded — taken from the
 ``none`` condition, where a shadow monitor logs triggers without acting (as E.1 describes:
-"monitor turn triggers in a game without interventions").
+"monitor turn triggers in a game without interventions"). And the ablations (§6.1, Table 3):
+each condition's Success-Rate gain over no intervention with its interval
+(:func:`plot_ablation_gains`; the rows and intervals come from
+:mod:`byzllm.experiments.monitor.ablations`).
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,13 +29,20 @@ from typing import Any
 from .conditions import CONDITION_LABELS, CONDITIONS
 
 __all__ = [
+    "SE_NOTE",
     "evaluation_rows",
+    "plot_ablation_gains",
     "plot_success_bars",
     "plot_trigger_histogram",
     "trigger_turns",
 ]
 
 _LABELS = CONDITION_LABELS
+#: How the ± of :func:`evaluation_rows` is computed, as captions state it.
+SE_NOTE = (
+    "± standard error of the per-run values over repeated runs (the rogue-agents paper, D.4); "
+    "with one run, the binomial standard error across games"
+)
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -203,6 +214,36 @@ def plot_trigger_histogram(turns: dict[str, Any], path: str | Path, *, simulated
     ax.set_ylabel("games")
     ax.legend()
     ax.set_title(_title("Monitor trigger turns, no intervention", simulated))
+    return _save(fig, path)
+
+
+def plot_ablation_gains(
+    rows: Sequence[dict[str, Any]], path: str | Path, *, note: str = ""
+) -> Path:
+    """Table 3 as a figure: each condition's Success-Rate gain over no intervention (points),
+    with its interval as whiskers; ``rows`` as ``ablation_rows`` gives them (``vs_none``:
+    ``{value, low, high}`` in points). ``note`` (the interval method) goes under the axis."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    shown = [r for r in rows if r.get("vs_none", {}).get("value") is not None]
+    fig = Figure(figsize=(6.4, 0.8 + 0.45 * max(1, len(shown))))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ys = list(range(len(shown)))[::-1]  # first row on top, as in the table
+    values = [float(r["vs_none"]["value"]) for r in shown]
+    # Whisker lengths; an undefined interval (NaN) draws none.
+    lower = [_nan0(float(r["vs_none"]["value"]) - float(r["vs_none"]["low"])) for r in shown]
+    upper = [_nan0(float(r["vs_none"]["high"]) - float(r["vs_none"]["value"])) for r in shown]
+    colors = ["#C44E52" if r["condition"] == "turn-only-1" else "#4C72B0" for r in shown]
+    ax.barh(ys, values, xerr=[lower, upper], capsize=3, color=colors, edgecolor="black")
+    ax.set_yticks(ys, [str(r.get("label", r["condition"])) for r in shown])
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    label = "Success-Rate gain over no intervention (points)"
+    ax.set_xlabel(label + ("\n" + textwrap.fill(note, 80) if note else ""), fontsize=9)
+    simulated = any(bool(r.get("simulated")) for r in rows)
+    ax.set_title(_title("Ablations", simulated))
+    ax.grid(axis="x", alpha=0.3)
     return _save(fig, path)
 
 

@@ -37,6 +37,18 @@ buy nothing the other role does not already catch). :func:`joint_choice` picks t
 (``train_monitor_set(joint=True)``); the default, as in the paper's Table 5, is each role's
 standalone choice, which searched a smaller space and held up better on test games.
 
+**Ablations** (§6.1, Table 3). To check that the gain comes from the monitor, the paper also
+evaluates the classifiers that did second best and worst on validation. Every (features,
+degree) candidate of a role is ranked by its standalone validation gain at its own best τ —
+the criterion that picks the selected monitor — ties kept in enumeration order (simpler
+first). :func:`grid_ablations` returns the best-ranked candidate other than the selected one
+(*second best*) and the lowest-ranked one (*worst*), each with its own τ. The turn count is
+an input of every candidate, so the grid cannot say what the uncertainty features add over
+the turn count alone; :func:`select_turn_only_monitor` fits the same ridge on the turn
+count only (:data:`~byzllm.monitor.estimator.TURN_ONLY`), over the same degrees and
+thresholds by the same criterion, as the control. None of these takes part in the
+selection.
+
 **Speed.** The τ sweep is vectorized: per game, only the minimum score matters; sorting the
 minima and taking cumulative sums of ``b - y_g`` gives the gain at every τ with one
 ``searchsorted``. Ties are broken towards the simpler monitor (fewer features, lower degree,
@@ -47,6 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -55,12 +68,15 @@ from pydantic import BaseModel, ConfigDict
 from byzllm.errors import InputError
 
 from .dataset import TurnDataset
-from .estimator import UncertaintyMonitor
+from .estimator import TURN_ONLY, UncertaintyMonitor
 from .features import UNCERTAINTY_FEATURES
 
 __all__ = [
+    "ABLATIONS",
     "DEFAULT_DEGREES",
     "DEFAULT_GRID",
+    "Ablation",
+    "AblationChoice",
     "GridPoint",
     "RandomBaselineChoice",
     "RoleCandidates",
@@ -69,10 +85,13 @@ __all__ = [
     "feature_subsets",
     "fit_role_candidates",
     "game_min_scores",
+    "grid_ablations",
     "joint_choice",
     "random_gain_curve",
+    "rank_candidates",
     "select_random_baseline",
     "select_role_monitor",
+    "select_turn_only_monitor",
     "selection_for",
     "threshold_gain_curve",
 ]
@@ -86,6 +105,11 @@ DEFAULT_GRID: FloatArray = np.arange(101) / 100.0
 DEFAULT_DEGREES: tuple[int, ...] = (1, 2, 3, 4, 5)
 # Gains closer than this are ties (kept by the earlier, simpler candidate).
 _TIE = 1e-12
+
+#: A monitor trained next to the selected one for the ablations (module docstring).
+Ablation = Literal["second-best", "worst", "turn-only"]
+#: Every ablation monitor, in report order (the rogue-agents paper, Table 3, then the control).
+ABLATIONS: tuple[Ablation, ...] = ("second-best", "worst", "turn-only")
 
 
 def feature_subsets() -> list[tuple[str, ...]]:
@@ -386,3 +410,104 @@ def select_random_baseline(
     gains = random_gain_curve(validation.turns_per_game(role), validation.game_success, b, ps)
     k = _best_index(gains)
     return RandomBaselineChoice(role=role, probability=float(ps[k]), gain=float(gains[k]))
+
+
+class AblationChoice(BaseModel):
+    """One role's ablation monitor: what it reads, its τ and its validation gain.
+
+    ``rank`` is its place among the role's ``n_candidates`` grid candidates by validation
+    gain (1 = best); ``None`` for the turn-only control, which is not in the grid.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    role: str
+    ablation: Ablation
+    features: tuple[str, ...]
+    degree: int
+    threshold: float
+    gain: float
+    rank: int | None
+    n_candidates: int
+    monitor: UncertaintyMonitor
+
+
+def rank_candidates(gains: Sequence[float] | npt.ArrayLike) -> list[int]:
+    """Candidate indices from the highest gain to the lowest; ties keep their order.
+
+    Gains within ``1e-12`` are ties (floating-point sums of the same games), so the earlier —
+    simpler — candidate ranks higher, as in the selection.
+    """
+    values = np.asarray(gains, dtype=np.float64)
+    # Rounding to the tie tolerance makes equal sums of different float order compare equal.
+    keys = np.round(values / _TIE) * _TIE
+    return [int(i) for i in np.argsort(-keys, kind="stable")]
+
+
+def grid_ablations(candidates: RoleCandidates, selection: RoleSelection) -> list[AblationChoice]:
+    """The second-best and worst candidates of ``selection``'s grid (the paper's Table 3).
+
+    Ranked by :func:`rank_candidates` on each candidate's best standalone gain; *second best*
+    is the highest-ranked candidate that is not the selected monitor, *worst* the
+    lowest-ranked one. Each keeps its own best τ. A grid of a single candidate has neither.
+    """
+    grid = selection.grid
+    if len(grid) != len(candidates.monitors):
+        raise InputError("the selection's grid does not match the candidates")
+    selected = next((i for i, m in enumerate(candidates.monitors) if m is selection.monitor), None)
+    if selected is None:
+        raise InputError("the selected monitor is not one of the candidates")
+    order = rank_candidates([g.gain for g in grid])
+    others = [i for i in order if i != selected]
+    if not others:
+        return []
+    picks: list[tuple[Ablation, int]] = [("second-best", others[0]), ("worst", others[-1])]
+    return [
+        AblationChoice(
+            role=selection.role,
+            ablation=name,
+            features=grid[index].features,
+            degree=grid[index].degree,
+            threshold=grid[index].threshold,
+            gain=grid[index].gain,
+            rank=order.index(index) + 1,
+            n_candidates=len(grid),
+            monitor=candidates.monitors[index],
+        )
+        for name, index in picks
+    ]
+
+
+def select_turn_only_monitor(
+    train: TurnDataset,
+    validation: TurnDataset,
+    role: str,
+    *,
+    degrees: Sequence[int] = DEFAULT_DEGREES,
+    thresholds: npt.ArrayLike = DEFAULT_GRID,
+    alpha: float = 1.0,
+    base_rate: float | None = None,
+) -> AblationChoice:
+    """The turn-count-only monitor of ``role``: the same ridge, degrees, τ grid and criterion
+    as :func:`select_role_monitor`, on the turn count alone."""
+    selection = select_role_monitor(
+        train,
+        validation,
+        role,
+        degrees=degrees,
+        subsets=[TURN_ONLY],
+        thresholds=thresholds,
+        alpha=alpha,
+        base_rate=base_rate,
+    )
+    return AblationChoice(
+        role=role,
+        ablation="turn-only",
+        features=selection.features,
+        degree=selection.degree,
+        threshold=selection.threshold,
+        gain=selection.gain,
+        rank=None,
+        n_candidates=len(selection.grid),
+        monitor=selection.monitor,
+    )

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from byzllm.agents._params import ASSUMPTION, parameter_rows
 from byzllm.agents.whodunit import (
     AgentView,
     ChannelMessage,
     SimParams,
     SimulatedAgent,
     WhoDunitAction,
+    action_kinds,
     render_message,
 )
 from byzllm.agents.whodunit._deduce import accuser_evidence, fact_violations
@@ -390,3 +393,74 @@ def test_list_position_is_a_distribution(q: list[float], previous: int) -> None:
     assert set(dist) == {*(str(c) for c in range(previous + 1, len(q) + 1)), "]"}
     assert all(v >= 0 for v in dist.values())
     assert sum(dist.values()) == pytest.approx(1.0)
+
+
+def test_every_parameter_has_a_meaning_and_a_source() -> None:
+    rows = parameter_rows(SimParams())
+    assert [r.name for r in rows] == list(SimParams.model_fields)
+    for row in rows:
+        assert row.meaning and row.source, row
+        assert row.source.startswith(ASSUMPTION) or "paper" in row.source, row
+    by_name = {r.name: r for r in rows}
+    assert "fault_signal" in by_name and by_name["fault_signal"].value == 1.0
+    assert "0 = the monitor gets no signal" in by_name["fault_signal"].meaning
+
+
+def test_the_hallucinated_confidence_range_is_checked() -> None:
+    with pytest.raises(ValueError, match="hallucination_confidence_low"):
+        SimParams(hallucination_confidence_low=0.9, hallucination_confidence=0.8)
+    q = A(kind="request_specific", character=2, property="hat", value="black")
+    params = QUIET.model_copy(
+        update={
+            "hallucination_rate": 1.0,
+            "hallucination_confidence_low": 0.7,
+            "hallucination_confidence": 0.7,
+        }
+    )
+    turn = SimulatedAgent("Alex", params).decide(make_view("intel", pending_request=q), _rng())
+    assert math.exp(dict(turn.distributions[0])["1"]) == pytest.approx(0.7)
+
+
+def test_role_loss_can_break_the_rules() -> None:
+    params = QUIET.model_copy(update={"role_loss_rate": 1.0, "role_loss_invalid": 1.0})
+    for role in ("accuser", "intel", "player"):
+        turn = SimulatedAgent("X", params).decide(make_view(role), random.Random(0))
+        assert {"role_loss", "invalid_move"} <= set(turn.noise)
+        assert turn.action.kind not in action_kinds(role).values()  # type: ignore[arg-type]
+        # It still reports its (blurred) policy over its own action numbers.
+        assert {tok for tok, _ in turn.distributions[0]} >= {
+            str(n)
+            for n in action_kinds(role)  # type: ignore[arg-type]
+        }
+
+
+def test_intel_reports_recall_not_a_belief_over_suspects() -> None:
+    view = make_view("intel", pending_request=A(kind="request_broad"))
+    turn = SimulatedAgent("Alex", QUIET).decide(view, random.Random(0))
+    assert "top belief" not in turn.thoughts and "least sure of an id" in turn.thoughts
+    # Every list position is the recall model's: P(next = c) from q in {rc, 1 - rc}.
+    a = turn.action
+    rc = QUIET.recall_confidence
+    q = [rc if c in a.characters else 1 - rc for c in range(1, len(SUSPECTS) + 1)]
+    previous = 0
+    for c, dist in zip(a.characters, turn.distributions[1:], strict=True):
+        expected = list_position(q, previous)
+        assert math.exp(dict(dist)[str(c)]) == pytest.approx(expected[str(c)])
+        previous = c
+
+
+def test_the_documented_parameter_table_matches_the_code() -> None:
+    # docs/whodunit.md copies `byzllm sim show --domain whodunit`; it must not drift.
+    docs = Path(__file__).resolve().parents[3] / "docs" / "whodunit.md"
+    lines = docs.read_text(encoding="utf-8").splitlines()
+    start = lines.index("| parameter | default | meaning | source |") + 2
+    table = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        table.append(line)
+    expected = [
+        f"| `{r.name}` | {r.value} | {r.meaning} | {r.source} |"
+        for r in parameter_rows(SimParams())
+    ]
+    assert table == expected

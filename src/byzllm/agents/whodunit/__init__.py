@@ -7,6 +7,7 @@ the deductions both agents and environment use live here, below the environment.
 
 >>> from byzllm.agents.whodunit import SimulatedAgent, SimParams
 >>> accuser = SimulatedAgent("Beth", SimParams(hallucination_rate=0.1))
+>>> silent = SimParams(fault_signal=0.0)  # faults act, but leave no trace a monitor can read
 """
 
 from ._deduce import accuser_deductions, consistent_suspects, shared_facts

@@ -1,13 +1,17 @@
 """Simulated WhoDunitEnv agents: a belief over suspects, a soft policy on it, explicit noise.
 
-A documented behavioural model of LLM agents (product brief §5), not a stub. Every turn the
-agent rebuilds its *belief* (a posterior over suspects) from what it knows and what the
-channel says, turns the belief into a *soft policy* (a probability for every action number),
-acts on both, and reports the distributions it "generated" at the decision positions. The
-token log-probabilities a monitor reads are therefore the agent's own belief state, so
-uncertainty carries exactly as much signal as the belief does (the rogue-agents paper, §2: a rogue
-agent is
-one whose state has gone wrong; its uncertainty is how we see it).
+A documented behavioural model of LLM agents (product brief §5), not a stub. Every
+behavioural assumption is a named :class:`SimParams` field with a default, a one-line meaning
+and its source (``parameter_rows(SimParams())`` lists them; most are assumptions, and
+``byzllm sim fit`` replaces the identifiable ones by figures measured on a real run). Every
+turn the agent rebuilds its *belief* (a posterior over suspects) from what it knows and what
+the channel says, turns the belief into a *soft policy* (a probability for every action
+number), acts on both, and reports the distributions it "generated" at the decision
+positions. Those distributions are the belief and the policy the turn acted on, plus the
+shift each fault applies to them, scaled by ``fault_signal`` (below): a monitor sees a fault
+only as far as that parameter lets it (the rogue-agents paper, §2: a rogue agent is one whose
+state has gone wrong; its uncertainty is how the paper's monitors see it). Nothing in a
+simulated agent reads the truth (the culprit's index, the analysis flags).
 
 **Belief** (index 0 is id 1). Every message is evidence the agent trusts but does not treat
 as infallible: a suspect contradicted by ``v`` messages (or facts) gets log-weight
@@ -17,8 +21,11 @@ as infallible: a suspect contradicted by ``v`` messages (or facts) gets log-weig
 symmetric player counts the facts (its own and the shared ones) each suspect contradicts
 (:func:`~._deduce.fact_violations`). A consistent channel gives a sharp posterior; a
 channel that contradicts itself (a hallucinated answer, a wrong broad list) leaves *every*
-suspect contradicted and the posterior diffuse; forgotten messages leave it wide. So the
-agent is confused exactly as much as the noise damaged what it believes.
+suspect contradicted and the posterior diffuse; forgotten messages leave it wide. Intel holds
+no belief over suspects: it knows every description and the culprit is not its question;
+what it can be unsure of is its recollection of each fact (``recall_confidence``), which is
+what its distributions report. (It narrows its broad messages to the suspects consistent
+with the Accuser's questions, a choice of topic, not a reported distribution.)
 
 **Soft policy** (action-number position). The Accuser accuses with probability
 ``sigmoid(decisiveness * (top - accuse_confidence))`` (``top``: its largest posterior
@@ -43,9 +50,11 @@ and the distributions follow from what it did:
 
 - **hallucination** (``hallucination_rate``): the Accuser misremembers one property of the
   culprit this turn (its posterior is built on the wrong description); Intel mis-recalls one
-  fact: a yes/no answer flips or one id is added to / dropped from a broad list, believed
-  with confidence drawn uniformly from ``[0.5, hallucination_confidence]``; a symmetric
-  player believes, and shares, one fact with a wrong value.
+  fact: a yes/no answer flips or one id is added to / dropped from a broad list; a symmetric
+  player believes, and shares, one fact with a wrong value. Intel holds the mis-recalled fact
+  with a confidence drawn uniformly from ``[hallucination_confidence_low,
+  hallucination_confidence]``; the Accuser's and a player's hallucinations show only through
+  the belief built on them.
 - **collapse** (``collapse_rate``, then ``collapse_persistence``): the agent repeats its own
   previous message; once its last two messages are identical it is *in a loop* and keeps
   repeating with probability ``collapse_persistence`` (§6.3). Repetition is copying: every
@@ -54,7 +63,9 @@ and the distributions follow from what it did:
 - **role loss** (``role_loss_rate``): the agent loses track of its role; its action number
   is drawn from its soft policy mixed with the uniform one (weight ``role_loss_mix``), with
   arguments drawn at random (an accused id is drawn from its belief, so a premature
-  accusation is as uncertain as the belief behind it).
+  accusation is as uncertain as the belief behind it; an Intel list is a coin flip per id).
+  A share ``role_loss_invalid`` of role-loss turns write another role's action instead,
+  which the environment refuses and passes (an invalid move, as an LLM's unusable reply is).
 - **recall failure** (``recall_failure_rate``): the agent ignores each channel message (and
   a symmetric player each of its own facts) with probability ``recall_drop``.
 
@@ -63,6 +74,21 @@ a reset) each agent is drawn *rogue* with this probability; a rogue agent has ev
 rate multiplied by ``rogue_noise_multiplier`` and decodes at ``rogue_temperature`` times the
 temperature (flatter distributions). A reset draws again, which is what a well-timed
 intervention can fix (the rogue-agents paper, §2).
+
+**Fault signal** (``fault_signal``, in ``[0, 1]``). How far a faulty turn's *reported*
+distributions move from those of a clean turn with the same belief and policy inputs: a
+hallucinated recollection is held with ``recall_confidence + s * (u - recall_confidence)``
+(``u`` the draw above), a rogue episode reports at ``temperature * rogue_temperature ** s``,
+a collapse copies with weight ``s * collapse_copy``, and a role-loss turn reports its policy
+mixed with weight ``s * role_loss_mix`` (an Intel list it does not recall with
+``q_c`` moved ``s`` of the way to a coin flip). At 1 (the default) the shifts are the full
+ones above; at 0 a faulty turn reports exactly what a clean turn writing the same action
+from the same beliefs would, so no reported distribution depends on whether a message is
+true, and a monitor can learn nothing from the fault itself. What the agent *does* never
+depends on ``fault_signal``: every draw is made at every value, so games are identical
+across values and only what is reported changes. What a fault does to the agent's beliefs
+(a diffuse posterior after a contradiction, a wrong description) is content, not signal, and
+is not scaled.
 
 All noise rates and the rogue rate are multiplied by
 ``(n_suspects / reference_suspects) ** size_exponent`` (capped at 1): a longer lineup is a
@@ -78,62 +104,209 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, model_validator
 
+from .._params import ASSUMPTION, parameter
 from ._deduce import accuser_evidence, fact_violations, shared_facts
 from ._types import (
     ActionKind,
     AgentTurn,
     AgentView,
     ChannelMessage,
+    Role,
     TopLogprobs,
     WhoDunitAction,
     action_kinds,
     action_number,
 )
 
-__all__ = ["SimParams", "SimulatedAgent"]
+__all__ = ["SimParams", "SimulatedAgent", "list_position"]
 
 #: The token that ends an id list in a broad message.
 END_OF_LIST = "]"
+
+#: What a role-loss turn writes when it breaks the rules: an action of another role, which
+#: the environment refuses (the turn passes).
+WRONG_ROLE_ACTION: dict[Role, WhoDunitAction] = {
+    "accuser": WhoDunitAction(kind="respond_broad"),
+    "intel": WhoDunitAction(kind="request_broad"),
+    "player": WhoDunitAction(kind="request_broad"),
+}
 
 
 class SimParams(BaseModel):
     """The simulated agent's behaviour (reported with every simulated result).
 
-    See the module docstring for the model each parameter belongs to.
+    Every field is a named assumption with its meaning and source
+    (:func:`byzllm.agents._params.parameter_rows` lists them; ``byzllm sim show`` prints
+    them). See the module docstring for the model each parameter belongs to.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     # Noise modes (per turn).
-    hallucination_rate: float = Field(default=0.03, ge=0.0, le=1.0)
-    collapse_rate: float = Field(default=0.02, ge=0.0, le=1.0)
-    collapse_persistence: float = Field(default=0.8, ge=0.0, le=1.0)
-    role_loss_rate: float = Field(default=0.008, ge=0.0, le=1.0)
-    recall_failure_rate: float = Field(default=0.04, ge=0.0, le=1.0)
-    recall_drop: float = Field(default=0.5, ge=0.0, le=1.0)
+    hallucination_rate: float = parameter(
+        0.03,
+        meaning="per-turn probability of misremembering one fact (a culprit property, an "
+        "answer, a listed id, a fact to share)",
+        source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 48% of 50 reviewed "
+        "monitor triggers)",
+        ge=0.0,
+        le=1.0,
+    )
+    collapse_rate: float = parameter(
+        0.02,
+        meaning="per-turn probability of repeating its own previous message",
+        source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 16% of reviewed triggers)",
+        ge=0.0,
+        le=1.0,
+    )
+    collapse_persistence: float = parameter(
+        0.8,
+        meaning="probability of repeating again once its last two messages are identical",
+        ge=0.0,
+        le=1.0,
+    )
+    role_loss_rate: float = parameter(
+        0.008,
+        meaning="per-turn probability of losing track of its role",
+        source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 8% of reviewed triggers)",
+        ge=0.0,
+        le=1.0,
+    )
+    role_loss_invalid: float = parameter(
+        0.0,
+        meaning="share of role-loss turns that write another role's action (the environment "
+        "passes the turn: an invalid move)",
+        ge=0.0,
+        le=1.0,
+    )
+    recall_failure_rate: float = parameter(
+        0.04,
+        meaning="per-turn probability of ignoring part of what it was told",
+        source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 4% of reviewed triggers)",
+        ge=0.0,
+        le=1.0,
+    )
+    recall_drop: float = parameter(
+        0.5,
+        meaning="on a recall failure, probability of ignoring each channel message (and own fact)",
+        ge=0.0,
+        le=1.0,
+    )
     # Rogue episodes (per agent, per episode).
-    rogue_rate: float = Field(default=0.25, ge=0.0, le=1.0)
-    rogue_noise_multiplier: float = Field(default=6.0, ge=1.0)
-    rogue_temperature: float = Field(default=2.0, ge=1.0)
+    rogue_rate: float = parameter(
+        0.25,
+        meaning="probability that an agent is rogue for a whole episode (a game, or the play "
+        "after a reset)",
+        source=f"{ASSUMPTION} (the notion: the rogue-agents paper, §2)",
+        ge=0.0,
+        le=1.0,
+    )
+    rogue_noise_multiplier: float = parameter(
+        6.0, meaning="factor on every noise rate in a rogue episode", ge=1.0
+    )
+    rogue_temperature: float = parameter(
+        2.0,
+        meaning="factor on the reporting temperature in a rogue episode (at fault_signal 1)",
+        ge=1.0,
+    )
+    # What a monitor can see of a fault.
+    fault_signal: float = parameter(
+        1.0,
+        meaning="how strongly a faulty turn (hallucination, collapse, role loss, rogue "
+        "episode) shifts the distributions it reports (0 = the monitor gets no signal from it)",
+        ge=0.0,
+        le=1.0,
+    )
     # Difficulty.
-    reference_suspects: int = Field(default=10, ge=1)
-    size_exponent: float = Field(default=1.0, ge=0.0)
+    reference_suspects: int = parameter(
+        10,
+        meaning="lineup size at which the noise and rogue rates apply unscaled",
+        source="the rogue-agents paper, §4.1: 10 suspects in the asymmetric variant",
+        ge=1,
+    )
+    size_exponent: float = parameter(
+        1.0,
+        meaning="rates scale with (suspects / reference_suspects) ** size_exponent, capped at 1",
+        source=f"{ASSUMPTION} (direction: the rogue-agents paper, §6.2, Fig. 6: success falls "
+        "with more suspects)",
+        ge=0.0,
+    )
     # Belief.
-    evidence_weight: float = Field(default=5.0, gt=0.0)
-    confirm_weight: float = Field(default=0.7, ge=0.0)
-    match_bonus: float = Field(default=7.0, ge=0.0)
-    recall_confidence: float = Field(default=0.98, gt=0.5, lt=1.0)
-    hallucination_confidence: float = Field(default=0.8, ge=0.5, lt=1.0)
+    evidence_weight: float = parameter(
+        5.0, meaning="log-weight a suspect loses per message or fact contradicting it", gt=0.0
+    )
+    confirm_weight: float = parameter(
+        0.7,
+        meaning="log-weight the Accuser adds per culprit property a message confirms",
+        ge=0.0,
+    )
+    match_bonus: float = parameter(
+        7.0,
+        meaning="log-weight the Accuser adds when every culprit property is confirmed",
+        ge=0.0,
+    )
+    recall_confidence: float = parameter(
+        0.98,
+        meaning="confidence in a fact it remembers (Intel's answers and lists, a player's share)",
+        gt=0.5,
+        lt=1.0,
+    )
+    hallucination_confidence_low: float = parameter(
+        0.5,
+        meaning="lowest confidence a hallucinated recollection is held with (at fault_signal 1)",
+        ge=0.5,
+        lt=1.0,
+    )
+    hallucination_confidence: float = parameter(
+        0.8,
+        meaning="highest confidence a hallucinated recollection is held with (at fault_signal 1)",
+        ge=0.5,
+        lt=1.0,
+    )
     # Soft policy and decoding.
-    accuse_confidence: float = Field(default=0.9, gt=0.0, lt=1.0)
-    decisiveness: float = Field(default=20.0, gt=0.0)
-    last_turn_accuse: float = Field(default=0.95, ge=0.5, le=1.0)
-    collapse_copy: float = Field(default=0.8, ge=0.0, le=1.0)
-    role_loss_mix: float = Field(default=0.7, ge=0.0, le=1.0)
-    temperature: float = Field(default=1.0, gt=0.0)
-    top_k: int = Field(default=10, ge=1)
+    accuse_confidence: float = parameter(
+        0.9, meaning="top posterior probability at which accusing becomes even odds", gt=0.0, lt=1.0
+    )
+    decisiveness: float = parameter(
+        20.0, meaning="slope of the sigmoids that turn belief into the soft policy", gt=0.0
+    )
+    last_turn_accuse: float = parameter(
+        0.95,
+        meaning="least probability of accusing on its last turn of the budget",
+        ge=0.5,
+        le=1.0,
+    )
+    collapse_copy: float = parameter(
+        0.8,
+        meaning="extra probability a repeated turn puts on each copied token (at fault_signal 1)",
+        ge=0.0,
+        le=1.0,
+    )
+    role_loss_mix: float = parameter(
+        0.7,
+        meaning="weight of the uniform policy mixed into a role-loss turn's action number",
+        ge=0.0,
+        le=1.0,
+    )
+    temperature: float = parameter(
+        1.0, meaning="temperature of every reported distribution, p ** (1 / T) renormalized", gt=0.0
+    )
+    top_k: int = parameter(
+        10,
+        meaning="alternatives reported per decision position",
+        source="the rogue-agents paper, §2, footnote 2: k = 10",
+        ge=1,
+    )
+
+    @model_validator(mode="after")
+    def _confidence_range(self) -> SimParams:
+        if self.hallucination_confidence_low > self.hallucination_confidence:
+            raise ValueError(
+                "hallucination_confidence_low must be at most hallucination_confidence"
+            )
+        return self
 
 
 _TINY = 1e-9
@@ -151,6 +324,13 @@ def _normalized(logw: Sequence[float]) -> list[float]:
     w = [math.exp(x - top) for x in logw]
     total = sum(w)
     return [x / total for x in w]
+
+
+def _shift(clean: float, faulty: float, signal: float) -> float:
+    """``clean`` moved ``signal`` of the way to ``faulty`` (exactly either at 0 and 1)."""
+    if signal == 1.0:
+        return faulty
+    return clean + signal * (faulty - clean)
 
 
 def _temper(probs: Mapping[str, float], temperature: float) -> dict[str, float]:
@@ -202,15 +382,23 @@ class _Turn:
         scale = (view.n_suspects / params.reference_suspects) ** params.size_exponent
         self.scale = scale * (params.rogue_noise_multiplier if rogue else 1.0)
         self.rogue = rogue
-        self.temperature = params.temperature * (params.rogue_temperature if rogue else 1.0)
+        # A rogue episode's flatter decoding is a reported shift: scaled by fault_signal.
+        flatter = params.rogue_temperature**params.fault_signal if rogue else 1.0
+        self.temperature = params.temperature * flatter
         self.noise: list[str] = []
 
     def fires(self, rate: float) -> bool:
         return bool(self.rng.random() < min(1.0, rate * self.scale))
 
     def doubt(self) -> float:
-        """The confidence a hallucinated recollection is held with."""
-        return self.rng.uniform(0.5, self.params.hallucination_confidence)
+        """The confidence a hallucinated recollection is held with.
+
+        Drawn at every ``fault_signal`` (what the agent does never depends on it), then moved
+        back toward the clean ``recall_confidence`` as the signal falls.
+        """
+        p = self.params
+        held = self.rng.uniform(p.hallucination_confidence_low, p.hallucination_confidence)
+        return _shift(p.recall_confidence, held, p.fault_signal)
 
 
 class _Plan:
@@ -218,12 +406,13 @@ class _Plan:
 
     def __init__(
         self,
-        belief: list[float],
+        belief: list[float] | None,
         policy: dict[int, float],
         action: WhoDunitAction,
         *,
         list_confidence: list[float] | None = None,
     ) -> None:
+        # The posterior over suspects; None for Intel, who holds none (module docstring).
         self.belief = belief
         self.policy = policy
         self.action = action
@@ -277,7 +466,7 @@ class SimulatedAgent:
             t.noise.append("collapse")
             plan = self._plan(t, channel, hallucinate=False)
             plan.list_confidence = None  # a copied list is written as confidently as before
-            return self._finish(t, plan, repeat, copy=p.collapse_copy)
+            return self._finish(t, plan, repeat, copy=p.fault_signal * p.collapse_copy)
         if role_loss:
             t.noise.append("role_loss")
             plan = self._plan(t, channel, hallucinate=False)
@@ -365,7 +554,6 @@ class SimulatedAgent:
         view, p = t.view, self.params
         suspects = view.suspects or ()
         n = view.n_suspects
-        uniform = [1.0 / n] * n
         rc = p.recall_confidence
         pending = view.pending_request
         if pending is not None and pending.kind == "request_specific":
@@ -380,7 +568,7 @@ class SimulatedAgent:
                 answer=(not truth) if hallucinate else truth,
             )
             # How sure it is of its answer, against answering broadly instead.
-            return _Plan(uniform, {1: confidence, 2: 1 - confidence}, action)
+            return _Plan(None, {1: confidence, 2: 1 - confidence}, action)
         prop, value = self._broad_topic(t, channel)
         q = [rc if s.get(prop) == value else 1 - rc for s in suspects]
         if hallucinate and n:
@@ -392,7 +580,7 @@ class SimulatedAgent:
             kind="respond_broad", property=prop, value=value, characters=holders
         )
         policy = {2: rc, 1: 1 - rc}  # nothing to answer: a broad message
-        return _Plan(uniform, policy, action, list_confidence=q)
+        return _Plan(None, policy, action, list_confidence=q)
 
     def _broad_topic(self, t: _Turn, channel: Sequence[ChannelMessage]) -> tuple[str, str]:
         """The unannounced property-value that splits the plausible suspects most evenly."""
@@ -483,9 +671,19 @@ class SimulatedAgent:
         numbers = sorted(action_kinds(view.role))
         policy = {k: plan.policy.get(k, 0.0) for k in numbers}
         total = sum(policy.values()) or 1.0
-        mix = p.role_loss_mix
-        blurred = {k: (1 - mix) * v / total + mix / len(numbers) for k, v in policy.items()}
-        number = rng.choices(numbers, weights=[blurred[k] for k in numbers])[0]
+
+        def blurred(mix: float) -> dict[int, float]:
+            return {k: (1 - mix) * v / total + mix / len(numbers) for k, v in policy.items()}
+
+        acting = blurred(p.role_loss_mix)
+        number = rng.choices(numbers, weights=[acting[k] for k in numbers])[0]
+        # What it reports is blurred only as far as fault_signal lets the fault show.
+        reported_mix = p.fault_signal * p.role_loss_mix
+        if reported_mix > 0:
+            plan.policy = blurred(reported_mix)
+        if p.role_loss_invalid > 0 and rng.random() < p.role_loss_invalid:
+            t.noise.append("invalid_move")
+            return self._finish(t, plan, WRONG_ROLE_ACTION[view.role], number=number)
         kind: ActionKind = action_kinds(view.role)[number]
         pending = view.pending_request
         if kind == "respond" and (pending is None or pending.kind != "request_specific"):
@@ -495,7 +693,6 @@ class SimulatedAgent:
         n = view.n_suspects
         attr = rng.choice(list(view.attributes))
         value = rng.choice(view.attributes[attr])
-        plan.policy = blurred
         action: WhoDunitAction
         if kind in ("accuse", "request_specific"):
             character = rng.choices(range(1, n + 1), weights=plan.belief)[0]
@@ -513,9 +710,13 @@ class SimulatedAgent:
                 answer=rng.random() < 0.5,
             )
         elif kind == "respond_broad":
-            # It writes ids it does not actually recall: every id is a coin flip.
-            plan.list_confidence = [0.5] * n
+            # It writes ids it does not actually recall: every id is a coin flip, reported
+            # as one as far as fault_signal lets it show (at 0: as if it recalled them).
             ids = tuple(c for c in range(1, n + 1) if rng.random() < 0.5)
+            rc = p.recall_confidence
+            plan.list_confidence = [
+                _shift(rc if c in ids else 1 - rc, 0.5, p.fault_signal) for c in range(1, n + 1)
+            ]
             action = WhoDunitAction(kind=kind, property=attr, value=value, characters=ids)
         elif kind == "share":
             i = rng.randint(1, len(view.facts))
@@ -528,12 +729,19 @@ class SimulatedAgent:
     # -- distributions ----------------------------------------------------------------------
 
     def _finish(
-        self, t: _Turn, plan: _Plan, action: WhoDunitAction, *, copy: float = 0.0
+        self,
+        t: _Turn,
+        plan: _Plan,
+        action: WhoDunitAction,
+        *,
+        copy: float = 0.0,
+        number: int | None = None,
     ) -> AgentTurn:
         """Report the decision-position distributions of ``action`` from the plan.
 
         ``copy`` > 0 (a collapse): each position puts that much extra weight on the token
-        actually written, since a repetition copies its tokens.
+        actually written, since a repetition copies its tokens. ``number``: the action
+        number written when ``action`` is not one of the role's (an invalid move).
         """
         view, p = t.view, self.params
         k, temp = p.top_k, t.temperature
@@ -546,17 +754,22 @@ class SimulatedAgent:
                 dist[chosen] = dist.get(chosen, 0.0) + copy
             return _top(_temper(dist, temp), chosen, k)
 
-        number = action_number(view.role, action.kind)
+        if number is None:
+            number = action_number(view.role, action.kind)
         numbers = sorted(action_kinds(view.role))
         chosen = str(number if number is not None else numbers[0])
         policy = {str(num): max(plan.policy.get(num, 0.0), 0.0) for num in numbers}
         if sum(policy.values()) <= 0:
             policy = {tok: 1.0 for tok in policy}
         dists: list[TopLogprobs] = [position(policy, chosen)]
-        if action.kind in ("accuse", "request_specific") and action.character is not None:
+        if (
+            action.kind in ("accuse", "request_specific")
+            and action.character is not None
+            and plan.belief is not None
+        ):
             belief = {str(i + 1): b for i, b in enumerate(plan.belief)}
             dists.append(position(belief, str(action.character)))
-        elif action.kind == "respond_broad":
+        elif action.kind == "respond_broad" and view.role == "intel":
             q = plan.list_confidence
             if q is None or len(q) != view.n_suspects:
                 rc = p.recall_confidence
@@ -567,13 +780,12 @@ class SimulatedAgent:
             for c in action.characters:
                 dists.append(position(list_position(q, previous), str(c)))
                 previous = c
-        state = (
-            f"top belief {max(plan.belief):.2f}"
-            if view.role != "intel"
-            else f"least sure of an id at {min(max(q, 1 - q) for q in plan.list_confidence):.2f}"
-            if plan.list_confidence
-            else f"answer confidence {max(plan.policy.values()):.2f}"
-        )
+        if plan.belief is not None:
+            state = f"top belief {max(plan.belief):.2f}"
+        elif plan.list_confidence:
+            state = f"least sure of an id at {min(max(q, 1 - q) for q in plan.list_confidence):.2f}"
+        else:
+            state = f"answer confidence {max(plan.policy.values()):.2f}"
         return AgentTurn(
             action=action,
             thoughts=(

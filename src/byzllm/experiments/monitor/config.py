@@ -23,7 +23,7 @@ class MonitorExperimentConfig(WhoDunitPlayers):
     n_validation: null
     n_test: null
     repeats: 3              # evaluation runs per condition (standard errors)
-    conditions: [none, monitor-1, monitor-2, random-1, random-2]
+    conditions: [none, monitor-1, random-1, turn-only-1]   # default: all nine
     agents: simulated       # or: llm (then set model, base_url)
     sim: {hallucination_rate: 0.04}
 

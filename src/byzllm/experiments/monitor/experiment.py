@@ -10,7 +10,12 @@ from typing import Any
 
 from byzllm.errors import ConfigError, InputError
 from byzllm.llm import track_requests
-from byzllm.monitor.conditions import CONDITIONS, make_intervener
+from byzllm.monitor.conditions import (
+    CONDITIONS,
+    condition_monitors,
+    make_intervener,
+    missing_conditions,
+)
 from byzllm.monitor.dataset import TurnDataset
 from byzllm.monitor.features import turn_features
 from byzllm.monitor.intervene import MonitorIntervener
@@ -66,7 +71,12 @@ def collect_units(cfg: MonitorExperimentConfig) -> list[Unit]:
 
 
 def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[Unit]:
-    """Test games × conditions × repeats; the monitor set travels in the payload."""
+    """Test games × conditions × repeats; each unit carries the monitors its condition runs.
+
+    Ablation conditions whose monitors the set lacks (a set trained before ablations were
+    kept) are left out — :func:`~byzllm.monitor.conditions.missing_conditions` names them —
+    and the report says they were not trained; a request of nothing but those is refused.
+    """
     if not cfg.conditions:
         raise ConfigError("conditions: choose at least one of " + ", ".join(CONDITIONS))
     from byzllm.envs.whodunit import VARIANT_ROLES
@@ -84,8 +94,17 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
             f"the monitors of {where} were trained on features with renormalize="
             f"{trained_with}, but this config has renormalize={cfg.renormalize}"
         )
+    missing = missing_conditions(cfg.conditions, monitors)
+    conditions = [c for c in dict.fromkeys(cfg.conditions) if c not in missing]
+    if not conditions:
+        raise InputError(
+            f"{where} has no monitors for {', '.join(missing)} (trained before ablations were "
+            "kept); rerun `byzllm monitor train`"
+        )
     conf = _unit_config(cfg)
-    packed = monitors.to_dict()
+    # Only the monitors a condition runs: a unit's id then depends on nothing else, and the
+    # store does not hold every ablation's monitors in every unit.
+    packed = {c: condition_monitors(c, monitors).to_dict() for c in conditions}
     return [
         make_unit(
             {
@@ -95,11 +114,11 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
                 "game": game,
                 "repeat": r,
                 "condition": condition,
-                "monitors": packed,
+                "monitors": packed[condition],
             },
             label=f"test/{game.id}/{condition}/r{r}",
         )
-        for condition in dict.fromkeys(cfg.conditions)
+        for condition in conditions
         for game in _split_games(cfg, "test")
         for r in range(cfg.repeats)
     ]

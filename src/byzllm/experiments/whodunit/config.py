@@ -3,10 +3,12 @@ games."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from byzllm.agents.whodunit import SimParams, WhoDunitAgent, WordingName
 from byzllm.envs.whodunit import (
@@ -15,7 +17,10 @@ from byzllm.envs.whodunit import (
     llm_agents,
     simulated_agents,
 )
+from byzllm.errors import ConfigError
 
+from .._config import config_path
+from .._fitting import load_profile_section
 from .._model_config import ModelConfig
 
 __all__ = ["WhoDunitPlayers", "WhoDunitRunConfig"]
@@ -29,7 +34,10 @@ class WhoDunitPlayers(ModelConfig):
     """
 
     agents: Literal["simulated", "llm"] = "simulated"
-    sim: SimParams = Field(default_factory=SimParams)
+    sim: SimParams = Field(
+        default_factory=SimParams,
+        description="simulated agents' parameters, or a profile file from `byzllm sim fit`",
+    )
     top_logprobs: int = Field(default=10, ge=0, description="at most max_top_logprobs")
     max_reprompts: int = Field(default=3, ge=0)
     max_tokens: int | None = Field(
@@ -47,6 +55,19 @@ class WhoDunitPlayers(ModelConfig):
                 f"must be at most max_top_logprobs={limit} (raise that if the server allows more)"
             )
         return value
+
+    @field_validator("sim", mode="before")
+    @classmethod
+    def _profile_file(cls, value: object, info: ValidationInfo) -> object:
+        # ``sim: fitted.yaml``: the "sim" group of a `byzllm sim fit` file, inlined so the run
+        # (and its unit ids) records the values, not a path whose content may change.
+        if not isinstance(value, str | os.PathLike):
+            return value
+        path = config_path(value, info, "file", "profile file")
+        try:
+            return load_profile_section(path, "sim", "whodunit")
+        except ConfigError as err:
+            raise PydanticCustomError("profile_file", "{message}", {"message": str(err)}) from None
 
     @model_validator(mode="after")
     def _llm_needs_a_model(self) -> WhoDunitPlayers:
@@ -76,7 +97,7 @@ class WhoDunitRunConfig(WhoDunitPlayers):
     n_games: 180           # null: the whole split
     repeats: 3
     agents: simulated      # or: llm (then set model / base_url)
-    sim: {hallucination_rate: 0.04}
+    sim: {hallucination_rate: 0.04}   # or a fitted profile: sim: profile.yaml
     """
 
     game: GameConfig = Field(default_factory=GameConfig)

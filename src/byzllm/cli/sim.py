@@ -1,0 +1,276 @@
+"""``byzllm sim``: the simulated population's assumptions, fitted from a run and compared to it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from ._common import JsonOption, MarkdownOption, RunDirArgument, cli_errors, emit_rows, print_json
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help=(
+        "The simulated population: every assumption with its source (show), estimated from a "
+        "run with real LLM agents (fit), and the fitted twin beside the real run (compare)."
+    ),
+    no_args_is_help=True,
+)
+
+Domain = Literal["consensus", "whodunit", "all"]
+
+
+def _fmt(value: Any) -> Any:
+    return round(value, 4) if isinstance(value, float) else value
+
+
+@app.command()
+def show(
+    domain: Annotated[
+        str, typer.Option("--domain", "-d", help="consensus, whodunit or all.")
+    ] = "all",
+    json_output: JsonOption = False,
+    markdown: MarkdownOption = False,
+) -> None:
+    """Print every parameter of the simulated agents: default, meaning and source.
+
+    A source is a published figure (cited), a measurement, or "assumption": a
+    modelling choice you can switch in a config (agents.<group>.profile for
+    consensus, sim: for WhoDunit) or fit from a real run with `byzllm sim fit`.
+
+    Examples:
+
+        byzllm sim show
+
+        byzllm sim show --domain consensus --markdown
+    """
+    with cli_errors():
+        from byzllm.errors import InputError
+
+        if domain not in ("consensus", "whodunit", "all"):
+            raise InputError(f"unknown domain {domain!r}; choose consensus, whodunit or all")
+        tables = _parameter_tables(domain)
+        if json_output:
+            print_json({"tables": tables})
+            return
+        for title, rows in tables.items():
+            emit_rows(rows, json_output=False, title=title, markdown=markdown)
+            if markdown:
+                typer.echo("")
+
+
+def _parameter_tables(domain: str) -> dict[str, list[dict[str, Any]]]:
+    tables: dict[str, list[dict[str, Any]]] = {}
+    if domain in ("consensus", "all"):
+        from byzllm.agents.consensus import STRONG_PROFILE, WEAK_PROFILE, profile_rows
+
+        for profile in (STRONG_PROFILE, WEAK_PROFILE):
+            title = f"consensus: {profile.name} group (agents.{profile.name}.profile)"
+            tables[title] = [_row(r.to_dict()) for r in profile_rows(profile)]
+    if domain in ("whodunit", "all"):
+        from byzllm.agents._params import parameter_rows
+        from byzllm.agents.whodunit import SimParams
+
+        tables["whodunit: every agent (sim)"] = [
+            _row(r.to_dict()) for r in parameter_rows(SimParams())
+        ]
+    return tables
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "parameter": row["name"],
+        "default": _fmt(row["value"]),
+        "meaning": row["meaning"],
+        "source": row["source"],
+    }
+
+
+def _domain_of(run_dir: Path) -> str:
+    from byzllm.errors import InputError
+    from byzllm.experiments import Store
+
+    if not (run_dir / "results.sqlite").is_file():
+        raise InputError(f"no results.sqlite in {run_dir}: run an experiment there first")
+    with Store.open(run_dir) as store:
+        kinds = store.kinds()
+    if "consensus_question" in kinds:
+        return "consensus"
+    if "whodunit_game" in kinds:
+        return "whodunit"
+    raise InputError(
+        f"{run_dir} holds no consensus or WhoDunit results to fit (it has: "
+        f"{', '.join(kinds) or 'nothing'})"
+    )
+
+
+def _fit(run_dir: Path) -> Any:
+    from byzllm.experiments import Store
+
+    domain = _domain_of(run_dir)
+    if domain == "consensus":
+        from byzllm.experiments.consensus.config import ConsensusConfig
+        from byzllm.experiments.consensus.fit import fit_consensus, run_name
+
+        with Store.open(run_dir) as store:
+            questions = store.records("consensus_question")
+            raw = store.latest_config()
+        config = ConsensusConfig.model_validate(raw) if raw else None
+        return fit_consensus(questions, run=run_name(run_dir), config=config)
+    from byzllm.experiments.whodunit.fit import fit_whodunit_run
+
+    return fit_whodunit_run(run_dir)
+
+
+@app.command()
+def fit(
+    run_dir: RunDirArgument,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Where to write the profile (YAML; .json for JSON).", dir_okay=False
+        ),
+    ] = Path("profile.yaml"),
+    json_output: JsonOption = False,
+) -> None:
+    """Estimate the simulator's parameters from a run (best: one with real LLM agents).
+
+    Consensus runs give, per honest group, the solo accuracy, the judge's
+    false-accept and false-reject rates, the score levels, the confidence
+    distribution for right and wrong answers (with its mass at 1.0) and how
+    answers move towards the retained peers; WhoDunit runs give per-role
+    invalid-move and wrong-message rates and decision entropies. Parameters
+    the run holds no evidence for keep their defaults, and the file says so.
+
+    Use the file in a config: agents.strong.profile: profile.yaml (consensus)
+    or sim: profile.yaml (WhoDunit).
+
+    Examples:
+
+        byzllm sim fit runs/real-demo -o smollm2.yaml
+
+        byzllm sim compare runs/real-demo --profile smollm2.yaml
+    """
+    with cli_errors():
+        profile = _fit(run_dir)
+        path = profile.save(out)
+        if json_output:
+            print_json({"profile": str(path), **profile.model_dump(mode="json")})
+            return
+        for group, values in profile.groups.items():
+            rows = [
+                {"parameter": k, "value": _fmt(v), "source": profile.sources[group].get(k, "")}
+                for k, v in values.items()
+            ]
+            emit_rows(rows, json_output=False, title=f"{profile.domain}: {group}")
+        label = "simulated" if profile.run_simulated else "real-model"
+        typer.echo(f"fitted from a {label} run: {profile.run}")
+        typer.echo(f"wrote {path}")
+
+
+@app.command()
+def compare(
+    run_dir: RunDirArgument,
+    profile_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--profile",
+            "-p",
+            help="A profile from `byzllm sim fit` [default: fit RUN_DIR now].",
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    resamples: Annotated[
+        int, typer.Option("--resamples", min=100, help="Bootstrap resamples per interval.")
+    ] = 2000,
+    json_output: JsonOption = False,
+    markdown: MarkdownOption = False,
+) -> None:
+    """Rerun RUN_DIR's configuration on the fitted simulator; print both side by side.
+
+    Every metric of the run (consensus: the SAC paper's §5.1 metrics; WhoDunit:
+    Success-Rate, Precision, Game-Length) beside the same metric of its
+    simulated twin, each with a 95% bootstrap interval over questions or games,
+    and the difference (simulated - real). This is how far the twin is from
+    the real thing before you explore thousands of configurations on it.
+
+    Examples:
+
+        byzllm sim compare runs/real-demo
+
+        byzllm sim compare runs/real-demo --profile smollm2.yaml --markdown
+    """
+    with cli_errors():
+        from byzllm.experiments._fitting import FittedProfile
+        from byzllm.experiments._intervals import BOOTSTRAP_METHOD
+
+        profile = FittedProfile.load(profile_path) if profile_path else _fit(run_dir)
+        domain = _domain_of(run_dir)
+        tables = _comparison(run_dir, domain, profile, resamples)
+        real_label = "simulated run" if profile.run_simulated else "real run"
+        method = BOOTSTRAP_METHOD.replace("2000", str(resamples))
+        if json_output:
+            print_json(
+                {
+                    "domain": domain,
+                    "run": profile.run,
+                    "run_simulated": profile.run_simulated,
+                    "method": method,
+                    "tables": [
+                        {**meta, "rows": [r.model_dump() for r in rows]} for meta, rows in tables
+                    ],
+                }
+            )
+            return
+        for meta, rows in tables:
+            title = (
+                " / ".join(f"{k}={v}" if k in ("F", "T") else str(v) for k, v in meta.items())
+                if meta
+                else domain
+            )
+            shown = [
+                {
+                    "metric": r.metric,
+                    real_label: _interval(r.real, r.real_low, r.real_high),
+                    "simulated twin": _interval(r.simulated, r.simulated_low, r.simulated_high),
+                    "difference": _signed(r.difference),
+                }
+                for r in rows
+            ]
+            emit_rows(shown, json_output=False, title=title, markdown=markdown)
+        typer.echo(f"intervals: {method}; the twin's results are simulated.")
+
+
+def _comparison(run_dir: Path, domain: str, profile: Any, resamples: int) -> list[Any]:
+    from byzllm.errors import InputError
+    from byzllm.experiments import Store
+
+    if profile.domain != domain:
+        raise InputError(f"the profile was fitted on a {profile.domain} run; {run_dir} is {domain}")
+    if domain == "consensus":
+        from byzllm.experiments.consensus.config import ConsensusConfig
+        from byzllm.experiments.consensus.fit import compare_consensus
+
+        with Store.open(run_dir) as store:
+            questions = store.records("consensus_question")
+            raw = store.latest_config()
+        if not raw:
+            raise InputError(f"{run_dir} does not record its configuration; cannot rerun it")
+        config = ConsensusConfig.model_validate(raw)
+        return compare_consensus(questions, config, profile, resamples=resamples)
+    from byzllm.experiments.whodunit.fit import compare_whodunit_run
+
+    return compare_whodunit_run(run_dir, profile, resamples=resamples)
+
+
+def _interval(value: float, low: float, high: float) -> str:
+    if value != value:  # NaN: the metric is undefined here
+        return "-"
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _signed(value: float) -> str:
+    return "-" if value != value else f"{value:+.3f}"

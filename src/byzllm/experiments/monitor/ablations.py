@@ -1,0 +1,255 @@
+"""Ablations of a monitor evaluation, with bootstrap intervals (the rogue-agents paper, §6.1,
+Table 3).
+
+Table 3 checks that the gain comes from the monitor: the second-best and the worst monitor of
+the selection, resampling instead of resetting, the best random baseline, no intervention. The
+turn count is an input of every monitor, though, so none of those rows says what the
+*uncertainty features* add; the turn-count-only monitor (same ridge, degrees, thresholds and
+criterion, no uncertainty feature) does: :func:`feature_gain` is the selected monitor's
+Success-Rate minus that monitor's, with one reset each.
+
+**Intervals.** A difference of Success-Rates between two conditions gets a 95% percentile
+bootstrap interval (:data:`~byzllm.experiments._intervals.BOOTSTRAP_METHOD`). Conditions
+play the same test games with the same agent random streams (common random numbers), so
+where two conditions share (game, repeat) pairs the difference is *paired*: per game, the
+mean over its shared repeats of ``success(a) - success(b)``, resampled over games (a game's
+repeats share its suspects, so the game is the unit). Without a shared pair the two sets of
+games are resampled together as one pool, unpaired.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+from byzllm.monitor.conditions import ABLATION_CONDITIONS, CONDITION_LABELS
+
+from .._intervals import BOOTSTRAP_METHOD, bootstrap_interval
+
+__all__ = [
+    "ABLATION_MEANINGS",
+    "ABLATION_ORDER",
+    "Difference",
+    "ablation_rows",
+    "feature_gain",
+    "feature_gain_sentence",
+    "interval_note",
+    "not_evaluated",
+    "success_difference",
+]
+
+#: Rows of the ablation table, in the order of the rogue-agents paper's Table 3 (the
+#: turn-count-only control after the monitors it is compared with).
+ABLATION_ORDER: tuple[str, ...] = (
+    "monitor-2",
+    "monitor-1",
+    "second-best-1",
+    "worst-1",
+    "turn-only-1",
+    "resample-1",
+    "random-1",
+    "random-2",
+    "none",
+)
+#: What each row of the ablation table measures.
+ABLATION_MEANINGS: dict[str, str] = {
+    "monitor-2": "selected monitors, up to two resets per role",
+    "monitor-1": "selected monitors (best validation gain), one reset per role",
+    "second-best-1": "each role's 2nd-best grid monitor on validation, one reset",
+    "worst-1": "each role's worst grid monitor on validation, one reset",
+    "turn-only-1": "a monitor of the turn count alone, no uncertainty feature, one reset",
+    "resample-1": "selected monitors, resample the agent instead of resetting",
+    "random-1": "random triggers at the validation-chosen rate, one reset",
+    "random-2": "random triggers, up to two resets",
+    "none": "no intervention",
+}
+#: The condition the ablations are measured against, and the control for the features.
+_SELECTED = "monitor-1"
+_TURN_ONLY = "turn-only-1"
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class Difference(BaseModel):
+    """Success-Rate of ``a`` minus that of ``b`` (fractions) with its bootstrap interval.
+
+    ``n`` is the number of resampled units: games when ``paired``, else games of both
+    conditions together; ``pairs`` the (game, repeat) pairs both conditions played.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    a: str
+    b: str
+    value: float
+    low: float
+    high: float
+    n: int
+    pairs: int
+    paired: bool
+    method: str
+
+
+def interval_note(paired: bool | None = True) -> str:
+    """How the intervals were computed, as captions state it (``None``: some paired, some
+    not)."""
+    if paired is None:
+        units = (
+            "units: test games, paired by game and repeat where two conditions share them, "
+            "else the games of both conditions unpaired"
+        )
+    elif paired:
+        units = (
+            "units: test games, each condition paired with the other on the same game and repeats"
+        )
+    else:
+        units = "units: the games of both conditions, unpaired"
+    return f"{BOOTSTRAP_METHOD}; {units}"
+
+
+def _test_games(game_rows: Iterable[dict[str, Any]], condition: str) -> dict[tuple[str, int], bool]:
+    return {
+        (str(g["game_id"]), int(g.get("repeat", 0))): bool(g["success"])
+        for g in game_rows
+        if g.get("condition") == condition and g.get("split", "test") == "test"
+    }
+
+
+def _unpaired_statistic(data: FloatArray) -> float:
+    """Mean success of the rows marked ``a`` minus that of the others; NaN if one is absent."""
+    in_a = data[:, 1] > 0.5
+    if in_a.all() or not in_a.any():
+        return math.nan
+    return float(data[in_a, 0].mean() - data[~in_a, 0].mean())
+
+
+def success_difference(game_rows: Sequence[dict[str, Any]], a: str, b: str) -> Difference | None:
+    """Success-Rate of condition ``a`` minus ``b`` on the test games, with a 95% interval.
+
+    Paired over games where the two share (game, repeat) pairs (module docstring), else
+    unpaired. ``None`` when either condition has no test game.
+    """
+    games_a = _test_games(game_rows, a)
+    games_b = _test_games(game_rows, b)
+    if not games_a or not games_b:
+        return None
+    shared = sorted(set(games_a) & set(games_b))
+    if shared:
+        per_game: dict[str, list[float]] = defaultdict(list)
+        for key in shared:
+            per_game[key[0]].append(float(games_a[key]) - float(games_b[key]))
+        diffs = [sum(d) / len(d) for d in per_game.values()]
+        interval = bootstrap_interval(diffs)
+        paired = True
+    else:
+        pool = [(float(y), 1.0) for y in games_a.values()] + [
+            (float(y), 0.0) for y in games_b.values()
+        ]
+        interval = bootstrap_interval(np.array(pool), _unpaired_statistic)
+        paired = False
+    return Difference(
+        a=a,
+        b=b,
+        value=interval.value,
+        low=interval.low,
+        high=interval.high,
+        n=interval.n,
+        pairs=len(shared),
+        paired=paired,
+        method=interval_note(paired),
+    )
+
+
+def feature_gain(game_rows: Sequence[dict[str, Any]]) -> Difference | None:
+    """What the uncertainty features add: Success-Rate of the selected monitor minus the
+    turn-count-only monitor's, one reset each; ``None`` unless both were evaluated."""
+    return success_difference(game_rows, _SELECTED, _TURN_ONLY)
+
+
+def not_evaluated(
+    game_rows: Sequence[dict[str, Any]], requested: Iterable[str] | None
+) -> dict[str, str]:
+    """Why each ablation condition has no test game: ``{condition: reason}``.
+
+    ``requested`` is the evaluation config's ``conditions`` (``None`` when unknown). An
+    ablation condition that was asked for but has no game was skipped because the monitor
+    set lacks its monitors (trained before ablations were kept).
+    """
+    played = {str(g.get("condition")) for g in game_rows if g.get("split", "test") == "test"}
+    asked = None if requested is None else set(requested)
+    retrain = "rerun `byzllm monitor train`, then `byzllm monitor evaluate`"
+    reasons: dict[str, str] = {}
+    for condition in (*ABLATION_CONDITIONS, "resample-1"):
+        if condition in played:
+            continue
+        if asked is not None and condition not in asked:
+            reasons[condition] = f"not evaluated: add {condition} to conditions"
+        elif condition not in ABLATION_CONDITIONS:
+            reasons[condition] = "not evaluated"
+        elif asked is None:
+            reasons[condition] = f"not evaluated: not trained or not in conditions; {retrain}"
+        else:
+            reasons[condition] = f"not trained; {retrain}"
+    return reasons
+
+
+def _points(d: Difference | None) -> dict[str, float | None]:
+    if d is None:
+        return {"value": None, "low": None, "high": None}
+    return {"value": 100 * d.value, "low": 100 * d.low, "high": 100 * d.high}
+
+
+def ablation_rows(
+    evaluation: Sequence[dict[str, Any]], game_rows: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One row per evaluated condition, in Table 3 order: Success-Rate (± standard error, from
+    ``evaluation``, :func:`~byzllm.monitor.report.evaluation_rows`), and the differences in
+    points to no intervention and to the selected monitor with 95% intervals."""
+    by = {str(r["condition"]): r for r in evaluation}
+    order = [c for c in ABLATION_ORDER if c in by] + [c for c in by if c not in ABLATION_ORDER]
+    rows: list[dict[str, Any]] = []
+    for condition in order:
+        r = by[condition]
+        vs_none = None if condition == "none" else success_difference(game_rows, condition, "none")
+        vs_selected = (
+            None if condition == _SELECTED else success_difference(game_rows, condition, _SELECTED)
+        )
+        rows.append(
+            {
+                "condition": condition,
+                "label": CONDITION_LABELS.get(condition, condition),
+                "meaning": ABLATION_MEANINGS.get(condition, ""),
+                "games": r["games"],
+                "success_rate": r["success_rate"],
+                "success_rate_se": r["success_rate_se"],
+                "vs_none": _points(vs_none),
+                "vs_selected": _points(vs_selected),
+                "paired": all(d.paired for d in (vs_none, vs_selected) if d is not None),
+                "simulated": bool(r.get("simulated")),
+            }
+        )
+    return rows
+
+
+def feature_gain_sentence(gain: Difference | None, reasons: dict[str, str] | None = None) -> str:
+    """The report's line on what the uncertainty features add over the turn count."""
+    if gain is None:
+        why = (reasons or {}).get(_TURN_ONLY)
+        detail = (
+            f"turn-count-only monitor {why}"
+            if why
+            else f"needs both {_SELECTED} and {_TURN_ONLY} evaluated"
+        )
+        return f"uncertainty features add: n/a over the turn-count-only monitor ({detail})"
+    how = "paired" if gain.paired else "unpaired"
+    return (
+        f"uncertainty features add {100 * gain.value:+.1f} points of Success-Rate over the "
+        f"turn-count-only monitor (95% CI [{100 * gain.low:+.1f}, {100 * gain.high:+.1f}]; "
+        f"{how} bootstrap over {gain.n} test games)"
+    )

@@ -1,0 +1,600 @@
+"""Fit the simulated WhoDunit agents to a run, and compare the two (``byzllm sim``).
+
+:func:`fit_whodunit` estimates :class:`~byzllm.agents.whodunit.SimParams` (the profile's one
+group, ``sim``) from the records of a WhoDunitEnv run. It reads only what a run with LLM agents
+records: per turn the role, the action's kind, ``valid``, ``decision``, the environment's truth
+flags ``hallucination`` (the message was false) and ``repetition`` (it repeated a message
+already in the channel), and the decision-position distributions; per game the lineup size.
+It never reads the simulator's own ``noise`` labels or ``sim_params``, so fitting a simulated
+run is an honest test of the fit.
+
+**Statistics**, per role (the profile's evidence; ``pooled`` sums the roles):
+
+* *invalid moves*: turns the environment passed (``valid`` false: a reply that never parsed,
+  or an action the rules refuse), over the turns that are not repetitions (a collapse, which
+  a role loss cannot interrupt in the simulator);
+* *wrong messages*: among *fact-stating messages* (Intel's answers and broad lists, a player's
+  shared facts; applied, and the first statement of their topic in the episode: a question,
+  a property-value, a player's fact), the share the environment flagged false. A restatement
+  (a copy, or an answer to a repeated question) is left out: a true one is flagged a
+  repetition and a false one is not, so counting them would inflate the false share. The
+  Accuser states no facts: its rate is ``None``;
+* *decision entropy*: the entropy (nats) of the action-number position, renormalized over
+  its reported top-k; mean, s.d. and median on *clean* turns (valid, not false, not a
+  repetition) and on *faulty* turns (invalid or false); for Intel also on its false yes/no
+  answers.
+
+**Mapping onto the parameters.** ``s`` is a game's size scale
+``(suspects / reference_suspects) ** size_exponent``; in a rogue episode (probability
+``min(1, rogue_rate * s)``) every rate is multiplied by ``rogue_noise_multiplier``. Those and
+every parameter not listed here come from ``base`` (default: the declared defaults).
+
+* ``role_loss_rate``: the base rate whose expected invalid-move share, through the size scale
+  and the rogue mixture, equals the measured one; ``role_loss_invalid`` is set to 1 (role loss
+  is the simulator's only source of invalid moves, and a legal move made without the role
+  cannot be told from ordinary play).
+* ``hallucination_rate``: the same inversion of the wrong-message share. A simulated
+  hallucination of Intel always writes a false message, and a player's always does when it
+  shares.
+* ``temperature`` (runs with an Intel): a clean Intel turn reports its two actions with
+  ``{recall_confidence, 1 - recall_confidence}`` tempered at ``temperature``; the fitted value
+  is the one whose entropy equals the median entropy of Intel's clean turns (the median, so
+  the flatter rogue episodes do not move it while they are fewer than half).
+* ``fault_signal`` (runs with false Intel answers): a false answer is held with
+  ``recall_confidence + f * (u - recall_confidence)``, ``u`` uniform on the hallucinated
+  confidence range, and reported at ``temperature * rogue_temperature ** f`` in a rogue
+  episode (which holds a share ``r m / (1 - r + r m)`` of the false answers); the fitted ``f``
+  is the one whose expected entropy equals the mean entropy of the false answers (0 when
+  they look like clean ones, 1 at most).
+
+**Identifiability limits** (why the other parameters keep ``base``): one lineup size fixes
+only ``rate * s``, not the size law; the run shows marginal rates, which a rogue mixture and a
+higher base rate explain equally (fitting a run without rogue episodes on the default rogue
+mixture gives base rates about 2.25 times smaller, with the same marginal rates); only the
+tempered confidence is seen, not ``recall_confidence`` and ``temperature`` apart, and only the
+shift of a false answer's confidence, not the hallucinated range and ``fault_signal`` apart;
+repetitions and forgotten messages also happen in ordinary play, so collapse and recall
+failure are not fitted (the evidence keeps the repetition rate); one rate serves every role
+(the evidence keeps the per-role rates). A symmetric run has no Intel, and a player's policy
+depends on its belief: there ``temperature`` and ``fault_signal`` are not fitted. An LLM's
+invalid moves are mostly replies that never parsed; the fitted simulator reproduces their
+rate, not their cause. Recovery on simulated runs (``tests/experiments/test_whodunit_fit.py``,
+``docs/whodunit.md``) states the tolerances.
+
+:func:`compare_whodunit` replays every game of the run (the stored units: the same games and
+repeats) with simulated agents on the fitted parameters and returns Success-Rate, Precision and
+Game-Length (the rogue-agents paper, §4.1) of both, each with a percentile bootstrap interval
+over games (every repeat of a game resampled together).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean, median, stdev
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from byzllm.agents._params import parameter_source
+from byzllm.agents.whodunit import SimParams
+from byzllm.errors import InputError
+
+from .._fitting import ComparisonRow, FittedProfile, comparison_row
+from .._intervals import Interval, bootstrap_intervals
+from .._store import Store
+from .experiment import work
+
+__all__ = [
+    "WHODUNIT_METRICS",
+    "compare_whodunit",
+    "compare_whodunit_run",
+    "fit_whodunit",
+    "fit_whodunit_run",
+    "run_name",
+    "simulate_twin",
+]
+
+#: The metrics compared, in table order (the rogue-agents paper, §4.1).
+WHODUNIT_METRICS = ("Success-Rate", "Precision", "Game-Length")
+
+#: Action kinds whose message states a fact the environment can check.
+FACT_KINDS = frozenset({"respond", "respond_broad", "share"})
+
+_ROLES = ("accuser", "intel", "player")
+#: Bounds of the fitted temperature (a target outside them is clipped, and the source says so).
+_T_RANGE = (0.01, 100.0)
+
+
+# -- statistics ------------------------------------------------------------------------------
+
+
+def _entropy(dist: Sequence[Sequence[Any]]) -> float | None:
+    """Entropy (nats) of a top-k list ``[(token, logprob), ...]`` renormalized."""
+    if not dist:
+        return None
+    logps = [float(lp) for _, lp in dist]
+    top = max(logps)
+    ps = [math.exp(lp - top) for lp in logps]
+    total = sum(ps)
+    return -sum(p / total * math.log(p / total) for p in ps if p > 0)
+
+
+@dataclass
+class _RoleTally:
+    """What one role's turns show."""
+
+    turns: int = 0
+    invalid: int = 0
+    facts: int = 0
+    wrong: int = 0
+    repeated: int = 0
+    messages: int = 0
+    clean: list[float] = field(default_factory=list)
+    faulty: list[float] = field(default_factory=list)
+    wrong_answers: list[float] = field(default_factory=list)
+
+
+def _summary(xs: Sequence[float], prefix: str) -> dict[str, Any]:
+    return {
+        f"{prefix}_n": len(xs),
+        f"{prefix}_mean": round(fmean(xs), 4) if xs else None,
+        f"{prefix}_sd": round(stdev(xs), 4) if len(xs) >= 2 else None,
+        f"{prefix}_median": round(median(xs), 4) if xs else None,
+    }
+
+
+def _evidence(t: _RoleTally) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "turns": t.turns,
+        "invalid_moves": t.invalid,
+        "invalid_move_rate": round(t.invalid / t.turns, 4) if t.turns else None,
+        "fact_messages": t.facts,
+        "wrong_messages": t.wrong,
+        "wrong_message_rate": round(t.wrong / t.facts, 4) if t.facts else None,
+        "repetitions": t.repeated,
+        "repetition_rate": round(t.repeated / t.messages, 4) if t.messages else None,
+    }
+    out |= _summary(t.clean, "entropy_clean")
+    out |= _summary(t.faulty, "entropy_faulty")
+    if t.wrong_answers:
+        out |= _summary(t.wrong_answers, "entropy_false_answer")
+    return out
+
+
+def _topic(r: Mapping[str, Any], question: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
+    """What a fact-stating message is about (``None`` for other messages).
+
+    An LLM's answer names only yes or no (the environment fills in the question), so an
+    answer's topic is the pending question: the previous turn's specific request.
+    """
+    a = r.get("action") or {}
+    kind = a.get("kind")
+    if kind == "respond":
+        q = a if a.get("property") is not None else (question or {})
+        return (kind, q.get("character"), q.get("property"), q.get("value"))
+    if kind == "respond_broad":
+        return (kind, a.get("property"), a.get("value"))
+    if kind == "share":
+        return (kind, r.get("agent"), a.get("fact"))
+    return None
+
+
+def _episodes(turns: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    """The turns of every game play in turn order, cut at each reset (the channel clears)."""
+    plays: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    for r in turns:
+        plays.setdefault((str(r["game_id"]), int(r.get("repeat", 0))), []).append(r)
+    out: list[list[Mapping[str, Any]]] = []
+    for play in plays.values():
+        episode: list[Mapping[str, Any]] = []
+        for r in sorted(play, key=lambda x: int(x["turn"])):
+            episode.append(r)
+            if r.get("decision") == "reset":
+                out.append(episode)
+                episode = []
+        if episode:
+            out.append(episode)
+    return out
+
+
+def _tally(turns: Sequence[Mapping[str, Any]]) -> dict[str, _RoleTally]:
+    tally: dict[str, _RoleTally] = {}
+    for episode in _episodes(turns):
+        stated: set[tuple[Any, ...]] = set()
+        question: Mapping[str, Any] | None = None
+        for r in episode:
+            _turn(r, tally.setdefault(str(r["role"]), _RoleTally()), stated, question)
+            applied = r.get("decision", "continue") == "continue"
+            action = r.get("action") or {}
+            if applied:
+                question = action if action.get("kind") == "request_specific" else None
+    return tally
+
+
+def _turn(
+    r: Mapping[str, Any],
+    t: _RoleTally,
+    stated: set[tuple[Any, ...]],
+    question: Mapping[str, Any] | None,
+) -> None:
+    """Count one turn into its role's tally (``stated``: the topics already stated)."""
+    t.turns += 1
+    valid = bool(r["valid"])
+    applied = r.get("decision", "continue") == "continue"
+    kind = (r.get("action") or {}).get("kind")
+    false = applied and bool(r.get("hallucination"))
+    repeated = applied and bool(r.get("repetition"))
+    dists = r.get("distributions") or []
+    h = _entropy(dists[0]) if dists else None
+    if not valid:
+        t.invalid += 1
+    if applied and valid and kind != "pass":
+        t.messages += 1
+        t.repeated += repeated
+    topic = _topic(r, question) if applied and valid else None
+    if topic is not None:
+        # Only a topic's first statement: a restatement that is true is flagged a repetition
+        # and a false one is not, so counting restatements would inflate the false share.
+        if topic not in stated and not repeated:
+            t.facts += 1
+            t.wrong += false
+        stated.add(topic)
+    if h is None:
+        return
+    if not valid or false:
+        t.faulty.append(h)
+    elif applied and not repeated:
+        t.clean.append(h)
+    if kind == "respond" and r["role"] == "intel" and false and valid and not repeated:
+        t.wrong_answers.append(h)
+
+
+# -- the model's side of each statistic ------------------------------------------------------
+
+
+def _scales(
+    turns: Sequence[Mapping[str, Any]], sizes: Mapping[str, int], base: SimParams
+) -> dict[float, int]:
+    """Size scale -> number of turns played at it."""
+    out: dict[float, int] = {}
+    for r in turns:
+        n = sizes.get(str(r["game_id"]), base.reference_suspects)
+        s = (n / base.reference_suspects) ** base.size_exponent
+        out[s] = out.get(s, 0) + 1
+    return out
+
+
+def _expected_rate(rate: float, scales: Mapping[float, int], base: SimParams) -> float:
+    """The marginal per-turn rate of a mode at base ``rate`` (size scale and rogue mixture)."""
+    total = acc = 0.0
+    m = base.rogue_noise_multiplier
+    for s, w in scales.items():
+        r = min(1.0, base.rogue_rate * s)
+        acc += w * ((1 - r) * min(1.0, rate * s) + r * min(1.0, rate * s * m))
+        total += w
+    return acc / total if total else rate
+
+
+def _rogue_share(rate: float, scales: Mapping[float, int], base: SimParams) -> float:
+    """The share of a mode's events that happen in rogue episodes."""
+    rogue = normal = 0.0
+    m = base.rogue_noise_multiplier
+    for s, w in scales.items():
+        r = min(1.0, base.rogue_rate * s)
+        rogue += w * r * min(1.0, rate * s * m)
+        normal += w * (1 - r) * min(1.0, rate * s)
+    return rogue / (rogue + normal) if rogue + normal > 0 else 0.0
+
+
+def _solve(target: float, f: Callable[[float], float], lo: float, hi: float) -> float:
+    """The x in [lo, hi] with f(x) = target for an increasing f (clipped to the ends)."""
+    if target <= f(lo):
+        return lo
+    if target >= f(hi):
+        return hi
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if f(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _two_point_entropy(confidence: float, temperature: float) -> float:
+    """Entropy of ``{c, 1 - c}`` tempered at ``temperature`` (how the simulator reports it)."""
+    logit = (math.log(confidence) - math.log1p(-confidence)) / temperature
+    p = 1.0 / (1.0 + math.exp(-logit)) if logit >= 0 else math.exp(logit) / (1 + math.exp(logit))
+    return -sum(x * math.log(x) for x in (p, 1 - p) if x > 0)
+
+
+def _false_answer_entropy(signal: float, temperature: float, rogue: float, p: SimParams) -> float:
+    """Expected entropy of a false Intel answer at ``fault_signal = signal``."""
+    low, high, rc = p.hallucination_confidence_low, p.hallucination_confidence, p.recall_confidence
+    points = 64
+    # Midpoint rule over u ~ U[low, high], the drawn confidence of the false recollection.
+    us = [low + (high - low) * (i + 0.5) / points for i in range(points)]
+    held = [rc + signal * (u - rc) for u in us]
+    hot = temperature * p.rogue_temperature**signal
+    calm = fmean(_two_point_entropy(c, temperature) for c in held)
+    flat = fmean(_two_point_entropy(c, hot) for c in held)
+    return (1 - rogue) * calm + rogue * flat
+
+
+# -- the fit ---------------------------------------------------------------------------------
+
+
+def fit_whodunit(
+    turns: Sequence[Mapping[str, Any]],
+    games: Sequence[Mapping[str, Any]],
+    *,
+    run: str,
+    base: SimParams | None = None,
+) -> FittedProfile:
+    """Estimate :class:`SimParams` from one run's ``whodunit_turn`` and ``whodunit_game``
+    records (see the module docstring for what is read and how it maps).
+
+    ``base`` holds every parameter the run cannot identify (default: the declared defaults);
+    the fitted rates are conditional on its size law and rogue mixture. Raises InputError when
+    there is no turn.
+    """
+    if not turns:
+        raise InputError(f"{run} has no WhoDunit turns to fit a profile from")
+    base = base or SimParams()
+    sizes = {str(g["game_id"]): int(g["n_suspects"]) for g in games if g.get("n_suspects")}
+    tally = _tally(turns)
+    pooled = _RoleTally()
+    for t in tally.values():
+        pooled.turns += t.turns
+        pooled.invalid += t.invalid
+        pooled.facts += t.facts
+        pooled.wrong += t.wrong
+        pooled.repeated += t.repeated
+        pooled.messages += t.messages
+        pooled.clean += t.clean
+        pooled.faulty += t.faulty
+    scales = _scales(turns, sizes, base)
+    values: dict[str, float] = {}
+    stat: dict[str, str] = {}
+
+    def put(name: str, value: float, what: str, n: int) -> None:
+        values[name] = round(value, 4)
+        stat[name] = f"fitted from {run}: {what}, n = {n}"
+
+    def invert(observed: float) -> float:
+        return _solve(observed, lambda x: _expected_rate(x, scales, base), 0.0, 1.0)
+
+    mean_scale = sum(s * w for s, w in scales.items()) / sum(scales.values())
+    how = f"through size scale {mean_scale:.2f} and the rogue mixture"
+    # A repetition is a collapse (or ordinary play), which a role loss cannot interrupt.
+    chances = pooled.turns - pooled.repeated
+    invalid_rate = pooled.invalid / chances if chances else 0.0
+    put(
+        "role_loss_rate",
+        invert(invalid_rate),
+        f"invalid-move share {invalid_rate:.4f} of the turns that are not repetitions, {how}",
+        chances,
+    )
+    put(
+        "role_loss_invalid",
+        1.0,
+        "role loss is seen only as invalid moves (a legal move made without the role looks "
+        "like ordinary play)",
+        pooled.turns,
+    )
+    if pooled.facts:
+        wrong_rate = pooled.wrong / pooled.facts
+        put(
+            "hallucination_rate",
+            invert(wrong_rate),
+            f"false share {wrong_rate:.4f} of fact-stating messages, {how}",
+            pooled.facts,
+        )
+    intel = tally.get("intel")
+    temperature = base.temperature
+    if intel is not None and intel.clean:
+        target = median(intel.clean)
+        rc = base.recall_confidence
+        temperature = _solve(target, lambda x: _two_point_entropy(rc, x), *_T_RANGE)
+        clipped = " (clipped)" if temperature in _T_RANGE else ""
+        put(
+            "temperature",
+            temperature,
+            f"median decision entropy {target:.4f} of clean Intel turns, given "
+            f"recall_confidence {rc}{clipped}",
+            len(intel.clean),
+        )
+    if intel is not None and intel.wrong_answers:
+        target = fmean(intel.wrong_answers)
+        h = values.get("hallucination_rate", base.hallucination_rate)
+        share = _rogue_share(h, scales, base)
+        signal = _solve(
+            target, lambda f: _false_answer_entropy(f, temperature, share, base), 0.0, 1.0
+        )
+        put(
+            "fault_signal",
+            signal,
+            f"mean decision entropy {target:.4f} of false Intel answers, given the fitted "
+            "temperature and the hallucinated confidence range",
+            len(intel.wrong_answers),
+        )
+    group: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    defaults = SimParams()
+    for name in SimParams.model_fields:
+        if name in values:
+            group[name] = values[name]
+            sources[name] = stat[name]
+            continue
+        value = getattr(base, name)
+        group[name] = float(value)
+        declared = parameter_source(SimParams, name)
+        if value != getattr(defaults, name):
+            sources[name] = f"set for the fit, not fitted from {run}"
+        else:
+            sources[name] = f"{declared}; the default, not fitted from {run}"
+    # Validate what a config will load (a fitted value outside a parameter's range fails here).
+    SimParams.model_validate(group)
+    evidence = {role: _evidence(t) for role, t in sorted(tally.items())}
+    evidence["pooled"] = _evidence(pooled) | {"mean_size_scale": round(mean_scale, 4)}
+    return FittedProfile(
+        domain="whodunit",
+        run=run,
+        run_simulated=any(bool(g.get("simulated")) for g in games),
+        groups={"sim": group},
+        sources={"sim": sources},
+        evidence=evidence,
+    )
+
+
+def run_name(run_dir: str | Path) -> str:
+    """How a profile names the run it was fitted from (the directory's name, no full path)."""
+    return Path(run_dir).resolve().name
+
+
+def _read(run_dir: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    with Store.open(run_dir) as store:
+        turns = store.records("whodunit_turn")
+        games = store.records("whodunit_game")
+    if not games:
+        raise InputError(f"{run_dir} holds no WhoDunit games")
+    return turns, games
+
+
+def fit_whodunit_run(run_dir: str | Path, *, base: SimParams | None = None) -> FittedProfile:
+    """:func:`fit_whodunit` on the records stored in ``run_dir``."""
+    turns, games = _read(run_dir)
+    return fit_whodunit(turns, games, run=run_name(run_dir), base=base)
+
+
+# -- the comparison --------------------------------------------------------------------------
+
+
+def _profile_params(profile: FittedProfile) -> SimParams:
+    if profile.domain != "whodunit":
+        raise InputError(f"the profile was fitted on a {profile.domain} run, not a WhoDunit one")
+    if "sim" not in profile.groups:
+        raise InputError("the profile has no 'sim' parameters")
+    return SimParams.model_validate(profile.groups["sim"])
+
+
+def simulate_twin(
+    run_dir: str | Path, params: SimParams, *, repeats: int = 1
+) -> list[dict[str, Any]]:
+    """Replay every game ``run_dir`` played with simulated agents on ``params``.
+
+    The stored units give the games, their repeats and the wording; each is played
+    ``repeats`` times (more: a tighter interval on the simulated side). Returns the twin's
+    ``whodunit_game`` records as dicts.
+    """
+    if repeats < 1:
+        raise InputError(f"repeats must be at least 1, got {repeats}")
+    with Store.open(run_dir) as store:
+        units = [u["payload"] for u in store.units("done")]
+    payloads = [p for p in units if {"config", "game", "repeat"} <= set(p)]
+    if not payloads:
+        raise InputError(f"{run_dir} holds no finished WhoDunit games to replay")
+    # Twin repeats get indices past the run's own, so each plays on its own random stream.
+    stride = 1 + max(int(p["repeat"]) for p in payloads)
+    sim = params.model_dump(mode="json")
+
+    async def go() -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for k in range(repeats):
+            for p in payloads:
+                conf = p["config"] or {}
+                # Only what the work reads for simulated agents: no model settings travel.
+                twin = {
+                    "agents": "simulated",
+                    "sim": sim,
+                    "split": conf.get("split", "test"),
+                    "wording": conf.get("wording", "award"),
+                }
+                payload = {
+                    "config": twin,
+                    "game": p["game"],
+                    "repeat": int(p["repeat"]) + k * stride,
+                }
+                records = await work(payload)
+                out += [r.model_dump() for r in records if r.kind == "whodunit_game"]
+        return out
+
+    return asyncio.run(go())
+
+
+def _metric_intervals(games: Sequence[Mapping[str, Any]], resamples: int) -> dict[str, Interval]:
+    """Bootstrap intervals of :data:`WHODUNIT_METRICS` over games (repeats kept together)."""
+    index: dict[str, int] = {}
+    for g in games:
+        index.setdefault(str(g["game_id"]), len(index))
+    sums = np.zeros((len(index), 4))  # plays, successes, accusations, turns
+    for g in games:
+        i = index[str(g["game_id"])]
+        sums[i] += (1, bool(g["success"]), bool(g["accused"]), int(g["total_turns"]))
+
+    def stats(idx: npt.NDArray[np.intp]) -> dict[str, float | None]:
+        plays, wins, accused, turns = sums[idx].sum(axis=0)
+        return {
+            "Success-Rate": float(wins / plays),
+            "Precision": float(wins / accused) if accused > 0 else None,
+            "Game-Length": float(turns / plays),
+        }
+
+    return bootstrap_intervals(len(index), stats, resamples=resamples)
+
+
+def _rows(
+    real: Sequence[Mapping[str, Any]], sim: Sequence[Mapping[str, Any]], resamples: int
+) -> list[ComparisonRow]:
+    a, b = _metric_intervals(real, resamples), _metric_intervals(sim, resamples)
+    nan = float("nan")
+
+    def get(found: dict[str, Interval], metric: str, n: int) -> Interval:
+        return found.get(metric) or Interval(nan, nan, nan, n)
+
+    n_real = len({g["game_id"] for g in real})
+    n_sim = len({g["game_id"] for g in sim})
+    return [comparison_row(m, get(a, m, n_real), get(b, m, n_sim)) for m in WHODUNIT_METRICS]
+
+
+def compare_whodunit(
+    run_dir: str | Path,
+    profile: FittedProfile,
+    *,
+    repeats: int = 1,
+    resamples: int = 2000,
+) -> list[ComparisonRow]:
+    """Success-Rate, Precision and Game-Length of ``run_dir`` beside its simulated twin on
+    ``profile`` (every game replayed ``repeats`` times), intervals over games."""
+    params = _profile_params(profile)
+    _, real = _read(run_dir)
+    return _rows(real, simulate_twin(run_dir, params, repeats=repeats), resamples)
+
+
+def compare_whodunit_run(
+    run_dir: str | Path,
+    profile: FittedProfile,
+    *,
+    repeats: int = 1,
+    resamples: int = 2000,
+) -> list[tuple[dict[str, Any], list[ComparisonRow]]]:
+    """:func:`compare_whodunit` per (variant, suspects) of the run, each with its metadata."""
+    params = _profile_params(profile)
+    _, real = _read(run_dir)
+    twin = simulate_twin(run_dir, params, repeats=repeats)
+
+    def key(g: Mapping[str, Any]) -> tuple[str, int]:
+        return str(g["variant"]), int(g["n_suspects"])
+
+    out = []
+    for k in sorted({key(g) for g in real}):
+        mine = [g for g in real if key(g) == k]
+        theirs = [g for g in twin if key(g) == k]
+        meta = {"variant": k[0], "suspects": k[1], "agents": str(mine[0]["agents"])}
+        out.append((meta, _rows(mine, theirs, resamples)))
+    return out

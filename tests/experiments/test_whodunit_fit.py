@@ -1,0 +1,249 @@
+"""`sim fit` recovers the parameters that generated a WhoDunit run; `sim compare` pairs the run
+with its simulated twin.
+
+Each generating run goes through the real experiment path (config, units, work, store). The fit
+sees only what an LLM run records; parameters a run cannot identify (the rogue mixture) are
+given to it as its ``base``, as a user would state them.
+
+Stated tolerances: a fitted rate lies within three binomial standard errors of the truth,
+``3 / sqrt(events)`` relative (the events: the invalid moves or false messages it was measured
+on); the temperature within 0.02 (clean Intel turns report it exactly); ``fault_signal``
+within 0.1 in the interior and 0.15 at 1 (the estimate is clipped there, so it can only err
+downwards).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from byzllm.agents.whodunit import SimParams
+from byzllm.errors import ConfigError
+from byzllm.experiments import Store, load_config, run_units
+from byzllm.experiments._fitting import FittedProfile
+from byzllm.experiments.whodunit import (
+    WHODUNIT_METRICS,
+    WhoDunitRunConfig,
+    compare_whodunit,
+    compare_whodunit_run,
+    expand_units,
+    fit_whodunit,
+    fit_whodunit_run,
+    simulate_twin,
+    work,
+)
+
+#: Generating settings: rogue-free with a partial fault signal; with rogue episodes (given to
+#: the fit as its base); symmetric; and no fault signal at all.
+SETTINGS: dict[str, tuple[str, int, dict[str, float]]] = {
+    "asym": (
+        "asym",
+        200,
+        {
+            "rogue_rate": 0.0,
+            "hallucination_rate": 0.05,
+            "role_loss_rate": 0.03,
+            "role_loss_invalid": 1.0,
+            "temperature": 1.5,
+            "fault_signal": 0.6,
+        },
+    ),
+    "asym-rogue": (
+        "asym",
+        200,
+        {
+            "rogue_rate": 0.2,
+            "hallucination_rate": 0.02,
+            "role_loss_rate": 0.01,
+            "role_loss_invalid": 1.0,
+            "temperature": 1.0,
+            "fault_signal": 1.0,
+        },
+    ),
+    "sym": (
+        "sym",
+        300,
+        {
+            "rogue_rate": 0.0,
+            "hallucination_rate": 0.1,
+            "role_loss_rate": 0.05,
+            "role_loss_invalid": 1.0,
+        },
+    ),
+    "asym-silent": (
+        "asym",
+        200,
+        {
+            "hallucination_rate": 0.05,
+            "role_loss_rate": 0.02,
+            "role_loss_invalid": 1.0,
+            "fault_signal": 0.0,
+        },
+    ),
+}
+
+
+def _generate(run_dir: Path, variant: str, n_games: int, truth: dict[str, float]) -> None:
+    cfg = WhoDunitRunConfig.model_validate(
+        {
+            "game": {"variant": variant},
+            "split": "generated",
+            "n_games": n_games,
+            "seed": 3,
+            "sim": truth,
+        }
+    )
+    summary = asyncio.run(run_units(run_dir, expand_units(cfg), work, config=cfg, progress=False))
+    assert summary.complete
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = {}
+    for name, (variant, n_games, truth) in SETTINGS.items():
+        run_dir = tmp_path_factory.mktemp(name)
+        _generate(run_dir, variant, n_games, truth)
+        out[name] = run_dir
+    return out
+
+
+def _base(truth: dict[str, float]) -> SimParams:
+    # What the run cannot identify, stated as a user would: the rogue mixture.
+    return SimParams(rogue_rate=truth.get("rogue_rate", SimParams().rogue_rate))
+
+
+def _within_binomial(fitted: float, truth: float, events: int) -> bool:
+    return events > 0 and abs(fitted / truth - 1) <= 3 / math.sqrt(events)
+
+
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_fit_recovers_the_generating_parameters(runs: dict[str, Path], name: str) -> None:
+    variant, _, truth = SETTINGS[name]
+    profile = fit_whodunit_run(runs[name], base=_base(truth))
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    pooled = profile.evidence["pooled"]
+    assert profile.domain == "whodunit" and profile.run_simulated
+    assert _within_binomial(
+        fitted["role_loss_rate"], truth["role_loss_rate"], pooled["invalid_moves"]
+    ), (fitted["role_loss_rate"], pooled)
+    assert _within_binomial(
+        fitted["hallucination_rate"], truth["hallucination_rate"], pooled["wrong_messages"]
+    ), (fitted["hallucination_rate"], pooled)
+    assert fitted["role_loss_invalid"] == 1.0
+    if variant == "asym":
+        assert fitted["temperature"] == pytest.approx(truth.get("temperature", 1.0), abs=0.02)
+        signal = truth["fault_signal"]
+        assert fitted["fault_signal"] == pytest.approx(signal, abs=0.15 if signal == 1 else 0.1)
+    else:
+        # No Intel: neither is identified, and the sources say so.
+        assert "not fitted" in sources["temperature"] and "not fitted" in sources["fault_signal"]
+    for key in ("role_loss_rate", "hallucination_rate"):
+        assert sources[key].startswith(f"fitted from {runs[name].name}: ")
+    assert sources["role_loss_rate"].endswith(f"n = {pooled['turns'] - pooled['repetitions']}")
+    assert sources["hallucination_rate"].endswith(f"n = {pooled['fact_messages']}")
+    assert "not fitted" in sources["collapse_rate"]
+    given = truth.get("rogue_rate", 0.25) != 0.25
+    expected = "set for the fit, not fitted" if given else "; the default, not fitted"
+    assert expected in sources["rogue_rate"]
+    # Per-role evidence: the rates and the entropies of clean and faulty turns.
+    roles = {"accuser", "intel"} if variant == "asym" else {"player"}
+    assert roles <= set(profile.evidence)
+    for role in roles:
+        ev = profile.evidence[role]
+        for key in ("turns", "invalid_move_rate", "entropy_clean_mean", "entropy_faulty_mean"):
+            assert ev[key] is not None, (role, key)
+    if variant == "asym":
+        assert profile.evidence["accuser"]["wrong_message_rate"] is None  # states no facts
+    # The profile loads back as simulator parameters.
+    SimParams.model_validate(fitted)
+
+
+def test_the_fit_reads_nothing_only_the_simulator_knows(runs: dict[str, Path]) -> None:
+    with Store.open(runs["asym"]) as store:
+        turns = store.records("whodunit_turn")
+        games = store.records("whodunit_game")
+    base = _base(SETTINGS["asym"][2])
+    honest = fit_whodunit(turns, games, run="r", base=base)
+    # What an LLM run would hold: no noise labels, no simulation parameters, other thoughts.
+    blind_turns = [{**t, "noise": [], "simulated": False} for t in turns]
+    blind_games = [{**g, "sim_params": None, "simulated": False} for g in games]
+    blind = fit_whodunit(blind_turns, blind_games, run="r", base=base)
+    assert blind.groups == honest.groups and blind.evidence == honest.evidence
+    assert not blind.run_simulated
+
+
+def test_the_fitted_entropies_separate_clean_and_faulty_turns(runs: dict[str, Path]) -> None:
+    signal = fit_whodunit_run(runs["asym"], base=_base(SETTINGS["asym"][2]))
+    silent = fit_whodunit_run(runs["asym-silent"])
+    loud = signal.evidence["intel"]
+    quiet = silent.evidence["intel"]
+    assert loud["entropy_false_answer_mean"] > loud["entropy_clean_median"] + 0.05
+    # Without a fault signal a false answer reports exactly like a clean one.
+    assert quiet["entropy_false_answer_mean"] == pytest.approx(quiet["entropy_clean_median"])
+
+
+def test_compare_pairs_the_run_with_its_fitted_twin(runs: dict[str, Path]) -> None:
+    run_dir = runs["asym"]
+    profile = fit_whodunit_run(run_dir, base=_base(SETTINGS["asym"][2]))
+    rows = compare_whodunit(run_dir, profile, resamples=300)
+    assert [r.metric for r in rows] == list(WHODUNIT_METRICS)
+    for r in rows:
+        assert r.real_low <= r.real <= r.real_high
+        assert r.simulated_low <= r.simulated <= r.simulated_high
+        assert r.difference == pytest.approx(r.simulated - r.real)
+        assert r.n_real == r.n_simulated == 200
+    # A twin of the generating parameters is close to the run: the intervals overlap.
+    for r in rows:
+        assert r.simulated_low <= r.real_high and r.real_low <= r.simulated_high, r
+    tables = compare_whodunit_run(run_dir, profile, resamples=300)
+    assert [meta for meta, _ in tables] == [
+        {"variant": "asym", "suspects": 10, "agents": "simulated"}
+    ]
+
+
+def test_the_twin_plays_on_the_fitted_parameters(runs: dict[str, Path]) -> None:
+    run_dir = runs["asym"]
+    profile = fit_whodunit_run(run_dir, base=_base(SETTINGS["asym"][2]))
+    params = SimParams.model_validate(profile.groups["sim"])
+    twin = simulate_twin(run_dir, params, repeats=2)
+    assert len(twin) == 400 and all(g["simulated"] for g in twin)
+    assert all(g["sim_params"] == params.model_dump() for g in twin)
+    with Store.open(run_dir) as store:
+        real_ids = sorted({g["game_id"] for g in store.records("whodunit_game")})
+    assert sorted({g["game_id"] for g in twin}) == real_ids
+    # The sim side moves with the profile: a twin that hallucinates on every turn fails.
+    broken = profile.model_copy(
+        update={"groups": {"sim": {**profile.groups["sim"], "hallucination_rate": 1.0}}}
+    )
+    fitted = compare_whodunit(run_dir, profile, resamples=200)[0]
+    worse = compare_whodunit(run_dir, broken, resamples=200)[0]
+    assert worse.real == fitted.real
+    assert worse.simulated < fitted.simulated - 0.2
+
+
+def test_a_config_takes_a_fitted_profile_file(runs: dict[str, Path], tmp_path: Path) -> None:
+    profile = fit_whodunit_run(runs["sym"], base=_base(SETTINGS["sym"][2]))
+    folder = tmp_path / "cfg"
+    profile.save(folder / "fitted.yaml")
+    config = folder / "run.yaml"
+    config.write_text(yaml.safe_dump({"sim": "fitted.yaml", "n_games": 2}), "utf-8")
+    cfg = load_config(config, WhoDunitRunConfig)  # resolved beside the config file
+    assert cfg.sim == SimParams.model_validate(profile.groups["sim"])
+    # Inlined: the unit payloads record the values, not the path.
+    payload: dict[str, Any] = expand_units(cfg)[0].payload
+    assert payload["config"]["sim"]["hallucination_rate"] == cfg.sim.hallucination_rate
+    consensus = FittedProfile(
+        domain="consensus", run="x", run_simulated=True, groups={"strong": {}}, sources={}
+    )
+    consensus.save(folder / "wrong.yaml")
+    config.write_text(yaml.safe_dump({"sim": "wrong.yaml"}), "utf-8")
+    with pytest.raises(ConfigError, match="consensus run, not a whodunit one"):
+        load_config(config, WhoDunitRunConfig)
+    config.write_text(yaml.safe_dump({"sim": "missing.yaml"}), "utf-8")
+    with pytest.raises(ConfigError, match="profile file not found"):
+        load_config(config, WhoDunitRunConfig)
