@@ -236,8 +236,11 @@ def test_evaluate_and_report_show_the_ablations(tmp_path: Path) -> None:
     assert "percentile bootstrap" in text and "standard error" in text
     for name in ("ablations.png", "success_rate.png", "ablations.csv", "conditions.csv"):
         assert (out / name).stat().st_size > 0
-    header = (out / "ablations.csv").read_text(encoding="utf-8").splitlines()[0]
-    assert "interval_method" in header and "simulated" in header
+    for name in ("ablations.csv", "conditions.csv"):
+        lines = (out / name).read_text(encoding="utf-8").splitlines()
+        assert lines[0].startswith("results,")
+        assert all(line.startswith("simulated,") for line in lines[1:])
+    assert "interval_method" in (out / "ablations.csv").read_text(encoding="utf-8")
     result = runner.invoke(app, ["monitor", "report", str(run), "--json"])
     report = json.loads(result.stdout)
     assert {r["condition"] for r in report["rows"]} == set(CONDITIONS)

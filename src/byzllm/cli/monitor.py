@@ -399,20 +399,21 @@ def report(
                 str(plot_ablation_gains(ablations, plots / "ablations.png", note=method))
             )
         if csv is not None:
-            labels = {"simulated": simulated}
             written.append(
                 str(
                     write_csv(
-                        [{**r, **labels, "se_method": SE_NOTE} for r in rows],
+                        [{**r, "se_method": SE_NOTE} for r in rows],
                         csv / "conditions.csv",
+                        simulated=simulated,
                     )
                 )
             )
             written.append(
                 str(
                     write_csv(
-                        [{**_flat(r), **labels, "interval_method": method} for r in ablations],
+                        [{**_flat(r), "interval_method": method} for r in ablations],
                         csv / "ablations.csv",
+                        simulated=simulated,
                     )
                 )
             )
