@@ -153,14 +153,14 @@ def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str
 
 
 def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> list[Path]:
-    from byzllm.experiments.consensus.report import metrics_rows, round_rows
+    from byzllm.experiments.consensus.report import csv_rows, round_rows
     from byzllm.experiments.reports import line_plot, write_csv
 
     target = out_dir or run_dir / "report"
     target.mkdir(parents=True, exist_ok=True)
     simulated = any(meta["simulated"] for meta, _ in summary)
     written = [
-        write_csv(metrics_rows(summary), target / "table1.csv", simulated=simulated),
+        write_csv(csv_rows(summary), target / "table1.csv", simulated=simulated),
         write_csv(round_rows(summary), target / "table2_rounds.csv", simulated=simulated),
     ]
     for meta, metrics in summary:
@@ -217,7 +217,12 @@ def report(
         from rich.console import Console
 
         from byzllm.experiments import parse_health, request_health
-        from byzllm.experiments.consensus.report import metrics_rows, round_rows, summarize
+        from byzllm.experiments.consensus.report import (
+            INTERVAL_NOTE,
+            metrics_rows,
+            round_rows,
+            summarize,
+        )
         from byzllm.experiments.reports import rich_table
 
         questions = _questions(run_dir)
@@ -230,6 +235,7 @@ def report(
                 {
                     "simulated": simulated,
                     "rows": metrics_rows(summary, for_json=True),
+                    "interval_method": INTERVAL_NOTE,
                     "parse_health": health.to_json(),
                     "request_health": requests.to_json(),
                 }
@@ -245,12 +251,14 @@ def report(
                 simulated=simulated,
             )
         )
+        console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
         if rounds:
             console.print(
                 rich_table(
                     round_rows(summary), title="Per-round accuracy (Table 2)", simulated=simulated
                 )
             )
+            console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
         show_parse_health(health, json_output=False)
         show_request_health(requests, json_output=False)
         written = _write_outputs(run_dir, summary, out)
@@ -318,6 +326,7 @@ def demo(
             demo_rows,
         )
         from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+        from byzllm.experiments.consensus.report import INTERVAL_NOTE
         from byzllm.experiments.reports import rich_table
 
         if base_url is not None and model is None:
@@ -346,6 +355,7 @@ def demo(
                     "model": real,
                     "run_dir": str(run_dir),
                     "rows": demo_rows(records, for_json=True),
+                    "interval_method": INTERVAL_NOTE,
                 }
             )
             return
@@ -360,6 +370,7 @@ def demo(
                 simulated=real is None,
             )
         )
+        console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
         if real is None:
             console.print(
                 "[dim]simulated agents (not real LLMs): every behaviour is a named parameter "

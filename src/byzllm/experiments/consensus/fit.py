@@ -42,9 +42,6 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from byzllm.agents.consensus import (
     PROFILE_SOURCES,
     STRONG_PROFILE,
@@ -54,13 +51,13 @@ from byzllm.agents.consensus import (
     wrong_answers,
 )
 from byzllm.errors import InputError
-from byzllm.protocols import ConsensusMetrics, QuestionTrace, compute_metrics
+from byzllm.protocols import QuestionTrace
 from byzllm.tasks import Task
 
 from .._fitting import ComparisonRow, FittedProfile, comparison_row
-from .._intervals import bootstrap_intervals
 from .config import AgentBackend, ConsensusConfig, GroupBackends
 from .experiment import run_in_memory
+from .report import consensus_intervals
 from .setup import load_dataset
 
 __all__ = ["CONSENSUS_METRICS", "compare_consensus", "fit_consensus"]
@@ -350,44 +347,7 @@ def _traces(records: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], list[
 
 
 def _intervals(traces: Sequence[QuestionTrace], resamples: int) -> dict[str, Any]:
-    """Bootstrap intervals over questions of :data:`CONSENSUS_METRICS`.
-
-    Each metric is a weighted mean of per-question values (weights: agents of the group, or 1
-    for the majority metrics), so a resample costs array sums, not a recomputation.
-    """
-    columns: dict[str, list[float]] = {}
-    weights: dict[str, list[float]] = {}
-    for trace in traces:
-        m: ConsensusMetrics = compute_metrics([trace])
-        sizes = {
-            "all": len(trace.groups),
-            "weak": trace.groups.count("weak"),
-            "strong": trace.groups.count("strong"),
-        }
-        for name, value, size in (
-            ("IAA", m.IAA, sizes["all"]),
-            ("FAA", m.FAA, sizes["all"]),
-            ("RA", m.RA, 1),
-            ("W_FAA", m.W_FAA, sizes["weak"]),
-            ("S_FAA", m.S_FAA, sizes["strong"]),
-            ("H_Majority", m.H_Majority, 1),
-        ):
-            columns.setdefault(name, []).append(0.0 if value is None else float(value))
-            weights.setdefault(name, []).append(0.0 if value is None else float(size))
-    data = {k: np.asarray(v) for k, v in columns.items()}
-    wts = {k: np.asarray(v) for k, v in weights.items()}
-
-    def stats(idx: npt.NDArray[np.intp]) -> dict[str, float | None]:
-        out: dict[str, float | None] = {}
-        for name, values in data.items():
-            w = wts[name][idx]
-            total = float(w.sum())
-            out[name] = float((values[idx] * w).sum() / total) if total > 0 else None
-        iaa, faa = out.get("IAA"), out.get("FAA")
-        out["BFTI"] = None if iaa is None or faa is None else faa - iaa
-        return out
-
-    return bootstrap_intervals(len(traces), stats, resamples=resamples)
+    return consensus_intervals(traces, resamples=resamples)
 
 
 def compare_consensus(

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from byzllm.agents import ParseCounts
 from byzllm.protocols import (
     ConsensusMetrics,
@@ -12,22 +15,98 @@ from byzllm.protocols import (
     compute_metrics,
 )
 
+from .._intervals import BOOTSTRAP_METHOD, Interval, bootstrap_intervals
 from .._records import Record
 
-__all__ = ["ConfigKey", "metrics_rows", "round_rows", "summarize"]
+__all__ = [
+    "INTERVAL_NOTE",
+    "ConfigKey",
+    "consensus_intervals",
+    "metrics_rows",
+    "round_rows",
+    "summarize",
+]
+
+#: What the intervals of every consensus report are (written under each table).
+INTERVAL_NOTE = BOOTSTRAP_METHOD.replace("over units", "over questions (seeds pooled)")
+
+#: Per-round quantities of RoundMetrics, each a weighted mean of per-question values.
+_ROUND_FIELDS = ("accuracy", "weak", "strong", "honest", "ra", "h_majority")
+#: The §5.1 summary metrics as (round: 0 or -1 for T, per-round field).
+_SUMMARY = {
+    "IAA": (0, "accuracy"),
+    "FAA": (-1, "accuracy"),
+    "RA": (-1, "ra"),
+    "W_IAA": (0, "weak"),
+    "W_FAA": (-1, "weak"),
+    "S_IAA": (0, "strong"),
+    "S_FAA": (-1, "strong"),
+    "H_Majority": (-1, "h_majority"),
+}
+
+
+def consensus_intervals(
+    traces: Sequence[QuestionTrace], *, resamples: int = 2000, seed: int = 0
+) -> dict[str, Interval]:
+    """Bootstrap intervals over questions of every §5.1 metric and per-round quantity.
+
+    Keys: the summary names of :class:`~byzllm.protocols.ConsensusMetrics` (``IAA``, ``FAA``,
+    ``BFTI``, ...) and ``round{t}.{field}`` for the fields of ``RoundMetrics``. Every
+    metric is a weighted mean of per-question values (weights: the agents of the group, or 1
+    for the majority votes), so a resample costs array sums; questions of several seeds are
+    resampled as one pool.
+    """
+    if not traces:
+        return {}
+    rounds = traces[0].n_rounds + 1
+    values = np.zeros((len(traces), rounds, len(_ROUND_FIELDS)))
+    weights = np.zeros_like(values)
+    for q, trace in enumerate(traces):
+        sizes = {
+            "accuracy": len(trace.groups),
+            "weak": trace.groups.count("weak"),
+            "strong": trace.groups.count("strong"),
+            "honest": sum(g != "byzantine" for g in trace.groups),
+            "ra": 1,
+            "h_majority": 1,
+        }
+        for t, r in enumerate(compute_metrics([trace]).per_round):
+            for f, name in enumerate(_ROUND_FIELDS):
+                value = getattr(r, name)
+                if value is not None:
+                    values[q, t, f] = float(value)
+                    weights[q, t, f] = sizes[name]
+    weighted = values * weights
+
+    def stats(idx: npt.NDArray[np.intp]) -> dict[str, float | None]:
+        num = weighted[idx].sum(axis=0)
+        den = weights[idx].sum(axis=0)
+        out: dict[str, float | None] = {}
+        for t in range(rounds):
+            for f, name in enumerate(_ROUND_FIELDS):
+                out[f"round{t}.{name}"] = float(num[t, f] / den[t, f]) if den[t, f] else None
+        for metric, (t, name) in _SUMMARY.items():
+            out[metric] = out[f"round{t % rounds}.{name}"]
+        iaa, faa = out["IAA"], out["FAA"]
+        out["BFTI"] = None if iaa is None or faa is None else faa - iaa
+        return out
+
+    return bootstrap_intervals(len(traces), stats, resamples=resamples, seed=seed)
 
 
 ConfigKey = tuple[str, str, str, int, int]
 
 
 def summarize(
-    questions: Iterable[Mapping[str, Any]],
+    questions: Iterable[Mapping[str, Any]], *, intervals: bool = True
 ) -> list[tuple[dict[str, Any], ConsensusMetrics]]:
     """§5.1 metrics per configuration (protocol, topology, composition, F, T), seeds pooled.
 
     ``questions`` are ``consensus_question`` records (dicts from the store, or models). The
     metadata of each configuration includes its calls, tokens and ``parse`` counts (replies
-    parsed per stage and fall-backs, :mod:`byzllm.experiments.parse_health`).
+    parsed per stage and fall-backs, :mod:`byzllm.experiments.parse_health`) and, with
+    ``intervals``, ``intervals``: ``{metric: [low, high]}`` from :func:`consensus_intervals`
+    (:data:`INTERVAL_NOTE`).
     """
     groups: dict[ConfigKey, list[QuestionTrace]] = {}
     simulated: dict[ConfigKey, bool] = {}
@@ -63,12 +142,31 @@ def summarize(
             traces
         )
         meta["parse"] = ParseCounts.of(*(r.parse for r in rows)).to_dict()
+        if intervals:
+            meta["intervals"] = {k: [v.low, v.high] for k, v in consensus_intervals(traces).items()}
         out.append((meta, compute_metrics(traces)))
     return out
 
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _ci(meta: Mapping[str, Any], key: str) -> str:
+    """`` [low, high]`` in percent (whole points) when the summary has the interval."""
+    bounds = (meta.get("intervals") or {}).get(key)
+    if not bounds or any(b is None or b != b for b in bounds):
+        return ""
+    return f" [{100 * bounds[0]:.0f},{100 * bounds[1]:.0f}]"
+
+
+def _with_ci(
+    meta: Mapping[str, Any], key: str, value: float | None, *, signed: bool = False
+) -> str:
+    if value is None:
+        return "-"
+    text = f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
+    return text + _ci(meta, key)
 
 
 _METHOD = {
@@ -92,7 +190,8 @@ def _arrow(a: float | None, b: float | None) -> str:
 def metrics_rows(
     summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]], *, for_json: bool = False
 ) -> list[dict[str, Any]]:
-    """Table 1 layout: one row per configuration (percentages; JSON keeps §5.1 names)."""
+    """Table 1 layout: one row per configuration (percentages with their 95% intervals in
+    brackets; JSON keeps §5.1 names, fractions, and ``intervals``: {metric: [low, high]})."""
     rows = []
     for meta, m in summary:
         if for_json:
@@ -118,34 +217,65 @@ def metrics_rows(
                 "Method": _METHOD.get(meta["protocol"], meta["protocol"]),
                 "Topology": _TOPOLOGY.get(meta["topology"], meta["topology"]),
                 "Composition": meta["composition"],
-                "IAA": _pct(m.IAA),
-                "FAA": _pct(m.FAA),
-                "BFTI": f"{100 * m.BFTI:+.1f}",
-                "RA": _pct(m.RA),
-                "W IAA→FAA": _arrow(m.W_IAA, m.W_FAA),
-                "S IAA→FAA": _arrow(m.S_IAA, m.S_FAA),
-                "H-Maj": _pct(m.H_Majority),
+                "IAA": _with_ci(meta, "IAA", m.IAA),
+                "FAA": _with_ci(meta, "FAA", m.FAA),
+                "BFTI": _with_ci(meta, "BFTI", m.BFTI, signed=True),
+                "RA": _with_ci(meta, "RA", m.RA),
+                "W IAA→FAA": _arrow(m.W_IAA, m.W_FAA) + _ci(meta, "W_FAA"),
+                "S IAA→FAA": _arrow(m.S_IAA, m.S_FAA) + _ci(meta, "S_FAA"),
+                "H-Maj": _with_ci(meta, "H_Majority", m.H_Majority),
             }
         )
     return rows
 
 
+#: Summary metrics of the CSV export, in column order.
+_CSV_METRICS = ("IAA", "FAA", "BFTI", "RA", "W_IAA", "W_FAA", "S_IAA", "S_FAA", "H_Majority")
+
+
+def csv_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list[dict[str, Any]]:
+    """Table 1 as numbers for CSV: each metric in percent with ``<metric>_low`` and
+    ``<metric>_high`` (the 95% interval, :data:`INTERVAL_NOTE`)."""
+    rows = []
+    for meta, m in summary:
+        row: dict[str, Any] = {
+            "protocol": meta["protocol"],
+            "topology": meta["topology"],
+            "composition": meta["composition"],
+            "F": meta["F"],
+            "T": meta["T"],
+            "n_questions": m.n_questions,
+        }
+        bounds = meta.get("intervals") or {}
+        for name in _CSV_METRICS:
+            value = getattr(m, name)
+            row[name] = None if value is None else round(100 * value, 2)
+            low, high = bounds.get(name, (None, None))
+            row[f"{name}_low"] = None if low is None else round(100 * low, 2)
+            row[f"{name}_high"] = None if high is None else round(100 * high, 2)
+        row["interval_method"] = INTERVAL_NOTE
+        rows.append(row)
+    return rows
+
+
 def round_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list[dict[str, Any]]:
-    """Table 2 layout: weak / strong accuracy (%) per round, one row per configuration × round."""
+    """Table 2 layout: weak / strong accuracy (%) per round with 95% intervals, one row per
+    configuration × round."""
     rows = []
     for meta, m in summary:
         for r in m.per_round:
+            t = r.round
             rows.append(
                 {
                     "Method": _METHOD.get(meta["protocol"], meta["protocol"]),
                     "Topology": _TOPOLOGY.get(meta["topology"], meta["topology"]),
                     "Composition": meta["composition"],
-                    "Round": "Init" if r.round == 0 else f"Rnd {r.round}",
-                    "W %": _pct(r.weak),
-                    "S %": _pct(r.strong),
-                    "All %": _pct(r.accuracy),
-                    "RA %": _pct(r.ra),
-                    "H-Majority %": _pct(r.h_majority),
+                    "Round": "Init" if t == 0 else f"Rnd {t}",
+                    "W %": _with_ci(meta, f"round{t}.weak", r.weak),
+                    "S %": _with_ci(meta, f"round{t}.strong", r.strong),
+                    "All %": _with_ci(meta, f"round{t}.accuracy", r.accuracy),
+                    "RA %": _with_ci(meta, f"round{t}.ra", r.ra),
+                    "H-Majority %": _with_ci(meta, f"round{t}.h_majority", r.h_majority),
                 }
             )
     return rows
