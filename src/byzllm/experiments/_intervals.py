@@ -13,7 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BOOTSTRAP_METHOD", "Interval", "bootstrap_interval", "bootstrap_intervals"]
+__all__ = [
+    "BOOTSTRAP_METHOD",
+    "Interval",
+    "bootstrap_interval",
+    "bootstrap_intervals",
+    "weighted_mean_intervals",
+]
 
 #: How every interval is computed, as reports write it under their tables.
 BOOTSTRAP_METHOD = "95% percentile bootstrap over units (2000 resamples, seed 0)"
@@ -105,3 +111,40 @@ def bootstrap_intervals(
         else:
             out[k] = Interval(float(v), float("nan"), float("nan"), n_units)
     return out
+
+
+def weighted_mean_intervals(
+    values: npt.ArrayLike,
+    weights: npt.ArrayLike,
+    *,
+    level: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Percentile bootstrap of many weighted means over the same units, vectorized.
+
+    ``values`` and ``weights`` have one row per unit and one column per quantity; quantity k
+    is ``sum(w[:, k] * v[:, k]) / sum(w[:, k])``. A resample draws how often each unit
+    appears (multinomial counts), so every quantity of one resample uses the same units.
+    Returns ``(point, low, high)``, NaN where a quantity has no weight.
+    """
+    v = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    n = v.shape[0]
+    weighted = v * w
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = weighted.sum(axis=0) / w.sum(axis=0)
+        if n <= 1:
+            return point, point.copy(), point.copy()
+        rng = np.random.default_rng(seed)
+        counts = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(float)
+        means = (counts @ weighted) / (counts @ w)
+    alpha = (1.0 - level) / 2.0
+    low = np.full(point.shape, np.nan)
+    high = np.full(point.shape, np.nan)
+    for k in range(point.shape[0]):
+        column = means[:, k]
+        column = column[np.isfinite(column)]
+        if column.size:
+            low[k], high[k] = np.quantile(column, [alpha, 1.0 - alpha])
+    return point, low, high

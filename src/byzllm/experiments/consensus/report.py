@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from byzllm.agents import ParseCounts
 from byzllm.protocols import (
@@ -15,7 +14,7 @@ from byzllm.protocols import (
     compute_metrics,
 )
 
-from .._intervals import BOOTSTRAP_METHOD, Interval, bootstrap_intervals
+from .._intervals import BOOTSTRAP_METHOD, Interval, weighted_mean_intervals
 from .._records import Record
 
 __all__ = [
@@ -76,22 +75,31 @@ def consensus_intervals(
                 if value is not None:
                     values[q, t, f] = float(value)
                     weights[q, t, f] = sizes[name]
-    weighted = values * weights
-
-    def stats(idx: npt.NDArray[np.intp]) -> dict[str, float | None]:
-        num = weighted[idx].sum(axis=0)
-        den = weights[idx].sum(axis=0)
-        out: dict[str, float | None] = {}
-        for t in range(rounds):
-            for f, name in enumerate(_ROUND_FIELDS):
-                out[f"round{t}.{name}"] = float(num[t, f] / den[t, f]) if den[t, f] else None
-        for metric, (t, name) in _SUMMARY.items():
-            out[metric] = out[f"round{t % rounds}.{name}"]
-        iaa, faa = out["IAA"], out["FAA"]
-        out["BFTI"] = None if iaa is None or faa is None else faa - iaa
-        return out
-
-    return bootstrap_intervals(len(traces), stats, resamples=resamples, seed=seed)
+    flat_v = values.reshape(len(traces), -1)
+    flat_w = weights.reshape(len(traces), -1)
+    # BFTI = FAA - IAA per resample: the same draws, so one extra column pair suffices.
+    last = rounds - 1
+    acc = _ROUND_FIELDS.index("accuracy")
+    diff_v = (values[:, last, acc] - values[:, 0, acc])[:, None]
+    diff_w = weights[:, 0, acc][:, None]  # every agent counts at rounds 0 and T alike
+    point, low, high = weighted_mean_intervals(
+        np.hstack([flat_v, diff_v]), np.hstack([flat_w, diff_w]), resamples=resamples, seed=seed
+    )
+    n = len(traces)
+    out: dict[str, Interval] = {}
+    for t in range(rounds):
+        for f, name in enumerate(_ROUND_FIELDS):
+            k = t * len(_ROUND_FIELDS) + f
+            if point[k] == point[k]:
+                out[f"round{t}.{name}"] = Interval(
+                    float(point[k]), float(low[k]), float(high[k]), n
+                )
+    for metric, (t, name) in _SUMMARY.items():
+        key = f"round{t % rounds}.{name}"
+        if key in out:
+            out[metric] = out[key]
+    out["BFTI"] = Interval(float(point[-1]), float(low[-1]), float(high[-1]), n)
+    return out
 
 
 ConfigKey = tuple[str, str, str, int, int]

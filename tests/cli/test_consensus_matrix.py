@@ -1,0 +1,54 @@
+"""`byzllm consensus matrix`: attacks × protocols × topologies × adversaries in one command."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.experiments.consensus.matrix import matrix_config
+
+RUNNER = CliRunner()
+
+
+def test_matrix_writes_table_csv_and_heatmap(tmp_path: Path) -> None:
+    run_dir = tmp_path / "mx"
+    args = ["consensus", "matrix", "-o", str(run_dir), "--attacks", "replay,inject"]
+    args += ["--protocols", "sac,cp-wbft", "--topologies", "merg,complete"]
+    args += ["--adversaries", "1,2", "-n", "4", "-T", "2"]
+    result = RUNNER.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    rows = payload["rows"]
+    # 2 attacks × 2 adversary counts × 2 protocols × 2 topologies.
+    assert len(rows) == 16
+    assert {(r["attack"], r["adversaries"]) for r in rows} == {
+        (a, b) for a in ("replay", "inject") for b in (1, 2)
+    }
+    for r in rows:
+        assert r["BFTI_low"] <= r["BFTI"] <= r["BFTI_high"]
+        assert r["simulated"] is True and r["calls_per_question"] == 0
+    assert "bootstrap" in payload["interval_method"]
+    with open(payload["csv"], newline="", encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    assert len(table) == 16 and all(row["results"] == "simulated" for row in table)
+    assert Path(payload["png"]).stat().st_size > 10_000
+    # Rerunning reads the cells already done and prints the matrix.
+    again = RUNNER.invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert "replay ×1" in again.stdout and "H-Majority" in again.stdout
+
+
+def test_matrix_config_keeps_n_7_with_4_strong() -> None:
+    cfg = matrix_config(attacks=["collude"], adversaries=[1, 3])
+    assert [(c.strong, c.weak, c.byzantine) for c in cfg.compositions] == [(4, 2, 1), (4, 0, 3)]
+    from byzllm.errors import InputError
+
+    with pytest.raises(InputError, match="unknown attack"):
+        matrix_config(attacks=["nope"])
+    with pytest.raises(InputError, match="adversaries"):
+        matrix_config(adversaries=[4])
