@@ -240,7 +240,8 @@ def run(
 
 @app.command()
 def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
-    """Success-Rate, Precision and Game-Length (± standard error) of a run.
+    """Success-Rate, Precision and Game-Length of a run: ± standard error over runs and a
+    95% bootstrap interval over games.
 
     Also the run's parse health (model moves parsed and how many fell back to a passed
     turn), with a warning when more than 20% did, and its model requests (sent, cached,
@@ -272,6 +273,10 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
                 "request_health": requests.to_json() if requests else None,
             },
         )
+        if not json_output:
+            from byzllm.experiments.whodunit.report import INTERVAL_NOTE
+
+            typer.echo(f"± standard error over runs; 95% CI: {INTERVAL_NOTE}")
         show_parse_health(health, json_output=json_output)
         show_request_health(requests, json_output=json_output)
 
@@ -282,13 +287,22 @@ def _pretty(row: dict[str, Any]) -> dict[str, Any]:
     def pm(metric: str, scale: float) -> str:
         return format_pm(row[metric], row[f"{metric}_se"], scale=scale, missing="-")
 
+    def ci(metric: str, scale: float, digits: int) -> str:
+        low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
+        if low is None or high is None or low != low:
+            return "-"
+        return f"[{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
+
     return {
         "variant": row["variant"],
         "agents": row["agents"],
         "suspects": row["suspects"],
         "games": f"{row['games']} ({row['runs']} runs)",
         "Success-Rate %": pm("success_rate", 100),
+        "95% CI": ci("success_rate", 100, 1),
         "Precision %": pm("precision", 100),
+        "95% CI ": ci("precision", 100, 1),
         "Game-Length": pm("game_length", 1),
+        "95% CI  ": ci("game_length", 1, 2),
         "fallbacks": row["fallbacks"],
     }
