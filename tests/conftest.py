@@ -39,3 +39,26 @@ def require_module(name: str, *, extra: str) -> None:
 def require_extra() -> Callable[..., None]:
     """:func:`require_module` as a fixture, for tests and fixtures in any folder."""
     return require_module
+
+
+def require_program(name: str, *, package: str) -> str:
+    """The path of a system program; skip when it is missing, except in CI (a failure there).
+
+    ``.ci/run`` installs the Debian packages the tests need (``chromium`` for the viewer's
+    browser tests), so in CI no test may be skipped for want of one.
+    """
+    import shutil
+
+    path = shutil.which(name)
+    if path:
+        return path
+    message = f"{name} is not installed (Debian: apt-get install {package})"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{message}: CI must install it")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def require_binary() -> Callable[..., str]:
+    """:func:`require_program` as a fixture, for tests and fixtures in any folder."""
+    return require_program

@@ -1,0 +1,239 @@
+"""The page of a consensus run: Table 1 and Table 2 with intervals, health, plots, questions.
+
+The summary tables are the rows of ``byzllm consensus report`` (the same functions), so the
+page and ``byzllm consensus report RUN_DIR --json`` agree to the digit. Each question opens
+its graph (adversaries marked) and, per round and agent, the answer, the scores it gave and
+received, whom it retained or filtered, and its confidence (the SAC paper, Algorithm 1;
+CP-WBFT's reported confidence).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from byzllm.protocols import QuestionTrace
+
+from ._html import Section, Units, esc, table_html
+
+__all__ = ["consensus_sections"]
+
+_GROUP_COLOUR = {"strong": "#0969da", "weak": "#bf8700", "byzantine": "#cf222e"}
+
+
+def _graph_svg(n: int, edges: Sequence[Sequence[int]], groups: Sequence[str]) -> str:
+    """The communication graph on a circle; adversaries red, weak amber, strong blue."""
+    size, radius = 220, 85
+    pos = [
+        (
+            size / 2 + radius * math.cos(2 * math.pi * i / max(n, 1) - math.pi / 2),
+            size / 2 + radius * math.sin(2 * math.pi * i / max(n, 1) - math.pi / 2),
+        )
+        for i in range(n)
+    ]
+    lines = "".join(
+        f'<line x1="{pos[u][0]:.1f}" y1="{pos[u][1]:.1f}" x2="{pos[v][0]:.1f}" '
+        f'y2="{pos[v][1]:.1f}" stroke="#8c959f" stroke-width="1"/>'
+        for u, v in edges
+        if u < n and v < n
+    )
+    nodes = "".join(
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="13" fill="{_GROUP_COLOUR.get(g, "#57606a")}"/>'
+        f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" font-size="11" '
+        f'fill="#fff">{i}</text>'
+        for i, ((x, y), g) in enumerate(zip(pos, groups, strict=False))
+    )
+    legend = " ".join(f'<span style="color:{c}">● {g}</span>' for g, c in _GROUP_COLOUR.items())
+    return (
+        f'<svg class="graph" width="{size}" height="{size}" viewBox="0 0 {size} {size}">'
+        f"{lines}{nodes}</svg><div class='note'>{legend}</div>"
+    )
+
+
+def _mark(correct: bool) -> str:
+    return "<span class='ok'>✓</span>" if correct else "<span class='bad'>✗</span>"
+
+
+def _detail(record: Mapping[str, Any]) -> str:
+    trace = QuestionTrace.model_validate(record["trace"])
+    n = len(trace.groups)
+    head = (
+        f"<p><b>{esc(record['protocol'])}</b> on <b>{esc(record['topology'])}</b>, "
+        f"{esc(record['composition'])}, F={esc(record['F'])}, T={esc(record['T'])}, "
+        f"seed {esc(record['seed'])}, question <b>{esc(record['task_id'])}</b>; "
+        f"truth <b>{esc(trace.truth)}</b>; adversaries at "
+        f"{esc(', '.join(str(v) for v in record.get('byzantine_nodes', [])) or 'none')}</p>"
+    )
+    graph = _graph_svg(n, record.get("edges", []), trace.groups)
+    header = "<th>agent</th>" + "".join(
+        f"<th>{'init' if t == 0 else f'round {t}'}</th>" for t in range(len(trace.rounds))
+    )
+    body = []
+    for i in range(n):
+        cells = [f"<td>{i} {esc(trace.groups[i])}</td>"]
+        for t, rnd in enumerate(trace.rounds):
+            row = rnd[i]
+            received = {
+                j: other.scores[i] for j, other in enumerate(rnd) if i in other.scores and j != i
+            }
+            bits = [f"{esc(row.answer)} {_mark(row.correct)}"]
+            if row.self_score is not None:
+                bits.append(f"self {row.self_score:.2f}")
+            if row.scores:
+                bits.append(
+                    "gave " + ", ".join(f"→{j} {s:.2f}" for j, s in sorted(row.scores.items()))
+                )
+            if received:
+                bits.append(
+                    "got " + ", ".join(f"{j}→ {s:.2f}" for j, s in sorted(received.items()))
+                )
+            if row.confidence is not None:
+                bits.append(f"conf {row.confidence:.2f}")
+            if row.retained:
+                bits.append("kept " + ",".join(str(j) for j in row.retained))
+            if row.filtered:
+                bits.append(
+                    "<span class='bad'>dropped "
+                    + ",".join(str(j) for j in row.filtered)
+                    + "</span>"
+                )
+            cells.append("<td>" + "<br>".join(bits) + "</td>")
+            del t
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    table = (
+        f"<table class='rounds'><thead><tr>{header}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+    return head + f"<div style='display:flex;gap:18px;align-items:flex-start'>{graph}{table}</div>"
+
+
+def _round_plot_svg(meta: Mapping[str, Any], metrics: Any) -> str:
+    """Weak / strong / all-agent accuracy per round as inline SVG (matplotlib)."""
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4.2, 2.6))
+    ax = fig.add_subplot()
+    rounds = [r.round for r in metrics.per_round]
+    for name in ("strong", "weak", "accuracy"):
+        values = [getattr(r, name) for r in metrics.per_round]
+        if all(v is not None for v in values):
+            ax.plot(rounds, [100 * v for v in values], marker="o", label=name)
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("round", fontsize=8)
+    ax.set_ylabel("accuracy (%)", fontsize=8)
+    ax.set_title(f"{meta['protocol']} · {meta['topology']} · {meta['composition']}", fontsize=8)
+    ax.legend(fontsize=7)
+    ax.tick_params(labelsize=7)
+    FigureCanvasSVG(fig)
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight")
+    svg = buffer.getvalue()
+    return svg[svg.find("<svg") :]
+
+
+def consensus_sections(
+    records: Sequence[Mapping[str, Any]], *, max_details: int, max_plots: int = 24
+) -> tuple[list[Section], bool]:
+    """The sections of a consensus run's page and whether it is simulated."""
+    from byzllm.experiments import parse_health, request_health
+    from byzllm.experiments.consensus.report import (
+        INTERVAL_NOTE,
+        metrics_rows,
+        round_rows,
+        summarize,
+    )
+
+    summary = summarize(records)
+    simulated = any(meta["simulated"] for meta, _ in summary)
+    table1 = metrics_rows(summary)
+    for row, (meta, _) in zip(table1, summary, strict=True):
+        row["F"], row["T"] = meta["F"], meta["T"]
+        row["calls/q"] = f"{meta['calls_per_question']:.1f}"
+        row["tokens/q"] = f"{meta['tokens_per_question']:.0f}"
+    sections = [
+        Section(
+            "Table 1: §5.1 metrics per configuration (%)",
+            table_html(table1, note=f"brackets: {INTERVAL_NOTE}", css="summary table1"),
+            anchor="table1",
+        ),
+        Section(
+            "Table 2: accuracy per round (%)",
+            table_html(round_rows(summary), note=f"brackets: {INTERVAL_NOTE}", css="summary"),
+            anchor="table2",
+        ),
+    ]
+    health = parse_health.from_records(records)
+    requests = request_health.from_records(records)
+    req = requests.to_json()
+    health_html = table_html(health.rows(), note=health.note or None) + table_html(
+        [
+            {
+                "units": req.get("units"),
+                "requests": req.get("requests"),
+                "cached": req.get("cached"),
+                "retries": req.get("retries"),
+                "timeouts": req.get("timeouts"),
+                "failures": req.get("failures"),
+            }
+        ],
+        note="model requests of the run (zero for simulated agents)",
+    )
+    sections.append(Section("Parse health and model requests", health_html, anchor="health"))
+    plots = "".join(_round_plot_svg(meta, m) for meta, m in summary[:max_plots])
+    if len(summary) > max_plots:
+        plots += f"<p class='note'>first {max_plots} of {len(summary)} configurations plotted</p>"
+    sections.append(Section("Accuracy per round", f"<div>{plots}</div>", anchor="plots"))
+
+    rows = []
+    details: dict[str, str] = {}
+    for k, record in enumerate(records):
+        trace = record["trace"]
+        final = trace["rounds"][-1]
+        honest = [r for r, g in zip(final, trace["groups"], strict=False) if g != "byzantine"]
+        unit = str(record.get("unit_id") or k)
+        rows.append(
+            {
+                "id": unit,
+                "protocol": record["protocol"],
+                "topology": record["topology"],
+                "composition": record["composition"],
+                "seed": record["seed"],
+                "question": record["task_id"],
+                "honest right at T": f"{sum(r['correct'] for r in honest)}/{len(honest)}",
+                "outcome": "correct"
+                if sum(r["correct"] for r in honest) * 2 > len(honest)
+                else "wrong",
+            }
+        )
+        if len(details) < max_details:
+            details[unit] = _detail(record)
+    units = Units(
+        columns=[
+            "protocol",
+            "topology",
+            "composition",
+            "seed",
+            "question",
+            "honest right at T",
+            "outcome",
+        ],
+        filters=["protocol", "topology", "composition", "outcome"],
+        rows=rows,
+        details=details,
+        missing_detail=(
+            f"only the first {max_details} questions carry their trace in this page; "
+            "raise --max-details or export the run (byzllm runs export)"
+        ),
+    )
+    sections.append(
+        Section(
+            "Questions (click one for its graph and rounds; outcome: honest majority at T "
+            "strictly right)",
+            units=units,
+            anchor="questions",
+        )
+    )
+    return sections, simulated

@@ -1,0 +1,285 @@
+"""Pages of game runs: WhoDunit batches, monitor evaluations, and any other record kind.
+
+A WhoDunit game opens its transcript turn by turn: who acted, the message, and the tokens at
+the decision positions coloured by the entropy of their distribution (green: sure, red:
+spread), the signal the rogue-agents paper's monitors read (§3). A monitor evaluation game
+opens its triggers and resets (§4.2). Record kinds the viewer has no dedicated page for are
+still listed, with their fields, so every run can be looked at.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._html import Section, Units, esc, table_html
+
+__all__ = ["generic_sections", "monitor_sections", "whodunit_sections"]
+
+
+def _entropy(distribution: Sequence[Sequence[Any]]) -> float:
+    """Shannon entropy (nats) of a top-k distribution, renormalized over its tokens."""
+    probs = [math.exp(float(lp)) for _, lp in distribution]
+    total = sum(probs)
+    if total <= 0:
+        return 0.0
+    return -sum(p / total * math.log(p / total) for p in probs if p > 0)
+
+
+def _token(distribution: Sequence[Sequence[Any]]) -> str:
+    if not distribution:
+        return ""
+    h = _entropy(distribution)
+    top = max(math.log(len(distribution)), 1e-9)
+    share = min(1.0, h / top)
+    # Green (sure) to red (spread), in proportion to the normalized entropy.
+    colour = f"hsl({int(120 * (1 - share))},70%,80%)"
+    alternatives = ", ".join(f"{tok!s} {math.exp(float(lp)):.2f}" for tok, lp in distribution[:5])
+    chosen = distribution[0][0]
+    return (
+        f"<span class='tok' style='background:{colour}' "
+        f"title='entropy {h:.2f} nats; {esc(alternatives)}'>{esc(chosen)} "
+        f"<small>H={h:.2f}</small></span>"
+    )
+
+
+def _transcript(turns: Sequence[Mapping[str, Any]]) -> str:
+    rows = []
+    for t in sorted(turns, key=lambda r: int(r.get("turn", 0))):
+        tokens = " ".join(_token(d) for d in t.get("distributions") or [])
+        flags = [
+            name
+            for name in ("hallucination", "repetition", "fallback")
+            if t.get(name) and name != "fallback"
+        ]
+        if t.get("fallback"):
+            flags.append("passed (fallback)")
+        if not t.get("valid", True):
+            flags.append("invalid")
+        rows.append(
+            {
+                "turn": t.get("turn"),
+                "role": t.get("role"),
+                "agent": t.get("agent"),
+                "message": t.get("message") or t.get("decision"),
+                "decision tokens": tokens,
+                "flags": ", ".join(flags),
+            }
+        )
+    head = "".join(
+        f"<th>{c}</th>" for c in ("turn", "role", "agent", "message", "decision tokens", "flags")
+    )
+    body = "".join(
+        "<tr>"
+        f"<td>{esc(r['turn'])}</td><td>{esc(r['role'])}</td><td>{esc(r['agent'])}</td>"
+        f"<td style='text-align:left'>{esc(r['message'])}</td>"
+        f"<td style='text-align:left'>{r['decision tokens']}</td><td>{esc(r['flags'])}</td>"
+        "</tr>"
+        for r in rows
+    )
+    return f"<table class='transcript'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def whodunit_sections(
+    games: Sequence[Mapping[str, Any]],
+    turns: Sequence[Mapping[str, Any]],
+    *,
+    max_details: int,
+) -> tuple[list[Section], bool]:
+    """The sections of a WhoDunit batch: the report table, health, and every game."""
+    from byzllm.experiments import parse_health, request_health
+    from byzllm.experiments.whodunit.report import INTERVAL_NOTE, report_rows
+
+    rows = report_rows([dict(g) for g in games])
+    simulated = any(r["simulated"] for r in rows)
+    shown = [
+        {
+            "variant": r["variant"],
+            "agents": r["agents"],
+            "suspects": r["suspects"],
+            "games": r["games"],
+            "Success-Rate %": _pct_ci(r, "success_rate", 100),
+            "Precision %": _pct_ci(r, "precision", 100),
+            "Game-Length": _pct_ci(r, "game_length", 1, digits=2),
+        }
+        for r in rows
+    ]
+    sections = [
+        Section(
+            "WhoDunitEnv: Success-Rate, Precision, Game-Length (the rogue-agents paper, §4.1)",
+            table_html(shown, note=f"brackets: {INTERVAL_NOTE}"),
+            anchor="summary",
+        ),
+        Section(
+            "Parse health and model requests",
+            table_html(parse_health.from_records(list(games)).rows())
+            + table_html(
+                [request_health.from_records(list(games)).to_json()],
+                [
+                    "units",
+                    "requests",
+                    "cached",
+                    "retries",
+                    "timeouts",
+                    "failures",
+                ],
+            ),
+            anchor="health",
+        ),
+    ]
+    by_game: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    for t in turns:
+        by_game.setdefault((str(t["game_id"]), int(t.get("repeat", 0))), []).append(t)
+    unit_rows: list[dict[str, Any]] = []
+    details: dict[str, str] = {}
+    for g in games:
+        key = f"{g['game_id']}/r{g.get('repeat', 0)}"
+        unit_rows.append(
+            {
+                "id": key,
+                "game": g["game_id"],
+                "repeat": g.get("repeat", 0),
+                "variant": g["variant"],
+                "outcome": "success" if g["success"] else "failure",
+                "turns": g["total_turns"],
+                "resets": g.get("resets", 0),
+            }
+        )
+        game_turns = by_game.get((str(g["game_id"]), int(g.get("repeat", 0))), [])
+        if len(details) < max_details and game_turns:
+            details[key] = (
+                f"<p>culprit {esc(g.get('culprit'))}, accused "
+                f"{esc(g.get('accused_suspect'))}: "
+                + (
+                    "<span class=ok>success</span>"
+                    if g["success"]
+                    else "<span class=bad>failure</span>"
+                )
+                + "</p>"
+                + _transcript(game_turns)
+            )
+    sections.append(
+        Section(
+            "Games (click one for its transcript; tokens coloured by entropy)",
+            units=Units(
+                columns=["game", "repeat", "variant", "outcome", "turns", "resets"],
+                filters=["variant", "outcome"],
+                rows=unit_rows,
+                details=details,
+                missing_detail="no transcript embedded for this game (see --max-details)",
+            ),
+            anchor="games",
+        )
+    )
+    return sections, simulated
+
+
+def _pct_ci(row: Mapping[str, Any], metric: str, scale: float, digits: int = 1) -> str:
+    value = row.get(metric)
+    if value is None or value != value:
+        return "-"
+    low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
+    text = f"{scale * value:.{digits}f}"
+    if low is not None and high is not None and low == low:
+        text += f" [{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
+    return text
+
+
+def monitor_sections(
+    games: Sequence[Mapping[str, Any]], *, max_details: int
+) -> tuple[list[Section], bool]:
+    """A monitor evaluation: outcome per condition (the report's rows) and every game with
+    its triggers and resets (the rogue-agents paper, §4.2)."""
+    from byzllm.monitor.report import evaluation_rows
+
+    simulated = any(bool(g.get("simulated")) for g in games)
+    rows = evaluation_rows([dict(g) for g in games])
+    sections = [
+        Section(
+            "Outcome per condition (monitor report)",
+            table_html([_plain(r) for r in rows]),
+            anchor="summary",
+        )
+    ]
+    unit_rows: list[dict[str, Any]] = []
+    details: dict[str, str] = {}
+    for k, g in enumerate(games):
+        key = f"{g.get('condition')}/{g['game_id']}/r{g.get('repeat', 0)}/{k}"
+        unit_rows.append(
+            {
+                "id": key,
+                "condition": g.get("condition"),
+                "game": g["game_id"],
+                "repeat": g.get("repeat", 0),
+                "outcome": "success" if g["success"] else "failure",
+                "turns": g.get("total_turns"),
+                "resets": g.get("resets", 0),
+            }
+        )
+        if len(details) < max_details:
+            triggers = g.get("triggers") or []
+            details[key] = (
+                table_html([_plain(t) for t in triggers], note="monitor triggers (turn, score)")
+                if triggers
+                else "<p class='note'>no trigger in this game</p>"
+            ) + f"<pre>{esc(json.dumps(g.get('outcome') or {}, indent=1))}</pre>"
+    sections.append(
+        Section(
+            "Games (click one for its triggers and resets)",
+            units=Units(
+                columns=["condition", "game", "repeat", "outcome", "turns", "resets"],
+                filters=["condition", "outcome"],
+                rows=unit_rows,
+                details=details,
+            ),
+            anchor="games",
+        )
+    )
+    return sections, simulated
+
+
+def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, float):
+            out[k] = f"{v:.4g}"
+        elif isinstance(v, dict | list):
+            out[k] = json.dumps(v, separators=(",", ":"))[:120]
+        else:
+            out[k] = v
+    return out
+
+
+def generic_sections(
+    kinds: Mapping[str, Sequence[Mapping[str, Any]]], *, max_details: int
+) -> tuple[list[Section], bool]:
+    """Any run: per record kind, its records listed with their fields (JSON on click)."""
+    simulated = any(bool(r.get("simulated")) for rows in kinds.values() for r in rows)
+    sections = [
+        Section(
+            "Record kinds",
+            table_html([{"kind": k, "records": len(v)} for k, v in kinds.items()]),
+        )
+    ]
+    for kind, records in kinds.items():
+        scalar_cols = [
+            c
+            for c in (records[0].keys() if records else [])
+            if isinstance(records[0][c], str | int | float | bool) or records[0][c] is None
+        ][:8]
+        rows: list[dict[str, Any]] = []
+        details: dict[str, str] = {}
+        for k, r in enumerate(records):
+            key = f"{kind}/{k}"
+            rows.append({"id": key, **{c: r.get(c) for c in scalar_cols}})
+            if len(details) < max_details:
+                details[key] = f"<pre>{esc(json.dumps(r, indent=1, default=str)[:20000])}</pre>"
+        sections.append(
+            Section(
+                f"{kind} records",
+                units=Units(columns=scalar_cols, filters=[], rows=rows, details=details),
+            )
+        )
+    return sections, simulated

@@ -1,0 +1,208 @@
+"""One self-contained HTML page: inline CSS and JavaScript, no network, no server.
+
+Everything a reader sees is rendered here in Python (tables, SVG, per-unit details); the page's
+script only filters, paginates and opens details, so the numbers on the page are exactly the
+ones the report functions computed. The page's state can also be set from its URL fragment
+(``#f.protocol=sac&open=UNIT&page=2``): the script applies it through the same controls a
+reader uses (it sets a filter and fires its ``change`` event, clicks the unit's row), which is
+how the browser tests drive it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Section", "Units", "esc", "page", "table_html"]
+
+
+def esc(value: object) -> str:
+    """HTML-escaped text of ``value`` (``-`` for ``None``)."""
+    return "-" if value is None else html.escape(str(value), quote=True)
+
+
+def table_html(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str] | None = None,
+    *,
+    note: str | None = None,
+    css: str = "summary",
+) -> str:
+    """A plain HTML table of ``rows`` (first row's keys when ``columns`` is None)."""
+    cols = list(columns) if columns is not None else (list(rows[0]) if rows else [])
+    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{esc(row.get(c))}</td>" for c in cols) + "</tr>" for row in rows
+    )
+    caption = f'<p class="note">{esc(note)}</p>' if note else ""
+    return (
+        f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{caption}'
+    )
+
+
+@dataclass
+class Units:
+    """A filterable, paginated list of units with their details (HTML fragments).
+
+    ``rows``: one mapping per unit with ``id`` and the values of ``columns``; ``filters``:
+    the columns a reader can filter on; ``details``: unit id -> HTML (units beyond the
+    embedding cap have none, and the page says how to see them).
+    """
+
+    columns: list[str]
+    filters: list[str]
+    rows: list[dict[str, Any]]
+    details: dict[str, str] = field(default_factory=dict)
+    missing_detail: str = "not embedded in this page"
+
+
+@dataclass
+class Section:
+    """A titled part of the page: static HTML or a list of units."""
+
+    title: str
+    html: str = ""
+    units: Units | None = None
+    anchor: str = ""
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1b1f24;
+  background:#fafafa}
+header{padding:14px 22px;background:#24292f;color:#fff}
+header h1{margin:0;font-size:20px}
+.label{display:inline-block;margin-top:6px;padding:2px 8px;border-radius:4px;font-weight:600}
+.label.simulated{background:#f0ad4e;color:#222}.label.real{background:#3fb950;color:#111}
+main{padding:8px 22px 40px}
+section{background:#fff;border:1px solid #d0d7de;border-radius:6px;margin:14px 0;padding:10px 16px}
+h2{font-size:16px;margin:6px 0 10px}
+table{border-collapse:collapse;font-size:13px;margin:4px 0}
+th,td{border:1px solid #d0d7de;padding:3px 7px;text-align:right;vertical-align:top}
+th{background:#f6f8fa}td:first-child,th:first-child{text-align:left}
+.note{color:#57606a;font-size:12px;margin:4px 0 8px}
+.controls{margin:6px 0;font-size:13px}.controls label{margin-right:12px}
+tr.unit{cursor:pointer}tr.unit:hover{background:#eef6ff}tr.unit.open{background:#ddf4ff}
+.detail{border-left:4px solid #0969da;padding:6px 12px;margin:8px 0;background:#f6fbff}
+.ok{color:#1a7f37;font-weight:600}.bad{color:#cf222e;font-weight:600}
+.tok{padding:0 3px;border-radius:3px;font-family:ui-monospace,monospace}
+.pager button{margin:0 4px}
+#errors{color:#cf222e;white-space:pre-wrap}
+svg text{font-family:system-ui,sans-serif}
+"""
+
+_JS = r"""
+(function(){
+  var errors=document.getElementById('errors');
+  window.addEventListener('error',function(e){errors.textContent+='error: '+e.message+'\n';});
+  var data=JSON.parse(document.getElementById('units-data').textContent);
+  var PAGE=100;
+  function render(box,spec,state){
+    var rows=spec.rows.filter(function(r){
+      for(var f in state.filters){var v=state.filters[f];if(v!==''&&String(r[f])!==v)return false;}
+      return true;});
+    var pages=Math.max(1,Math.ceil(rows.length/PAGE));
+    if(state.page>=pages)state.page=pages-1;
+    var tbody=box.querySelector('tbody');tbody.innerHTML='';
+    rows.slice(state.page*PAGE,(state.page+1)*PAGE).forEach(function(r){
+      var tr=document.createElement('tr');tr.className='unit';tr.dataset.id=r.id;
+      spec.columns.forEach(function(c){var td=document.createElement('td');
+        var v=r[c];td.textContent=(v===null||v===undefined)?'-':String(v);tr.appendChild(td);});
+      tr.addEventListener('click',function(){toggle(box,spec,tr);});
+      tbody.appendChild(tr);});
+    box.querySelector('.count').textContent=rows.length+' of '+spec.rows.length+' shown';
+    box.querySelector('.pageno').textContent='page '+(state.page+1)+' of '+pages;
+  }
+  function toggle(box,spec,tr){
+    var next=tr.nextSibling;
+    if(next&&next.classList&&next.classList.contains('detail-row')){next.remove();tr.classList.remove('open');return;}
+    var d=document.createElement('tr');d.className='detail-row';
+    var td=document.createElement('td');td.colSpan=spec.columns.length;
+    var html=spec.details[tr.dataset.id];
+    td.innerHTML='<div class="detail">'+(html||spec.missing)+'</div>';
+    d.appendChild(td);tr.parentNode.insertBefore(d,tr.nextSibling);tr.classList.add('open');
+  }
+  var boxes=[];
+  document.querySelectorAll('.units').forEach(function(box){
+    var spec=data[box.dataset.key];var state={filters:{},page:0};
+    box.querySelectorAll('select.filter').forEach(function(sel){
+      state.filters[sel.dataset.field]='';
+      sel.addEventListener('change',function(){state.filters[sel.dataset.field]=sel.value;state.page=0;render(box,spec,state);});});
+    box.querySelector('.prev').addEventListener('click',function(){if(state.page>0){state.page--;render(box,spec,state);}});
+    box.querySelector('.next').addEventListener('click',function(){state.page++;render(box,spec,state);});
+    render(box,spec,state);boxes.push(box);
+  });
+  // State from the URL fragment, applied through the reader's own controls.
+  var hash=decodeURIComponent(location.hash.replace(/^#/,''));
+  if(hash&&boxes.length){
+    var box=boxes[0];var open=null;var page=0;
+    hash.split('&').forEach(function(kv){var i=kv.indexOf('=');if(i<0)return;
+      var k=kv.slice(0,i),v=kv.slice(i+1);
+      if(k.indexOf('f.')===0){
+        var sel=box.querySelector('select.filter[data-field="'+k.slice(2)+'"]');
+        if(sel){sel.value=v;sel.dispatchEvent(new Event('change'));}}
+      else if(k==='open'){open=v;}else if(k==='page'){page=parseInt(v,10)||0;}});
+    for(var p=0;p<page;p++)box.querySelector('.next').click();
+    if(open!==null){
+      var tr=box.querySelector('tr.unit[data-id="'+open.replace(/"/g,'')+'"]');
+      if(tr)tr.click();}
+  }
+  document.body.dataset.ready='1';
+})();
+"""
+
+
+def _units_html(key: str, units: Units) -> str:
+    selects = []
+    for f in units.filters:
+        values = sorted({str(r.get(f)) for r in units.rows})
+        options = '<option value="">all</option>' + "".join(
+            f'<option value="{esc(v)}">{esc(v)}</option>' for v in values
+        )
+        select = f'<select class="filter" data-field="{esc(f)}">{options}</select>'
+        selects.append(f"<label>{esc(f)} {select}</label>")
+    head = "".join(f"<th>{esc(c)}</th>" for c in units.columns)
+    return (
+        f'<div class="units" data-key="{esc(key)}">'
+        f'<div class="controls">{"".join(selects)} <span class="count"></span></div>'
+        f'<table class="list"><thead><tr>{head}</tr></thead><tbody></tbody></table>'
+        '<div class="pager controls"><button class="prev">previous</button>'
+        '<span class="pageno"></span><button class="next">next</button></div></div>'
+    )
+
+
+def _script_json(value: Any) -> str:
+    # Inside <script>, "</" would end the element: escape it (JSON stays valid).
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+
+
+def page(title: str, label: str, simulated: bool, sections: Sequence[Section]) -> str:
+    """The whole page: header with the simulated / real-model label, then the sections."""
+    parts = []
+    data: dict[str, Any] = {}
+    for k, section in enumerate(sections):
+        body = section.html
+        if section.units is not None:
+            key = f"u{k}"
+            u = section.units
+            data[key] = {
+                "columns": u.columns,
+                "rows": u.rows,
+                "details": u.details,
+                "missing": f"<p class='note'>{esc(u.missing_detail)}</p>",
+            }
+            body += _units_html(key, u)
+        anchor = f' id="{esc(section.anchor)}"' if section.anchor else ""
+        parts.append(f"<section{anchor}><h2>{esc(section.title)}</h2>{body}</section>")
+    css_label = "simulated" if simulated else "real"
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>"
+        f"<header><h1>{esc(title)}</h1><span class='label {css_label}'>{esc(label)}</span>"
+        "</header><main><div id='errors'></div>"
+        + "".join(parts)
+        + f"</main><script type='application/json' id='units-data'>{_script_json(data)}</script>"
+        f"<script>{_JS}</script></body></html>"
+    )
