@@ -14,7 +14,18 @@ from typing import Any
 
 from byzllm.protocols import ConsensusMetrics
 
-__all__ = ["TABLE_1", "TABLE_1_METRICS", "table1_comparison"]
+__all__ = [
+    "PER_ROUND",
+    "SUMMARY_METRICS",
+    "TABLE_1",
+    "TABLE_1_METRICS",
+    "TABLE_3",
+    "TABLE_5",
+    "TABLE_6",
+    "paper_comparison",
+    "round_comparison",
+    "table1_comparison",
+]
 
 #: Columns compared, as ``ConsensusMetrics`` attribute names.
 TABLE_1_METRICS = ("IAA", "FAA", "BFTI", "RA", "W_IAA", "W_FAA", "S_IAA", "S_FAA", "H_Majority")
@@ -46,6 +57,172 @@ TABLE_1: dict[tuple[str, str], dict[str, float]] = {
         "S_IAA": 81, "S_FAA": 83, "H_Majority": 86.7,
     },
 }  # fmt: skip
+
+
+def _t(values: str) -> dict[str, float]:
+    """``IAA FAA BFTI RA W_IAA W_FAA S_IAA S_FAA H_Majority`` from one line of a table."""
+    return dict(zip(TABLE_1_METRICS, (float(v) for v in values.split()), strict=True))
+
+
+#: The SAC paper, Table 3 (commonsense, gpt-5 / gpt-4o), percent.
+TABLE_3: dict[tuple[str, str], dict[str, float]] = {
+    ("cp-wbft", "merg"): _t("69.5 37.1 -32.4 26.7 77 52 83 39 26.7"),
+    ("cp-wbft", "complete"): _t("69.0 14.3 -54.7 16.7 72 17 85 17 16.7"),
+    ("cp-wbft", "erdos-renyi"): _t("69.0 20.5 -48.5 23.3 75 25 83 23 23.3"),
+    ("sac", "merg"): _t("68.6 66.7 -1.9 76.7 73 77 83 78 80.0"),
+    ("sac", "complete"): _t("69.5 69.5 0.0 83.3 77 80 83 82 83.3"),
+    ("sac", "erdos-renyi"): _t("69.0 66.2 -2.8 73.3 73 75 84 78 76.7"),
+}
+
+#: Columns of Tables 5 and 6.
+SUMMARY_METRICS = ("IAA", "FAA", "BFTI", "RA", "H_Majority")
+
+
+def _s(values: str) -> dict[str, float]:
+    return dict(zip(SUMMARY_METRICS, (float(v) for v in values.split()), strict=True))
+
+
+#: The SAC paper, Table 5 (composition ablation, MATH500 level 4), percent:
+#: (protocol, topology, adversaries b) -> metric -> value; w = 3 - b weak agents.
+TABLE_5: dict[tuple[str, str, int], dict[str, float]] = {
+    ("cp-wbft", "merg", 1): _s("55.2 44.8 -10.4 30.0 40.0"),
+    ("cp-wbft", "merg", 2): _s("48.1 31.4 -16.7 40.0 43.3"),
+    ("cp-wbft", "merg", 3): _s("44.3 29.0 -15.3 50.0 50.0"),
+    ("cp-wbft", "complete", 1): _s("56.2 31.4 -24.8 33.3 36.7"),
+    ("cp-wbft", "complete", 2): _s("51.9 30.5 -21.4 43.3 43.3"),
+    ("cp-wbft", "complete", 3): _s("49.0 34.3 -14.7 60.0 60.0"),
+    ("cp-wbft", "erdos-renyi", 1): _s("56.2 40.0 -16.2 43.3 46.7"),
+    ("cp-wbft", "erdos-renyi", 2): _s("52.9 31.4 -21.5 40.0 40.0"),
+    ("cp-wbft", "erdos-renyi", 3): _s("48.1 29.5 -18.6 50.0 53.3"),
+    ("sac", "merg", 1): _s("54.8 62.4 7.6 90.0 96.7"),
+    ("sac", "merg", 2): _s("49.5 52.9 3.4 83.3 83.3"),
+    ("sac", "merg", 3): _s("47.1 48.1 1.0 86.7 83.3"),
+    ("sac", "complete", 1): _s("55.7 59.5 3.8 83.3 86.7"),
+    ("sac", "complete", 2): _s("51.0 54.8 3.8 86.7 83.3"),
+    ("sac", "complete", 3): _s("47.6 52.4 4.8 93.3 93.3"),
+    ("sac", "erdos-renyi", 1): _s("54.3 60.5 6.2 80.0 86.7"),
+    ("sac", "erdos-renyi", 2): _s("51.4 57.1 5.7 93.3 90.0"),
+    ("sac", "erdos-renyi", 3): _s("46.7 47.1 0.4 83.3 86.7"),
+}
+
+#: The SAC paper, Table 6 (n = 9: 6 strong, 2 weak, 1 adversary), percent.
+TABLE_6: dict[tuple[str, str], dict[str, float]] = {
+    ("cp-wbft", "merg"): _s("63.7 37.0 -26.7 20.0 23.3"),
+    ("cp-wbft", "complete"): _s("61.9 29.6 -32.3 33.3 33.3"),
+    ("cp-wbft", "preferential"): _s("64.8 44.1 -20.7 26.7 26.7"),
+    ("cp-wbft", "erdos-renyi"): _s("63.0 50.4 -12.6 36.7 43.3"),
+    ("sac", "merg"): _s("62.6 64.8 2.2 90.0 90.0"),
+    ("sac", "complete"): _s("60.4 62.2 1.8 86.7 86.7"),
+    ("sac", "preferential"): _s("62.6 65.6 3.0 90.0 90.0"),
+    ("sac", "erdos-renyi"): _s("62.6 60.4 -2.2 86.7 86.7"),
+}
+
+
+def _rounds(values: str) -> list[tuple[float, float]]:
+    numbers = [float(v) for v in values.split()]
+    return list(zip(numbers[0::2], numbers[1::2], strict=True))
+
+
+#: The SAC paper, Tables 2 and 4: weak / strong accuracy (%) per round, Init to Rnd 6.
+PER_ROUND: dict[str, dict[tuple[str, str], list[tuple[float, float]]]] = {
+    "table2": {
+        ("cp-wbft", "merg"): _rounds("25.0 84.2" + " 58.3 49.2" * 6),
+        ("cp-wbft", "complete"): _rounds("28.3 84.2" + " 36.7 36.7" * 6),
+        ("cp-wbft", "erdos-renyi"): _rounds("25.0 85.8" + " 45.0 47.5" * 6),
+        ("sac", "merg"): _rounds(
+            "23.3 84.2 53.3 87.5 50.0 86.7 50.0 86.7 45.0 86.7 53.3 85.0 43.3 87.5"
+        ),
+        ("sac", "complete"): _rounds(
+            "28.3 83.3 36.7 83.3 31.7 84.2 40.0 88.3 40.0 88.3 48.3 85.0 40.0 84.2"
+        ),
+        ("sac", "erdos-renyi"): _rounds(
+            "28.3 80.8 45.0 86.7 40.0 85.8 41.7 81.7 36.7 87.5 38.3 85.8 45.0 83.3"
+        ),
+    },
+    "table4": {
+        ("cp-wbft", "merg"): _rounds("76.7 83.3" + " 51.7 39.2" * 6),
+        ("cp-wbft", "complete"): _rounds("75.0 85.0" + " 13.3 13.3" * 6),
+        ("cp-wbft", "erdos-renyi"): _rounds("75.0 83.3" + " 25.0 23.3" * 6),
+        ("sac", "merg"): _rounds(
+            "73.3 83.3 83.3 67.5 73.3 79.2 81.7 74.2 80.0 78.3 80.0 71.7 76.7 78.3"
+        ),
+        ("sac", "complete"): _rounds(
+            "75.0 83.3 83.3 66.7 73.3 80.0 83.3 73.3 80.0 76.7 76.7 70.0 80.0 83.3"
+        ),
+        ("sac", "erdos-renyi"): _rounds(
+            "73.3 84.2 83.3 62.5 70.0 77.5 81.7 70.0 76.7 75.0 78.3 67.5 75.0 78.3"
+        ),
+    },
+}
+
+
+def paper_comparison(
+    summary: Sequence[tuple[Mapping[str, Any], ConsensusMetrics]],
+    published: Mapping[tuple[Any, ...], Mapping[str, float]],
+    *,
+    by_adversaries: bool = False,
+) -> list[dict[str, Any]]:
+    """Rows ours / paper / difference (points) for every configuration the table has.
+
+    Keys of ``published`` are (protocol, topology) or, with ``by_adversaries``,
+    (protocol, topology, b). Ours come with their 95% interval (``<metric>_low/_high``).
+    """
+    rows = []
+    for meta, m in summary:
+        key: tuple[Any, ...] = (str(meta["protocol"]), str(meta["topology"]))
+        if by_adversaries:
+            counts = str(meta["composition"]).split("-", 1)[0]
+            key = (*key, int(counts.split("w")[1].rstrip("b")))
+        paper = published.get(key)
+        if paper is None:
+            continue
+        bounds = meta.get("intervals") or {}
+        row: dict[str, Any] = {
+            "protocol": key[0],
+            "topology": key[1],
+            **({"adversaries": key[2]} if by_adversaries else {}),
+            "simulated": bool(meta.get("simulated")),
+        }
+        for name, value in paper.items():
+            ours = getattr(m, name)
+            row[name] = None if ours is None else round(100 * float(ours), 1)
+            low, high = bounds.get(name, (None, None))
+            row[f"{name}_low"] = None if low is None else round(100 * low, 1)
+            row[f"{name}_high"] = None if high is None else round(100 * high, 1)
+            row[f"{name}_paper"] = value
+            row[f"{name}_diff"] = None if ours is None else round(100 * float(ours) - value, 1)
+        rows.append(row)
+    return rows
+
+
+def round_comparison(
+    summary: Sequence[tuple[Mapping[str, Any], ConsensusMetrics]],
+    published: Mapping[tuple[str, str], Sequence[tuple[float, float]]],
+) -> list[dict[str, Any]]:
+    """Per-round weak / strong accuracy, ours / paper / difference (Tables 2 and 4)."""
+    rows = []
+    for meta, m in summary:
+        paper = published.get((str(meta["protocol"]), str(meta["topology"])))
+        if paper is None:
+            continue
+        bounds = meta.get("intervals") or {}
+        for r, (w_paper, s_paper) in zip(m.per_round, paper, strict=False):
+            row: dict[str, Any] = {
+                "protocol": meta["protocol"],
+                "topology": meta["topology"],
+                "round": r.round,
+                "simulated": bool(meta.get("simulated")),
+            }
+            for name, ours, value in (("W", r.weak, w_paper), ("S", r.strong, s_paper)):
+                field = "weak" if name == "W" else "strong"
+                low, high = bounds.get(f"round{r.round}.{field}", (None, None))
+                row[name] = None if ours is None else round(100 * ours, 1)
+                row[f"{name}_low"] = None if low is None else round(100 * low, 1)
+                row[f"{name}_high"] = None if high is None else round(100 * high, 1)
+                row[f"{name}_paper"] = value
+                row[f"{name}_diff"] = None if ours is None else round(100 * ours - value, 1)
+            rows.append(row)
+    return rows
 
 
 def table1_comparison(

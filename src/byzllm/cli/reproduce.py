@@ -1,0 +1,198 @@
+"""``byzllm reproduce``: a paper's table from a shipped config, beside the published numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ._common import JsonOption, RunDirOption, cli_errors, print_json, summary_exit_code
+
+__all__ = ["reproduce"]
+
+
+def reproduce(
+    name: Annotated[
+        str | None, typer.Argument(help="The table, e.g. sac-table1.", show_default=False)
+    ] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List every reproducible table.")] = False,
+    run_dir: RunDirOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Run every honest agent on this LLM instead of simulated agents.",
+            show_default=False,
+        ),
+    ] = None,
+    weak_model: Annotated[
+        str | None,
+        typer.Option(
+            "--weak-model", help="LLM of the weak group (default: --model).", show_default=False
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url", help="OpenAI-compatible server of the models.", show_default=False
+        ),
+    ] = None,
+    questions: Annotated[
+        int | None,
+        typer.Option(
+            "--questions",
+            "-n",
+            min=1,
+            help="Questions per configuration [default: the paper's 30].",
+            show_default=False,
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-j", min=1, help="Units running at once.")
+    ] = 64,
+    json_output: JsonOption = False,
+) -> None:
+    """Run one table of the SAC paper or the rogue-agents paper and set it beside the paper.
+
+    The config ships with byzllm (`byzllm reproduce --list` shows each entry
+    and its file); the run is an ordinary resumable run (default
+    runs/reproduce/NAME); the report puts ours (with its 95% interval) beside
+    the published number with the difference per cell, writes
+    report/paper_comparison.csv and view.html, and says whether the results
+    are simulated.
+
+    Examples:
+
+        byzllm reproduce --list
+
+        byzllm reproduce sac-table1
+
+        byzllm reproduce sac-table5 --model openai/gpt-4o-mini --weak-model openai/gpt-3.5-turbo
+    """
+    with cli_errors():
+        from byzllm.errors import InputError
+        from byzllm.experiments.reproduce import REPRODUCTIONS, config_path, get_reproduction
+
+        if list_ or name is None:
+            rows = [
+                {
+                    "name": r.name,
+                    "paper": r.paper,
+                    "table": r.table,
+                    "what": r.description,
+                    "config": str(config_path(r.config)),
+                }
+                for r in REPRODUCTIONS.values()
+            ]
+            if json_output:
+                print_json({"reproductions": rows})
+                return
+            if name is None and not list_:
+                raise InputError("name a table (see `byzllm reproduce --list`)")
+            from byzllm.cli._common import emit_rows
+
+            emit_rows(
+                rows,
+                json_output=False,
+                title="Reproducible tables",
+                columns=["name", "paper", "table", "what"],
+            )
+            return
+        entry = get_reproduction(name)
+        _run(
+            entry,
+            run_dir or Path("runs") / "reproduce" / name,
+            model,
+            weak_model,
+            base_url,
+            questions,
+            concurrency,
+            json_output,
+        )
+
+
+def _run(
+    entry: Any,
+    run_dir: Path,
+    model: str | None,
+    weak_model: str | None,
+    base_url: str | None,
+    questions: int | None,
+    concurrency: int,
+    json_output: bool,
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from byzllm.cli._common import execute_units, load_cli_config
+    from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+    from byzllm.experiments.consensus.report import INTERVAL_NOTE, summarize
+    from byzllm.experiments.reports import simulated_title, write_csv
+    from byzllm.experiments.reproduce import config_path
+    from byzllm.experiments.viewer import write_view
+
+    overrides: list[str] = [] if questions is None else [f"dataset.n={questions}"]
+    for group, chosen in (("strong", model), ("weak", weak_model or model)):
+        if chosen:
+            overrides += [f"agents.{group}.backend=llm", f"agents.{group}.model={chosen}"]
+            if base_url:
+                overrides.append(f"agents.{group}.base_url={base_url}")
+    cfg = load_cli_config(config_path(entry.config), ConsensusConfig, overrides)
+    units = expand_units(cfg)
+    summary_run = execute_units(
+        run_dir, units, consensus_unit, config=cfg, concurrency=concurrency, description=entry.name
+    )
+    if not summary_run.complete:
+        raise typer.Exit(summary_exit_code(summary_run))
+    from byzllm.experiments import Store
+
+    ids = {u.id for u in units}
+    with Store.open(run_dir) as store:
+        records = [
+            r for r in store.records("consensus_question", with_unit=True) if r["unit_id"] in ids
+        ]
+    rows = entry.compare(summarize(records))
+    simulated = any(r["simulated"] for r in rows)
+    folder = run_dir / "report"
+    csv_path = write_csv(rows, folder / "paper_comparison.csv", simulated=simulated)
+    page = write_view(run_dir)
+    if json_output:
+        print_json(
+            {
+                "name": entry.name,
+                "paper": entry.paper,
+                "table": entry.table,
+                "simulated": simulated,
+                "interval_method": INTERVAL_NOTE,
+                "rows": rows,
+                "csv": str(csv_path),
+                "view": str(page),
+            }
+        )
+        return
+    keys = [k for k in ("protocol", "topology", "adversaries", "round") if rows and k in rows[0]]
+    title = f"{entry.paper}, {entry.table}: ours [95% CI] / paper (difference), in %"
+    table = Table(title=simulated_title(title, simulated))
+    for k in keys:
+        table.add_column(k)
+    for metric in entry.metrics:
+        table.add_column(metric.replace("_", " "), justify="right")
+    for row in rows:
+        cells = [str(row[k]) for k in keys]
+        for metric in entry.metrics:
+            ours, paper, diff = (
+                row.get(metric),
+                row.get(f"{metric}_paper"),
+                row.get(f"{metric}_diff"),
+            )
+            low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
+            span = "" if low is None or high is None else f" [{low:.0f},{high:.0f}]"
+            cells.append("-" if ours is None else f"{ours:.1f}{span} / {paper:g} ({diff:+.1f})")
+        table.add_row(*cells)
+    console = Console()
+    console.print(table)
+    label = "simulated agents (not real LLMs)" if simulated else "real models"
+    console.print(f"[dim]ours: {label}; brackets: {INTERVAL_NOTE}[/dim]")
+    typer.echo(f"wrote {csv_path} and {page}")

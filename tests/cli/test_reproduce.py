@@ -1,0 +1,62 @@
+"""`byzllm reproduce`: every table of the papers from a shipped config, beside the paper."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.experiments.reproduce import REPRODUCTIONS, config_path
+
+RUNNER = CliRunner()
+
+
+def test_list_names_every_table_with_its_shipped_config() -> None:
+    result = RUNNER.invoke(app, ["reproduce", "--list", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["reproductions"]
+    assert [r["name"] for r in rows] == list(REPRODUCTIONS)
+    tables = {(r["paper"], r["table"]) for r in rows}
+    for k in range(1, 7):
+        assert ("the SAC paper", f"Table {k}") in tables
+    for r in rows:
+        assert Path(r["config"]).is_file()
+
+
+@pytest.mark.parametrize("name", list(REPRODUCTIONS))
+def test_every_table_runs_on_simulated_agents(name: str, tmp_path: Path) -> None:
+    run_dir = tmp_path / name
+    args = ["reproduce", name, "-o", str(run_dir), "-n", "3", "--json"]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["simulated"] is True and payload["rows"]
+    entry = REPRODUCTIONS[name]
+    for row in payload["rows"]:
+        for metric in entry.metrics:
+            if row[metric] is not None:
+                assert row[f"{metric}_diff"] == pytest.approx(
+                    row[metric] - row[f"{metric}_paper"], abs=0.11
+                )
+    with open(payload["csv"], newline="", encoding="utf-8") as handle:
+        assert all(r["results"] == "simulated" for r in csv.DictReader(handle))
+    assert Path(payload["view"]).is_file()
+
+
+def test_unknown_table_is_one_clear_line() -> None:
+    result = RUNNER.invoke(app, ["reproduce", "table-99"])
+    assert result.exit_code == 2
+    assert "reproduce --list" in result.output
+
+
+def test_shipped_configs_load() -> None:
+    from byzllm.experiments import load_config
+    from byzllm.experiments.consensus.config import ConsensusConfig
+
+    for entry in REPRODUCTIONS.values():
+        cfg = load_config(config_path(entry.config), ConsensusConfig)
+        assert cfg.dataset.n == 30
