@@ -52,3 +52,23 @@ def test_matrix_config_keeps_n_7_with_4_strong() -> None:
         matrix_config(attacks=["nope"])
     with pytest.raises(InputError, match="adversaries"):
         matrix_config(adversaries=[4])
+
+
+def test_matrix_runs_real_model_agents_through_model_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from byzllm.testing import FakeOpenAIServer
+
+    def script(request: dict[str, object]) -> str:
+        return "Answer: 7" if "Score" not in str(request["messages"]) else "0.8"
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with FakeOpenAIServer(script) as server:
+        args = ["consensus", "matrix", "-o", str(tmp_path / "mx"), "--attacks", "replay"]
+        args += ["--protocols", "sac", "--topologies", "complete", "--adversaries", "1"]
+        args += ["-n", "1", "-T", "1", "--model", "openai/fake", "--base-url", server.base_url]
+        result = RUNNER.invoke(app, [*args, "--json"])
+        assert result.exit_code == 0, result.output
+        assert server.requests
+    row = json.loads(result.stdout)["rows"][0]
+    assert row["simulated"] is False and row["calls_per_question"] > 0

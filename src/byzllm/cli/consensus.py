@@ -37,6 +37,41 @@ app = typer.Typer(
 )
 
 
+#: ``--model``: every honest agent on one LLM instead of the simulated population.
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Run every honest agent on this LLM (e.g. openai/gpt-4o-mini) instead of the "
+        "simulated population; see --weak-model.",
+        show_default=False,
+    ),
+]
+#: ``--weak-model``: the weak group's LLM.
+WeakModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--weak-model", help="LLM of the weak group (default: --model).", show_default=False
+    ),
+]
+#: ``--base-url``: the OpenAI-compatible server of both.
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option("--base-url", help="OpenAI-compatible server of the models.", show_default=False),
+]
+
+
+def model_overrides(model: str | None, weak_model: str | None, base_url: str | None) -> list[str]:
+    """``--set`` overrides that put the honest groups on ``--model`` / ``--weak-model``."""
+    overrides: list[str] = []
+    for group, name in (("strong", model), ("weak", weak_model or model)):
+        if name:
+            overrides += [f"agents.{group}.backend=llm", f"agents.{group}.model={name}"]
+            if base_url:
+                overrides.append(f"agents.{group}.base_url={base_url}")
+    return overrides
+
+
 def _warn_robustness(cfg: ConsensusConfig) -> None:
     from byzllm.experiments.consensus.experiment import graph_checks
 
@@ -69,27 +104,9 @@ def run(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     json_output: JsonOption = False,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            help="Run every honest agent on this LLM (e.g. openai/gpt-4o-mini) instead of the "
-            "simulated population; see --weak-model.",
-            show_default=False,
-        ),
-    ] = None,
-    weak_model: Annotated[
-        str | None,
-        typer.Option(
-            "--weak-model", help="LLM of the weak group (default: --model).", show_default=False
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url", help="OpenAI-compatible server of the models.", show_default=False
-        ),
-    ] = None,
+    model: ModelOption = None,
+    weak_model: WeakModelOption = None,
+    base_url: BaseUrlOption = None,
 ) -> None:
     """Run a consensus sweep: protocols × topologies × compositions × F × T × seeds.
 
@@ -113,12 +130,7 @@ def run(
         from byzllm.experiments.consensus.config import ConsensusConfig
         from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
 
-        overrides = list(set_ or [])
-        for group, name in (("strong", model), ("weak", weak_model or model)):
-            if name:
-                overrides += [f"agents.{group}.backend=llm", f"agents.{group}.model={name}"]
-                if base_url:
-                    overrides.append(f"agents.{group}.base_url={base_url}")
+        overrides = [*(set_ or []), *model_overrides(model, weak_model, base_url)]
         cfg = load_cli_config(config, ConsensusConfig, overrides)
         _warn_robustness(cfg)
         summary = execute_units(
@@ -228,26 +240,9 @@ def matrix(
     ] = 20,
     seed: Annotated[int, typer.Option("--seed", help="Graphs, placements, questions, agents.")] = 0,
     rounds: Annotated[int, typer.Option("--rounds", "-T", min=0, help="Rounds T.")] = 6,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            help="Run every honest agent on this LLM instead of simulated agents.",
-            show_default=False,
-        ),
-    ] = None,
-    weak_model: Annotated[
-        str | None,
-        typer.Option(
-            "--weak-model", help="LLM of the weak group (default: --model).", show_default=False
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url", help="OpenAI-compatible server of the models.", show_default=False
-        ),
-    ] = None,
+    model: ModelOption = None,
+    weak_model: WeakModelOption = None,
+    base_url: BaseUrlOption = None,
     concurrency: ConcurrencyOption = 64,
     out: Annotated[
         Path | None,
@@ -309,13 +304,12 @@ def matrix(
             T=rounds,
         )
         if model:
-            from byzllm.experiments.consensus.config import AgentBackend, GroupBackends
+            from byzllm.experiments import apply_overrides, parse_overrides
+            from byzllm.experiments.consensus.config import ConsensusConfig
 
-            backends = {
-                group: AgentBackend(backend="llm", model=name, base_url=base_url)
-                for group, name in (("strong", model), ("weak", weak_model or model))
-            }
-            cfg = cfg.model_copy(update={"agents": GroupBackends(**backends)})
+            data = cfg.model_dump(mode="json")
+            apply_overrides(data, parse_overrides(model_overrides(model, weak_model, base_url)))
+            cfg = ConsensusConfig.model_validate(data)
         target_dir = run_dir or Path("runs") / "matrix"
         units = expand_units(cfg)
         summary_run = execute_units(

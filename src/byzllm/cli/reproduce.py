@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ._common import JsonOption, RunDirOption, cli_errors, print_json, summary_exit_code
+from .consensus import BaseUrlOption, ModelOption, WeakModelOption, model_overrides
 
 __all__ = ["reproduce"]
 
@@ -18,26 +19,9 @@ def reproduce(
     ] = None,
     list_: Annotated[bool, typer.Option("--list", help="List every reproducible table.")] = False,
     run_dir: RunDirOption = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            help="Run every honest agent on this LLM instead of simulated agents.",
-            show_default=False,
-        ),
-    ] = None,
-    weak_model: Annotated[
-        str | None,
-        typer.Option(
-            "--weak-model", help="LLM of the weak group (default: --model).", show_default=False
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url", help="OpenAI-compatible server of the models.", show_default=False
-        ),
-    ] = None,
+    model: ModelOption = None,
+    weak_model: WeakModelOption = None,
+    base_url: BaseUrlOption = None,
     questions: Annotated[
         int | None,
         typer.Option(
@@ -133,12 +117,8 @@ def _run(
     from byzllm.experiments.reproduce import config_path
     from byzllm.experiments.viewer import write_view
 
-    overrides: list[str] = [] if questions is None else [f"dataset.n={questions}"]
-    for group, chosen in (("strong", model), ("weak", weak_model or model)):
-        if chosen:
-            overrides += [f"agents.{group}.backend=llm", f"agents.{group}.model={chosen}"]
-            if base_url:
-                overrides.append(f"agents.{group}.base_url={base_url}")
+    overrides = [] if questions is None else [f"dataset.n={questions}"]
+    overrides += model_overrides(model, weak_model, base_url)
     cfg = load_cli_config(config_path(entry.config), ConsensusConfig, overrides)
     units = expand_units(cfg)
     summary_run = execute_units(
