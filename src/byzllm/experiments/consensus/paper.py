@@ -156,6 +156,22 @@ PER_ROUND: dict[str, dict[tuple[str, str], list[tuple[float, float]]]] = {
 }
 
 
+def _cells(
+    row: dict[str, Any],
+    name: str,
+    ours: float | None,
+    bounds: Sequence[float | None] | None,
+    paper: float,
+) -> None:
+    """``name``, ``name_low``, ``name_high`` (ours, percent), ``name_paper``, ``name_diff``."""
+    low, high = bounds if bounds else (None, None)
+    row[name] = None if ours is None else round(100 * float(ours), 1)
+    row[f"{name}_low"] = None if low is None else round(100 * low, 1)
+    row[f"{name}_high"] = None if high is None else round(100 * high, 1)
+    row[f"{name}_paper"] = paper
+    row[f"{name}_diff"] = None if ours is None else round(100 * float(ours) - paper, 1)
+
+
 def paper_comparison(
     summary: Sequence[tuple[Mapping[str, Any], ConsensusMetrics]],
     published: Mapping[tuple[Any, ...], Mapping[str, float]],
@@ -184,13 +200,7 @@ def paper_comparison(
             "simulated": bool(meta.get("simulated")),
         }
         for name, value in paper.items():
-            ours = getattr(m, name)
-            row[name] = None if ours is None else round(100 * float(ours), 1)
-            low, high = bounds.get(name, (None, None))
-            row[f"{name}_low"] = None if low is None else round(100 * low, 1)
-            row[f"{name}_high"] = None if high is None else round(100 * high, 1)
-            row[f"{name}_paper"] = value
-            row[f"{name}_diff"] = None if ours is None else round(100 * float(ours) - value, 1)
+            _cells(row, name, getattr(m, name), bounds.get(name), value)
         rows.append(row)
     return rows
 
@@ -215,12 +225,7 @@ def round_comparison(
             }
             for name, ours, value in (("W", r.weak, w_paper), ("S", r.strong, s_paper)):
                 field = "weak" if name == "W" else "strong"
-                low, high = bounds.get(f"round{r.round}.{field}", (None, None))
-                row[name] = None if ours is None else round(100 * ours, 1)
-                row[f"{name}_low"] = None if low is None else round(100 * low, 1)
-                row[f"{name}_high"] = None if high is None else round(100 * high, 1)
-                row[f"{name}_paper"] = value
-                row[f"{name}_diff"] = None if ours is None else round(100 * ours - value, 1)
+                _cells(row, name, ours, bounds.get(f"round{r.round}.{field}"), value)
             rows.append(row)
     return rows
 
