@@ -184,9 +184,10 @@ def train(
             cfg = store.latest_config() or {}
         train_set, validation_set = datasets_from_rows(turns)
         simulated = any(bool(t.get("simulated")) for t in turns)
+        env_name = cfg.get("env", "whodunit")
         meta = {
-            "env": cfg.get("env", "whodunit"),
-            "variant": (cfg.get("game") or {}).get("variant"),
+            "env": env_name,
+            "variant": (cfg.get("game") or {}).get("variant") if env_name == "whodunit" else None,
             "agents": cfg.get("agents"),
             "model": cfg.get("model"),
             "renormalize": cfg.get("renormalize", True),
@@ -276,11 +277,19 @@ def evaluate(
     """
     with cli_errors():
         from byzllm.experiments.monitor import evaluate_units, work
+        from byzllm.experiments.monitor.experiment import capped_conditions
         from byzllm.monitor import MonitorSet, missing_conditions
 
         cfg = _config(config, set_, model, base_url)
         monitor_set = MonitorSet.load(monitors)
         units = evaluate_units(cfg, monitor_set)
+        capped = capped_conditions(cfg)
+        if capped:
+            typer.echo(
+                f"note: {cfg.env} allows one intervention per role (the rogue-agents paper, "
+                f"§4.2): skipping {', '.join(capped)}",
+                err=True,
+            )
         skipped = missing_conditions(cfg.conditions, monitor_set)
         if skipped:
             typer.echo(
@@ -330,6 +339,10 @@ def report(
 ) -> None:
     """Success-Rate, Precision and Game-Length (± standard error) per condition, the ablations.
 
+    For ``env: govsim`` runs also Survival-Rate, Survival-Time and Efficiency per condition
+    with 95% bootstrap intervals (the rogue-agents paper, Table 2); there "success" is
+    survival of the season.
+
     The ablation table (the rogue-agents paper, Table 3, plus the turn-count-only monitor)
     gives each condition's Success-Rate difference to no intervention and to the selected
     monitor in points with 95% paired bootstrap intervals, then one line: how many points
@@ -356,6 +369,8 @@ def report(
             interval_note,
             not_evaluated,
         )
+        from byzllm.experiments.monitor.environments import get_environment
+        from byzllm.experiments.monitor.outcomes import OUTCOME_NOTE, outcome_rows
         from byzllm.experiments.reports import format_pm, rich_table, write_csv
         from byzllm.monitor.report import (
             SE_NOTE,
@@ -369,6 +384,13 @@ def report(
         with Store.open(run_dir) as store:
             games = store.records("monitor_game")
             cfg = store.latest_config()
+        env_name = str(
+            (cfg or {}).get("env") or next((g.get("env") for g in games), None) or "whodunit"
+        )
+        environment = get_environment(env_name)
+        # WhoDunit's table is the Success-Rate / Precision / Game-Length one below; other
+        # environments add their own metrics with 95% intervals (GovSim: Table 2's).
+        outcomes = [] if env_name == "whodunit" else outcome_rows(games, environment.metrics)
         rows = evaluation_rows(games)
         if not rows:
             raise InputError(f"{run_dir} has no evaluated test games (run `monitor evaluate`)")
@@ -417,12 +439,25 @@ def report(
                     )
                 )
             )
+            if outcomes:
+                written.append(
+                    str(
+                        write_csv(
+                            [{**r, "interval_method": OUTCOME_NOTE} for r in outcomes],
+                            csv / "outcomes.csv",
+                            simulated=simulated,
+                        )
+                    )
+                )
         if json_output:
             print_json(
                 {
+                    "env": env_name,
                     "simulated": simulated,
                     "sim_params": sim_params,
                     "rows": rows,
+                    "outcomes": outcomes,
+                    "outcome_interval_method": OUTCOME_NOTE if outcomes else None,
                     "se_method": SE_NOTE,
                     "ablations": ablations,
                     "feature_gain": None if gain is None else gain.model_dump(),
@@ -460,6 +495,18 @@ def report(
                 simulated=simulated,
             )
         )
+        if outcomes:
+            console.print(
+                rich_table(
+                    [_outcome_cells(r, environment.metrics) for r in outcomes],
+                    title=f"{env_name}: "
+                    + ", ".join(m.label for m in environment.metrics)
+                    + " per condition (test games; success above is "
+                    + f"{environment.metrics[0].label})",
+                    caption=OUTCOME_NOTE,
+                    simulated=simulated,
+                )
+            )
         table3 = [
             {
                 "condition": r["condition"],
@@ -505,6 +552,24 @@ def _ci(points: dict[str, float | None]) -> str:
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return f"{value:+.1f}"
     return f"{value:+.1f} [{low:+.1f}, {high:+.1f}]"
+
+
+def _outcome_cells(row: dict[str, Any], metrics: Any) -> dict[str, Any]:
+    """A condition's metrics as ``value [low, high]`` cells (rates in %)."""
+    cells: dict[str, Any] = {"condition": row["condition"], "games": row["games"]}
+    for m in metrics:
+        value, low, high = row[m.key], row[f"{m.key}_low"], row[f"{m.key}_high"]
+        unit = " %" if m.kind == "rate" else ""
+        if value is None or math.isnan(value):
+            cells[m.label + unit] = "n/a"
+        elif low is None or math.isnan(low):
+            cells[m.label + unit] = f"{m.scale * value:.1f}"
+        else:
+            cells[m.label + unit] = (
+                f"{m.scale * value:.1f} [{m.scale * low:.1f}, {m.scale * high:.1f}]"
+            )
+    cells["interv."] = f"{row['interventions_per_game']:.2f}"
+    return cells
 
 
 def _flat(row: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from pydantic import Field
 from byzllm.envs.whodunit import GameConfig
 from byzllm.monitor.conditions import DEFAULT_CONDITIONS, Condition
 
+from ..govsim.config import GovSimSettings
 from ..whodunit.config import WhoDunitPlayers
 
 __all__ = ["MonitorExperimentConfig"]
@@ -29,10 +30,23 @@ class MonitorExperimentConfig(WhoDunitPlayers):
 
     The players' keys (agents, sim, model, base_url, ..., wording) are
     :class:`~byzllm.experiments.whodunit.WhoDunitPlayers`'.
+
+    ``env: govsim`` plays GovSim fishing instead (the rogue-agents paper, §4.1, Table 2;
+    :mod:`.environments` has the registry): the ``govsim`` section holds the lake and the
+    simulated fishers' parameters (:class:`~byzllm.experiments.govsim.GovSimSettings`),
+    ``agents``, ``model``, ``base_url`` and ``top_logprobs`` are shared, ``game`` and ``sim``
+    are WhoDunit's and unused. Example::
+
+        env: govsim
+        govsim: {lake: {months: 12}, sim: {rogue_rate: 0.04}}
+        conditions: [none, monitor-1, random-1, turn-only-1]
     """
 
-    env: Literal["whodunit"] = "whodunit"
+    env: Literal["whodunit", "govsim"] = "whodunit"
     game: GameConfig = Field(default_factory=GameConfig)
+    govsim: GovSimSettings = Field(
+        default_factory=GovSimSettings, description="GovSim's lake and fishers (env: govsim)"
+    )
     seed: int = 0
     n_train: int | None = Field(default=None, ge=1)
     n_validation: int | None = Field(default=None, ge=1)

@@ -3,7 +3,6 @@ training data."""
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -23,11 +22,18 @@ from byzllm.monitor.monitor_set import MonitorSet
 
 from .._records import Record
 from .._units import Unit, make_unit, reset_to_defaults
-from ..parse_health import move_counts
 from .config import MonitorExperimentConfig
+from .environments import get_environment
 from .records import MonitorGameRecord, MonitorTurnRecord
 
-__all__ = ["collect_units", "datasets_from_rows", "evaluate_units", "run_in_memory", "work"]
+__all__ = [
+    "capped_conditions",
+    "collect_units",
+    "datasets_from_rows",
+    "evaluate_units",
+    "run_in_memory",
+    "work",
+]
 
 #: Config fields that only shape the grid (how many games per split, repeats, conditions).
 #: Each payload carries its own split, game, repeat and condition, so these are left out of
@@ -42,11 +48,18 @@ def _unit_config(cfg: MonitorExperimentConfig) -> MonitorExperimentConfig:
 
 
 def _split_games(cfg: MonitorExperimentConfig, split: str) -> list[Any]:
-    from byzllm.envs.whodunit import make_splits
+    return get_environment(cfg.env).instances(cfg, split)
 
-    games = make_splits(cfg.game, seed=cfg.seed).get(split)  # type: ignore[arg-type]
-    limit = {"train": cfg.n_train, "validation": cfg.n_validation, "test": cfg.n_test}[split]
-    return games[:limit] if limit else games
+
+def capped_conditions(cfg: MonitorExperimentConfig) -> list[str]:
+    """The requested conditions whose intervention cap exceeds the environment's (GovSim and
+    CodeGen allow one intervention per role, the rogue-agents paper, §4.2): they are skipped."""
+    cap = get_environment(cfg.env).max_cap
+    if cap is None:
+        return []
+    return [
+        c for c in dict.fromkeys(cfg.conditions) if c != "none" and int(c.rsplit("-")[-1]) > cap
+    ]
 
 
 def collect_units(cfg: MonitorExperimentConfig) -> list[Unit]:
@@ -79,11 +92,15 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
     """
     if not cfg.conditions:
         raise ConfigError("conditions: choose at least one of " + ", ".join(CONDITIONS))
-    from byzllm.envs.whodunit import VARIANT_ROLES
-
+    env = get_environment(cfg.env)
     # A role the game does not have would never be monitored: refuse it before any unit runs.
-    variant = cfg.game.variant
-    monitors.check_roles(VARIANT_ROLES[variant], environment=f"WhoDunit {variant}")
+    monitors.check_roles(env.roles(cfg), environment=env.describe(cfg))
+    capped = capped_conditions(cfg)
+    if capped and len(capped) == len(set(cfg.conditions)):
+        raise ConfigError(
+            f"{env.describe(cfg)} allows at most {env.max_cap} intervention per role: "
+            f"{', '.join(capped)} cannot run there"
+        )
     where = monitors.source or "this monitor set"
     needs_random = any(c.startswith("random") for c in cfg.conditions)
     if needs_random and not monitors.random_baseline:
@@ -95,7 +112,7 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
             f"{trained_with}, but this config has renormalize={cfg.renormalize}"
         )
     missing = missing_conditions(cfg.conditions, monitors)
-    conditions = [c for c in dict.fromkeys(cfg.conditions) if c not in missing]
+    conditions = [c for c in dict.fromkeys(cfg.conditions) if c not in missing and c not in capped]
     if not conditions:
         raise InputError(
             f"{where} has no monitors for {', '.join(missing)} (trained before ablations were "
@@ -127,70 +144,63 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
 async def _play(payload: dict[str, Any]) -> list[Record]:
     # The payload's config and game hold only their non-default fields: validating them
     # brings the defaults back.
-    from byzllm.envs.whodunit import WhoDunitGame, play_game
-
     cfg = MonitorExperimentConfig.model_validate(payload["config"])
-    game = WhoDunitGame.model_validate(payload["game"])
+    env = get_environment(cfg.env)
+    game = env.load_instance(payload["game"])
     repeat = int(payload["repeat"])
     split = str(payload["split"])
     condition = str(payload["condition"])
     monitors = MonitorSet.from_dict(payload["monitors"]) if payload.get("monitors") else None
     intervener = make_intervener(condition, monitors, seed=repeat, renormalize=cfg.renormalize)
     with track_requests() as requests:  # this game's model requests, every player's
-        result = await play_game(
-            game,
-            cfg.players(game, salt=f"monitor-repeat={repeat}"),
-            intervener=intervener,
-            rng=random.Random(f"{game.id}/{repeat}"),
-            wording=cfg.wording,
-        )
-    triggers = [] if intervener is None else intervener.game_triggers(game.id)
+        played = await env.play(cfg, game, repeat=repeat, intervener=intervener)
+    triggers = [] if intervener is None else intervener.game_triggers(played.game_id)
     records: list[Record] = [
         MonitorGameRecord(
+            env=cfg.env,
             split=split,
             condition=condition,
-            game_id=game.id,
+            game_id=played.game_id,
             repeat=repeat,
-            variant=game.variant,
-            n_suspects=len(game.suspects),
-            success=result.success,
-            accused=result.accused,
-            total_turns=result.total_turns,
-            resets=result.resets,
-            resamples=result.resamples,
-            parse_failures=result.parse_failures,
-            fallbacks=result.fallbacks,
+            success=played.success,
+            total_turns=played.total_turns,
+            resets=played.resets,
+            resamples=played.resamples,
+            parse_failures=played.parse_failures,
+            fallbacks=played.fallbacks,
             triggers=[t.model_dump() for t in triggers],
             scoring_errors=(
                 len(intervener.scoring_errors) if isinstance(intervener, MonitorIntervener) else 0
             ),
             agents=cfg.agents,
-            simulated=result.simulated,
-            sim_params=cfg.sim.model_dump() if result.simulated else None,
-            parse=move_counts((t.fallback for t in result.turns), simulated=result.simulated),
+            simulated=played.simulated,
+            sim_params=env.sim_params(cfg) if played.simulated else None,
+            parse=played.parse,
             requests=requests.to_dict(),
+            outcome=played.outcome,
+            **played.fields,
         )
     ]
     if payload.get("stage") == "collect":
-        for t in result.turns:
-            # The clock the live monitor reads (turn since the last reset); collected games
-            # have no interventions, so it equals the total turn here.
-            turn = t.obs.run_turn or t.obs.turn
-            f = turn_features(t.obs.distributions, turn, renormalize=cfg.renormalize)
+        for obs in played.turns:
+            # The clock the live monitor reads (turn since the last reset; GovSim: the
+            # month); collected games have no interventions.
+            turn = obs.run_turn or obs.turn
+            f = turn_features(obs.distributions, turn, renormalize=cfg.renormalize)
             records.append(
                 MonitorTurnRecord(
                     split=split,
-                    game_id=game.id,
+                    game_id=played.game_id,
                     repeat=repeat,
-                    role=t.obs.role,
-                    agent=t.obs.agent,
+                    role=obs.role,
+                    agent=obs.agent,
                     turn=turn,
                     entropy=f.entropy,
                     varentropy=f.varentropy,
                     kurtosis=f.kurtosis,
                     n_positions=f.n_positions,
-                    success=result.success,
-                    simulated=result.simulated,
+                    success=played.success,
+                    simulated=played.simulated,
                 )
             )
     return records

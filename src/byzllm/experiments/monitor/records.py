@@ -31,18 +31,26 @@ class MonitorTurnRecord(Record):
 
 
 class MonitorGameRecord(Record):
-    """One game under one condition: outcome, length, interventions and triggers."""
+    """One game under one condition: outcome, length, interventions and triggers.
+
+    ``env`` names the environment (:mod:`.environments`); ``success`` is what its monitors
+    predict (WhoDunit: the culprit accused; GovSim: the lake survived the season);
+    ``outcome`` holds the environment's other metrics (GovSim: survival_time,
+    survival_rate, efficiency; ``None`` for WhoDunit, whose metrics are the fields above).
+    """
 
     kind: ClassVar[str] = "monitor_game"
 
+    env: str = "whodunit"
+    outcome: dict[str, float] | None = None
     split: str
     condition: str
     game_id: str
     repeat: int
-    variant: str
-    n_suspects: int
+    variant: str = ""
+    n_suspects: int = 0
     success: bool
-    accused: bool
+    accused: bool = False
     total_turns: int
     resets: int
     resamples: int

@@ -1,0 +1,113 @@
+"""Reading fishers' replies: the catch decision and the amounts an utterance mentions.
+
+The catch prompt asks for a final line ``Answer: N tons`` (GovSim's fishers end their harvest
+reasoning the same way, Piatti et al. 2024). :func:`read_catch` never raises; it reads, in
+order of preference,
+
+1. the number after the **last** ``Answer:`` (case-insensitive);
+2. otherwise the **last** number of the reply.
+
+The amount is in tons; a decimal is rounded down to whole tons (GovSim counts whole tons). The
+action set is ``a ∈ [0, R_j]`` (the rogue-agents paper, §4.1), so a negative amount or one
+above the stock now in the lake is *invalid*, as is a reply with no number at all (``"lots"``)
+or an empty reply: the parser then returns the documented default, :data:`FALLBACK_CATCH` (0
+tons: a fisher who gives no valid amount catches nothing that month), with ``fell_back`` set
+and the reason, so that the runs count it (parse health, stage ``catch``). Only the first
+:data:`MAX_REPLY_CHARS` characters of a reply are read (a 1 MB reply costs no more than that).
+
+:func:`find_amounts` lists every amount an utterance writes (integers, with the character span
+of each), for the simulated fishers' reading of a discussion and for the monitor's decision
+positions (§4.1: "all the positions corresponding to mentions of resource amounts").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from byzllm.agents._parsed import Parsed
+
+__all__ = [
+    "FALLBACK_CATCH",
+    "MAX_AMOUNT_DIGITS",
+    "MAX_REPLY_CHARS",
+    "ParsedCatch",
+    "find_amounts",
+    "read_catch",
+]
+
+#: The catch of a fisher whose reply gave no valid amount (tons).
+FALLBACK_CATCH = 0
+#: How much of a reply the parsers read.
+MAX_REPLY_CHARS = 20_000
+#: Longer digit runs are not amounts (an enormous number is invalid, not an overflow).
+MAX_AMOUNT_DIGITS = 9
+
+_NUMBER = re.compile(r"(?<![\w.])(-\s?)?(\d+(?:[.,]\d+)?)(?![\w])")
+_ANSWER = re.compile(r"answer\s*[:=]?\s*\**\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ParsedCatch:
+    """A catch read from a reply: tons, and the character span of the number."""
+
+    amount: int
+    span: tuple[int, int]
+
+
+def _number(match: re.Match[str]) -> tuple[float, tuple[int, int]] | None:
+    digits = match.group(2).replace(",", ".")
+    whole = digits.split(".")[0]
+    if len(whole) > MAX_AMOUNT_DIGITS:
+        return (math.inf, match.span(2))
+    value = float(digits)
+    if match.group(1):
+        value = -value
+    return value, match.span(2)
+
+
+def find_amounts(text: str) -> list[tuple[int, tuple[int, int]]]:
+    """Every non-negative whole amount in ``text`` with its span (too-long digit runs and
+    negative numbers skipped)."""
+    found: list[tuple[int, tuple[int, int]]] = []
+    for match in _NUMBER.finditer(text[:MAX_REPLY_CHARS]):
+        read = _number(match)
+        if read is None or not math.isfinite(read[0]) or read[0] < 0:
+            continue
+        found.append((math.floor(read[0]), read[1]))
+    return found
+
+
+def read_catch(text: str, stock: int) -> Parsed[ParsedCatch]:
+    """The catch a reply asks for, or :data:`FALLBACK_CATCH` with the reason (never raises).
+
+    ``stock`` is the lake's stock now: an amount above it is outside the action set.
+    """
+    default = ParsedCatch(FALLBACK_CATCH, (0, 0))
+    if not isinstance(text, str) or not text.strip():
+        return Parsed(default, True, "the reply was empty; end with a line 'Answer: N tons'.")
+    head = text[:MAX_REPLY_CHARS]
+    chosen: re.Match[str] | None = None
+    answers = list(_ANSWER.finditer(head))
+    if answers:
+        chosen = _NUMBER.search(head, answers[-1].end())
+    if chosen is None:
+        numbers = list(_NUMBER.finditer(head))
+        chosen = numbers[-1] if numbers else None
+    if chosen is None:
+        return Parsed(
+            default, True, "no amount found; end with a line 'Answer: N tons' (N a whole number)."
+        )
+    read = _number(chosen)
+    assert read is not None  # _NUMBER always has digits
+    value, span = read
+    if value < 0:
+        return Parsed(default, True, f"a catch cannot be negative ({chosen.group(0).strip()}).")
+    if not math.isfinite(value) or value > stock:
+        return Parsed(
+            default,
+            True,
+            f"a catch of {chosen.group(2)[:20]} tons is more than the {stock} tons in the lake.",
+        )
+    return Parsed(ParsedCatch(math.floor(value), span))

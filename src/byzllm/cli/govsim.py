@@ -1,0 +1,290 @@
+"""`byzllm govsim`: GovSim fishing: generate, play, run and report games (Piatti et al. 2024;
+the rogue-agents paper, §4.1, Table 2).
+
+Simulated fishers by default (results labelled simulated); ``--model``/``--base-url`` (play)
+or ``agents: llm`` with ``model`` (run) play the same games with LLM-backed fishers. Monitors
+and interventions on GovSim run through ``byzllm monitor`` with ``env: govsim``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ._common import (
+    ConcurrencyOption,
+    ConfigArgument,
+    ExecutorOption,
+    JsonOption,
+    MaxFailuresOption,
+    RayAddressOption,
+    RetryFailedOption,
+    RunDirArgument,
+    RunDirOption,
+    SetOption,
+    cli_errors,
+    default_run_dir,
+    emit_rows,
+    execute_units,
+    load_cli_config,
+    print_json,
+    show_parse_health,
+    show_request_health,
+    summary_exit_code,
+)
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="GovSim fishing: generate, play, run and report games.", no_args_is_help=True
+)
+
+SplitOption = Annotated[
+    str, typer.Option("--split", help="train, validation or test (App. D.1) or generated.")
+]
+
+
+@app.command()
+def generate(
+    split: SplitOption = "test",
+    n: Annotated[int, typer.Option("--n", min=1, help="Games (split generated only).")] = 20,
+    seed: Annotated[int, typer.Option("--seed", help="Shuffle / generation seed.")] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the games as JSON here.", show_default=False),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """List the instances of a split (starting stocks R_0, App. D.1) or generated ones.
+
+    Examples:
+
+        byzllm govsim generate --split train
+
+        byzllm govsim generate --split generated --n 50 -o games.json
+    """
+    with cli_errors():
+        import json
+
+        from byzllm.envs.govsim import make_games, make_splits
+        from byzllm.errors import InputError
+
+        if split == "generated":
+            games = make_games(n, seed=seed)
+        elif split in ("train", "validation", "test"):
+            games = make_splits(seed=seed).get(split)
+        else:
+            raise InputError("--split must be train, validation, test or generated")
+        rows = [g.model_dump() for g in games]
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+            typer.echo(f"wrote {len(rows)} games to {out}", err=True)
+        emit_rows(rows, json_output=json_output, title=f"GovSim {split} instances")
+
+
+@app.command()
+def play(
+    r0: Annotated[int, typer.Option("--r0", min=10, help="Starting stock (lake capacity).")] = 100,
+    seed: Annotated[int, typer.Option("--seed", help="Assignment and fisher seed.")] = 0,
+    months: Annotated[int, typer.Option("--months", min=1, help="Season length m.")] = 12,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", help="Play with an LLM, e.g. openai/gpt-4o-mini.", show_default=False
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="OpenAI-compatible endpoint.", show_default=False),
+    ] = None,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Per reply.")] = 256,
+    json_output: JsonOption = False,
+) -> None:
+    """Play one game and print its transcript (simulated fishers unless --model).
+
+    Examples:
+
+        byzllm govsim play --r0 100 --seed 3
+
+        byzllm govsim play --model openai/gpt-4o-mini --months 3 --json
+    """
+    with cli_errors():
+        import asyncio
+
+        from byzllm.envs.govsim import (
+            GovSimGame,
+            LakeConfig,
+            llm_fishers,
+            play_game,
+            simulated_fishers,
+        )
+        from byzllm.experiments.govsim import game_record, transcript
+
+        lake = LakeConfig(months=months)
+        game = GovSimGame(id=f"govsim-play-R{r0}-s{seed}", r0=r0, seed=seed)
+        if model:
+            from byzllm.llm import ModelSpec
+
+            fishers: Any = llm_fishers(
+                ModelSpec(name=model, base_url=base_url).build(), lake, max_tokens=max_tokens
+            )
+        else:
+            fishers = simulated_fishers(lake, salt=str(seed))
+        result = asyncio.run(play_game(game, fishers, config=lake, rng=seed))
+        if json_output:
+            print_json(result)
+            return
+        record = game_record(
+            result, split="play", repeat=0, agents="llm" if model else "simulated", sim=None
+        )
+        typer.echo(transcript(record.model_dump()))
+
+
+@app.command()
+def run(
+    config: ConfigArgument = None,
+    run_dir: RunDirOption = None,
+    set_: SetOption = None,
+    concurrency: ConcurrencyOption = 16,
+    retry_failed: RetryFailedOption = False,
+    max_failures: MaxFailuresOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Play a batch of games on the runner (resumable); one record per game goes to the store.
+
+    Examples:
+
+        byzllm govsim run --set split=test --set repeats=3 -o runs/govsim
+
+        byzllm govsim run cfg.yaml --set govsim.sim.greed=0.5
+
+    Config keys: split (train | validation | test | generated), seed, n_games, repeats, agents
+    (simulated | llm), govsim (lake: n_fishers, months, collapse_below, utterances,
+    assignment; sim: the simulated fishers' parameters; max_tokens, max_reprompts,
+    redo_temperature), top_logprobs, and the model keys model, base_url, api_key_env,
+    max_concurrency, cache, cache_salt, timeout_s, retry (as every experiment).
+    """
+    with cli_errors():
+        from byzllm.experiments.govsim import GovSimRunConfig, expand_units, work
+
+        cfg = load_cli_config(config, GovSimRunConfig, set_)
+        summary = execute_units(
+            run_dir or default_run_dir(config, "govsim"),
+            expand_units(cfg),
+            work,
+            config=cfg,
+            concurrency=concurrency,
+            retry_failed=retry_failed,
+            max_failures=max_failures,
+            json_output=json_output,
+            executor=executor,
+            ray_address=ray_address,
+            description="govsim",
+        )
+        raise typer.Exit(summary_exit_code(summary))
+
+
+@app.command()
+def report(
+    run_dir: RunDirArgument,
+    plots: Annotated[
+        Path | None,
+        typer.Option(
+            "--plots",
+            help="Write stocks.png (stock per month) here.",
+            file_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    csv: Annotated[
+        Path | None,
+        typer.Option("--csv", help="Write govsim.csv here.", file_okay=False, show_default=False),
+    ] = None,
+    transcripts: Annotated[
+        Path | None,
+        typer.Option(
+            "--transcripts",
+            help="Write one Markdown transcript per game here.",
+            file_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Survival-Rate, Survival-Time and Efficiency of a run with 95% bootstrap intervals over
+    games; the parse health (catch replies that fell back to 0 tons) and model requests.
+
+    Examples:
+
+        byzllm govsim report runs/govsim
+
+        byzllm govsim report runs/govsim --plots figs --csv figs --transcripts figs/games
+    """
+    with cli_errors():
+        from byzllm.errors import InputError
+        from byzllm.experiments import Store, parse_health, request_health
+        from byzllm.experiments.govsim import INTERVAL_NOTE, METRICS, plot_stocks, summary_rows
+        from byzllm.experiments.govsim import transcript as render
+        from byzllm.experiments.reports import write_csv
+
+        with Store.open(run_dir) as store:
+            games = store.records("govsim_game")
+        if not games:
+            raise InputError(f"{run_dir} has no GovSim games (run `byzllm govsim run`)")
+        rows = summary_rows(games)
+        health = parse_health.from_records(games)
+        requests = request_health.from_records(games)
+        simulated = any(r["simulated"] for r in rows)
+        written: list[str] = []
+        if plots is not None:
+            written.append(str(plot_stocks(games, plots / "stocks.png")))
+        if csv is not None:
+            written.append(
+                str(
+                    write_csv(
+                        [{**r, "interval_method": INTERVAL_NOTE} for r in rows],
+                        csv / "govsim.csv",
+                        simulated=simulated,
+                    )
+                )
+            )
+        if transcripts is not None:
+            transcripts.mkdir(parents=True, exist_ok=True)
+            for g in games:
+                page = transcripts / f"{g['game_id']}-r{g.get('repeat', 0)}.md"
+                page.write_text(render(g), encoding="utf-8")
+            written.append(f"{transcripts} ({len(games)} transcripts)")
+        shown = rows
+        if not json_output:
+            keep = (
+                "agents",
+                "split",
+                "games",
+                "runs",
+                *(label for _, label, _ in METRICS),
+                "resets",
+            )
+            shown = [{k: r[k] for k in keep} for r in rows]
+        emit_rows(
+            shown,
+            json_output=json_output,
+            title="GovSim fishing",
+            simulated=simulated,
+            extra={
+                "interval_method": INTERVAL_NOTE,
+                "parse_health": health.to_json(),
+                "request_health": requests.to_json(),
+                "written": written,
+            },
+        )
+        if not json_output:
+            typer.echo(f"95% CI: {INTERVAL_NOTE}")
+            for path in written:
+                typer.echo(f"wrote {path}", err=True)
+        show_parse_health(health, json_output=json_output)
+        show_request_health(requests, json_output=json_output)

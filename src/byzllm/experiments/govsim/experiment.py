@@ -1,0 +1,133 @@
+"""GovSim games as units of the runner: select the games, expand units, play one (the work
+function)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from byzllm.agents.govsim import FisherParams
+from byzllm.envs.govsim import GovSimGame, GovSimResult, make_games, make_splits, play_game
+from byzllm.llm import track_requests
+
+from .._records import Record
+from .._units import Unit, make_unit, reset_to_defaults
+from .config import GovSimRunConfig
+from .records import GovSimGameRecord
+
+__all__ = ["GRID_FIELDS", "catch_counts", "expand_units", "game_record", "select_games", "work"]
+
+#: Config fields that only shape the grid (which games, how many repeats); ``work`` never
+#: reads them, so changing them keeps the units already stored.
+GRID_FIELDS = ("n_games", "repeats")
+
+
+def select_games(cfg: GovSimRunConfig) -> list[GovSimGame]:
+    """The games a config plays (a split of App. D.1, or ``n_games`` generated ones)."""
+    if cfg.split == "generated":
+        return make_games(cfg.n_games or 20, seed=cfg.seed)
+    games = make_splits(cfg.govsim.lake, seed=cfg.seed).get(cfg.split)
+    return games[: cfg.n_games] if cfg.n_games else games
+
+
+def expand_units(cfg: GovSimRunConfig, games: Sequence[GovSimGame] | None = None) -> list[Unit]:
+    """One unit per (game, repeat)."""
+    games = list(games) if games is not None else select_games(cfg)
+    conf = reset_to_defaults(cfg, GRID_FIELDS)
+    return [
+        make_unit({"config": conf, "game": g, "repeat": r}, label=f"{g.id}/r{r}")
+        for g in games
+        for r in range(cfg.repeats)
+    ]
+
+
+def catch_counts(result: GovSimResult) -> dict[str, dict[str, int]]:
+    """Parse health of one game: ``{"catch": {calls, fallbacks}}`` ({} when simulated)."""
+    if result.simulated:
+        return {}
+    return {
+        "catch": {
+            "calls": len(result.turns),
+            "fallbacks": sum(t.fallback for t in result.turns),
+        }
+    }
+
+
+def game_record(
+    result: GovSimResult,
+    *,
+    split: str,
+    repeat: int,
+    agents: str,
+    sim: FisherParams | None,
+    requests: dict[str, Any] | None = None,
+) -> GovSimGameRecord:
+    """The stored record of one played game."""
+    return GovSimGameRecord(
+        game_id=result.game_id,
+        split=split,
+        repeat=repeat,
+        r0=result.r0,
+        agents=agents,
+        months=result.months,
+        collapse_below=result.collapse_below,
+        months_played=result.months_played,
+        collapsed=result.collapsed,
+        survival_time=result.survival_time,
+        survival_rate=1.0 if result.survived else 0.0,
+        efficiency=result.efficiency,
+        total_catch=result.total_catch,
+        stocks=result.stocks,
+        harvests=[h.model_dump() for h in result.harvests],
+        meetings=[[u.model_dump() for u in m] for m in result.meetings],
+        undone_meetings=[[u.model_dump() for u in m] for m in result.undone_meetings],
+        decisions=[
+            {
+                "month": t.month,
+                "fisher": t.obs.agent,
+                "wish": t.wish,
+                "catch": t.catch,
+                "decision": t.decision,
+                "applied": t.applied,
+                "fallback": t.fallback,
+                "errors": t.errors,
+                "text": t.text,
+                "positions": len(t.obs.distributions),
+            }
+            for t in result.turns
+        ],
+        resets=result.resets,
+        resamples=result.resamples,
+        parse_failures=result.parse_failures,
+        fallbacks=result.fallbacks,
+        simulated=result.simulated,
+        sim_params=sim.model_dump() if result.simulated and sim is not None else None,
+        parse=catch_counts(result),
+        requests=requests,
+    )
+
+
+async def work(payload: dict[str, Any]) -> list[Record]:
+    """Play one unit's game (top-level, picklable: the runner's work function)."""
+    cfg = GovSimRunConfig.model_validate(payload["config"])
+    game = GovSimGame.model_validate(payload["game"])
+    repeat = int(payload["repeat"])
+    with track_requests() as requests:
+        fishers = cfg.fishers(salt=f"govsim-repeat={repeat}")
+        result = await play_game(
+            game,
+            fishers,
+            config=cfg.govsim.lake,
+            rng=random.Random(f"{game.id}/{game.seed}/{repeat}"),
+        )
+    return [
+        game_record(
+            result,
+            split=cfg.split,
+            repeat=repeat,
+            agents=cfg.agents,
+            sim=cfg.govsim.sim,
+            requests=requests.to_dict(),
+        )
+    ]

@@ -1,0 +1,81 @@
+"""An environment's outcome metrics per evaluation condition, with 95% bootstrap intervals.
+
+For environments whose report shows more than success (GovSim: Survival-Rate, Survival-Time
+and Efficiency, the rogue-agents paper, Table 2: "numbers include 95% confidence
+intervals"), each condition's metrics over the test games: a game is the unit (its repeats
+averaged), and the interval is the percentile bootstrap over games
+(:data:`~byzllm.experiments._intervals.BOOTSTRAP_METHOD`). Every condition appears beside the
+others: no intervention, the monitor, the random baseline and the turn-count-only monitor.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from byzllm.monitor.conditions import CONDITION_LABELS, CONDITIONS
+
+from .._intervals import BOOTSTRAP_METHOD, bootstrap_interval
+from .environments import OutcomeMetric
+
+__all__ = ["OUTCOME_NOTE", "outcome_rows"]
+
+#: How the intervals of :func:`outcome_rows` are computed, as captions state it.
+OUTCOME_NOTE = f"{BOOTSTRAP_METHOD}; units: test games (a game's repeats averaged)"
+
+
+def _value(row: dict[str, Any], key: str) -> float | None:
+    outcome = row.get("outcome") or {}
+    if key in outcome:
+        return float(outcome[key])
+    if key == "success_rate":
+        return float(bool(row.get("success")))
+    if key == "game_length":
+        return float(row.get("total_turns", 0))
+    return None
+
+
+def outcome_rows(
+    game_rows: Sequence[dict[str, Any]], metrics: Sequence[OutcomeMetric]
+) -> list[dict[str, Any]]:
+    """One row per condition: ``{metric: value, metric_low, metric_high}`` (fractions for
+    rates), games, runs, interventions per game and the simulated label."""
+    per: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    runs: dict[str, set[int]] = defaultdict(set)
+    interventions: dict[str, list[int]] = defaultdict(list)
+    simulated: dict[str, bool] = defaultdict(bool)
+    for row in game_rows:
+        if row.get("split", "test") != "test":
+            continue
+        condition = str(row["condition"])
+        runs[condition].add(int(row.get("repeat", 0)))
+        interventions[condition].append(int(row.get("resets", 0)) + int(row.get("resamples", 0)))
+        simulated[condition] |= bool(row.get("simulated"))
+        for m in metrics:
+            value = _value(row, m.key)
+            if value is not None:
+                per[condition][str(row["game_id"])][m.key].append(value)
+    order = [c for c in CONDITIONS if c in per] + sorted(c for c in per if c not in CONDITIONS)
+    out: list[dict[str, Any]] = []
+    for condition in order:
+        games = per[condition]
+        row_out: dict[str, Any] = {
+            "condition": condition,
+            "label": CONDITION_LABELS.get(condition, condition),
+            "games": len(games),
+            "runs": len(runs[condition]),
+        }
+        for m in metrics:
+            values = [sum(v[m.key]) / len(v[m.key]) for v in games.values() if v.get(m.key)]
+            iv = bootstrap_interval(values)
+            row_out[m.key] = iv.value
+            row_out[f"{m.key}_low"] = iv.low
+            row_out[f"{m.key}_high"] = iv.high
+        played = interventions[condition]
+        row_out["interventions_per_game"] = sum(played) / len(played) if played else 0.0
+        row_out["simulated"] = simulated[condition]
+        out.append(row_out)
+    return out

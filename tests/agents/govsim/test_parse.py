@@ -1,0 +1,52 @@
+"""Reading catches: documented default for bad input, never an exception (fuzzed)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from byzllm.agents.govsim import FALLBACK_CATCH, find_amounts, read_catch
+
+
+def test_answer_line_wins() -> None:
+    r = read_catch("Last month we took 30. Answer: 12 tons", stock=100)
+    assert not r.fell_back and r.value.amount == 12
+    text = "I think 7.9 is fair"
+    r = read_catch(text, stock=100)
+    assert r.value.amount == 7 and text[slice(*r.value.span)] == "7.9"
+
+
+def test_bad_input_falls_back_to_the_documented_default() -> None:
+    for reply in (
+        "lots",
+        "",
+        "   ",
+        "Answer: -5 tons",
+        "Answer: 10000000000000 tons",
+        "Answer: 101",
+    ):
+        r = read_catch(reply, stock=100)
+        assert r.fell_back and r.reason and r.value.amount == FALLBACK_CATCH == 0
+
+
+def test_a_one_megabyte_reply_is_bounded() -> None:
+    reply = "fish " * 200_000 + "Answer: 5"
+    r = read_catch(reply, stock=100)
+    assert r.fell_back  # the answer lies beyond what is read: no amount in the head
+    assert read_catch("Answer: 5 " + "x" * 1_000_000, stock=100).value.amount == 5
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(max_size=400), stock=st.integers(0, 500))
+def test_read_catch_never_raises_and_stays_in_the_action_set(text: str, stock: int) -> None:
+    r = read_catch(text, stock)
+    assert 0 <= r.value.amount <= max(stock, FALLBACK_CATCH)
+    assert r.fell_back == bool(r.reason)
+
+
+@settings(max_examples=200, deadline=None)
+@given(amount=st.integers(0, 10**6), prefix=st.text(alphabet="abc :\n", max_size=30))
+def test_round_trip(amount: int, prefix: str) -> None:
+    r = read_catch(f"{prefix}\nAnswer: {amount} tons", stock=10**6)
+    assert not r.fell_back and r.value.amount == amount
+    assert [a for a, _ in find_amounts(f"take {amount} or {amount + 1}")] == [amount, amount + 1]

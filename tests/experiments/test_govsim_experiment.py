@@ -1,0 +1,115 @@
+"""GovSim on the runner and through the monitor pipeline (simulated fishers)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.errors import InputError
+from byzllm.experiments.govsim import GovSimRunConfig, expand_units, summary_rows, work
+from byzllm.experiments.monitor import MonitorExperimentConfig, collect_units
+from byzllm.experiments.monitor.environments import ENVIRONMENTS, get_environment
+
+RUNNER = CliRunner()
+
+
+def test_registry_names_both_environments() -> None:
+    assert {"whodunit", "govsim"} <= set(ENVIRONMENTS)
+    assert [m.label for m in get_environment("govsim").metrics] == [
+        "Survival-Rate",
+        "Survival-Time",
+        "Efficiency",
+    ]
+    with pytest.raises(InputError):
+        get_environment("chess")
+
+
+def test_units_are_stable_and_records_carry_metrics() -> None:
+    cfg = GovSimRunConfig(n_games=3, repeats=2)
+    units = expand_units(cfg)
+    assert len(units) == 6 and [u.id for u in units] == [u.id for u in expand_units(cfg)]
+    assert expand_units(cfg.model_copy(update={"repeats": 3}))[0].id == units[0].id
+    records = asyncio.run(work(dict(units[0].payload)))
+    rec = records[0].model_dump()
+    assert rec["simulated"] and rec["sim_params"]["greed"] == 0.3
+    rows = summary_rows([rec])
+    assert rows[0]["games"] == 1 and 0.0 <= rows[0]["efficiency"] <= 1.0
+
+
+def test_govsim_monitor_ids_leave_whodunit_untouched() -> None:
+    # The GovSim section has defaults: WhoDunit payloads (and ids) do not mention it.
+    unit = collect_units(MonitorExperimentConfig(n_train=1, n_validation=1))[0]
+    assert "govsim" not in unit.payload["config"] and "env" not in unit.payload["config"]
+
+
+def test_monitor_pipeline_end_to_end(tmp_path: Path) -> None:
+    cfg = tmp_path / "mon.yaml"
+    cfg.write_text(
+        "env: govsim\nn_train: 12\nn_validation: 8\nn_test: 10\nrepeats: 2\ncollect_repeats: 2\n"
+        "conditions: [none, monitor-1, monitor-2, random-1, turn-only-1]\n",
+        encoding="utf-8",
+    )
+    collect, evaluate = tmp_path / "c", tmp_path / "e"
+    assert RUNNER.invoke(app, ["monitor", "collect", str(cfg), "-o", str(collect)]).exit_code == 0
+    r = RUNNER.invoke(app, ["monitor", "train", str(collect)])
+    assert r.exit_code == 0, r.output
+    r = RUNNER.invoke(
+        app,
+        [
+            "monitor",
+            "evaluate",
+            str(cfg),
+            "-m",
+            str(collect / "monitors.json"),
+            "-o",
+            str(evaluate),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "skipping monitor-2" in r.output
+    r = RUNNER.invoke(app, ["monitor", "report", str(evaluate), "--json", "--csv", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout[: r.stdout.rindex("}") + 1])
+    assert data["env"] == "govsim" and data["simulated"]
+    outcomes = {row["condition"]: row for row in data["outcomes"]}
+    assert set(outcomes) == {"none", "monitor-1", "random-1", "turn-only-1"}
+    for row in outcomes.values():
+        assert row["games"] == 10
+        for key in ("survival_rate", "survival_time", "efficiency"):
+            assert row[f"{key}_low"] <= row[key] <= row[f"{key}_high"]
+    assert outcomes["none"]["interventions_per_game"] == 0.0
+    assert (tmp_path / "outcomes.csv").read_text().startswith("results,")
+    assert not math.isnan(outcomes["none"]["survival_time"])
+
+
+def test_govsim_cli_run_report_play(tmp_path: Path) -> None:
+    run = tmp_path / "g"
+    r = RUNNER.invoke(app, ["govsim", "run", "--set", "n_games=4", "-o", str(run)])
+    assert r.exit_code == 0, r.output
+    figs = tmp_path / "figs"
+    r = RUNNER.invoke(
+        app,
+        [
+            "govsim",
+            "report",
+            str(run),
+            "--plots",
+            str(figs),
+            "--csv",
+            str(figs),
+            "--transcripts",
+            str(figs / "t"),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "Survival" in r.output and (figs / "stocks.png").stat().st_size > 1000
+    assert len(list((figs / "t").glob("*.md"))) == 4
+    assert "simulated" in (figs / "govsim.csv").read_text()
+    r = RUNNER.invoke(app, ["govsim", "play", "--months", "2"])
+    assert r.exit_code == 0 and "Month 1" in r.output
