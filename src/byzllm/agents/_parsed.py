@@ -24,10 +24,17 @@ __all__ = ["PARSE_STAGES", "ParseCounts", "ParseStage", "Parsed"]
 _T = TypeVar("_T")
 
 #: The stages whose parsing is counted (what :class:`ParseCounts` keys are).
-ParseStage = Literal["score", "confidence", "answer", "refine", "move"]
+ParseStage = Literal["score", "confidence", "answer", "refine", "move", "catch"]
 
 #: Every stage, in report order.
-PARSE_STAGES: tuple[ParseStage, ...] = ("score", "confidence", "answer", "refine", "move")
+PARSE_STAGES: tuple[ParseStage, ...] = (
+    "score",
+    "confidence",
+    "answer",
+    "refine",
+    "move",
+    "catch",
+)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-Domain = Literal["consensus", "whodunit", "all"]
+Domain = Literal["consensus", "whodunit", "govsim", "all"]
 
 
 def _fmt(value: Any) -> Any:
@@ -29,7 +29,7 @@ def _fmt(value: Any) -> Any:
 @app.command()
 def show(
     domain: Annotated[
-        str, typer.Option("--domain", "-d", help="consensus, whodunit or all.")
+        str, typer.Option("--domain", "-d", help="consensus, whodunit, govsim or all.")
     ] = "all",
     json_output: JsonOption = False,
     markdown: MarkdownOption = False,
@@ -49,8 +49,10 @@ def show(
     with cli_errors():
         from byzllm.errors import InputError
 
-        if domain not in ("consensus", "whodunit", "all"):
-            raise InputError(f"unknown domain {domain!r}; choose consensus, whodunit or all")
+        if domain not in ("consensus", "whodunit", "govsim", "all"):
+            raise InputError(
+                f"unknown domain {domain!r}; choose consensus, whodunit, govsim or all"
+            )
         tables = _parameter_tables(domain)
         if json_output:
             print_json({"tables": tables})
@@ -75,6 +77,13 @@ def _parameter_tables(domain: str) -> dict[str, list[dict[str, Any]]]:
 
         tables["whodunit: every agent (sim)"] = [
             _row(r.to_dict()) for r in parameter_rows(SimParams())
+        ]
+    if domain in ("govsim", "all"):
+        from byzllm.agents._params import parameter_rows
+        from byzllm.agents.govsim import FisherParams
+
+        tables["govsim: every fisher (govsim.sim)"] = [
+            _row(r.to_dict()) for r in parameter_rows(FisherParams())
         ]
     return tables
 

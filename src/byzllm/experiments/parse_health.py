@@ -42,7 +42,7 @@ __all__ = [
 WARN_ABOVE = 0.2
 
 #: The record kinds that carry a unit's ``parse`` counts (one record per unit).
-UNIT_KINDS = ("consensus_question", "whodunit_game", "monitor_game")
+UNIT_KINDS = ("consensus_question", "whodunit_game", "monitor_game", "govsim_game")
 
 #: The status of a run's parse health.
 Status = Literal["ok", "warning", "n/a (simulated)", "not recorded"]
@@ -87,6 +87,11 @@ STAGES: dict[str, StageText] = {
         "WhoDunit move",
         "WhoDunit moves fell back to a pass",
         "the model gave no valid action (after re-prompts), so those turns were passed",
+    ),
+    "catch": StageText(
+        "GovSim catch",
+        "GovSim catch decisions fell back to 0 tons",
+        "the model wrote no readable amount (after re-prompts), so those fishers caught nothing",
     ),
 }
 
