@@ -23,6 +23,8 @@ def test_list_names_every_table_with_its_shipped_config() -> None:
     tables = {(r["paper"], r["table"]) for r in rows}
     for k in range(1, 7):
         assert ("the SAC paper", f"Table {k}") in tables
+    for table in ("Table 2", "Table 3", "Fig. 4", "Fig. 5", "Fig. 6"):
+        assert ("the rogue-agents paper", table) in tables
     for r in rows:
         assert Path(r["config"]).is_file()
 
@@ -30,7 +32,8 @@ def test_list_names_every_table_with_its_shipped_config() -> None:
 @pytest.mark.parametrize("name", list(REPRODUCTIONS))
 def test_every_table_runs_on_simulated_agents(name: str, tmp_path: Path) -> None:
     run_dir = tmp_path / name
-    args = ["reproduce", name, "-o", str(run_dir), "-n", "3", "--json"]
+    size = "3" if REPRODUCTIONS[name].kind == "consensus" else "6"
+    args = ["reproduce", name, "-o", str(run_dir), "-n", size, "--json"]
     result = RUNNER.invoke(app, args)
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
@@ -56,7 +59,11 @@ def test_unknown_table_is_one_clear_line() -> None:
 def test_shipped_configs_load() -> None:
     from byzllm.experiments import load_config
     from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.experiments.monitor.config import MonitorExperimentConfig
 
     for entry in REPRODUCTIONS.values():
-        cfg = load_config(config_path(entry.config), ConsensusConfig)
-        assert cfg.dataset.n == 30
+        if entry.kind == "consensus":
+            assert load_config(config_path(entry.config), ConsensusConfig).dataset.n == 30
+        else:
+            cfg = load_config(config_path(entry.config), MonitorExperimentConfig)
+            assert "none" in cfg.conditions and "monitor-1" in cfg.conditions

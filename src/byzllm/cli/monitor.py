@@ -176,32 +176,15 @@ def train(
     """
     with cli_errors():
         from byzllm.experiments import Store
-        from byzllm.experiments.monitor import datasets_from_rows
-        from byzllm.monitor import ablation_rows, table5_rows, train_monitor_set
+        from byzllm.experiments.monitor.pipeline import train_from_turns
+        from byzllm.monitor import ablation_rows, table5_rows
 
         with Store.open(run_dir) as store:
             turns = store.records("monitor_turn")
             cfg = store.latest_config() or {}
-        train_set, validation_set = datasets_from_rows(turns)
         simulated = any(bool(t.get("simulated")) for t in turns)
-        env_name = cfg.get("env", "whodunit")
-        meta = {
-            "env": env_name,
-            "variant": (cfg.get("game") or {}).get("variant") if env_name == "whodunit" else None,
-            "agents": cfg.get("agents"),
-            "model": cfg.get("model"),
-            "renormalize": cfg.get("renormalize", True),
-            "simulated": simulated,
-            "train_games": train_set.n_games,
-            "validation_games": validation_set.n_games,
-        }
-        monitors, selections = train_monitor_set(
-            train_set,
-            validation_set,
-            degrees=range(1, max_degree + 1),
-            alpha=alpha,
-            joint=joint,
-            meta=meta,
+        monitors, selections = train_from_turns(
+            turns, cfg, degrees=range(1, max_degree + 1), alpha=alpha, joint=joint
         )
         path = monitors.save(out or run_dir / "monitors.json")
         rows = table5_rows(monitors)

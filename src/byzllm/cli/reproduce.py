@@ -84,6 +84,17 @@ def reproduce(
             )
             return
         entry = get_reproduction(name)
+        if entry.kind == "monitor":
+            _run_monitor(
+                entry,
+                run_dir or Path("runs") / "reproduce" / name,
+                model,
+                base_url,
+                questions,
+                concurrency,
+                json_output,
+            )
+            return
         _run(
             entry,
             run_dir or Path("runs") / "reproduce" / name,
@@ -106,14 +117,12 @@ def _run(
     concurrency: int,
     json_output: bool,
 ) -> None:
-    from rich.console import Console
-    from rich.table import Table
 
     from byzllm.cli._common import execute_units, load_cli_config
     from byzllm.experiments.consensus.config import ConsensusConfig
     from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
     from byzllm.experiments.consensus.report import INTERVAL_NOTE, summarize
-    from byzllm.experiments.reports import simulated_title, write_csv
+    from byzllm.experiments.reports import write_csv
     from byzllm.experiments.reproduce import config_path
     from byzllm.experiments.viewer import write_view
 
@@ -135,9 +144,97 @@ def _run(
         ]
     rows = entry.compare(summarize(records))
     simulated = any(r["simulated"] for r in rows)
-    folder = run_dir / "report"
-    csv_path = write_csv(rows, folder / "paper_comparison.csv", simulated=simulated)
+    csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)
     page = write_view(run_dir)
+    _print_comparison(entry, rows, simulated, INTERVAL_NOTE, csv_path, page, json_output)
+
+
+def _run_monitor(
+    entry: Any,
+    run_dir: Path,
+    model: str | None,
+    base_url: str | None,
+    games: int | None,
+    concurrency: int,
+    json_output: bool,
+) -> None:
+    """collect -> train -> evaluate (at each lineup size of ``entry.sizes``) -> compare."""
+    from byzllm.cli._common import execute_units, load_cli_config
+    from byzllm.experiments import Store
+    from byzllm.experiments.monitor import collect_units, evaluate_units, work
+    from byzllm.experiments.monitor.ablations import interval_note
+    from byzllm.experiments.monitor.config import MonitorExperimentConfig
+    from byzllm.experiments.monitor.pipeline import train_from_turns
+    from byzllm.experiments.reports import write_csv
+    from byzllm.experiments.reproduce import config_path
+    from byzllm.experiments.viewer import write_view
+
+    overrides: list[str] = []
+    if games is not None:
+        overrides += [f"n_train={games}", f"n_validation={games}", f"n_test={games}"]
+    if model:
+        overrides += ["agents=llm", f"model={model}"]
+        if base_url:
+            overrides.append(f"base_url={base_url}")
+    cfg = load_cli_config(config_path(entry.config), MonitorExperimentConfig, overrides)
+    collect_dir = run_dir / "collect"
+    done = execute_units(
+        collect_dir, collect_units(cfg), work, config=cfg, concurrency=concurrency,
+        description=f"{entry.name}: collect",
+    )  # fmt: skip
+    if not done.complete:
+        raise typer.Exit(summary_exit_code(done))
+    with Store.open(collect_dir) as store:
+        turns = store.records("monitor_turn")
+        recorded = store.latest_config()
+    monitors, _ = train_from_turns(turns, recorded)
+    monitors.save(run_dir / "monitors.json")
+    by_size: dict[int, list[dict[str, Any]]] = {}
+    last_dir = run_dir
+    for size in entry.sizes or (0,):
+        evaluated = cfg
+        folder = run_dir / "evaluate"
+        if size:
+            game = cfg.game.model_copy(update={"n_suspects": size})
+            evaluated = cfg.model_copy(update={"game": game})
+            folder = run_dir / f"evaluate-{size}"
+        done = execute_units(
+            folder, evaluate_units(evaluated, monitors), work, config=evaluated,
+            concurrency=concurrency, description=f"{entry.name}: evaluate",
+        )  # fmt: skip
+        if not done.complete:
+            raise typer.Exit(summary_exit_code(done))
+        with Store.open(folder) as store:
+            by_size[size] = store.records("monitor_game")
+        last_dir = folder
+    rows = entry.compare(by_size if entry.sizes else by_size[0])
+    simulated = any(r["simulated"] for r in rows)
+    csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)
+    page = write_view(last_dir, run_dir / "view.html")
+    # Gains are paired differences with no intervention; table cells are per-condition means.
+    if entry.metrics[0].startswith("gain"):
+        note = interval_note(True)
+    else:
+        from byzllm.experiments._intervals import BOOTSTRAP_METHOD
+
+        note = BOOTSTRAP_METHOD.replace("over units", "over test games")
+    _print_comparison(entry, rows, simulated, note, csv_path, page, json_output)
+
+
+def _print_comparison(
+    entry: Any,
+    rows: list[dict[str, Any]],
+    simulated: bool,
+    note: str,
+    csv_path: Path,
+    page: Path,
+    json_output: bool,
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from byzllm.experiments.reports import simulated_title
+
     if json_output:
         print_json(
             {
@@ -145,15 +242,27 @@ def _run(
                 "paper": entry.paper,
                 "table": entry.table,
                 "simulated": simulated,
-                "interval_method": INTERVAL_NOTE,
+                "interval_method": note,
                 "rows": rows,
                 "csv": str(csv_path),
                 "view": str(page),
             }
         )
         return
-    keys = [k for k in ("protocol", "topology", "adversaries", "round") if rows and k in rows[0]]
-    title = f"{entry.paper}, {entry.table}: ours [95% CI] / paper (difference), in %"
+    keys = [
+        k
+        for k in (
+            "protocol",
+            "topology",
+            "adversaries",
+            "round",
+            "paper model",
+            "condition",
+            "suspects",
+        )
+        if rows and k in rows[0]
+    ]
+    title = f"{entry.paper}, {entry.table}: ours [95% CI] / paper (difference)"
     table = Table(title=simulated_title(title, simulated))
     for k in keys:
         table.add_column(k)
@@ -168,11 +277,11 @@ def _run(
                 row.get(f"{metric}_diff"),
             )
             low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
-            span = "" if low is None or high is None else f" [{low:.0f},{high:.0f}]"
+            span = "" if low is None or high is None else f" [{low:.1f},{high:.1f}]"
             cells.append("-" if ours is None else f"{ours:.1f}{span} / {paper:g} ({diff:+.1f})")
         table.add_row(*cells)
     console = Console()
     console.print(table)
     label = "simulated agents (not real LLMs)" if simulated else "real models"
-    console.print(f"[dim]ours: {label}; brackets: {INTERVAL_NOTE}[/dim]")
+    console.print(f"[dim]ours: {label}; brackets: {note}[/dim]")
     typer.echo(f"wrote {csv_path} and {page}")

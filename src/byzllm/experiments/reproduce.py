@@ -31,10 +31,14 @@ class Reproduction:
     table: str
     description: str
     config: str
-    compare: Callable[[Summary], list[dict[str, Any]]]
+    #: consensus: the run's summary -> rows; monitor: the test games (or, with ``sizes``,
+    #: {lineup size: games}) -> rows.
+    compare: Callable[[Any], list[dict[str, Any]]]
     #: Metric columns of the comparison, in order.
     metrics: tuple[str, ...]
     kind: str = "consensus"
+    #: monitor: evaluate at these lineup sizes with the monitors trained on the config's.
+    sizes: tuple[int, ...] = ()
 
 
 def _sac(
@@ -63,6 +67,39 @@ def _rounds(table: str) -> Callable[[Summary], Any]:
         from byzllm.experiments.consensus import paper
 
         return paper.round_comparison(summary, paper.PER_ROUND[table])
+
+    return compare
+
+
+def _rogue(
+    name: str,
+    table: str,
+    description: str,
+    config: str,
+    compare: Callable[[Any], list[dict[str, Any]]],
+    metrics: tuple[str, ...],
+    sizes: tuple[int, ...] = (),
+) -> Reproduction:
+    return Reproduction(
+        name,
+        "the rogue-agents paper",
+        table,
+        description,
+        config,
+        compare,
+        metrics,
+        "monitor",
+        sizes,
+    )
+
+
+def _monitor(function: str, *args: Any) -> Callable[[Any], list[dict[str, Any]]]:
+    def compare(games: Any) -> list[dict[str, Any]]:
+        from byzllm.experiments.monitor import paper
+
+        published = [getattr(paper, a) for a in args]
+        result: list[dict[str, Any]] = getattr(paper, function)(games, *published)
+        return result
 
     return compare
 
@@ -120,6 +157,47 @@ REPRODUCTIONS: dict[str, Reproduction] = {
             "sac-table6.yaml",
             _table("TABLE_6"),
             _T5,
+        ),
+        _rogue(
+            "ra-table2",
+            "Table 2",
+            "GovSim fishing with and without the monitor: Survival-Rate, Survival-Time, Efficiency",
+            "ra-table2.yaml",
+            _monitor("table2_comparison"),
+            ("survival_rate", "survival_time", "efficiency"),
+        ),
+        _rogue(
+            "ra-table3",
+            "Table 3",
+            "ablations on WhoDunitEnv-Asym: 2nd-best / worst monitors, resampling, baselines",
+            "ra-table3.yaml",
+            _monitor("table3_comparison"),
+            ("success", "length"),
+        ),
+        _rogue(
+            "ra-fig4",
+            "Fig. 4",
+            "live interventions on WhoDunitEnv-Asym: gain of one reset over none",
+            "ra-fig4.yaml",
+            _monitor("gain_comparison", "FIG4_GAINS"),
+            ("gain",),
+        ),
+        _rogue(
+            "ra-fig5",
+            "Fig. 5",
+            "live interventions on WhoDunitEnv-Sym: gain of one reset over none",
+            "ra-fig5.yaml",
+            _monitor("gain_comparison", "FIG5_GAINS"),
+            ("gain",),
+        ),
+        _rogue(
+            "ra-fig6",
+            "Fig. 6",
+            "WhoDunitEnv-Asym, 6, 10, 14 suspects, monitors trained on 10: gains of 1, 2 resets",
+            "ra-fig6.yaml",
+            _monitor("size_comparison"),
+            ("gain_1", "gain_2"),
+            sizes=(6, 10, 14),
         ),
     )
 }
