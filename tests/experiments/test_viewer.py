@@ -191,3 +191,19 @@ def test_view_refuses_a_folder_without_results(tmp_path: Path) -> None:
     result = RUNNER.invoke(app, ["view", str(tmp_path)])
     assert result.exit_code == 2
     assert "no results.sqlite" in result.output
+
+
+def test_a_govsim_batch_page_opens_a_stock_curve(chromium: str, tmp_path: Path) -> None:
+    run_dir = tmp_path / "gs"
+    result = RUNNER.invoke(app, ["govsim", "run", "--set", "n_games=3", "-o", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    page = RUNNER.invoke(app, ["view", str(run_dir)])
+    assert page.exit_code == 0, page.output
+    with Store.open(run_dir) as store:
+        game = store.records("govsim_game")[0]
+    url = Path(page.stdout.strip()).resolve().as_uri() + f"#open={game['game_id']}/r0"
+    dom, stderr = _dump(chromium, url)
+    assert "3 of 3 shown" in dom and "Survival-Rate" in dom
+    detail = dom[dom.index('<div class="detail">') :]
+    assert "<polyline" in detail[:3000] and f"R0 = {game['r0']}" in detail
+    assert not _console_errors(stderr)

@@ -6,9 +6,10 @@
 The page holds the run's summary tables with their 95% intervals (the numbers of the matching
 ``report --json``), its parse health and model requests, per-round plots (consensus), and a
 filterable, paginated list of its questions or games; each opens its trace (consensus: graph
-and rounds; WhoDunit: the transcript with decision tokens coloured by entropy; monitor
-evaluations: triggers and resets). At the top it says whether the results are simulated or
-from a real model. No server, no network: CSS, script and data are inline.
+and rounds; WhoDunit: the transcript with decision tokens coloured by entropy; GovSim: the
+stock per month and the transcript; monitor evaluations: triggers and resets). At the top it
+says whether the results are simulated or from a real model. No server, no network: CSS,
+script and data are inline.
 
 Large runs stay light: the list holds every unit (a short row each), but only the first
 ``max_details`` units carry their full trace.
@@ -52,6 +53,12 @@ def render_view(run_dir: str | Path, *, max_details: int = DEFAULT_MAX_DETAILS) 
             turns = store.records("whodunit_turn") if "whodunit_turn" in kinds else []
             sections, simulated = whodunit_sections(games, turns, max_details=max_details)
             title = f"{name}: WhoDunitEnv games ({len(games)})"
+        elif "govsim_game" in kinds:
+            from ._games import govsim_sections
+
+            games = store.records("govsim_game")
+            sections, simulated = govsim_sections(games, max_details=max_details)
+            title = f"{name}: GovSim games ({len(games)})"
         elif "monitor_game" in kinds:
             from ._games import monitor_sections
 

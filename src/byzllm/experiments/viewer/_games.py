@@ -16,7 +16,7 @@ from typing import Any
 
 from ._html import Section, Units, esc, table_html
 
-__all__ = ["generic_sections", "monitor_sections", "whodunit_sections"]
+__all__ = ["generic_sections", "govsim_sections", "monitor_sections", "whodunit_sections"]
 
 
 def _entropy(distribution: Sequence[Sequence[Any]]) -> float:
@@ -282,4 +282,98 @@ def generic_sections(
                 units=Units(columns=scalar_cols, filters=[], rows=rows, details=details),
             )
         )
+    return sections, simulated
+
+
+def _stock_svg(stocks: Sequence[int], r0: int, gamma: int) -> str:
+    """The lake's stock per month as a small inline SVG line (the collapse line dashed)."""
+    width, height, pad = 260, 110, 18
+    top = max([r0, *stocks, 1])
+    n = max(len(stocks), 2)
+
+    def xy(i: int, v: float) -> str:
+        x = pad + (width - 2 * pad) * i / (n - 1)
+        y = height - pad - (height - 2 * pad) * v / top
+        return f"{x:.1f},{y:.1f}"
+
+    line = " ".join(xy(i, v) for i, v in enumerate(stocks))
+    gy = height - pad - (height - 2 * pad) * gamma / top
+    return (
+        f"<svg width='{width}' height='{height}' viewBox='0 0 {width} {height}'>"
+        f"<line x1='{pad}' y1='{gy:.1f}' x2='{width - pad}' y2='{gy:.1f}' stroke='#cf222e' "
+        "stroke-dasharray='4 3'/>"
+        f"<polyline points='{line}' fill='none' stroke='#0969da' stroke-width='2'/>"
+        f"<text x='{pad}' y='12' font-size='10'>stock per month (R0 = {r0}; dashed: collapse "
+        f"below {gamma})</text></svg>"
+    )
+
+
+def govsim_sections(
+    games: Sequence[Mapping[str, Any]], *, max_details: int
+) -> tuple[list[Section], bool]:
+    """A GovSim batch: the three metrics with intervals, health, and every game with its
+    stock curve and transcript (Piatti et al. 2024; the rogue-agents paper, §4.1)."""
+    from byzllm.experiments import parse_health, request_health
+    from byzllm.experiments.govsim.report import summary_rows, transcript
+
+    plain = [dict(g) for g in games]
+    rows = summary_rows(plain)
+    simulated = any(r["simulated"] for r in rows)
+    shown = [
+        {k: v for k, v in r.items() if not isinstance(v, float) and k != "simulated"} for r in rows
+    ]
+    sections = [
+        Section(
+            "GovSim: Survival-Rate, Survival-Time, Efficiency",
+            table_html(shown, note="brackets: 95% percentile bootstrap over games"),
+            anchor="summary",
+        ),
+        Section(
+            "Parse health and model requests",
+            table_html(parse_health.from_records(plain).rows())
+            + table_html(
+                [request_health.from_records(plain).to_json()],
+                ["units", "requests", "cached", "retries", "timeouts", "failures"],
+            ),
+            anchor="health",
+        ),
+    ]
+    unit_rows: list[dict[str, Any]] = []
+    details: dict[str, str] = {}
+    for g in plain:
+        key = f"{g['game_id']}/r{g.get('repeat', 0)}"
+        unit_rows.append(
+            {
+                "id": key,
+                "game": g["game_id"],
+                "repeat": g.get("repeat", 0),
+                "split": g.get("split"),
+                "R0": g.get("r0"),
+                "outcome": "collapsed" if g.get("collapsed") else "survived",
+                "months": g.get("survival_time"),
+                "efficiency %": f"{100 * float(g.get('efficiency', 0)):.1f}",
+                "resets": g.get("resets", 0),
+            }
+        )
+        if len(details) < max_details:
+            details[key] = (
+                _stock_svg(
+                    list(g.get("stocks") or []),
+                    int(g.get("r0", 0)),
+                    int(g.get("collapse_below", 5)),
+                )
+                + f"<pre>{esc(transcript(g))}</pre>"
+            )
+    sections.append(
+        Section(
+            "Games (click one for its stock curve and transcript)",
+            units=Units(
+                columns=["game", "repeat", "split", "R0", "outcome", "months", "efficiency %"],
+                filters=["split", "outcome"],
+                rows=unit_rows,
+                details=details,
+            ),
+            anchor="games",
+        )
+    )
     return sections, simulated
