@@ -1,0 +1,339 @@
+"""The first process inside the sandbox's namespaces: prepares the file system, starts the program.
+
+Run by :mod:`byzllm.sandbox._run` as ``unshare --mount --net --pid ... python -S -s
+_bootstrap.py CONFIG_FILE``, so this process is PID 1 of a fresh PID namespace, alone in a fresh
+network namespace (only a loopback interface, down) and a private mount namespace. It
+
+1. remounts every inherited mount read-only (and ``nosuid``), keeping the mount's other flags;
+2. mounts empty file systems over the places where secrets or writable host state live (the
+   host's temporary directories, ``/run``, home directories, the directory byzllm was started
+   from), binding the Python installation back read-only where it lies under one of them;
+3. mounts a size-limited private ``tmpfs`` as the program's working directory (also its HOME
+   and TMPDIR) and writes the program there;
+4. forks the program: a new session, resource limits, an unprivileged uid with no
+   capabilities, ``no_new_privs``, a seccomp filter (:mod:`byzllm.sandbox._seccomp`), a
+   minimal environment;
+5. waits for it, reaping every orphan (PID 1's job), until it exits or the wall-time limit
+   passes, then reports how it ended on the status pipe (one :mod:`marshal` record) and
+   exits. The kernel kills every
+   process left in a PID namespace when its PID 1 exits, so nothing the program started
+   survives it.
+
+Standard library only, and no byzllm import: it runs under ``-S`` (no site-packages) to
+start fast and to depend on nothing installed. Its start-up is most of the sandbox's cost per
+run, so it imports only C modules and ``os``: :mod:`marshal` rather than :mod:`json` (which
+pulls in :mod:`re` and :mod:`enum`), ``_signal`` rather than :mod:`signal` (which pulls in
+:mod:`enum`), :mod:`ctypes` only where a mount or ``prctl`` needs it. Any failure before the
+program starts is reported as a ``setup`` event, never as a result of the program.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import resource
+import sys
+import time
+from typing import Any
+
+_signal: Any = __import__("_signal")
+
+# Mount flags from <sys/mount.h>.
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_NOATIME = 1024
+MS_NODIRATIME = 2048
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+MS_RELATIME = 1 << 21
+MS_STRICTATIME = 1 << 24
+
+_PER_MOUNT_FLAGS = {
+    "nosuid": MS_NOSUID,
+    "nodev": MS_NODEV,
+    "noexec": MS_NOEXEC,
+    "noatime": MS_NOATIME,
+    "nodiratime": MS_NODIRATIME,
+    "relatime": MS_RELATIME,
+    "strictatime": MS_STRICTATIME,
+}
+
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+O_PATH = 0o10000000
+
+#: Exit status of the program child when it could not be started (exec failed).
+EXEC_FAILED = 127
+
+_libc: Any = None
+
+
+class SetupError(Exception):
+    """The sandbox could not be prepared; reported to the host instead of running anything."""
+
+
+class _Deadline(Exception):
+    pass
+
+
+def _libc_call(name: str, *args: Any) -> None:
+    import ctypes
+
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    converted = [ctypes.c_ulong(a) if isinstance(a, int) else a for a in args]
+    if getattr(_libc, name)(*converted) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{name}{args!r}: {os.strerror(errno)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
+    _libc_call(
+        "mount",
+        source.encode() if source is not None else None,
+        target.encode(),
+        fstype.encode() if fstype is not None else None,
+        flags,
+        data.encode() if data else None,
+    )
+
+
+def _unescape(field: str) -> str:
+    # /proc/self/mountinfo escapes space, tab, newline and backslash as octal (\040 ...).
+    out, i = [], 0
+    while i < len(field):
+        if field[i] == "\\" and i + 4 <= len(field) and field[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def _mounts() -> list[tuple[str, int]]:
+    """Every mount point (outermost first) with the per-mount flags it has now."""
+    found: list[tuple[str, int]] = []
+    with open("/proc/self/mountinfo", encoding="utf-8") as lines:
+        for line in lines:
+            fields = line.split()
+            point, options = _unescape(fields[4]), fields[5].split(",")
+            flags = 0
+            for option in options:
+                flags |= _PER_MOUNT_FLAGS.get(option, 0)
+            found.append((point, flags))
+    return found
+
+
+def _remount_all_read_only() -> None:
+    # A bind remount changes only the per-mount flags; the ones the mount already has must be
+    # passed again or they would be cleared (a nodev mount would lose nodev). nosuid is added
+    # everywhere; nodev is not (the program needs /dev/null, /dev/urandom).
+    for point, flags in _mounts():
+        try:
+            _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | flags)
+        except OSError as error:
+            # A mount covered by a later mount on the same point is not reachable by path; it
+            # stays hidden under the one that is remounted. Anything else is a real failure.
+            if not os.path.exists(point):
+                continue
+            raise SetupError(f"cannot make {point} read-only: {error}") from error
+
+
+def _is_within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _hide(folders: list[str], keep: list[str], work: str, disk_mb: int, uid: int) -> None:
+    """Mount empty file systems over ``folders``, binding the ``keep`` paths back read-only."""
+    for folder in folders:
+        if not os.path.isdir(folder) or os.path.islink(folder):
+            continue
+        if any(_is_within(folder, k) for k in keep):
+            if folder == work:
+                raise SetupError(f"the Python installation lies in the work folder {work}")
+            continue  # the Python installation itself lives here
+        inside = [k for k in keep if _is_within(k, folder) and os.path.isdir(k)]
+        # O_PATH descriptors reach the kept folders after the empty mount hides their path.
+        handles = [(k, os.open(k, O_PATH | os.O_DIRECTORY)) for k in inside]
+        if folder == work:
+            options = f"size={disk_mb}m,mode=0700,uid={uid},gid={uid}"
+            _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, options)
+        else:
+            _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+        for path, handle in handles:
+            os.makedirs(path, exist_ok=True)
+            _mount(f"/proc/self/fd/{handle}", path, None, MS_BIND | MS_REC)
+            _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
+            os.close(handle)
+        if folder != work:
+            _mount(None, folder, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _report(fd: int, report: dict[str, Any]) -> None:
+    os.write(fd, marshal.dumps(report))
+
+
+def _prepare(config: dict[str, Any], source: bytes) -> None:
+    work, uid = config["work"], config["uid"]
+    _remount_all_read_only()
+    # The host's folders first: the work folder (/tmp) may lie under none of them.
+    hidden = [f for f in config["hide"] if f != work]
+    _hide([*hidden, work], config["keep"], work, config["disk_mb"], uid)
+    if os.path.isdir("/dev/shm"):  # POSIX semaphores (multiprocessing) live here
+        options = f"size={config['disk_mb']}m,mode=0700,uid={uid},gid={uid}"
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
+    _private_terminals()
+    _write_program(config, source)
+
+
+def _private_terminals() -> None:
+    """A devpts instance of the sandbox's own, so the program cannot reach the host's terminals.
+
+    Where the kernel refuses one, an empty read-only folder hides the host's instance instead
+    (the program then has no pseudo-terminals at all).
+    """
+    if not os.path.isdir("/dev/pts"):
+        return
+    try:
+        _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666")
+        if os.path.exists("/dev/ptmx"):
+            _mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
+    except OSError:
+        _mount(
+            "tmpfs", "/dev/pts", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k"
+        )
+
+
+def _write_program(config: dict[str, Any], source: bytes) -> None:
+    path = os.path.join(config["work"], config["program_name"])
+    with open(path, "wb") as handle:
+        handle.write(source)
+    if config["isolate"]:
+        os.chown(path, config["uid"], config["uid"])
+
+
+def _limit(kind: int, value: int) -> None:
+    resource.setrlimit(kind, (value, value))
+
+
+def _start_program(config: dict[str, Any]) -> None:  # pragma: no cover - runs in the child
+    """In the forked child: become the program (never returns)."""
+    try:
+        if config["isolate"]:
+            # Its own session and process group: kill(0, ...) cannot reach the bootstrap. (Not
+            # without isolation: there the host kills the bootstrap's group, program included.)
+            os.setsid()
+        os.chdir(config["work"])
+        mib = 1024 * 1024
+        cpu = int(config["cpu_s"]) + (1 if config["cpu_s"] % 1 else 0)
+        resource.setrlimit(resource.RLIMIT_CPU, (max(cpu, 1), max(cpu, 1) + 1))
+        _limit(resource.RLIMIT_AS, config["memory_mb"] * mib)
+        _limit(resource.RLIMIT_FSIZE, config["disk_mb"] * mib)
+        _limit(resource.RLIMIT_NOFILE, config["max_open_files"])
+        _limit(resource.RLIMIT_CORE, 0)
+        _limit(resource.RLIMIT_MEMLOCK, 0)
+        _limit(resource.RLIMIT_MSGQUEUE, 0)
+        if config["isolate"]:
+            uid = config["uid"]
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)  # drops every capability
+        # RLIMIT_NPROC counts every process of the uid, so it is set after the uid change.
+        _limit(resource.RLIMIT_NPROC, config["max_processes"])
+        _libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        if config["seccomp"]:
+            _install_filter(config["seccomp"])
+        argv = [config["python"], "-s", config["program_name"]]
+        os.execve(config["python"], argv, config["env"])
+    except BaseException as error:  # anything here means the program never ran
+        # Still this process's copy of the status pipe (closed only by exec): the host learns
+        # that the sandbox, not the program, failed.
+        _report(config["status_fd"], {"event": "setup", "message": f"cannot start: {error}"})
+    os._exit(EXEC_FAILED)
+
+
+def _install_filter(program: bytes) -> None:  # pragma: no cover - runs in the child
+    """Install the seccomp filter the host built (``byzllm.sandbox._seccomp``)."""
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    instructions = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(instructions))
+    _libc_call("prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)
+
+
+def _count_processes() -> int:
+    try:
+        return sum(1 for name in os.listdir("/proc") if name.isdigit()) - 1  # minus PID 1
+    except OSError:
+        return -1
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise _Deadline
+
+
+def _supervise(config: dict[str, Any]) -> dict[str, Any]:
+    """Fork the program and wait for it (and reap orphans) until it ends or time is up."""
+    started = time.monotonic()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child execs
+        _start_program(config)
+    _signal.signal(_signal.SIGALRM, _on_alarm)
+    _signal.setitimer(_signal.ITIMER_REAL, config["timeout_s"])
+    report: dict[str, Any] = {"event": "exit", "timed_out": False, "pid": child}
+    try:
+        while True:
+            pid, status, usage = os.wait4(-1, 0)
+            if pid == child:
+                break
+    except _Deadline:
+        report.update(timed_out=True, processes=_count_processes())
+        report["duration_s"] = time.monotonic() - started
+        return report
+    except ChildProcessError:  # pragma: no cover - the child is always ours to wait for
+        report.update(event="setup", message="lost track of the program process")
+        return report
+    finally:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+    report["duration_s"] = time.monotonic() - started
+    report["processes"] = _count_processes()
+    report["cpu_s"] = usage.ru_utime + usage.ru_stime
+    report["max_rss_kb"] = usage.ru_maxrss
+    if os.WIFSIGNALED(status):
+        report.update(signal=os.WTERMSIG(status), exit_code=None)
+    else:
+        report.update(signal=None, exit_code=os.waitstatus_to_exitcode(status))
+    return report
+
+
+def main() -> None:
+    with open(sys.argv[1], "rb") as handle:
+        config: dict[str, Any] = marshal.load(handle)
+    status_fd: int = config["status_fd"]
+    os.set_inheritable(status_fd, False)  # the program must not be able to forge a report
+    try:
+        if config["isolate"]:
+            _prepare(config, config["source"])
+        else:
+            _write_program(config, config["source"])
+    except (OSError, SetupError) as error:
+        report: dict[str, Any] = {"event": "setup", "message": str(error)}
+    else:
+        report = _supervise(config)
+    _report(status_fd, report)
+    # Leaving PID 1 makes the kernel kill whatever the program left behind.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""What a sandboxed run may use, and what came of it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["LimitName", "SandboxLimits", "SandboxResult", "Status"]
+
+#: The outcome of one run, one word each (see :class:`SandboxResult`).
+Status = Literal["passed", "failed", "timed_out", "crashed", "rejected"]
+#: The limit that rejected a run.
+LimitName = Literal["memory", "processes", "output", "files", "disk"]
+
+
+class SandboxLimits(BaseModel):
+    """Resource limits of one sandboxed run.
+
+    ``memory_mb`` bounds the address space of each process (``RLIMIT_AS``), ``cpu_s`` the CPU
+    time of each process (``RLIMIT_CPU``); ``timeout_s`` is the wall time of the whole run,
+    after which everything the program started is killed. ``disk_mb`` is the size of the
+    private working folder (and of each single file written there).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    timeout_s: float = Field(10.0, gt=0, le=3600)
+    cpu_s: float | None = Field(None, gt=0, le=3600)
+    memory_mb: int = Field(512, ge=32, le=1_048_576)
+    max_processes: int = Field(32, ge=1, le=4096)
+    max_open_files: int = Field(64, ge=16, le=65_536)
+    max_output_bytes: int = Field(1_000_000, ge=0, le=1_000_000_000)
+    disk_mb: int = Field(64, ge=1, le=65_536)
+
+    @model_validator(mode="after")
+    def _default_cpu(self) -> SandboxLimits:
+        if self.cpu_s is None:
+            object.__setattr__(self, "cpu_s", self.timeout_s)
+        return self
+
+    @property
+    def effective_cpu_s(self) -> float:
+        """The CPU-time limit in force (``cpu_s``, or ``timeout_s`` when not given)."""
+        return self.cpu_s if self.cpu_s is not None else self.timeout_s
+
+
+class SandboxResult(BaseModel):
+    """One clear result per run.
+
+    * ``passed``: the program ran to the end and exited 0 (for :func:`run_tests`: and every
+      test ran);
+    * ``failed``: an assertion failed (``detail`` shows the assertion), or the tests did not
+      run to the end;
+    * ``timed_out``: the wall-time or CPU-time limit ran out;
+    * ``crashed``: any other abnormal end: an uncaught exception (``detail``: its last line and
+      where), a signal (its name), a non-zero exit status;
+    * ``rejected``: the run broke a resource limit (``limit`` says which).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Status
+    detail: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    limit: LimitName | None = None
+
+    @property
+    def passed(self) -> bool:
+        """True when the program passed."""
+        return self.status == "passed"

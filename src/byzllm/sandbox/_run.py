@@ -1,0 +1,414 @@
+"""Running one program in the sandbox: the host side.
+
+Each run starts ``unshare`` (util-linux) with fresh mount, network, PID, IPC and UTS
+namespaces around :mod:`byzllm.sandbox._bootstrap`, which prepares the file system and starts
+the program as an unprivileged uid of its own. This module feeds stdin, keeps at most
+``max_output_bytes`` of output, enforces the wall-time limit a second time from outside, kills
+the whole process group on timeout or excess output, and turns what happened into one
+:class:`SandboxResult` (:mod:`byzllm.sandbox._verdict`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import marshal
+import os
+import secrets
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._errors import SandboxError, SandboxUnavailableError
+from ._limits import SandboxLimits
+from ._seccomp import filter_program
+from ._support import NAMESPACE_FLAGS, support
+
+__all__ = ["Execution", "execute"]
+
+_BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
+#: The program's working folder (a private tmpfs), HOME and TMPDIR inside the sandbox.
+WORK = "/tmp"
+PROGRAM_NAME = "main.py"
+#: Extra wall time the host allows beyond ``timeout_s`` for starting the namespaces and the
+#: interpreters; the bootstrap's own timer starts only when the program does.
+_SETUP_GRACE_S = 5.0
+#: How long the host waits for output pipes to close once the sandbox is gone.
+_DRAIN_S = 1.0
+#: Sandboxed programs run as uids from this range, one per concurrent run: no such user
+#: exists, the uid owns no file on the host, and RLIMIT_NPROC (counted per uid) becomes a
+#: limit per run.
+_UID_BASE = 1_900_000_000
+_UID_SPAN = 100_000_000
+_uids_in_use: set[int] = set()
+
+#: Folders hidden behind an empty read-only file system: where secrets (home folders, the
+#: project byzllm was started from) or other processes' sockets and temporary files live.
+_HIDDEN = ("/home", "/root", "/run", "/var/tmp", "/mnt", "/media", "/srv", "/opt")
+#: Never hidden (a sandbox without them cannot start a program).
+_SYSTEM = ("/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/sbin", "/proc", "/dev", "/sys")
+
+
+@dataclass
+class Execution:
+    """What the host observed of one run, before it is judged."""
+
+    report: dict[str, Any]
+    stdout: bytes
+    stderr: bytes
+    duration_s: float
+    output_exceeded: bool = False
+    host_timed_out: bool = False
+    isolated: bool = True
+    notes: list[str] = field(default_factory=list)
+
+
+def _allocate_uid() -> int:
+    while True:
+        uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
+        if uid not in _uids_in_use:
+            _uids_in_use.add(uid)
+            return uid
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def python_roots() -> list[str]:
+    """The folders the interpreter needs: bound back read-only where a hidden folder covers them."""
+    executable = os.path.realpath(sys.executable)
+    roots = {
+        sys.prefix,
+        sys.exec_prefix,
+        sys.base_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(executable),
+        os.path.dirname(os.path.abspath(sys.executable)),
+    }
+    return sorted({os.path.realpath(r) for r in roots} | roots)
+
+
+def hidden_folders() -> list[str]:
+    """Host folders the program must not see: the usual places of secrets, and the cwd."""
+    folders = list(_HIDDEN)
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the folder was deleted: nothing there to hide
+        cwd = "/"
+    for candidate in (cwd, tempfile.gettempdir()):
+        real = os.path.realpath(candidate)
+        if real == "/" or any(_within(s, real) or _within(real, s) for s in _SYSTEM):
+            continue  # hiding it would hide the system itself
+        folders.append(real)
+    # Parents first: a folder under an already hidden one is gone by the time it comes up.
+    return sorted(set(folders), key=lambda f: (f.count("/"), f))
+
+
+def program_env(work: str) -> dict[str, str]:
+    """The program's whole environment: nothing from the host's (no API keys, no proxies)."""
+    return {
+        "PATH": f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": work,
+        "TMPDIR": work,
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+class _Output:
+    """stdout and stderr, kept up to one shared budget."""
+
+    def __init__(self, budget: int) -> None:
+        self.remaining = budget
+        self.exceeded = asyncio.Event()
+
+    def take(self, data: bytes, into: bytearray) -> None:
+        keep = min(len(data), self.remaining)
+        into += data[:keep]
+        self.remaining -= keep
+        if keep < len(data):
+            self.exceeded.set()
+
+
+class _Capture(asyncio.Protocol):
+    """Reads one output pipe to its end, keeping what the budget allows.
+
+    It never pauses reading: past the budget it reads and drops, so a program blocked on a
+    full pipe cannot keep the run alive, and the end of the pipe is always seen.
+    """
+
+    def __init__(self, output: _Output, into: bytearray) -> None:
+        self.output = output
+        self.into = into
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        self.output.take(data, self.into)
+
+    async def connect(self, reader: Any) -> asyncio.BaseTransport:
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.connect_read_pipe(lambda: self, reader)
+        return transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class _Pipes:
+    """The program's stdin, stdout and stderr: plain pipes that this module reads and writes.
+
+    Not asyncio's subprocess pipes: with those, waiting for the process also waits for its
+    pipes to close, which a process that escaped the kill (possible without isolation) could
+    put off forever.
+    """
+
+    def __init__(self) -> None:
+        self.stdin_read, self.stdin_write = os.pipe()
+        self.stdout_read, self.stdout_write = os.pipe()
+        self.stderr_read, self.stderr_write = os.pipe()
+        self._open = {
+            self.stdin_read,
+            self.stdin_write,
+            self.stdout_read,
+            self.stdout_write,
+            self.stderr_read,
+            self.stderr_write,
+        }
+
+    def close(self, fd: int) -> None:
+        if fd in self._open:
+            self._open.discard(fd)
+            os.close(fd)
+
+    def release(self, fd: int) -> int:
+        """Hand ``fd`` to a transport, which closes it from then on."""
+        self._open.discard(fd)
+        return fd
+
+    def close_all(self) -> None:
+        for fd in list(self._open):
+            self.close(fd)
+
+
+class _StatusPipe:
+    """The pipe on which the bootstrap reports how the program ended (one JSON line).
+
+    Each end is closed exactly once: a file descriptor number closed twice could by then
+    belong to another concurrent run.
+    """
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        self._open = {self.read_fd, self.write_fd}
+
+    def _close(self, fd: int) -> None:
+        if fd in self._open:
+            self._open.discard(fd)
+            os.close(fd)
+
+    def close_write(self) -> None:
+        self._close(self.write_fd)
+
+    def close(self) -> None:
+        self._close(self.write_fd)
+        self._close(self.read_fd)
+
+    def read_report(self) -> dict[str, Any]:
+        """What the bootstrap reported, or ``{}`` when it reported nothing (it was killed)."""
+        os.set_blocking(self.read_fd, False)
+        data = b""
+        with contextlib.suppress(BlockingIOError):
+            while len(data) < 1_000_000 and (chunk := os.read(self.read_fd, 65_536)):
+                data += chunk
+        reports: list[dict[str, Any]] = []
+        stream = io.BytesIO(data)
+        # Only the bootstrap, and the program's process before exec, hold the pipe: the
+        # records are trusted (marshal is not safe on hostile input).
+        with contextlib.suppress(EOFError, ValueError, TypeError):
+            while stream.tell() < len(data):
+                report = marshal.load(stream)
+                if isinstance(report, dict):
+                    reports.append(report)
+        # A failure to start the program (written by the program's process before exec)
+        # outranks the exit the bootstrap reports afterwards.
+        for report in reports:
+            if report.get("event") == "setup":
+                return report
+        return reports[-1] if reports else {}
+
+
+async def execute(
+    source: str, *, stdin: str, limits: SandboxLimits, allow_unsafe: bool
+) -> Execution:
+    """Run ``source`` as a Python program in the sandbox and observe it (see module doc)."""
+    found = support()
+    isolated = found.available
+    if not isolated and not allow_unsafe:
+        raise SandboxUnavailableError(
+            f"refusing to run model-generated code: {found.reason}. "
+            "Pass allow_unsafe=True (byzllm sandbox run --unsafe) to run it without isolation."
+        )
+    uid = _allocate_uid()
+    status = _StatusPipe()
+    try:
+        with tempfile.TemporaryDirectory(prefix="byzllm-sandbox-") as host_dir:
+            os.chmod(host_dir, 0o700)
+            config_path = os.path.join(host_dir, "config")
+            work = WORK if isolated else host_dir
+            config = {
+                "status_fd": status.write_fd,
+                "source": source.encode("utf-8", "surrogatepass"),
+                "isolate": isolated,
+                "work": work,
+                "program_name": PROGRAM_NAME,
+                "uid": uid,
+                "hide": hidden_folders(),
+                "keep": python_roots(),
+                "python": sys.executable,
+                "env": program_env(work),
+                "timeout_s": limits.timeout_s,
+                "cpu_s": limits.effective_cpu_s,
+                "memory_mb": limits.memory_mb,
+                "max_processes": limits.max_processes,
+                "max_open_files": limits.max_open_files,
+                "disk_mb": limits.disk_mb,
+                "seccomp": filter_program() if isolated else None,
+            }
+            Path(config_path).write_bytes(marshal.dumps(config))
+            bootstrap = [sys.executable, "-S", "-s", "-E", str(_BOOTSTRAP), config_path]
+            argv = [found.unshare, *NAMESPACE_FLAGS, *bootstrap] if isolated else bootstrap
+            return await _observe(argv, status, stdin, limits, isolated, uid)
+    finally:
+        _uids_in_use.discard(uid)
+        status.close()
+
+
+async def _observe(
+    argv: list[str],
+    status: _StatusPipe,
+    stdin: str,
+    limits: SandboxLimits,
+    isolated: bool,
+    uid: int,
+) -> Execution:
+    loop = asyncio.get_running_loop()
+    pipes = _Pipes()
+    transports: list[asyncio.BaseTransport] = []
+    started = time.monotonic()
+    try:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=pipes.stdin_read,
+                stdout=pipes.stdout_write,
+                stderr=pipes.stderr_write,
+                pass_fds=(status.write_fd,),
+                start_new_session=True,  # one process group to kill, apart from the host's
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
+            )
+        except OSError as error:
+            raise SandboxError(f"cannot start the sandbox: {error}") from error
+        # Only the sandbox holds these ends now: their readers see EOF once it is gone.
+        for fd in (pipes.stdin_read, pipes.stdout_write, pipes.stderr_write):
+            pipes.close(fd)
+        status.close_write()
+        output = _Output(limits.max_output_bytes)
+        stdout, stderr = bytearray(), bytearray()
+        captures = [_Capture(output, stdout), _Capture(output, stderr)]
+        for capture, fd in zip(captures, (pipes.stdout_read, pipes.stderr_read), strict=True):
+            transports.append(await capture.connect(os.fdopen(pipes.release(fd), "rb", 0)))
+        writer = os.fdopen(pipes.release(pipes.stdin_write), "wb", buffering=0)
+        stdin_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, writer)
+        transports.append(stdin_transport)
+        # The program may exit (or never read) before taking all of stdin: the transport
+        # then drops the rest, which is not an error.
+        if stdin:
+            stdin_transport.write(stdin.encode("utf-8", "replace"))
+        stdin_transport.close()
+        host_timed_out = await _wait(process, output, limits, uid if isolated else None)
+        # Output written just before the end may still be in the pipes; a process that kept
+        # them open (possible only without isolation) is not waited for beyond _DRAIN_S.
+        await asyncio.wait([c.closed for c in captures], timeout=_DRAIN_S)
+        return Execution(
+            report=status.read_report(),
+            stdout=bytes(stdout),
+            stderr=bytes(stderr),
+            duration_s=time.monotonic() - started,
+            output_exceeded=output.exceeded.is_set(),
+            host_timed_out=host_timed_out,
+            isolated=isolated,
+        )
+    finally:
+        for each in transports:
+            each.close()
+        pipes.close_all()
+
+
+def _has_processes(uid: int) -> bool:
+    """True while any process runs as ``uid`` (a run's own uid: its processes and no other)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    return True
+    return False
+
+
+async def _until_gone(uid: int) -> None:
+    # Killing ``unshare`` returns at once, while the kernel is still tearing the namespace
+    # down (its PID 1 killed, the rest being killed): wait until it has, so that a run that
+    # returned has nothing left running.
+    deadline = time.monotonic() + _DRAIN_S
+    while _has_processes(uid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+
+
+async def _wait(
+    process: asyncio.subprocess.Process, output: _Output, limits: SandboxLimits, uid: int | None
+) -> bool:
+    """Wait for the sandbox to end, killing it on excess output or when time is up.
+
+    Returns True when the host's own deadline killed it (the bootstrap's did not act).
+    ``uid``: the run's uid, whose processes must all be gone before this returns (None
+    without isolation, where the program runs as the caller).
+    """
+    exited = asyncio.ensure_future(process.wait())
+    exceeded = asyncio.ensure_future(output.exceeded.wait())
+    killed = False
+    try:
+        done, _ = await asyncio.wait(
+            {exited, exceeded},
+            timeout=limits.timeout_s + _SETUP_GRACE_S,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        if exited not in done:
+            killed = True
+            _kill_group(process.pid)
+            await exited
+        return not done
+    finally:
+        # Whatever happened (cancellation of this task included), nothing of the run survives.
+        if not exited.done():
+            killed = True
+            _kill_group(process.pid)
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(exited)
+        exceeded.cancel()
+        if killed and uid is not None:
+            await _until_gone(uid)

@@ -1,0 +1,178 @@
+"""Judging one run: what the host observed becomes one :class:`SandboxResult`.
+
+Everything read from the program's output is hostile input (it can print a fake traceback or
+a fake limit message). That only ever lets a program describe its own failure wrongly: a run
+passes on the exit status and the bootstrap's report, never on what the program printed.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._errors import SandboxError
+from ._limits import LimitName, SandboxLimits, SandboxResult, Status
+from ._run import PROGRAM_NAME, Execution
+from ._traceback import Frame, ProgramError, last_error
+
+__all__ = ["LineNamer", "judge", "signal_name"]
+
+#: Names a line of the program for a message ("line 4", "tests line 2").
+LineNamer = Callable[[int], str]
+
+#: errno values (Linux) of the exceptions a limit produces inside the program.
+_LIMIT_ERRNOS: dict[int, LimitName] = {
+    11: "processes",  # EAGAIN from fork()/clone() at RLIMIT_NPROC
+    12: "memory",  # ENOMEM
+    24: "files",  # EMFILE at RLIMIT_NOFILE
+    27: "disk",  # EFBIG at RLIMIT_FSIZE
+    28: "disk",  # ENOSPC: the work folder is full
+}
+_ERRNO = re.compile(r"^\[Errno (\d{1,4})\]")
+
+
+def signal_name(number: int) -> str:
+    """``SIGKILL`` for 9; ``signal 64`` for a number without a name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _in_program(frame: Frame) -> bool:
+    return frame.file == PROGRAM_NAME or frame.file.endswith("/" + PROGRAM_NAME)
+
+
+def _describe(error: ProgramError, name_line: LineNamer) -> str:
+    """``Type: message at line N: source``, at the innermost line of the program itself."""
+    head = error.type + (f": {error.message}" if error.message else "")
+    frame = error.innermost_in(_in_program) or error.frame
+    if frame is None:
+        return head
+    ours = _in_program(frame)
+    place = name_line(frame.line) if ours else f"{frame.file}, line {frame.line}"
+    return f"{head} at {place}" + (f": {frame.source.strip()}" if frame.source else "")
+
+
+def _limit_of(error: ProgramError) -> LimitName | None:
+    if error.short_type == "MemoryError":
+        return "memory"
+    if error.short_type == "RuntimeError" and "can't start new thread" in error.message:
+        return "processes"
+    if match := _ERRNO.match(error.message):
+        return _LIMIT_ERRNOS.get(int(match.group(1)))
+    return None
+
+
+_LIMIT_TEXT: dict[LimitName, str] = {
+    "memory": "memory limit ({limits.memory_mb} MB of address space per process)",
+    "processes": "process limit ({limits.max_processes} processes)",
+    "files": "open-file limit ({limits.max_open_files} per process)",
+    "disk": "disk limit ({limits.disk_mb} MB in the work folder)",
+    "output": "output limit ({limits.max_output_bytes} bytes of stdout and stderr)",
+}
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What every result of one run shares; ``result`` and ``rejected`` add the verdict."""
+
+    limits: SandboxLimits
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+
+    def result(self, status: Status, detail: str) -> SandboxResult:
+        return SandboxResult(
+            status=status,
+            detail=detail,
+            exit_code=self.exit_code,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            duration_s=self.duration_s,
+        )
+
+    def rejected(self, limit: LimitName, why: str) -> SandboxResult:
+        detail = "rejected by the " + _LIMIT_TEXT[limit].format(limits=self.limits)
+        result = self.result("rejected", f"{detail}: {why}" if why else detail)
+        return result.model_copy(update={"limit": limit})
+
+
+def judge(
+    execution: Execution,
+    limits: SandboxLimits,
+    *,
+    sentinel: str | None = None,
+    name_line: LineNamer = lambda line: f"line {line}",
+) -> SandboxResult:
+    """The result of one run. ``sentinel``: the line the test harness prints after the last
+    test; a run that exits 0 without it did not run every test (``failed``)."""
+    report = execution.report
+    if report.get("event") == "setup":
+        raise SandboxError(f"the sandbox could not be prepared: {report.get('message', '?')}")
+    stdout, stderr = _decode(execution.stdout), _decode(execution.stderr)
+    finished = False
+    if sentinel is not None:
+        marker = f"\n{sentinel}\n"
+        at = stdout.rfind(marker)
+        if at >= 0:
+            finished = True
+            stdout = stdout[:at] + stdout[at + len(marker) :]
+    exit_code = report.get("exit_code")
+    outcome = _Outcome(
+        limits=limits,
+        exit_code=exit_code if isinstance(exit_code, int) else None,
+        stdout=stdout,
+        stderr=stderr,
+        duration_s=execution.duration_s,
+    )
+    if execution.output_exceeded:
+        return outcome.rejected("output", "the program was stopped")
+    if report.get("timed_out") or execution.host_timed_out:
+        processes = report.get("processes")
+        if isinstance(processes, int) and processes >= limits.max_processes:
+            return outcome.rejected("processes", "still at the limit when time ran out")
+        return outcome.result("timed_out", f"wall-time limit of {limits.timeout_s:g} s reached")
+    if not report:
+        return outcome.result("crashed", "the sandbox ended without saying how the program ended")
+    error = last_error(stderr)
+    number = report.get("signal")
+    if isinstance(number, int):
+        return _judge_signal(number, report, error, outcome)
+    if exit_code == 0:
+        if sentinel is not None and not finished:
+            return outcome.result("failed", "the program exited (status 0) before every test ran")
+        return outcome.result("passed", "")
+    if error is None:
+        last = stderr.strip().splitlines()[-1:] or [""]
+        tail = f": {last[0][:300]}" if last[0] else ""
+        return outcome.result("crashed", f"exit status {exit_code}{tail}")
+    if (limit := _limit_of(error)) is not None:
+        return outcome.rejected(limit, _describe(error, name_line))
+    if error.short_type == "AssertionError":
+        return outcome.result("failed", _describe(error, name_line))
+    return outcome.result("crashed", _describe(error, name_line))
+
+
+def _judge_signal(
+    number: int, report: dict[str, Any], error: ProgramError | None, outcome: _Outcome
+) -> SandboxResult:
+    cpu = report.get("cpu_s")
+    used = float(cpu) if isinstance(cpu, float | int) else 0.0
+    limit = outcome.limits.effective_cpu_s
+    # RLIMIT_CPU sends SIGXCPU at the soft limit and SIGKILL at the hard one (a second later).
+    if number == signal.SIGXCPU or (number == signal.SIGKILL and used >= limit * 0.99):
+        return outcome.result("timed_out", f"CPU-time limit of {limit:g} s reached")
+    if number == signal.SIGXFSZ:
+        return outcome.rejected("disk", "a file grew past the limit")
+    if error is not None and error.short_type == "MemoryError":
+        return outcome.rejected("memory", f"killed by {signal_name(number)}")
+    return outcome.result("crashed", f"killed by {signal_name(number)}")

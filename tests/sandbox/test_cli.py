@@ -1,0 +1,54 @@
+"""`byzllm sandbox run` and `byzllm sandbox check`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+
+runner = CliRunner()
+
+
+@pytest.mark.usefixtures("require_sandbox")
+def test_run_prints_the_result_and_exits_0_on_pass(tmp_path: Path) -> None:
+    program = tmp_path / "ok.py"
+    program.write_text("print('hello')\n")
+    done = runner.invoke(app, ["sandbox", "run", str(program)])
+    assert done.exit_code == 0, done.output
+    assert "status: passed" in done.output and "hello" in done.output
+
+
+@pytest.mark.usefixtures("require_sandbox")
+def test_run_json_for_a_failing_program(tmp_path: Path) -> None:
+    program = tmp_path / "bad.py"
+    program.write_text("assert 1 + 1 == 3\n")
+    done = runner.invoke(app, ["sandbox", "run", str(program), "--json", "--timeout", "2"])
+    assert done.exit_code == 1
+    result = json.loads(done.stdout)
+    assert result["status"] == "failed"
+    assert result["detail"] == "AssertionError at line 1: assert 1 + 1 == 3"
+
+
+@pytest.mark.usefixtures("require_sandbox")
+def test_run_with_limits(tmp_path: Path) -> None:
+    program = tmp_path / "hog.py"
+    program.write_text("x = bytearray(400_000_000)\n")
+    done = runner.invoke(app, ["sandbox", "run", str(program), "--memory", "128", "--json"])
+    assert done.exit_code == 1
+    assert json.loads(done.stdout)["limit"] == "memory"
+
+
+def test_a_missing_program_is_bad_input(tmp_path: Path) -> None:
+    done = runner.invoke(app, ["sandbox", "run", str(tmp_path / "missing.py")])
+    assert done.exit_code == 2
+    assert "cannot read the program" in done.output
+
+
+def test_check_says_whether_it_works() -> None:
+    done = runner.invoke(app, ["sandbox", "check", "--json"])
+    found = json.loads(done.stdout)
+    assert done.exit_code == (0 if found["available"] else 3)

@@ -1,0 +1,65 @@
+"""Where isolation is unavailable, model code runs only when the caller says so explicitly."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from byzllm.sandbox import (
+    SandboxUnavailableError,
+    _run,
+    _support,
+    run_program,
+    run_tests,
+    sandbox_support,
+)
+
+
+@pytest.fixture
+def no_isolation(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This machine as one without root: the probe says no."""
+    _support.support.cache_clear()
+    monkeypatch.setattr(_support.os, "geteuid", lambda: 1000)
+    yield
+    _support.support.cache_clear()
+
+
+def test_support_reports_every_mechanism() -> None:
+    found = sandbox_support()
+    assert {"linux", "root", "unshare", "netns", "mountns", "pidns", "rlimits"} <= set(found)
+    assert found["available"] == (found["reason"] == "")
+
+
+def test_without_root_the_sandbox_is_unavailable(no_isolation: None) -> None:
+    found = sandbox_support()
+    assert found["available"] is False
+    assert "root" in str(found["reason"])
+
+
+async def test_refuses_to_run_model_code_without_isolation(no_isolation: None) -> None:
+    with pytest.raises(SandboxUnavailableError, match="allow_unsafe"):
+        await run_program("print('x')")
+    with pytest.raises(SandboxUnavailableError):
+        await run_tests("x = 1", "assert x == 1")
+
+
+async def test_unsafe_runs_with_limits_and_a_clean_environment(
+    no_isolation: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-the-program")
+    assert not _run.support().available
+    result = await run_program(
+        "import os\nprint(os.environ.get('OPENAI_API_KEY'), os.getcwd() == os.environ['HOME'])",
+        allow_unsafe=True,
+    )
+    assert (result.status, result.stdout) == ("passed", "None True\n")
+    tests = await run_tests(
+        "def f():\n    return 1",
+        "def check(c):\n    assert c() == 2",
+        entry_point="f",
+        allow_unsafe=True,
+    )
+    assert tests.status == "failed" and "assert c() == 2" in tests.detail
+    assert os.environ["OPENAI_API_KEY"] == "sk-not-for-the-program"
