@@ -150,8 +150,10 @@ async def test_all_fault_kinds_at_20_percent_every_request_completes(
     assert [r.text for r in results] == [f"answer to q{i}" for i in range(500)]
     assert set(faults) == set(ALL_FAULTS), faults
     assert model.usage.calls == 500
-    assert model.usage.retries == sum(faults.values())
-    assert server.request_count == 500 + sum(faults.values())
+    # Every injected fault costs one retry; on a loaded machine a slow, unfaulted reply can
+    # also pass the 0.5 s timeout and be retried, so count the server's requests exactly.
+    assert model.usage.retries >= sum(faults.values())
+    assert server.request_count == 500 + model.usage.retries
     assert "retrying" in caplog.text and SECRET not in caplog.text
 
 

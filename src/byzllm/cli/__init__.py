@@ -10,7 +10,21 @@ import typer
 
 from byzllm import __version__
 
-from . import consensus, graph, models, monitor, runs, serve, sim, whodunit
+from . import (
+    codegen,
+    consensus,
+    govsim,
+    graph,
+    models,
+    monitor,
+    reproduce,
+    runs,
+    sandbox,
+    serve,
+    sim,
+    view,
+    whodunit,
+)
 
 __all__ = ["app", "main"]
 
@@ -44,12 +58,17 @@ def _root(
 
 consensus.register(app)
 serve.register(app)
+app.command("view")(view.view)
+app.command("reproduce")(reproduce.reproduce)
 app.add_typer(graph.app, name="graph")
 app.add_typer(models.app, name="models")
 app.add_typer(runs.app, name="runs")
 app.add_typer(whodunit.app, name="whodunit")
+app.add_typer(govsim.app, name="govsim")
 app.add_typer(monitor.app, name="monitor")
+app.add_typer(codegen.app, name="codegen")
 app.add_typer(sim.app, name="sim")
+app.add_typer(sandbox.app, name="sandbox")
 
 
 def main() -> None:

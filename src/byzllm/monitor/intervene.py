@@ -34,7 +34,14 @@ from byzllm.errors import InputError
 from .features import observation_features
 from .monitor_set import MonitorSet
 
-__all__ = ["InterventionMode", "MonitorIntervener", "RandomIntervener", "Trigger", "TurnClock"]
+__all__ = [
+    "InterventionMode",
+    "MonitorIntervener",
+    "RandomIntervener",
+    "Trigger",
+    "TurnClock",
+    "TurnScore",
+]
 
 #: What a trigger does: roll back (§2) or resample the agent (§6.1 ablation).
 InterventionMode = Literal["reset", "resample"]
@@ -74,6 +81,18 @@ def _check_mode(mode: str) -> InterventionMode:
     raise InputError(f"intervention mode must be 'reset' or 'resample', got {mode!r}")
 
 
+class TurnScore(BaseModel):
+    """A monitor's ``P(success)`` for one scored turn (what a viewer plots per turn)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    game_id: str
+    turn: int
+    role: str
+    agent: str
+    score: float
+
+
 class _BudgetedIntervener:
     """Per-game, per-role budget bookkeeping shared by both interveners."""
 
@@ -81,6 +100,8 @@ class _BudgetedIntervener:
         self.budget = budget
         self.mode: InterventionMode = _check_mode(mode)
         self.triggers: list[Trigger] = []
+        #: Every turn a monitor scored, triggered or not (empty for the random baseline).
+        self.scores: list[TurnScore] = []
         self._used: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         # Total turns before the current run of each game (moved by our own interventions).
         self._offset: dict[str, int] = defaultdict(int)
@@ -104,6 +125,10 @@ class _BudgetedIntervener:
 
     def game_triggers(self, game_id: str) -> list[Trigger]:
         return [t for t in self.triggers if t.game_id == game_id]
+
+    def game_scores(self, game_id: str) -> list[TurnScore]:
+        """The monitor's ``P(success)`` on every scored turn of ``game_id``, in turn order."""
+        return [s for s in self.scores if s.game_id == game_id]
 
     def _fire(self, obs: TurnObservation, score: float | None) -> Decision:
         with self._lock:
@@ -188,7 +213,19 @@ class MonitorIntervener(_BudgetedIntervener):
             with self._lock:
                 self.scoring_errors.append(f"{obs.game_id} turn {obs.turn}: {err}"[:500])
             return "continue"
-        if score is None or not score < self.thresholds[obs.role]:
+        if score is None:
+            return "continue"
+        with self._lock:
+            self.scores.append(
+                TurnScore(
+                    game_id=obs.game_id,
+                    turn=obs.turn,
+                    role=obs.role,
+                    agent=obs.agent,
+                    score=round(float(score), 4),
+                )
+            )
+        if not score < self.thresholds[obs.role]:
             return "continue"
         return self._fire(obs, score)
 

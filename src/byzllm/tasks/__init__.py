@@ -7,6 +7,14 @@ True
 """
 
 from ._answers import answers_equivalent, extract_answer, is_correct, normalize_answer
+from ._code import (
+    CodeProblem,
+    CodeSplits,
+    IOTest,
+    load_humaneval,
+    load_livecodebench,
+    split_problems,
+)
 from ._loaders import (
     TaskSpec,
     load_commonsense,
@@ -19,6 +27,9 @@ from ._synthetic import synthetic_tasks
 from ._types import Task, TaskKind
 
 __all__ = [
+    "CodeProblem",
+    "CodeSplits",
+    "IOTest",
     "Task",
     "TaskKind",
     "TaskSpec",
@@ -27,9 +38,12 @@ __all__ = [
     "is_correct",
     "load_commonsense",
     "load_gsm8k",
+    "load_humaneval",
+    "load_livecodebench",
     "load_math500",
     "load_tasks",
     "normalize_answer",
     "sample_tasks",
+    "split_problems",
     "synthetic_tasks",
 ]

@@ -1,0 +1,263 @@
+"""Reading the CodeGen roles' replies (the rogue-agents paper, §4.1, App. C). Never raises.
+
+Every reader returns a :class:`~byzllm.agents.Parsed` with its documented default when the
+reply holds nothing it can read, and the reason:
+
+- :func:`read_code`: the coder's code, from a fenced code block (the last block that defines
+  the entry point, else the longest block), or the whole reply when it is itself Python
+  defining the entry point. Default: no code (the environment keeps the coder's previous
+  solution).
+- :func:`read_ratings`: the coder's ratings (1-5) of the feedback and of the tests. Default:
+  ``(None, None)``.
+- :func:`read_feedback`: the judge's verdict per solution (``Solution 2: WRONG``), its pick
+  (``Best: 3``) and the character spans of those decision words. Default: no verdict and no
+  pick (the text is still passed on as feedback).
+- :func:`read_tests`: the tester's ``assert`` statements, each checked to be one valid Python
+  assert, with the span of each expected value (the right-hand side of ``==``). Default: no
+  test.
+
+Replies are cut to :data:`MAX_REPLY_CHARS` before reading, and every scan is linear in the
+reply's length, so a 1 MB adversarial reply costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from .._parsed import Parsed
+
+__all__ = [
+    "MAX_CODE_CHARS",
+    "MAX_REPLY_CHARS",
+    "MAX_TESTS",
+    "ParsedFeedback",
+    "ParsedTests",
+    "code_blocks",
+    "defines",
+    "read_code",
+    "read_feedback",
+    "read_ratings",
+    "read_tests",
+]
+
+#: Longest reply read; the rest is ignored.
+MAX_REPLY_CHARS = 100_000
+#: Longest code kept from one reply.
+MAX_CODE_CHARS = 50_000
+#: Most tests kept from one tester reply; longest test kept.
+MAX_TESTS = 20
+MAX_TEST_CHARS = 1_000
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+.-]*)")
+_VERDICT = re.compile(
+    r"solution\s*#?\s*(\d{1,3})\s*\**\s*[:\-\u2013\u2014]\s*\**\s*(correct|incorrect|wrong|right)\b",
+    re.IGNORECASE,
+)
+_PICK = re.compile(
+    r"\bbest(?:\s+solution)?\s*\**\s*[:=]\s*\**\s*(?:solution\s*)?#?\s*(\d{1,3})\b", re.IGNORECASE
+)
+_RATING = {
+    "feedback": re.compile(r"feedback[^\n:=]{0,40}[:=]\s*\**\s*([1-5])\b", re.IGNORECASE),
+    "tests": re.compile(r"tests?[^\n:=]{0,40}[:=]\s*\**\s*([1-5])\b", re.IGNORECASE),
+}
+_RATINGS_LINE = re.compile(r"helpful", re.IGNORECASE)
+
+
+def code_blocks(text: str) -> list[str]:
+    """The fenced code blocks of ``text`` (an unclosed last block runs to the end), in order.
+
+    A line scan, linear in the text: no backtracking regex over the whole reply.
+    """
+    blocks: list[str] = []
+    current: list[str] | None = None
+    fence = ""
+    for line in text[:MAX_REPLY_CHARS].splitlines():
+        match = _FENCE.match(line)
+        if current is None:
+            if match:
+                current, fence = [], match.group(1)[0]
+            continue
+        if match and match.group(1)[0] == fence and not match.group(2):
+            blocks.append("\n".join(current))
+            current = None
+            continue
+        current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def defines(code: str, name: str | None) -> bool:
+    """Whether ``code`` parses and defines ``name`` at top level (a function or a class).
+
+    ``name=None`` asks only that the code parse.
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if name is None:
+        return True
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and node.name == name
+        for node in tree.body
+    )
+
+
+def read_code(text: str, entry_point: str | None = None) -> Parsed[str]:
+    """The code of a coder's reply (see the module docstring); default ``""``.
+
+    ``entry_point`` is the function (HumanEval) or method's class (``Solution``) the code
+    should define; a block that defines it is preferred.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return Parsed("", True, "the reply is empty")
+    blocks = [b for b in code_blocks(text) if b.strip()]
+    if blocks:
+        wanted = "Solution" if entry_point and not _is_function_name(entry_point) else entry_point
+        defining = [b for b in blocks if wanted and _mentions_def(b, wanted)]
+        chosen = defining[-1] if defining else max(blocks, key=len)
+        return Parsed(chosen[:MAX_CODE_CHARS])
+    body = text[:MAX_REPLY_CHARS]
+    if entry_point and _mentions_def(body, entry_point) and defines(body, entry_point):
+        return Parsed(body[:MAX_CODE_CHARS])
+    return Parsed("", True, "no code block (```python ... ```) in the reply")
+
+
+def _is_function_name(name: str) -> bool:
+    return name.isidentifier()
+
+
+def _mentions_def(code: str, name: str) -> bool:
+    return f"def {name}" in code or f"class {name}" in code
+
+
+def read_ratings(text: str) -> Parsed[tuple[int | None, int | None]]:
+    """The coder's helpfulness ratings ``(feedback, tests)``, each 1-5 or ``None``.
+
+    Read from lines mentioning "helpful", e.g. ``Feedback helpfulness: 4/5``; default
+    ``(None, None)`` when neither is found.
+    """
+    if not isinstance(text, str):
+        return Parsed((None, None), True, "the reply is not text")
+    found: dict[str, int | None] = {"feedback": None, "tests": None}
+    for line in text[:MAX_REPLY_CHARS].splitlines():
+        if len(line) > 500 or not _RATINGS_LINE.search(line):
+            continue
+        for key, pattern in _RATING.items():
+            m = pattern.search(line)
+            if m and found[key] is None:
+                found[key] = int(m.group(1))
+    value = (found["feedback"], found["tests"])
+    if value == (None, None):
+        return Parsed(value, True, "no helpfulness ratings (e.g. 'Feedback helpfulness: 4')")
+    return Parsed(value)
+
+
+@dataclass(frozen=True)
+class ParsedFeedback:
+    """A judge's verdicts (1-based solution → correct?), pick and decision spans."""
+
+    verdicts: dict[int, bool] = field(default_factory=dict)
+    pick: int | None = None
+    spans: tuple[tuple[int, int], ...] = ()
+
+
+def read_feedback(text: str, n_solutions: int) -> Parsed[ParsedFeedback]:
+    """The judge's verdicts and pick on ``n_solutions`` solutions (module docstring).
+
+    Verdicts and picks naming a solution outside ``1..n_solutions`` are ignored; the first
+    verdict per solution counts. Spans cover each verdict word and the pick's digits.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return Parsed(ParsedFeedback(), True, "the reply is empty")
+    body = text[:MAX_REPLY_CHARS]
+    verdicts: dict[int, bool] = {}
+    spans: list[tuple[int, int]] = []
+    for m in _VERDICT.finditer(body):
+        idx = int(m.group(1))
+        if not 1 <= idx <= n_solutions or idx in verdicts:
+            continue
+        verdicts[idx] = m.group(2).lower() in ("correct", "right")
+        spans.append(m.span(2))
+    pick = None
+    for m in _PICK.finditer(body):
+        idx = int(m.group(1))
+        if 1 <= idx <= n_solutions:
+            pick = idx
+            spans.append(m.span(1))
+            break
+    if not verdicts and pick is None:
+        return Parsed(
+            ParsedFeedback(),
+            True,
+            "no verdict ('Solution 1: CORRECT' or 'Solution 1: WRONG') and no 'Best: N'",
+        )
+    return Parsed(ParsedFeedback(verdicts, pick, tuple(sorted(spans))))
+
+
+@dataclass(frozen=True)
+class ParsedTests:
+    """The tester's asserts, the spans of their expected values, and the dropped ones."""
+
+    tests: tuple[str, ...] = ()
+    spans: tuple[tuple[int, int], ...] = ()
+    dropped: int = 0
+
+
+def _expected_span(line: str) -> tuple[int, int] | None:
+    """Offsets (within ``line``) of the right-hand side of the assert's top-level ``==``."""
+    try:
+        tree = ast.parse(line.strip())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+        return None
+    test = tree.body[0].test
+    indent = len(line) - len(line.lstrip())
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and test.comparators[0].end_col_offset is not None
+    ):
+        rhs = test.comparators[0]
+        return indent + rhs.col_offset, indent + int(rhs.end_col_offset or rhs.col_offset)
+    return indent + test.col_offset, indent + int(test.end_col_offset or test.col_offset)
+
+
+def read_tests(text: str) -> Parsed[ParsedTests]:
+    """The tester's ``assert`` lines (from code blocks, else the whole reply); default none.
+
+    Each kept test is one line that parses as a single ``assert``; other assert-looking
+    lines are counted in ``dropped``. At most :data:`MAX_TESTS` tests are kept.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return Parsed(ParsedTests(), True, "the reply is empty")
+    body = text[:MAX_REPLY_CHARS]
+    tests: list[str] = []
+    spans: list[tuple[int, int]] = []
+    dropped = 0
+    offset = 0
+    for raw in body.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        start = offset
+        offset += len(raw)
+        if not line.lstrip().startswith("assert"):
+            continue
+        if len(tests) >= MAX_TESTS or len(line) > MAX_TEST_CHARS:
+            dropped += 1
+            continue
+        span = _expected_span(line)
+        if span is None:
+            dropped += 1
+            continue
+        tests.append(line.strip())
+        spans.append((start + span[0], start + span[1]))
+    if not tests:
+        reason = "no valid assert statement" + (f" ({dropped} did not parse)" if dropped else "")
+        return Parsed(ParsedTests(dropped=dropped), True, reason)
+    return Parsed(ParsedTests(tuple(tests), tuple(spans), dropped))

@@ -1,0 +1,395 @@
+"""`byzllm codegen`: the CodeGen debate on HumanEval / LiveCodeBench with monitors (the
+rogue-agents paper, §4.1, §5 Table 1, App. C).
+
+The pipeline::
+
+    byzllm codegen collect --set problems=HumanEval.jsonl.gz -o runs/cg-collect
+    byzllm codegen train runs/cg-collect                    # -> runs/cg-collect/monitors.json
+    byzllm codegen run --set problems=HumanEval.jsonl.gz \\
+        -m runs/cg-collect/monitors.json -o runs/cg-run       # zero-shot, multi-agent, + monitor
+    byzllm codegen report runs/cg-run --problems
+
+Simulated roles by default (results labelled simulated); ``--model``/``--base-url`` run the
+same debates with LLM-backed roles. Model code runs only in the sandbox.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ._common import (
+    ConcurrencyOption,
+    ConfigArgument,
+    ExecutorOption,
+    JsonOption,
+    MaxFailuresOption,
+    RayAddressOption,
+    RetryFailedOption,
+    RunDirArgument,
+    RunDirOption,
+    SetOption,
+    cli_errors,
+    default_run_dir,
+    emit_rows,
+    execute_units,
+    load_cli_config,
+    print_json,
+    summary_exit_code,
+)
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="CodeGen: multi-agent code debate with monitors (collect, train, run, report).",
+    no_args_is_help=True,
+)
+
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="LLM-backed roles on this model, e.g. openai/gpt-4o-mini [default: simulated].",
+        show_default=False,
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option("--base-url", help="OpenAI-compatible server.", show_default=False),
+]
+MonitorsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--monitors",
+        "-m",
+        help="Monitors JSON from `byzllm codegen train` (needed by monitor conditions).",
+        dir_okay=False,
+        show_default=False,
+    ),
+]
+
+
+def _config(
+    config: Path | None, set_: list[str] | None, model: str | None, base_url: str | None
+) -> Any:
+    from byzllm.experiments.codegen import CodeGenConfig
+
+    sets = list(set_ or [])
+    if model is not None:
+        sets += ["agents=llm", f"model={model}"]
+    if base_url is not None:
+        sets.append(f"base_url={base_url}")
+    return load_cli_config(config, CodeGenConfig, sets)
+
+
+def _run_dir(run_dir: Path | None, config: Path | None, stage: str) -> Path:
+    if run_dir is not None:
+        return run_dir
+    base = default_run_dir(config, "codegen")
+    return base.with_name(f"{base.name}-{stage}")
+
+
+@app.command()
+def collect(
+    config: ConfigArgument = None,
+    run_dir: RunDirOption = None,
+    set_: SetOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    concurrency: ConcurrencyOption = 16,
+    retry_failed: RetryFailedOption = False,
+    max_failures: MaxFailuresOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Debate the HumanEval train and validation problems without intervention; store the
+    judge's and tester's per-turn features.
+
+    Example:
+
+        byzllm codegen collect --set problems=HumanEval.jsonl.gz --set n_train=40 -o runs/cgc
+    """
+    with cli_errors():
+        from byzllm.experiments.codegen import collect_units, work
+
+        cfg = _config(config, set_, model, base_url)
+        summary = execute_units(
+            _run_dir(run_dir, config, "collect"),
+            collect_units(cfg),
+            work,
+            config=cfg,
+            concurrency=concurrency,
+            retry_failed=retry_failed,
+            max_failures=max_failures,
+            json_output=json_output,
+            executor=executor,
+            ray_address=ray_address,
+            description="codegen collect",
+        )
+        raise typer.Exit(summary_exit_code(summary))
+
+
+@app.command()
+def train(
+    run_dir: RunDirArgument,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where to write the monitors [default: RUN_DIR/monitors.json].",
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, help="Ridge strength.")] = 1.0,
+    max_degree: Annotated[
+        int, typer.Option("--max-degree", min=1, max=10, help="Search degrees 1..N.")
+    ] = 5,
+    json_output: JsonOption = False,
+) -> None:
+    """Select a monitor for the judge and one for the tester on the validation problems
+    (the D.2 grid) and save them as JSON.
+
+    Example:
+
+        byzllm codegen train runs/cgc
+    """
+    with cli_errors():
+        from byzllm.experiments import Store
+        from byzllm.experiments.codegen import train_monitors
+        from byzllm.monitor import table5_rows
+
+        with Store.open(run_dir) as store:
+            turns = store.records("codegen_turn")
+            cfg = store.latest_config() or {}
+        monitors = train_monitors(
+            turns,
+            degrees=range(1, max_degree + 1),
+            alpha=alpha,
+            meta={"agents": cfg.get("agents"), "model": cfg.get("model")},
+        )
+        path = monitors.save(out or run_dir / "monitors.json")
+        rows = table5_rows(monitors)
+        simulated = bool(monitors.meta.get("simulated"))
+        if json_output:
+            print_json({"monitors": str(path), "simulated": simulated, "rows": rows})
+            return
+        emit_rows(
+            rows,
+            json_output=False,
+            title="CodeGen monitors (gain in points on validation)",
+            simulated=simulated,
+        )
+        typer.echo(f"wrote {path}", err=True)
+
+
+@app.command()
+def run(
+    config: ConfigArgument = None,
+    monitors: MonitorsOption = None,
+    run_dir: RunDirOption = None,
+    set_: SetOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    concurrency: ConcurrencyOption = 16,
+    retry_failed: RetryFailedOption = False,
+    max_failures: MaxFailuresOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Debate the test problems under each condition (Table 1: zero-shot, none = multi-agent,
+    monitor-1 = multi-agent + monitor); resumable. Then `byzllm codegen report RUN_DIR`.
+
+    Without --monitors only zero-shot and none run (monitor conditions are dropped with a
+    warning).
+
+    Config keys: problems, livecodebench, test_split (validation | livecodebench), seed,
+    train_fraction, n_train, n_validation, n_test, rounds, coders, final_rule (tests | vote),
+    conditions, repeats, collect_repeats, execution (auto | sandbox | simulated),
+    sandbox_timeout_s, sandbox_memory_mb, agents (simulated | llm), sim, top_logprobs,
+    max_reprompts, max_tokens, renormalize, and the model keys.
+
+    Examples:
+
+        byzllm codegen run --set problems=HumanEval.jsonl.gz --set "conditions=[zero-shot, none]"
+
+        byzllm codegen run cfg.yaml -m runs/cgc/monitors.json --set repeats=3 -o runs/cg
+    """
+    with cli_errors():
+        from byzllm.experiments.codegen import run_units, work
+        from byzllm.monitor import MonitorSet
+
+        cfg = _config(config, set_, model, base_url)
+        monitor_set = MonitorSet.load(monitors) if monitors is not None else None
+        if monitor_set is None:
+            kept = [c for c in cfg.conditions if c in ("zero-shot", "none")]
+            dropped = [c for c in cfg.conditions if c not in kept]
+            if dropped:
+                typer.echo(
+                    f"warning: no --monitors: skipping {', '.join(dropped)} "
+                    "(run `byzllm codegen collect` and `train` first)",
+                    err=True,
+                )
+                cfg = cfg.model_copy(update={"conditions": kept})
+        summary = execute_units(
+            _run_dir(run_dir, config, "run"),
+            run_units(cfg, monitor_set),
+            work,
+            config=cfg,
+            concurrency=concurrency,
+            retry_failed=retry_failed,
+            max_failures=max_failures,
+            json_output=json_output,
+            executor=executor,
+            ray_address=ray_address,
+            description="codegen run",
+        )
+        raise typer.Exit(summary_exit_code(summary))
+
+
+def _pct(v: float) -> str:
+    return "-" if math.isnan(v) else f"{100 * v:.1f}"
+
+
+@app.command()
+def report(
+    run_dir: RunDirArgument,
+    problems: Annotated[
+        bool, typer.Option("--problems", help="Also print every problem's outcome.")
+    ] = False,
+    transcript: Annotated[
+        str | None,
+        typer.Option(
+            "--transcript",
+            help="Print the debate of this problem id (first repeat of each condition).",
+            show_default=False,
+        ),
+    ] = None,
+    csv: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv",
+            help="Write table1.csv and problems.csv here.",
+            file_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Pass@1 per condition (Table 1) with 95% bootstrap intervals over problems, the
+    monitor's paired gain over the multi-agent debate, parse fall-backs and run failures.
+
+    Examples:
+
+        byzllm codegen report runs/cg --problems
+
+        byzllm codegen report runs/cg --transcript HumanEval/3
+    """
+    with cli_errors():
+        from byzllm.errors import InputError
+        from byzllm.experiments import Store
+        from byzllm.experiments.codegen import paired_gain, problem_rows, table1_rows
+        from byzllm.experiments.reports import write_csv
+
+        with Store.open(run_dir) as store:
+            rows = store.records("codegen_problem")
+        if not rows:
+            raise InputError(f"{run_dir} has no CodeGen results (run `byzllm codegen run`)")
+        table = table1_rows(rows)
+        gains = paired_gain(rows)
+        per_problem = problem_rows(rows)
+        simulated = any(r["simulated"] for r in table)
+        sim_params = next((r["sim_params"] for r in rows if r.get("sim_params")), None)
+        if csv is not None:
+            write_csv(table, csv / "table1.csv", simulated=simulated)
+            write_csv(per_problem, csv / "problems.csv", simulated=simulated)
+        if transcript is not None:
+            _print_transcript(rows, transcript, json_output=json_output)
+            return
+        if json_output:
+            print_json(
+                {
+                    "rows": table,
+                    "paired_gain": gains,
+                    "problems": per_problem if problems else None,
+                    "simulated": simulated,
+                    "sim_params": sim_params,
+                }
+            )
+            return
+        pretty = [
+            {
+                "source": r["source"],
+                "method": r["method"],
+                "problems": f"{r['problems']} ({r['runs']} runs)",
+                "Pass@1 %": f"{_pct(r['pass_at_1'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}]",
+                "interventions": r["interventions"],
+                "parse fallbacks": f"{r['parse_fallbacks']}/{r['parse_calls']}",
+                "run failures": r["run_failures"],
+                "execution": "simulated" if r["simulated_execution"] else "sandbox",
+            }
+            for r in table
+        ]
+        emit_rows(pretty, json_output=False, title="CodeGen (Table 1)", simulated=simulated)
+        from byzllm.experiments._intervals import BOOTSTRAP_METHOD
+
+        typer.echo(f"intervals: {BOOTSTRAP_METHOD}; repeats averaged per problem", err=True)
+        for g in gains:
+            typer.echo(
+                f"{g['source']}: monitor-1 - none = {100 * g['gain']:+.1f} points "
+                f"[{100 * g['ci_low']:+.1f}, {100 * g['ci_high']:+.1f}] on {g['problems']} "
+                "problems (paired)",
+                err=True,
+            )
+        if problems:
+            emit_rows(per_problem, json_output=False, title="Per problem", simulated=simulated)
+
+
+def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: bool) -> None:
+    from rich.console import Console
+
+    from byzllm.errors import InputError
+
+    chosen = [r for r in rows if r["problem_id"] == problem and int(r["repeat"]) == 0]
+    if not chosen:
+        raise InputError(f"no results for problem {problem!r}")
+    if json_output:
+        print_json(chosen)
+        return
+    console = Console(highlight=False)
+    for r in chosen:
+        label = " (simulated)" if r["simulated"] else ""
+        console.print(f"[bold]{problem} — {r['condition']}{label}[/bold]", markup=True)
+        for rnd in r["transcript"]:
+            console.print(f"[bold]round {rnd['round']}[/bold]", markup=True)
+            if rnd.get("feedback"):
+                console.print("judge:\n" + str(rnd["feedback"].get("text", "")), markup=False)
+            if rnd.get("tests"):
+                console.print("tests:\n" + "\n".join(rnd["tests"].get("tests", [])), markup=False)
+            for i, res in enumerate(rnd.get("results", []), start=1):
+                console.print(
+                    f"  solution {i}: {res['passed']}/{res['passed'] + res['failed']} tests passed",
+                    markup=False,
+                )
+            for s in rnd["solutions"]:
+                flags = " (fallback)" if s.get("fallback") else ""
+                console.print(f"--- {s['coder']}{flags}\n{s['code'][:1500]}", markup=False)
+        for t in r.get("turns", []):
+            if t["decision"] != "continue":
+                console.print(
+                    f"intervention: {t['decision']} after the {t['obs']['role']}'s turn in "
+                    f"round {t['round']}",
+                    markup=False,
+                )
+        verdict = "PASSED" if r["passed"] else f"FAILED ({r['hidden_status']})"
+        console.print(
+            f"[bold]{verdict}[/bold] final: solution {r['final_seat']} by {r['final_rule']}",
+            markup=True,
+        )
+        if r["hidden_detail"]:
+            console.print(r["hidden_detail"], markup=False)

@@ -1,0 +1,287 @@
+"""Running CodeGen's code: hidden tests (Pass@1) and the tester's tests, in the sandbox only.
+
+Every program built from model output runs through :mod:`byzllm.sandbox` (a separate process
+group, no network, a private directory, resource limits, a clean environment; see
+``docs/sandbox.md``); nothing here executes it in-process. ``compile``-checking a solution's
+syntax (:func:`syntax_error`) parses only, it never runs code.
+
+- :func:`assemble` turns a coder's code into the program that is tested: for HumanEval, the
+  problem's prompt (its imports and helper functions) followed by the code when the code
+  restates the function, or the prompt completed by the code when the code is only the
+  function's body; LiveCodeBench code is used as written.
+- :func:`hidden_outcome` runs the problem's hidden tests on a program (Pass@1, the rogue-agents
+  paper, §4.1): HumanEval's ``check(entry_point)``; LiveCodeBench's stdin/stdout cases (output
+  compared line by line, trailing whitespace ignored) or functional cases (``Solution().f(*args)``
+  compared as JSON values). A failure keeps the sandbox's account of it (the failing
+  assertion for HumanEval).
+- :func:`generated_test_result` runs the tester's ``assert`` statements against a program, each
+  on its own (a failing test does not stop the others), and reads the per-test results back
+  from a line tagged with a random marker, so output printed by the solution cannot forge it.
+
+**Simulated execution.** With ``execution="simulated"`` nothing runs: a simulated coder's
+code passes the hidden tests when it is the reference solution (HumanEval's canonical
+solutions pass their tests), and every result says ``simulated``. Symbolic tests of a
+simulated tester always have simulated results.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from pydantic import BaseModel
+
+from byzllm.agents.codegen import Solution, TestResult, TestSuite, defines, simulated_test_result
+from byzllm.sandbox import SandboxLimits, SandboxResult, run_program, run_tests
+from byzllm.tasks import CodeProblem
+
+__all__ = [
+    "Execution",
+    "HiddenOutcome",
+    "assemble",
+    "generated_test_result",
+    "hidden_outcome",
+    "syntax_error",
+]
+
+#: ``"sandbox"``: run code in the sandbox; ``"simulated"``: simulated coders' outcomes only.
+Execution = Literal["sandbox", "simulated"]
+
+_DETAIL_CHARS = 2000
+_CACHE: dict[str, SandboxResult] = {}
+_CACHE_LIMIT = 4096
+
+
+class HiddenOutcome(BaseModel):
+    """Whether a program passes the problem's hidden tests, and why not.
+
+    ``status`` is the sandbox's (``passed``, ``failed``, ``timed_out``, ``crashed``,
+    ``rejected``) or ``"no_code"`` when there was nothing to run.
+    """
+
+    passed: bool
+    status: str
+    detail: str = ""
+    simulated: bool = False
+
+
+def syntax_error(program: str) -> str | None:
+    """The syntax error of ``program`` (``None`` when it compiles); parses, never runs."""
+    try:
+        compile(program, "<solution>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError) as err:
+        return f"{type(err).__name__}: {err}"[:500]
+    return None
+
+
+def assemble(problem: CodeProblem, code: str) -> str:
+    """The program tested for ``code`` (module docstring)."""
+    if problem.source != "humaneval" or not problem.entry_point:
+        return code
+    if defines(code, problem.entry_point):
+        return problem.prompt.rstrip() + "\n\n\n" + code.strip("\n") + "\n"
+    completed = problem.prompt + code
+    if defines(completed, problem.entry_point):
+        return completed
+    return problem.prompt.rstrip() + "\n\n\n" + code.strip("\n") + "\n"
+
+
+def _describe(result: SandboxResult) -> str:
+    parts = [result.detail.strip()]
+    tail = result.stderr.strip()[-_DETAIL_CHARS:]
+    if tail and tail not in parts[0]:
+        parts.append(tail)
+    return "\n".join(p for p in parts if p)[:_DETAIL_CHARS]
+
+
+async def _cached(
+    key_parts: tuple[str, ...], run: Callable[[], Awaitable[SandboxResult]]
+) -> SandboxResult:
+    """One sandbox run per identical (program, tests) within a process: results of the same
+    deterministic program do not change, and simulated coders repeat the same code."""
+    key = hashlib.sha256("\x1f".join(key_parts).encode("utf-8", "replace")).hexdigest()
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    result = await run()
+    if len(_CACHE) >= _CACHE_LIMIT:
+        _CACHE.clear()
+    if result.status in ("passed", "failed"):
+        _CACHE[key] = result
+    return result
+
+
+async def _humaneval(problem: CodeProblem, program: str, limits: SandboxLimits) -> HiddenOutcome:
+    test = problem.hidden_test or ""
+    result = await _cached(
+        ("humaneval", program, test, str(problem.entry_point), repr(limits)),
+        lambda: run_tests(program, test, entry_point=problem.entry_point, limits=limits),
+    )
+    return HiddenOutcome(
+        passed=result.status == "passed",
+        status=result.status,
+        detail="" if result.status == "passed" else _describe(result),
+    )
+
+
+def _same_output(got: str, expected: str) -> bool:
+    def lines(text: str) -> list[str]:
+        return [line.rstrip() for line in text.strip().splitlines()]
+
+    return lines(got) == lines(expected)
+
+
+_FUNCTIONAL = """
+
+import json as _byz_json
+_byz_lines = {inputs!r}.splitlines()
+_byz_args = [_byz_json.loads(_byz_line) for _byz_line in _byz_lines if _byz_line.strip()]
+_byz_value = Solution().{func}(*_byz_args)
+print({marker!r} + _byz_json.dumps(_byz_value), flush=True)
+"""
+
+
+async def _livecodebench(
+    problem: CodeProblem, program: str, limits: SandboxLimits
+) -> HiddenOutcome:
+    if not problem.io_tests:
+        return HiddenOutcome(passed=False, status="no_tests", detail="the problem has no tests")
+    for k, case in enumerate(problem.io_tests, start=1):
+        if case.testtype == "stdin":
+            result = await run_program(program, stdin=case.input, limits=limits)
+            if result.status != "passed":
+                return HiddenOutcome(
+                    passed=False, status=result.status, detail=f"case {k}: {_describe(result)}"
+                )
+            if not _same_output(result.stdout, case.output):
+                got = result.stdout.strip()[:300]
+                return HiddenOutcome(
+                    passed=False,
+                    status="failed",
+                    detail=f"case {k}: expected {case.output.strip()[:300]!r}, got {got!r}",
+                )
+            continue
+        marker = f"@@byzllm-{secrets.token_hex(8)}@@"
+        func = problem.metadata.get("func_name", "")
+        harness = _FUNCTIONAL.format(inputs=case.input, func=func, marker=marker)
+        result = await run_program(program + harness, limits=limits)
+        value_line = next(
+            (ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(marker)), None
+        )
+        if result.status != "passed" or value_line is None:
+            return HiddenOutcome(
+                passed=False,
+                status=result.status if result.status != "passed" else "failed",
+                detail=f"case {k}: {_describe(result)}",
+            )
+        try:
+            got_value = json.loads(value_line[len(marker) :])
+            expected = json.loads(case.output)
+        except json.JSONDecodeError:
+            got_value, expected = value_line[len(marker) :], case.output.strip()
+        if got_value != expected:
+            return HiddenOutcome(
+                passed=False,
+                status="failed",
+                detail=f"case {k}: expected {case.output.strip()[:300]!r}, "
+                f"got {value_line[len(marker) :][:300]!r}",
+            )
+    return HiddenOutcome(passed=True, status="passed")
+
+
+async def hidden_outcome(
+    problem: CodeProblem,
+    solution: Solution,
+    *,
+    execution: Execution = "sandbox",
+    limits: SandboxLimits | None = None,
+) -> HiddenOutcome:
+    """Does ``solution`` pass ``problem``'s hidden tests? (module docstring)."""
+    if execution == "simulated":
+        if solution.sim is None:
+            return HiddenOutcome(
+                passed=False,
+                status="not_run",
+                detail="simulated execution judges simulated coders' code only",
+                simulated=True,
+            )
+        return HiddenOutcome(
+            passed=solution.sim.correct,
+            status="passed" if solution.sim.correct else "failed",
+            detail="" if solution.sim.correct else f"simulated: bug {solution.sim.bug}",
+            simulated=True,
+        )
+    if not solution.code.strip():
+        return HiddenOutcome(passed=False, status="no_code", detail="no code was written")
+    limits = limits or SandboxLimits()
+    program = assemble(problem, solution.code)
+    if problem.source == "humaneval":
+        return await _humaneval(problem, program, limits)
+    return await _livecodebench(problem, program, limits)
+
+
+_HARNESS = """
+
+import json as _byz_json
+_byz_results = []
+for _byz_src in {tests!r}:
+    try:
+        exec(compile(_byz_src, "<generated test>", "exec"), dict(globals()))
+        _byz_results.append(None)
+    except AssertionError as _byz_err:
+        _byz_why = str(_byz_err)[:200]
+        _byz_results.append("AssertionError" + (": " + _byz_why if _byz_why else ""))
+    except BaseException as _byz_err:
+        _byz_results.append(type(_byz_err).__name__ + ": " + str(_byz_err)[:200])
+print({marker!r} + _byz_json.dumps(_byz_results), flush=True)
+"""
+
+
+def _valid_test(test: str) -> bool:
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return len(tree.body) == 1 and isinstance(tree.body[0], ast.Assert)
+
+
+async def generated_test_result(
+    problem: CodeProblem,
+    solution: Solution,
+    suite: TestSuite,
+    *,
+    limits: SandboxLimits | None = None,
+) -> TestResult:
+    """The tester's tests run against ``solution`` (module docstring)."""
+    if suite.sim is not None:
+        return simulated_test_result(suite.sim, solution)
+    tests = [t for t in suite.tests if _valid_test(t)]
+    if not tests:
+        return TestResult(status="no_tests")
+    if not solution.code.strip():
+        return TestResult(failed=len(tests), status="aborted", errors=["no code was written"])
+    marker = f"@@byzllm-{secrets.token_hex(8)}@@"
+    program = assemble(problem, solution.code) + _HARNESS.format(tests=tests, marker=marker)
+    result = await run_program(program, limits=limits or SandboxLimits())
+    line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(marker)), None)
+    outcomes: object = None
+    if line is not None:
+        try:
+            outcomes = json.loads(line[len(marker) :])
+        except json.JSONDecodeError:
+            outcomes = None
+    if not isinstance(outcomes, list) or len(outcomes) != len(tests):
+        return TestResult(
+            failed=len(tests), status="aborted", errors=[f"{result.status}: {_describe(result)}"]
+        )
+    errors = [
+        f"{outcome} (in `{test[:200]}`)"
+        for test, outcome in zip(tests, outcomes, strict=True)
+        if outcome is not None
+    ]
+    failed = len(errors)
+    return TestResult(passed=len(tests) - failed, failed=failed, errors=errors[:5])

@@ -1,0 +1,96 @@
+"""Ready-made CodeGen teams: simulated or LLM-backed, for the debate or the zero-shot baseline."""
+
+from __future__ import annotations
+
+from byzllm.agents.codegen import (
+    CODER_ROLES,
+    CodeGenSimParams,
+    LLMCoder,
+    LLMJudge,
+    LLMTester,
+    SimulatedCoder,
+    SimulatedJudge,
+    SimulatedTester,
+)
+from byzllm.errors import InputError
+from byzllm.llm import ChatModel
+from byzllm.tasks import CodeProblem
+
+from ._debate import Team
+
+__all__ = ["llm_team", "simulated_team"]
+
+
+def simulated_team(
+    problem: CodeProblem,
+    params: CodeGenSimParams | None = None,
+    *,
+    coders: int = 4,
+    debate: bool = True,
+    salt: str = "",
+) -> Team:
+    """Simulated coders (seat order of the four App. C roles), judge and tester.
+
+    ``debate=False`` gives the zero-shot baseline: the first coder alone. The coders write
+    real code from the problem's reference solution, which a problem without one (a
+    LiveCodeBench problem) does not have.
+    """
+    if problem.reference is None or problem.entry_point is None:
+        raise InputError(
+            f"{problem.id}: simulated coders need a reference solution and an entry point "
+            "(HumanEval problems have both)"
+        )
+    params = params or CodeGenSimParams()
+    n = coders if debate else 1
+    team = [
+        SimulatedCoder(
+            f"{CODER_ROLES[i % len(CODER_ROLES)]}{'' if i < len(CODER_ROLES) else i + 1}",
+            i,
+            params,
+            reference=problem.reference,
+            entry_point=problem.entry_point,
+            salt=salt,
+        )
+        for i in range(n)
+    ]
+    if not debate:
+        return Team(coders=team)
+    return Team(
+        coders=team,
+        judge=SimulatedJudge(params, salt=salt),
+        tester=SimulatedTester(params, salt=salt),
+    )
+
+
+def llm_team(
+    model: ChatModel,
+    *,
+    coders: int = 4,
+    debate: bool = True,
+    top_logprobs: int = 10,
+    max_reprompts: int = 1,
+    max_tokens: int | None = 1024,
+) -> Team:
+    """LLM-backed coders, judge and tester on ``model`` (``debate=False``: one coder)."""
+    n = coders if debate else 1
+    team = [
+        LLMCoder(
+            CODER_ROLES[i % len(CODER_ROLES)] + ("" if i < len(CODER_ROLES) else str(i + 1)),
+            model,
+            role=CODER_ROLES[i % len(CODER_ROLES)],
+            max_reprompts=max_reprompts,
+            max_tokens=max_tokens,
+        )
+        for i in range(n)
+    ]
+    if not debate:
+        return Team(coders=team)
+    return Team(
+        coders=team,
+        judge=LLMJudge(
+            model, top_logprobs=top_logprobs, max_reprompts=max_reprompts, max_tokens=max_tokens
+        ),
+        tester=LLMTester(
+            model, top_logprobs=top_logprobs, max_reprompts=max_reprompts, max_tokens=max_tokens
+        ),
+    )

@@ -1,0 +1,45 @@
+"""CodeGen runs on the experiment runner (the rogue-agents paper, §4.1, §5 Table 1): config,
+units, records, report, and the monitor pipeline on CodeGen.
+
+One unit is one problem debated once under one condition. Results are stored as
+:class:`CodeGenProblemRecord` (kind ``codegen_problem``: Pass@1, the failing assertion,
+interventions, parse and run failures, the transcript) and one :class:`CodeGenTurnRecord`
+(kind ``codegen_turn``) per judge and tester turn with its monitor features. Simulated
+results say so (``simulated``, ``simulated_execution`` and the simulation parameters).
+
+Modules, the same in every experiment domain: ``config``, ``records``, ``experiment`` (units,
+the work function, monitor training), ``report`` (Table 1 rows with bootstrap intervals).
+"""
+
+from .config import CODEGEN_CONDITIONS, TABLE1_CONDITIONS, CodeGenCondition, CodeGenConfig
+from .experiment import (
+    collect_units,
+    load_split,
+    resolve_execution,
+    run_in_memory,
+    run_units,
+    train_monitors,
+    work,
+)
+from .records import CodeGenProblemRecord, CodeGenTurnRecord
+from .report import CONDITION_NAMES, paired_gain, problem_rows, table1_rows
+
+__all__ = [
+    "CODEGEN_CONDITIONS",
+    "CONDITION_NAMES",
+    "TABLE1_CONDITIONS",
+    "CodeGenCondition",
+    "CodeGenConfig",
+    "CodeGenProblemRecord",
+    "CodeGenTurnRecord",
+    "collect_units",
+    "load_split",
+    "paired_gain",
+    "problem_rows",
+    "resolve_execution",
+    "run_in_memory",
+    "run_units",
+    "table1_rows",
+    "train_monitors",
+    "work",
+]

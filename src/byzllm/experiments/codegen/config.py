@@ -1,0 +1,110 @@
+"""Configuration of CodeGen experiments: problems, debate, roles, conditions (the rogue-agents
+paper, §4.1, §5 Table 1)."""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from byzllm.agents.codegen import CodeGenSimParams
+from byzllm.monitor.conditions import CONDITIONS
+
+from .._config import config_path
+from .._model_config import ModelConfig
+
+__all__ = ["CODEGEN_CONDITIONS", "TABLE1_CONDITIONS", "CodeGenCondition", "CodeGenConfig"]
+
+#: ``zero-shot`` (one coder, Table 1's first row) and every monitor condition of
+#: :mod:`byzllm.monitor.conditions` (``none`` is the multi-agent debate without intervention).
+CodeGenCondition = Literal[
+    "zero-shot",
+    "none",
+    "monitor-1",
+    "monitor-2",
+    "random-1",
+    "random-2",
+    "resample-1",
+    "second-best-1",
+    "worst-1",
+    "turn-only-1",
+]
+CODEGEN_CONDITIONS: tuple[str, ...] = ("zero-shot", *CONDITIONS)
+#: Table 1's rows: zero-shot prompting, multi-agent, multi-agent + monitor.
+TABLE1_CONDITIONS: tuple[CodeGenCondition, ...] = ("zero-shot", "none", "monitor-1")
+
+
+class CodeGenConfig(ModelConfig):
+    """A CodeGen run: the Table 1 conditions, and the monitor pipeline's collect stage.
+
+    Example YAML::
+
+        problems: HumanEval.jsonl.gz      # the HumanEval file (train / validation: 70/30)
+        livecodebench: null               # a LiveCodeBench file: the test problems
+        test_split: validation            # or livecodebench
+        seed: 0                           # the train / validation split's seed
+        n_train: 40                       # null: the whole split
+        n_validation: 20
+        n_test: 30
+        rounds: 3                         # coding rounds (1 initial + 2 with feedback)
+        final_rule: tests                 # tests (DyLAN) or vote
+        conditions: [zero-shot, none, monitor-1]
+        repeats: 1
+        execution: auto                   # auto | sandbox | simulated
+        agents: simulated                 # or llm (then model, base_url)
+        sim: {judge_error_rate: 0.2}
+    """
+
+    problems: str | None = Field(
+        default=None, description="HumanEval JSONL(.gz) file (train, validation, default test)"
+    )
+    livecodebench: str | None = Field(
+        default=None, description="LiveCodeBench JSON(L) file: the test problems"
+    )
+    test_split: Literal["validation", "livecodebench"] = "validation"
+    seed: int = 0
+    train_fraction: float = Field(default=0.7, gt=0.0, lt=1.0)
+    n_train: int | None = Field(default=None, ge=1)
+    n_validation: int | None = Field(default=None, ge=1)
+    n_test: int | None = Field(default=None, ge=1)
+    rounds: int = Field(default=3, ge=1, le=10)
+    coders: int = Field(default=4, ge=1, le=8)
+    final_rule: Literal["tests", "vote"] = "tests"
+    conditions: list[CodeGenCondition] = Field(default_factory=lambda: list(TABLE1_CONDITIONS))
+    repeats: int = Field(default=1, ge=1)
+    collect_repeats: int = Field(default=1, ge=1)
+    execution: Literal["auto", "sandbox", "simulated"] = Field(
+        default="auto",
+        description="auto: the sandbox when it works here, else simulated outcomes "
+        "(simulated roles only)",
+    )
+    sandbox_timeout_s: float = Field(default=10.0, gt=0)
+    sandbox_memory_mb: int = Field(default=512, ge=64)
+    agents: Literal["simulated", "llm"] = "simulated"
+    sim: CodeGenSimParams = Field(default_factory=CodeGenSimParams)
+    top_logprobs: int = Field(default=10, ge=1, description="at most max_top_logprobs")
+    max_reprompts: int = Field(default=1, ge=0)
+    max_tokens: int | None = Field(default=1024, ge=1)
+    renormalize: bool = True
+
+    @field_validator("problems", "livecodebench")
+    @classmethod
+    def _resolve(cls, value: str | os.PathLike[str] | None, info: ValidationInfo) -> str | None:
+        # The config path rule: relative to the config file when it exists there.
+        return None if value is None else str(config_path(value, info, "file", "problem file"))
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CodeGenConfig:
+        if self.agents == "llm" and not self.model:
+            raise ValueError("agents: llm needs a model (e.g. model: openai/gpt-4o-mini)")
+        if self.agents == "llm" and self.execution == "simulated":
+            raise ValueError("execution: simulated judges simulated coders only; use sandbox")
+        if self.test_split == "livecodebench" and not self.livecodebench:
+            raise ValueError("test_split: livecodebench needs livecodebench: FILE")
+        if self.test_split == "livecodebench" and self.agents == "simulated":
+            raise ValueError(
+                "simulated coders write code from a reference solution, which LiveCodeBench "
+                "problems do not have: use agents: llm"
+            )
+        return self

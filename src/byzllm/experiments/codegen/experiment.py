@@ -1,0 +1,326 @@
+"""CodeGen debates as units of the runner: problems, units, the work function, monitor training.
+
+One unit is one problem played once under one condition (``repeat`` r of it). The same
+problem and repeat meet the same simulated draws under every condition (common random
+numbers: the debate key is ``problem/repeat``), so conditions differ only by what the team
+is (zero-shot) or what the intervener does.
+
+The monitor pipeline on CodeGen (the rogue-agents paper, §4.1, §4.2, D.2):
+
+1. :func:`collect_units` — the HumanEval train and validation problems (70/30, seeded),
+   debated without intervention; every judge and tester turn's features are stored
+   (:class:`CodeGenTurnRecord`, labelled with the debate's Pass@1).
+2. :func:`train_monitors` — :func:`byzllm.monitor.train_monitor_set` on them (the D.2 grid
+   per role: judge and tester).
+3. :func:`run_units` — the test problems under each condition: ``zero-shot``, ``none``
+   (multi-agent), ``monitor-1`` (multi-agent + monitor, one intervention per role, §4.2), and
+   any other monitor condition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from byzllm.agents.codegen import CodeGenSimParams
+from byzllm.envs.codegen import ROLES, DebateResult, Team, llm_team, play_debate, simulated_team
+from byzllm.errors import ConfigError, InputError
+from byzllm.llm import track_requests
+from byzllm.monitor.conditions import condition_monitors, make_intervener, missing_conditions
+from byzllm.monitor.features import turn_features
+from byzllm.monitor.intervene import MonitorIntervener
+from byzllm.monitor.monitor_set import MonitorSet, train_monitor_set
+from byzllm.sandbox import SandboxLimits, SandboxUnavailableError, sandbox_support
+from byzllm.tasks import CodeProblem, load_humaneval, load_livecodebench, split_problems
+
+from .._records import Record
+from .._units import Unit, make_unit, reset_to_defaults
+from ..monitor.experiment import datasets_from_rows
+from .config import CodeGenConfig
+from .records import CodeGenProblemRecord, CodeGenTurnRecord
+
+__all__ = [
+    "collect_units",
+    "load_split",
+    "resolve_execution",
+    "run_in_memory",
+    "run_units",
+    "train_monitors",
+    "work",
+]
+
+#: Config fields that only choose the grid (which problems, how many, conditions, repeats)
+#: or where the problems come from: each payload carries its own problem, so these are left
+#: out of it (and of its id) and ``work`` never reads them.
+GRID_FIELDS = (
+    "problems",
+    "livecodebench",
+    "test_split",
+    "seed",
+    "train_fraction",
+    "n_train",
+    "n_validation",
+    "n_test",
+    "conditions",
+    "repeats",
+    "collect_repeats",
+)
+
+
+def load_split(cfg: CodeGenConfig, split: str) -> list[CodeProblem]:
+    """The problems of ``split`` (train / validation of HumanEval, or test), cut to size."""
+    limit = {"train": cfg.n_train, "validation": cfg.n_validation, "test": cfg.n_test}.get(split)
+    if split == "test" and cfg.test_split == "livecodebench":
+        assert cfg.livecodebench is not None
+        problems = load_livecodebench(cfg.livecodebench)
+    else:
+        if not cfg.problems:
+            raise ConfigError(
+                "problems: set the HumanEval file (HumanEval.jsonl.gz from "
+                "github.com/openai/human-eval), e.g. --set problems=HumanEval.jsonl.gz"
+            )
+        splits = split_problems(
+            load_humaneval(cfg.problems), seed=cfg.seed, train_fraction=cfg.train_fraction
+        )
+        problems = splits.get("validation" if split == "test" else split)
+    return problems[:limit] if limit else problems
+
+
+def _unit_config(cfg: CodeGenConfig) -> CodeGenConfig:
+    return reset_to_defaults(cfg, GRID_FIELDS)
+
+
+def collect_units(cfg: CodeGenConfig) -> list[Unit]:
+    """Train and validation problems, debated without intervention (one unit per problem and
+    repeat)."""
+    conf = _unit_config(cfg)
+    return [
+        make_unit(
+            {
+                "stage": "collect",
+                "config": conf,
+                "split": split,
+                "problem": problem,
+                "repeat": r,
+                "condition": "none",
+            },
+            label=f"{split}/{problem.id}/r{r}",
+        )
+        for split in ("train", "validation")
+        for problem in load_split(cfg, split)
+        for r in range(cfg.collect_repeats)
+    ]
+
+
+def run_units(cfg: CodeGenConfig, monitors: MonitorSet | None = None) -> list[Unit]:
+    """Test problems × conditions × repeats (Table 1: zero-shot, multi-agent, + monitor).
+
+    Conditions other than ``zero-shot`` and ``none`` need ``monitors``; ablation conditions
+    whose monitors the set lacks are refused.
+    """
+    conditions = list(dict.fromkeys(cfg.conditions))
+    if not conditions:
+        raise ConfigError("conditions: choose at least one")
+    needs = [c for c in conditions if c not in ("zero-shot", "none")]
+    packed: dict[str, dict[str, Any] | None] = dict.fromkeys(conditions)
+    if needs:
+        if monitors is None:
+            raise InputError(
+                f"conditions {', '.join(needs)} need monitors: run `byzllm codegen collect` "
+                "and `byzllm codegen train`, then pass --monitors"
+            )
+        monitors.check_roles(ROLES, environment="CodeGen")
+        missing = missing_conditions(needs, monitors)
+        if missing:
+            raise InputError(f"the monitor set has no monitors for {', '.join(missing)}")
+        if any(c.startswith("random") for c in needs) and not monitors.random_baseline:
+            raise InputError("the monitor set has no random-baseline probabilities")
+        for c in needs:
+            packed[c] = condition_monitors(c, monitors).to_dict()
+    if monitors is not None and "none" in packed:
+        # A shadow monitor: logs the would-be triggers of the no-intervention debate.
+        packed["none"] = condition_monitors("none", monitors).to_dict()
+    conf = _unit_config(cfg)
+    return [
+        make_unit(
+            {
+                "stage": "evaluate",
+                "config": conf,
+                "split": "test",
+                "problem": problem,
+                "repeat": r,
+                "condition": condition,
+                "monitors": packed[condition],
+            },
+            label=f"test/{problem.id}/{condition}/r{r}",
+        )
+        for condition in conditions
+        for problem in load_split(cfg, "test")
+        for r in range(cfg.repeats)
+    ]
+
+
+def resolve_execution(cfg: CodeGenConfig) -> str:
+    """``"sandbox"`` or ``"simulated"`` for this machine (``auto``: the sandbox when it works).
+
+    LLM-backed coders need the sandbox: a missing one raises
+    :class:`~byzllm.sandbox.SandboxUnavailableError` with the reason.
+    """
+    if cfg.execution != "auto":
+        return cfg.execution
+    support = sandbox_support()
+    if support.get("available"):
+        return "sandbox"
+    if cfg.agents == "llm":
+        raise SandboxUnavailableError(f"the sandbox cannot run here: {support.get('reason')}")
+    return "simulated"
+
+
+def _team(cfg: CodeGenConfig, problem: CodeProblem, condition: str, salt: str) -> Team:
+    debate = condition != "zero-shot"
+    if cfg.agents == "simulated":
+        return simulated_team(problem, cfg.sim, coders=cfg.coders, debate=debate)
+    return llm_team(
+        cfg.shared_model(salt=salt),
+        coders=cfg.coders,
+        debate=debate,
+        top_logprobs=cfg.top_logprobs,
+        max_reprompts=cfg.max_reprompts,
+        max_tokens=cfg.max_tokens,
+    )
+
+
+def _transcript(result: DebateResult) -> list[dict[str, Any]]:
+    return [r.model_dump(mode="json", exclude_none=True) for r in result.rounds]
+
+
+async def _play(payload: dict[str, Any]) -> list[Record]:
+    cfg = CodeGenConfig.model_validate(payload["config"])
+    problem = CodeProblem.model_validate(payload["problem"])
+    repeat = int(payload["repeat"])
+    split = str(payload["split"])
+    condition = str(payload["condition"])
+    monitors = MonitorSet.from_dict(payload["monitors"]) if payload.get("monitors") else None
+    intervener = None
+    if condition != "zero-shot":
+        intervener = make_intervener(condition, monitors, seed=repeat, renormalize=cfg.renormalize)
+    execution = resolve_execution(cfg)
+    key = f"{problem.id}/r{repeat}"
+    with track_requests() as requests:
+        result = await play_debate(
+            problem,
+            _team(cfg, problem, condition, salt=f"codegen-repeat={repeat}"),
+            rounds=cfg.rounds if condition != "zero-shot" else 1,
+            intervener=intervener,
+            final_rule=cfg.final_rule,
+            execution="sandbox" if execution == "sandbox" else "simulated",
+            limits=SandboxLimits(timeout_s=cfg.sandbox_timeout_s, memory_mb=cfg.sandbox_memory_mb),
+            key=key,
+        )
+    triggers = [] if intervener is None else intervener.game_triggers(key)
+    sim: CodeGenSimParams | None = cfg.sim if result.simulated else None
+    records: list[Record] = [
+        CodeGenProblemRecord(
+            split=split,
+            condition=condition,
+            problem_id=problem.id,
+            source=problem.source,
+            repeat=repeat,
+            passed=result.passed,
+            hidden_status=result.hidden.status,
+            hidden_detail=result.hidden.detail,
+            final_seat=result.final_seat,
+            final_rule=result.final_rule,
+            final_code=result.final_code,
+            rounds_played=result.rounds_played,
+            total_turns=result.total_turns,
+            resets=result.resets,
+            resamples=result.resamples,
+            triggers=[t.model_dump() for t in triggers],
+            scoring_errors=(
+                len(intervener.scoring_errors) if isinstance(intervener, MonitorIntervener) else 0
+            ),
+            parse=result.parse,
+            run_failures=result.run_failures,
+            syntax_errors=result.syntax_errors,
+            agents=cfg.agents,
+            simulated=result.simulated,
+            simulated_execution=result.simulated_execution,
+            sim_params=sim.model_dump() if sim is not None else None,
+            requests=requests.to_dict(),
+            transcript=_transcript(result),
+            turns=[t.model_dump(mode="json") for t in result.turns],
+        )
+    ]
+    for t in result.turns:
+        turn = t.obs.run_turn or t.obs.turn
+        f = turn_features(t.obs.distributions, turn, renormalize=cfg.renormalize)
+        records.append(
+            CodeGenTurnRecord(
+                split=split,
+                condition=condition,
+                game_id=problem.id,
+                repeat=repeat,
+                role=t.obs.role,
+                agent=t.obs.agent,
+                turn=turn,
+                round=t.round,
+                attempt=t.attempt,
+                decision=t.decision,
+                entropy=f.entropy,
+                varentropy=f.varentropy,
+                kurtosis=f.kurtosis,
+                n_positions=f.n_positions,
+                success=result.passed,
+                simulated=result.simulated,
+            )
+        )
+    return records
+
+
+async def work(payload: dict[str, Any]) -> list[Record]:
+    """The runner's work function for collect and evaluate units (top-level, picklable)."""
+    return await _play(payload)
+
+
+async def run_in_memory(units: Iterable[Unit]) -> list[dict[str, Any]]:
+    """Play units without a store (tests, notebooks); the records as dicts with ``kind``."""
+    rows: list[dict[str, Any]] = []
+    for unit in units:
+        for record in await work(dict(unit.payload)):
+            rows.append({"kind": record.kind, **record.model_dump(mode="json")})
+    return rows
+
+
+def train_monitors(
+    turn_rows: Sequence[dict[str, Any]],
+    *,
+    degrees: Sequence[int] = (1, 2, 3, 4, 5),
+    alpha: float = 1.0,
+    meta: dict[str, Any] | None = None,
+) -> MonitorSet:
+    """Monitors for the judge and the tester from collected ``codegen_turn`` rows (D.2 grid).
+
+    Only the collect stage's rows (condition ``none``, no intervention) are used.
+    """
+    rows = [
+        r
+        for r in turn_rows
+        if r.get("condition", "none") == "none" and r.get("split") in ("train", "validation")
+    ]
+    train, validation = datasets_from_rows(rows)
+    simulated = any(bool(r.get("simulated")) for r in rows)
+    monitors, _ = train_monitor_set(
+        train,
+        validation,
+        degrees=degrees,
+        alpha=alpha,
+        meta={
+            "env": "codegen",
+            "simulated": simulated,
+            "train_games": train.n_games,
+            "validation_games": validation.n_games,
+            **(meta or {}),
+        },
+    )
+    return monitors

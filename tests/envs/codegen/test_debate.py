@@ -1,0 +1,169 @@
+"""The CodeGen debate with scripted LLM roles: real code in the sandbox, bad replies, the
+intervention (the rogue-agents paper, §4.1)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+import pytest
+
+from byzllm.agents.codegen import Solution
+from byzllm.envs import Decision, TurnObservation
+from byzllm.envs.codegen import (
+    Team,
+    hidden_outcome,
+    llm_team,
+    play_debate,
+    simulated_team,
+)
+from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig, TokenLogprob
+from byzllm.sandbox import SandboxLimits, sandbox_support
+from byzllm.tasks import CodeProblem
+
+needs_sandbox = pytest.mark.skipif(
+    not sandbox_support().get("available"), reason="the sandbox cannot run here"
+)
+
+PROBLEM = CodeProblem(
+    id="Tiny/add",
+    source="humaneval",
+    prompt='def add(a: int, b: int) -> int:\n    """Return a + b."""\n',
+    entry_point="add",
+    reference='def add(a: int, b: int) -> int:\n    """Return a + b."""\n    return a + b\n',
+    hidden_test="def check(candidate):\n    assert candidate(2, 3) == 5\n",
+)
+RIGHT = (
+    "```python\ndef add(a, b):\n    return a + b\n```\n"
+    "Feedback helpfulness: 4\nTests helpfulness: 3"
+)
+WRONG = "```python\ndef add(a, b):\n    return a - b\n```"
+JUDGE = "Solution 1: CORRECT\nSolution 2: WRONG\nBest: 1\nSolution 2 subtracts."
+TESTS = "```python\nassert add(1, 1) == 2\nassert add(0, 5) == 5\n```"
+
+
+def _logprobs(text: str) -> list[TokenLogprob]:
+    """One token per character, each with a two-way top-k."""
+    return [TokenLogprob(token=c, logprob=-0.1, top=[(c, -0.1), ("?", -2.4)]) for c in text]
+
+
+class Scripted(ChatModel):
+    """Answers by role (system prompt) from ``script(role, n)``, n = that role's call count."""
+
+    name = "scripted/model"
+
+    def __init__(self, script: Callable[[str, int], str]) -> None:
+        self.script = script
+        self.calls: dict[str, int] = {}
+
+    async def generate(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig | None = None
+    ) -> Completion:
+        system = messages[0]["content"]
+        role = "judge" if "judge" in system else "tester" if "unit tests" in system else "coder"
+        if role == "coder":
+            role = system.split(".")[0]
+        n = self.calls.get(role, 0)
+        self.calls[role] = n + 1
+        text = self.script(role, n)
+        return Completion(text=text, logprobs=_logprobs(text))
+
+
+def _script(coder_replies: dict[str, str]) -> Callable[[str, int], str]:
+    def script(role: str, n: int) -> str:
+        if role == "judge":
+            return JUDGE
+        if role == "tester":
+            return TESTS
+        for key, reply in coder_replies.items():
+            if key in role:
+                return reply
+        return RIGHT
+
+    return script
+
+
+@needs_sandbox
+def test_wrong_solution_fails_with_the_assertion_shown() -> None:
+    wrong = Solution(coder="c", role="Programmer", round=1, code="def add(a, b):\n    return a - b")
+    outcome = asyncio.run(hidden_outcome(PROBLEM, wrong))
+    assert not outcome.passed and outcome.status == "failed"
+    assert "assert candidate(2, 3) == 5" in outcome.detail or "AssertionError" in outcome.detail
+    right = wrong.model_copy(update={"code": "def add(a, b):\n    return a + b"})
+    assert asyncio.run(hidden_outcome(PROBLEM, right)).passed
+
+
+@needs_sandbox
+def test_debate_runs_tests_and_judge_positions() -> None:
+    model = Scripted(_script({"algorithm developer": WRONG}))
+    result = asyncio.run(play_debate(PROBLEM, llm_team(model), rounds=2))
+    assert result.passed and not result.simulated and not result.simulated_execution
+    second = result.rounds[1]
+    assert second.tests is not None and len(second.tests.tests) == 2
+    assert [r.passed for r in second.results] == [2, 0, 2, 2]  # the wrong one fails both
+    assert "AssertionError" in second.results[1].errors[0]
+    judge_turn = next(t for t in result.turns if t.obs.role == "judge")
+    # Decision positions: every character of CORRECT, WRONG, and the pick "1".
+    assert len(judge_turn.obs.distributions) == len("CORRECT") + len("WRONG") + 1
+    tester_turn = next(t for t in result.turns if t.obs.role == "tester")
+    assert len(tester_turn.obs.distributions) == 2  # the expected values "2" and "5"
+    assert result.parse["judge"] == {"calls": 1, "fallbacks": 0}
+    assert second.solutions[0].helpful_feedback == 4
+
+
+@needs_sandbox
+def test_bad_replies_are_counted_never_raised() -> None:
+    megabyte = "x" * 1_000_000
+    replies = {
+        "Python assistant": "I would add them.",  # no code block
+        "algorithm developer": "```python\ndef add(a, b:\n    return a + b\n```",  # syntax error
+        "computer scientist": megabyte,
+        "careful programmer": "```python\nwhile True:\n    print('spam' * 1000)\n```",  # floods
+    }
+    model = Scripted(_script(replies))
+    limits = SandboxLimits(timeout_s=1.0)
+    result = asyncio.run(play_debate(PROBLEM, llm_team(model), rounds=2, limits=limits))
+    assert result.parse["code"]["fallbacks"] >= 4  # two replies per round had no code
+    assert result.syntax_errors >= 2
+    assert result.run_failures.get("aborted_test_runs", 0) >= 1
+    assert not result.passed
+
+
+class ResetOnce:
+    """Resets at the first judge turn it sees."""
+
+    def __init__(self) -> None:
+        self.seen: list[TurnObservation] = []
+
+    def decide(self, obs: TurnObservation) -> Decision:
+        self.seen.append(obs)
+        return "reset" if obs.role == "judge" and len(self.seen) == 1 else "continue"
+
+
+def test_reset_rewrites_feedback_and_tests() -> None:
+    problem = PROBLEM
+    intervener = ResetOnce()
+    result = asyncio.run(
+        play_debate(
+            problem,
+            simulated_team(problem),
+            rounds=2,
+            intervener=intervener,
+            execution="simulated",
+        )
+    )
+    assert result.resets == 1 and result.simulated and result.simulated_execution
+    assert [(t.obs.role, t.attempt, t.decision) for t in result.turns] == [
+        ("judge", 0, "reset"),
+        ("judge", 1, "continue"),
+        ("tester", 1, "continue"),
+    ]
+    assert [o.turn for o in intervener.seen] == [1, 2, 3]
+    assert all(o.run_turn == 1 for o in intervener.seen)
+
+
+def test_zero_shot_is_one_coder_one_round() -> None:
+    team = simulated_team(PROBLEM, debate=False)
+    assert isinstance(team, Team) and len(team.coders) == 1 and team.judge is None
+    result = asyncio.run(play_debate(PROBLEM, team, rounds=3, execution="simulated"))
+    assert result.rounds_played == 1 and result.turns == []

@@ -1,0 +1,127 @@
+"""CodeGen end to end on simulated roles: collect → train → evaluate, Table 1 with intervals,
+the CLI, and resuming (the rogue-agents paper, §4.1, §5 Table 1)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.errors import InputError
+from byzllm.experiments.codegen import (
+    CodeGenConfig,
+    collect_units,
+    paired_gain,
+    run_in_memory,
+    run_units,
+    table1_rows,
+    train_monitors,
+)
+
+RUNNER = CliRunner()
+
+
+def _problems(path: Path, n: int = 30) -> Path:
+    rows = [
+        {
+            "task_id": f"Tiny/{k}",
+            "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}."""\n',
+            "canonical_solution": f"    return x + {k}\n",
+            "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
+            "entry_point": f"add_{k}",
+        }
+        for k in range(n)
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _config(tmp_path: Path, **changes: object) -> CodeGenConfig:
+    # A noisy judge so that collect has failures to learn from on so few problems.
+    base = {
+        "problems": str(_problems(tmp_path / "he.jsonl")),
+        "execution": "simulated",
+        "sim": {"judge_error_rate": 0.3, "coder_skill": 1.0},
+        "repeats": 2,
+        "collect_repeats": 2,
+    }
+    return CodeGenConfig.model_validate({**base, **changes})
+
+
+def test_pipeline_reports_three_conditions_with_intervals(tmp_path: Path) -> None:
+    cfg = _config(tmp_path)
+    rows = asyncio.run(run_in_memory(collect_units(cfg)))
+    turns = [r for r in rows if r["kind"] == "codegen_turn"]
+    assert {r["role"] for r in turns} == {"judge", "tester"}
+    assert {r["split"] for r in turns} == {"train", "validation"}
+    monitors = train_monitors(turns)
+    assert set(monitors.roles) == {"judge", "tester"} and monitors.meta["simulated"]
+    results = asyncio.run(run_in_memory(run_units(cfg, monitors)))
+    problems = [r for r in results if r["kind"] == "codegen_problem"]
+    table = {r["condition"]: r for r in table1_rows(problems)}
+    assert list(table) == ["zero-shot", "none", "monitor-1"]
+    for row in table.values():
+        assert row["simulated"] and row["simulated_execution"]
+        assert row["problems"] == 9 and row["runs"] == 18  # 30% of 30 validation problems
+        assert row["ci_low"] <= row["pass_at_1"] <= row["ci_high"]
+        assert not math.isnan(row["ci_low"])
+    assert table["zero-shot"]["interventions"] == 0 and table["none"]["interventions"] == 0
+    # The same problems and draws under both debate conditions: the gain is paired.
+    gain = paired_gain(problems)[0]
+    assert gain["problems"] == 9
+    assert gain["ci_low"] <= gain["gain"] <= gain["ci_high"]
+    # Zero-shot runs are one coder, one round; debates ran their rounds.
+    zero = [r for r in problems if r["condition"] == "zero-shot"]
+    assert all(r["rounds_played"] == 1 and len(r["transcript"]) == 1 for r in zero)
+
+
+def test_monitor_conditions_need_monitors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="need monitors"):
+        run_units(_config(tmp_path))
+
+
+def test_cli_collect_train_run_report(tmp_path: Path) -> None:
+    problems = _problems(tmp_path / "he.jsonl")
+    sets = [
+        "--set",
+        f"problems={problems}",
+        "--set",
+        "execution=simulated",
+        "--set",
+        "sim.judge_error_rate=0.3",
+        "--set",
+        "sim.coder_skill=0.0",
+        "--set",
+        "collect_repeats=2",
+    ]
+    collect = RUNNER.invoke(app, ["codegen", "collect", *sets, "-o", str(tmp_path / "c")])
+    assert collect.exit_code == 0, collect.output
+    train = RUNNER.invoke(app, ["codegen", "train", str(tmp_path / "c")])
+    assert train.exit_code == 0, train.output
+    monitors = tmp_path / "c" / "monitors.json"
+    run_args = ["codegen", "run", *sets, "-m", str(monitors), "-o", str(tmp_path / "r")]
+    assert RUNNER.invoke(app, run_args).exit_code == 0
+    again = RUNNER.invoke(app, [*run_args, "--json"])  # resumes: nothing left to run
+    assert again.exit_code == 0 and '"skipped": 27' in again.output.replace(" ", " ")
+    report = RUNNER.invoke(app, ["codegen", "report", str(tmp_path / "r"), "--json", "--problems"])
+    assert report.exit_code == 0, report.output
+    data = json.loads(report.output)
+    assert data["simulated"] and len(data["rows"]) == 3
+    first = data["problems"][0]["problem"]
+    csv = RUNNER.invoke(
+        app, ["codegen", "report", str(tmp_path / "r"), "--csv", str(tmp_path / "csv")]
+    )
+    assert csv.exit_code == 0
+    assert (tmp_path / "csv" / "table1.csv").read_text().startswith("results")
+    shown = RUNNER.invoke(app, ["codegen", "report", str(tmp_path / "r"), "--transcript", first])
+    assert shown.exit_code == 0 and "round 1" in shown.output
+
+
+def test_cli_without_problems_says_how(tmp_path: Path) -> None:
+    result = RUNNER.invoke(app, ["codegen", "run", "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "problems" in result.output
