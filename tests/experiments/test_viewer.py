@@ -207,3 +207,24 @@ def test_a_govsim_batch_page_opens_a_stock_curve(chromium: str, tmp_path: Path) 
     detail = dom[dom.index('<div class="detail">') :]
     assert "<polyline" in detail[:3000] and f"R0 = {game['r0']}" in detail
     assert not _console_errors(stderr)
+
+
+def test_a_monitor_evaluation_page_shows_scores_triggers_and_resets(
+    chromium: str, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "fig4"
+    result = RUNNER.invoke(app, ["reproduce", "ra-fig4", "-n", "6", "-o", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    with Store.open(run_dir / "evaluate") as store:
+        games = store.records("monitor_game")
+    scored = [g for g in games if g["condition"] == "monitor-1" and g["turn_scores"]]
+    assert scored, "the monitor scored turns"
+    index = games.index(scored[0])
+    key = f"monitor-1/{scored[0]['game_id']}/r{scored[0]['repeat']}/{index}"
+    url = (run_dir / "view.html").resolve().as_uri() + f"#f.condition=monitor-1&open={key}"
+    dom, stderr = _dump(chromium, url)
+    detail = dom[dom.index('<div class="detail">') :]
+    assert "P(success) per scored turn" in detail[:20000]
+    first = scored[0]["turn_scores"][0]
+    assert f"t{first['turn']} {first['p_success']:.2f}" in detail
+    assert not _console_errors(stderr)

@@ -155,6 +155,9 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
     with track_requests() as requests:  # this game's model requests, every player's
         played = await env.play(cfg, game, repeat=repeat, intervener=intervener)
     triggers = [] if intervener is None else intervener.game_triggers(played.game_id)
+    scores = (
+        intervener.game_scores(played.game_id) if isinstance(intervener, MonitorIntervener) else []
+    )
     records: list[Record] = [
         MonitorGameRecord(
             env=cfg.env,
@@ -169,6 +172,10 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
             parse_failures=played.parse_failures,
             fallbacks=played.fallbacks,
             triggers=[t.model_dump() for t in triggers],
+            turn_scores=[
+                {"turn": t.turn, "role": t.role, "agent": t.agent, "p_success": t.score}
+                for t in scores
+            ],
             scoring_errors=(
                 len(intervener.scoring_errors) if isinstance(intervener, MonitorIntervener) else 0
             ),

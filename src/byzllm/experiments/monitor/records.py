@@ -57,6 +57,11 @@ class MonitorGameRecord(Record):
     parse_failures: int
     fallbacks: int
     triggers: list[dict[str, Any]] = Field(default_factory=list)
+    turn_scores: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="the monitor's P(success) on every turn it scored: {turn, role, agent, "
+        "p_success} (empty without a monitor, and in records written before they were kept)",
+    )
     scoring_errors: int = 0
     agents: str
     simulated: bool

@@ -221,10 +221,17 @@ def monitor_sections(
         if len(details) < max_details:
             triggers = g.get("triggers") or []
             details[key] = (
-                table_html([_plain(t) for t in triggers], note="monitor triggers (turn, score)")
-                if triggers
-                else "<p class='note'>no trigger in this game</p>"
-            ) + f"<pre>{esc(json.dumps(g.get('outcome') or {}, indent=1))}</pre>"
+                (
+                    table_html(
+                        [_plain(t) for t in triggers],
+                        note="monitor triggers (turn, P(success), whether it acted)",
+                    )
+                    if triggers
+                    else "<p class='note'>no trigger in this game</p>"
+                )
+                + _score_strip(g.get("turn_scores") or [], triggers)
+                + f"<pre>{esc(json.dumps(g.get('outcome') or {}, indent=1))}</pre>"
+            )
     sections.append(
         Section(
             "Games (click one for its triggers and resets)",
@@ -238,6 +245,29 @@ def monitor_sections(
         )
     )
     return sections, simulated
+
+
+def _score_strip(scores: Sequence[Mapping[str, Any]], triggers: Sequence[Mapping[str, Any]]) -> str:
+    """The monitor's P(success) per scored turn, one cell each, triggered turns outlined
+    (the rogue-agents paper, §2: a turn below the threshold triggers an intervention)."""
+    if not scores:
+        return "<p class='note'>no per-turn monitor scores in this record</p>"
+    fired = {(int(t.get("turn", -1)), str(t.get("role"))) for t in triggers}
+    cells = []
+    for s in scores:
+        p = float(s.get("p_success", 0.0))
+        hue = int(120 * max(0.0, min(1.0, p)))
+        outline = (
+            "outline:2px solid #cf222e;"
+            if (int(s.get("turn", -1)), str(s.get("role"))) in fired
+            else ""
+        )
+        cells.append(
+            f"<span class='tok' style='background:hsl({hue},70%,80%);{outline}' "
+            f"title='turn {esc(s.get('turn'))}, {esc(s.get('role'))} {esc(s.get('agent'))}'>"
+            f"t{esc(s.get('turn'))} {p:.2f}</span>"
+        )
+    return "<p>P(success) per scored turn: " + " ".join(cells) + "</p>"
 
 
 def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
