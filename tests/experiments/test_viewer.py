@@ -228,3 +228,35 @@ def test_a_monitor_evaluation_page_shows_scores_triggers_and_resets(
     first = scored[0]["turn_scores"][0]
     assert f"t{first['turn']} {first['p_success']:.2f}" in detail
     assert not _console_errors(stderr)
+
+
+def test_a_codegen_page_opens_a_debate(chromium: str, tmp_path: Path) -> None:
+    problems = tmp_path / "he.jsonl"
+    lines = []
+    for k in range(4):
+        lines.append(
+            json.dumps(
+                {
+                    "task_id": f"Toy/{k}",
+                    "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}."""\n',
+                    "canonical_solution": f"    return x + {k}\n",
+                    "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
+                    "entry_point": f"add_{k}",
+                }
+            )
+        )
+    problems.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run_dir = tmp_path / "cg"
+    args = ["codegen", "run", "--set", f"problems={problems}", "--set", "n_test=2"]
+    result = RUNNER.invoke(app, [*args, "--set", "execution=simulated", "-o", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    page = RUNNER.invoke(app, ["view", str(run_dir)])
+    assert page.exit_code == 0, page.output
+    with Store.open(run_dir) as store:
+        first = store.records("codegen_problem")[0]
+    key = f"{first['condition']}/{first['problem_id']}/r{first['repeat']}/0"
+    dom, stderr = _dump(chromium, Path(page.stdout.strip()).resolve().as_uri() + f"#open={key}")
+    assert "Pass@1 %" in dom and "shown" in dom
+    detail = dom[dom.index('<div class="detail">') :]
+    assert first["problem_id"] in detail[:500] and "round 1" in detail
+    assert not _console_errors(stderr)

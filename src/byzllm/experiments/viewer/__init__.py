@@ -7,7 +7,8 @@ The page holds the run's summary tables with their 95% intervals (the numbers of
 ``report --json``), its parse health and model requests, per-round plots (consensus), and a
 filterable, paginated list of its questions or games; each opens its trace (consensus: graph
 and rounds; WhoDunit: the transcript with decision tokens coloured by entropy; GovSim: the
-stock per month and the transcript; monitor evaluations: triggers and resets). At the top it
+stock per month and the transcript; CodeGen: the debate round by round and the hidden-test
+verdict; monitor evaluations: the monitor's P(success) per turn, triggers and resets). At the top it
 says whether the results are simulated or from a real model. No server, no network: CSS,
 script and data are inline.
 
@@ -59,6 +60,12 @@ def render_view(run_dir: str | Path, *, max_details: int = DEFAULT_MAX_DETAILS) 
             games = store.records("govsim_game")
             sections, simulated = govsim_sections(games, max_details=max_details)
             title = f"{name}: GovSim games ({len(games)})"
+        elif "codegen_problem" in kinds:
+            from ._games import codegen_sections
+
+            problems = store.records("codegen_problem")
+            sections, simulated = codegen_sections(problems, max_details=max_details)
+            title = f"{name}: CodeGen debates ({len(problems)})"
         elif "monitor_game" in kinds:
             from ._games import monitor_sections
 

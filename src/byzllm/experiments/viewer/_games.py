@@ -16,7 +16,13 @@ from typing import Any
 
 from ._html import Section, Units, esc, table_html
 
-__all__ = ["generic_sections", "govsim_sections", "monitor_sections", "whodunit_sections"]
+__all__ = [
+    "codegen_sections",
+    "generic_sections",
+    "govsim_sections",
+    "monitor_sections",
+    "whodunit_sections",
+]
 
 
 def _entropy(distribution: Sequence[Sequence[Any]]) -> float:
@@ -404,6 +410,117 @@ def govsim_sections(
                 details=details,
             ),
             anchor="games",
+        )
+    )
+    return sections, simulated
+
+
+def _debate_html(record: Mapping[str, Any]) -> str:
+    """A debate round by round: each coder's code, the judge's feedback and the tests with
+    their sandbox results (the rogue-agents paper, App. C), then the hidden-test verdict."""
+    parts = [
+        f"<p><b>{esc(record.get('problem_id'))}</b> ({esc(record.get('condition'))}): "
+        + (
+            "<span class=ok>passed</span>"
+            if record.get("passed")
+            else f"<span class=bad>{esc(record.get('hidden_status'))}</span>"
+        )
+        + f"; final answer by {esc(record.get('final_rule'))}, seat "
+        f"{esc(record.get('final_seat'))}</p>"
+    ]
+    if record.get("hidden_detail"):
+        parts.append(f"<pre>{esc(str(record['hidden_detail'])[:4000])}</pre>")
+    for rnd in record.get("transcript") or []:
+        parts.append(f"<h4>round {esc(rnd.get('round'))}</h4>")
+        for key, value in rnd.items():
+            if key == "round":
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, Mapping):
+                    who = item.get("coder") or item.get("role") or key
+                    body = item.get("code") or item.get("text") or item.get("feedback")
+                    if body is None:
+                        body = json.dumps(item, default=str)[:2000]
+                    parts.append(
+                        f"<details><summary>{esc(key)}: {esc(who)}</summary>"
+                        f"<pre>{esc(str(body)[:6000])}</pre></details>"
+                    )
+    parts.append(
+        f"<details><summary>final code</summary><pre>{esc(str(record.get('final_code'))[:8000])}"
+        "</pre></details>"
+    )
+    return "".join(parts)
+
+
+def codegen_sections(
+    problems: Sequence[Mapping[str, Any]], *, max_details: int
+) -> tuple[list[Section], bool]:
+    """A CodeGen run: Pass@1 per condition with intervals (Table 1), the paired gain of the
+    monitor, and every problem's debate."""
+    from byzllm.experiments.codegen.report import paired_gain, table1_rows
+
+    plain = [dict(p) for p in problems]
+    rows = table1_rows(plain)
+    simulated = any(r["simulated"] for r in rows)
+    shown = [
+        {
+            "source": r["source"],
+            "method": r["method"],
+            "problems": r["problems"],
+            "runs": r["runs"],
+            "Pass@1 %": f"{100 * r['pass_at_1']:.1f} [{100 * r['ci_low']:.1f}, "
+            f"{100 * r['ci_high']:.1f}]",
+            "interventions": r["interventions"],
+            "parse fall-backs": f"{r['parse_fallbacks']} of {r['parse_calls']}",
+            "run failures": r["run_failures"],
+        }
+        for r in rows
+    ]
+    gains = [
+        {
+            "source": g["source"],
+            "comparison": g["comparison"],
+            "problems": g["problems"],
+            "gain (points)": f"{100 * g['gain']:+.1f} [{100 * g['ci_low']:+.1f}, "
+            f"{100 * g['ci_high']:+.1f}]",
+        }
+        for g in paired_gain(plain)
+    ]
+    sections = [
+        Section(
+            "CodeGen: Pass@1 per condition (the rogue-agents paper, Table 1)",
+            table_html(shown, note="brackets: 95% percentile bootstrap over problems")
+            + (table_html(gains, note="paired over the same problems") if gains else ""),
+            anchor="summary",
+        )
+    ]
+    unit_rows: list[dict[str, Any]] = []
+    details: dict[str, str] = {}
+    for k, p in enumerate(plain):
+        key = f"{p['condition']}/{p['problem_id']}/r{p.get('repeat', 0)}/{k}"
+        unit_rows.append(
+            {
+                "id": key,
+                "problem": p["problem_id"],
+                "condition": p["condition"],
+                "repeat": p.get("repeat", 0),
+                "outcome": "passed" if p["passed"] else "failed",
+                "rounds": p.get("rounds_played"),
+                "resets": p.get("resets", 0),
+            }
+        )
+        if len(details) < max_details:
+            details[key] = _debate_html(p)
+    sections.append(
+        Section(
+            "Problems (click one for its debate)",
+            units=Units(
+                columns=["problem", "condition", "repeat", "outcome", "rounds", "resets"],
+                filters=["condition", "outcome"],
+                rows=unit_rows,
+                details=details,
+            ),
+            anchor="problems",
         )
     )
     return sections, simulated
