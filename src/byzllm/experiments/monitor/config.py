@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from byzllm.envs.whodunit import GameConfig
 from byzllm.monitor.conditions import DEFAULT_CONDITIONS, Condition
@@ -57,3 +57,15 @@ class MonitorExperimentConfig(WhoDunitPlayers):
     # Monitors read the decision-position distributions: at least one alternative is needed.
     top_logprobs: int = Field(default=10, ge=1, description="at most max_top_logprobs")
     renormalize: bool = True
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _codegen_has_its_own_commands(cls, value: object) -> object:
+        # CodeGen's debate has its own problems, roles and execution settings: its monitor
+        # pipeline is `byzllm codegen collect / train / run / report` (docs/codegen.md).
+        if value == "codegen":
+            raise ValueError(
+                "CodeGen's monitors run with `byzllm codegen collect`, `byzllm codegen train` "
+                "and `byzllm codegen run` (see docs/codegen.md)"
+            )
+        return value
