@@ -1,0 +1,77 @@
+"""Benchmark: the page of a 10,000-unit run, written and opened in headless Chromium.
+
+A consensus sweep of simulated agents (the attack matrix's grid, enough questions for 10,000
+units) goes through the runner into a store; ``byzllm view`` writes its page; Chromium loads
+it, runs its script and dumps the DOM, which is timed. Target: a few seconds to open.
+
+    python benchmarks/viewer.py                 # 10,000 units
+    python benchmarks/viewer.py --units 2000    # a smaller run
+
+Prints one JSON line {"benchmark": "viewer", "units": ..., "page_mb": ..., "write_seconds":
+..., "open_seconds": ...}; needs Debian's chromium.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from byzllm.experiments import SilentProgress, run_units
+from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+from byzllm.experiments.consensus.matrix import matrix_config
+from byzllm.experiments.viewer import write_view
+
+#: Units per question of the default matrix: 6 attacks × 2 adversary counts × 5 × 3.
+_CELLS = 180
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--units", type=int, default=10_000, help="units in the run (about)")
+    args = parser.parse_args()
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        raise SystemExit("chromium is not installed (Debian: apt-get install chromium)")
+    questions = max(1, round(args.units / _CELLS))
+    cfg = matrix_config(questions=questions, T=2)
+    units = expand_units(cfg)
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "run"
+        asyncio.run(
+            run_units(run_dir, units, consensus_unit, concurrency=64, progress=SilentProgress())
+        )
+        start = time.perf_counter()
+        page = write_view(run_dir)
+        write_seconds = time.perf_counter() - start
+        size_mb = page.stat().st_size / 1e6
+        start = time.perf_counter()
+        dom = subprocess.run(
+            [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--dump-dom",
+             page.resolve().as_uri()],
+            capture_output=True, text=True, timeout=300, check=True,
+        ).stdout  # fmt: skip
+        open_seconds = time.perf_counter() - start
+    shown = f"{len(units)} of {len(units)} shown" in dom
+    print(
+        json.dumps(
+            {
+                "benchmark": "viewer",
+                "units": len(units),
+                "page_mb": round(size_mb, 2),
+                "write_seconds": round(write_seconds, 2),
+                "open_seconds": round(open_seconds, 2),
+                "all_units_listed": shown,
+                "simulated": True,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
