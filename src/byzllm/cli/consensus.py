@@ -237,7 +237,7 @@ def matrix(
     ] = "1,2",
     questions: Annotated[
         int, typer.Option("--questions", "-n", min=1, help="Questions per cell.")
-    ] = 20,
+    ] = 15,
     seed: Annotated[int, typer.Option("--seed", help="Graphs, placements, questions, agents.")] = 0,
     rounds: Annotated[int, typer.Option("--rounds", "-T", min=0, help="Rounds T.")] = 6,
     model: ModelOption = None,
@@ -259,7 +259,7 @@ def matrix(
     each cell BFTI and H-Majority with 95% bootstrap intervals over questions),
     matrix.csv (one row per cell, with calls and tokens per question) and
     matrix.png (heat-maps). The defaults (6 attacks × 5 protocols × 3
-    topologies × b in {1, 2}, 20 questions) run in well under a minute on
+    topologies × b in {1, 2}, 15 questions) run in under a minute on
     simulated agents.
 
     Examples:

@@ -34,9 +34,9 @@ __all__ = [
 DEFAULT_PROTOCOLS: tuple[ProtocolName, ...] = ("sac", "cp-wbft", "debate", "majority", "w-msr")
 DEFAULT_TOPOLOGIES: tuple[str, ...] = ("merg", "complete", "erdos-renyi")
 DEFAULT_ADVERSARIES: tuple[int, ...] = (1, 2)
-#: Questions per cell by default: enough for intervals of about ±15 points on H-Majority,
-#: and the whole default matrix (3,600 questions) in well under a minute on simulated agents.
-MATRIX_QUESTIONS = 20
+#: Questions per cell by default: intervals of about ±20 points on H-Majority,
+#: and the whole default matrix (2,700 questions) in under a minute on simulated agents.
+MATRIX_QUESTIONS = 15
 #: Strong honest agents in every cell (n = 7 with weak + adversaries = 3).
 STRONG = 4
 N_AGENTS = 7
