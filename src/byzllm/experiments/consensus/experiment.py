@@ -143,7 +143,7 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
             T,
         )
     simulated = any(getattr(a, "simulated", False) for a in agents) or config.simulated
-    common = {
+    common: dict[str, Any] = {
         "protocol": protocol_name,
         "topology": topology,
         "composition": composition.label,
