@@ -227,6 +227,8 @@ def test_a_monitor_evaluation_page_shows_scores_triggers_and_resets(
     assert "P(success) per scored turn" in detail[:20000]
     first = scored[0]["turn_scores"][0]
     assert f"t{first['turn']} {first['p_success']:.2f}" in detail
+    # The transcript: every monitored turn with its decision tokens and entropies.
+    assert scored[0]["transcript"] and "H=" in detail[:60000]
     assert not _console_errors(stderr)
 
 

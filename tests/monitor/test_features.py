@@ -169,3 +169,19 @@ def test_a_lone_token_has_exactly_zero_uncertainty() -> None:
     # entropy must come out 0, not -1e-16.
     f = turn_features([[("a", -0.5499434821690983)]], turn=1)
     assert (f.entropy, f.varentropy, f.kurtosis) == (0.0, 0.0, 0.0)
+
+
+def test_position_entropies_hand_computed() -> None:
+    import math
+
+    from byzllm.monitor import position_entropies
+
+    # A fair coin: ln 2; a sure token: 0; (0.5, 0.25, 0.25): 1.5 ln 2. Empty positions skip.
+    dists = [
+        [("a", math.log(0.5)), ("b", math.log(0.5))],
+        [("x", 0.0)],
+        [],
+        [("p", math.log(0.5)), ("q", math.log(0.25)), ("r", math.log(0.25))],
+    ]
+    values = position_entropies(dists)
+    assert values == pytest.approx([math.log(2), 0.0, 1.5 * math.log(2)])

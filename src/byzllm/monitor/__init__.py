@@ -36,6 +36,7 @@ from .features import (
     distribution_stats,
     features_matrix,
     observation_features,
+    position_entropies,
     turn_features,
 )
 from .intervene import InterventionMode, MonitorIntervener, RandomIntervener, Trigger, TurnClock
@@ -113,6 +114,7 @@ __all__ = [
     "make_intervener",
     "missing_conditions",
     "observation_features",
+    "position_entropies",
     "random_gain_curve",
     "rank_candidates",
     "select_random_baseline",

@@ -61,6 +61,7 @@ __all__ = [
     "distribution_stats",
     "features_matrix",
     "observation_features",
+    "position_entropies",
     "turn_features",
 ]
 
@@ -151,6 +152,15 @@ def distribution_stats(
     degenerate = varentropy <= VARENTROPY_EPS
     kurtosis = np.where(degenerate, 0.0, fourth / np.where(degenerate, 1.0, varentropy**2))
     return entropy, varentropy, kurtosis
+
+
+def position_entropies(
+    distributions: Sequence[TopLogprobs], *, renormalize: bool = True
+) -> list[float]:
+    """The entropy (nats) of each non-empty decision position, in order (what a viewer
+    colours a decision token by; :func:`distribution_stats` over the positions)."""
+    entropy, _, _ = distribution_stats(_padded_logprobs(distributions), renormalize=renormalize)
+    return [float(h) for h in entropy]
 
 
 def turn_features(

@@ -3,10 +3,12 @@ training data."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from byzllm.envs import TurnObservation
 from byzllm.errors import ConfigError, InputError
 from byzllm.llm import track_requests
 from byzllm.monitor.conditions import (
@@ -16,7 +18,7 @@ from byzllm.monitor.conditions import (
     missing_conditions,
 )
 from byzllm.monitor.dataset import TurnDataset
-from byzllm.monitor.features import turn_features
+from byzllm.monitor.features import position_entropies, turn_features
 from byzllm.monitor.intervene import MonitorIntervener
 from byzllm.monitor.monitor_set import MonitorSet
 
@@ -141,6 +143,23 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
     ]
 
 
+def _transcript_turn(obs: TurnObservation, renormalize: bool) -> dict[str, Any]:
+    """A monitored turn, compactly: who, what (120 characters), and at each decision position
+    the most likely token with the entropy of its distribution (what the viewer colours)."""
+    try:
+        entropies = position_entropies(obs.distributions, renormalize=renormalize)
+    except InputError:
+        entropies = []  # malformed log-probabilities: counted as a scoring error elsewhere
+    chosen = [d[0][0] for d in obs.distributions if d]
+    return {
+        "turn": obs.turn,
+        "role": obs.role,
+        "agent": obs.agent,
+        "action": json.dumps(obs.action, separators=(",", ":"), default=str)[:120],
+        "tokens": [[tok, round(h, 3)] for tok, h in zip(chosen, entropies, strict=False)],
+    }
+
+
 async def _play(payload: dict[str, Any]) -> list[Record]:
     # The payload's config and game hold only their non-default fields: validating them
     # brings the defaults back.
@@ -176,6 +195,7 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
                 {"turn": t.turn, "role": t.role, "agent": t.agent, "p_success": t.score}
                 for t in scores
             ],
+            transcript=[_transcript_turn(obs, cfg.renormalize) for obs in played.turns],
             scoring_errors=(
                 len(intervener.scoring_errors) if isinstance(intervener, MonitorIntervener) else 0
             ),

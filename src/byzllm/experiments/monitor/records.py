@@ -57,6 +57,12 @@ class MonitorGameRecord(Record):
     parse_failures: int
     fallbacks: int
     triggers: list[dict[str, Any]] = Field(default_factory=list)
+    transcript: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="every monitored turn: {turn, role, agent, action (short), tokens: [[most "
+        "likely token, entropy]] at its decision positions} (empty in records written before "
+        "it was kept)",
+    )
     turn_scores: list[dict[str, Any]] = Field(
         default_factory=list,
         description="the monitor's P(success) on every turn it scored: {turn, role, agent, "

@@ -25,30 +25,31 @@ __all__ = [
 ]
 
 
-def _entropy(distribution: Sequence[Sequence[Any]]) -> float:
-    """Shannon entropy (nats) of a top-k distribution, renormalized over its tokens."""
-    probs = [math.exp(float(lp)) for _, lp in distribution]
-    total = sum(probs)
-    if total <= 0:
-        return 0.0
-    return -sum(p / total * math.log(p / total) for p in probs if p > 0)
+def _token_html(token: str, entropy: float, n_alternatives: int, title: str = "") -> str:
+    """A decision token coloured by its distribution's entropy: green (sure) to red (spread),
+    in proportion to the entropy over its maximum, log(k)."""
+    top = max(math.log(max(n_alternatives, 2)), 1e-9)
+    share = min(1.0, max(0.0, entropy / top))
+    colour = f"hsl({int(120 * (1 - share))},70%,80%)"
+    tip = f"entropy {entropy:.2f} nats" + (f"; {title}" if title else "")
+    return (
+        f"<span class='tok' style='background:{colour}' title='{esc(tip)}'>{esc(token)} "
+        f"<small>H={entropy:.2f}</small></span>"
+    )
 
 
 def _token(distribution: Sequence[Sequence[Any]]) -> str:
     if not distribution:
         return ""
-    h = _entropy(distribution)
-    top = max(math.log(len(distribution)), 1e-9)
-    share = min(1.0, h / top)
-    # Green (sure) to red (spread), in proportion to the normalized entropy.
-    colour = f"hsl({int(120 * (1 - share))},70%,80%)"
+    from byzllm.errors import InputError
+    from byzllm.monitor import position_entropies
+
+    try:
+        (h,) = position_entropies([[(str(t), float(lp)) for t, lp in distribution]])
+    except (InputError, ValueError):
+        return f"<span class='tok'>{esc(distribution[0][0])}</span>"
     alternatives = ", ".join(f"{tok!s} {math.exp(float(lp)):.2f}" for tok, lp in distribution[:5])
-    chosen = distribution[0][0]
-    return (
-        f"<span class='tok' style='background:{colour}' "
-        f"title='entropy {h:.2f} nats; {esc(alternatives)}'>{esc(chosen)} "
-        f"<small>H={h:.2f}</small></span>"
-    )
+    return _token_html(str(distribution[0][0]), h, len(distribution), f"top tokens: {alternatives}")
 
 
 def _transcript(turns: Sequence[Mapping[str, Any]]) -> str:
@@ -236,6 +237,7 @@ def monitor_sections(
                     else "<p class='note'>no trigger in this game</p>"
                 )
                 + _score_strip(g.get("turn_scores") or [], triggers)
+                + _monitor_transcript(g.get("transcript") or [], g.get("turn_scores") or [])
                 + f"<pre>{esc(json.dumps(g.get('outcome') or {}, indent=1))}</pre>"
             )
     sections.append(
@@ -274,6 +276,34 @@ def _score_strip(scores: Sequence[Mapping[str, Any]], triggers: Sequence[Mapping
             f"t{esc(s.get('turn'))} {p:.2f}</span>"
         )
     return "<p>P(success) per scored turn: " + " ".join(cells) + "</p>"
+
+
+def _monitor_transcript(
+    turns: Sequence[Mapping[str, Any]], scores: Sequence[Mapping[str, Any]]
+) -> str:
+    """The monitored turns with their decision tokens (coloured by entropy) and the monitor's
+    P(success) for each."""
+    if not turns:
+        return ""
+    by_turn = {(int(s.get("turn", -1)), str(s.get("role"))): s.get("p_success") for s in scores}
+    body = []
+    for t in turns:
+        p = by_turn.get((int(t.get("turn", -1)), str(t.get("role"))))
+        tokens = " ".join(_token_html(str(tok), float(h), 10) for tok, h in t.get("tokens") or [])
+        body.append(
+            f"<tr><td>{esc(t.get('turn'))}</td><td>{esc(t.get('role'))}</td>"
+            f"<td>{esc(t.get('agent'))}</td><td style='text-align:left'>{esc(t.get('action'))}</td>"
+            f"<td style='text-align:left'>{tokens}</td>"
+            f"<td>{'-' if p is None else f'{float(p):.2f}'}</td></tr>"
+        )
+    head = "".join(
+        f"<th>{c}</th>"
+        for c in ("turn", "role", "agent", "action", "decision tokens", "P(success)")
+    )
+    return (
+        f"<table class='transcript'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
