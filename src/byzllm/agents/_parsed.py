@@ -24,7 +24,18 @@ __all__ = ["PARSE_STAGES", "ParseCounts", "ParseStage", "Parsed"]
 _T = TypeVar("_T")
 
 #: The stages whose parsing is counted (what :class:`ParseCounts` keys are).
-ParseStage = Literal["score", "confidence", "answer", "refine", "move", "catch"]
+ParseStage = Literal[
+    "score",
+    "confidence",
+    "answer",
+    "refine",
+    "move",
+    "catch",
+    "code",
+    "ratings",
+    "judge",
+    "tests",
+]
 
 #: Every stage, in report order.
 PARSE_STAGES: tuple[ParseStage, ...] = (
@@ -34,6 +45,10 @@ PARSE_STAGES: tuple[ParseStage, ...] = (
     "refine",
     "move",
     "catch",
+    "code",
+    "ratings",
+    "judge",
+    "tests",
 )
 
 

@@ -42,7 +42,13 @@ __all__ = [
 WARN_ABOVE = 0.2
 
 #: The record kinds that carry a unit's ``parse`` counts (one record per unit).
-UNIT_KINDS = ("consensus_question", "whodunit_game", "monitor_game", "govsim_game")
+UNIT_KINDS = (
+    "consensus_question",
+    "whodunit_game",
+    "monitor_game",
+    "govsim_game",
+    "codegen_problem",
+)
 
 #: The status of a run's parse health.
 Status = Literal["ok", "warning", "n/a (simulated)", "not recorded"]
@@ -92,6 +98,26 @@ STAGES: dict[str, StageText] = {
         "GovSim catch",
         "GovSim catch decisions fell back to 0 tons",
         "the model wrote no readable amount (after re-prompts), so those fishers caught nothing",
+    ),
+    "code": StageText(
+        "CodeGen code",
+        "coder replies held no code block",
+        "those coders kept their previous solution (round 1: an empty one, which fails)",
+    ),
+    "ratings": StageText(
+        "CodeGen helpfulness ratings",
+        "coders' ratings of the feedback and tests could not be read",
+        "those ratings were recorded as missing",
+    ),
+    "judge": StageText(
+        "CodeGen judge",
+        "judge replies held no readable verdict",
+        "the judge's verdicts on those solutions were recorded as missing",
+    ),
+    "tests": StageText(
+        "CodeGen tests",
+        "tester replies held no readable assert",
+        "those replies added no generated test to their round",
     ),
 }
 

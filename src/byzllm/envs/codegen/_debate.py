@@ -41,6 +41,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from byzllm.agents import _seeding
+from byzllm.agents._parsed import ParseCounts, ParseStage
 from byzllm.agents.codegen import (
     CodeGenCoder,
     CodeGenJudge,
@@ -151,14 +152,12 @@ def _cut(s: Solution) -> Solution:
 
 class _Counts:
     def __init__(self) -> None:
-        self.parse: dict[str, list[int]] = {}
+        self.parse = ParseCounts()
         self.runs: Counter[str] = Counter()
         self.syntax = 0
 
-    def add(self, stage: str, fell_back: bool) -> None:
-        entry = self.parse.setdefault(stage, [0, 0])
-        entry[0] += 1
-        entry[1] += int(fell_back)
+    def add(self, stage: ParseStage, fell_back: bool) -> None:
+        self.parse.add(stage, fell_back)
 
     def solutions(self, problem: CodeProblem, solutions: Sequence[Solution]) -> None:
         for s in solutions:
@@ -409,7 +408,7 @@ async def play_debate(
         resamples=resamples,
         rounds=records,
         turns=turns,
-        parse={k: {"calls": v[0], "fallbacks": v[1]} for k, v in counts.parse.items()},
+        parse=counts.parse.to_dict(),
         run_failures=dict(counts.runs),
         syntax_errors=counts.syntax,
         simulated=simulated,
