@@ -392,7 +392,18 @@ def report(
         method = interval_note(flags.pop() if len(flags) == 1 else None)
         written: list[str] = []
         if plots is not None:
-            written.append(str(plot_success_bars(rows, plots / "success_rate.png")))
+            from byzllm.experiments.monitor.environments import get_environment
+
+            success_label = (
+                get_environment(
+                    (cfg or {}).get("env", "whodunit") if isinstance(cfg, dict) else "whodunit"
+                )
+                .metrics[0]
+                .label
+            )
+            written.append(
+                str(plot_success_bars(rows, plots / "success_rate.png", metric_label=success_label))
+            )
             written.append(
                 str(
                     plot_trigger_histogram(
@@ -401,7 +412,14 @@ def report(
                 )
             )
             written.append(
-                str(plot_ablation_gains(ablations, plots / "ablations.png", note=method))
+                str(
+                    plot_ablation_gains(
+                        ablations,
+                        plots / "ablations.png",
+                        note=method,
+                        metric_label=success_label,
+                    )
+                )
             )
         if csv is not None:
             written.append(

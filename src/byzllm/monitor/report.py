@@ -152,8 +152,13 @@ def _title(title: str, simulated: bool) -> str:
     return f"{title} (simulated)" if simulated else title
 
 
-def plot_success_bars(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
-    """Fig. 4/5: Success-Rate by resets (bars), random baseline (crosses, dashed line)."""
+def plot_success_bars(
+    rows: Sequence[dict[str, Any]], path: str | Path, *, metric_label: str = "Success-Rate"
+) -> Path:
+    """Fig. 4/5: Success-Rate by resets (bars), random baseline (crosses, dashed line).
+
+    ``metric_label`` names the success the environment's monitors predict (GovSim:
+    Survival-Rate)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -183,7 +188,7 @@ def plot_success_bars(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
         px, py = zip(*random_points, strict=True)
         ax.plot(px, py, "k--", marker="x", markersize=9, label="random baseline")
         ax.legend(loc="lower right")
-    ax.set_ylabel("Success-Rate (%)")
+    ax.set_ylabel(f"{metric_label} (%)")
     ax.set_ylim(0, 100)
     simulated = any(bool(r.get("simulated")) for r in rows)
     ax.set_title(_title("Monitoring and interventions", simulated))
@@ -218,7 +223,11 @@ def plot_trigger_histogram(turns: dict[str, Any], path: str | Path, *, simulated
 
 
 def plot_ablation_gains(
-    rows: Sequence[dict[str, Any]], path: str | Path, *, note: str = ""
+    rows: Sequence[dict[str, Any]],
+    path: str | Path,
+    *,
+    note: str = "",
+    metric_label: str = "Success-Rate",
 ) -> Path:
     """Table 3 as a figure: each condition's Success-Rate gain over no intervention (points),
     with its interval as whiskers; ``rows`` as ``ablation_rows`` gives them (``vs_none``:
@@ -239,7 +248,7 @@ def plot_ablation_gains(
     ax.barh(ys, values, xerr=[lower, upper], capsize=3, color=colors, edgecolor="black")
     ax.set_yticks(ys, [str(r.get("label", r["condition"])) for r in shown])
     ax.axvline(0.0, color="black", linewidth=0.8)
-    label = "Success-Rate gain over no intervention (points)"
+    label = f"{metric_label} gain over no intervention (points)"
     ax.set_xlabel(label + ("\n" + textwrap.fill(note, 80) if note else ""), fontsize=9)
     simulated = any(bool(r.get("simulated")) for r in rows)
     ax.set_title(_title("Ablations", simulated))
