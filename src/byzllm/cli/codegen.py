@@ -106,8 +106,9 @@ def collect(
     ray_address: RayAddressOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Debate the HumanEval train and validation problems without intervention; store the
-    judge's and tester's per-turn features.
+    """Debate the train and validation problems without intervention (monitor features).
+
+    Stores the judge's and tester's per-turn features for `byzllm codegen train`.
 
     Example:
 
@@ -151,8 +152,9 @@ def train(
     ] = 5,
     json_output: JsonOption = False,
 ) -> None:
-    """Select a monitor for the judge and one for the tester on the validation problems
-    (the D.2 grid) and save them as JSON.
+    """Select the judge's and the tester's monitors (the D.2 grid); save them as JSON.
+
+    Selection is on the validation problems of a `byzllm codegen collect` run.
 
     Example:
 
@@ -202,8 +204,10 @@ def run(
     ray_address: RayAddressOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Debate the test problems under each condition (Table 1: zero-shot, none = multi-agent,
-    monitor-1 = multi-agent + monitor); resumable. Then `byzllm codegen report RUN_DIR`.
+    """Debate the test problems under each condition of Table 1; resumable.
+
+    Conditions: zero-shot, none (multi-agent), monitor-1 (multi-agent + monitor). Then
+    `byzllm codegen report RUN_DIR`.
 
     Without --monitors only zero-shot and none run (monitor conditions are dropped with a
     warning).
@@ -281,8 +285,9 @@ def report(
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Pass@1 per condition (Table 1) with 95% bootstrap intervals over problems, the
-    monitor's paired gain over the multi-agent debate, parse fall-backs and run failures.
+    """Pass@1 per condition (Table 1) with 95% intervals, and the monitor's paired gain.
+
+    Intervals are bootstrapped over problems; also parse fall-backs and run failures.
 
     Examples:
 

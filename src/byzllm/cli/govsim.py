@@ -216,8 +216,10 @@ def report(
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Survival-Rate, Survival-Time and Efficiency of a run with 95% bootstrap intervals over
-    games; the parse health (catch replies that fell back to 0 tons) and model requests.
+    """Survival-Rate, Survival-Time and Efficiency of a run, with 95% intervals.
+
+    Intervals are bootstrapped over games; also the parse health (catch replies that fell
+    back to 0 tons) and the model requests.
 
     Examples:
 
