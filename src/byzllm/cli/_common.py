@@ -58,12 +58,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_INTERRUPTED",
+    "BaseUrlOption",
     "ConcurrencyOption",
     "ConfigArgument",
     "ExecutorOption",
     "JsonOption",
     "MarkdownOption",
     "MaxFailuresOption",
+    "ModelOption",
     "RayAddressOption",
     "RetryFailedOption",
     "RunDirArgument",
@@ -76,9 +78,11 @@ __all__ = [
     "execute_units",
     "handle_errors",
     "load_cli_config",
+    "model_flags",
     "print_json",
     "show_parse_health",
     "show_request_health",
+    "stage_run_dir",
     "summary_exit_code",
 ]
 
@@ -180,6 +184,27 @@ MarkdownOption = Annotated[
 # --- errors --------------------------------------------------------------------------------
 
 
+#: ``--model``: the players of a single-model experiment on this LLM (default: simulated).
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Play with LLM-backed agents on this model, e.g. openai/gpt-4o-mini "
+        "[default: simulated agents].",
+        show_default=False,
+    ),
+]
+#: ``--base-url``: the OpenAI-compatible server of ``--model``.
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM, Ollama, ...).",
+        show_default=False,
+    ),
+]
+
+
 def echo_error(message: str) -> None:
     """Print ``error: <message>`` as ONE line on stderr."""
     typer.echo(f"error: {' '.join(message.split())}", err=True)
@@ -230,6 +255,24 @@ def default_run_dir(config: Path | str | None, area: str, root: Path | str = "ru
     """``runs/<config file stem>``, or ``runs/<area>`` without a config file."""
     name = Path(config).stem if config is not None else area
     return Path(root) / name
+
+
+def stage_run_dir(run_dir: Path | None, config: Path | None, area: str, stage: str) -> Path:
+    """``run_dir``, or ``runs/<config stem or area>-<stage>`` for multi-stage pipelines
+    (monitor and CodeGen: collect, evaluate / run)."""
+    if run_dir is not None:
+        return run_dir
+    base = default_run_dir(config, area)
+    return base.with_name(f"{base.name}-{stage}")
+
+
+def model_flags(model: str | None, base_url: str | None) -> list[str]:
+    """``--set`` overrides that put every player of a single-model experiment (WhoDunit,
+    monitors, GovSim, CodeGen) on ``--model`` / ``--base-url``."""
+    sets = ["agents=llm", f"model={model}"] if model is not None else []
+    if base_url is not None:
+        sets.append(f"base_url={base_url}")
+    return sets
 
 
 def execute_units(

@@ -22,22 +22,25 @@ from typing import Annotated, Any
 import typer
 
 from ._common import (
+    BaseUrlOption,
     ConcurrencyOption,
     ConfigArgument,
     ExecutorOption,
     JsonOption,
     MaxFailuresOption,
+    ModelOption,
     RayAddressOption,
     RetryFailedOption,
     RunDirArgument,
     RunDirOption,
     SetOption,
     cli_errors,
-    default_run_dir,
     emit_rows,
     execute_units,
     load_cli_config,
+    model_flags,
     print_json,
+    stage_run_dir,
     summary_exit_code,
 )
 
@@ -48,18 +51,6 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-ModelOption = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="LLM-backed roles on this model, e.g. openai/gpt-4o-mini [default: simulated].",
-        show_default=False,
-    ),
-]
-BaseUrlOption = Annotated[
-    str | None,
-    typer.Option("--base-url", help="OpenAI-compatible server.", show_default=False),
-]
 MonitorsOption = Annotated[
     Path | None,
     typer.Option(
@@ -77,19 +68,11 @@ def _config(
 ) -> Any:
     from byzllm.experiments.codegen import CodeGenConfig
 
-    sets = list(set_ or [])
-    if model is not None:
-        sets += ["agents=llm", f"model={model}"]
-    if base_url is not None:
-        sets.append(f"base_url={base_url}")
-    return load_cli_config(config, CodeGenConfig, sets)
+    return load_cli_config(config, CodeGenConfig, [*(set_ or []), *model_flags(model, base_url)])
 
 
 def _run_dir(run_dir: Path | None, config: Path | None, stage: str) -> Path:
-    if run_dir is not None:
-        return run_dir
-    base = default_run_dir(config, "codegen")
-    return base.with_name(f"{base.name}-{stage}")
+    return stage_run_dir(run_dir, config, "codegen", stage)
 
 
 @app.command()

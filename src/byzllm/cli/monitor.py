@@ -25,24 +25,27 @@ from typing import Annotated, Any
 import typer
 
 from ._common import (
+    BaseUrlOption,
     ConcurrencyOption,
     ConfigArgument,
     ExecutorOption,
     JsonOption,
     MaxFailuresOption,
+    ModelOption,
     RayAddressOption,
     RetryFailedOption,
     RunDirArgument,
     RunDirOption,
     SetOption,
     cli_errors,
-    default_run_dir,
     emit_rows,
     execute_units,
     load_cli_config,
+    model_flags,
     print_json,
     show_parse_health,
     show_request_health,
+    stage_run_dir,
     summary_exit_code,
 )
 
@@ -52,43 +55,19 @@ app = typer.Typer(
     help="Rogue-agent monitors: collect, train, evaluate, report.", no_args_is_help=True
 )
 
-ModelOption = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="Play with LLM-backed agents on this model, e.g. openai/gpt-4o-mini "
-        "[default: simulated agents].",
-        show_default=False,
-    ),
-]
-BaseUrlOption = Annotated[
-    str | None,
-    typer.Option(
-        "--base-url",
-        help="OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM, Ollama, ...).",
-        show_default=False,
-    ),
-]
-
 
 def _config(
     config: Path | None, set_: list[str] | None, model: str | None, base_url: str | None
 ) -> Any:
     from byzllm.experiments.monitor import MonitorExperimentConfig
 
-    sets = list(set_ or [])
-    if model is not None:
-        sets += ["agents=llm", f"model={model}"]
-    if base_url is not None:
-        sets.append(f"base_url={base_url}")
-    return load_cli_config(config, MonitorExperimentConfig, sets)
+    return load_cli_config(
+        config, MonitorExperimentConfig, [*(set_ or []), *model_flags(model, base_url)]
+    )
 
 
 def _run_dir(run_dir: Path | None, config: Path | None, stage: str) -> Path:
-    if run_dir is not None:
-        return run_dir
-    base = default_run_dir(config, "monitor")
-    return base.with_name(f"{base.name}-{stage}")
+    return stage_run_dir(run_dir, config, "monitor", stage)
 
 
 @app.command()

@@ -159,7 +159,7 @@ def _run_monitor(
     json_output: bool,
 ) -> None:
     """collect -> train -> evaluate (at each lineup size of ``entry.sizes``) -> compare."""
-    from byzllm.cli._common import execute_units, load_cli_config
+    from byzllm.cli._common import execute_units, load_cli_config, model_flags
     from byzllm.experiments import Store
     from byzllm.experiments.monitor import collect_units, evaluate_units, work
     from byzllm.experiments.monitor.ablations import interval_note
@@ -172,10 +172,7 @@ def _run_monitor(
     overrides: list[str] = []
     if games is not None:
         overrides += [f"n_train={games}", f"n_validation={games}", f"n_test={games}"]
-    if model:
-        overrides += ["agents=llm", f"model={model}"]
-        if base_url:
-            overrides.append(f"base_url={base_url}")
+    overrides += model_flags(model, base_url)
     cfg = load_cli_config(config_path(entry.config), MonitorExperimentConfig, overrides)
     collect_dir = run_dir / "collect"
     done = execute_units(

@@ -35,7 +35,7 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,6 +47,7 @@ from byzllm.errors import ByzllmError, InputError
 from ._executor import Executor, LocalExecutor, WorkFn
 from ._progress import LiveStatus, ProgressReporter, make_progress
 from ._provenance import byzllm_version, git_commit
+from ._records import Record
 from ._store import Store, StoreError, UnitResult
 from ._units import Unit
 
@@ -60,6 +61,7 @@ __all__ = [
     "UnitFailure",
     "format_error",
     "is_fatal",
+    "run_in_memory",
     "run_units",
 ]
 
@@ -544,3 +546,30 @@ async def run_units(
     if fatal is not None:
         raise RunAbortedError(fatal, summary) from fatal
     return summary
+
+
+async def run_in_memory(
+    units: Iterable[Unit],
+    work: Callable[[dict[str, Any]], Awaitable[Sequence[Record]]],
+    *,
+    kinds: Collection[str] | None = None,
+    batch: int = 256,
+) -> list[dict[str, Any]]:
+    """Play ``units`` in this process without a store (tests, notebooks, simulated twins):
+    every record (of ``kinds``, default all) as a JSON-ready dict with its ``kind``, in unit
+    order.
+
+    Units of a batch run concurrently, as on the runner; nothing resumes, nothing is kept.
+    """
+    pending = list(units)
+    rows: list[dict[str, Any]] = []
+    for start in range(0, len(pending), batch):
+        chunk = pending[start : start + batch]
+        results = await asyncio.gather(*(work(dict(u.payload)) for u in chunk))
+        for records in results:
+            rows += [
+                {"kind": r.kind, **r.model_dump(mode="json")}
+                for r in records
+                if kinds is None or r.kind in kinds
+            ]
+    return rows

@@ -34,6 +34,7 @@ from byzllm.sandbox import SandboxLimits, SandboxUnavailableError, sandbox_suppo
 from byzllm.tasks import CodeProblem, load_humaneval, load_livecodebench, split_problems
 
 from .._records import Record
+from .._runner import run_in_memory as records_in_memory
 from .._units import Unit, make_unit, reset_to_defaults
 from ..monitor.experiment import datasets_from_rows
 from .config import CodeGenConfig
@@ -284,12 +285,8 @@ async def work(payload: dict[str, Any]) -> list[Record]:
 
 
 async def run_in_memory(units: Iterable[Unit]) -> list[dict[str, Any]]:
-    """Play units without a store (tests, notebooks); the records as dicts with ``kind``."""
-    rows: list[dict[str, Any]] = []
-    for unit in units:
-        for record in await work(dict(unit.payload)):
-            rows.append({"kind": record.kind, **record.model_dump(mode="json")})
-    return rows
+    """Play units without a store (tests, notebooks): the records as dicts with ``kind``."""
+    return await records_in_memory(units, work)
 
 
 def train_monitors(

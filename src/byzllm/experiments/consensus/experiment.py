@@ -214,14 +214,10 @@ def run_in_memory(config: ConsensusConfig, *, batch: int = 256) -> list[dict[str
     """
     import asyncio
 
-    async def go() -> list[dict[str, Any]]:
-        units = expand_units(config)
-        out: list[dict[str, Any]] = []
-        for start in range(0, len(units), batch):
-            chunk = units[start : start + batch]
-            results = await asyncio.gather(*(consensus_unit(u.payload) for u in chunk))
-            for records in results:
-                out += [r.model_dump() for r in records if r.kind == "consensus_question"]
-        return out
+    from .._runner import run_in_memory as records_in_memory
 
-    return asyncio.run(go())
+    return asyncio.run(
+        records_in_memory(
+            expand_units(config), consensus_unit, kinds={"consensus_question"}, batch=batch
+        )
+    )
