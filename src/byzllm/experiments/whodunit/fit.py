@@ -86,7 +86,9 @@ from byzllm.errors import InputError
 
 from .._fitting import ComparisonRow, FittedProfile, comparison_row
 from .._intervals import Interval, bootstrap_intervals
+from .._runner import run_in_memory as records_in_memory
 from .._store import Store
+from .._units import make_unit
 from .experiment import work
 
 __all__ = [
@@ -503,28 +505,20 @@ def simulate_twin(
     stride = 1 + max(int(p["repeat"]) for p in payloads)
     sim = params.model_dump(mode="json")
 
-    async def go() -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for k in range(repeats):
-            for p in payloads:
-                conf = p["config"] or {}
-                # Only what the work reads for simulated agents: no model settings travel.
-                twin = {
-                    "agents": "simulated",
-                    "sim": sim,
-                    "split": conf.get("split", "test"),
-                    "wording": conf.get("wording", "award"),
-                }
-                payload = {
-                    "config": twin,
-                    "game": p["game"],
-                    "repeat": int(p["repeat"]) + k * stride,
-                }
-                records = await work(payload)
-                out += [r.model_dump() for r in records if r.kind == "whodunit_game"]
-        return out
-
-    return asyncio.run(go())
+    units = []
+    for k in range(repeats):
+        for p in payloads:
+            conf = p["config"] or {}
+            # Only what the work reads for simulated agents: no model settings travel.
+            twin = {
+                "agents": "simulated",
+                "sim": sim,
+                "split": conf.get("split", "test"),
+                "wording": conf.get("wording", "award"),
+            }
+            payload = {"config": twin, "game": p["game"], "repeat": int(p["repeat"]) + k * stride}
+            units.append(make_unit(payload, label=f"twin/{k}"))
+    return asyncio.run(records_in_memory(units, work, kinds={"whodunit_game"}))
 
 
 def _metric_intervals(games: Sequence[Mapping[str, Any]], resamples: int) -> dict[str, Interval]:
