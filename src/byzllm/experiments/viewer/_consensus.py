@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from byzllm.protocols import QuestionTrace
+from byzllm.protocols import QuestionTrace, majority_correct
 
 from ._html import Section, Units, esc, table_html
 
@@ -203,8 +203,9 @@ def consensus_sections(
                 "seed": record["seed"],
                 "question": record["task_id"],
                 "honest right at T": f"{sum(r['correct'] for r in honest)}/{len(honest)}",
+                # H-Majority's own vote and tie rule (the SAC paper, §5.1).
                 "outcome": "correct"
-                if sum(r["correct"] for r in honest) * 2 > len(honest)
+                if majority_correct([(r.get("key"), bool(r["correct"])) for r in honest])
                 else "wrong",
             }
         )
@@ -230,8 +231,8 @@ def consensus_sections(
     )
     sections.append(
         Section(
-            "Questions (click one for its graph and rounds; outcome: honest majority at T "
-            "strictly right)",
+            "Questions (click one for its graph and rounds; outcome: the honest majority vote "
+            "at T, as H-Majority counts it)",
             units=units,
             anchor="questions",
         )
