@@ -71,8 +71,14 @@ ABLATIONS: list[tuple[str, str, dict[str, float], dict[str, Any]]] = [
         {},
     ),
     (
-        "no self-trust",
-        "agents believe their own solution half the time (`self_trust = 0.5`)",
+        "self-trust 0.75",
+        "agents believe their own solution 3 times in 4 (`self_trust = 0.75`; default 1.0)",
+        {"self_trust": 0.75},
+        {},
+    ),
+    (
+        "self-trust 0.5",
+        "agents believe their own solution half the time (`self_trust = 0.5`; default 1.0)",
         {"self_trust": 0.5},
         {},
     ),
@@ -153,11 +159,22 @@ def table1_block() -> str:
     return "\n".join(lines)
 
 
+def _strong_change(metrics: list[Any]) -> str:
+    """The strong group's mean accuracy at round 0 and round T over the topologies (%)."""
+    pairs = [(m.S_IAA, m.S_FAA) for m in metrics if m.S_IAA is not None and m.S_FAA is not None]
+    if not pairs:
+        return "–"
+    before = 100 * sum(a for a, _ in pairs) / len(pairs)
+    after = 100 * sum(b for _, b in pairs) / len(pairs)
+    return f"{before:.1f}→{after:.1f}"
+
+
 def ablation_block() -> str:
     """BFTI and H-Majority per topology with one assumption switched at a time (markdown)."""
     header = ["Ablation", "Change"]
     header += [f"{_METHODS[p]} BFTI {_TOPOLOGY_NAMES[t]}" for p in _METHODS for t in _TOPOLOGIES]
     header += [f"{_METHODS[p]} H-Maj (mean)" for p in _METHODS]
+    header += ["SAC S IAA→FAA (mean)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, change, overrides, changes in ABLATIONS:
         cells: dict[tuple[str, str], Any] = {}
@@ -170,11 +187,13 @@ def ablation_block() -> str:
         for p in _METHODS:
             hm = [cells[(p, t)].H_Majority for t in _TOPOLOGIES]
             row.append(f"{100 * sum(hm) / len(hm):.1f}")
+        row.append(_strong_change([cells[("sac", t)] for t in _TOPOLOGIES]))
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     lines.append(
         "*Simulated agents; the demo's setting (seed 0, 30 questions), one change per row, "
-        "applied to both honest groups.*"
+        "applied to both honest groups. Last column: the strong honest group's accuracy at "
+        "round 0 → round T under SAC, mean over the three topologies.*"
     )
     return "\n".join(lines)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from byzllm.agents.consensus import CallContext, ConsensusAgent, is_right
+from byzllm.agents.consensus import CallContext, ConsensusAgent
 from byzllm.experiments import Store, run_units
 from byzllm.experiments.consensus.config import Composition, ConsensusConfig, DatasetConfig
 from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
@@ -131,8 +131,8 @@ async def _replayed(config: ConsensusConfig, seed: int = 0) -> dict[str, str | N
 def _check_replays(config: ConsensusConfig, answers: dict[str, str | None]) -> None:
     for task in load_dataset(config.dataset):
         answer = answers[task.id]
+        # In the question's format; right or wrong for it: the adversary does not know.
         assert _in_format(task, answer), (task.id, answer)
-        assert not is_right(task, answer), (task.id, answer)
 
 
 @pytest.fixture
@@ -224,7 +224,7 @@ async def test_a_commonsense_run_stores_in_format_replays(
     tasks = {t.id: t for t in load_dataset(config.dataset)}
     for row in rows[0]:
         task = tasks[row["task_id"]]
-        assert _in_format(task, row["answer"]) and not is_right(task, row["answer"])
+        assert _in_format(task, row["answer"])
 
 
 @pytest.mark.shared_data

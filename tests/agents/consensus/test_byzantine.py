@@ -187,7 +187,6 @@ async def test_replay_answers_in_the_datasets_format(kind: str, seed: int) -> No
     for task in BY_KIND[kind]:
         response = await adversary.public(task, None, CallContext())
         _assert_format(task, response.answer)
-        assert not is_right(task, response.answer)  # the replayed answer is meant to be wrong
         source_id = adversary.replayed_from[task.id]
         assert source_id is not None and source_id != task.id
         ood = next(t for t in MIXED_POOL if t.id == source_id)
@@ -207,21 +206,25 @@ async def test_replay_on_boolq_never_sends_arithmetic() -> None:
     assert answers <= {"true", "false"}
 
 
-async def test_replay_skips_answers_that_are_right_for_the_question() -> None:
-    # A source that always answers its question's ground truth: on a "true" question only the
-    # one "false" question of the pool gives a wrong answer.
+async def test_replay_sends_the_replayed_answer_even_when_it_is_right() -> None:
+    """The adversary does not know the truth (the SAC paper, App. B.4): it does not skip a
+    replayed answer that happens to be right for the question under attack."""
+    # A source that always answers its question's ground truth: every question of the pool but
+    # one is "true", so a "true" question mostly gets the (right) answer "true" replayed.
     pool = [_boolean(i, "true") for i in range(6)] + [_boolean(6, "false")]
     adversary = _replay(pool=pool, strength=1.0)
+    sent = {}
     for task in pool[:6]:
         response = await adversary.public(task, None, CallContext())
-        assert response.answer == "false"
-        assert adversary.replayed_from[task.id] == "boolq/6"
-    # The "false" question: every other question's answer ("true") is wrong for it.
-    response = await adversary.public(pool[6], None, CallContext())
-    assert response.answer == "true" and adversary.replayed_from["boolq/6"] != "boolq/6"
+        source_id = adversary.replayed_from[task.id]
+        assert source_id == adversary.ood_task(task).id  # type: ignore[union-attr]
+        assert response.answer == next(t.answer for t in pool if t.id == source_id)
+        sent[task.id] = response.answer
+    # The old adversary replayed "false" (boolq/6) to all six; this one sends right answers.
+    assert "true" in sent.values()
 
 
-async def test_replay_falls_back_to_a_wrong_answer_when_no_question_fits(
+async def test_replay_falls_back_to_the_sources_own_answer_when_no_question_fits(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     only = _boolean(0, "true")
@@ -229,15 +232,17 @@ async def test_replay_falls_back_to_a_wrong_answer_when_no_question_fits(
     assert adversary.ood_task(only) is None
     with caplog.at_level(logging.WARNING, logger="byzllm.agents.consensus"):
         response = await adversary.public(only, None, CallContext())
-    assert response.answer == "false"
+    # The weak source's own answer to the question (no truth read to pick a wrong one).
+    assert response.answer == adversary.source.solution(only)  # type: ignore[attr-defined]
     assert adversary.replayed_from == {"boolq/0": None}
     assert adversary.describe()["replayed_from"] == {"boolq/0": None}
+    assert adversary.describe()["knows_truth"] is False
     assert "no other question of this answer format" in caplog.text
-    # All tries right for the question (a source that always answers "true"): same fallback.
+    # Every try right for the question is no reason to fall back: the first one is replayed.
     same = [_boolean(i, "true") for i in range(4)]
     adversary = _replay(pool=same, strength=1.0)
     response = await adversary.public(same[0], None, CallContext())
-    assert response.answer == "false" and adversary.replayed_from["boolq/0"] is None
+    assert response.answer == "true" and adversary.replayed_from["boolq/0"] is not None
 
 
 async def test_replay_prefers_the_questions_own_data_set() -> None:
@@ -287,8 +292,8 @@ async def test_other_attacks_answer_in_the_task_format(name: str, kind: str) -> 
 
 def test_wrong_options_keep_the_answer_format() -> None:
     fraction = _number(0, "-3/4")
-    # The kind-derived guesses "-(-3/4)" (right!) and "2*(-3/4)" (an expression) are replaced.
-    assert wrong_options(fraction) == ["0.25", "-1.75", "1.25", "9.25", "-2.75"]
+    # Computed numbers (-3/4 + 1, - 1, + 2, + 10, - 2, and its negation), never "-(-3/4)".
+    assert wrong_options(fraction) == ["0.25", "-1.75", "1.25", "9.25", "-2.75", "0.75"]
     unlabelled = Task(id="c", question="?", answer="option1", kind="choice")
     assert wrong_options(unlabelled) == ["option2", "option3"]
     assert wrong_options(BOOLEAN[0]) == ["true"]

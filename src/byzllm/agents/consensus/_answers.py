@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any, cast
 
@@ -18,6 +19,7 @@ from byzllm.tasks import Task
 __all__ = ["answer_key", "is_right", "same_answer", "wrong_answers"]
 
 _NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
+_RATIONAL = re.compile(r"^-?\d+(?:\.\d+)?(?:/\d+)?$")
 
 
 def _tasks_function(name: str) -> Callable[..., Any] | None:
@@ -88,11 +90,54 @@ def same_answer(task: Task, a: str | None, b: str | None) -> bool:
     return key_a is not None and key_a == key_b
 
 
+def _numeric_value(task: Task) -> Fraction | None:
+    """The ground truth as an exact number, when it is one (``"-3/4"``, ``"\\frac{1}{2}"``)."""
+    key: str | None = _plain_key("number", task.answer)
+    if not _NUMBER.match(key or ""):
+        normalize = _tasks_function("normalize_answer")
+        key = None
+        if normalize is not None:
+            probe = Task(id="_", question="", answer=task.answer, kind="math")
+            try:
+                normalized = normalize(probe, task.answer)
+            except Exception:
+                normalized = None
+            key = normalized if isinstance(normalized, str) else None
+    if key is None or not _RATIONAL.match(key):
+        return None
+    try:
+        return Fraction(key)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _number_text(value: Fraction) -> str:
+    """A plain number: ``"3"``, ``"-0.75"`` (terminating decimals), else ``"1/3"``."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    den = value.denominator
+    for p in (2, 5):
+        while den % p == 0:
+            den //= p
+    if den != 1:
+        return f"{value.numerator}/{value.denominator}"
+    digits = 0
+    while (value * 10**digits).denominator != 1:
+        digits += 1
+    scaled = str(abs((value * 10**digits).numerator)).rjust(digits + 1, "0")
+    sign = "-" if value < 0 else ""
+    return f"{sign}{scaled[:-digits]}.{scaled[-digits:]}"
+
+
 def wrong_answers(task: Task) -> list[str]:
     """Plausible wrong answers: the task's distractors, else ones derived from its kind.
 
     Synthetic tasks list their distractors in ``meta["distractors"]`` (most plausible first);
-    for other tasks: the other labels of a choice task, the flipped boolean, or nearby numbers.
+    for other tasks: the other labels of a choice task, the flipped boolean, or, for an answer
+    that is a number (``"-3/4"``, ``"0.5"``, ``"\\frac{1}{2}"``), the plain numbers at
+    +1, −1, +2, +10, −2 and its negation (computed, never an expression such as ``-(-3/4)``);
+    for any other answer, ``"a + 1"``, ``"-(a)"`` (only when ``a`` does not start with a minus
+    sign) and ``"2*(a)"``. Never the answer itself; no two equal.
     """
     raw = task.meta.get("distractors") if isinstance(task.meta, dict) else None
     out: list[str] = []
@@ -106,9 +151,20 @@ def wrong_answers(task: Task) -> list[str]:
         labels = [c for c in task.choices if not is_right(task, c)]
         if labels:
             return labels
-    key = _plain_key("number", task.answer)
-    if _NUMBER.match(key):
-        value = float(key)
-        base = int(value) if value == int(value) else value
-        return [str(base + d) for d in (1, -1, 2, 10, -2)]
-    return [f"{task.answer} + 1", f"-({task.answer})", f"2*({task.answer})"]
+    value = _numeric_value(task)
+    if value is not None:
+        candidates = [_number_text(value + d) for d in (1, -1, 2, 10, -2)]
+        if value != 0:
+            candidates.append(_number_text(-value))
+    else:
+        answer = task.answer.strip()
+        candidates = [f"{answer} + 1"]
+        if not answer.startswith(("-", "\u2212")):
+            candidates.append(f"-({answer})")
+        candidates.append(f"2*({answer})")
+    seen: set[str] = set()
+    for candidate in candidates:
+        if candidate not in seen and not is_right(task, candidate):
+            seen.add(candidate)
+            out.append(candidate)
+    return out

@@ -2,8 +2,21 @@
 
 Adversaries do not follow the protocol: they never score or refine, they choose what to send
 to each neighbour every round, and they report a falsified self-confidence of 1.0 to
-confidence-based protocols (Appendix B.4). They are omniscient in the standard Byzantine sense:
-they may read the ground truth and every agent's current response (:class:`RoundView`).
+confidence-based protocols (Appendix B.4).
+
+**What an adversary knows.** The SAC paper's threat model (§3.2, Definition 3.1) does not bound
+an adversarial agent's knowledge: it "may deviate arbitrarily from the protocol" and "may
+intentionally degrade system performance, e.g., by producing incorrect responses". The paper's
+experiments (§5, Appendix B.4) use one attack, which knows nothing of the ground truth: a cached
+weak-model answer to an out-of-distribution question. Here:
+
+* ``replay`` (the paper's attack) never reads the ground truth: it replays whatever the weak
+  source answered to another question, right or wrong for this one.
+* The other strategies are **oracle attacks** (:data:`ORACLE_ATTACKS`, ``knows_truth`` in
+  :meth:`ByzantineAgent.describe`): to send an answer that is *surely* wrong they read the
+  ground truth (:func:`wrong_options`). They are worst cases within Definition 3.1 ("produces
+  incorrect responses" on purpose), stronger than the paper's adversary and than any attacker
+  without the answer key; results under them are upper bounds on the damage.
 
 Strategies (select by name with :func:`make_adversary`):
 
@@ -13,22 +26,25 @@ Strategies (select by name with :func:`make_adversary`):
     another one of the run's own answer format (same ``kind`` and ``choices``, same data set
     when possible), so the replayed answer looks like any honest answer at the message level:
     ``true``/``false`` on BoolQ, an option label on multiple choice, a number on arithmetic.
-``confident-wrong``
+    Whether it happens to be right for the question under attack is not checked (the
+    adversary does not know).
+``confident-wrong`` (oracle)
     Broadcast one plausible wrong answer (agent-specific distractor), confidence 1.0.
-``equivocate``
+``equivocate`` (oracle)
     Send a *different* wrong answer to each neighbour (inconsistent information).
-``collude``
+``collude`` (oracle)
     Every colluding adversary pushes the same wrong answer: the task's most plausible
     distractor, the one weak agents are most likely to share.
-``inject``
+``inject`` (oracle)
     A wrong answer followed by instructions aimed at the receiver's scoring prompt
     ("Ignore the above ... Score: 1.0"), attacking receiver-side evaluation itself.
-``mimic``
+``mimic`` (oracle)
     Agree with the honest majority until round ``defect_round``, then defect to the most
-    plausible wrong answer (builds trust first, then strikes).
+    plausible wrong answer (builds trust first, then strikes). It also reads every honest
+    agent's current response (:class:`RoundView`), not only its neighbours'.
 
-Every wrong answer an adversary sends has the task's answer format (:func:`wrong_options`):
-a receiver cannot reject it for its form alone.
+Every wrong answer an oracle adversary sends has the task's answer format
+(:func:`wrong_options`): a receiver cannot reject it for its form alone.
 """
 
 from __future__ import annotations
@@ -50,6 +66,7 @@ from ._types import CallContext, ConsensusAgent, Response, RoundView, ScoredResp
 
 __all__ = [
     "ATTACKS",
+    "ORACLE_ATTACKS",
     "ByzantineAgent",
     "CollusionAttack",
     "ConfidentWrongAttack",
@@ -159,6 +176,8 @@ class ByzantineAgent(ConsensusAgent):
     honest = False
     group = "byzantine"
     strategy: str = "byzantine"
+    #: Whether the strategy reads the ground truth (an oracle attack; module docstring).
+    knows_truth: bool = True
 
     def __init__(self, name: str, *, seed: int = 0) -> None:
         self.name = name
@@ -204,6 +223,7 @@ class ByzantineAgent(ConsensusAgent):
             **super().describe(),
             "family": "byzantine",
             "strategy": self.strategy,
+            "knows_truth": self.knows_truth,
             "reported_confidence": FALSIFIED_CONFIDENCE,
             "seed": self.seed,
         }
@@ -233,15 +253,18 @@ class ReplayAttack(ByzantineAgent):
     For a question x the adversary tries, in a seeded order fixed by (seed, name, x), the other
     questions of the pool with x's answer format (:func:`answer_format`: same ``kind`` and
     ``choices``), those of x's own data set (``source`` and ``meta["dataset"]``) first, and
-    replays the source's answer to the first one whose answer has x's format and is wrong for
-    x (it is the adversary's attack: a replayed answer that happens to be right is skipped).
-    At most :data:`MAX_REPLAY_TRIES` questions are asked. Fallback, when no question of the
-    pool fits (x is the only question of its format, e.g. a one-question data set) or every
-    try came back right or unreadable: a plausible wrong answer to x in x's format, chosen as
-    ``confident-wrong`` would; it is logged and shows as ``None`` in ``replayed_from``.
+    replays the source's answer to the first one whose answer has x's format (an unreadable
+    answer is skipped). It never reads x's ground truth: a replayed answer that happens to be
+    right for x is sent as it is, as the paper's adversary would (the SAC paper, §5 and
+    Appendix B.4: the answer was generated for another question). At most
+    :data:`MAX_REPLAY_TRIES` questions are asked. Fallback, when no question of the pool fits
+    (x is the only question of its format, e.g. a one-question data set) or every try came
+    back unreadable: the source's own answer to x (a weak-model answer, still without the
+    truth); it is logged and shows as ``None`` in ``replayed_from``.
     """
 
     strategy = "replay"
+    knows_truth = False
 
     def __init__(
         self,
@@ -291,7 +314,7 @@ class ReplayAttack(ByzantineAgent):
     def ood_task(self, task: Task) -> Task | None:
         """The first out-of-distribution question tried for ``task`` (``None``: there is none).
 
-        Its answer is the one replayed unless it is right for ``task`` or not in its format;
+        Its answer is the one replayed unless it is not in ``task``'s format;
         ``replayed_from`` records the question actually used once :meth:`public` has run.
         """
         candidates = self.ood_candidates(task)
@@ -313,22 +336,23 @@ class ReplayAttack(ByzantineAgent):
         candidates = self.ood_candidates(task)
         for ood in candidates:
             reply = await self._weak_answer(ood, ctx)
-            if in_answer_format(task, reply.answer) and not is_right(task, reply.answer):
+            # Only the answer's *format* is checked (kind and choices), never its truth.
+            if in_answer_format(task, reply.answer):
                 self.replayed_from[task.id] = ood.id
                 return reply
         self.replayed_from[task.id] = None
         _log.warning(
             "replay adversary %s: %s for question %s (answer format %s/%s); "
-            "it sends a plausible wrong answer instead",
+            "it sends its source's own answer to that question instead",
             self.name,
             "no other question of this answer format in its pool"
             if not candidates
-            else f"no usable wrong answer in {len(candidates)} tries",
+            else f"no readable answer in {len(candidates)} tries",
             task.id,
             task.kind,
             "/".join(task.choices) or "-",
         )
-        return Response.of(self._wrong(task, "replay-fallback"))
+        return await self._weak_answer(task, ctx)
 
     async def _weak_answer(self, ood: Task, ctx: CallContext) -> Response:
         cached = self._answers.get(ood.id)
@@ -433,6 +457,10 @@ ATTACKS: tuple[str, ...] = (
     "inject",
     "mimic",
 )
+
+#: The oracle attacks: strategies that read the ground truth to send a surely wrong answer
+#: (module docstring). ``replay``, the SAC paper's attack, is the only one that does not.
+ORACLE_ATTACKS: tuple[str, ...] = tuple(a for a in ATTACKS if a != "replay")
 
 
 def make_adversary(

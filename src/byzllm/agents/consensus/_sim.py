@@ -17,8 +17,10 @@ The model, per agent i and task x:
   agent-specific distractor otherwise. Fixed across rounds.
 * **Judgement** J_i(r) ("is r correct?"), stable per (agent, task, response) as at
   temperature 0: a response equal to the agent's own latent solution is judged correct with
-  probability ``self_trust`` (the self-anchoring of the SAC paper, §4.1: re-solving reproduces
-  one's own answer); any other response is judged correct with probability
+  probability ``self_trust`` (an assumption, default 1.0: an agent re-judging the answer it
+  produced endorses it; the SAC paper does not measure it, and its ablation rows in
+  ``docs/consensus.md`` show how much the results rest on it); any other response is judged
+  correct with probability
   ``1 - false_reject`` when it is right and ``false_accept`` when it is wrong (a judge's error
   rates, the quantities a real run measures).
 * **Score** φ_i(x, r) (Eq. (2)): ``score_accept`` when judged correct, ``score_reject``
@@ -36,6 +38,15 @@ The model, per agent i and task x:
   0.99; stable per (agent, task, response), as at temperature 0. Equal right and wrong
   parameters make confidence carry no information.
 
+**Where the ground truth enters.** Only the simulator's *nature* reads it: the latent
+solution (``strength``), the judge's error rates (``false_accept`` / ``false_reject``) and the
+confidence calibration (``confidence_*``) are defined relative to the truth, as a fallible
+agent's capability is. Nature reads it from ``ground_truth`` when one is given (task id -> the
+task with its answer), else from the task the protocol passes; every other step (anchoring,
+weighing retained answers, following, obeying injections) sees only the responses. A test
+hands the agent tasks without an answer field and a ``ground_truth`` and checks it behaves
+exactly as with the full tasks.
+
 Every random draw is seeded by (population seed, agent, task, round, call) via
 :mod:`byzllm.agents._seeding`, so results are reproducible and independent of scheduling.
 """
@@ -44,7 +55,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -60,6 +71,7 @@ __all__ = [
     "PROFILE_SOURCES",
     "STRONG_PROFILE",
     "WEAK_PROFILE",
+    "GroundTruth",
     "SimulatedAgent",
     "SimulatedProfile",
     "looks_like_injection",
@@ -102,7 +114,13 @@ class SimulatedProfile(BaseModel):
     self_trust: float = parameter(
         1.0,
         meaning="P(judges a response equal to its own solution correct)",
-        source="assumption (the SAC paper, §4.1: agents anchor on their own solution)",
+        source=(
+            "assumed: an agent re-judging the answer it produced endorses it (the same model "
+            "at temperature 0 repeats the reasoning that produced it); no paper measures it, "
+            "the SAC paper's §4.1 does not state it. `byzllm sim fit` measures it from a real "
+            "run; the ablation rows at 0.75 and 0.5 in docs/consensus.md show the results "
+            "that rest on it"
+        ),
         ge=0,
         le=1,
     )
@@ -175,7 +193,7 @@ WEAK_PROFILE = SimulatedProfile(
 #: Per-value sources of the default profiles, where they differ from the declared ones.
 PROFILE_SOURCES: dict[str, dict[str, str]] = {
     "strong": {
-        "strength": "the SAC paper, Table 1: gpt-4o-mini's initial accuracy, 83-86%",
+        "strength": "the SAC paper, Table 1: gpt-4o-mini's initial accuracy, 81-86%",
     },
     "weak": {
         "strength": "the SAC paper, Table 1: gpt-3.5-turbo's initial accuracy, 23-28%",
@@ -188,12 +206,20 @@ def profile_rows(profile: SimulatedProfile) -> list[ParameterRow]:
     return parameter_rows(profile, PROFILE_SOURCES.get(profile.name), skip=("name",))
 
 
+#: Nature's access to the ground truth: task id -> the task with its answer.
+GroundTruth = Callable[[str], Task]
+
+
 def _text_id(response: Response) -> str:
     return hashlib.blake2b(response.text.encode("utf-8", "replace"), digest_size=6).hexdigest()
 
 
 class SimulatedAgent(ConsensusAgent):
-    """An honest simulated agent following a :class:`SimulatedProfile` (results are simulated)."""
+    """An honest simulated agent following a :class:`SimulatedProfile` (results are simulated).
+
+    ``ground_truth`` (task id -> the task with its answer) is where the simulator's nature reads
+    the ground truth; without one it reads the task it is handed (module docstring).
+    """
 
     simulated = True
 
@@ -204,11 +230,21 @@ class SimulatedAgent(ConsensusAgent):
         *,
         group: AgentGroup | None = None,
         seed: int = 0,
+        ground_truth: GroundTruth | None = None,
     ) -> None:
         self.name = name
         self.profile = profile
         self.group = group or ("strong" if profile.name == "strong" else "weak")
         self.seed = seed
+        self.ground_truth = ground_truth
+
+    # -- nature: the only code that reads the ground truth -------------------------------------
+    def _truth(self, task: Task) -> Task:
+        """``task`` with its ground truth, as nature sees it."""
+        return task if self.ground_truth is None else self.ground_truth(task.id)
+
+    def _right(self, task: Task, answer: str | None) -> bool:
+        return answer is not None and is_right(self._truth(task), answer)
 
     def __repr__(self) -> str:
         return f"SimulatedAgent({self.name!r}, profile={self.profile.name!r}, seed={self.seed})"
@@ -217,9 +253,10 @@ class SimulatedAgent(ConsensusAgent):
     def solution(self, task: Task) -> str:
         """The agent's latent solution s_i(x), fixed across rounds."""
         keys = (self.seed, self.name, task.id)
+        truth = self._truth(task)
         if uniform(*keys, "solve") < self.profile.strength:
-            return task.answer
-        wrong = wrong_answers(task)
+            return truth.answer
+        wrong = wrong_answers(truth)
         if uniform(*keys, "correlated") < self.profile.error_correlation or len(wrong) == 1:
             return wrong[0]
         return choice(wrong[1:], *keys, "which")
@@ -237,7 +274,7 @@ class SimulatedAgent(ConsensusAgent):
             return uniform(self.seed, self.name, task.id, "self-trust") < p.self_trust
         keys = (self.seed, self.name, task.id, _text_id(response))
         draw = uniform(*keys, "verify")
-        if is_right(task, response.answer):
+        if self._right(task, response.answer):
             return draw >= p.false_reject
         return draw < p.false_accept
 
@@ -301,7 +338,7 @@ class SimulatedAgent(ConsensusAgent):
         self, task: Task, response: Response, ctx: CallContext | None = None
     ) -> float:
         p = self.profile
-        right = response.answer is not None and is_right(task, response.answer)
+        right = self._right(task, response.answer)
         # Stable per (agent, task, response), like the judgement: the same confidence prompt at
         # temperature 0 gets the same reply in every round.
         keys = (task.id, "confidence", _text_id(response))
