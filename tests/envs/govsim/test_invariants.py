@@ -80,8 +80,11 @@ def test_games_keep_the_invariants(
     # Nothing after collapse: only the last harvest may leave less than gamma.
     assert all(s >= lake.collapse_below for s in after[:-1])
     assert result.collapsed == (after[-1] < lake.collapse_below)
-    assert len(result.meetings) == result.months_played - 1 or not result.collapsed
-    assert 0 <= result.survival_time <= months and 0.0 <= result.efficiency <= 1.0
+    # GovSim's code: every month played ends with its meeting, the last one included.
+    assert len(result.meetings) == result.months_played
+    # GovSim's Survival-Time: the collapse month, else the months of the season.
+    assert result.survival_time == (result.months_played if result.collapsed else months)
+    assert 0.0 <= result.efficiency <= 1.0
     # Regrowth between months.
     for prev, start in zip(after, result.stocks[1:], strict=False):
         assert start == min(2 * prev, r0)
@@ -92,8 +95,11 @@ def test_games_keep_the_invariants(
 def test_reset_restores_exactly_the_state_before_the_meeting(r0: int, wish: int, seed: int) -> None:
     env = GovSimEnv(GovSimGame(id="p", r0=r0))
     env.harvest(dict.fromkeys(env.names, wish), random.Random(seed))
-    if env.done:
-        assert not env.can_rollback
+    assert not env.done  # the month's meeting comes first, also after a collapse
+    if env.state.collapsed:
+        env.say(env.names[0], "too late", ())
+        env.end_month()
+        assert env.done and not env.can_rollback
         return
     snapshot = env.state.model_copy(deep=True)
     for name in env.names:

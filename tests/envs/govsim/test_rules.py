@@ -68,7 +68,8 @@ def test_proportional_assignment_hand_computed() -> None:
 
 
 def test_metrics_hand_computed() -> None:
-    assert survival_time([50, 60, 4, 80], 5) == 2
+    # GovSim's code: the month (round + 1) of the first post-harvest stock below 5.
+    assert survival_time([50, 60, 4, 80], 5) == 3
     assert survival_time([5] * 12, 5) == 12
     assert survival_rate(12, 12) == 1.0 and survival_rate(11, 12) == 0.0
     # c = 12 * 100 / 2 = 600: a total of 450 gives 1 - 150/600 = 0.75; above c gives 1.
@@ -88,15 +89,17 @@ def test_sustainable_game_hand_computed() -> None:
 
 def test_collapse_ends_the_game_hand_computed() -> None:
     # 5 x 12 from 100 leaves 40 -> 80; 5 x 12 from 80 leaves 20 -> 40; 5 x 12 = 60 > 40: all
-    # 40 taken, 0 < 5: collapse in month 3, survival time 2, total 160, efficiency 160/600.
+    # 40 taken, 0 < 5: collapse in month 3, survival time 3 (GovSim's code), total 160,
+    # efficiency 160/600.
     game = GovSimGame(id="g", r0=100)
     result = asyncio.run(play_game(game, [Fixed(n, 12) for n in LakeConfig().names()]))
     assert result.stocks == [100, 80, 40]
     assert [h.stock_after for h in result.harvests] == [40, 20, 0]
-    assert result.collapsed and result.survival_time == 2 and not result.survived
+    assert result.collapsed and result.survival_time == 3 and not result.survived
     assert result.total_catch == 160
     assert result.efficiency == pytest.approx(160 / 600)
-    assert len(result.meetings) == 2  # no meeting after the collapse
+    # GovSim holds the meeting of the collapse month too; the lake does not regrow after it.
+    assert len(result.meetings) == 3 and [len(m) for m in result.meetings] == [5, 5, 5]
 
 
 def test_rollback_restores_the_state_before_the_meeting() -> None:

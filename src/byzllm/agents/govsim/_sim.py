@@ -4,9 +4,12 @@
 Every assumption is a named parameter of :class:`FisherParams`, with its meaning and source
 (``byzllm sim show`` prints them). One fisher's month, in order:
 
-1. **Estimate** the sustainable share. The catch that keeps the lake whole is what leaves
-   half the capacity after fishing (the stock then doubles back to ``R_0``), split equally:
-   ``s* = max(0, stock − R_0/2) / n``. The fisher's estimate is ``s*`` plus Gaussian noise of
+1. **Estimate** the sustainable share, GovSim's sustainability threshold (Piatti et al. 2024,
+   as its code computes it after each regrowth): ``s* = ⌊⌊stock / 2⌋ / n⌋``, the catch each
+   fisher can take so that the lake, halved at most, doubles back to the current stock
+   (GovSim's code hard-codes 10 for the first month, which is this formula at ``R_0 = 100``,
+   ``n = 5``; we apply the formula in every month, for every ``R_0``). The fisher's estimate
+   is ``s*`` plus Gaussian noise of
    sd ``estimate_noise · stock / n`` (clipped at 0): how well it estimates the sustainable
    catch.
 2. **Intend** ``own = estimate · (1 + greed)``.
@@ -125,9 +128,12 @@ class FisherParams(BaseModel):
     )
 
 
-def sustainable_share(stock: int, capacity: int, fishers: int) -> float:
-    """Per-fisher catch that leaves half the capacity, so the lake doubles back to full."""
-    return max(0.0, stock - capacity / 2) / max(1, fishers)
+def sustainable_share(stock: int, fishers: int) -> int:
+    """GovSim's sustainability threshold ``⌊⌊stock / 2⌋ / n⌋`` (module docstring): if every
+    fisher catches at most this, the lake loses at most half and doubles back to ``stock``."""
+    if stock < 0:
+        raise ValueError("a stock is never negative")
+    return (stock // 2) // max(1, fishers)
 
 
 def _position(digit: str, p: float, k: int) -> TopLogprobs:
@@ -156,7 +162,7 @@ class SimulatedFisher:
 
     def _estimate(self, view: FisherView, stock: int, month: int, attempt: int) -> float:
         n = len(view.fishers)
-        s = sustainable_share(stock, view.capacity, n)
+        s = sustainable_share(stock, n)
         sd = self.params.estimate_noise * stock / max(1, n)
         return max(0.0, s + gauss(sd, *self._key(view, month, attempt), "estimate"))
 

@@ -1,16 +1,18 @@
 """GovSim's fishing lake: state, rules, and rollback of a discussion (Piatti et al. 2024; the
 rogue-agents paper, §4.1).
 
-**A month** ``j`` (1-based), in GovSim's order:
+**A month** ``j`` (1-based), in the order of GovSim's code (Piatti et al. 2024: harvest, the
+fishers at the lake, the restaurant conversation, home; then the end-of-month check):
 
 1. *Harvest* (irreversible): every fisher states a wish at once (concurrently); a wish above
    the stock is capped at the stock (the action set is ``a ∈ [0, R_j]``); if the wishes add up
    to more than the stock, :func:`assign_catches` divides it. The stock after fishing is
-   ``R*_j = R_j − Σ catches``.
-2. If ``R*_j < γ`` the lake has **collapsed**, or if ``j = m`` the season is over: the game
-   ends here (no meeting, no regrowth: nothing happens after the end).
-3. *Meeting* (reversible): up to ``utterances`` utterances, fishers speaking in seat order.
-4. *Regrowth*: ``R_{j+1} = min(2·R*_j, R_0)``.
+   ``R*_j = R_j − Σ catches``; the lake has **collapsed** if ``R*_j < γ``.
+2. *Meeting* (reversible): up to ``utterances`` utterances, fishers speaking in seat order.
+   It is held every month, also after a collapse and after the last harvest, as GovSim's
+   code does (it ends the game only once the month's conversation is over).
+3. *End of month*: if the lake collapsed in this month, or ``j = m``, the game is over;
+   otherwise *regrowth*: ``R_{j+1} = min(2·R*_j, R_0)``.
 
 **Snapshot and rollback.** Harvests are irreversible, discussion is reversible. The
 environment keeps a snapshot of the state right after the last harvest (before its meeting):
@@ -190,10 +192,7 @@ class GovSimEnv:
         )
         st.harvests.append(record)
         st.collapsed = st.stock < self.config.collapse_below
-        if st.collapsed or st.month >= self.config.months:
-            st.phase = "over"
-            self._snapshot = None
-            return record
+        # GovSim holds the month's meeting even after a collapse or the last harvest.
         st.phase = "meeting"
         st.meetings.append([])
         st.attempts.append(0)
@@ -218,10 +217,15 @@ class GovSimEnv:
         return utterance
 
     def end_month(self) -> int:
-        """Close the meeting and regrow: ``R_{j+1} = min(2·R*_j, R_0)``; returns the stock."""
+        """Close the meeting; the game is over after a collapse or the last month, else the
+        lake regrows: ``R_{j+1} = min(2·R*_j, R_0)``. Returns the stock."""
         st = self.state
         if st.phase != "meeting":
             raise InputError(f"a month ends after its meeting, not in the {st.phase} phase")
+        if st.collapsed or st.month >= self.config.months:
+            st.phase = "over"
+            self._snapshot = None
+            return st.stock
         st.stock = regrow(st.stock, self.capacity)
         st.month += 1
         st.phase = "harvest"

@@ -212,8 +212,7 @@ async def play_game(
         for t in month_turns:
             if t.applied:
                 t.catch = harvest.catches[t.obs.agent]
-        if env.done:
-            break
+        # The month's meeting, also after a collapse or the last harvest (GovSim's code).
         spoken, sim = await _meeting(env, by_name, rng)
         simulated = simulated or sim
         env.end_month()
