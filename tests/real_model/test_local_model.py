@@ -139,9 +139,9 @@ def test_demo_on_the_local_model(tmp_path: Path, require_extra: Callable[..., No
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["simulated"] is False
-    assert payload["model"] == "llamacpp/smollm2"
+    assert payload["model"] == "llamacpp/qwen0.5b"
     assert {row["protocol"] for row in payload["rows"]} == {"sac", "cp-wbft"}
     text = RUNNER.invoke(app, ["demo", "--model", "local", "--questions", "1", "-o", str(run_dir)])
     assert text.exit_code == 0, text.output
-    assert "real model llamacpp/smollm2" in " ".join(text.output.split())
+    assert "real model llamacpp/qwen0.5b" in " ".join(text.output.split())
     assert "simulated" not in text.output.lower()

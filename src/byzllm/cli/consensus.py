@@ -412,6 +412,7 @@ def report(
             INTERVAL_NOTE,
             metrics_rows,
             round_rows,
+            scorer_auc_lines,
             summarize,
         )
         from byzllm.experiments.reports import rich_table
@@ -429,6 +430,11 @@ def report(
                     "interval_method": INTERVAL_NOTE,
                     "parse_health": health.to_json(),
                     "request_health": requests.to_json(),
+                    "scorer_auc": [
+                        {"protocol": m["protocol"], "topology": m["topology"], **m["scorer_auc"]}
+                        for m, _ in summary
+                        if "scorer_auc" in m
+                    ],
                 }
             )
             show_parse_health(health, json_output=True)
@@ -451,6 +457,8 @@ def report(
             )
             console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
         show_parse_health(health, json_output=False)
+        for line in scorer_auc_lines(summary):
+            console.print(line, highlight=False)
         show_request_health(requests, json_output=False)
         written = _write_outputs(run_dir, summary, out)
         typer.echo(f"wrote {len(written)} files to {written[0].parent}", err=True)
@@ -473,8 +481,9 @@ def demo(
         str | None,
         typer.Option(
             "--model",
-            help="Run the honest agents on a real model: 'local' (SmolLM2, shipped with the "
-            "local extra, in process) or provider/model, e.g. openai/smollm2 with --base-url.",
+            help="Run the honest agents on a real model: 'local' (Qwen2.5-Coder-0.5B, shipped "
+            "with the local extra, in process) or provider/model, e.g. openai/qwen0.5b with "
+            "--base-url.",
         ),
     ] = None,
     base_url: Annotated[
@@ -488,10 +497,11 @@ def demo(
     γ-MERG, complete and Erdős–Rényi graphs, 30 synthetic questions.
 
     No API key needed: the agents are simulated (docs/consensus.md). With
-    --model local, the honest agents run on the small real model the local extra
-    ships (SmolLM2-135M-Instruct, in process, no server): γ-MERG only, T = 2, 5
-    questions, a few minutes on 2 CPU cores. A 135M model shows that every stage
-    works on real replies, not the paper's accuracies.
+    --model local, the honest agents run on the real model the local extra ships
+    (Qwen2.5-Coder-0.5B-Instruct, in process, no server), each sampling with a
+    seed of its own: γ-MERG only, T = 2, 3 one-step questions, several minutes on
+    2 CPU cores. For the paper's setting on real models, see byzllm reproduce
+    sac-table1 --real.
 
     Examples:
 
@@ -503,7 +513,7 @@ def demo(
 
         byzllm demo --model local
 
-        byzllm demo --model openai/smollm2 --base-url http://127.0.0.1:8000/v1
+        byzllm demo --model openai/qwen0.5b --base-url http://127.0.0.1:8000/v1
     """
     with cli_errors():
         from rich.console import Console
@@ -521,7 +531,7 @@ def demo(
         from byzllm.experiments.reports import rich_table
 
         if base_url is not None and model is None:
-            raise InputError("--base-url needs --model (e.g. --model openai/smollm2)")
+            raise InputError("--base-url needs --model (e.g. --model openai/qwen0.5b)")
         if questions is None:
             questions = 30 if model is None else REAL_MODEL_QUESTIONS
         cfg = demo_config(questions, seed, model=model, base_url=base_url)

@@ -1,4 +1,4 @@
-"""`byzllm models`: Probe model endpoints (reachability, latency, log-probabilities)."""
+"""`byzllm models`: the shipped real models, and probes of model endpoints."""
 
 from __future__ import annotations
 
@@ -11,8 +11,61 @@ from ._common import JsonOption, cli_errors, print_json
 __all__ = ["app"]
 
 app = typer.Typer(
-    help="Probe model endpoints (reachability, latency, log-probabilities).", no_args_is_help=True
+    help="The shipped real models (list) and endpoint checks (probe).", no_args_is_help=True
 )
+
+
+@app.command("list")
+def list_models(json_output: JsonOption = False) -> None:
+    """The real models byzllm ships as packages: size, SHA-256, licence, source, state.
+
+    "installed" means every package that carries the model is installed; "cached" means the
+    reassembled file is in the user cache (it is hash-checked again on every use).
+
+    Examples:
+
+        byzllm models list
+
+        byzllm models list --json
+    """
+    with cli_errors():
+        from byzllm.llm._shipped import SHIPPED_MODELS, model_state
+
+        rows = [
+            {
+                "alias": m.alias,
+                "model": m.title,
+                "size_mb": round(m.size / 1e6, 1),
+                "sha256": m.sha256,
+                "licence": m.licence,
+                "source": m.origin,
+                "extra": m.extra,
+                **model_state(m),
+            }
+            for m in SHIPPED_MODELS.values()
+        ]
+        if json_output:
+            print_json(rows)
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="shipped models (use the alias with byzllm serve --model or llamacpp/)")
+        for column in ("alias", "model", "MB", "sha256", "extra", "state", "licence", "source"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            state = "cached" if row["cached"] else ("installed" if row["installed"] else "-")
+            table.add_row(
+                str(row["alias"]),
+                str(row["model"]),
+                f"{row['size_mb']:.0f}",
+                str(row["sha256"]),
+                str(row["extra"]),
+                state,
+                str(row["licence"]),
+                str(row["source"]),
+            )
+        Console().print(table)
 
 
 @app.command("probe")

@@ -33,8 +33,29 @@ def reproduce(
         ),
     ] = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", min=1, help="Units running at once.")
+        int,
+        typer.Option(
+            "--concurrency",
+            "-j",
+            min=1,
+            help="Units running at once [default: 64; 2 with --real].",
+            show_default=False,
+        ),
     ] = 64,
+    real: Annotated[
+        str | None,
+        typer.Option(
+            "--real",
+            help="Run on a shipped real model instead of simulated agents: the strong agents' "
+            "model (qwen0.5b, qwen1.5b; see byzllm models list). Starts and stops the llama.cpp "
+            "servers itself. Entries marked 'real' in --list.",
+            show_default=False,
+        ),
+    ] = None,
+    real_weak: Annotated[
+        str,
+        typer.Option("--real-weak", help="With --real: the weak agents' shipped model."),
+    ] = "smollm2",
     json_output: JsonOption = False,
 ) -> None:
     """Run one table of the SAC paper or the rogue-agents paper and set it beside the paper.
@@ -53,6 +74,10 @@ def reproduce(
         byzllm reproduce sac-table1
 
         byzllm reproduce sac-table5 --model openai/gpt-4o-mini --weak-model openai/gpt-3.5-turbo
+
+        byzllm reproduce sac-table1 --real qwen0.5b     # real small models, a few hours on 2 cores
+
+        byzllm reproduce sac-table1 --real qwen0.5b -n 4   # a 4-question pilot
     """
     with cli_errors():
         from byzllm.errors import InputError
@@ -65,7 +90,9 @@ def reproduce(
                     "paper": r.paper,
                     "table": r.table,
                     "what": r.description,
+                    "real": "yes" if r.real_config else "",
                     "config": str(config_path(r.config)),
+                    "results": f"runs/reproduce/{r.name}",
                 }
                 for r in REPRODUCTIONS.values()
             ]
@@ -80,10 +107,26 @@ def reproduce(
                 rows,
                 json_output=False,
                 title="Reproducible tables",
-                columns=["name", "paper", "table", "what"],
+                columns=["name", "paper", "table", "what", "real", "results"],
             )
             return
         entry = get_reproduction(name)
+        if real is not None:
+            if entry.real_config is None:
+                real_ones = ", ".join(r.name for r in REPRODUCTIONS.values() if r.real_config)
+                raise InputError(f"--real is available for {real_ones}, not {name}")
+            if model or weak_model or base_url:
+                raise InputError("--real starts its own servers: leave out --model/--base-url")
+            _run_real(
+                entry,
+                run_dir or Path("runs") / "reproduce" / f"{name}-real",
+                real,
+                real_weak,
+                questions,
+                2 if concurrency == 64 else concurrency,
+                json_output,
+            )
+            return
         if entry.kind == "monitor":
             _run_monitor(
                 entry,
@@ -116,7 +159,12 @@ def _run(
     questions: int | None,
     concurrency: int,
     json_output: bool,
+    *,
+    config: str | None = None,
+    overrides: list[str] | None = None,
+    started: float | None = None,
 ) -> None:
+    import time
 
     from byzllm.cli._common import execute_units, load_cli_config
     from byzllm.experiments.consensus.config import ConsensusConfig
@@ -126,9 +174,11 @@ def _run(
     from byzllm.experiments.reproduce import config_path
     from byzllm.experiments.viewer import write_view
 
-    overrides = [] if questions is None else [f"dataset.n={questions}"]
-    overrides += model_overrides(model, weak_model, base_url)
-    cfg = load_cli_config(config_path(entry.config), ConsensusConfig, overrides)
+    if overrides is None:
+        overrides = [] if questions is None else [f"dataset.n={questions}"]
+        overrides += model_overrides(model, weak_model, base_url)
+    started = time.monotonic() if started is None else started
+    cfg = load_cli_config(config_path(config or entry.config), ConsensusConfig, overrides)
     units = expand_units(cfg)
     summary_run = execute_units(
         run_dir, units, consensus_unit, config=cfg, concurrency=concurrency, description=entry.name
@@ -142,11 +192,71 @@ def _run(
         records = [
             r for r in store.records("consensus_question", with_unit=True) if r["unit_id"] in ids
         ]
-    rows = entry.compare(summarize(records))
+    summary = summarize(records)
+    rows = entry.compare(summary)
     simulated = any(r["simulated"] for r in rows)
     csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)
     page = write_view(run_dir)
     _print_comparison(entry, rows, simulated, INTERVAL_NOTE, csv_path, page, json_output)
+    if not simulated:
+        from byzllm.experiments.consensus.real_report import write_real_report
+
+        markdown = write_real_report(
+            run_dir / "report" / "real.md",
+            entry=entry,
+            rows=rows,
+            summary=summary,
+            records=records,
+            config=cfg,
+            wall_s=time.monotonic() - started,
+        )
+        if not json_output:
+            typer.echo(markdown)
+
+
+def _run_real(
+    entry: Any,
+    run_dir: Path,
+    strong: str,
+    weak: str,
+    questions: int | None,
+    concurrency: int,
+    json_output: bool,
+) -> None:
+    """``--real``: serve the shipped models, run the real config, report as usual + health."""
+    import contextlib
+    import time
+
+    from byzllm.llm import LocalServer
+    from byzllm.llm._shipped import shipped_model
+
+    shipped_model(strong), shipped_model(weak)  # unknown aliases: one line, before any start
+    with contextlib.ExitStack() as stack:
+        servers: dict[str, LocalServer] = {}
+        for alias in dict.fromkeys((strong, weak)):
+            typer.echo(f"starting llama.cpp for {alias} ...", err=True)
+            servers[alias] = stack.enter_context(LocalServer(alias, port=0))
+        overrides = [] if questions is None else [f"dataset.n={questions}"]
+        for group, alias in (("strong", strong), ("weak", weak)):
+            overrides += [
+                f"agents.{group}.model=openai/{alias}",
+                f"agents.{group}.base_url={servers[alias].base_url}",
+                f"agents.{group}.cache={run_dir / 'responses.sqlite'}",
+            ]
+        started = time.monotonic()
+        _run(
+            entry,
+            run_dir,
+            None,
+            None,
+            None,
+            None,
+            concurrency,
+            json_output,
+            config=entry.real_config,
+            overrides=overrides,
+            started=started,
+        )
 
 
 def _run_monitor(
@@ -275,7 +385,12 @@ def _print_comparison(
             )
             low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
             span = "" if low is None or high is None else f" [{low:.1f},{high:.1f}]"
-            cells.append("-" if ours is None else f"{ours:.1f}{span} / {paper:g} ({diff:+.1f})")
+            if ours is None:
+                cells.append("-")
+            elif paper is None:
+                cells.append(f"{ours:.1f}{span} / -")
+            else:
+                cells.append(f"{ours:.1f}{span} / {paper:g} ({diff:+.1f})")
         table.add_row(*cells)
     console = Console()
     console.print(table)

@@ -16,14 +16,18 @@ def serve(
         str,
         typer.Option(
             "--model",
-            help="'smollm2' (the model the local extra ships) or the path of a .gguf file.",
+            help="A shipped model (qwen0.5b, smollm2; qwen1.5b with the local-large extra; "
+            "see byzllm models list) or the path of a .gguf file.",
         ),
-    ] = "smollm2",
+    ] = "qwen0.5b",
     port: Annotated[
         int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")
     ] = 8000,
     threads: Annotated[
-        int | None, typer.Option("--threads", min=1, help="CPU threads (default: every core).")
+        int | None,
+        typer.Option(
+            "--threads", help="CPU threads (default: half the cores, at least 1, at most 8)."
+        ),
     ] = None,
 ) -> None:
     """Serve a GGUF model on 127.0.0.1 with llama.cpp's OpenAI-compatible server.
@@ -32,18 +36,24 @@ def serve(
     every other command, and runs until Ctrl-C (which stops it cleanly). Needs the local
     extra (pip install "byzllm[local]"; see the README for the fast build settings).
 
+    A shipped model is reassembled from its packages into the user cache on first use and its
+    SHA-256 checked on every start; a changed cached file is rebuilt, never loaded.
+
     Exit codes: 0 stopped with Ctrl-C; 1 the server died; 2 bad input (missing or corrupt
-    GGUF file, busy port, extra not installed).
+    GGUF file, missing part package, hash mismatch, full disk, busy port, bad --threads, extra
+    not installed).
 
     Examples:
 
-        byzllm serve                                   # SmolLM2-135M-Instruct on port 8000
+        byzllm serve                                   # Qwen2.5-Coder-0.5B-Instruct on port 8000
 
-        byzllm serve --model ~/models/qwen2.5-0.5b-instruct-q4_k_m.gguf --port 8080
+        byzllm serve --model smollm2 --port 8081       # the 135M model, for smoke tests
+
+        byzllm serve --model ~/models/my-model.gguf --threads 4
 
         # then, in another terminal:
-        byzllm models probe --base-url http://127.0.0.1:8000/v1 --model smollm2
-        byzllm consensus run --model openai/smollm2 --base-url http://127.0.0.1:8000/v1
+        byzllm models probe --base-url http://127.0.0.1:8000/v1 --model qwen0.5b
+        byzllm consensus run --model openai/qwen0.5b --base-url http://127.0.0.1:8000/v1
     """
     with cli_errors():
         import signal

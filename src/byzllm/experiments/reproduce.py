@@ -39,6 +39,8 @@ class Reproduction:
     kind: str = "consensus"
     #: monitor: evaluate at these lineup sizes with the monitors trained on the config's.
     sizes: tuple[int, ...] = ()
+    #: The shipped config of ``byzllm reproduce NAME --real`` (real local models), if any.
+    real_config: str | None = None
 
 
 def _sac(
@@ -48,8 +50,12 @@ def _sac(
     config: str,
     compare: Callable[[Summary], list[dict[str, Any]]],
     metrics: tuple[str, ...],
+    real_config: str | None = None,
 ) -> Reproduction:
-    return Reproduction(name, "the SAC paper", table, description, config, compare, metrics)
+    return Reproduction(
+        name, "the SAC paper", table, description, config, compare, metrics,
+        real_config=real_config,
+    )  # fmt: skip
 
 
 def _table(published_name: str, *, by_adversaries: bool = False) -> Callable[[Summary], Any]:
@@ -117,6 +123,7 @@ REPRODUCTIONS: dict[str, Reproduction] = {
             "sac-table1.yaml",
             _table("TABLE_1"),
             _T1,
+            real_config="real/sac-table1.yaml",
         ),
         _sac(
             "sac-table2",

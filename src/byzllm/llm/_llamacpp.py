@@ -21,7 +21,6 @@ import asyncio
 import atexit
 import contextlib
 import json
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ from typing import Any
 from byzllm.errors import InputError
 
 from ._errors import ModelRequestError
-from ._local import GgufModel, require_llama_cpp, resolve_gguf
+from ._local import GgufModel, default_threads, require_llama_cpp, resolve_gguf
 from ._openai import request_body
 from ._provider import ModelAPI, ProviderSettings, register_provider
 from ._response import parse_chat_completion
@@ -95,7 +94,7 @@ def _load(gguf: GgufModel, logits_all: bool) -> _Loaded:
                     model_path=str(gguf.path),
                     n_ctx=LLAMACPP_CONTEXT_TOKENS,
                     logits_all=logits_all,
-                    n_threads=os.cpu_count() or 1,
+                    n_threads=default_threads(),
                     verbose=False,
                 )
             except (ValueError, RuntimeError, OSError) as exc:

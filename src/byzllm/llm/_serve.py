@@ -1,10 +1,11 @@
 """Serve a GGUF model over the OpenAI wire format on this machine (``byzllm serve``).
 
 :class:`LocalServer` starts the OpenAI-compatible server that llama-cpp-python ships
-(``python -m llama_cpp.server``) as a child process on 127.0.0.1, for the shipped model
-(``"smollm2"``) or any GGUF file, waits until it answers ``GET /v1/models``, and stops it
-(the whole process group) on exit. Every byzllm command then reaches it with
-``--model openai/<alias> --base-url <base_url>``. The real-model tests use the same class.
+(``python -m llama_cpp.server``) as a child process on 127.0.0.1, for a shipped model
+(``"qwen0.5b"``, ``"smollm2"``, ...) or any GGUF file, waits until it answers
+``GET /v1/models``, and stops it (the whole process group) on exit. Every byzllm command
+then reaches it with ``--model openai/<alias> --base-url <base_url>``. The real-model tests
+use the same class.
 
 The child gets a clean environment (no API keys: it needs none) and listens on the loopback
 interface only.
@@ -31,9 +32,9 @@ from byzllm.errors import InputError
 
 from ._errors import ModelUnavailableError
 from ._llamacpp import LLAMACPP_CONTEXT_TOKENS
-from ._local import GgufModel, require_llama_cpp, resolve_gguf
+from ._local import GgufModel, default_threads, require_llama_cpp, resolve_gguf
 
-__all__ = ["DEFAULT_SERVE_PORT", "LocalServer", "free_port"]
+__all__ = ["DEFAULT_SERVE_PORT", "LocalServer", "default_threads", "free_port"]
 
 #: The port ``byzllm serve`` listens on unless told otherwise.
 DEFAULT_SERVE_PORT = 8000
@@ -68,10 +69,10 @@ def _check_port(port: int) -> None:
 class LocalServer:
     """llama.cpp's OpenAI-compatible server for one GGUF model, as a managed child process.
 
-    >>> with LocalServer("smollm2") as server:          # doctest: +SKIP
-    ...     print(server.base_url, server.model_name)    # http://127.0.0.1:8000/v1 smollm2
+    >>> with LocalServer("qwen0.5b") as server:          # doctest: +SKIP
+    ...     print(server.base_url, server.model_name)    # http://127.0.0.1:8000/v1 qwen0.5b
 
-    ``port=0`` picks a free port. ``threads`` defaults to every core. Raises
+    ``port=0`` picks a free port. ``threads`` defaults to :func:`default_threads`. Raises
     :class:`InputError` for a bad model file, a busy port or a missing extra, and
     :class:`~byzllm.llm.ModelUnavailableError` when the server dies or does not answer within
     ``start_timeout_s``.
@@ -79,19 +80,21 @@ class LocalServer:
 
     def __init__(
         self,
-        model: str = "smollm2",
+        model: str = "qwen0.5b",
         *,
         port: int = DEFAULT_SERVE_PORT,
         threads: int | None = None,
         context_tokens: int = LLAMACPP_CONTEXT_TOKENS,
         start_timeout_s: float = 120.0,
     ) -> None:
+        if threads is not None and (isinstance(threads, bool) or threads < 1):
+            raise InputError(f"threads must be at least 1, got {threads!r}")
         require_llama_cpp("byzllm serve")
         self.gguf: GgufModel = resolve_gguf(model)
         if port != 0:
             _check_port(port)
         self.port = port or free_port()
-        self.threads = threads or os.cpu_count() or 1
+        self.threads = threads or default_threads()
         self.context_tokens = context_tokens
         self.start_timeout_s = start_timeout_s
         self._process: subprocess.Popen[bytes] | None = None

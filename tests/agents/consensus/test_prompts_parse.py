@@ -63,7 +63,8 @@ def test_answer_prompt_math_and_commonsense() -> None:
     text = user_text(math_prompt)
     assert "mathematical reasoning problem" in text
     assert f"Problem: {NUMBER.question}" in text
-    assert text.endswith("Respond using the format:\nAnswer: [your numerical answer]")
+    assert "no code" in text and "step by step" in text
+    assert text.endswith("write the final line as:\nAnswer: [your numerical answer]")
     common = user_text(render_answer_prompt(BOOLQ))
     assert "question" in common and "mathematical" not in common
     assert f"Question: {BOOLQ.question}" in common

@@ -11,6 +11,13 @@
   prompt;
 * confidence — :func:`render_confidence_prompt` / :func:`read_confidence` (CP-WBFT).
 
+``judging="anchored"`` replaces the score and confidence prompts with their anchored forms
+(:func:`render_anchored_score_prompt`, :func:`render_anchored_confidence_prompt`): the judge's
+own worked solution (the reply behind its current answer) is shown beside the judged answer,
+the reply is Yes or No in one token, and the value is P(Yes) from that token's top-20
+log-probabilities (:func:`read_yes_probability`). ``judging="verbal"`` (the default) is the
+paper's B.1 prompt.
+
 Every parsed reply is counted in the call context's meter, per stage (``answer``, ``score``,
 ``refine``, ``confidence``), with whether the parser fell back to its default
 (``CallMeter.parse``): the runs' *parse health*.
@@ -25,13 +32,22 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig
 from byzllm.tasks import Task
 
-from ._parse import read_answer, read_confidence, read_refined_answer, read_score
+from ._parse import (
+    DEFAULT_CONFIDENCE,
+    read_answer,
+    read_confidence,
+    read_refined_answer,
+    read_score,
+    read_yes_probability,
+)
 from ._prompts import (
+    render_anchored_confidence_prompt,
+    render_anchored_score_prompt,
     render_answer_prompt,
     render_confidence_prompt,
     render_debate_prompt,
@@ -40,10 +56,16 @@ from ._prompts import (
 )
 from ._types import AgentGroup, CallContext, ConsensusAgent, Response, ScoredResponse
 
-__all__ = ["LLMAgent"]
+__all__ = ["JUDGING_STYLES", "Judging", "LLMAgent"]
 
 #: Longest raw reply forwarded to neighbours when no final answer could be extracted.
 MAX_FORWARDED_CHARS = 2_000
+
+Judging = Literal["verbal", "anchored"]
+#: How an agent scores a response and reports its confidence (see the module docstring).
+JUDGING_STYLES: tuple[Judging, ...] = ("verbal", "anchored")
+#: Top log-probabilities read at the anchored judge's one token.
+_JUDGE_TOP_K = 20
 
 
 class LLMAgent(ConsensusAgent):
@@ -57,38 +79,52 @@ class LLMAgent(ConsensusAgent):
         group: AgentGroup = "strong",
         temperature: float = 0.0,
         max_tokens: int | None = None,
+        seed: int | None = None,
+        judging: Judging = "verbal",
     ) -> None:
         self.name = name
         self.model = model
         self.group = group
-        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+        self.judging: Judging = judging
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
+        # Judging is deterministic whatever the agent samples with: one greedy token.
+        self.judge_config = GenerateConfig(temperature=0.0, max_tokens=1, top_logprobs=_JUDGE_TOP_K)
+        # The full reply behind each answer this agent gave, per question: its "worked
+        # solution", which the anchored judge shows beside what it judges.
+        self._worked: dict[tuple[str, str | None], str] = {}
 
     def __repr__(self) -> str:
         return f"LLMAgent({self.name!r}, model={self.model.name!r}, group={self.group!r})"
 
     async def _ask(self, messages: list[ChatMessage], ctx: CallContext | None) -> str:
+        return (await self._complete(messages, ctx, self.config)).text
+
+    async def _complete(
+        self, messages: list[ChatMessage], ctx: CallContext | None, config: GenerateConfig
+    ) -> Completion:
         ctx = ctx or CallContext()
-        deterministic = self.config.temperature == 0.0
+        # A sampled request is shared only when it is seeded: the same seed, the same reply.
+        deterministic = config.temperature == 0.0 or config.seed is not None
         if ctx.shared is None or not deterministic:
-            completion = await self.model.generate(messages, self.config)
+            completion = await self.model.generate(messages, config)
             ctx.meter.add(completion)
-            return completion.text
+            return completion
         key = (
             "llm",
             self.model.name,
             getattr(self.model, "endpoint", ""),
             json.dumps(messages, sort_keys=True),
-            self.config.model_dump_json(),
+            config.model_dump_json(),
         )
         flight: asyncio.Future[Completion] | None = ctx.shared.get(key)
         if flight is not None:
             completion = await asyncio.shield(flight)
             ctx.meter.add(completion, shared=True)
-            return completion.text
+            return completion
         flight = asyncio.get_running_loop().create_future()
         ctx.shared[key] = flight
         try:
-            completion = await self.model.generate(messages, self.config)
+            completion = await self.model.generate(messages, config)
         except BaseException as exc:
             # Waiters must not hang, and a later identical request may try again.
             ctx.shared.pop(key, None)
@@ -97,7 +133,20 @@ class LLMAgent(ConsensusAgent):
             raise
         flight.set_result(completion)
         ctx.meter.add(completion)
-        return completion.text
+        return completion
+
+    def _worked_solution(self, task: Task, own: Response | None) -> str:
+        if own is None:
+            return ""
+        return self._worked.get((task.id, own.answer), own.text)
+
+    async def _judge(
+        self, messages: list[ChatMessage], ctx: CallContext, default: float
+    ) -> tuple[float, bool]:
+        completion = await self._complete(messages, ctx, self.judge_config)
+        first = completion.logprobs[0].top if completion.logprobs else None
+        found = read_yes_probability(first, completion.text, default)
+        return found.value, found.fell_back
 
     async def answer(self, task: Task, ctx: CallContext | None = None) -> Response:
         ctx = ctx or CallContext()
@@ -105,12 +154,20 @@ class LLMAgent(ConsensusAgent):
         found = read_answer(task, text)
         ctx.meter.parse.add("answer", found.fell_back)
         answer = found.value
+        self._worked.setdefault((task.id, answer), text)
         return Response.of(answer, answer if answer is not None else text[:MAX_FORWARDED_CHARS])
 
     async def score(
         self, task: Task, own: Response | None, peer: Response, ctx: CallContext | None = None
     ) -> float:
         ctx = ctx or CallContext()
+        if self.judging == "anchored":
+            prompt = render_anchored_score_prompt(
+                task, self._worked_solution(task, own), peer.text, ctx.f
+            )
+            value, fell_back = await self._judge(prompt, ctx, 0.5)
+            ctx.meter.parse.add("score", fell_back)
+            return value
         reply = await self._ask(render_score_prompt(task, peer.text, ctx.f), ctx)
         score = read_score(reply)
         ctx.meter.parse.add("score", score.fell_back)
@@ -139,12 +196,18 @@ class LLMAgent(ConsensusAgent):
         answer = refined.value
         if not answer or answer == own.answer:
             return own
+        self._worked.setdefault((task.id, answer), reply)
         return Response.of(answer)
 
     async def confidence(
         self, task: Task, response: Response, ctx: CallContext | None = None
     ) -> float:
         ctx = ctx or CallContext()
+        if self.judging == "anchored":
+            prompt = render_anchored_confidence_prompt(task, self._worked_solution(task, response))
+            value, fell_back = await self._judge(prompt, ctx, DEFAULT_CONFIDENCE)
+            ctx.meter.parse.add("confidence", fell_back)
+            return value
         reply = await self._ask(render_confidence_prompt(task, response.text), ctx)
         confidence = read_confidence(reply)
         ctx.meter.parse.add("confidence", confidence.fell_back)
@@ -157,4 +220,6 @@ class LLMAgent(ConsensusAgent):
             "model": self.model.name,
             "temperature": self.config.temperature,
             "max_tokens": self.config.max_tokens,
+            "seed": self.config.seed,
+            "judging": self.judging,
         }

@@ -17,8 +17,10 @@ never read as a score or an answer.
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 
 from byzllm.tasks import Task, extract_answer
 
@@ -36,6 +38,7 @@ __all__ = [
     "read_confidence",
     "read_refined_answer",
     "read_score",
+    "read_yes_probability",
 ]
 
 #: Longest model reply the parsers read (the score/confidence parsers read only its start).
@@ -206,3 +209,41 @@ def read_refined_answer(task: Task, text: str, fallback: str) -> Parsed[str]:
 def parse_refined_answer(task: Task, text: str, fallback: str) -> str:
     """:func:`read_refined_answer`'s value: the refined answer, or ``fallback``."""
     return read_refined_answer(task, text, fallback).value
+
+
+_YES_NO_RE = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+
+
+def _yes_no_word(token: str) -> str | None:
+    """``"yes"``/``"no"`` when a token is that word (any case, spacing or trailing
+    punctuation, e.g. ``" Yes"``, ``"NO."``), else ``None``."""
+    word = clean_reply(token).strip().strip(".,!:;\"'*").lower()
+    return word if word in ("yes", "no") else None
+
+
+def read_yes_probability(
+    top: Sequence[tuple[str, float]] | None, text: str, default: float = DEFAULT_SCORE
+) -> Parsed[float]:
+    """P(Yes) of an anchored judging reply (the anchored scores and confidences).
+
+    ``top`` is the first generated token's top-k ``(token, logprob)`` list. The probability
+    mass of every alternative that is the word "yes" and of every one that is "no" is summed
+    (``" Yes"``, ``"yes"`` and ``"YES"`` are one answer); the value is
+    P(yes) / (P(yes) + P(no)), so it lies in [0, 1] whatever mass other tokens take. When
+    neither word is among the alternatives (no log-probabilities, or a reply that starts
+    elsewhere), the first ``yes``/``no`` word of ``text`` decides (1.0 / 0.0); with none,
+    ``default`` (0.5) with ``fell_back=True``. Non-finite log-probabilities are ignored.
+    """
+    mass = {"yes": 0.0, "no": 0.0}
+    for token, logprob in top or ():
+        word = _yes_no_word(str(token))
+        if word is None or not isinstance(logprob, int | float) or not math.isfinite(logprob):
+            continue
+        mass[word] += math.exp(min(0.0, float(logprob)))
+    total = mass["yes"] + mass["no"]
+    if total > 0.0:
+        return Parsed(mass["yes"] / total)
+    found = _YES_NO_RE.search(clean_reply(text[:MAX_REPLY_CHARS]))
+    if found is not None:
+        return Parsed(1.0 if found.group(1).lower() == "yes" else 0.0)
+    return Parsed(default, fell_back=True, reason="no Yes or No in the reply")

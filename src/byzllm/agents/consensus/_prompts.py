@@ -11,6 +11,15 @@ Pure functions that render a chat prompt; the parsers of the replies are in
   Eq. (5), Appendix B.2.
 * :func:`render_confidence_prompt` / :func:`parse_confidence` — the self-reported confidence
   that CP-WBFT (Zheng et al.) aggregates (a verbalized, prompt-level confidence probe).
+* :func:`render_anchored_score_prompt` / :func:`render_anchored_confidence_prompt` — the
+  *anchored* judging style for small models (``judging: anchored``): the judge sees its own
+  worked solution beside the answer it judges and replies Yes or No; the score (or
+  confidence) is the probability of "Yes" read from the first token's log-probabilities
+  (:func:`~byzllm.agents.consensus._parse.read_yes_probability`). Why: B.1 asks the scorer to
+  solve the problem and then print one number; a 0.5B model either skips the solving (its
+  number then barely separates right from wrong answers) or runs out of tokens before the
+  number. Its own earlier solution is exactly B.1's "solve it independently" step, already
+  paid for, so the judge only compares.
 
 Math tasks (``math``, ``number``) use the MATH500 wording; ``boolean``/``choice`` tasks use the
 Commonsense170k adaptation of Appendix B.3 ("question" instead of "mathematical reasoning
@@ -38,6 +47,8 @@ from byzllm.tasks import Task
 __all__ = [
     "MAX_RESPONSE_CHARS",
     "format_response",
+    "render_anchored_confidence_prompt",
+    "render_anchored_score_prompt",
     "render_answer_prompt",
     "render_confidence_prompt",
     "render_debate_prompt",
@@ -53,6 +64,13 @@ _MATH_SYSTEM_SCORE = "You are an expert evaluator. Respond using only a single n
 _SYSTEM_FORMAT = "You are a helpful assistant. Follow the required output format exactly."
 
 _MATH_FORMAT = "Respond using the format:\nAnswer: [your numerical answer]"
+# The initial answer (no template in the paper): the working comes first and the format line
+# last, so that a small model does not answer in one line and skip the steps it needs.
+_MATH_WORKED_FORMAT = (
+    "Work it out step by step in plain words and arithmetic (no code), then write the final "
+    "line as:\nAnswer: [your numerical answer]"
+)
+_SYSTEM_CHECK = "You check answers. Reply with exactly one word: Yes or No."
 _OPEN_FORMAT = (
     "Respond strictly using the answer format specified in the question.\nAnswer: [your answer]"
 )
@@ -125,7 +143,7 @@ def render_answer_prompt(task: Task) -> list[ChatMessage]:
             f"You are solving {_problem_word(task)}. Reason step by step, then give your "
             "final answer.",
             f"{_problem_label(task)}: {task.question}",
-            _answer_format(task),
+            _MATH_WORKED_FORMAT if _is_math(task) else _answer_format(task),
         ]
     )
     return [{"role": "system", "content": _SYSTEM_FORMAT}, {"role": "user", "content": user}]
@@ -167,6 +185,47 @@ def render_score_prompt(task: Task, response: str, f: int | None) -> list[ChatMe
         {"role": "system", "content": _MATH_SYSTEM_SCORE},
         {"role": "user", "content": user},
     ]
+
+
+def render_anchored_score_prompt(
+    task: Task, own_solution: str, response: str, f: int | None
+) -> list[ChatMessage]:
+    """The anchored form of φ_i(x, r) (Eq. (2)): the judge's own worked solution beside r.
+
+    B.1's steps, with Step 1 ("solve independently") filled by the judge's own current
+    solution: the reply is one word, Yes or No, and the score is P(Yes) from the first
+    token's log-probabilities (see the module docstring for why).
+    """
+    _check_f(f)
+    user = "\n".join(
+        [
+            f"You are checking a proposed answer to {_problem_word(task)}.",
+            *_malicious_line(f),
+            f"{_problem_label(task)}: {task.question}",
+            "Your own worked solution:",
+            format_response(own_solution),
+            "The proposed answer:",
+            format_response(response),
+            _DATA_NOTE,
+            "Compare the proposed final answer with your solution, re-checking any step where "
+            "they differ. Is the proposed answer correct? Reply Yes or No.",
+        ]
+    )
+    return [{"role": "system", "content": _SYSTEM_CHECK}, {"role": "user", "content": user}]
+
+
+def render_anchored_confidence_prompt(task: Task, own_solution: str) -> list[ChatMessage]:
+    """CP-WBFT's confidence in the anchored style: P(Yes) to "is your final answer correct?"."""
+    user = "\n".join(
+        [
+            f"You solved {_problem_word(task)}.",
+            f"{_problem_label(task)}: {task.question}",
+            "Your worked solution:",
+            format_response(own_solution),
+            "Re-check it. Is your final answer correct? Reply Yes or No.",
+        ]
+    )
+    return [{"role": "system", "content": _SYSTEM_CHECK}, {"role": "user", "content": user}]
 
 
 # --- B.2 / B.3: refine --------------------------------------------------------------------

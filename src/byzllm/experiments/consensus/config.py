@@ -161,6 +161,12 @@ class AgentBackend(ModelConfig):
     )
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, ge=1)
+    judging: Literal["verbal", "anchored"] = Field(
+        default="verbal",
+        description="how LLM agents score and report confidence: 'verbal' (the SAC paper's "
+        "B.1 prompt, one number) or 'anchored' (own worked solution beside the judged answer, "
+        "P(Yes) from log-probabilities; for small models)",
+    )
 
     @field_validator("profile")
     @classmethod

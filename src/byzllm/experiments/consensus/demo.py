@@ -23,14 +23,14 @@ __all__ = [
     "demo_rows",
 ]
 
-#: What ``byzllm demo --model local`` runs: the small model the ``local`` extra ships, in
-#: this process (no server).
-LOCAL_MODEL = "llamacpp/smollm2"
-#: The real-model demo's size: a 135M model on 2 CPU cores finishes it in a few minutes.
-REAL_MODEL_QUESTIONS = 5
+#: What ``byzllm demo --model local`` runs: Qwen2.5-Coder-0.5B-Instruct, which the ``local``
+#: extra ships, in this process (no server).
+LOCAL_MODEL = "llamacpp/qwen0.5b"
+#: The real-model demo's size: a 0.5B model on 2 CPU cores finishes it in a few minutes.
+REAL_MODEL_QUESTIONS = 3
 REAL_MODEL_ROUNDS = 2
-#: Longest reply per call in the real-model demo (the answer format needs a few tokens).
-REAL_MODEL_MAX_TOKENS = 64
+#: Longest reply per call in the real-model demo: room to work a one-step problem.
+REAL_MODEL_MAX_TOKENS = 192
 
 
 def demo_model_name(model: str) -> str:
@@ -48,10 +48,12 @@ def demo_config(
     """The demo's configuration (paper defaults; ``seed`` drives graphs, placement, agents).
 
     Without ``model``: the simulated population on γ-MERG, complete and Erdős–Rényi, T = 6.
-    With ``model`` (``"local"`` or ``provider/model``): every honest agent on that real model
-    at temperature 0, on γ-MERG only, T = :data:`REAL_MODEL_ROUNDS`, one-step arithmetic
-    questions, replies bounded by
+    With ``model`` (``"local"`` or ``provider/model``): every honest agent on that real model,
+    sampling at temperature 0.7 with a seed of its own (so the agents differ), on γ-MERG
+    only, T = :data:`REAL_MODEL_ROUNDS`, one-step arithmetic questions, replies bounded by
     :data:`REAL_MODEL_MAX_TOKENS` tokens, so that a small model on a laptop finishes quickly.
+    The local model judges in the anchored style (its own solution beside the judged answer,
+    P(Yes) as the score; docs/reproduce.md says why); other models use the paper's B.1 prompt.
     """
     if model is None:
         dataset = DatasetConfig(name="synthetic", n=questions, seed=seed)
@@ -70,8 +72,9 @@ def demo_config(
         base_url=base_url,
         # In-process models need no key; a server may (OPENAI_API_KEY, if set).
         api_key_env=None if name.startswith("llamacpp/") else "OPENAI_API_KEY",
-        temperature=0.0,
+        temperature=0.7,
         max_tokens=REAL_MODEL_MAX_TOKENS,
+        judging="anchored" if model == "local" else "verbal",
     )
     return ConsensusConfig(
         protocols=["sac", "cp-wbft"],

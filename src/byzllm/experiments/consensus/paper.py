@@ -161,15 +161,18 @@ def _cells(
     name: str,
     ours: float | None,
     bounds: Sequence[float | None] | None,
-    paper: float,
+    paper: float | None,
 ) -> None:
-    """``name``, ``name_low``, ``name_high`` (ours, percent), ``name_paper``, ``name_diff``."""
+    """``name``, ``name_low``, ``name_high`` (ours, percent), ``name_paper``, ``name_diff``
+    (paper and difference ``None`` for a configuration the paper did not run)."""
     low, high = bounds if bounds else (None, None)
     row[name] = None if ours is None else round(100 * float(ours), 1)
     row[f"{name}_low"] = None if low is None else round(100 * low, 1)
     row[f"{name}_high"] = None if high is None else round(100 * high, 1)
     row[f"{name}_paper"] = paper
-    row[f"{name}_diff"] = None if ours is None else round(100 * float(ours) - paper, 1)
+    row[f"{name}_diff"] = (
+        None if ours is None or paper is None else round(100 * float(ours) - paper, 1)
+    )
 
 
 def paper_comparison(
@@ -182,16 +185,17 @@ def paper_comparison(
 
     Keys of ``published`` are (protocol, topology) or, with ``by_adversaries``,
     (protocol, topology, b). Ours come with their 95% interval (``<metric>_low/_high``).
+    Configurations the paper did not run (debate or majority vote, say) get rows too, with
+    the paper's cells ``None``.
     """
+    metrics = list(next(iter(published.values()), {}))
     rows = []
     for meta, m in summary:
         key: tuple[Any, ...] = (str(meta["protocol"]), str(meta["topology"]))
         if by_adversaries:
             counts = str(meta["composition"]).split("-", 1)[0]
             key = (*key, int(counts.split("w")[1].rstrip("b")))
-        paper = published.get(key)
-        if paper is None:
-            continue
+        paper: Mapping[str, float | None] = published.get(key) or dict.fromkeys(metrics)
         bounds = meta.get("intervals") or {}
         row: dict[str, Any] = {
             "protocol": key[0],

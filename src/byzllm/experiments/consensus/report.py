@@ -114,7 +114,9 @@ def summarize(
     metadata of each configuration includes its calls, tokens and ``parse`` counts (replies
     parsed per stage and fall-backs, :mod:`byzllm.experiments.parse_health`) and, with
     ``intervals``, ``intervals``: ``{metric: [low, high]}`` from :func:`consensus_intervals`
-    (:data:`INTERVAL_NOTE`).
+    (:data:`INTERVAL_NOTE`). Runs of real models also get ``scorer_auc``: how well each
+    group's scores (and CP-WBFT confidences) rank right answers above wrong ones
+    (:func:`~byzllm.experiments.consensus.scorer.scorer_auc`).
     """
     groups: dict[ConfigKey, list[QuestionTrace]] = {}
     simulated: dict[ConfigKey, bool] = {}
@@ -150,10 +152,34 @@ def summarize(
             traces
         )
         meta["parse"] = ParseCounts.of(*(r.parse for r in rows)).to_dict()
+        if not simulated[key]:
+            # Real scorers only: a simulated scorer's AUC is its parameters read back.
+            from .scorer import scorer_auc
+
+            meta["scorer_auc"] = scorer_auc(traces)
         if intervals:
             meta["intervals"] = {k: [v.low, v.high] for k, v in consensus_intervals(traces).items()}
         out.append((meta, compute_metrics(traces)))
     return out
+
+
+def scorer_auc_lines(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list[str]:
+    """One line per configuration and scoring group: the scorer's AUC with its interval."""
+    lines = []
+    for meta, _ in summary:
+        for group, row in (meta.get("scorer_auc") or {}).items():
+            if row["auc"] is None:
+                value = "n/a (only right or only wrong responses scored)"
+            else:
+                value = f"{row['auc']:.2f}"
+                if row["low"] is not None:
+                    value += f" [{row['low']:.2f}, {row['high']:.2f}]"
+            what = "confidence AUC" if group == "confidence" else f"scorer AUC ({group})"
+            lines.append(
+                f"{meta['protocol']} {meta['topology']}: {what} {value} over {row['pairs']} "
+                f"pairs, {row['questions']} questions"
+            )
+    return lines
 
 
 def _pct(value: float | None) -> str:

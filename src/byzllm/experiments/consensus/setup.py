@@ -276,6 +276,9 @@ def default_factory(name: str, group: str, backend: AgentBackend, seed: int) -> 
 
     LLM agents of a group share one model per event loop (``backend.shared_model()``), so
     its concurrency limit, response cache and connections serve every agent of the run.
+    Agents that sample (``temperature > 0``) get their own seed, derived from the run seed and
+    their name: a population of one model is then several agents, not one agent repeated,
+    and a rerun draws the same samples (so the response cache still answers it).
     """
     if backend.backend == "simulated":
         return simulated_factory(name, group, backend, seed)
@@ -287,7 +290,14 @@ def default_factory(name: str, group: str, backend: AgentBackend, seed: int) -> 
         group="strong" if group == "strong" else "weak",
         temperature=backend.temperature,
         max_tokens=backend.max_tokens,
+        seed=agent_seed(seed, name) if backend.temperature > 0 else None,
+        judging=backend.judging,
     )
+
+
+def agent_seed(seed: int, name: str) -> int:
+    """A sampling seed for agent ``name`` in a run seeded ``seed`` (stable across processes)."""
+    return random.Random(f"agent/{seed}/{name}").randrange(2**31)
 
 
 def tasks_for(config: ConsensusConfig) -> Sequence[Task]:
