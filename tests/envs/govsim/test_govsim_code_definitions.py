@@ -178,3 +178,13 @@ def test_the_meeting_prompt_promises_regrowth_only_when_there_is_a_next_month() 
     assert len(prompts) == 12
     assert all("double up to 100 tons" in p for p in prompts[:11])
     assert "season ends after this meeting" in prompts[11] and "double" not in prompts[11]
+
+
+def test_the_transcript_names_the_collapse_month() -> None:
+    from byzllm.experiments.govsim.report import transcript
+
+    row = {"game_id": "g", "r0": 100, "months": 12, "survival_time": 3, "collapsed": True}
+    head = transcript({**row, "efficiency": 0.25}).splitlines()[2]
+    assert "Survival-Time 3 of 12 months (collapsed in month 3)" in head
+    row = {**row, "survival_time": 12, "collapsed": False, "efficiency": 1.0}
+    assert "(no collapse)" in transcript(row).splitlines()[2]

@@ -119,14 +119,22 @@ def plot_stocks(rows: Sequence[dict[str, Any]], path: str | Path, *, title: str 
     return out
 
 
+def _ending(row: dict[str, Any]) -> str:
+    """How the season ended (GovSim's Survival-Time counts the collapse month itself)."""
+    if row.get("collapsed"):
+        return f"collapsed in month {row['survival_time']}"
+    return "no collapse"
+
+
 def transcript(row: dict[str, Any]) -> str:
     """A game as Markdown: each month's harvest and meeting (undone meetings marked)."""
     label = " (simulated)" if row.get("simulated") else ""
     lines = [
         f"# {row['game_id']} r{row.get('repeat', 0)}{label}",
         "",
-        f"R0 = {row['r0']}; survived {row['survival_time']} of {row['months']} months; "
-        f"efficiency {100 * float(row['efficiency']):.1f}%; resets {row.get('resets', 0)}",
+        f"R0 = {row['r0']}; Survival-Time {row['survival_time']} of {row['months']} months "
+        f"({_ending(row)}); efficiency {100 * float(row['efficiency']):.1f}%; "
+        f"resets {row.get('resets', 0)}",
         "",
     ]
     meetings = row.get("meetings") or []
