@@ -4,19 +4,19 @@ Adversaries do not follow the protocol: they never score or refine, they choose 
 to each neighbour every round, and they report a falsified self-confidence of 1.0 to
 confidence-based protocols (Appendix B.4).
 
-**What an adversary knows.** The SAC paper's threat model (§3.2, Definition 3.1) does not bound
-an adversarial agent's knowledge: it "may deviate arbitrarily from the protocol" and "may
-intentionally degrade system performance, e.g., by producing incorrect responses". The paper's
-experiments (§5, Appendix B.4) use one attack, which knows nothing of the ground truth: a cached
-weak-model answer to an out-of-distribution question. Here:
+**What an adversary knows.** The SAC paper's threat model (§3.2, Definition 3.1; Remark 3.6)
+does not bound an adversarial agent's knowledge: it "may deviate arbitrarily from the
+protocol" and "may intentionally degrade system performance, e.g., by producing incorrect
+responses". The paper's experiments (§5, Appendix B.4) use one attack, which knows nothing of
+the ground truth: a cached weak-model answer to an out-of-distribution question. Here:
 
 * ``replay`` (the paper's attack) never reads the ground truth: it replays whatever the weak
   source answered to another question, right or wrong for this one.
 * The other strategies are **oracle attacks** (:data:`ORACLE_ATTACKS`, ``knows_truth`` in
   :meth:`ByzantineAgent.describe`): to send an answer that is *surely* wrong they read the
-  ground truth (:func:`wrong_options`). They are worst cases within Definition 3.1 ("produces
-  incorrect responses" on purpose), stronger than the paper's adversary and than any attacker
-  without the answer key; results under them are upper bounds on the damage.
+  ground truth (:func:`wrong_options`). Definition 3.1 allows them (incorrect responses on
+  purpose), but they know more than the paper's adversary and than any attacker without the
+  answer key: results under them are not comparable with the paper's.
 
 Strategies (select by name with :func:`make_adversary`):
 
