@@ -38,7 +38,8 @@ def reproduce(
             "--concurrency",
             "-j",
             min=1,
-            help="Units running at once [default: 64; 2 with --real].",
+            help="Units running at once [default: 64; 1 with --real, so that each llama.cpp "
+            "server reuses the prompt prefix of consecutive requests].",
             show_default=False,
         ),
     ] = 64,
@@ -123,7 +124,7 @@ def reproduce(
                 real,
                 real_weak,
                 questions,
-                2 if concurrency == 64 else concurrency,
+                1 if concurrency == 64 else concurrency,
                 json_output,
             )
             return

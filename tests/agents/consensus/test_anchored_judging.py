@@ -29,7 +29,7 @@ class JudgeModel(ChatModel):
     ) -> Completion:
         content = messages[-1]["content"]
         self.requests.append((content, config))
-        if "Reply Yes or No" in content:
+        if config is not None and config.max_tokens == 1:  # a judging request
             top = [("Yes", math.log(self.p_yes)), (" no", math.log(1 - self.p_yes)), ("!", -9.0)]
             return Completion(
                 text="Yes", logprobs=[TokenLogprob(token="Yes", logprob=top[0][1], top=top)]
@@ -72,10 +72,15 @@ async def test_the_judge_sees_its_own_working_and_reads_p_yes() -> None:
     ctx = CallContext(f=3)
     own = await agent.answer(TASK, ctx)
     score = await agent.score(TASK, own, Response.of("41"), ctx)
-    assert math.isclose(score, 0.8)
+    assert math.isclose(score, (0 + 0.8) / 2)  # disagrees with its own 42
     prompt, config = model.requests[-1]
     assert "6 times 7 is 42." in prompt  # the worked solution, not just "42"
+    assert "Your final answer: 42" in prompt
     assert "41" in prompt and "up to 3 responses may be malicious" in prompt
+    agreeing = await agent.score(TASK, own, Response.of("42.0"), ctx)
+    assert math.isclose(agreeing, (1 + 0.8) / 2)  # the same answer, written differently
+    self_score = await agent.score(TASK, own, own, ctx)
+    assert self_score >= 0.5 > score
     assert config is not None and config.max_tokens == 1 and config.temperature == 0.0
     assert config.top_logprobs == 20
     confidence = await agent.confidence(TASK, own, ctx)

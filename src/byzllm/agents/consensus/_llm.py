@@ -13,10 +13,16 @@
 
 ``judging="anchored"`` replaces the score and confidence prompts with their anchored forms
 (:func:`render_anchored_score_prompt`, :func:`render_anchored_confidence_prompt`): the judge's
-own worked solution (the reply behind its current answer) is shown beside the judged answer,
-the reply is Yes or No in one token, and the value is P(Yes) from that token's top-20
-log-probabilities (:func:`read_yes_probability`). ``judging="verbal"`` (the default) is the
-paper's B.1 prompt.
+own worked solution (the reply behind its current answer) and final answer are shown beside
+the judged answer, the reply is Yes or No in one token, and P(Yes) is read from that token's
+top-20 log-probabilities (:func:`read_yes_probability`). The score is
+(agree + P(Yes)) / 2, where agree is 1 when the judged final answer is the judge's own final
+answer (:func:`same_answer`, the equivalence votes use; no ground truth involved) and 0
+otherwise: B.1's "solve independently, then evaluate" with the comparison of final answers
+done exactly, and the model's judgement ordering answers within each side. Measured on
+Qwen2.5-Coder-0.5B, P(Yes) alone moves by less than 0.1 between an answer equal to the
+judge's and a different one (docs/reproduce.md), too little for SAC's filter. The CP-WBFT
+confidence is P(Yes) alone. ``judging="verbal"`` (the default) is the paper's B.1 prompt.
 
 Every parsed reply is counted in the call context's meter, per stage (``answer``, ``score``,
 ``refine``, ``confidence``), with whether the parser fell back to its default
@@ -37,6 +43,7 @@ from typing import Any, Literal
 from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig
 from byzllm.tasks import Task
 
+from ._answers import same_answer
 from ._parse import (
     DEFAULT_CONFIDENCE,
     read_answer,
@@ -162,12 +169,14 @@ class LLMAgent(ConsensusAgent):
     ) -> float:
         ctx = ctx or CallContext()
         if self.judging == "anchored":
+            own_answer = own.answer if own is not None else None
             prompt = render_anchored_score_prompt(
-                task, self._worked_solution(task, own), peer.text, ctx.f
+                task, self._worked_solution(task, own), own_answer, peer.text, ctx.f
             )
-            value, fell_back = await self._judge(prompt, ctx, 0.5)
+            p_yes, fell_back = await self._judge(prompt, ctx, 0.5)
             ctx.meter.parse.add("score", fell_back)
-            return value
+            agree = 1.0 if same_answer(task, own_answer, peer.answer) else 0.0
+            return (agree + p_yes) / 2
         reply = await self._ask(render_score_prompt(task, peer.text, ctx.f), ctx)
         score = read_score(reply)
         ctx.meter.parse.add("score", score.fell_back)

@@ -13,8 +13,8 @@ Pure functions that render a chat prompt; the parsers of the replies are in
   that CP-WBFT (Zheng et al.) aggregates (a verbalized, prompt-level confidence probe).
 * :func:`render_anchored_score_prompt` / :func:`render_anchored_confidence_prompt` — the
   *anchored* judging style for small models (``judging: anchored``): the judge sees its own
-  worked solution beside the answer it judges and replies Yes or No; the score (or
-  confidence) is the probability of "Yes" read from the first token's log-probabilities
+  worked solution and final answer beside the answer it judges and replies Yes or No; the
+  probability of "Yes" is read from the first token's log-probabilities
   (:func:`~byzllm.agents.consensus._parse.read_yes_probability`). Why: B.1 asks the scorer to
   solve the problem and then print one number; a 0.5B model either skips the solving (its
   number then barely separates right from wrong answers) or runs out of tokens before the
@@ -188,13 +188,14 @@ def render_score_prompt(task: Task, response: str, f: int | None) -> list[ChatMe
 
 
 def render_anchored_score_prompt(
-    task: Task, own_solution: str, response: str, f: int | None
+    task: Task, own_solution: str, own_answer: str | None, response: str, f: int | None
 ) -> list[ChatMessage]:
     """The anchored form of φ_i(x, r) (Eq. (2)): the judge's own worked solution beside r.
 
     B.1's steps, with Step 1 ("solve independently") filled by the judge's own current
-    solution: the reply is one word, Yes or No, and the score is P(Yes) from the first
-    token's log-probabilities (see the module docstring for why).
+    solution, whose final answer is restated on its own line so that a small model compares
+    two final answers instead of searching its working for one. The reply is one word, Yes or
+    No; the agent turns it into a score (see :class:`~byzllm.agents.consensus.LLMAgent`).
     """
     _check_f(f)
     user = "\n".join(
@@ -204,11 +205,12 @@ def render_anchored_score_prompt(
             f"{_problem_label(task)}: {task.question}",
             "Your own worked solution:",
             format_response(own_solution),
+            f"Your final answer: {own_answer if own_answer is not None else '(none)'}",
             "The proposed answer:",
             format_response(response),
             _DATA_NOTE,
-            "Compare the proposed final answer with your solution, re-checking any step where "
-            "they differ. Is the proposed answer correct? Reply Yes or No.",
+            "Is the proposed answer correct? If it equals your final answer and your solution "
+            "is right, reply Yes; otherwise reply No.",
         ]
     )
     return [{"role": "system", "content": _SYSTEM_CHECK}, {"role": "user", "content": user}]
