@@ -128,7 +128,8 @@ def write_real_report(
         "",
         f"Model calls {total_calls:.0f} (and {total_saved:.0f} identical requests answered "
         f"once), tokens {total_tokens:,.0f}; wall time of this invocation {wall_s / 60:.1f} "
-        "min (a resumed run counts only the units it ran). Calls answered from the response cache count as calls.",
+        "min (a resumed run counts only the units it ran). Calls answered from the response "
+        "cache count as calls.",
         "",
         f"Regenerate: `byzllm reproduce {entry.name} --real "
         f"{str(config.agents.strong.model).split('/', 1)[-1]} --real-weak "
