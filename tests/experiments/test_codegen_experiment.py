@@ -30,7 +30,9 @@ def _problems(path: Path, n: int = 30) -> Path:
     rows = [
         {
             "task_id": f"Tiny/{k}",
-            "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}."""\n',
+            "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}.\n'
+            f"    >>> add_{k}(2)\n    {2 + k}\n"
+            '    """\n',
             "canonical_solution": f"    return x + {k}\n",
             "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
             "entry_point": f"add_{k}",
@@ -59,15 +61,18 @@ def test_pipeline_reports_three_conditions_with_intervals(tmp_path: Path) -> Non
     turns = [r for r in rows if r["kind"] == "codegen_turn"]
     assert {r["role"] for r in turns} == {"judge", "tester"}
     assert {r["split"] for r in turns} == {"train", "validation"}
+    seen = {r["game_id"] for r in turns}
     monitors = train_monitors(turns)
     assert set(monitors.roles) == {"judge", "tester"} and monitors.meta["simulated"]
     results = asyncio.run(run_in_memory(run_units(cfg, monitors)))
     problems = [r for r in results if r["kind"] == "codegen_problem"]
+    assert {r["split"] for r in problems} == {"test"}
+    assert not seen & {r["problem_id"] for r in problems}  # never tuned on a test problem
     table = {r["condition"]: r for r in table1_rows(problems)}
     assert list(table) == ["zero-shot", "none", "monitor-1"]
     for row in table.values():
         assert row["simulated"] and row["simulated_execution"]
-        assert row["problems"] == 9 and row["runs"] == 18  # 30% of 30 validation problems
+        assert row["problems"] == 9 and row["runs"] == 18  # the 30% of 30 held out for test
         assert row["ci_low"] <= row["pass_at_1"] <= row["ci_high"]
         assert not math.isnan(row["ci_low"])
     assert table["zero-shot"]["interventions"] == 0 and table["none"]["interventions"] == 0

@@ -189,14 +189,19 @@ def run(
 ) -> None:
     """Debate the test problems under each condition of Table 1; resumable.
 
+    The test problems are HumanEval's held-out test split (disjoint from the train and
+    validation problems collect and train used) or, with test_split: livecodebench, the
+    LiveCodeBench file.
+
     Conditions: zero-shot, none (multi-agent), monitor-1 (multi-agent + monitor). Then
     `byzllm codegen report RUN_DIR`.
 
     Without --monitors only zero-shot and none run (monitor conditions are dropped with a
     warning).
 
-    Config keys: problems, livecodebench, test_split (validation | livecodebench), seed,
-    train_fraction, n_train, n_validation, n_test, rounds, coders, final_rule (tests | vote),
+    Config keys: problems, livecodebench, test_split (humaneval | livecodebench), seed,
+    test_fraction, train_fraction, n_train, n_validation, n_test, rounds, coders, final_rule
+    (tests | vote),
     conditions, repeats, collect_repeats, execution (auto | sandbox | simulated),
     sandbox_timeout_s, sandbox_memory_mb, agents (simulated | llm), sim, top_logprobs,
     max_reprompts, max_tokens, renormalize, and the model keys.
@@ -270,7 +275,8 @@ def report(
 ) -> None:
     """Pass@1 per condition (Table 1) with 95% intervals, and the monitor's paired gain.
 
-    Intervals are bootstrapped over problems; also parse fall-backs and run failures.
+    Test problems only; intervals are bootstrapped over problems; also parse fall-backs and
+    run failures.
 
     Examples:
 

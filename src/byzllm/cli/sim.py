@@ -19,7 +19,8 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-Domain = Literal["consensus", "whodunit", "govsim", "all"]
+Domain = Literal["consensus", "whodunit", "govsim", "codegen", "all"]
+_DOMAINS = ("consensus", "whodunit", "govsim", "codegen", "all")
 
 
 def _fmt(value: Any) -> Any:
@@ -29,7 +30,7 @@ def _fmt(value: Any) -> Any:
 @app.command()
 def show(
     domain: Annotated[
-        str, typer.Option("--domain", "-d", help="consensus, whodunit, govsim or all.")
+        str, typer.Option("--domain", "-d", help="consensus, whodunit, govsim, codegen or all.")
     ] = "all",
     json_output: JsonOption = False,
     markdown: MarkdownOption = False,
@@ -38,7 +39,7 @@ def show(
 
     A source is a published figure (cited), a measurement, or "assumption": a
     modelling choice you can switch in a config (agents.<group>.profile for
-    consensus, sim: for WhoDunit) or fit from a real run with `byzllm sim fit`.
+    consensus, sim: for WhoDunit and CodeGen) or fit from a real run with `byzllm sim fit`.
 
     Examples:
 
@@ -49,9 +50,9 @@ def show(
     with cli_errors():
         from byzllm.errors import InputError
 
-        if domain not in ("consensus", "whodunit", "govsim", "all"):
+        if domain not in _DOMAINS:
             raise InputError(
-                f"unknown domain {domain!r}; choose consensus, whodunit, govsim or all"
+                f"unknown domain {domain!r}; choose consensus, whodunit, govsim, codegen or all"
             )
         tables = _parameter_tables(domain)
         if json_output:
@@ -84,6 +85,13 @@ def _parameter_tables(domain: str) -> dict[str, list[dict[str, Any]]]:
 
         tables["govsim: every fisher (govsim.sim)"] = [
             _row(r.to_dict()) for r in parameter_rows(FisherParams())
+        ]
+    if domain in ("codegen", "all"):
+        from byzllm.agents._params import parameter_rows
+        from byzllm.agents.codegen import CodeGenSimParams
+
+        tables["codegen: coders, judge and tester (codegen sim)"] = [
+            _row(r.to_dict()) for r in parameter_rows(CodeGenSimParams())
         ]
     return tables
 

@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from byzllm.agents.codegen import Solution
+from byzllm.agents.codegen import CodeGenSimParams, Feedback, ReviewView, Solution
+from byzllm.agents.codegen import TestSuite as Suite
 from byzllm.envs import Decision, TurnObservation
 from byzllm.envs.codegen import (
     Team,
@@ -167,3 +168,73 @@ def test_zero_shot_is_one_coder_one_round() -> None:
     assert isinstance(team, Team) and len(team.coders) == 1 and team.judge is None
     result = asyncio.run(play_debate(PROBLEM, team, rounds=3, execution="simulated"))
     assert result.rounds_played == 1 and result.turns == []
+
+
+class Spy:
+    """A judge and tester that record what they are shown."""
+
+    name = "Spy"
+
+    def __init__(self) -> None:
+        self.views: list[ReviewView] = []
+
+    async def review(self, view: ReviewView) -> Feedback:
+        self.views.append(view)
+        return Feedback(text="", verdicts=[None] * len(view.solutions))
+
+    async def write_tests(self, view: ReviewView) -> Suite:
+        self.views.append(view)
+        return Suite()
+
+
+EXAMPLES = PROBLEM.model_copy(
+    update={
+        "prompt": 'def add(a: int, b: int) -> int:\n    """Return a + b.\n    >>> add(1, 2)\n'
+        '    3\n    add(2, 2) == 4\n    """\n',
+    }
+)
+
+
+@pytest.mark.parametrize("execution", ["simulated", "sandbox"])
+def test_reviewers_see_behaviour_never_the_coders_accounts(execution: str) -> None:
+    if execution == "sandbox" and not sandbox_support().get("available"):
+        pytest.skip("the sandbox cannot run here")
+    spy = Spy()
+    params = CodeGenSimParams(coder_skill=0.0, bug_coverage=1.0)  # every bug shows
+    coders = simulated_team(EXAMPLES, params).coders
+    result = asyncio.run(
+        play_debate(
+            EXAMPLES,
+            Team(coders=coders, judge=spy, tester=spy),
+            rounds=3,
+            execution="sandbox" if execution == "sandbox" else "simulated",
+        )
+    )
+    assert len(spy.views) == 4  # judge and tester, rounds 2 and 3
+    for view, record in zip(spy.views[::2], result.rounds[:2], strict=True):
+        assert all(s.sim is None for s in view.solutions)  # no account reaches a reviewer
+        assert all(r.total == 2 for r in view.visible)  # both examples ran on every solution
+        # What the reviewers saw is what the code does: the reference passes both examples.
+        for s, r in zip(record.solutions, view.visible, strict=True):
+            assert s.sim is not None and (r.failed == 0) == s.sim.correct
+
+
+@needs_sandbox
+def test_simulated_execution_agrees_with_the_sandbox() -> None:
+    # The environment's simulated outcomes follow the rule the wrong code follows when run.
+    params = CodeGenSimParams(coder_skill=0.0, bug_coverage=0.5, unsound_test_rate=0.3)
+    for k in range(4):
+        runs = [
+            asyncio.run(
+                play_debate(
+                    EXAMPLES, simulated_team(EXAMPLES, params), rounds=3, execution=e, key=f"k{k}"
+                )
+            )
+            for e in ("simulated", "sandbox")
+        ]
+        sim, real = (
+            [[(x.passed, x.failed) for x in r.results + r.visible] for r in run.rounds]
+            for run in runs
+        )
+        assert sim == real
+        assert runs[0].final_seat == runs[1].final_seat

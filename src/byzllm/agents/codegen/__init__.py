@@ -12,6 +12,7 @@ environment; no role ever runs code (the environment does, in the sandbox).
 >>> silent = CodeGenSimParams(fault_signal=0.0)  # faulty judgements leave no trace
 """
 
+from ._examples import VisibleExample, example_arguments, visible_examples
 from ._llm import LLMCoder, LLMJudge, LLMTester, span_distributions
 from ._parse import (
     MAX_REPLY_CHARS,
@@ -37,7 +38,8 @@ from ._sim import (
     SimulatedCoder,
     SimulatedJudge,
     SimulatedTester,
-    simulated_test_result,
+    bug_hits,
+    perturb,
     wrong_variant,
 )
 from ._types import (
@@ -85,8 +87,12 @@ __all__ = [
     "TestResult",
     "TestSuite",
     "TopLogprobs",
+    "VisibleExample",
+    "bug_hits",
     "code_blocks",
     "defines",
+    "example_arguments",
+    "perturb",
     "read_code",
     "read_feedback",
     "read_ratings",
@@ -94,7 +100,7 @@ __all__ = [
     "render_coder_prompt",
     "render_judge_prompt",
     "render_tester_prompt",
-    "simulated_test_result",
     "span_distributions",
+    "visible_examples",
     "wrong_variant",
 ]

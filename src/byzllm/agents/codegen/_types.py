@@ -51,15 +51,20 @@ CODER_ROLES: tuple[CoderRole, ...] = (
 
 
 class SimCode(BaseModel):
-    """A simulated coder's own account of the code it wrote (never shown to LLM roles).
+    """A simulated coder's own account of the code it wrote.
 
-    ``correct``: it wrote the reference solution; otherwise ``bug`` names the injected fault.
+    ``correct``: it wrote the reference solution; otherwise ``bug`` names the injected fault
+    and ``coverage`` the share of inputs on which it shows. Only the coders and the
+    environment's *simulated execution* read it: the environment strips it from every
+    solution the judge and the tester see (:class:`ReviewView`), so they act on what the code
+    observably does (``ReviewView.visible``), never on this account.
     """
 
     model_config = ConfigDict(frozen=True)
 
     correct: bool
     bug: str | None = None
+    coverage: float = Field(default=1.0, ge=0.0, le=1.0)
 
 
 class Solution(BaseModel):
@@ -106,16 +111,15 @@ class TestResult(BaseModel):
 
 
 class SimTests(BaseModel):
-    """A simulated tester's tests, symbolically: which tests are sound.
+    """A simulated tester's own account of its (real) tests, kept for analysis.
 
-    A sound test passes every correct solution and fails a wrong one with probability
-    ``sensitivity``; an unsound test (its expected value is wrong) fails correct solutions and
-    fails wrong ones with probability one half.
+    Test ``k`` checks the prompt's example call ``calls[k]``; ``sound[k]`` says whether its
+    expected value is the prompt's (an unsound test expects a wrong value). Nothing reads it
+    to run the tests: they run in the sandbox, or simulated execution reads their text.
     """
 
+    calls: list[str]
     sound: list[bool]
-    sensitivity: float = Field(ge=0.0, le=1.0)
-    key: str
 
 
 class TestSuite(BaseModel):
@@ -163,7 +167,10 @@ class ReviewView(BaseModel):
 
     ``attempt`` counts how often this round's feedback was discarded by an intervention (0 on
     the first writing), so a rewrite is a fresh draw. ``key`` identifies the debate (problem
-    and repeat) for reproducible simulated draws.
+    and repeat) for reproducible simulated draws. ``visible[i]`` is what solution ``i + 1``
+    observably does: its result on the examples the prompt shows, run by the environment
+    (``status="no_tests"`` when the prompt shows none). The solutions carry no simulated
+    account (``sim`` is ``None``): reviewers see code and behaviour, not correctness.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -174,6 +181,7 @@ class ReviewView(BaseModel):
     round: int = Field(ge=2)
     attempt: int = Field(default=0, ge=0)
     solutions: tuple[Solution, ...]
+    visible: tuple[TestResult, ...] = ()
     key: str = ""
 
 

@@ -13,6 +13,10 @@
    again (the paper's intervention, §4.1); ``"resample"`` discards only the observed role's
    output and asks that role again (the §6.1 ablation). The per-role cap is the intervener's
    (1 in CodeGen, §4.2); ``max_interventions`` is a safety net against a misbehaving one.
+   The judge and the tester see ``S^{j-1}`` without the simulated coders' own accounts of
+   their code (``Solution.sim``), and what each solution does on the examples the prompt shows
+   (``ReviewView.visible``, run here: :func:`~._exec.visible_result`): what code observably
+   does, never whether it is correct.
    Then ``T^j`` runs against every solution of ``S^{j-1}`` (the sandbox, concurrently) and
    the coders revise with ``(S^{j-1}, F^j, T^j)`` and the results, rating how helpful
    ``F^j`` and ``T^j`` were.
@@ -26,7 +30,7 @@
    (:func:`~._exec.hidden_outcome`).
 
 The zero-shot baseline of Table 1 is a team of one coder and no judge or tester: one round,
-its solution is the answer.
+its solution is the answer (which coder: :func:`~._team.simulated_team`, ``zero_shot_seat``).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from ._exec import (
     generated_test_result,
     hidden_outcome,
     syntax_error,
+    visible_result,
 )
 
 __all__ = [
@@ -106,13 +111,15 @@ class TurnRecord(BaseModel):
 
 
 class RoundRecord(BaseModel):
-    """One round: the solutions written in it, and the feedback, tests and results they saw."""
+    """One round: the solutions written in it, and the feedback, tests and results they saw
+    (``visible``: the previous solutions on the prompt's examples, as the reviewers saw it)."""
 
     round: int
     solutions: list[Solution]
     feedback: Feedback | None = None
     tests: TestSuite | None = None
     results: list[TestResult] = Field(default_factory=list)
+    visible: list[TestResult] = Field(default_factory=list)
 
 
 class DebateResult(BaseModel):
@@ -176,13 +183,11 @@ def _normalized(code: str) -> str:
 
 
 def _combined(suites: Sequence[TestSuite]) -> list[TestSuite]:
-    """Every accepted suite, real tests merged into one (duplicates dropped)."""
-    simulated = [s for s in suites if s.sim is not None]
-    real: list[str] = []
+    """Every accepted test in one suite (duplicates dropped)."""
+    tests: list[str] = []
     for s in suites:
-        if s.sim is None:
-            real += [t for t in s.tests if t not in real]
-    return simulated + ([TestSuite(tests=real)] if real else [])
+        tests += [t for t in s.tests if t not in tests]
+    return [TestSuite(tests=tests)] if tests else []
 
 
 async def _choose(
@@ -191,6 +196,7 @@ async def _choose(
     suites: Sequence[TestSuite],
     rule: FinalRule,
     key: str,
+    execution: Execution,
     limits: SandboxLimits | None,
 ) -> tuple[int, str]:
     if len(final) == 1:
@@ -200,7 +206,10 @@ async def _choose(
         scores = []
         for s in final:
             runs = await asyncio.gather(
-                *(generated_test_result(problem, s, suite, limits=limits) for suite in merged)
+                *(
+                    generated_test_result(problem, s, suite, execution=execution, limits=limits)
+                    for suite in merged
+                )
             )
             scores.append(sum(r.passed for r in runs))
         best = max(scores)
@@ -268,12 +277,20 @@ async def play_debate(
         judge, tester = team.judge, team.tester
         attempts = {"judge": 0, "tester": 0}
         previous = tuple(solutions)
+        # What the reviewers see: code and behaviour, never the coders' own accounts.
+        public = tuple(s.model_copy(update={"sim": None}) for s in previous)
+        visible = tuple(
+            await asyncio.gather(
+                *(visible_result(problem, s, execution=execution, limits=limits) for s in previous)
+            )
+        )
 
         def review(
             role: str,
             j: int = j,
             attempts: dict[str, int] = attempts,
-            previous: tuple[Solution, ...] = previous,
+            public: tuple[Solution, ...] = public,
+            visible: tuple[TestResult, ...] = visible,
         ) -> ReviewView:
             return ReviewView(
                 problem_id=problem.id,
@@ -281,7 +298,8 @@ async def play_debate(
                 entry_point=problem.entry_point,
                 round=j,
                 attempt=attempts[role],
-                solutions=previous,
+                solutions=public,
+                visible=visible,
                 key=key,
             )
 
@@ -351,7 +369,10 @@ async def play_debate(
         suites.append(suite)
         results = list(
             await asyncio.gather(
-                *(generated_test_result(problem, s, suite, limits=limits) for s in solutions)
+                *(
+                    generated_test_result(problem, s, suite, execution=execution, limits=limits)
+                    for s in solutions
+                )
             )
         )
         counts.runs["aborted_test_runs"] += sum(r.status == "aborted" for r in results)
@@ -384,12 +405,13 @@ async def play_debate(
                 feedback=feedback,
                 tests=suite,
                 results=results,
+                visible=list(visible),
             )
         )
         played = j
 
     simulated = simulated or any(s.simulated for s in solutions)
-    seat, used_rule = await _choose(problem, solutions, suites, final_rule, key, limits)
+    seat, used_rule = await _choose(problem, solutions, suites, final_rule, key, execution, limits)
     chosen = solutions[seat]
     hidden = await hidden_outcome(problem, chosen, execution=execution, limits=limits)
     if hidden.status in ("timed_out", "crashed", "rejected"):

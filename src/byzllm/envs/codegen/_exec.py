@@ -17,11 +17,19 @@ syntax (:func:`syntax_error`) parses only, it never runs code.
 - :func:`generated_test_result` runs the tester's ``assert`` statements against a program, each
   on its own (a failing test does not stop the others), and reads the per-test results back
   from a line tagged with a random marker, so output printed by the solution cannot forge it.
+- :func:`visible_result` runs the examples the prompt shows
+  (:func:`byzllm.agents.codegen.visible_examples`) the same way: what a solution observably
+  does, which the environment shows the judge (``ReviewView.visible``).
 
-**Simulated execution.** With ``execution="simulated"`` nothing runs: a simulated coder's
-code passes the hidden tests when it is the reference solution (HumanEval's canonical
-solutions pass their tests), and every result says ``simulated``. Symbolic tests of a
-simulated tester always have simulated results.
+**Simulated execution.** With ``execution="simulated"`` nothing runs; the environment, not any
+role, derives outcomes from a simulated coder's own account of its code (``Solution.sim``):
+the reference solution passes the hidden tests (HumanEval's canonical solutions pass their
+tests) and returns the prompt's value on each of its examples; a wrong one fails the hidden
+tests and returns, on an example, the prompt's value changed by its bug exactly where the bug
+shows (:func:`byzllm.agents.codegen.bug_hits` and :func:`~byzllm.agents.codegen.perturb`, the
+rules its code follows in the sandbox). A test ``assert <example call> == <literal>`` passes
+when that value equals the literal; any other test fails. Every such result says
+``simulated``. The judge and the tester never see these accounts.
 """
 
 from __future__ import annotations
@@ -31,11 +39,21 @@ import hashlib
 import json
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from byzllm.agents.codegen import Solution, TestResult, TestSuite, defines, simulated_test_result
+from byzllm.agents.codegen import (
+    SimCode,
+    Solution,
+    TestResult,
+    TestSuite,
+    bug_hits,
+    defines,
+    example_arguments,
+    perturb,
+    visible_examples,
+)
 from byzllm.sandbox import SandboxLimits, SandboxResult, run_program, run_tests
 from byzllm.tasks import CodeProblem
 
@@ -46,6 +64,7 @@ __all__ = [
     "generated_test_result",
     "hidden_outcome",
     "syntax_error",
+    "visible_result",
 ]
 
 #: ``"sandbox"``: run code in the sandbox; ``"simulated"``: simulated coders' outcomes only.
@@ -53,6 +72,7 @@ Execution = Literal["sandbox", "simulated"]
 
 _DETAIL_CHARS = 2000
 _CACHE: dict[str, SandboxResult] = {}
+_TEST_CACHE: dict[str, TestResult] = {}
 _CACHE_LIMIT = 4096
 
 
@@ -249,24 +269,113 @@ def _valid_test(test: str) -> bool:
     return len(tree.body) == 1 and isinstance(tree.body[0], ast.Assert)
 
 
+def _normal_call(source: str) -> str | None:
+    try:
+        return ast.unparse(ast.parse(source.strip(), mode="eval"))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _simulated_value(problem: CodeProblem, sim: SimCode, call: str) -> tuple[bool, Any]:
+    """Simulated execution: the value code with this account returns for an example call
+    (``(False, None)`` when it is not an example of the prompt, or nothing runs)."""
+    wanted = {
+        _normal_call(e.call): e.expected
+        for e in visible_examples(problem.prompt, problem.entry_point)
+    }
+    expected = wanted.get(_normal_call(call))
+    if expected is None:
+        return False, None
+    value = ast.literal_eval(expected)
+    if sim.correct:
+        return True, value
+    args = example_arguments(call, problem.entry_point or "")
+    if sim.bug not in ("off_by_one", "truncate", "negate") or args is None:
+        return False, None  # no code, a syntax error: nothing runs
+    assert sim.bug is not None
+    hit = bug_hits(sim.bug, args[0], args[1], sim.coverage)
+    return True, perturb(value, sim.bug) if hit else value
+
+
+def _simulated_passes(problem: CodeProblem, sim: SimCode, test: str) -> bool:
+    try:
+        tree = ast.parse(test.strip())
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    node = tree.body[0] if len(tree.body) == 1 else None
+    if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)):
+        return False
+    compare = node.test
+    if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Eq):
+        return False
+    try:
+        literal = ast.literal_eval(compare.comparators[0])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    ran, value = _simulated_value(problem, sim, ast.unparse(compare.left))
+    return ran and bool(value == literal)
+
+
+def _simulated_result(problem: CodeProblem, solution: Solution, suite: TestSuite) -> TestResult:
+    """Simulated execution of ``assert <example call> == <literal>`` tests (module docstring)."""
+    if solution.sim is None or not suite.tests:
+        return TestResult(status="no_tests", simulated=True)
+    passed = failed = 0
+    errors: list[str] = []
+    for test in suite.tests:
+        if _simulated_passes(problem, solution.sim, test):
+            passed += 1
+            continue
+        failed += 1
+        if len(errors) < 5:
+            errors.append(f"AssertionError (simulated) (in `{test[:200]}`)")
+    return TestResult(passed=passed, failed=failed, errors=errors, simulated=True)
+
+
+async def visible_result(
+    problem: CodeProblem,
+    solution: Solution,
+    *,
+    execution: Execution = "sandbox",
+    limits: SandboxLimits | None = None,
+) -> TestResult:
+    """``solution`` on the examples ``problem``'s prompt shows (module docstring)."""
+    examples = visible_examples(problem.prompt, problem.entry_point)
+    simulated = execution == "simulated"
+    if not examples:
+        return TestResult(status="no_tests", simulated=simulated)
+    suite = TestSuite(tests=[e.test() for e in examples])
+    return await generated_test_result(problem, solution, suite, execution=execution, limits=limits)
+
+
 async def generated_test_result(
     problem: CodeProblem,
     solution: Solution,
     suite: TestSuite,
     *,
+    execution: Execution = "sandbox",
     limits: SandboxLimits | None = None,
 ) -> TestResult:
     """The tester's tests run against ``solution`` (module docstring)."""
-    if suite.sim is not None:
-        return simulated_test_result(suite.sim, solution)
+    if execution == "simulated":
+        return _simulated_result(problem, solution, suite)
     tests = [t for t in suite.tests if _valid_test(t)]
     if not tests:
         return TestResult(status="no_tests")
     if not solution.code.strip():
         return TestResult(failed=len(tests), status="aborted", errors=["no code was written"])
+    limits = limits or SandboxLimits()
+    assembled = assemble(problem, solution.code)
+    # The same deterministic program and tests give the same results: run them once.
+    cache_key = hashlib.sha256(
+        "\x1f".join([assembled, *tests, repr(limits)]).encode("utf-8", "replace")
+    ).hexdigest()
+    hit = _TEST_CACHE.get(cache_key)
+    if hit is not None:
+        return hit
     marker = f"@@byzllm-{secrets.token_hex(8)}@@"
-    program = assemble(problem, solution.code) + _HARNESS.format(tests=tests, marker=marker)
-    result = await run_program(program, limits=limits or SandboxLimits())
+    program = assembled + _HARNESS.format(tests=tests, marker=marker)
+    result = await run_program(program, limits=limits)
     line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(marker)), None)
     outcomes: object = None
     if line is not None:
@@ -284,4 +393,8 @@ async def generated_test_result(
         if outcome is not None
     ]
     failed = len(errors)
-    return TestResult(passed=len(tests) - failed, failed=failed, errors=errors[:5])
+    ran = TestResult(passed=len(tests) - failed, failed=failed, errors=errors[:5])
+    if len(_TEST_CACHE) >= _CACHE_LIMIT:
+        _TEST_CACHE.clear()
+    _TEST_CACHE[cache_key] = ran
+    return ran

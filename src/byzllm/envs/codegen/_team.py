@@ -31,17 +31,21 @@ def simulated_team(
 ) -> Team:
     """Simulated coders (seat order of the four App. C roles), judge and tester.
 
-    ``debate=False`` gives the zero-shot baseline: the first coder alone. The coders write
-    real code from the problem's reference solution, which a problem without one (a
-    LiveCodeBench problem) does not have.
+    ``debate=False`` gives the zero-shot baseline of the rogue-agents paper's Table 1: the
+    coder of seat ``params.zero_shot_seat`` alone (the paper does not say which coder plays
+    it; a named, documented choice). The coders write real code from the problem's reference
+    solution, which a problem without one (a LiveCodeBench problem) does not have.
     """
     if problem.reference is None or problem.entry_point is None:
         raise InputError(
-            f"{problem.id}: simulated coders need a reference solution and an entry point "
-            "(HumanEval problems have both)"
+            f"{problem.id}: simulated coders cannot play this problem: a simulated coder's code "
+            "is the problem's reference solution or a deliberately broken copy of it, and the "
+            "problem has no reference solution or no function name (LiveCodeBench's "
+            "code_generation_lite release ships neither; HumanEval problems have both). Use "
+            "LLM roles (agents: llm, --model) for it"
         )
     params = params or CodeGenSimParams()
-    n = coders if debate else 1
+    seats = range(coders) if debate else [params.zero_shot_seat]
     team = [
         SimulatedCoder(
             f"{CODER_ROLES[i % len(CODER_ROLES)]}{'' if i < len(CODER_ROLES) else i + 1}",
@@ -51,7 +55,7 @@ def simulated_team(
             entry_point=problem.entry_point,
             salt=salt,
         )
-        for i in range(n)
+        for i in seats
     ]
     if not debate:
         return Team(coders=team)

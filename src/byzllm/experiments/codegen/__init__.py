@@ -8,7 +8,8 @@ interventions, parse and run failures, the transcript) and one :class:`CodeGenTu
 results say so (``simulated``, ``simulated_execution`` and the simulation parameters).
 
 Modules, the same in every experiment domain: ``config``, ``records``, ``experiment`` (units,
-the work function, monitor training), ``report`` (Table 1 rows with bootstrap intervals).
+the work function, monitor training), ``report`` (Table 1 rows with bootstrap intervals); and
+``splits`` (disjoint, seeded train / validation / test splits of HumanEval).
 """
 
 from .config import CODEGEN_CONDITIONS, TABLE1_CONDITIONS, CodeGenCondition, CodeGenConfig
@@ -23,6 +24,7 @@ from .experiment import (
 )
 from .records import CodeGenProblemRecord, CodeGenTurnRecord
 from .report import CONDITION_NAMES, paired_gain, problem_rows, table1_rows
+from .splits import check_disjoint, codegen_splits
 
 __all__ = [
     "CODEGEN_CONDITIONS",
@@ -32,6 +34,8 @@ __all__ = [
     "CodeGenConfig",
     "CodeGenProblemRecord",
     "CodeGenTurnRecord",
+    "check_disjoint",
+    "codegen_splits",
     "collect_units",
     "load_split",
     "paired_gain",

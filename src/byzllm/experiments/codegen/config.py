@@ -40,10 +40,12 @@ class CodeGenConfig(ModelConfig):
 
     Example YAML::
 
-        problems: HumanEval.jsonl.gz      # the HumanEval file (train / validation: 70/30)
+        problems: HumanEval.jsonl.gz      # the HumanEval file
         livecodebench: null               # a LiveCodeBench file: the test problems
-        test_split: validation            # or livecodebench
-        seed: 0                           # the train / validation split's seed
+        test_split: humaneval             # HumanEval's held-out test split, or livecodebench
+        seed: 0                           # the splits' seed
+        test_fraction: 0.3                # held out first: 49 of 164 test problems
+        train_fraction: 0.7               # of the rest: 80 train, 35 validation
         n_train: 40                       # null: the whole split
         n_validation: 20
         n_test: 30
@@ -62,9 +64,21 @@ class CodeGenConfig(ModelConfig):
     livecodebench: str | None = Field(
         default=None, description="LiveCodeBench JSON(L) file: the test problems"
     )
-    test_split: Literal["validation", "livecodebench"] = "validation"
+    test_split: Literal["humaneval", "livecodebench"] = Field(
+        default="humaneval",
+        description="humaneval: HumanEval's held-out test split (disjoint from train and "
+        "validation); livecodebench: the LiveCodeBench file (the paper's test set, §4.1)",
+    )
     seed: int = 0
-    train_fraction: float = Field(default=0.7, gt=0.0, lt=1.0)
+    test_fraction: float = Field(
+        default=0.3,
+        ge=0.0,
+        lt=1.0,
+        description="share of HumanEval held out as the test split (test_split: humaneval)",
+    )
+    train_fraction: float = Field(
+        default=0.7, gt=0.0, lt=1.0, description="train share of the rest (the paper's 70-30)"
+    )
     n_train: int | None = Field(default=None, ge=1)
     n_validation: int | None = Field(default=None, ge=1)
     n_test: int | None = Field(default=None, ge=1)
@@ -104,7 +118,14 @@ class CodeGenConfig(ModelConfig):
             raise ValueError("test_split: livecodebench needs livecodebench: FILE")
         if self.test_split == "livecodebench" and self.agents == "simulated":
             raise ValueError(
-                "simulated coders write code from a reference solution, which LiveCodeBench "
-                "problems do not have: use agents: llm"
+                "test_split: livecodebench needs agents: llm. A simulated coder's code is the "
+                "problem's reference solution or a deliberately broken copy of it, and "
+                "LiveCodeBench problems come without a reference solution (the "
+                "code_generation_lite release has none), so simulated coders would have no "
+                "code to write; run LLM roles (--model) on LiveCodeBench"
+            )
+        if self.test_split == "humaneval" and self.test_fraction == 0.0:
+            raise ValueError(
+                "test_split: humaneval needs test_fraction > 0 (the held-out test problems)"
             )
         return self

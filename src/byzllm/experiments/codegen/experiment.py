@@ -7,12 +7,13 @@ is (zero-shot) or what the intervener does.
 
 The monitor pipeline on CodeGen (the rogue-agents paper, §4.1, §4.2, D.2):
 
-1. :func:`collect_units` — the HumanEval train and validation problems (70/30, seeded),
-   debated without intervention; every judge and tester turn's features are stored
-   (:class:`CodeGenTurnRecord`, labelled with the debate's Pass@1).
+1. :func:`collect_units` — the HumanEval train and validation problems (seeded, disjoint from
+   the test problems: :mod:`.splits`), debated without intervention; every judge and tester
+   turn's features are stored (:class:`CodeGenTurnRecord`, labelled with the debate's Pass@1).
 2. :func:`train_monitors` — :func:`byzllm.monitor.train_monitor_set` on them (the D.2 grid
    per role: judge and tester).
-3. :func:`run_units` — the test problems under each condition: ``zero-shot``, ``none``
+3. :func:`run_units` — the test problems (HumanEval's held-out test split, or LiveCodeBench),
+   never seen by collect or train, under each condition: ``zero-shot``, ``none``
    (multi-agent), ``monitor-1`` (multi-agent + monitor, one intervention per role, §4.2), and
    any other monitor condition.
 """
@@ -31,7 +32,7 @@ from byzllm.monitor.features import turn_features
 from byzllm.monitor.intervene import MonitorIntervener
 from byzllm.monitor.monitor_set import MonitorSet, train_monitor_set
 from byzllm.sandbox import SandboxLimits, SandboxUnavailableError, sandbox_support
-from byzllm.tasks import CodeProblem, load_humaneval, load_livecodebench, split_problems
+from byzllm.tasks import CodeProblem, load_humaneval, load_livecodebench
 
 from .._records import Record
 from .._runner import run_in_memory as records_in_memory
@@ -39,6 +40,7 @@ from .._units import Unit, make_unit, reset_to_defaults
 from ..monitor.experiment import datasets_from_rows
 from .config import CodeGenConfig
 from .records import CodeGenProblemRecord, CodeGenTurnRecord
+from .splits import codegen_splits
 
 __all__ = [
     "collect_units",
@@ -58,6 +60,7 @@ GRID_FIELDS = (
     "livecodebench",
     "test_split",
     "seed",
+    "test_fraction",
     "train_fraction",
     "n_train",
     "n_validation",
@@ -69,7 +72,8 @@ GRID_FIELDS = (
 
 
 def load_split(cfg: CodeGenConfig, split: str) -> list[CodeProblem]:
-    """The problems of ``split`` (train / validation of HumanEval, or test), cut to size."""
+    """The problems of ``split`` (train, validation or test; disjoint: :mod:`.splits`), cut
+    to size."""
     limit = {"train": cfg.n_train, "validation": cfg.n_validation, "test": cfg.n_test}.get(split)
     if split == "test" and cfg.test_split == "livecodebench":
         assert cfg.livecodebench is not None
@@ -80,10 +84,14 @@ def load_split(cfg: CodeGenConfig, split: str) -> list[CodeProblem]:
                 "problems: set the HumanEval file (HumanEval.jsonl.gz from "
                 "github.com/openai/human-eval), e.g. --set problems=HumanEval.jsonl.gz"
             )
-        splits = split_problems(
-            load_humaneval(cfg.problems), seed=cfg.seed, train_fraction=cfg.train_fraction
+        held_out = cfg.test_fraction if cfg.test_split == "humaneval" else 0.0
+        splits = codegen_splits(
+            load_humaneval(cfg.problems),
+            seed=cfg.seed,
+            test_fraction=held_out,
+            train_fraction=cfg.train_fraction,
         )
-        problems = splits.get("validation" if split == "test" else split)
+        problems = splits.get(split)
     return problems[:limit] if limit else problems
 
 

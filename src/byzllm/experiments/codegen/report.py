@@ -1,5 +1,10 @@
 """Report rows of CodeGen runs: Table 1 (Pass@1 per condition with bootstrap intervals), the
-monitor's paired gain, per-problem outcomes (the rogue-agents paper, §4.1, §5 Table 1)."""
+monitor's paired gain, per-problem outcomes (the rogue-agents paper, §4.1, §5 Table 1).
+
+Every row is measured on the test split only: records of the train and validation problems
+(``byzllm codegen collect``, which the monitors were fitted and selected on) are left out
+wherever they appear.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ import numpy as np
 from .._intervals import BOOTSTRAP_METHOD, bootstrap_interval
 from .config import CODEGEN_CONDITIONS
 
-__all__ = ["CONDITION_NAMES", "paired_gain", "problem_rows", "table1_rows"]
+__all__ = ["CONDITION_NAMES", "paired_gain", "problem_rows", "table1_rows", "test_only"]
 
 #: Table 1's row names, and the other conditions'.
 CONDITION_NAMES: dict[str, str] = {
@@ -43,20 +48,26 @@ def _reason(row: dict[str, Any]) -> str:
     return (lines[-1] if lines else str(row.get("hidden_status", "")))[:200]
 
 
+def test_only(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of test problems (rows without a split are test rows)."""
+    return [r for r in rows if str(r.get("split", "test")) == "test"]
+
+
 def _per_problem(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, float]]:
-    """Mean Pass@1 over repeats per (source, condition) and problem."""
+    """Mean Pass@1 over repeats per (source, condition) and problem, test problems only."""
     acc: dict[tuple[str, str], dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    for r in rows:
+    for r in test_only(rows):
         acc[(str(r["source"]), str(r["condition"]))][str(r["problem_id"])].append(bool(r["passed"]))
     return {k: {p: float(np.mean(v)) for p, v in d.items()} for k, d in acc.items()}
 
 
 def table1_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (source, condition): Pass@1 with its 95% bootstrap interval over problems
-    (repeats averaged per problem first), interventions, parse fall-backs, run failures."""
+    (repeats averaged per problem first), interventions, parse fall-backs, run failures;
+    test problems only."""
     per = _per_problem(rows)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
+    for r in test_only(rows):
         groups[(str(r["source"]), str(r["condition"]))].append(r)
     out = []
     for (source, condition), group in sorted(
@@ -118,9 +129,9 @@ def paired_gain(
 
 
 def problem_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per problem and condition: passed runs, and the first failure's reason."""
+    """Per test problem and condition: passed runs, and the first failure's reason."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
+    for r in test_only(rows):
         groups[(str(r["problem_id"]), str(r["condition"]))].append(r)
     out = []
     for (pid, condition), group in sorted(
