@@ -1,10 +1,11 @@
 """SAC on a real model: byzllm's round engine against the reference code's sequential calls.
 
 Setting (the SAC paper's): n = 7 (4 strong, 2 weak honest, 1 replaying adversary), F = 3,
-γ-MERG, T = 2, 5 one-step synthetic questions, every honest agent on the shipped
-SmolLM2-135M-Instruct behind llama.cpp's OpenAI-compatible server on 127.0.0.1 (started here
-with :class:`byzllm.llm.LocalServer`), temperature 0, at most 64 tokens per reply. Both runs
-use the same server and no response cache.
+γ-MERG, T = 2, 5 one-step synthetic questions, every honest agent on a shipped model
+(``--model``: ``qwen0.5b``, the default, or ``smollm2``, ``qwen1.5b``) behind llama.cpp's
+OpenAI-compatible server on 127.0.0.1 (started here with :class:`byzllm.llm.LocalServer`),
+temperature 0, at most 64 tokens per reply. Both runs use the same server and no response
+cache.
 
 * **byzllm**: :func:`byzllm.protocols.run_consensus`: every independent call of a stage at
   once, identical temperature-0 requests answered once;
@@ -14,8 +15,8 @@ use the same server and no response cache.
 * **single stream**: llama.cpp's own generation speed, one request of 128 tokens, for the
   tokens/s comparison.
 
-Run: ``python benchmarks/real_model.py`` (``--quick``: 2 questions, T = 1). Needs the
-``local`` extra. Ends with one JSON line.
+Run: ``python benchmarks/real_model.py [--model qwen0.5b]`` (``--quick``: 2 questions,
+T = 1). Needs the ``local`` extra. Ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -158,9 +159,10 @@ async def _single_stream(server: LocalServer) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 questions, T = 1")
+    parser.add_argument("--model", default="qwen0.5b", help="a shipped model (byzllm models list)")
     args = parser.parse_args()
     questions, rounds = (2, 1) if args.quick else (5, 2)
-    with LocalServer("smollm2", port=0) as server:
+    with LocalServer(args.model, port=0) as server:
         asyncio.run(_single_stream(server))  # warm-up: model pages in, first-call costs
         stream_tps = asyncio.run(_single_stream(server))
         ours = asyncio.run(_byzllm(server, questions, rounds))
@@ -189,6 +191,7 @@ def main() -> None:
         json.dumps(
             {
                 "benchmark": "real_model",
+                "model": server.model_name,
                 "speedup_vs_sequential": round(speedup, 2),
                 "calls_per_question": round(ours["calls"] / questions, 2),
                 "naive_calls_per_question": round(reference["calls"] / questions, 2),

@@ -411,3 +411,21 @@ def test_reset_to_defaults_refuses_unknown_fields() -> None:
     with pytest.raises(InputError, match="no field"):
         reset_to_defaults(Players(), ["nope"])
     assert reset_to_defaults(Players(noise=0.4, agents="llm"), ["noise"]) == Players(agents="llm")
+
+
+def test_transport_settings_are_not_part_of_the_id_but_reach_the_work() -> None:
+    """The same run against a server on another port (or another cache file, timeout,
+    concurrency) resumes: only what is asked of the model identifies a unit."""
+    from byzllm.experiments.consensus.config import AgentBackend
+
+    def unit_for(**changes: object) -> Unit:
+        fields: dict[str, Any] = {"backend": "llm", "model": "openai/m", **changes}
+        return make_unit({"agents": AgentBackend(**fields), "question": 1})
+
+    first = unit_for(base_url="http://127.0.0.1:1/v1", cache="a.sqlite", timeout_s=5)
+    second = unit_for(base_url="http://127.0.0.1:2/v1", cache="b.sqlite", max_concurrency=2)
+    assert first.id == second.id
+    assert first.payload["agents"]["base_url"] == "http://127.0.0.1:1/v1"  # the work gets it
+    assert second.payload["agents"]["max_concurrency"] == 2
+    assert unit_for(model="openai/other").id != first.id  # what is asked still counts
+    assert unit_for(temperature=0.7).id != first.id

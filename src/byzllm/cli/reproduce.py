@@ -57,6 +57,14 @@ def reproduce(
         str,
         typer.Option("--real-weak", help="With --real: the weak agents' shipped model."),
     ] = "smollm2",
+    partial: Annotated[
+        bool,
+        typer.Option(
+            "--partial",
+            help="With --real: run nothing; report the questions a stopped run finished under "
+            "every protocol, labelled partial (rerun without it to resume).",
+        ),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Run one table of the SAC paper or the rogue-agents paper and set it beside the paper.
@@ -126,6 +134,7 @@ def reproduce(
                 questions,
                 1 if concurrency == 64 else concurrency,
                 json_output,
+                partial=partial,
             )
             return
         if entry.kind == "monitor":
@@ -164,13 +173,17 @@ def _run(
     config: str | None = None,
     overrides: list[str] | None = None,
     started: float | None = None,
+    partial: bool = False,
 ) -> None:
+    """Run (or, with ``partial``, only report) a consensus entry and compare it."""
     import time
 
     from byzllm.cli._common import execute_units, load_cli_config
     from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.errors import InputError
     from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
     from byzllm.experiments.consensus.report import INTERVAL_NOTE, summarize
+    from byzllm.experiments.consensus.setup import load_dataset
     from byzllm.experiments.reports import write_csv
     from byzllm.experiments.reproduce import config_path
     from byzllm.experiments.viewer import write_view
@@ -181,11 +194,18 @@ def _run(
     started = time.monotonic() if started is None else started
     cfg = load_cli_config(config_path(config or entry.config), ConsensusConfig, overrides)
     units = expand_units(cfg)
-    summary_run = execute_units(
-        run_dir, units, consensus_unit, config=cfg, concurrency=concurrency, description=entry.name
-    )
-    if not summary_run.complete:
-        raise typer.Exit(summary_exit_code(summary_run))
+    if config is not None:
+        # Real models: question by question (every protocol of a question, then the next), so
+        # that a run stopped early has whole questions and later protocols of a question find
+        # its shared first answers in the response cache.
+        units.sort(key=lambda unit: int(unit.payload["question"]))
+    if not partial:
+        summary_run = execute_units(
+            run_dir, units, consensus_unit, config=cfg, concurrency=concurrency,
+            description=entry.name,
+        )  # fmt: skip
+        if not summary_run.complete:
+            raise typer.Exit(summary_exit_code(summary_run))
     from byzllm.experiments import Store
 
     ids = {u.id for u in units}
@@ -193,6 +213,13 @@ def _run(
         records = [
             r for r in store.records("consensus_question", with_unit=True) if r["unit_id"] in ids
         ]
+    complete = _complete_questions(records, len(units) // max(1, len(load_dataset(cfg.dataset))))
+    if partial:
+        records = [r for r in records if r["task_id"] in complete]
+        if not records:
+            raise InputError(
+                f"no question of {run_dir} has finished under every protocol yet; run it first"
+            )
     summary = summarize(records)
     rows = entry.compare(summary)
     simulated = any(r["simulated"] for r in rows)
@@ -210,9 +237,18 @@ def _run(
             records=records,
             config=cfg,
             wall_s=time.monotonic() - started,
+            planned_questions=cfg.dataset.n if partial else None,
         )
         if not json_output:
             typer.echo(markdown)
+
+
+def _complete_questions(records: list[dict[str, Any]], configurations: int) -> set[str]:
+    """Task ids with a record under every configuration of the grid."""
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record["task_id"]] = counts.get(record["task_id"], 0) + 1
+    return {task for task, count in counts.items() if count >= configurations}
 
 
 def _run_real(
@@ -223,6 +259,8 @@ def _run_real(
     questions: int | None,
     concurrency: int,
     json_output: bool,
+    *,
+    partial: bool = False,
 ) -> None:
     """``--real``: serve the shipped models, run the real config, report as usual + health."""
     import contextlib
@@ -233,15 +271,18 @@ def _run_real(
 
     shipped_model(strong), shipped_model(weak)  # unknown aliases: one line, before any start
     with contextlib.ExitStack() as stack:
-        servers: dict[str, LocalServer] = {}
+        urls: dict[str, str] = {}
         for alias in dict.fromkeys((strong, weak)):
+            if partial:  # nothing runs: the URL only has to be the same as the run's
+                urls[alias] = "http://127.0.0.1:1/v1"
+                continue
             typer.echo(f"starting llama.cpp for {alias} ...", err=True)
-            servers[alias] = stack.enter_context(LocalServer(alias, port=0))
+            urls[alias] = stack.enter_context(LocalServer(alias, port=0)).base_url
         overrides = [] if questions is None else [f"dataset.n={questions}"]
         for group, alias in (("strong", strong), ("weak", weak)):
             overrides += [
                 f"agents.{group}.model=openai/{alias}",
-                f"agents.{group}.base_url={servers[alias].base_url}",
+                f"agents.{group}.base_url={urls[alias]}",
                 f"agents.{group}.cache={run_dir / 'responses.sqlite'}",
             ]
         started = time.monotonic()
@@ -257,6 +298,7 @@ def _run_real(
             config=entry.real_config,
             overrides=overrides,
             started=started,
+            partial=partial,
         )
 
 

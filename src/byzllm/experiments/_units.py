@@ -64,8 +64,27 @@ def _plain_text(value: Any) -> str:
     )
 
 
-def _reduce(value: Any) -> Any:
-    """``value`` with every pydantic model replaced by the JSON dict of its non-default fields.
+def _transport_fields(model: BaseModel) -> dict[str, Any] | None:
+    """The nested ``exclude`` spec of ``model``'s transport fields (how requests are sent:
+    server URL, limits, timeouts, cache file; ``byzllm.llm.ModelSettings``), at any depth of
+    nested models: they do not change what a unit computes, so they are not part of its id."""
+    spec: dict[str, Any] = {}
+    for name, field in type(model).model_fields.items():
+        extra = field.json_schema_extra
+        if isinstance(extra, dict) and extra.get("transport") is True:
+            spec[name] = True
+            continue
+        value = getattr(model, name, None)
+        if isinstance(value, BaseModel):
+            inner = _transport_fields(value)
+            if inner:
+                spec[name] = inner
+    return spec or None
+
+
+def _reduce(value: Any, transport: bool = False) -> Any:
+    """``value`` with every pydantic model replaced by the JSON dict of its non-default fields
+    (transport fields left out, :func:`_transport_fields`, unless ``transport``).
 
     Pydantic applies ``exclude_defaults`` recursively (nested models, models in lists, dicts
     and ``Any`` fields). Sets become sorted lists: their iteration order differs between
@@ -73,29 +92,32 @@ def _reduce(value: Any) -> Any:
     ``to_jsonable_python``.
     """
     if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", exclude_defaults=True, by_alias=True)
+        exclude = None if transport else _transport_fields(value)
+        return value.model_dump(mode="json", exclude_defaults=True, by_alias=True, exclude=exclude)
     if isinstance(value, Mapping):
-        return {key: _reduce(item) for key, item in value.items()}
+        return {key: _reduce(item, transport) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_reduce(item) for item in value]
+        return [_reduce(item, transport) for item in value]
     if isinstance(value, set | frozenset):
-        return sorted((_reduce(item) for item in value), key=_plain_text)
+        return sorted((_reduce(item, transport) for item in value), key=_plain_text)
     return value
 
 
-def canonical_json(payload: Mapping[str, Any]) -> str:
+def canonical_json(payload: Mapping[str, Any], *, transport: bool = False) -> str:
     """The canonical JSON text of a payload (id scheme :data:`UNIT_ID_SCHEME`).
 
     Sorted keys, no spaces, UTF-8 kept as is. Paths, tuples, enums and sets (sorted) inside
     the payload become plain JSON values; a pydantic model becomes the dict of its fields
     that differ from their defaults (recursively), so a field added with a default does not
     change the text. NaN and infinity are refused: they have no JSON spelling and would
-    make ids ambiguous.
+    make ids ambiguous. Transport fields of models (how requests reach a model: server URL,
+    limits, timeouts, cache file) are left out of the text unless ``transport``: the id
+    ignores them, the work receives them.
     """
     if not isinstance(payload, Mapping):
         raise InputError(f"a unit payload must be a mapping, got {type(payload).__name__}")
     try:
-        plain = to_jsonable_python(_reduce(payload))
+        plain = to_jsonable_python(_reduce(payload, transport))
     except Exception as err:  # pydantic_core raises its own error types here
         raise InputError(f"unit payload is not JSON-serializable: {err}") from None
     _reject_non_finite(plain)
@@ -159,7 +181,8 @@ def make_unit(payload: Mapping[str, Any], label: str | None = None) -> Unit:
     """Build a unit from its payload; the id is :func:`unit_id` of the payload.
 
     The payload is normalized through its canonical JSON, so the work function receives
-    exactly what the id was computed from: tuples become lists, and a pydantic model
+    what the id was computed from (plus the transport fields of models, which the id leaves
+    out: :func:`canonical_json`): tuples become lists, and a pydantic model
     becomes the dict of its non-default fields -- the work re-validates it
     (``Config.model_validate(payload["config"])``) to get the defaults back. Put the model
     itself in the payload, not its ``model_dump()``: a plain dict keeps every key, defaults
@@ -169,7 +192,7 @@ def make_unit(payload: Mapping[str, Any], label: str | None = None) -> Unit:
     'q3/sac'
     """
     text = canonical_json(payload)
-    plain: dict[str, Any] = json.loads(text)
+    plain: dict[str, Any] = json.loads(canonical_json(payload, transport=True))
     return Unit(
         id=_digest(text),
         label=label if label is not None else _default_label(plain),

@@ -18,6 +18,10 @@ from ._retry import RetryPolicy
 __all__ = ["ModelSettings", "ModelSpec", "get_shared_model"]
 
 
+#: ``json_schema_extra`` of a field that only says how requests are sent (see ModelSettings).
+TRANSPORT: dict[str, Any] = {"transport": True}
+
+
 class ModelSettings(BaseModel):
     """Where a model is served and how it is called: every :func:`get_model` setting but
     the model's name.
@@ -25,30 +29,48 @@ class ModelSettings(BaseModel):
     Experiment configs inherit these fields to offer the same flat keys (``base_url``,
     ``api_key_env``, ``cache``, ...) next to their own ``model``. The API key itself never
     appears here: only the name of the variable holding it.
+
+    Fields marked :data:`TRANSPORT` say how requests reach the model, not what is asked of
+    it (where the server listens, the key's variable, limits, timeouts, retries, the cache
+    file, prices): a run's unit ids leave them out, so the same run against a server
+    restarted on another port resumes instead of starting over.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str | None = Field(default=None, description="OpenAI-compatible server URL")
-    api_key_env: str | None = Field(
-        default="OPENAI_API_KEY", description="env var with the key; null for local servers"
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible server URL", json_schema_extra=TRANSPORT
     )
-    max_concurrency: int = Field(default=16, ge=1, description="requests in flight per endpoint")
-    cache: str | None = Field(default=None, description="path of the SQLite response cache")
+    api_key_env: str | None = Field(
+        default="OPENAI_API_KEY",
+        description="env var with the key; null for local servers",
+        json_schema_extra=TRANSPORT,
+    )
+    max_concurrency: int = Field(
+        default=16, ge=1, description="requests in flight per endpoint", json_schema_extra=TRANSPORT
+    )
+    cache: str | None = Field(
+        default=None, description="path of the SQLite response cache", json_schema_extra=TRANSPORT
+    )
     cache_mode: CacheMode = "on"
     cache_salt: str = ""
-    timeout_s: float = Field(default=120.0, gt=0, description="cap of one request attempt")
+    timeout_s: float = Field(
+        default=120.0, gt=0, description="cap of one request attempt", json_schema_extra=TRANSPORT
+    )
     adaptive_timeout: bool = Field(
         default=True,
         description="also give up on an attempt after 8x the endpoint's p95 latency (>= 2 s)",
+        json_schema_extra=TRANSPORT,
     )
     max_top_logprobs: int = Field(default=20, ge=0)
     require_logprobs: bool = True
     retry: RetryPolicy = Field(
-        default_factory=RetryPolicy, description="RetryPolicy fields, e.g. {max_attempts: 8}"
+        default_factory=RetryPolicy,
+        description="RetryPolicy fields, e.g. {max_attempts: 8}",
+        json_schema_extra=TRANSPORT,
     )
-    input_price_per_mtok: float | None = Field(default=None, ge=0)
-    output_price_per_mtok: float | None = Field(default=None, ge=0)
+    input_price_per_mtok: float | None = Field(default=None, ge=0, json_schema_extra=TRANSPORT)
+    output_price_per_mtok: float | None = Field(default=None, ge=0, json_schema_extra=TRANSPORT)
 
     @field_validator("cache", mode="before")
     @classmethod
