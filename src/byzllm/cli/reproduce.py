@@ -179,8 +179,8 @@ def _run(
     import time
 
     from byzllm.cli._common import execute_units, load_cli_config
-    from byzllm.experiments.consensus.config import ConsensusConfig
     from byzllm.errors import InputError
+    from byzllm.experiments.consensus.config import ConsensusConfig
     from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
     from byzllm.experiments.consensus.report import INTERVAL_NOTE, summarize
     from byzllm.experiments.consensus.setup import load_dataset
