@@ -48,6 +48,22 @@ def test_every_table_runs_on_simulated_agents(name: str, tmp_path: Path) -> None
     with open(payload["csv"], newline="", encoding="utf-8") as handle:
         assert all(r["results"] == "simulated" for r in csv.DictReader(handle))
     assert Path(payload["view"]).is_file()
+    # The page: every gap larger than its interval explained, the sensitivity section.
+    page = Path(payload["page"]).read_text(encoding="utf-8")
+    assert "## Gaps larger than their interval" in page and "## Sensitivity: " in page
+    assert payload["sensitivity"]["runs"] > 0 and payload["sensitivity"]["rows"]
+    for gap in payload["gaps"]:
+        low, high, paper = gap["low"], gap["high"], gap["paper"]
+        assert low is None or not low <= paper <= high
+        assert gap["explanation"] == "unexplained" or "contains" in gap["explanation"]
+    view = Path(payload["view"]).read_text(encoding="utf-8")
+    assert 'id="gaps"' in view and 'id="sensitivity"' in view
+    if entry.kind == "monitor":
+        comparisons = [c["comparison"] for c in payload["control_gains"]]
+        assert comparisons == ["monitor-1 - turn-only-1", "monitor-1 - single-feature-1"]
+        assert all(
+            c["verdict"] in ("significant", "not significant") for c in payload["control_gains"]
+        )
 
 
 def test_unknown_table_is_one_clear_line() -> None:

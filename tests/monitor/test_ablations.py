@@ -8,6 +8,7 @@ Success-Rate are hand-computed; monitor sets written before ablations were kept 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -15,11 +16,16 @@ import pytest
 
 from byzllm.errors import InputError
 from byzllm.experiments.monitor.ablations import (
+    Difference,
     ablation_rows,
+    control_gain_rows,
     feature_gain,
     feature_gain_sentence,
+    gain_sentence,
+    monitor_gains,
     not_evaluated,
     success_difference,
+    verdict,
 )
 from byzllm.monitor import (
     ABLATIONS,
@@ -32,6 +38,7 @@ from byzllm.monitor import (
     RoleSelection,
     TurnDataset,
     UncertaintyMonitor,
+    best_single_feature,
     condition_monitors,
     grid_ablations,
     make_intervener,
@@ -196,6 +203,47 @@ def test_a_single_candidate_has_no_ablation() -> None:
     assert grid_ablations(*_hand_made([0.1], selected=0)) == []
 
 
+def _with_features(
+    candidates: RoleCandidates, selection: RoleSelection, features: list[tuple[str, ...]]
+) -> tuple[RoleCandidates, RoleSelection]:
+    """The same hand-made table with each candidate reading ``features[k]``."""
+    monitors = [UncertaintyMonitor(features=f, degree=1) for f in features]
+    grid = [
+        g.model_copy(update={"features": f}) for g, f in zip(selection.grid, features, strict=True)
+    ]
+    chosen = candidates.monitors.index(selection.monitor)
+    return (
+        candidates.model_copy(update={"monitors": monitors}),
+        selection.model_copy(
+            update={"grid": grid, "monitor": monitors[chosen], "features": features[chosen]}
+        ),
+    )
+
+
+def test_best_single_feature_is_the_best_ranked_one_feature_candidate() -> None:
+    # Gains: #0 (Ent Var) 0.10 selected, #1 (Kur) 0.04, #2 (Var) 0.07, #3 (Ent Kur) 0.09.
+    table = _hand_made([0.10, 0.04, 0.07, 0.09], selected=0)
+    candidates, selection = _with_features(
+        *table, [("entropy", "varentropy"), ("kurtosis",), ("varentropy",), ("entropy", "kurtosis")]
+    )
+    single = best_single_feature(candidates, selection)
+    assert single is not None and single.ablation == "single-feature"
+    # Not the second best (#3 reads two features): the best of those reading one.
+    assert single.features == ("varentropy",) and single.rank == 3 and single.gain == 0.07
+    assert single.monitor is candidates.monitors[2] and single.threshold == 0.3
+    # A selected monitor of one feature is its own best single-feature monitor.
+    candidates, selection = _with_features(
+        *_hand_made([0.10, 0.04], selected=0), [("kurtosis",), ("entropy", "kurtosis")]
+    )
+    own = best_single_feature(candidates, selection)
+    assert own is not None and own.monitor is selection.monitor and own.rank == 1
+    # No one-feature candidate: none.
+    candidates, selection = _with_features(
+        *_hand_made([0.1, 0.2], selected=1), [("entropy", "kurtosis"), ("entropy", "varentropy")]
+    )
+    assert best_single_feature(candidates, selection) is None
+
+
 def test_trained_set_keeps_ranked_ablations() -> None:
     monitors, selections = train_monitor_set(train_set(), validation_set(), roles=["accuser"])
     assert list(monitors.ablations) == list(ABLATIONS)
@@ -208,6 +256,10 @@ def test_trained_set_keeps_ranked_ablations() -> None:
     assert second.gain == pytest.approx(sorted(gains)[-2])
     assert worst.gain == pytest.approx(min(gains))
     assert monitors.ablations["turn-only"]["accuser"].monitor.features == ()
+    single = monitors.ablations["single-feature"]["accuser"]
+    assert len(single.monitor.features) == 1
+    best_single = max(g.gain for g in grid if len(g.features) == 1)
+    assert single.gain == pytest.approx(best_single)
 
 
 # -- monitor sets, conditions ------------------------------------------------------------------
@@ -239,7 +291,12 @@ def test_a_set_written_before_ablations_loads_and_says_to_retrain(tmp_path: Any)
     assert old.ablations == {} and old.roles["accuser"].rank is None
     # Serialized exactly as before: evaluate units carrying it keep their ids.
     assert old.to_dict() == data
-    assert missing_conditions(CONDITIONS, old) == ["second-best-1", "worst-1", "turn-only-1"]
+    assert missing_conditions(CONDITIONS, old) == [
+        "second-best-1",
+        "worst-1",
+        "turn-only-1",
+        "single-feature-1",
+    ]
     with pytest.raises(InputError, match=r"not trained.*rerun `byzllm monitor train`"):
         make_intervener("turn-only-1", old)
     assert isinstance(make_intervener("monitor-1", old), MonitorIntervener)
@@ -269,6 +326,7 @@ def test_each_condition_runs_its_own_monitors() -> None:
         ("second-best-1", "second-best"),
         ("worst-1", "worst"),
         ("turn-only-1", "turn-only"),
+        ("single-feature-1", "single-feature"),
     ):
         part = condition_monitors(condition, monitors)
         assert part.variant == ablation and part.ablations == {}
@@ -356,9 +414,10 @@ def test_no_difference_without_games() -> None:
 
 def test_feature_gain_sentence() -> None:
     line = feature_gain_sentence(feature_gain(PAIRED))
+    # The interval [0, 0.5] contains 0 (at its end): not significant.
     assert line == (
-        "uncertainty features add +33.3 points of Success-Rate over the turn-count-only "
-        "monitor (95% CI [+0.0, +50.0]; paired bootstrap over 3 test games)"
+        "monitor gain over the turn-count-only monitor: +33.3 points of Success-Rate "
+        "(95% CI [+0.0, +50.0], not significant; paired bootstrap over 3 test games)"
     )
     reasons = not_evaluated([g for g in PAIRED if g["condition"] != "turn-only-1"], CONDITIONS)
     assert reasons["turn-only-1"].startswith("not trained; rerun `byzllm monitor train`")
@@ -381,3 +440,74 @@ def test_ablation_rows_by_hand() -> None:
     assert rows["monitor-1"]["vs_selected"]["value"] is None
     assert rows["none"]["vs_none"]["value"] is None
     assert all(r["paired"] and r["simulated"] for r in rows.values())
+
+
+def _d(value: float, low: float, high: float) -> Difference:
+    return Difference(
+        a="monitor-1", b="turn-only-1", value=value, low=low, high=high, n=10, pairs=10,
+        paired=True, method="m",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "word"),
+    [
+        (-0.017, 0.075, "not significant"),  # the audit's WhoDunit gain: +2.8 [-1.7, +7.5]
+        (0.0, 0.05, "not significant"),
+        (-0.05, 0.0, "not significant"),
+        (0.001, 0.05, "significant"),
+        (-0.08, -0.01, "significant"),
+        (math.nan, math.nan, "n/a"),
+    ],
+)
+def test_verdict_calls_an_interval_containing_zero_not_significant(
+    low: float, high: float, word: str
+) -> None:
+    # The verdict reads the interval only, never the point estimate.
+    for value in (-0.03, 0.0, 0.02):
+        assert verdict(_d(value, low, high)) == word
+
+
+def test_gain_sentences_say_not_significant_only_when_the_interval_contains_zero() -> None:
+    crossing = gain_sentence("single-feature-1", _d(0.028, -0.017, 0.075))
+    assert crossing == (
+        "monitor gain over the best single-feature monitor: +2.8 points of Success-Rate "
+        "(95% CI [-1.7, +7.5], not significant; paired bootstrap over 10 test games)"
+    )
+    clear = gain_sentence("turn-only-1", _d(0.06, 0.02, 0.1), metric="Survival-Rate")
+    assert "not significant" not in clear
+    assert clear.startswith("monitor gain over the turn-count-only monitor: +6.0 points of ")
+    assert "Survival-Rate (95% CI [+2.0, +10.0]; paired" in clear
+    assert verdict(None) == "n/a" and "n/a" in gain_sentence("single-feature-1", None)
+
+
+# single-feature-1 beside PAIRED's monitor-1 (g1: 1 1, g2: 0 1, g3: 1 1):
+#   g1 (1, 0) -> (0 + 1) / 2 = 0.5, g2 (1, 1) -> (-1 + 0) / 2 = -0.5, g3 (0, 1) -> 0.5
+# monitor-1 minus single-feature-1 = mean(0.5, -0.5, 0.5) = 1/6.
+SINGLE = [
+    _g("single-feature-1", g, r, bool(s))
+    for g, outcomes in {"g1": (1, 0), "g2": (1, 1), "g3": (0, 1)}.items()
+    for r, s in enumerate(outcomes)
+]
+
+
+def test_control_gains_by_hand() -> None:
+    gains = monitor_gains(PAIRED + SINGLE)
+    assert list(gains) == ["turn-only-1", "single-feature-1"]
+    single = gains["single-feature-1"]
+    assert single is not None and single.value == pytest.approx(1 / 6) and single.n == 3
+    rows = control_gain_rows(PAIRED + SINGLE)
+    assert [r["comparison"] for r in rows] == [
+        "monitor-1 - turn-only-1",
+        "monitor-1 - single-feature-1",
+    ]
+    assert rows[0]["value"] == pytest.approx(33.33) and rows[1]["value"] == pytest.approx(16.67)
+    # Resampling (0.5, -0.5, 0.5) reaches -0.5 (1/27) and 0.5 (8/27): [-50, +50] contains 0.
+    assert (rows[1]["low"], rows[1]["high"]) == (-50.0, 50.0)
+    assert [r["verdict"] for r in rows] == ["not significant", "not significant"]
+    assert all("not significant" in r["sentence"] for r in rows)
+    # Without the single-feature condition the row says why.
+    reasons = not_evaluated(PAIRED, CONDITIONS)
+    missing = control_gain_rows(PAIRED, reasons)[1]
+    assert missing["value"] is None and missing["verdict"] == "n/a"
+    assert "single-feature-1 not trained" in missing["sentence"]

@@ -230,7 +230,8 @@ def test_evaluate_and_report_show_the_ablations(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())  # rich wraps long lines
-    assert "uncertainty features add " in text and "95% CI [" in text
+    assert "monitor gain over the turn-count-only monitor: " in text and "95% CI [" in text
+    assert "monitor gain over the best single-feature monitor: " in text
     assert "paired bootstrap over 6 test games) (simulated)" in text
     assert "Ablations (the rogue-agents paper, Table 3; test games) (simulated)" in text
     assert "percentile bootstrap" in text and "standard error" in text
@@ -257,6 +258,12 @@ def test_evaluate_and_report_show_the_ablations(tmp_path: Path) -> None:
         by["monitor-1"]["success_rate"] - by["turn-only-1"]["success_rate"]
     )
     assert report["not_evaluated"] == {} and report["simulated"] is True
+    controls = {r["comparison"]: r for r in report["control_gains"]}
+    assert set(controls) == {"monitor-1 - turn-only-1", "monitor-1 - single-feature-1"}
+    for row in controls.values():
+        assert row["low"] <= row["value"] <= row["high"]
+        contains_zero = row["low"] <= 0 <= row["high"]
+        assert row["verdict"] == ("not significant" if contains_zero else "significant")
 
 
 def test_a_monitors_file_from_before_ablations_still_evaluates(tmp_path: Path) -> None:
@@ -271,11 +278,12 @@ def test_a_monitors_file_from_before_ablations_still_evaluates(tmp_path: Path) -
     small = ["--set", "n_test=2", "--set", "repeats=1"]
     result = runner.invoke(app, ["monitor", "evaluate", "-m", str(old), "-o", str(run), *small])
     assert result.exit_code == 0, result.output
-    assert "skipping second-best-1, worst-1, turn-only-1" in result.output
+    assert "skipping second-best-1, worst-1, turn-only-1, single-feature-1" in result.output
     result = runner.invoke(app, ["monitor", "report", str(run)])
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert "uncertainty features add: n/a" in text
+    assert "monitor gain over the turn-count-only monitor: n/a" in text
+    assert "monitor gain over the best single-feature monitor: n/a" in text
     assert "not trained; rerun `byzllm monitor train`" in text
     # Nothing but ablations that are not there is refused in one line.
     only = ["--set", "conditions=[turn-only-1]"]

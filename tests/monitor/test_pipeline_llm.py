@@ -110,7 +110,7 @@ def test_collect_train_evaluate_report_against_fake_server(tmp_path: Path) -> No
     assert conditions == list(CONDITIONS)
     assert all(r["games"] == 12 and r["runs"] == 2 for r in report["rows"])
     assert report["feature_gain"]["paired"] and report["feature_gain"]["n"] == 6
-    assert report["feature_gain_sentence"].startswith("uncertainty features add ")
+    assert report["feature_gain_sentence"].startswith("monitor gain over the turn-count-only ")
     assert (tmp_path / "plots" / "success_rate.png").stat().st_size > 1000
     assert (tmp_path / "plots" / "ablations.png").stat().st_size > 1000
     assert (tmp_path / "plots" / "trigger_turns.png").stat().st_size > 1000

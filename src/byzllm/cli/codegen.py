@@ -273,10 +273,12 @@ def report(
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Pass@1 per condition (Table 1) with 95% intervals, and the monitor's paired gain.
+    """Pass@1 per condition (Table 1) with 95% intervals, and the monitor's paired gains.
 
     Test problems only; intervals are bootstrapped over problems; also parse fall-backs and
-    run failures.
+    run failures. The monitor's gain is shown over no intervention, the turn-count-only
+    monitor and the best single-feature monitor, "not significant" where its interval
+    contains 0 (JSON: ``paired_gain``).
 
     Examples:
 
@@ -287,7 +289,12 @@ def report(
     with cli_errors():
         from byzllm.errors import InputError
         from byzllm.experiments import Store
-        from byzllm.experiments.codegen import paired_gain, problem_rows, table1_rows
+        from byzllm.experiments.codegen.report import (
+            gain_line,
+            gain_rows,
+            problem_rows,
+            table1_rows,
+        )
         from byzllm.experiments.reports import write_csv
 
         with Store.open(run_dir) as store:
@@ -295,7 +302,7 @@ def report(
         if not rows:
             raise InputError(f"{run_dir} has no CodeGen results (run `byzllm codegen run`)")
         table = table1_rows(rows)
-        gains = paired_gain(rows)
+        gains = gain_rows(rows)
         per_problem = problem_rows(rows)
         simulated = any(r["simulated"] for r in table)
         sim_params = next((r["sim_params"] for r in rows if r.get("sim_params")), None)
@@ -334,12 +341,7 @@ def report(
 
         typer.echo(f"intervals: {BOOTSTRAP_METHOD}; repeats averaged per problem", err=True)
         for g in gains:
-            typer.echo(
-                f"{g['source']}: monitor-1 - none = {100 * g['gain']:+.1f} points "
-                f"[{100 * g['ci_low']:+.1f}, {100 * g['ci_high']:+.1f}] on {g['problems']} "
-                "problems (paired)",
-                err=True,
-            )
+            typer.echo(gain_line(g), err=True)
         if problems:
             emit_rows(per_problem, json_output=False, title="Per problem", simulated=simulated)
 

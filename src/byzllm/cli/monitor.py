@@ -226,8 +226,10 @@ def evaluate(
 
     Conditions (``--set conditions=[...]``, default all): none, monitor-1, monitor-2,
     random-1, random-2, and the ablations resample-1 (§6.1), second-best-1, worst-1 (Table
-    3) and turn-only-1 (a monitor of the turn count alone). A monitors file trained before
-    ablations were kept has no monitors for the last three: they are skipped with a warning.
+    3), turn-only-1 (a monitor of the turn count alone) and single-feature-1 (each role's
+    best monitor of one uncertainty feature, chosen on validation). A monitors file trained
+    before these ablations were kept has no monitors for them: they are skipped with a
+    warning.
     Then `byzllm monitor report RUN_DIR`.
 
     Examples:
@@ -307,8 +309,10 @@ def report(
 
     The ablation table (the rogue-agents paper, Table 3, plus the turn-count-only monitor)
     gives each condition's Success-Rate difference to no intervention and to the selected
-    monitor in points with 95% paired bootstrap intervals, then one line: how many points
-    the uncertainty features add over the turn-count-only monitor. Also the run's parse
+    monitor in points with 95% paired bootstrap intervals, then two lines: the selected
+    monitor's gain over the turn-count-only monitor and over the best single-feature monitor,
+    each with its 95% interval and "not significant" where the interval contains 0 (JSON:
+    ``control_gains``). Also the run's parse
     health (model moves parsed and how many fell back to a passed turn), with a warning when
     more than 20% did, and its model requests (sent, cached, retried, timed out, errors by
     kind).
@@ -326,6 +330,7 @@ def report(
         from byzllm.experiments import Store, parse_health, request_health
         from byzllm.experiments.monitor.ablations import (
             ablation_rows,
+            control_gain_rows,
             feature_gain,
             feature_gain_sentence,
             interval_note,
@@ -367,6 +372,7 @@ def report(
         requested = None if cfg is None else cfg.get("conditions")
         missing = not_evaluated(games, requested)
         sentence = feature_gain_sentence(gain, missing)
+        controls = control_gain_rows(games, missing, metric=environment.metrics[0].label)
         flags = {bool(r["paired"]) for r in ablations}
         method = interval_note(flags.pop() if len(flags) == 1 else None)
         written: list[str] = []
@@ -419,6 +425,15 @@ def report(
                     )
                 )
             )
+            written.append(
+                str(
+                    write_csv(
+                        [{**r, "interval_method": method} for r in controls],
+                        csv / "control_gains.csv",
+                        simulated=simulated,
+                    )
+                )
+            )
             if outcomes:
                 written.append(
                     str(
@@ -442,6 +457,7 @@ def report(
                     "ablations": ablations,
                     "feature_gain": None if gain is None else gain.model_dump(),
                     "feature_gain_sentence": sentence,
+                    "control_gains": controls,
                     "not_evaluated": missing,
                     "interval_method": method,
                     "trigger_turns": triggers,
@@ -512,7 +528,8 @@ def report(
                 simulated=simulated,
             )
         )
-        typer.echo(sentence + (" (simulated)" if simulated else ""))
+        for control in controls:
+            typer.echo(control["sentence"] + (" (simulated)" if simulated else ""))
         show_parse_health(health, json_output=False)
         show_request_health(requests, json_output=False)
         if sim_params:

@@ -186,7 +186,6 @@ def _run(
     from byzllm.experiments.consensus.setup import load_dataset
     from byzllm.experiments.reports import write_csv
     from byzllm.experiments.reproduce import config_path
-    from byzllm.experiments.viewer import write_view
 
     if overrides is None:
         overrides = [] if questions is None else [f"dataset.n={questions}"]
@@ -224,8 +223,14 @@ def _run(
     rows = entry.compare(summary)
     simulated = any(r["simulated"] for r in rows)
     csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)
-    page = write_view(run_dir)
-    _print_comparison(entry, rows, simulated, INTERVAL_NOTE, csv_path, page, json_output)
+    from byzllm.experiments.reproduce_page import consensus_sensitivity
+
+    # Simulated runs: the headline as each assumption moves (a few in-memory reruns).
+    sensitivity = consensus_sensitivity(entry.name, cfg, entry.compare) if simulated else None
+    page, extra = _pages(entry, run_dir, run_dir, rows, simulated, INTERVAL_NOTE, sensitivity)
+    _print_comparison(
+        entry, rows, simulated, INTERVAL_NOTE, csv_path, page, json_output, extra=extra
+    )
     if not simulated:
         from byzllm.experiments.consensus.real_report import write_real_report
 
@@ -320,7 +325,6 @@ def _run_monitor(
     from byzllm.experiments.monitor.pipeline import train_from_turns
     from byzllm.experiments.reports import write_csv
     from byzllm.experiments.reproduce import config_path
-    from byzllm.experiments.viewer import write_view
 
     overrides: list[str] = []
     if games is not None:
@@ -360,7 +364,6 @@ def _run_monitor(
     rows = entry.compare(by_size if entry.sizes else by_size[0])
     simulated = any(r["simulated"] for r in rows)
     csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)
-    page = write_view(last_dir, run_dir / "view.html")
     # Gains are paired differences with no intervention; table cells are per-condition means.
     if entry.metrics[0].startswith("gain"):
         note = interval_note(True)
@@ -368,7 +371,69 @@ def _run_monitor(
         from byzllm.experiments._intervals import BOOTSTRAP_METHOD
 
         note = BOOTSTRAP_METHOD.replace("over units", "over test games")
-    _print_comparison(entry, rows, simulated, note, csv_path, page, json_output)
+    from byzllm.experiments.monitor.ablations import control_gain_rows, not_evaluated
+    from byzllm.experiments.monitor.environments import get_environment
+    from byzllm.experiments.reproduce_page import monitor_sensitivity
+
+    # The monitor's gains over the two controls, at the lineup size it was trained on.
+    trained = int(cfg.game.n_suspects or 0) if entry.sizes else 0
+    trained_games = by_size.get(trained) or by_size[max(by_size)]
+    controls = control_gain_rows(
+        trained_games,
+        not_evaluated(trained_games, cfg.conditions),
+        metric=get_environment(cfg.env).metrics[0].label,
+    )
+    sensitivity = (
+        monitor_sensitivity(
+            entry.name, cfg, monitors, entry.compare, size=trained if entry.sizes else None
+        )
+        if simulated
+        else None
+    )
+    page, extra = _pages(
+        entry, run_dir, last_dir, rows, simulated, note, sensitivity, controls=controls
+    )
+    _print_comparison(entry, rows, simulated, note, csv_path, page, json_output, extra=extra)
+
+
+def _pages(
+    entry: Any,
+    run_dir: Path,
+    view_source: Path,
+    rows: list[dict[str, Any]],
+    simulated: bool,
+    note: str,
+    sensitivity: Any,
+    *,
+    controls: list[dict[str, Any]] | None = None,
+) -> tuple[Path, dict[str, Any]]:
+    """Write report/reproduce.md and view.html with the gaps' explanations, the sensitivity
+    section and (rogue-agents entries) the monitor's gains over the controls."""
+    from byzllm.experiments.reproduce_page import sensitivity_rows, write_pages
+
+    markdown, page, gaps = write_pages(
+        run_dir,
+        view_source,
+        entry=entry,
+        rows=rows,
+        simulated=simulated,
+        note=note,
+        sensitivity=sensitivity,
+        controls=controls or [],
+    )
+    extra: dict[str, Any] = {"page": str(markdown), "gaps": gaps}
+    if controls is not None:
+        extra["control_gains"] = controls
+    if sensitivity is not None:
+        extra["sensitivity"] = {
+            "headline": sensitivity.headline,
+            "rows": sensitivity_rows(rows, sensitivity),
+            "runs": len(sensitivity.runs),
+            "units": sensitivity.units,
+            "seconds": round(sensitivity.seconds, 1),
+            "how": sensitivity.note,
+        }
+    return page, extra
 
 
 def _print_comparison(
@@ -379,6 +444,8 @@ def _print_comparison(
     csv_path: Path,
     page: Path,
     json_output: bool,
+    *,
+    extra: dict[str, Any] | None = None,
 ) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -396,6 +463,7 @@ def _print_comparison(
                 "rows": rows,
                 "csv": str(csv_path),
                 "view": str(page),
+                **(extra or {}),
             }
         )
         return
@@ -439,4 +507,22 @@ def _print_comparison(
     console.print(table)
     label = "simulated agents (not real LLMs)" if simulated else "real models"
     console.print(f"[dim]ours: {label}; brackets: {note}[/dim]")
-    typer.echo(f"wrote {csv_path} and {page}")
+    extra = extra or {}
+    for control in extra.get("control_gains") or []:
+        typer.echo(control["sentence"] + (" (simulated)" if simulated else ""))
+    gaps = extra.get("gaps")
+    if gaps is not None:
+        from byzllm.experiments.reproduce_page import gap_sentence
+
+        typer.echo(f"gaps larger than their interval: {len(gaps)}")
+        for gap in gaps:
+            typer.echo(f"  {gap_sentence(gap)}")
+    if extra.get("sensitivity"):
+        s = extra["sensitivity"]
+        typer.echo(
+            f"sensitivity of {s['headline']}: {s['runs']} extra simulated runs, "
+            f"{s['units']} units, {s['seconds']:.0f} s (in {extra['page']})"
+        )
+    page_md = extra.get("page")
+    written = f"{csv_path}, {page_md} and {page}" if page_md else f"{csv_path} and {page}"
+    typer.echo(f"wrote {written}")

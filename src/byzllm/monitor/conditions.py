@@ -11,10 +11,13 @@ Table 3, D.2).
 ``worst-1``        Table 3: the worst monitor of each role's selection grid, one reset
 ``turn-only-1``    the control: a monitor of the turn count alone (no uncertainty feature),
                    trained and thresholded like the others, one reset
+``single-feature-1`` the other control: each role's best grid monitor on one uncertainty
+                   feature (chosen on validation), one reset
 ================= =======================================================================
 
 Every condition runs by default: the ablations are what says whether the selected monitor's
-gain comes from the monitor, and from its uncertainty features rather than the turn count.
+gain comes from the monitor, from its uncertainty features rather than the turn count, and
+from combining features rather than reading the best one alone.
 :func:`make_intervener` turns a condition into the intervener a game loop uses; it only needs
 a :class:`~byzllm.monitor.MonitorSet`, so it serves every environment.
 """
@@ -50,6 +53,7 @@ Condition = Literal[
     "second-best-1",
     "worst-1",
     "turn-only-1",
+    "single-feature-1",
 ]
 #: Every evaluation condition, in report order.
 CONDITIONS: tuple[Condition, ...] = (
@@ -62,9 +66,11 @@ CONDITIONS: tuple[Condition, ...] = (
     "second-best-1",
     "worst-1",
     "turn-only-1",
+    "single-feature-1",
 )
 #: What ``byzllm monitor evaluate`` runs by default: Fig. 4 (0, 1, 2 resets and the random
-#: baseline) and every ablation of Table 3, plus the turn-count-only control.
+#: baseline) and every ablation of Table 3, plus the turn-count-only and single-feature
+#: controls.
 DEFAULT_CONDITIONS: tuple[Condition, ...] = CONDITIONS
 #: The conditions that run an ablation's monitors, and which ablation
 #: (:data:`~byzllm.monitor.selection.ABLATIONS`).
@@ -72,6 +78,7 @@ ABLATION_CONDITIONS: dict[str, str] = {
     "second-best-1": "second-best",
     "worst-1": "worst",
     "turn-only-1": "turn-only",
+    "single-feature-1": "single-feature",
 }
 #: Human-readable names for tables and plots.
 CONDITION_LABELS: dict[str, str] = {
@@ -84,6 +91,7 @@ CONDITION_LABELS: dict[str, str] = {
     "second-best-1": "2nd-best monitor, 1 reset",
     "worst-1": "worst monitor, 1 reset",
     "turn-only-1": "turn count only, 1 reset",
+    "single-feature-1": "best single feature, 1 reset",
 }
 
 

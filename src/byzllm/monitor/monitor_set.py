@@ -8,8 +8,9 @@ classifier, features, degree and τ (Table 5), and the random baseline its own `
 whether the training data came from simulated agents).
 
 Next to the selected monitors a set carries its **ablations** (§6.1, Table 3): per role, the
-second-best and the worst monitor of the selection grid and the turn-count-only control
-(:mod:`.selection`). :meth:`MonitorSet.ablation` gives the set an ablation condition runs.
+second-best and the worst monitor of the selection grid, the turn-count-only control and the
+best single-feature monitor of the grid (:mod:`.selection`). :meth:`MonitorSet.ablation`
+gives the set an ablation condition runs.
 Sets written before ablations were trained have none and still load; the conditions that
 need them are then skipped (:func:`~byzllm.monitor.conditions.missing_conditions`).
 """
@@ -38,6 +39,7 @@ from .selection import (
     RandomBaselineChoice,
     RoleCandidates,
     RoleSelection,
+    best_single_feature,
     fit_role_candidates,
     grid_ablations,
     joint_choice,
@@ -67,6 +69,7 @@ ABLATION_LABELS: dict[str, str] = {
     "second-best": "2nd best",
     "worst": "worst",
     "turn-only": "turn count only",
+    "single-feature": "best single feature",
 }
 _RETRAIN = "rerun `byzllm monitor train`"
 
@@ -126,9 +129,10 @@ def _role_monitors(entries: Any) -> dict[str, RoleMonitor]:
 class MonitorSet:
     """Per-role monitors plus the per-role random-baseline probabilities.
 
-    ``ablations`` maps each ablation (``second-best``, ``worst``, ``turn-only``) to its
-    per-role monitors. ``variant`` names the ablation whose monitors ``roles`` holds, in the
-    set :meth:`ablation` returns; ``None`` for the selected monitors.
+    ``ablations`` maps each ablation (``second-best``, ``worst``, ``turn-only``,
+    ``single-feature``) to its per-role monitors. ``variant`` names the ablation whose
+    monitors ``roles`` holds, in the set :meth:`ablation` returns; ``None`` for the selected
+    monitors.
     """
 
     roles: dict[str, RoleMonitor]
@@ -328,8 +332,9 @@ def train_monitor_set(
     the union's, and ``meta["selection"]`` says which rule was used.
 
     ``ablations`` (default): also keep each role's second-best and worst grid monitor and
-    fit its turn-count-only monitor (§6.1, Table 3; :mod:`.selection`), each chosen on its
-    own by its standalone gain; ``meta["candidates"]`` is the grid size they are ranked in.
+    fit its turn-count-only monitor (§6.1, Table 3; :mod:`.selection`), and keep its best
+    single-feature grid monitor, each chosen on validation by its standalone gain;
+    ``meta["candidates"]`` is the grid size they are ranked in.
     """
     chosen_roles = list(roles) if roles is not None else train.role_names()
     if not chosen_roles:
@@ -365,6 +370,9 @@ def train_monitor_set(
                     train, validation, r, degrees=degrees, thresholds=taus, alpha=alpha, base_rate=b
                 ),
             ]
+            single = best_single_feature(candidates[r], sel)
+            if single is not None:
+                choices.append(single)
             for c in choices:
                 ablation_monitors.setdefault(c.ablation, {})[r] = RoleMonitor(
                     role=r, monitor=c.monitor, threshold=c.threshold, gain=c.gain, rank=c.rank

@@ -46,8 +46,11 @@ first). :func:`grid_ablations` returns the best-ranked candidate other than the 
 an input of every candidate, so the grid cannot say what the uncertainty features add over
 the turn count alone; :func:`select_turn_only_monitor` fits the same ridge on the turn
 count only (:data:`~byzllm.monitor.estimator.TURN_ONLY`), over the same degrees and
-thresholds by the same criterion, as the control. None of these takes part in the
-selection.
+thresholds by the same criterion, as the control. And the selected monitor may combine
+features, so the grid alone cannot say whether the combination beats one feature:
+:func:`best_single_feature` is the best-ranked candidate on one uncertainty feature (with the
+turn count), chosen on validation by the same criterion. None of these takes part in the
+selection, and none is chosen on test games.
 
 **Speed.** The τ sweep is vectorized: per game, only the minimum score matters; sorting the
 minima and taking cumulative sums of ``b - y_g`` gives the gain at every τ with one
@@ -81,6 +84,7 @@ __all__ = [
     "RandomBaselineChoice",
     "RoleCandidates",
     "RoleSelection",
+    "best_single_feature",
     "expected_gain",
     "feature_subsets",
     "fit_role_candidates",
@@ -107,9 +111,10 @@ DEFAULT_DEGREES: tuple[int, ...] = (1, 2, 3, 4, 5)
 _TIE = 1e-12
 
 #: A monitor trained next to the selected one for the ablations (module docstring).
-Ablation = Literal["second-best", "worst", "turn-only"]
-#: Every ablation monitor, in report order (the rogue-agents paper, Table 3, then the control).
-ABLATIONS: tuple[Ablation, ...] = ("second-best", "worst", "turn-only")
+Ablation = Literal["second-best", "worst", "turn-only", "single-feature"]
+#: Every ablation monitor, in report order (the rogue-agents paper, Table 3, then the
+#: controls: the turn count alone, and the best monitor of a single uncertainty feature).
+ABLATIONS: tuple[Ablation, ...] = ("second-best", "worst", "turn-only", "single-feature")
 
 
 def feature_subsets() -> list[tuple[str, ...]]:
@@ -476,6 +481,38 @@ def grid_ablations(candidates: RoleCandidates, selection: RoleSelection) -> list
         )
         for name, index in picks
     ]
+
+
+def best_single_feature(
+    candidates: RoleCandidates, selection: RoleSelection
+) -> AblationChoice | None:
+    """The best candidate of ``selection``'s grid that reads one uncertainty feature.
+
+    Ranked like the selection (:func:`rank_candidates` on each candidate's standalone
+    validation gain at its own best τ), so the choice is made on validation games only. When
+    the selected monitor itself reads one feature it is its own best single-feature monitor
+    (the difference between the two is then 0 by construction, and reports say so). ``None``
+    when the grid has no single-feature candidate.
+    """
+    grid = selection.grid
+    if len(grid) != len(candidates.monitors):
+        raise InputError("the selection's grid does not match the candidates")
+    order = rank_candidates([g.gain for g in grid])
+    singles = [i for i in order if len(grid[i].features) == 1]
+    if not singles:
+        return None
+    index = singles[0]
+    return AblationChoice(
+        role=selection.role,
+        ablation="single-feature",
+        features=grid[index].features,
+        degree=grid[index].degree,
+        threshold=grid[index].threshold,
+        gain=grid[index].gain,
+        rank=order.index(index) + 1,
+        n_candidates=len(grid),
+        monitor=candidates.monitors[index],
+    )
 
 
 def select_turn_only_monitor(

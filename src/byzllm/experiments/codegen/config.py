@@ -29,6 +29,7 @@ CodeGenCondition = Literal[
     "second-best-1",
     "worst-1",
     "turn-only-1",
+    "single-feature-1",
 ]
 CODEGEN_CONDITIONS: tuple[str, ...] = ("zero-shot", *CONDITIONS)
 #: Table 1's rows: zero-shot prompting, multi-agent, multi-agent + monitor.

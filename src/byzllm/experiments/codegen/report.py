@@ -1,5 +1,10 @@
 """Report rows of CodeGen runs: Table 1 (Pass@1 per condition with bootstrap intervals), the
-monitor's paired gain, per-problem outcomes (the rogue-agents paper, §4.1, §5 Table 1).
+monitor's paired gains, per-problem outcomes (the rogue-agents paper, §4.1, §5 Table 1).
+
+The monitor's gain is set against no intervention and against the two controls every
+monitor report shows (:data:`~byzllm.experiments.monitor.ablations.CONTROLS`): the
+turn-count-only monitor and the best single-feature monitor; each gain carries its 95%
+interval and "not significant" when that interval contains 0 (:func:`gain_rows`).
 
 Every row is measured on the test split only: records of the train and validation problems
 (``byzllm codegen collect``, which the monitors were fitted and selected on) are left out
@@ -17,7 +22,15 @@ import numpy as np
 from .._intervals import BOOTSTRAP_METHOD, bootstrap_interval
 from .config import CODEGEN_CONDITIONS
 
-__all__ = ["CONDITION_NAMES", "paired_gain", "problem_rows", "table1_rows", "test_only"]
+__all__ = [
+    "CONDITION_NAMES",
+    "gain_line",
+    "gain_rows",
+    "paired_gain",
+    "problem_rows",
+    "table1_rows",
+    "test_only",
+]
 
 #: Table 1's row names, and the other conditions'.
 CONDITION_NAMES: dict[str, str] = {
@@ -31,6 +44,7 @@ CONDITION_NAMES: dict[str, str] = {
     "second-best-1": "Multi-agent + 2nd-best monitor",
     "worst-1": "Multi-agent + worst monitor",
     "turn-only-1": "Multi-agent + turn-count-only monitor",
+    "single-feature-1": "Multi-agent + best single-feature monitor",
 }
 
 
@@ -126,6 +140,51 @@ def paired_gain(
             }
         )
     return out
+
+
+def gain_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``monitor-1`` against no intervention and against each control
+    (:data:`~byzllm.experiments.monitor.ablations.CONTROLS`), per source: :func:`paired_gain`'s
+    rows plus ``verdict`` ("significant", "not significant": the interval contains 0). A
+    control that was not run gets a row with ``gain = None`` saying so."""
+    from byzllm.experiments.monitor.ablations import CONTROLS, interval_verdict
+
+    sources = sorted({str(r["source"]) for r in test_only(rows)})
+    out: list[dict[str, Any]] = []
+    for baseline in ("none", *CONTROLS):
+        found = {g["source"]: g for g in paired_gain(rows, "monitor-1", baseline)}
+        for source in sources:
+            g = found.get(source)
+            if g is None and baseline == "none":
+                continue
+            if g is None:
+                g = {
+                    "source": source,
+                    "comparison": f"monitor-1 - {baseline}",
+                    "problems": 0,
+                    "gain": None,
+                    "ci_low": None,
+                    "ci_high": None,
+                }
+            g["over"] = CONTROLS.get(baseline, "no intervention")
+            g["verdict"] = interval_verdict(g["ci_low"], g["ci_high"])
+            out.append(g)
+    return out
+
+
+def gain_line(g: dict[str, Any]) -> str:
+    """One :func:`gain_rows` row as the report prints it."""
+    if g["gain"] is None:
+        return (
+            f"{g['source']}: {g['comparison']} = n/a ({g['comparison'].split(' - ')[-1]} not "
+            "run: add it to conditions, with a monitors file that has it)"
+        )
+    flag = "" if g["verdict"] == "significant" else f", {g['verdict']}"
+    return (
+        f"{g['source']}: {g['comparison']} = {100 * g['gain']:+.1f} points "
+        f"[{100 * g['ci_low']:+.1f}, {100 * g['ci_high']:+.1f}]{flag} on {g['problems']} "
+        "problems (paired)"
+    )
 
 
 def problem_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -31,10 +31,13 @@ layer).
 from .ablations import (
     Difference,
     ablation_rows,
+    control_gain_rows,
     feature_gain,
     feature_gain_sentence,
+    monitor_gains,
     not_evaluated,
     success_difference,
+    verdict,
 )
 from .config import MonitorExperimentConfig
 from .experiment import collect_units, datasets_from_rows, evaluate_units, run_in_memory, work
@@ -47,12 +50,15 @@ __all__ = [
     "MonitorTurnRecord",
     "ablation_rows",
     "collect_units",
+    "control_gain_rows",
     "datasets_from_rows",
     "evaluate_units",
     "feature_gain",
     "feature_gain_sentence",
+    "monitor_gains",
     "not_evaluated",
     "run_in_memory",
     "success_difference",
+    "verdict",
     "work",
 ]

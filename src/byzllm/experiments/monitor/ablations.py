@@ -6,7 +6,12 @@ the selection, resampling instead of resetting, the best random baseline, no int
 turn count is an input of every monitor, though, so none of those rows says what the
 *uncertainty features* add; the turn-count-only monitor (same ridge, degrees, thresholds and
 criterion, no uncertainty feature) does: :func:`feature_gain` is the selected monitor's
-Success-Rate minus that monitor's, with one reset each.
+Success-Rate minus that monitor's, with one reset each. And the selected monitor may combine
+features where one would do: the best single-feature monitor (each role's best grid
+candidate on one uncertainty feature, chosen on validation) is the second control.
+:func:`monitor_gains` gives the selected monitor's gain over both (:data:`CONTROLS`), and
+every monitor report shows both with their intervals; a gain whose 95% interval contains 0
+is called "not significant" (:func:`verdict`).
 
 **Intervals.** A difference of Success-Rates between two conditions gets a 95% percentile
 bootstrap interval (:data:`~byzllm.experiments._intervals.BOOTSTRAP_METHOD`). Conditions
@@ -35,13 +40,19 @@ from .._intervals import BOOTSTRAP_METHOD, bootstrap_interval
 __all__ = [
     "ABLATION_MEANINGS",
     "ABLATION_ORDER",
+    "CONTROLS",
     "Difference",
     "ablation_rows",
+    "control_gain_rows",
     "feature_gain",
     "feature_gain_sentence",
+    "gain_sentence",
     "interval_note",
+    "interval_verdict",
+    "monitor_gains",
     "not_evaluated",
     "success_difference",
+    "verdict",
 ]
 
 #: Rows of the ablation table, in the order of the rogue-agents paper's Table 3 (the
@@ -52,6 +63,7 @@ ABLATION_ORDER: tuple[str, ...] = (
     "second-best-1",
     "worst-1",
     "turn-only-1",
+    "single-feature-1",
     "resample-1",
     "random-1",
     "random-2",
@@ -64,6 +76,7 @@ ABLATION_MEANINGS: dict[str, str] = {
     "second-best-1": "each role's 2nd-best grid monitor on validation, one reset",
     "worst-1": "each role's worst grid monitor on validation, one reset",
     "turn-only-1": "a monitor of the turn count alone, no uncertainty feature, one reset",
+    "single-feature-1": "each role's best grid monitor of one uncertainty feature, one reset",
     "resample-1": "selected monitors, resample the agent instead of resetting",
     "random-1": "random triggers at the validation-chosen rate, one reset",
     "random-2": "random triggers, up to two resets",
@@ -72,6 +85,13 @@ ABLATION_MEANINGS: dict[str, str] = {
 #: The condition the ablations are measured against, and the control for the features.
 _SELECTED = "monitor-1"
 _TURN_ONLY = "turn-only-1"
+_SINGLE = "single-feature-1"
+#: The controls every monitor report sets the selected monitor (one reset) against, and how
+#: the report names them.
+CONTROLS: dict[str, str] = {
+    _TURN_ONLY: "the turn-count-only monitor",
+    _SINGLE: "the best single-feature monitor",
+}
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -172,6 +192,26 @@ def feature_gain(game_rows: Sequence[dict[str, Any]]) -> Difference | None:
     return success_difference(game_rows, _SELECTED, _TURN_ONLY)
 
 
+def interval_verdict(low: float | None, high: float | None) -> str:
+    """``"significant"`` when the 95% interval ``[low, high]`` excludes 0, ``"not
+    significant"`` when it contains 0 (an end exactly at 0 included), ``"n/a"`` without
+    one."""
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return "n/a"
+    return "not significant" if low <= 0.0 <= high else "significant"
+
+
+def verdict(gain: Difference | None) -> str:
+    """:func:`interval_verdict` of a gain's interval; ``"n/a"`` without a gain."""
+    return "n/a" if gain is None else interval_verdict(gain.low, gain.high)
+
+
+def monitor_gains(game_rows: Sequence[dict[str, Any]]) -> dict[str, Difference | None]:
+    """The selected monitor's Success-Rate gain (one reset) over each of :data:`CONTROLS`, on
+    the test games; ``None`` where either condition was not evaluated."""
+    return {c: success_difference(game_rows, _SELECTED, c) for c in CONTROLS}
+
+
 def not_evaluated(
     game_rows: Sequence[dict[str, Any]], requested: Iterable[str] | None
 ) -> dict[str, str]:
@@ -237,19 +277,56 @@ def ablation_rows(
     return rows
 
 
-def feature_gain_sentence(gain: Difference | None, reasons: dict[str, str] | None = None) -> str:
-    """The report's line on what the uncertainty features add over the turn count."""
+def gain_sentence(
+    control: str,
+    gain: Difference | None,
+    reasons: dict[str, str] | None = None,
+    *,
+    metric: str = "Success-Rate",
+) -> str:
+    """The report's line on the selected monitor's gain over ``control`` (a key of
+    :data:`CONTROLS`): the gain in points, its 95% interval, and "not significant" when the
+    interval contains 0. ``reasons`` (:func:`not_evaluated`) says why a gain is missing."""
+    name = CONTROLS.get(control, control)
     if gain is None:
-        why = (reasons or {}).get(_TURN_ONLY)
-        detail = (
-            f"turn-count-only monitor {why}"
-            if why
-            else f"needs both {_SELECTED} and {_TURN_ONLY} evaluated"
-        )
-        return f"uncertainty features add: n/a over the turn-count-only monitor ({detail})"
+        why = (reasons or {}).get(control)
+        detail = f"{control} {why}" if why else f"needs both {_SELECTED} and {control} evaluated"
+        return f"monitor gain over {name}: n/a ({detail})"
     how = "paired" if gain.paired else "unpaired"
+    word = verdict(gain)
+    flag = "" if word == "significant" else f", {word}"
     return (
-        f"uncertainty features add {100 * gain.value:+.1f} points of Success-Rate over the "
-        f"turn-count-only monitor (95% CI [{100 * gain.low:+.1f}, {100 * gain.high:+.1f}]; "
+        f"monitor gain over {name}: {100 * gain.value:+.1f} points of {metric} "
+        f"(95% CI [{100 * gain.low:+.1f}, {100 * gain.high:+.1f}]{flag}; "
         f"{how} bootstrap over {gain.n} test games)"
     )
+
+
+def feature_gain_sentence(gain: Difference | None, reasons: dict[str, str] | None = None) -> str:
+    """The report's line on what the uncertainty features add over the turn count."""
+    return gain_sentence(_TURN_ONLY, gain, reasons)
+
+
+def control_gain_rows(
+    game_rows: Sequence[dict[str, Any]],
+    reasons: dict[str, str] | None = None,
+    *,
+    metric: str = "Success-Rate",
+) -> list[dict[str, Any]]:
+    """The selected monitor's gains over :data:`CONTROLS` as report rows (JSON, CSV, pages):
+    points with the 95% interval, the verdict ("significant" / "not significant" / "n/a")
+    and the report's sentence."""
+    rows: list[dict[str, Any]] = []
+    for control, gain in monitor_gains(game_rows).items():
+        rows.append(
+            {
+                "comparison": f"{_SELECTED} - {control}",
+                "over": CONTROLS[control],
+                **{k: None if v is None else round(v, 2) for k, v in _points(gain).items()},
+                "games": None if gain is None else gain.n,
+                "paired": None if gain is None else gain.paired,
+                "verdict": verdict(gain),
+                "sentence": gain_sentence(control, gain, reasons, metric=metric),
+            }
+        )
+    return rows

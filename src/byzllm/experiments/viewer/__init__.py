@@ -18,20 +18,27 @@ Large runs stay light: the list holds every unit (a short row each), but only th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from byzllm.errors import InputError
 
 from ._html import Section, page
 
-__all__ = ["DEFAULT_MAX_DETAILS", "render_view", "write_view"]
+__all__ = ["DEFAULT_MAX_DETAILS", "Section", "render_view", "write_view"]
 
 #: Units whose full trace is embedded by default (the list always holds every unit).
 DEFAULT_MAX_DETAILS = 500
 
 
-def render_view(run_dir: str | Path, *, max_details: int = DEFAULT_MAX_DETAILS) -> str:
-    """The HTML page of the run in ``run_dir`` (see the module docstring)."""
+def render_view(
+    run_dir: str | Path,
+    *,
+    max_details: int = DEFAULT_MAX_DETAILS,
+    lead: Sequence[Section] = (),
+) -> str:
+    """The HTML page of the run in ``run_dir`` (see the module docstring); ``lead`` sections
+    go first (``byzllm reproduce``: the comparison, its gaps and the sensitivity section)."""
     from byzllm.experiments import Store
 
     location = Path(run_dir)
@@ -82,7 +89,7 @@ def render_view(run_dir: str | Path, *, max_details: int = DEFAULT_MAX_DETAILS) 
         else:
             raise InputError(f"{location} holds no finished unit yet")
     label = "simulated agents (not real LLMs)" if simulated else "real-model results"
-    return page(title, label, simulated, sections)
+    return page(title, label, simulated, [*lead, *sections])
 
 
 def write_view(
@@ -90,10 +97,11 @@ def write_view(
     out: str | Path | None = None,
     *,
     max_details: int = DEFAULT_MAX_DETAILS,
+    lead: Sequence[Section] = (),
 ) -> Path:
     """Write the run's page (default ``RUN_DIR/view.html``) and return its path."""
     target = Path(out) if out is not None else Path(run_dir) / "view.html"
-    text = render_view(run_dir, max_details=max_details)
+    text = render_view(run_dir, max_details=max_details, lead=lead)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     return target
