@@ -13,8 +13,9 @@ __all__ = ["app"]
 
 app = typer.Typer(
     help=(
-        "The simulated population: every assumption with its source (show), estimated from a "
-        "run with real LLM agents (fit), and the fitted twin beside the real run (compare)."
+        "The simulated population: every parameter of the four domains with its source (show), "
+        "estimated from a run with real LLM agents (fit; consensus and WhoDunit runs), and the "
+        "fitted twin beside the real run (compare; the same two domains)."
     ),
     no_args_is_help=True,
 )

@@ -1,4 +1,8 @@
-"""Every table of the two papers, one command away: ``byzllm reproduce NAME``.
+"""The two papers' tables and figures, one command away: ``byzllm reproduce NAME``.
+
+The SAC paper's Tables 1-6 and the rogue-agents paper's Tables 2-3 and Figs. 4-6; the
+rogue-agents paper's Table 1 (CodeGen) is not an entry: it needs HumanEval and runs with
+``byzllm codegen`` (docs/codegen.md).
 
 Each :class:`Reproduction` names a shipped config (``byzllm/configs/*.yaml``, ordinary configs
 a user can copy and edit), the experiment that runs it, and how its results are set beside
