@@ -67,13 +67,29 @@ def write_real_report(
     records: Sequence[Mapping[str, Any]],
     config: ConsensusConfig,
     wall_s: float,
+    planned_questions: int | None = None,
 ) -> str:
-    """Write the page to ``path`` and return its text."""
+    """Write the page to ``path`` and return its text.
+
+    ``planned_questions`` marks a partial report (a run stopped early, reported with
+    ``--partial``): the page says how many of the planned questions it covers.
+    """
     questions = {str(r.get("task_id", "")) for r in records} - {""}
     composition = config.compositions[0]
+    partial = (
+        [
+            f"**Partial: {len(questions)} of the {planned_questions} planned questions** "
+            "(those finished under every protocol when the run was stopped; rerunning the "
+            "command without --partial resumes it).",
+            "",
+        ]
+        if planned_questions is not None
+        else []
+    )
     lines = [
         f"# {entry.paper}, {entry.table}, on real models",
         "",
+        *partial,
         f"{len(questions)} questions ({config.dataset.name}"
         + (f", {config.dataset.steps} steps" if config.dataset.name == "synthetic" else "")
         + f"), n = {composition.n} ({composition.strong} strong, {composition.weak} weak, "
