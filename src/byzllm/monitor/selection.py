@@ -261,7 +261,7 @@ def fit_role_candidates(
     if y_train.all() or not y_train.any():
         raise InputError(
             f"role {role!r}: training turns must include both successful and failed games "
-            "(a monitor cannot learn from one outcome)"
+            "(a monitor cannot learn from one outcome); collect more training games"
         )
     val_mask = validation.role_mask(role)
     x_val = validation.x[val_mask]
