@@ -401,7 +401,10 @@ def test_json_written_before_still_loads_and_predicts_the_same() -> None:
     m = UncertaintyMonitor.from_json(OLD_FORMAT_JSON)
     assert m.get_params() == {"features": ("entropy", "varentropy"), "degree": 2, "alpha": 1.0}
     assert m.classes_.tolist() == [0, 1] and m.n_features_in_ == 4
-    assert m.decision_function(OLD_FORMAT_QUERY).tolist() == OLD_FORMAT_RAW
+    # The same numbers up to the last bits, which BLAS builds may round differently.
+    assert m.decision_function(OLD_FORMAT_QUERY).tolist() == pytest.approx(
+        OLD_FORMAT_RAW, rel=1e-12
+    )
     assert m.predict(OLD_FORMAT_QUERY).tolist() == [1, 0, 0]
     # Refitting on the same data writes the same file, key for key and digit for digit.
     refit = UncertaintyMonitor(features=("varentropy", "entropy"), degree=2).fit(
@@ -410,7 +413,16 @@ def test_json_written_before_still_loads_and_predicts_the_same() -> None:
     old = json.loads(OLD_FORMAT_JSON)
     new = json.loads(refit.to_json())
     assert list(new) == list(old)
-    assert {**new, "byzllm_version": "0.1.0"} == old
+    floats = {
+        k
+        for k, v in old.items()
+        if isinstance(v, float) or (isinstance(v, list) and v and isinstance(v[0], float))
+    }
+    assert {**{k: v for k, v in new.items() if k not in floats}, "byzllm_version": "0.1.0"} == {
+        k: v for k, v in old.items() if k not in floats
+    }
+    for key in floats:  # the same numbers up to the last bits (BLAS builds round differently)
+        assert new[key] == pytest.approx(old[key], rel=1e-12, abs=1e-15)
 
 
 def test_json_round_trip_keeps_every_prediction_and_refits_identically() -> None:
