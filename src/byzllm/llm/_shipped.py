@@ -173,19 +173,28 @@ def _part_files(model: ShippedModel) -> list[Path]:
     return paths
 
 
+def _cached_path(model: ShippedModel) -> Path:
+    """Where the reassembled file of ``model`` lives (its hash in the name: a new release of
+    the parts never meets an old file)."""
+    return cache_dir() / "models" / f"{model.alias}-{model.sha256[:16]}.gguf"
+
+
+def _installed(package: str) -> bool:
+    try:
+        importlib.metadata.distribution(package)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def model_state(model: ShippedModel) -> dict[str, bool]:
     """``installed`` (every package present) and ``cached`` (reassembled file present, not
     re-hashed here: every use checks it)."""
-    installed = True
-    for package in model.packages:
-        try:
-            importlib.metadata.distribution(package)
-        except importlib.metadata.PackageNotFoundError:
-            installed = False
-            break
-    cached = model.file is not None and installed
-    if model.file is None:
-        cached = (cache_dir() / "models" / f"{model.alias}-{model.sha256[:16]}.gguf").is_file()
+    installed = all(_installed(package) for package in model.packages)
+    if model.file is not None:  # a single-file model is used where its package put it
+        cached = installed
+    else:
+        cached = _cached_path(model).is_file()
     return {"installed": installed, "cached": cached}
 
 
@@ -206,8 +215,7 @@ def ensure_shipped(alias: str, *, quiet: bool = False) -> Path:
                 f"SHA-256; reinstall it (pip install --force-reinstall {model.packages[0]})"
             )
         return parts[0]
-    folder = cache_dir() / "models"
-    target = folder / f"{alias}-{model.sha256[:16]}.gguf"
+    target = _cached_path(model)
     if target.is_file():
         if target.stat().st_size == model.size and sha256_of(target) == model.sha256:
             return target
