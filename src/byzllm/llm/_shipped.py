@@ -191,10 +191,8 @@ def model_state(model: ShippedModel) -> dict[str, bool]:
     """``installed`` (every package present) and ``cached`` (reassembled file present, not
     re-hashed here: every use checks it)."""
     installed = all(_installed(package) for package in model.packages)
-    if model.file is not None:  # a single-file model is used where its package put it
-        cached = installed
-    else:
-        cached = _cached_path(model).is_file()
+    # A single-file model is used where its package put it: installed is cached.
+    cached = installed if model.file is not None else _cached_path(model).is_file()
     return {"installed": installed, "cached": cached}
 
 
