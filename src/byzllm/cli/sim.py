@@ -14,8 +14,8 @@ __all__ = ["app"]
 app = typer.Typer(
     help=(
         "The simulated population: every parameter of the four domains with its source (show), "
-        "estimated from a run with real LLM agents (fit; consensus and WhoDunit runs), and the "
-        "fitted twin beside the real run (compare; the same two domains)."
+        "estimated from a run with real LLM agents (fit: consensus, WhoDunit, GovSim and "
+        "CodeGen runs), and the fitted twin beside the real run (compare)."
     ),
     no_args_is_help=True,
 )
@@ -40,7 +40,8 @@ def show(
 
     A source is a published figure (cited), a measurement, or "assumption": a
     modelling choice you can switch in a config (agents.<group>.profile for
-    consensus, sim: for WhoDunit and CodeGen) or fit from a real run with `byzllm sim fit`.
+    consensus, sim: for WhoDunit and CodeGen, govsim.sim: for GovSim) or fit from
+    a real run with `byzllm sim fit`.
 
     Examples:
 
@@ -106,6 +107,15 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: The record kind that marks each domain's runs, in the order they are looked for.
+_DOMAIN_KINDS = (
+    ("consensus_question", "consensus"),
+    ("whodunit_game", "whodunit"),
+    ("govsim_game", "govsim"),
+    ("codegen_problem", "codegen"),
+)
+
+
 def _domain_of(run_dir: Path) -> str:
     from byzllm.errors import InputError
     from byzllm.experiments import Store
@@ -114,13 +124,19 @@ def _domain_of(run_dir: Path) -> str:
         raise InputError(f"no results.sqlite in {run_dir}: run an experiment there first")
     with Store.open(run_dir) as store:
         kinds = store.kinds()
-    if "consensus_question" in kinds:
-        return "consensus"
-    if "whodunit_game" in kinds:
-        return "whodunit"
+    for kind, domain in _DOMAIN_KINDS:
+        if kind in kinds:
+            return domain
+    hint = ""
+    if "monitor_game" in kinds:
+        # A monitor run keeps the monitored turns only: no whole games to fit the agents on.
+        hint = (
+            "; a monitor run keeps the monitored turns only: fit a `byzllm whodunit run` or "
+            "`byzllm govsim run` of the same agents"
+        )
     raise InputError(
-        f"{run_dir} holds no consensus or WhoDunit results to fit (it has: "
-        f"{', '.join(kinds) or 'nothing'})"
+        f"{run_dir} holds no consensus, WhoDunit, GovSim or CodeGen results to fit (it has: "
+        f"{', '.join(kinds) or 'nothing'}){hint}"
     )
 
 
@@ -137,6 +153,14 @@ def _fit(run_dir: Path) -> Any:
             raw = store.latest_config()
         config = ConsensusConfig.model_validate(raw) if raw else None
         return fit_consensus(questions, run=run_name(run_dir), config=config)
+    if domain == "govsim":
+        from byzllm.experiments.govsim.fit import fit_govsim_run
+
+        return fit_govsim_run(run_dir)
+    if domain == "codegen":
+        from byzllm.experiments.codegen.fit import fit_codegen_run
+
+        return fit_codegen_run(run_dir)
     from byzllm.experiments.whodunit.fit import fit_whodunit_run
 
     return fit_whodunit_run(run_dir)
@@ -159,17 +183,25 @@ def fit(
     false-accept and false-reject rates, the score levels, the confidence
     distribution for right and wrong answers (with its mass at 1.0) and how
     answers move towards the retained peers; WhoDunit runs give per-role
-    invalid-move and wrong-message rates and decision entropies. Parameters
-    the run holds no evidence for keep their defaults, and the file says so.
+    invalid-move and wrong-message rates and decision entropies; GovSim runs
+    (byzllm govsim run) give the fishers' greed, estimate noise, persuadability
+    and rogue episodes from their catches and meeting proposals; CodeGen runs
+    give the coders' skill, the problems' difficulty spread, how often a wrong
+    solution fails an example, the judge's and the tester's error rates and
+    reported confidences, broken replies and rating noise. Parameters the run
+    holds no evidence for keep their defaults; the file and the last line say
+    which, and why.
 
-    Use the file in a config: agents.strong.profile: profile.yaml (consensus)
-    or sim: profile.yaml (WhoDunit).
+    Use the file in a config: agents.strong.profile: profile.yaml (consensus),
+    sim: profile.yaml (WhoDunit, CodeGen) or govsim.sim: profile.yaml (GovSim).
 
     Examples:
 
         byzllm sim fit runs/real-demo -o smollm2.yaml
 
         byzllm sim compare runs/real-demo --profile smollm2.yaml
+
+        byzllm sim fit runs/gs -o govsim-profile.yaml
     """
     with cli_errors():
         profile = _fit(run_dir)
@@ -185,7 +217,21 @@ def fit(
             emit_rows(rows, json_output=False, title=f"{profile.domain}: {group}")
         label = "simulated" if profile.run_simulated else "real-model"
         typer.echo(f"fitted from a {label} run: {profile.run}")
+        kept = _not_fitted(profile)
+        if kept:
+            typer.echo(f"kept their defaults (no evidence in the run): {', '.join(kept)}")
         typer.echo(f"wrote {path}")
+
+
+def _not_fitted(profile: Any) -> list[str]:
+    """The parameters the run did not fit (every fitted source starts "fitted from"),
+    group-qualified when the profile has more than one group."""
+    out = []
+    for group, sources in profile.sources.items():
+        for name, source in sources.items():
+            if not source.startswith("fitted from "):
+                out.append(f"{group}.{name}" if len(profile.sources) > 1 else name)
+    return out
 
 
 @app.command()
@@ -210,16 +256,21 @@ def compare(
     """Rerun RUN_DIR's configuration on the fitted simulator; print both side by side.
 
     Every metric of the run (consensus: the SAC paper's §5.1 metrics; WhoDunit:
-    Success-Rate, Precision, Game-Length) beside the same metric of its
-    simulated twin, each with a 95% bootstrap interval over questions or games,
-    and the difference (simulated - real). This is how far the twin is from
-    the real thing before you explore thousands of configurations on it.
+    Success-Rate, Precision, Game-Length; GovSim: Survival-Rate, Survival-Time,
+    Efficiency, per split; CodeGen: Pass@1 and interventions per debate, per
+    split and condition) beside the same metric of its simulated twin (the
+    run's games, problems, conditions and repeats replayed), each with a 95%
+    bootstrap interval over questions, games or problems, and the difference
+    (simulated - real). This is how far the twin is from the real thing before
+    you explore thousands of configurations on it.
 
     Examples:
 
         byzllm sim compare runs/real-demo
 
         byzllm sim compare runs/real-demo --profile smollm2.yaml --markdown
+
+        byzllm sim compare runs/gs --profile govsim-profile.yaml
     """
     with cli_errors():
         from byzllm.experiments._fitting import FittedProfile
@@ -249,6 +300,8 @@ def compare(
                 if meta
                 else domain
             )
+            if domain in ("govsim", "codegen"):
+                title = f"{domain}: {title}"
             shown = [
                 {
                     "metric": r.metric,
@@ -279,6 +332,14 @@ def _comparison(run_dir: Path, domain: str, profile: Any, resamples: int) -> lis
             raise InputError(f"{run_dir} does not record its configuration; cannot rerun it")
         config = ConsensusConfig.model_validate(raw)
         return compare_consensus(questions, config, profile, resamples=resamples)
+    if domain == "govsim":
+        from byzllm.experiments.govsim.fit import compare_govsim_run
+
+        return compare_govsim_run(run_dir, profile, resamples=resamples)
+    if domain == "codegen":
+        from byzllm.experiments.codegen.fit import compare_codegen_run
+
+        return compare_codegen_run(run_dir, profile, resamples=resamples)
     from byzllm.experiments.whodunit.fit import compare_whodunit_run
 
     return compare_whodunit_run(run_dir, profile, resamples=resamples)

@@ -1,10 +1,12 @@
 """What ``byzllm sim fit`` writes and ``byzllm sim compare`` prints, for every domain.
 
 A :class:`FittedProfile` holds, per group of agents (consensus: ``strong`` / ``weak``;
-WhoDunit: ``sim``), the simulator parameters estimated from a run, the source of each one
-("fitted from RUN: <statistic>, n = ..." or the default's own source when the run carries no
-evidence for it) and the measured statistics behind them. Its YAML file plugs into a config:
-``agents.<group>.profile: profile.yaml`` (consensus) or ``sim: profile.yaml`` (WhoDunit).
+WhoDunit, GovSim and CodeGen: ``sim``), the simulator parameters estimated from a run, the
+source of each one ("fitted from RUN: <statistic>, n = ..." or the default's own source when
+the run carries no evidence for it) and the measured statistics behind them. Its YAML file
+plugs into a config: ``agents.<group>.profile: profile.yaml`` (consensus), ``sim:
+profile.yaml`` (WhoDunit, CodeGen) or ``govsim.sim: profile.yaml`` (GovSim;
+:func:`inline_profile`).
 
 A :class:`ComparisonRow` sets one metric of the real run beside the same metric of the fitted
 simulator on the same configuration, both with their confidence intervals.
@@ -13,17 +15,26 @@ simulator on the same configuration, both with their confidence intervals.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic_core import PydanticCustomError
 
 from byzllm.errors import ConfigError
 
+from ._config import config_path
 from ._intervals import Interval
 
-__all__ = ["ComparisonRow", "FittedProfile", "comparison_row", "load_profile_section"]
+__all__ = [
+    "ComparisonRow",
+    "FittedProfile",
+    "comparison_row",
+    "inline_profile",
+    "load_profile_section",
+]
 
 
 class FittedProfile(BaseModel):
@@ -31,7 +42,7 @@ class FittedProfile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    domain: str = Field(description="consensus or whodunit")
+    domain: str = Field(description="consensus, whodunit, govsim or codegen")
     run: str = Field(description="the run directory's name the profile was fitted from")
     run_simulated: bool = Field(description="whether that run's agents were themselves simulated")
     groups: dict[str, dict[str, float]] = Field(description="group -> parameter -> value")
@@ -75,6 +86,23 @@ def load_profile_section(path: str | Path, group: str, domain: str) -> dict[str,
             f"{path} has no parameters for group {group!r} (it has {', '.join(profile.groups)})"
         )
     return dict(profile.groups[group])
+
+
+def inline_profile(value: object, info: ValidationInfo, *, group: str, domain: str) -> object:
+    """A config field's value with a profile file replaced by its ``group`` parameters.
+
+    For a ``mode="before"`` field validator: ``sim: fitted.yaml`` (resolved beside the config
+    file, then the working directory) becomes the ``group`` section of that `byzllm sim fit`
+    file, inlined so the run (and its unit ids) records the values, not a path whose content
+    may change. Any other value passes through unchanged.
+    """
+    if not isinstance(value, str | os.PathLike):
+        return value
+    path = config_path(value, info, "file", "profile file")
+    try:
+        return load_profile_section(path, group, domain)
+    except ConfigError as err:
+        raise PydanticCustomError("profile_file", "{message}", {"message": str(err)}) from None
 
 
 class ComparisonRow(BaseModel):

@@ -34,6 +34,7 @@ from ._prompts import (
 )
 from ._sim import (
     BUG_KINDS,
+    SEAT_OFFSETS,
     CodeGenSimParams,
     SimulatedCoder,
     SimulatedJudge,
@@ -65,6 +66,7 @@ __all__ = [
     "MAX_REPLY_CHARS",
     "MAX_TESTS",
     "ROLE_DESCRIPTIONS",
+    "SEAT_OFFSETS",
     "CodeGenCoder",
     "CodeGenJudge",
     "CodeGenSimParams",

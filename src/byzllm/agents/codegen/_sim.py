@@ -79,6 +79,7 @@ from ._types import (
 
 __all__ = [
     "BUG_KINDS",
+    "SEAT_OFFSETS",
     "CodeGenSimParams",
     "SimulatedCoder",
     "SimulatedJudge",
@@ -99,7 +100,7 @@ _UNMEASURED = "no real CodeGen run has measured it yet"
 BUG_KINDS: tuple[str, ...] = ("off_by_one", "truncate", "negate")
 
 #: Seat offsets of the coders' skill, times ``skill_spread`` (seat order of CODER_ROLES).
-_SEAT_OFFSETS = (0.5, 0.17, -0.17, -0.5)
+SEAT_OFFSETS: tuple[float, ...] = (0.5, 0.17, -0.17, -0.5)
 
 
 class CodeGenSimParams(BaseModel):
@@ -473,7 +474,7 @@ class SimulatedCoder:
         difficulty = _seeding.gauss(
             p.difficulty_sd, "codegen-difficulty", self.salt, view.problem_id
         )
-        offset = p.skill_spread * _SEAT_OFFSETS[self.seat % len(_SEAT_OFFSETS)]
+        offset = p.skill_spread * SEAT_OFFSETS[self.seat % len(SEAT_OFFSETS)]
         return _sigmoid(p.coder_skill + offset - difficulty)
 
     def _code(self, state: SimCode) -> str:

@@ -9,7 +9,9 @@ results say so (``simulated``, ``simulated_execution`` and the simulation parame
 
 Modules, the same in every experiment domain: ``config``, ``records``, ``experiment`` (units,
 the work function, monitor training), ``report`` (Table 1 rows with bootstrap intervals); and
-``splits`` (disjoint, seeded train / validation / test splits of HumanEval).
+``splits`` (disjoint, seeded train / validation / test splits of HumanEval); ``fit``
+estimates the simulated roles' parameters from a run and replays the run on them (``byzllm
+sim fit`` / ``compare``).
 """
 
 from .config import CODEGEN_CONDITIONS, TABLE1_CONDITIONS, CodeGenCondition, CodeGenConfig
@@ -22,12 +24,14 @@ from .experiment import (
     train_monitors,
     work,
 )
+from .fit import CODEGEN_METRICS, compare_codegen_run, fit_codegen, fit_codegen_run
 from .records import CodeGenProblemRecord, CodeGenTurnRecord
 from .report import CONDITION_NAMES, paired_gain, problem_rows, table1_rows
 from .splits import check_disjoint, codegen_splits
 
 __all__ = [
     "CODEGEN_CONDITIONS",
+    "CODEGEN_METRICS",
     "CONDITION_NAMES",
     "TABLE1_CONDITIONS",
     "CodeGenCondition",
@@ -37,6 +41,9 @@ __all__ = [
     "check_disjoint",
     "codegen_splits",
     "collect_units",
+    "compare_codegen_run",
+    "fit_codegen",
+    "fit_codegen_run",
     "load_split",
     "paired_gain",
     "problem_rows",

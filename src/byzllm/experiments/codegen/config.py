@@ -12,6 +12,7 @@ from byzllm.agents.codegen import CodeGenSimParams
 from byzllm.monitor.conditions import CONDITIONS
 
 from .._config import config_path
+from .._fitting import inline_profile
 from .._model_config import ModelConfig
 
 __all__ = ["CODEGEN_CONDITIONS", "TABLE1_CONDITIONS", "CodeGenCondition", "CodeGenConfig"]
@@ -56,7 +57,7 @@ class CodeGenConfig(ModelConfig):
         repeats: 1
         execution: auto                   # auto | sandbox | simulated
         agents: simulated                 # or llm (then model, base_url)
-        sim: {judge_error_rate: 0.2}
+        sim: {judge_error_rate: 0.2}      # or a fitted profile: sim: profile.yaml
     """
 
     problems: str | None = Field(
@@ -97,7 +98,10 @@ class CodeGenConfig(ModelConfig):
     sandbox_timeout_s: float = Field(default=10.0, gt=0)
     sandbox_memory_mb: int = Field(default=512, ge=64)
     agents: Literal["simulated", "llm"] = "simulated"
-    sim: CodeGenSimParams = Field(default_factory=CodeGenSimParams)
+    sim: CodeGenSimParams = Field(
+        default_factory=CodeGenSimParams,
+        description="simulated roles' parameters, or a profile file from `byzllm sim fit`",
+    )
     top_logprobs: int = Field(default=10, ge=1, description="at most max_top_logprobs")
     max_reprompts: int = Field(default=1, ge=0)
     max_tokens: int | None = Field(default=1024, ge=1)
@@ -108,6 +112,12 @@ class CodeGenConfig(ModelConfig):
     def _resolve(cls, value: str | os.PathLike[str] | None, info: ValidationInfo) -> str | None:
         # The config path rule: relative to the config file when it exists there.
         return None if value is None else str(config_path(value, info, "file", "problem file"))
+
+    @field_validator("sim", mode="before")
+    @classmethod
+    def _profile_file(cls, value: object, info: ValidationInfo) -> object:
+        # ``sim: fitted.yaml``: the "sim" group of a `byzllm sim fit` file, inlined.
+        return inline_profile(value, info, group="sim", domain="codegen")
 
     @model_validator(mode="after")
     def _consistent(self) -> CodeGenConfig:

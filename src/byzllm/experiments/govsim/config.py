@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from byzllm.agents.govsim import Fisher, FisherParams
 from byzllm.envs.govsim import LakeConfig, llm_fishers, simulated_fishers
 
+from .._fitting import inline_profile
 from .._model_config import ModelConfig
 
 __all__ = ["GovSimRunConfig", "GovSimSettings", "make_fishers"]
@@ -21,7 +22,7 @@ class GovSimSettings(BaseModel):
 
         govsim:
           lake: {months: 12, utterances: 5, assignment: stochastic}
-          sim: {greed: 0.3, rogue_rate: 0.04, fault_signal: 1.0}
+          sim: {greed: 0.3, rogue_rate: 0.04, fault_signal: 1.0}   # or sim: profile.yaml
           max_tokens: 256
     """
 
@@ -29,7 +30,8 @@ class GovSimSettings(BaseModel):
 
     lake: LakeConfig = Field(default_factory=LakeConfig)
     sim: FisherParams = Field(
-        default_factory=FisherParams, description="the simulated fishers' parameters"
+        default_factory=FisherParams,
+        description="the simulated fishers' parameters, or a profile file from `byzllm sim fit`",
     )
     max_tokens: int | None = Field(default=256, ge=1, description="longest reply per call")
     max_reprompts: int = Field(default=2, ge=0)
@@ -39,6 +41,12 @@ class GovSimSettings(BaseModel):
         le=2.0,
         description="sampling temperature of a meeting held again after a reset",
     )
+
+    @field_validator("sim", mode="before")
+    @classmethod
+    def _profile_file(cls, value: object, info: ValidationInfo) -> object:
+        # ``sim: fitted.yaml``: the "sim" group of a `byzllm sim fit` file, inlined.
+        return inline_profile(value, info, group="sim", domain="govsim")
 
 
 def make_fishers(
@@ -72,7 +80,7 @@ class GovSimRunConfig(ModelConfig):
     n_games: 20            # null: the whole split
     repeats: 3
     agents: simulated      # or: llm (then set model / base_url)
-    govsim: {lake: {months: 12}, sim: {greed: 0.3}}
+    govsim: {lake: {months: 12}, sim: {greed: 0.3}}   # or sim: profile.yaml (`byzllm sim fit`)
     """
 
     agents: Literal["simulated", "llm"] = "simulated"

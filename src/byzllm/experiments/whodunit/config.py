@@ -3,12 +3,10 @@ games."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
 from byzllm.agents.whodunit import SimParams, WhoDunitAgent, WordingName
 from byzllm.envs.whodunit import (
@@ -17,10 +15,8 @@ from byzllm.envs.whodunit import (
     llm_agents,
     simulated_agents,
 )
-from byzllm.errors import ConfigError
 
-from .._config import config_path
-from .._fitting import load_profile_section
+from .._fitting import inline_profile
 from .._model_config import ModelConfig
 
 __all__ = ["WhoDunitPlayers", "WhoDunitRunConfig"]
@@ -59,15 +55,8 @@ class WhoDunitPlayers(ModelConfig):
     @field_validator("sim", mode="before")
     @classmethod
     def _profile_file(cls, value: object, info: ValidationInfo) -> object:
-        # ``sim: fitted.yaml``: the "sim" group of a `byzllm sim fit` file, inlined so the run
-        # (and its unit ids) records the values, not a path whose content may change.
-        if not isinstance(value, str | os.PathLike):
-            return value
-        path = config_path(value, info, "file", "profile file")
-        try:
-            return load_profile_section(path, "sim", "whodunit")
-        except ConfigError as err:
-            raise PydanticCustomError("profile_file", "{message}", {"message": str(err)}) from None
+        # ``sim: fitted.yaml``: the "sim" group of a `byzllm sim fit` file, inlined.
+        return inline_profile(value, info, group="sim", domain="whodunit")
 
     @model_validator(mode="after")
     def _llm_needs_a_model(self) -> WhoDunitPlayers:

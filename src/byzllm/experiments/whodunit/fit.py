@@ -69,7 +69,6 @@ over games (every repeat of a game resampled together).
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,9 +85,8 @@ from byzllm.errors import InputError
 
 from .._fitting import ComparisonRow, FittedProfile, comparison_row
 from .._intervals import Interval, bootstrap_intervals
-from .._runner import run_in_memory as records_in_memory
 from .._store import Store
-from .._units import make_unit
+from .._twin import replay_units
 from .experiment import work
 
 __all__ = [
@@ -494,31 +492,26 @@ def simulate_twin(
     ``repeats`` times (more: a tighter interval on the simulated side). Returns the twin's
     ``whodunit_game`` records as dicts.
     """
-    if repeats < 1:
-        raise InputError(f"repeats must be at least 1, got {repeats}")
-    with Store.open(run_dir) as store:
-        units = [u["payload"] for u in store.units("done")]
-    payloads = [p for p in units if {"config", "game", "repeat"} <= set(p)]
-    if not payloads:
-        raise InputError(f"{run_dir} holds no finished WhoDunit games to replay")
-    # Twin repeats get indices past the run's own, so each plays on its own random stream.
-    stride = 1 + max(int(p["repeat"]) for p in payloads)
     sim = params.model_dump(mode="json")
 
-    units = []
-    for k in range(repeats):
-        for p in payloads:
-            conf = p["config"] or {}
-            # Only what the work reads for simulated agents: no model settings travel.
-            twin = {
-                "agents": "simulated",
-                "sim": sim,
-                "split": conf.get("split", "test"),
-                "wording": conf.get("wording", "award"),
-            }
-            payload = {"config": twin, "game": p["game"], "repeat": int(p["repeat"]) + k * stride}
-            units.append(make_unit(payload, label=f"twin/{k}"))
-    return asyncio.run(records_in_memory(units, work, kinds={"whodunit_game"}))
+    def twin(conf: Mapping[str, Any]) -> dict[str, Any]:
+        # Only what the work reads for simulated agents: no model settings travel.
+        return {
+            "agents": "simulated",
+            "sim": sim,
+            "split": conf.get("split", "test"),
+            "wording": conf.get("wording", "award"),
+        }
+
+    return replay_units(
+        run_dir,
+        twin,
+        work,
+        kinds={"whodunit_game"},
+        repeats=repeats,
+        accept=lambda p: {"config", "game", "repeat"} <= set(p),
+        what="WhoDunit games",
+    )
 
 
 def _metric_intervals(games: Sequence[Mapping[str, Any]], resamples: int) -> dict[str, Interval]:

@@ -1,0 +1,624 @@
+"""Fit the simulated GovSim fishers to a run, and compare the two (``byzllm sim``).
+
+:func:`fit_govsim` estimates :class:`~byzllm.agents.govsim.FisherParams` (the profile's one
+group, ``sim``) from the ``govsim_game`` records of a ``byzllm govsim run``. It reads only
+what a run with LLM fishers records: per month the stock before the harvest, every fisher's
+wish (capped at the stock), the stock after it and whether a catch fell back to the parse
+default; per meeting each utterance's speaker and the amounts it wrote (the first one is
+its proposal, the amount a simulated fisher reads from a discussion; GovSim's framework, Piatti
+et al. 2024, likewise extracts an agreed per-fisher limit from each conversation). It never
+reads ``sim_params`` or a simulated fisher's ``rogue`` label, so fitting a simulated run is an
+honest test.
+
+**The simulator's rules the fit inverts** (:mod:`byzllm.agents.govsim`, after GovSim's code
+for the sustainable share ``s* = ⌊⌊stock / 2⌋ / n⌋``). With ``S = stock / n`` and the lake's
+stock next month ``R = min(2 · stock_after, R_0)``:
+
+* a fisher's *proposal* at the meeting of month ``j`` is its estimate of next month's share,
+  ``E = max(0, s*(R) + N(0, (σ S(R))²))``, rounded; in a rogue episode (probability
+  ``ρ`` per fisher and meeting) it is ``E · k`` rounded, ``k = (1 + greed) ·
+  rogue_multiplier``;
+* its *catch* in month ``j + 1`` uses the same estimate and the same episode: clean,
+  ``round((1 − π) (1 + greed) E + π G)`` with ``G`` the median of the meeting's proposals;
+  rogue, ``E · k`` again;
+* its catch in month 1 (no meeting yet) is ``round((1 + greed) E)`` (``· rogue_multiplier``
+  in a rogue episode).
+
+**Estimates.**
+
+* ``rogue_rate`` ``ρ``, ``estimate_noise`` ``σ`` and the rogue factor ``k``: the maximum
+  likelihood of the proposals under that two-part mixture, each proposal's probability
+  taken exactly as the rounded (and at 0 clipped) normal it is, so proposals on a small
+  stock weigh what they say. Every proposal's posterior probability of being rogue comes
+  with it.
+* ``greed``: the maximum likelihood of month 1's uncapped catches (no meeting yet), a clean
+  one being ``round((1 + greed) E)`` and a rogue one ``round(k E)`` with the proposals' ``ρ``,
+  ``σ`` and ``k``. Without proposals (an LLM that never names an amount) it is the median of
+  month 1's ``wish / s*`` less one (the evidence keeps that median ratio in every case).
+* ``persuadability`` ``π``: the least squares of ``wish = (1 − π) u + π G``, ``u = (1 +
+  greed) · proposal``, over the catches of month ``j + 1`` whose fisher's proposal at meeting
+  ``j`` looks clean (posterior below one half), not capped at the stock and not a parse
+  fall-back (the fitted ``greed``; a rounded proposal stands for ``E``).
+* ``rogue_multiplier``: ``k / (1 + greed)`` (clipped to its range), when the proposals hold
+  at least two rogue ones in expectation.
+
+**Not identified here** (they keep ``base``, and their sources say why): the digit
+confidences (``confidence_logit``, ``confidence_sd``, ``rogue_confidence_drop``,
+``fault_signal``: game records keep no token distributions), ``resample_persistence`` (it
+shows only when a decision is resampled, the §6.1 ablation of the rogue-agents paper, which
+a ``govsim run`` never does) and ``top_k`` (a server setting). The monitor pipeline's GovSim
+records (``byzllm monitor``, ``reproduce ra-table2``) keep monitored turns only, without
+the stock, the month-1 catches or the meetings: fit a ``byzllm govsim run`` of the same
+fishers. An LLM's proposal may mean something other than a per-fisher limit (a total for
+the group); the fit reads it as the simulator does, and the rogue mixture absorbs what
+does not fit. Recovery on simulated runs (``tests/experiments/test_govsim_fit.py``,
+``docs/govsim.md``) states the tolerances.
+
+:func:`compare_govsim_run` replays every game of the run (the stored units: the same games,
+lake and repeats) with simulated fishers on the fitted parameters and returns
+Survival-Rate, Survival-Time and Efficiency (the rogue-agents paper, §4.1) of both, each
+with a percentile bootstrap interval over games (a game's repeats averaged first).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import minimize, minimize_scalar
+from scipy.special import log_ndtr
+
+from byzllm.agents._params import parameter_source
+from byzllm.agents.govsim import FisherParams, sustainable_share
+from byzllm.errors import InputError
+
+from .._fitting import ComparisonRow, FittedProfile
+from .._store import Store
+from .._twin import Metric, grouped_comparison, replay_units
+from .experiment import work
+
+__all__ = [
+    "GOVSIM_METRICS",
+    "CatchObservation",
+    "ProposalMixture",
+    "ProposalObservation",
+    "compare_govsim_run",
+    "fit_govsim",
+    "fit_govsim_run",
+    "month_one_greed",
+    "observations",
+    "persuadability_slope",
+    "proposal_mixture",
+    "simulate_twin",
+]
+
+#: The metrics compared, in table order (the rogue-agents paper, §4.1): per game, on the
+#: records' scale (rates as fractions).
+GOVSIM_METRICS: dict[str, Metric] = {
+    "Survival-Rate": lambda r: float(r["survival_rate"]),
+    "Survival-Time": lambda r: float(r["survival_time"]),
+    "Efficiency": lambda r: float(r["efficiency"]),
+}
+
+#: Why the parameters no govsim run identifies keep their value.
+_UNSEEN = {
+    "confidence_logit": "GovSim game records keep no token distributions",
+    "confidence_sd": "GovSim game records keep no token distributions",
+    "rogue_confidence_drop": "GovSim game records keep no token distributions",
+    "fault_signal": "GovSim game records keep no token distributions",
+    "resample_persistence": "it shows only when a decision is resampled (the rogue-agents "
+    "paper's §6.1 ablation), which a govsim run never does",
+    "top_k": "the server's top-k, a setting rather than a behaviour",
+}
+#: Fewer expected rogue proposals than this: the rogue factor is not estimated.
+_MIN_ROGUE = 2.0
+#: Fewer paired catches than this: persuadability is not fitted.
+_MIN_PAIRED = 10
+
+
+@dataclass(frozen=True)
+class ProposalObservation:
+    """One fisher's proposal at one meeting (the first amount of its first utterance that
+    names one), with the sustainable share ``share`` and the scale ``stock / n`` of the
+    stock it reasons on (next month's, ``min(2 · stock_after, R_0)``)."""
+
+    play: str
+    month: int
+    fisher: str
+    amount: int
+    share: int
+    scale: float
+
+
+@dataclass(frozen=True)
+class CatchObservation:
+    """One fisher's wish in one month, with the month's sustainable share, stock and number
+    of fishers, and (from month 2) its own proposal and the median proposal of the meeting
+    before (``None`` when it or the meeting named no amount)."""
+
+    play: str
+    month: int
+    fisher: str
+    wish: int
+    share: int
+    stock: int
+    fishers: int
+    proposal: int | None
+    agreed: float | None
+
+
+def _play(game: Mapping[str, Any]) -> str:
+    return f"{game['game_id']}/r{int(game.get('repeat', 0))}"
+
+
+def observations(
+    games: Sequence[Mapping[str, Any]],
+) -> tuple[list[ProposalObservation], list[CatchObservation]]:
+    """The proposals and the catches of ``games`` (``govsim_game`` records), in game order.
+
+    A catch that fell back to the parse default is left out (it is the parser's number, not
+    the fisher's). A fisher who speaks twice at a meeting is counted once: a simulated
+    fisher repeats itself, and an LLM's first proposal is the one the others heard first.
+    """
+    proposals: list[ProposalObservation] = []
+    catches: list[CatchObservation] = []
+    for game in games:
+        play = _play(game)
+        r0 = int(game["r0"])
+        harvests = list(game.get("harvests") or [])
+        meetings = list(game.get("meetings") or [])
+        fell_back = {
+            (int(d["month"]), str(d["fisher"]))
+            for d in game.get("decisions") or []
+            if d.get("applied", True) and d.get("fallback")
+        }
+        before: dict[str, int] = {}  # the last meeting's proposal per fisher
+        agreed: float | None = None
+        for h in harvests:
+            month = int(h["month"])
+            stock = int(h["stock_before"])
+            wishes = {str(k): int(v) for k, v in dict(h["wishes"]).items()}
+            n = max(1, len(wishes))
+            for fisher, wish in wishes.items():
+                if (month, fisher) in fell_back:
+                    continue
+                catches.append(
+                    CatchObservation(
+                        play=play,
+                        month=month,
+                        fisher=fisher,
+                        wish=wish,
+                        share=sustainable_share(stock, n),
+                        stock=stock,
+                        fishers=n,
+                        proposal=before.get(fisher),
+                        agreed=agreed,
+                    )
+                )
+            meeting = meetings[month - 1] if month - 1 < len(meetings) else []
+            regrown = min(2 * int(h["stock_after"]), r0)
+            first: dict[str, int] = {}
+            said: list[int] = []
+            for u in meeting:
+                amounts = list(u.get("amounts") or [])
+                if not amounts:
+                    continue
+                said.append(int(amounts[0]))
+                first.setdefault(str(u["speaker"]), int(amounts[0]))
+            for fisher, amount in first.items():
+                if regrown > 0:
+                    proposals.append(
+                        ProposalObservation(
+                            play=play,
+                            month=month,
+                            fisher=fisher,
+                            amount=amount,
+                            share=sustainable_share(regrown, n),
+                            scale=regrown / n,
+                        )
+                    )
+            before = first
+            agreed = float(median(said)) if said else None
+    return proposals, catches
+
+
+# -- the proposals' mixture ------------------------------------------------------------------
+
+
+def _log_rounded(
+    amount: npt.NDArray[np.float64], mean: npt.NDArray[np.float64], sd: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """log P(round(max(0, X)) = amount) for X ~ N(mean, sd²), elementwise and stable."""
+    hi = (amount + 0.5 - mean) / sd
+    lo = (amount - 0.5 - mean) / sd
+    # Subtract in the tail where both terms are small: Φ(b) − Φ(a) = Φ(−a) − Φ(−b).
+    upper = lo > 0
+    big = np.where(upper, log_ndtr(-lo), log_ndtr(hi))
+    small = np.where(upper, log_ndtr(-hi), log_ndtr(lo))
+    # amount 0 also takes every negative draw (the clip at 0).
+    small = np.where(amount <= 0, -np.inf, small)
+    with np.errstate(divide="ignore"):
+        out = big + np.log1p(-np.exp(np.minimum(small - big, 0.0)))
+    return np.asarray(np.maximum(out, -700.0), dtype=float)
+
+
+@dataclass(frozen=True)
+class ProposalMixture:
+    """The proposals' fitted two-part mixture (module docstring): ``rate`` ``ρ``,
+    ``noise`` ``σ``, ``factor`` ``k``; ``rogue`` the posterior of each proposal being rogue
+    (input order); ``expected_rogue`` their sum."""
+
+    rate: float
+    noise: float
+    factor: float
+    rogue: tuple[float, ...]
+    expected_rogue: float
+    log_likelihood: float
+
+
+def _arrays(
+    props: Sequence[ProposalObservation],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    amount = np.array([p.amount for p in props], dtype=float)
+    share = np.array([p.share for p in props], dtype=float)
+    scale = np.array([p.scale for p in props], dtype=float)
+    return amount, share, scale
+
+
+def _parts(
+    theta: Sequence[float],
+    amount: npt.NDArray[np.float64],
+    share: npt.NDArray[np.float64],
+    scale: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """log(ρ · P(rogue)) and log((1 − ρ) · P(clean)) per proposal."""
+    rate, noise, factor = theta
+    clean = math.log1p(-rate) + _log_rounded(amount, share, noise * scale)
+    rogue = math.log(rate) + _log_rounded(amount, factor * share, factor * noise * scale)
+    return rogue, clean
+
+
+def proposal_mixture(
+    props: Sequence[ProposalObservation], *, start_factor: float = 3.9
+) -> ProposalMixture:
+    """Maximum-likelihood ``(ρ, σ, k)`` of the proposals (module docstring).
+
+    ``ρ`` is kept in ``(0, 0.5]`` (rogue episodes are the minority, which names the two
+    parts), ``σ`` in ``[0.001, 5]`` and ``k`` in ``[1, 200]``. Several starts of ``k`` (the
+    given one, 2, and the 95th percentile of proposal / share) guard against a local optimum.
+    Raises InputError without proposals.
+    """
+    if not props:
+        raise InputError("no proposals to fit")
+    amount, share, scale = _arrays(props)
+    z = (amount - share) / scale
+    spread = float(np.median(np.abs(z - np.median(z)))) * 1.4826
+    noise0 = min(5.0, max(0.01, spread))
+    ratios = amount[share > 0] / share[share > 0]
+    high = float(np.quantile(ratios, 0.95)) if ratios.size else start_factor
+    bounds = [(1e-6, 0.5), (1e-3, 5.0), (1.0, 200.0)]
+
+    def nll(theta: npt.NDArray[np.float64]) -> float:
+        rogue, clean = _parts(list(theta), amount, share, scale)
+        return -float(np.logaddexp(rogue, clean).sum())
+
+    best = None
+    for k0 in sorted({start_factor, 2.0, max(1.5, min(200.0, high))}):
+        result = minimize(nll, np.array([0.05, noise0, k0]), method="L-BFGS-B", bounds=bounds)
+        if best is None or result.fun < best.fun:
+            best = result
+    assert best is not None
+    theta = [float(x) for x in best.x]
+    rogue, clean = _parts(theta, amount, share, scale)
+    posterior = np.exp(rogue - np.logaddexp(rogue, clean))
+    return ProposalMixture(
+        rate=theta[0],
+        noise=theta[1],
+        factor=theta[2],
+        rogue=tuple(float(p) for p in posterior),
+        expected_rogue=float(posterior.sum()),
+        log_likelihood=-float(best.fun),
+    )
+
+
+# -- the catches -----------------------------------------------------------------------------
+
+
+def _month_one(catches: Sequence[CatchObservation]) -> list[CatchObservation]:
+    """Month 1's catches with something to say: uncapped, on a positive share."""
+    return [c for c in catches if c.month == 1 and c.share > 0 and c.wish < c.stock]
+
+
+def month_one_greed(
+    catches: Sequence[CatchObservation], mixture: ProposalMixture | None
+) -> float | None:
+    """``greed`` from month 1's catches (module docstring), ``None`` without any.
+
+    With the proposals' mixture: the maximum likelihood of the catches, a clean one being
+    ``round((1 + greed) E)`` and a rogue one ``round(k E)`` with the proposals' ``ρ``, ``σ``
+    and ``k`` (the rogue part does not move with ``greed``). Without it: the median of
+    ``wish / s*`` less one.
+    """
+    first = _month_one(catches)
+    if not first:
+        return None
+    if mixture is None:
+        return median(c.wish / c.share for c in first) - 1.0
+    wish = np.array([c.wish for c in first], dtype=float)
+    share = np.array([c.share for c in first], dtype=float)
+    scale = np.array([c.stock / c.fishers for c in first], dtype=float)
+    rate, noise, factor = mixture.rate, mixture.noise, mixture.factor
+    rogue = math.log(rate) + _log_rounded(wish, factor * share, factor * noise * scale)
+
+    def nll(g: float) -> float:
+        up = 1.0 + g
+        clean = math.log1p(-rate) + _log_rounded(wish, up * share, up * noise * scale)
+        return -float(np.logaddexp(rogue, clean).sum())
+
+    return float(minimize_scalar(nll, bounds=(0.0, 10.0), method="bounded").x)
+
+
+def persuadability_slope(paired: Sequence[CatchObservation], greed: float) -> float | None:
+    """``π`` minimizing ``Σ (wish − (1 − π) u − π G)²`` with ``u = (1 + greed) · proposal``
+    (module docstring), or ``None`` with fewer than ``_MIN_PAIRED`` catches or none whose
+    own intention differs from the meeting's median."""
+    if len(paired) < _MIN_PAIRED:
+        return None
+    u = np.array([(1.0 + greed) * float(c.proposal or 0) for c in paired])
+    g = np.array([float(c.agreed or 0.0) for c in paired])
+    w = np.array([float(c.wish) for c in paired])
+    spread = float(((g - u) ** 2).sum())
+    if spread <= 0.0:
+        return None
+    return float(((w - u) * (g - u)).sum() / spread)
+
+
+# -- the fit ---------------------------------------------------------------------------------
+
+
+def fit_govsim(
+    games: Sequence[Mapping[str, Any]], *, run: str, base: FisherParams | None = None
+) -> FittedProfile:
+    """Estimate :class:`FisherParams` from one run's ``govsim_game`` records (see the module
+    docstring for what is read and how it maps).
+
+    ``base`` holds every parameter the run cannot identify (default: the declared defaults).
+    Raises InputError when there is no game or no catch to fit.
+    """
+    if not games:
+        raise InputError(f"{run} has no GovSim games to fit a profile from")
+    base = base or FisherParams()
+    props, catches = observations(games)
+    if not catches:
+        raise InputError(f"{run} has no GovSim catches to fit a profile from")
+    n_games = len(games)
+    values: dict[str, float] = {}
+    stat: dict[str, str] = {}
+    unseen: dict[str, str] = dict(_UNSEEN)
+
+    def put(name: str, value: float, what: str, n: int) -> None:
+        values[name] = round(value, 4)
+        stat[name] = f"fitted from {run} on {n_games} games: {what}, n = {n}"
+
+    first = _month_one(catches)
+    ratios = [c.wish / c.share for c in first]
+    evidence: dict[str, dict[str, Any]] = {
+        "catches": {
+            "games": n_games,
+            "catches": len(catches),
+            "month_one_catches": len(first),
+            "month_one_median_ratio": round(median(ratios), 4) if ratios else None,
+        },
+        "proposals": {"proposals": len(props)},
+    }
+    mixture = None
+    if props:
+        mixture = proposal_mixture(props, start_factor=(1.0 + base.greed) * base.rogue_multiplier)
+        evidence["proposals"] |= {
+            "rogue_rate": round(mixture.rate, 4),
+            "estimate_noise": round(mixture.noise, 4),
+            "rogue_factor": round(mixture.factor, 4),
+            "expected_rogue": round(mixture.expected_rogue, 2),
+            "log_likelihood": round(mixture.log_likelihood, 2),
+        }
+        put(
+            "rogue_rate",
+            mixture.rate,
+            "share of rogue proposals, maximum likelihood of the rounded-normal mixture",
+            len(props),
+        )
+        put(
+            "estimate_noise",
+            mixture.noise,
+            "sd of the clean proposals around the sustainable share, per stock / fisher "
+            "(the same mixture)",
+            len(props),
+        )
+    else:
+        for name in ("rogue_rate", "estimate_noise", "rogue_multiplier", "persuadability"):
+            unseen[name] = "no utterance of the run names an amount (no proposals)"
+
+    greed = month_one_greed(catches, mixture)
+    if greed is None:
+        unseen["greed"] = "no uncapped month-1 catch on a positive sustainable share"
+        greed = base.greed
+    else:
+        how = (
+            "maximum likelihood of month 1's catches (no meeting yet) as (1 + greed) times "
+            "an estimate, with the proposals' noise and rogue mixture"
+            if mixture is not None
+            else "median of month 1's wish / sustainable share, less one (no meeting yet)"
+        )
+        put("greed", min(10.0, max(0.0, greed)), how, len(first))
+        greed = values["greed"]
+
+    if mixture is not None:
+        rogue_at = {
+            (p.play, p.month, p.fisher): r for p, r in zip(props, mixture.rogue, strict=True)
+        }
+        paired = [
+            c
+            for c in catches
+            if c.proposal is not None
+            and c.agreed is not None
+            and c.wish < c.stock
+            and rogue_at.get((c.play, c.month - 1, c.fisher), 1.0) < 0.5
+        ]
+        evidence["catches"]["paired_catches"] = len(paired)
+        slope = persuadability_slope(paired, greed)
+        if slope is None:
+            unseen["persuadability"] = (
+                f"fewer than {_MIN_PAIRED} catches after a clean proposal of the same fisher, "
+                "or none whose intention differs from the meeting's median"
+            )
+        else:
+            evidence["catches"]["persuadability_slope"] = round(slope, 4)
+            put(
+                "persuadability",
+                min(1.0, max(0.0, slope)),
+                "least squares of wish = (1 - p) (1 + greed) own proposal + p median proposal "
+                "over the catches after a clean proposal (not capped)",
+                len(paired),
+            )
+        if mixture.expected_rogue >= _MIN_ROGUE:
+            put(
+                "rogue_multiplier",
+                min(100.0, max(1.0, mixture.factor / (1.0 + greed))),
+                f"rogue factor {mixture.factor:.4f} of the proposals / (1 + greed)",
+                len(props),
+            )
+        else:
+            unseen["rogue_multiplier"] = (
+                f"fewer than {_MIN_ROGUE:g} of the {len(props)} proposals look rogue"
+            )
+    return _profile(values, stat, unseen, base, run, games, evidence)
+
+
+def _profile(
+    values: Mapping[str, float],
+    stat: Mapping[str, str],
+    unseen: Mapping[str, str],
+    base: FisherParams,
+    run: str,
+    games: Sequence[Mapping[str, Any]],
+    evidence: dict[str, dict[str, Any]],
+) -> FittedProfile:
+    group: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    defaults = FisherParams()
+    for name in FisherParams.model_fields:
+        if name in values:
+            group[name] = values[name]
+            sources[name] = stat[name]
+            continue
+        value = getattr(base, name)
+        group[name] = float(value)
+        why = unseen.get(name, "no evidence in the run")
+        if value != getattr(defaults, name):
+            sources[name] = f"set for the fit, not fitted from {run}: {why}"
+        else:
+            declared = parameter_source(FisherParams, name)
+            sources[name] = f"{declared}; the default, not fitted from {run}: {why}"
+    # Validate what a config will load (a fitted value outside a parameter's range fails here).
+    FisherParams.model_validate(group)
+    return FittedProfile(
+        domain="govsim",
+        run=run,
+        run_simulated=any(bool(g.get("simulated")) for g in games),
+        groups={"sim": group},
+        sources={"sim": sources},
+        evidence=evidence,
+    )
+
+
+def run_name(run_dir: str | Path) -> str:
+    """How a profile names the run it was fitted from (the directory's name, no full path)."""
+    return Path(run_dir).resolve().name
+
+
+def _read(run_dir: str | Path) -> list[dict[str, Any]]:
+    with Store.open(run_dir) as store:
+        games = store.records("govsim_game")
+        kinds = store.kinds()
+    if not games:
+        if "monitor_game" in kinds:
+            raise InputError(
+                f"{run_dir} is a monitor run: its records keep the monitored turns only, "
+                "without the stock, the month-1 catches or the meetings; fit a `byzllm "
+                "govsim run` of the same fishers"
+            )
+        raise InputError(f"{run_dir} holds no GovSim games")
+    return games
+
+
+def fit_govsim_run(run_dir: str | Path, *, base: FisherParams | None = None) -> FittedProfile:
+    """:func:`fit_govsim` on the records stored in ``run_dir``."""
+    return fit_govsim(_read(run_dir), run=run_name(run_dir), base=base)
+
+
+# -- the comparison --------------------------------------------------------------------------
+
+
+def _profile_params(profile: FittedProfile) -> FisherParams:
+    if profile.domain != "govsim":
+        raise InputError(f"the profile was fitted on a {profile.domain} run, not a GovSim one")
+    if "sim" not in profile.groups:
+        raise InputError("the profile has no 'sim' parameters")
+    return FisherParams.model_validate(profile.groups["sim"])
+
+
+def simulate_twin(
+    run_dir: str | Path, params: FisherParams, *, repeats: int = 1
+) -> list[dict[str, Any]]:
+    """Replay every game ``run_dir`` played with simulated fishers on ``params`` (the same
+    games, lake and repeats; ``repeats`` passes). Returns the twin's ``govsim_game`` records
+    as dicts."""
+    sim = params.model_dump(mode="json")
+
+    def twin(conf: Mapping[str, Any]) -> dict[str, Any]:
+        # Only what the work reads for simulated fishers: no model settings travel.
+        govsim = dict(conf.get("govsim") or {})
+        return {
+            "agents": "simulated",
+            "split": conf.get("split", "test"),
+            "govsim": {"lake": govsim.get("lake") or {}, "sim": sim},
+        }
+
+    return replay_units(
+        run_dir,
+        twin,
+        work,
+        kinds={"govsim_game"},
+        repeats=repeats,
+        accept=lambda p: {"config", "game", "repeat"} <= set(p),
+        what="GovSim games",
+    )
+
+
+def compare_govsim_run(
+    run_dir: str | Path,
+    profile: FittedProfile,
+    *,
+    repeats: int = 1,
+    resamples: int = 2000,
+) -> list[tuple[dict[str, Any], list[ComparisonRow]]]:
+    """Survival-Rate, Survival-Time and Efficiency of ``run_dir`` beside its simulated twin
+    on ``profile`` (every game replayed ``repeats`` times), per split, with 95% bootstrap
+    intervals over games (a game's repeats averaged first)."""
+    params = _profile_params(profile)
+    real = _read(run_dir)
+    twin = simulate_twin(run_dir, params, repeats=repeats)
+    return grouped_comparison(
+        real,
+        twin,
+        GOVSIM_METRICS,
+        unit=lambda r: str(r["game_id"]),
+        group=("split",),
+        resamples=resamples,
+    )

@@ -1,0 +1,243 @@
+"""`sim fit` on GovSim runs: the estimators on hand-made records, recovery of the parameters
+that generated a simulated run, the profile in a config (Piatti et al. 2024's fishing game;
+the rogue-agents paper, §4.1).
+
+Stated tolerances (80 simulated games each, every fisher's proposal and catch): ``greed``
+within 0.06 (month 1's catches, about 400 of them: its standard error is about 0.03),
+``estimate_noise`` within 15% relative, ``persuadability`` within 0.06, ``rogue_rate``
+within 0.03 and ``rogue_multiplier`` within 0.3 (a ratio of two fitted numbers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from byzllm.agents.govsim import FisherParams
+from byzllm.errors import ConfigError, InputError
+from byzllm.experiments import load_config
+from byzllm.experiments._fitting import FittedProfile
+from byzllm.experiments._runner import run_in_memory
+from byzllm.experiments.govsim import GovSimRunConfig, expand_units, fit_govsim, work
+from byzllm.experiments.govsim.fit import (
+    CatchObservation,
+    ProposalObservation,
+    month_one_greed,
+    observations,
+    persuadability_slope,
+    proposal_mixture,
+)
+
+
+def _utterance(month: int, speaker: str, *amounts: int) -> dict[str, Any]:
+    return {"month": month, "speaker": speaker, "text": "", "amounts": list(amounts)}
+
+
+def _game(**changes: Any) -> dict[str, Any]:
+    """Two months of two fishers on a lake of 100 tons (hand-made, every number chosen)."""
+    game: dict[str, Any] = {
+        "game_id": "g",
+        "repeat": 0,
+        "r0": 100,
+        "simulated": False,
+        "harvests": [
+            {
+                "month": 1,
+                "stock_before": 100,
+                "wishes": {"Ana": 30, "Ben": 20},
+                "catches": {"Ana": 30, "Ben": 20},
+                "stock_after": 50,
+            },
+            {
+                "month": 2,
+                "stock_before": 100,
+                "wishes": {"Ana": 27, "Ben": 100},
+                "catches": {"Ana": 27, "Ben": 73},
+                "stock_after": 0,
+            },
+        ],
+        "meetings": [
+            # Ana speaks twice: only her first amount is her proposal; Ben's second
+            # utterance names none. The median of the meeting's first amounts is 24.
+            [
+                _utterance(1, "Ana", 24, 99),
+                _utterance(1, "Ben", 30),
+                _utterance(1, "Ana", 20),
+                _utterance(1, "Ben"),
+            ],
+            [_utterance(2, "Ana", 5)],
+        ],
+        "decisions": [],
+    }
+    return game | changes
+
+
+def test_observations_read_proposals_and_catches_by_hand() -> None:
+    props, catches = observations([_game()])
+    # Meeting 1: stock after 50 regrows to min(100, 100) = 100; s* = (100 // 2) // 2 = 25.
+    assert [(p.fisher, p.amount, p.share, p.scale) for p in props] == [
+        ("Ana", 24, 25, 50.0),
+        ("Ben", 30, 25, 50.0),
+    ]  # meeting 2 follows a collapse to 0: nothing regrows, no proposal to read
+    assert [(c.month, c.fisher, c.wish, c.share, c.proposal, c.agreed) for c in catches] == [
+        (1, "Ana", 30, 25, None, None),
+        (1, "Ben", 20, 25, None, None),
+        (2, "Ana", 27, 25, 24, 24.0),  # median of 24, 30, 20
+        (2, "Ben", 100, 25, 30, 24.0),
+    ]
+    fell_back = _game(decisions=[{"month": 2, "fisher": "Ana", "applied": True, "fallback": True}])
+    _, catches = observations([fell_back])
+    assert [(c.month, c.fisher) for c in catches] == [(1, "Ana"), (1, "Ben"), (2, "Ben")]
+
+
+def _catch(month: int, wish: int, proposal: int | None = None, agreed: float | None = None) -> Any:
+    return CatchObservation("g", month, "Ana", wish, 10, 100, 5, proposal, agreed)
+
+
+def test_month_one_greed_without_proposals_is_the_median_ratio() -> None:
+    catches = [_catch(1, 12), _catch(1, 13), _catch(1, 30), _catch(2, 50)]
+    # wish / s*: 1.2, 1.3, 3.0 (month 2 is left out); the median less one.
+    assert month_one_greed(catches, None) == pytest.approx(0.3)
+    capped = [CatchObservation("g", 1, "Ana", 100, 10, 100, 5, None, None)]
+    assert month_one_greed(capped, None) is None  # a wish at the stock says nothing
+
+
+def test_persuadability_is_the_least_squares_slope_by_hand() -> None:
+    # greed 0.5: own intentions u = 1.5 * proposal = 15 and 12; the medians 12 and 12.
+    # (wish - u)(G - u): (14 - 15)(12 - 15) = 3 and 0; (G - u)^2: 9 and 0 -> p = 1/3.
+    paired = [_catch(2, 14, 10, 12.0), _catch(2, 12, 8, 12.0)] * 5
+    assert persuadability_slope(paired, 0.5) == pytest.approx(1 / 3)
+    assert persuadability_slope(paired[:4], 0.5) is None  # too few catches
+    same = [_catch(2, 12, 8, 12.0)] * 10
+    assert persuadability_slope(same, 0.5) is None  # intention always the median
+
+
+def test_the_proposal_mixture_on_two_clean_clusters() -> None:
+    # 90 proposals within two tons of the share 25 (a uniform spread: s.d. sqrt(2) tons on a
+    # scale of 50 per fisher, less the rounding's 1/12) and 10 at four times the share.
+    clean = [ProposalObservation("g", 1, f"f{i}", 25 + (i % 5) - 2, 25, 50.0) for i in range(90)]
+    rogue = [ProposalObservation("g", 1, f"r{i}", 100, 25, 50.0) for i in range(10)]
+    mix = proposal_mixture(clean + rogue)
+    assert mix.rate == pytest.approx(0.1, abs=1e-3)
+    assert mix.factor == pytest.approx(4.0, abs=0.02)
+    assert mix.noise == pytest.approx((2 - 1 / 12) ** 0.5 / 50, rel=0.1)
+    assert mix.expected_rogue == pytest.approx(10, abs=0.01)
+    assert all(r < 1e-6 for r in mix.rogue[:90]) and all(r > 0.999 for r in mix.rogue[90:])
+    with pytest.raises(InputError, match="no proposals"):
+        proposal_mixture([])
+
+
+def test_a_run_without_proposals_keeps_those_defaults_and_says_why() -> None:
+    game = _game(meetings=[[_utterance(1, "Ana")], []])
+    profile = fit_govsim([game], run="hand")
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    # Month 1: 30 / 25 and 20 / 25; the median ratio 1.0 less one.
+    assert fitted["greed"] == 0.0
+    assert sources["greed"].startswith("fitted from hand on 1 games: median of month 1's")
+    assert sources["greed"].endswith("n = 2")
+    for name in ("estimate_noise", "persuadability", "rogue_rate", "rogue_multiplier"):
+        assert fitted[name] == getattr(FisherParams(), name)
+        assert "not fitted from hand: no utterance of the run names an amount" in sources[name]
+    assert "keep no token distributions" in sources["fault_signal"]
+    assert not profile.run_simulated
+    with pytest.raises(InputError, match="no GovSim games"):
+        fit_govsim([], run="hand")
+
+
+# -- recovery on simulated runs --------------------------------------------------------------
+
+SETTINGS: dict[str, dict[str, float]] = {
+    "rogue": {
+        "greed": 0.5,
+        "estimate_noise": 0.1,
+        "persuadability": 0.4,
+        "rogue_rate": 0.1,
+        "rogue_multiplier": 2.5,
+    },
+    "defaults": {},
+}
+
+
+def _simulate(truth: dict[str, float], n_games: int = 80) -> list[dict[str, Any]]:
+    cfg = GovSimRunConfig.model_validate(
+        {"split": "generated", "n_games": n_games, "seed": 1, "govsim": {"sim": truth}}
+    )
+    return asyncio.run(run_in_memory(expand_units(cfg), work))
+
+
+@pytest.fixture(scope="module")
+def games() -> dict[str, list[dict[str, Any]]]:
+    return {name: _simulate(truth) for name, truth in SETTINGS.items()}
+
+
+@pytest.fixture(scope="module")
+def profiles(games: dict[str, list[dict[str, Any]]]) -> dict[str, FittedProfile]:
+    return {name: fit_govsim(rows, run="sim") for name, rows in games.items()}
+
+
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_fit_recovers_the_generating_parameters(
+    profiles: dict[str, FittedProfile], name: str
+) -> None:
+    truth = FisherParams.model_validate(SETTINGS[name])
+    profile = profiles[name]
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    assert profile.domain == "govsim" and profile.run_simulated
+    assert fitted["greed"] == pytest.approx(truth.greed, abs=0.06)
+    assert fitted["estimate_noise"] == pytest.approx(truth.estimate_noise, rel=0.15)
+    assert fitted["persuadability"] == pytest.approx(truth.persuadability, abs=0.06)
+    assert fitted["rogue_rate"] == pytest.approx(truth.rogue_rate, abs=0.03)
+    assert fitted["rogue_multiplier"] == pytest.approx(truth.rogue_multiplier, abs=0.3)
+    for key in ("greed", "estimate_noise", "persuadability", "rogue_rate", "rogue_multiplier"):
+        assert sources[key].startswith("fitted from sim on 80 games: "), sources[key]
+    for key in ("confidence_logit", "resample_persistence", "top_k"):
+        assert "the default, not fitted from sim" in sources[key]
+    FisherParams.model_validate(fitted)
+
+
+def test_a_run_without_rogue_episodes_fits_none() -> None:
+    truth = {"rogue_rate": 0.0, "greed": 0.1, "estimate_noise": 0.25, "persuadability": 0.8}
+    profile = fit_govsim(_simulate(truth, n_games=30), run="calm")
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    assert fitted["rogue_rate"] < 0.005
+    # No rogue proposal to measure the factor on: the default stays, and says why.
+    assert fitted["rogue_multiplier"] == FisherParams().rogue_multiplier
+    assert "proposals look rogue" in sources["rogue_multiplier"]
+    assert fitted["persuadability"] == pytest.approx(0.8, abs=0.06)
+
+
+def test_the_fit_reads_nothing_only_the_simulator_knows(
+    games: dict[str, list[dict[str, Any]]], profiles: dict[str, FittedProfile]
+) -> None:
+    honest = profiles["rogue"]
+    # What an LLM run would hold: no simulation parameters, not labelled simulated.
+    rows = [{**g, "sim_params": None, "simulated": False} for g in games["rogue"]]
+    blind = fit_govsim(rows, run="sim")
+    assert blind.groups == honest.groups and blind.evidence == honest.evidence
+    assert not blind.run_simulated
+
+
+def test_a_config_takes_a_fitted_profile_file(
+    profiles: dict[str, FittedProfile], tmp_path: Path
+) -> None:
+    profile = profiles["rogue"]
+    folder = tmp_path / "cfg"
+    profile.save(folder / "fitted.yaml")
+    config = folder / "run.yaml"
+    config.write_text(yaml.safe_dump({"govsim": {"sim": "fitted.yaml"}, "n_games": 2}), "utf-8")
+    cfg = load_config(config, GovSimRunConfig)  # resolved beside the config file
+    assert cfg.govsim.sim == FisherParams.model_validate(profile.groups["sim"])
+    # Inlined: the unit payloads record the values, not the path.
+    payload: dict[str, Any] = expand_units(cfg)[0].payload
+    assert payload["config"]["govsim"]["sim"]["greed"] == cfg.govsim.sim.greed
+    other = FittedProfile(
+        domain="whodunit", run="x", run_simulated=True, groups={"sim": {}}, sources={}
+    )
+    other.save(folder / "wrong.yaml")
+    config.write_text(yaml.safe_dump({"govsim": {"sim": "wrong.yaml"}}), "utf-8")
+    with pytest.raises(ConfigError, match="whodunit run, not a govsim one"):
+        load_config(config, GovSimRunConfig)
