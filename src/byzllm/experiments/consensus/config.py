@@ -129,8 +129,10 @@ class DatasetConfig(ExperimentConfig):
     n: int = Field(default=30, ge=1, description="questions sampled")
     seed: int = 0
     level: int | None = Field(default=None, description="MATH-500 level filter (paper: 4)")
-    steps: int = Field(
-        default=3, ge=1, le=8, description="synthetic only: arithmetic steps per question"
+    steps: int | tuple[int, int] = Field(
+        default=3,
+        description="synthetic only: arithmetic steps per question (1-8), or an inclusive "
+        "range [low, high] drawn per question",
     )
 
     @field_validator("path")
@@ -140,6 +142,14 @@ class DatasetConfig(ExperimentConfig):
         # working directory (docs/experiments.md, Configs). Absolute from here on, so a unit's
         # work finds it from any working directory.
         return str(config_path(value, info, "path", "data set")) if value else value
+
+    @field_validator("steps")
+    @classmethod
+    def _steps_in_range(cls, value: int | tuple[int, int]) -> int | tuple[int, int]:
+        low, high = (value, value) if isinstance(value, int) else value
+        if not 1 <= low <= high <= 8:
+            raise ValueError(f"steps must be 1-8 or a range [low, high] within it, got {value!r}")
+        return value
 
     @model_validator(mode="after")
     def _path_when_needed(self) -> DatasetConfig:
@@ -166,6 +176,12 @@ class AgentBackend(ModelConfig):
         description="how LLM agents score and report confidence: 'verbal' (the SAC paper's "
         "B.1 prompt, one number) or 'anchored' (own worked solution beside the judged answer, "
         "P(Yes) from log-probabilities; for small models)",
+    )
+    refining: Literal["paper", "worked"] = Field(
+        default="paper",
+        description="how LLM agents refine (SAC, CP-WBFT) and update (debate): 'paper' (the "
+        "SAC paper's B.2 prompt, final answer only) or 'worked' (own worked solution shown, "
+        "the check written out before the final line; for small models)",
     )
 
     @field_validator("profile")

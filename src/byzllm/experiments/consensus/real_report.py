@@ -91,7 +91,7 @@ def write_real_report(
         "",
         *partial,
         f"{len(questions)} questions ({config.dataset.name}"
-        + (f", {config.dataset.steps} steps" if config.dataset.name == "synthetic" else "")
+        + (f", {_steps_text(config.dataset.steps)}" if config.dataset.name == "synthetic" else "")
         + f"), n = {composition.n} ({composition.strong} strong, {composition.weak} weak, "
         f"{composition.byzantine} {composition.attack} adversary), F = {config.F[0]}, "
         f"T = {config.T[0]}, topologies {', '.join(config.topologies)}.",
@@ -156,3 +156,9 @@ def write_real_report(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return text
+
+
+def _steps_text(steps: int | tuple[int, int]) -> str:
+    if isinstance(steps, int):
+        return f"{steps} step" + ("" if steps == 1 else "s")
+    return f"{steps[0]}-{steps[1]} steps"

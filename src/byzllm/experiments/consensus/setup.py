@@ -292,6 +292,7 @@ def default_factory(name: str, group: str, backend: AgentBackend, seed: int) -> 
         max_tokens=backend.max_tokens,
         seed=agent_seed(seed, name) if backend.temperature > 0 else None,
         judging=backend.judging,
+        refining=backend.refining,
     )
 
 
