@@ -1,4 +1,5 @@
-"""`byzllm reproduce`: every table of the papers from a shipped config, beside the paper."""
+"""`byzllm reproduce`: each table or figure of the papers that is an entry, from its shipped config,
+beside the paper."""
 
 from __future__ import annotations
 
@@ -23,14 +24,16 @@ def test_list_names_every_table_with_its_shipped_config() -> None:
     tables = {(r["paper"], r["table"]) for r in rows}
     for k in range(1, 7):
         assert ("the SAC paper", f"Table {k}") in tables
-    for table in ("Table 2", "Table 3", "Fig. 4", "Fig. 5", "Fig. 6"):
+    for table in ("Table 1", "Table 2", "Table 3", "Fig. 4", "Fig. 5", "Fig. 6"):
         assert ("the rogue-agents paper", table) in tables
     for r in rows:
         assert Path(r["config"]).is_file()
 
 
 @pytest.mark.parametrize("name", list(REPRODUCTIONS))
-def test_every_table_runs_on_simulated_agents(name: str, tmp_path: Path) -> None:
+def test_every_table_runs_on_simulated_agents(
+    name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     run_dir = tmp_path / name
     size = "3" if REPRODUCTIONS[name].kind == "consensus" else "6"
     if name == "ra-table2":
@@ -38,6 +41,10 @@ def test_every_table_runs_on_simulated_agents(name: str, tmp_path: Path) -> None
         # fishers: 12 training games per split can all collapse, and a monitor needs both.
         size = "20"
     args = ["reproduce", name, "-o", str(run_dir), "-n", size, "--json"]
+    if REPRODUCTIONS[name].kind == "codegen":
+        # CodeGen's Table 1 needs HumanEval, which is not shipped (skips without it).
+        shared: Path = request.getfixturevalue("shared_data")
+        args += ["--problems", str(shared / "HumanEval.jsonl.gz")]
     result = RUNNER.invoke(app, args)
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
@@ -62,12 +69,22 @@ def test_every_table_runs_on_simulated_agents(name: str, tmp_path: Path) -> None
         assert gap["explanation"] == "unexplained" or "contains" in gap["explanation"]
     view = Path(payload["view"]).read_text(encoding="utf-8")
     assert 'id="gaps"' in view and 'id="sensitivity"' in view
-    if entry.kind == "monitor":
+    if entry.kind != "consensus":
         comparisons = [c["comparison"] for c in payload["control_gains"]]
         assert comparisons == ["monitor-1 - turn-only-1", "monitor-1 - single-feature-1"]
         assert all(
             c["verdict"] in ("significant", "not significant") for c in payload["control_gains"]
         )
+
+
+def test_codegen_table_needs_humaneval_and_only_it_takes_problems(tmp_path: Path) -> None:
+    missing = RUNNER.invoke(app, ["reproduce", "ra-table1", "-o", str(tmp_path / "a")])
+    assert missing.exit_code == 2 and "--problems HumanEval.jsonl.gz" in missing.output
+    assert not (tmp_path / "a").exists()
+    elsewhere = RUNNER.invoke(
+        app, ["reproduce", "ra-table3", "--problems", str(tmp_path / "x.jsonl"), "-n", "2"]
+    )
+    assert elsewhere.exit_code == 2 and "--problems is for ra-table1" in elsewhere.output
 
 
 def test_unknown_table_is_one_clear_line() -> None:
@@ -78,12 +95,18 @@ def test_unknown_table_is_one_clear_line() -> None:
 
 def test_shipped_configs_load() -> None:
     from byzllm.experiments import load_config
+    from byzllm.experiments.codegen import TABLE1_CONDITIONS, CodeGenConfig
     from byzllm.experiments.consensus.config import ConsensusConfig
     from byzllm.experiments.monitor.config import MonitorExperimentConfig
 
     for entry in REPRODUCTIONS.values():
         if entry.kind == "consensus":
             assert load_config(config_path(entry.config), ConsensusConfig).dataset.n == 30
+        elif entry.kind == "codegen":
+            codegen = load_config(config_path(entry.config), CodeGenConfig)
+            assert set(TABLE1_CONDITIONS) <= set(codegen.conditions)
+            assert {"turn-only-1", "single-feature-1"} <= set(codegen.conditions)
+            assert codegen.test_split == "humaneval" and codegen.problems is None
         else:
             cfg = load_config(config_path(entry.config), MonitorExperimentConfig)
             assert "none" in cfg.conditions and "monitor-1" in cfg.conditions

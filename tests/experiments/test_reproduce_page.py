@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from byzllm.experiments.reproduce_page import (
+    NO_SENSITIVITY,
+    REAL_UNEXPLAINED,
     SENSITIVITY,
     Sensitivity,
     gap_rows,
@@ -86,5 +88,25 @@ def test_sensitivity_table_and_page() -> None:
     assert "## Sensitivity: BFTI as each assumption moves" in page
     assert "Cost: 3 extra simulated runs, 12 units, 3 s (hand-made)." in page
     assert "`anchoring`: default 0.9 strong, 0.3 weak; run at 0, 0.5" in page
-    real = page_markdown(title="t", simulated=False, note="n", gaps=None, sensitivity=None)
-    assert "Real-model run" in real and "Sensitivity" not in real
+    # A real-model page has both sections too: its gaps say why they are unexplained, its
+    # sensitivity section why there is nothing to move.
+    real_gaps = gap_rows("sac-table1", ROWS, ["BFTI"], unexplained=REAL_UNEXPLAINED)
+    assert [g["explanation"] for g in real_gaps] == [REAL_UNEXPLAINED] * 2
+    real = page_markdown(title="t", simulated=False, note="n", gaps=real_gaps, sensitivity=None)
+    assert "Ours: real-model results." in real and "simulated" not in real
+    assert "## Gaps larger than their interval" in real and "unexplained (real models" in real
+    assert f"## Sensitivity\n\n{NO_SENSITIVITY}" in real
+
+
+def test_a_baseline_replay_is_its_own_column_and_counts_as_a_run() -> None:
+    sensitivity = _sensitivity()
+    sensitivity.baseline = [_row("merg", 5.0, 2, 8, 7.6)]
+    table = sensitivity_rows(ROWS, sensitivity)
+    assert list(table[0])[:4] == ["cell", "paper", "defaults", "defaults, replayed"]
+    assert table[0]["defaults, replayed"] == "5.0" and table[1]["defaults, replayed"] == "-"
+    assert sensitivity.extra_runs == 4
+    page = page_markdown(
+        title="t", simulated=True, note="n", gaps=[], sensitivity=sensitivity,
+        sensitivity_table=table,
+    )  # fmt: skip
+    assert "Cost: 4 extra simulated runs" in page and "`defaults, replayed`" in page

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from byzllm.cli import app
+from byzllm.experiments.reproduce_page import NO_SENSITIVITY, REAL_UNEXPLAINED
 
 pytestmark = pytest.mark.real_model
 
@@ -34,6 +35,12 @@ def test_reproduce_real_runs_every_protocol_and_writes_the_page(
     page = (run_dir / "report" / "real.md").read_text()
     assert "| sac | score |" in page and "Do the scores separate" in page
     assert "smollm2" in page and "Regenerate:" in page
+    # The reproduce page has both sections on real models too: gaps, each unexplained with
+    # the reason, and a sensitivity section that says why nothing was moved.
+    reproduce_page = (run_dir / "report" / "reproduce.md").read_text()
+    assert "## Gaps larger than their interval" in reproduce_page
+    assert f"## Sensitivity\n\n{NO_SENSITIVITY}" in reproduce_page
+    assert all(gap["explanation"] == REAL_UNEXPLAINED for gap in payload["gaps"])
     again = RUNNER.invoke(app, [*args, "-n", "1", "-o", str(run_dir)])  # resumes: nothing to run
     assert again.exit_code == 0, again.output
     assert "0 of 4 units to run" in again.output or "nothing to run" in again.output

@@ -28,7 +28,18 @@ def reproduce(
             "--questions",
             "-n",
             min=1,
-            help="Questions per configuration [default: the paper's 30].",
+            help="Questions per configuration (SAC entries) [default: the paper's 30]; games "
+            "or problems per split (rogue-agents entries) [default: the config's].",
+            show_default=False,
+        ),
+    ] = None,
+    problems: Annotated[
+        Path | None,
+        typer.Option(
+            "--problems",
+            help="ra-table1: the HumanEval file (HumanEval.jsonl.gz from "
+            "github.com/openai/human-eval), which byzllm does not ship.",
+            dir_okay=False,
             show_default=False,
         ),
     ] = None,
@@ -87,6 +98,8 @@ def reproduce(
         byzllm reproduce sac-table1 --real qwen0.5b     # real small models, a few hours on 2 cores
 
         byzllm reproduce sac-table1 --real qwen0.5b -n 4   # a 4-question pilot
+
+        byzllm reproduce ra-table1 --problems HumanEval.jsonl.gz   # CodeGen's Table 1
     """
     with cli_errors():
         from byzllm.errors import InputError
@@ -120,6 +133,9 @@ def reproduce(
             )
             return
         entry = get_reproduction(name)
+        if problems is not None and entry.kind != "codegen":
+            codegen = ", ".join(r.name for r in REPRODUCTIONS.values() if r.kind == "codegen")
+            raise InputError(f"--problems is for {codegen}, not {name}")
         if real is not None:
             if entry.real_config is None:
                 real_ones = ", ".join(r.name for r in REPRODUCTIONS.values() if r.real_config)
@@ -135,6 +151,18 @@ def reproduce(
                 1 if concurrency == 64 else concurrency,
                 json_output,
                 partial=partial,
+            )
+            return
+        if entry.kind == "codegen":
+            _run_codegen(
+                entry,
+                run_dir or Path("runs") / "reproduce" / name,
+                problems,
+                model,
+                base_url,
+                questions,
+                concurrency,
+                json_output,
             )
             return
         if entry.kind == "monitor":
@@ -396,6 +424,86 @@ def _run_monitor(
     _print_comparison(entry, rows, simulated, note, csv_path, page, json_output, extra=extra)
 
 
+def _run_codegen(
+    entry: Any,
+    run_dir: Path,
+    problems: Path | None,
+    model: str | None,
+    base_url: str | None,
+    per_split: int | None,
+    concurrency: int,
+    json_output: bool,
+) -> None:
+    """CodeGen's Table 1: collect (train, validation) -> train -> run the test problems ->
+    compare, the monitor's gains over the controls, the sensitivity runs."""
+    from byzllm.cli._common import execute_units, load_cli_config, model_flags
+    from byzllm.errors import InputError
+    from byzllm.experiments import Store
+    from byzllm.experiments._intervals import BOOTSTRAP_METHOD
+    from byzllm.experiments.codegen import CodeGenConfig, collect_units, run_units, work
+    from byzllm.experiments.codegen.experiment import train_monitors
+    from byzllm.experiments.codegen.paper import control_gains
+    from byzllm.experiments.reports import write_csv
+    from byzllm.experiments.reproduce import config_path
+    from byzllm.experiments.reproduce_page import codegen_sensitivity
+
+    if problems is None:
+        raise InputError(
+            f"{entry.name} needs the HumanEval file, which byzllm does not ship: --problems "
+            "HumanEval.jsonl.gz (from github.com/openai/human-eval)"
+        )
+    overrides = [f"problems={problems.resolve()}"]
+    if per_split is not None:
+        overrides += [f"n_train={per_split}", f"n_validation={per_split}", f"n_test={per_split}"]
+    if model is not None:
+        # LLM roles write code of their own: it runs in the sandbox, never simulated.
+        overrides.append("execution=sandbox")
+    overrides += model_flags(model, base_url)
+    cfg = load_cli_config(config_path(entry.config), CodeGenConfig, overrides)
+    # Only this config's units count: a run folder reused with another -n keeps the old ones.
+    collect_dir = run_dir / "collect"
+    units = collect_units(cfg)
+    done = execute_units(
+        collect_dir, units, work, config=cfg, concurrency=concurrency,
+        description=f"{entry.name}: collect",
+    )  # fmt: skip
+    if not done.complete:
+        raise typer.Exit(summary_exit_code(done))
+    ids = {u.id for u in units}
+    with Store.open(collect_dir) as store:
+        turns = [r for r in store.records("codegen_turn", with_unit=True) if r["unit_id"] in ids]
+    monitors = train_monitors(turns, meta={"agents": cfg.agents, "model": cfg.model})
+    monitors.save(run_dir / "monitors.json")
+    folder = run_dir / "evaluate"
+    units = run_units(cfg, monitors)
+    done = execute_units(
+        folder, units, work, config=cfg, concurrency=concurrency,
+        description=f"{entry.name}: evaluate",
+    )  # fmt: skip
+    if not done.complete:
+        raise typer.Exit(summary_exit_code(done))
+    ids = {u.id for u in units}
+    with Store.open(folder) as store:
+        records = [
+            r for r in store.records("codegen_problem", with_unit=True) if r["unit_id"] in ids
+        ]
+    rows = entry.compare(records)
+    simulated = any(r["simulated"] for r in rows)
+    csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)
+    note = (
+        BOOTSTRAP_METHOD.replace("over units", "over test problems")
+        + "; repeats averaged per problem"
+    )
+    controls = control_gains(records, cfg.conditions)
+    sensitivity = (
+        codegen_sensitivity(entry.name, cfg, monitors, entry.compare) if simulated else None
+    )
+    page, extra = _pages(
+        entry, run_dir, folder, rows, simulated, note, sensitivity, controls=controls
+    )
+    _print_comparison(entry, rows, simulated, note, csv_path, page, json_output, extra=extra)
+
+
 def _pages(
     entry: Any,
     run_dir: Path,
@@ -428,7 +536,7 @@ def _pages(
         extra["sensitivity"] = {
             "headline": sensitivity.headline,
             "rows": sensitivity_rows(rows, sensitivity),
-            "runs": len(sensitivity.runs),
+            "runs": sensitivity.extra_runs,
             "units": sensitivity.units,
             "seconds": round(sensitivity.seconds, 1),
             "how": sensitivity.note,
@@ -460,6 +568,7 @@ def _print_comparison(
                 "table": entry.table,
                 "simulated": simulated,
                 "interval_method": note,
+                "remark": entry.remark,
                 "rows": rows,
                 "csv": str(csv_path),
                 "view": str(page),
@@ -467,19 +576,9 @@ def _print_comparison(
             }
         )
         return
-    keys = [
-        k
-        for k in (
-            "protocol",
-            "topology",
-            "adversaries",
-            "round",
-            "paper model",
-            "condition",
-            "suspects",
-        )
-        if rows and k in rows[0]
-    ]
+    from byzllm.experiments.reproduce_page import ROW_KEYS
+
+    keys = [k for k in ROW_KEYS if rows and k in rows[0]]
     title = f"{entry.paper}, {entry.table}: ours [95% CI] / paper (difference)"
     table = Table(title=simulated_title(title, simulated))
     for k in keys:
@@ -497,7 +596,7 @@ def _print_comparison(
             low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
             span = "" if low is None or high is None else f" [{low:.1f},{high:.1f}]"
             if ours is None:
-                cells.append("-")
+                cells.append("-" if paper is None else f"- / {paper:g}")
             elif paper is None:
                 cells.append(f"{ours:.1f}{span} / -")
             else:
@@ -507,6 +606,8 @@ def _print_comparison(
     console.print(table)
     label = "simulated agents (not real LLMs)" if simulated else "real models"
     console.print(f"[dim]ours: {label}; brackets: {note}[/dim]")
+    if entry.remark:
+        console.print(entry.remark, markup=False, highlight=False)
     extra = extra or {}
     for control in extra.get("control_gains") or []:
         typer.echo(control["sentence"] + (" (simulated)" if simulated else ""))

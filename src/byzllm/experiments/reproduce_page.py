@@ -12,6 +12,9 @@ gap gets one sentence (:func:`gap_rows`), in this order of evidence:
    range covers the paper's value");
 3. else "unexplained".
 
+Runs on real models (``--real``, ``--model``) list their gaps too; none is the simulator's,
+so each says "unexplained" and why (:data:`REAL_UNEXPLAINED`).
+
 **Sensitivity.** Per entry, the headline metric (:data:`HEADLINE`) as each named assumption of
 the simulator moves across its plausible range, one assumption at a time, everything else at
 its default (as ``scripts/consensus_tables.py`` does for docs/consensus.md). The SAC entries
@@ -19,9 +22,11 @@ rerun the entry's config with the changed profile for both honest groups (``byzl
 lists every parameter and its source); the rogue-agents entries replay the test games under
 no intervention and the selected monitor (one reset), with the monitors the run trained on
 the default population, and one repeat (so the numbers say how the same monitor fares on a
-different population, not what a monitor retrained on it would do). The cost (simulated
-runs, units and seconds) is printed with the section. Runs on real models get neither
-section: their gaps are not the simulator's.
+different population, not what a monitor retrained on it would do); CodeGen's entry replays
+its test problems the same way under Table 1's three conditions (zero-shot, multi-agent,
+multi-agent + monitor). The cost (simulated runs, units and seconds) is printed with the
+section. A real-model run has no simulator assumption to move: its section says so and
+points to ``byzllm sim fit`` / ``sim compare``, which fit the simulator to the run.
 
 The ranges are plausible, not measured: where a source gives a range (the SAC paper, Table 1:
 strong agents' initial accuracy 81-86%), it is used; elsewhere each range spans the values
@@ -38,13 +43,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "CODEGEN_SENSITIVITY_CONDITIONS",
     "GAP_CAUSES",
     "HEADLINE",
+    "NO_SENSITIVITY",
+    "REAL_UNEXPLAINED",
     "SENSITIVITY",
     "Assumption",
     "GapCause",
     "Sensitivity",
     "cell_label",
+    "codegen_sensitivity",
     "consensus_sensitivity",
     "gap_rows",
     "monitor_sensitivity",
@@ -53,7 +62,16 @@ __all__ = [
 ]
 
 #: The row keys that name a cell, in the order the comparison prints them.
-ROW_KEYS = ("protocol", "topology", "adversaries", "round", "paper model", "condition", "suspects")
+ROW_KEYS = (
+    "protocol",
+    "topology",
+    "adversaries",
+    "round",
+    "paper model",
+    "benchmark",
+    "condition",
+    "suspects",
+)
 
 #: Each entry's headline metric: what the sensitivity section follows.
 HEADLINE: dict[str, str] = {
@@ -63,6 +81,7 @@ HEADLINE: dict[str, str] = {
     "sac-table4": "S",
     "sac-table5": "BFTI",
     "sac-table6": "BFTI",
+    "ra-table1": "pass_at_1",
     "ra-table2": "survival_rate",
     "ra-table3": "success",
     "ra-fig4": "gain",
@@ -85,6 +104,11 @@ class Assumption:
     why: str
     #: More parameters set to the same value (e.g. both ``confidence_at_one_*``).
     also: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """How the page names it: the parameter, or every parameter it sets joined by +."""
+        return "+".join((self.key, *self.also))
 
     def overrides(self, value: float) -> dict[str, float]:
         return {k: value for k in (self.key, *self.also)}
@@ -142,7 +166,60 @@ SENSITIVITY: dict[str, tuple[Assumption, ...]] = {
             "fault_signal", (0.0, 0.5), "1.0", "assumed; 0 is the null: faults leave no trace"
         ),
     ),
+    # CodeGen: the coders' skill (which sets zero-shot), what the judge can see and how often
+    # it fails, how visible a bug is, the fault signal the monitor reads, and which coder
+    # plays zero-shot (the paper does not say; docs/codegen.md's ablations move each).
+    "codegen": (
+        Assumption(
+            "coder_skill",
+            (1.5, 2.5),
+            "2.0",
+            "assumed, chosen near Table 1's zero-shot 80.5%; half a logit either side",
+        ),
+        Assumption(
+            "judge_error_rate",
+            (0.05, 0.3),
+            "0.15",
+            "assumed; the rogue-agents paper reports no rate of faulty judgements",
+        ),
+        Assumption(
+            "verdict_noise",
+            (0.0, 0.5),
+            "0.1",
+            "assumed; 0.5 is the null: verdicts ignore what the examples show",
+        ),
+        Assumption(
+            "verdict_noise",
+            (0.5,),
+            "0.1 and 0.8",
+            "the judge without information, docs/codegen.md's ablation: verdicts ignore the "
+            "examples and a solution without one is a coin flip",
+            also=("unseen_correct_rate",),
+        ),
+        Assumption(
+            "bug_coverage",
+            (0.25, 1.0),
+            "0.5",
+            "assumed; docs/codegen.md's ablations run 0.25 and 1.0",
+        ),
+        Assumption(
+            "fault_signal", (0.0, 0.5), "1.0", "assumed; 0 is the null: faults leave no trace"
+        ),
+        Assumption(
+            "zero_shot_seat",
+            (1.0, 3.0),
+            "0 (the most skilled coder)",
+            "assumed: Table 1 does not say which coder plays zero-shot; 3 is the least skilled",
+        ),
+    ),
 }
+
+#: The explanation of every gap of a real-model run: the simulator's assumptions are not in
+#: it, and the run differs from the paper's in more than one way at once.
+REAL_UNEXPLAINED = (
+    "unexplained (real models: no simulator assumption is in this run, and no ablation "
+    "isolates the cause; docs/reproduce.md lists how `--real` differs from the paper's setting)"
+)
 
 
 @dataclass(frozen=True)
@@ -172,13 +249,26 @@ GAP_CAUSES: tuple[GapCause, ...] = ()
 
 @dataclass
 class Sensitivity:
-    """The sensitivity runs of one entry: per (assumption, value), the comparison rows."""
+    """The sensitivity runs of one entry: per (assumption, value), the comparison rows.
+
+    ``baseline`` is a replay at the defaults under the same reduced protocol as the runs
+    (the rogue-agents entries replay fewer conditions and repeats than the entry runs), so
+    that each column is read against the defaults measured the same way; ``None`` when the
+    runs repeat the entry's whole protocol (the SAC entries).
+    """
 
     headline: str
     runs: list[tuple[Assumption, float, list[dict[str, Any]]]] = field(default_factory=list)
     units: int = 0
     seconds: float = 0.0
     note: str = ""
+    baseline: list[dict[str, Any]] | None = None
+
+    @property
+    def extra_runs(self) -> int:
+        """Simulated runs beyond the entry's own: one per (assumption, value), and the
+        baseline replay."""
+        return len(self.runs) + (self.baseline is not None)
 
 
 def cell_label(row: Mapping[str, Any]) -> str:
@@ -210,7 +300,7 @@ def _spanning(
         match = next((r for r in rows if _key(r) == _key(row)), None)
         value = None if match is None else _number(match.get(metric))
         if value is not None:
-            by_assumption.setdefault(assumption.key, []).append(value)
+            by_assumption.setdefault(assumption.name, []).append(value)
     for key, values in by_assumption.items():
         span = [*values, *([] if ours is None else [ours])]
         if min(span) <= paper <= max(span):
@@ -224,10 +314,12 @@ def gap_rows(
     rows: Sequence[Mapping[str, Any]],
     metrics: Sequence[str],
     sensitivity: Sensitivity | None = None,
+    *,
+    unexplained: str = "unexplained",
 ) -> list[dict[str, Any]]:
     """Every cell whose gap to the paper is larger than its interval, with one sentence
-    (module docstring). Cells the paper has no number for, or we have none for, are left
-    out."""
+    (module docstring); ``unexplained`` is the sentence where nothing explains it. Cells the
+    paper has no number for, or we have none for, are left out."""
     out: list[dict[str, Any]] = []
     for row in rows:
         for metric in metrics:
@@ -250,7 +342,7 @@ def gap_rows(
                 why = (
                     "simulator assumptions: " + "; ".join(spans) + f", which contains {paper:g}"
                     if spans
-                    else "unexplained"
+                    else unexplained
                 )
             out.append(
                 {
@@ -270,8 +362,9 @@ def gap_rows(
 def sensitivity_rows(
     rows: Sequence[Mapping[str, Any]], sensitivity: Sensitivity
 ) -> list[dict[str, Any]]:
-    """One row per cell: the paper's headline value, ours at the defaults, then ours under
-    each (assumption = value). Per-round tables keep their last round only."""
+    """One row per cell: the paper's headline value, ours at the defaults, the defaults
+    replayed the way the runs are (when the runs are a reduced replay), then ours under each
+    (assumption = value). Per-round tables keep their last round only."""
     metric = sensitivity.headline
     last_round = max((int(r["round"]) for r in rows if "round" in r), default=None)
     out: list[dict[str, Any]] = []
@@ -283,9 +376,12 @@ def sensitivity_rows(
             "paper": row.get(f"{metric}_paper"),
             "defaults": _fmt(row.get(metric)),
         }
+        if sensitivity.baseline is not None:
+            match = next((r for r in sensitivity.baseline if _key(r) == _key(row)), None)
+            cells["defaults, replayed"] = _fmt(None if match is None else match.get(metric))
         for assumption, value, runs in sensitivity.runs:
             match = next((r for r in runs if _key(r) == _key(row)), None)
-            cells[f"{assumption.key}={value:g}"] = _fmt(
+            cells[f"{assumption.name}={value:g}"] = _fmt(
                 None if match is None else match.get(metric)
             )
         out.append(cells)
@@ -338,6 +434,27 @@ def consensus_sensitivity(
     return result
 
 
+def _replayed(
+    entry: str,
+    assumptions: Sequence[Assumption],
+    replay: Callable[[Mapping[str, float]], tuple[int, list[dict[str, Any]]]],
+    note: str,
+) -> Sensitivity:
+    """The baseline replay at the defaults, then one replay per (assumption, value):
+    ``replay(overrides)`` returns the units it played and the comparison rows."""
+    result = Sensitivity(headline=HEADLINE.get(entry, ""), note=note)
+    started = time.monotonic()
+    units, result.baseline = replay({})
+    result.units += units
+    for assumption in assumptions:
+        for value in assumption.values:
+            units, rows = replay(assumption.overrides(value))
+            result.units += units
+            result.runs.append((assumption, value, rows))
+    result.seconds = time.monotonic() - started
+    return result
+
+
 def monitor_sensitivity(
     entry: str,
     config: Any,
@@ -347,36 +464,69 @@ def monitor_sensitivity(
     size: int | None = None,
 ) -> Sensitivity:
     """Replay a rogue-agents entry's test games under no intervention and the selected
-    monitor (one reset), one repeat, once per (assumption, value) of :data:`SENSITIVITY` for
-    its environment, with the monitors trained on the default population."""
+    monitor (one reset), one repeat, at the defaults and once per (assumption, value) of
+    :data:`SENSITIVITY` for its environment, with the monitors trained on the default
+    population."""
     from byzllm.experiments.monitor.config import MonitorExperimentConfig
     from byzllm.experiments.monitor.experiment import evaluate_units, run_in_memory
 
-    result = Sensitivity(headline=HEADLINE.get(entry, ""))
-    started = time.monotonic()
     env = str(config.env)
-    for assumption in SENSITIVITY[env]:
-        for value in assumption.values:
-            data = config.model_dump()
-            data.update(repeats=1, conditions=["none", "monitor-1"])
-            if env == "govsim":
-                data["govsim"]["sim"].update(assumption.overrides(value))
-            else:
-                data["sim"].update(assumption.overrides(value))
-            changed = MonitorExperimentConfig.model_validate(data)
-            units = evaluate_units(changed, monitors)
-            result.units += len(units)
-            games = [
-                r for r in asyncio.run(run_in_memory(units)) if r.get("kind") == "monitor_game"
-            ]
-            rows = compare({size: games} if size is not None else games)
-            result.runs.append((assumption, value, rows))
-    result.seconds = time.monotonic() - started
-    result.note = (
+
+    def replay(overrides: Mapping[str, float]) -> tuple[int, list[dict[str, Any]]]:
+        data = config.model_dump()
+        data.update(repeats=1, conditions=["none", "monitor-1"])
+        (data["govsim"]["sim"] if env == "govsim" else data["sim"]).update(overrides)
+        units = evaluate_units(MonitorExperimentConfig.model_validate(data), monitors)
+        games = [r for r in asyncio.run(run_in_memory(units)) if r.get("kind") == "monitor_game"]
+        return len(units), compare({size: games} if size is not None else games)
+
+    return _replayed(
+        entry,
+        SENSITIVITY[env],
+        replay,
         "the test games replayed under none and monitor-1 only (one repeat), with the monitors "
-        "trained on the default population" + ("" if size is None else f"; lineup size {size} only")
+        "trained on the default population"
+        + ("" if size is None else f"; lineup size {size} only"),
     )
-    return result
+
+
+#: The sensitivity section of a run without sensitivity runs (real models).
+NO_SENSITIVITY = (
+    "Not run: this run's agents are real models, so there is no simulator assumption to move. "
+    "`byzllm sim fit RUN_DIR` fits the simulator's parameters to this run and `byzllm sim "
+    "compare` sets the fitted twin beside it, cell by cell."
+)
+
+#: The conditions CodeGen's sensitivity runs replay: Table 1's three rows.
+CODEGEN_SENSITIVITY_CONDITIONS = ("zero-shot", "none", "monitor-1")
+
+
+def codegen_sensitivity(
+    entry: str, config: Any, monitors: Any, compare: Callable[[Any], list[dict[str, Any]]]
+) -> Sensitivity:
+    """Replay CodeGen's test problems under Table 1's three conditions, one repeat, at the
+    defaults and once per (assumption, value) of :data:`SENSITIVITY` (``codegen``), with the
+    monitors trained on the default population (the rogue-agents paper, §5, Table 1)."""
+    from byzllm.experiments.codegen.config import CodeGenConfig
+    from byzllm.experiments.codegen.experiment import run_in_memory, run_units
+
+    def replay(overrides: Mapping[str, float]) -> tuple[int, list[dict[str, Any]]]:
+        data = config.model_dump()
+        data.update(repeats=1, conditions=list(CODEGEN_SENSITIVITY_CONDITIONS))
+        data["sim"].update(overrides)
+        units = run_units(CodeGenConfig.model_validate(data), monitors)
+        problems = [
+            r for r in asyncio.run(run_in_memory(units)) if r.get("kind") == "codegen_problem"
+        ]
+        return len(units), compare(problems)
+
+    return _replayed(
+        entry,
+        SENSITIVITY["codegen"],
+        replay,
+        "the test problems replayed under zero-shot, none and monitor-1 only (one repeat), "
+        "with the monitors trained on the default population",
+    )
 
 
 # -- the page ----------------------------------------------------------------------------------
@@ -408,26 +558,28 @@ def page_markdown(
     title: str,
     simulated: bool,
     note: str,
-    gaps: Sequence[Mapping[str, Any]] | None,
+    gaps: Sequence[Mapping[str, Any]],
     sensitivity: Sensitivity | None,
     sensitivity_table: Sequence[Mapping[str, Any]] = (),
     controls: Sequence[Mapping[str, Any]] = (),
+    remark: str = "",
 ) -> str:
     """``report/reproduce.md``: the gaps with their explanations, the sensitivity section and
-    (rogue-agents entries) the monitor's gains over the two controls."""
+    (rogue-agents entries) the monitor's gains over the two controls. Without sensitivity
+    runs (real models) the section says why there are none."""
     lines = [f"# {title}", ""]
     lines.append(
         "Ours: simulated agents (not real LLMs)." if simulated else "Ours: real-model results."
     )
     lines += [f"Intervals: {note}.", ""]
+    if remark:
+        lines += [remark, ""]
     if controls:
         lines += ["## The monitor's gain over the controls", ""]
         lines += [f"- {c['sentence']}" for c in controls]
         lines.append("")
     lines += ["## Gaps larger than their interval", ""]
-    if gaps is None:
-        lines.append("Real-model run: the gaps are not the simulator's, so none is explained here.")
-    elif not gaps:
+    if not gaps:
         lines.append("None: every paper number lies within our 95% interval.")
     else:
         lines += [f"- {gap_sentence(g)}" for g in gaps]
@@ -436,16 +588,23 @@ def page_markdown(
         lines += [f"## Sensitivity: {sensitivity.headline} as each assumption moves", ""]
         lines += _table(sensitivity_table)
         lines.append("")
-        seen: dict[str, Assumption] = {a.key: a for a, _, _ in sensitivity.runs}
+        if sensitivity.baseline is not None:
+            lines.append(
+                "- `defaults, replayed`: the defaults replayed the way every other column is "
+                "(below); read each column against it, not against `defaults`"
+            )
+        seen: dict[str, Assumption] = {a.name: a for a, _, _ in sensitivity.runs}
         for a in seen.values():
             values = ", ".join(f"{v:g}" for v in a.values)
-            lines.append(f"- `{a.key}`: default {a.default}; run at {values} ({a.why})")
+            lines.append(f"- `{a.name}`: default {a.default}; run at {values} ({a.why})")
         lines.append("")
         lines.append(
-            f"Cost: {len(sensitivity.runs)} extra simulated runs, {sensitivity.units} units, "
+            f"Cost: {sensitivity.extra_runs} extra simulated runs, {sensitivity.units} units, "
             f"{sensitivity.seconds:.0f} s ({sensitivity.note})."
         )
         lines.append("")
+    else:
+        lines += ["## Sensitivity", "", NO_SENSITIVITY, ""]
     return "\n".join(lines)
 
 
@@ -459,16 +618,24 @@ def write_pages(
     note: str,
     sensitivity: Sensitivity | None,
     controls: Sequence[Mapping[str, Any]] = (),
-) -> tuple[Any, Any, list[dict[str, Any]] | None]:
+) -> tuple[Any, Any, list[dict[str, Any]]]:
     """Write ``report/reproduce.md`` and ``view.html`` (the run's page of ``view_source``
     with the comparison, the monitor's control gains, the gaps and the sensitivity section
-    first); return both paths and the gap rows (``None`` for real-model runs)."""
+    first); return both paths and the gap rows. Every page has both sections, real-model
+    runs included (their gaps are :data:`REAL_UNEXPLAINED`, their sensitivity section
+    :data:`NO_SENSITIVITY`)."""
     from pathlib import Path
 
     from byzllm.experiments.viewer import Section, write_view
     from byzllm.experiments.viewer._html import esc, table_html
 
-    gaps = gap_rows(entry.name, rows, entry.metrics, sensitivity) if simulated else None
+    gaps = gap_rows(
+        entry.name,
+        rows,
+        entry.metrics,
+        sensitivity,
+        unexplained="unexplained" if simulated else REAL_UNEXPLAINED,
+    )
     table = sensitivity_rows(rows, sensitivity) if sensitivity is not None else []
     title = f"{entry.paper}, {entry.table}: ours beside the paper"
     markdown = page_markdown(
@@ -479,13 +646,15 @@ def write_pages(
         sensitivity=sensitivity,
         sensitivity_table=table,
         controls=controls,
+        remark=entry.remark,
     )
     folder = Path(run_dir)
     md_path = folder / "report" / "reproduce.md"
     md_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.write_text(markdown, encoding="utf-8")
     plain = [{k: v for k, v in r.items() if not isinstance(v, dict)} for r in rows]
-    lead = [Section(title, table_html(plain, note=f"intervals: {note}"), anchor="paper")]
+    caption = f"intervals: {note}" + (f". {entry.remark}" if entry.remark else "")
+    lead = [Section(title, table_html(plain, note=caption), anchor="paper")]
     if controls:
         lead.append(
             Section(
@@ -494,16 +663,21 @@ def write_pages(
                 anchor="controls",
             )
         )
-    if gaps is not None:
-        body = (
-            "<ul>" + "".join(f"<li>{esc(gap_sentence(g))}</li>" for g in gaps) + "</ul>"
-            if gaps
-            else "<p class='note'>None: every paper number lies within our 95% interval.</p>"
+    body = (
+        "<ul>" + "".join(f"<li>{esc(gap_sentence(g))}</li>" for g in gaps) + "</ul>"
+        if gaps
+        else "<p class='note'>None: every paper number lies within our 95% interval.</p>"
+    )
+    lead.append(Section("Gaps larger than their interval", body, anchor="gaps"))
+    if sensitivity is None:
+        lead.append(
+            Section(
+                "Sensitivity", f"<p class='note'>{esc(NO_SENSITIVITY)}</p>", anchor="sensitivity"
+            )
         )
-        lead.append(Section("Gaps larger than their interval", body, anchor="gaps"))
-    if sensitivity is not None:
+    else:
         cost = (
-            f"{len(sensitivity.runs)} extra simulated runs, {sensitivity.units} units, "
+            f"{sensitivity.extra_runs} extra simulated runs, {sensitivity.units} units, "
             f"{sensitivity.seconds:.0f} s ({sensitivity.note})"
         )
         lead.append(

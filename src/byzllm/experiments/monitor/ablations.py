@@ -283,10 +283,12 @@ def gain_sentence(
     reasons: dict[str, str] | None = None,
     *,
     metric: str = "Success-Rate",
+    units: str = "test games",
 ) -> str:
     """The report's line on the selected monitor's gain over ``control`` (a key of
     :data:`CONTROLS`): the gain in points, its 95% interval, and "not significant" when the
-    interval contains 0. ``reasons`` (:func:`not_evaluated`) says why a gain is missing."""
+    interval contains 0. ``reasons`` (:func:`not_evaluated`) says why a gain is missing;
+    ``units`` names what was resampled (CodeGen: test problems)."""
     name = CONTROLS.get(control, control)
     if gain is None:
         why = (reasons or {}).get(control)
@@ -298,7 +300,7 @@ def gain_sentence(
     return (
         f"monitor gain over {name}: {100 * gain.value:+.1f} points of {metric} "
         f"(95% CI [{100 * gain.low:+.1f}, {100 * gain.high:+.1f}]{flag}; "
-        f"{how} bootstrap over {gain.n} test games)"
+        f"{how} bootstrap over {gain.n} {units})"
     )
 
 
@@ -312,10 +314,11 @@ def control_gain_rows(
     reasons: dict[str, str] | None = None,
     *,
     metric: str = "Success-Rate",
+    units: str = "test games",
 ) -> list[dict[str, Any]]:
     """The selected monitor's gains over :data:`CONTROLS` as report rows (JSON, CSV, pages):
     points with the 95% interval, the verdict ("significant" / "not significant" / "n/a")
-    and the report's sentence."""
+    and the report's sentence (:func:`gain_sentence`, with ``metric`` and ``units``)."""
     rows: list[dict[str, Any]] = []
     for control, gain in monitor_gains(game_rows).items():
         rows.append(
@@ -326,7 +329,7 @@ def control_gain_rows(
                 "games": None if gain is None else gain.n,
                 "paired": None if gain is None else gain.paired,
                 "verdict": verdict(gain),
-                "sentence": gain_sentence(control, gain, reasons, metric=metric),
+                "sentence": gain_sentence(control, gain, reasons, metric=metric, units=units),
             }
         )
     return rows
