@@ -57,10 +57,10 @@ def run_once(
     options: dict[str, Any], questions: int, rounds: int
 ) -> tuple[float, dict[str, Any], Any, list[Any]]:
     """One sweep against a fresh server: wall seconds, server counters, summary, report."""
-    from byzllm.experiments import Store, run_units
     from byzllm.experiments.consensus import ConsensusConfig
     from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
     from byzllm.experiments.consensus.report import metrics_rows, summarize
+    from byzllm.runs import Store, run_units
 
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from byzllm.experiments import Record, Store, make_unit, run_units
+from byzllm.runs import Record, Store, make_unit, run_units
 
 
 class Marker(Record):

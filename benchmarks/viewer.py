@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from byzllm.experiments import SilentProgress, run_units
 from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
 from byzllm.experiments.consensus.matrix import matrix_config
-from byzllm.experiments.viewer import write_view
+from byzllm.runs import SilentProgress, run_units
+from byzllm.view import write_view
 
 #: Units per question of the default matrix: 6 attacks × 2 adversary counts × 5 × 3.
 _CELLS = 180

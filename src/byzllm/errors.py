@@ -17,7 +17,7 @@ class ByzllmError(Exception):
     #: True when the error cannot be specific to one unit of a run (a rejected API key, a
     #: model the server does not serve, a bad config): the runner stops the whole run at its
     #: first occurrence and leaves the affected units not done, instead of failing every
-    #: unit one by one (:func:`byzllm.experiments.run_units`).
+    #: unit one by one (:func:`byzllm.runs.run_units`).
     fatal: bool = False
 
 

@@ -88,7 +88,7 @@ def test_set_overrides_and_highest_degree_placement(tmp_path: Path) -> None:
     ]  # fmt: skip
     result = RUNNER.invoke(app, args)
     assert result.exit_code == 0, result.output
-    from byzllm.experiments import Store
+    from byzllm.runs import Store
 
     with Store.open(run_dir) as store:
         questions = store.records("consensus_question")

@@ -71,7 +71,7 @@ def test_sac_scores_that_all_default_are_reported_with_one_warning(tmp_path: Pat
     assert _warnings(as_json.stderr) == [SAC_WARNING]
 
     # Every round record and the question record keep the counts.
-    from byzllm.experiments import Store
+    from byzllm.runs import Store
 
     with Store.open(run_dir) as store:
         rounds = store.records("consensus_round")
@@ -142,9 +142,9 @@ def test_simulated_whodunit_run_has_no_warning(tmp_path: Path) -> None:
 
 def _monitor_store(run_dir: Path, base_url: str | None) -> None:
     """Evaluate-stage units of the `none` condition (no monitor set needed) into a store."""
-    from byzllm.experiments import make_unit, run_units
     from byzllm.experiments.monitor import MonitorExperimentConfig, work
     from byzllm.experiments.monitor.experiment import _split_games
+    from byzllm.runs import make_unit, run_units
 
     settings: dict[str, Any] = {"n_test": 2, "game": {"max_turns": 4}, "max_reprompts": 0}
     if base_url is not None:

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from byzllm.cli import app
-from byzllm.experiments.reproduce import REPRODUCTIONS, config_path
+from byzllm.reproduce import REPRODUCTIONS, config_path
 
 RUNNER = CliRunner()
 
@@ -94,10 +94,10 @@ def test_unknown_table_is_one_clear_line() -> None:
 
 
 def test_shipped_configs_load() -> None:
-    from byzllm.experiments import load_config
     from byzllm.experiments.codegen import TABLE1_CONDITIONS, CodeGenConfig
     from byzllm.experiments.consensus.config import ConsensusConfig
     from byzllm.experiments.monitor.config import MonitorExperimentConfig
+    from byzllm.runs import load_config
 
     for entry in REPRODUCTIONS.values():
         if entry.kind == "consensus":

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from byzllm.cli import app
-from byzllm.experiments import ExperimentConfig, Record, make_unit, run_units
+from byzllm.runs import ExperimentConfig, Record, make_unit, run_units
 
 runner = CliRunner()
 

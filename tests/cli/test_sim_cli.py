@@ -13,8 +13,8 @@ import yaml
 from typer.testing import CliRunner
 
 from byzllm.cli import app
-from byzllm.experiments import Store
 from byzllm.experiments._fitting import FittedProfile
+from byzllm.runs import Store
 
 RUNNER = CliRunner()
 DOCS = Path(__file__).resolve().parents[2] / "docs"

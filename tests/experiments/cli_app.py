@@ -27,7 +27,7 @@ from byzllm.cli._common import (
     load_cli_config,
     summary_exit_code,
 )
-from byzllm.experiments import ExistingFile, ExperimentConfig, Record, make_unit
+from byzllm.runs import ExistingFile, ExperimentConfig, Record, make_unit
 
 app = typer.Typer()
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from byzllm.cli._common import cli_errors, default_run_dir, emit_rows, handle_errors, print_json
 from byzllm.errors import ConfigError, InputError
-from byzllm.experiments import Store
+from byzllm.runs import Store
 
 from .cli_app import app
 

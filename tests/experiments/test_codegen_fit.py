@@ -27,7 +27,6 @@ import yaml
 
 from byzllm.agents.codegen import CodeGenSimParams
 from byzllm.errors import ConfigError, InputError
-from byzllm.experiments import load_config
 from byzllm.experiments._fitting import FittedProfile
 from byzllm.experiments.codegen import (
     CodeGenConfig,
@@ -45,6 +44,7 @@ from byzllm.experiments.codegen.fit import (
     fit_tester,
     unsound_tests,
 )
+from byzllm.runs import load_config
 
 PROMPT = 'def f(x: int) -> int:\n    """Add one.\n    >>> f(1)\n    2\n    f(3) == 4\n    """\n'
 

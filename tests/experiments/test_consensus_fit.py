@@ -32,12 +32,19 @@ TRUTH = {
     "confidence_wrong": 0.6,
     "confidence_at_one_right": 0.4,
     "confidence_at_one_wrong": 0.1,
+    "refine_slip": 0.2,
+    "slip_accuracy": 0.25,
 }
 WEAK_TRUTH = {**TRUTH, "strength": 0.3, "false_accept": 0.35}
 
 #: Stated tolerances of the fit at this size (300 questions x 2 protocols): rates measured on
 #: hundreds of events within 0.06; anchoring is a ratio of two rates (fewer events) within 0.2.
-TOLERANCE = {"anchoring": 0.2, "susceptibility": 0.12, "self_trust": 0.08}
+TOLERANCE = {
+    "anchoring": 0.2,
+    "susceptibility": 0.12,
+    "self_trust": 0.08,
+    "slip_accuracy": 0.1,
+}
 
 
 def _config(n: int) -> ConsensusConfig:
@@ -103,7 +110,7 @@ def test_profile_file_round_trips_and_plugs_into_a_config(
     loaded = FittedProfile.load(path)
     cfg_file = tmp_path / "sweep.yaml"
     cfg_file.write_text("agents:\n  strong: {profile: p.yaml}\n  weak: {profile: p.yaml}\n")
-    from byzllm.experiments import load_config
+    from byzllm.runs import load_config
 
     cfg = load_config(cfg_file, ConsensusConfig)
     assert cfg.agents.strong.profile == loaded.groups["strong"]
@@ -119,7 +126,7 @@ def test_a_profile_of_another_domain_is_refused(tmp_path: Path) -> None:
     cfg_file = tmp_path / "sweep.yaml"
     cfg_file.write_text("agents:\n  strong: {profile: w.yaml}\n")
     from byzllm.errors import ConfigError
-    from byzllm.experiments import load_config
+    from byzllm.runs import load_config
 
     with pytest.raises(ConfigError, match="whodunit"):
         load_config(cfg_file, ConsensusConfig)

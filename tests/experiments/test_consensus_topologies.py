@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from byzllm.errors import ConfigError
-from byzllm.experiments import load_config
 from byzllm.experiments.consensus.config import ConsensusConfig
 from byzllm.experiments.consensus.setup import build_graph, robustness_report
 from byzllm.graphs import build, save_graph
+from byzllm.runs import load_config
 
 
 def test_construction_names_are_normalized() -> None:

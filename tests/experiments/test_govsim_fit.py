@@ -19,9 +19,7 @@ import yaml
 
 from byzllm.agents.govsim import FisherParams
 from byzllm.errors import ConfigError, InputError
-from byzllm.experiments import load_config
 from byzllm.experiments._fitting import FittedProfile
-from byzllm.experiments._runner import run_in_memory
 from byzllm.experiments.govsim import GovSimRunConfig, expand_units, fit_govsim, work
 from byzllm.experiments.govsim.fit import (
     CatchObservation,
@@ -31,6 +29,8 @@ from byzllm.experiments.govsim.fit import (
     persuadability_slope,
     proposal_mixture,
 )
+from byzllm.runs import load_config
+from byzllm.runs._runner import run_in_memory
 
 
 def _utterance(month: int, speaker: str, *amounts: int) -> dict[str, Any]:

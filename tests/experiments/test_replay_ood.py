@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from byzllm.agents.consensus import CallContext, ConsensusAgent
-from byzllm.experiments import Store, run_units
 from byzllm.experiments.consensus.config import Composition, ConsensusConfig, DatasetConfig
 from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
 from byzllm.experiments.consensus.setup import (
@@ -26,6 +25,7 @@ from byzllm.experiments.consensus.setup import (
     load_dataset,
     ood_pool,
 )
+from byzllm.runs import Store, run_units
 from byzllm.tasks import Task, synthetic_tasks
 
 REPLAY = Composition(strong=4, weak=2, byzantine=1, attack="replay")

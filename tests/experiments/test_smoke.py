@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from byzllm.experiments import ExperimentConfig, Record, Store, load_config, make_unit, run_units
+from byzllm.runs import ExperimentConfig, Record, Store, load_config, make_unit, run_units
 
 
 class Square(Record):

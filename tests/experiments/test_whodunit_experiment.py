@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from byzllm.experiments import Store, run_units
 from byzllm.experiments.whodunit import (
     WhoDunitRunConfig,
     expand_units,
@@ -19,6 +18,7 @@ from byzllm.experiments.whodunit import (
     select_games,
     work,
 )
+from byzllm.runs import Store, run_units
 from byzllm.testing import FakeOpenAIServer
 
 

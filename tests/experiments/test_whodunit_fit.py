@@ -24,7 +24,6 @@ import yaml
 
 from byzllm.agents.whodunit import SimParams
 from byzllm.errors import ConfigError
-from byzllm.experiments import Store, load_config, run_units
 from byzllm.experiments._fitting import FittedProfile
 from byzllm.experiments.whodunit import (
     WHODUNIT_METRICS,
@@ -37,6 +36,7 @@ from byzllm.experiments.whodunit import (
     simulate_twin,
     work,
 )
+from byzllm.runs import Store, load_config, run_units
 
 #: Generating settings: rogue-free with a partial fault signal; with rogue episodes (given to
 #: the fit as its base); symmetric; and no fault signal at all.

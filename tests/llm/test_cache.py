@@ -290,7 +290,7 @@ def test_check_cache_names_the_file_and_the_fix(tmp_path: Path) -> None:
 def test_a_results_store_is_not_taken_for_a_cache(tmp_path: Path) -> None:
     import asyncio as aio
 
-    from byzllm.experiments import make_unit, run_units
+    from byzllm.runs import make_unit, run_units
 
     aio.run(run_units(tmp_path / "run", [make_unit({"a": 1})], _no_records, progress=False))
     store = tmp_path / "run" / "results.sqlite"
@@ -327,7 +327,7 @@ def test_damaged_pages_met_during_a_run_are_fatal_not_misses(tmp_path: Path) -> 
 def test_a_run_stops_before_its_first_unit_on_a_damaged_cache(tmp_path: Path) -> None:
     import asyncio as aio
 
-    from byzllm.experiments import ExperimentConfig, ModelConfig, make_unit, run_units
+    from byzllm.runs import ExperimentConfig, ModelConfig, make_unit, run_units
 
     class Section(ModelConfig):
         agents: str = "llm"

@@ -8,8 +8,8 @@ import threading
 import pytest
 from pydantic import ValidationError
 
-from byzllm.experiments import ModelConfig
 from byzllm.llm import Model, ModelSettings, ModelSpec, get_shared_model
+from byzllm.runs import ModelConfig
 
 URL = "http://127.0.0.1:9/v1"
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from byzllm.experiments import Store, run_units
 from byzllm.experiments.consensus.config import ConsensusConfig
 from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
 from byzllm.experiments.consensus.report import summarize
+from byzllm.runs import Store, run_units
 
 
 @pytest.mark.shared_data

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from byzllm.experiments import Store, run_units
 from byzllm.experiments.consensus.config import ConsensusConfig
 from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
 from byzllm.experiments.consensus.setup import load_dataset, ood_pool
+from byzllm.runs import Store, run_units
 from byzllm.testing import FakeOpenAIServer
 
 from ._scripted import make_script

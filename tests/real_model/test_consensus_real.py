@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from byzllm.cli import app
-from byzllm.experiments import Store
 from byzllm.llm import LocalServer
 from byzllm.llm._serve import free_port
+from byzllm.runs import Store
 
 pytestmark = pytest.mark.real_model
 

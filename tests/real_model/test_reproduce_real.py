@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from byzllm.cli import app
-from byzllm.experiments.reproduce_page import NO_SENSITIVITY, REAL_UNEXPLAINED
+from byzllm.reproduce.page import NO_SENSITIVITY, REAL_UNEXPLAINED
 
 pytestmark = pytest.mark.real_model
 

@@ -25,7 +25,6 @@ from byzllm.envs.whodunit import (
     llm_agents,
     play_game,
 )
-from byzllm.experiments import Store
 from byzllm.llm import (
     ChatMessage,
     ChatModel,
@@ -35,6 +34,7 @@ from byzllm.llm import (
     TokenLogprob,
     get_model,
 )
+from byzllm.runs import Store
 
 # A game is a handful of calls of a few seconds each on an idle machine; slower when busy.
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]

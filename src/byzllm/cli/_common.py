@@ -52,9 +52,9 @@ from byzllm.errors import ByzllmError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from byzllm.experiments import Executor, RunSummary, Unit, WorkFn
     from byzllm.experiments.parse_health import ParseHealth
     from byzllm.experiments.request_health import RequestHealth
+    from byzllm.runs import Executor, RunSummary, Unit, WorkFn
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -246,7 +246,7 @@ def load_cli_config(
     Raises :class:`~byzllm.errors.ConfigError` (one line, exit code 2 under
     :func:`cli_errors`) before anything runs.
     """
-    from byzllm.experiments import load_config, parse_overrides
+    from byzllm.runs import load_config, parse_overrides
 
     return load_config(path, model, parse_overrides(list(set_values or [])))
 
@@ -296,13 +296,13 @@ def execute_units(
     ``--json`` output stays parseable). The summary goes to stderr as one line, or to
     stdout as JSON with ``json_output``. Ctrl-C or SIGTERM stores every finished unit,
     prints how to resume and exits 130. A fatal error (a rejected key, a missing model)
-    raises :class:`~byzllm.experiments.RunAbortedError`: one line and exit 2 under
+    raises :class:`~byzllm.runs.RunAbortedError`: one line and exit 2 under
     :func:`cli_errors` (with ``json_output`` the summary is printed first, with the error).
     ``executor`` (default: in-process; a name from
     ``--executor`` is resolved with ``ray_address``) is passed on to
-    :func:`~byzllm.experiments.run_units`.
+    :func:`~byzllm.runs.run_units`.
     """
-    from byzllm.experiments import RunAbortedError, Store, executor_by_name, run_units
+    from byzllm.runs import RunAbortedError, Store, executor_by_name, run_units
 
     if isinstance(executor, str):
         executor = executor_by_name(executor, ray_address=ray_address)

@@ -144,9 +144,9 @@ def train(
         byzllm codegen train runs/cgc
     """
     with cli_errors():
-        from byzllm.experiments import Store
         from byzllm.experiments.codegen import train_monitors
         from byzllm.monitor import table5_rows
+        from byzllm.runs import Store
 
         with Store.open(run_dir) as store:
             turns = store.records("codegen_turn")
@@ -288,7 +288,6 @@ def report(
     """
     with cli_errors():
         from byzllm.errors import InputError
-        from byzllm.experiments import Store
         from byzllm.experiments.codegen.report import (
             gain_line,
             gain_rows,
@@ -296,6 +295,7 @@ def report(
             table1_rows,
         )
         from byzllm.experiments.reports import write_csv
+        from byzllm.runs import Store
 
         with Store.open(run_dir) as store:
             rows = store.records("codegen_problem")
@@ -337,7 +337,7 @@ def report(
             for r in table
         ]
         emit_rows(pretty, json_output=False, title="CodeGen (Table 1)", simulated=simulated)
-        from byzllm.experiments._intervals import BOOTSTRAP_METHOD
+        from byzllm.runs._intervals import BOOTSTRAP_METHOD
 
         typer.echo(f"intervals: {BOOTSTRAP_METHOD}; repeats averaged per problem", err=True)
         for g in gains:

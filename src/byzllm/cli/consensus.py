@@ -151,7 +151,7 @@ def run(
 
 def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str, Any]]:
     from byzllm.errors import InputError
-    from byzllm.experiments import Store
+    from byzllm.runs import Store
 
     if not (run_dir / "results.sqlite").is_file():
         raise InputError(f"no results.sqlite in {run_dir}: run `byzllm consensus run` first")
@@ -304,8 +304,8 @@ def matrix(
             T=rounds,
         )
         if model:
-            from byzllm.experiments import apply_overrides, parse_overrides
             from byzllm.experiments.consensus.config import ConsensusConfig
+            from byzllm.runs import apply_overrides, parse_overrides
 
             data = cfg.model_dump(mode="json")
             apply_overrides(data, parse_overrides(model_overrides(model, weak_model, base_url)))

@@ -154,9 +154,9 @@ def train(
         byzllm monitor train runs/mon-collect --out monitors.json --json
     """
     with cli_errors():
-        from byzllm.experiments import Store
         from byzllm.experiments.monitor.pipeline import train_from_turns
         from byzllm.monitor import ablation_rows, table5_rows
+        from byzllm.runs import Store
 
         with Store.open(run_dir) as store:
             turns = store.records("monitor_turn")
@@ -327,7 +327,7 @@ def report(
         from rich.console import Console
 
         from byzllm.errors import InputError
-        from byzllm.experiments import Store, parse_health, request_health
+        from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.monitor.ablations import (
             ablation_rows,
             control_gain_rows,
@@ -347,6 +347,7 @@ def report(
             plot_trigger_histogram,
             trigger_turns,
         )
+        from byzllm.runs import Store
 
         with Store.open(run_dir) as store:
             games = store.records("monitor_game")

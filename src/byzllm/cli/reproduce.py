@@ -103,7 +103,7 @@ def reproduce(
     """
     with cli_errors():
         from byzllm.errors import InputError
-        from byzllm.experiments.reproduce import REPRODUCTIONS, config_path, get_reproduction
+        from byzllm.reproduce import REPRODUCTIONS, config_path, get_reproduction
 
         if list_ or name is None:
             rows = [
@@ -213,7 +213,7 @@ def _run(
     from byzllm.experiments.consensus.report import INTERVAL_NOTE, summarize
     from byzllm.experiments.consensus.setup import load_dataset
     from byzllm.experiments.reports import write_csv
-    from byzllm.experiments.reproduce import config_path
+    from byzllm.reproduce import config_path
 
     if overrides is None:
         overrides = [] if questions is None else [f"dataset.n={questions}"]
@@ -233,7 +233,7 @@ def _run(
         )  # fmt: skip
         if not summary_run.complete:
             raise typer.Exit(summary_exit_code(summary_run))
-    from byzllm.experiments import Store
+    from byzllm.runs import Store
 
     ids = {u.id for u in units}
     with Store.open(run_dir) as store:
@@ -251,7 +251,7 @@ def _run(
     rows = entry.compare(summary)
     simulated = any(r["simulated"] for r in rows)
     csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)
-    from byzllm.experiments.reproduce_page import consensus_sensitivity
+    from byzllm.reproduce.page import consensus_sensitivity
 
     # Simulated runs: the headline as each assumption moves (a few in-memory reruns).
     sensitivity = consensus_sensitivity(entry.name, cfg, entry.compare) if simulated else None
@@ -260,7 +260,7 @@ def _run(
         entry, rows, simulated, INTERVAL_NOTE, csv_path, page, json_output, extra=extra
     )
     if not simulated:
-        from byzllm.experiments.consensus.real_report import write_real_report
+        from byzllm.reproduce.real_page import write_real_report
 
         markdown = write_real_report(
             run_dir / "report" / "real.md",
@@ -346,13 +346,13 @@ def _run_monitor(
 ) -> None:
     """collect -> train -> evaluate (at each lineup size of ``entry.sizes``) -> compare."""
     from byzllm.cli._common import execute_units, load_cli_config, model_flags
-    from byzllm.experiments import Store
     from byzllm.experiments.monitor import collect_units, evaluate_units, work
     from byzllm.experiments.monitor.ablations import interval_note
     from byzllm.experiments.monitor.config import MonitorExperimentConfig
     from byzllm.experiments.monitor.pipeline import train_from_turns
     from byzllm.experiments.reports import write_csv
-    from byzllm.experiments.reproduce import config_path
+    from byzllm.reproduce import config_path
+    from byzllm.runs import Store
 
     overrides: list[str] = []
     if games is not None:
@@ -396,12 +396,12 @@ def _run_monitor(
     if entry.metrics[0].startswith("gain"):
         note = interval_note(True)
     else:
-        from byzllm.experiments._intervals import BOOTSTRAP_METHOD
+        from byzllm.runs._intervals import BOOTSTRAP_METHOD
 
         note = BOOTSTRAP_METHOD.replace("over units", "over test games")
     from byzllm.experiments.monitor.ablations import control_gain_rows, not_evaluated
     from byzllm.experiments.monitor.environments import get_environment
-    from byzllm.experiments.reproduce_page import monitor_sensitivity
+    from byzllm.reproduce.page import monitor_sensitivity
 
     # The monitor's gains over the two controls, at the lineup size it was trained on.
     trained = int(cfg.game.n_suspects or 0) if entry.sizes else 0
@@ -438,14 +438,14 @@ def _run_codegen(
     compare, the monitor's gains over the controls, the sensitivity runs."""
     from byzllm.cli._common import execute_units, load_cli_config, model_flags
     from byzllm.errors import InputError
-    from byzllm.experiments import Store
-    from byzllm.experiments._intervals import BOOTSTRAP_METHOD
     from byzllm.experiments.codegen import CodeGenConfig, collect_units, run_units, work
     from byzllm.experiments.codegen.experiment import train_monitors
     from byzllm.experiments.codegen.paper import control_gains
     from byzllm.experiments.reports import write_csv
-    from byzllm.experiments.reproduce import config_path
-    from byzllm.experiments.reproduce_page import codegen_sensitivity
+    from byzllm.reproduce import config_path
+    from byzllm.reproduce.page import codegen_sensitivity
+    from byzllm.runs import Store
+    from byzllm.runs._intervals import BOOTSTRAP_METHOD
 
     if problems is None:
         raise InputError(
@@ -517,7 +517,7 @@ def _pages(
 ) -> tuple[Path, dict[str, Any]]:
     """Write report/reproduce.md and view.html with the gaps' explanations, the sensitivity
     section and (rogue-agents entries) the monitor's gains over the controls."""
-    from byzllm.experiments.reproduce_page import sensitivity_rows, write_pages
+    from byzllm.reproduce.page import sensitivity_rows, write_pages
 
     markdown, page, gaps = write_pages(
         run_dir,
@@ -576,7 +576,7 @@ def _print_comparison(
             }
         )
         return
-    from byzllm.experiments.reproduce_page import ROW_KEYS
+    from byzllm.reproduce.page import ROW_KEYS
 
     keys = [k for k in ROW_KEYS if rows and k in rows[0]]
     title = f"{entry.paper}, {entry.table}: ours [95% CI] / paper (difference)"
@@ -613,7 +613,7 @@ def _print_comparison(
         typer.echo(control["sentence"] + (" (simulated)" if simulated else ""))
     gaps = extra.get("gaps")
     if gaps is not None:
-        from byzllm.experiments.reproduce_page import gap_sentence
+        from byzllm.reproduce.page import gap_sentence
 
         typer.echo(f"gaps larger than their interval: {len(gaps)}")
         for gap in gaps:

@@ -48,7 +48,7 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _find_stores(root: Path) -> list[Path]:
-    from byzllm.experiments import STORE_FILENAME
+    from byzllm.runs import STORE_FILENAME
 
     found: dict[Path, Path] = {}  # resolved -> as found (a symlinked folder is listed once)
     for depth in range(_MAX_DEPTH + 1):
@@ -60,7 +60,7 @@ def _find_stores(root: Path) -> list[Path]:
 
 
 def _run_overview(run_dir: Path) -> dict[str, Any]:
-    from byzllm.experiments import Store
+    from byzllm.runs import Store
 
     with Store.open(run_dir) as store:
         counts = store.counts()
@@ -192,7 +192,8 @@ def show_run(
         byzllm runs show runs/sweep --json | jq .counts
     """
     with cli_errors():
-        from byzllm.experiments import Store, parse_health, request_health
+        from byzllm.experiments import parse_health, request_health
+        from byzllm.runs import Store
 
         with Store.open(run_dir) as store:
             counts = store.counts()
@@ -323,7 +324,7 @@ def export_run(
     """
     with cli_errors():
         from byzllm.errors import InputError
-        from byzllm.experiments import Store
+        from byzllm.runs import Store
 
         if fmt not in ("csv", "jsonl", "parquet"):
             raise InputError(f"unknown export format {fmt!r} (choose csv, jsonl or parquet)")
@@ -365,7 +366,7 @@ def repair_run(
         byzllm runs repair runs/sweep --json
     """
     with cli_errors():
-        from byzllm.experiments import repair_store
+        from byzllm.runs import repair_store
 
         report = repair_store(run_dir, force=force)
         if json_output:

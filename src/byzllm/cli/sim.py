@@ -118,7 +118,7 @@ _DOMAIN_KINDS = (
 
 def _domain_of(run_dir: Path) -> str:
     from byzllm.errors import InputError
-    from byzllm.experiments import Store
+    from byzllm.runs import Store
 
     if not (run_dir / "results.sqlite").is_file():
         raise InputError(f"no results.sqlite in {run_dir}: run an experiment there first")
@@ -141,7 +141,7 @@ def _domain_of(run_dir: Path) -> str:
 
 
 def _fit(run_dir: Path) -> Any:
-    from byzllm.experiments import Store
+    from byzllm.runs import Store
 
     domain = _domain_of(run_dir)
     if domain == "consensus":
@@ -274,7 +274,7 @@ def compare(
     """
     with cli_errors():
         from byzllm.experiments._fitting import FittedProfile
-        from byzllm.experiments._intervals import BOOTSTRAP_METHOD
+        from byzllm.runs._intervals import BOOTSTRAP_METHOD
 
         profile = FittedProfile.load(profile_path) if profile_path else _fit(run_dir)
         domain = _domain_of(run_dir)
@@ -317,7 +317,7 @@ def compare(
 
 def _comparison(run_dir: Path, domain: str, profile: Any, resamples: int) -> list[Any]:
     from byzllm.errors import InputError
-    from byzllm.experiments import Store
+    from byzllm.runs import Store
 
     if profile.domain != domain:
         raise InputError(f"the profile was fitted on a {profile.domain} run; {run_dir} is {domain}")

@@ -47,7 +47,7 @@ def view(
         byzllm view runs/sweep --open --max-details 2000
     """
     with cli_errors():
-        from byzllm.experiments.viewer import write_view
+        from byzllm.view import write_view
 
         path = write_view(run_dir, out, max_details=max_details)
         typer.echo(str(path))

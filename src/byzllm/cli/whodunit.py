@@ -252,8 +252,9 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
         byzllm whodunit report runs/whodunit --json
     """
     with cli_errors():
-        from byzllm.experiments import Store, parse_health, request_health
+        from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.whodunit import report_rows
+        from byzllm.runs import Store
 
         with Store.open(run_dir) as store:
             games = store.records("whodunit_game")

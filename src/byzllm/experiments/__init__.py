@@ -1,117 +1,13 @@
-"""Experiments: configs, units, the concurrent runner, the result store, reports.
+"""The experiments, one subpackage per domain: configs, records, units + work functions, reports.
+Built on the run engine (byzllm.runs); shared here: reports, parse and request health, fitting.
+May import: byzllm.runs and every layer below it (monitor, protocols, envs, agents, ...).
 
-A run is a grid of independent units. The runner executes them concurrently, writes each
-result to ``<run_dir>/results.sqlite`` the moment it is done, and resumes by skipping the
-units already done::
-
-    from typing import Any, ClassVar
-    from byzllm.experiments import Record, make_unit, run_units, Store
-
-    class Answer(Record):
-        kind: ClassVar[str] = "answer"
-        question: int
-        correct: bool
-
-    def work(payload: dict[str, Any]) -> list[Record]:      # top-level; may be async def
-        return [Answer(question=payload["question"], correct=True)]
-
-    units = [make_unit({"question": q}, label=f"q{q}") for q in range(100)]
-    summary = asyncio.run(run_units("runs/demo", units, work, concurrency=16))
-    Store.open("runs/demo").records_frame("answer")
+Each domain has ``config`` (pydantic), ``records`` (what one unit stores), ``experiment``
+(its units and the top-level work function), ``report`` (summary rows with 95% intervals)
+and ``fit`` (the simulator fitted to a real run): ``byzllm.experiments.consensus``,
+``.whodunit``, ``.govsim``, ``.codegen`` and ``.monitor`` (monitors over the game
+environments). The domain-free machinery they run on -- units, the runner, the store, repair,
+exports -- is :mod:`byzllm.runs`.
 """
 
-from typing import TYPE_CHECKING, Any
-
-from byzllm.errors import ConfigError
-
-from ._config import (
-    ExistingDir,
-    ExistingFile,
-    ExistingPath,
-    ExperimentConfig,
-    PathKind,
-    apply_overrides,
-    config_path,
-    load_config,
-    parse_overrides,
-    resolve_config_path,
-)
-from ._executor import (
-    EXECUTOR_NAMES,
-    Executor,
-    LocalExecutor,
-    ProcessExecutor,
-    RayExecutor,
-    WorkFn,
-    executor_by_name,
-)
-from ._progress import (
-    LiveStatus,
-    PlainProgress,
-    ProgressReporter,
-    RichProgress,
-    SilentProgress,
-)
-from ._records import Record
-from ._repair import RepairReport, repair_store
-from ._runner import RunAbortedError, RunStatus, RunSummary, UnitFailure, is_fatal, run_units
-from ._store import STORE_FILENAME, ExportFormat, Store, StoreError, UnitResult
-from ._units import UNIT_ID_SCHEME, Unit, canonical_json, make_unit, unit_id
-
-if TYPE_CHECKING:
-    from ._model_config import ModelConfig
-
-__all__ = [
-    "EXECUTOR_NAMES",
-    "STORE_FILENAME",
-    "UNIT_ID_SCHEME",
-    "ConfigError",
-    "Executor",
-    "ExistingDir",
-    "ExistingFile",
-    "ExistingPath",
-    "ExperimentConfig",
-    "ExportFormat",
-    "LiveStatus",
-    "LocalExecutor",
-    "ModelConfig",
-    "PathKind",
-    "PlainProgress",
-    "ProcessExecutor",
-    "ProgressReporter",
-    "RayExecutor",
-    "Record",
-    "RepairReport",
-    "RichProgress",
-    "RunAbortedError",
-    "RunStatus",
-    "RunSummary",
-    "SilentProgress",
-    "Store",
-    "StoreError",
-    "Unit",
-    "UnitFailure",
-    "UnitResult",
-    "WorkFn",
-    "apply_overrides",
-    "canonical_json",
-    "config_path",
-    "executor_by_name",
-    "is_fatal",
-    "load_config",
-    "make_unit",
-    "parse_overrides",
-    "repair_store",
-    "resolve_config_path",
-    "run_units",
-    "unit_id",
-]
-
-
-def __getattr__(name: str) -> Any:
-    # ModelConfig pulls in the model layer (byzllm.llm): loaded on first use only.
-    if name == "ModelConfig":
-        from ._model_config import ModelConfig
-
-        return ModelConfig
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__: list[str] = []

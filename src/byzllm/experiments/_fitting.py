@@ -24,9 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
 from byzllm.errors import ConfigError
-
-from ._config import config_path
-from ._intervals import Interval
+from byzllm.runs import Interval, config_path
 
 __all__ = [
     "ComparisonRow",

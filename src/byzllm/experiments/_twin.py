@@ -20,13 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from byzllm.errors import InputError
+from byzllm.runs import Interval, Record, Store, bootstrap_interval, make_unit, run_in_memory
 
 from ._fitting import ComparisonRow, comparison_row
-from ._intervals import Interval, bootstrap_interval
-from ._records import Record
-from ._runner import run_in_memory
-from ._store import Store
-from ._units import make_unit
 
 __all__ = ["Metric", "UnitOf", "grouped_comparison", "mean_comparison", "replay_units"]
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from byzllm.agents import ParseCounts
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from byzllm.runs import Store
 
 __all__ = [
     "STAGES",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .parse_health import UNIT_KINDS
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from byzllm.runs import Store
 
 __all__ = ["UNIT_KINDS", "WARN_ABOVE", "RequestHealth", "from_records", "from_store"]
 

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from byzllm.tasks import Task
 
-__all__ = ["answer_key", "is_right", "same_answer", "wrong_answers"]
+__all__ = ["answer_key", "fresh_wrong_answers", "is_right", "same_answer", "wrong_answers"]
 
 _NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
 _RATIONAL = re.compile(r"^-?\d+(?:\.\d+)?(?:/\d+)?$")
@@ -167,4 +167,22 @@ def wrong_answers(task: Task) -> list[str]:
         if candidate not in seen and not is_right(task, candidate):
             seen.add(candidate)
             out.append(candidate)
+    return out
+
+
+def fresh_wrong_answers(task: Task, spread: int = 50) -> list[str]:
+    """Wrong answers for an answer given anew: :func:`wrong_answers`, then, when the truth is
+    a number, the plain numbers within ``spread`` of it (nearest first), so that a simulated
+    agent rarely runs out of answers no one has given. Never the answer itself; no two equal.
+    """
+    out = wrong_answers(task)
+    value = _numeric_value(task)
+    if value is None:
+        return out
+    seen = set(out)
+    for distance in range(1, spread + 1):
+        for candidate in (_number_text(value + distance), _number_text(value - distance)):
+            if candidate not in seen and not is_right(task, candidate):
+                seen.add(candidate)
+                out.append(candidate)
     return out

@@ -32,6 +32,11 @@ The model, per agent i and task x:
   of its receiver-side scores (one unit per response when a protocol passes no scores), its
   own answer counting one unit when it believes it, and moves to the heaviest one with
   probability ``susceptibility``.
+* **Answering anew** (``refine_slip``, default 0): with that probability a refinement with
+  something retained ignores the offered answers and gives a new one: the truth with
+  probability ``slip_accuracy`` when no one offered it, otherwise a wrong answer no one
+  offered. Small models do this (measured with ``byzllm sim fit``); the SAC paper's agents
+  are not reported to.
 * **Verbalized confidence** (what CP-WBFT aggregates): exactly 1.0 with probability
   ``confidence_at_one_right`` (right answers) or ``confidence_at_one_wrong`` (wrong ones);
   otherwise ``confidence_right`` / ``confidence_wrong`` plus ``calibration_noise``, at most
@@ -39,11 +44,12 @@ The model, per agent i and task x:
   parameters make confidence carry no information.
 
 **Where the ground truth enters.** Only the simulator's *nature* reads it: the latent
-solution (``strength``), the judge's error rates (``false_accept`` / ``false_reject``) and the
-confidence calibration (``confidence_*``) are defined relative to the truth, as a fallible
-agent's capability is. Nature reads it from ``ground_truth`` when one is given (task id -> the
-task with its answer), else from the task the protocol passes; every other step (anchoring,
-weighing retained answers, following, obeying injections) sees only the responses. A test
+solution (``strength``), an answer given anew in refinement (``slip_accuracy``), the judge's
+error rates (``false_accept`` / ``false_reject``) and the confidence calibration
+(``confidence_*``) are defined relative to the truth, as a fallible agent's capability is.
+Nature reads it from ``ground_truth`` when one is given (task id -> the task with its answer),
+else from the task the protocol passes; every other step (anchoring, weighing retained
+answers, following, obeying injections) sees only the responses. A test
 hands the agent tasks without an answer field and a ``ground_truth`` and checks it behaves
 exactly as with the full tasks.
 
@@ -64,7 +70,7 @@ from byzllm.tasks import Task
 
 from .._params import ParameterRow, parameter, parameter_rows
 from .._seeding import choice, gauss, uniform
-from ._answers import answer_key, is_right, same_answer, wrong_answers
+from ._answers import answer_key, fresh_wrong_answers, is_right, same_answer, wrong_answers
 from ._types import AgentGroup, CallContext, ConsensusAgent, Response, ScoredResponse
 
 __all__ = [
@@ -168,6 +174,25 @@ class SimulatedProfile(BaseModel):
     injection_susceptibility: float = parameter(
         0.05, meaning="P(obeys a score embedded in a peer's message)", ge=0, le=1
     )
+    refine_slip: float = parameter(
+        0.0,
+        meaning="P(a refinement answers anew: an answer that neither the agent nor any "
+        "retained neighbour gave)",
+        source=(
+            "assumed 0: the SAC paper's refine keeps or adopts answers and reports no other "
+            "outcome; `byzllm sim fit` measures it (Qwen2.5-Coder-0.5B with the paper's "
+            "answer-only refine prompt: 55% of its refinements, docs/results/sac-table1-real.md)"
+        ),
+        ge=0,
+        le=1,
+    )
+    slip_accuracy: float = parameter(
+        0.0,
+        meaning="P(an answer given anew in refinement is right)",
+        source="assumed 0 with refine_slip; `byzllm sim fit` measures it",
+        ge=0,
+        le=1,
+    )
 
 
 #: A gpt-4o-mini-like agent on the synthetic tasks (≈ 85% alone, Table 1's strong group).
@@ -261,6 +286,28 @@ class SimulatedAgent(ConsensusAgent):
             return wrong[0]
         return choice(wrong[1:], *keys, "which")
 
+    def _answer_anew(
+        self,
+        task: Task,
+        own: Response,
+        retained: Sequence[ScoredResponse],
+        keys: tuple[object, ...],
+    ) -> Response | None:
+        """A refinement's answer given anew (``refine_slip``), never one already on offer: the
+        truth with probability ``slip_accuracy`` when no one offered it, else a wrong answer no
+        one offered (the nearest plausible ones first); None when every candidate is offered.
+        """
+        offered = {answer_key(task, own.answer)}
+        offered |= {answer_key(task, response.answer) for response, _ in retained}
+        truth = self._truth(task)
+        if (
+            answer_key(task, truth.answer) not in offered
+            and uniform(*keys, "slip-right") < self.profile.slip_accuracy
+        ):
+            return Response.of(truth.answer)
+        fresh = [w for w in fresh_wrong_answers(truth) if answer_key(task, w) not in offered]
+        return Response.of(choice(fresh[:5], *keys, "slip-which")) if fresh else None
+
     def judges_correct(self, task: Task, response: Response) -> bool:
         """J_i(r): does agent i judge r correct? (see the module docstring)
 
@@ -311,6 +358,12 @@ class SimulatedAgent(ConsensusAgent):
         # Dispositions are stable per (agent, task, answers involved), as at temperature 0.
         own_key = answer_key(task, own.answer)
         keys = (self.seed, self.name, task.id, own_key)
+        if retained and self.profile.refine_slip > 0:
+            round_ = ctx.round if ctx is not None else 0
+            if uniform(*keys, round_, "slip") < self.profile.refine_slip:
+                anew = self._answer_anew(task, own, retained, (*keys, round_))
+                if anew is not None:
+                    return anew
         believes_own = self.judges_correct(task, own)
         if believes_own and uniform(*keys, "anchor") < self.profile.anchoring:
             return own

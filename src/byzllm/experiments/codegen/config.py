@@ -10,10 +10,9 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from byzllm.agents.codegen import CodeGenSimParams
 from byzllm.monitor.conditions import CONDITIONS
+from byzllm.runs import ModelConfig, config_path
 
-from .._config import config_path
 from .._fitting import inline_profile
-from .._model_config import ModelConfig
 
 __all__ = ["CODEGEN_CONDITIONS", "TABLE1_CONDITIONS", "CodeGenCondition", "CodeGenConfig"]
 

@@ -31,12 +31,11 @@ from byzllm.monitor.conditions import condition_monitors, make_intervener, missi
 from byzllm.monitor.features import turn_features
 from byzllm.monitor.intervene import MonitorIntervener
 from byzllm.monitor.monitor_set import MonitorSet, train_monitor_set
+from byzllm.runs import Record, Unit, make_unit, reset_to_defaults
+from byzllm.runs import run_in_memory as records_in_memory
 from byzllm.sandbox import SandboxLimits, SandboxUnavailableError, sandbox_support
 from byzllm.tasks import CodeProblem, load_humaneval, load_livecodebench
 
-from .._records import Record
-from .._runner import run_in_memory as records_in_memory
-from .._units import Unit, make_unit, reset_to_defaults
 from ..monitor.experiment import datasets_from_rows
 from .config import CodeGenConfig
 from .records import CodeGenProblemRecord, CodeGenTurnRecord

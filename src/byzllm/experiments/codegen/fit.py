@@ -97,9 +97,9 @@ from byzllm.agents.codegen import (
 )
 from byzllm.envs.codegen import syntax_error
 from byzllm.errors import InputError
+from byzllm.runs import Store
 
 from .._fitting import ComparisonRow, FittedProfile
-from .._store import Store
 from .._twin import Metric, grouped_comparison, replay_units
 from .config import CODEGEN_CONDITIONS
 from .experiment import work

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .._intervals import BOOTSTRAP_METHOD, bootstrap_interval
+from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
+
 from .config import CODEGEN_CONDITIONS
 
 __all__ = [

@@ -30,9 +30,7 @@ from pydantic_core import PydanticCustomError
 
 from byzllm.agents.consensus import ATTACKS
 from byzllm.errors import ConfigError
-
-from .._config import ExperimentConfig, config_path
-from .._model_config import ModelConfig
+from byzllm.runs import ExperimentConfig, ModelConfig, config_path
 
 __all__ = [
     "AgentBackend",

@@ -14,9 +14,8 @@ from byzllm.protocols import (
     make_protocol,
     run_question,
 )
+from byzllm.runs import Record, Unit, make_unit
 
-from .._records import Record
-from .._units import Unit, make_unit
 from .config import Composition, ConsensusConfig
 from .records import ConsensusQuestion, ConsensusRound
 from .setup import (
@@ -214,7 +213,7 @@ def run_in_memory(config: ConsensusConfig, *, batch: int = 256) -> list[dict[str
     """
     import asyncio
 
-    from .._runner import run_in_memory as records_in_memory
+    from byzllm.runs import run_in_memory as records_in_memory
 
     return asyncio.run(
         records_in_memory(

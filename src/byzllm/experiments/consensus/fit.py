@@ -23,7 +23,12 @@ run records is read, so fitting a simulated run is an honest test of the fit. Th
   own answer, ``r_believe`` when it believes it. The profile's refine gives
   ``susceptibility = r_doubt`` and ``(1 - anchoring) * susceptibility = r_believe``. Only the
   first such occasion per (question, agent, own answer) counts: at temperature 0 a repeated
-  situation repeats its decision, so later rounds add no evidence.
+  situation repeats its decision, so later rounds add no evidence. Occasions where the agent
+  answered anew (below) are left out: the profile's refine draws that first.
+* ``refine_slip``: among the refinements of the protocols that ask the model to refine (SAC and
+  debate) with something retained, the share whose next answer is neither the
+  agent's own nor a retained neighbour's; ``slip_accuracy``: the share of those new answers
+  that are right, among the occasions where no offered answer was right.
 
 A parameter the run gives no evidence for keeps its default, and its source says so.
 Adversaries' scores are left out of the judge's error rates (their message to a receiver is
@@ -66,6 +71,8 @@ __all__ = ["CONSENSUS_METRICS", "compare_consensus", "fit_consensus"]
 CONSENSUS_METRICS = ("IAA", "FAA", "BFTI", "RA", "W_FAA", "S_FAA", "H_Majority")
 
 _GROUPS = ("strong", "weak")
+#: Protocols whose update is a call to the agent (CP-WBFT, majority and W-MSR compute theirs).
+_REFINING = frozenset({"sac", "debate"})
 
 
 def _defaults(group: str) -> SimulatedProfile:
@@ -85,6 +92,8 @@ class _Tally:
         self.low: list[float] = []
         self.conf: dict[bool, list[float]] = {True: [], False: []}
         self.moves: dict[bool, list[bool]] = {True: [], False: []}
+        self.anew: list[bool] = []
+        self.anew_right: list[bool] = []
 
 
 def _tasks(config: ConsensusConfig | None) -> dict[str, Task]:
@@ -136,7 +145,18 @@ def _question(trace: QuestionTrace, tally: Mapping[str, _Tally], task: Task | No
             if row.confidence is not None and row.key is not None and row.key not in confided:
                 confided.add(row.key)
                 t_.conf[row.correct].append(row.confidence)
-            if believes is None or t + 1 >= len(rounds) or not row.scores or row.key in seen:
+            anew = False
+            if trace.protocol in _REFINING and row.retained and t + 1 < len(rounds):
+                after = rounds[t + 1][i]
+                offered = {row.key} | {rnd[j].key for j in row.retained}
+                anew = after.key not in offered
+                t_.anew.append(anew)
+                truth_offered = row.correct or any(rnd[j].correct for j in row.retained)
+                if anew and not truth_offered:
+                    t_.anew_right.append(after.correct)
+            if anew or believes is None or t + 1 >= len(rounds) or not row.scores:
+                continue
+            if row.key in seen:
                 continue
             heaviest = _heaviest(row.key, believes, row.retained, row.scores, rnd)
             if heaviest is not None and heaviest != row.key:
@@ -252,6 +272,20 @@ def _estimates(t_: _Tally, group: str) -> tuple[dict[str, float], dict[str, str]
             anchoring,
             f"1 - P(moves | believes its own) / susceptibility, P = {moved:.3f}",
             len(believe),
+        )
+    if t_.anew:
+        put(
+            "refine_slip",
+            _rate(t_.anew),
+            "P(a refinement's answer is neither its own nor a retained one)",
+            len(t_.anew),
+        )
+    if t_.anew_right:
+        put(
+            "slip_accuracy",
+            _rate(t_.anew_right),
+            "P(right | answered anew, no offered answer right)",
+            len(t_.anew_right),
         )
     evidence = {
         "agent_rounds_at_0": len(t_.initial),

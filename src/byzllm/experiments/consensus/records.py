@@ -9,8 +9,7 @@ from pydantic import Field
 from byzllm.protocols import (
     QuestionTrace,
 )
-
-from .._records import Record
+from byzllm.runs import Record
 
 __all__ = ["ConsensusQuestion", "ConsensusRound"]
 

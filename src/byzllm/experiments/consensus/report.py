@@ -13,9 +13,7 @@ from byzllm.protocols import (
     QuestionTrace,
     compute_metrics,
 )
-
-from .._intervals import BOOTSTRAP_METHOD, Interval, weighted_mean_intervals
-from .._records import Record
+from byzllm.runs import BOOTSTRAP_METHOD, Interval, Record, weighted_mean_intervals
 
 __all__ = [
     "INTERVAL_NOTE",

@@ -9,9 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from byzllm.agents.govsim import Fisher, FisherParams
 from byzllm.envs.govsim import LakeConfig, llm_fishers, simulated_fishers
+from byzllm.runs import ModelConfig
 
 from .._fitting import inline_profile
-from .._model_config import ModelConfig
 
 __all__ = ["GovSimRunConfig", "GovSimSettings", "make_fishers"]
 

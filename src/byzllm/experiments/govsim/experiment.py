@@ -10,9 +10,8 @@ from typing import Any
 from byzllm.agents.govsim import FisherParams
 from byzllm.envs.govsim import GovSimGame, GovSimResult, make_games, make_splits, play_game
 from byzllm.llm import track_requests
+from byzllm.runs import Record, Unit, make_unit, reset_to_defaults
 
-from .._records import Record
-from .._units import Unit, make_unit, reset_to_defaults
 from .config import GovSimRunConfig
 from .records import GovSimGameRecord
 

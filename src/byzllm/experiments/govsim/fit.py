@@ -77,9 +77,9 @@ from scipy.special import log_ndtr
 from byzllm.agents._params import parameter_source
 from byzllm.agents.govsim import FisherParams, sustainable_share
 from byzllm.errors import InputError
+from byzllm.runs import Store
 
 from .._fitting import ComparisonRow, FittedProfile
-from .._store import Store
 from .._twin import Metric, grouped_comparison, replay_units
 from .experiment import work
 

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from .._records import Record
+from byzllm.runs import Record
 
 __all__ = ["GovSimGameRecord"]
 

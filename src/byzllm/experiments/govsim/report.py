@@ -4,7 +4,7 @@ Table 2: "numbers include 95% confidence intervals").
 
 **Intervals.** A game is the unit: with repeated runs, a game's value is the mean over its
 repeats, and the interval is the percentile bootstrap over games
-(:data:`~byzllm.experiments._intervals.BOOTSTRAP_METHOD`).
+(:data:`~byzllm.runs._intervals.BOOTSTRAP_METHOD`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._intervals import BOOTSTRAP_METHOD, Interval, bootstrap_interval
+from byzllm.runs import BOOTSTRAP_METHOD, Interval, bootstrap_interval
 
 __all__ = [
     "INTERVAL_NOTE",

@@ -14,7 +14,7 @@ every monitor report shows both with their intervals; a gain whose 95% interval 
 is called "not significant" (:func:`verdict`).
 
 **Intervals.** A difference of Success-Rates between two conditions gets a 95% percentile
-bootstrap interval (:data:`~byzllm.experiments._intervals.BOOTSTRAP_METHOD`). Conditions
+bootstrap interval (:data:`~byzllm.runs._intervals.BOOTSTRAP_METHOD`). Conditions
 play the same test games with the same agent random streams (common random numbers), so
 where two conditions share (game, repeat) pairs the difference is *paired*: per game, the
 mean over its shared repeats of ``success(a) - success(b)``, resampled over games (a game's
@@ -34,8 +34,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from byzllm.monitor.conditions import ABLATION_CONDITIONS, CONDITION_LABELS
-
-from .._intervals import BOOTSTRAP_METHOD, bootstrap_interval
+from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
 
 __all__ = [
     "ABLATION_MEANINGS",

@@ -21,10 +21,9 @@ from byzllm.monitor.dataset import TurnDataset
 from byzllm.monitor.features import position_entropies, turn_features
 from byzllm.monitor.intervene import MonitorIntervener
 from byzllm.monitor.monitor_set import MonitorSet
+from byzllm.runs import Record, Unit, make_unit, reset_to_defaults
+from byzllm.runs import run_in_memory as records_in_memory
 
-from .._records import Record
-from .._runner import run_in_memory as records_in_memory
-from .._units import Unit, make_unit, reset_to_defaults
 from .config import MonitorExperimentConfig
 from .environments import get_environment
 from .records import MonitorGameRecord, MonitorTurnRecord

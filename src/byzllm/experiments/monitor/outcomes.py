@@ -4,7 +4,7 @@ For environments whose report shows more than success (GovSim: Survival-Rate, Su
 and Efficiency, the rogue-agents paper, Table 2: "numbers include 95% confidence
 intervals"), each condition's metrics over the test games: a game is the unit (its repeats
 averaged), and the interval is the percentile bootstrap over games
-(:data:`~byzllm.experiments._intervals.BOOTSTRAP_METHOD`). Every condition appears beside the
+(:data:`~byzllm.runs._intervals.BOOTSTRAP_METHOD`). Every condition appears beside the
 others: no intervention, the monitor, the random baseline and the turn-count-only monitor.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from byzllm.monitor.conditions import CONDITION_LABELS, CONDITIONS
+from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
 
-from .._intervals import BOOTSTRAP_METHOD, bootstrap_interval
 from .environments import OutcomeMetric
 
 __all__ = ["OUTCOME_NOTE", "outcome_rows"]

@@ -15,9 +15,9 @@ from byzllm.envs.whodunit import (
     llm_agents,
     simulated_agents,
 )
+from byzllm.runs import ModelConfig
 
 from .._fitting import inline_profile
-from .._model_config import ModelConfig
 
 __all__ = ["WhoDunitPlayers", "WhoDunitRunConfig"]
 

@@ -17,9 +17,8 @@ from byzllm.envs.whodunit import (
     play_game,
 )
 from byzllm.llm import track_requests
+from byzllm.runs import Record, Unit, make_unit, reset_to_defaults
 
-from .._records import Record
-from .._units import Unit, make_unit, reset_to_defaults
 from ..parse_health import move_counts
 from .config import WhoDunitRunConfig
 from .records import WhoDunitGameRecord, WhoDunitTurnRecord

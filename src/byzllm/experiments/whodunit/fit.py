@@ -82,10 +82,9 @@ import numpy.typing as npt
 from byzllm.agents._params import parameter_source
 from byzllm.agents.whodunit import SimParams
 from byzllm.errors import InputError
+from byzllm.runs import Interval, Store, bootstrap_intervals
 
 from .._fitting import ComparisonRow, FittedProfile, comparison_row
-from .._intervals import Interval, bootstrap_intervals
-from .._store import Store
 from .._twin import replay_units
 from .experiment import work
 

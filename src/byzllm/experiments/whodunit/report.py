@@ -9,8 +9,8 @@ from byzllm.envs.whodunit import (
     MetricSummary,
     summarize_runs,
 )
+from byzllm.runs import BOOTSTRAP_METHOD, weighted_mean_intervals
 
-from .._intervals import BOOTSTRAP_METHOD, weighted_mean_intervals
 from .experiment import load_games
 
 __all__ = ["INTERVAL_NOTE", "game_intervals", "report_rows"]

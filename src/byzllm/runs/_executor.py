@@ -1,0 +1,261 @@
+"""Executors: where a unit's work function actually runs.
+
+The runner only ever calls :meth:`Executor.run` with a top-level work function and a unit,
+so the same units can run in this process (:class:`LocalExecutor`), in worker processes
+(:class:`ProcessExecutor`) or on a Ray cluster (:class:`RayExecutor`, which ships ``work``
+and ``unit.payload`` to a remote task and awaits its result).
+The work contract that makes this possible:
+
+* ``work`` is a top-level (importable, picklable) function of one argument, the payload;
+* the payload is plain JSON;
+* it returns a :class:`~byzllm.runs.Record`, a list of records or ``None`` (records
+  are pydantic models, so they pickle); it may be ``async def``;
+* it raises to fail; the runner stores ``ExceptionType: message`` as the unit's error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import multiprocessing
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any
+
+from byzllm._process import exit_with_parent
+from byzllm.errors import ConfigError
+
+from ._records import Record, coerce_records
+from ._units import Unit
+
+__all__ = [
+    "EXECUTOR_NAMES",
+    "Executor",
+    "LocalExecutor",
+    "ProcessExecutor",
+    "RayExecutor",
+    "WorkFn",
+    "executor_by_name",
+]
+
+#: Names accepted by :func:`executor_by_name` (and the CLI's ``--executor``).
+EXECUTOR_NAMES = ("local", "process", "ray")
+
+#: A unit's work: payload in, record(s) out; sync or ``async def``.
+WorkFn = Callable[[dict[str, Any]], Any | Awaitable[Any]]
+
+
+class Executor(ABC):
+    """Runs units' work functions. Subclass to run them elsewhere (threads, processes, Ray)."""
+
+    async def start(self, concurrency: int) -> None:  # noqa: B027 - optional hook
+        """Prepare resources for up to ``concurrency`` units at once."""
+
+    @abstractmethod
+    async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
+        """Run ``work(unit.payload)`` and return its records; raise if the work raised."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release resources; units still running may be abandoned (the run was stopped)."""
+
+
+class LocalExecutor(Executor):
+    """Runs work in this process: ``async def`` work on the event loop, sync work in threads.
+
+    Sync work runs in a thread pool sized to the run's concurrency rather than inline: a
+    sync function may block (file or network I/O, a subprocess), and blocking the event loop
+    would freeze the progress bar, delay the store's commits and make Ctrl-C unresponsive.
+    The cost is one thread hop per unit (tens of microseconds). CPU-bound pure-Python work
+    does not get faster with threads (the GIL); ``sync_inline=True`` runs it on the loop
+    when the hop matters more than responsiveness.
+    """
+
+    def __init__(self, *, sync_inline: bool = False) -> None:
+        self.sync_inline = sync_inline
+        self._pool: ThreadPoolExecutor | None = None
+        self._max_workers = 1
+
+    async def start(self, concurrency: int) -> None:
+        self._max_workers = max(1, concurrency)
+
+    async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
+        if inspect.iscoroutinefunction(work):
+            result = await work(unit.payload)
+        elif self.sync_inline:
+            result = work(unit.payload)
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self._max_workers, thread_name_prefix="byzllm-unit"
+                )
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(self._pool, work, unit.payload)
+        if inspect.isawaitable(result):  # e.g. a sync wrapper returning a coroutine
+            result = await result
+        return coerce_records(result)
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            # Do not wait: after Ctrl-C, units still running in threads are abandoned.
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def _call_in_process(work: WorkFn, payload: dict[str, Any]) -> Any:
+    """Run one unit's work inside a worker process (``async def`` work gets its own loop)."""
+    result = work(payload)
+    if inspect.isawaitable(result):
+
+        async def _await() -> Any:
+            return await result
+
+        result = asyncio.run(_await())
+    return result
+
+
+class ProcessExecutor(Executor):
+    """Runs work in a pool of worker processes: real parallelism for CPU-bound work
+    (simulations) that threads cannot give under the GIL.
+
+    This is the work contract at full strength: ``work`` must be importable by its module
+    and name in a fresh interpreter (a top-level function of an importable module, not a
+    lambda, a closure or a function of ``__main__`` run as a script), and its payload and
+    records travel by pickle. Processes start with ``forkserver`` where available (never a
+    plain ``fork`` of this multi-threaded process), so each worker imports the work's
+    module once.
+
+    Workers never outlive this process: each watches it and exits the moment it is gone, even
+    killed by SIGKILL (:func:`byzllm._process.exit_with_parent`); the fork server and
+    multiprocessing's resource tracker follow as soon as the last worker has exited.
+    """
+
+    def __init__(self, max_workers: int | None = None) -> None:
+        # Default: one process per core, at most the run's concurrency.
+        self.max_workers = max_workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    async def start(self, concurrency: int) -> None:
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        # More processes than cores only adds start-up time and memory for CPU-bound work.
+        workers = self.max_workers or min(concurrency, os.cpu_count() or 1)
+        self._pool = ProcessPoolExecutor(
+            max_workers=max(1, workers), mp_context=context, initializer=exit_with_parent
+        )
+
+    async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
+        if self._pool is None:
+            raise RuntimeError("ProcessExecutor.run called before start()")
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._pool, _call_in_process, work, unit.payload)
+        return coerce_records(result)
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+class RayExecutor(Executor):
+    """Runs each unit as a Ray task: on a running cluster, or on a local Ray instance.
+
+    The work contract is the one of :class:`ProcessExecutor` (importable top-level work,
+    payloads and records that pickle); Ray ships them to its workers, which must be able to
+    import byzllm and the work's module. ``address``: a cluster to join (``"auto"``, or
+    ``"ray://host:10001"``); ``None`` joins the cluster named by ``RAY_ADDRESS`` if set and
+    otherwise starts a local instance, which :meth:`aclose` shuts down again. Each unit asks
+    Ray for ``num_cpus`` CPUs, so Ray never runs more units at once than the cluster has room
+    for, whatever the run's ``concurrency``. A unit whose work raises fails with the work's
+    own exception (not Ray's wrapper), exactly as with the other executors.
+
+    Needs the optional ``ray`` package: ``pip install "byzllm[ray]"``.
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        num_cpus: float = 1.0,
+        init_options: dict[str, Any] | None = None,
+    ) -> None:
+        if not num_cpus > 0:
+            raise ConfigError(f"num_cpus must be positive, got {num_cpus!r}")
+        self.address = address
+        self.num_cpus = num_cpus
+        self.init_options = dict(init_options or {})
+        self._ray: Any = None
+        self._remote: Any = None
+        self._started_ray = False
+        self._in_flight: set[Any] = set()
+
+    async def start(self, concurrency: int) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError(
+                "the Ray executor needs the ray package: pip install 'byzllm[ray]'"
+            ) from None
+        self._ray = ray
+        if not ray.is_initialized():
+            options = {"include_dashboard": False, "log_to_driver": False} | self.init_options
+            # ray.init blocks for seconds while it starts or joins a cluster.
+            await asyncio.to_thread(ray.init, address=self.address, **options)
+            self._started_ray = True
+        self._remote = ray.remote(num_cpus=self.num_cpus, max_retries=0)(_call_in_process)
+
+    async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
+        if self._remote is None:
+            raise RuntimeError("RayExecutor.run called before start()")
+        ref = self._remote.remote(work, unit.payload)
+        self._in_flight.add(ref)
+        try:
+            result = await ref
+        except asyncio.CancelledError:
+            # The run was stopped (Ctrl-C): no longer awaiting it does not stop the task on the
+            # cluster, so cancel it there too. The runner awaits its cancelled units before
+            # aclose(), so this is the only place that still knows the task.
+            self._cancel(ref)
+            raise
+        except self._ray.exceptions.RayTaskError as err:
+            cause = getattr(err, "cause", None)
+            if isinstance(cause, BaseException):
+                raise cause from None
+            raise
+        finally:
+            self._in_flight.discard(ref)
+        return coerce_records(result)
+
+    def _cancel(self, ref: Any) -> None:
+        """Stop a unit's task on the cluster (its unit reruns next time)."""
+        with contextlib.suppress(Exception):
+            self._ray.cancel(ref, force=True)
+
+    async def aclose(self) -> None:
+        ray = self._ray
+        if ray is None:
+            return
+        for ref in list(self._in_flight):
+            # The run was stopped: its units in flight rerun next time.
+            self._cancel(ref)
+        self._in_flight.clear()
+        if self._started_ray:
+            await asyncio.to_thread(ray.shutdown)
+            self._started_ray = False
+        self._remote = None
+        self._ray = None
+
+
+def executor_by_name(name: str, *, ray_address: str | None = None) -> Executor:
+    """The executor a CLI user names: ``local`` (default), ``process`` or ``ray``."""
+    if ray_address is not None and name != "ray":
+        raise ConfigError("a Ray address needs the ray executor (--executor ray)")
+    if name == "local":
+        return LocalExecutor()
+    if name == "process":
+        return ProcessExecutor()
+    if name == "ray":
+        return RayExecutor(ray_address)
+    raise ConfigError(f"unknown executor {name!r}; use one of: {', '.join(EXECUTOR_NAMES)}")

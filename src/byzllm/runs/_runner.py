@@ -1,0 +1,575 @@
+"""The runner: execute units concurrently, store each result the moment it is done, resume.
+
+Flow of one invocation (:func:`run_units`):
+
+1. register the units in the store; units already ``done`` are skipped (and ``failed`` ones
+   too, unless ``retry_failed``);
+2. ``concurrency`` worker coroutines take units in grid order and hand them to the executor;
+3. each outcome (records + ``done``, or the error + ``failed``) goes to a writer thread that
+   commits finished units in small groups: whatever is waiting is committed together, at
+   most every ``commit_interval_s`` (a few ms). A unit's records and status always share one
+   transaction;
+4. a unit counts as finished (progress, summary) only once its transaction has committed.
+
+Fatal errors (``fatal = True``: a rejected API key, a model the server does not serve, a bad
+config) stop the whole run at their first occurrence: the units in flight are cancelled
+and left not done (never stored as failed), and :class:`RunAbortedError` says why and what
+is left. Every other error fails its own unit and the run goes on.
+
+The run's model requests are counted (:func:`byzllm.llm.track_requests`) for the progress
+line, which comes at least every ``interval_s`` whether or not units finish, and for the
+summary.
+
+Durability: a unit reported done is in the database. The store runs in WAL mode with
+``synchronous=NORMAL``: a committed unit survives the process being killed at any moment
+(SIGKILL, Ctrl-C, an exception); after an operating-system crash or power loss the last few
+milliseconds of commits may be lost (never corrupted), and those units simply rerun.
+Pass ``synchronous="FULL"`` to fsync every group as well.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from byzllm.errors import ByzllmError, InputError
+
+from ._executor import Executor, LocalExecutor, WorkFn
+from ._progress import LiveStatus, ProgressReporter, make_progress
+from ._provenance import byzllm_version, git_commit
+from ._records import Record
+from ._store import Store, StoreError, UnitResult
+from ._units import Unit
+
+if TYPE_CHECKING:
+    from byzllm.llm import RequestCounts
+
+__all__ = [
+    "RunAbortedError",
+    "RunStatus",
+    "RunSummary",
+    "UnitFailure",
+    "format_error",
+    "is_fatal",
+    "run_in_memory",
+    "run_units",
+]
+
+RunStatus = Literal["finished", "stopped", "interrupted", "aborted"]
+
+#: Error texts longer than this are cut (a 1 MB exception message must not bloat the store).
+_MAX_ERROR_CHARS = 2000
+
+
+def format_error(err: BaseException) -> str:
+    """``ExceptionType: message`` on one line, cut to a bounded length (no traceback)."""
+    message = " ".join(str(err).split())
+    text = f"{type(err).__name__}: {message}" if message else type(err).__name__
+    if len(text) > _MAX_ERROR_CHARS:
+        text = text[: _MAX_ERROR_CHARS - 1] + "…"
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class UnitFailure:
+    """A unit that failed in this invocation."""
+
+    unit_id: str
+    label: str
+    error: str
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What one invocation of :func:`run_units` did.
+
+    ``total`` units in the grid = ``skipped`` (already done before) + ``done`` + ``failed``
+    (this invocation) + ``not_run``; ``not_run`` = ``failed_before`` (failed in an earlier
+    invocation, left alone without ``retry_failed``) + ``never_run`` (not reached: new, or
+    the run stopped). ``requests`` counts the model requests the units made in this process
+    (:meth:`byzllm.llm.RequestCounts.to_dict`; zeros with worker processes or Ray).
+    """
+
+    run_dir: Path
+    run_id: int
+    status: RunStatus
+    total: int
+    skipped: int
+    done: int
+    failed: int
+    not_run: int
+    seconds: float
+    failures: list[UnitFailure] = field(default_factory=list)
+    failed_before: int = 0
+    requests: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def never_run(self) -> int:
+        """Units neither done nor failed: not reached yet (new, or the run stopped)."""
+        return self.not_run - self.failed_before
+
+    @property
+    def complete(self) -> bool:
+        """Every unit of the grid is done (now or before)."""
+        return self.skipped + self.done == self.total
+
+    @property
+    def units_per_s(self) -> float:
+        """Units finished (done or failed) per second in this invocation."""
+        return (self.done + self.failed) / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (for ``--json`` output)."""
+        return {
+            "run_dir": str(self.run_dir),
+            "run_id": self.run_id,
+            "status": self.status,
+            "complete": self.complete,
+            "total": self.total,
+            "skipped": self.skipped,
+            "done": self.done,
+            "failed": self.failed,
+            "not_run": self.not_run,
+            "failed_before": self.failed_before,
+            "never_run": self.never_run,
+            "seconds": round(self.seconds, 3),
+            "units_per_s": round(self.units_per_s, 1),
+            "failures": [
+                {"unit_id": f.unit_id, "label": f.label, "error": f.error} for f in self.failures
+            ],
+            "requests": self.requests,
+        }
+
+
+def is_fatal(err: BaseException) -> bool:
+    """Whether ``err`` stops a whole run (its class says ``fatal = True``; see the module)."""
+    return getattr(err, "fatal", False) is True
+
+
+class RunAbortedError(ByzllmError):
+    """A fatal error stopped the run at its first occurrence.
+
+    ``cause`` is that error (a :class:`~byzllm.llm.ModelAuthError`, a
+    :class:`~byzllm.llm.ModelNotFoundError`, a :class:`~byzllm.errors.ConfigError` ...),
+    ``summary`` what the invocation did before. The message is one line: the cause (which
+    names its fix), then what is done and what is left; the exit code is the cause's.
+    Units in flight were cancelled and stay not done: rerunning the same command after the
+    fix runs them.
+    """
+
+    fatal = True
+
+    def __init__(self, cause: BaseException, summary: RunSummary) -> None:
+        self.cause = cause
+        self.summary = summary
+        self.exit_code = int(getattr(cause, "exit_code", 1))
+        finished = summary.skipped + summary.done
+        left = summary.total - finished
+        reason = str(cause) if isinstance(cause, ByzllmError) else format_error(cause)
+        reason = " ".join(reason.split()) or type(cause).__name__
+        failed = summary.failed + summary.failed_before
+        failed_text = f", {failed} failed" if failed else ""
+        super().__init__(
+            f"{reason.rstrip('.')}. Run stopped at the first such error: {finished} of "
+            f"{summary.total} units done{failed_text}, {left - failed} not done; fix the "
+            "cause and rerun the same command to run them"
+        )
+
+
+class _Writer:
+    """A thread that commits finished units in groups and reports each group back.
+
+    Group commit keeps the store's cost per unit far below one transaction per unit while
+    every unit still becomes durable within a few milliseconds of finishing.
+    """
+
+    _STOP = object()
+
+    def __init__(
+        self,
+        store_path: Path,
+        run_id: int,
+        loop: asyncio.AbstractEventLoop,
+        on_committed: Any,
+        *,
+        commit_interval_s: float,
+        max_group: int,
+        synchronous: Literal["OFF", "NORMAL", "FULL"],
+    ) -> None:
+        self._store = Store(
+            store_path, create=False, synchronous=synchronous, check_same_thread=False
+        )
+        self._run_id = run_id
+        self._loop = loop
+        self._on_committed = on_committed
+        self._interval = commit_interval_s
+        self._max_group = max_group
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name="byzllm-store-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, result: UnitResult) -> None:
+        if self.error is not None:
+            raise StoreError(f"writing results failed: {self.error}")
+        self._queue.put(result)
+
+    def _main(self) -> None:
+        stopping = False
+        try:
+            while not stopping:
+                item = self._queue.get()
+                if item is self._STOP:
+                    break
+                group: list[UnitResult] = [item]
+                # Let a few more units finish so they share this transaction.
+                if self._interval > 0:
+                    time.sleep(self._interval)
+                while len(group) < self._max_group:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is self._STOP:
+                        stopping = True
+                        break
+                    group.append(item)
+                self._store.write_results(group, self._run_id)
+                self._notify(group)
+        except BaseException as err:  # report on the loop; never die silently
+            self.error = err
+            self._notify([])
+        finally:
+            self._store.close()
+
+    def _notify(self, group: list[UnitResult]) -> None:
+        # RuntimeError: the loop is closed, nobody is listening any more.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._on_committed, group)
+
+    def close(self) -> None:
+        """Commit everything submitted so far, then stop (blocks until done)."""
+        self._queue.put(self._STOP)
+        self._thread.join()
+
+
+def _config_dump(config: BaseModel | Mapping[str, Any] | None) -> tuple[Any, str | None]:
+    if config is None:
+        return None, None
+    if isinstance(config, BaseModel):
+        cls = type(config)
+        return config.model_dump(mode="json"), f"{cls.__module__}.{cls.__qualname__}"
+    return dict(config), None
+
+
+def _unique(units: Iterable[Unit]) -> list[Unit]:
+    seen: set[str] = set()
+    unique = []
+    for unit in units:
+        if not isinstance(unit, Unit):
+            raise InputError(f"run_units expects Unit objects (see make_unit), got {unit!r:.80}")
+        if unit.id not in seen:
+            seen.add(unit.id)
+            unique.append(unit)
+    return unique
+
+
+async def run_units(
+    run_dir: str | Path,
+    units: Iterable[Unit],
+    work: WorkFn,
+    *,
+    config: BaseModel | Mapping[str, Any] | None = None,
+    concurrency: int = 16,
+    retry_failed: bool = False,
+    max_failures: int | None = None,
+    progress: bool | ProgressReporter | None = None,
+    executor: Executor | None = None,
+    description: str | None = None,
+    argv: Sequence[str] | None = None,
+    commit_interval_s: float = 0.005,
+    synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
+) -> RunSummary:
+    """Run every unit not yet done, storing each result in ``<run_dir>/results.sqlite``.
+
+    Rerunning with the same units resumes: units already ``done`` are skipped; ``failed``
+    ones are rerun only with ``retry_failed=True``. A unit whose work raises is stored as
+    failed with ``ExceptionType: message`` and the run goes on, until ``max_failures`` units
+    have failed in this invocation (then it stops after the units in flight). A *fatal*
+    error (:func:`is_fatal`: a rejected key, a missing model, a bad config) stops the run at
+    once instead: the units in flight are cancelled and left not done, and
+    :class:`RunAbortedError` is raised (its ``cause`` is the error). Cancelling the task
+    (Ctrl-C under ``asyncio.run``) stores every unit already finished and re-raises; only
+    the units in flight are lost, and they rerun next time.
+
+    ``work`` is a top-level function of the payload returning records (see
+    :mod:`byzllm.runs._executor` for the contract); ``config`` (a pydantic model) is
+    stored with the byzllm version and git commit. Duplicate units (same id) run once.
+    """
+    # Here, not at the top: importing byzllm.experiments stays free of the model layer.
+    from byzllm.llm import track_requests
+
+    if concurrency < 1:
+        raise InputError(f"concurrency must be at least 1, got {concurrency}")
+    if max_failures is not None and max_failures < 1:
+        raise InputError(f"max_failures must be at least 1 (or None), got {max_failures}")
+    grid = _unique(units)
+    run_path = Path(run_dir)
+    started = time.monotonic()
+    config_json, config_class = _config_dump(config)
+
+    if isinstance(config, BaseModel):
+        from ._model_config import check_caches
+
+        check_caches(config)  # a damaged response cache stops the run before it starts
+    # verify: a damaged store stops the run here, one line naming `byzllm runs repair`.
+    store = Store(run_path, create=True, synchronous=synchronous, verify=True)
+    try:
+        statuses = store.register_units(grid)
+        run_id = store.begin_run(
+            config=config_json,
+            config_class=config_class,
+            byzllm_version=byzllm_version(),
+            git_commit=git_commit(),
+            argv=list(sys.argv) if argv is None else argv,
+        )
+    finally:
+        store.close()
+
+    todo = [
+        unit
+        for unit in grid
+        if statuses[unit.id] == "pending" or (retry_failed and statuses[unit.id] == "failed")
+    ]
+    skipped = sum(1 for unit in grid if statuses[unit.id] == "done")
+    failed_before = len(grid) - skipped - len(todo)
+    labels = {unit.id: unit.label for unit in todo}
+
+    reporter = make_progress(progress)
+    executor = executor if executor is not None else LocalExecutor()
+    loop = asyncio.get_running_loop()
+
+    done_count = 0
+    failed_count = 0
+    failures: list[UnitFailure] = []
+    failed_seen = 0  # failures observed by workers (before commit), for max_failures
+    in_flight = 0  # units handed to the executor and not yet back
+    fatal: BaseException | None = None  # the first fatal error: the run stops
+    tasks: list[asyncio.Future[None]] = []
+    stop = asyncio.Event()
+    all_committed = loop.create_future()
+    submitted = 0
+    committed = 0
+    finished_submitting = False
+
+    def on_committed(group: list[UnitResult]) -> None:
+        nonlocal done_count, failed_count, committed
+        for result in group:
+            if result.status == "done":
+                done_count += 1
+            else:
+                failed_count += 1
+                label = labels.get(result.unit_id, result.unit_id)
+                failures.append(UnitFailure(result.unit_id, label, result.error or ""))
+                reporter.unit_failed(label, result.error or "")
+        committed += len(group)
+        reporter.update(done_count, failed_count)
+        writer_failed = writer.error is not None
+        if (writer_failed or (finished_submitting and committed >= submitted)) and not (
+            all_committed.done()
+        ):
+            all_committed.set_result(None)
+        if writer_failed:
+            stop.set()
+
+    writer = _Writer(
+        store.path,
+        run_id,
+        loop,
+        on_committed,
+        commit_interval_s=commit_interval_s,
+        max_group=1000,
+        synchronous=synchronous,
+    )
+    pending = iter(todo)
+
+    def abort(err: BaseException) -> None:
+        """A fatal error: stop taking units and cancel the ones in flight (left not done)."""
+        nonlocal fatal
+        if fatal is not None:
+            return
+        fatal = err
+        stop.set()
+        current = asyncio.current_task()
+        for task in tasks:
+            if task is not current:
+                task.cancel()
+
+    async def worker() -> None:
+        nonlocal failed_seen, submitted, in_flight
+        try:
+            for unit in pending:
+                if stop.is_set():
+                    return
+                started_at = time.time()
+                in_flight += 1
+                try:
+                    records = await executor.run(work, unit)
+                except Exception as err:
+                    if is_fatal(err):
+                        abort(err)
+                        return
+                    result = UnitResult(
+                        unit.id, "failed", started_at, time.time(), error=format_error(err)
+                    )
+                    failed_seen += 1
+                    if max_failures is not None and failed_seen >= max_failures:
+                        stop.set()
+                else:
+                    result = UnitResult(unit.id, "done", started_at, time.time(), records=records)
+                finally:
+                    in_flight -= 1
+                submitted += 1
+                writer.submit(result)
+        except asyncio.CancelledError:
+            if fatal is None:
+                raise
+            # Cancelled by abort(): the unit stays not done.
+
+    def live_status(counts: RequestCounts) -> LiveStatus:
+        return LiveStatus(
+            done=done_count,
+            failed=failed_count,
+            units_in_flight=in_flight,
+            requests_in_flight=counts.in_flight,
+            requests=counts.requests,
+            retries=counts.retries,
+            errors=sum(counts.errors.values()),
+            last_error=counts.last_error,
+            oldest_request_s=counts.oldest_in_flight_s(),
+        )
+
+    heartbeat = getattr(reporter, "heartbeat", None)
+    interval = getattr(reporter, "interval_s", None)
+    tick_s = 1.0
+    if isinstance(interval, int | float) and interval > 0:
+        tick_s = min(tick_s, interval / 4)
+
+    async def ticker(counts: RequestCounts) -> None:
+        # The progress line must come even while no unit finishes (requests hanging).
+        assert heartbeat is not None
+        while True:
+            await asyncio.sleep(tick_s)
+            heartbeat(live_status(counts))
+
+    # What the runs table says if we never reach the end: interrupted, or an error.
+    recorded_status = "interrupted"
+    status: RunStatus = "interrupted"
+    ticking: asyncio.Future[None] | None = None
+    # Every request the units make on this loop counts for the run (tasks inherit it).
+    with track_requests() as run_requests:
+        try:
+            reporter.start(description or run_path.name, len(grid), skipped, len(todo))
+            if heartbeat is not None and todo:
+                ticking = asyncio.ensure_future(ticker(run_requests))
+            await executor.start(concurrency)
+            tasks += [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(todo)))]
+            try:
+                await asyncio.gather(*tasks)
+                finished_submitting = True
+                if committed >= submitted and not all_committed.done():
+                    all_committed.set_result(None)
+                await all_committed
+            except BaseException as err:
+                if not isinstance(err, (asyncio.CancelledError, KeyboardInterrupt)):
+                    recorded_status = "error"
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+            status = "stopped" if stop.is_set() else "finished"
+            if fatal is not None:
+                status = "aborted"
+            recorded_status = status
+        finally:
+            try:
+                if ticking is not None:
+                    ticking.cancel()
+                    await asyncio.gather(ticking, return_exceptions=True)
+                # Commit every unit that already finished, even when interrupted.
+                writer.close()
+                await executor.aclose()
+                # Let the last on_committed callbacks run before counting.
+                await asyncio.sleep(0)
+            finally:
+                if heartbeat is not None:
+                    heartbeat(live_status(run_requests))
+                reporter.close()
+            closing = Store(run_path, create=False)
+            try:
+                closing.finish_run(
+                    run_id,
+                    status=recorded_status,
+                    total=len(grid),
+                    skipped=skipped,
+                    done=done_count,
+                    failed=failed_count,
+                )
+            finally:
+                closing.close()
+    if writer.error is not None:
+        raise StoreError(f"writing results to {store.path} failed: {writer.error}")
+    summary = RunSummary(
+        run_dir=run_path,
+        run_id=run_id,
+        status=status,
+        total=len(grid),
+        skipped=skipped,
+        done=done_count,
+        failed=failed_count,
+        not_run=len(grid) - skipped - done_count - failed_count,
+        seconds=time.monotonic() - started,
+        failures=failures,
+        failed_before=failed_before,
+        requests=run_requests.to_dict(),
+    )
+    if fatal is not None:
+        raise RunAbortedError(fatal, summary) from fatal
+    return summary
+
+
+async def run_in_memory(
+    units: Iterable[Unit],
+    work: Callable[[dict[str, Any]], Awaitable[Sequence[Record]]],
+    *,
+    kinds: Collection[str] | None = None,
+    batch: int = 256,
+) -> list[dict[str, Any]]:
+    """Play ``units`` in this process without a store (tests, notebooks, simulated twins):
+    every record (of ``kinds``, default all) as a JSON-ready dict with its ``kind``, in unit
+    order.
+
+    Units of a batch run concurrently, as on the runner; nothing resumes, nothing is kept.
+    """
+    pending = list(units)
+    rows: list[dict[str, Any]] = []
+    for start in range(0, len(pending), batch):
+        chunk = pending[start : start + batch]
+        results = await asyncio.gather(*(work(dict(u.payload)) for u in chunk))
+        for records in results:
+            rows += [
+                {"kind": r.kind, **r.model_dump(mode="json")}
+                for r in records
+                if kinds is None or r.kind in kinds
+            ]
+    return rows

@@ -1,0 +1,735 @@
+"""The result store: one SQLite database (WAL mode) per run directory.
+
+Tables:
+
+* ``runs``    one row per invocation: resolved config, byzllm version, git commit, counts;
+* ``units``   one row per unit: id, label, payload, status (pending/done/failed), attempts,
+              timings, error;
+* ``records`` the typed records each finished unit produced: (unit_id, kind, seq, json).
+
+A unit's records and its ``done`` status are written in ONE transaction, so a crash at any
+moment leaves either the whole result or nothing. Every write opens with ``BEGIN IMMEDIATE``
+(the write lock is taken up front, so two writers queue instead of dead-locking) and every
+connection waits up to ``busy_timeout_s`` for the lock: two processes on one store never
+corrupt it.
+
+A damaged file is contained: opening checks that the file is a byzllm store before SQLite
+writes anything to it, :meth:`Store.open` opens it read-only and runs SQLite's
+``quick_check`` over every page, and every SQLite error becomes a one-line
+:class:`StoreError` (exit code 2) that names the file and, for damaged pages, the way out
+(``byzllm runs repair``, :func:`byzllm.runs.repair_store`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
+
+from byzllm.errors import ByzllmError, InputError
+
+from ._records import Record
+from ._units import Unit
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "STORE_FILENAME",
+    "ExportFormat",
+    "Store",
+    "StoreError",
+    "UnitResult",
+    "UnitStatus",
+]
+
+#: File name of the store inside a run directory.
+STORE_FILENAME = "results.sqlite"
+_SCHEMA_VERSION = 1
+
+UnitStatus = Literal["pending", "done", "failed"]
+ExportFormat = Literal["csv", "jsonl", "parquet"]
+RecordT = TypeVar("RecordT", bound=Record)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+#: The first 16 bytes of every SQLite database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+#: The tables of a store (``units`` tells a byzllm store from any other SQLite database).
+STORE_TABLES = ("meta", "runs", "units", "records")
+#: How many problems ``quick_check`` reports at most (the first few say enough).
+_MAX_PROBLEMS = 10
+# Primary SQLite result codes (the low byte of an extended code).
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY = 5, 6, 8
+_SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_NOTADB = 10, 11, 13, 26
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    config TEXT,
+    config_class TEXT,
+    byzllm_version TEXT,
+    git_commit TEXT,
+    host TEXT,
+    pid INTEGER,
+    argv TEXT,
+    units_total INTEGER,
+    units_skipped INTEGER,
+    units_done INTEGER,
+    units_failed INTEGER
+);
+CREATE TABLE IF NOT EXISTS units (
+    id TEXT PRIMARY KEY,
+    ordinal INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    started_at REAL,
+    finished_at REAL,
+    seconds REAL,
+    error TEXT,
+    run_id INTEGER
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS units_by_status ON units (status);
+CREATE TABLE IF NOT EXISTS records (
+    unit_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    json TEXT NOT NULL,
+    PRIMARY KEY (unit_id, seq)
+);
+CREATE INDEX IF NOT EXISTS records_by_kind ON records (kind, unit_id);
+"""
+
+
+class StoreError(ByzllmError):
+    """The result store cannot be opened, read or written (locked too long, corrupt, full).
+
+    Exit code 2, and fatal: no unit of a run can succeed without its store, so a run stops
+    at once (one line naming the file and the fix) instead of failing unit after unit.
+    """
+
+    exit_code = 2
+    fatal = True
+
+
+def sqlite_error_code(err: sqlite3.Error) -> int | None:
+    """The primary SQLite result code of ``err`` (``None`` when SQLite did not give one)."""
+    code = getattr(err, "sqlite_errorcode", None)
+    return None if code is None else int(code) & 0xFF
+
+
+def is_damage(err: sqlite3.Error) -> bool:
+    """True when ``err`` says the file's pages are damaged or it is not a database."""
+    return sqlite_error_code(err) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+
+
+def _repair_hint(path: Path) -> str:
+    return f"salvage what is readable with `byzllm runs repair {path.parent}`"
+
+
+def damaged_error(path: Path, detail: str) -> StoreError:
+    """The one-line error for a store whose pages are damaged."""
+    return StoreError(f"results store {path} is damaged ({detail}); {_repair_hint(path)}")
+
+
+def _short(err: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _as_store_error(path: Path, err: sqlite3.Error) -> StoreError:
+    """One line for an SQLite error on the store at ``path``."""
+    code = sqlite_error_code(err)
+    detail = _short(err)
+    if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or "decode to UTF-8" in detail:
+        # (a stored text that is not UTF-8 any more: its bytes were overwritten)
+        return damaged_error(path, detail)
+    if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        return StoreError(f"results store {path} is busy: {detail}")
+    if code == _SQLITE_READONLY:
+        return StoreError(
+            f"results store {path} is read-only here ({detail}); Store.open() opens stores "
+            "for reading, Store(path) for writing"
+        )
+    if code == _SQLITE_FULL:
+        return StoreError(f"results store {path}: the disk is full ({detail})")
+    if code == _SQLITE_IOERR:
+        return StoreError(f"cannot read or write results store {path}: {detail}")
+    return StoreError(f"results store {path}: {detail}")
+
+
+def _guarded(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
+    """Turn SQLite errors (and undecodable stored JSON) in a store method into one-line
+    store errors."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.ProgrammingError:
+            raise  # a bug (a closed store, a bad statement), not the file's fault
+        except sqlite3.DatabaseError as err:
+            raise _as_store_error(self.path, err) from None
+        except json.JSONDecodeError as err:
+            raise damaged_error(
+                self.path, f"a stored value is not valid JSON: {_short(err)}"
+            ) from None
+
+    return wrapper
+
+
+def identify_store_file(path: Path) -> None:
+    """Refuse a file that cannot be a store (empty, too short, not SQLite) before SQLite
+    opens it: SQLite would otherwise take an empty file for a new database and write to it.
+    """
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(100)
+    except OSError as err:
+        raise StoreError(f"cannot read results store {path}: {err.strerror or err}") from None
+    if size == 0:
+        raise StoreError(
+            f"results store {path} is empty (0 bytes), not a byzllm results store; "
+            "delete it to start the run afresh"
+        )
+    if len(head) < 100 or not head.startswith(SQLITE_MAGIC):
+        raise StoreError(
+            f"cannot open results store {path}: not an SQLite database ({size} bytes), so not "
+            "a byzllm results store; move it away to start the run afresh"
+        )
+
+
+def connect_read_only(
+    path: Path, *, timeout: float = 60.0, check_same_thread: bool = True
+) -> sqlite3.Connection:
+    """A connection that can never write to the database file at ``path``.
+
+    (SQLite may still create the ``-wal`` and ``-shm`` side files a WAL reader needs.)
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    return sqlite3.connect(
+        uri,
+        uri=True,
+        timeout=timeout,
+        isolation_level=None,
+        check_same_thread=check_same_thread,
+    )
+
+
+def _describe_problems(problems: Sequence[str]) -> str:
+    first = " ".join(problems[0].split())
+    if len(first) > 200:
+        first = first[:199] + "…"
+    more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+    return f"integrity check: {first}{more}"
+
+
+@dataclass(slots=True)
+class UnitResult:
+    """The outcome of one unit, as the runner hands it to the store."""
+
+    unit_id: str
+    status: Literal["done", "failed"]
+    started_at: float
+    finished_at: float
+    records: list[Record] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def seconds(self) -> float:
+        return self.finished_at - self.started_at
+
+
+def _resolve_store_path(location: str | Path) -> Path:
+    path = Path(location).expanduser()
+    if path.suffix in {".sqlite", ".db", ".sqlite3"}:
+        return path
+    return path / STORE_FILENAME
+
+
+def _create_store_file(path: Path) -> None:
+    """Create an empty store with its schema, atomically.
+
+    The database is built under a temporary name and hard-linked into place, which fails if
+    the file appeared meanwhile: a reader never sees a store without its tables, and two
+    processes creating the same store at once end up sharing one.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        conn = sqlite3.connect(temporary, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(_SCHEMA_VERSION),),
+            )
+            conn.execute("COMMIT")
+        finally:
+            conn.close()  # checkpoints the WAL into the main file and removes it
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process created it first: use theirs
+        except OSError:
+            # A file system without hard links: rename (a narrow race instead of none).
+            if not path.exists():
+                os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+class Store:
+    """A run's result store (``<run_dir>/results.sqlite``).
+
+    Open an existing one with :meth:`open` (read it, export it); the runner creates it.
+    Reading while a run is writing is safe (WAL readers never block the writer).
+
+    Example::
+
+        store = Store.open("runs/sweep")
+        store.counts()                      # {"done": 380, "failed": 2, "pending": 18}
+        store.records("answer")             # list of dicts
+        store.records_frame("answer")       # pandas DataFrame
+        store.export("csv", "runs/sweep/export")
+    """
+
+    def __init__(
+        self,
+        location: str | Path,
+        *,
+        create: bool = True,
+        read_only: bool = False,
+        verify: bool = False,
+        busy_timeout_s: float = 60.0,
+        synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
+        check_same_thread: bool = True,
+    ) -> None:
+        """Open (or with ``create``, create) a store.
+
+        ``read_only`` opens the file so that nothing can write to it; ``verify`` runs
+        SQLite's ``quick_check`` over every page first and refuses a damaged store
+        (:class:`StoreError`). An existing file must be a byzllm store (empty, foreign and
+        non-SQLite files are refused before anything is written to them).
+        """
+        self.path = _resolve_store_path(location)
+        self.read_only = read_only
+        if (read_only or not create) and not self.path.is_file():
+            raise InputError(f"no results store at {self.path} (is this a run directory?)")
+        try:
+            if create and not read_only and not self.path.exists():
+                _create_store_file(self.path)
+            else:
+                identify_store_file(self.path)
+            if read_only:
+                self._conn = connect_read_only(
+                    self.path, timeout=busy_timeout_s, check_same_thread=check_same_thread
+                )
+            else:
+                self._conn = sqlite3.connect(
+                    self.path,
+                    timeout=busy_timeout_s,
+                    isolation_level=None,  # we issue BEGIN IMMEDIATE / COMMIT ourselves
+                    check_same_thread=check_same_thread,
+                )
+        except sqlite3.DatabaseError as err:
+            raise StoreError(f"cannot open results store {self.path}: {err}") from None
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            # What the file is, before anything is written to it.
+            self._check_schema()
+            if verify:
+                problems = self.problems()
+                if problems:
+                    raise damaged_error(self.path, _describe_problems(problems))
+            if not read_only:
+                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise StoreError(f"cannot switch {self.path} to WAL mode (got {mode!r})")
+                self._conn.execute(f"PRAGMA synchronous = {synchronous}")
+        except sqlite3.DatabaseError as err:
+            self._conn.close()
+            raise _as_store_error(self.path, err) from None
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        location: str | Path,
+        *,
+        create: bool = False,
+        read_only: bool | None = None,
+        verify: bool = True,
+    ) -> Store:
+        """Open the store of a run directory (or a ``.sqlite`` path) to read it.
+
+        Refuses a missing store (unless ``create``), and an empty, foreign or damaged one
+        (``verify``: SQLite's ``quick_check`` over every page, a fraction of a second for a
+        100 MB store). Read-only unless ``create`` (or ``read_only=False``): nothing written
+        through it, and nothing a reader does changes the file.
+        """
+        if read_only is None:
+            read_only = not create
+        return cls(location, create=create, read_only=read_only, verify=verify)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.path.parent
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, the lock taken up front (BEGIN IMMEDIATE)."""
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as err:
+            raise _as_store_error(self.path, err) from None
+        try:
+            yield conn
+        except BaseException:
+            with suppress(sqlite3.Error):  # a damaged file may refuse even the rollback
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def _check_schema(self) -> None:
+        tables = {
+            str(name)
+            for (name,) in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        if "units" not in tables:
+            names = ", ".join(sorted(tables)) or "none"
+            raise InputError(f"{self.path} is not a byzllm results store (its tables: {names})")
+        missing = [table for table in STORE_TABLES if table not in tables]
+        if missing:
+            raise damaged_error(self.path, f"table {', '.join(missing)} missing")
+        row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None or str(row[0]) != str(_SCHEMA_VERSION):
+            found = None if row is None else row[0]
+            raise StoreError(
+                f"{self.path} has store schema {found}; this byzllm reads schema {_SCHEMA_VERSION}"
+            )
+
+    @_guarded
+    def problems(self, max_problems: int = _MAX_PROBLEMS) -> list[str]:
+        """What SQLite's ``quick_check`` finds wrong with the file's pages (``[]``: none).
+
+        Reads every page once; a damage that stops the check itself is one problem.
+        """
+        try:
+            rows = self._conn.execute(f"PRAGMA quick_check({int(max_problems)})").fetchall()
+        except sqlite3.DatabaseError as err:
+            if is_damage(err):
+                return [str(err)]
+            raise
+        return [str(row[0]) for row in rows if str(row[0]) != "ok"]
+
+    # -- runs -----------------------------------------------------------------------------
+
+    @_guarded
+    def begin_run(
+        self,
+        *,
+        config: dict[str, Any] | None,
+        config_class: str | None,
+        byzllm_version: str,
+        git_commit: str | None,
+        argv: Sequence[str] | None = None,
+    ) -> int:
+        """Record the start of an invocation; returns its run id."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO runs (started_at, status, config, config_class, byzllm_version,"
+                " git_commit, host, pid, argv) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    time.time(),
+                    None if config is None else json.dumps(config, sort_keys=True),
+                    config_class,
+                    byzllm_version,
+                    git_commit,
+                    socket.gethostname(),
+                    os.getpid(),
+                    None if argv is None else json.dumps(list(argv)),
+                ),
+            )
+            run_id = cursor.lastrowid
+        assert run_id is not None
+        return run_id
+
+    @_guarded
+    def finish_run(
+        self, run_id: int, *, status: str, total: int, skipped: int, done: int, failed: int
+    ) -> None:
+        """Record how an invocation ended (``finished``, ``stopped``, ``interrupted``...)."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE runs SET finished_at=?, status=?, units_total=?, units_skipped=?,"
+                " units_done=?, units_failed=? WHERE id=?",
+                (time.time(), status, total, skipped, done, failed, run_id),
+            )
+
+    @_guarded
+    def runs(self) -> list[dict[str, Any]]:
+        """Every invocation, oldest first. A run still marked ``running`` whose process is
+        gone (same host) is reported as ``killed``."""
+        cursor = self._conn.execute("SELECT * FROM runs ORDER BY id")
+        names = [column[0] for column in cursor.description]
+        host = socket.gethostname()
+        rows = []
+        for values in cursor.fetchall():
+            row = dict(zip(names, values, strict=True))
+            for key in ("config", "argv"):
+                if row[key] is not None:
+                    row[key] = json.loads(row[key])
+            if row["status"] == "running" and row["host"] == host and not _pid_alive(row["pid"]):
+                row["status"] = "killed"
+            rows.append(row)
+        return rows
+
+    @_guarded
+    def latest_config(self) -> dict[str, Any] | None:
+        """The resolved config of the most recent invocation (``None`` if none recorded)."""
+        row = self._conn.execute(
+            "SELECT config FROM runs WHERE config IS NOT NULL ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    # -- units ----------------------------------------------------------------------------
+
+    @_guarded
+    def register_units(self, units: Sequence[Unit]) -> dict[str, str]:
+        """Add units not yet known (as ``pending``); return the status of every given unit."""
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO units (id, ordinal, label, payload) VALUES (?, ?, ?, ?)",
+                (
+                    (unit.id, ordinal, unit.label, json.dumps(unit.payload, sort_keys=True))
+                    for ordinal, unit in enumerate(units)
+                ),
+            )
+            statuses = dict(conn.execute("SELECT id, status FROM units").fetchall())
+        return {unit.id: statuses[unit.id] for unit in units}
+
+    @_guarded
+    def write_results(self, results: Iterable[UnitResult], run_id: int | None = None) -> int:
+        """Store finished units, each with its records, all in one transaction.
+
+        A unit already ``done`` is left untouched (another process finished it first), so
+        no unit's records are ever stored twice. Returns the number of units written.
+        """
+        written = 0
+        with self._write() as conn:
+            for result in results:
+                cursor = conn.execute(
+                    "UPDATE units SET status=?, attempts=attempts+1, started_at=?,"
+                    " finished_at=?, seconds=?, error=?, run_id=? WHERE id=? AND status!='done'",
+                    (
+                        result.status,
+                        result.started_at,
+                        result.finished_at,
+                        result.finished_at - result.started_at,
+                        result.error,
+                        run_id,
+                        result.unit_id,
+                    ),
+                )
+                if cursor.rowcount == 0:
+                    continue
+                written += 1
+                if result.status == "done" and result.records:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO records (unit_id, seq, kind, json)"
+                        " VALUES (?, ?, ?, ?)",
+                        (
+                            (result.unit_id, seq, type(record).kind, record.model_dump_json())
+                            for seq, record in enumerate(result.records)
+                        ),
+                    )
+        return written
+
+    @_guarded
+    def counts(self) -> dict[str, int]:
+        """Units per status: ``{"pending": .., "done": .., "failed": ..}`` (all three keys)."""
+        counts = {"pending": 0, "done": 0, "failed": 0}
+        for status, count in self._conn.execute(
+            "SELECT status, COUNT(*) FROM units GROUP BY status"
+        ):
+            counts[str(status)] = int(count)
+        return counts
+
+    @_guarded
+    def units(self, status: UnitStatus | None = None) -> list[dict[str, Any]]:
+        """Unit rows (payload decoded), in grid order; optionally only one status."""
+        query = (
+            "SELECT id, ordinal, label, payload, status, attempts, started_at, finished_at,"
+            " seconds, error, run_id FROM units"
+        )
+        params: tuple[str, ...] = ()
+        if status is not None:
+            query += " WHERE status=?"
+            params = (status,)
+        cursor = self._conn.execute(query + " ORDER BY ordinal, id", params)
+        names = [column[0] for column in cursor.description]
+        rows = []
+        for values in cursor.fetchall():
+            row = dict(zip(names, values, strict=True))
+            row["payload"] = json.loads(row["payload"])
+            rows.append(row)
+        return rows
+
+    def failures(self) -> list[dict[str, Any]]:
+        """Failed units with their error (``type: message``), in grid order."""
+        return self.units("failed")
+
+    # -- records --------------------------------------------------------------------------
+
+    @_guarded
+    def kinds(self) -> dict[str, int]:
+        """Record kinds in the store, with how many records of each."""
+        return {
+            str(kind): int(count)
+            for kind, count in self._conn.execute(
+                "SELECT kind, COUNT(*) FROM records GROUP BY kind ORDER BY kind"
+            )
+        }
+
+    def _record_rows(self, kind: str) -> list[tuple[str, str, str, str]]:
+        return self._conn.execute(
+            "SELECT r.unit_id, u.label, u.payload, r.json FROM records r"
+            " JOIN units u ON u.id = r.unit_id"
+            " WHERE r.kind = ? AND u.status = 'done' ORDER BY u.ordinal, r.unit_id, r.seq",
+            (kind,),
+        ).fetchall()
+
+    @_guarded
+    def records(
+        self, kind: str, *, with_unit: bool = False, with_payload: bool = False
+    ) -> list[dict[str, Any]]:
+        """Every record of ``kind`` as a dict, in grid order.
+
+        ``with_unit=True`` adds ``unit_id`` and ``unit_label`` keys (for grouping by unit);
+        ``with_payload=True`` adds the unit's payload under ``payload`` (what defined it:
+        protocol, seed, ...), so reports can group by it.
+        """
+        rows = []
+        for unit, label, payload, text in self._record_rows(kind):
+            row: dict[str, Any] = json.loads(text)
+            if with_unit:
+                row["unit_id"] = unit
+                row["unit_label"] = label
+            if with_payload:
+                row["payload"] = json.loads(payload)
+            rows.append(row)
+        return rows
+
+    @_guarded
+    def typed_records(self, model: type[RecordT]) -> list[RecordT]:
+        """Every record of ``model.kind``, validated back into ``model`` instances."""
+        return [model.model_validate_json(row[3]) for row in self._record_rows(model.kind)]
+
+    def records_frame(
+        self, kind: str, *, with_unit: bool = False, with_payload: bool = False
+    ) -> pd.DataFrame:
+        """Every record of ``kind`` as a pandas DataFrame (one column per top-level field).
+
+        With ``with_payload=True`` the payload's top-level keys become ``payload.<key>``
+        columns.
+        """
+        import pandas as pd
+
+        rows = self.records(kind, with_unit=with_unit, with_payload=with_payload)
+        if with_payload:
+            for row in rows:
+                for key, value in row.pop("payload").items():
+                    row[f"payload.{key}"] = value
+        return pd.DataFrame.from_records(rows)
+
+    @_guarded
+    def export(
+        self,
+        fmt: ExportFormat,
+        out_dir: str | Path,
+        kinds: Sequence[str] | None = None,
+        *,
+        include_units: bool = True,
+    ) -> list[Path]:
+        """Write ``<kind>.<fmt>`` for each record kind (and ``units.<fmt>``) into ``out_dir``.
+
+        CSV and Parquet get one column per top-level field; nested values (lists, dicts) are
+        JSON text in CSV and native nested types in Parquet when pyarrow can infer them.
+        """
+        from ._export import write_table
+
+        if fmt not in ("csv", "jsonl", "parquet"):
+            raise InputError(f"unknown export format {fmt!r} (choose csv, jsonl or parquet)")
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        available = self.kinds()
+        chosen = list(available) if kinds is None else list(kinds)
+        unknown = [kind for kind in chosen if kind not in available]
+        if unknown:
+            raise InputError(
+                f"no records of kind {', '.join(unknown)} "
+                f"(available: {', '.join(available) or 'none'})"
+            )
+        written = []
+        if include_units:
+            unit_rows = self.units()
+            written.append(write_table(unit_rows, out / f"units.{fmt}", fmt))
+        for kind in chosen:
+            written.append(
+                write_table(self.records(kind, with_unit=True), out / f"{kind}.{fmt}", fmt)
+            )
+        return written

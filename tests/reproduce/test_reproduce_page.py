@@ -1,0 +1,112 @@
+"""The reproduce page's gap explanations and sensitivity table, on hand-made rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from byzllm.reproduce.page import (
+    NO_SENSITIVITY,
+    REAL_UNEXPLAINED,
+    SENSITIVITY,
+    Sensitivity,
+    gap_rows,
+    page_markdown,
+    sensitivity_rows,
+)
+
+
+def _row(topology: str, bfti: float, low: float | None, high: float | None, paper: float) -> Any:
+    return {
+        "protocol": "sac",
+        "topology": topology,
+        "BFTI": bfti,
+        "BFTI_low": low,
+        "BFTI_high": high,
+        "BFTI_paper": paper,
+        "BFTI_diff": bfti - paper,
+    }
+
+
+ROWS = [
+    _row("merg", 4.3, 1.0, 7.0, 7.6),  # 7.6 outside [1, 7]: a gap
+    _row("complete", 4.8, 1.0, 8.0, 3.8),  # inside: no gap
+    _row("erdos-renyi", 4.3, None, None, 6.2),  # no interval, differs: a gap
+]
+ANCHORING = SENSITIVITY["consensus"][2]
+SELF_TRUST = SENSITIVITY["consensus"][0]
+
+
+def _sensitivity() -> Sensitivity:
+    result = Sensitivity(headline="BFTI", units=12, seconds=3.0, note="hand-made")
+    # anchoring 0 reaches 8.0 on MERG (spans the paper's 7.6); self_trust only lowers it.
+    result.runs = [
+        (ANCHORING, 0.0, [_row("merg", 8.0, 5, 11, 7.6), _row("erdos-renyi", 5.0, 2, 8, 6.2)]),
+        (ANCHORING, 0.5, [_row("merg", 6.0, 3, 9, 7.6), _row("erdos-renyi", 4.5, 2, 7, 6.2)]),
+        (SELF_TRUST, 0.5, [_row("merg", -3.0, -6, 0, 7.6), _row("erdos-renyi", -1.0, -4, 2, 6.2)]),
+    ]
+    return result
+
+
+def test_gaps_outside_the_interval_are_explained_by_the_ranges_that_span_them() -> None:
+    gaps = gap_rows("sac-table1", ROWS, ["BFTI"], _sensitivity())
+    assert [(g["cell"], g["diff"]) for g in gaps] == [
+        ("sac / merg", -3.3),
+        ("sac / erdos-renyi", -1.9),
+    ]
+    merg, er = gaps
+    assert merg["explanation"] == (
+        "simulator assumptions: `anchoring` over its range gives 4.3 to 8.0, which contains 7.6"
+    )
+    assert "self_trust" not in merg["explanation"]
+    # Nothing reaches 6.2 on Erdős–Rényi (at most 5.0): unexplained.
+    assert er["explanation"] == "unexplained" and er["low"] is None
+    # Without sensitivity runs every gap is unexplained.
+    assert {g["explanation"] for g in gap_rows("sac-table1", ROWS, ["BFTI"])} == {"unexplained"}
+
+
+def test_sensitivity_table_and_page() -> None:
+    sensitivity = _sensitivity()
+    table = sensitivity_rows(ROWS, sensitivity)
+    assert table[0] == {
+        "cell": "sac / merg",
+        "paper": 7.6,
+        "defaults": "4.3",
+        "anchoring=0": "8.0",
+        "anchoring=0.5": "6.0",
+        "self_trust=0.5": "-3.0",
+    }
+    assert table[1]["anchoring=0"] == "-"  # no sensitivity row for that cell
+    page = page_markdown(
+        title="t",
+        simulated=True,
+        note="n",
+        gaps=gap_rows("sac-table1", ROWS, ["BFTI"], sensitivity),
+        sensitivity=sensitivity,
+        sensitivity_table=table,
+    )
+    assert "## Gaps larger than their interval" in page and "unexplained." in page
+    assert "## Sensitivity: BFTI as each assumption moves" in page
+    assert "Cost: 3 extra simulated runs, 12 units, 3 s (hand-made)." in page
+    assert "`anchoring`: default 0.9 strong, 0.3 weak; run at 0, 0.5" in page
+    # A real-model page has both sections too: its gaps say why they are unexplained, its
+    # sensitivity section why there is nothing to move.
+    real_gaps = gap_rows("sac-table1", ROWS, ["BFTI"], unexplained=REAL_UNEXPLAINED)
+    assert [g["explanation"] for g in real_gaps] == [REAL_UNEXPLAINED] * 2
+    real = page_markdown(title="t", simulated=False, note="n", gaps=real_gaps, sensitivity=None)
+    assert "Ours: real-model results." in real and "simulated" not in real
+    assert "## Gaps larger than their interval" in real and "unexplained (real models" in real
+    assert f"## Sensitivity\n\n{NO_SENSITIVITY}" in real
+
+
+def test_a_baseline_replay_is_its_own_column_and_counts_as_a_run() -> None:
+    sensitivity = _sensitivity()
+    sensitivity.baseline = [_row("merg", 5.0, 2, 8, 7.6)]
+    table = sensitivity_rows(ROWS, sensitivity)
+    assert list(table[0])[:4] == ["cell", "paper", "defaults", "defaults, replayed"]
+    assert table[0]["defaults, replayed"] == "5.0" and table[1]["defaults, replayed"] == "-"
+    assert sensitivity.extra_runs == 4
+    page = page_markdown(
+        title="t", simulated=True, note="n", gaps=[], sensitivity=sensitivity,
+        sensitivity_table=table,
+    )  # fmt: skip
+    assert "Cost: 4 extra simulated runs" in page and "`defaults, replayed`" in page

@@ -1,0 +1,187 @@
+"""Configs: YAML loading, --set overrides, validation in one clear message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import Field
+
+from byzllm.errors import ConfigError
+from byzllm.runs import (
+    ExistingDir,
+    ExistingFile,
+    ExperimentConfig,
+    apply_overrides,
+    load_config,
+    parse_overrides,
+)
+
+
+class GraphSection(ExperimentConfig):
+    n: int = 7
+    kind: str = "ring"
+
+
+class SweepConfig(ExperimentConfig):
+    name: str = "sweep"
+    rounds: int = Field(default=3, ge=1)
+    temperature: float = 0.7
+    graph: GraphSection = GraphSection()
+    seeds: list[int] = Field(default_factory=lambda: [0, 1])
+
+
+class DataConfig(ExperimentConfig):
+    data: ExistingFile
+    folder: ExistingDir | None = None
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_yaml_file_and_overrides(tmp_path: Path) -> None:
+    file = _write(tmp_path / "c.yaml", "rounds: 5\ngraph:\n  n: 10\n")
+    cfg = load_config(file, SweepConfig, {"graph.kind": "complete", "seeds.1": 9})
+    assert (cfg.rounds, cfg.graph.n, cfg.graph.kind, cfg.seeds) == (5, 10, "complete", [0, 9])
+
+
+def test_defaults_without_a_file() -> None:
+    assert load_config(None, SweepConfig) == SweepConfig()
+
+
+def test_empty_yaml_is_the_defaults(tmp_path: Path) -> None:
+    assert load_config(_write(tmp_path / "e.yaml", ""), SweepConfig) == SweepConfig()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a=3", {"a": 3}),
+        ("a.b=0.5", {"a.b": 0.5}),
+        ("flag=true", {"flag": True}),
+        ("x=null", {"x": None}),
+        ("xs=[1, 2]", {"xs": [1, 2]}),
+        ("s=hello world", {"s": "hello world"}),
+        ("s=a: b", {"s": "a: b"}),
+        ("s='3'", {"s": "3"}),
+        ("s=", {"s": None}),
+        ("eq=a=b", {"eq": "a=b"}),
+    ],
+)
+def test_parse_overrides_reads_yaml_scalars(text: str, expected: dict[str, Any]) -> None:
+    assert parse_overrides([text]) == expected
+
+
+@pytest.mark.parametrize("bad", ["novalue", "=3", "a..b=1", ".a=1"])
+def test_parse_overrides_rejects_malformed_items(bad: str) -> None:
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        parse_overrides([bad])
+
+
+def test_apply_overrides_refuses_to_descend_into_scalars_and_bad_indices() -> None:
+    with pytest.raises(ConfigError, match="rounds is not a mapping"):
+        apply_overrides({"rounds": 3}, {"rounds.x": 1})
+    with pytest.raises(ConfigError, match="not a valid index"):
+        apply_overrides({"seeds": [1]}, {"seeds.5": 1})
+
+
+def test_unknown_key_is_reported_with_a_suggestion(tmp_path: Path) -> None:
+    file = _write(tmp_path / "c.yaml", "rounds: 2\ngraph:\n  nn: 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(file, SweepConfig)
+    message = str(info.value)
+    assert message == f"invalid config {file}: graph.nn: unknown key (did you mean 'n'?)"
+
+
+def test_every_problem_is_listed_in_one_line(tmp_path: Path) -> None:
+    file = _write(tmp_path / "c.yaml", "rounds: 0\ntemperature: hot\nextra: 1\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(file, SweepConfig)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "rounds: Input should be greater than or equal to 1 (got 0)" in message
+    assert "temperature: Input should be a valid number" in message
+    assert "extra: unknown key" in message
+
+
+def test_missing_required_key_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="data: required key is missing"):
+        load_config(None, DataConfig)
+    with pytest.raises(ConfigError, match=r"data: file not found: nowhere\.jsonl"):
+        load_config(None, DataConfig, {"data": "nowhere.jsonl"})
+    with pytest.raises(ConfigError, match="folder: directory not found"):
+        load_config(None, DataConfig, {"data": str(_write(tmp_path / "d", "")), "folder": "no"})
+
+
+def test_existing_paths_resolve_beside_the_config_file(tmp_path: Path) -> None:
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    _write(folder / "tasks.jsonl", "{}\n")
+    (folder / "inputs-beside-config").mkdir()
+    file = _write(folder / "c.yaml", "data: tasks.jsonl\nfolder: inputs-beside-config\n")
+    cfg = load_config(file, DataConfig)
+    assert cfg.data == (folder / "tasks.jsonl").resolve()
+    assert cfg.folder == (folder / "inputs-beside-config").resolve()
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("rounds: [1\n", "invalid YAML at line"),
+        ("- 1\n- 2\n", "top level must be a mapping"),
+        ("rounds: 1\nrounds: 2\n", "duplicate key 'rounds' at line 2"),
+    ],
+)
+def test_malformed_yaml_is_one_clear_error(tmp_path: Path, text: str, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        load_config(_write(tmp_path / "c.yaml", text), SweepConfig)
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "absent.yaml", SweepConfig)
+
+
+def test_long_error_lists_are_cut() -> None:
+    overrides = {f"unknown{i}": i for i in range(20)}
+    with pytest.raises(ConfigError, match=r"and 12 more$"):
+        load_config(None, SweepConfig, overrides)
+
+
+@given(st.text(max_size=200))
+def test_parse_overrides_never_crashes_on_arbitrary_values(value: str) -> None:
+    result = parse_overrides([f"key={value}"])
+    assert list(result) == ["key"]
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["rounds", "temperature", "name", "bogus"]),
+        st.one_of(st.integers(), st.text(max_size=20), st.floats(), st.none()),
+    )
+)
+def test_validation_gives_a_config_or_a_config_error(data: dict[str, Any]) -> None:
+    try:
+        load_config(None, SweepConfig, data)
+    except ConfigError as err:
+        assert str(err).startswith("invalid config: ")
+        assert "\n" not in str(err)
+
+
+def test_huge_adversarial_configs_give_bounded_messages(tmp_path: Path) -> None:
+    huge = "x" * 1_000_000
+    long_key = "k" * 1000  # YAML caps implicit keys at 1024 characters
+    file = _write(tmp_path / "c.yaml", f"{long_key}: 1\nname: {huge}\nrounds: '{huge[:1000]}'\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(file, SweepConfig)
+    message = str(info.value)
+    assert len(message) < 1000
+    assert "unknown key" in message and "rounds: Input should be a valid integer" in message
+    overrides = parse_overrides([f"graph.n={huge}"])
+    with pytest.raises(ConfigError, match=r"graph\.n: Input should be a valid integer"):
+        load_config(None, SweepConfig, overrides)

@@ -1,0 +1,64 @@
+"""The seeded percentile bootstrap behind every interval, on cases worked out by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from byzllm.runs._intervals import bootstrap_interval, bootstrap_intervals
+
+
+def test_two_units_hand_computed() -> None:
+    # Resampling {0, 1} twice: mean 0 w.p. 1/4, 0.5 w.p. 1/2, 1 w.p. 1/4. The 2.5% and 97.5%
+    # quantiles of that distribution are 0 and 1.
+    iv = bootstrap_interval([0.0, 1.0], resamples=4000)
+    assert iv.value == 0.5 and iv.n == 2
+    assert (iv.low, iv.high) == (0.0, 1.0)
+
+
+def test_three_units_hand_computed() -> None:
+    # {0, 0, 1}: the resampled mean is 0 w.p. 8/27 (29.6%), 1/3 w.p. 12/27, 2/3 w.p. 6/27 and
+    # 1 w.p. 1/27 (3.7%): the 2.5% quantile is 0, and the 97.5% one lies in the mass at 1.
+    iv = bootstrap_interval([0.0, 0.0, 1.0], resamples=4000)
+    assert iv.value == pytest.approx(1 / 3)
+    assert iv.low == 0.0 and iv.high == 1.0
+    # An 80% interval: the 10% quantile is 0 (mass 29.6%), the 90% one is 2/3 (74.1%..96.3%).
+    eighty = bootstrap_interval([0.0, 0.0, 1.0], level=0.8, resamples=4000)
+    assert (eighty.low, eighty.high) == (0.0, pytest.approx(2 / 3))
+
+
+def test_constant_data_and_degenerate_sizes() -> None:
+    assert bootstrap_interval([0.7] * 5).low == pytest.approx(0.7)
+    one = bootstrap_interval([3.0])
+    assert (one.value, one.low, one.high, one.n) == (3.0, 3.0, 3.0, 1)
+    none = bootstrap_interval([])
+    assert none.n == 0 and math.isnan(none.value)
+
+
+def test_seeded_and_reproducible() -> None:
+    data = np.random.default_rng(1).random(50)
+    assert bootstrap_interval(data, seed=3) == bootstrap_interval(data, seed=3)
+    assert bootstrap_interval(data, seed=3) != bootstrap_interval(data, seed=4)
+
+
+def test_rows_are_resampled_whole_for_ratios() -> None:
+    # Successes / trials per unit: the ratio of sums, resampled by unit.
+    units = np.array([[1, 2], [0, 2], [2, 2]], dtype=float)
+    iv = bootstrap_interval(units, lambda x: float(x[:, 0].sum() / x[:, 1].sum()))
+    assert iv.value == pytest.approx(0.5)
+    assert 0.0 <= iv.low <= 0.5 <= iv.high <= 1.0
+
+
+def test_several_statistics_share_one_bootstrap() -> None:
+    data = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
+
+    def stats(idx: np.ndarray) -> dict[str, float | None]:
+        x = data[idx]
+        return {"mean": float(x.mean()), "complement": float(1 - x.mean()), "none": None}
+
+    out = bootstrap_intervals(len(data), stats)
+    assert set(out) == {"mean", "complement"}
+    assert out["mean"].low == pytest.approx(1 - out["complement"].high)
+    assert out["mean"].high == pytest.approx(1 - out["complement"].low)

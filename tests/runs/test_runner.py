@@ -1,0 +1,264 @@
+"""The runner: failures, retries, max_failures, concurrency, cancellation, progress."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from byzllm.errors import InputError
+from byzllm.runs import (
+    LocalExecutor,
+    PlainProgress,
+    Record,
+    RichProgress,
+    Store,
+    Unit,
+    make_unit,
+    run_units,
+)
+from byzllm.runs._runner import format_error
+
+
+class Value(Record):
+    kind: ClassVar[str] = "value"
+    n: int
+
+
+def value_work(payload: dict[str, Any]) -> Value:
+    return Value(n=payload["n"])
+
+
+async def async_value_work(payload: dict[str, Any]) -> list[Record]:
+    await asyncio.sleep(0)
+    return [Value(n=payload["n"])]
+
+
+def fail_first_try(payload: dict[str, Any]) -> list[Record]:
+    """Fails the first time it sees a unit (a marker file remembers), then succeeds."""
+    marker = Path(payload["marker_dir"]) / f"tried-{payload['n']}"
+    if payload["n"] == 3 and not marker.exists():
+        marker.touch()
+        raise RuntimeError("transient failure on the first try")
+    return [Value(n=payload["n"])]
+
+
+def always_fail(payload: dict[str, Any]) -> list[Record]:
+    raise ValueError(f"unit {payload['n']} is broken")
+
+
+def returns_garbage(payload: dict[str, Any]) -> Any:
+    return {"not": "a record"}
+
+
+def _units(n: int, **extra: Any) -> list[Unit]:
+    return [make_unit({"n": i, **extra}, label=f"n{i}") for i in range(n)]
+
+
+async def test_failed_unit_is_recorded_and_retry_failed_completes_it(tmp_path: Path) -> None:
+    units = _units(8, marker_dir=str(tmp_path))
+    run_dir = tmp_path / "run"
+
+    first = await run_units(run_dir, units, fail_first_try, progress=False)
+    assert (first.done, first.failed, first.status) == (7, 1, "finished")
+    assert not first.complete
+    assert [f.label for f in first.failures] == ["n3"]
+    assert first.failures[0].error == "RuntimeError: transient failure on the first try"
+    with Store.open(run_dir) as store:
+        [failed] = store.failures()
+        assert failed["label"] == "n3" and failed["attempts"] == 1
+        assert failed["error"] == "RuntimeError: transient failure on the first try"
+        assert len(store.records("value")) == 7
+
+    # Without retry_failed the failed unit stays failed and nothing else reruns.
+    again = await run_units(run_dir, units, fail_first_try, progress=False)
+    assert (again.skipped, again.done, again.failed, again.not_run) == (7, 0, 0, 1)
+
+    retried = await run_units(run_dir, units, fail_first_try, progress=False, retry_failed=True)
+    assert (retried.skipped, retried.done, retried.failed) == (7, 1, 0)
+    assert retried.complete
+    with Store.open(run_dir) as store:
+        assert store.counts() == {"pending": 0, "done": 8, "failed": 0}
+        assert [row["n"] for row in store.records("value")] == list(range(8))
+        unit = next(u for u in store.units() if u["label"] == "n3")
+        assert unit["attempts"] == 2 and unit["error"] is None
+
+
+async def test_max_failures_stops_the_run(tmp_path: Path) -> None:
+    summary = await run_units(
+        tmp_path, _units(50), always_fail, concurrency=1, max_failures=3, progress=False
+    )
+    assert summary.status == "stopped"
+    assert summary.failed == 3
+    assert summary.not_run == 47
+    with Store.open(tmp_path) as store:
+        assert store.counts() == {"pending": 47, "done": 0, "failed": 3}
+
+
+async def test_work_returning_non_records_fails_the_unit(tmp_path: Path) -> None:
+    summary = await run_units(tmp_path, _units(2), returns_garbage, progress=False)
+    assert summary.failed == 2
+    assert summary.failures[0].error.startswith("TypeError: work returned dict")
+
+
+async def test_sync_async_and_inline_work_give_the_same_records(tmp_path: Path) -> None:
+    results = []
+    for name, work, executor in [
+        ("sync", value_work, None),
+        ("async", async_value_work, None),
+        ("inline", value_work, LocalExecutor(sync_inline=True)),
+    ]:
+        await run_units(tmp_path / name, _units(20), work, executor=executor, progress=False)
+        with Store.open(tmp_path / name) as store:
+            results.append(store.records("value"))
+    assert results[0] == results[1] == results[2] == [{"n": i} for i in range(20)]
+
+
+async def test_concurrency_bound_is_respected(tmp_path: Path) -> None:
+    in_flight = 0
+    peak = 0
+
+    async def tracked(payload: dict[str, Any]) -> None:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.002)
+        in_flight -= 1
+
+    summary = await run_units(tmp_path, _units(40), tracked, concurrency=5, progress=False)
+    assert summary.done == 40
+    assert peak == 5
+
+
+async def test_sync_work_runs_off_the_event_loop_thread(tmp_path: Path) -> None:
+    threads: set[int] = set()
+
+    def where(payload: dict[str, Any]) -> None:
+        threads.add(threading.get_ident())
+
+    await run_units(tmp_path, _units(4), where, progress=False)
+    assert threading.get_ident() not in threads
+
+
+async def test_duplicate_units_run_once(tmp_path: Path) -> None:
+    calls = 0
+
+    async def count(payload: dict[str, Any]) -> None:
+        nonlocal calls
+        calls += 1
+
+    units = _units(5) + _units(5)
+    summary = await run_units(tmp_path, units, count, progress=False)
+    assert (summary.total, summary.done, calls) == (5, 5, 5)
+
+
+async def test_cancellation_keeps_finished_units_and_resume_completes(tmp_path: Path) -> None:
+    finished = asyncio.Event()
+    started = 0
+
+    async def slow(payload: dict[str, Any]) -> Value:
+        nonlocal started
+        started += 1
+        if payload["n"] >= 10:
+            finished.set()
+            await asyncio.sleep(60)  # still in flight when cancelled
+        return Value(n=payload["n"])
+
+    task = asyncio.create_task(run_units(tmp_path, _units(30), slow, concurrency=3, progress=False))
+    await asyncio.wait_for(finished.wait(), timeout=10)
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    with Store.open(tmp_path) as store:
+        counts = store.counts()
+        assert counts["done"] == 10 and counts["failed"] == 0
+        assert [row["n"] for row in store.records("value")] == list(range(10))
+        assert store.runs()[-1]["status"] == "interrupted"
+
+    summary = await run_units(tmp_path, _units(30), value_work, progress=False)
+    assert (summary.skipped, summary.done) == (10, 20)
+
+
+async def test_config_and_provenance_are_recorded(tmp_path: Path) -> None:
+    await run_units(tmp_path, _units(1), value_work, config={"alpha": 0.5}, progress=False)
+    with Store.open(tmp_path) as store:
+        [run] = store.runs()
+    assert run["config"] == {"alpha": 0.5}
+    assert run["byzllm_version"]
+    assert run["status"] == "finished"
+    assert (run["units_total"], run["units_done"]) == (1, 1)
+
+
+async def test_invalid_arguments_are_input_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="concurrency"):
+        await run_units(tmp_path, _units(1), value_work, concurrency=0)
+    with pytest.raises(InputError, match="max_failures"):
+        await run_units(tmp_path, _units(1), value_work, max_failures=0)
+    with pytest.raises(InputError, match="Unit objects"):
+        await run_units(tmp_path, [{"n": 1}], value_work)  # type: ignore[list-item]
+
+
+async def test_plain_progress_reports_counts_and_failures(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    await run_units(
+        tmp_path,
+        _units(5),
+        always_fail,
+        progress=PlainProgress(stream, interval_s=0.0),
+        description="demo",
+    )
+    text = stream.getvalue()
+    assert text.startswith("demo: 5 of 5 units to run")
+    assert "demo: unit n0 failed: ValueError: unit 0 is broken" in text
+    assert "0/5 done, 5 failed" in text
+
+
+def test_format_error_is_one_bounded_line() -> None:
+    assert format_error(KeyError("x")) == "KeyError: 'x'"
+    assert format_error(RuntimeError()) == "RuntimeError"
+    huge = format_error(ValueError("line\n" * 500_000))
+    assert "\n" not in huge and len(huge) <= 2000
+
+
+async def test_rich_progress_bar_shows_counts_rate_and_failures(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=140, color_system=None)
+    await run_units(tmp_path, _units(5), always_fail, progress=RichProgress(console))
+    text = buffer.getvalue()
+    assert "5/5" in text and "5 failed" in text and "units/s" in text and "ETA" in text
+    assert "unit n0 failed: ValueError: unit 0 is broken" in text
+
+
+@pytest.mark.slow
+async def test_process_executor_runs_units_in_other_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from byzllm.runs import ProcessExecutor
+
+    monkeypatch.syspath_prepend(str(Path(__file__).with_name("importable")))
+    import process_work  # type: ignore[import-not-found]
+
+    units = [make_unit({"n": n}, label=f"n{n}") for n in [*range(6), -1]]
+    for name, work in (("sync", process_work.square), ("async", process_work.async_square)):
+        summary = await run_units(
+            tmp_path / name,
+            units,
+            work,
+            executor=ProcessExecutor(max_workers=2),
+            progress=False,
+        )
+        assert (summary.done, summary.failed) == (6, 1)
+        assert summary.failures[0].error == "ValueError: negative input"
+        with Store.open(tmp_path / name) as store:
+            rows = store.records("computed")
+        assert [(r["n"], r["square"]) for r in rows] == [(n, n * n) for n in range(6)]
+        assert os.getpid() not in {r["pid"] for r in rows}

@@ -1,0 +1,264 @@
+"""`byzllm view`: one offline HTML page per run, checked as a reader sees it in Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Callable
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.runs import Store
+
+RUNNER = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("view") / "demo"
+    result = RUNNER.invoke(app, ["demo", "--questions", "6", "-o", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def page(demo_run: Path) -> Path:
+    result = RUNNER.invoke(app, ["view", str(demo_run)])
+    assert result.exit_code == 0, result.output
+    path = Path(result.stdout.strip())
+    assert path == demo_run / "view.html" and path.is_file()
+    return path
+
+
+class _Tables(HTMLParser):
+    """The text of every cell of every table with a given class, row by row."""
+
+    def __init__(self, css: str) -> None:
+        super().__init__()
+        self.css = css
+        self.depth = 0
+        self.rows: list[list[str]] = []
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "table" and self.css in classes:
+            self.depth += 1
+        elif self.depth and tag == "tr":
+            self.rows.append([])
+        elif self.depth and tag in ("td", "th"):
+            self.cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table" and self.depth:
+            self.depth -= 1
+        elif self.depth and tag in ("td", "th") and self.cell is not None:
+            self.rows[-1].append("".join(self.cell).strip())
+            self.cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def _table1(html: str) -> list[dict[str, str]]:
+    parser = _Tables("table1")
+    parser.feed(html)
+    header, *rows = parser.rows
+    return [dict(zip(header, row, strict=True)) for row in rows]
+
+
+def test_the_page_is_self_contained(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    # No network: nothing is fetched from anywhere (links in text would not load anything,
+    # but there are none either).
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
+    assert "<script src" not in text and "<link" not in text
+    assert "simulated agents (not real LLMs)" in text
+
+
+def test_table_numbers_equal_the_report_json(demo_run: Path, page: Path) -> None:
+    result = RUNNER.invoke(app, ["consensus", "report", str(demo_run), "--json"])
+    assert result.exit_code == 0, result.output
+    decoder = json.JSONDecoder()
+    report, _ = decoder.raw_decode(result.stdout)
+    rows = _table1(page.read_text(encoding="utf-8"))
+    assert len(rows) == len(report["rows"]) == 6
+    names = {"sac": "SAC", "cp-wbft": "CP-WBFT"}
+    topologies = {"merg": "MERG", "complete": "Complete", "erdos-renyi": "Erdős-Rényi"}
+    for expected in report["rows"]:
+        shown = next(
+            r
+            for r in rows
+            if r["Method"] == names[expected["protocol"]]
+            and r["Composition"] == expected["composition"]
+            and r["Topology"] == topologies[expected["topology"]]
+        )
+        for column, metric in (
+            ("IAA", "IAA"),
+            ("FAA", "FAA"),
+            ("RA", "RA"),
+            ("H-Maj", "H_Majority"),
+        ):
+            value = float(shown[column].split()[0])
+            assert value == pytest.approx(round(100 * expected[metric], 1)), (column, shown)
+        low, high = expected["intervals"]["FAA"]
+        assert shown["FAA"].endswith(f"[{100 * low:.0f},{100 * high:.0f}]")
+
+
+def _dump(chromium: str, url: str) -> tuple[str, str]:
+    proc = subprocess.run(
+        [
+            chromium,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout, proc.stderr
+
+
+def _console_errors(stderr: str) -> list[str]:
+    return [
+        line
+        for line in stderr.splitlines()
+        if "CONSOLE" in line and ("Uncaught" in line or "error" in line.lower())
+    ]
+
+
+@pytest.fixture(scope="module")
+def chromium(require_binary: Callable[..., str]) -> str:
+    return require_binary("chromium", package="chromium")
+
+
+def test_in_chromium_filters_change_the_rows_and_a_drilldown_opens(
+    chromium: str, demo_run: Path, page: Path
+) -> None:
+    with Store.open(demo_run) as store:
+        records = store.records("consensus_question", with_unit=True)
+    sac = next(r for r in records if r["protocol"] == "sac")
+
+    dom, stderr = _dump(chromium, page.resolve().as_uri())
+    assert 'data-ready="1"' in dom
+    assert "36 of 36 shown" in dom
+    assert dom.count('<tr class="unit') == 36
+    assert 'id="errors"></div>' in dom and not _console_errors(stderr)
+
+    # The same page with a filter chosen and one question opened, through the page's own
+    # controls (the fragment sets the filter and fires its change event, then clicks the row).
+    url = page.resolve().as_uri() + f"#f.protocol=sac&open={sac['unit_id']}"
+    dom, stderr = _dump(chromium, url)
+    assert "18 of 36 shown" in dom
+    rows = re.findall(r'<tr class="unit[^"]*" data-id="[^"]+">(.*?)</tr>', dom)
+    assert len(rows) == 18 and all(">sac<" in row for row in rows)
+    assert 'class="unit open"' in dom and '<div class="detail">' in dom
+    detail = dom[dom.index('<div class="detail">') :]
+    assert sac["task_id"] in detail[:2000] and "<svg" in detail[:5000]
+    assert 'id="errors"></div>' in dom and not _console_errors(stderr)
+
+
+def test_a_whodunit_batch_page_opens_a_transcript(chromium: str, tmp_path: Path) -> None:
+    run_dir = tmp_path / "wd"
+    result = RUNNER.invoke(app, ["whodunit", "run", "--set", "n_games=4", "-o", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    page = RUNNER.invoke(app, ["view", str(run_dir)])
+    assert page.exit_code == 0, page.output
+    path = Path(page.stdout.strip())
+    with Store.open(run_dir) as store:
+        game = store.records("whodunit_game")[0]
+    dom, stderr = _dump(chromium, path.resolve().as_uri() + f"#open={game['game_id']}/r0")
+    assert "4 of 4 shown" in dom
+    assert '<div class="detail">' in dom and "H=" in dom  # decision tokens with entropies
+    assert not _console_errors(stderr)
+
+
+def test_view_refuses_a_folder_without_results(tmp_path: Path) -> None:
+    result = RUNNER.invoke(app, ["view", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no results.sqlite" in result.output
+
+
+def test_a_govsim_batch_page_opens_a_stock_curve(chromium: str, tmp_path: Path) -> None:
+    run_dir = tmp_path / "gs"
+    result = RUNNER.invoke(app, ["govsim", "run", "--set", "n_games=3", "-o", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    page = RUNNER.invoke(app, ["view", str(run_dir)])
+    assert page.exit_code == 0, page.output
+    with Store.open(run_dir) as store:
+        game = store.records("govsim_game")[0]
+    url = Path(page.stdout.strip()).resolve().as_uri() + f"#open={game['game_id']}/r0"
+    dom, stderr = _dump(chromium, url)
+    assert "3 of 3 shown" in dom and "Survival-Rate" in dom
+    detail = dom[dom.index('<div class="detail">') :]
+    assert "<polyline" in detail[:3000] and f"R0 = {game['r0']}" in detail
+    assert not _console_errors(stderr)
+
+
+def test_a_monitor_evaluation_page_shows_scores_triggers_and_resets(
+    chromium: str, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "fig4"
+    result = RUNNER.invoke(app, ["reproduce", "ra-fig4", "-n", "6", "-o", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    with Store.open(run_dir / "evaluate") as store:
+        games = store.records("monitor_game")
+    scored = [g for g in games if g["condition"] == "monitor-1" and g["turn_scores"]]
+    assert scored, "the monitor scored turns"
+    index = games.index(scored[0])
+    key = f"monitor-1/{scored[0]['game_id']}/r{scored[0]['repeat']}/{index}"
+    url = (run_dir / "view.html").resolve().as_uri() + f"#f.condition=monitor-1&open={key}"
+    dom, stderr = _dump(chromium, url)
+    detail = dom[dom.index('<div class="detail">') :]
+    assert "P(success) per scored turn" in detail[:20000]
+    first = scored[0]["turn_scores"][0]
+    assert f"t{first['turn']} {first['p_success']:.2f}" in detail
+    # The transcript: every monitored turn with its decision tokens and entropies.
+    assert scored[0]["transcript"] and "H=" in detail[:60000]
+    assert not _console_errors(stderr)
+
+
+def test_a_codegen_page_opens_a_debate(chromium: str, tmp_path: Path) -> None:
+    problems = tmp_path / "he.jsonl"
+    lines = []
+    for k in range(4):
+        lines.append(
+            json.dumps(
+                {
+                    "task_id": f"Toy/{k}",
+                    "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}."""\n',
+                    "canonical_solution": f"    return x + {k}\n",
+                    "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
+                    "entry_point": f"add_{k}",
+                }
+            )
+        )
+    problems.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run_dir = tmp_path / "cg"
+    args = ["codegen", "run", "--set", f"problems={problems}", "--set", "n_test=2"]
+    result = RUNNER.invoke(app, [*args, "--set", "execution=simulated", "-o", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    page = RUNNER.invoke(app, ["view", str(run_dir)])
+    assert page.exit_code == 0, page.output
+    with Store.open(run_dir) as store:
+        first = store.records("codegen_problem")[0]
+    key = f"{first['condition']}/{first['problem_id']}/r{first['repeat']}/0"
+    dom, stderr = _dump(chromium, Path(page.stdout.strip()).resolve().as_uri() + f"#open={key}")
+    assert "Pass@1 %" in dom and "shown" in dom
+    detail = dom[dom.index('<div class="detail">') :]
+    assert first["problem_id"] in detail[:500] and "round 1" in detail
+    assert not _console_errors(stderr)
