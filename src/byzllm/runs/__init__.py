@@ -47,19 +47,19 @@ from ._executor import (
     WorkFn,
     executor_by_name,
 )
-from ._progress import (
-    LiveStatus,
-    PlainProgress,
-    ProgressReporter,
-    RichProgress,
-    SilentProgress,
-)
 from ._intervals import (
     BOOTSTRAP_METHOD,
     Interval,
     bootstrap_interval,
     bootstrap_intervals,
     weighted_mean_intervals,
+)
+from ._progress import (
+    LiveStatus,
+    PlainProgress,
+    ProgressReporter,
+    RichProgress,
+    SilentProgress,
 )
 from ._records import Record
 from ._repair import RepairReport, repair_store
