@@ -20,6 +20,7 @@ from byzllm.experiments.consensus.fit import (
 TRUTH = {
     "strength": 0.7,
     "error_correlation": 0.5,
+    "answer_spread": 0.4,
     "self_trust": 0.9,
     "false_accept": 0.2,
     "false_reject": 0.3,

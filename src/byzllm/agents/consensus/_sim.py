@@ -13,8 +13,10 @@ The model, per agent i and task x:
 
 * **Latent solution** s_i(x): with probability ``strength`` the agent solves the task (its
   solution is the ground truth); otherwise a wrong answer, the task's most plausible
-  distractor with probability ``error_correlation`` (weaker LLMs share misconceptions) and an
-  agent-specific distractor otherwise. Fixed across rounds.
+  distractor with probability ``error_correlation`` (weaker LLMs share misconceptions), else
+  with probability ``answer_spread`` a wrong answer of its own (a number near the truth that
+  is not a listed distractor, rarely another agent's), else one of the other listed
+  distractors. Fixed across rounds.
 * **Judgement** J_i(r) ("is r correct?"), stable per (agent, task, response) as at
   temperature 0: a response equal to the agent's own latent solution is judged correct with
   probability ``self_trust`` (an assumption, default 1.0: an agent re-judging the answer it
@@ -116,6 +118,18 @@ class SimulatedProfile(BaseModel):
     )
     error_correlation: float = parameter(
         0.2, meaning="P(a wrong answer is the task's most plausible distractor)", ge=0, le=1
+    )
+    answer_spread: float = parameter(
+        0.0,
+        meaning="P(a wrong answer other than the top distractor is one of the agent's own, "
+        "rarely shared, instead of one of the task's few listed distractors)",
+        source=(
+            "assumed 0: wrong answers come from the task's listed distractors, so two wrong "
+            "agents often agree; `byzllm sim fit` measures it (small models' wrong answers are "
+            "mostly their own: docs/results/sac-table1-real.md)"
+        ),
+        ge=0,
+        le=1,
     )
     self_trust: float = parameter(
         1.0,
@@ -284,6 +298,10 @@ class SimulatedAgent(ConsensusAgent):
         wrong = wrong_answers(truth)
         if uniform(*keys, "correlated") < self.profile.error_correlation or len(wrong) == 1:
             return wrong[0]
+        if uniform(*keys, "spread") < self.profile.answer_spread:
+            own = fresh_wrong_answers(truth)[len(wrong) :]
+            if own:
+                return choice(own, *keys, "own-wrong")
         return choice(wrong[1:], *keys, "which")
 
     def _answer_anew(

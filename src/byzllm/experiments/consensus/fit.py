@@ -9,7 +9,8 @@ run records is read, so fitting a simulated run is an honest test of the fit. Th
 
 * ``strength``: accuracy at round 0 (the SAC paper, §5.1, IAA of the group).
 * ``error_correlation``: share of wrong round-0 answers equal to the task's most plausible
-  distractor (tasks with listed distractors only).
+  distractor (tasks with listed distractors only); ``answer_spread``: among the other wrong
+  round-0 answers, the share that is none of the task's listed distractors.
 * ``false_accept`` / ``false_reject``: share of scores >= 0.5 given to another honest agent's
   wrong answer / < 0.5 given to a right one, leaving out answers equal to the scorer's own
   round-0 answer (those measure ``self_trust``: share of self-scores >= 0.5 on it).
@@ -92,6 +93,7 @@ class _Tally:
         self.low: list[float] = []
         self.conf: dict[bool, list[float]] = {True: [], False: []}
         self.moves: dict[bool, list[bool]] = {True: [], False: []}
+        self.spread: list[bool] = []
         self.anew: list[bool] = []
         self.anew_right: list[bool] = []
 
@@ -116,7 +118,11 @@ def _question(trace: QuestionTrace, tally: Mapping[str, _Tally], task: Task | No
         if not first.correct and task is not None and first.answer is not None:
             distractors = wrong_answers(task)
             if task.meta.get("distractors") and distractors:
-                t_.distractor.append(same_answer(task, first.answer, distractors[0]))
+                top = same_answer(task, first.answer, distractors[0])
+                t_.distractor.append(top)
+                if not top:
+                    listed = any(same_answer(task, first.answer, d) for d in distractors)
+                    t_.spread.append(not listed)
         # At temperature 0 a repeated situation repeats its reply: each (judged answer,
         # confidence in an answer, refine situation) counts once per question, or answers that
         # persist longer would weigh more.
@@ -207,6 +213,13 @@ def _estimates(t_: _Tally, group: str) -> tuple[dict[str, float], dict[str, str]
             _rate(t_.distractor),
             "share of wrong round-0 answers equal to the top distractor",
             len(t_.distractor),
+        )
+    if t_.spread:
+        put(
+            "answer_spread",
+            _rate(t_.spread),
+            "share of other wrong round-0 answers that are no listed distractor",
+            len(t_.spread),
         )
     if t_.self_trust:
         put("self_trust", _rate(t_.self_trust), "P(self-score >= 0.5)", len(t_.self_trust))
