@@ -34,9 +34,14 @@ LAYERS: dict[str, int] = {
 AGENT_MODULES = {"_types", "_prompts", "_parse", "_llm", "_sim"}
 EXPERIMENT_MODULES = {"config", "records", "experiment"}
 
+#: Subpackages that may import only these, whatever their layer: the run engine knows no
+#: domain (no agents, protocols, environments, monitors or experiments), only models.
+ONLY_FROM: dict[str, set[str]] = {"runs": {"errors", "_process", "llm"}}
 
-def _imports(path: Path) -> set[str]:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+
+def _imports(path: Path, root: Path = PACKAGE) -> set[str]:
+    """The ``byzllm.*`` modules a file imports (at the top or inside a function)."""
+    parts = path.relative_to(root.parent).with_suffix("").parts
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
@@ -50,9 +55,24 @@ def _imports(path: Path) -> set[str]:
     return {name for name in found if name.startswith("byzllm.")}
 
 
-def _modules() -> list[Path]:
+def violations(path: Path, root: Path = PACKAGE) -> list[str]:
+    """Each import of ``path`` that breaks the layer rule or its subpackage's ONLY_FROM list."""
+    own = path.relative_to(root).with_suffix("").parts[0]
+    found = []
+    for name in sorted(_imports(path, root)):
+        other = name.split(".")[1]
+        if other == own:
+            continue
+        if LAYERS.get(other, 0) >= LAYERS[own]:
+            found.append(f"{name} (layer {LAYERS.get(other, 0)} >= {own}'s {LAYERS[own]})")
+        elif own in ONLY_FROM and other not in ONLY_FROM[own]:
+            found.append(f"{name} ({own} may import only {sorted(ONLY_FROM[own])})")
+    return found
+
+
+def _modules(root: Path = PACKAGE) -> list[Path]:
     """Every module of a subpackage, and the top-level modules (``errors.py``, ...)."""
-    return sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")
+    return sorted(p for p in root.rglob("*.py") if p != root / "__init__.py")
 
 
 def test_every_subpackage_has_a_layer() -> None:
@@ -63,26 +83,85 @@ def test_every_subpackage_has_a_layer() -> None:
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_imports_point_down(path: Path) -> None:
-    own = path.relative_to(PACKAGE).with_suffix("").parts[0]
-    upward = [
-        name
-        for name in _imports(path)
-        if (other := name.split(".")[1]) != own and LAYERS.get(other, 0) >= LAYERS[own]
-    ]
-    assert not upward, f"{path.relative_to(PACKAGE)} imports a layer at or above its own: {upward}"
+    found = violations(path)
+    assert not found, f"{path.relative_to(PACKAGE)} imports against the layers: {found}"
 
 
-#: Subpackages of a layer that serve every domain rather than being one (the run viewer).
-SHARED_SUBPACKAGES: dict[str, set[str]] = {}
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        # A lower layer reaching up: the model layer importing the command line.
+        ("graphs/_planted.py", "from byzllm.cli import app\n", "byzllm.cli (layer"),
+        # The same inside a function (a lazy import is still an import).
+        ("agents/_planted.py", "def f():\n    from byzllm.runs import Store\n", "byzllm.runs"),
+        # Sideways within one layer.
+        ("envs/_planted.py", "import byzllm.protocols.sac\n", "byzllm.protocols.sac (layer"),
+        # Relative imports resolve too.
+        ("runs/_planted.py", "from ..experiments import reports\n", "byzllm.experiments"),
+        # The run engine importing a domain that sits below it.
+        ("runs/_planted.py", "from byzllm.agents import ParseCounts\n", "may import only"),
+    ],
+)
+def test_a_planted_violation_is_caught(
+    tmp_path: Path, module: str, source: str, expected: str
+) -> None:
+    root = tmp_path / "byzllm"
+    planted = root / module
+    planted.parent.mkdir(parents=True)
+    planted.write_text(source, encoding="utf-8")
+    found = violations(planted, root)
+    assert len(found) == 1 and expected in found[0], found
+
+
+def test_an_allowed_import_is_not_flagged(tmp_path: Path) -> None:
+    root = tmp_path / "byzllm"
+    planted = root / "experiments" / "_planted.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("from byzllm.runs import Store\nfrom . import reports\n", encoding="utf-8")
+    assert violations(planted, root) == []
+
+
+def _subpackages() -> list[Path]:
+    return sorted(p for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
+
+
+#: Subpackages whose ``__init__`` does not state its imports yet (strict: passing fails).
+UNSTATED = {"llm"}
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        pytest.param(
+            p,
+            id=p.name,
+            marks=[pytest.mark.xfail(strict=True, reason="no 'May import:' line yet")]
+            if p.name in UNSTATED
+            else [],
+        )
+        for p in _subpackages()
+    ],
+)
+def test_each_subpackage_says_what_it_is_and_may_import(package: Path) -> None:
+    """The first paragraph of each ``__init__``: what it is, and what it may import, in at
+    most three lines."""
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8")))
+    assert doc, f"{package.name}/__init__.py has no docstring"
+    head = doc.split("\n\n")[0].splitlines()
+    assert len(head) <= 3 and head[-1].startswith("May import:"), head
+
+
+def test_no_subpackage_holds_more_than_a_fifth_of_the_lines() -> None:
+    def lines(paths: list[Path]) -> int:
+        return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in paths)
+
+    total = lines(sorted(PACKAGE.rglob("*.py")))
+    shares = {p.name: lines(sorted(p.rglob("*.py"))) / total for p in _subpackages()}
+    assert max(shares.values()) <= 0.20, {k: round(v, 3) for k, v in shares.items()}
 
 
 def _domains(layer: str) -> list[Path]:
-    shared = SHARED_SUBPACKAGES.get(layer, set())
-    return sorted(
-        p
-        for p in (PACKAGE / layer).iterdir()
-        if (p / "__init__.py").exists() and p.name not in shared
-    )
+    return sorted(p for p in (PACKAGE / layer).iterdir() if (p / "__init__.py").exists())
 
 
 @pytest.mark.parametrize("domain", _domains("agents"), ids=lambda p: p.name)

@@ -1,4 +1,5 @@
 """Agents: what an agent does in each protocol or environment, one subpackage per domain.
+May import: the layers below (errors, _process, graphs, tasks, llm, sandbox); nothing above.
 
 Every domain has the same inner shape: ``_types`` (the interface and the plain data an agent
 sees and produces), ``_prompts`` (rendering), ``_parse`` (reading model replies), ``_llm`` (the

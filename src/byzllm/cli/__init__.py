@@ -1,4 +1,5 @@
 """The ``byzllm`` command: thin wrappers that parse, call the library and print.
+May import: every other subpackage (it is the top layer); no library module imports it.
 
 Each area has its own module with a ``typer.Typer`` sub-app; heavy library imports happen
 inside the commands so that ``byzllm --help`` stays instant.

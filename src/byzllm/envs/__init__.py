@@ -1,4 +1,5 @@
-"""Game environments (WhoDunitEnv, later GovSim and CodeGen) and their shared interfaces.
+"""Game environments (WhoDunitEnv, GovSim, CodeGen) and the seam they share with monitors.
+May import: agents, testing and the layers below them (errors, graphs, tasks, llm, sandbox).
 
 The environments live in subpackages (``byzllm.envs.whodunit``); this package exports only
 the seam every environment shares with monitors: :class:`TurnObservation`, the

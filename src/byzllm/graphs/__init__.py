@@ -1,4 +1,5 @@
 """Communication graphs: robust topologies and exact r-/(r,s)-robustness with certificates.
+May import: byzllm.errors and byzllm._process only (the bottom layer).
 
 SAC's guarantees hold on (F+1)-robust graphs (the SAC paper, §3.3, §4.2). This package builds such
 graphs and decides, with a checkable certificate, how robust a given graph is::

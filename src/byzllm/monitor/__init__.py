@@ -1,4 +1,5 @@
 """Rogue-agent monitors and live interventions (the rogue-agents paper, §2, §4.2, §6, App. A, D.2).
+May import: protocols, envs, agents, testing and the layers below them.
 
 Features from token distributions (:mod:`.features`), the polynomial-ridge monitor
 (:mod:`.estimator`), selection of features / degree / threshold by validation gain

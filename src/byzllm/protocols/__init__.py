@@ -1,4 +1,5 @@
 """Byzantine-robust consensus protocols over a communication graph, on one round engine.
+May import: agents, testing and the layers below them (errors, graphs, tasks, llm, sandbox).
 
 >>> from byzllm.protocols import make_protocol, Network, run_consensus, compute_metrics
 >>> protocol = make_protocol("sac", F=3)          # or "cp-wbft", "debate", "majority", "w-msr"

@@ -1,4 +1,5 @@
 """The only place model-generated code runs.
+May import: byzllm.errors and byzllm._process only (the bottom layer).
 
 Each run is a separate process group in fresh Linux namespaces (``unshare`` from util-linux):
 no network, a private PID space (nothing it starts outlives it; it cannot see or signal host

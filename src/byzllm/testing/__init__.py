@@ -1,4 +1,5 @@
 """Offline test doubles for pipelines built on byzllm.
+May import: the layers below (errors, _process, graphs, tasks, llm, sandbox).
 
 :class:`FakeOpenAIServer` is a real OpenAI-compatible HTTP server on 127.0.0.1 that answers by
 a script, returns log-probabilities, and injects latency and faults::
