@@ -459,7 +459,7 @@ def emit_rows(
         return
     from rich.console import Console
 
-    from byzllm.experiments.reports import markdown_table, rich_table, simulated_title
+    from byzllm.runs.reports import markdown_table, rich_table, simulated_title
 
     if markdown:
         shown = simulated_title(title, simulated)
@@ -505,7 +505,7 @@ def _show_health(
     if not json_output:
         from rich.console import Console
 
-        from byzllm.experiments.reports import rich_table
+        from byzllm.runs.reports import rich_table
 
         console = Console()
         if health.note is not None:

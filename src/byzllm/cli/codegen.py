@@ -294,8 +294,8 @@ def report(
             problem_rows,
             table1_rows,
         )
-        from byzllm.experiments.reports import write_csv
         from byzllm.runs import Store
+        from byzllm.runs.reports import write_csv
 
         with Store.open(run_dir) as store:
             rows = store.records("codegen_problem")

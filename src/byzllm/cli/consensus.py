@@ -166,7 +166,7 @@ def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str
 
 def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> list[Path]:
     from byzllm.experiments.consensus.report import csv_rows, round_rows
-    from byzllm.experiments.reports import line_plot, write_csv
+    from byzllm.runs.reports import line_plot, write_csv
 
     target = out_dir or run_dir / "report"
     target.mkdir(parents=True, exist_ok=True)
@@ -286,7 +286,7 @@ def matrix(
             matrix_rows,
         )
         from byzllm.experiments.consensus.report import INTERVAL_NOTE, summarize
-        from byzllm.experiments.reports import simulated_title, write_csv
+        from byzllm.runs.reports import simulated_title, write_csv
 
         try:
             b_values = [int(v) for v in _csv_list(adversaries) or []]
@@ -415,7 +415,7 @@ def report(
             scorer_auc_lines,
             summarize,
         )
-        from byzllm.experiments.reports import rich_table
+        from byzllm.runs.reports import rich_table
 
         questions = _questions(run_dir)
         summary = summarize(questions)
@@ -528,7 +528,7 @@ def demo(
         )
         from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
         from byzllm.experiments.consensus.report import INTERVAL_NOTE
-        from byzllm.experiments.reports import rich_table
+        from byzllm.runs.reports import rich_table
 
         if base_url is not None and model is None:
             raise InputError("--base-url needs --model (e.g. --model openai/qwen0.5b)")

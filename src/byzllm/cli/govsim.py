@@ -232,8 +232,8 @@ def report(
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.govsim import INTERVAL_NOTE, METRICS, plot_stocks, summary_rows
         from byzllm.experiments.govsim import transcript as render
-        from byzllm.experiments.reports import write_csv
         from byzllm.runs import Store
+        from byzllm.runs.reports import write_csv
 
         with Store.open(run_dir) as store:
             games = store.records("govsim_game")

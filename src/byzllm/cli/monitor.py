@@ -338,7 +338,6 @@ def report(
         )
         from byzllm.experiments.monitor.environments import get_environment
         from byzllm.experiments.monitor.outcomes import OUTCOME_NOTE, outcome_rows
-        from byzllm.experiments.reports import format_pm, rich_table, write_csv
         from byzllm.monitor.report import (
             SE_NOTE,
             evaluation_rows,
@@ -348,6 +347,7 @@ def report(
             trigger_turns,
         )
         from byzllm.runs import Store
+        from byzllm.runs.reports import format_pm, rich_table, write_csv
 
         with Store.open(run_dir) as store:
             games = store.records("monitor_game")

@@ -212,8 +212,8 @@ def _run(
     from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
     from byzllm.experiments.consensus.report import INTERVAL_NOTE, summarize
     from byzllm.experiments.consensus.setup import load_dataset
-    from byzllm.experiments.reports import write_csv
     from byzllm.reproduce import config_path
+    from byzllm.runs.reports import write_csv
 
     if overrides is None:
         overrides = [] if questions is None else [f"dataset.n={questions}"]
@@ -350,9 +350,9 @@ def _run_monitor(
     from byzllm.experiments.monitor.ablations import interval_note
     from byzllm.experiments.monitor.config import MonitorExperimentConfig
     from byzllm.experiments.monitor.pipeline import train_from_turns
-    from byzllm.experiments.reports import write_csv
     from byzllm.reproduce import config_path
     from byzllm.runs import Store
+    from byzllm.runs.reports import write_csv
 
     overrides: list[str] = []
     if games is not None:
@@ -440,12 +440,12 @@ def _run_codegen(
     from byzllm.errors import InputError
     from byzllm.experiments.codegen import CodeGenConfig, collect_units, run_units, work
     from byzllm.experiments.codegen.experiment import train_monitors
-    from byzllm.experiments.codegen.paper import control_gains
-    from byzllm.experiments.reports import write_csv
     from byzllm.reproduce import config_path
+    from byzllm.reproduce.codegen import control_gains
     from byzllm.reproduce.page import codegen_sensitivity
     from byzllm.runs import Store
     from byzllm.runs._intervals import BOOTSTRAP_METHOD
+    from byzllm.runs.reports import write_csv
 
     if problems is None:
         raise InputError(
@@ -558,7 +558,7 @@ def _print_comparison(
     from rich.console import Console
     from rich.table import Table
 
-    from byzllm.experiments.reports import simulated_title
+    from byzllm.runs.reports import simulated_title
 
     if json_output:
         print_json(

@@ -283,7 +283,7 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
 
 
 def _pretty(row: dict[str, Any]) -> dict[str, Any]:
-    from byzllm.experiments.reports import format_pm
+    from byzllm.runs.reports import format_pm
 
     def pm(metric: str, scale: float) -> str:
         return format_pm(row[metric], row[f"{metric}_se"], scale=scale, missing="-")

@@ -67,7 +67,7 @@ def _sac(
 
 def _table(published_name: str, *, by_adversaries: bool = False) -> Callable[[Summary], Any]:
     def compare(summary: Summary) -> list[dict[str, Any]]:
-        from byzllm.experiments.consensus import paper
+        from . import consensus as paper
 
         published = getattr(paper, published_name)
         return paper.paper_comparison(summary, published, by_adversaries=by_adversaries)
@@ -77,7 +77,7 @@ def _table(published_name: str, *, by_adversaries: bool = False) -> Callable[[Su
 
 def _rounds(table: str) -> Callable[[Summary], Any]:
     def compare(summary: Summary) -> list[dict[str, Any]]:
-        from byzllm.experiments.consensus import paper
+        from . import consensus as paper
 
         return paper.round_comparison(summary, paper.PER_ROUND[table])
 
@@ -110,14 +110,14 @@ def _rogue(
 
 
 def _codegen_table1(problems: Any) -> list[dict[str, Any]]:
-    from byzllm.experiments.codegen.paper import table1_comparison
+    from byzllm.reproduce.codegen import table1_comparison
 
     return table1_comparison(problems)
 
 
 def _monitor(function: str, *args: Any) -> Callable[[Any], list[dict[str, Any]]]:
     def compare(games: Any) -> list[dict[str, Any]]:
-        from byzllm.experiments.monitor import paper
+        from . import monitor as paper
 
         published = [getattr(paper, a) for a in args]
         result: list[dict[str, Any]] = getattr(paper, function)(games, *published)

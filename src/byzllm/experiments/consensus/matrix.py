@@ -129,7 +129,7 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
     protocol × topology, every cell annotated with its value in points."""
     from matplotlib.figure import Figure
 
-    from ..reports import _save, simulated_title
+    from byzllm.runs.reports import _save, simulated_title
 
     row_keys = sorted(
         {(r["attack"], r["adversaries"]) for r in rows},

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from byzllm.experiments.codegen.paper import (
+from byzllm.reproduce.codegen import (
     TABLE1,
     as_games,
     control_gains,

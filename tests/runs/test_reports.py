@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from byzllm.experiments.reports import (
+from byzllm.runs.reports import (
     bar_plot,
     format_pm,
     format_value,

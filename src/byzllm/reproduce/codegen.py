@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .report import CONDITION_NAMES, table1_rows, test_only
+from byzllm.experiments.codegen.report import CONDITION_NAMES, table1_rows, test_only
 
 __all__ = ["BENCHMARKS", "TABLE1", "as_games", "control_gains", "table1_comparison"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .ablations import success_difference
-from .environments import get_environment
-from .outcomes import outcome_rows
+from byzllm.experiments.monitor.ablations import success_difference
+from byzllm.experiments.monitor.environments import get_environment
+from byzllm.experiments.monitor.outcomes import outcome_rows
 
 __all__ = [
     "FIG4_GAINS",
