@@ -1,34 +1,18 @@
 """Shared pieces of every ``byzllm <area>`` command: options, errors, configs, runs, output.
 
-A typical area command::
+A typical area command takes the run option families in one parameter (:func:`run_options`)::
 
-    from byzllm.cli._common import (
-        ConcurrencyOption, ConfigArgument, JsonOption, MaxFailuresOption, RetryFailedOption,
-        RunDirOption, SetOption, cli_errors, default_run_dir, execute_units, load_cli_config,
-        summary_exit_code,
-    )
+    from byzllm.cli._common import RunOptions, cli_errors, run_options
 
     @app.command()
-    def run(
-        config: ConfigArgument = None,
-        run_dir: RunDirOption = None,
-        set_: SetOption = None,
-        concurrency: ConcurrencyOption = 16,
-        retry_failed: RetryFailedOption = False,
-        max_failures: MaxFailuresOption = None,
-        json_output: JsonOption = False,
-    ) -> None:
+    @run_options()
+    def run(opts: RunOptions) -> None:
         \"\"\"Run a sweep.\"\"\"
         with cli_errors():
             from byzllm.myarea import MyConfig, expand_units, work   # heavy imports here
 
-            cfg = load_cli_config(config, MyConfig, set_)           # exit 2 on a bad config
-            summary = execute_units(
-                run_dir or default_run_dir(config, "myarea"), expand_units(cfg), work,
-                config=cfg, concurrency=concurrency, retry_failed=retry_failed,
-                max_failures=max_failures, json_output=json_output,
-            )
-            raise typer.Exit(summary_exit_code(summary))
+            cfg = opts.load(MyConfig)                               # exit 2 on a bad config
+            opts.execute(opts.target("myarea"), expand_units(cfg), work, config=cfg)
 
 :func:`cli_errors` turns a :class:`~byzllm.errors.ByzllmError` into one ``error: ...`` line
 on stderr and the error's exit code (2 for bad input and configs), and Ctrl-C into exit 130.
@@ -38,12 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import inspect
 import json
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -70,7 +57,9 @@ __all__ = [
     "RetryFailedOption",
     "RunDirArgument",
     "RunDirOption",
+    "RunOptions",
     "SetOption",
+    "WeakModelOption",
     "cli_errors",
     "default_run_dir",
     "echo_error",
@@ -80,6 +69,7 @@ __all__ = [
     "load_cli_config",
     "model_flags",
     "print_json",
+    "run_options",
     "show_parse_health",
     "show_request_health",
     "stage_run_dir",
@@ -181,17 +171,21 @@ MarkdownOption = Annotated[
 ]
 
 
-# --- errors --------------------------------------------------------------------------------
-
-
-#: ``--model``: the players of a single-model experiment on this LLM (default: simulated).
+#: ``--model``: the agents on this LLM instead of the simulated population.
 ModelOption = Annotated[
     str | None,
     typer.Option(
         "--model",
-        help="Play with LLM-backed agents on this model, e.g. openai/gpt-4o-mini "
-        "[default: simulated agents].",
+        help="Run the agents on this LLM, e.g. openai/gpt-4o-mini, instead of the simulated "
+        "population (consensus: every honest agent; see --weak-model).",
         show_default=False,
+    ),
+]
+#: ``--weak-model``: the weak group's LLM (consensus).
+WeakModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--weak-model", help="LLM of the weak group (default: --model).", show_default=False
     ),
 ]
 #: ``--base-url``: the OpenAI-compatible server of ``--model``.
@@ -203,6 +197,9 @@ BaseUrlOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+# --- errors --------------------------------------------------------------------------------
 
 
 def echo_error(message: str) -> None:
@@ -225,7 +222,6 @@ def cli_errors() -> Iterator[None]:
 
 def handle_errors(command: F) -> F:
     """Decorator form of :func:`cli_errors` (put it under ``@app.command()``)."""
-    import functools
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -357,6 +353,118 @@ def execute_units(
     else:
         typer.echo(_summary_line(summary), err=True)
     return summary
+
+
+# --- the run option families, one definition for every area ----------------------------------
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every command that runs units is told, as one value (see :func:`run_options`):
+    the config (``CONFIG``, ``--set``), the model (``--model``, ``--base-url``), where the
+    results go (``--run-dir``), how units run (``--concurrency``, ``--retry-failed``,
+    ``--max-failures``, ``--executor``, ``--ray-address``) and the output (``--json``)."""
+
+    config: Path | None = None
+    run_dir: Path | None = None
+    set_: tuple[str, ...] = ()
+    model: str | None = None
+    base_url: str | None = None
+    concurrency: int = 16
+    retry_failed: bool = False
+    max_failures: int | None = None
+    executor: str = "local"
+    ray_address: str | None = None
+    json_output: bool = False
+
+    def load(self, model: type[ConfigT], model_sets: Sequence[str] | None = None) -> ConfigT:
+        """The validated config: the file, then ``--set``, then ``model_sets`` (default: every
+        player on ``--model`` / ``--base-url``, :func:`model_flags`)."""
+        sets = model_flags(self.model, self.base_url) if model_sets is None else model_sets
+        return load_cli_config(self.config, model, [*self.set_, *sets])
+
+    def target(self, area: str, stage: str | None = None) -> Path:
+        """``--run-dir``, else ``runs/<config stem or area>`` (``-<stage>`` in pipelines)."""
+        if stage is not None:
+            return stage_run_dir(self.run_dir, self.config, area, stage)
+        return self.run_dir or default_run_dir(self.config, area)
+
+    def execute(
+        self,
+        run_dir: Path,
+        units: Iterable[Unit],
+        work: WorkFn,
+        *,
+        config: BaseModel,
+        description: str | None = None,
+    ) -> NoReturn:
+        """Run the units (:func:`execute_units`) and exit with the run's code."""
+        summary = execute_units(
+            run_dir,
+            units,
+            work,
+            config=config,
+            concurrency=self.concurrency,
+            retry_failed=self.retry_failed,
+            max_failures=self.max_failures,
+            json_output=self.json_output,
+            executor=self.executor,
+            ray_address=self.ray_address,
+            description=description,
+        )
+        raise typer.Exit(summary_exit_code(summary))
+
+
+#: The command-line parameters behind each :class:`RunOptions` field.
+_RUN_PARAMETERS: dict[str, Any] = {
+    "config": ConfigArgument,
+    "run_dir": RunDirOption,
+    "set_": SetOption,
+    "model": ModelOption,
+    "base_url": BaseUrlOption,
+    "concurrency": ConcurrencyOption,
+    "retry_failed": RetryFailedOption,
+    "max_failures": MaxFailuresOption,
+    "executor": ExecutorOption,
+    "ray_address": RayAddressOption,
+    "json_output": JsonOption,
+}
+
+
+def run_options(*, concurrency: int = 16) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the run option families: its parameter ``opts: RunOptions`` becomes
+    ``CONFIG --set --model --base-url --run-dir -j --retry-failed --max-failures --executor
+    --ray-address --json`` on the command line (after the command's own options), and the
+    command receives them as one :class:`RunOptions`. Put it under ``@app.command()``."""
+    defaults = RunOptions(concurrency=concurrency)
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        own = [
+            p
+            for p in inspect.signature(command, eval_str=True).parameters.values()
+            if p.name != "opts"
+        ]
+        added = [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=annotation,
+                default=None if name == "set_" else getattr(defaults, name),
+            )
+            for name, annotation in _RUN_PARAMETERS.items()
+        ]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any) -> None:
+            values = {name: kwargs.pop(name) for name in _RUN_PARAMETERS}
+            values["set_"] = tuple(values["set_"] or ())
+            command(opts=RunOptions(**values), **kwargs)
+
+        keyword_own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
+        wrapper.__signature__ = inspect.Signature([*keyword_own, *added])  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
 
 
 def _run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:

@@ -21,28 +21,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._common import (
-    BaseUrlOption,
-    ConcurrencyOption,
-    ConfigArgument,
-    ExecutorOption,
-    JsonOption,
-    MaxFailuresOption,
-    ModelOption,
-    RayAddressOption,
-    RetryFailedOption,
-    RunDirArgument,
-    RunDirOption,
-    SetOption,
-    cli_errors,
-    emit_rows,
-    execute_units,
-    load_cli_config,
-    model_flags,
-    print_json,
-    stage_run_dir,
-    summary_exit_code,
-)
+from . import _common as common
 
 __all__ = ["app"]
 
@@ -63,32 +42,15 @@ MonitorsOption = Annotated[
 ]
 
 
-def _config(
-    config: Path | None, set_: list[str] | None, model: str | None, base_url: str | None
-) -> Any:
+def _config(opts: common.RunOptions) -> Any:
     from byzllm.experiments.codegen import CodeGenConfig
 
-    return load_cli_config(config, CodeGenConfig, [*(set_ or []), *model_flags(model, base_url)])
-
-
-def _run_dir(run_dir: Path | None, config: Path | None, stage: str) -> Path:
-    return stage_run_dir(run_dir, config, "codegen", stage)
+    return opts.load(CodeGenConfig)
 
 
 @app.command()
-def collect(
-    config: ConfigArgument = None,
-    run_dir: RunDirOption = None,
-    set_: SetOption = None,
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    concurrency: ConcurrencyOption = 16,
-    retry_failed: RetryFailedOption = False,
-    max_failures: MaxFailuresOption = None,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    json_output: JsonOption = False,
-) -> None:
+@common.run_options()
+def collect(opts: common.RunOptions) -> None:
     """Debate the train and validation problems without intervention (monitor features).
 
     Stores the judge's and tester's per-turn features for `byzllm codegen train`.
@@ -97,29 +59,17 @@ def collect(
 
         byzllm codegen collect --set problems=HumanEval.jsonl.gz --set n_train=40 -o runs/cgc
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.experiments.codegen import collect_units, work
 
-        cfg = _config(config, set_, model, base_url)
-        summary = execute_units(
-            _run_dir(run_dir, config, "collect"),
-            collect_units(cfg),
-            work,
-            config=cfg,
-            concurrency=concurrency,
-            retry_failed=retry_failed,
-            max_failures=max_failures,
-            json_output=json_output,
-            executor=executor,
-            ray_address=ray_address,
-            description="codegen collect",
-        )
-        raise typer.Exit(summary_exit_code(summary))
+        cfg = _config(opts)
+        target = opts.target("codegen", "collect")
+        opts.execute(target, collect_units(cfg), work, config=cfg, description="codegen collect")
 
 
 @app.command()
 def train(
-    run_dir: RunDirArgument,
+    run_dir: common.RunDirArgument,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -133,7 +83,7 @@ def train(
     max_degree: Annotated[
         int, typer.Option("--max-degree", min=1, max=10, help="Search degrees 1..N.")
     ] = 5,
-    json_output: JsonOption = False,
+    json_output: common.JsonOption = False,
 ) -> None:
     """Select the judge's and the tester's monitors (the D.2 grid); save them as JSON.
 
@@ -143,7 +93,7 @@ def train(
 
         byzllm codegen train runs/cgc
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.experiments.codegen import train_monitors
         from byzllm.monitor import table5_rows
         from byzllm.runs import Store
@@ -161,9 +111,9 @@ def train(
         rows = table5_rows(monitors)
         simulated = bool(monitors.meta.get("simulated"))
         if json_output:
-            print_json({"monitors": str(path), "simulated": simulated, "rows": rows})
+            common.print_json({"monitors": str(path), "simulated": simulated, "rows": rows})
             return
-        emit_rows(
+        common.emit_rows(
             rows,
             json_output=False,
             title="CodeGen monitors (gain in points on validation)",
@@ -173,20 +123,8 @@ def train(
 
 
 @app.command()
-def run(
-    config: ConfigArgument = None,
-    monitors: MonitorsOption = None,
-    run_dir: RunDirOption = None,
-    set_: SetOption = None,
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    concurrency: ConcurrencyOption = 16,
-    retry_failed: RetryFailedOption = False,
-    max_failures: MaxFailuresOption = None,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    json_output: JsonOption = False,
-) -> None:
+@common.run_options()
+def run(opts: common.RunOptions, monitors: MonitorsOption = None) -> None:
     """Debate the test problems under each condition of Table 1; resumable.
 
     The test problems are HumanEval's held-out test split (disjoint from the train and
@@ -212,11 +150,11 @@ def run(
 
         byzllm codegen run cfg.yaml -m runs/cgc/monitors.json --set repeats=3 -o runs/cg
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.experiments.codegen import run_units, work
         from byzllm.monitor import MonitorSet
 
-        cfg = _config(config, set_, model, base_url)
+        cfg = _config(opts)
         monitor_set = MonitorSet.load(monitors) if monitors is not None else None
         if monitor_set is None:
             kept = [c for c in cfg.conditions if c in ("zero-shot", "none")]
@@ -228,20 +166,10 @@ def run(
                     err=True,
                 )
                 cfg = cfg.model_copy(update={"conditions": kept})
-        summary = execute_units(
-            _run_dir(run_dir, config, "run"),
-            run_units(cfg, monitor_set),
-            work,
-            config=cfg,
-            concurrency=concurrency,
-            retry_failed=retry_failed,
-            max_failures=max_failures,
-            json_output=json_output,
-            executor=executor,
-            ray_address=ray_address,
-            description="codegen run",
+        target = opts.target("codegen", "run")
+        opts.execute(
+            target, run_units(cfg, monitor_set), work, config=cfg, description="codegen run"
         )
-        raise typer.Exit(summary_exit_code(summary))
 
 
 def _pct(v: float) -> str:
@@ -250,7 +178,7 @@ def _pct(v: float) -> str:
 
 @app.command()
 def report(
-    run_dir: RunDirArgument,
+    run_dir: common.RunDirArgument,
     problems: Annotated[
         bool, typer.Option("--problems", help="Also print every problem's outcome.")
     ] = False,
@@ -271,7 +199,7 @@ def report(
             show_default=False,
         ),
     ] = None,
-    json_output: JsonOption = False,
+    json_output: common.JsonOption = False,
 ) -> None:
     """Pass@1 per condition (Table 1) with 95% intervals, and the monitor's paired gains.
 
@@ -286,7 +214,7 @@ def report(
 
         byzllm codegen report runs/cg --transcript HumanEval/3
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.errors import InputError
         from byzllm.experiments.codegen.report import (
             gain_line,
@@ -313,7 +241,7 @@ def report(
             _print_transcript(rows, transcript, json_output=json_output)
             return
         if json_output:
-            print_json(
+            common.print_json(
                 {
                     "rows": table,
                     "paired_gain": gains,
@@ -336,14 +264,16 @@ def report(
             }
             for r in table
         ]
-        emit_rows(pretty, json_output=False, title="CodeGen (Table 1)", simulated=simulated)
+        common.emit_rows(pretty, json_output=False, title="CodeGen (Table 1)", simulated=simulated)
         from byzllm.runs._intervals import BOOTSTRAP_METHOD
 
         typer.echo(f"intervals: {BOOTSTRAP_METHOD}; repeats averaged per problem", err=True)
         for g in gains:
             typer.echo(gain_line(g), err=True)
         if problems:
-            emit_rows(per_problem, json_output=False, title="Per problem", simulated=simulated)
+            common.emit_rows(
+                per_problem, json_output=False, title="Per problem", simulated=simulated
+            )
 
 
 def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: bool) -> None:
@@ -355,7 +285,7 @@ def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: 
     if not chosen:
         raise InputError(f"no results for problem {problem!r}")
     if json_output:
-        print_json(chosen)
+        common.print_json(chosen)
         return
     console = Console(highlight=False)
     for r in chosen:

@@ -7,24 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._common import (
-    ConcurrencyOption,
-    ConfigArgument,
-    ExecutorOption,
-    JsonOption,
-    MaxFailuresOption,
-    RayAddressOption,
-    RetryFailedOption,
-    RunDirArgument,
-    RunDirOption,
-    SetOption,
-    cli_errors,
-    default_run_dir,
-    print_json,
-    show_parse_health,
-    show_request_health,
-    summary_exit_code,
-)
+from . import _common as common
 
 if TYPE_CHECKING:
     from byzllm.experiments.consensus.config import ConsensusConfig
@@ -35,30 +18,6 @@ app = typer.Typer(
     help="Byzantine-robust consensus (SAC, CP-WBFT, debate, majority, W-MSR): run and report.",
     no_args_is_help=True,
 )
-
-
-#: ``--model``: every honest agent on one LLM instead of the simulated population.
-ModelOption = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="Run every honest agent on this LLM (e.g. openai/gpt-4o-mini) instead of the "
-        "simulated population; see --weak-model.",
-        show_default=False,
-    ),
-]
-#: ``--weak-model``: the weak group's LLM.
-WeakModelOption = Annotated[
-    str | None,
-    typer.Option(
-        "--weak-model", help="LLM of the weak group (default: --model).", show_default=False
-    ),
-]
-#: ``--base-url``: the OpenAI-compatible server of both.
-BaseUrlOption = Annotated[
-    str | None,
-    typer.Option("--base-url", help="OpenAI-compatible server of the models.", show_default=False),
-]
 
 
 def model_overrides(model: str | None, weak_model: str | None, base_url: str | None) -> list[str]:
@@ -94,20 +53,8 @@ def _warn_robustness(cfg: ConsensusConfig) -> None:
 
 
 @app.command("run")
-def run(
-    config: ConfigArgument = None,
-    run_dir: RunDirOption = None,
-    set_: SetOption = None,
-    concurrency: ConcurrencyOption = 64,
-    retry_failed: RetryFailedOption = False,
-    max_failures: MaxFailuresOption = None,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    json_output: JsonOption = False,
-    model: ModelOption = None,
-    weak_model: WeakModelOption = None,
-    base_url: BaseUrlOption = None,
-) -> None:
+@common.run_options(concurrency=64)
+def run(opts: common.RunOptions, weak_model: common.WeakModelOption = None) -> None:
     """Run a consensus sweep: protocols × topologies × compositions × F × T × seeds.
 
     One unit is one question under one configuration. Results stream into
@@ -125,28 +72,16 @@ def run(
 
         byzllm consensus run --model openai/qwen2.5-7b --base-url http://127.0.0.1:8000/v1
     """
-    with cli_errors():
-        from byzllm.cli._common import execute_units, load_cli_config
+    with common.cli_errors():
         from byzllm.experiments.consensus.config import ConsensusConfig
         from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
 
-        overrides = [*(set_ or []), *model_overrides(model, weak_model, base_url)]
-        cfg = load_cli_config(config, ConsensusConfig, overrides)
+        cfg = opts.load(ConsensusConfig, model_overrides(opts.model, weak_model, opts.base_url))
         _warn_robustness(cfg)
-        summary = execute_units(
-            run_dir or default_run_dir(config, "consensus"),
-            expand_units(cfg),
-            consensus_unit,
-            config=cfg,
-            concurrency=concurrency,
-            retry_failed=retry_failed,
-            max_failures=max_failures,
-            json_output=json_output,
-            executor=executor,
-            ray_address=ray_address,
-            description="consensus",
+        units = expand_units(cfg)
+        opts.execute(
+            opts.target("consensus"), units, consensus_unit, config=cfg, description="consensus"
         )
-        raise typer.Exit(summary_exit_code(summary))
 
 
 def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str, Any]]:
@@ -205,7 +140,7 @@ def _csv_list(value: str | None) -> list[str] | None:
 
 @app.command("matrix")
 def matrix(
-    run_dir: RunDirOption = None,
+    run_dir: common.RunDirOption = None,
     attacks: Annotated[
         str | None,
         typer.Option(
@@ -240,17 +175,17 @@ def matrix(
     ] = 15,
     seed: Annotated[int, typer.Option("--seed", help="Graphs, placements, questions, agents.")] = 0,
     rounds: Annotated[int, typer.Option("--rounds", "-T", min=0, help="Rounds T.")] = 6,
-    model: ModelOption = None,
-    weak_model: WeakModelOption = None,
-    base_url: BaseUrlOption = None,
-    concurrency: ConcurrencyOption = 64,
+    model: common.ModelOption = None,
+    weak_model: common.WeakModelOption = None,
+    base_url: common.BaseUrlOption = None,
+    concurrency: common.ConcurrencyOption = 64,
     out: Annotated[
         Path | None,
         typer.Option(
             "--out", help="Folder for matrix.csv and matrix.png [default: RUN_DIR/report]."
         ),
     ] = None,
-    json_output: JsonOption = False,
+    json_output: common.JsonOption = False,
 ) -> None:
     """Attacks × protocols × topologies × adversaries: BFTI and H-Majority per cell.
 
@@ -270,12 +205,11 @@ def matrix(
 
         byzllm consensus matrix --model openai/smollm2 --base-url http://127.0.0.1:8000/v1 -n 5 -T 2
     """
-    with cli_errors():
+    with common.cli_errors():
         from rich.console import Console
         from rich.table import Table
 
         from byzllm.agents.consensus import ATTACKS
-        from byzllm.cli._common import execute_units
         from byzllm.errors import InputError
         from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
         from byzllm.experiments.consensus.matrix import (
@@ -312,7 +246,7 @@ def matrix(
             cfg = ConsensusConfig.model_validate(data)
         target_dir = run_dir or Path("runs") / "matrix"
         units = expand_units(cfg)
-        summary_run = execute_units(
+        summary_run = common.execute_units(
             target_dir,
             units,
             consensus_unit,
@@ -321,7 +255,7 @@ def matrix(
             description="consensus matrix",
         )
         if not summary_run.complete:
-            raise typer.Exit(summary_exit_code(summary_run))
+            raise typer.Exit(common.summary_exit_code(summary_run))
         records = _questions(target_dir, {u.id for u in units})
         rows = matrix_rows(summarize(records))
         simulated = any(r["simulated"] for r in rows)
@@ -329,7 +263,7 @@ def matrix(
         csv_path = write_csv(rows, folder / "matrix.csv", simulated=simulated)
         png_path = matrix_heatmap(rows, folder / "matrix.png", simulated=simulated)
         if json_output:
-            print_json(
+            common.print_json(
                 {
                     "simulated": simulated,
                     "interval_method": INTERVAL_NOTE,
@@ -380,8 +314,8 @@ def _matrix_cell(row: dict[str, Any]) -> str:
 
 @app.command("report")
 def report(
-    run_dir: RunDirArgument,
-    json_output: JsonOption = False,
+    run_dir: common.RunDirArgument,
+    json_output: common.JsonOption = False,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -404,7 +338,7 @@ def report(
 
         byzllm consensus report runs/demo --json > metrics.json
     """
-    with cli_errors():
+    with common.cli_errors():
         from rich.console import Console
 
         from byzllm.experiments import parse_health, request_health
@@ -423,7 +357,7 @@ def report(
         requests = request_health.from_records(questions)
         simulated = any(meta["simulated"] for meta, _ in summary)
         if json_output:
-            print_json(
+            common.print_json(
                 {
                     "simulated": simulated,
                     "rows": metrics_rows(summary, for_json=True),
@@ -437,8 +371,8 @@ def report(
                     ],
                 }
             )
-            show_parse_health(health, json_output=True)
-            show_request_health(requests, json_output=True)
+            common.show_parse_health(health, json_output=True)
+            common.show_request_health(requests, json_output=True)
             return
         console = Console()
         console.print(
@@ -456,16 +390,16 @@ def report(
                 )
             )
             console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
-        show_parse_health(health, json_output=False)
+        common.show_parse_health(health, json_output=False)
         for line in scorer_auc_lines(summary):
             console.print(line, highlight=False)
-        show_request_health(requests, json_output=False)
+        common.show_request_health(requests, json_output=False)
         written = _write_outputs(run_dir, summary, out)
         typer.echo(f"wrote {len(written)} files to {written[0].parent}", err=True)
 
 
 def demo(
-    json_output: JsonOption = False,
+    json_output: common.JsonOption = False,
     run_dir: Annotated[
         Path, typer.Option("--run-dir", "-o", help="Where the run's files go.", file_okay=False)
     ] = Path("runs/demo"),
@@ -515,10 +449,9 @@ def demo(
 
         byzllm demo --model openai/qwen0.5b --base-url http://127.0.0.1:8000/v1
     """
-    with cli_errors():
+    with common.cli_errors():
         from rich.console import Console
 
-        from byzllm.cli._common import execute_units
         from byzllm.errors import InputError
         from byzllm.experiments.consensus.demo import (
             REAL_MODEL_QUESTIONS,
@@ -543,14 +476,14 @@ def demo(
         if fresh:
             for suffix in ("", "-wal", "-shm"):
                 (run_dir / f"results.sqlite{suffix}").unlink(missing_ok=True)
-        summary = execute_units(
+        summary = common.execute_units(
             run_dir, units, consensus_unit, config=cfg, concurrency=64, quiet=real is None
         )
         if not summary.complete:
-            raise typer.Exit(summary_exit_code(summary))
+            raise typer.Exit(common.summary_exit_code(summary))
         records = _questions(run_dir, {u.id for u in units})
         if json_output:
-            print_json(
+            common.print_json(
                 {
                     "simulated": real is None,
                     "model": real,

@@ -13,27 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._common import (
-    ConcurrencyOption,
-    ConfigArgument,
-    ExecutorOption,
-    JsonOption,
-    MaxFailuresOption,
-    RayAddressOption,
-    RetryFailedOption,
-    RunDirArgument,
-    RunDirOption,
-    SetOption,
-    cli_errors,
-    default_run_dir,
-    emit_rows,
-    execute_units,
-    load_cli_config,
-    print_json,
-    show_parse_health,
-    show_request_health,
-    summary_exit_code,
-)
+from . import _common as common
 
 __all__ = ["app"]
 
@@ -55,7 +35,7 @@ def generate(
         Path | None,
         typer.Option("--out", "-o", help="Write the games as JSON here.", show_default=False),
     ] = None,
-    json_output: JsonOption = False,
+    json_output: common.JsonOption = False,
 ) -> None:
     """List the instances of a split (starting stocks R_0, App. D.1) or generated ones.
 
@@ -65,7 +45,7 @@ def generate(
 
         byzllm govsim generate --split generated --n 50 -o games.json
     """
-    with cli_errors():
+    with common.cli_errors():
         import json
 
         from byzllm.envs.govsim import make_games, make_splits
@@ -82,7 +62,7 @@ def generate(
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(rows, indent=1), encoding="utf-8")
             typer.echo(f"wrote {len(rows)} games to {out}", err=True)
-        emit_rows(rows, json_output=json_output, title=f"GovSim {split} instances")
+        common.emit_rows(rows, json_output=json_output, title=f"GovSim {split} instances")
 
 
 @app.command()
@@ -90,18 +70,10 @@ def play(
     r0: Annotated[int, typer.Option("--r0", min=10, help="Starting stock (lake capacity).")] = 100,
     seed: Annotated[int, typer.Option("--seed", help="Assignment and fisher seed.")] = 0,
     months: Annotated[int, typer.Option("--months", min=1, help="Season length m.")] = 12,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model", help="Play with an LLM, e.g. openai/gpt-4o-mini.", show_default=False
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", help="OpenAI-compatible endpoint.", show_default=False),
-    ] = None,
+    model: common.ModelOption = None,
+    base_url: common.BaseUrlOption = None,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Per reply.")] = 256,
-    json_output: JsonOption = False,
+    json_output: common.JsonOption = False,
 ) -> None:
     """Play one game and print its transcript (simulated fishers unless --model).
 
@@ -111,7 +83,7 @@ def play(
 
         byzllm govsim play --model openai/gpt-4o-mini --months 3 --json
     """
-    with cli_errors():
+    with common.cli_errors():
         import asyncio
 
         from byzllm.envs.govsim import (
@@ -135,7 +107,7 @@ def play(
             fishers = simulated_fishers(lake, salt=str(seed))
         result = asyncio.run(play_game(game, fishers, config=lake, rng=seed))
         if json_output:
-            print_json(result)
+            common.print_json(result)
             return
         record = game_record(
             result, split="play", repeat=0, agents="llm" if model else "simulated", sim=None
@@ -144,17 +116,8 @@ def play(
 
 
 @app.command()
-def run(
-    config: ConfigArgument = None,
-    run_dir: RunDirOption = None,
-    set_: SetOption = None,
-    concurrency: ConcurrencyOption = 16,
-    retry_failed: RetryFailedOption = False,
-    max_failures: MaxFailuresOption = None,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    json_output: JsonOption = False,
-) -> None:
+@common.run_options()
+def run(opts: common.RunOptions) -> None:
     """Play a batch of games on the runner (resumable); one record per game goes to the store.
 
     Examples:
@@ -169,29 +132,18 @@ def run(
     redo_temperature), top_logprobs, and the model keys model, base_url, api_key_env,
     max_concurrency, cache, cache_salt, timeout_s, retry (as every experiment).
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.experiments.govsim import GovSimRunConfig, expand_units, work
 
-        cfg = load_cli_config(config, GovSimRunConfig, set_)
-        summary = execute_units(
-            run_dir or default_run_dir(config, "govsim"),
-            expand_units(cfg),
-            work,
-            config=cfg,
-            concurrency=concurrency,
-            retry_failed=retry_failed,
-            max_failures=max_failures,
-            json_output=json_output,
-            executor=executor,
-            ray_address=ray_address,
-            description="govsim",
+        cfg = opts.load(GovSimRunConfig)
+        opts.execute(
+            opts.target("govsim"), expand_units(cfg), work, config=cfg, description="govsim"
         )
-        raise typer.Exit(summary_exit_code(summary))
 
 
 @app.command()
 def report(
-    run_dir: RunDirArgument,
+    run_dir: common.RunDirArgument,
     plots: Annotated[
         Path | None,
         typer.Option(
@@ -214,7 +166,7 @@ def report(
             show_default=False,
         ),
     ] = None,
-    json_output: JsonOption = False,
+    json_output: common.JsonOption = False,
 ) -> None:
     """Survival-Rate, Survival-Time and Efficiency of a run, with 95% intervals.
 
@@ -227,7 +179,7 @@ def report(
 
         byzllm govsim report runs/govsim --plots figs --csv figs --transcripts figs/games
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.errors import InputError
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.govsim import INTERVAL_NOTE, METRICS, plot_stocks, summary_rows
@@ -273,7 +225,7 @@ def report(
                 "resets",
             )
             shown = [{k: r[k] for k in keep} for r in rows]
-        emit_rows(
+        common.emit_rows(
             shown,
             json_output=json_output,
             title="GovSim fishing",
@@ -289,5 +241,5 @@ def report(
             typer.echo(f"95% CI: {INTERVAL_NOTE}")
             for path in written:
                 typer.echo(f"wrote {path}", err=True)
-        show_parse_health(health, json_output=json_output)
-        show_request_health(requests, json_output=json_output)
+        common.show_parse_health(health, json_output=json_output)
+        common.show_request_health(requests, json_output=json_output)

@@ -24,30 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._common import (
-    BaseUrlOption,
-    ConcurrencyOption,
-    ConfigArgument,
-    ExecutorOption,
-    JsonOption,
-    MaxFailuresOption,
-    ModelOption,
-    RayAddressOption,
-    RetryFailedOption,
-    RunDirArgument,
-    RunDirOption,
-    SetOption,
-    cli_errors,
-    emit_rows,
-    execute_units,
-    load_cli_config,
-    model_flags,
-    print_json,
-    show_parse_health,
-    show_request_health,
-    stage_run_dir,
-    summary_exit_code,
-)
+from . import _common as common
 
 __all__ = ["app"]
 
@@ -56,34 +33,15 @@ app = typer.Typer(
 )
 
 
-def _config(
-    config: Path | None, set_: list[str] | None, model: str | None, base_url: str | None
-) -> Any:
+def _config(opts: common.RunOptions) -> Any:
     from byzllm.experiments.monitor import MonitorExperimentConfig
 
-    return load_cli_config(
-        config, MonitorExperimentConfig, [*(set_ or []), *model_flags(model, base_url)]
-    )
-
-
-def _run_dir(run_dir: Path | None, config: Path | None, stage: str) -> Path:
-    return stage_run_dir(run_dir, config, "monitor", stage)
+    return opts.load(MonitorExperimentConfig)
 
 
 @app.command()
-def collect(
-    config: ConfigArgument = None,
-    run_dir: RunDirOption = None,
-    set_: SetOption = None,
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    concurrency: ConcurrencyOption = 16,
-    retry_failed: RetryFailedOption = False,
-    max_failures: MaxFailuresOption = None,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    json_output: JsonOption = False,
-) -> None:
+@common.run_options()
+def collect(opts: common.RunOptions) -> None:
     """Play the train and validation games without interventions; store per-turn features.
 
     Examples:
@@ -94,29 +52,17 @@ def collect(
 
         byzllm monitor collect --model openai/gpt-4o-mini -o runs/gpt-collect
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.experiments.monitor import collect_units, work
 
-        cfg = _config(config, set_, model, base_url)
-        summary = execute_units(
-            _run_dir(run_dir, config, "collect"),
-            collect_units(cfg),
-            work,
-            config=cfg,
-            concurrency=concurrency,
-            retry_failed=retry_failed,
-            max_failures=max_failures,
-            json_output=json_output,
-            executor=executor,
-            ray_address=ray_address,
-            description="monitor collect",
-        )
-        raise typer.Exit(summary_exit_code(summary))
+        cfg = _config(opts)
+        target = opts.target("monitor", "collect")
+        opts.execute(target, collect_units(cfg), work, config=cfg, description="monitor collect")
 
 
 @app.command()
 def train(
-    run_dir: RunDirArgument,
+    run_dir: common.RunDirArgument,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -138,7 +84,7 @@ def train(
             "instead of each on its own (the paper's Table 5).",
         ),
     ] = False,
-    json_output: JsonOption = False,
+    json_output: common.JsonOption = False,
 ) -> None:
     """Select one monitor per role on the validation games (D.2 grid) and save them as JSON.
 
@@ -153,7 +99,7 @@ def train(
 
         byzllm monitor train runs/mon-collect --out monitors.json --json
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.experiments.monitor.pipeline import train_from_turns
         from byzllm.monitor import ablation_rows, table5_rows
         from byzllm.runs import Store
@@ -169,7 +115,7 @@ def train(
         rows = table5_rows(monitors)
         ablations = ablation_rows(monitors)
         if json_output:
-            print_json(
+            common.print_json(
                 {
                     "monitors": str(path),
                     "simulated": simulated,
@@ -182,13 +128,13 @@ def train(
                 }
             )
             return
-        emit_rows(
+        common.emit_rows(
             rows,
             json_output=False,
             title="Selected monitors (gain in points on validation)",
             simulated=simulated,
         )
-        emit_rows(
+        common.emit_rows(
             ablations,
             json_output=False,
             title="Selected and ablation monitors (Table 3; rank and gain on validation)",
@@ -203,24 +149,15 @@ def train(
 
 
 @app.command()
+@common.run_options()
 def evaluate(
-    config: ConfigArgument = None,
+    opts: common.RunOptions,
     monitors: Annotated[
         Path,
         typer.Option(
             "--monitors", "-m", help="Monitors JSON from `byzllm monitor train`.", dir_okay=False
         ),
     ] = Path("monitors.json"),
-    run_dir: RunDirOption = None,
-    set_: SetOption = None,
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    concurrency: ConcurrencyOption = 16,
-    retry_failed: RetryFailedOption = False,
-    max_failures: MaxFailuresOption = None,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    json_output: JsonOption = False,
 ) -> None:
     """Play the test games under every condition, repeatedly.
 
@@ -239,12 +176,12 @@ def evaluate(
         byzllm monitor evaluate -m monitors.json --set repeats=4 \\
             --set "conditions=[none, monitor-1, resample-1]" -o runs/ablation
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.experiments.monitor import evaluate_units, work
         from byzllm.experiments.monitor.experiment import capped_conditions
         from byzllm.monitor import MonitorSet, missing_conditions
 
-        cfg = _config(config, set_, model, base_url)
+        cfg = _config(opts)
         monitor_set = MonitorSet.load(monitors)
         units = evaluate_units(cfg, monitor_set)
         capped = capped_conditions(cfg)
@@ -261,25 +198,13 @@ def evaluate(
                 f"skipping {', '.join(skipped)}; rerun `byzllm monitor train` to evaluate them",
                 err=True,
             )
-        summary = execute_units(
-            _run_dir(run_dir, config, "evaluate"),
-            units,
-            work,
-            config=cfg,
-            concurrency=concurrency,
-            retry_failed=retry_failed,
-            max_failures=max_failures,
-            json_output=json_output,
-            executor=executor,
-            ray_address=ray_address,
-            description="monitor evaluate",
-        )
-        raise typer.Exit(summary_exit_code(summary))
+        target = opts.target("monitor", "evaluate")
+        opts.execute(target, units, work, config=cfg, description="monitor evaluate")
 
 
 @app.command()
 def report(
-    run_dir: RunDirArgument,
+    run_dir: common.RunDirArgument,
     plots: Annotated[
         Path | None,
         typer.Option(
@@ -299,7 +224,7 @@ def report(
             show_default=False,
         ),
     ] = None,
-    json_output: JsonOption = False,
+    json_output: common.JsonOption = False,
 ) -> None:
     """Success-Rate, Precision and Game-Length (± standard error) per condition, the ablations.
 
@@ -323,7 +248,7 @@ def report(
 
         byzllm monitor report runs/mon-eval --plots figures --csv figures --json
     """
-    with cli_errors():
+    with common.cli_errors():
         from rich.console import Console
 
         from byzllm.errors import InputError
@@ -446,7 +371,7 @@ def report(
                     )
                 )
         if json_output:
-            print_json(
+            common.print_json(
                 {
                     "env": env_name,
                     "simulated": simulated,
@@ -467,8 +392,8 @@ def report(
                     "request_health": requests.to_json(),
                 }
             )
-            show_parse_health(health, json_output=True)
-            show_request_health(requests, json_output=True)
+            common.show_parse_health(health, json_output=True)
+            common.show_request_health(requests, json_output=True)
             return
         shown = [
             {
@@ -531,8 +456,8 @@ def report(
         )
         for control in controls:
             typer.echo(control["sentence"] + (" (simulated)" if simulated else ""))
-        show_parse_health(health, json_output=False)
-        show_request_health(requests, json_output=False)
+        common.show_parse_health(health, json_output=False)
+        common.show_request_health(requests, json_output=False)
         if sim_params:
             typer.echo(
                 "simulation: " + ", ".join(f"{k}={v}" for k, v in sorted(sim_params.items())),

@@ -7,8 +7,17 @@ from typing import Annotated, Any
 
 import typer
 
-from ._common import JsonOption, RunDirOption, cli_errors, print_json, summary_exit_code
-from .consensus import BaseUrlOption, ModelOption, WeakModelOption, model_overrides
+from ._common import (
+    BaseUrlOption,
+    JsonOption,
+    ModelOption,
+    RunDirOption,
+    WeakModelOption,
+    cli_errors,
+    print_json,
+    summary_exit_code,
+)
+from .consensus import model_overrides
 
 __all__ = ["reproduce"]
 

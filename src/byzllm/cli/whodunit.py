@@ -9,27 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._common import (
-    ConcurrencyOption,
-    ConfigArgument,
-    ExecutorOption,
-    JsonOption,
-    MaxFailuresOption,
-    RayAddressOption,
-    RetryFailedOption,
-    RunDirArgument,
-    RunDirOption,
-    SetOption,
-    cli_errors,
-    default_run_dir,
-    emit_rows,
-    execute_units,
-    load_cli_config,
-    print_json,
-    show_parse_health,
-    show_request_health,
-    summary_exit_code,
-)
+from . import _common as common
 
 __all__ = ["app"]
 
@@ -106,7 +86,7 @@ def generate(
 
         byzllm whodunit generate --split test --out test.jsonl
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.envs.whodunit import generate_games, make_splits
         from byzllm.errors import InputError
 
@@ -130,18 +110,10 @@ def play(
     suspects: SuspectsOption = None,
     attributes: AttributesOption = None,
     turns: TurnsOption = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model", help="Play with an LLM, e.g. openai/gpt-4o-mini.", show_default=False
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", help="OpenAI-compatible endpoint.", show_default=False),
-    ] = None,
+    model: common.ModelOption = None,
+    base_url: common.BaseUrlOption = None,
     wording: Annotated[str, typer.Option("--wording", help="award or original.")] = "award",
-    json_output: JsonOption = False,
+    json_output: common.JsonOption = False,
 ) -> None:
     """Play one game and print its transcript (simulated agents unless --model).
 
@@ -151,7 +123,7 @@ def play(
 
         byzllm whodunit play --variant sym --model openai/gpt-4o-mini --json
     """
-    with cli_errors():
+    with common.cli_errors():
         import asyncio
 
         from byzllm.envs.whodunit import generate_games, llm_agents, play_game, simulated_agents
@@ -169,7 +141,7 @@ def play(
             agents = simulated_agents(game)
         result = asyncio.run(play_game(game, agents, rng=seed, wording=wording))  # type: ignore[arg-type]
         if json_output:
-            print_json(result)
+            common.print_json(result)
             return
         from rich.console import Console
 
@@ -193,17 +165,8 @@ def play(
 
 
 @app.command()
-def run(
-    config: ConfigArgument = None,
-    run_dir: RunDirOption = None,
-    set_: SetOption = None,
-    concurrency: ConcurrencyOption = 16,
-    retry_failed: RetryFailedOption = False,
-    max_failures: MaxFailuresOption = None,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    json_output: JsonOption = False,
-) -> None:
+@common.run_options()
+def run(opts: common.RunOptions) -> None:
     """Play a batch of games on the runner; per-game and per-turn records go to the store.
 
     Examples:
@@ -218,28 +181,17 @@ def run(
     wording, and the model keys model, base_url, api_key_env, max_concurrency, cache,
     cache_salt, timeout_s, retry (as every experiment).
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.experiments.whodunit import WhoDunitRunConfig, expand_units, work
 
-        cfg = load_cli_config(config, WhoDunitRunConfig, set_)
-        summary = execute_units(
-            run_dir or default_run_dir(config, "whodunit"),
-            expand_units(cfg),
-            work,
-            config=cfg,
-            concurrency=concurrency,
-            retry_failed=retry_failed,
-            max_failures=max_failures,
-            json_output=json_output,
-            executor=executor,
-            ray_address=ray_address,
-            description="whodunit",
+        cfg = opts.load(WhoDunitRunConfig)
+        opts.execute(
+            opts.target("whodunit"), expand_units(cfg), work, config=cfg, description="whodunit"
         )
-        raise typer.Exit(summary_exit_code(summary))
 
 
 @app.command()
-def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
+def report(run_dir: common.RunDirArgument, json_output: common.JsonOption = False) -> None:
     """Success-Rate, Precision and Game-Length of a run: ± standard error over runs and a
     95% bootstrap interval over games.
 
@@ -251,7 +203,7 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
 
         byzllm whodunit report runs/whodunit --json
     """
-    with cli_errors():
+    with common.cli_errors():
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.whodunit import report_rows
         from byzllm.runs import Store
@@ -264,7 +216,7 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
         simulated = any(r["simulated"] for r in rows)
         if not json_output:
             rows = [_pretty(r) for r in rows]
-        emit_rows(
+        common.emit_rows(
             rows,
             json_output=json_output,
             title="WhoDunitEnv",
@@ -278,8 +230,8 @@ def report(run_dir: RunDirArgument, json_output: JsonOption = False) -> None:
             from byzllm.experiments.whodunit.report import INTERVAL_NOTE
 
             typer.echo(f"± standard error over runs; 95% CI: {INTERVAL_NOTE}")
-        show_parse_health(health, json_output=json_output)
-        show_request_health(requests, json_output=json_output)
+        common.show_parse_health(health, json_output=json_output)
+        common.show_request_health(requests, json_output=json_output)
 
 
 def _pretty(row: dict[str, Any]) -> dict[str, Any]:
