@@ -2,16 +2,23 @@
 
 SQLite keeps each table and each index in its own b-tree of pages. When some pages are
 damaged (a disk error, a file cut short or overwritten), the rows on them are lost but the
-rest of the file still holds good rows, as long as nothing walks into the damage. This
-module reads the damaged file (read-only, never written) the way ``sqlite3 .recover`` does,
-without the command-line shell:
+rest of the file still holds good rows, as long as nothing walks into the damage. The
+damaged file is only read (a copy, where a tool needs to open it), never written:
 
-* each table is walked in key order until the walk fails, from the end backwards, and across
-  the damage by look-ups of the keys the table's indexes (separate b-trees) still name;
-  integer keys (``runs.id``, ``records.rowid``) are also probed one by one;
-* the pages SQLite can no longer reach -- below a damaged interior page, or in the lost part
-  of a truncated file -- are parsed directly (:mod:`byzllm.runs._pages`, ``-wal``
-  included) and fill in what the walks missed;
+* SQLite reads what its b-trees still reach: each table is walked in key order until the walk
+  fails, from the end backwards, and across the damage by look-ups of the keys the table's
+  indexes (separate b-trees) still name; integer keys (``runs.id``, ``records.rowid``) are
+  also probed one by one;
+* the pages those walks can no longer reach -- below a damaged interior page, or in the lost
+  part of a truncated file -- are read by SQLite's own ``.recover`` (the ``sqlite3`` shell),
+  which scans every page of the file and its ``-wal``, when a shell whose ``.recover`` works
+  is installed. Our page reader (:mod:`byzllm.runs._pages`) reads them otherwise: measured on
+  every damage of the corruption tests (a torn middle, a lost ``units`` leaf, truncations,
+  30 random overwrites, zeroings and truncations, a damaged file with commits still in its
+  ``-wal``), it salvages exactly the rows ``.recover`` does and none that ``.recover`` cannot,
+  so it is kept only for machines without a working ``.recover``: Debian 12's ``sqlite3``
+  links a library built without the ``sqlite_dbpage`` table, and its ``.recover`` fails on
+  every database (:func:`recover_shell` tries it once);
 * every row is checked before it is kept: stored JSON must parse, statuses must be known,
   and a unit's id must be the hash of its payload (when the store's ids are payload hashes);
 * a unit stays ``done`` only if all of its records survived: the record indexes name each
@@ -35,21 +42,25 @@ told from the real value.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import datetime as dt
+import functools
 import json
 import os
 import shutil
 import socket
 import sqlite3
+import subprocess
+import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from byzllm.errors import InputError
 
-from ._pages import read_cells
+from ._pages import RawCell, read_cells
 from ._store import (
     _SCHEMA_VERSION,
     STORE_TABLES,
@@ -108,7 +119,8 @@ class RepairReport:
     runs_lost: int = 0
     #: Tables of which not a single row could be read (``units``: every unit runs again).
     unreadable_tables: list[str] = field(default_factory=list)
-    #: Rows (units, records, invocations) found by reading pages SQLite could not reach.
+    #: Rows (units, records, invocations) found only on pages SQLite's walks could not reach
+    #: (by ``.recover``, or by the page reader where no working ``.recover`` is installed).
     recovered_from_pages: int = 0
     seconds: float = 0.0
 
@@ -639,9 +651,10 @@ def _is_str(row: dict[str, Any]) -> bool:
     return isinstance(row.get("unit_id"), str)
 
 
-def _read_pages(path: Path, layout: _Layout, found: _Found) -> None:
+def _read_pages(cells: Iterable[RawCell], layout: _Layout, found: _Found) -> None:
     """What only the pages themselves still hold (rows below a damaged interior page, or on
-    pages of a truncated file that SQLite no longer reaches): fills in the gaps of
+    pages of a truncated file that SQLite no longer reaches), as ``cells`` from
+    :func:`_recovered_cells` or :func:`~byzllm.runs._pages.read_cells`: fills in the gaps of
     :func:`_read_tree`, never overrides what it read."""
     record_columns = layout.columns["records"]
     run_columns = layout.columns["runs"]
@@ -655,7 +668,7 @@ def _read_pages(path: Path, layout: _Layout, found: _Found) -> None:
     tree_records = {k for k, row in found.records.items() if _valid_record(row)}
     tree_units = {k for k, row in found.units.items() if _valid_unit(row)}
     tree_runs = {k for k, row in found.runs.items() if _valid_run(row)}
-    for cell in read_cells(path):
+    for cell in cells:
         values = cell.values
         if cell.table_leaf and cell.rowid is not None:
             if (
@@ -717,6 +730,118 @@ def _read_pages(path: Path, layout: _Layout, found: _Found) -> None:
     )
 
 
+# --- the pages SQLite's b-tree walks no longer reach -----------------------------------------
+
+#: How long ``sqlite3 .recover`` may take (it reads every page once: seconds for a large store).
+_RECOVER_TIMEOUT_S = 600
+
+
+@functools.cache
+def recover_shell() -> str | None:
+    """The ``sqlite3`` command-line shell, when its ``.recover`` works here; else None.
+
+    ``.recover`` needs a library built with the ``sqlite_dbpage`` table: a shell linked
+    against one without it (Debian 12's ``sqlite3`` package, for one) fails on every
+    database, so it is tried once on a small database first.
+    """
+    shell = shutil.which("sqlite3")
+    if shell is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="byzllm-recover-") as folder:
+        probe = Path(folder) / "probe.sqlite"
+        with contextlib.closing(sqlite3.connect(probe)) as conn:
+            conn.execute("CREATE TABLE t (x)")
+            conn.execute("INSERT INTO t VALUES ('byzllm-probe')")
+            conn.commit()
+        try:
+            done = subprocess.run(
+                [shell, str(probe), ".recover"], capture_output=True, text=True, timeout=30
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+    return shell if done.returncode == 0 and "'byzllm-probe'" in done.stdout else None
+
+
+def _recovered_cells(path: Path, layout: _Layout, shell: str) -> Iterator[RawCell]:
+    """The rows SQLite's own ``.recover`` finds, as cells of the shapes :func:`_read_pages`
+    matches: it reads every page of a copy of the store (and its ``-wal``), puts each row it
+    can place back in its table and the rest in ``lost_and_found``; the shell loads its
+    output into a scratch database (as bytes: a garbled value may not be valid UTF-8)."""
+    with tempfile.TemporaryDirectory(prefix="byzllm-recover-") as folder:
+        copy, scratch_path = Path(folder) / path.name, Path(folder) / "recovered.sqlite"
+        for suffix in ("", "-wal"):
+            if Path(f"{path}{suffix}").is_file():
+                shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
+        try:
+            sql = subprocess.run(
+                [shell, str(copy), ".recover"], capture_output=True, timeout=_RECOVER_TIMEOUT_S
+            ).stdout
+            subprocess.run(
+                [shell, str(scratch_path)],
+                input=sql,
+                capture_output=True,
+                timeout=_RECOVER_TIMEOUT_S,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return
+        if not scratch_path.is_file():
+            return
+        scratch = sqlite3.connect(scratch_path)
+        scratch.text_factory = _text
+        try:
+            for cell in _cells_of(scratch, layout):
+                if not any(isinstance(value, _Garbled) for value in cell.values):
+                    yield cell  # (the page reader drops an undecodable row the same way)
+        except sqlite3.DatabaseError:
+            return
+        finally:
+            scratch.close()
+
+
+class _Garbled(bytes):
+    """Text that is not UTF-8: a damaged value."""
+
+
+def _text(value: bytes) -> str | _Garbled:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return _Garbled(value)
+
+
+def _cells_of(scratch: sqlite3.Connection, layout: _Layout) -> Iterator[RawCell]:
+    """The recovered rows, in the raw shape a page holds them in (see :class:`RawCell`)."""
+    tables = {name for (name,) in scratch.execute("SELECT name FROM sqlite_master")}
+    records, runs, units = layout.columns["records"], layout.columns["runs"], layout.unit_order
+    if "records" in tables and records:
+        select = f"SELECT rowid, {', '.join(map(_quote, records))} FROM records"
+        for rowid, *values in scratch.execute(select):
+            yield RawCell(table_leaf=True, rowid=rowid, values=tuple(values), page=0)
+    if "runs" in tables and "id" in runs:
+        select = f"SELECT {', '.join(map(_quote, runs))} FROM runs"
+        for row in scratch.execute(select):
+            rowid, at = row[runs.index("id")], runs.index("id")
+            values = (*row[:at], None, *row[at + 1 :])  # the rowid alias is stored as NULL
+            yield RawCell(table_leaf=True, rowid=rowid, values=values, page=0)
+    if "units" in tables and units:
+        for row in scratch.execute(f"SELECT {', '.join(map(_quote, units))} FROM units"):
+            yield RawCell(table_leaf=False, rowid=None, values=tuple(row), page=0)
+    if "lost_and_found" in tables:
+        for _, page, width, rowid, *values in scratch.execute("SELECT * FROM lost_and_found"):
+            cell = tuple(values[:width])
+            yield RawCell(table_leaf=rowid is not None, rowid=rowid, values=cell, page=page)
+
+
+def _page_cells(path: Path, layout: _Layout) -> Iterator[RawCell]:
+    """The rows of the pages the walks could not reach: SQLite's ``.recover`` where a working
+    shell is installed (:func:`recover_shell`), else our own page reader."""
+    shell = recover_shell()
+    if shell is None:
+        yield from read_cells(path)
+    else:
+        yield from _recovered_cells(path, layout, shell)
+
+
 def _salvage(
     conn: sqlite3.Connection, path: Path, tables: set[str], report: RepairReport
 ) -> _Salvage:
@@ -724,7 +849,7 @@ def _salvage(
     found = _Found()
     _read_tree(conn, layout, found)
     if found.damaged or report.problems:
-        _read_pages(path, layout, found)
+        _read_pages(_page_cells(path, layout), layout, found)
     report.recovered_from_pages = found.from_pages
 
     # Records: checked, then per unit by record number (the newest copy of a number wins).
