@@ -32,7 +32,7 @@ from ._retry import RetryPolicy, TransientError
 from ._serve import LocalServer
 from ._spec import ModelSettings, ModelSpec, get_shared_model
 from ._tracking import RequestCounts, error_kind, track_requests
-from ._types import ChatMessage, Completion, GenerateConfig, TokenLogprob, Usage
+from ._types import ChatMessage, Completion, GenerateConfig, JsonSchema, TokenLogprob, Usage
 from ._usage import ModelUsage
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "ChatModel",
     "Completion",
     "GenerateConfig",
+    "JsonSchema",
     "LlamaCppAPI",
     "LocalServer",
     "LogprobsUnavailableError",

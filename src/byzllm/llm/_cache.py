@@ -34,7 +34,7 @@ from typing import Literal
 
 from byzllm.errors import ConfigError, InputError
 
-from ._types import ChatMessage, Completion, GenerateConfig
+from ._types import ChatMessage, Completion, GenerateConfig, JsonSchema
 
 __all__ = ["CacheError", "CacheMode", "ResponseCache", "cache_key", "check_cache", "open_cache"]
 
@@ -154,14 +154,24 @@ def cache_key(
     salt: str = "",
 ) -> str:
     """SHA-256 hex digest of the canonical request (see the module docstring)."""
+    # None fields are left out, so adding an optional setting keeps old keys valid.
+    settings = config.model_dump(mode="json", exclude_none=True)
+    if isinstance(config.response_format, JsonSchema):
+        # The canonical JSON below sorts keys, but a schema's property order is part of what
+        # it asks for (properties are generated in that order): its own text goes in.
+        schema = config.response_format
+        settings["response_format"] = {
+            "name": schema.name,
+            "schema": schema.schema_text(),
+            "strict": schema.strict,
+        }
     payload = {
         "v": _KEY_VERSION,
         "provider": provider,
         "base_url": base_url.rstrip("/"),
         "model": model,
         "messages": list(messages),
-        # None fields are left out, so adding an optional setting keeps old keys valid.
-        "config": config.model_dump(mode="json", exclude_none=True),
+        "config": settings,
         "salt": salt,
     }
     try:

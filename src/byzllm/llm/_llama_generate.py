@@ -16,12 +16,21 @@ sampled: a log-sum-exp and an ``argpartition`` in numpy, well under a millisecon
 Sampling defaults are llama-cpp-python's own (top-k 40, top-p 0.95, min-p 0.05, no repeat
 penalty); a request's ``temperature``, ``top_p``, ``seed``, ``stop`` and ``max_tokens`` override
 them. ``temperature`` 0 is greedy. ``response_format: json_object`` constrains decoding with
-llama.cpp's JSON grammar.
+llama.cpp's JSON grammar; ``response_format: json_schema`` with the grammar llama-cpp-python
+derives from the schema (``LlamaGrammar.from_json_schema``), so the reply parses against it.
+
+The grammar acts in the sampler only. The log-probabilities are read from the logits before
+any sampler stage, so they are the model's own distribution whatever the grammar allows: a
+monitor reading them (the rogue-agents paper, §4.1) sees the same kind of numbers with and
+without a schema, while the token chosen at a position is the most likely one the grammar
+permits.
 """
 
 from __future__ import annotations
 
+import json
 import random
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -31,7 +40,7 @@ import numpy as np
 
 from byzllm.errors import InputError
 
-__all__ = ["DEFAULT_MAX_TOKENS", "generate_chat", "top_k_logprobs"]
+__all__ = ["DEFAULT_MAX_TOKENS", "generate_chat", "response_grammar", "top_k_logprobs"]
 
 #: Reply length when a request does not say (llama-cpp-python's is 16 on some paths).
 DEFAULT_MAX_TOKENS = 512
@@ -95,12 +104,73 @@ class _Formatter:
 
 _FORMATTERS: dict[int, _Formatter] = {}
 
+# Grammars by schema text: a game sends the same few schemas turn after turn, and deriving
+# the grammar is pure Python (milliseconds to tens of them for a large schema).
+_GRAMMARS: dict[str, Any] = {}
+_GRAMMARS_LOCK = threading.Lock()
+_MAX_GRAMMARS = 256
+
+
+def _schema_grammar(response_format: Mapping[str, Any]) -> Any:
+    """The grammar of an OpenAI ``json_schema`` response format (``InputError`` if unusable)."""
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    spec = response_format.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, Mapping) else None
+    if not isinstance(schema, Mapping):
+        raise InputError(
+            "response_format json_schema needs 'json_schema': {'name': ..., 'schema': {...}}"
+        )
+    try:
+        # Keys keep their order: the grammar writes an object's properties in that order.
+        text = json.dumps(schema, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"the response schema is not JSON: {exc}") from None
+    with _GRAMMARS_LOCK:
+        found = _GRAMMARS.get(text)
+    if found is not None:
+        return found
+    try:
+        grammar = LlamaGrammar.from_json_schema(text, verbose=False)
+    except (AssertionError, KeyError, TypeError, ValueError, RecursionError) as exc:
+        # The converter asserts on what it does not support (remote $ref, some patterns).
+        raise InputError(f"llama.cpp cannot follow this response schema: {exc}") from None
+    with _GRAMMARS_LOCK:
+        if len(_GRAMMARS) >= _MAX_GRAMMARS:
+            _GRAMMARS.pop(next(iter(_GRAMMARS)))
+        _GRAMMARS[text] = grammar
+    return grammar
+
 
 def _formatter(llama: Any) -> _Formatter:
     found = _FORMATTERS.get(id(llama))
     if found is None:
         found = _FORMATTERS[id(llama)] = _Formatter(llama)
     return found
+
+
+def response_grammar(response_format: Any) -> Any:
+    """The grammar that constrains decoding to a request's ``response_format`` (``None``: none).
+
+    ``json_object``: llama.cpp's JSON grammar; ``json_schema``: the schema's grammar. Anything
+    else but ``text`` is refused with :class:`InputError` rather than silently ignored: a
+    caller relying on a format must not get free text.
+    """
+    if response_format is None:
+        return None
+    kind = response_format.get("type") if isinstance(response_format, Mapping) else None
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+        return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+    if kind == "json_schema":
+        return _schema_grammar(response_format)
+    raise InputError(
+        f"unsupported response_format {str(response_format)[:80]}: use type text, "
+        "json_object or json_schema"
+    )
 
 
 def _token_entry(text: bytes, logprob: float) -> dict[str, Any]:
@@ -162,12 +232,7 @@ def generate_chat(
     stops = [*([user_stops] if isinstance(user_stops, str) else user_stops), *template_stops]
     want_logprobs = bool(body.get("logprobs"))
     top_k = int(body.get("top_logprobs") or 0) if want_logprobs else 0
-    grammar = None
-    response_format = body.get("response_format")
-    if isinstance(response_format, Mapping) and response_format.get("type") == "json_object":
-        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
-
-        grammar = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+    grammar = response_grammar(body.get("response_format"))
 
     vocab = llama._model.vocab
     n_vocab = llama.n_vocab()

@@ -35,7 +35,7 @@ from ._provider import ModelAPI, ProviderSettings, register_provider
 from ._response import parse_chat_completion
 from ._retry import TransientError, parse_retry_after
 from ._transport import FastHTTPTransport, LeanAsyncClient, fast_transport_enabled
-from ._types import ChatMessage, Completion, GenerateConfig
+from ._types import ChatMessage, Completion, GenerateConfig, JsonSchema
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -65,7 +65,9 @@ def request_body(
         body["seed"] = config.seed
     if config.stop is not None:
         body["stop"] = list(config.stop)
-    if config.response_format is not None:
+    if isinstance(config.response_format, JsonSchema):
+        body["response_format"] = config.response_format.wire()
+    elif config.response_format is not None:
         body["response_format"] = {"type": config.response_format}
     if config.top_logprobs is not None:
         body["logprobs"] = True

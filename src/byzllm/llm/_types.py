@@ -8,14 +8,17 @@ token's own log-probability and the top-k alternatives at that position.
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+import math
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "ChatMessage",
     "Completion",
     "GenerateConfig",
+    "JsonSchema",
     "TokenLogprob",
     "Usage",
 ]
@@ -24,12 +27,76 @@ __all__ = [
 ChatMessage = dict[str, str]
 
 
+def _plain_json(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is JSON data (str keys, finite numbers) no deeper than 64 levels."""
+    if depth > 64:
+        return False
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return all(_plain_json(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
+class JsonSchema(BaseModel):
+    """A JSON schema the reply must follow: OpenAI's ``response_format`` of type
+    ``json_schema`` (sent as ``{"type": "json_schema", "json_schema": {"name", "schema",
+    "strict"}}``).
+
+    Servers that decode under a grammar (``byzllm serve`` and the ``llamacpp`` provider,
+    llama.cpp's server, vLLM's guided decoding) can then only produce text that parses
+    against ``schema``. What they support of JSON Schema differs: byzllm's local generation
+    takes what llama-cpp-python's converter takes (``properties`` in order, ``required``,
+    ``enum``, ``const``, ``anyOf``, ``items``, ``maxItems``, ``maxLength``, ...); OpenAI's
+    strict mode wants an object at the root and ``additionalProperties: false``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    #: OpenAI's rule for the name: letters, digits, ``_`` and ``-``, at most 64.
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    # ``schema`` would shadow a BaseModel attribute: stored as ``schema_``, spelt ``schema``.
+    schema_: dict[str, Any] = Field(alias="schema")
+    strict: bool = True
+
+    @field_validator("schema_")
+    @classmethod
+    def _json_data(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # It is sent as JSON and hashed into the cache key: only plain JSON data will do.
+        if not _plain_json(value):
+            raise ValueError("the schema must be plain JSON data (string keys, finite numbers)")
+        return value
+
+    def wire(self) -> dict[str, Any]:
+        """The ``response_format`` object of the OpenAI wire format."""
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": self.name, "schema": self.schema_, "strict": self.strict},
+        }
+
+    def schema_text(self) -> str:
+        """The schema as compact JSON, keys in their given order.
+
+        Order matters here, unlike in most JSON: a grammar derived from the schema generates
+        an object's properties in the order they are listed (the rogue-agents paper's
+        ReAct format writes ``thoughts`` before ``action``), so two schemas that differ only
+        in that order ask for different replies.
+        """
+        return json.dumps(self.schema_, ensure_ascii=False, separators=(",", ":"))
+
+
 class GenerateConfig(BaseModel):
     """Generation settings of one request (part of the cache key).
 
     ``top_logprobs`` asks for the k most likely alternatives at every generated position
     (0..20 by default; see ``get_model(max_top_logprobs=...)``). ``None`` asks for no
-    log-probabilities at all.
+    log-probabilities at all. ``response_format`` asks for plain text, any JSON object
+    (``"json_object"``), or JSON that follows a :class:`JsonSchema`; the schema is part of
+    the cache key, so two schemas never share a cached reply.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -40,7 +107,7 @@ class GenerateConfig(BaseModel):
     top_logprobs: int | None = Field(default=None, ge=0)
     seed: int | None = None
     stop: tuple[str, ...] | None = None
-    response_format: Literal["text", "json_object"] | None = None
+    response_format: Literal["text", "json_object"] | JsonSchema | None = None
 
 
 class TokenLogprob(BaseModel):
