@@ -183,3 +183,65 @@ def test_domains_are_the_same_across_layers() -> None:
     # Every environment has its agents and its experiments; monitor experiments have no agents.
     assert envs <= agents
     assert agents <= experiments
+
+
+# --- docs/architecture.md names only what exists ------------------------------------------------
+
+ROOT = PACKAGE.parents[1]
+DOMAINS = ("consensus", "whodunit", "govsim", "codegen", "monitor")
+
+
+def _named_in_architecture_page() -> tuple[set[str], set[str]]:
+    """The module paths (``runs/_store.py``, ``envs/<domain>/``, ``tests/...``) and dotted
+    names (``byzllm.runs.Record``) docs/architecture.md mentions, in prose or diagrams."""
+    import re
+
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    paths = set(
+        re.findall(
+            r"(?<![\w./<>-])((?:[a-z_]+|<domain>)(?:/(?:[a-z_]+|<domain>))*/(?:[a-z_]+\.py)?)", text
+        )
+    )
+    paths |= set(re.findall(r"(?<![\w./<>-])((?:[a-z_]+/)+[a-z_]+\.py)", text))
+    dotted = set(re.findall(r"\bbyzllm(?:\.[A-Za-z_]+)+", text))
+    return paths, dotted
+
+
+def _exists(path: str) -> bool:
+    base = ROOT if path.split("/")[0] in {"tests", "docs", "src"} else PACKAGE
+    candidates = [path.replace("<domain>", d) for d in DOMAINS] if "<domain>" in path else [path]
+    return any((base / c).exists() for c in candidates)
+
+
+def test_every_module_the_architecture_page_names_exists() -> None:
+    paths, _ = _named_in_architecture_page()
+    assert {"runs/_runner.py", "runs/_store.py", "cli/whodunit.py", "view/_games.py"} <= paths
+    missing = sorted(p for p in paths if not _exists(p))
+    assert not missing, f"docs/architecture.md names modules that do not exist: {missing}"
+
+
+def test_every_name_the_architecture_page_imports_exists() -> None:
+    import importlib
+
+    _, dotted = _named_in_architecture_page()
+    assert "byzllm.view.register_view" in dotted
+    for name in sorted(dotted):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                found: object = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            for attribute in parts[cut:]:
+                assert hasattr(found, attribute), f"docs/architecture.md: no {name}"
+                found = getattr(found, attribute)
+            break
+
+
+def test_the_architecture_page_draws_every_layer() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for name, layer in LAYERS.items():
+        shown = f"{name}/" if (PACKAGE / name).is_dir() else name
+        assert any(line.startswith(f"{layer} ") and shown in line for line in text.splitlines()), (
+            f"{shown} is not drawn on layer {layer}"
+        )

@@ -626,8 +626,7 @@ def write_pages(
     :data:`NO_SENSITIVITY`)."""
     from pathlib import Path
 
-    from byzllm.view import Section, write_view
-    from byzllm.view._html import esc, table_html
+    from byzllm.view import Section, esc, table_html, write_view
 
     gaps = gap_rows(
         entry.name,
