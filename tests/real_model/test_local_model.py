@@ -131,6 +131,9 @@ def test_without_the_extra_the_error_says_how_to_install(monkeypatch: pytest.Mon
     assert "pip install" in result.output
 
 
+# Worked refinement writes out its check (up to 192 tokens per refine): a few minutes on 2
+# cores, more on a busy machine.
+@pytest.mark.timeout(900)
 def test_demo_on_the_local_model(tmp_path: Path, require_extra: Callable[..., None]) -> None:
     """`byzllm demo --model local`: the same table, labelled with the real model's name."""
     require_extra("llama_cpp", extra="local")

@@ -52,7 +52,8 @@ def _agents(config: ConsensusConfig) -> list[str]:
         backend = getattr(config.agents, group)
         lines.append(
             f"- {group}: `{backend.model}`, temperature {backend.temperature:g} with a seed per "
-            f"agent, at most {backend.max_tokens} tokens per reply, judging `{backend.judging}`"
+            f"agent, at most {backend.max_tokens} tokens per reply, judging `{backend.judging}`, "
+            f"refining `{backend.refining}`"
         )
     return lines
 
