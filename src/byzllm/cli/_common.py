@@ -45,26 +45,31 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_INTERRUPTED",
+    "AlphaOption",
     "BaseUrlOption",
     "ConcurrencyOption",
     "ConfigArgument",
     "ExecutorOption",
     "JsonOption",
     "MarkdownOption",
+    "MaxDegreeOption",
     "MaxFailuresOption",
     "ModelOption",
+    "MonitorsOutOption",
     "RayAddressOption",
     "RetryFailedOption",
     "RunDirArgument",
     "RunDirOption",
     "RunOptions",
     "SetOption",
+    "TrainOptions",
     "WeakModelOption",
     "cli_errors",
     "default_run_dir",
     "echo_error",
     "emit_rows",
     "execute_units",
+    "folder_option",
     "handle_errors",
     "load_cli_config",
     "model_flags",
@@ -74,6 +79,8 @@ __all__ = [
     "show_request_health",
     "stage_run_dir",
     "summary_exit_code",
+    "train_options",
+    "value_option",
 ]
 
 ConfigT = TypeVar("ConfigT", bound="BaseModel")
@@ -84,6 +91,18 @@ T = TypeVar("T")
 EXIT_INTERRUPTED = 130
 
 # --- options (use as parameter annotations) ---------------------------------------------------
+
+
+def folder_option(flag: str, help: str) -> Any:
+    """An optional folder a report writes into (``--csv``, ``--plots``, ...): use as
+    ``csv: Annotated[Path | None, common.folder_option("--csv", "...")] = None``."""
+    return typer.Option(flag, help=help, file_okay=False, show_default=False)
+
+
+def value_option(flag: str, help: str) -> Any:
+    """An optional value with no default shown (``--transcript ID``, ``--problems FILE``)."""
+    return typer.Option(flag, help=help, show_default=False)
+
 
 #: Optional YAML config file (the model's defaults when omitted).
 ConfigArgument = Annotated[
@@ -174,28 +193,37 @@ MarkdownOption = Annotated[
 #: ``--model``: the agents on this LLM instead of the simulated population.
 ModelOption = Annotated[
     str | None,
-    typer.Option(
+    value_option(
         "--model",
-        help="Run the agents on this LLM, e.g. openai/gpt-4o-mini, instead of the simulated "
+        "Run the agents on this LLM, e.g. openai/gpt-4o-mini, instead of the simulated "
         "population (consensus: every honest agent; see --weak-model).",
-        show_default=False,
     ),
 ]
 #: ``--weak-model``: the weak group's LLM (consensus).
 WeakModelOption = Annotated[
-    str | None,
-    typer.Option(
-        "--weak-model", help="LLM of the weak group (default: --model).", show_default=False
-    ),
+    str | None, value_option("--weak-model", "LLM of the weak group (default: --model).")
 ]
 #: ``--base-url``: the OpenAI-compatible server of ``--model``.
 BaseUrlOption = Annotated[
     str | None,
-    typer.Option(
+    value_option(
         "--base-url",
-        help="OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM, Ollama, ...).",
+        "OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM, Ollama, ...).",
+    ),
+]
+#: ``train``'s options (monitors and CodeGen): where the monitors go, the ridge, the degrees.
+MonitorsOutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Where to write the monitors [default: RUN_DIR/monitors.json].",
+        dir_okay=False,
         show_default=False,
     ),
+]
+AlphaOption = Annotated[float, typer.Option("--alpha", min=0.0, help="Ridge strength.")]
+MaxDegreeOption = Annotated[
+    int, typer.Option("--max-degree", min=1, max=10, help="Search degrees 1..N.")
 ]
 
 
@@ -276,17 +304,16 @@ def execute_units(
     units: Iterable[Unit],
     work: WorkFn,
     *,
-    config: BaseModel | Mapping[str, Any] | None = None,
-    concurrency: int = 16,
-    retry_failed: bool = False,
-    max_failures: int | None = None,
     json_output: bool = False,
-    description: str | None = None,
     quiet: bool = False,
     executor: Executor | str | None = None,
     ray_address: str | None = None,
+    **options: Any,
 ) -> RunSummary:
     """Run units with progress on stderr and print the outcome; returns the summary.
+
+    ``options`` go to :func:`~byzllm.runs.run_units` as they are (``config``, ``concurrency``,
+    ``retry_failed``, ``max_failures``, ``description``, ...).
 
     Progress is a rich bar on a terminal and plain lines otherwise (never on stdout, so
     ``--json`` output stays parseable). The summary goes to stderr as one line, or to
@@ -313,17 +340,9 @@ def execute_units(
                 loop.add_signal_handler(signal.SIGTERM, task.cancel)
                 installed = True
         try:
+            progress = False if quiet else None
             return await run_units(
-                run_dir,
-                units,
-                work,
-                config=config,
-                concurrency=concurrency,
-                retry_failed=retry_failed,
-                max_failures=max_failures,
-                progress=False if quiet else None,
-                description=description,
-                executor=executor,
+                run_dir, units, work, progress=progress, executor=executor, **options
             )
         finally:
             if installed:
@@ -399,20 +418,20 @@ class RunOptions:
         description: str | None = None,
     ) -> NoReturn:
         """Run the units (:func:`execute_units`) and exit with the run's code."""
-        summary = execute_units(
-            run_dir,
-            units,
-            work,
-            config=config,
-            concurrency=self.concurrency,
-            retry_failed=self.retry_failed,
-            max_failures=self.max_failures,
-            json_output=self.json_output,
-            executor=self.executor,
-            ray_address=self.ray_address,
-            description=description,
-        )
+        how = {name: getattr(self, name) for name in _EXECUTION}
+        summary = execute_units(run_dir, units, work, config=config, description=description, **how)
         raise typer.Exit(summary_exit_code(summary))
+
+
+#: The :class:`RunOptions` that say how units run, passed on to :func:`execute_units`.
+_EXECUTION = (
+    "concurrency",
+    "retry_failed",
+    "max_failures",
+    "json_output",
+    "executor",
+    "ray_address",
+)
 
 
 #: The command-line parameters behind each :class:`RunOptions` field.
@@ -436,13 +455,53 @@ def run_options(*, concurrency: int = 16) -> Callable[[Callable[..., None]], Cal
     ``CONFIG --set --model --base-url --run-dir -j --retry-failed --max-failures --executor
     --ray-address --json`` on the command line (after the command's own options), and the
     command receives them as one :class:`RunOptions`. Put it under ``@app.command()``."""
-    defaults = RunOptions(concurrency=concurrency)
+    return _option_family("opts", _RUN_PARAMETERS, RunOptions(concurrency=concurrency))
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """``train``'s options (monitors, CodeGen), as one value (see :func:`train_options`)."""
+
+    out: Path | None = None
+    alpha: float = 1.0
+    max_degree: int = 5
+
+    @property
+    def degrees(self) -> range:
+        """The polynomial degrees searched: 1..``--max-degree``."""
+        return range(1, self.max_degree + 1)
+
+    def target(self, run_dir: Path) -> Path:
+        """``--out``, else ``RUN_DIR/monitors.json``."""
+        return self.out or run_dir / "monitors.json"
+
+
+_TRAIN_PARAMETERS: dict[str, Any] = {
+    "out": MonitorsOutOption,
+    "alpha": AlphaOption,
+    "max_degree": MaxDegreeOption,
+}
+
+
+def train_options() -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a ``train`` command ``--out --alpha --max-degree`` as one parameter
+    ``training: TrainOptions`` (as :func:`run_options` does for runs)."""
+    return _option_family("training", _TRAIN_PARAMETERS, TrainOptions())
+
+
+def _option_family(
+    parameter: str, options: Mapping[str, Any], defaults: Any
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The decorator behind :func:`run_options` and :func:`train_options`: the command's
+    ``parameter`` becomes the ``options`` (name -> annotated type, default from
+    ``defaults``), and the command gets them back as one value of ``defaults``' class."""
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)
         own = [
-            p
-            for p in inspect.signature(command, eval_str=True).parameters.values()
-            if p.name != "opts"
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for p in signature.parameters.values()
+            if p.name != parameter
         ]
         added = [
             inspect.Parameter(
@@ -451,17 +510,17 @@ def run_options(*, concurrency: int = 16) -> Callable[[Callable[..., None]], Cal
                 annotation=annotation,
                 default=None if name == "set_" else getattr(defaults, name),
             )
-            for name, annotation in _RUN_PARAMETERS.items()
+            for name, annotation in options.items()
         ]
 
         @functools.wraps(command)
         def wrapper(**kwargs: Any) -> None:
-            values = {name: kwargs.pop(name) for name in _RUN_PARAMETERS}
-            values["set_"] = tuple(values["set_"] or ())
-            command(opts=RunOptions(**values), **kwargs)
+            values = {name: kwargs.pop(name) for name in options}
+            if "set_" in values:
+                values["set_"] = tuple(values["set_"] or ())
+            command(**{parameter: type(defaults)(**values)}, **kwargs)
 
-        keyword_own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
-        wrapper.__signature__ = inspect.Signature([*keyword_own, *added])  # type: ignore[attr-defined]
+        wrapper.__signature__ = inspect.Signature([*own, *added])  # type: ignore[attr-defined]
         return wrapper
 
     return decorate

@@ -68,21 +68,10 @@ def collect(opts: common.RunOptions) -> None:
 
 
 @app.command()
+@common.train_options()
 def train(
     run_dir: common.RunDirArgument,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help="Where to write the monitors [default: RUN_DIR/monitors.json].",
-            dir_okay=False,
-            show_default=False,
-        ),
-    ] = None,
-    alpha: Annotated[float, typer.Option("--alpha", min=0.0, help="Ridge strength.")] = 1.0,
-    max_degree: Annotated[
-        int, typer.Option("--max-degree", min=1, max=10, help="Search degrees 1..N.")
-    ] = 5,
+    training: common.TrainOptions,
     json_output: common.JsonOption = False,
 ) -> None:
     """Select the judge's and the tester's monitors (the D.2 grid); save them as JSON.
@@ -103,11 +92,11 @@ def train(
             cfg = store.latest_config() or {}
         monitors = train_monitors(
             turns,
-            degrees=range(1, max_degree + 1),
-            alpha=alpha,
+            degrees=training.degrees,
+            alpha=training.alpha,
             meta={"agents": cfg.get("agents"), "model": cfg.get("model")},
         )
-        path = monitors.save(out or run_dir / "monitors.json")
+        path = monitors.save(training.target(run_dir))
         rows = table5_rows(monitors)
         simulated = bool(monitors.meta.get("simulated"))
         if json_output:
@@ -184,20 +173,12 @@ def report(
     ] = False,
     transcript: Annotated[
         str | None,
-        typer.Option(
-            "--transcript",
-            help="Print the debate of this problem id (first repeat of each condition).",
-            show_default=False,
+        common.value_option(
+            "--transcript", "Print the debate of this problem id (first repeat of each condition)."
         ),
     ] = None,
     csv: Annotated[
-        Path | None,
-        typer.Option(
-            "--csv",
-            help="Write table1.csv and problems.csv here.",
-            file_okay=False,
-            show_default=False,
-        ),
+        Path | None, common.folder_option("--csv", "Write table1.csv and problems.csv here.")
     ] = None,
     json_output: common.JsonOption = False,
 ) -> None:

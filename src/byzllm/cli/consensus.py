@@ -149,18 +149,14 @@ def matrix(
     ] = None,
     protocols: Annotated[
         str | None,
-        typer.Option(
-            "--protocols",
-            help="Comma-separated protocols [default: sac,cp-wbft,debate,majority,w-msr].",
-            show_default=False,
+        common.value_option(
+            "--protocols", "Comma-separated protocols [default: sac,cp-wbft,debate,majority,w-msr]."
         ),
     ] = None,
     topologies: Annotated[
         str | None,
-        typer.Option(
-            "--topologies",
-            help="Comma-separated topologies [default: merg,complete,erdos-renyi].",
-            show_default=False,
+        common.value_option(
+            "--topologies", "Comma-separated topologies [default: merg,complete,erdos-renyi]."
         ),
     ] = None,
     adversaries: Annotated[

@@ -145,26 +145,12 @@ def run(opts: common.RunOptions) -> None:
 def report(
     run_dir: common.RunDirArgument,
     plots: Annotated[
-        Path | None,
-        typer.Option(
-            "--plots",
-            help="Write stocks.png (stock per month) here.",
-            file_okay=False,
-            show_default=False,
-        ),
+        Path | None, common.folder_option("--plots", "Write stocks.png (stock per month) here.")
     ] = None,
-    csv: Annotated[
-        Path | None,
-        typer.Option("--csv", help="Write govsim.csv here.", file_okay=False, show_default=False),
-    ] = None,
+    csv: Annotated[Path | None, common.folder_option("--csv", "Write govsim.csv here.")] = None,
     transcripts: Annotated[
         Path | None,
-        typer.Option(
-            "--transcripts",
-            help="Write one Markdown transcript per game here.",
-            file_okay=False,
-            show_default=False,
-        ),
+        common.folder_option("--transcripts", "Write one Markdown transcript per game here."),
     ] = None,
     json_output: common.JsonOption = False,
 ) -> None:
@@ -199,14 +185,9 @@ def report(
         if plots is not None:
             written.append(str(plot_stocks(games, plots / "stocks.png")))
         if csv is not None:
+            notes = {"interval_method": INTERVAL_NOTE}
             written.append(
-                str(
-                    write_csv(
-                        [{**r, "interval_method": INTERVAL_NOTE} for r in rows],
-                        csv / "govsim.csv",
-                        simulated=simulated,
-                    )
-                )
+                str(write_csv(rows, csv / "govsim.csv", simulated=simulated, notes=notes))
             )
         if transcripts is not None:
             transcripts.mkdir(parents=True, exist_ok=True)

@@ -61,21 +61,10 @@ def collect(opts: common.RunOptions) -> None:
 
 
 @app.command()
+@common.train_options()
 def train(
     run_dir: common.RunDirArgument,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help="Where to write the monitors [default: RUN_DIR/monitors.json].",
-            dir_okay=False,
-            show_default=False,
-        ),
-    ] = None,
-    alpha: Annotated[float, typer.Option("--alpha", min=0.0, help="Ridge strength.")] = 1.0,
-    max_degree: Annotated[
-        int, typer.Option("--max-degree", min=1, max=10, help="Search degrees 1..N.")
-    ] = 5,
+    training: common.TrainOptions,
     joint: Annotated[
         bool,
         typer.Option(
@@ -109,9 +98,9 @@ def train(
             cfg = store.latest_config() or {}
         simulated = any(bool(t.get("simulated")) for t in turns)
         monitors, selections = train_from_turns(
-            turns, cfg, degrees=range(1, max_degree + 1), alpha=alpha, joint=joint
+            turns, cfg, degrees=training.degrees, alpha=training.alpha, joint=joint
         )
-        path = monitors.save(out or run_dir / "monitors.json")
+        path = monitors.save(training.target(run_dir))
         rows = table5_rows(monitors)
         ablations = ablation_rows(monitors)
         if json_output:
@@ -207,22 +196,14 @@ def report(
     run_dir: common.RunDirArgument,
     plots: Annotated[
         Path | None,
-        typer.Option(
+        common.folder_option(
             "--plots",
-            help="Write success_rate.png (Fig. 4/5), trigger_turns.png (Fig. 9) and "
+            "Write success_rate.png (Fig. 4/5), trigger_turns.png (Fig. 9) and "
             "ablations.png (Table 3) here.",
-            file_okay=False,
-            show_default=False,
         ),
     ] = None,
     csv: Annotated[
-        Path | None,
-        typer.Option(
-            "--csv",
-            help="Write conditions.csv and ablations.csv here.",
-            file_okay=False,
-            show_default=False,
-        ),
+        Path | None, common.folder_option("--csv", "Write conditions.csv and ablations.csv here.")
     ] = None,
     json_output: common.JsonOption = False,
 ) -> None:
@@ -333,43 +314,16 @@ def report(
                 )
             )
         if csv is not None:
-            written.append(
-                str(
-                    write_csv(
-                        [{**r, "se_method": SE_NOTE} for r in rows],
-                        csv / "conditions.csv",
-                        simulated=simulated,
-                    )
-                )
-            )
-            written.append(
-                str(
-                    write_csv(
-                        [{**_flat(r), "interval_method": method} for r in ablations],
-                        csv / "ablations.csv",
-                        simulated=simulated,
-                    )
-                )
-            )
-            written.append(
-                str(
-                    write_csv(
-                        [{**r, "interval_method": method} for r in controls],
-                        csv / "control_gains.csv",
-                        simulated=simulated,
-                    )
-                )
-            )
-            if outcomes:
-                written.append(
-                    str(
-                        write_csv(
-                            [{**r, "interval_method": OUTCOME_NOTE} for r in outcomes],
-                            csv / "outcomes.csv",
-                            simulated=simulated,
-                        )
-                    )
-                )
+            tables = [
+                (rows, "conditions.csv", {"se_method": SE_NOTE}),
+                ([_flat(r) for r in ablations], "ablations.csv", {"interval_method": method}),
+                (controls, "control_gains.csv", {"interval_method": method}),
+                (outcomes, "outcomes.csv", {"interval_method": OUTCOME_NOTE}),
+            ]
+            for table, name, notes in tables:
+                if table or name != "outcomes.csv":
+                    table_path = write_csv(table, csv / name, simulated=simulated, notes=notes)
+                    written.append(str(table_path))
         if json_output:
             common.print_json(
                 {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +17,7 @@ from ._common import (
     cli_errors,
     print_json,
     summary_exit_code,
+    value_option,
 )
 from .consensus import model_overrides
 
@@ -65,12 +67,11 @@ def reproduce(
     ] = 64,
     real: Annotated[
         str | None,
-        typer.Option(
+        value_option(
             "--real",
-            help="Run on a shipped real model instead of simulated agents: the strong agents' "
+            "Run on a shipped real model instead of simulated agents: the strong agents' "
             "model (qwen0.5b, qwen1.5b; see byzllm models list). Starts and stops the llama.cpp "
             "servers itself. Entries marked 'real' in --list.",
-            show_default=False,
         ),
     ] = None,
     real_weak: Annotated[
@@ -151,61 +152,43 @@ def reproduce(
                 raise InputError(f"--real is available for {real_ones}, not {name}")
             if model or weak_model or base_url:
                 raise InputError("--real starts its own servers: leave out --model/--base-url")
-            _run_real(
-                entry,
-                run_dir or Path("runs") / "reproduce" / f"{name}-real",
-                real,
-                real_weak,
-                questions,
-                1 if concurrency == 64 else concurrency,
-                json_output,
-                partial=partial,
-            )
+            real_dir = run_dir or Path("runs") / "reproduce" / f"{name}-real"
+            one_at_a_time = 1 if concurrency == 64 else concurrency
+            job = _Job(entry, real_dir, questions=questions, concurrency=one_at_a_time)
+            _run_real(replace(job, json_output=json_output), real, real_weak, partial=partial)
             return
-        if entry.kind == "codegen":
-            _run_codegen(
-                entry,
-                run_dir or Path("runs") / "reproduce" / name,
-                problems,
-                model,
-                base_url,
-                questions,
-                concurrency,
-                json_output,
-            )
-            return
-        if entry.kind == "monitor":
-            _run_monitor(
-                entry,
-                run_dir or Path("runs") / "reproduce" / name,
-                model,
-                base_url,
-                questions,
-                concurrency,
-                json_output,
-            )
-            return
-        _run(
+        job = _Job(
             entry,
             run_dir or Path("runs") / "reproduce" / name,
             model,
             weak_model,
             base_url,
-            questions,
-            concurrency,
-            json_output,
+            questions=questions,
+            concurrency=concurrency,
+            json_output=json_output,
+            problems=problems,
         )
+        {"codegen": _run_codegen, "monitor": _run_monitor}.get(entry.kind, _run)(job)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One ``byzllm reproduce NAME``, as each kind of entry runs it."""
+
+    entry: Any
+    run_dir: Path
+    model: str | None = None
+    weak_model: str | None = None
+    base_url: str | None = None
+    #: Questions per configuration (SAC), games or problems per split (rogue-agents).
+    questions: int | None = None
+    concurrency: int = 64
+    json_output: bool = False
+    problems: Path | None = None
 
 
 def _run(
-    entry: Any,
-    run_dir: Path,
-    model: str | None,
-    weak_model: str | None,
-    base_url: str | None,
-    questions: int | None,
-    concurrency: int,
-    json_output: bool,
+    job: _Job,
     *,
     config: str | None = None,
     overrides: list[str] | None = None,
@@ -213,6 +196,7 @@ def _run(
     partial: bool = False,
 ) -> None:
     """Run (or, with ``partial``, only report) a consensus entry and compare it."""
+    entry, run_dir, questions, json_output = job.entry, job.run_dir, job.questions, job.json_output
     import time
 
     from byzllm.cli._common import execute_units, load_cli_config
@@ -226,7 +210,7 @@ def _run(
 
     if overrides is None:
         overrides = [] if questions is None else [f"dataset.n={questions}"]
-        overrides += model_overrides(model, weak_model, base_url)
+        overrides += model_overrides(job.model, job.weak_model, job.base_url)
     started = time.monotonic() if started is None else started
     cfg = load_cli_config(config_path(config or entry.config), ConsensusConfig, overrides)
     units = expand_units(cfg)
@@ -237,7 +221,7 @@ def _run(
         units.sort(key=lambda unit: int(unit.payload["question"]))
     if not partial:
         summary_run = execute_units(
-            run_dir, units, consensus_unit, config=cfg, concurrency=concurrency,
+            run_dir, units, consensus_unit, config=cfg, concurrency=job.concurrency,
             description=entry.name,
         )  # fmt: skip
         if not summary_run.complete:
@@ -293,18 +277,9 @@ def _complete_questions(records: list[dict[str, Any]], configurations: int) -> s
     return {task for task, count in counts.items() if count >= configurations}
 
 
-def _run_real(
-    entry: Any,
-    run_dir: Path,
-    strong: str,
-    weak: str,
-    questions: int | None,
-    concurrency: int,
-    json_output: bool,
-    *,
-    partial: bool = False,
-) -> None:
+def _run_real(job: _Job, strong: str, weak: str, *, partial: bool = False) -> None:
     """``--real``: serve the shipped models, run the real config, report as usual + health."""
+    entry, run_dir, questions = job.entry, job.run_dir, job.questions
     import contextlib
     import time
 
@@ -329,14 +304,7 @@ def _run_real(
             ]
         started = time.monotonic()
         _run(
-            entry,
-            run_dir,
-            None,
-            None,
-            None,
-            None,
-            concurrency,
-            json_output,
+            job,
             config=entry.real_config,
             overrides=overrides,
             started=started,
@@ -344,16 +312,9 @@ def _run_real(
         )
 
 
-def _run_monitor(
-    entry: Any,
-    run_dir: Path,
-    model: str | None,
-    base_url: str | None,
-    games: int | None,
-    concurrency: int,
-    json_output: bool,
-) -> None:
+def _run_monitor(job: _Job) -> None:
     """collect -> train -> evaluate (at each lineup size of ``entry.sizes``) -> compare."""
+    entry, run_dir, games = job.entry, job.run_dir, job.questions
     from byzllm.cli._common import execute_units, load_cli_config, model_flags
     from byzllm.experiments.monitor import collect_units, evaluate_units, work
     from byzllm.experiments.monitor.ablations import interval_note
@@ -366,11 +327,11 @@ def _run_monitor(
     overrides: list[str] = []
     if games is not None:
         overrides += [f"n_train={games}", f"n_validation={games}", f"n_test={games}"]
-    overrides += model_flags(model, base_url)
+    overrides += model_flags(job.model, job.base_url)
     cfg = load_cli_config(config_path(entry.config), MonitorExperimentConfig, overrides)
     collect_dir = run_dir / "collect"
     done = execute_units(
-        collect_dir, collect_units(cfg), work, config=cfg, concurrency=concurrency,
+        collect_dir, collect_units(cfg), work, config=cfg, concurrency=job.concurrency,
         description=f"{entry.name}: collect",
     )  # fmt: skip
     if not done.complete:
@@ -391,7 +352,7 @@ def _run_monitor(
             folder = run_dir / f"evaluate-{size}"
         done = execute_units(
             folder, evaluate_units(evaluated, monitors), work, config=evaluated,
-            concurrency=concurrency, description=f"{entry.name}: evaluate",
+            concurrency=job.concurrency, description=f"{entry.name}: evaluate",
         )  # fmt: skip
         if not done.complete:
             raise typer.Exit(summary_exit_code(done))
@@ -430,21 +391,13 @@ def _run_monitor(
     page, extra = _pages(
         entry, run_dir, last_dir, rows, simulated, note, sensitivity, controls=controls
     )
-    _print_comparison(entry, rows, simulated, note, csv_path, page, json_output, extra=extra)
+    _print_comparison(entry, rows, simulated, note, csv_path, page, job.json_output, extra=extra)
 
 
-def _run_codegen(
-    entry: Any,
-    run_dir: Path,
-    problems: Path | None,
-    model: str | None,
-    base_url: str | None,
-    per_split: int | None,
-    concurrency: int,
-    json_output: bool,
-) -> None:
+def _run_codegen(job: _Job) -> None:
     """CodeGen's Table 1: collect (train, validation) -> train -> run the test problems ->
     compare, the monitor's gains over the controls, the sensitivity runs."""
+    entry, run_dir, problems, per_split = job.entry, job.run_dir, job.problems, job.questions
     from byzllm.cli._common import execute_units, load_cli_config, model_flags
     from byzllm.errors import InputError
     from byzllm.experiments.codegen import CodeGenConfig, collect_units, run_units, work
@@ -464,16 +417,16 @@ def _run_codegen(
     overrides = [f"problems={problems.resolve()}"]
     if per_split is not None:
         overrides += [f"n_train={per_split}", f"n_validation={per_split}", f"n_test={per_split}"]
-    if model is not None:
+    if job.model is not None:
         # LLM roles write code of their own: it runs in the sandbox, never simulated.
         overrides.append("execution=sandbox")
-    overrides += model_flags(model, base_url)
+    overrides += model_flags(job.model, job.base_url)
     cfg = load_cli_config(config_path(entry.config), CodeGenConfig, overrides)
     # Only this config's units count: a run folder reused with another -n keeps the old ones.
     collect_dir = run_dir / "collect"
     units = collect_units(cfg)
     done = execute_units(
-        collect_dir, units, work, config=cfg, concurrency=concurrency,
+        collect_dir, units, work, config=cfg, concurrency=job.concurrency,
         description=f"{entry.name}: collect",
     )  # fmt: skip
     if not done.complete:
@@ -486,7 +439,7 @@ def _run_codegen(
     folder = run_dir / "evaluate"
     units = run_units(cfg, monitors)
     done = execute_units(
-        folder, units, work, config=cfg, concurrency=concurrency,
+        folder, units, work, config=cfg, concurrency=job.concurrency,
         description=f"{entry.name}: evaluate",
     )  # fmt: skip
     if not done.complete:
@@ -510,7 +463,7 @@ def _run_codegen(
     page, extra = _pages(
         entry, run_dir, folder, rows, simulated, note, sensitivity, controls=controls
     )
-    _print_comparison(entry, rows, simulated, note, csv_path, page, json_output, extra=extra)
+    _print_comparison(entry, rows, simulated, note, csv_path, page, job.json_output, extra=extra)
 
 
 def _pages(

@@ -19,16 +19,10 @@ VariantOption = Annotated[
     str, typer.Option("--variant", "-v", help="asym (Accuser + Intel) or sym (equal players).")
 ]
 SuspectsOption = Annotated[
-    int | None,
-    typer.Option(
-        "--suspects", help="Suspect count [default: asym 10, sym 20].", show_default=False
-    ),
+    int | None, common.value_option("--suspects", "Suspect count [default: asym 10, sym 20].")
 ]
 AttributesOption = Annotated[
-    int | None,
-    typer.Option(
-        "--attributes", help="Attribute count [default: asym 10, sym 20].", show_default=False
-    ),
+    int | None, common.value_option("--attributes", "Attribute count [default: asym 10, sym 20].")
 ]
 TurnsOption = Annotated[
     int | None,

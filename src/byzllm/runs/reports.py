@@ -145,12 +145,16 @@ def write_csv(
     columns: Sequence[str] | None = None,
     *,
     simulated: bool | None = None,
+    notes: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write rows to a CSV file (header first; missing cells empty); returns the path.
 
     ``simulated`` (for result tables) adds a first column ``results`` saying ``simulated`` or
-    ``real model`` on every row, so the label travels with any copy of the file.
+    ``real model`` on every row, so the label travels with any copy of the file; ``notes``
+    (``{"interval_method": ...}``) add a column each, the same on every row.
     """
+    if notes:
+        rows = [{**row, **notes} for row in rows]
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     cols = list(columns) if columns is not None else columns_of(rows)
