@@ -12,7 +12,7 @@ A typical area command takes the run option families in one parameter (:func:`ru
             from byzllm.myarea import MyConfig, expand_units, work   # heavy imports here
 
             cfg = opts.load(MyConfig)                               # exit 2 on a bad config
-            opts.execute(opts.target("myarea"), expand_units(cfg), work, config=cfg)
+            opts.execute("myarea", expand_units(cfg), work, config=cfg)
 
 :func:`cli_errors` turns a :class:`~byzllm.errors.ByzllmError` into one ``error: ...`` line
 on stderr and the error's exit code (2 for bad input and configs), and Ctrl-C into exit 130.
@@ -402,6 +402,18 @@ class RunOptions:
         sets = model_flags(self.model, self.base_url) if model_sets is None else model_sets
         return load_cli_config(self.config, model, [*self.set_, *sets])
 
+    def run(
+        self,
+        area: str,
+        config_class: type[ConfigT],
+        units_of: Callable[[ConfigT], Iterable[Unit]],
+        work: WorkFn,
+        stage: str | None = None,
+    ) -> NoReturn:
+        """Load the config (:meth:`load`), expand its units and run them (:meth:`execute`)."""
+        config = self.load(config_class)
+        self.execute(area, units_of(config), work, config=config, stage=stage)
+
     def target(self, area: str, stage: str | None = None) -> Path:
         """``--run-dir``, else ``runs/<config stem or area>`` (``-<stage>`` in pipelines)."""
         if stage is not None:
@@ -410,16 +422,19 @@ class RunOptions:
 
     def execute(
         self,
-        run_dir: Path,
+        area: str,
         units: Iterable[Unit],
         work: WorkFn,
         *,
         config: BaseModel,
-        description: str | None = None,
+        stage: str | None = None,
     ) -> NoReturn:
-        """Run the units (:func:`execute_units`) and exit with the run's code."""
+        """Run the units into :meth:`target` (:func:`execute_units`) and exit with the run's
+        code; progress says ``<area> <stage>``."""
         how = {name: getattr(self, name) for name in _EXECUTION}
-        summary = execute_units(run_dir, units, work, config=config, description=description, **how)
+        description = f"{area} {stage}" if stage else area
+        target = self.target(area, stage)
+        summary = execute_units(target, units, work, config=config, description=description, **how)
         raise typer.Exit(summary_exit_code(summary))
 
 

@@ -60,11 +60,9 @@ def collect(opts: common.RunOptions) -> None:
         byzllm codegen collect --set problems=HumanEval.jsonl.gz --set n_train=40 -o runs/cgc
     """
     with common.cli_errors():
-        from byzllm.experiments.codegen import collect_units, work
+        from byzllm.experiments.codegen import CodeGenConfig, collect_units, work
 
-        cfg = _config(opts)
-        target = opts.target("codegen", "collect")
-        opts.execute(target, collect_units(cfg), work, config=cfg, description="codegen collect")
+        opts.run("codegen", CodeGenConfig, collect_units, work, "collect")
 
 
 @app.command()
@@ -155,10 +153,7 @@ def run(opts: common.RunOptions, monitors: MonitorsOption = None) -> None:
                     err=True,
                 )
                 cfg = cfg.model_copy(update={"conditions": kept})
-        target = opts.target("codegen", "run")
-        opts.execute(
-            target, run_units(cfg, monitor_set), work, config=cfg, description="codegen run"
-        )
+        opts.execute("codegen", run_units(cfg, monitor_set), work, config=cfg, stage="run")
 
 
 def _pct(v: float) -> str:

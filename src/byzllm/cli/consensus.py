@@ -79,9 +79,7 @@ def run(opts: common.RunOptions, weak_model: common.WeakModelOption = None) -> N
         cfg = opts.load(ConsensusConfig, model_overrides(opts.model, weak_model, opts.base_url))
         _warn_robustness(cfg)
         units = expand_units(cfg)
-        opts.execute(
-            opts.target("consensus"), units, consensus_unit, config=cfg, description="consensus"
-        )
+        opts.execute("consensus", units, consensus_unit, config=cfg)
 
 
 def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str, Any]]:

@@ -135,10 +135,7 @@ def run(opts: common.RunOptions) -> None:
     with common.cli_errors():
         from byzllm.experiments.govsim import GovSimRunConfig, expand_units, work
 
-        cfg = opts.load(GovSimRunConfig)
-        opts.execute(
-            opts.target("govsim"), expand_units(cfg), work, config=cfg, description="govsim"
-        )
+        opts.run("govsim", GovSimRunConfig, expand_units, work)
 
 
 @app.command()

@@ -53,11 +53,9 @@ def collect(opts: common.RunOptions) -> None:
         byzllm monitor collect --model openai/gpt-4o-mini -o runs/gpt-collect
     """
     with common.cli_errors():
-        from byzllm.experiments.monitor import collect_units, work
+        from byzllm.experiments.monitor import MonitorExperimentConfig, collect_units, work
 
-        cfg = _config(opts)
-        target = opts.target("monitor", "collect")
-        opts.execute(target, collect_units(cfg), work, config=cfg, description="monitor collect")
+        opts.run("monitor", MonitorExperimentConfig, collect_units, work, "collect")
 
 
 @app.command()
@@ -187,8 +185,7 @@ def evaluate(
                 f"skipping {', '.join(skipped)}; rerun `byzllm monitor train` to evaluate them",
                 err=True,
             )
-        target = opts.target("monitor", "evaluate")
-        opts.execute(target, units, work, config=cfg, description="monitor evaluate")
+        opts.execute("monitor", units, work, config=cfg, stage="evaluate")
 
 
 @app.command()

@@ -15,6 +15,7 @@ from ._common import (
     RunDirOption,
     WeakModelOption,
     cli_errors,
+    execute_units,
     print_json,
     summary_exit_code,
     value_option,
@@ -187,6 +188,25 @@ class _Job:
     problems: Path | None = None
 
 
+def _stage(
+    job: _Job, folder: Path, units: list[Any], work: Any, cfg: Any, kind: str, stage: str = ""
+) -> list[dict[str, Any]]:
+    """Run one stage's units into ``folder`` (stopping the command unless all are done) and
+    read back the records of ``kind`` of exactly these units (a reused folder may hold
+    others)."""
+    from byzllm.runs import Store
+
+    description = f"{job.entry.name}: {stage}" if stage else job.entry.name
+    run = execute_units(
+        folder, units, work, config=cfg, concurrency=job.concurrency, description=description
+    )
+    if not run.complete:
+        raise typer.Exit(summary_exit_code(run))
+    ids = {u.id for u in units}
+    with Store.open(folder) as store:
+        return [r for r in store.records(kind, with_unit=True) if r["unit_id"] in ids]
+
+
 def _run(
     job: _Job,
     *,
@@ -199,7 +219,7 @@ def _run(
     entry, run_dir, questions, json_output = job.entry, job.run_dir, job.questions, job.json_output
     import time
 
-    from byzllm.cli._common import execute_units, load_cli_config
+    from byzllm.cli._common import load_cli_config
     from byzllm.errors import InputError
     from byzllm.experiments.consensus.config import ConsensusConfig
     from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
@@ -219,20 +239,18 @@ def _run(
         # that a run stopped early has whole questions and later protocols of a question find
         # its shared first answers in the response cache.
         units.sort(key=lambda unit: int(unit.payload["question"]))
-    if not partial:
-        summary_run = execute_units(
-            run_dir, units, consensus_unit, config=cfg, concurrency=job.concurrency,
-            description=entry.name,
-        )  # fmt: skip
-        if not summary_run.complete:
-            raise typer.Exit(summary_exit_code(summary_run))
-    from byzllm.runs import Store
+    if partial:
+        from byzllm.runs import Store
 
-    ids = {u.id for u in units}
-    with Store.open(run_dir) as store:
-        records = [
-            r for r in store.records("consensus_question", with_unit=True) if r["unit_id"] in ids
-        ]
+        ids = {u.id for u in units}
+        with Store.open(run_dir) as store:
+            records = [
+                r
+                for r in store.records("consensus_question", with_unit=True)
+                if r["unit_id"] in ids
+            ]
+    else:
+        records = _stage(job, run_dir, units, consensus_unit, cfg, "consensus_question")
     complete = _complete_questions(records, len(units) // max(1, len(load_dataset(cfg.dataset))))
     if partial:
         records = [r for r in records if r["task_id"] in complete]
@@ -398,14 +416,13 @@ def _run_codegen(job: _Job) -> None:
     """CodeGen's Table 1: collect (train, validation) -> train -> run the test problems ->
     compare, the monitor's gains over the controls, the sensitivity runs."""
     entry, run_dir, problems, per_split = job.entry, job.run_dir, job.problems, job.questions
-    from byzllm.cli._common import execute_units, load_cli_config, model_flags
+    from byzllm.cli._common import load_cli_config, model_flags
     from byzllm.errors import InputError
     from byzllm.experiments.codegen import CodeGenConfig, collect_units, run_units, work
     from byzllm.experiments.codegen.experiment import train_monitors
     from byzllm.reproduce import config_path
     from byzllm.reproduce.codegen import control_gains
     from byzllm.reproduce.page import codegen_sensitivity
-    from byzllm.runs import Store
     from byzllm.runs._intervals import BOOTSTRAP_METHOD
     from byzllm.runs.reports import write_csv
 
@@ -425,30 +442,12 @@ def _run_codegen(job: _Job) -> None:
     # Only this config's units count: a run folder reused with another -n keeps the old ones.
     collect_dir = run_dir / "collect"
     units = collect_units(cfg)
-    done = execute_units(
-        collect_dir, units, work, config=cfg, concurrency=job.concurrency,
-        description=f"{entry.name}: collect",
-    )  # fmt: skip
-    if not done.complete:
-        raise typer.Exit(summary_exit_code(done))
-    ids = {u.id for u in units}
-    with Store.open(collect_dir) as store:
-        turns = [r for r in store.records("codegen_turn", with_unit=True) if r["unit_id"] in ids]
+    turns = _stage(job, collect_dir, units, work, cfg, "codegen_turn", "collect")
     monitors = train_monitors(turns, meta={"agents": cfg.agents, "model": cfg.model})
     monitors.save(run_dir / "monitors.json")
     folder = run_dir / "evaluate"
     units = run_units(cfg, monitors)
-    done = execute_units(
-        folder, units, work, config=cfg, concurrency=job.concurrency,
-        description=f"{entry.name}: evaluate",
-    )  # fmt: skip
-    if not done.complete:
-        raise typer.Exit(summary_exit_code(done))
-    ids = {u.id for u in units}
-    with Store.open(folder) as store:
-        records = [
-            r for r in store.records("codegen_problem", with_unit=True) if r["unit_id"] in ids
-        ]
+    records = _stage(job, folder, units, work, cfg, "codegen_problem", "evaluate")
     rows = entry.compare(records)
     simulated = any(r["simulated"] for r in rows)
     csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)

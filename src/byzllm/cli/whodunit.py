@@ -178,10 +178,7 @@ def run(opts: common.RunOptions) -> None:
     with common.cli_errors():
         from byzllm.experiments.whodunit import WhoDunitRunConfig, expand_units, work
 
-        cfg = opts.load(WhoDunitRunConfig)
-        opts.execute(
-            opts.target("whodunit"), expand_units(cfg), work, config=cfg, description="whodunit"
-        )
+        opts.run("whodunit", WhoDunitRunConfig, expand_units, work)
 
 
 @app.command()
