@@ -17,6 +17,9 @@ pytestmark = pytest.mark.real_model
 RUNNER = CliRunner()
 
 
+# One question under four protocols, with worked refinement (up to 256 tokens per refine):
+# a few minutes on 2 cores, more on a busy machine.
+@pytest.mark.timeout(900)
 def test_reproduce_real_runs_every_protocol_and_writes_the_page(
     tmp_path: Path, require_extra: Callable[..., None]
 ) -> None:

@@ -7,9 +7,9 @@ import json
 import math
 import random
 import re
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -128,24 +128,29 @@ def test_real_game_monitor_positions_are_the_id_tokens(
 
 
 def test_positions_in_the_real_tokenizer(real_server: LocalServer) -> None:
-    """A valid action, tokenized and scored by the real model (the server echoes the prompt's
-    tokens with their top-k): the monitor's positions are exactly the id tokens."""
+    """A valid action, tokenized and scored by the real model (llama-cpp-python echoes the
+    prompt's tokens with their top-k): the monitor's positions are exactly the id tokens."""
+    from llama_cpp import Llama
+
+    from byzllm.llm._local import resolve_gguf
+
     game = generate_games(1, SMALL["asym"], seed=1)[0]
     view = WhoDunitEnv(game).view()
     reply = 'I know enough now.\n{"thoughts": "suspect 2 fits", "action": 3, "character": 2}'
     parsed = parse_action(reply, view)
-    request = json.dumps(
-        {"prompt": reply, "max_tokens": 1, "echo": True, "logprobs": 5, "temperature": 0}
-    ).encode()
-    with urllib.request.urlopen(
-        urllib.request.Request(
-            f"{real_server.base_url}/completions",
-            data=request,
-            headers={"Content-Type": "application/json"},
-        ),
-        timeout=120,
-    ) as response:
-        body = json.load(response)
+    # Scoring a given text needs the logits of every prompt position: llama-cpp-python's own
+    # completion with logits_all (byzllm's server only generates).
+    llama = Llama(
+        model_path=str(resolve_gguf("smollm2").path),
+        n_ctx=512,
+        n_threads=1,
+        logits_all=True,
+        verbose=False,
+    )
+    body: Any = llama.create_completion(
+        prompt=reply, max_tokens=1, echo=True, logprobs=5, temperature=0
+    )
+    llama.close()
     lp = body["choices"][0]["logprobs"]
     tokens: list[TokenLogprob] = []
     text = ""
