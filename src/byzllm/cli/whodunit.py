@@ -107,6 +107,22 @@ def play(
     model: common.ModelOption = None,
     base_url: common.BaseUrlOption = None,
     wording: Annotated[str, typer.Option("--wording", help="award or original.")] = "award",
+    decoding: Annotated[
+        str,
+        typer.Option(
+            "--decoding",
+            help="free, or schema: each LLM reply constrained to a valid move (a server with "
+            "JSON-schema decoding: byzllm serve, llama.cpp).",
+        ),
+    ] = "free",
+    prompt: Annotated[
+        str,
+        typer.Option(
+            "--prompt",
+            help="paper (Appendix F's system prompts) or compact (the same rules in about half "
+            "the tokens, for small models).",
+        ),
+    ] = "paper",
     json_output: common.JsonOption = False,
 ) -> None:
     """Play one game and print its transcript (simulated agents unless --model).
@@ -116,6 +132,8 @@ def play(
         byzllm whodunit play --variant asym --seed 3
 
         byzllm whodunit play --variant sym --model openai/gpt-4o-mini --json
+
+        byzllm whodunit play --model openai/qwen0.5b --base-url URL --decoding schema
     """
     with common.cli_errors():
         import asyncio
@@ -125,12 +143,21 @@ def play(
 
         if wording not in ("award", "original"):
             raise InputError("--wording must be award or original")
+        if decoding not in ("free", "schema"):
+            raise InputError("--decoding must be free or schema")
+        if prompt not in ("paper", "compact"):
+            raise InputError("--prompt must be paper or compact")
         cfg = _game_config(variant, suspects, attributes, turns)
         game = generate_games(1, cfg, seed=seed)[0]
         if model:
             from byzllm.llm import ModelSpec
 
-            agents: Any = llm_agents(game, ModelSpec(name=model, base_url=base_url).build())
+            agents: Any = llm_agents(
+                game,
+                ModelSpec(name=model, base_url=base_url).build(),
+                decoding=decoding,  # type: ignore[arg-type]
+                prompt=prompt,  # type: ignore[arg-type]
+            )
         else:
             agents = simulated_agents(game)
         result = asyncio.run(play_game(game, agents, rng=seed, wording=wording))  # type: ignore[arg-type]
@@ -172,8 +199,9 @@ def run(opts: common.RunOptions) -> None:
     Config keys: game (variant, n_suspects, n_attributes, max_turns, n_agents,
     facts_per_agent), split (train | validation | test | generated), seed, n_games, repeats,
     agents (simulated | llm), sim (simulation parameters), top_logprobs, max_reprompts,
-    wording, and the model keys model, base_url, api_key_env, max_concurrency, cache,
-    cache_salt, timeout_s, retry (as every experiment).
+    max_tokens, wording, decoding (free | schema), prompt (paper | compact), and the model keys
+    model, base_url, api_key_env, max_concurrency, cache, cache_salt, timeout_s, retry (as
+    every experiment).
     """
     with common.cli_errors():
         from byzllm.experiments.whodunit import WhoDunitRunConfig, expand_units, work

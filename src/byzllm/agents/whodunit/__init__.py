@@ -29,12 +29,15 @@ from ._prompts import (
     render_system_prompt,
     render_user_prompt,
 )
+from ._schema import DEFAULT_MAX_THOUGHTS, action_schema, broad_values, thoughts_budget
 from ._sim import SimParams, SimulatedAgent
 from ._types import (
     ActionKind,
     AgentTurn,
     AgentView,
     ChannelMessage,
+    Decoding,
+    PromptStyle,
     Role,
     TopLogprobs,
     Variant,
@@ -46,6 +49,7 @@ from ._types import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_THOUGHTS",
     "FALLBACK_ACTION",
     "MAX_REPLY_CHARS",
     "WORDINGS",
@@ -54,9 +58,11 @@ __all__ = [
     "AgentTurn",
     "AgentView",
     "ChannelMessage",
+    "Decoding",
     "JsonField",
     "LLMAgent",
     "ParsedAction",
+    "PromptStyle",
     "Role",
     "SimParams",
     "SimulatedAgent",
@@ -68,6 +74,8 @@ __all__ = [
     "accuser_deductions",
     "action_kinds",
     "action_number",
+    "action_schema",
+    "broad_values",
     "consistent_suspects",
     "find_action_object",
     "parse_action",
@@ -77,4 +85,5 @@ __all__ = [
     "render_system_prompt",
     "render_user_prompt",
     "shared_facts",
+    "thoughts_budget",
 ]

@@ -16,6 +16,17 @@ character id in the accepted JSON; the tokens of the completion's log-probabilit
 overlap those spans are the decision positions, and their top-k lists are kept, in order. A
 multi-token id (``"1"``, ``"0"``) contributes every token. When the tokens do not concatenate
 to the reply text, the token text itself is parsed to find the spans.
+
+**Decoding** (``decoding``): ``"free"`` (the default, the paper's setting) lets the model
+write freely; ``"schema"`` sends, with every request, the JSON schema of the moves the
+agent's view allows (:func:`~byzllm.agents.whodunit.action_schema`, as the request's
+``response_format``), so a server that decodes under a grammar (``byzllm serve``, the
+``llamacpp`` provider, llama.cpp's server) can only write a valid move. The reply is then one
+JSON object with the thoughts as its first field; it is parsed and its decision positions
+found exactly as above. With byzllm's local generation the log-probabilities are the
+model's own, read before the grammar acts (see :mod:`byzllm.llm._llama_generate`): the
+grammar decides which token is written, not which distribution the monitor reads. Other
+servers may report them after constraining; check before monitoring on one.
 """
 
 from __future__ import annotations
@@ -23,11 +34,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from byzllm.llm import ChatModel, Completion, GenerateConfig, TokenLogprob
+from byzllm.llm import ChatModel, Completion, GenerateConfig, JsonSchema, TokenLogprob
 
 from ._parse import FALLBACK_ACTION, read_action
 from ._prompts import render_prompt
-from ._types import AgentTurn, AgentView, TopLogprobs, WhoDunitAction
+from ._schema import action_schema, thoughts_budget
+from ._types import AgentTurn, AgentView, Decoding, PromptStyle, TopLogprobs, WhoDunitAction
 
 __all__ = ["LLMAgent", "decision_distributions"]
 
@@ -61,7 +73,12 @@ def decision_distributions(
 
 
 class LLMAgent:
-    """An Accuser, Intel or symmetric player backed by a :class:`~byzllm.llm.ChatModel`."""
+    """An Accuser, Intel or symmetric player backed by a :class:`~byzllm.llm.ChatModel`.
+
+    ``decoding="schema"`` constrains every reply to the view's valid moves (see the module
+    docstring); it replaces any ``response_format`` of ``config``. ``prompt="compact"``
+    renders the shorter system prompts for small models (:mod:`._prompts`).
+    """
 
     def __init__(
         self,
@@ -73,15 +90,34 @@ class LLMAgent:
         temperature: float = 0.0,
         max_tokens: int | None = 1024,
         config: GenerateConfig | None = None,
+        decoding: Decoding = "free",
+        prompt: PromptStyle = "paper",
     ) -> None:
         if max_reprompts < 0:
             raise ValueError("max_reprompts must be >= 0")
+        if decoding not in ("free", "schema"):
+            raise ValueError(f"decoding must be 'free' or 'schema', not {decoding!r}")
         self.name = name
         self.model = model
         self.max_reprompts = max_reprompts
+        if prompt not in ("paper", "compact"):
+            raise ValueError(f"prompt must be 'paper' or 'compact', not {prompt!r}")
+        self.decoding: Decoding = decoding
+        self.prompt: PromptStyle = prompt
         self.config = config or GenerateConfig(
             temperature=temperature, top_logprobs=top_logprobs, max_tokens=max_tokens
         )
+
+    def request_config(self, view: AgentView) -> GenerateConfig:
+        """The generation settings of a request for ``view`` (with its move schema if
+        ``decoding`` is ``"schema"``)."""
+        if self.decoding == "free":
+            return self.config
+        schema = action_schema(
+            view, max_thoughts=thoughts_budget(self.config.max_tokens, view.n_suspects)
+        )
+        move = JsonSchema(name=f"whodunit_{view.role}_move", schema_=schema)
+        return self.config.model_copy(update={"response_format": move})
 
     def _distributions(
         self,
@@ -103,11 +139,18 @@ class LLMAgent:
 
     async def act(self, view: AgentView, rng: random.Random) -> AgentTurn:
         """Ask the model, re-prompting with hints; fall back to a pass if it never complies."""
-        messages = render_prompt(view)
+        messages = render_prompt(view, self.prompt)
+        config = self.request_config(view)
+        retry = (
+            "Please answer again: your thoughts, then one JSON object."
+            if self.decoding == "free"
+            # Under a schema the thoughts are the object's first field.
+            else "Please answer again with one complete JSON object."
+        )
         replies: list[str] = []
         errors: list[str] = []
         for _attempt in range(self.max_reprompts + 1):
-            completion = await self.model.generate(messages, self.config)
+            completion = await self.model.generate(messages, config)
             text = completion.text
             replies.append(text)
             reading = read_action(text, view)
@@ -118,8 +161,7 @@ class LLMAgent:
                     {"role": "assistant", "content": text[:_ECHO_CHARS]},
                     {
                         "role": "user",
-                        "content": f"Your reply could not be used: {reading.reason} "
-                        "Please answer again: your thoughts, then one JSON object.",
+                        "content": f"Your reply could not be used: {reading.reason} {retry}",
                     },
                 ]
                 continue

@@ -4,16 +4,29 @@ Two wordings: ``"award"`` (default) presents the task with "award" / "character"
 which the paper found models cooperate with better (§4.1); ``"original"`` uses "accuse" /
 "suspect" / "Culprit". The task itself is identical. Agents are asked for ReAct-style thoughts
 before the JSON action (§4.1), in the JSON formats of Figs. 10, 13 and 14.
+
+Two prompt styles: ``"paper"`` (default) renders Appendix F's system prompts; ``"compact"``
+states the same rules, actions and knowledge in about half the tokens, for small models:
+one line per action with its fields, the JSON as one filled-in example instead of a template
+with ``//`` comments (which a 0.5B model copies literally), and each property's values listed
+(the paper lists only the names). A small model copies the example's values too, so the
+example is a *true* move built from the agent's own knowledge: the Accuser asks about one of
+the culprit's own values, Intel broadcasts a value with the exact list of characters that
+have it, a player shares its first fact. Copied, it is a legal and truthful move (repeated, it
+is the collapse the monitor is there to catch), never a hallucination the prompt planted.
+The per-turn user prompt (Figs. 11, 15) is the same in both styles.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
-from ._types import AgentView, ChannelMessage, Role, WhoDunitAction, WordingName
+from ._types import AgentView, ChannelMessage, PromptStyle, Role, WhoDunitAction, WordingName
 
 __all__ = [
     "WORDINGS",
+    "compact_example",
     "describe_attributes",
     "render_message",
     "render_prompt",
@@ -233,6 +246,66 @@ Possible properties of {suspects} are: {attributes}
 Following is information about the {suspects}:
 {suspect_block}"""
 
+# The compact style (see the module docstring): the same game, the same actions and fields.
+_SYM_COMPACT = """You are {name}, playing a cooperative game with {others}. There are {n} \
+{suspects}, numbered 1 to {n}; one is the {culprit}. Everyone knows every {suspect}'s \
+description; each player also has a few facts about the {culprit}, and together the facts \
+single the {culprit} out. Find the {culprit} in as few rounds as possible; a wrong \
+{accusation} loses.
+
+Each turn, choose one action:
+1 = share one of your facts: "fact" is its number
+2 = {accuse} {suspect} "character" (only when sure: it ends the game)
+3 = skip your turn
+
+Reply with your reasoning, then one JSON object, for example:
+{example}
+(action 2: "character" instead of "fact"; action 3: no other field)
+
+Properties and their values: {attribute_values}
+
+The {suspects}:
+{suspect_block}"""
+
+_ACCUSER_COMPACT = """You are {name}, playing a cooperative game with {partner}. There are \
+{n} {suspects}, numbered 1 to {n}; one is the {culprit}. You know the {culprit}'s \
+description; {partner} knows every {suspect}'s description but not which one is the \
+{culprit}. Only the {culprit} fits the description exactly. Find the {culprit} in as few \
+rounds as possible.
+
+Each turn, choose one action:
+1 = ask {partner} whether {suspect} "character" has value "value" of property "property" \
+(a yes/no answer)
+2 = ask {partner} for general information (a property value and every {suspect} that has it)
+3 = {accuse} {suspect} "character": do it as soon as only one {suspect} can fit; it ends \
+the game
+
+Reply with your reasoning, then one JSON object, for example:
+{example}
+(action 2: no other field; action 3: only "character")
+
+Properties and their values: {attribute_values}
+
+The {culprit} is described as: {culprit_description}"""
+
+_INTEL_COMPACT = """You are {name}, playing a cooperative game with {partner}. There are \
+{n} {suspects}, numbered 1 to {n}; one is the {culprit}. You know every {suspect}'s \
+description but not which one is the {culprit}; {partner} knows the {culprit}'s \
+description. Help {partner} find the {culprit} in as few rounds as possible.
+
+Each turn, answer {partner}'s request with one action:
+1 = answer the yes/no question: "value" is true or false
+2 = a broad message: "value" is "property-value", "character" the list of every {suspect} \
+with that value (you may send one instead of an answer; choose the most informative)
+
+Reply with your reasoning, then one JSON object, for example:
+{example}
+
+Properties and their values: {attribute_values}
+
+The {suspects}:
+{suspect_block}"""
+
 _SYM_USER = """You received the following starting facts about the {culprit} (these are the \
 facts you may share):
 {facts}
@@ -259,9 +332,60 @@ def _words(view: AgentView) -> dict[str, str]:
     return w
 
 
-def render_system_prompt(view: AgentView) -> str:
-    """The system prompt of the agent's role (Figs. 10, 13, 14)."""
+def compact_example(view: AgentView) -> dict[str, object]:
+    """The compact prompt's example move: legal and true for ``view`` (module docstring).
+
+    Accuser: is character 1's value of the culprit's first property the culprit's? Intel: the
+    first property's first value and every character that has it. Player: share fact 1.
+    """
+    thoughts = "..."
+    prop, values = next(iter(view.attributes.items()))
+    if view.role == "accuser":
+        value = (view.culprit_description or {}).get(prop, values[0])
+        return {
+            "thoughts": thoughts,
+            "action": 1,
+            "character": 1,
+            "property": prop,
+            "value": value,
+        }
+    if view.role == "intel":
+        holders = [i for i, s in enumerate(view.suspects or (), 1) if s.get(prop) == values[0]]
+        return {
+            "thoughts": thoughts,
+            "action": 2,
+            "value": f"{prop}-{values[0]}",
+            "character": holders,
+        }
+    if view.facts:
+        return {"thoughts": thoughts, "action": 1, "fact": 1}
+    return {"thoughts": thoughts, "action": 3}
+
+
+def _compact_system_prompt(view: AgentView, w: dict[str, str]) -> str:
+    w = {
+        **w,
+        "attribute_values": "; ".join(
+            f"{p} ({', '.join(vs)})" for p, vs in view.attributes.items()
+        ),
+        "example": json.dumps(compact_example(view), ensure_ascii=False),
+    }
+    if view.role == "player":
+        others = ", ".join(view.partners) or "the other players"
+        return _SYM_COMPACT.format(others=others, suspect_block=_suspect_block(view, w), **w)
+    partner = view.partners[0] if view.partners else "your partner"
+    if view.role == "accuser":
+        described = describe_attributes(view.culprit_description or {})
+        return _ACCUSER_COMPACT.format(partner=partner, culprit_description=described, **w)
+    return _INTEL_COMPACT.format(partner=partner, suspect_block=_suspect_block(view, w), **w)
+
+
+def render_system_prompt(view: AgentView, style: PromptStyle = "paper") -> str:
+    """The system prompt of the agent's role (Figs. 10, 13, 14; ``style="compact"``: the
+    same in fewer words, see the module docstring)."""
     w = _words(view)
+    if style == "compact":
+        return _compact_system_prompt(view, w)
     if view.role == "player":
         names = [view.name, *view.partners]
         return _SYM_SYSTEM.format(
@@ -301,9 +425,9 @@ def render_user_prompt(view: AgentView) -> str:
     return _ASYM_USER.format(**common)
 
 
-def render_prompt(view: AgentView) -> list[dict[str, str]]:
+def render_prompt(view: AgentView, style: PromptStyle = "paper") -> list[dict[str, str]]:
     """The chat messages for one turn: the role's system prompt, then the user prompt."""
     return [
-        {"role": "system", "content": render_system_prompt(view)},
+        {"role": "system", "content": render_system_prompt(view, style)},
         {"role": "user", "content": render_user_prompt(view)},
     ]

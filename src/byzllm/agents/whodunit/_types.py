@@ -21,6 +21,8 @@ __all__ = [
     "AgentTurn",
     "AgentView",
     "ChannelMessage",
+    "Decoding",
+    "PromptStyle",
     "Role",
     "TopLogprobs",
     "Variant",
@@ -45,6 +47,16 @@ Role = Literal["accuser", "intel", "player"]
 #: ``"award"``: the award / character / winner wording the paper used with models (§4.1);
 #: ``"original"``: the accuse / suspect / culprit wording of the task description.
 WordingName = Literal["award", "original"]
+
+#: How an LLM agent's reply is decoded. ``"free"``: as the rogue-agents paper does, the model
+#: writes its thoughts and JSON action freely and the lenient parser reads them. ``"schema"``:
+#: the request carries the JSON schema of the agent's valid moves (``response_format``), so a
+#: grammar-constrained server can only write one (:func:`action_schema`).
+Decoding = Literal["free", "schema"]
+
+#: The system prompts an LLM agent renders: ``"paper"``, Appendix F's (Figs. 10, 13, 14);
+#: ``"compact"``: the same rules and knowledge in fewer tokens, for small models.
+PromptStyle = Literal["paper", "compact"]
 
 #: What an action does. ``"pass"`` is not a paper action: it is the documented fallback when an
 #: agent never produced a valid action (the turn is spent, nothing else happens).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from byzllm.agents.whodunit import LLMAgent, SimParams, SimulatedAgent
+from byzllm.agents.whodunit import Decoding, LLMAgent, PromptStyle, SimParams, SimulatedAgent
 from byzllm.llm import ChatModel
 
 from ._env import ASYM_NAMES, SYM_NAMES
@@ -32,8 +32,12 @@ def llm_agents(
     top_logprobs: int = 10,
     max_reprompts: int = 3,
     max_tokens: int | None = 1024,
+    decoding: Decoding = "free",
+    prompt: PromptStyle = "paper",
 ) -> list[LLMAgent]:
-    """One LLM-backed agent per seat, all on ``model`` (``max_tokens`` bounds each reply)."""
+    """One LLM-backed agent per seat, all on ``model`` (``max_tokens`` bounds each reply;
+    ``decoding="schema"`` constrains each reply to a valid move, ``prompt="compact"``
+    shortens the system prompts; see :class:`LLMAgent`)."""
     return [
         LLMAgent(
             name,
@@ -41,6 +45,8 @@ def llm_agents(
             top_logprobs=top_logprobs,
             max_reprompts=max_reprompts,
             max_tokens=max_tokens,
+            decoding=decoding,
+            prompt=prompt,
         )
         for name in agent_names(game)
     ]

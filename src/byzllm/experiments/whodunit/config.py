@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from byzllm.agents.whodunit import SimParams, WhoDunitAgent, WordingName
+from byzllm.agents.whodunit import Decoding, PromptStyle, SimParams, WhoDunitAgent, WordingName
 from byzllm.envs.whodunit import (
     GameConfig,
     WhoDunitGame,
@@ -40,6 +40,18 @@ class WhoDunitPlayers(ModelConfig):
         default=1024, ge=1, description="longest reply per turn (small models: 256 is plenty)"
     )
     wording: WordingName = "award"
+    decoding: Decoding = Field(
+        default="free",
+        description="free: the model writes thoughts and JSON freely (the rogue-agents paper's "
+        "setting); schema: each request carries the JSON schema of the agent's valid moves, so "
+        "a grammar-constrained server (byzllm serve, llamacpp/..., llama.cpp) writes one by "
+        "construction",
+    )
+    prompt: PromptStyle = Field(
+        default="paper",
+        description="paper: Appendix F's system prompts; compact: the same rules in about half "
+        "the tokens, with a filled-in JSON example (for small models; docs/whodunit.md)",
+    )
 
     @field_validator("top_logprobs")
     @classmethod
@@ -75,6 +87,8 @@ class WhoDunitPlayers(ModelConfig):
             top_logprobs=self.top_logprobs,
             max_reprompts=self.max_reprompts,
             max_tokens=self.max_tokens,
+            decoding=self.decoding,
+            prompt=self.prompt,
         )
 
 
