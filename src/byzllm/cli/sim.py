@@ -145,8 +145,9 @@ def _fit(run_dir: Path) -> Any:
 
     domain = _domain_of(run_dir)
     if domain == "consensus":
+        from byzllm.experiments._fitting import run_name
         from byzllm.experiments.consensus.config import ConsensusConfig
-        from byzllm.experiments.consensus.fit import fit_consensus, run_name
+        from byzllm.experiments.consensus.fit import fit_consensus
 
         with Store.open(run_dir) as store:
             questions = store.records("consensus_question")

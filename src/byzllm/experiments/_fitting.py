@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
+from byzllm.agents._params import parameter_source
 from byzllm.errors import ConfigError
 from byzllm.runs import Interval, config_path
 
@@ -32,6 +34,8 @@ __all__ = [
     "comparison_row",
     "inline_profile",
     "load_profile_section",
+    "run_name",
+    "sim_profile",
 ]
 
 
@@ -132,4 +136,50 @@ def comparison_row(metric: str, real: Interval, simulated: Interval) -> Comparis
         difference=diff if math.isfinite(diff) else float("nan"),
         n_real=real.n,
         n_simulated=simulated.n,
+    )
+
+
+def run_name(run_dir: str | Path) -> str:
+    """How a profile names the run it was fitted from (the directory's name, no full path)."""
+    return Path(run_dir).resolve().name
+
+
+def sim_profile(
+    domain: str,
+    params: BaseModel,
+    fitted: tuple[Mapping[str, float], Mapping[str, str]],
+    run: str,
+    rows: Sequence[Mapping[str, Any]],
+    evidence: dict[str, dict[str, Any]],
+    unseen: Mapping[str, str] | None = None,
+) -> FittedProfile:
+    """The profile of a domain with one parameter set (``sim``): each parameter the fit
+    estimated (``fitted``: values and the statistic each came from), the others as
+    ``params`` (the base the fit started from) has them, with why they were not fitted
+    (``unseen``) and whether they are the declared default. Validated as a config will load
+    it, so a fitted value outside a parameter's range fails here."""
+    values, stat = fitted
+    defaults = type(params)()
+    group: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    for name in type(params).model_fields:
+        if name in values:
+            group[name], sources[name] = values[name], stat[name]
+            continue
+        value = getattr(params, name)
+        group[name] = float(value)
+        why = "" if unseen is None else f": {unseen.get(name, 'no evidence in the run')}"
+        if value != getattr(defaults, name):
+            sources[name] = f"set for the fit, not fitted from {run}{why}"
+        else:
+            declared = parameter_source(type(params), name)
+            sources[name] = f"{declared}; the default, not fitted from {run}{why}"
+    type(params).model_validate(group)
+    return FittedProfile(
+        domain=domain,
+        run=run,
+        run_simulated=any(bool(row.get("simulated")) for row in rows),
+        groups={"sim": group},
+        sources={"sim": sources},
+        evidence=evidence,
     )

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
 
 from byzllm.agents import ParseCounts
 
@@ -30,6 +32,7 @@ __all__ = [
     "STAGES",
     "UNIT_KINDS",
     "WARN_ABOVE",
+    "Coverage",
     "ParseHealth",
     "StageHealth",
     "StageText",
@@ -156,8 +159,58 @@ class StageHealth:
         )
 
 
+#: A game record's ``parse`` field where each agent turn is one parsed move (WhoDunit, the
+#: monitor games): declare ``parse: MoveParse = None``.
+MoveParse = Annotated[
+    dict[str, dict[str, int]] | None,
+    Field(
+        description="parse health: {'move': {calls, fallbacks}}, one call per agent turn, a "
+        "fallback per turn passed for want of a valid action ({} for simulated agents; None in "
+        "records written before it was kept)"
+    ),
+]
+
+
+class Coverage:
+    """What a run's parse and request health share: how many of its unit records carried
+    counts (``units`` read, ``recorded`` with counts, ``simulated``), and so its status."""
+
+    units: int
+    recorded: int
+    simulated: int
+    _notes: tuple[str, str, str]
+
+    def counted(self) -> bool:
+        """Whether anything was counted (a table to show)."""
+        raise NotImplementedError
+
+    def warnings(self, threshold: float = WARN_ABOVE) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def status(self) -> Status:
+        """``warning`` (above the threshold), ``ok``, ``n/a (simulated)`` (nothing counted,
+        simulated agents) or ``not recorded`` (nothing counted, no counts stored)."""
+        if self.counted():
+            return "warning" if self.warnings() else "ok"
+        if self.recorded < self.units or not self.units:
+            return "not recorded"
+        return "n/a (simulated)" if self.simulated else "ok"
+
+    @property
+    def note(self) -> str | None:
+        """One line saying why there is no table, or ``None`` when there is one."""
+        simulated, unrecorded, nothing = self._notes
+        status = self.status
+        if status == "n/a (simulated)":
+            return simulated
+        if status == "not recorded":
+            return unrecorded
+        return None if self.counted() else nothing
+
+
 @dataclass(frozen=True)
-class ParseHealth:
+class ParseHealth(Coverage):
     """A run's parse health: per-stage totals over its units.
 
     ``units`` counts the unit records read, ``recorded`` those that carry parse counts
@@ -170,27 +223,15 @@ class ParseHealth:
     recorded: int = 0
     simulated: int = 0
 
-    @property
-    def status(self) -> Status:
-        """``warning`` (some stage above the threshold), ``ok``, ``n/a (simulated)`` (nothing
-        parsed, simulated agents) or ``not recorded`` (nothing parsed, no counts stored)."""
-        if any(s.calls for s in self.stages):
-            return "warning" if self.warnings() else "ok"
-        if self.recorded < self.units or not self.units:
-            return "not recorded"
-        return "n/a (simulated)" if self.simulated else "ok"
+    #: The line without a table: simulated, not recorded, nothing counted.
+    _notes = (
+        "parse health: n/a (simulated agents: no model output was parsed)",
+        "parse health: not recorded (results written before parse counts were stored)",
+        "parse health: no model output was parsed",
+    )
 
-    @property
-    def note(self) -> str | None:
-        """One line saying why there is no table, or ``None`` when there is one."""
-        status = self.status
-        if status == "n/a (simulated)":
-            return "parse health: n/a (simulated agents: no model output was parsed)"
-        if status == "not recorded":
-            return "parse health: not recorded (results written before parse counts were stored)"
-        if not any(s.calls for s in self.stages):
-            return "parse health: no model output was parsed"
-        return None
+    def counted(self) -> bool:
+        return any(s.calls for s in self.stages)
 
     def warnings(self, threshold: float = WARN_ABOVE) -> list[str]:
         """Exactly one line per stage whose fall-back rate is above ``threshold``."""

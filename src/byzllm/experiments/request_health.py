@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from .parse_health import UNIT_KINDS
+from .parse_health import UNIT_KINDS, Coverage
 
 if TYPE_CHECKING:
     from byzllm.runs import Store
@@ -32,14 +32,11 @@ __all__ = ["UNIT_KINDS", "WARN_ABOVE", "RequestHealth", "from_records", "from_st
 #: A run whose retried requests exceed this share of its requests gets a warning line.
 WARN_ABOVE = 0.2
 
-#: The status of a run's request health.
-Status = Literal["ok", "warning", "n/a (simulated)", "not recorded"]
-
 _COUNTS = ("requests", "cached", "retries", "timeouts", "failures")
 
 
 @dataclass(frozen=True)
-class RequestHealth:
+class RequestHealth(Coverage):
     """A run's model requests, summed over its unit records.
 
     ``units`` counts the unit records read, ``recorded`` those that carry request counts
@@ -64,27 +61,14 @@ class RequestHealth:
         """Retries per request sent (``None`` without requests)."""
         return self.retries / self.requests if self.requests else None
 
-    @property
-    def status(self) -> Status:
-        """``warning`` (retries above the threshold), ``ok``, ``n/a (simulated)`` (no
-        requests, simulated agents) or ``not recorded`` (no counts stored)."""
-        if self.requests or self.cached:
-            return "warning" if self.warnings() else "ok"
-        if self.recorded < self.units or not self.units:
-            return "not recorded"
-        return "n/a (simulated)" if self.simulated else "ok"
+    _notes = (
+        "model requests: n/a (simulated agents: no model was called)",
+        "model requests: not recorded (results written before requests were counted)",
+        "model requests: none",
+    )
 
-    @property
-    def note(self) -> str | None:
-        """One line saying why there is no table, or ``None`` when there is one."""
-        status = self.status
-        if status == "n/a (simulated)":
-            return "model requests: n/a (simulated agents: no model was called)"
-        if status == "not recorded":
-            return "model requests: not recorded (results written before requests were counted)"
-        if not (self.requests or self.cached):
-            return "model requests: none"
-        return None
+    def counted(self) -> bool:
+        return bool(self.requests or self.cached)
 
     def errors_text(self) -> str:
         """``http_503 5, timeout 7`` (``-`` without errors)."""

@@ -61,7 +61,7 @@ from ._progress import (
     RichProgress,
     SilentProgress,
 )
-from ._records import Record
+from ._records import Record, UnitRequests
 from ._repair import RepairReport, repair_store
 from ._runner import (
     RunAbortedError,
@@ -110,6 +110,7 @@ __all__ = [
     "StoreError",
     "Unit",
     "UnitFailure",
+    "UnitRequests",
     "UnitResult",
     "WorkFn",
     "apply_overrides",

@@ -8,13 +8,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-__all__ = ["Record", "coerce_records"]
+__all__ = ["Record", "UnitRequests", "coerce_records"]
 
 _CAMEL_BOUNDARY = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+#: A record's ``requests`` field: the unit's model requests, as
+#: :func:`byzllm.llm.track_requests` counts them (declare ``requests: UnitRequests = None``).
+UnitRequests = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description="the unit's model requests: {requests, cached, retries, timeouts, failures, "
+        "errors: {kind: n}} (byzllm.llm.track_requests; all zero for simulated agents; None in "
+        "records written before they were counted)"
+    ),
+]
 
 
 class Record(BaseModel):
@@ -40,6 +52,21 @@ class Record(BaseModel):
             cls.kind = _CAMEL_BOUNDARY.sub("_", cls.__name__).lower()
         if not cls.kind or not isinstance(cls.kind, str):
             raise TypeError(f"{cls.__name__}.kind must be a non-empty string")
+
+    @classmethod
+    def of(cls, *sources: object, **values: Any) -> Self:
+        """A record of ``values``, its other fields read from the first of ``sources`` with
+        an attribute of the same name (a game's result, a turn's features): the fields a
+        domain copies unchanged are named once, in the record class."""
+        taken: dict[str, Any] = {}
+        for name in cls.model_fields:
+            if name in values:
+                continue
+            for source in sources:
+                if hasattr(source, name):
+                    taken[name] = getattr(source, name)
+                    break
+        return cls(**taken, **values)
 
 
 def coerce_records(result: object) -> list[Record]:

@@ -202,7 +202,9 @@ def _transcript(result: DebateResult) -> list[dict[str, Any]]:
     return [r.model_dump(mode="json", exclude_none=True) for r in result.rounds]
 
 
-async def _play(payload: dict[str, Any]) -> list[Record]:
+async def work(payload: dict[str, Any]) -> list[Record]:
+    """One debate of one problem under one condition (collect, run and evaluate units): the
+    runner's work function (top-level, picklable)."""
     cfg = CodeGenConfig.model_validate(payload["config"])
     problem = CodeProblem.model_validate(payload["problem"])
     repeat = int(payload["repeat"])
@@ -228,32 +230,20 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
     triggers = [] if intervener is None else intervener.game_triggers(key)
     sim: CodeGenSimParams | None = cfg.sim if result.simulated else None
     records: list[Record] = [
-        CodeGenProblemRecord(
+        CodeGenProblemRecord.of(
+            result,
             split=split,
             condition=condition,
             problem_id=problem.id,
             source=problem.source,
             repeat=repeat,
-            passed=result.passed,
             hidden_status=result.hidden.status,
             hidden_detail=result.hidden.detail,
-            final_seat=result.final_seat,
-            final_rule=result.final_rule,
-            final_code=result.final_code,
-            rounds_played=result.rounds_played,
-            total_turns=result.total_turns,
-            resets=result.resets,
-            resamples=result.resamples,
             triggers=[t.model_dump() for t in triggers],
             scoring_errors=(
                 len(intervener.scoring_errors) if isinstance(intervener, MonitorIntervener) else 0
             ),
-            parse=result.parse,
-            run_failures=result.run_failures,
-            syntax_errors=result.syntax_errors,
             agents=cfg.agents,
-            simulated=result.simulated,
-            simulated_execution=result.simulated_execution,
             sim_params=sim.model_dump() if sim is not None else None,
             requests=requests.to_dict(),
             transcript=_transcript(result),
@@ -264,7 +254,8 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
         turn = t.obs.run_turn or t.obs.turn
         f = turn_features(t.obs.distributions, turn, renormalize=cfg.renormalize)
         records.append(
-            CodeGenTurnRecord(
+            CodeGenTurnRecord.of(
+                f,
                 split=split,
                 condition=condition,
                 game_id=problem.id,
@@ -275,20 +266,11 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
                 round=t.round,
                 attempt=t.attempt,
                 decision=t.decision,
-                entropy=f.entropy,
-                varentropy=f.varentropy,
-                kurtosis=f.kurtosis,
-                n_positions=f.n_positions,
                 success=result.passed,
                 simulated=result.simulated,
             )
         )
     return records
-
-
-async def work(payload: dict[str, Any]) -> list[Record]:
-    """The runner's work function for collect and evaluate units (top-level, picklable)."""
-    return await _play(payload)
 
 
 async def run_in_memory(units: Iterable[Unit]) -> list[dict[str, Any]]:

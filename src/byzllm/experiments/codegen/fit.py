@@ -88,7 +88,6 @@ import numpy.typing as npt
 from scipy.optimize import minimize
 from scipy.special import expit, logsumexp
 
-from byzllm.agents._params import parameter_source
 from byzllm.agents.codegen import (
     CODER_ROLES,
     SEAT_OFFSETS,
@@ -99,7 +98,7 @@ from byzllm.envs.codegen import syntax_error
 from byzllm.errors import InputError
 from byzllm.runs import Store
 
-from .._fitting import ComparisonRow, FittedProfile
+from .._fitting import ComparisonRow, FittedProfile, run_name, sim_profile
 from .._twin import Metric, grouped_comparison, replay_units
 from .config import CODEGEN_CONDITIONS
 from .experiment import work
@@ -623,7 +622,7 @@ def fit_codegen(
     judge_post = _fit_judging(ev, put, unseen, evidence)
     tester_post = _fit_testing(ev, base, put, unseen, evidence)
     _fit_confidences(ev, base, judge_post, tester_post, put, unseen, evidence)
-    return _profile(values, stat, unseen, base, run, records, evidence)
+    return sim_profile("codegen", base, (values, stat), run, records, evidence, unseen)
 
 
 def _fit_replies(ev: CodeGenEvidence, put: _Put, unseen: dict[str, str], evidence: Any) -> None:
@@ -882,48 +881,6 @@ def _fit_confidences(
             "turns with a checked test, weighted by their posterior of being clean",
             tpositions,
         )
-
-
-def _profile(
-    values: Mapping[str, float],
-    stat: Mapping[str, str],
-    unseen: Mapping[str, str],
-    base: CodeGenSimParams,
-    run: str,
-    records: Sequence[Mapping[str, Any]],
-    evidence: dict[str, dict[str, Any]],
-) -> FittedProfile:
-    group: dict[str, float] = {}
-    sources: dict[str, str] = {}
-    defaults = CodeGenSimParams()
-    for name in CodeGenSimParams.model_fields:
-        if name in values:
-            group[name] = values[name]
-            sources[name] = stat[name]
-            continue
-        value = getattr(base, name)
-        group[name] = float(value)
-        why = unseen.get(name, "no evidence in the run")
-        if value != getattr(defaults, name):
-            sources[name] = f"set for the fit, not fitted from {run}: {why}"
-        else:
-            declared = parameter_source(CodeGenSimParams, name)
-            sources[name] = f"{declared}; the default, not fitted from {run}: {why}"
-    # Validate what a config will load (a fitted value outside a parameter's range fails here).
-    CodeGenSimParams.model_validate(group)
-    return FittedProfile(
-        domain="codegen",
-        run=run,
-        run_simulated=any(bool(r.get("simulated")) for r in records),
-        groups={"sim": group},
-        sources={"sim": sources},
-        evidence=evidence,
-    )
-
-
-def run_name(run_dir: str | Path) -> str:
-    """How a profile names the run it was fitted from (the directory's name, no full path)."""
-    return Path(run_dir).resolve().name
 
 
 def _read(run_dir: str | Path) -> tuple[list[dict[str, Any]], dict[str, tuple[str, str | None]]]:

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from byzllm.runs import Record
+from byzllm.runs import Record, UnitRequests
 
 __all__ = ["CodeGenProblemRecord", "CodeGenTurnRecord"]
 
@@ -48,7 +48,7 @@ class CodeGenProblemRecord(Record):
     simulated: bool
     simulated_execution: bool
     sim_params: dict[str, Any] | None = None
-    requests: dict[str, Any] | None = None
+    requests: UnitRequests = None
     transcript: list[dict[str, Any]] = Field(default_factory=list)
     turns: list[dict[str, Any]] = Field(default_factory=list)
 

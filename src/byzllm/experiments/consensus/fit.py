@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from statistics import fmean
 from typing import Any
 
@@ -422,8 +421,3 @@ def compare_consensus(
         rows = [comparison_row(m, a[m], b[m]) for m in CONSENSUS_METRICS if m in a and m in b]
         out.append((meta, rows))
     return out
-
-
-def run_name(run_dir: str | Path) -> str:
-    """How a profile names the run it was fitted from (the directory's name, no full path)."""
-    return Path(run_dir).resolve().name

@@ -9,7 +9,7 @@ from pydantic import Field
 from byzllm.protocols import (
     QuestionTrace,
 )
-from byzllm.runs import Record
+from byzllm.runs import Record, UnitRequests
 
 __all__ = ["ConsensusQuestion", "ConsensusRound"]
 
@@ -76,9 +76,4 @@ class ConsensusQuestion(Record):
         description="the unit's parse health: replies parsed per stage, all agents and rounds "
         "({} when no agent parsed model output; None in records written before it was kept)",
     )
-    requests: dict[str, Any] | None = Field(
-        default=None,
-        description="the unit's model requests: {requests, cached, retries, timeouts, failures, "
-        "errors: {kind: n}} (byzllm.llm.track_requests; all zero for simulated agents; None in "
-        "records written before they were counted)",
-    )
+    requests: UnitRequests = None

@@ -63,21 +63,12 @@ def game_record(
     requests: dict[str, Any] | None = None,
 ) -> GovSimGameRecord:
     """The stored record of one played game."""
-    return GovSimGameRecord(
-        game_id=result.game_id,
+    return GovSimGameRecord.of(
+        result,
         split=split,
         repeat=repeat,
-        r0=result.r0,
         agents=agents,
-        months=result.months,
-        collapse_below=result.collapse_below,
-        months_played=result.months_played,
-        collapsed=result.collapsed,
-        survival_time=result.survival_time,
         survival_rate=1.0 if result.survived else 0.0,
-        efficiency=result.efficiency,
-        total_catch=result.total_catch,
-        stocks=result.stocks,
         harvests=[h.model_dump() for h in result.harvests],
         meetings=[[u.model_dump() for u in m] for m in result.meetings],
         undone_meetings=[[u.model_dump() for u in m] for m in result.undone_meetings],
@@ -96,11 +87,6 @@ def game_record(
             }
             for t in result.turns
         ],
-        resets=result.resets,
-        resamples=result.resamples,
-        parse_failures=result.parse_failures,
-        fallbacks=result.fallbacks,
-        simulated=result.simulated,
         sim_params=sim.model_dump() if result.simulated and sim is not None else None,
         parse=catch_counts(result),
         requests=requests,

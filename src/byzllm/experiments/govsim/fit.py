@@ -74,12 +74,11 @@ import numpy.typing as npt
 from scipy.optimize import minimize, minimize_scalar
 from scipy.special import log_ndtr
 
-from byzllm.agents._params import parameter_source
 from byzllm.agents.govsim import FisherParams, sustainable_share
 from byzllm.errors import InputError
 from byzllm.runs import Store
 
-from .._fitting import ComparisonRow, FittedProfile
+from .._fitting import ComparisonRow, FittedProfile, run_name, sim_profile
 from .._twin import Metric, grouped_comparison, replay_units
 from .experiment import work
 
@@ -497,49 +496,7 @@ def fit_govsim(
             unseen["rogue_multiplier"] = (
                 f"fewer than {_MIN_ROGUE:g} of the {len(props)} proposals look rogue"
             )
-    return _profile(values, stat, unseen, base, run, games, evidence)
-
-
-def _profile(
-    values: Mapping[str, float],
-    stat: Mapping[str, str],
-    unseen: Mapping[str, str],
-    base: FisherParams,
-    run: str,
-    games: Sequence[Mapping[str, Any]],
-    evidence: dict[str, dict[str, Any]],
-) -> FittedProfile:
-    group: dict[str, float] = {}
-    sources: dict[str, str] = {}
-    defaults = FisherParams()
-    for name in FisherParams.model_fields:
-        if name in values:
-            group[name] = values[name]
-            sources[name] = stat[name]
-            continue
-        value = getattr(base, name)
-        group[name] = float(value)
-        why = unseen.get(name, "no evidence in the run")
-        if value != getattr(defaults, name):
-            sources[name] = f"set for the fit, not fitted from {run}: {why}"
-        else:
-            declared = parameter_source(FisherParams, name)
-            sources[name] = f"{declared}; the default, not fitted from {run}: {why}"
-    # Validate what a config will load (a fitted value outside a parameter's range fails here).
-    FisherParams.model_validate(group)
-    return FittedProfile(
-        domain="govsim",
-        run=run,
-        run_simulated=any(bool(g.get("simulated")) for g in games),
-        groups={"sim": group},
-        sources={"sim": sources},
-        evidence=evidence,
-    )
-
-
-def run_name(run_dir: str | Path) -> str:
-    """How a profile names the run it was fitted from (the directory's name, no full path)."""
-    return Path(run_dir).resolve().name
+    return sim_profile("govsim", base, (values, stat), run, games, evidence, unseen)
 
 
 def _read(run_dir: str | Path) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from byzllm.runs import Record
+from byzllm.runs import Record, UnitRequests
 
 __all__ = ["GovSimGameRecord"]
 
@@ -53,6 +53,4 @@ class GovSimGameRecord(Record):
         description="parse health: {'catch': {calls, fallbacks}}, one call per catch decision, "
         "a fallback per decision that fell back to 0 tons ({} for simulated fishers)",
     )
-    requests: dict[str, Any] | None = Field(
-        default=None, description="the unit's model requests (byzllm.llm.track_requests)"
-    )
+    requests: UnitRequests = None

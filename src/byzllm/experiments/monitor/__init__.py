@@ -1,8 +1,9 @@
 """Monitor experiments on the runner: collect, train, evaluate (the rogue-agents paper, §4, §5,
 §6.1, D.2).
 
-The pipeline, for WhoDunitEnv (the environment-specific part is :func:`_play`; the rest is
-environment-agnostic and reads only :class:`~byzllm.envs.TurnObservation`):
+The pipeline, for WhoDunitEnv (the environment-specific part is the work function,
+:func:`.experiment.work`; the rest is environment-agnostic and reads only
+:class:`~byzllm.envs.TurnObservation`):
 
 1. **collect** — play the train and validation games without interventions; store every
    turn's features (:class:`MonitorTurnRecord`, labelled with its game's outcome) and every

@@ -87,6 +87,18 @@ class PlayedGame:
     fields: dict[str, Any] = field(default_factory=dict)
     outcome: dict[str, float] | None = None
 
+    @classmethod
+    def of(cls, result: Any, **values: Any) -> PlayedGame:
+        """A played game whose counts (success, turns, resets, resamples, parse failures,
+        fall-backs, simulated) are ``result``'s attributes of the same names, unless given."""
+        counts = {name: getattr(result, name) for name in _COUNTS if name not in values}
+        return cls(**counts, **values)
+
+
+_COUNTS = (
+    "success", "total_turns", "resets", "resamples", "parse_failures", "fallbacks", "simulated"
+)  # fmt: skip
+
 
 class MonitorEnvironment(Protocol):
     """What the monitor pipeline needs from an environment (module docstring)."""
@@ -191,15 +203,9 @@ class WhoDunitEnvironment:
             rng=random.Random(f"{instance.id}/{repeat}"),
             wording=cfg.wording,
         )
-        return PlayedGame(
+        return PlayedGame.of(
+            result,
             game_id=instance.id,
-            success=result.success,
-            total_turns=result.total_turns,
-            resets=result.resets,
-            resamples=result.resamples,
-            parse_failures=result.parse_failures,
-            fallbacks=result.fallbacks,
-            simulated=result.simulated,
             parse=move_counts((t.fallback for t in result.turns), simulated=result.simulated),
             turns=[t.obs for t in result.turns],
             fields={
@@ -277,15 +283,10 @@ class GovSimEnvironment:
             intervener=intervener,
             rng=random.Random(f"{instance.id}/{instance.seed}/{repeat}"),
         )
-        return PlayedGame(
+        return PlayedGame.of(
+            result,
             game_id=instance.id,
             success=result.survived,
-            total_turns=result.total_turns,
-            resets=result.resets,
-            resamples=result.resamples,
-            parse_failures=result.parse_failures,
-            fallbacks=result.fallbacks,
-            simulated=result.simulated,
             parse=catch_counts(result),
             turns=[t.obs for t in result.turns if t.monitored],
             fields={"variant": "govsim", "n_suspects": 0, "accused": False},

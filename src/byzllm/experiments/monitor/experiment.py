@@ -160,7 +160,9 @@ def _transcript_turn(obs: TurnObservation, renormalize: bool) -> dict[str, Any]:
     }
 
 
-async def _play(payload: dict[str, Any]) -> list[Record]:
+async def work(payload: dict[str, Any]) -> list[Record]:
+    """One game under one condition (collect and evaluate units): the runner's work function
+    (top-level, picklable)."""
     # The payload's config and game hold only their non-default fields: validating them
     # brings the defaults back.
     cfg = MonitorExperimentConfig.model_validate(payload["config"])
@@ -178,18 +180,12 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
         intervener.game_scores(played.game_id) if isinstance(intervener, MonitorIntervener) else []
     )
     records: list[Record] = [
-        MonitorGameRecord(
+        MonitorGameRecord.of(
+            played,
             env=cfg.env,
             split=split,
             condition=condition,
-            game_id=played.game_id,
             repeat=repeat,
-            success=played.success,
-            total_turns=played.total_turns,
-            resets=played.resets,
-            resamples=played.resamples,
-            parse_failures=played.parse_failures,
-            fallbacks=played.fallbacks,
             triggers=[t.model_dump() for t in triggers],
             turn_scores=[
                 {"turn": t.turn, "role": t.role, "agent": t.agent, "p_success": t.score}
@@ -200,11 +196,8 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
                 len(intervener.scoring_errors) if isinstance(intervener, MonitorIntervener) else 0
             ),
             agents=cfg.agents,
-            simulated=played.simulated,
             sim_params=env.sim_params(cfg) if played.simulated else None,
-            parse=played.parse,
             requests=requests.to_dict(),
-            outcome=played.outcome,
             **played.fields,
         )
     ]
@@ -215,27 +208,19 @@ async def _play(payload: dict[str, Any]) -> list[Record]:
             turn = obs.run_turn or obs.turn
             f = turn_features(obs.distributions, turn, renormalize=cfg.renormalize)
             records.append(
-                MonitorTurnRecord(
+                MonitorTurnRecord.of(
+                    f,
                     split=split,
                     game_id=played.game_id,
                     repeat=repeat,
                     role=obs.role,
                     agent=obs.agent,
                     turn=turn,
-                    entropy=f.entropy,
-                    varentropy=f.varentropy,
-                    kurtosis=f.kurtosis,
-                    n_positions=f.n_positions,
                     success=played.success,
                     simulated=played.simulated,
                 )
             )
     return records
-
-
-async def work(payload: dict[str, Any]) -> list[Record]:
-    """The runner's work function for collect and evaluate units (top-level, picklable)."""
-    return await _play(payload)
 
 
 async def run_in_memory(units: Iterable[Unit]) -> list[dict[str, Any]]:

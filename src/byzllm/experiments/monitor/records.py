@@ -6,7 +6,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from byzllm.runs import Record
+from byzllm.runs import Record, UnitRequests
+
+from ..parse_health import MoveParse
 
 __all__ = ["MonitorGameRecord", "MonitorTurnRecord"]
 
@@ -72,15 +74,5 @@ class MonitorGameRecord(Record):
     agents: str
     simulated: bool
     sim_params: dict[str, Any] | None = None
-    parse: dict[str, dict[str, int]] | None = Field(
-        default=None,
-        description="parse health: {'move': {calls, fallbacks}}, one call per agent turn, a "
-        "fallback per turn passed for want of a valid action ({} for simulated agents; None in "
-        "records written before it was kept)",
-    )
-    requests: dict[str, Any] | None = Field(
-        default=None,
-        description="the unit's model requests: {requests, cached, retries, timeouts, failures, "
-        "errors: {kind: n}} (byzllm.llm.track_requests; all zero for simulated agents; None in "
-        "records written before they were counted)",
-    )
+    parse: MoveParse = None
+    requests: UnitRequests = None

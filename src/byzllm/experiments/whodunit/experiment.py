@@ -65,26 +65,12 @@ def game_records(
     requests: dict[str, Any] | None = None,
 ) -> list[Record]:
     """The stored records of one played game (``requests``: its model requests)."""
-    game_rec = WhoDunitGameRecord(
-        game_id=result.game_id,
+    game_rec = WhoDunitGameRecord.of(
+        result,
         split=split,
         repeat=repeat,
-        variant=result.variant,
         agents=agents,
         n_suspects=n_suspects,
-        success=result.success,
-        accused=result.accused,
-        culprit=result.culprit,
-        accused_suspect=result.accused_suspect,
-        total_turns=result.total_turns,
-        resets=result.resets,
-        parse_failures=result.parse_failures,
-        fallbacks=result.fallbacks,
-        invalid_actions=result.invalid_actions,
-        hallucinations=result.hallucinations,
-        repetitions=result.repetitions,
-        ignored_facts=result.ignored_facts,
-        simulated=result.simulated,
         sim_params=sim.model_dump() if result.simulated and sim is not None else None,
         parse=move_counts((t.fallback for t in result.turns), simulated=result.simulated),
         requests=requests,
@@ -92,25 +78,18 @@ def game_records(
     records: list[Record] = [game_rec]
     for t in result.turns:
         records.append(
-            WhoDunitTurnRecord(
+            WhoDunitTurnRecord.of(
+                t,
                 game_id=result.game_id,
                 repeat=repeat,
                 success=result.success,
                 turn=t.obs.turn,
-                budget_turn=t.budget_turn,
                 role=t.obs.role,
                 agent=t.obs.agent,
                 action=t.obs.action,
-                valid=t.valid,
-                errors=t.errors,
-                fallback=t.fallback,
-                decision=t.decision,
-                message=t.message,
-                remaining_candidates=t.remaining_candidates,
                 hallucination=t.flags.hallucination,
                 repetition=t.flags.repetition,
                 ignored_fact=t.flags.ignored_fact,
-                noise=t.noise,
                 distributions=t.obs.distributions,
                 simulated=result.simulated,
             )

@@ -79,12 +79,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from byzllm.agents._params import parameter_source
 from byzllm.agents.whodunit import SimParams
 from byzllm.errors import InputError
 from byzllm.runs import Interval, Store, bootstrap_intervals
 
-from .._fitting import ComparisonRow, FittedProfile, comparison_row
+from .._fitting import ComparisonRow, FittedProfile, comparison_row, run_name, sim_profile
 from .._twin import replay_units
 from .experiment import work
 
@@ -422,38 +421,9 @@ def fit_whodunit(
             "temperature and the hallucinated confidence range",
             len(intel.wrong_answers),
         )
-    group: dict[str, float] = {}
-    sources: dict[str, str] = {}
-    defaults = SimParams()
-    for name in SimParams.model_fields:
-        if name in values:
-            group[name] = values[name]
-            sources[name] = stat[name]
-            continue
-        value = getattr(base, name)
-        group[name] = float(value)
-        declared = parameter_source(SimParams, name)
-        if value != getattr(defaults, name):
-            sources[name] = f"set for the fit, not fitted from {run}"
-        else:
-            sources[name] = f"{declared}; the default, not fitted from {run}"
-    # Validate what a config will load (a fitted value outside a parameter's range fails here).
-    SimParams.model_validate(group)
     evidence = {role: _evidence(t) for role, t in sorted(tally.items())}
     evidence["pooled"] = _evidence(pooled) | {"mean_size_scale": round(mean_scale, 4)}
-    return FittedProfile(
-        domain="whodunit",
-        run=run,
-        run_simulated=any(bool(g.get("simulated")) for g in games),
-        groups={"sim": group},
-        sources={"sim": sources},
-        evidence=evidence,
-    )
-
-
-def run_name(run_dir: str | Path) -> str:
-    """How a profile names the run it was fitted from (the directory's name, no full path)."""
-    return Path(run_dir).resolve().name
+    return sim_profile("whodunit", base, (values, stat), run, games, evidence)
 
 
 def _read(run_dir: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
