@@ -2,20 +2,20 @@
 
 A typical area command takes the run option families in one parameter (:func:`run_options`)::
 
-    from byzllm.cli._common import RunOptions, cli_errors, run_options
+    from byzllm.cli._common import RunOptions, run_options
 
     @app.command()
     @run_options()
     def run(opts: RunOptions) -> None:
         \"\"\"Run a sweep.\"\"\"
-        with cli_errors():
-            from byzllm.myarea import MyConfig, expand_units, work   # heavy imports here
+        from byzllm.myarea import MyConfig, expand_units, work   # heavy imports here
 
-            cfg = opts.load(MyConfig)                               # exit 2 on a bad config
-            opts.execute("myarea", expand_units(cfg), work, config=cfg)
+        opts.run("myarea", MyConfig, expand_units, work)      # a bad config: one line, exit 2
 
-:func:`cli_errors` turns a :class:`~byzllm.errors.ByzllmError` into one ``error: ...`` line
-on stderr and the error's exit code (2 for bad input and configs), and Ctrl-C into exit 130.
+:func:`cli_errors` (which the option families apply themselves; other commands use it as
+``with cli_errors():``) turns a :class:`~byzllm.errors.ByzllmError` into one ``error: ...``
+line on stderr and the error's exit code (2 for bad input and configs), and Ctrl-C into exit
+130.
 """
 
 from __future__ import annotations
@@ -475,8 +475,10 @@ def run_options(*, concurrency: int = 16) -> Callable[[Callable[..., None]], Cal
 
 @dataclass(frozen=True)
 class TrainOptions:
-    """``train``'s options (monitors, CodeGen), as one value (see :func:`train_options`)."""
+    """``train``'s options (monitors, CodeGen), as one value (see :func:`train_options`): the
+    collect run it reads (``RUN_DIR``), where the monitors go, the ridge, the degrees."""
 
+    run_dir: Path = Path()
     out: Path | None = None
     alpha: float = 1.0
     max_degree: int = 5
@@ -486,12 +488,13 @@ class TrainOptions:
         """The polynomial degrees searched: 1..``--max-degree``."""
         return range(1, self.max_degree + 1)
 
-    def target(self, run_dir: Path) -> Path:
+    def target(self) -> Path:
         """``--out``, else ``RUN_DIR/monitors.json``."""
-        return self.out or run_dir / "monitors.json"
+        return self.out or self.run_dir / "monitors.json"
 
 
 _TRAIN_PARAMETERS: dict[str, Any] = {
+    "run_dir": RunDirArgument,
     "out": MonitorsOutOption,
     "alpha": AlphaOption,
     "max_degree": MaxDegreeOption,
@@ -499,7 +502,7 @@ _TRAIN_PARAMETERS: dict[str, Any] = {
 
 
 def train_options() -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Give a ``train`` command ``--out --alpha --max-degree`` as one parameter
+    """Give a ``train`` command ``RUN_DIR --out --alpha --max-degree`` as one parameter
     ``training: TrainOptions`` (as :func:`run_options` does for runs)."""
     return _option_family("training", _TRAIN_PARAMETERS, TrainOptions())
 
@@ -509,7 +512,8 @@ def _option_family(
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """The decorator behind :func:`run_options` and :func:`train_options`: the command's
     ``parameter`` becomes the ``options`` (name -> annotated type, default from
-    ``defaults``), and the command gets them back as one value of ``defaults``' class."""
+    ``defaults``), the command gets them back as one value of ``defaults``' class, and its
+    errors become one line and an exit code (:func:`cli_errors`)."""
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         signature = inspect.signature(command, eval_str=True)
@@ -533,7 +537,8 @@ def _option_family(
             values = {name: kwargs.pop(name) for name in options}
             if "set_" in values:
                 values["set_"] = tuple(values["set_"] or ())
-            command(**{parameter: type(defaults)(**values)}, **kwargs)
+            with cli_errors():
+                command(**{parameter: type(defaults)(**values)}, **kwargs)
 
         wrapper.__signature__ = inspect.Signature([*own, *added])  # type: ignore[attr-defined]
         return wrapper

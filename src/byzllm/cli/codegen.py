@@ -59,16 +59,14 @@ def collect(opts: common.RunOptions) -> None:
 
         byzllm codegen collect --set problems=HumanEval.jsonl.gz --set n_train=40 -o runs/cgc
     """
-    with common.cli_errors():
-        from byzllm.experiments.codegen import CodeGenConfig, collect_units, work
+    from byzllm.experiments.codegen import CodeGenConfig, collect_units, work
 
-        opts.run("codegen", CodeGenConfig, collect_units, work, "collect")
+    opts.run("codegen", CodeGenConfig, collect_units, work, "collect")
 
 
 @app.command()
 @common.train_options()
 def train(
-    run_dir: common.RunDirArgument,
     training: common.TrainOptions,
     json_output: common.JsonOption = False,
 ) -> None:
@@ -80,33 +78,32 @@ def train(
 
         byzllm codegen train runs/cgc
     """
-    with common.cli_errors():
-        from byzllm.experiments.codegen import train_monitors
-        from byzllm.monitor import table5_rows
-        from byzllm.runs import Store
+    from byzllm.experiments.codegen import train_monitors
+    from byzllm.monitor import table5_rows
+    from byzllm.runs import Store
 
-        with Store.open(run_dir) as store:
-            turns = store.records("codegen_turn")
-            cfg = store.latest_config() or {}
-        monitors = train_monitors(
-            turns,
-            degrees=training.degrees,
-            alpha=training.alpha,
-            meta={"agents": cfg.get("agents"), "model": cfg.get("model")},
-        )
-        path = monitors.save(training.target(run_dir))
-        rows = table5_rows(monitors)
-        simulated = bool(monitors.meta.get("simulated"))
-        if json_output:
-            common.print_json({"monitors": str(path), "simulated": simulated, "rows": rows})
-            return
-        common.emit_rows(
-            rows,
-            json_output=False,
-            title="CodeGen monitors (gain in points on validation)",
-            simulated=simulated,
-        )
-        typer.echo(f"wrote {path}", err=True)
+    with Store.open(training.run_dir) as store:
+        turns = store.records("codegen_turn")
+        cfg = store.latest_config() or {}
+    monitors = train_monitors(
+        turns,
+        degrees=training.degrees,
+        alpha=training.alpha,
+        meta={"agents": cfg.get("agents"), "model": cfg.get("model")},
+    )
+    path = monitors.save(training.target())
+    rows = table5_rows(monitors)
+    simulated = bool(monitors.meta.get("simulated"))
+    if json_output:
+        common.print_json({"monitors": str(path), "simulated": simulated, "rows": rows})
+        return
+    common.emit_rows(
+        rows,
+        json_output=False,
+        title="CodeGen monitors (gain in points on validation)",
+        simulated=simulated,
+    )
+    typer.echo(f"wrote {path}", err=True)
 
 
 @app.command()
@@ -137,23 +134,22 @@ def run(opts: common.RunOptions, monitors: MonitorsOption = None) -> None:
 
         byzllm codegen run cfg.yaml -m runs/cgc/monitors.json --set repeats=3 -o runs/cg
     """
-    with common.cli_errors():
-        from byzllm.experiments.codegen import run_units, work
-        from byzllm.monitor import MonitorSet
+    from byzllm.experiments.codegen import run_units, work
+    from byzllm.monitor import MonitorSet
 
-        cfg = _config(opts)
-        monitor_set = MonitorSet.load(monitors) if monitors is not None else None
-        if monitor_set is None:
-            kept = [c for c in cfg.conditions if c in ("zero-shot", "none")]
-            dropped = [c for c in cfg.conditions if c not in kept]
-            if dropped:
-                typer.echo(
-                    f"warning: no --monitors: skipping {', '.join(dropped)} "
-                    "(run `byzllm codegen collect` and `train` first)",
-                    err=True,
-                )
-                cfg = cfg.model_copy(update={"conditions": kept})
-        opts.execute("codegen", run_units(cfg, monitor_set), work, config=cfg, stage="run")
+    cfg = _config(opts)
+    monitor_set = MonitorSet.load(monitors) if monitors is not None else None
+    if monitor_set is None:
+        kept = [c for c in cfg.conditions if c in ("zero-shot", "none")]
+        dropped = [c for c in cfg.conditions if c not in kept]
+        if dropped:
+            typer.echo(
+                f"warning: no --monitors: skipping {', '.join(dropped)} "
+                "(run `byzllm codegen collect` and `train` first)",
+                err=True,
+            )
+            cfg = cfg.model_copy(update={"conditions": kept})
+    opts.execute("codegen", run_units(cfg, monitor_set), work, config=cfg, stage="run")
 
 
 def _pct(v: float) -> str:

@@ -72,14 +72,13 @@ def run(opts: common.RunOptions, weak_model: common.WeakModelOption = None) -> N
 
         byzllm consensus run --model openai/qwen2.5-7b --base-url http://127.0.0.1:8000/v1
     """
-    with common.cli_errors():
-        from byzllm.experiments.consensus.config import ConsensusConfig
-        from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+    from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
 
-        cfg = opts.load(ConsensusConfig, model_overrides(opts.model, weak_model, opts.base_url))
-        _warn_robustness(cfg)
-        units = expand_units(cfg)
-        opts.execute("consensus", units, consensus_unit, config=cfg)
+    cfg = opts.load(ConsensusConfig, model_overrides(opts.model, weak_model, opts.base_url))
+    _warn_robustness(cfg)
+    units = expand_units(cfg)
+    opts.execute("consensus", units, consensus_unit, config=cfg)
 
 
 def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str, Any]]:

@@ -132,10 +132,9 @@ def run(opts: common.RunOptions) -> None:
     redo_temperature), top_logprobs, and the model keys model, base_url, api_key_env,
     max_concurrency, cache, cache_salt, timeout_s, retry (as every experiment).
     """
-    with common.cli_errors():
-        from byzllm.experiments.govsim import GovSimRunConfig, expand_units, work
+    from byzllm.experiments.govsim import GovSimRunConfig, expand_units, work
 
-        opts.run("govsim", GovSimRunConfig, expand_units, work)
+    opts.run("govsim", GovSimRunConfig, expand_units, work)
 
 
 @app.command()

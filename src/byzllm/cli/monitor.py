@@ -52,16 +52,14 @@ def collect(opts: common.RunOptions) -> None:
 
         byzllm monitor collect --model openai/gpt-4o-mini -o runs/gpt-collect
     """
-    with common.cli_errors():
-        from byzllm.experiments.monitor import MonitorExperimentConfig, collect_units, work
+    from byzllm.experiments.monitor import MonitorExperimentConfig, collect_units, work
 
-        opts.run("monitor", MonitorExperimentConfig, collect_units, work, "collect")
+    opts.run("monitor", MonitorExperimentConfig, collect_units, work, "collect")
 
 
 @app.command()
 @common.train_options()
 def train(
-    run_dir: common.RunDirArgument,
     training: common.TrainOptions,
     joint: Annotated[
         bool,
@@ -86,53 +84,52 @@ def train(
 
         byzllm monitor train runs/mon-collect --out monitors.json --json
     """
-    with common.cli_errors():
-        from byzllm.experiments.monitor.pipeline import train_from_turns
-        from byzllm.monitor import ablation_rows, table5_rows
-        from byzllm.runs import Store
+    from byzllm.experiments.monitor.pipeline import train_from_turns
+    from byzllm.monitor import ablation_rows, table5_rows
+    from byzllm.runs import Store
 
-        with Store.open(run_dir) as store:
-            turns = store.records("monitor_turn")
-            cfg = store.latest_config() or {}
-        simulated = any(bool(t.get("simulated")) for t in turns)
-        monitors, selections = train_from_turns(
-            turns, cfg, degrees=training.degrees, alpha=training.alpha, joint=joint
+    with Store.open(training.run_dir) as store:
+        turns = store.records("monitor_turn")
+        cfg = store.latest_config() or {}
+    simulated = any(bool(t.get("simulated")) for t in turns)
+    monitors, selections = train_from_turns(
+        turns, cfg, degrees=training.degrees, alpha=training.alpha, joint=joint
+    )
+    path = monitors.save(training.target())
+    rows = table5_rows(monitors)
+    ablations = ablation_rows(monitors)
+    if json_output:
+        common.print_json(
+            {
+                "monitors": str(path),
+                "simulated": simulated,
+                "base_rate": monitors.base_rate,
+                "selection": monitors.meta["selection"],
+                "expected_gain": monitors.meta["expected_gain"],
+                "rows": rows,
+                "ablations": ablations,
+                "grid": {s.role: [g.model_dump() for g in s.grid] for s in selections},
+            }
         )
-        path = monitors.save(training.target(run_dir))
-        rows = table5_rows(monitors)
-        ablations = ablation_rows(monitors)
-        if json_output:
-            common.print_json(
-                {
-                    "monitors": str(path),
-                    "simulated": simulated,
-                    "base_rate": monitors.base_rate,
-                    "selection": monitors.meta["selection"],
-                    "expected_gain": monitors.meta["expected_gain"],
-                    "rows": rows,
-                    "ablations": ablations,
-                    "grid": {s.role: [g.model_dump() for g in s.grid] for s in selections},
-                }
-            )
-            return
-        common.emit_rows(
-            rows,
-            json_output=False,
-            title="Selected monitors (gain in points on validation)",
-            simulated=simulated,
-        )
-        common.emit_rows(
-            ablations,
-            json_output=False,
-            title="Selected and ablation monitors (Table 3; rank and gain on validation)",
-            simulated=simulated,
-        )
-        typer.echo(
-            f"expected gain with every role monitored ({monitors.meta['selection']} "
-            f"selection): {100 * monitors.meta['expected_gain']:.1f} points",
-            err=True,
-        )
-        typer.echo(f"wrote {path}", err=True)
+        return
+    common.emit_rows(
+        rows,
+        json_output=False,
+        title="Selected monitors (gain in points on validation)",
+        simulated=simulated,
+    )
+    common.emit_rows(
+        ablations,
+        json_output=False,
+        title="Selected and ablation monitors (Table 3; rank and gain on validation)",
+        simulated=simulated,
+    )
+    typer.echo(
+        f"expected gain with every role monitored ({monitors.meta['selection']} "
+        f"selection): {100 * monitors.meta['expected_gain']:.1f} points",
+        err=True,
+    )
+    typer.echo(f"wrote {path}", err=True)
 
 
 @app.command()
@@ -163,29 +160,28 @@ def evaluate(
         byzllm monitor evaluate -m monitors.json --set repeats=4 \\
             --set "conditions=[none, monitor-1, resample-1]" -o runs/ablation
     """
-    with common.cli_errors():
-        from byzllm.experiments.monitor import evaluate_units, work
-        from byzllm.experiments.monitor.experiment import capped_conditions
-        from byzllm.monitor import MonitorSet, missing_conditions
+    from byzllm.experiments.monitor import evaluate_units, work
+    from byzllm.experiments.monitor.experiment import capped_conditions
+    from byzllm.monitor import MonitorSet, missing_conditions
 
-        cfg = _config(opts)
-        monitor_set = MonitorSet.load(monitors)
-        units = evaluate_units(cfg, monitor_set)
-        capped = capped_conditions(cfg)
-        if capped:
-            typer.echo(
-                f"note: {cfg.env} allows one intervention per role (the rogue-agents paper, "
-                f"§4.2): skipping {', '.join(capped)}",
-                err=True,
-            )
-        skipped = missing_conditions(cfg.conditions, monitor_set)
-        if skipped:
-            typer.echo(
-                f"warning: {monitors} has no ablation monitors (trained before they were kept): "
-                f"skipping {', '.join(skipped)}; rerun `byzllm monitor train` to evaluate them",
-                err=True,
-            )
-        opts.execute("monitor", units, work, config=cfg, stage="evaluate")
+    cfg = _config(opts)
+    monitor_set = MonitorSet.load(monitors)
+    units = evaluate_units(cfg, monitor_set)
+    capped = capped_conditions(cfg)
+    if capped:
+        typer.echo(
+            f"note: {cfg.env} allows one intervention per role (the rogue-agents paper, "
+            f"§4.2): skipping {', '.join(capped)}",
+            err=True,
+        )
+    skipped = missing_conditions(cfg.conditions, monitor_set)
+    if skipped:
+        typer.echo(
+            f"warning: {monitors} has no ablation monitors (trained before they were kept): "
+            f"skipping {', '.join(skipped)}; rerun `byzllm monitor train` to evaluate them",
+            err=True,
+        )
+    opts.execute("monitor", units, work, config=cfg, stage="evaluate")
 
 
 @app.command()

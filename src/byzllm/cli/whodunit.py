@@ -203,10 +203,9 @@ def run(opts: common.RunOptions) -> None:
     model, base_url, api_key_env, max_concurrency, cache, cache_salt, timeout_s, retry (as
     every experiment).
     """
-    with common.cli_errors():
-        from byzllm.experiments.whodunit import WhoDunitRunConfig, expand_units, work
+    from byzllm.experiments.whodunit import WhoDunitRunConfig, expand_units, work
 
-        opts.run("whodunit", WhoDunitRunConfig, expand_units, work)
+    opts.run("whodunit", WhoDunitRunConfig, expand_units, work)
 
 
 @app.command()
