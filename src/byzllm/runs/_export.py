@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["write_table"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["parquet_table", "write_table"]
 
 
 def _flat(value: Any) -> Any:
@@ -15,6 +18,70 @@ def _flat(value: Any) -> Any:
     if isinstance(value, (dict, list, tuple)):
         return json.dumps(value, sort_keys=True)
     return value
+
+
+def _columns(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Every key of every row, in first-seen order (rows may differ in their keys)."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        for key in row:
+            seen.setdefault(key, None)
+    return list(seen)
+
+
+def _parquet_ok(kind: pa.DataType) -> bool:
+    """Whether Parquet can store ``kind``: it has no struct without fields (``{}`` values
+    infer as ``struct<>``), at any depth."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(kind):
+        return kind.num_fields > 0 and all(
+            _parquet_ok(kind.field(i).type) for i in range(kind.num_fields)
+        )
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _parquet_ok(kind.value_type)
+    if pa.types.is_map(kind):
+        return _parquet_ok(kind.key_type) and _parquet_ok(kind.item_type)
+    return True
+
+
+def _lossless(array: pa.Array, values: list[Any]) -> bool:
+    """Whether a nested column reads back as the values it was built from: dicts with
+    different keys infer as one struct of every key, which would read back with null-filled
+    keys the records never had."""
+    import pyarrow as pa
+
+    kind = array.type
+    if not (pa.types.is_struct(kind) or pa.types.is_map(kind) or pa.types.is_list(kind)):
+        return True
+    return bool(array.to_pylist() == values)
+
+
+def parquet_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
+    """``rows`` as an Arrow table Parquet can store, column by column.
+
+    A column keeps its native type (nested lists and structs included) when pyarrow can infer
+    one Parquet can write and that reads back as the same values; otherwise (values of mixed
+    types, empty dicts, which infer as a struct with no field, or dicts with different keys)
+    every value of that column is JSON text, so the column loads back
+    with ``json.loads``. Every key of every row is a column (missing values are null).
+    """
+    import pyarrow as pa
+
+    arrays: dict[str, pa.Array] = {}
+    for name in _columns(rows):
+        values = [row.get(name) for row in rows]
+        try:
+            array = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            array = None
+        if array is None or not _parquet_ok(array.type) or not _lossless(array, values):
+            array = pa.array(
+                [None if v is None else json.dumps(v, sort_keys=True) for v in values],
+                type=pa.string(),
+            )
+        arrays[name] = array
+    return pa.table(arrays) if arrays else pa.table({})
 
 
 def write_table(rows: Sequence[dict[str, Any]], path: Path, fmt: str) -> Path:
@@ -32,14 +99,8 @@ def write_table(rows: Sequence[dict[str, Any]], path: Path, fmt: str) -> Path:
         frame.to_csv(path, index=False)
         return path
     if fmt == "parquet":
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        try:
-            table = pa.Table.from_pylist(list(rows))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            # Heterogeneous nested values pyarrow cannot type: fall back to JSON text.
-            table = pa.Table.from_pylist([{k: _flat(v) for k, v in row.items()} for row in rows])
-        pq.write_table(table, path)
+        pq.write_table(parquet_table(rows), path)
         return path
     raise ValueError(f"unknown table format {fmt!r}")

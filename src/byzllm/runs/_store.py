@@ -29,7 +29,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +70,7 @@ STORE_TABLES = ("meta", "runs", "units", "records")
 _MAX_PROBLEMS = 10
 # Primary SQLite result codes (the low byte of an extended code).
 _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY = 5, 6, 8
-_SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_NOTADB = 10, 11, 13, 26
+_SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 10, 11, 13, 14, 26
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -170,7 +170,10 @@ def _as_store_error(path: Path, err: sqlite3.Error) -> StoreError:
             "for reading, Store(path) for writing"
         )
     if code == _SQLITE_FULL:
-        return StoreError(f"results store {path}: the disk is full ({detail})")
+        return StoreError(
+            f"results store {path}: the disk is full ({detail}); every unit stored so far is "
+            "kept: free some space and rerun the same command to resume"
+        )
     if code == _SQLITE_IOERR:
         return StoreError(f"cannot read or write results store {path}: {detail}")
     return StoreError(f"results store {path}: {detail}")
@@ -223,16 +226,40 @@ def connect_read_only(
 ) -> sqlite3.Connection:
     """A connection that can never write to the database file at ``path``.
 
-    (SQLite may still create the ``-wal`` and ``-shm`` side files a WAL reader needs.)
+    (SQLite may still create the ``-wal`` and ``-shm`` side files a WAL reader needs.) Where
+    it cannot (a read-only disk or mount, an archive), a store with no unfinished writes in
+    its ``-wal`` file, which is what every finished run leaves, is opened as an immutable
+    file instead: SQLite then reads it with no side files and no locks.
     """
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    return sqlite3.connect(
-        uri,
-        uri=True,
-        timeout=timeout,
-        isolation_level=None,
-        check_same_thread=check_same_thread,
-    )
+    uri = path.resolve().as_uri()
+
+    def connect(query: str) -> sqlite3.Connection:
+        return sqlite3.connect(
+            f"{uri}?{query}",
+            uri=True,
+            timeout=timeout,
+            isolation_level=None,
+            check_same_thread=check_same_thread,
+        )
+
+    conn = connect("mode=ro")
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()  # opens the WAL, if it can
+    except sqlite3.DatabaseError as err:
+        if sqlite_error_code(err) not in (_SQLITE_CANTOPEN, _SQLITE_READONLY):
+            return conn  # damage and the like: the caller meets (and names) it
+        wal = Path(f"{path}-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            conn.close()
+            raise StoreError(
+                f"cannot read results store {path} here: its latest writes are still in "
+                f"{wal.name}, which SQLite cannot open in this read-only folder; copy the run "
+                "folder to a writable disk to read it"
+            ) from None
+        conn.close()
+        # Nothing outside the main file: read it as it is, without side files or locks.
+        conn = connect("mode=ro&immutable=1")
+    return conn
 
 
 def _describe_problems(problems: Sequence[str]) -> str:
@@ -259,7 +286,7 @@ class UnitResult:
         return self.finished_at - self.started_at
 
 
-def _resolve_store_path(location: str | Path) -> Path:
+def resolve_store_path(location: str | Path) -> Path:
     path = Path(location).expanduser()
     if path.suffix in {".sqlite", ".db", ".sqlite3"}:
         return path
@@ -347,7 +374,7 @@ class Store:
         (:class:`StoreError`). An existing file must be a byzllm store (empty, foreign and
         non-SQLite files are refused before anything is written to them).
         """
-        self.path = _resolve_store_path(location)
+        self.path = resolve_store_path(location)
         self.read_only = read_only
         if (read_only or not create) and not self.path.is_file():
             raise InputError(f"no results store at {self.path} (is this a run directory?)")
@@ -369,6 +396,10 @@ class Store:
                 )
         except sqlite3.DatabaseError as err:
             raise StoreError(f"cannot open results store {self.path}: {err}") from None
+        except OSError as err:
+            from ._lock import folder_error
+
+            raise folder_error(self.path.parent, err, "write to") from None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             # What the file is, before anything is written to it.
@@ -563,6 +594,22 @@ class Store:
         return {unit.id: statuses[unit.id] for unit in units}
 
     @_guarded
+    def drop_units_except(self, keep: Collection[str]) -> int:
+        """Remove every unit not in ``keep`` with its records, in one transaction (a folder
+        rebound to another config keeps only the units the new grid shares); returns how
+        many were removed."""
+        with self._write() as conn:
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep_units (id TEXT PRIMARY KEY)")
+            conn.execute("DELETE FROM keep_units")
+            conn.executemany("INSERT OR IGNORE INTO keep_units VALUES (?)", ((i,) for i in keep))
+            conn.execute("DELETE FROM records WHERE unit_id NOT IN (SELECT id FROM keep_units)")
+            removed = conn.execute(
+                "DELETE FROM units WHERE id NOT IN (SELECT id FROM keep_units)"
+            ).rowcount
+            conn.execute("DELETE FROM keep_units")
+        return int(removed)
+
+    @_guarded
     def write_results(self, results: Iterable[UnitResult], run_id: int | None = None) -> int:
         """Store finished units, each with its records, all in one transaction.
 
@@ -708,7 +755,8 @@ class Store:
         """Write ``<kind>.<fmt>`` for each record kind (and ``units.<fmt>``) into ``out_dir``.
 
         CSV and Parquet get one column per top-level field; nested values (lists, dicts) are
-        JSON text in CSV and native nested types in Parquet when pyarrow can infer them.
+        JSON text in CSV; in Parquet a column keeps its native nested type when it reads back
+        as the same values, and is JSON text otherwise (empty dicts, keys that vary by row).
         """
         from ._export import write_table
 

@@ -1,0 +1,118 @@
+"""Exports load back with the rows and values they were written from (Parquet above all:
+records of real runs carry empty dicts, which Arrow infers as a struct with no field)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import Field
+
+from byzllm.runs import Record, Store, UnitResult, make_unit
+from byzllm.runs._export import parquet_table, write_table
+
+
+class Game(Record):
+    kind: ClassVar[str] = "game"
+    n: int
+    outcome: dict[str, Any] = Field(default_factory=dict)
+    notes: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def _decoded(value: Any, original: Any) -> Any:
+    """A cell read back: JSON text where the export fell back to it."""
+    if isinstance(value, str) and not isinstance(original, str):
+        return json.loads(value)
+    return value
+
+
+def _column(rows: list[dict[str, Any]], back: list[dict[str, Any]], key: str) -> list[Any]:
+    """Column ``key`` read back, decoded where the export wrote it as JSON text (a column of
+    values Parquet cannot type: all of them are JSON text, strings included)."""
+    got = [r[key] for r in back]
+    wanted = [r.get(key) for r in rows]
+    text = all(g is None or isinstance(g, str) for g in got)
+    if text and any(w is not None and not isinstance(w, str) for w in wanted):
+        return [None if g is None else json.loads(g) for g in got]
+    return got
+
+
+def _read_back(path: Path) -> list[dict[str, Any]]:
+    return pq.read_table(path).to_pylist()
+
+
+def _assert_equal(rows: list[dict[str, Any]], back: list[dict[str, Any]]) -> None:
+    assert len(back) == len(rows)
+    for key in {k for row in rows for k in row}:
+        assert _column(rows, back, key) == [row.get(key) for row in rows], key
+
+
+def test_parquet_writes_empty_dicts_and_nested_empty_structs(tmp_path: Path) -> None:
+    rows: list[dict[str, Any]] = [
+        {"n": 1, "outcome": {}, "deep": {"a": {}}, "items": [{}], "ok": {"x": 1}},
+        {"n": 2, "outcome": {}, "deep": {"a": {}}, "items": [], "ok": {"x": 2}},
+    ]
+    path = write_table(rows, tmp_path / "t.parquet", "parquet")
+    back = _read_back(path)
+    _assert_equal(rows, back)
+    # Columns Parquet can hold keep their native type; the others are JSON text.
+    assert back[0]["ok"] == {"x": 1}
+    assert back[0]["outcome"] == "{}" and back[0]["deep"] == '{"a": {}}'
+
+
+def test_parquet_keeps_rows_whose_keys_differ_and_mixed_values(tmp_path: Path) -> None:
+    rows: list[dict[str, Any]] = [
+        {"n": 1, "extra": {"a": 1.0}, "value": 1},
+        {"n": 2, "extra": {"b": 2.0}, "value": "two", "late": True},
+    ]
+    back = _read_back(write_table(rows, tmp_path / "t.parquet", "parquet"))
+    _assert_equal(rows, back)
+    assert back[0]["late"] is None and back[1]["late"] is True
+    assert json.loads(back[0]["extra"]) == {"a": 1.0}  # not {"a": 1.0, "b": None}
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["a", "b", "c"]), _json, max_size=3), max_size=4))
+def test_parquet_round_trips_any_json_rows(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[dict[str, Any]]
+) -> None:
+    table = parquet_table(rows)
+    path = tmp_path_factory.mktemp("pq") / "t.parquet"
+    pq.write_table(table, path)
+    back = pq.read_table(path).to_pylist() if rows and table.num_columns else []
+    if table.num_columns:
+        _assert_equal(rows, back)
+
+
+def test_store_export_of_records_with_empty_dicts(tmp_path: Path) -> None:
+    with Store(tmp_path / "run") as store:
+        units = [make_unit({"k": k}, label=f"k{k}") for k in range(3)]
+        store.register_units(units)
+        now = time.time()
+        store.write_results(
+            [
+                UnitResult(unit.id, "done", now, now, [Game(n=k, notes=[{}] if k else [])])
+                for k, unit in enumerate(units)
+            ]
+        )
+        files = store.export("parquet", tmp_path / "out")
+    assert {p.name for p in files} == {"units.parquet", "game.parquet"}
+    back = _read_back(tmp_path / "out" / "game.parquet")
+    assert [r["n"] for r in back] == [0, 1, 2]
+    assert [_decoded(r["outcome"], {}) for r in back] == [{}, {}, {}]
+    assert [r["unit_label"] for r in back] == ["k0", "k1", "k2"]
