@@ -149,3 +149,56 @@ def test_completion_and_bad_requests(server: tuple[str, int, list[dict[str, Any]
 def test_no_body_is_refused(server: tuple[str, int, list[dict[str, Any]]]) -> None:
     status, payload = _request(server, "POST", "/v1/chat/completions", b"")
     assert status == 400 and "JSON body" in payload["error"]["message"]
+
+
+# --- slots: parallel contexts, each kept for the prompts that share its first message -------
+
+
+def test_slots_prefer_the_context_that_served_the_same_first_message() -> None:
+    served = _llama_http._Served(["ctx0", "ctx1"], "tiny", 64)
+
+    def body(system: str) -> dict[str, Any]:
+        return {
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": "x"}]
+        }
+
+    with served.slot(body("accuser")) as first, served.slot(body("intel")) as second:
+        assert {first, second} == {"ctx0", "ctx1"}
+    # Alternating agents each get their own context back (their prompt prefix is cached there).
+    for _ in range(3):
+        with served.slot(body("intel")) as again:
+            assert again == second
+        with served.slot(body("accuser")) as again:
+            assert again == first
+
+
+def test_a_request_waits_for_a_free_slot() -> None:
+    served = _llama_http._Served(["only"], "tiny", 64)
+    order: list[str] = []
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with served.slot({"messages": []}):
+            order.append("first")
+            held.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait(5)
+
+    def wait_then_take() -> None:
+        with served.slot({"messages": []}):
+            order.append("second")
+
+    waiter = threading.Thread(target=wait_then_take)
+    waiter.start()
+    waiter.join(0.2)
+    assert order == ["first"]  # still waiting: the only slot is busy
+    release.set()
+    thread.join(5)
+    waiter.join(5)
+    assert order == ["first", "second"]
+    with pytest.raises(ValueError):
+        _llama_http._Served([], "tiny", 64)

@@ -304,6 +304,9 @@ def _run_real(job: _Job, strong: str, weak: str, *, partial: bool = False) -> No
     from byzllm.llm import LocalServer
     from byzllm.llm._shipped import shipped_model
 
+    if entry.kind == "monitor":
+        _run_real_monitor(job, strong, partial=partial)
+        return
     shipped_model(strong), shipped_model(weak)  # unknown aliases: one line, before any start
     with contextlib.ExitStack() as stack:
         urls: dict[str, str] = {}
@@ -318,7 +321,7 @@ def _run_real(job: _Job, strong: str, weak: str, *, partial: bool = False) -> No
             overrides += [
                 f"agents.{group}.model=openai/{alias}",
                 f"agents.{group}.base_url={urls[alias]}",
-                f"agents.{group}.cache={run_dir / 'responses.sqlite'}",
+                f"agents.{group}.cache={run_dir.resolve() / 'responses.sqlite'}",
             ]
         started = time.monotonic()
         _run(
@@ -330,9 +333,45 @@ def _run_real(job: _Job, strong: str, weak: str, *, partial: bool = False) -> No
         )
 
 
-def _run_monitor(job: _Job) -> None:
-    """collect -> train -> evaluate (at each lineup size of ``entry.sizes``) -> compare."""
+def _run_real_monitor(job: _Job, alias: str, *, partial: bool) -> None:
+    """``--real`` for a rogue-agents entry: every player on one shipped model, served with
+    ``-j`` slots (one game per slot at a time), the monitors trained on these real games."""
+    import time
+
+    from byzllm.errors import InputError
+    from byzllm.llm import LocalServer, default_threads
+    from byzllm.llm._shipped import shipped_model
+
+    if partial:
+        raise InputError(f"--partial reports SAC entries; {job.entry.name} reports when it ends")
+    shipped_model(alias)
+    slots = job.concurrency
+    typer.echo(f"starting llama.cpp for {alias} ({slots} slot(s)) ...", err=True)
+    started = time.monotonic()
+    threads = max(1, default_threads() // slots)
+    with LocalServer(alias, port=0, slots=slots, threads=threads) as server:
+        overrides = [
+            f"model=openai/{alias}",
+            f"base_url={server.base_url}",
+            f"cache={job.run_dir.resolve() / 'responses.sqlite'}",
+        ]
+        _run_monitor(job, config=job.entry.real_config, overrides=overrides, started=started)
+
+
+def _run_monitor(
+    job: _Job,
+    *,
+    config: str | None = None,
+    overrides: list[str] | None = None,
+    started: float | None = None,
+) -> None:
+    """collect -> train -> evaluate (at each lineup size of ``entry.sizes``) -> compare.
+
+    ``config`` and ``overrides``: a real run's config file and its server settings."""
+    import time
+
     entry, run_dir, games = job.entry, job.run_dir, job.questions
+    started = time.monotonic() if started is None else started
     from byzllm.cli._common import execute_units, load_cli_config, model_flags
     from byzllm.experiments.monitor import collect_units, evaluate_units, work
     from byzllm.experiments.monitor.ablations import interval_note
@@ -342,11 +381,11 @@ def _run_monitor(job: _Job) -> None:
     from byzllm.runs import Store
     from byzllm.runs.reports import write_csv
 
-    overrides: list[str] = []
+    sets = list(overrides or [])
     if games is not None:
-        overrides += [f"n_train={games}", f"n_validation={games}", f"n_test={games}"]
-    overrides += model_flags(job.model, job.base_url)
-    cfg = load_cli_config(config_path(entry.config), MonitorExperimentConfig, overrides)
+        sets += [f"n_train={games}", f"n_validation={games}", f"n_test={games}"]
+    sets += model_flags(job.model, job.base_url)
+    cfg = load_cli_config(config_path(config or entry.config), MonitorExperimentConfig, sets)
     collect_dir = run_dir / "collect"
     done = execute_units(
         collect_dir, collect_units(cfg), work, config=cfg, concurrency=job.concurrency,
@@ -357,7 +396,7 @@ def _run_monitor(job: _Job) -> None:
     with Store.open(collect_dir) as store:
         turns = store.records("monitor_turn")
         recorded = store.latest_config()
-    monitors, _ = train_from_turns(turns, recorded)
+    monitors, selections = train_from_turns(turns, recorded)
     monitors.save(run_dir / "monitors.json")
     by_size: dict[int, list[dict[str, Any]]] = {}
     last_dir = run_dir
@@ -410,6 +449,24 @@ def _run_monitor(job: _Job) -> None:
         entry, run_dir, last_dir, rows, simulated, note, sensitivity, controls=controls
     )
     _print_comparison(entry, rows, simulated, note, csv_path, page, job.json_output, extra=extra)
+    if not simulated and config is not None:
+        from byzllm.reproduce.real_page import write_real_monitor_report
+
+        with Store.open(collect_dir) as store:
+            collected = store.records("monitor_game")
+        markdown = write_real_monitor_report(
+            run_dir / "report" / "real.md",
+            entry=entry,
+            config=cfg,
+            games=trained_games,
+            collected=collected,
+            selections=selections,
+            controls=controls,
+            wall_s=time.monotonic() - started,
+            cache=run_dir / "responses.sqlite",
+        )
+        if not job.json_output:
+            typer.echo(markdown)
 
 
 def _run_codegen(job: _Job) -> None:

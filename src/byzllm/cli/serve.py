@@ -29,6 +29,14 @@ def serve(
             "--threads", help="CPU threads (default: half the cores, at least 1, at most 8)."
         ),
     ] = None,
+    slots: Annotated[
+        int,
+        typer.Option(
+            "--slots",
+            help="Requests answered in parallel, each in its own context with --threads "
+            "threads (the weights are loaded once). On 2 cores: --slots 2 --threads 1.",
+        ),
+    ] = 1,
 ) -> None:
     """Serve a GGUF model on 127.0.0.1 with llama.cpp's OpenAI-compatible server.
 
@@ -40,7 +48,8 @@ def serve(
     SHA-256 checked on every start; a changed cached file is rebuilt, never loaded.
 
     Exit codes: 0 stopped with Ctrl-C; 1 the server died; 2 bad input (missing or corrupt
-    GGUF file, missing part package, hash mismatch, full disk, busy port, bad --threads, extra
+    GGUF file, missing part package, hash mismatch, full disk, busy port, bad --threads or
+    --slots, extra
     not installed).
 
     Examples:
@@ -50,6 +59,8 @@ def serve(
         byzllm serve --model smollm2 --port 8081       # the 135M model, for smoke tests
 
         byzllm serve --model ~/models/my-model.gguf --threads 4
+
+        byzllm serve --slots 2 --threads 1             # two requests at once on 2 cores
 
         # then, in another terminal:
         byzllm models probe --base-url http://127.0.0.1:8000/v1 --model qwen0.5b
@@ -62,7 +73,7 @@ def serve(
 
         # `kill` (SIGTERM) stops the server as Ctrl-C does, instead of leaving it running.
         signal.signal(signal.SIGTERM, _interrupt)
-        server = LocalServer(model, port=port, threads=threads)
+        server = LocalServer(model, port=port, threads=threads, slots=slots)
         typer.echo(f"starting llama.cpp server for {server.model_name} on port {server.port} ...")
         server.start()
         try:

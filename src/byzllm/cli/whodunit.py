@@ -123,6 +123,14 @@ def play(
             "the tokens, for small models).",
         ),
     ] = "paper",
+    final_move: Annotated[
+        str,
+        typer.Option(
+            "--final-move",
+            help="free, or accuse: with --decoding schema, an agent's last turn can only be an "
+            "accusation (small models that never accuse).",
+        ),
+    ] = "free",
     json_output: common.JsonOption = False,
 ) -> None:
     """Play one game and print its transcript (simulated agents unless --model).
@@ -133,7 +141,8 @@ def play(
 
         byzllm whodunit play --variant sym --model openai/gpt-4o-mini --json
 
-        byzllm whodunit play --model openai/qwen0.5b --base-url URL --decoding schema
+        byzllm whodunit play --model openai/qwen0.5b --base-url URL --decoding schema \\
+            --prompt compact --final-move accuse
     """
     with common.cli_errors():
         import asyncio
@@ -147,6 +156,10 @@ def play(
             raise InputError("--decoding must be free or schema")
         if prompt not in ("paper", "compact"):
             raise InputError("--prompt must be paper or compact")
+        if final_move not in ("free", "accuse"):
+            raise InputError("--final-move must be free or accuse")
+        if final_move == "accuse" and decoding != "schema":
+            raise InputError("--final-move accuse needs --decoding schema")
         cfg = _game_config(variant, suspects, attributes, turns)
         game = generate_games(1, cfg, seed=seed)[0]
         if model:
@@ -157,6 +170,7 @@ def play(
                 ModelSpec(name=model, base_url=base_url).build(),
                 decoding=decoding,  # type: ignore[arg-type]
                 prompt=prompt,  # type: ignore[arg-type]
+                final_move=final_move,  # type: ignore[arg-type]
             )
         else:
             agents = simulated_agents(game)

@@ -30,7 +30,7 @@ from ._model import ChatModel, Model
 from ._provider import ModelAPI, ProviderSettings, provider_names, register_provider
 from ._response import parse_chat_completion
 from ._retry import RetryPolicy, TransientError
-from ._serve import LocalServer
+from ._serve import LocalServer, default_threads
 from ._spec import ModelSettings, ModelSpec, get_shared_model
 from ._tracking import RequestCounts, error_kind, track_requests
 from ._types import ChatMessage, Completion, GenerateConfig, JsonSchema, TokenLogprob, Usage
@@ -68,6 +68,7 @@ __all__ = [
     "Usage",
     "cache_key",
     "check_cache",
+    "default_threads",
     "error_kind",
     "get_model",
     "get_shared_model",

@@ -9,9 +9,15 @@ loads one GGUF model with llama-cpp-python and answers, on 127.0.0.1 only:
   Python sort of the vocabulary; the model is loaded without ``logits_all``);
 * ``GET /health``.
 
-One request generates at a time (a llama.cpp context is not thread-safe); the others wait in
-order, and ``/v1/models`` answers at once even while a long request runs. A bad request gets
-HTTP 400 with an OpenAI-shaped ``error`` body; nothing is logged but the request line.
+``--slots S`` loads S contexts of the model (the weights are memory-mapped once and shared;
+each context holds its own KV cache and ``--threads`` threads). One request generates per slot
+at a time (a llama.cpp context is not thread-safe); llama.cpp's decoding releases the GIL, so
+S requests run in parallel. A request goes to a free slot, preferring the one whose last
+request began with the same first message: llama.cpp reuses the longest common prefix of the
+previous prompt, so two agents that alternate, each with its own system prompt, keep their
+prompts' KV caches instead of re-reading them at every turn. The others wait, and
+``/v1/models`` answers at once even while long requests run. A bad request gets HTTP 400 with
+an OpenAI-shaped ``error`` body; nothing is logged but the request line.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import argparse
 import json
 import sys
 import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -34,12 +42,42 @@ __all__ = ["MAX_REQUEST_BYTES", "main", "make_server"]
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 
 
+def _first_message(body: dict[str, Any]) -> str:
+    messages = body.get("messages")
+    if isinstance(messages, list) and messages and isinstance(messages[0], dict):
+        return str(messages[0].get("content"))
+    return ""
+
+
 class _Served:
-    def __init__(self, llama: Any, alias: str, context_tokens: int) -> None:
-        self.llama = llama
+    """The model's contexts (slots) and which one is busy or last served which prompt."""
+
+    def __init__(self, llamas: Sequence[Any], alias: str, context_tokens: int) -> None:
+        if not llamas:
+            raise ValueError("at least one slot")
+        self.llamas = list(llamas)
         self.alias = alias
         self.context_tokens = context_tokens
-        self.lock = threading.Lock()
+        self._free = set(range(len(self.llamas)))
+        self._last_first: list[str | None] = [None] * len(self.llamas)
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def slot(self, body: dict[str, Any]) -> Iterator[Any]:
+        """A free context for ``body``, the one that last served its first message if free."""
+        key = _first_message(body)
+        with self._changed:
+            self._changed.wait_for(lambda: bool(self._free))
+            same = [i for i in self._free if self._last_first[i] == key]
+            index = same[0] if same else min(self._free)
+            self._free.remove(index)
+            self._last_first[index] = key
+        try:
+            yield self.llamas[index]
+        finally:
+            with self._changed:
+                self._free.add(index)
+                self._changed.notify()
 
 
 def _handler(served: _Served) -> type[BaseHTTPRequestHandler]:
@@ -96,9 +134,9 @@ def _handler(served: _Served) -> type[BaseHTTPRequestHandler]:
                 self._error(HTTPStatus.BAD_REQUEST, "streaming is not supported by this server")
                 return
             try:
-                with served.lock:
+                with served.slot(body) as llama:
                     reply = generate_chat(
-                        served.llama,
+                        llama,
                         body,
                         model_name=served.alias,
                         context_tokens=served.context_tokens,
@@ -115,10 +153,17 @@ def _handler(served: _Served) -> type[BaseHTTPRequestHandler]:
 
 
 def make_server(
-    llama: Any, alias: str, *, port: int, context_tokens: int, host: str = "127.0.0.1"
+    llama: Any | Sequence[Any],
+    alias: str,
+    *,
+    port: int,
+    context_tokens: int,
+    host: str = "127.0.0.1",
 ) -> ThreadingHTTPServer:
-    """An HTTP server answering for ``llama`` under ``alias`` (call ``serve_forever``)."""
-    server = ThreadingHTTPServer((host, port), _handler(_Served(llama, alias, context_tokens)))
+    """An HTTP server answering for ``llama`` (one context, or a sequence of them: the slots)
+    under ``alias`` (call ``serve_forever``)."""
+    llamas = list(llama) if isinstance(llama, (list, tuple)) else [llama]
+    server = ThreadingHTTPServer((host, port), _handler(_Served(llamas, alias, context_tokens)))
     server.daemon_threads = True
     return server
 
@@ -130,19 +175,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--n_ctx", type=int, required=True)
+    parser.add_argument("--slots", type=int, default=1)
     args = parser.parse_args(argv)
     from llama_cpp import Llama
 
     # The prompt (batch) threads too: llama-cpp-python's default is every core, which stalls
     # on a loaded machine.
-    llama = Llama(
-        model_path=args.model,
-        n_ctx=args.n_ctx,
-        n_threads=args.threads,
-        n_threads_batch=args.threads,
-        verbose=False,
-    )
-    server = make_server(llama, args.alias, port=args.port, context_tokens=args.n_ctx)
+    llamas = [
+        Llama(
+            model_path=args.model,
+            n_ctx=args.n_ctx,
+            n_threads=args.threads,
+            n_threads_batch=args.threads,
+            verbose=False,
+        )
+        for _ in range(max(1, args.slots))
+    ]
+    server = make_server(llamas, args.alias, port=args.port, context_tokens=args.n_ctx)
     print(f"serving {args.alias} on 127.0.0.1:{args.port}", file=sys.stderr, flush=True)
     try:
         server.serve_forever()

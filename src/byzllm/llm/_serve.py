@@ -73,7 +73,9 @@ class LocalServer:
     >>> with LocalServer("qwen0.5b") as server:          # doctest: +SKIP
     ...     print(server.base_url, server.model_name)    # http://127.0.0.1:8000/v1 qwen0.5b
 
-    ``port=0`` picks a free port. ``threads`` defaults to :func:`default_threads`. Raises
+    ``port=0`` picks a free port. ``threads`` defaults to :func:`default_threads`; ``slots``
+    contexts answer requests in parallel, ``threads`` threads each (see
+    :mod:`byzllm.llm._llama_http`). Raises
     :class:`InputError` for a bad model file, a busy port or a missing extra, and
     :class:`~byzllm.llm.ModelUnavailableError` when the server dies or does not answer within
     ``start_timeout_s``.
@@ -85,17 +87,21 @@ class LocalServer:
         *,
         port: int = DEFAULT_SERVE_PORT,
         threads: int | None = None,
+        slots: int = 1,
         context_tokens: int = LLAMACPP_CONTEXT_TOKENS,
         start_timeout_s: float = 120.0,
     ) -> None:
         if threads is not None and (isinstance(threads, bool) or threads < 1):
             raise InputError(f"threads must be at least 1, got {threads!r}")
+        if isinstance(slots, bool) or slots < 1:
+            raise InputError(f"slots must be at least 1, got {slots!r}")
         require_llama_cpp("byzllm serve")
         self.gguf: GgufModel = resolve_gguf(model)
         if port != 0:
             _check_port(port)
         self.port = port or free_port()
         self.threads = threads or default_threads()
+        self.slots = slots
         self.context_tokens = context_tokens
         self.start_timeout_s = start_timeout_s
         self._process: subprocess.Popen[bytes] | None = None
@@ -127,6 +133,8 @@ class LocalServer:
             str(self.context_tokens),
             "--threads",
             str(self.threads),
+            "--slots",
+            str(self.slots),
         ]
 
     def start(self) -> LocalServer:

@@ -94,6 +94,7 @@ def _rogue(
     sizes: tuple[int, ...] = (),
     kind: str = "monitor",
     remark: str = "",
+    real_config: str | None = None,
 ) -> Reproduction:
     return Reproduction(
         name,
@@ -105,6 +106,7 @@ def _rogue(
         metrics,
         kind,
         sizes,
+        real_config=real_config,
         remark=remark,
     )
 
@@ -222,6 +224,7 @@ REPRODUCTIONS: dict[str, Reproduction] = {
             "ra-fig4.yaml",
             _monitor("gain_comparison", "FIG4_GAINS"),
             ("gain",),
+            real_config="real/ra-fig4.yaml",
         ),
         _rogue(
             "ra-fig5",

@@ -16,7 +16,7 @@ from typing import Any
 from byzllm.agents import ParseCounts
 from byzllm.experiments.consensus.config import ConsensusConfig
 
-__all__ = ["write_real_report"]
+__all__ = ["write_real_monitor_report", "write_real_report"]
 
 _METRICS = (
     ("IAA", "IAA"),
@@ -162,3 +162,178 @@ def _steps_text(steps: int | tuple[int, int]) -> str:
     if isinstance(steps, int):
         return f"{steps} step" + ("" if steps == 1 else "s")
     return f"{steps[0]}-{steps[1]} steps"
+
+
+def _rate(value: Any, low: Any, high: Any) -> str:
+    if value is None:
+        return "-"
+    text = f"{100 * value:.1f}"
+    return text + (f" [{100 * low:.1f}, {100 * high:.1f}]" if low is not None else "")
+
+
+def _cache_tokens(path: Path) -> tuple[int, int, int] | None:
+    """(completions, prompt tokens, completion tokens) stored in a response cache, or ``None``
+    without one: the tokens the server actually processed (a cache hit costs none)."""
+    import json
+    import sqlite3
+
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            values = [row[0] for row in conn.execute("SELECT value FROM completions")]
+    except sqlite3.Error:
+        return None
+    prompt = completion = 0
+    for value in values:
+        usage = json.loads(value).get("usage") or {}
+        prompt += int(usage.get("input_tokens") or 0)
+        completion += int(usage.get("output_tokens") or 0)
+    return len(values), prompt, completion
+
+
+def write_real_monitor_report(
+    path: Path,
+    *,
+    entry: Any,
+    config: Any,
+    games: Sequence[dict[str, Any]],
+    collected: Sequence[dict[str, Any]],
+    selections: Sequence[Any],
+    controls: Sequence[dict[str, Any]],
+    wall_s: float,
+    cache: Path,
+) -> str:
+    """The page of a real-model WhoDunit reproduction (``byzllm reproduce ra-fig4 --real``):
+    Success-Rate per condition and the gains over no intervention with 95% intervals beside
+    the paper's, what the monitors were trained on (real games only), parse health, the
+    accusations' spread over characters, and the cost. Writes ``path``, returns the text."""
+    from collections import Counter
+
+    from byzllm.experiments.monitor.ablations import success_difference
+    from byzllm.experiments.monitor.environments import get_environment
+    from byzllm.experiments.monitor.outcomes import outcome_rows
+
+    from .monitor import FIG4_GAINS
+
+    env = get_environment(config.env)
+    test = [g for g in games if g.get("split", "test") == "test"]
+    game = config.game
+    lines = [
+        f"# {entry.paper[:1].upper()}{entry.paper[1:]}, {entry.table}, on a real model",
+        "",
+        f"WhoDunitEnv-{game.variant.capitalize()}, {game.n_suspects} suspects, "
+        f"{game.n_attributes} properties, {game.max_turns} turns; every player "
+        f"`{config.model}` at temperature 0, at most {config.max_tokens} tokens per reply, "
+        f"decoding `{config.decoding}`, prompt `{config.prompt}`, final move "
+        f"`{config.final_move}`, {config.top_logprobs} top log-probabilities. "
+        f"{len({g['game_id'] for g in test})} test games, {config.repeats} run(s) per "
+        "condition.",
+        "",
+        "## Success-Rate per condition",
+        "",
+        "Percent, 95% bootstrap interval over test games.",
+        "",
+        "| condition | games | Success-Rate | accused someone | Game-Length | resets per game |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in outcome_rows(test, env.metrics):
+        rows_c = [g for g in test if g["condition"] == row["condition"]]
+        accused = sum(bool(g.get("accused")) for g in rows_c)
+        resets = sum(int(g.get("resets", 0)) for g in rows_c) / max(1, len(rows_c))
+        length = row.get("game_length")
+        rate = _rate(*(row.get(f"success_rate{end}") for end in ("", "_low", "_high")))
+        lines.append(
+            f"| {row['label']} | {row['games']} | {rate} | {accused} of {len(rows_c)} | "
+            f"{'-' if length is None else f'{length:.1f}'} | {resets:.2f} |"
+        )
+    paper = ", ".join(f"{model} {gain:+g}" for model, gain in FIG4_GAINS.items())
+    lines += [
+        "",
+        "## Gains (points of Success-Rate)",
+        "",
+        f"Paired over test games, 95% bootstrap interval. The paper's gain of the monitor with "
+        f"one reset over none (§5, Fig. 4, 10 suspects): {paper}.",
+        "",
+        "| comparison | gain | 95% interval | games |",
+        "|---|---|---|---|",
+    ]
+    for a, b in (("monitor-1", "none"), ("random-1", "none"), ("monitor-1", "random-1")):
+        d = success_difference(test, a, b)
+        if d is None:
+            continue
+        lines.append(
+            f"| {a} − {b} | {100 * d.value:+.1f} | [{100 * d.low:+.1f}, {100 * d.high:+.1f}] "
+            f"| {d.n} |"
+        )
+    for row in controls:
+        if row.get("verdict") != "n/a":
+            lines.append(f"| {row['comparison']} | … | {row.get('sentence', '')} | |")
+    by_split: dict[str, list[dict[str, Any]]] = {}
+    for g in collected:
+        by_split.setdefault(str(g.get("split")), []).append(g)
+    trained = ", ".join(
+        f"{split} {len(rows_)} games ({sum(bool(g.get('success')) for g in rows_)} successes)"
+        for split, rows_ in sorted(by_split.items(), key=lambda kv: kv[0] != "train")
+    )
+    lines += [
+        "",
+        "## The monitors (trained and selected on real games only)",
+        "",
+        f"Collected with no intervention on this model: {trained}. Per role, the features, "
+        "polynomial degree and threshold chosen on the validation games (App. D.2), with the "
+        "expected gain there and the base success rate.",
+        "",
+        "| role | features | degree | threshold | validation gain | base rate | train turns |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in selections:
+        lines.append(
+            f"| {s.role} | {', '.join(s.features)} | {s.degree} | {s.threshold:.2f} | "
+            f"{100 * s.gain:+.1f} | {100 * s.base_rate:.1f} | {s.n_train_turns} |"
+        )
+    every = [*collected, *test]
+    moves = sum(int(((g.get("parse") or {}).get("move") or {}).get("calls", 0)) for g in every)
+    fallbacks = sum(
+        int(((g.get("parse") or {}).get("move") or {}).get("fallbacks", 0)) for g in every
+    )
+    rejected = sum(int(g.get("parse_failures", 0)) for g in every)
+    accused_ids = Counter(
+        str(g.get("accused_suspect")) for g in test if g.get("accused_suspect") is not None
+    )
+    spread = ", ".join(f"character {k}: {v}" for k, v in sorted(accused_ids.items()))
+    lines += [
+        "",
+        "## Parse health",
+        "",
+        f"Agent turns {moves}, passed for want of a valid move {fallbacks}"
+        + (f" ({100 * fallbacks / moves:.1f}%)" if moves else "")
+        + f"; replies rejected and re-prompted {rejected}.",
+        "",
+        f"Whom the test games accused (every condition): {spread or 'nobody'}.",
+    ]
+    sent = sum(int((g.get("requests") or {}).get("requests", 0)) for g in every)
+    cached = sum(int((g.get("requests") or {}).get("cached", 0)) for g in every)
+    tokens = _cache_tokens(cache)
+    token_text = (
+        ""
+        if tokens is None
+        else f"; the server generated {tokens[0]} completions, {tokens[1]:,} prompt and "
+        f"{tokens[2]:,} completion tokens"
+    )
+    lines += [
+        "",
+        "## Cost",
+        "",
+        f"Model requests {sent} (and {cached} answered by the response cache: the turns a "
+        f"reset replays before it diverges){token_text}; wall time of this invocation "
+        f"{wall_s / 60:.1f} min (a resumed run counts only what it ran).",
+        "",
+        f"Regenerate: `byzllm reproduce {entry.name} --real "
+        f"{str(config.model).split('/', 1)[-1]} -j 2`",
+        "",
+    ]
+    text = "\n".join(lines)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return text

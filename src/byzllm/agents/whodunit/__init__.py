@@ -29,7 +29,13 @@ from ._prompts import (
     render_system_prompt,
     render_user_prompt,
 )
-from ._schema import DEFAULT_MAX_THOUGHTS, action_schema, broad_values, thoughts_budget
+from ._schema import (
+    DEFAULT_MAX_THOUGHTS,
+    action_schema,
+    broad_values,
+    last_own_turn,
+    thoughts_budget,
+)
 from ._sim import SimParams, SimulatedAgent
 from ._types import (
     ActionKind,
@@ -37,6 +43,7 @@ from ._types import (
     AgentView,
     ChannelMessage,
     Decoding,
+    FinalMove,
     PromptStyle,
     Role,
     TopLogprobs,
@@ -59,6 +66,7 @@ __all__ = [
     "AgentView",
     "ChannelMessage",
     "Decoding",
+    "FinalMove",
     "JsonField",
     "LLMAgent",
     "ParsedAction",
@@ -78,6 +86,7 @@ __all__ = [
     "broad_values",
     "consistent_suspects",
     "find_action_object",
+    "last_own_turn",
     "parse_action",
     "read_action",
     "render_message",

@@ -27,6 +27,11 @@ found exactly as above. With byzllm's local generation the log-probabilities are
 model's own, read before the grammar acts (see :mod:`byzllm.llm._llama_generate`): the
 grammar decides which token is written, not which distribution the monitor reads. Other
 servers may report them after constraining; check before monitoring on one.
+
+**Final move** (``final_move``, with ``decoding="schema"`` only): ``"accuse"`` admits only the
+accusation on the agent's last turn of a budget (:func:`~byzllm.agents.whodunit.
+last_own_turn`), for the roles that can accuse. A small model otherwise asks the same
+question until the clock runs out; the paper's agents choose when to accuse themselves.
 """
 
 from __future__ import annotations
@@ -38,8 +43,16 @@ from byzllm.llm import ChatModel, Completion, GenerateConfig, JsonSchema, TokenL
 
 from ._parse import FALLBACK_ACTION, read_action
 from ._prompts import render_prompt
-from ._schema import action_schema, thoughts_budget
-from ._types import AgentTurn, AgentView, Decoding, PromptStyle, TopLogprobs, WhoDunitAction
+from ._schema import action_schema, last_own_turn, thoughts_budget
+from ._types import (
+    AgentTurn,
+    AgentView,
+    Decoding,
+    FinalMove,
+    PromptStyle,
+    TopLogprobs,
+    WhoDunitAction,
+)
 
 __all__ = ["LLMAgent", "decision_distributions"]
 
@@ -78,6 +91,8 @@ class LLMAgent:
     ``decoding="schema"`` constrains every reply to the view's valid moves (see the module
     docstring); it replaces any ``response_format`` of ``config``. ``prompt="compact"``
     renders the shorter system prompts for small models (:mod:`._prompts`).
+    ``final_move="accuse"`` (needs ``decoding="schema"``) admits only the accusation on the
+    agent's last turn of a budget (see the module docstring).
     """
 
     def __init__(
@@ -92,6 +107,7 @@ class LLMAgent:
         config: GenerateConfig | None = None,
         decoding: Decoding = "free",
         prompt: PromptStyle = "paper",
+        final_move: FinalMove = "free",
     ) -> None:
         if max_reprompts < 0:
             raise ValueError("max_reprompts must be >= 0")
@@ -102,7 +118,12 @@ class LLMAgent:
         self.max_reprompts = max_reprompts
         if prompt not in ("paper", "compact"):
             raise ValueError(f"prompt must be 'paper' or 'compact', not {prompt!r}")
+        if final_move not in ("free", "accuse"):
+            raise ValueError(f"final_move must be 'free' or 'accuse', not {final_move!r}")
+        if final_move == "accuse" and decoding != "schema":
+            raise ValueError("final_move='accuse' needs decoding='schema'")
         self.decoding: Decoding = decoding
+        self.final_move: FinalMove = final_move
         self.prompt: PromptStyle = prompt
         self.config = config or GenerateConfig(
             temperature=temperature, top_logprobs=top_logprobs, max_tokens=max_tokens
@@ -114,7 +135,9 @@ class LLMAgent:
         if self.decoding == "free":
             return self.config
         schema = action_schema(
-            view, max_thoughts=thoughts_budget(self.config.max_tokens, view.n_suspects)
+            view,
+            max_thoughts=thoughts_budget(self.config.max_tokens, view.n_suspects),
+            accuse_only=self.final_move == "accuse" and last_own_turn(view),
         )
         move = JsonSchema(name=f"whodunit_{view.role}_move", schema_=schema)
         return self.config.model_copy(update={"response_format": move})

@@ -28,7 +28,13 @@ from typing import Any
 
 from ._types import AgentView, action_number
 
-__all__ = ["DEFAULT_MAX_THOUGHTS", "action_schema", "broad_values", "thoughts_budget"]
+__all__ = [
+    "DEFAULT_MAX_THOUGHTS",
+    "action_schema",
+    "broad_values",
+    "last_own_turn",
+    "thoughts_budget",
+]
 
 #: Longest ``thoughts`` string the schema admits, in characters (about 150 tokens of
 #: English): room to reason, and a bound on a small model that repeats itself inside the
@@ -51,6 +57,15 @@ def thoughts_budget(max_tokens: int | None, n_suspects: int) -> int:
     return max(16, min(DEFAULT_MAX_THOUGHTS, 2 * room))
 
 
+def last_own_turn(view: AgentView) -> bool:
+    """Whether ``view``'s agent has no later turn in the current budget.
+
+    Agents act in a fixed order, one per budget turn (the rogue-agents paper, §2), so the
+    agent's next turn would be ``turn + (its partners + 1)``.
+    """
+    return view.turn + len(view.partners) + 1 > view.max_turns
+
+
 def broad_values(view: AgentView) -> list[str]:
     """Intel's broad-message values, ``"property-value"`` for every property and value."""
     return [f"{prop}-{value}" for prop, values in view.attributes.items() for value in values]
@@ -67,16 +82,23 @@ def _move(thoughts: dict[str, Any], number: int | None, fields: dict[str, Any]) 
     }
 
 
-def action_schema(view: AgentView, *, max_thoughts: int = DEFAULT_MAX_THOUGHTS) -> dict[str, Any]:
+def action_schema(
+    view: AgentView, *, max_thoughts: int = DEFAULT_MAX_THOUGHTS, accuse_only: bool = False
+) -> dict[str, Any]:
     """The JSON schema of every valid move of ``view``'s agent (see the module docstring).
 
     An ``anyOf`` of one object per move shape; properties in the order the reply is written
-    (thoughts, action, arguments), all required, no others.
+    (thoughts, action, arguments), all required, no others. ``accuse_only`` admits only the
+    accusation (for the Accuser and symmetric players; Intel cannot accuse): the
+    ``final_move: accuse`` setting of small-model runs, see :class:`~byzllm.agents.whodunit.
+    LLMAgent`.
     """
     if max_thoughts < 1:
         raise ValueError("max_thoughts must be at least 1")
     thoughts = {"type": "string", "maxLength": max_thoughts}
     ids = {"type": "integer", "enum": list(range(1, view.n_suspects + 1))}
+    if accuse_only and view.role in ("accuser", "player"):
+        return _move(thoughts, action_number(view.role, "accuse"), {"character": ids})
     moves: list[dict[str, Any]] = []
     if view.role == "accuser":
         for prop, values in view.attributes.items():

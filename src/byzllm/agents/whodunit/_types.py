@@ -22,6 +22,7 @@ __all__ = [
     "AgentView",
     "ChannelMessage",
     "Decoding",
+    "FinalMove",
     "PromptStyle",
     "Role",
     "TopLogprobs",
@@ -57,6 +58,13 @@ Decoding = Literal["free", "schema"]
 #: The system prompts an LLM agent renders: ``"paper"``, Appendix F's (Figs. 10, 13, 14);
 #: ``"compact"``: the same rules and knowledge in fewer tokens, for small models.
 PromptStyle = Literal["paper", "compact"]
+
+#: What an LLM agent that can accuse may do on its last turn of a budget. ``"free"``: any
+#: valid move (the paper's game: a budget that ends without an accusation is a failure).
+#: ``"accuse"``: with ``decoding="schema"``, only the accusation: a small model that asks the
+#: same question until the clock runs out then still names a culprit, so a game's outcome
+#: says whether the exchange found the right one (a change from the paper, for small models).
+FinalMove = Literal["free", "accuse"]
 
 #: What an action does. ``"pass"`` is not a paper action: it is the documented fallback when an
 #: agent never produced a valid action (the turn is spent, nothing else happens).

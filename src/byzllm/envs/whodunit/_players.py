@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from byzllm.agents.whodunit import Decoding, LLMAgent, PromptStyle, SimParams, SimulatedAgent
+from byzllm.agents.whodunit import (
+    Decoding,
+    FinalMove,
+    LLMAgent,
+    PromptStyle,
+    SimParams,
+    SimulatedAgent,
+)
 from byzllm.llm import ChatModel
 
 from ._env import ASYM_NAMES, SYM_NAMES
@@ -34,10 +41,12 @@ def llm_agents(
     max_tokens: int | None = 1024,
     decoding: Decoding = "free",
     prompt: PromptStyle = "paper",
+    final_move: FinalMove = "free",
 ) -> list[LLMAgent]:
     """One LLM-backed agent per seat, all on ``model`` (``max_tokens`` bounds each reply;
     ``decoding="schema"`` constrains each reply to a valid move, ``prompt="compact"``
-    shortens the system prompts; see :class:`LLMAgent`)."""
+    shortens the system prompts, ``final_move="accuse"`` allows only the accusation on an
+    agent's last turn of a budget; see :class:`LLMAgent`)."""
     return [
         LLMAgent(
             name,
@@ -47,6 +56,7 @@ def llm_agents(
             max_tokens=max_tokens,
             decoding=decoding,
             prompt=prompt,
+            final_move=final_move,
         )
         for name in agent_names(game)
     ]

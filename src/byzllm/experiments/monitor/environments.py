@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from byzllm.envs import Intervener, TurnObservation
-from byzllm.errors import InputError
+from byzllm.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from .config import MonitorExperimentConfig
@@ -172,7 +172,18 @@ class WhoDunitEnvironment:
     def instances(self, cfg: MonitorExperimentConfig, split: str) -> list[Any]:
         from byzllm.envs.whodunit import make_splits
 
-        games = make_splits(cfg.game, seed=cfg.seed).get(split)  # type: ignore[arg-type]
+        try:
+            splits = make_splits(cfg.game, seed=cfg.seed)
+        except ConfigError:
+            # A small table (few properties) has fewer distinct culprits than the paper's
+            # 480 games: draw only the games asked for, still disjoint by culprit.
+            defaults = (210, 90, 180)
+            sizes = [
+                _limit(cfg, name) or default
+                for name, default in zip(("train", "validation", "test"), defaults, strict=True)
+            ]
+            splits = make_splits(cfg.game, seed=cfg.seed, sizes=(sizes[0], sizes[1], sizes[2]))
+        games = splits.get(split)  # type: ignore[arg-type]
         limit = _limit(cfg, split)
         return list(games[:limit] if limit else games)
 

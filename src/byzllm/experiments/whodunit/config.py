@@ -8,7 +8,14 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from byzllm.agents.whodunit import Decoding, PromptStyle, SimParams, WhoDunitAgent, WordingName
+from byzllm.agents.whodunit import (
+    Decoding,
+    FinalMove,
+    PromptStyle,
+    SimParams,
+    WhoDunitAgent,
+    WordingName,
+)
 from byzllm.envs.whodunit import (
     GameConfig,
     WhoDunitGame,
@@ -53,6 +60,13 @@ class WhoDunitPlayers(ModelConfig):
         "the tokens, with a filled-in JSON example (for small models; docs/whodunit.md)",
     )
 
+    final_move: FinalMove = Field(
+        default="free",
+        description="free: any valid move on the last turn (the paper's game); accuse: with "
+        "decoding: schema, the Accuser's (or a player's) last turn of a budget can only be an "
+        "accusation, so a small model that never accuses still names a culprit",
+    )
+
     @field_validator("top_logprobs")
     @classmethod
     def _within_server_limit(cls, value: int, info: ValidationInfo) -> int:
@@ -74,6 +88,8 @@ class WhoDunitPlayers(ModelConfig):
     def _llm_needs_a_model(self) -> WhoDunitPlayers:
         if self.agents == "llm" and not self.model:
             raise ValueError("agents: llm needs a model (e.g. model: openai/gpt-4o-mini)")
+        if self.final_move == "accuse" and self.decoding != "schema":
+            raise ValueError("final_move: accuse needs decoding: schema")
         return self
 
     def players(self, game: WhoDunitGame, *, salt: str) -> Sequence[WhoDunitAgent]:
@@ -89,6 +105,7 @@ class WhoDunitPlayers(ModelConfig):
             max_tokens=self.max_tokens,
             decoding=self.decoding,
             prompt=self.prompt,
+            final_move=self.final_move,
         )
 
 
