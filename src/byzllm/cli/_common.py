@@ -50,6 +50,7 @@ __all__ = [
     "ConcurrencyOption",
     "ConfigArgument",
     "ExecutorOption",
+    "ForceOption",
     "JsonOption",
     "MarkdownOption",
     "MaxDegreeOption",
@@ -74,6 +75,7 @@ __all__ = [
     "load_cli_config",
     "model_flags",
     "print_json",
+    "run_dir_option",
     "run_options",
     "show_parse_health",
     "show_request_health",
@@ -117,16 +119,32 @@ ConfigArgument = Annotated[
 RunDirArgument = Annotated[
     Path, typer.Argument(help="Run directory (holds results.sqlite).", file_okay=False)
 ]
-#: Where the run stores its results (default: ``runs/<config name>``).
-RunDirOption = Annotated[
-    Path | None,
-    typer.Option(
+
+
+def run_dir_option(area: str = "<area>", stage: str | None = None) -> Any:
+    """``--run-dir`` / ``-o``, its help naming the default of this command: ``runs/`` and
+    the config file's name (``runs/<area>`` without one), ``-<stage>`` in a pipeline."""
+    suffix = f"-{stage}" if stage else ""
+    return typer.Option(
         "--run-dir",
         "-o",
-        help="Run directory for results.sqlite (default: runs/<config name>). "
-        "Rerunning into the same directory resumes.",
+        help=f"Run directory for results.sqlite (default: runs/<CONFIG name>{suffix}, or "
+        f"runs/{area}{suffix} without CONFIG). Rerunning the same config into it resumes; "
+        "another config is refused (see --force).",
         show_default=False,
         file_okay=False,
+    )
+
+
+#: Where the run stores its results (default: ``runs/<config name>``).
+RunDirOption = Annotated[Path | None, run_dir_option()]
+#: Replace a run folder's config instead of refusing a different one.
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Run even though RUN_DIR holds a run of another config: the folder takes the "
+        "new config, keeps the units both configs share and removes the others.",
     ),
 ]
 #: ``--set a.b=3`` overrides (repeatable; values are YAML scalars).
@@ -136,8 +154,9 @@ SetOption = Annotated[
         "--set",
         "-s",
         metavar="KEY=VALUE",
-        help="Override a config value, e.g. --set graph.n=10 --set protocol=sac "
-        "(repeatable; values parse as YAML: 3, 0.5, true, null, [1, 2]).",
+        help="Override a config key: the keys of the YAML file, dotted into sections "
+        "(--set section.key=3); repeatable; values parse as YAML: 3, 0.5, true, null, [1, 2]. "
+        "An unknown key is refused with the nearest valid one.",
         show_default=False,
     ),
 ]
@@ -216,7 +235,7 @@ MonitorsOutOption = Annotated[
     Path | None,
     typer.Option(
         "--out",
-        help="Where to write the monitors [default: RUN_DIR/monitors.json].",
+        help="Where to write the monitors (default: RUN_DIR/monitors.json).",
         dir_okay=False,
         show_default=False,
     ),
@@ -381,11 +400,13 @@ def execute_units(
 class RunOptions:
     """What every command that runs units is told, as one value (see :func:`run_options`):
     the config (``CONFIG``, ``--set``), the model (``--model``, ``--base-url``), where the
-    results go (``--run-dir``), how units run (``--concurrency``, ``--retry-failed``,
-    ``--max-failures``, ``--executor``, ``--ray-address``) and the output (``--json``)."""
+    results go (``--run-dir``, ``--force``), how units run (``--concurrency``,
+    ``--retry-failed``, ``--max-failures``, ``--executor``, ``--ray-address``) and the output
+    (``--json``)."""
 
     config: Path | None = None
     run_dir: Path | None = None
+    force: bool = False
     set_: tuple[str, ...] = ()
     model: str | None = None
     base_url: str | None = None
@@ -430,10 +451,24 @@ class RunOptions:
         stage: str | None = None,
     ) -> NoReturn:
         """Run the units into :meth:`target` (:func:`execute_units`) and exit with the run's
-        code; progress says ``<area> <stage>``."""
+        code; progress says ``<area> <stage>``.
+
+        The folder is bound to its config (:func:`byzllm.runs.check_config`): the same
+        config resumes, another one stops here with one line naming the differing keys
+        (exit 2) unless ``--force``."""
+        from byzllm.runs import check_config
+
         how = {name: getattr(self, name) for name in _EXECUTION}
         description = f"{area} {stage}" if stage else area
         target = self.target(area, stage)
+        units = list(units)
+        removed = check_config(target, config, {u.id for u in units}, force=self.force)
+        if removed:
+            typer.echo(
+                f"--force: {target} takes the new config; removed {removed} units of the old "
+                "one that it does not share",
+                err=True,
+            )
         summary = execute_units(target, units, work, config=config, description=description, **how)
         raise typer.Exit(summary_exit_code(summary))
 
@@ -453,6 +488,7 @@ _EXECUTION = (
 _RUN_PARAMETERS: dict[str, Any] = {
     "config": ConfigArgument,
     "run_dir": RunDirOption,
+    "force": ForceOption,
     "set_": SetOption,
     "model": ModelOption,
     "base_url": BaseUrlOption,
@@ -465,12 +501,24 @@ _RUN_PARAMETERS: dict[str, Any] = {
 }
 
 
-def run_options(*, concurrency: int = 16) -> Callable[[Callable[..., None]], Callable[..., None]]:
+def run_options(
+    *, concurrency: int = 16, stage: str | None = None
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Give a command the run option families: its parameter ``opts: RunOptions`` becomes
-    ``CONFIG --set --model --base-url --run-dir -j --retry-failed --max-failures --executor
-    --ray-address --json`` on the command line (after the command's own options), and the
-    command receives them as one :class:`RunOptions`. Put it under ``@app.command()``."""
-    return _option_family("opts", _RUN_PARAMETERS, RunOptions(concurrency=concurrency))
+    ``CONFIG --run-dir --force --set --model --base-url -j --retry-failed --max-failures
+    --executor --ray-address --json`` on the command line (after the command's own
+    options), and the command receives them as one :class:`RunOptions`. Put it under
+    ``@app.command()``; ``stage`` is the pipeline stage its runs go to (as in
+    :meth:`RunOptions.execute`), for the default ``--run-dir`` its help shows."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        area = command.__module__.rsplit(".", 1)[-1]
+        run_dir = Annotated[Path | None, run_dir_option(area, stage)]
+        parameters = {**_RUN_PARAMETERS, "run_dir": run_dir}
+        defaults = RunOptions(concurrency=concurrency)
+        return _option_family("opts", parameters, defaults)(command)
+
+    return decorate
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ def _config(opts: common.RunOptions) -> Any:
 
 
 @app.command()
-@common.run_options()
+@common.run_options(stage="collect")
 def collect(opts: common.RunOptions) -> None:
     """Debate the train and validation problems without intervention (monitor features).
 
@@ -107,7 +107,7 @@ def train(
 
 
 @app.command()
-@common.run_options()
+@common.run_options(stage="run")
 def run(opts: common.RunOptions, monitors: MonitorsOption = None) -> None:
     """Debate the test problems under each condition of Table 1; resumable.
 

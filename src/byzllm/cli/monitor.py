@@ -40,7 +40,7 @@ def _config(opts: common.RunOptions) -> Any:
 
 
 @app.command()
-@common.run_options()
+@common.run_options(stage="collect")
 def collect(opts: common.RunOptions) -> None:
     """Play the train and validation games without interventions; store per-turn features.
 
@@ -133,7 +133,7 @@ def train(
 
 
 @app.command()
-@common.run_options()
+@common.run_options(stage="evaluate")
 def evaluate(
     opts: common.RunOptions,
     monitors: Annotated[

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from byzllm.errors import ConfigError
 
+from ._binding import check_config, config_differences
 from ._config import (
     ExistingDir,
     ExistingFile,
@@ -117,6 +118,8 @@ __all__ = [
     "bootstrap_interval",
     "bootstrap_intervals",
     "canonical_json",
+    "check_config",
+    "config_differences",
     "config_path",
     "executor_by_name",
     "is_fatal",
