@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 import subprocess
@@ -76,10 +78,30 @@ def _table1(html: str) -> list[dict[str, str]]:
 def test_the_page_is_self_contained(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     # No network: nothing is fetched from anywhere (links in text would not load anything,
-    # but there are none either).
+    # but there are none either); the only files it reads are its chunks, beside it.
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
     assert "<script src" not in text and "<link" not in text
     assert "simulated agents (not real LLMs)" in text
+    # Its chunk files are data only (one call with base64 text each).
+    assert _chunk_details(page.parent / "view_files")
+
+
+def _chunk_details(folder: Path) -> dict[str, str]:
+    """Every unit's details in a page's chunk files, decoded as the page's script does."""
+    details: dict[str, str] = {}
+    for chunk in folder.glob("u*-*.js"):
+        match = re.fullmatch(r'byzllmChunk\("u\d+",\d+,"([A-Za-z0-9+/=]+)"\);\n', chunk.read_text())
+        assert match, chunk.name
+        details.update(json.loads(gzip.decompress(base64.b64decode(match.group(1)))))
+    return details
+
+
+def test_every_unit_has_its_trace_in_the_chunks(demo_run: Path, page: Path) -> None:
+    with Store.open(demo_run) as store:
+        ids = {r["unit_id"] for r in store.records("consensus_question", with_unit=True)}
+    details = _chunk_details(page.parent / "view_files")
+    assert set(details) == ids
+    assert all("<svg" in html for html in details.values())
 
 
 def test_table_numbers_equal_the_report_json(demo_run: Path, page: Path) -> None:
@@ -121,6 +143,9 @@ def _dump(chromium: str, url: str) -> tuple[str, str]:
             "--disable-dev-shm-usage",
             "--enable-logging=stderr",
             "--v=0",
+            # Let the page's own asynchronous work (a chunk of traces loading and inflating
+            # when a unit is opened) finish before the DOM is dumped.
+            "--virtual-time-budget=10000",
             "--dump-dom",
             url,
         ],
@@ -262,3 +287,34 @@ def test_a_codegen_page_opens_a_debate(chromium: str, tmp_path: Path) -> None:
     detail = dom[dom.index('<div class="detail">') :]
     assert first["problem_id"] in detail[:500] and "round 1" in detail
     assert not _console_errors(stderr)
+
+
+def test_a_unit_far_down_a_large_run_opens_from_its_chunk(chromium: str, tmp_path: Path) -> None:
+    from byzllm.view import Section, Units
+    from byzllm.view._html import CHUNK_UNITS, page_files
+
+    n = 1_200
+    rows = [{"id": f"u{k}", "k": k, "parity": "even" if k % 2 == 0 else "odd"} for k in range(n)]
+    details = {f"u{k}": f"<p>trace of unit number {k}</p>" for k in range(n)}
+    units = Units(columns=["k", "parity"], filters=["parity"], rows=rows, details=details)
+    html_text, files = page_files(
+        "big", "simulated", True, [Section("Units", units=units)], "p_files"
+    )
+    assert len(files) == n // CHUNK_UNITS and str(n - 1) not in html_text.split("units-data")[0]
+    (tmp_path / "p.html").write_text(html_text, encoding="utf-8")
+    (tmp_path / "p_files").mkdir()
+    for name, body in files.items():
+        (tmp_path / "p_files" / name).write_text(body, encoding="utf-8")
+    # Unit 1,101 sits on page 12 and in the sixth chunk; the even filter hides it and is cleared.
+    url = (tmp_path / "p.html").resolve().as_uri() + "#f.parity=even&open=u1101"
+    dom, stderr = _dump(chromium, url)
+    assert 'data-ready="1"' in dom
+    assert "trace of unit number 1101" in dom and "page 12 of 12" in dom
+    assert "1200 of 1200 shown" in dom
+    assert 'id="errors"></div>' in dom and not _console_errors(stderr)
+
+    # Without its folder the page still opens and says the trace cannot be read.
+    for name in files:
+        (tmp_path / "p_files" / name).unlink()
+    dom, stderr = _dump(chromium, (tmp_path / "p.html").resolve().as_uri() + "#open=u5")
+    assert 'data-ready="1"' in dom and "cannot read" in dom and "trace of unit" not in dom

@@ -1,4 +1,4 @@
-"""``byzllm view``: a run as one self-contained HTML page."""
+"""``byzllm view``: a run as one HTML page, with its traces in a folder beside it."""
 
 from __future__ import annotations
 
@@ -24,27 +24,30 @@ def view(
         bool, typer.Option("--open", help="Open the page in the default browser.")
     ] = False,
     max_details: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--max-details",
             min=0,
-            help="Units whose full trace the page embeds (the list holds all).",
+            help="Units whose full trace the page carries [default: all] (the list holds all).",
         ),
-    ] = 500,
+    ] = None,
 ) -> None:
-    """Write one self-contained HTML page of a run and print its path.
+    """Write a run's HTML page (and its folder of traces) and print its path.
 
-    The page opens offline (no server, no network): the run's summary tables
-    with 95% intervals (the numbers of its `report --json`), parse health and
-    model requests, per-round plots, and every question or game, filterable by
-    protocol, topology, attack or outcome, each opening its trace (graph and
-    rounds, or the transcript with decision tokens coloured by entropy).
+    The page opens offline, straight from disk (no server, no network): the
+    run's summary tables with 95% intervals (the numbers of its `report
+    --json`), parse health and model requests, per-round plots, and every
+    question or game, filterable by protocol, topology, attack, condition
+    (the intervention) or outcome, each opening its trace (graph and rounds, or the transcript
+    with decision tokens coloured by entropy). Every unit's trace sits
+    compressed in view_files/ next to the page (copy both) and loads when
+    the unit is opened.
 
     Examples:
 
         byzllm demo && byzllm view runs/demo
 
-        byzllm view runs/sweep --open --max-details 2000
+        byzllm view runs/sweep --open -o sweep/page.html
     """
     with cli_errors():
         from byzllm.view import write_view

@@ -1,4 +1,4 @@
-"""The offline viewer, ``byzllm view``: one self-contained HTML page per run, for any browser.
+"""The offline viewer, ``byzllm view``: one HTML page per run, for any browser, no server.
 It reads a run's store and lays out each domain's summary and traces from its report module.
 May import: byzllm.experiments, byzllm.runs and every layer below them.
 
@@ -12,10 +12,12 @@ and rounds; WhoDunit: the transcript with decision tokens coloured by entropy; G
 stock per month and the transcript; CodeGen: the debate round by round and the hidden-test
 verdict; monitor evaluations: the monitor's P(success) per turn, triggers and resets). At the top it
 says whether the results are simulated or from a real model. No server, no network: CSS,
-script and data are inline.
+script and the list of units are inline.
 
-Large runs stay light: the list holds every unit (a short row each), but only the first
-``max_details`` units carry their full trace.
+Every unit is reachable: the list holds every unit (a short row each), and every unit's trace
+goes to gzip-compressed chunk files in ``view_files/`` next to ``view.html``, loaded when a
+reader opens a unit (a ``<script>`` element, which browsers allow from ``file://``), so a
+10,000-unit run's folder stays a few megabytes and still opens offline.
 
 A new domain adds its page with :func:`register_view` (its record kind and a
 :data:`ViewBuilder` made of :class:`Section`, :class:`Units` and :func:`table_html`); until
@@ -24,13 +26,16 @@ then its runs get every record kind listed with its fields.
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from byzllm.errors import InputError
 
-from ._html import Section, Units, esc, page, table_html
+from ._html import Section, Units, esc, page, page_files, table_html
 
 if TYPE_CHECKING:
     from byzllm.runs import Store
@@ -48,7 +53,8 @@ __all__ = [
     "write_view",
 ]
 
-#: Units whose full trace is embedded by default (the list always holds every unit).
+#: Units whose full trace :func:`render_view`'s single file embeds by default (the list always
+#: holds every unit; :func:`write_view` writes every unit's trace to chunk files).
 DEFAULT_MAX_DETAILS = 500
 
 #: A domain's part of the page: (the run's store, max_details) -> (its sections, whether the
@@ -113,14 +119,10 @@ def register_view(kind: str, build: ViewBuilder) -> None:
     VIEWS[kind] = build
 
 
-def render_view(
-    run_dir: str | Path,
-    *,
-    max_details: int = DEFAULT_MAX_DETAILS,
-    lead: Sequence[Section] = (),
-) -> str:
-    """The HTML page of the run in ``run_dir`` (see the module docstring); ``lead`` sections
-    go first (``byzllm reproduce``: the comparison, its gaps and the sensitivity section)."""
+def _layout(
+    run_dir: str | Path, max_details: int, lead: Sequence[Section]
+) -> tuple[str, str, bool, list[Section]]:
+    """(title, simulated / real label, simulated, sections) of the run in ``run_dir``."""
     from byzllm.runs import Store
 
     location = Path(run_dir)
@@ -140,19 +142,52 @@ def render_view(
             sections, simulated = generic_sections(records, max_details=max_details)
             what = ", ".join(kinds)
     label = "simulated agents (not real LLMs)" if simulated else "real-model results"
-    return page(f"{location.resolve().name}: {what}", label, simulated, [*lead, *sections])
+    return f"{location.resolve().name}: {what}", label, simulated, [*lead, *sections]
+
+
+def render_view(
+    run_dir: str | Path,
+    *,
+    max_details: int = DEFAULT_MAX_DETAILS,
+    lead: Sequence[Section] = (),
+) -> str:
+    """The run's page as one self-contained HTML text, the first ``max_details`` units' details
+    inline (see the module docstring); ``lead`` sections go first (``byzllm reproduce``: the
+    comparison, its gaps and the sensitivity section)."""
+    return page(*_layout(run_dir, max_details, lead))
+
+
+#: Chunk files this module writes (``u<section>-<n>.js``), the only files it replaces.
+_CHUNK_FILE = re.compile(r"u\d+-\d+\.js")
 
 
 def write_view(
     run_dir: str | Path,
     out: str | Path | None = None,
     *,
-    max_details: int = DEFAULT_MAX_DETAILS,
+    max_details: int | None = None,
     lead: Sequence[Section] = (),
 ) -> Path:
-    """Write the run's page (default ``RUN_DIR/view.html``) and return its path."""
+    """Write the run's page (default ``RUN_DIR/view.html``) and return its path.
+
+    Every unit's details (or the first ``max_details``) go to chunk files in a folder next to
+    the page, ``<page name>_files/``, which the page reads when a unit is opened; copy the two
+    together. Chunk files of an earlier page in that folder are replaced.
+    """
     target = Path(out) if out is not None else Path(run_dir) / "view.html"
-    text = render_view(run_dir, max_details=max_details, lead=lead)
+    folder = target.parent / f"{target.stem}_files"
+    title, label, simulated, sections = _layout(
+        run_dir, sys.maxsize if max_details is None else max_details, lead
+    )
+    text, files = page_files(title, label, simulated, sections, quote(folder.name))
     target.parent.mkdir(parents=True, exist_ok=True)
+    if folder.is_dir():
+        for old in folder.iterdir():
+            if _CHUNK_FILE.fullmatch(old.name):
+                old.unlink()
+    if files:
+        folder.mkdir(exist_ok=True)
+        for name, body in files.items():
+            (folder / name).write_text(body, encoding="utf-8")
     target.write_text(text, encoding="utf-8")
     return target

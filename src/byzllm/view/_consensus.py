@@ -200,6 +200,7 @@ def consensus_sections(
                 "protocol": record["protocol"],
                 "topology": record["topology"],
                 "composition": record["composition"],
+                "attack": (record.get("composition_config") or {}).get("attack") or "none",
                 "seed": record["seed"],
                 "question": record["task_id"],
                 "honest right at T": f"{sum(r['correct'] for r in honest)}/{len(honest)}",
@@ -216,17 +217,18 @@ def consensus_sections(
             "protocol",
             "topology",
             "composition",
+            "attack",
             "seed",
             "question",
             "honest right at T",
             "outcome",
         ],
-        filters=["protocol", "topology", "composition", "outcome"],
+        filters=["protocol", "topology", "composition", "attack", "outcome"],
         rows=rows,
         details=details,
         missing_detail=(
-            f"only the first {max_details} questions carry their trace in this page; "
-            "raise --max-details or export the run (byzllm runs export)"
+            "this question's trace was left out of the page (--max-details); "
+            "byzllm runs export writes every record"
         ),
     )
     sections.append(

@@ -175,7 +175,9 @@ def whodunit_sections(
                 filters=["variant", "outcome"],
                 rows=unit_rows,
                 details=details,
-                missing_detail="no transcript embedded for this game (see --max-details)",
+                missing_detail=(
+                    "no transcript for this game in the page (no turn records, or --max-details)"
+                ),
             ),
             anchor="games",
         )

@@ -1,22 +1,38 @@
-"""One self-contained HTML page: inline CSS and JavaScript, no network, no server.
+"""A run's page: inline CSS and JavaScript, no network, no server.
 
 Everything a reader sees is rendered here in Python (tables, SVG, per-unit details); the page's
 script only filters, paginates and opens details, so the numbers on the page are exactly the
-ones the report functions computed. The page's state can also be set from its URL fragment
-(``#f.protocol=sac&open=UNIT&page=2``): the script applies it through the same controls a
-reader uses (it sets a filter and fires its ``change`` event, clicks the unit's row), which is
-how the browser tests drive it.
+ones the report functions computed.
+
+Details (a unit's trace or transcript) either sit inline in the page (:func:`page`), or, for
+every unit of a large run, in chunk files next to it (:func:`page_files`): ``NAME_files/u4-12.js``
+holds 200 units' details as gzip-compressed JSON (base64) and hands them to the page by calling
+a global function. The page loads a chunk with a ``<script>`` element when a reader opens one of
+its units: browsers refuse ``fetch()`` of ``file://`` addresses but not scripts, so the folder
+still opens offline, and gzip keeps a 10,000-unit run's folder to a few megabytes (the
+browser's own ``DecompressionStream`` inflates it).
+
+The page's state can also be set from its URL fragment (``#f.protocol=sac&open=UNIT&page=2``):
+the script applies it through the same controls a reader uses (it sets a filter and fires its
+``change`` event, goes to the unit's page and clicks its row, clearing a filter that hides
+it), which is how the browser tests drive it; ``body[data-ready]`` is set once that is done
+(a chunk loaded included).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Section", "Units", "esc", "page", "table_html"]
+__all__ = ["CHUNK_UNITS", "Section", "Units", "esc", "page", "page_files", "table_html"]
+
+#: Units whose details share one chunk file (a chunk is loaded whole when one of them opens).
+CHUNK_UNITS = 200
 
 
 def esc(value: object) -> str:
@@ -99,10 +115,40 @@ _JS = r"""
   window.addEventListener('error',function(e){errors.textContent+='error: '+e.message+'\n';});
   var data=JSON.parse(document.getElementById('units-data').textContent);
   var PAGE=100;
-  function render(box,spec,state){
-    var rows=spec.rows.filter(function(r){
+  // Chunk files of details: NAME_files/KEY-N.js calls byzllmChunk(KEY, N, base64 gzip JSON).
+  var chunks={};
+  function inflate(b64){
+    var bin=atob(b64),bytes=new Uint8Array(bin.length);
+    for(var i=0;i<bin.length;i++)bytes[i]=bin.charCodeAt(i);
+    var stream=new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text();
+  }
+  window.byzllmChunk=function(key,n,b64){
+    var c=chunks[key+'/'+n];if(!c)return;
+    inflate(b64).then(function(text){c.details=JSON.parse(text);c.done();},
+      function(e){c.failed=String(e);c.done();});
+  };
+  function detail(key,spec,row,cb){
+    if(spec.details[row.id]!==undefined){cb(spec.details[row.id]);return;}
+    if(row._c===undefined||!spec.dir){cb(null);return;}
+    var name=key+'/'+row._c,c=chunks[name];
+    if(!c){
+      c=chunks[name]={details:null,failed:null,waiters:[]};
+      c.done=function(){var w=c.waiters;c.waiters=[];w.forEach(function(f){f();});};
+      var s=document.createElement('script');s.src=spec.dir+'/'+key+'-'+row._c+'.js';
+      s.onerror=function(){c.failed='cannot read '+s.src;c.done();};
+      document.head.appendChild(s);
+    }
+    var give=function(){cb(c.details?c.details[row.id]:null,c.failed);};
+    if(c.details||c.failed)give();else c.waiters.push(give);
+  }
+  function shown(spec,state){
+    return spec.rows.filter(function(r){
       for(var f in state.filters){var v=state.filters[f];if(v!==''&&String(r[f])!==v)return false;}
       return true;});
+  }
+  function render(box,spec,state){
+    var rows=shown(spec,state);
     var pages=Math.max(1,Math.ceil(rows.length/PAGE));
     if(state.page>=pages)state.page=pages-1;
     var tbody=box.querySelector('tbody');tbody.innerHTML='';
@@ -110,19 +156,23 @@ _JS = r"""
       var tr=document.createElement('tr');tr.className='unit';tr.dataset.id=r.id;
       spec.columns.forEach(function(c){var td=document.createElement('td');
         var v=r[c];td.textContent=(v===null||v===undefined)?'-':String(v);tr.appendChild(td);});
-      tr.addEventListener('click',function(){toggle(box,spec,tr);});
+      tr.addEventListener('click',function(){toggle(box,spec,tr,r);});
       tbody.appendChild(tr);});
     box.querySelector('.count').textContent=rows.length+' of '+spec.rows.length+' shown';
     box.querySelector('.pageno').textContent='page '+(state.page+1)+' of '+pages;
   }
-  function toggle(box,spec,tr){
+  function toggle(box,spec,tr,row,then){
     var next=tr.nextSibling;
     if(next&&next.classList&&next.classList.contains('detail-row')){next.remove();tr.classList.remove('open');return;}
     var d=document.createElement('tr');d.className='detail-row';
     var td=document.createElement('td');td.colSpan=spec.columns.length;
-    var html=spec.details[tr.dataset.id];
-    td.innerHTML='<div class="detail">'+(html||spec.missing)+'</div>';
+    td.innerHTML='<div class="loading note">loading…</div>';
     d.appendChild(td);tr.parentNode.insertBefore(d,tr.nextSibling);tr.classList.add('open');
+    detail(box.dataset.key,spec,row,function(html,failed){
+      td.innerHTML='<div class="detail">'+(html||spec.missing)+
+        (failed?'<p class="note">'+failed.replace(/</g,'&lt;')+'</p>':'')+'</div>';
+      if(then)then();
+    });
   }
   var boxes=[];
   document.querySelectorAll('.units').forEach(function(box){
@@ -132,9 +182,24 @@ _JS = r"""
       sel.addEventListener('change',function(){state.filters[sel.dataset.field]=sel.value;state.page=0;render(box,spec,state);});});
     box.querySelector('.prev').addEventListener('click',function(){if(state.page>0){state.page--;render(box,spec,state);}});
     box.querySelector('.next').addEventListener('click',function(){state.page++;render(box,spec,state);});
+    box.open=function(id,then){
+      // A unit by id, wherever it is: clear the filters if they hide it, go to its page.
+      var row=spec.rows.filter(function(r){return r.id===id;})[0];
+      if(!row){then();return;}
+      var tr=box.querySelector('tr.unit[data-id="'+id.replace(/"/g,'')+'"]');
+      if(!tr){
+        box.querySelectorAll('select.filter').forEach(function(sel){
+          if(sel.value===''||String(row[sel.dataset.field])===sel.value)return;
+          sel.value='';sel.dispatchEvent(new Event('change'));});
+        state.page=Math.floor(shown(spec,state).indexOf(row)/PAGE);render(box,spec,state);
+        tr=box.querySelector('tr.unit[data-id="'+id.replace(/"/g,'')+'"]');
+      }
+      if(tr)toggle(box,spec,tr,row,then);else then();
+    };
     render(box,spec,state);boxes.push(box);
   });
   // State from the URL fragment, applied through the reader's own controls.
+  var ready=function(){document.body.dataset.ready='1';};
   var hash=decodeURIComponent(location.hash.replace(/^#/,''));
   if(hash&&boxes.length){
     var box=boxes[0];var open=null;var page=0;
@@ -145,11 +210,8 @@ _JS = r"""
         if(sel){sel.value=v;sel.dispatchEvent(new Event('change'));}}
       else if(k==='open'){open=v;}else if(k==='page'){page=parseInt(v,10)||0;}});
     for(var p=0;p<page;p++)box.querySelector('.next').click();
-    if(open!==null){
-      var tr=box.querySelector('tr.unit[data-id="'+open.replace(/"/g,'')+'"]');
-      if(tr)tr.click();}
-  }
-  document.body.dataset.ready='1';
+    if(open!==null)box.open(open,ready);else ready();
+  }else ready();
 })();
 """
 
@@ -178,26 +240,57 @@ def _script_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 
 
-def page(title: str, label: str, simulated: bool, sections: Sequence[Section]) -> str:
-    """The whole page: header with the simulated / real-model label, then the sections."""
+def _chunk_js(key: str, n: int, details: Mapping[str, str]) -> str:
+    """A chunk file: ``details`` as gzip-compressed JSON in base64, handed to the page."""
+    raw = json.dumps(details, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    packed = base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+    return f'byzllmChunk("{key}",{n},"{packed}");\n'
+
+
+def _build(
+    title: str,
+    label: str,
+    simulated: bool,
+    sections: Sequence[Section],
+    folder: str | None,
+) -> tuple[str, dict[str, str]]:
     parts = []
     data: dict[str, Any] = {}
+    files: dict[str, str] = {}
     for k, section in enumerate(sections):
         body = section.html
         if section.units is not None:
             key = f"u{k}"
             u = section.units
+            rows, inline = u.rows, u.details
+            if folder is not None and u.details:
+                # Every unit's details go to chunk files, in list order; a row names its chunk.
+                inline, rows, chunk = {}, [], 0
+                batch: dict[str, str] = {}
+                for row in u.rows:
+                    html_text = u.details.get(str(row["id"]))
+                    if html_text is None:
+                        rows.append(row)
+                        continue
+                    if len(batch) == CHUNK_UNITS:
+                        files[f"{key}-{chunk}.js"] = _chunk_js(key, chunk, batch)
+                        batch, chunk = {}, chunk + 1
+                    batch[str(row["id"])] = html_text
+                    rows.append({**row, "_c": chunk})
+                if batch:
+                    files[f"{key}-{chunk}.js"] = _chunk_js(key, chunk, batch)
             data[key] = {
                 "columns": u.columns,
-                "rows": u.rows,
-                "details": u.details,
+                "rows": rows,
+                "details": inline,
+                "dir": folder,
                 "missing": f"<p class='note'>{esc(u.missing_detail)}</p>",
             }
             body += _units_html(key, u)
         anchor = f' id="{esc(section.anchor)}"' if section.anchor else ""
         parts.append(f"<section{anchor}><h2>{esc(section.title)}</h2>{body}</section>")
     css_label = "simulated" if simulated else "real"
-    return (
+    text = (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>"
         f"<header><h1>{esc(title)}</h1><span class='label {css_label}'>{esc(label)}</span>"
@@ -206,3 +299,18 @@ def page(title: str, label: str, simulated: bool, sections: Sequence[Section]) -
         + f"</main><script type='application/json' id='units-data'>{_script_json(data)}</script>"
         f"<script>{_JS}</script></body></html>"
     )
+    return text, files
+
+
+def page(title: str, label: str, simulated: bool, sections: Sequence[Section]) -> str:
+    """The whole page in one file: header with the simulated / real-model label, then the
+    sections, every unit's details inline."""
+    return _build(title, label, simulated, sections, None)[0]
+
+
+def page_files(
+    title: str, label: str, simulated: bool, sections: Sequence[Section], folder: str
+) -> tuple[str, dict[str, str]]:
+    """The page and its chunk files: (the HTML, file name -> text of the files that go in
+    ``folder``, a folder next to the page); the details load from there on demand."""
+    return _build(title, label, simulated, sections, folder)
