@@ -64,6 +64,7 @@ __all__ = [
     "RunOptions",
     "SetOption",
     "TrainOptions",
+    "WaitOption",
     "WeakModelOption",
     "cli_errors",
     "default_run_dir",
@@ -199,6 +200,15 @@ RayAddressOption = Annotated[
         show_default=False,
     ),
 ]
+#: Wait for another process writing to the run folder instead of stopping.
+WaitOption = Annotated[
+    bool,
+    typer.Option(
+        "--wait",
+        help="If another process is running units into the run directory, wait for it to "
+        "end instead of stopping at once (one process writes to a run directory at a time).",
+    ),
+]
 #: Machine-readable output.
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON on stdout instead.")
@@ -265,6 +275,13 @@ def cli_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    except OSError as err:
+        # A file the command reads or writes (a read-only folder, a full disk, a name too
+        # long): one line naming it, not a traceback.
+        if err.filename is None:
+            raise
+        echo_error(f"{err.strerror or err}: {err.filename}")
+        raise typer.Exit(2) from None
 
 
 def handle_errors(command: F) -> F:
@@ -416,6 +433,7 @@ class RunOptions:
     executor: str = "local"
     ray_address: str | None = None
     json_output: bool = False
+    wait: bool = False
 
     def load(self, model: type[ConfigT], model_sets: Sequence[str] | None = None) -> ConfigT:
         """The validated config: the file, then ``--set``, then ``model_sets`` (default: every
@@ -481,6 +499,7 @@ _EXECUTION = (
     "json_output",
     "executor",
     "ray_address",
+    "wait",
 )
 
 
@@ -497,6 +516,7 @@ _RUN_PARAMETERS: dict[str, Any] = {
     "max_failures": MaxFailuresOption,
     "executor": ExecutorOption,
     "ray_address": RayAddressOption,
+    "wait": WaitOption,
     "json_output": JsonOption,
 }
 

@@ -387,7 +387,19 @@ def report(
         for line in scorer_auc_lines(summary):
             console.print(line, highlight=False)
         common.show_request_health(requests, json_output=False)
-        written = _write_outputs(run_dir, summary, out)
+        try:
+            written = _write_outputs(run_dir, summary, out)
+        except OSError as err:
+            if out is not None:
+                raise  # the folder asked for: one error line (cli_errors)
+            # The default folder is inside the run (an archive on a read-only disk, say):
+            # the tables are printed; the files need another place.
+            typer.echo(
+                f"note: CSV and plots not written ({err.strerror or err}: {err.filename}); "
+                "pass --out DIR to write them elsewhere",
+                err=True,
+            )
+            return
         typer.echo(f"wrote {len(written)} files to {written[0].parent}", err=True)
 
 

@@ -66,6 +66,7 @@ from ._records import Record, UnitRequests
 from ._repair import RepairReport, repair_store
 from ._runner import (
     RunAbortedError,
+    RunBusyError,
     RunStatus,
     RunSummary,
     UnitFailure,
@@ -104,6 +105,7 @@ __all__ = [
     "RepairReport",
     "RichProgress",
     "RunAbortedError",
+    "RunBusyError",
     "RunStatus",
     "RunSummary",
     "SilentProgress",

@@ -67,10 +67,10 @@ from ._store import (
     StoreError,
     _create_store_file,
     _pid_alive,
-    _resolve_store_path,
     connect_read_only,
     identify_store_file,
     is_damage,
+    resolve_store_path,
 )
 from ._units import unit_id
 
@@ -462,7 +462,7 @@ def repair_store(location: str | Path, *, force: bool = False) -> RepairReport:
     (``force`` overrides the latter). See the module docstring for what is kept.
     """
     started = time.monotonic()
-    path = _resolve_store_path(location)
+    path = resolve_store_path(location)
     if not path.is_file():
         raise InputError(f"no results store at {path} (is this a run directory?)")
     identify_store_file(path)

@@ -45,10 +45,11 @@ from pydantic import BaseModel
 from byzllm.errors import ByzllmError, InputError
 
 from ._executor import Executor, LocalExecutor, WorkFn
+from ._lock import RunBusyError, WriterLock
 from ._progress import LiveStatus, ProgressReporter, make_progress
 from ._provenance import byzllm_version, git_commit
 from ._records import Record
-from ._store import Store, StoreError, UnitResult
+from ._store import Store, StoreError, UnitResult, resolve_store_path
 from ._units import Unit
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RunAbortedError",
+    "RunBusyError",
     "RunStatus",
     "RunSummary",
     "UnitFailure",
@@ -299,6 +301,7 @@ async def run_units(
     argv: Sequence[str] | None = None,
     commit_interval_s: float = 0.005,
     synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
+    wait: bool = False,
 ) -> RunSummary:
     """Run every unit not yet done, storing each result in ``<run_dir>/results.sqlite``.
 
@@ -315,7 +318,54 @@ async def run_units(
     ``work`` is a top-level function of the payload returning records (see
     :mod:`byzllm.runs._executor` for the contract); ``config`` (a pydantic model) is
     stored with the byzllm version and git commit. Duplicate units (same id) run once.
+
+    One process writes to a run folder at a time (:class:`~byzllm.runs._lock.WriterLock`,
+    released when this process ends however it ends): while another process runs units into
+    ``run_dir``, this raises :class:`RunBusyError` naming it, or with ``wait=True`` waits for
+    it to end (saying so once on stderr). A folder that cannot be created or written (a
+    read-only disk, a name longer than the file system allows) is one line, exit code 2.
     """
+    store_path = resolve_store_path(run_dir)
+    lock = WriterLock(store_path, wait=wait, argv=argv, on_wait=_say_waiting)
+    async with lock:
+        return await _run_units_locked(
+            run_dir,
+            units,
+            work,
+            config=config,
+            concurrency=concurrency,
+            retry_failed=retry_failed,
+            max_failures=max_failures,
+            progress=progress,
+            executor=executor,
+            description=description,
+            argv=argv,
+            commit_interval_s=commit_interval_s,
+            synchronous=synchronous,
+        )
+
+
+def _say_waiting(refusal: str) -> None:
+    print(f"waiting: {refusal.split('; ')[0]}", file=sys.stderr, flush=True)
+
+
+async def _run_units_locked(
+    run_dir: str | Path,
+    units: Iterable[Unit],
+    work: WorkFn,
+    *,
+    config: BaseModel | Mapping[str, Any] | None = None,
+    concurrency: int = 16,
+    retry_failed: bool = False,
+    max_failures: int | None = None,
+    progress: bool | ProgressReporter | None = None,
+    executor: Executor | None = None,
+    description: str | None = None,
+    argv: Sequence[str] | None = None,
+    commit_interval_s: float = 0.005,
+    synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
+) -> RunSummary:
+    """:func:`run_units` once the run folder's writer lock is held."""
     # Here, not at the top: importing byzllm.experiments stays free of the model layer.
     from byzllm.llm import track_requests
 
