@@ -95,7 +95,51 @@ def test_unknown_key_is_reported_with_a_suggestion(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(file, SweepConfig)
     message = str(info.value)
-    assert message == f"invalid config {file}: graph.nn: unknown key (did you mean 'n'?)"
+    assert message == f"invalid config {file}: graph.nn: unknown key (did you mean 'graph.n'?)"
+
+
+class _Agent(ExperimentConfig):
+    attack: str = "none"
+    model: str | None = None
+
+
+class _Deep(ExperimentConfig):
+    dataset: GraphSection = GraphSection()
+    agents: list[_Agent] = Field(default_factory=lambda: [_Agent()])
+    backup: _Agent | None = None
+
+
+@pytest.mark.parametrize(
+    ("overrides", "problem"),
+    [
+        # A section that does not exist: the whole key as typed, the nearest key anywhere.
+        ({"graph.n": 10}, "graph.n: unknown key (did you mean 'dataset.n'?)"),
+        ({"datset.kind": "x"}, "datset.kind: unknown key (did you mean 'dataset.kind'?)"),
+        # Misspelt leaves: the sibling, as a full dotted key, through lists and optionals.
+        ({"agents.0.atack": "x"}, "agents.0.atack: unknown key (did you mean 'agents.0.attack'?)"),
+        ({"backup.modle": "m"}, "backup.modle: unknown key (did you mean 'backup.model'?)"),
+        # Nothing near: no suggestion rather than a wrong one.
+        ({"dataset.x": 1}, "dataset.x: unknown key"),
+        ({"zzz.qqq": 1}, "zzz.qqq: unknown key"),
+    ],
+)
+def test_unknown_dotted_keys_name_the_key_and_the_nearest_valid_one(
+    overrides: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(None, _Deep, overrides)
+    assert str(info.value) == f"invalid config: {problem}"
+
+
+def test_yaml_and_set_name_an_unknown_key_alike(tmp_path: Path) -> None:
+    file = _write(tmp_path / "c.yaml", "graph:\n  n: 3\n")
+    with pytest.raises(ConfigError) as from_yaml:
+        load_config(file, _Deep)
+    with pytest.raises(ConfigError) as from_set:
+        load_config(None, _Deep, parse_overrides(["graph.n=3"]))
+    assert str(from_yaml.value).removeprefix(f"invalid config {file}: ") == str(
+        from_set.value
+    ).removeprefix("invalid config: ")
 
 
 def test_every_problem_is_listed_in_one_line(tmp_path: Path) -> None:

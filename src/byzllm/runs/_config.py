@@ -14,7 +14,7 @@ import difflib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo
@@ -273,19 +273,76 @@ def _short(value: Any) -> str:
     return _clip(repr(value))
 
 
+def _section_model(annotation: Any) -> type[BaseModel] | None:
+    """The config section an annotation holds (``Section``, ``Section | None``,
+    ``list[Section]``, ``dict[str, Section]``), or ``None`` for a plain value."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    models = {m for arg in get_args(annotation) if (m := _section_model(arg)) is not None}
+    return models.pop() if len(models) == 1 else None
+
+
 def _known_fields(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
-    """Field names of the (nested) model that ``loc`` points into, for spelling suggestions."""
-    current: Any = model
+    """Field names of the (nested) model that ``loc`` points into, for spelling suggestions
+    (list indices and dict keys of sections are stepped over)."""
+    current: type[BaseModel] | None = model
     for part in loc:
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+        if current is None:
             return []
         field = current.model_fields.get(str(part))
         if field is None:
-            return []
-        current = field.annotation
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
-    return []
+            continue  # an index into a list (or a key of a dict) of sections
+        current = _section_model(field.annotation)
+    return list(current.model_fields) if current is not None else []
+
+
+def _key_paths(model: type[BaseModel], prefix: str = "", depth: int = 0) -> list[str]:
+    """Every dotted key of a config model, sections included (``dataset``, ``dataset.n``)."""
+    keys: list[str] = []
+    for name, field in model.model_fields.items():
+        keys.append(prefix + name)
+        section = _section_model(field.annotation)
+        if section is not None and depth < 8:
+            keys += _key_paths(section, f"{prefix}{name}.", depth + 1)
+    return keys
+
+
+def _single_leaf(value: Any) -> list[str]:
+    """The dotted path inside ``value`` when it is a mapping with exactly one leaf
+    (``{"n": 10}`` -> ``["n"]``), else ``[]``."""
+    path: list[str] = []
+    while isinstance(value, Mapping) and len(value) == 1:
+        key, value = next(iter(value.items()))
+        path.append(str(key))
+    return path
+
+
+def _suggest(model: type[BaseModel], loc: Sequence[int | str], tail: Sequence[str]) -> str | None:
+    """The valid key nearest to the unknown one (``loc`` where pydantic found it, ``tail``
+    the path the user wrote below it): a sibling spelt alike, else, for a section that does
+    not exist, the dotted key anywhere in the config closest to the whole key (``graph.n``
+    -> ``dataset.n``)."""
+    key = str(loc[-1])
+    if len(key) > 200:
+        return None
+    parents = [str(part) for part in loc[:-1]]
+    sibling = difflib.get_close_matches(key, _known_fields(model, loc[:-1]), n=1)
+    everywhere = _key_paths(model)
+    if sibling:
+        nearer = ".".join([*parents, sibling[0], *tail])
+        plain = ".".join(p for p in [*parents, sibling[0], *tail] if not p.isdigit())
+        return nearer if plain in everywhere or not tail else ".".join([*parents, sibling[0]])
+    if not tail:
+        return None  # a misspelt leaf with no sibling alike: nothing nearer to offer
+    wanted = ".".join(p for p in [*parents, key, *tail] if not p.isdigit())
+    close = difflib.get_close_matches(wanted, everywhere, n=1, cutoff=0.7)
+    if close:
+        return close[0]
+    leaf = wanted.rsplit(".", 1)[-1]
+    same_leaf = [k for k in everywhere if k.rsplit(".", 1)[-1] == leaf and k != leaf]
+    if same_leaf:
+        return max(same_leaf, key=lambda k: difflib.SequenceMatcher(None, wanted, k).ratio())
+    return None
 
 
 def format_validation_error(
@@ -298,10 +355,12 @@ def format_validation_error(
         where = _clip(".".join(str(part) for part in loc) or "<top>")
         kind = item.get("type", "")
         if kind == "extra_forbidden":
-            known = _known_fields(model, loc[:-1])
-            key = str(loc[-1])
-            hint = difflib.get_close_matches(key, known, n=1) if len(key) < 200 else []
-            text = f"{where}: unknown key" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            # A section that does not exist (graph: {n: 10}) is named with the key below
+            # it, as the user wrote it (--set graph.n=10).
+            tail = _single_leaf(item.get("input"))
+            where = _clip(".".join([*(str(part) for part in loc), *tail]))
+            hint = _suggest(model, loc, tail)
+            text = f"{where}: unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
         elif kind == "missing":
             text = f"{where}: required key is missing"
         else:
@@ -333,9 +392,19 @@ def _field_default(model: type[BaseModel], name: str) -> tuple[Any, Any]:
         value = None
     else:
         value = field.default
+    return copy.deepcopy(_plain(value)), sub
+
+
+def _plain(value: Any) -> Any:
+    """A default as plain data (sections in lists and dicts too), for dotted overrides to
+    descend into (``agents.0.attack=x`` on a default list of sections)."""
     if isinstance(value, BaseModel):
-        value = value.model_dump()
-    return copy.deepcopy(value), sub
+        return value.model_dump()
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 def _fill_defaults(data: dict[str, Any], model: type[BaseModel], parents: Sequence[str]) -> None:
