@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,13 @@ def test_every_table_runs_on_simulated_agents(
         assert gap["explanation"] == "unexplained" or "contains" in gap["explanation"]
     view = Path(payload["view"]).read_text(encoding="utf-8")
     assert 'id="gaps"' in view and 'id="sensitivity"' in view
+    # Paper, ours with its interval and the difference side by side for every cell, red where
+    # the paper's number lies outside our interval (exactly the gaps), and a glossary.
+    shown = [m for m in entry.metrics if any(m in r or f"{m}_paper" in r for r in payload["rows"])]
+    verdicts = re.findall(r'<td class="paper (in|out|none)"', view)
+    assert len(verdicts) == len(payload["rows"]) * len(shown) > 0
+    assert verdicts.count("out") == len(payload["gaps"])
+    assert 'id="glossary"' in view
     if entry.kind != "consensus":
         comparisons = [c["comparison"] for c in payload["control_gains"]]
         assert comparisons == ["monitor-1 - turn-only-1", "monitor-1 - single-feature-1"]

@@ -318,3 +318,11 @@ def test_a_unit_far_down_a_large_run_opens_from_its_chunk(chromium: str, tmp_pat
         (tmp_path / "p_files" / name).unlink()
     dom, stderr = _dump(chromium, (tmp_path / "p.html").resolve().as_uri() + "#open=u5")
     assert 'data-ready="1"' in dom and "cannot read" in dom and "trace of unit" not in dom
+
+
+def test_metrics_are_defined_on_hover_and_in_a_glossary(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert 'id="glossary"' in text
+    for term in ("IAA", "FAA", "BFTI", "RA", "H-Majority", "Pass@1", "Survival-time"):
+        assert f"<dt>{term}</dt>" in text
+    assert 'title="FAA: Final Agent Accuracy' in text  # Table 1's column, on hover

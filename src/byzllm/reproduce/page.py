@@ -626,7 +626,7 @@ def write_pages(
     :data:`NO_SENSITIVITY`)."""
     from pathlib import Path
 
-    from byzllm.view import Section, esc, table_html, write_view
+    from byzllm.view import Section, comparison_html, esc, table_html, write_view
 
     gaps = gap_rows(
         entry.name,
@@ -651,9 +651,9 @@ def write_pages(
     md_path = folder / "report" / "reproduce.md"
     md_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.write_text(markdown, encoding="utf-8")
-    plain = [{k: v for k, v in r.items() if not isinstance(v, dict)} for r in rows]
     caption = f"intervals: {note}" + (f". {entry.remark}" if entry.remark else "")
-    lead = [Section(title, table_html(plain, note=caption), anchor="paper")]
+    compare = comparison_html(rows, entry.metrics, ROW_KEYS, note=caption)
+    lead = [Section(title, compare, anchor="paper")]
     if controls:
         lead.append(
             Section(

@@ -12,7 +12,12 @@ and rounds; WhoDunit: the transcript with decision tokens coloured by entropy; G
 stock per month and the transcript; CodeGen: the debate round by round and the hidden-test
 verdict; monitor evaluations: the monitor's P(success) per turn, triggers and resets). At the top it
 says whether the results are simulated or from a real model. No server, no network: CSS,
-script and the list of units are inline.
+script and the list of units are inline. Column names are human labels (``Success-Rate``,
+not ``success_rate``); hovering a metric's name shows its definition, and every page ends with
+a glossary of the metrics (IAA, FAA, BFTI, RA, H-Majority, Pass@1, Survival-time, the monitor's
+gain, ...). ``byzllm reproduce`` pages lead with :func:`comparison_html`: the paper's number,
+ours with its interval and the difference, cell by cell, coloured by whether the paper's number
+lies inside our interval.
 
 Every unit is reachable: the list holds every unit (a short row each), and every unit's trace
 goes to gzip-compressed chunk files in ``view_files/`` next to ``view.html``, loaded when a
@@ -35,6 +40,8 @@ from urllib.parse import quote
 
 from byzllm.errors import InputError
 
+from ._compare import comparison_html
+from ._glossary import GLOSSARY, definition, glossary_html, label
 from ._html import Section, Units, esc, page, page_files, table_html
 
 if TYPE_CHECKING:
@@ -42,11 +49,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_DETAILS",
+    "GLOSSARY",
     "VIEWS",
     "Section",
     "Units",
     "ViewBuilder",
+    "comparison_html",
+    "definition",
     "esc",
+    "label",
     "register_view",
     "render_view",
     "table_html",
@@ -141,8 +152,11 @@ def _layout(
             records = {kind: store.records(kind) for kind in kinds}
             sections, simulated = generic_sections(records, max_details=max_details)
             what = ", ".join(kinds)
-    label = "simulated agents (not real LLMs)" if simulated else "real-model results"
-    return f"{location.resolve().name}: {what}", label, simulated, [*lead, *sections]
+    kind = "simulated agents (not real LLMs)" if simulated else "real-model results"
+    glossary = Section(
+        "Glossary (hover a dotted column name for its line)", glossary_html(), anchor="glossary"
+    )
+    return f"{location.resolve().name}: {what}", kind, simulated, [*lead, *sections, glossary]
 
 
 def render_view(
@@ -176,10 +190,10 @@ def write_view(
     """
     target = Path(out) if out is not None else Path(run_dir) / "view.html"
     folder = target.parent / f"{target.stem}_files"
-    title, label, simulated, sections = _layout(
+    title, kind, simulated, sections = _layout(
         run_dir, sys.maxsize if max_details is None else max_details, lead
     )
-    text, files = page_files(title, label, simulated, sections, quote(folder.name))
+    text, files = page_files(title, kind, simulated, sections, quote(folder.name))
     target.parent.mkdir(parents=True, exist_ok=True)
     if folder.is_dir():
         for old in folder.iterdir():

@@ -40,6 +40,15 @@ def esc(value: object) -> str:
     return "-" if value is None else html.escape(str(value), quote=True)
 
 
+def _th(column: str) -> str:
+    """A column's header: its human label, its glossary definition on hover (dotted)."""
+    from ._glossary import definition, label
+
+    text = definition(column)
+    tip = f' title="{esc(text)}" class="term"' if text else ""
+    return f"<th{tip}>{esc(label(column))}</th>"
+
+
 def table_html(
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str] | None = None,
@@ -49,7 +58,7 @@ def table_html(
 ) -> str:
     """A plain HTML table of ``rows`` (first row's keys when ``columns`` is None)."""
     cols = list(columns) if columns is not None else (list(rows[0]) if rows else [])
-    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
+    head = "".join(_th(c) for c in cols)
     body = "".join(
         "<tr>" + "".join(f"<td>{esc(row.get(c))}</td>" for c in cols) + "</tr>" for row in rows
     )
@@ -106,6 +115,11 @@ tr.unit{cursor:pointer}tr.unit:hover{background:#eef6ff}tr.unit.open{background:
 .tok{padding:0 3px;border-radius:3px;font-family:ui-monospace,monospace}
 .pager button{margin:0 4px}
 #errors{color:#cf222e;white-space:pre-wrap}
+.term{text-decoration:underline dotted;cursor:help}
+td.in{background:#dafbe1}td.out{background:#ffebe9}td.none{color:#8c959f}
+table.compare th.group{text-align:center}table.compare td.paper,table.compare th.paper{
+  border-left:2px solid #8c959f}
+.glossary dt{font-weight:600;margin-top:6px}.glossary dd{margin:0 0 0 14px;font-size:13px}
 svg text{font-family:system-ui,sans-serif}
 """
 

@@ -1,0 +1,101 @@
+"""The paper's number beside ours, cell by cell: ``byzllm reproduce``'s comparison table.
+
+Each metric of a row is three cells: the paper's number, ours with its 95% interval, and the
+difference (ours − paper, in points). A cell pair is green when the paper's number lies inside
+our interval (consistent with ours), red when it lies outside (a gap the page's "Gaps"
+section explains), grey when the paper has no number for it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._glossary import definition, label
+from ._html import esc
+
+__all__ = ["comparison_html"]
+
+
+def _num(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def _verdict(paper: float | None, ours: float | None, low: float | None, high: float | None) -> str:
+    if paper is None or ours is None:
+        return "none"
+    if low is not None and high is not None:
+        return "in" if low <= paper <= high else "out"
+    return "in" if ours == paper else "out"
+
+
+def _cells(row: Mapping[str, Any], metric: str) -> str:
+    paper = _num(row.get(f"{metric}_paper"))
+    ours = _num(row.get(metric))
+    low, high = _num(row.get(f"{metric}_low")), _num(row.get(f"{metric}_high"))
+    verdict = _verdict(paper, ours, low, high)
+    ours_text = "-" if ours is None else f"{ours:g}"
+    if ours is not None and low is not None and high is not None:
+        ours_text += f" [{low:g}, {high:g}]"
+    diff = None if paper is None or ours is None else ours - paper
+    tip = {
+        "in": "the paper's number lies inside our 95% interval",
+        "out": "the paper's number lies outside our 95% interval",
+        "none": "no number to compare",
+    }[verdict]
+    return (
+        f'<td class="paper {verdict}" title="{tip}">{"-" if paper is None else f"{paper:g}"}</td>'
+        f'<td class="{verdict}" title="{tip}">{esc(ours_text)}</td>'
+        f'<td class="{verdict}" title="{tip}">{"-" if diff is None else f"{diff:+.1f}"}</td>'
+    )
+
+
+def comparison_html(
+    rows: Sequence[Mapping[str, Any]],
+    metrics: Sequence[str],
+    keys: Sequence[str],
+    *,
+    note: str | None = None,
+) -> str:
+    """The comparison table of ``rows`` (``<metric>``, ``<metric>_low/_high/_paper`` keys):
+    the row's ``keys`` that it has, whether it is simulated, then paper / ours / difference for
+    each of ``metrics``, coloured by whether the paper's number is inside our interval."""
+    shown = [k for k in keys if any(k in r for r in rows)]
+    cols = [m for m in metrics if any(m in r or f"{m}_paper" in r for r in rows)]
+
+    def group(metric: str) -> str:
+        text = definition(metric)
+        tip = f' title="{esc(text)}"' if text else ""
+        css = "group term" if text else "group"
+        return f'<th colspan="3" class="{css}"{tip}>{esc(label(metric))}</th>'
+
+    top = "".join(f'<th rowspan="2">{esc(label(k))}</th>' for k in [*shown, "results"])
+    top += "".join(group(m) for m in cols)
+    sub = "".join(
+        '<th class="paper">paper</th><th>ours [95%]</th><th>ours − paper</th>' for _ in cols
+    )
+    body = []
+    for row in rows:
+        sim = row.get("simulated")
+        kind = "-" if sim is None else ("simulated" if sim else "real model")
+        cells = "".join(f"<td>{esc(row.get(k))}</td>" for k in shown)
+        cells += f"<td>{esc(kind)}</td>" + "".join(_cells(row, m) for m in cols)
+        body.append(f"<tr>{cells}</tr>")
+    legend = (
+        "<p class='note'><span class='tok' style='background:#dafbe1'>green</span>: the paper's "
+        "number lies inside our 95% interval; <span class='tok' style='background:#ffebe9'>"
+        "red</span>: outside (see the gaps below); grey: no number to compare. Differences are "
+        "ours − paper, in points.</p>"
+    )
+    caption = f"<p class='note'>{esc(note)}</p>" if note else ""
+    return (
+        f"<table class='compare'><thead><tr>{top}</tr><tr>{sub}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>{legend}{caption}"
+    )

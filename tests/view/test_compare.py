@@ -1,0 +1,55 @@
+"""The reproduce page's comparison (paper / ours / difference per cell, coloured by the
+interval) and the glossary's labels and definitions."""
+
+from __future__ import annotations
+
+import re
+
+from byzllm.view import GLOSSARY, comparison_html, definition, label
+
+
+def _cells(html: str) -> list[tuple[str, str]]:
+    return re.findall(r'<td class="([a-z ]+)" title="[^"]*">([^<]*)</td>', html)
+
+
+def test_each_cell_is_paper_ours_and_difference_coloured_by_the_interval() -> None:
+    rows = [
+        {"protocol": "sac", "topology": "merg", "simulated": True, "FAA": 60.0, "FAA_low": 50.0,
+         "FAA_high": 70.0, "FAA_paper": 62.4, "BFTI": 2.0, "BFTI_low": 1.0, "BFTI_high": 3.0,
+         "BFTI_paper": 7.6},
+        {"protocol": "debate", "topology": "merg", "simulated": True, "FAA": 40.0,
+         "FAA_low": 30.0, "FAA_high": 50.0, "FAA_paper": None, "BFTI": 1.0,
+         "BFTI_paper": None},
+    ]  # fmt: skip
+    html = comparison_html(rows, ["FAA", "BFTI"], ["protocol", "topology"], note="bootstrap")
+    cells = _cells(html)
+    assert cells[:6] == [
+        ("paper in", "62.4"),
+        ("in", "60 [50, 70]"),
+        ("in", "-2.4"),
+        ("paper out", "7.6"),
+        ("out", "2 [1, 3]"),
+        ("out", "-5.6"),
+    ]
+    assert [c[0] for c in cells[6:]] == ["paper none", "none", "none"] * 2
+    assert ">simulated<" in html and "bootstrap" in html
+    # The metric's definition on hover.
+    assert 'title="FAA: Final Agent Accuracy' in html
+
+
+def test_without_an_interval_a_cell_is_inside_only_when_equal() -> None:
+    rows = [{"condition": "monitor", "gain": 6.1, "gain_paper": 6.1}]
+    assert _cells(comparison_html(rows, ["gain"], ["condition"]))[0][0] == "paper in"
+    rows = [{"condition": "monitor", "gain": 6.0, "gain_paper": 6.1}]
+    assert _cells(comparison_html(rows, ["gain"], ["condition"]))[0][0] == "paper out"
+
+
+def test_labels_and_definitions() -> None:
+    assert label("success_rate") == "Success-Rate" and label("H_Majority") == "H-Majority"
+    assert label("parse_fallbacks") == "parse fallbacks" and label("H-Maj") == "H-Maj"
+    for column in ("IAA", "FAA", "BFTI", "RA", "H-Maj", "Pass@1 %", "survival_time", "gain"):
+        assert definition(column), column
+    assert definition("seed") is None
+    for term in ("IAA", "FAA", "BFTI", "RA", "H-Majority", "Pass@1", "Survival-time"):
+        assert term in GLOSSARY
+    assert "Monitor gain" in GLOSSARY
