@@ -17,6 +17,7 @@ __all__ = [
     "ModelAuthError",
     "ModelError",
     "ModelNotFoundError",
+    "ModelRefusedError",
     "ModelRequestError",
     "ModelResponseError",
     "ModelUnavailableError",
@@ -52,6 +53,19 @@ class ModelNotFoundError(ModelRequestError):
     """HTTP 404: the server does not serve this model, or ``base_url`` is wrong.
 
     Fatal, as :class:`ModelAuthError`: every request to this model would get the same answer.
+    """
+
+    exit_code = 2
+    fatal = True
+
+
+class ModelRefusedError(ModelRequestError):
+    """The server refuses something every request of this run asks for (an unsupported
+    parameter, e.g. llama.cpp's "logprobs is not supported for models created with
+    logits_all=False"), whatever its status code says: retrying cannot change the answer.
+
+    Fatal, as :class:`ModelAuthError`: the run stops at the first one with the server's
+    reason, instead of retrying it as a glitch.
     """
 
     exit_code = 2

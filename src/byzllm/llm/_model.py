@@ -25,7 +25,12 @@ from byzllm.errors import InputError
 from . import _tracking
 from ._cache import CacheMode, ResponseCache, cache_key
 from ._concurrency import endpoint_limiter, register_endpoint
-from ._errors import LogprobsUnavailableError, ModelError, ModelRequestError
+from ._errors import (
+    LogprobsUnavailableError,
+    ModelError,
+    ModelRequestError,
+    ModelUnavailableError,
+)
 from ._guard import PROBE_WAIT_S, endpoint_guard
 from ._provider import ModelAPI
 from ._retry import RetryPolicy, TransientError, call_with_retries
@@ -299,10 +304,27 @@ class Model(ChatModel):
             self.usage.add_retry()
             _tracking.note_retry()
 
+        # The call's deadline (retry.max_total_s) also cuts an attempt still running at it:
+        # no reply, however slow or endless its stream, holds a unit longer.
+        deadline = asyncio.timeout(self.retry.max_total_s)
         try:
-            completion = await call_with_retries(
-                attempt, self.retry, describe=f"{self.name} at {self.endpoint}", on_retry=on_retry
-            )
+            try:
+                async with deadline:
+                    completion = await call_with_retries(
+                        attempt,
+                        self.retry,
+                        describe=f"{self.name} at {self.endpoint}",
+                        on_retry=on_retry,
+                    )
+            except TimeoutError:
+                if not deadline.expired():
+                    raise
+                self._note_error("timeout")
+                raise ModelUnavailableError(
+                    f"{self.name} at {self.endpoint}: gave up after {attempts} attempt(s): no "
+                    f"answer within the call's deadline (retry.max_total_s="
+                    f"{self.retry.max_total_s:g}s)"
+                ) from None
         except ModelError:
             self.usage.add_failure()
             _tracking.note_failure()

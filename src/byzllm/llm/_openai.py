@@ -27,14 +27,20 @@ from typing import TYPE_CHECKING, Any
 from ._errors import (
     ModelAuthError,
     ModelNotFoundError,
+    ModelRefusedError,
     ModelRequestError,
     ModelResponseError,
     redact,
 )
 from ._provider import ModelAPI, ProviderSettings, register_provider
 from ._response import parse_chat_completion
-from ._retry import TransientError, parse_retry_after
-from ._transport import FastHTTPTransport, LeanAsyncClient, fast_transport_enabled
+from ._retry import TransientError, parse_retry_after, permanent_refusal
+from ._transport import (
+    FastHTTPTransport,
+    LeanAsyncClient,
+    ResponseTooLargeError,
+    fast_transport_enabled,
+)
 from ._types import ChatMessage, Completion, GenerateConfig, JsonSchema
 
 if TYPE_CHECKING:
@@ -196,14 +202,17 @@ class OpenAIAPI(ModelAPI):
             )
         except openai.APIStatusError as exc:
             failure = self._status_error(exc)
-        except openai.APIConnectionError as exc:
-            failure = TransientError(
-                self._scrub(f"connection failed: {_cause(exc)}"), kind="connection"
-            )
-        except httpx2.HTTPError as exc:  # a body cut short while reading
-            failure = TransientError(
-                self._scrub(f"transport error: {_cause(exc)}"), kind="connection"
-            )
+        except (openai.APIConnectionError, httpx2.HTTPError) as exc:
+            # (httpx2.HTTPError: a body cut short while reading)
+            if isinstance(_innermost(exc), ResponseTooLargeError):
+                failure = TransientError(
+                    self._scrub(f"unusable response: {_cause(exc)}"), kind="bad_response"
+                )
+            else:
+                what = (
+                    "connection failed" if isinstance(exc, openai.APIError) else "transport error"
+                )
+                failure = TransientError(self._scrub(f"{what}: {_cause(exc)}"), kind="connection")
         finally:
             shard.load -= 1
         if failure is not None:
@@ -224,6 +233,28 @@ class OpenAIAPI(ModelAPI):
             headers = dict(response.headers)
         detail = self._scrub(_error_detail(getattr(exc, "body", None)))
         where = f"{self._base_url} (model {self.model!r})"
+        refusal = permanent_refusal(detail) if status not in (401, 404, 429) else None
+        if refusal == "model":
+            return ModelNotFoundError(
+                f"HTTP {status} from {where}: the server does not serve this model; server "
+                f"said: {detail}",
+                status=status,
+                endpoint=self._base_url,
+            )
+        if refusal == "unsupported":
+            return ModelRefusedError(
+                f"HTTP {status} from {where}: the server does not support what the request "
+                f"asks for (retrying cannot change that); server said: {detail}",
+                status=status,
+                endpoint=self._base_url,
+            )
+        if refusal == "context":
+            return ModelRequestError(
+                f"HTTP {status} from {where}: the prompt does not fit the model's context; "
+                f"server said: {detail}",
+                status=status,
+                endpoint=self._base_url,
+            )
         if status in _RETRYABLE_STATUS or status >= 500:
             return TransientError(
                 f"HTTP {status} from {where}: {detail}",
@@ -283,11 +314,16 @@ def _load_of(shard: _Shard) -> int:
     return shard.load
 
 
-def _cause(exc: BaseException) -> str:
-    """A short description of the innermost cause (no request objects, no headers)."""
-    inner: BaseException = exc
+def _innermost(exc: BaseException) -> BaseException:
+    inner = exc
     while inner.__cause__ is not None and inner.__cause__ is not inner:
         inner = inner.__cause__
+    return inner
+
+
+def _cause(exc: BaseException) -> str:
+    """A short description of the innermost cause (no request objects, no headers)."""
+    inner = _innermost(exc)
     text = str(inner) or type(inner).__name__
     return f"{type(inner).__name__}: {text}"[:200]
 

@@ -2,10 +2,12 @@
 
 Transient: HTTP 429, 408, 409 and 5xx, timeouts, dropped connections, malformed or truncated
 bodies -- raised by providers as :class:`TransientError`. Everything else (400, 401, 403,
-404, 422, bad input) propagates at once. Waits grow exponentially with full jitter (so that
-many clients that failed together do not retry together) and honour a server's
-``Retry-After``; attempts and total time are both bounded (:class:`RetryPolicy`). The SDK's
-own retries are off, so the two never stack.
+404, 422, bad input) propagates at once, and so does a refusal that says it cannot change
+whatever its status (:func:`permanent_refusal`: an unsupported parameter, an unknown model,
+a prompt longer than the context; llama.cpp answers these with HTTP 500). Waits grow
+exponentially with full jitter (so that many clients that failed together do not retry
+together) and honour a server's ``Retry-After``; attempts and total time are both bounded
+(:class:`RetryPolicy`). The SDK's own retries are off, so the two never stack.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
@@ -29,26 +32,74 @@ from tenacity import (
 
 from ._errors import ModelUnavailableError
 
-__all__ = ["RetryPolicy", "TransientError", "call_with_retries", "parse_retry_after"]
+__all__ = [
+    "RetryPolicy",
+    "TransientError",
+    "call_with_retries",
+    "parse_retry_after",
+    "permanent_refusal",
+]
 
 _log = logging.getLogger("byzllm.llm")
 
 T = TypeVar("T")
 
+#: What a server says when a request can never succeed as sent, by the kind of refusal.
+#: Matched against the server's error message (case-insensitive); kept narrow, so that a
+#: passing failure ("model is loading", "out of memory") is still retried.
+_REFUSALS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "context",
+        re.compile(
+            r"context (length|window|size)|maximum context|exceeds? the (max|maximum)"
+            r"|(prompt|input) is too long|too many (prompt |input )?tokens",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "model",
+        re.compile(
+            r"unknown model|no such model|model\W+\S+\W+(does not exist|not found)"
+            r"|model (does not exist|not found)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "unsupported",
+        re.compile(
+            r"\bnot supported\b|\bunsupported\b|does not support|logits_all"
+            r"|unrecognized (request )?(argument|parameter)|unknown (argument|parameter)",
+            re.IGNORECASE,
+        ),
+    ),
+)
+
+
+def permanent_refusal(message: str) -> str | None:
+    """The kind of refusal a server's error ``message`` states, if retrying cannot change it:
+    ``"context"`` (the prompt does not fit), ``"model"`` (no such model) or
+    ``"unsupported"`` (a parameter or feature the server lacks); ``None`` otherwise."""
+    for kind, pattern in _REFUSALS:
+        if pattern.search(message):
+            return kind
+    return None
+
 
 class RetryPolicy(BaseModel):
     """How hard to retry transient failures.
 
-    ``max_attempts`` counts the first try; ``max_total_s`` bounds the whole call including
-    waits (no new attempt starts if its wait would cross it). The wait before attempt n+1 is
-    uniform in ``[0, min(max_backoff_s, initial_backoff_s * 2**(n-1))]``, or the server's
+    ``max_attempts`` counts the first try; ``max_total_s`` is the deadline of the whole
+    call, waits and attempts included (no new attempt starts if its wait would cross it,
+    and an attempt still running at the deadline is cut there, by
+    :class:`~byzllm.llm.Model`). The wait before attempt n+1 is uniform in
+    ``[0, min(max_backoff_s, initial_backoff_s * 2**(n-1))]``, or the server's
     ``Retry-After`` (capped at ``max_backoff_s``) when it sent one.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_attempts: int = Field(default=12, ge=1)
-    max_total_s: float = Field(default=600.0, gt=0)
+    max_total_s: float = Field(default=300.0, gt=0)
     initial_backoff_s: float = Field(default=0.5, ge=0)
     max_backoff_s: float = Field(default=10.0, ge=0)
 

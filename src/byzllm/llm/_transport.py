@@ -15,6 +15,12 @@ an API call does not use. The SDK still builds every request and interprets ever
 
 Errors map onto httpx2's exception classes (``ConnectError``, ``ReadTimeout``,
 ``RemoteProtocolError`` ...) so the SDK reports them exactly as it would its own.
+
+Replies are bounded: a body longer than ``max_body_bytes`` (default
+:data:`MAX_RESPONSE_BYTES`) is abandoned as soon as that is known -- from its
+``Content-Length`` before reading any of it, or when the chunks read so far cross the limit
+-- and the connection closed (:class:`ResponseTooLargeError`), so a runaway server costs at
+most the limit in memory per request, never its whole reply.
 """
 
 from __future__ import annotations
@@ -26,9 +32,19 @@ from typing import Any
 
 import httpx2
 
-__all__ = ["FastHTTPTransport", "LeanAsyncClient", "fast_transport_enabled"]
+__all__ = [
+    "MAX_RESPONSE_BYTES",
+    "FastHTTPTransport",
+    "LeanAsyncClient",
+    "ResponseTooLargeError",
+    "fast_transport_enabled",
+]
 
+#: The largest reply body read (a chat completion with log-probabilities of a few thousand
+#: tokens is well under 10 MB).
+MAX_RESPONSE_BYTES = 16 << 20
 _MAX_HEAD_BYTES = 1 << 20
+_READ_BLOCK = 1 << 16
 _MAX_IDLE_PER_HOST = 512
 _NO_BODY_STATUS = frozenset({204, 304})
 _SKIP_REQUEST_HEADERS = frozenset({b"host", b"content-length", b"transfer-encoding", b"connection"})
@@ -50,12 +66,21 @@ class _ProtocolError(Exception):
     pass
 
 
+class ResponseTooLargeError(httpx2.RemoteProtocolError):
+    """The reply body is longer than the transport reads (``max_body_bytes``)."""
+
+
+class _TooLarge(Exception):
+    pass
+
+
 class FastHTTPTransport(httpx2.AsyncBaseTransport):
     """Keep-alive HTTP/1.1 over asyncio streams (plain http only; see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_body_bytes: int = MAX_RESPONSE_BYTES) -> None:
         self._idle: dict[tuple[str, int], list[_Connection]] = {}
         self._closed = False
+        self.max_body_bytes = max_body_bytes
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
@@ -77,10 +102,17 @@ class FastHTTPTransport(httpx2.AsyncBaseTransport):
             async with asyncio.timeout(read_timeout):
                 writer.write(payload)
                 await writer.drain()
-                status, headers, body, keep_alive = await _read_response(reader, request.method)
+                status, headers, body, keep_alive = await _read_response(
+                    reader, request.method, self.max_body_bytes
+                )
         except TimeoutError:
             raise httpx2.ReadTimeout(
                 "timed out waiting for the response", request=request
+            ) from None
+        except _TooLarge as exc:
+            raise ResponseTooLargeError(
+                f"reply body over {self.max_body_bytes} bytes ({exc}); abandoned",
+                request=request,
             ) from None
         except asyncio.IncompleteReadError as exc:
             raise httpx2.RemoteProtocolError(
@@ -223,7 +255,7 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[str, int, list[tuple
 
 
 async def _read_response(
-    reader: asyncio.StreamReader, method: str
+    reader: asyncio.StreamReader, method: str, limit: int = MAX_RESPONSE_BYTES
 ) -> tuple[int, list[tuple[str, str]], bytes, bool]:
     version, status, headers = await _read_head(reader)
     fields = {name.lower(): value for name, value in headers}
@@ -231,21 +263,35 @@ async def _read_response(
     if method == "HEAD" or status in _NO_BODY_STATUS:
         return status, headers, b"", keep_alive
     if "chunked" in fields.get("transfer-encoding", "").lower():
-        body = await _read_chunked(reader)
+        body = await _read_chunked(reader, limit)
         headers = [(n, v) for n, v in headers if n.lower() != "transfer-encoding"]
     elif "content-length" in fields:
         length = int(fields["content-length"])
         if length < 0:
             raise _ProtocolError("negative Content-Length")
+        if length > limit:
+            raise _TooLarge(f"Content-Length {length}")
         body = await reader.readexactly(length)
     else:
-        body = await reader.read(-1)  # delimited by the end of the connection
+        body = await _read_to_end(reader, limit)  # delimited by the end of the connection
         keep_alive = False
     return status, headers, body, keep_alive
 
 
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+async def _read_to_end(reader: asyncio.StreamReader, limit: int) -> bytes:
+    blocks: list[bytes] = []
+    size = 0
+    while block := await reader.read(_READ_BLOCK):
+        size += len(block)
+        if size > limit:
+            raise _TooLarge(f"{size} bytes read before the end")
+        blocks.append(block)
+    return b"".join(blocks)
+
+
+async def _read_chunked(reader: asyncio.StreamReader, limit: int) -> bytes:
     chunks: list[bytes] = []
+    total = 0
     while True:
         size_line = await reader.readuntil(b"\r\n")
         size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
@@ -253,6 +299,9 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
             while (await reader.readuntil(b"\r\n")) != b"\r\n":
                 pass  # trailers
             return b"".join(chunks)
+        total += size
+        if total > limit:
+            raise _TooLarge(f"chunks of {total} bytes announced")
         chunks.append(await reader.readexactly(size))
         if await reader.readexactly(2) != b"\r\n":
             raise _ProtocolError("chunk not terminated by CRLF")
