@@ -42,11 +42,13 @@ def _units() -> list[Any]:
 
 
 def answer(payload: dict[str, Any]) -> list[Record]:
-    """Deterministic work: 1-6 records per unit, some far larger than a page (overflow)."""
+    """Deterministic work: 1-6 records per unit, some far larger than a page (overflow) even
+    compressed as the store keeps them (random hex text)."""
     q = payload["q"]
     size = 36_000 if q % 17 == 0 else 600
     return [
-        Answer(q=q, step=step, text=(f"{q}-{step}-" * size)[:size]) for step in range(1 + q % 6)
+        Answer(q=q, step=step, text=random.Random(q * 7 + step).randbytes(size // 2).hex())
+        for step in range(1 + q % 6)
     ]
 
 

@@ -60,6 +60,7 @@ from typing import Any
 
 from byzllm.errors import InputError
 
+from ._codec import unpack_json
 from ._pages import RawCell, read_cells
 from ._store import (
     _SCHEMA_VERSION,
@@ -383,11 +384,11 @@ def _valid_record(row: dict[str, Any]) -> bool:
         return False
     if not (isinstance(row.get("seq"), int) and row["seq"] >= 0):
         return False
-    text = row.get("json")
-    if not isinstance(text, str):
+    value = row.get("json")
+    if not isinstance(value, str | bytes):
         return False
     try:
-        return isinstance(json.loads(text), dict)
+        return isinstance(json.loads(unpack_json(value)), dict)
     except ValueError:
         return False
 

@@ -5,7 +5,8 @@ Tables:
 * ``runs``    one row per invocation: resolved config, byzllm version, git commit, counts;
 * ``units``   one row per unit: id, label, payload, status (pending/done/failed), attempts,
               timings, error;
-* ``records`` the typed records each finished unit produced: (unit_id, kind, seq, json).
+* ``records`` the typed records each finished unit produced: (unit_id, kind, seq, json);
+  ``json`` is zlib-compressed (a BLOB) for all but short records (see ``_codec``).
 
 A unit's records and its ``done`` status are written in ONE transaction, so a crash at any
 moment leaves either the whole result or nothing. Every write opens with ``BEGIN IMMEDIATE``
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from byzllm.errors import ByzllmError, InputError
 
+from ._codec import pack_json, unpack_json
 from ._records import Record
 from ._units import Unit
 
@@ -640,7 +642,12 @@ class Store:
                         "INSERT OR REPLACE INTO records (unit_id, seq, kind, json)"
                         " VALUES (?, ?, ?, ?)",
                         (
-                            (result.unit_id, seq, type(record).kind, record.model_dump_json())
+                            (
+                                result.unit_id,
+                                seq,
+                                type(record).kind,
+                                pack_json(record.model_dump_json()),
+                            )
                             for seq, record in enumerate(result.records)
                         ),
                     )
@@ -693,12 +700,14 @@ class Store:
         }
 
     def _record_rows(self, kind: str) -> list[tuple[str, str, str, str]]:
-        return self._conn.execute(
+        rows = self._conn.execute(
             "SELECT r.unit_id, u.label, u.payload, r.json FROM records r"
             " JOIN units u ON u.id = r.unit_id"
             " WHERE r.kind = ? AND u.status = 'done' ORDER BY u.ordinal, r.unit_id, r.seq",
             (kind,),
         ).fetchall()
+        # Record JSON is kept zlib-compressed (stores written before that: plain text).
+        return [(unit, label, payload, unpack_json(value)) for unit, label, payload, value in rows]
 
     @_guarded
     def records(
