@@ -18,8 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import multiprocessing
 import os
+import sys
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -43,6 +46,11 @@ __all__ = [
 
 #: Names accepted by :func:`executor_by_name` (and the CLI's ``--executor``).
 EXECUTOR_NAMES = ("local", "process", "ray")
+
+#: How long joining a Ray cluster may take (``RayExecutor(connect_timeout_s=...)``, or this
+#: environment variable) before the run stops with one line.
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
+CONNECT_TIMEOUT_ENV = "BYZLLM_RAY_CONNECT_TIMEOUT_S"
 
 #: A unit's work: payload in, record(s) out; sync or ``async def``.
 WorkFn = Callable[[dict[str, Any]], Any | Awaitable[Any]]
@@ -169,7 +177,10 @@ class RayExecutor(Executor):
     otherwise starts a local instance, which :meth:`aclose` shuts down again. Each unit asks
     Ray for ``num_cpus`` CPUs, so Ray never runs more units at once than the cluster has room
     for, whatever the run's ``concurrency``. A unit whose work raises fails with the work's
-    own exception (not Ray's wrapper), exactly as with the other executors.
+    own exception (not Ray's wrapper), exactly as with the other executors. Joining waits at
+    most ``connect_timeout_s`` (default 30 s, or ``$BYZLLM_RAY_CONNECT_TIMEOUT_S``), then the
+    run stops with one line (a :class:`~byzllm.errors.ConfigError`, exit 2), as it does when
+    Ray refuses to connect (a cluster that asks for token authentication, say).
 
     Needs the optional ``ray`` package: ``pip install "byzllm[ray]"``.
     """
@@ -180,9 +191,15 @@ class RayExecutor(Executor):
         *,
         num_cpus: float = 1.0,
         init_options: dict[str, Any] | None = None,
+        connect_timeout_s: float | None = None,
     ) -> None:
         if not num_cpus > 0:
             raise ConfigError(f"num_cpus must be positive, got {num_cpus!r}")
+        if connect_timeout_s is None:
+            connect_timeout_s = _env_seconds(CONNECT_TIMEOUT_ENV, DEFAULT_CONNECT_TIMEOUT_S)
+        if not connect_timeout_s > 0:
+            raise ConfigError(f"connect_timeout_s must be positive, got {connect_timeout_s!r}")
+        self.connect_timeout_s = connect_timeout_s
         self.address = address
         self.num_cpus = num_cpus
         self.init_options = dict(init_options or {})
@@ -192,6 +209,10 @@ class RayExecutor(Executor):
         self._in_flight: set[Any] = set()
 
     async def start(self, concurrency: int) -> None:
+        # Read when ray is first imported: Ray's core would otherwise install a failure-signal
+        # handler that turns SIGTERM into an abort (exit 134, a stack dump on stderr) instead
+        # of the run's clean stop.
+        os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
         try:
             import ray
         except ImportError:
@@ -200,11 +221,60 @@ class RayExecutor(Executor):
             ) from None
         self._ray = ray
         if not ray.is_initialized():
-            options = {"include_dashboard": False, "log_to_driver": False} | self.init_options
-            # ray.init blocks for seconds while it starts or joins a cluster.
-            await asyncio.to_thread(ray.init, address=self.address, **options)
+            options = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "logging_level": logging.WARNING,
+            } | self.init_options
+            await self._connect(ray, options)
             self._started_ray = True
         self._remote = ray.remote(num_cpus=self.num_cpus, max_retries=0)(_call_in_process)
+
+    async def _connect(self, ray: Any, options: dict[str, Any]) -> None:
+        """``ray.init`` within ``connect_timeout_s``, on a daemon thread.
+
+        ray.init blocks for seconds while it starts or joins a cluster, and forever when the
+        address answers nothing; on a daemon thread the event loop stays free (Ctrl-C and
+        SIGTERM still stop the run) and an abandoned attempt never keeps the process alive.
+        Ray's own log lines go to stderr, never stdout (``--json`` output stays JSON).
+        """
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def settle(error: BaseException | None) -> None:
+            if done.done():
+                return
+            if error is None:
+                done.set_result(None)
+            else:
+                done.set_exception(error)
+
+        def connect() -> None:
+            error: BaseException | None = None
+            try:
+                with contextlib.redirect_stdout(sys.stderr):
+                    ray.init(address=self.address, **options)
+            except BaseException as err:  # handed to the loop, raised there
+                error = err
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+                loop.call_soon_threadsafe(settle, error)
+
+        threading.Thread(target=connect, name="byzllm-ray-init", daemon=True).start()
+        where = self.address or os.environ.get("RAY_ADDRESS") or "a local Ray instance"
+        try:
+            async with asyncio.timeout(self.connect_timeout_s):
+                await done
+        except TimeoutError:
+            raise ConfigError(
+                f"cannot reach the Ray cluster at {where} within {self.connect_timeout_s:g}s "
+                "(is it running? check --ray-address or $RAY_ADDRESS; "
+                f"${CONNECT_TIMEOUT_ENV} sets the wait)"
+            ) from None
+        except ConfigError:
+            raise
+        except Exception as err:
+            message = " ".join(str(err).split())[:300] or type(err).__name__
+            raise ConfigError(f"cannot join the Ray cluster at {where}: {message}") from None
 
     async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
         if self._remote is None:
@@ -246,6 +316,16 @@ class RayExecutor(Executor):
             self._started_ray = False
         self._remote = None
         self._ray = None
+
+
+def _env_seconds(name: str, default: float) -> float:
+    text = os.environ.get(name)
+    if not text:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"${name} must be a number of seconds, got {text!r}") from None
 
 
 def executor_by_name(name: str, *, ray_address: str | None = None) -> Executor:
