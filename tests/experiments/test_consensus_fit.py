@@ -35,6 +35,7 @@ TRUTH = {
     "confidence_at_one_wrong": 0.1,
     "refine_slip": 0.2,
     "slip_accuracy": 0.25,
+    "difficulty_correlation": 0.0,
 }
 WEAK_TRUTH = {**TRUTH, "strength": 0.3, "false_accept": 0.35}
 
@@ -45,6 +46,7 @@ TOLERANCE = {
     "susceptibility": 0.12,
     "self_trust": 0.08,
     "slip_accuracy": 0.1,
+    "difficulty_correlation": 0.1,
 }
 
 

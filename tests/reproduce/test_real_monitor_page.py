@@ -38,7 +38,7 @@ def test_the_real_config_plays_small_boards_with_disjoint_splits() -> None:
     )  # fmt: skip
     env = get_environment("whodunit")
     splits = {s: env.instances(cfg, s) for s in ("train", "validation", "test")}
-    assert [len(splits[s]) for s in ("train", "validation", "test")] == [20, 10, 30]
+    assert [len(splits[s]) for s in ("train", "validation", "test")] == [12, 6, 30]
     culprits = [
         tuple(sorted(g.culprit_description.items())) for games in splits.values() for g in games
     ]

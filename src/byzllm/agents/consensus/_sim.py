@@ -12,7 +12,11 @@ be fitted from a real run (``byzllm sim fit``) instead of assumed.
 The model, per agent i and task x:
 
 * **Latent solution** s_i(x): with probability ``strength`` the agent solves the task (its
-  solution is the ground truth); otherwise a wrong answer, the task's most plausible
+  solution is the ground truth). Whether two agents solve the same task is correlated by
+  ``difficulty_correlation`` ρ (default 0: independent): agent i solves iff
+  √ρ·z(x) + √(1−ρ)·e_i(x) < Φ⁻¹(``strength``), with z(x) a standard normal draw per task and
+  population seed (its difficulty, shared) and e_i(x) the agent's own; each agent's P(solve)
+  stays ``strength``. Otherwise a wrong answer, the task's most plausible
   distractor with probability ``error_correlation`` (weaker LLMs share misconceptions), else
   with probability ``answer_spread`` a wrong answer of its own (a number near the truth that
   is not a listed distractor, rarely another agent's), else one of the other listed
@@ -62,8 +66,10 @@ Every random draw is seeded by (population seed, agent, task, round, call) via
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Callable, Sequence
+from statistics import NormalDist
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -103,6 +109,11 @@ def looks_like_injection(text: str) -> bool:
     return _INJECTION.search(text[:20_000]) is not None
 
 
+def _open(u: float) -> float:
+    """``u`` kept inside (0, 1), where the normal quantile is finite."""
+    return min(max(u, 1e-12), 1 - 1e-12)
+
+
 class SimulatedProfile(BaseModel):
     """Explicit behavioural parameters of one simulated agent (see the module docstring).
 
@@ -130,6 +141,18 @@ class SimulatedProfile(BaseModel):
         ),
         ge=0,
         le=1,
+    )
+    difficulty_correlation: float = parameter(
+        0.0,
+        meaning="correlation of two agents' solving the same task (a per-task difficulty "
+        "shared by every agent of the population; 0: each agent solves independently)",
+        source=(
+            "assumed 0: the SAC paper does not report it; `byzllm sim fit` measures it from "
+            "which agents solved each question at round 0 (Qwen2.5-Coder-0.5B on one- and "
+            "two-step arithmetic: 0.19, docs/results/sac-table1-real.md)"
+        ),
+        ge=0,
+        le=0.99,
     )
     self_trust: float = parameter(
         1.0,
@@ -289,11 +312,23 @@ class SimulatedAgent(ConsensusAgent):
         return f"SimulatedAgent({self.name!r}, profile={self.profile.name!r}, seed={self.seed})"
 
     # -- latent state -------------------------------------------------------------------------
+    def _solves(self, task: Task, own: float) -> bool:
+        """Whether the agent solves ``task``, from its own uniform draw ``own`` and, when
+        ``difficulty_correlation`` > 0, the task's difficulty shared by the population (a
+        Gaussian copula: P(solve) stays ``strength``)."""
+        strength, rho = self.profile.strength, self.profile.difficulty_correlation
+        if rho == 0 or strength in (0.0, 1.0):
+            return own < strength
+        normal = NormalDist()
+        difficulty = normal.inv_cdf(_open(uniform(self.seed, task.id, "difficulty")))
+        latent = math.sqrt(rho) * difficulty + math.sqrt(1 - rho) * normal.inv_cdf(_open(own))
+        return latent < normal.inv_cdf(strength)
+
     def solution(self, task: Task) -> str:
         """The agent's latent solution s_i(x), fixed across rounds."""
         keys = (self.seed, self.name, task.id)
         truth = self._truth(task)
-        if uniform(*keys, "solve") < self.profile.strength:
+        if self._solves(task, uniform(*keys, "solve")):
             return truth.answer
         wrong = wrong_answers(truth)
         if uniform(*keys, "correlated") < self.profile.error_correlation or len(wrong) == 1:

@@ -26,6 +26,10 @@ run records is read, so fitting a simulated run is an honest test of the fit. Th
   first such occasion per (question, agent, own answer) counts: at temperature 0 a repeated
   situation repeats its decision, so later rounds add no evidence. Occasions where the agent
   answered anew (below) are left out: the profile's refine draws that first.
+* ``difficulty_correlation`` (one value for every group): the ρ of the simulator's Gaussian
+  copula that makes the expected number of honest pairs both right at round 0 equal the
+  observed one (each question counted once, over its first record), given the fitted
+  strengths: how much more often agents are right or wrong together than independence says.
 * ``refine_slip``: among the refinements of the protocols that ask the model to refine (SAC and
   debate) with something retained, the share whose next answer is neither the
   agent's own nor a retained neighbour's; ``slip_accuracy``: the share of those new answers
@@ -44,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from statistics import fmean
+from statistics import NormalDist, fmean
 from typing import Any
 
 from byzllm.agents.consensus import (
@@ -65,7 +69,7 @@ from .experiment import run_in_memory
 from .report import consensus_intervals
 from .setup import load_dataset
 
-__all__ = ["CONSENSUS_METRICS", "compare_consensus", "fit_consensus"]
+__all__ = ["CONSENSUS_METRICS", "compare_consensus", "difficulty_correlation", "fit_consensus"]
 
 #: The §5.1 metrics compared, in table order.
 CONSENSUS_METRICS = ("IAA", "FAA", "BFTI", "RA", "W_FAA", "S_FAA", "H_Majority")
@@ -322,11 +326,18 @@ def fit_consensus(
     tasks = _tasks(config)
     tally = {g: _Tally() for g in _GROUPS}
     simulated = False
+    solved: dict[tuple[str, Any], list[tuple[str, bool]]] = {}
     for record in questions:
         trace = record["trace"]
         trace = trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace)
         simulated = simulated or bool(record.get("simulated"))
         _question(trace, tally, tasks.get(trace.task_id))
+        # Every protocol of a question starts from the same answers: count each question once.
+        solved.setdefault(
+            (trace.task_id, record.get("seed")),
+            [(g, a.correct) for g, a in zip(trace.groups, trace.rounds[0], strict=False)
+             if g in tally],
+        )  # fmt: skip
     groups: dict[str, dict[str, float]] = {}
     sources: dict[str, dict[str, str]] = {}
     evidence: dict[str, dict[str, Any]] = {}
@@ -352,6 +363,16 @@ def fit_consensus(
                 sources[group][name] = f"default ({origin}); no evidence in {run}"
     if not groups:
         raise InputError(f"{run} has no honest agents to fit a profile from")
+    strengths = {g: groups[g]["strength"] for g in groups}
+    fitted = difficulty_correlation(list(solved.values()), strengths)
+    if fitted is not None:
+        rho, pairs = fitted
+        for group in groups:
+            groups[group]["difficulty_correlation"] = rho
+            sources[group]["difficulty_correlation"] = (
+                f"fitted from {run}: honest pairs both right at round 0 against the strengths, "
+                f"n = {pairs} pairs"
+            )
     return FittedProfile(
         domain="consensus",
         run=run,
@@ -360,6 +381,48 @@ def fit_consensus(
         sources=sources,
         evidence=evidence,
     )
+
+
+def difficulty_correlation(
+    questions: Sequence[Sequence[tuple[str, bool]]], strengths: Mapping[str, float]
+) -> tuple[float, int] | None:
+    """(ρ, pairs): the copula correlation at which the expected count of honest pairs both
+    right at round 0 equals the observed count (see the module docstring); ``None`` without a
+    pair or when a group is always or never right (no information on ρ).
+
+    ``questions``: per question, each honest agent's (group, right at round 0).
+    """
+    from scipy.stats import multivariate_normal
+
+    observed = 0
+    counts: dict[tuple[str, str], int] = {}
+    for agents in questions:
+        for i in range(len(agents)):
+            for j in range(i + 1, len(agents)):
+                (gi, ri), (gj, rj) = agents[i], agents[j]
+                key = (min(gi, gj), max(gi, gj))
+                counts[key] = counts.get(key, 0) + 1
+                observed += ri and rj
+    if not counts or any(not 0 < strengths[g] < 1 for pair in counts for g in pair):
+        return None
+    normal = multivariate_normal  # Φ2 below: the bivariate normal CDF
+    limits = {g: float(NormalDist().inv_cdf(strengths[g])) for pair in counts for g in pair}
+
+    def expected(rho: float) -> float:
+        return sum(
+            n * float(normal.cdf([limits[a], limits[b]], mean=[0, 0], cov=[[1, rho], [rho, 1]]))
+            for (a, b), n in counts.items()
+        )
+
+    low, high = 0.0, 0.99
+    if observed <= expected(low):
+        return 0.0, sum(counts.values())
+    if observed >= expected(high):
+        return high, sum(counts.values())
+    for _ in range(30):  # bisection: the expected count grows with ρ
+        middle = (low + high) / 2
+        low, high = (middle, high) if expected(middle) < observed else (low, middle)
+    return round((low + high) / 2, 4), sum(counts.values())
 
 
 def simulated_twin(config: ConsensusConfig, profile: FittedProfile) -> ConsensusConfig:
