@@ -28,7 +28,7 @@ def view(
         typer.Option(
             "--max-details",
             min=0,
-            help="Units whose full trace the page carries (default: every unit; the list holds all).",
+            help="Units whose trace the page carries (default: every unit; the list holds all).",
         ),
     ] = None,
 ) -> None:
