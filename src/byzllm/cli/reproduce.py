@@ -345,10 +345,18 @@ def _run_real_monitor(job: _Job, alias: str, *, partial: bool) -> None:
     if partial:
         raise InputError(f"--partial reports SAC entries; {job.entry.name} reports when it ends")
     shipped_model(alias)
-    slots = job.concurrency
-    typer.echo(f"starting llama.cpp for {alias} ({slots} slot(s)) ...", err=True)
+    # One context per seat of every game in flight: each agent's requests then find their own
+    # prompt prefix in the KV cache (the server's slot affinity); at most `-j` generate at once.
+    from byzllm.cli._common import load_cli_config
+    from byzllm.experiments.monitor.config import MonitorExperimentConfig
+    from byzllm.reproduce import config_path
+
+    game = load_cli_config(config_path(job.entry.real_config), MonitorExperimentConfig, []).game
+    seats = 2 if game.variant == "asym" else game.n_agents
+    slots = job.concurrency * seats
+    threads = max(1, default_threads() // job.concurrency)
+    typer.echo(f"starting llama.cpp for {alias} ({slots} slots) ...", err=True)
     started = time.monotonic()
-    threads = max(1, default_threads() // slots)
     with LocalServer(alias, port=0, slots=slots, threads=threads) as server:
         overrides = [
             f"model=openai/{alias}",
