@@ -7,6 +7,9 @@ inside the commands so that ``byzllm --help`` stays instant.
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import typer
 
 from byzllm import __version__
@@ -70,6 +73,51 @@ app.add_typer(monitor.app, name="monitor")
 app.add_typer(codegen.app, name="codegen")
 app.add_typer(sim.app, name="sim")
 app.add_typer(sandbox.app, name="sandbox")
+
+
+#: ``[`` that rich would read as the start of a markup tag (``[default: x]``, ``[sac, b]``).
+_TAG_START = re.compile(r"(?<!\\)\[(?=[a-z#/@])")
+
+
+def _literal_help() -> None:
+    """Show help text as written: rich markup would swallow ``[default: all six]`` (leaving
+    "attacks .") and ``--set 'protocols=[sac, debate]'``, so every ``[`` that could open a
+    tag is escaped before typer renders a help text (option help and docstrings alike)."""
+    import typer.rich_utils as rich_utils
+
+    make = getattr(rich_utils, "_make_rich_text", None)
+    if make is None or getattr(make, "_byzllm_literal", False):
+        return
+
+    def make_rich_text(*, text: str, style: str = "", markup_mode: Any) -> Any:
+        if markup_mode == "rich":
+            text = _TAG_START.sub(r"\\[", text)
+        return make(text=text, style=style, markup_mode=markup_mode)
+
+    make_rich_text._byzllm_literal = True  # type: ignore[attr-defined]
+    rich_utils._make_rich_text = make_rich_text
+
+
+def _flags_without_type() -> None:
+    """``--json`` rather than ``--json <bool>``: a flag takes no value, so its help shows no
+    type (newer typer prints the type of every option)."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_byzllm_flags", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        if self.is_flag and self.metavar is None:
+            return None
+        return shown(self, ctx)  # type: ignore[no-any-return]
+
+    display_type_rich._byzllm_flags = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_literal_help()
+_flags_without_type()
 
 
 def main() -> None:

@@ -1,0 +1,69 @@
+"""Every command's ``--help`` renders, and shows its text as written."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import click
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+
+RUNNER = CliRunner()
+
+
+def _subcommands(command: Any) -> dict[str, Any]:
+    # Duck-typed: newer typer builds its commands on a click of its own.
+    if not hasattr(command, "list_commands"):
+        return {}
+    ctx = click.Context(command)
+    found = {name: command.get_command(ctx, name) for name in command.list_commands(ctx)}
+    return {name: sub for name, sub in found.items() if sub is not None}
+
+
+def _paths(command: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    yield prefix
+    for name, sub in sorted(_subcommands(command).items()):
+        yield from _paths(sub, (*prefix, name))
+
+
+ROOT = typer.main.get_command(app)
+COMMANDS = list(_paths(ROOT))
+
+
+def _command(path: tuple[str, ...]) -> Any:
+    command = ROOT
+    for name in path:
+        command = _subcommands(command)[name]
+    return command
+
+
+def _plain(text: str) -> str:
+    """The help as one line of words (rich wraps lines and draws boxes)."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+def test_every_command_is_collected() -> None:
+    assert len(COMMANDS) > 40 and ("consensus", "run") in COMMANDS and ("demo",) in COMMANDS
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "byzllm")
+def test_help_renders_as_written(path: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough that no cell is cut with "…"
+    result = RUNNER.invoke(app, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    shown = _plain(result.output)
+    # A flag takes no value: no "<bool>" beside it.
+    assert "<bool>" not in shown
+    # Markup that swallowed a "[default: ...]" leaves a space before the full stop.
+    assert not re.search(r"\w \.(\s|$)", shown), shown
+    # Every "[...]" of an option's help is shown (rich may wrap inside it: compare unspaced).
+    unspaced = "".join(shown.split())
+    for param in _command(path).params:
+        help_text = getattr(param, "help", None) or ""
+        for bracket in re.findall(r"(?<!\\)\[[a-z][^\]]*\]", help_text):
+            assert "".join(bracket.split()) in unspaced, (param.name, bracket)
