@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, get_args
 
 __all__ = ["PARSE_STAGES", "ParseCounts", "ParseStage", "Parsed"]
 
@@ -38,18 +38,7 @@ ParseStage = Literal[
 ]
 
 #: Every stage, in report order.
-PARSE_STAGES: tuple[ParseStage, ...] = (
-    "score",
-    "confidence",
-    "answer",
-    "refine",
-    "move",
-    "catch",
-    "code",
-    "ratings",
-    "judge",
-    "tests",
-)
+PARSE_STAGES: tuple[ParseStage, ...] = get_args(ParseStage)
 
 
 @dataclass(frozen=True)
