@@ -25,7 +25,7 @@ a :class:`~byzllm.monitor.MonitorSet`, so it serves every environment.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, get_args
 
 from byzllm.errors import InputError
 
@@ -56,18 +56,7 @@ Condition = Literal[
     "single-feature-1",
 ]
 #: Every evaluation condition, in report order.
-CONDITIONS: tuple[Condition, ...] = (
-    "none",
-    "monitor-1",
-    "monitor-2",
-    "random-1",
-    "random-2",
-    "resample-1",
-    "second-best-1",
-    "worst-1",
-    "turn-only-1",
-    "single-feature-1",
-)
+CONDITIONS: tuple[Condition, ...] = get_args(Condition)
 #: What ``byzllm monitor evaluate`` runs by default: Fig. 4 (0, 1, 2 resets and the random
 #: baseline) and every ablation of Table 3, plus the turn-count-only and single-feature
 #: controls.

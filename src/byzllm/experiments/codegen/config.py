@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from byzllm.agents.codegen import CodeGenSimParams
-from byzllm.monitor.conditions import CONDITIONS
+from byzllm.monitor.conditions import CONDITIONS, Condition
 from byzllm.runs import ModelConfig, config_path
 
 from .._fitting import inline_profile
@@ -18,19 +18,7 @@ __all__ = ["CODEGEN_CONDITIONS", "TABLE1_CONDITIONS", "CodeGenCondition", "CodeG
 
 #: ``zero-shot`` (one coder, Table 1's first row) and every monitor condition of
 #: :mod:`byzllm.monitor.conditions` (``none`` is the multi-agent debate without intervention).
-CodeGenCondition = Literal[
-    "zero-shot",
-    "none",
-    "monitor-1",
-    "monitor-2",
-    "random-1",
-    "random-2",
-    "resample-1",
-    "second-best-1",
-    "worst-1",
-    "turn-only-1",
-    "single-feature-1",
-]
+CodeGenCondition = Literal["zero-shot", Condition]
 CODEGEN_CONDITIONS: tuple[str, ...] = ("zero-shot", *CONDITIONS)
 #: Table 1's rows: zero-shot prompting, multi-agent, multi-agent + monitor.
 TABLE1_CONDITIONS: tuple[CodeGenCondition, ...] = ("zero-shot", "none", "monitor-1")
