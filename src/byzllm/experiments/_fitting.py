@@ -18,14 +18,14 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
 from byzllm.agents._params import parameter_source
-from byzllm.errors import ConfigError
+from byzllm.errors import ConfigError, InputError
 from byzllm.runs import Interval, config_path
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "comparison_row",
     "inline_profile",
     "load_profile_section",
+    "profile_params",
     "run_name",
     "sim_profile",
 ]
@@ -88,6 +89,19 @@ def load_profile_section(path: str | Path, group: str, domain: str) -> dict[str,
             f"{path} has no parameters for group {group!r} (it has {', '.join(profile.groups)})"
         )
     return dict(profile.groups[group])
+
+
+_Params = TypeVar("_Params", bound=BaseModel)
+
+
+def profile_params(profile: FittedProfile, domain: str, title: str, cls: type[_Params]) -> _Params:
+    """The ``sim`` parameters of ``profile`` as ``cls``, once it is known to be fitted on
+    ``domain`` (``title``: the domain as messages write it); a clear InputError otherwise."""
+    if profile.domain != domain:
+        raise InputError(f"the profile was fitted on a {profile.domain} run, not a {title} one")
+    if "sim" not in profile.groups:
+        raise InputError("the profile has no 'sim' parameters")
+    return cls.model_validate(profile.groups["sim"])
 
 
 def inline_profile(value: object, info: ValidationInfo, *, group: str, domain: str) -> object:

@@ -98,7 +98,7 @@ from byzllm.envs.codegen import syntax_error
 from byzllm.errors import InputError
 from byzllm.runs import Store
 
-from .._fitting import ComparisonRow, FittedProfile, run_name, sim_profile
+from .._fitting import ComparisonRow, FittedProfile, profile_params, run_name, sim_profile
 from .._twin import Metric, grouped_comparison, replay_units
 from .config import CODEGEN_CONDITIONS
 from .experiment import work
@@ -921,14 +921,6 @@ _DEBATE_KEYS = (
 )
 
 
-def _profile_params(profile: FittedProfile) -> CodeGenSimParams:
-    if profile.domain != "codegen":
-        raise InputError(f"the profile was fitted on a {profile.domain} run, not a CodeGen one")
-    if "sim" not in profile.groups:
-        raise InputError("the profile has no 'sim' parameters")
-    return CodeGenSimParams.model_validate(profile.groups["sim"])
-
-
 def simulate_twin(
     run_dir: str | Path, params: CodeGenSimParams, *, repeats: int = 1
 ) -> list[dict[str, Any]]:
@@ -970,7 +962,7 @@ def compare_codegen_run(
     """Pass@1 and interventions per debate of ``run_dir`` beside its simulated twin on
     ``profile``, per split and condition, with 95% bootstrap intervals over problems (a
     problem's repeats averaged first)."""
-    params = _profile_params(profile)
+    params = profile_params(profile, "codegen", "CodeGen", CodeGenSimParams)
     real, _ = _read(run_dir)
     twin = simulate_twin(run_dir, params, repeats=repeats)
     return grouped_comparison(

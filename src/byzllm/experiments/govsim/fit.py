@@ -78,7 +78,7 @@ from byzllm.agents.govsim import FisherParams, sustainable_share
 from byzllm.errors import InputError
 from byzllm.runs import Store
 
-from .._fitting import ComparisonRow, FittedProfile, run_name, sim_profile
+from .._fitting import ComparisonRow, FittedProfile, profile_params, run_name, sim_profile
 from .._twin import Metric, grouped_comparison, replay_units
 from .experiment import work
 
@@ -522,14 +522,6 @@ def fit_govsim_run(run_dir: str | Path, *, base: FisherParams | None = None) -> 
 # -- the comparison --------------------------------------------------------------------------
 
 
-def _profile_params(profile: FittedProfile) -> FisherParams:
-    if profile.domain != "govsim":
-        raise InputError(f"the profile was fitted on a {profile.domain} run, not a GovSim one")
-    if "sim" not in profile.groups:
-        raise InputError("the profile has no 'sim' parameters")
-    return FisherParams.model_validate(profile.groups["sim"])
-
-
 def simulate_twin(
     run_dir: str | Path, params: FisherParams, *, repeats: int = 1
 ) -> list[dict[str, Any]]:
@@ -568,7 +560,7 @@ def compare_govsim_run(
     """Survival-Rate, Survival-Time and Efficiency of ``run_dir`` beside its simulated twin
     on ``profile`` (every game replayed ``repeats`` times), per split, with 95% bootstrap
     intervals over games (a game's repeats averaged first)."""
-    params = _profile_params(profile)
+    params = profile_params(profile, "govsim", "GovSim", FisherParams)
     real = _read(run_dir)
     twin = simulate_twin(run_dir, params, repeats=repeats)
     return grouped_comparison(

@@ -83,7 +83,14 @@ from byzllm.agents.whodunit import SimParams
 from byzllm.errors import InputError
 from byzllm.runs import Interval, Store, bootstrap_intervals
 
-from .._fitting import ComparisonRow, FittedProfile, comparison_row, run_name, sim_profile
+from .._fitting import (
+    ComparisonRow,
+    FittedProfile,
+    comparison_row,
+    profile_params,
+    run_name,
+    sim_profile,
+)
 from .._twin import replay_units
 from .experiment import work
 
@@ -444,14 +451,6 @@ def fit_whodunit_run(run_dir: str | Path, *, base: SimParams | None = None) -> F
 # -- the comparison --------------------------------------------------------------------------
 
 
-def _profile_params(profile: FittedProfile) -> SimParams:
-    if profile.domain != "whodunit":
-        raise InputError(f"the profile was fitted on a {profile.domain} run, not a WhoDunit one")
-    if "sim" not in profile.groups:
-        raise InputError("the profile has no 'sim' parameters")
-    return SimParams.model_validate(profile.groups["sim"])
-
-
 def simulate_twin(
     run_dir: str | Path, params: SimParams, *, repeats: int = 1
 ) -> list[dict[str, Any]]:
@@ -527,7 +526,7 @@ def compare_whodunit(
 ) -> list[ComparisonRow]:
     """Success-Rate, Precision and Game-Length of ``run_dir`` beside its simulated twin on
     ``profile`` (every game replayed ``repeats`` times), intervals over games."""
-    params = _profile_params(profile)
+    params = profile_params(profile, "whodunit", "WhoDunit", SimParams)
     _, real = _read(run_dir)
     return _rows(real, simulate_twin(run_dir, params, repeats=repeats), resamples)
 
@@ -540,7 +539,7 @@ def compare_whodunit_run(
     resamples: int = 2000,
 ) -> list[tuple[dict[str, Any], list[ComparisonRow]]]:
     """:func:`compare_whodunit` per (variant, suspects) of the run, each with its metadata."""
-    params = _profile_params(profile)
+    params = profile_params(profile, "whodunit", "WhoDunit", SimParams)
     _, real = _read(run_dir)
     twin = simulate_twin(run_dir, params, repeats=repeats)
 
