@@ -200,12 +200,7 @@ def show_run(
             runs = store.runs()
             failures = store.failures()
             kinds = store.kinds()
-            unit_rows = [
-                row
-                for kind in parse_health.UNIT_KINDS
-                if kinds.get(kind)
-                for row in store.records(kind)
-            ]
+            unit_rows = parse_health.unit_records(store)
         health = parse_health.from_records(unit_rows) if unit_rows else None
         requests = request_health.from_records(unit_rows) if unit_rows else None
         last = runs[-1] if runs else {}

@@ -39,6 +39,7 @@ __all__ = [
     "from_records",
     "from_store",
     "move_counts",
+    "unit_records",
 ]
 
 #: A stage whose fall-back rate is above this gets a warning line.
@@ -292,12 +293,14 @@ def from_records(records: Iterable[Mapping[str, Any]]) -> ParseHealth:
 
 def from_store(store: Store, kinds: Sequence[str] = UNIT_KINDS) -> ParseHealth | None:
     """The parse health of every unit-level record in ``store`` (``None``: it has none)."""
-    present = store.kinds()
-    rows: list[dict[str, Any]] = []
-    for kind in kinds:
-        if present.get(kind):
-            rows += store.records(kind)
+    rows = unit_records(store, kinds)
     return from_records(rows) if rows else None
+
+
+def unit_records(store: Store, kinds: Sequence[str] = UNIT_KINDS) -> list[dict[str, Any]]:
+    """Every unit-level record in ``store``, of the ``kinds`` it holds, in ``kinds`` order."""
+    present = store.kinds()
+    return [row for kind in kinds if present.get(kind) for row in store.records(kind)]
 
 
 def move_counts(fallbacks: Iterable[bool], *, simulated: bool) -> dict[str, dict[str, int]]:

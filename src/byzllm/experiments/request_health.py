@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .parse_health import UNIT_KINDS, Coverage
+from .parse_health import UNIT_KINDS, Coverage, unit_records
 
 if TYPE_CHECKING:
     from byzllm.runs import Store
@@ -151,9 +151,5 @@ def from_records(records: Iterable[Mapping[str, Any]]) -> RequestHealth:
 
 def from_store(store: Store, kinds: Sequence[str] = UNIT_KINDS) -> RequestHealth | None:
     """The request health of every unit-level record in ``store`` (``None``: it has none)."""
-    present = store.kinds()
-    rows: list[dict[str, Any]] = []
-    for kind in kinds:
-        if present.get(kind):
-            rows += store.records(kind)
+    rows = unit_records(store, kinds)
     return from_records(rows) if rows else None
