@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig, TokenLogprob
+from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig
 
 from .._parsed import Parsed
+from .._spans import span_distributions
 from ._parse import ParsedFeedback, read_code, read_feedback, read_ratings, read_tests
 from ._prompts import render_coder_prompt, render_judge_prompt, render_tester_prompt
 from ._types import CODER_ROLES, CoderView, Feedback, ReviewView, Solution, TestSuite, TopLogprobs
@@ -33,30 +34,6 @@ __all__ = ["LLMCoder", "LLMJudge", "LLMTester", "span_distributions"]
 
 _ECHO_CHARS = 4000
 _T = TypeVar("_T")
-
-
-def span_distributions(
-    tokens: Sequence[TokenLogprob], spans: Sequence[tuple[int, int]]
-) -> list[TopLogprobs]:
-    """Top-k lists of the tokens overlapping ``spans`` (offsets into the joined token text).
-
-    A token without a top-k list contributes its own ``(token, logprob)``.
-    """
-    picked: list[int] = []
-    pos = 0
-    bounds = []
-    for tok in tokens:
-        bounds.append((pos, pos + len(tok.token)))
-        pos += len(tok.token)
-    for s, e in spans:
-        for i, (a, b) in enumerate(bounds):
-            if a < e and b > s and i not in picked:
-                picked.append(i)
-    picked.sort()
-    return [
-        [(t, float(lp)) for t, lp in tokens[i].top] or [(tokens[i].token, tokens[i].logprob)]
-        for i in picked
-    ]
 
 
 class _Asker:

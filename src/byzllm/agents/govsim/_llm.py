@@ -24,36 +24,18 @@ response cache does not answer it with the first attempt's reply).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
-from byzllm.llm import ChatModel, Completion, GenerateConfig, TokenLogprob
+from byzllm.llm import ChatModel, Completion, GenerateConfig
 
+from .._spans import span_distributions as amount_distributions
 from ._parse import FALLBACK_CATCH, MAX_REPLY_CHARS, find_amounts, read_catch
 from ._prompts import render_catch_prompt, render_speech_prompt
-from ._types import CatchTurn, FisherView, SpeechTurn, TopLogprobs
+from ._types import CatchTurn, FisherView, SpeechTurn
 
 __all__ = ["LLMFisher", "amount_distributions"]
 
 #: How much of a rejected reply is echoed back in the re-prompt conversation.
 _ECHO_CHARS = 2000
-
-
-def amount_distributions(
-    tokens: Sequence[TokenLogprob], spans: Sequence[tuple[int, int]]
-) -> list[TopLogprobs]:
-    """Top-k lists of the tokens overlapping ``spans`` (offsets into the joined token text),
-    in generation order; a token without a top-k list contributes its own pair."""
-    picked: set[int] = set()
-    pos = 0
-    for i, tok in enumerate(tokens):
-        a, b = pos, pos + len(tok.token)
-        pos = b
-        if any(a < e and b > s for s, e in spans):
-            picked.add(i)
-    return [
-        [(t, float(lp)) for t, lp in tokens[i].top] or [(tokens[i].token, tokens[i].logprob)]
-        for i in sorted(picked)
-    ]
 
 
 def _joined(completion: Completion) -> str | None:

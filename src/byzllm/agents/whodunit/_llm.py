@@ -37,10 +37,10 @@ question until the clock runs out; the paper's agents choose when to accuse them
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
-from byzllm.llm import ChatModel, Completion, GenerateConfig, JsonSchema, TokenLogprob
+from byzllm.llm import ChatModel, Completion, GenerateConfig, JsonSchema
 
+from .._spans import span_distributions as decision_distributions
 from ._parse import FALLBACK_ACTION, read_action
 from ._prompts import render_prompt
 from ._schema import action_schema, last_own_turn, thoughts_budget
@@ -58,31 +58,6 @@ __all__ = ["LLMAgent", "decision_distributions"]
 
 #: How much of a rejected reply is echoed back in the re-prompt conversation.
 _ECHO_CHARS = 4000
-
-
-def decision_distributions(
-    tokens: Sequence[TokenLogprob], spans: Sequence[tuple[int, int]]
-) -> list[TopLogprobs]:
-    """Top-k lists of the tokens overlapping ``spans`` (offsets into the joined token text).
-
-    A token without a top-k list contributes its own ``(token, logprob)`` as a one-entry list.
-    """
-    starts: list[int] = []
-    pos = 0
-    for tok in tokens:
-        starts.append(pos)
-        pos += len(tok.token)
-    picked: list[int] = []
-    for s, e in spans:
-        for i, tok in enumerate(tokens):
-            a, b = starts[i], starts[i] + len(tok.token)
-            if a < e and b > s and i not in picked:
-                picked.append(i)
-    picked.sort()
-    return [
-        [(t, float(lp)) for t, lp in tokens[i].top] or [(tokens[i].token, tokens[i].logprob)]
-        for i in picked
-    ]
 
 
 class LLMAgent:
