@@ -150,20 +150,23 @@ class LLMCoder:
         )
 
 
-class LLMJudge:
-    """The judge backed by a :class:`~byzllm.llm.ChatModel` (decision positions: module doc)."""
+class _Reviewer:
+    """What the judge and the tester share: a name (the class's ``default_name`` unless given)
+    and a model asked with logprobs at every decision position."""
+
+    default_name = "Reviewer"
 
     def __init__(
         self,
         model: ChatModel,
         *,
-        name: str = "Judge",
+        name: str | None = None,
         top_logprobs: int = 10,
         max_reprompts: int = 1,
         temperature: float = 0.0,
         max_tokens: int | None = 1024,
     ) -> None:
-        self.name = name
+        self.name = self.default_name if name is None else name
         self._asker = _Asker(
             model,
             top_logprobs=top_logprobs,
@@ -171,6 +174,12 @@ class LLMJudge:
             temperature=temperature,
             max_tokens=max_tokens,
         )
+
+
+class LLMJudge(_Reviewer):
+    """The judge backed by a :class:`~byzllm.llm.ChatModel` (decision positions: module doc)."""
+
+    default_name = "Judge"
 
     async def review(self, view: ReviewView) -> Feedback:
         n = len(view.solutions)
@@ -199,27 +208,10 @@ class LLMJudge:
         )
 
 
-class LLMTester:
+class LLMTester(_Reviewer):
     """The test writer backed by a :class:`~byzllm.llm.ChatModel`."""
 
-    def __init__(
-        self,
-        model: ChatModel,
-        *,
-        name: str = "Tester",
-        top_logprobs: int = 10,
-        max_reprompts: int = 1,
-        temperature: float = 0.0,
-        max_tokens: int | None = 1024,
-    ) -> None:
-        self.name = name
-        self._asker = _Asker(
-            model,
-            top_logprobs=top_logprobs,
-            max_reprompts=max_reprompts,
-            temperature=temperature,
-            max_tokens=max_tokens,
-        )
+    default_name = "Tester"
 
     async def write_tests(self, view: ReviewView) -> TestSuite:
         def reparse(text: str) -> Sequence[tuple[int, int]]:
