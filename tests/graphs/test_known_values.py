@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 
 import networkx as nx
 import pytest
@@ -159,3 +161,19 @@ def test_spectral_lower_bound_by_hand() -> None:
 def test_bounds_settle_complete_graphs_without_search() -> None:
     res = r_robustness(nx.complete_graph(40))
     assert res.exact and res.r == 20 and res.method == "bounds"
+
+
+def test_scipy_optimize_is_imported_only_by_a_milp_solve() -> None:
+    """Building and checking small graphs (subset DP) never imports scipy.optimize."""
+    probe = (
+        "import sys\n"
+        "from byzllm.graphs import build, r_robustness\n"
+        "r_robustness(build('merg', n=7))\n"
+        "before = 'scipy.optimize' in sys.modules\n"
+        "r_robustness(build('merg', n=7), method='milp')\n"
+        "print(before, 'scipy.optimize' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == ["False", "True"]

@@ -12,8 +12,6 @@ from typing import Any
 
 import typer
 
-from byzllm import __version__
-
 from . import (
     codegen,
     consensus,
@@ -47,6 +45,8 @@ app = typer.Typer(
 
 def _version_callback(value: bool) -> None:
     if value:
+        from byzllm import __version__  # read on demand: the metadata lookup is slow
+
         typer.echo(f"byzllm {__version__}")
         raise typer.Exit()
 
@@ -116,7 +116,26 @@ def _flags_without_type() -> None:
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
 
 
-_literal_help()
+def _literal_help_when_rendered() -> None:
+    """Apply :func:`_literal_help` when a help text is first rendered rather than at import:
+    typer's rich renderer takes about 100 ms to import, which commands other than ``--help``
+    need not pay."""
+    from typer.core import TyperCommand, TyperGroup
+
+    for cls in (TyperCommand, TyperGroup):
+        rendered = cls.format_help
+        if getattr(rendered, "_byzllm_literal", False):
+            continue
+
+        def format_help(self: Any, ctx: Any, formatter: Any, _rendered: Any = rendered) -> None:
+            _literal_help()
+            _rendered(self, ctx, formatter)
+
+        format_help._byzllm_literal = True  # type: ignore[attr-defined]
+        cls.format_help = format_help  # type: ignore[method-assign]
+
+
+_literal_help_when_rendered()
 _flags_without_type()
 
 

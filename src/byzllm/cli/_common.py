@@ -20,7 +20,6 @@ line on stderr and the error's exit code (2 for bad input and configs), and Ctrl
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import inspect
@@ -361,6 +360,8 @@ def execute_units(
     ``--executor`` is resolved with ``ray_address``) is passed on to
     :func:`~byzllm.runs.run_units`.
     """
+    import asyncio  # here, not at the top: `byzllm --help` should not pay for it
+
     from byzllm.runs import RunAbortedError, Store, executor_by_name, run_units
 
     if isinstance(executor, str):
@@ -617,6 +618,8 @@ def _option_family(
 def _run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """``asyncio.run`` — on a private thread when this thread already runs a loop (a
     notebook, an async test invoking the CLI), where ``asyncio.run`` would refuse."""
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -19,13 +19,19 @@ The (r,s) model adds binaries ``y`` marking the r-reachable members:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix, csr_matrix, hstack, identity, vstack
 
 from ._core import GraphView, bits
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
+
+# scipy.optimize and scipy.sparse are imported by the functions that solve: importing them
+# takes about a second, which every run that only builds or checks small graphs (by the
+# subset DP or the search) would otherwise pay.
 
 __all__ = ["MilpOutcome", "milp_r_robustness", "milp_rs_robustness"]
 
@@ -42,6 +48,8 @@ class MilpOutcome:
 
 
 def _laplacian(view: GraphView) -> csr_matrix:
+    from scipy.sparse import coo_matrix
+
     rows: list[int] = []
     cols: list[int] = []
     vals: list[float] = []
@@ -80,6 +88,9 @@ def milp_r_robustness(
     upper: int | None = None,
 ) -> MilpOutcome:
     """Solve the r-robustness MILP; see the module docstring for the model."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_matrix, hstack, identity, vstack
+
     n = view.n
     lap = _laplacian(view)
     zero = csr_matrix((n, n))
@@ -147,6 +158,9 @@ def milp_r_robustness(
 
 def milp_rs_robustness(view: GraphView, r: int, *, time_limit: float | None = None) -> MilpOutcome:
     """Minimize ``|X_S1^r| + |X_S2^r|`` over pairs where neither set is wholly r-reachable."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_matrix, hstack, identity, vstack
+
     n = view.n
     lap = _laplacian(view)
     deg = np.array(view.in_degrees, dtype=float)

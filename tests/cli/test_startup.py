@@ -1,0 +1,81 @@
+"""The ``byzllm`` command starts without the heavy libraries: they are imported by the commands
+that use them, so ``byzllm --help`` stays instant (its speed is measured by
+benchmarks/cli_startup.py, not here)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = (
+    "numpy",
+    "scipy",
+    "pandas",
+    "pyarrow",
+    "sklearn",
+    "matplotlib",
+    "networkx",
+    "openai",
+    "httpx",
+    "ray",
+    "llama_cpp",
+    "yaml",
+    "asyncio",
+)
+
+
+def _loaded_after(code: str) -> list[str]:
+    """Heavy top-level packages in ``sys.modules`` after running ``code`` in a fresh process."""
+    probe = (
+        "import sys, json\n"
+        f"{code}\n"
+        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_importing_the_cli_pulls_in_no_heavy_library() -> None:
+    assert _loaded_after("import byzllm.cli") == []
+
+
+def test_the_version_is_read_only_when_asked_for() -> None:
+    probe = (
+        "import byzllm, byzllm.cli\n"
+        "before = '__version__' in vars(byzllm)\n"
+        "from byzllm import __version__\n"
+        "print(before, __version__ == byzllm.__version__ != '')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["graph", "--help"], ["consensus", "run", "--help"]])
+def test_help_pulls_in_no_heavy_library(argv: list[str]) -> None:
+    code = (
+        f"sys.argv = ['byzllm', *{argv!r}]\n"
+        "from byzllm.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass"
+    )
+    assert _loaded_after(code) == []
+
+
+def test_version_flag_prints_the_installed_version() -> None:
+    from typer.testing import CliRunner
+
+    import byzllm
+    from byzllm.cli import app
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"byzllm {byzllm.__version__}"
