@@ -17,7 +17,6 @@ import contextlib
 import threading
 import weakref
 from collections import deque
-from types import TracebackType
 
 __all__ = ["EndpointLimiter", "endpoint_limit", "endpoint_limiter", "register_endpoint"]
 
@@ -82,12 +81,7 @@ class EndpointLimiter:
     async def __aenter__(self) -> None:
         await self.acquire()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         self.release()
 
 

@@ -25,7 +25,6 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from types import TracebackType
 from typing import IO
 
 from byzllm._process import die_with_parent
@@ -217,12 +216,7 @@ class LocalServer:
     def __enter__(self) -> LocalServer:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def __repr__(self) -> str:
