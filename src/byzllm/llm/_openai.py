@@ -54,6 +54,21 @@ DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 _NO_KEY = "EMPTY"
 _CONNECTIONS_PER_CLIENT = 8
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
+#: The error and what it says for each refusal :func:`permanent_refusal` recognises.
+_REFUSAL_ERRORS: dict[str, tuple[type[ModelRequestError], str]] = {
+    "model": (ModelNotFoundError, "the server does not serve this model"),
+    "unsupported": (
+        ModelRefusedError,
+        "the server does not support what the request asks for (retrying cannot change that)",
+    ),
+    "context": (ModelRequestError, "the prompt does not fit the model's context"),
+}
+#: What another 4xx status most likely means.
+_STATUS_HINTS = {
+    400: "the server rejected the request (unsupported parameter or input too long?)",
+    403: "the key has no access to this model or endpoint",
+    422: "the server could not process the request's parameters",
+}
 
 
 def request_body(
@@ -234,28 +249,7 @@ class OpenAIAPI(ModelAPI):
         detail = self._scrub(_error_detail(getattr(exc, "body", None)))
         where = f"{self._base_url} (model {self.model!r})"
         refusal = permanent_refusal(detail) if status not in (401, 404, 429) else None
-        if refusal == "model":
-            return ModelNotFoundError(
-                f"HTTP {status} from {where}: the server does not serve this model; server "
-                f"said: {detail}",
-                status=status,
-                endpoint=self._base_url,
-            )
-        if refusal == "unsupported":
-            return ModelRefusedError(
-                f"HTTP {status} from {where}: the server does not support what the request "
-                f"asks for (retrying cannot change that); server said: {detail}",
-                status=status,
-                endpoint=self._base_url,
-            )
-        if refusal == "context":
-            return ModelRequestError(
-                f"HTTP {status} from {where}: the prompt does not fit the model's context; "
-                f"server said: {detail}",
-                status=status,
-                endpoint=self._base_url,
-            )
-        if status in _RETRYABLE_STATUS or status >= 500:
+        if refusal is None and (status in _RETRYABLE_STATUS or status >= 500):
             return TransientError(
                 f"HTTP {status} from {where}: {detail}",
                 retry_after=parse_retry_after(headers),
@@ -267,20 +261,16 @@ class OpenAIAPI(ModelAPI):
                 status=status,
                 endpoint=self._base_url,
             )
-        if status == 404:
-            return ModelNotFoundError(
-                f"HTTP 404 from {where}: wrong base_url or model name (does the server serve "
-                f"this model?); server said: {detail}",
-                status=status,
-                endpoint=self._base_url,
-            )
-        hint = {
-            400: "the server rejected the request (unsupported parameter or input too long?)",
-            403: "the key has no access to this model or endpoint",
-            422: "the server could not process the request's parameters",
-        }.get(status, "the server refused the request")
-        return ModelRequestError(
-            f"HTTP {status} from {where}: {hint}; server said: {detail}",
+        cls: type[ModelRequestError] = ModelRequestError
+        if refusal is not None:
+            cls, what = _REFUSAL_ERRORS[refusal]
+        elif status == 404:
+            cls = ModelNotFoundError
+            what = "wrong base_url or model name (does the server serve this model?)"
+        else:
+            what = _STATUS_HINTS.get(status, "the server refused the request")
+        return cls(
+            f"HTTP {status} from {where}: {what}; server said: {detail}",
             status=status,
             endpoint=self._base_url,
         )
