@@ -16,8 +16,8 @@ docs/sandbox.md says what the sandbox does and does not protect against.
 from __future__ import annotations
 
 from ._errors import SandboxError, SandboxUnavailableError
-from ._limits import LimitName, SandboxLimits, SandboxResult, Status
-from ._programs import run_program, run_tests
+from ._limits import LimitName, SandboxLimits, SandboxResult, Status, TestOutcome
+from ._programs import run_program, run_test_cases, run_tests
 from ._support import sandbox_support
 
 __all__ = [
@@ -27,7 +27,9 @@ __all__ = [
     "SandboxResult",
     "SandboxUnavailableError",
     "Status",
+    "TestOutcome",
     "run_program",
+    "run_test_cases",
     "run_tests",
     "sandbox_support",
 ]

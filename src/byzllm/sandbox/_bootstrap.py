@@ -67,6 +67,8 @@ PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 O_PATH = 0o10000000
 
+#: The most bytes of test outcomes read from the tests' process.
+_MAX_OUTCOMES = 4_000_000
 #: Exit status of the program child when it could not be started (exec failed).
 EXEC_FAILED = 127
 
@@ -223,25 +225,30 @@ def _limit(kind: int, value: int) -> None:
     resource.setrlimit(kind, (value, value))
 
 
-def _start_program(config: dict[str, Any]) -> None:  # pragma: no cover - runs in the child
+def _start_program(
+    config: dict[str, Any], argv: list[str], uid: int, cwd: str, keep_fds: tuple[int, ...] = ()
+) -> None:  # pragma: no cover - runs in the child
     """In the forked child: become the program (never returns)."""
     try:
         if config["isolate"]:
             # Its own session and process group: kill(0, ...) cannot reach the bootstrap. (Not
             # without isolation: there the host kills the bootstrap's group, program included.)
             os.setsid()
-        os.chdir(config["work"])
+        for fd in keep_fds:
+            os.set_inheritable(fd, True)
+        os.chdir(cwd)
         mib = 1024 * 1024
         cpu = int(config["cpu_s"]) + (1 if config["cpu_s"] % 1 else 0)
         resource.setrlimit(resource.RLIMIT_CPU, (max(cpu, 1), max(cpu, 1) + 1))
         _limit(resource.RLIMIT_AS, config["memory_mb"] * mib)
         _limit(resource.RLIMIT_FSIZE, config["disk_mb"] * mib)
         _limit(resource.RLIMIT_NOFILE, config["max_open_files"])
-        _limit(resource.RLIMIT_CORE, 0)
+        # 1, not 0: a core_pattern that pipes to a helper ignores a limit of 0, but the
+        # kernel takes a limit of 1 as "never dump" for pipes and files alike.
+        _limit(resource.RLIMIT_CORE, 1)
         _limit(resource.RLIMIT_MEMLOCK, 0)
         _limit(resource.RLIMIT_MSGQUEUE, 0)
         if config["isolate"]:
-            uid = config["uid"]
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)  # drops every capability
@@ -250,7 +257,6 @@ def _start_program(config: dict[str, Any]) -> None:  # pragma: no cover - runs i
         _libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         if config["seccomp"]:
             _install_filter(config["seccomp"])
-        argv = [config["python"], "-s", config["program_name"]]
         os.execve(config["python"], argv, config["env"])
     except BaseException as error:  # anything here means the program never ran
         # Still this process's copy of the status pipe (closed only by exec): the host learns
@@ -285,12 +291,67 @@ def _on_alarm(signum: int, frame: object) -> None:
 def _supervise(config: dict[str, Any]) -> dict[str, Any]:
     """Fork the program and wait for it (and reap orphans) until it ends or time is up."""
     started = time.monotonic()
+    if config.get("tests") is not None:
+        return _supervise_tests(config, started)
     child = os.fork()
     if child == 0:  # pragma: no cover - the child execs
-        _start_program(config)
+        argv = [config["python"], "-s", config["program_name"]]
+        _start_program(config, argv, config["uid"], config["work"])
     _signal.signal(_signal.SIGALRM, _on_alarm)
     _signal.setitimer(_signal.ITIMER_REAL, config["timeout_s"])
-    report: dict[str, Any] = {"event": "exit", "timed_out": False, "pid": child}
+    try:
+        return _wait_for(child, started, {"event": "exit", "timed_out": False, "pid": child})
+    finally:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+
+
+def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
+    """The tests and the solution in two processes (:mod:`byzllm.sandbox._harness`).
+
+    The tests' process runs as a second uid, started first (it makes itself non-dumpable
+    before the solution exists); its outcomes come back on a pipe only it holds, and the run
+    ends when it does.
+    """
+    _socket: Any = __import__("_socket")
+    pair = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    tests_end, solution_end = pair[0].detach(), pair[1].detach()
+    result_read, result_write = os.pipe()
+    python, harness = config["python"], config["harness"]
+    tester = os.fork()
+    if tester == 0:  # pragma: no cover - the child execs
+        os.close(solution_end)
+        os.close(result_read)
+        argv = [python, "-s", "-P", "-c", harness, "tester", str(tests_end), str(result_write)]
+        argv.append(config["tests"])
+        _start_program(config, argv, config["tester_uid"], "/", (tests_end, result_write))
+    os.close(result_write)
+    os.close(tests_end)
+    solution = os.fork()
+    if solution == 0:  # pragma: no cover - the child execs
+        os.close(result_read)
+        argv = [python, "-s", "-c", harness, "candidate", str(solution_end)]
+        _start_program(config, argv, config["uid"], config["work"], (solution_end,))
+    os.close(solution_end)
+    _signal.signal(_signal.SIGALRM, _on_alarm)
+    _signal.setitimer(_signal.ITIMER_REAL, config["timeout_s"])
+    report: dict[str, Any] = {"event": "exit", "timed_out": False, "pid": tester}
+    outcomes = b""
+    try:
+        # Read until the tests' process closes its end (it exits): a full pipe never blocks it.
+        while len(outcomes) < _MAX_OUTCOMES and (chunk := os.read(result_read, 65_536)):
+            outcomes += chunk
+        report = _wait_for(tester, started, report)
+    except _Deadline:
+        report.update(timed_out=True, processes=_count_processes())
+        report["duration_s"] = time.monotonic() - started
+    finally:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+        os.close(result_read)
+    report["tests"] = outcomes
+    return report
+
+
+def _wait_for(child: int, started: float, report: dict[str, Any]) -> dict[str, Any]:
     try:
         while True:
             pid, status, usage = os.wait4(-1, 0)
@@ -303,12 +364,11 @@ def _supervise(config: dict[str, Any]) -> dict[str, Any]:
     except ChildProcessError:  # pragma: no cover - the child is always ours to wait for
         report.update(event="setup", message="lost track of the program process")
         return report
-    finally:
-        _signal.setitimer(_signal.ITIMER_REAL, 0)
     report["duration_s"] = time.monotonic() - started
     report["processes"] = _count_processes()
     report["cpu_s"] = usage.ru_utime + usage.ru_stime
     report["max_rss_kb"] = usage.ru_maxrss
+    report["core_dumped"] = os.WCOREDUMP(status)
     if os.WIFSIGNALED(status):
         report.update(signal=os.WTERMSIG(status), exit_code=None)
     else:

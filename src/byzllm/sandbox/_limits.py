@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["LimitName", "SandboxLimits", "SandboxResult", "Status"]
+__all__ = ["LimitName", "SandboxLimits", "SandboxResult", "Status", "TestOutcome"]
 
 #: The outcome of one run, one word each (see :class:`SandboxResult`).
 Status = Literal["passed", "failed", "timed_out", "crashed", "rejected"]
@@ -45,6 +45,17 @@ class SandboxLimits(BaseModel):
         return self.cpu_s if self.cpu_s is not None else self.timeout_s
 
 
+class TestOutcome(BaseModel):
+    """How one test of :func:`~byzllm.sandbox.run_test_cases` ended (statuses as for a run;
+    ``not_run`` when the solution never loaded)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Literal["passed", "failed", "timed_out", "crashed", "rejected", "not_run"]
+    detail: str = ""
+    limit: LimitName | None = None
+
+
 class SandboxResult(BaseModel):
     """One clear result per run.
 
@@ -67,6 +78,8 @@ class SandboxResult(BaseModel):
     stderr: str
     duration_s: float
     limit: LimitName | None = None
+    #: One outcome per test (:func:`~byzllm.sandbox.run_test_cases`); None for a program.
+    tests: list[TestOutcome] | None = None
 
     @property
     def passed(self) -> bool:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-import secrets
+import json
+from collections.abc import Sequence
 
 from byzllm.errors import InputError
 
 from ._limits import SandboxLimits, SandboxResult
 from ._run import execute
-from ._verdict import judge
+from ._verdict import judge, judge_tests
 
-__all__ = ["run_program", "run_tests", "test_program"]
+__all__ = ["run_program", "run_test_cases", "run_tests", "test_program"]
+
+#: The tests travel to the sandbox on a command line, where one argument holds at most 128 KiB.
+_MAX_TESTS_BYTES = 120_000
 
 
 async def run_program(
@@ -35,14 +39,14 @@ async def run_program(
 def test_program(
     solution: str, tests: str, entry_point: str | None, sentinel: str
 ) -> tuple[str, int, int]:
-    """The program :func:`run_tests` runs, and where the tests start and end in it.
+    """The single program HumanEval would run, and where the tests start and end in it.
 
     The solution, then the tests (as HumanEval concatenates them), then ``check(entry_point)``
-    when an entry point is given, then the sentinel line written straight to file descriptor 1
-    (a solution that exits early, e.g. with ``sys.exit(0)``, never reaches it).
+    when an entry point is given, then the sentinel line written straight to file descriptor 1.
+    Not what :func:`run_tests` runs (which keeps the tests out of the solution's process): the
+    bare side of ``benchmarks/sandbox.py``.
     """
-    if entry_point is not None and not entry_point.isidentifier():
-        raise InputError(f"entry_point must be a Python identifier, got {entry_point!r}")
+    _check_entry_point(entry_point)
     head = solution.rstrip("\n") + "\n\n"
     first_test = head.count("\n") + 1
     body = tests.rstrip("\n") + "\n"
@@ -58,6 +62,48 @@ def test_program(
     return head + body + harness, first_test, last_test
 
 
+def _check_entry_point(entry_point: str | None) -> None:
+    if entry_point is not None and not entry_point.isidentifier():
+        raise InputError(f"entry_point must be a Python identifier, got {entry_point!r}")
+
+
+async def run_test_cases(
+    solution: str,
+    tests: Sequence[str],
+    *,
+    limits: SandboxLimits | None = None,
+    test_timeout_s: float | None = None,
+    allow_unsafe: bool = False,
+) -> SandboxResult:
+    """Run each of ``tests`` (Python source) against ``solution``, each on its own.
+
+    The solution runs in one process and the tests in another, so the verdict cannot be
+    forged from the solution's side (:mod:`byzllm.sandbox._harness`): every call a test makes
+    to one of the solution's functions crosses to the solution's process, and its return
+    value comes back as plain data (an object with its own ``__eq__`` is an error of the
+    solution). Each test gets a fresh copy of the solution's state and its own deadline,
+    ``test_timeout_s`` (default: ``limits.timeout_s``); ``limits.timeout_s`` stays the limit
+    of the whole run. ``tests`` in the result holds one :class:`TestOutcome` per test, and
+    the result is ``passed`` iff every test passed; otherwise it describes the first test
+    that did not.
+    """
+    limits = limits or SandboxLimits()
+    per_test = test_timeout_s or limits.timeout_s
+    payload = json.dumps(
+        {
+            "tests": list(tests),
+            "test_timeout_s": per_test,
+            "load_timeout_s": limits.timeout_s,
+        }
+    )
+    if len(payload.encode()) > _MAX_TESTS_BYTES:
+        raise InputError(f"the tests are too long (at most {_MAX_TESTS_BYTES} bytes in all)")
+    execution = await execute(
+        solution, stdin="", limits=limits, allow_unsafe=allow_unsafe, tests=payload
+    )
+    return judge_tests(execution, limits, list(tests), per_test)
+
+
 async def run_tests(
     solution: str,
     tests: str,
@@ -66,24 +112,18 @@ async def run_tests(
     limits: SandboxLimits | None = None,
     allow_unsafe: bool = False,
 ) -> SandboxResult:
-    """Run ``solution`` then ``tests`` as one program in the sandbox.
+    """Run ``solution`` against ``tests``, as HumanEval does, with a verdict it cannot forge.
 
-    With ``entry_point``, then calls ``check(entry_point)`` as HumanEval does. ``passed`` iff
-    everything ran and exited 0; a failing ``assert`` gives ``failed`` with the assertion in
-    ``detail`` (``AssertionError at tests line 4: assert candidate(2) == 3``); a solution
-    that ends the program before the tests finished (``exit(0)``) also ``failed``. Line
-    numbers in ``detail`` count from the start of the solution or of the tests.
+    With ``entry_point``, ``tests`` must define ``check(candidate)``, which is then called with
+    the solution's ``entry_point`` function. ``passed`` iff the tests ran to the end; a failing
+    ``assert`` gives ``failed`` with the assertion in ``detail`` (``AssertionError at tests
+    line 4: assert candidate(2) == 3``); a solution that ends its process before the tests
+    finished (``exit(0)``) also ``failed``; an exception of the solution ``crashed`` (``...
+    at solution line 2: ...``). The tests run in a process of their own
+    (:func:`run_test_cases`), so return values are compared as plain data.
     """
-    limits = limits or SandboxLimits()
-    sentinel = f"byzllm-tests-done-{secrets.token_hex(16)}"
-    program, first_test, last_test = test_program(solution, tests, entry_point, sentinel)
-
-    def name_line(line: int) -> str:
-        if line < first_test - 1:
-            return f"solution line {line}"
-        if first_test <= line <= last_test:
-            return f"tests line {line - first_test + 1}"
-        return f"line {line} of the test harness"
-
-    execution = await execute(program, stdin="", limits=limits, allow_unsafe=allow_unsafe)
-    return judge(execution, limits, sentinel=sentinel, name_line=name_line)
+    _check_entry_point(entry_point)
+    body = tests.rstrip("\n") + "\n"
+    if entry_point is not None:
+        body += f"check({entry_point})\n"
+    return await run_test_cases(solution, [body], limits=limits, allow_unsafe=allow_unsafe)

@@ -32,6 +32,7 @@ from ._support import NAMESPACE_FLAGS, support
 __all__ = ["Execution", "execute"]
 
 _BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
+_HARNESS = Path(__file__).with_name("_harness.py")
 #: The program's working folder (a private tmpfs), HOME and TMPDIR inside the sandbox.
 WORK = "/tmp"
 PROGRAM_NAME = "main.py"
@@ -254,9 +255,18 @@ class _StatusPipe:
 
 
 async def execute(
-    source: str, *, stdin: str, limits: SandboxLimits, allow_unsafe: bool
+    source: str,
+    *,
+    stdin: str,
+    limits: SandboxLimits,
+    allow_unsafe: bool,
+    tests: str | None = None,
 ) -> Execution:
-    """Run ``source`` as a Python program in the sandbox and observe it (see module doc)."""
+    """Run ``source`` as a Python program in the sandbox and observe it (see module doc).
+
+    ``tests``: run ``source`` as a solution against tests instead (:mod:`._harness`; the JSON
+    the tests' process reads); their outcomes come back in ``report["tests"]``.
+    """
     found = support()
     isolated = found.available
     if not isolated and not allow_unsafe:
@@ -265,6 +275,7 @@ async def execute(
             "Pass allow_unsafe=True (byzllm sandbox run --unsafe) to run it without isolation."
         )
     uid = _allocate_uid()
+    tester_uid = _allocate_uid()
     status = _StatusPipe()
     try:
         with tempfile.TemporaryDirectory(prefix="byzllm-sandbox-") as host_dir:
@@ -289,6 +300,9 @@ async def execute(
                 "max_open_files": limits.max_open_files,
                 "disk_mb": limits.disk_mb,
                 "seccomp": filter_program() if isolated else None,
+                "tests": tests,
+                "tester_uid": tester_uid,
+                "harness": _HARNESS.read_text(encoding="utf-8") if tests is not None else None,
             }
             Path(config_path).write_bytes(marshal.dumps(config))
             bootstrap = [sys.executable, "-S", "-s", "-E", str(_BOOTSTRAP), config_path]
@@ -296,6 +310,7 @@ async def execute(
             return await _observe(argv, status, stdin, limits, isolated, uid)
     finally:
         _uids_in_use.discard(uid)
+        _uids_in_use.discard(tester_uid)
         status.close()
 
 

@@ -7,6 +7,7 @@ passes on the exit status and the bootstrap's report, never on what the program 
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 from collections.abc import Callable
@@ -14,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._errors import SandboxError
-from ._limits import LimitName, SandboxLimits, SandboxResult, Status
+from ._limits import LimitName, SandboxLimits, SandboxResult, Status, TestOutcome
 from ._run import PROGRAM_NAME, Execution
 from ._traceback import Frame, ProgramError, last_error
 
-__all__ = ["LineNamer", "judge", "signal_name"]
+__all__ = ["LineNamer", "judge", "judge_tests", "signal_name"]
 
 #: Names a line of the program for a message ("line 4", "tests line 2").
 LineNamer = Callable[[int], str]
@@ -176,3 +177,94 @@ def _judge_signal(
     if error is not None and error.short_type == "MemoryError":
         return outcome.rejected("memory", f"killed by {signal_name(number)}")
     return outcome.result("crashed", f"killed by {signal_name(number)}")
+
+
+def _outcome_text(raw: dict[str, Any]) -> str:
+    """``Type: message at tests line N: source`` from one outcome of the tests' process."""
+    kind, message = str(raw.get("type", "?")), str(raw.get("message", ""))
+    head = kind + (f": {message}" if message else "")
+    line = raw.get("line")
+    if isinstance(line, int):
+        where = "solution" if raw.get("side") == "solution" else "tests"
+        head += f" at {where} line {line}"
+        if raw.get("source"):
+            head += f": {raw['source']}"
+    return head
+
+
+def _test_outcome(raw: object, test_timeout_s: float) -> TestOutcome:
+    if not isinstance(raw, dict):
+        return TestOutcome(status="crashed", detail="the tests' process gave no outcome")
+    status, kind = raw.get("status"), raw.get("type")
+    if status == "passed":
+        return TestOutcome(status="passed")
+    if status == "timed_out":
+        why = str(raw.get("message") or f"the test ran past its limit of {test_timeout_s:g} s")
+        return TestOutcome(status="timed_out", detail=why)
+    if status == "not_run":
+        return TestOutcome(status="not_run", detail="not run: the solution did not load")
+    if raw.get("side") == "solution":
+        if kind == "SolutionEnded":
+            why = "the solution ended its process before every test ran"
+            return TestOutcome(status="failed", detail=why)
+        if kind == "ProtocolError":
+            why = f"the solution answered with malformed data: {raw.get('message', '')}"
+            return TestOutcome(status="failed", detail=why)
+        if kind == "NotPlainData":
+            why = f"the solution returned a value that is not plain data: {raw.get('message')}"
+            return TestOutcome(status="failed", detail=why)
+        error = ProgramError(str(kind), str(raw.get("message", "")), ())
+        if (limit := _limit_of(error)) is not None:
+            return TestOutcome(status="rejected", detail=_outcome_text(raw), limit=limit)
+    detail = _outcome_text(raw)
+    return TestOutcome(status="failed" if status == "failed" else "crashed", detail=detail)
+
+
+def judge_tests(
+    execution: Execution, limits: SandboxLimits, tests: list[str], test_timeout_s: float
+) -> SandboxResult:
+    """The result of a solution run against ``tests`` (:mod:`byzllm.sandbox._harness`).
+
+    The verdict comes only from the outcomes the tests' process wrote on its own pipe; what
+    either process printed is kept as output and never read for the verdict.
+    """
+    report = execution.report
+    if report.get("event") == "setup":
+        raise SandboxError(f"the sandbox could not be prepared: {report.get('message', '?')}")
+    raw: object = None
+    data = report.get("tests")
+    if isinstance(data, bytes) and data:
+        try:
+            raw = json.loads(data)
+        except (ValueError, RecursionError):
+            raw = None
+    if isinstance(raw, list) and len(raw) == len(tests):
+        outcomes = [_test_outcome(each, test_timeout_s) for each in raw]
+    else:
+        # The tests' process did not finish: judge the run as a whole (time, output, crash).
+        whole = judge(execution, limits)
+        if whole.status == "passed":
+            whole = whole.model_copy(
+                update={"status": "crashed", "detail": "the tests ended without outcomes"}
+            )
+        return whole
+    exit_code = report.get("exit_code")
+    result = SandboxResult(
+        status="passed",
+        detail="",
+        exit_code=exit_code if isinstance(exit_code, int) else None,
+        stdout=_decode(execution.stdout),
+        stderr=_decode(execution.stderr),
+        duration_s=execution.duration_s,
+        tests=outcomes,
+    )
+    if execution.output_exceeded:
+        detail = "rejected by the " + _LIMIT_TEXT["output"].format(limits=limits)
+        return result.model_copy(update={"status": "rejected", "detail": detail, "limit": "output"})
+    for index, outcome in enumerate(outcomes):
+        if outcome.status != "passed":
+            prefix = f"test {index + 1}: " if len(outcomes) > 1 else ""
+            status = "failed" if outcome.status == "not_run" else outcome.status
+            update = {"status": status, "detail": prefix + outcome.detail, "limit": outcome.limit}
+            return result.model_copy(update=update)
+    return result

@@ -15,8 +15,9 @@ syntax (:func:`syntax_error`) parses only, it never runs code.
   compared as JSON values). A failure keeps the sandbox's account of it (the failing
   assertion for HumanEval).
 - :func:`generated_test_result` runs the tester's ``assert`` statements against a program, each
-  on its own (a failing test does not stop the others), and reads the per-test results back
-  from a line tagged with a random marker, so output printed by the solution cannot forge it.
+  on its own with its own deadline (a failing or hanging test does not stop the others), in a
+  process apart from the solution's (:func:`byzllm.sandbox.run_test_cases`: return values
+  cross as plain data), so nothing the solution prints or returns can forge a result.
 - :func:`visible_result` runs the examples the prompt shows
   (:func:`byzllm.agents.codegen.visible_examples`) the same way: what a solution observably
   does, which the environment shows the judge (``ReviewView.visible``).
@@ -54,7 +55,7 @@ from byzllm.agents.codegen import (
     perturb,
     visible_examples,
 )
-from byzllm.sandbox import SandboxLimits, SandboxResult, run_program, run_tests
+from byzllm.sandbox import SandboxLimits, SandboxResult, run_program, run_test_cases, run_tests
 from byzllm.tasks import CodeProblem
 
 __all__ = [
@@ -244,21 +245,8 @@ async def hidden_outcome(
     return await _livecodebench(problem, program, limits)
 
 
-_HARNESS = """
-
-import json as _byz_json
-_byz_results = []
-for _byz_src in {tests!r}:
-    try:
-        exec(compile(_byz_src, "<generated test>", "exec"), dict(globals()))
-        _byz_results.append(None)
-    except AssertionError as _byz_err:
-        _byz_why = str(_byz_err)[:200]
-        _byz_results.append("AssertionError" + (": " + _byz_why if _byz_why else ""))
-    except BaseException as _byz_err:
-        _byz_results.append(type(_byz_err).__name__ + ": " + str(_byz_err)[:200])
-print({marker!r} + _byz_json.dumps(_byz_results), flush=True)
-"""
+#: The shortest deadline of one generated test.
+_MIN_TEST_S = 0.5
 
 
 def _valid_test(test: str) -> bool:
@@ -373,24 +361,18 @@ async def generated_test_result(
     hit = _TEST_CACHE.get(cache_key)
     if hit is not None:
         return hit
-    marker = f"@@byzllm-{secrets.token_hex(8)}@@"
-    program = assembled + _HARNESS.format(tests=tests, marker=marker)
-    result = await run_program(program, limits=limits)
-    line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(marker)), None)
-    outcomes: object = None
-    if line is not None:
-        try:
-            outcomes = json.loads(line[len(marker) :])
-        except json.JSONDecodeError:
-            outcomes = None
-    if not isinstance(outcomes, list) or len(outcomes) != len(tests):
+    # Each test on its own, in a process apart from the solution's (return values cross as
+    # plain data), with its own deadline: one hanging test fails alone.
+    per_test = max(_MIN_TEST_S, limits.timeout_s / (len(tests) + 1))
+    result = await run_test_cases(assembled, tests, limits=limits, test_timeout_s=per_test)
+    if result.tests is None:
         return TestResult(
             failed=len(tests), status="aborted", errors=[f"{result.status}: {_describe(result)}"]
         )
     errors = [
-        f"{outcome} (in `{test[:200]}`)"
-        for test, outcome in zip(tests, outcomes, strict=True)
-        if outcome is not None
+        f"{outcome.detail or outcome.status} (in `{test[:200]}`)"
+        for test, outcome in zip(tests, result.tests, strict=True)
+        if outcome.status != "passed"
     ]
     failed = len(errors)
     ran = TestResult(passed=len(tests) - failed, failed=failed, errors=errors[:5])
