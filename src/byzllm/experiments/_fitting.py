@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,6 +31,7 @@ from byzllm.runs import Interval, config_path
 __all__ = [
     "ComparisonRow",
     "FittedProfile",
+    "bisect_increasing",
     "comparison_row",
     "inline_profile",
     "load_profile_section",
@@ -151,6 +152,20 @@ def comparison_row(metric: str, real: Interval, simulated: Interval) -> Comparis
         n_real=real.n,
         n_simulated=simulated.n,
     )
+
+
+def bisect_increasing(
+    f: Callable[[float], float], target: float, lo: float, hi: float, *, steps: int = 100
+) -> float:
+    """The x in [lo, hi] with ``f(x) = target`` for an increasing ``f``, by ``steps`` halvings
+    (the fits' one-parameter moment matching; the caller handles targets outside the range)."""
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        if f(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
 def run_name(run_dir: str | Path) -> str:

@@ -98,7 +98,14 @@ from byzllm.envs.codegen import syntax_error
 from byzllm.errors import InputError
 from byzllm.runs import Store
 
-from .._fitting import ComparisonRow, FittedProfile, profile_params, run_name, sim_profile
+from .._fitting import (
+    ComparisonRow,
+    FittedProfile,
+    bisect_increasing,
+    profile_params,
+    run_name,
+    sim_profile,
+)
 from .._twin import Metric, grouped_comparison, replay_units
 from .config import CODEGEN_CONDITIONS
 from .experiment import work
@@ -491,13 +498,7 @@ def fit_bug_coverage(first: Sequence[FirstSolution]) -> tuple[float, int] | None
         return lo, len(data)
     if total >= expected(hi - 1e-12):
         return 1.0, len(data)
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if expected(mid) < total:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2, len(data)
+    return bisect_increasing(expected, total, lo, hi), len(data)
 
 
 _NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(40)
@@ -567,14 +568,7 @@ def _zero_shot_skill(zero: Sequence[tuple[str, int, bool]], base: CodeGenSimPara
     def expected(skill: float) -> float:
         return float(np.mean([(w * expit(skill + o - d)).sum() for o in offsets]))
 
-    lo, hi = _SKILL
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if expected(mid) < rate:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
+    return bisect_increasing(expected, rate, *_SKILL)
 
 
 def _weighted(values: Sequence[tuple[float, Sequence[float]]]) -> tuple[float, float, float]:

@@ -86,6 +86,7 @@ from byzllm.runs import Interval, Store, bootstrap_intervals
 from .._fitting import (
     ComparisonRow,
     FittedProfile,
+    bisect_increasing,
     comparison_row,
     profile_params,
     run_name,
@@ -302,13 +303,7 @@ def _solve(target: float, f: Callable[[float], float], lo: float, hi: float) -> 
         return lo
     if target >= f(hi):
         return hi
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        if f(mid) < target:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
+    return bisect_increasing(f, target, lo, hi, steps=80)
 
 
 def _two_point_entropy(confidence: float, temperature: float) -> float:
