@@ -23,7 +23,7 @@ import hashlib
 import threading
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal, Self
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -49,8 +49,8 @@ InterventionMode = Literal["reset", "resample"]
 TurnClock = Literal["since_reset", "total"]
 
 
-class Trigger(BaseModel):
-    """One turn on which the intervener fired (or would have, when out of budget)."""
+class _AtTurn(BaseModel):
+    """Which turn of which game a :class:`Trigger` or :class:`TurnScore` is about."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -58,6 +58,16 @@ class Trigger(BaseModel):
     turn: int
     role: str
     agent: str
+
+    @classmethod
+    def at(cls, obs: TurnObservation, **values: Any) -> Self:
+        """The record of ``obs``'s turn with the other fields ``values``."""
+        return cls(game_id=obs.game_id, turn=obs.turn, role=obs.role, agent=obs.agent, **values)
+
+
+class Trigger(_AtTurn):
+    """One turn on which the intervener fired (or would have, when out of budget)."""
+
     score: float | None
     acted: bool
 
@@ -81,15 +91,9 @@ def _check_mode(mode: str) -> InterventionMode:
     raise InputError(f"intervention mode must be 'reset' or 'resample', got {mode!r}")
 
 
-class TurnScore(BaseModel):
+class TurnScore(_AtTurn):
     """A monitor's ``P(success)`` for one scored turn (what a viewer plots per turn)."""
 
-    model_config = ConfigDict(frozen=True)
-
-    game_id: str
-    turn: int
-    role: str
-    agent: str
     score: float
 
 
@@ -140,16 +144,7 @@ class _BudgetedIntervener:
                     self._offset[obs.game_id] = obs.turn
                 else:
                     self._offset[obs.game_id] += 1
-            self.triggers.append(
-                Trigger(
-                    game_id=obs.game_id,
-                    turn=obs.turn,
-                    role=obs.role,
-                    agent=obs.agent,
-                    score=score,
-                    acted=acted,
-                )
-            )
+            self.triggers.append(Trigger.at(obs, score=score, acted=acted))
         return self.mode if acted else "continue"
 
 
@@ -216,15 +211,7 @@ class MonitorIntervener(_BudgetedIntervener):
         if score is None:
             return "continue"
         with self._lock:
-            self.scores.append(
-                TurnScore(
-                    game_id=obs.game_id,
-                    turn=obs.turn,
-                    role=obs.role,
-                    agent=obs.agent,
-                    score=round(float(score), 4),
-                )
-            )
+            self.scores.append(TurnScore.at(obs, score=round(float(score), 4)))
         if not score < self.thresholds[obs.role]:
             return "continue"
         return self._fire(obs, score)
