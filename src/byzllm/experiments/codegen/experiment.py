@@ -21,6 +21,7 @@ The monitor pipeline on CodeGen (the rogue-agents paper, §4.1, §4.2, D.2):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from byzllm.agents.codegen import CodeGenSimParams
@@ -36,7 +37,7 @@ from byzllm.runs import run_in_memory as records_in_memory
 from byzllm.sandbox import SandboxLimits, SandboxUnavailableError, sandbox_support
 from byzllm.tasks import CodeProblem, load_humaneval, load_livecodebench
 
-from ..monitor.experiment import datasets_from_rows
+from ..monitor.experiment import collect_stage, datasets_from_rows
 from .config import CodeGenConfig
 from .records import CodeGenProblemRecord, CodeGenTurnRecord
 from .splits import codegen_splits
@@ -101,23 +102,9 @@ def _unit_config(cfg: CodeGenConfig) -> CodeGenConfig:
 def collect_units(cfg: CodeGenConfig) -> list[Unit]:
     """Train and validation problems, debated without intervention (one unit per problem and
     repeat)."""
-    conf = _unit_config(cfg)
-    return [
-        make_unit(
-            {
-                "stage": "collect",
-                "config": conf,
-                "split": split,
-                "problem": problem,
-                "repeat": r,
-                "condition": "none",
-            },
-            label=f"{split}/{problem.id}/r{r}",
-        )
-        for split in ("train", "validation")
-        for problem in load_split(cfg, split)
-        for r in range(cfg.collect_repeats)
-    ]
+    return collect_stage(
+        _unit_config(cfg), "problem", partial(load_split, cfg), cfg.collect_repeats
+    )
 
 
 def run_units(cfg: CodeGenConfig, monitors: MonitorSet | None = None) -> list[Unit]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from byzllm.envs import TurnObservation
@@ -30,6 +31,7 @@ from .records import MonitorGameRecord, MonitorTurnRecord
 
 __all__ = [
     "capped_conditions",
+    "collect_stage",
     "collect_units",
     "datasets_from_rows",
     "evaluate_units",
@@ -66,22 +68,30 @@ def capped_conditions(cfg: MonitorExperimentConfig) -> list[str]:
 
 def collect_units(cfg: MonitorExperimentConfig) -> list[Unit]:
     """Train and validation games, no intervention (one unit per game and repeat)."""
-    conf = _unit_config(cfg)
+    return collect_stage(_unit_config(cfg), "game", partial(_split_games, cfg), cfg.collect_repeats)
+
+
+def collect_stage(
+    conf: Any, key: str, split_items: Callable[[str], Iterable[Any]], repeats: int
+) -> list[Unit]:
+    """The collect stage of the monitor pipeline (the rogue-agents paper, §4.2): each train and
+    validation item (a game or a problem, with an ``id``; under ``key`` in the unit) played
+    ``repeats`` times without intervention, one unit each."""
     return [
         make_unit(
             {
                 "stage": "collect",
                 "config": conf,
                 "split": split,
-                "game": game,
+                key: item,
                 "repeat": r,
                 "condition": "none",
             },
-            label=f"{split}/{game.id}/r{r}",
+            label=f"{split}/{item.id}/r{r}",
         )
         for split in ("train", "validation")
-        for game in _split_games(cfg, split)
-        for r in range(cfg.collect_repeats)
+        for item in split_items(split)
+        for r in range(repeats)
     ]
 
 
