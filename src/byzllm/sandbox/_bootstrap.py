@@ -152,7 +152,9 @@ def _is_within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _hide(folders: list[str], keep: list[str], work: str, disk_mb: int, uid: int) -> None:
+def _hide(
+    folders: list[str], keep: list[str], work: str, disk_mb: int, inodes: int, uid: int
+) -> None:
     """Mount empty file systems over ``folders``, binding the ``keep`` paths back read-only."""
     for folder in folders:
         if not os.path.isdir(folder) or os.path.islink(folder):
@@ -165,7 +167,7 @@ def _hide(folders: list[str], keep: list[str], work: str, disk_mb: int, uid: int
         # O_PATH descriptors reach the kept folders after the empty mount hides their path.
         handles = [(k, os.open(k, O_PATH | os.O_DIRECTORY)) for k in inside]
         if folder == work:
-            options = f"size={disk_mb}m,mode=0700,uid={uid},gid={uid}"
+            options = f"size={disk_mb}m,nr_inodes={inodes},mode=0700,uid={uid},gid={uid}"
             _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, options)
         else:
             _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
@@ -182,14 +184,38 @@ def _report(fd: int, report: dict[str, Any]) -> None:
     os.write(fd, marshal.dumps(report))
 
 
+#: System V IPC limits of the run's own IPC namespace: none at all. Shared memory segments
+#: are memory no per-process limit counts (and they outlive their creator); message queues and
+#: semaphores are not needed by anything a program should do here.
+_IPC_LIMITS = {
+    "kernel/shmmax": "0",
+    "kernel/shmall": "0",
+    "kernel/shmmni": "0",
+    "kernel/msgmni": "0",
+    "kernel/sem": "0 0 0 0",
+}
+
+
+def _close_ipc() -> None:
+    """Set this IPC namespace's System V limits to zero (before /proc becomes read-only)."""
+    for name, value in _IPC_LIMITS.items():
+        try:
+            with open("/proc/sys/" + name, "w", encoding="ascii") as handle:
+                handle.write(value)
+        except OSError as error:
+            raise SetupError(f"cannot limit System V IPC ({name}): {error}") from error
+
+
 def _prepare(config: dict[str, Any], source: bytes) -> None:
     work, uid = config["work"], config["uid"]
+    _close_ipc()
     _remount_all_read_only()
     # The host's folders first: the work folder (/tmp) may lie under none of them.
     hidden = [f for f in config["hide"] if f != work]
-    _hide([*hidden, work], config["keep"], work, config["disk_mb"], uid)
+    inodes = config["max_inodes"]
+    _hide([*hidden, work], config["keep"], work, config["disk_mb"], inodes, uid)
     if os.path.isdir("/dev/shm"):  # POSIX semaphores (multiprocessing) live here
-        options = f"size={config['disk_mb']}m,mode=0700,uid={uid},gid={uid}"
+        options = f"size={config['disk_mb']}m,nr_inodes={inodes},mode=0700,uid={uid},gid={uid}"
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
     _private_terminals()
     _write_program(config, source)

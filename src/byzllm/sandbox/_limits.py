@@ -20,7 +20,8 @@ class SandboxLimits(BaseModel):
     ``memory_mb`` bounds the address space of each process (``RLIMIT_AS``), ``cpu_s`` the CPU
     time of each process (``RLIMIT_CPU``); ``timeout_s`` is the wall time of the whole run,
     after which everything the program started is killed. ``disk_mb`` is the size of the
-    private working folder (and of each single file written there).
+    private working folder (and of each single file written there); ``max_inodes`` the number
+    of files, folders and links it may hold (each of the work folder and ``/dev/shm``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -32,6 +33,7 @@ class SandboxLimits(BaseModel):
     max_open_files: int = Field(64, ge=16, le=65_536)
     max_output_bytes: int = Field(1_000_000, ge=0, le=1_000_000_000)
     disk_mb: int = Field(64, ge=1, le=65_536)
+    max_inodes: int = Field(4096, ge=64, le=1_000_000)
 
     @model_validator(mode="after")
     def _default_cpu(self) -> SandboxLimits:

@@ -299,6 +299,7 @@ async def execute(
                 "max_processes": limits.max_processes,
                 "max_open_files": limits.max_open_files,
                 "disk_mb": limits.disk_mb,
+                "max_inodes": limits.max_inodes,
                 "seccomp": filter_program() if isolated else None,
                 "tests": tests,
                 "tester_uid": tester_uid,

@@ -5,7 +5,9 @@ achieve; the filter narrows the kernel surface a program can reach for an exploi
 container runtimes' default profiles do. Refused (``EPERM``): making or entering namespaces
 (``unshare``, ``setns``, ``clone``/``clone3`` with namespace flags), every mount call,
 ``ptrace``, the kernel keyring, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring``,
-loading kernel modules or kernels, file handles by number, swap, accounting, reboot; on
+loading kernel modules or kernels, file handles by number, swap, accounting, reboot,
+anonymous memory files (``memfd_create``, ``memfd_secret``: memory that no limit of ours
+would count); ``socket`` for any family but ``AF_UNIX`` answers ``EAFNOSUPPORT``; on
 x86-64 also the x32 ABI and any other architecture's calls. ``clone3`` answers ``ENOSYS``
 instead, because its flags live in memory a filter cannot read: the C library then falls back
 to ``clone``, whose flags the filter checks.
@@ -57,6 +59,7 @@ _X86_64 = {
     "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
     "delete_module": 176, "open_by_handle_at": 304, "name_to_handle_at": 303,
     "swapon": 167, "swapoff": 168, "reboot": 169, "acct": 163, "quotactl": 179,
+    "memfd_create": 319, "memfd_secret": 447,
 }
 _AARCH64 = {
     "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
@@ -68,15 +71,20 @@ _AARCH64 = {
     "kexec_load": 104, "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
     "delete_module": 106, "open_by_handle_at": 265, "name_to_handle_at": 264,
     "swapon": 224, "swapoff": 225, "reboot": 142, "acct": 89, "quotactl": 60,
+    "memfd_create": 279, "memfd_secret": 447,
 }
 # fmt: on
 
-#: Per architecture: its AUDIT_ARCH value, the refused calls' numbers, clone, clone3, and the
-#: first number of a foreign ABI sharing the architecture (x32 on x86-64).
-_ARCHES: dict[str, tuple[int, dict[str, int], int, int, int | None]] = {
-    "x86_64": (0xC000003E, _X86_64, 56, 435, 0x40000000),
-    "aarch64": (0xC00000B7, _AARCH64, 220, 435, None),
+#: Per architecture: its AUDIT_ARCH value, the refused calls' numbers, clone, clone3, socket,
+#: and the first number of a foreign ABI sharing the architecture (x32 on x86-64).
+_ARCHES: dict[str, tuple[int, dict[str, int], int, int, int, int | None]] = {
+    "x86_64": (0xC000003E, _X86_64, 56, 435, 41, 0x40000000),
+    "aarch64": (0xC00000B7, _AARCH64, 220, 435, 198, None),
 }
+#: The one socket family a program may create: AF_UNIX (socket pairs, multiprocessing). The
+#: network namespace has nothing to reach over AF_INET; AF_VSOCK, AF_NETLINK, AF_PACKET and
+#: the rest reach the host or the kernel.
+_AF_UNIX = 1
 
 
 def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
@@ -88,18 +96,21 @@ def filter_program(machine: str | None = None) -> bytes | None:
     spec = _ARCHES.get(machine or platform.machine())
     if spec is None:
         return None
-    arch, refused, clone, clone3, foreign = spec
+    arch, refused, clone, clone3, socket, foreign = spec
     deny = _ret(_RET_ERRNO | errno.EPERM)
     ops: list[bytes] = []
     numbers = sorted(set(refused.values()))
     # Jumps are relative and only forward. Layout (index: instruction):
     #   0 ld arch; 1 jeq arch else -> DENY; 2 ld nr; [3 jge foreign -> DENY]
     #   then one jeq per refused number -> DENY; jeq clone -> CLONE; jeq clone3 -> ENOSYS;
-    #   ALLOW; DENY; ENOSYS; CLONE: ld arg0; jset namespaces -> DENY2 else ALLOW2; ALLOW2; DENY2
-    checks = len(numbers) + 2
+    #   jeq socket -> SOCKET; ALLOW; DENY; ENOSYS; CLONE: ld arg0; jset namespaces -> DENY2
+    #   else ALLOW2; ALLOW2; DENY2; SOCKET: ld arg0; jeq AF_UNIX -> ALLOW3 else NOFAMILY;
+    #   ALLOW3; NOFAMILY
+    checks = len(numbers) + 3
     head = 3 + (1 if foreign is not None else 0)
     allow_at = head + checks
     deny_at, enosys_at, clone_at = allow_at + 1, allow_at + 2, allow_at + 3
+    socket_at = clone_at + 4
 
     def jump_to(target: int, at: int) -> int:
         return target - at - 1
@@ -113,6 +124,7 @@ def filter_program(machine: str | None = None) -> bytes | None:
         ops.append(_op(_JMP_JEQ_K, number, jump_to(deny_at, len(ops)), 0))
     ops.append(_op(_JMP_JEQ_K, clone, jump_to(clone_at, len(ops)), 0))
     ops.append(_op(_JMP_JEQ_K, clone3, jump_to(enosys_at, len(ops)), 0))
+    ops.append(_op(_JMP_JEQ_K, socket, jump_to(socket_at, len(ops)), 0))
     assert len(ops) == allow_at
     ops.append(_ret(_RET_ALLOW))
     ops.append(deny)
@@ -121,6 +133,11 @@ def filter_program(machine: str | None = None) -> bytes | None:
     ops.append(_op(_JMP_JSET_K, _CLONE_NAMESPACES, 1, 0))
     ops.append(_ret(_RET_ALLOW))
     ops.append(deny)
+    assert len(ops) == socket_at
+    ops.append(_op(_LD_W_ABS, _ARG0_LOW))
+    ops.append(_op(_JMP_JEQ_K, _AF_UNIX, 0, 1))
+    ops.append(_ret(_RET_ALLOW))
+    ops.append(_ret(_RET_ERRNO | errno.EAFNOSUPPORT))
     return b"".join(ops)
 
 

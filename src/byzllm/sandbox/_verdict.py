@@ -176,7 +176,9 @@ def _judge_signal(
         return outcome.rejected("disk", "a file grew past the limit")
     if error is not None and error.short_type == "MemoryError":
         return outcome.rejected("memory", f"killed by {signal_name(number)}")
-    return outcome.result("crashed", f"killed by {signal_name(number)}")
+    # A core dump should be impossible (RLIMIT_CORE 1): say so loudly if one was made.
+    dumped = " (core dumped)" if report.get("core_dumped") else ""
+    return outcome.result("crashed", f"killed by {signal_name(number)}{dumped}")
 
 
 def _outcome_text(raw: dict[str, Any]) -> str:
