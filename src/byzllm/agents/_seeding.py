@@ -17,11 +17,12 @@ __all__ = ["choice", "gauss", "stream", "uniform"]
 
 _T = TypeVar("_T")
 _SCALE = float(2**64)
+_blake2b = hashlib.blake2b
 
 
 def _digest(keys: tuple[object, ...]) -> bytes:
-    text = "\x1f".join(repr(k) for k in keys)
-    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=16).digest()
+    text = "\x1f".join(map(repr, keys))  # map: no generator frame per draw (simulated sweeps)
+    return _blake2b(text.encode("utf-8", "replace"), digest_size=16).digest()
 
 
 def uniform(*keys: object) -> float:

@@ -146,6 +146,13 @@ def _derived_wrong(task: Task) -> list[str]:
     return []
 
 
+#: wrong_options per task object (id -> (task, options)); the task is held so its id stays
+#: its own. Adversaries ask for a question's options in every round: computing them runs the
+#: answer normalizer on every candidate.
+_WRONG_OPTIONS: dict[int, tuple[Task, tuple[str, ...]]] = {}
+_WRONG_OPTIONS_MAX = 4096
+
+
 def wrong_options(task: Task) -> list[str]:
     """Plausible wrong answers *in the task's answer format*, most plausible first.
 
@@ -155,6 +162,17 @@ def wrong_options(task: Task) -> list[str]:
     as right; when none is left, wrong answers derived from the kind (the flipped boolean, the
     other labels, nearby numbers). Distinct answers only.
     """
+    known = _WRONG_OPTIONS.get(id(task))
+    if known is not None and known[0] is task:
+        return list(known[1])
+    options = _wrong_options(task)
+    if len(_WRONG_OPTIONS) >= _WRONG_OPTIONS_MAX:
+        _WRONG_OPTIONS.clear()
+    _WRONG_OPTIONS[id(task)] = (task, tuple(options))
+    return options
+
+
+def _wrong_options(task: Task) -> list[str]:
     for candidates in (wrong_answers(task), _derived_wrong(task)):
         out: list[str] = []
         keys: set[str | None] = set()

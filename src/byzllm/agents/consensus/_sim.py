@@ -65,6 +65,7 @@ Every random draw is seeded by (population seed, agent, task, round, call) via
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -273,7 +274,13 @@ GroundTruth = Callable[[str], Task]
 
 
 def _text_id(response: Response) -> str:
-    return hashlib.blake2b(response.text.encode("utf-8", "replace"), digest_size=6).hexdigest()
+    return _hash_text(response.text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _hash_text(text: str) -> str:
+    # Cached: a question's few distinct texts are hashed once, not once per judgement.
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=6).hexdigest()
 
 
 class SimulatedAgent(ConsensusAgent):
@@ -299,6 +306,11 @@ class SimulatedAgent(ConsensusAgent):
         self.group = group or ("strong" if profile.name == "strong" else "weak")
         self.seed = seed
         self.ground_truth = ground_truth
+        # Memos of stable draws (a solution per task, a verdict per response), each entry
+        # with the truth it was drawn against: a simulated question asks for them hundreds
+        # of times, and each costs several keyed hashes.
+        self._solutions: dict[str, tuple[Task, str]] = {}
+        self._verdicts: dict[tuple[str, str | None, str], tuple[Task, bool]] = {}
 
     # -- nature: the only code that reads the ground truth -------------------------------------
     def _truth(self, task: Task) -> Task:
@@ -326,8 +338,16 @@ class SimulatedAgent(ConsensusAgent):
 
     def solution(self, task: Task) -> str:
         """The agent's latent solution s_i(x), fixed across rounds."""
-        keys = (self.seed, self.name, task.id)
         truth = self._truth(task)
+        known = self._solutions.get(task.id)
+        if known is not None and known[0] is truth:
+            return known[1]
+        solution = self._draw_solution(task, truth)
+        self._solutions[task.id] = (truth, solution)
+        return solution
+
+    def _draw_solution(self, task: Task, truth: Task) -> str:
+        keys = (self.seed, self.name, task.id)
         if self._solves(task, uniform(*keys, "solve")):
             return truth.answer
         wrong = wrong_answers(truth)
@@ -369,6 +389,17 @@ class SimulatedAgent(ConsensusAgent):
         """
         if response.answer is None:
             return False
+        truth = self._truth(task)
+        memo = (task.id, response.answer, response.text)
+        known = self._verdicts.get(memo)
+        if known is not None and known[0] is truth:
+            return known[1]
+        verdict = self._judge(task, response)
+        self._verdicts[memo] = (truth, verdict)
+        return verdict
+
+    def _judge(self, task: Task, response: Response) -> bool:
+        assert response.answer is not None
         p = self.profile
         if same_answer(task, response.answer, self.solution(task)):
             return uniform(self.seed, self.name, task.id, "self-trust") < p.self_trust
