@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -20,10 +21,10 @@ from byzllm.sandbox import (
 @pytest.fixture
 def no_isolation(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """This machine as one without root: the probe says no."""
-    _support.support.cache_clear()
+    _support._remembered.cache_clear()
     monkeypatch.setattr(_support.os, "geteuid", lambda: 1000)
     yield
-    _support.support.cache_clear()
+    _support._remembered.cache_clear()
 
 
 def test_support_reports_every_mechanism() -> None:
@@ -63,3 +64,39 @@ async def test_unsafe_runs_with_limits_and_a_clean_environment(
     )
     assert tests.status == "failed" and "assert c() == 2" in tests.detail
     assert os.environ["OPENAI_API_KEY"] == "sk-not-for-the-program"
+
+
+def test_a_probe_that_runs_out_of_time_is_not_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a busy machine a slow probe must not make the sandbox 'unavailable' for good."""
+    _support._remembered.cache_clear()
+    real_run = _support.subprocess.run
+    slow = {"left": 1}
+
+    def run(*args: object, **kwargs: object) -> object:
+        assert kwargs["timeout"] == _support.PROBE_TIMEOUT_S >= 60
+        if slow["left"]:
+            slow["left"] -= 1
+            raise subprocess.TimeoutExpired(cmd="unshare", timeout=1.0)
+        return real_run(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(_support.subprocess, "run", run)
+    monkeypatch.setattr(_support.os, "geteuid", lambda: 0)
+    try:
+        first = sandbox_support()
+        assert first["available"] is False and "could not tell" in str(first["reason"])
+        assert set(first) >= {"netns", "mountns", "pidns", "ipcns", "seccomp"}
+        second = sandbox_support()  # probed again, not the remembered timeout
+        assert "could not tell" not in str(second["reason"])
+    finally:
+        _support._remembered.cache_clear()
+
+
+def test_support_names_what_holds_the_limits_rlimits_miss() -> None:
+    found = sandbox_support()
+    for key in ("sysv_ipc_closed", "memfd_refused", "sockets_unix_only", "inode_limit"):
+        assert isinstance(found[key], bool)
+    assert found["cgroup"] is False
+    if found["available"]:
+        assert found["sysv_ipc_closed"] and found["inode_limit"] and found["core_dumps_off"]

@@ -47,6 +47,15 @@ def _which_unshare() -> str | None:
     return shutil.which("unshare", path=path)
 
 
+#: How long one probe may take. Generous: on a loaded machine starting a process can take
+#: seconds, and a probe that gave up early would call a working sandbox unavailable.
+PROBE_TIMEOUT_S = 120.0
+
+
+class _Inconclusive(Exception):
+    """A probe ran out of time: nothing is known (and nothing is remembered)."""
+
+
 def _probe(unshare: str, flags: tuple[str, ...]) -> bool:
     try:
         done = subprocess.run(
@@ -54,17 +63,31 @@ def _probe(unshare: str, flags: tuple[str, ...]) -> bool:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            timeout=10,
+            timeout=PROBE_TIMEOUT_S,
             check=False,
             env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
         )
+    except subprocess.TimeoutExpired as error:
+        raise _Inconclusive(f"unshare {' '.join(flags)} did not finish in time") from error
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
 
 
-@functools.cache
 def support() -> Support:
+    """:func:`_support`, remembered once it is conclusive: a probe that ran out of time on a
+    busy machine says so in ``reason`` and is tried again on the next call."""
+    try:
+        return _remembered()
+    except _Inconclusive as error:
+        keys = ("rlimits", "seccomp", "netns", "mountns", "pidns", "ipcns", "cgroup")
+        mechanisms = {"linux": True, "root": os.geteuid() == 0, "unshare": True}
+        mechanisms.update(dict.fromkeys(keys, False))
+        return Support(mechanisms, f"could not tell whether namespaces work here: {error}")
+
+
+@functools.cache
+def _remembered() -> Support:
     """Probe once: root, ``unshare``, and whether each namespace can actually be created."""
     linux = sys.platform.startswith("linux")
     root = linux and os.geteuid() == 0
@@ -78,11 +101,20 @@ def support() -> Support:
         "netns": False,
         "mountns": False,
         "pidns": False,
+        "ipcns": False,
     }
     if unshare is not None and root:
         mechanisms["netns"] = _probe(unshare, ("--net",))
         mechanisms["mountns"] = _probe(unshare, ("--mount",))
         mechanisms["pidns"] = _probe(unshare, ("--pid", "--fork", "--mount", "--mount-proc"))
+        mechanisms["ipcns"] = _probe(unshare, ("--ipc",))
+    # What holds the limits that per-process rlimits miss (docs/sandbox.md, "Limits").
+    mechanisms["sysv_ipc_closed"] = mechanisms.get("ipcns", False)
+    mechanisms["memfd_refused"] = mechanisms["seccomp"]
+    mechanisms["sockets_unix_only"] = mechanisms["seccomp"]
+    mechanisms["inode_limit"] = mechanisms["mountns"]
+    mechanisms["core_dumps_off"] = linux
+    mechanisms["cgroup"] = False  # not used: the equivalents above hold the limits
     if not linux:
         reason = "the sandbox needs Linux namespaces; this is " + sys.platform
     elif unshare is None:
@@ -91,8 +123,8 @@ def support() -> Support:
         # Without root, the program would run as the calling user inside a user namespace,
         # with that user's write access to its own files: not isolation worth the name.
         reason = "the sandbox needs root to create its namespaces and drop to an unused uid"
-    elif not all(mechanisms[m] for m in ("netns", "mountns", "pidns")):
-        missing = [m for m in ("netns", "mountns", "pidns") if not mechanisms[m]]
+    elif not all(mechanisms[m] for m in ("netns", "mountns", "pidns", "ipcns")):
+        missing = [m for m in ("netns", "mountns", "pidns", "ipcns") if not mechanisms[m]]
         reason = "cannot create namespaces here: " + ", ".join(missing)
     else:
         reason = ""
@@ -103,9 +135,15 @@ def sandbox_support() -> dict[str, bool | str]:
     """Which mechanisms are available here, and whether model code may run.
 
     Keys: ``linux``, ``root``, ``unshare``, ``rlimits``, ``netns``, ``mountns``, ``pidns``,
-    ``seccomp`` (booleans), ``available`` (model code may run) and ``reason`` (why not, empty
-    when available). ``seccomp`` (a system-call filter, on x86-64 and arm64) is an extra layer:
-    the sandbox is available without it.
+    ``ipcns``, ``seccomp`` (booleans); what holds the limits rlimits miss: ``sysv_ipc_closed``
+    (zero System V limits in the run's IPC namespace), ``memfd_refused`` and
+    ``sockets_unix_only`` (the seccomp filter), ``inode_limit`` (sized ``tmpfs``),
+    ``core_dumps_off`` (``RLIMIT_CORE`` 1), ``cgroup`` (False: no cgroup is used);
+    ``available`` (model code may run) and ``reason`` (why not, empty when available).
+    ``seccomp`` (a system-call filter, on x86-64 and arm64) is an extra layer: the sandbox is
+    available without it, but then ``memfd_create`` and every socket family are reachable.
+    A probe that runs out of time (a very busy machine) makes ``reason`` say so, and is not
+    remembered: the next call probes again.
     """
     found = support()
     return {**found.mechanisms, "available": found.available, "reason": found.reason}
