@@ -89,6 +89,27 @@ def _transcript(turns: Sequence[Mapping[str, Any]]) -> str:
     return f"<table class='transcript'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _units_section(
+    title: str,
+    columns: list[str],
+    filters: list[str],
+    rows: list[dict[str, Any]],
+    details: dict[str, str],
+    *,
+    anchor: str = "games",
+    missing_detail: str = Units.missing_detail,
+) -> Section:
+    """The section listing a run's units (games or problems), each row opening its detail."""
+    units = Units(
+        columns=columns,
+        filters=filters,
+        rows=rows,
+        details=details,
+        missing_detail=missing_detail,
+    )
+    return Section(title, units=units, anchor=anchor)
+
+
 def whodunit_sections(
     games: Sequence[Mapping[str, Any]],
     turns: Sequence[Mapping[str, Any]],
@@ -168,18 +189,15 @@ def whodunit_sections(
                 + _transcript(game_turns)
             )
     sections.append(
-        Section(
+        _units_section(
             "Games (click one for its transcript; tokens coloured by entropy)",
-            units=Units(
-                columns=["game", "repeat", "variant", "outcome", "turns", "resets"],
-                filters=["variant", "outcome"],
-                rows=unit_rows,
-                details=details,
-                missing_detail=(
-                    "no transcript for this game in the page (no turn records, or --max-details)"
-                ),
+            ["game", "repeat", "variant", "outcome", "turns", "resets"],
+            ["variant", "outcome"],
+            unit_rows,
+            details,
+            missing_detail=(
+                "no transcript for this game in the page (no turn records, or --max-details)"
             ),
-            anchor="games",
         )
     )
     return sections, simulated
@@ -243,15 +261,12 @@ def monitor_sections(
                 + f"<pre>{esc(json.dumps(g.get('outcome') or {}, indent=1))}</pre>"
             )
     sections.append(
-        Section(
+        _units_section(
             "Games (click one for its triggers and resets)",
-            units=Units(
-                columns=["condition", "game", "repeat", "outcome", "turns", "resets"],
-                filters=["condition", "outcome"],
-                rows=unit_rows,
-                details=details,
-            ),
-            anchor="games",
+            ["condition", "game", "repeat", "outcome", "turns", "resets"],
+            ["condition", "outcome"],
+            unit_rows,
+            details,
         )
     )
     return sections, simulated
@@ -433,15 +448,12 @@ def govsim_sections(
                 + f"<pre>{esc(transcript(g))}</pre>"
             )
     sections.append(
-        Section(
+        _units_section(
             "Games (click one for its stock curve and transcript)",
-            units=Units(
-                columns=["game", "repeat", "split", "R0", "outcome", "months", "efficiency %"],
-                filters=["split", "outcome"],
-                rows=unit_rows,
-                details=details,
-            ),
-            anchor="games",
+            ["game", "repeat", "split", "R0", "outcome", "months", "efficiency %"],
+            ["split", "outcome"],
+            unit_rows,
+            details,
         )
     )
     return sections, simulated
@@ -544,14 +556,12 @@ def codegen_sections(
         if len(details) < max_details:
             details[key] = _debate_html(p)
     sections.append(
-        Section(
+        _units_section(
             "Problems (click one for its debate)",
-            units=Units(
-                columns=["problem", "condition", "repeat", "outcome", "rounds", "resets"],
-                filters=["condition", "outcome"],
-                rows=unit_rows,
-                details=details,
-            ),
+            ["problem", "condition", "repeat", "outcome", "rounds", "resets"],
+            ["condition", "outcome"],
+            unit_rows,
+            details,
             anchor="problems",
         )
     )
