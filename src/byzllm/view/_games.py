@@ -100,13 +100,7 @@ def _units_section(
     missing_detail: str = Units.missing_detail,
 ) -> Section:
     """The section listing a run's units (games or problems), each row opening its detail."""
-    units = Units(
-        columns=columns,
-        filters=filters,
-        rows=rows,
-        details=details,
-        missing_detail=missing_detail,
-    )
+    units = Units(columns, filters, rows, details, missing_detail)
     return Section(title, units=units, anchor=anchor)
 
 
