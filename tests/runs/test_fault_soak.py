@@ -26,8 +26,9 @@ CLIENT = {
     "max_concurrency": 32,
     "retry": {"max_attempts": 30, "initial_backoff_s": 0.002, "max_backoff_s": 0.02},
 }
-#: Seed 9 draws every fault kind within the first 40 requests (the k-th request the server
-#: sees gets the k-th draw, whatever the timing), so every kind is exercised every time.
+#: Seed 9 draws every fault kind within the first 40 requests (the k-th request after the
+#: endpoint check gets the k-th draw, whatever the timing), so every kind is exercised every
+#: time.
 FAULTS = {"fault_rate": 0.2, "retry_after": 0.01, "latency": 0.002, "seed": 9}
 
 #: What each injected fault is counted as.
@@ -71,8 +72,14 @@ def _whodunit_script(request: dict[str, Any]) -> str:
     )
 
 
+def _units_requests(server: FakeOpenAIServer) -> int:
+    """The requests the units sent: all but the endpoint check's, which the run sends (and
+    the server answers without a fault: ``clean_first=1``) before its first unit."""
+    return server.request_count - 1
+
+
 def _consensus(tmp_path: Path, name: str, **server_options: Any) -> tuple[dict[str, Any], Any]:
-    with FakeOpenAIServer(_consensus_script, **server_options) as server:
+    with FakeOpenAIServer(_consensus_script, clean_first=1, **server_options) as server:
         backend = {"backend": "llm", "model": "openai/fake", "base_url": server.base_url, **CLIENT}
         config = {
             "protocols": ["sac", "cp-wbft"],
@@ -84,21 +91,21 @@ def _consensus(tmp_path: Path, name: str, **server_options: Any) -> tuple[dict[s
         path = tmp_path / f"{name}.yaml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
         _ok(RUNNER.invoke(app, ["consensus", "run", str(path), "-o", str(tmp_path / name)]))
-        faults, requests = server.faults_injected, server.request_count
+        faults, requests = server.faults_injected, _units_requests(server)
     report = RUNNER.invoke(app, ["consensus", "report", str(tmp_path / name), "--json"])
     _ok(report)
     return json.loads(report.stdout), (faults, requests)
 
 
 def _whodunit(tmp_path: Path, name: str, **server_options: Any) -> tuple[dict[str, Any], Any]:
-    with FakeOpenAIServer(_whodunit_script, **server_options) as server:
+    with FakeOpenAIServer(_whodunit_script, clean_first=1, **server_options) as server:
         settings = {"agents": "llm", "model": "openai/fake", "base_url": server.base_url}
         settings |= {**CLIENT, "split": "generated", "n_games": 12, "game.n_suspects": 3}
         args = ["whodunit", "run", "-o", str(tmp_path / name)]
         for key, value in settings.items():
             args += ["--set", f"{key}={json.dumps(value)}"]
         _ok(RUNNER.invoke(app, args))
-        faults, requests = server.faults_injected, server.request_count
+        faults, requests = server.faults_injected, _units_requests(server)
     report = RUNNER.invoke(app, ["whodunit", "report", str(tmp_path / name), "--json"])
     _ok(report)
     return json.loads(report.stdout), (faults, requests)

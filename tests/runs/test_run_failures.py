@@ -204,7 +204,12 @@ def test_request_health_in_runs_show_and_reports(tmp_path: Path) -> None:
         "max_backoff_s: 0.005}",
     ]  # fmt: skip
     with FakeOpenAIServer(
-        _consensus_script, fault_rate=0.3, faults=["500", "429"], retry_after=0.001, seed=2
+        _consensus_script,
+        fault_rate=0.3,
+        faults=["500", "429"],
+        clean_first=1,  # the endpoint check before the first unit
+        retry_after=0.001,
+        seed=2,
     ) as server:
         args = _consensus_args(run_dir, server.base_url, *settings)
         args = [a.replace("BYZLLM_RUN_KEY", "null") for a in args]
@@ -215,7 +220,8 @@ def test_request_health_in_runs_show_and_reports(tmp_path: Path) -> None:
     shown = RUNNER.invoke(app, ["runs", "show", str(run_dir), "--json"])
     _ok(shown)
     health = json.loads(shown.stdout)["request_health"]
-    assert health["requests"] == sent and health["retries"] == sum(faults.values())
+    # Every request but the endpoint check's is a unit's.
+    assert health["requests"] == sent - 1 and health["retries"] == sum(faults.values())
     assert health["errors"] == {f"http_{k}": n for k, n in faults.most_common()}
     assert health["failures"] == 0 and health["status"] in ("ok", "warning")
 
@@ -231,7 +237,7 @@ def test_request_health_in_runs_show_and_reports(tmp_path: Path) -> None:
 
     with Store.open(run_dir) as store:
         questions = store.records("consensus_question")
-    assert sum(q["requests"]["requests"] for q in questions) == sent
+    assert sum(q["requests"]["requests"] for q in questions) == sent - 1
     assert all(
         set(q["requests"]) >= {"requests", "retries", "timeouts", "errors"} for q in questions
     )
@@ -254,7 +260,12 @@ def test_monitor_report_counts_requests(tmp_path: Path) -> None:
     from byzllm.experiments.monitor.experiment import _split_games
 
     with FakeOpenAIServer(
-        lambda r: "no idea", fault_rate=0.3, faults=["503"], retry_after=0.001, seed=4
+        lambda r: "no idea",
+        fault_rate=0.3,
+        faults=["503"],
+        clean_first=1,  # the endpoint check before the first unit
+        retry_after=0.001,
+        seed=4,
     ) as server:
         cfg = MonitorExperimentConfig.model_validate(
             {
@@ -287,7 +298,7 @@ def test_monitor_report_counts_requests(tmp_path: Path) -> None:
     report = RUNNER.invoke(app, ["monitor", "report", str(tmp_path), "--json"])
     _ok(report)
     health = json.loads(report.stdout)["request_health"]
-    assert health["requests"] == sent and health["errors"] == {"http_503": faults}
+    assert health["requests"] == sent - 1 and health["errors"] == {"http_503": faults}
     text = RUNNER.invoke(app, ["monitor", "report", str(tmp_path)])
     _ok(text)
     assert "Model requests" in text.stdout and "http_503" in text.stdout

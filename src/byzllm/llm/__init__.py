@@ -22,12 +22,14 @@ from ._errors import (
     ModelRequestError,
     ModelResponseError,
     ModelUnavailableError,
+    ModelUnreachableError,
 )
 from ._factory import get_model
 from ._llamacpp import LlamaCppAPI
 from ._local import SHIPPED_MODEL, resolve_gguf
 from ._logprobs import normalize_logprobs
 from ._model import ChatModel, Model
+from ._probe import check_endpoint
 from ._provider import ModelAPI, ProviderSettings, provider_names, register_provider
 from ._response import parse_chat_completion
 from ._retry import RetryPolicy, TransientError
@@ -60,6 +62,7 @@ __all__ = [
     "ModelSettings",
     "ModelSpec",
     "ModelUnavailableError",
+    "ModelUnreachableError",
     "ModelUsage",
     "ProviderSettings",
     "RequestCounts",
@@ -70,6 +73,7 @@ __all__ = [
     "Usage",
     "cache_key",
     "check_cache",
+    "check_endpoint",
     "default_threads",
     "error_kind",
     "get_model",

@@ -21,6 +21,7 @@ __all__ = [
     "ModelRequestError",
     "ModelResponseError",
     "ModelUnavailableError",
+    "ModelUnreachableError",
     "redact",
 ]
 
@@ -74,6 +75,18 @@ class ModelRefusedError(ModelRequestError):
 
 class ModelUnavailableError(ModelError):
     """Transient failures (429, 5xx, timeouts, broken bodies) outlasted the retry budget."""
+
+
+class ModelUnreachableError(ModelUnavailableError):
+    """Nothing accepts a connection at the endpoint (refused, no such host, no route): no
+    server is listening there, or ``base_url`` is wrong.
+
+    Raised by the check before a run (:func:`byzllm.llm.check_endpoint`), never mid-run, where
+    a connection failure may be a passing glitch. Fatal: the run stops before its first unit.
+    """
+
+    exit_code = 2
+    fatal = True
 
 
 class ModelResponseError(ModelError):

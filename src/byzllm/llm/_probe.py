@@ -1,18 +1,31 @@
-"""Probe an endpoint: is it reachable, how fast, does it return log-probabilities, how many?"""
+"""Probe an endpoint: is it reachable, how fast, does it return log-probabilities, how many?
+
+:func:`probe_endpoint` is ``byzllm models probe``; :func:`check_endpoint` is its first
+request alone, which the runner sends to each model endpoint before a run's first unit.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from urllib.parse import urlsplit
+
 from pydantic import BaseModel
 
-from ._errors import ModelError, ModelRequestError
+from ._errors import ModelError, ModelRequestError, ModelUnavailableError, ModelUnreachableError
 from ._factory import get_model
 from ._model import Model
 from ._retry import RetryPolicy
-from ._types import GenerateConfig
+from ._spec import ModelSpec
+from ._types import Completion, GenerateConfig
 
-__all__ = ["ProbeReport", "probe_endpoint"]
+__all__ = ["ProbeReport", "check_endpoint", "probe_endpoint"]
 
 _PROMPT = [{"role": "user", "content": "Reply with the single word: OK"}]
+
+#: Two quick attempts: a refused connection is answered in milliseconds, and a second try
+#: rules out one dropped connection.
+_PROBE_RETRY = RetryPolicy(max_attempts=2, initial_backoff_s=0.2, max_backoff_s=1.0)
 
 
 class ProbeReport(BaseModel):
@@ -52,11 +65,11 @@ async def probe_endpoint(
         timeout_s=timeout_s,
         max_top_logprobs=max_k,
         require_logprobs=False,
-        retry=RetryPolicy(max_attempts=2, initial_backoff_s=0.2, max_backoff_s=1.0),
+        retry=_PROBE_RETRY,
     )
     report = ProbeReport(base_url=llm.endpoint, model=llm.api.model, reachable=False)
     try:
-        completion = await llm.generate(_PROMPT, GenerateConfig(temperature=0, max_tokens=5))
+        completion = await _hello(llm)
         report.latency_s = completion.latency_s
         report.reachable = True
         report.reply = completion.text[:80]
@@ -70,6 +83,82 @@ async def probe_endpoint(
     finally:
         await llm.aclose()
     return report
+
+
+async def check_endpoint(spec: ModelSpec, *, timeout_s: float = 10.0) -> ModelError | None:
+    """The error that would stop every unit of a run on ``spec``'s model, found with one
+    tiny request (no cache, two attempts, at most ``timeout_s`` each), or ``None``.
+
+    * the server answers: ``None``;
+    * it refuses for good (a rejected or missing key, an unknown model, an unsupported
+      parameter: the fatal :class:`ModelRequestError` kinds): that error;
+    * the request fails and nothing accepts a TCP connection at the endpoint either:
+      :class:`ModelUnreachableError`;
+    * anything else (a timeout, a 5xx, a dropped connection on a listening server) is left
+      to the run, whose retries are made for it: ``None``.
+
+    Only HTTP endpoints are checked (an in-process model has no server to miss).
+    """
+    llm = spec.model_copy(
+        update={
+            "cache": None,
+            "cache_mode": "off",
+            "timeout_s": min(spec.timeout_s, timeout_s),
+            "require_logprobs": False,
+            "retry": _PROBE_RETRY,
+        }
+    ).build()
+    try:
+        if not llm.endpoint.lower().startswith(("http://", "https://")):
+            return None
+        try:
+            await _hello(llm)
+        except ModelRequestError as exc:
+            return exc if exc.fatal else None
+        except ModelUnavailableError:
+            refusal = await _tcp_refusal(llm.endpoint, timeout_s)
+            if refusal is None:
+                return None
+            return ModelUnreachableError(
+                f"nothing answers at {llm.endpoint} for {spec.name} ({refusal}): start the "
+                "server (e.g. byzllm serve) or fix base_url"
+            )
+        except ModelError:
+            return None
+        return None
+    finally:
+        await llm.aclose()
+
+
+async def _tcp_refusal(url: str, timeout_s: float) -> str | None:
+    """Why no TCP connection opens to ``url``'s host and port, or ``None`` when one does.
+
+    Asked only after a request failed: a server that accepts connections but failed one
+    request (dropped it, timed out) is the run's retries' business, not a reason to stop.
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        return str(exc)
+    try:
+        async with asyncio.timeout(timeout_s):
+            _reader, writer = await asyncio.open_connection(host, port)
+    except TimeoutError:
+        return f"no connection to {host}:{port} within {timeout_s:g}s"
+    except ConnectionRefusedError:
+        return f"connection refused at {host}:{port}"
+    except OSError as exc:  # no such host, no route, ...
+        return f"{host}:{port}: {exc.strerror or exc}"
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return None
+
+
+async def _hello(llm: Model) -> Completion:
+    return await llm.generate(_PROMPT, GenerateConfig(temperature=0, max_tokens=5))
 
 
 async def _accepts(llm: Model, k: int) -> bool:

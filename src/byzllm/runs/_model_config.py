@@ -13,18 +13,29 @@ the way a unit gets its live model (:meth:`ModelConfig.shared_model`)::
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from byzllm.errors import ConfigError
-from byzllm.llm import Model, ModelSettings, ModelSpec, check_cache, get_shared_model
+from byzllm.llm import (
+    Model,
+    ModelError,
+    ModelSettings,
+    ModelSpec,
+    ModelUnreachableError,
+    check_cache,
+    check_endpoint,
+    get_shared_model,
+)
 
 from ._config import ExperimentConfig, config_path
 
-__all__ = ["ModelConfig", "check_caches"]
+__all__ = ["ModelConfig", "check_caches", "check_endpoints"]
 
 
 class ModelConfig(ExperimentConfig, ModelSettings):
@@ -94,3 +105,45 @@ def check_caches(config: object) -> None:
         if cache not in checked:
             checked.add(cache)
             check_cache(cache)
+
+
+def _live_sections(config: object) -> Iterator[ModelSpec]:
+    """The model of every section a run will call: it names a model and, where the section
+    chooses between simulated agents and an LLM (``backend`` or ``agents``), chooses the LLM."""
+    for section in _model_sections(config):
+        name = getattr(section, "model", None) or getattr(section, "name", None)
+        mode = getattr(section, "backend", None) or getattr(section, "agents", None)
+        if not isinstance(name, str) or not name or (isinstance(mode, str) and mode != "llm"):
+            continue
+        yield ModelSpec(name=name, **section.kwargs())
+
+
+async def check_endpoints(config: object) -> ModelError | None:
+    """Send one tiny request to each model endpoint a config's sections will call, before
+    the run's first unit (:func:`byzllm.llm.check_endpoint`): the first error that would
+    stop every unit (nothing listening, a rejected key, an unknown model), or ``None``.
+
+    A section whose response cache exists (``cache_mode`` ``on`` or ``read-only``) may run
+    from it with no server: an unreachable endpoint there is a warning on stderr, not a stop.
+    """
+    specs: dict[tuple[str, str | None, str | None], ModelSpec] = {}
+    for spec in _live_sections(config):
+        specs.setdefault((spec.name, spec.base_url, spec.api_key_env), spec)
+    if not specs:
+        return None
+    found = await asyncio.gather(*(check_endpoint(spec) for spec in specs.values()))
+    for spec, error in zip(specs.values(), found, strict=True):
+        if error is None:
+            continue
+        cached = (
+            spec.cache and spec.cache_mode in ("on", "read-only") and os.path.exists(spec.cache)
+        )
+        if isinstance(error, ModelUnreachableError) and cached:
+            print(
+                f"warning: {error}; going on with the responses cached in {spec.cache}",
+                file=sys.stderr,
+                flush=True,
+            )
+            continue
+        return error
+    return None

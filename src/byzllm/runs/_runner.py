@@ -14,7 +14,11 @@ Flow of one invocation (:func:`run_units`):
 Fatal errors (``fatal = True``: a rejected API key, a model the server does not serve, a bad
 config) stop the whole run at their first occurrence: the units in flight are cancelled
 and left not done (never stored as failed), and :class:`RunAbortedError` says why and what
-is left. Every other error fails its own unit and the run goes on.
+is left. Every other error fails its own unit and the run goes on. Before the first unit,
+one tiny request goes to each model endpoint the config calls
+(:func:`~byzllm.runs._model_config.check_endpoints`): no server listening, a rejected key or
+an unknown model stops the run there, in well under a second, instead of after every unit's
+retries.
 
 The run's model requests are counted (:func:`byzllm.llm.track_requests`) for the progress
 line, which comes at least every ``interval_s`` whether or not units finish, and for the
@@ -171,9 +175,10 @@ class RunAbortedError(ByzllmError):
 
     fatal = True
 
-    def __init__(self, cause: BaseException, summary: RunSummary) -> None:
+    def __init__(self, cause: BaseException, summary: RunSummary, *, checked: bool = False) -> None:
         self.cause = cause
         self.summary = summary
+        self.checked = checked
         self.exit_code = int(getattr(cause, "exit_code", 1))
         finished = summary.skipped + summary.done
         left = summary.total - finished
@@ -181,8 +186,13 @@ class RunAbortedError(ByzllmError):
         reason = " ".join(reason.split()) or type(cause).__name__
         failed = summary.failed + summary.failed_before
         failed_text = f", {failed} failed" if failed else ""
+        stopped = (
+            "Found before the first unit started"
+            if checked
+            else "Run stopped at the first such error"
+        )
         super().__init__(
-            f"{reason.rstrip('.')}. Run stopped at the first such error: {finished} of "
+            f"{reason.rstrip('.')}. {stopped}: {finished} of "
             f"{summary.total} units done{failed_text}, {left - failed} not done; fix the "
             "cause and rerun the same command to run them"
         )
@@ -403,6 +413,37 @@ async def _run_units_locked(
     ]
     skipped = sum(1 for unit in grid if statuses[unit.id] == "done")
     failed_before = len(grid) - skipped - len(todo)
+    # Every request the units make on this loop counts for the run (tasks inherit it), and
+    # so does the endpoint check's.
+    tracking = contextlib.ExitStack()
+    run_requests = tracking.enter_context(track_requests())
+    if todo and isinstance(config, BaseModel):
+        from ._model_config import check_endpoints
+
+        # One request per model endpoint before any unit: no server listening, a rejected
+        # key or an unknown model stops the run now, not after every unit's retries.
+        try:
+            refusal = await check_endpoints(config)
+        except BaseException:
+            tracking.close()
+            raise
+        if refusal is not None:
+            tracking.close()
+            _record_refused_run(run_path, run_id, len(grid), skipped)
+            summary = RunSummary(
+                run_dir=run_path,
+                run_id=run_id,
+                status="aborted",
+                total=len(grid),
+                skipped=skipped,
+                done=0,
+                failed=0,
+                not_run=len(grid) - skipped,
+                seconds=time.monotonic() - started,
+                failed_before=failed_before,
+                requests=run_requests.to_dict(),
+            )
+            raise RunAbortedError(refusal, summary, checked=True) from refusal
     labels = {unit.id: unit.label for unit in todo}
 
     reporter = make_progress(progress)
@@ -526,8 +567,7 @@ async def _run_units_locked(
     recorded_status = "interrupted"
     status: RunStatus = "interrupted"
     ticking: asyncio.Future[None] | None = None
-    # Every request the units make on this loop counts for the run (tasks inherit it).
-    with track_requests() as run_requests:
+    with tracking:
         try:
             reporter.start(description or run_path.name, len(grid), skipped, len(todo))
             if heartbeat is not None and todo:
@@ -596,6 +636,15 @@ async def _run_units_locked(
     if fatal is not None:
         raise RunAbortedError(fatal, summary) from fatal
     return summary
+
+
+def _record_refused_run(run_path: Path, run_id: int, total: int, skipped: int) -> None:
+    """The runs table's row of an invocation the endpoint check stopped: aborted, nothing run."""
+    closing = Store(run_path, create=False)
+    try:
+        closing.finish_run(run_id, status="aborted", total=total, skipped=skipped, done=0, failed=0)
+    finally:
+        closing.close()
 
 
 async def run_in_memory(

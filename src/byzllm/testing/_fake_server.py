@@ -126,6 +126,10 @@ class FakeOpenAIServer:
     fault_rate, faults:
         Probability that a request gets a fault instead of its answer, and the fault kinds
         drawn from uniformly (default :data:`ALL_FAULTS`).
+    clean_first:
+        The first ``clean_first`` chat requests get no fault and draw none (e.g. the one
+        request a run sends to check the endpoint before its first unit), so the faults a
+        test counts are the units' own.
     status:
         Answer *every* chat request with this HTTP status and an OpenAI-style error body
         (e.g. ``401``); for 401 the message quotes the bearer token back, as some real
@@ -154,6 +158,7 @@ class FakeOpenAIServer:
         latency: float | tuple[float, float] = 0.0,
         fault_rate: float = 0.0,
         faults: Iterable[Fault] = ALL_FAULTS,
+        clean_first: int = 0,
         status: int | None = None,
         retry_after: float = 0.05,
         hang_s: float | None = None,
@@ -180,6 +185,7 @@ class FakeOpenAIServer:
         self.latency = latency
         self.fault_rate = fault_rate
         self.faults: tuple[Fault, ...] = fault_kinds
+        self.clean_first = clean_first
         self.status = status
         self.retry_after = retry_after
         self.hang_s = hang_s
@@ -428,10 +434,11 @@ class FakeOpenAIServer:
         stats = self._stats
         with self._lock:
             stats.requests.append(request)
+            clean = len(stats.requests) <= self.clean_first
         self._in_flight += 1
         stats.max_in_flight = max(stats.max_in_flight, self._in_flight)
         try:
-            fault = self._draw_fault()
+            fault = None if clean else self._draw_fault()
             delay = self._draw_latency()
             # Latency is time-to-answer: the reply is prepared while the clock runs, so the
             # server's own work does not add to it (as long as it fits in the delay).

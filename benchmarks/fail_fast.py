@@ -1,0 +1,60 @@
+"""How fast a model-backed run fails when no server is listening.
+
+Runs ``byzllm consensus run examples/sweep.yaml`` (200 units) on a model whose ``base_url``
+is a local port nothing listens on, as a user would from the shell, and reports the wall
+time from start to exit (interpreter start and imports included), the exit code and the
+number of lines on stderr. The endpoint check before the first unit is what makes it fast:
+without it every unit retried its requests before failing.
+
+    python benchmarks/fail_fast.py
+
+Target: under 5 s, exit code 2, one line. Ends with one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SWEEP = Path(__file__).resolve().parents[1] / "examples" / "sweep.yaml"
+
+
+def _closed_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def main() -> None:
+    byzllm = shutil.which("byzllm")
+    command = [byzllm] if byzllm else [sys.executable, "-c", "from byzllm.cli import main; main()"]
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [
+            *command, "consensus", "run", str(SWEEP), "-o", str(Path(tmp) / "run"),
+            "--model", "openai/x", "--base-url", _closed_url(),
+        ]  # fmt: skip
+        started = time.perf_counter()
+        done = subprocess.run(args, capture_output=True, text=True, check=False)
+        seconds = time.perf_counter() - started
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    print(lines[-1] if lines else "(no output)", file=sys.stderr)
+    result = {
+        "benchmark": "fail_fast",
+        "seconds": round(seconds, 2),
+        "exit_code": done.returncode,
+        "stderr_lines": len(lines),
+        "target_s": 5.0,
+        "ok": seconds < 5.0 and done.returncode == 2 and len(lines) == 1,
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
