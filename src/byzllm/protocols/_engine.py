@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import networkx as nx
 
@@ -66,6 +66,8 @@ class Network:
         ]
         self.honest = frozenset(i for i, a in enumerate(self.agents) if a.honest)
         self.adversaries = frozenset(i for i, a in enumerate(self.agents) if not a.honest)
+        #: Every agent answers without waiting (simulated, rule-based): stages run inline.
+        self.instant = all(getattr(a, "instant", False) for a in self.agents)
 
     @property
     def n(self) -> int:
@@ -112,12 +114,85 @@ class QuestionState:
         """Record stage results (scores, retained, ...) of ``agent`` for this round."""
         self.info.setdefault(agent, {}).update(values)
 
+    async def gather(self, calls: Mapping[Any, Awaitable[_T]]) -> dict[Any, _T]:
+        """One stage's calls, concurrently (:func:`gather_map`); inline on an instant network."""
+        return await gather_map(calls, inline=self.network.instant)
 
-async def gather_map(calls: Mapping[Any, Awaitable[_T]]) -> dict[Any, _T]:
-    """Await every call concurrently; results keyed like ``calls``."""
+
+async def gather_map(calls: Mapping[Any, Awaitable[_T]], *, inline: bool = False) -> dict[Any, _T]:
+    """Await every call concurrently; results keyed like ``calls``.
+
+    ``inline``: run each call in place until it finishes or first waits, and await only
+    those that wait (concurrently). For agents that never wait (simulated ones) this skips a
+    task per call, most of a simulated question's cost; the results are the same.
+    """
     keys = list(calls)
+    if inline:
+        return await _gather_inline(calls, keys)
     results = await asyncio.gather(*(calls[k] for k in keys))
     return dict(zip(keys, results, strict=True))
+
+
+async def _gather_inline(calls: Mapping[Any, Awaitable[_T]], keys: list[Any]) -> dict[Any, _T]:
+    done: dict[Any, _T] = {}
+    waiting: dict[Any, Awaitable[_T]] = {}
+    for position, key in enumerate(keys):
+        call = calls[key]
+        if not isinstance(call, Coroutine):
+            waiting[key] = call
+            continue
+        try:
+            first = call.send(None)
+        except StopIteration as finished:
+            done[key] = finished.value
+            continue
+        except BaseException:
+            for later in keys[position + 1 :]:  # never started: close, as a cancelled task would
+                pending = calls[later]
+                if isinstance(pending, Coroutine):
+                    pending.close()
+            for started in waiting.values():
+                if isinstance(started, _Started):
+                    started.close()
+            raise
+        waiting[key] = _Started(call, first)
+    if waiting:
+        results = await asyncio.gather(*waiting.values())
+        done.update(zip(waiting, results, strict=True))
+    return {key: done[key] for key in keys}
+
+
+class _Started(Generic[_T]):
+    """A coroutine already run up to its first wait (``first``, what it yielded), awaited on
+    from there: what it yields goes to the event loop and what the loop sends or throws goes
+    back to it, exactly as if a task had run it from the start."""
+
+    __slots__ = ("_coro", "_first")
+
+    def __init__(self, coro: Coroutine[Any, Any, _T], first: Any) -> None:
+        self._coro, self._first = coro, first
+
+    def close(self) -> None:
+        self._coro.close()
+
+    def __await__(self) -> Generator[Any, Any, _T]:
+        coro, value = self._coro, self._first
+        while True:
+            try:
+                sent = yield value
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:
+                try:
+                    value = coro.throw(exc)
+                except StopIteration as finished:
+                    return finished.value  # type: ignore[no-any-return]
+            else:
+                try:
+                    value = coro.send(sent)
+                except StopIteration as finished:
+                    return finished.value  # type: ignore[no-any-return]
 
 
 class ConsensusProtocol(ABC):
@@ -141,7 +216,7 @@ class ConsensusProtocol(ABC):
     async def initial(self, state: QuestionState) -> dict[int, Response]:
         """Initial responses r_i^(0) = M_i(x) of the honest agents (Eq. (1))."""
         task = state.task
-        return await gather_map(
+        return await state.gather(
             {i: state.network.agents[i].answer(task, state.ctx(i)) for i in state.network.honest}
         )
 
@@ -153,7 +228,7 @@ class ConsensusProtocol(ABC):
 async def _publish_adversaries(state: QuestionState) -> None:
     agents = state.network.agents
     view = state.view()
-    publics = await gather_map(
+    publics = await state.gather(
         {b: agents[b].public(state.task, view, state.ctx(b)) for b in state.network.adversaries}
     )
     state.current.update(publics)
@@ -172,7 +247,7 @@ async def _deliver(state: QuestionState) -> None:
                 calls[(i, j)] = agents[j].message(
                     state.task, state.current[j], i, view, state.ctx(j, peer=i)
                 )
-    for (i, j), message in (await gather_map(calls)).items():
+    for (i, j), message in (await state.gather(calls)).items():
         state.inbox[i][j] = message
     for i in state.network.honest:  # neighbours in index order, whatever finished first
         state.inbox[i] = dict(sorted(state.inbox[i].items()))
@@ -213,10 +288,15 @@ async def run_question(
         raise InputError(f"T must be >= 0, got {T}")
     state = QuestionState(task=task, network=network, f=protocol.F)
     agents = network.agents
-    initial, _ = await asyncio.gather(
-        protocol.initial(state),
-        asyncio.gather(*(agents[b].prepare(task, state.ctx(b)) for b in network.adversaries)),
-    )
+    if network.instant:
+        prepared = {b: agents[b].prepare(task, state.ctx(b)) for b in network.adversaries}
+        initial = await protocol.initial(state)
+        await state.gather(prepared)
+    else:
+        initial, _ = await asyncio.gather(
+            protocol.initial(state),
+            asyncio.gather(*(agents[b].prepare(task, state.ctx(b)) for b in network.adversaries)),
+        )
     state.current.update(initial)
     rounds: list[list[AgentRound]] = []
     for t in range(T + 1):

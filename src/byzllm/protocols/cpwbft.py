@@ -29,7 +29,7 @@ from typing import ClassVar
 from byzllm.agents.consensus import Response, answer_key
 from byzllm.errors import InputError
 
-from ._engine import ConsensusProtocol, QuestionState, gather_map
+from ._engine import ConsensusProtocol, QuestionState
 
 __all__ = ["CPWBFT", "confidence_vote"]
 
@@ -80,7 +80,7 @@ class CPWBFT(ConsensusProtocol):
                 key = (j, message.text)
                 if key not in requests and j not in state.network.honest:
                     requests[key] = agents[j].confidence(task, message, state.ctx(j))
-        reported = await gather_map(requests)
+        reported = await state.gather(requests)
 
         nxt: dict[int, Response] = {}
         for i in sorted(state.network.honest):

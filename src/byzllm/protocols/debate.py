@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from byzllm.agents.consensus import Response, ScoredResponse
 
-from ._engine import ConsensusProtocol, QuestionState, gather_map
+from ._engine import ConsensusProtocol, QuestionState
 
 __all__ = ["Debate"]
 
@@ -27,4 +27,4 @@ class Debate(ConsensusProtocol):
             peers: list[ScoredResponse] = [(m, None) for _, m in sorted(state.inbox[i].items())]
             state.note(i, retained=sorted(state.inbox[i]))
             calls[i] = agents[i].refine(task, state.current[i], peers, self.F, state.ctx(i))
-        return await gather_map(calls)
+        return await state.gather(calls)

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from byzllm.agents.consensus import Response, ScoredResponse
 
-from ._engine import ConsensusProtocol, QuestionState, gather_map
+from ._engine import ConsensusProtocol, QuestionState
 
 __all__ = ["SAC", "sac_filter"]
 
@@ -54,7 +54,7 @@ class SAC(ConsensusProtocol):
             requests[(i, i)] = agents[i].score(task, own, own, state.ctx(i, peer=i))
             for j, message in state.inbox[i].items():
                 requests[(i, j)] = agents[i].score(task, own, message, state.ctx(i, peer=j))
-        scores = await gather_map(requests)
+        scores = await state.gather(requests)
 
         refines = {}
         for i in honest:
@@ -75,5 +75,5 @@ class SAC(ConsensusProtocol):
                 for j in sorted(retained, key=lambda j: (-peer_scores[j], j))
             ]
             refines[i] = agents[i].refine(task, state.current[i], ordered, self.F, state.ctx(i))
-        updated = await gather_map(refines)
+        updated = await state.gather(refines)
         return {i: updated.get(i, state.current[i]) for i in honest}

@@ -196,6 +196,8 @@ class ByzantineAgent(ConsensusAgent):
     strategy: str = "byzantine"
     #: Whether the strategy reads the ground truth (an oracle attack; module docstring).
     knows_truth: bool = True
+    #: Rule-based: no call waits on a model (the replay attack waits on its source's).
+    instant = True
 
     def __init__(self, name: str, *, seed: int = 0) -> None:
         self.name = name
@@ -299,6 +301,7 @@ class ReplayAttack(ByzantineAgent):
             )
         self.ood_tasks = list(ood_tasks)
         self.source = source
+        self.instant = source.instant
         self._by_format: dict[tuple[str, tuple[str, ...]], list[Task]] = {}
         for ood in self.ood_tasks:
             self._by_format.setdefault(answer_format(ood), []).append(ood)

@@ -291,6 +291,7 @@ class SimulatedAgent(ConsensusAgent):
     """
 
     simulated = True
+    instant = True
 
     def __init__(
         self,

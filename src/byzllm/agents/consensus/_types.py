@@ -155,6 +155,10 @@ class ConsensusAgent(ABC):
     honest: bool = True
     #: Whether results from this agent are simulated (labelled as such everywhere).
     simulated: bool = False
+    #: Whether every call finishes without waiting on anything (no model, no I/O): the round
+    #: engine then runs the calls of a network of such agents inline instead of as tasks.
+    #: Results never depend on it; a call that does wait is still awaited.
+    instant: bool = False
 
     @abstractmethod
     async def answer(self, task: Task, ctx: CallContext | None = None) -> Response:

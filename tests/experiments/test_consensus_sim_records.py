@@ -1,0 +1,43 @@
+"""Simulated consensus runs give the same records, field for field, as they always have: the
+simulator's shortcuts (memoised draws, stages run inline) change its speed, never its results.
+
+The digests were taken from the records of the code before those shortcuts; a change to the
+simulated population's behaviour that is meant must update them (and say so in its commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+
+from byzllm.experiments.consensus.config import ConsensusConfig
+from byzllm.experiments.consensus.demo import demo_config
+from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+from byzllm.experiments.consensus.matrix import matrix_config
+
+#: sha256 of every record (kind and JSON dump, keys sorted) of every unit, in grid order.
+DEMO_2_QUESTIONS = "7324bece51d834d942cb5d6b2ffa1350d4bfd5489b07ed7018210213461067f1"
+MATRIX_1_QUESTION = "6cb19c3ccdf9da9549a2561aaab75c0bea7435b40233ceb0960382378f8782cf"
+
+
+def _digest(config: ConsensusConfig) -> str:
+    digest = hashlib.sha256()
+
+    async def run() -> None:
+        for unit in expand_units(config):
+            for record in await consensus_unit(dict(unit.payload)):
+                dumped = {"kind": record.kind, **record.model_dump(mode="json")}
+                digest.update(json.dumps(dumped, sort_keys=True).encode())
+
+    asyncio.run(run())
+    return digest.hexdigest()
+
+
+def test_the_demo_records_are_unchanged() -> None:
+    assert _digest(demo_config(questions=2)) == DEMO_2_QUESTIONS
+
+
+def test_the_attack_matrix_records_are_unchanged() -> None:
+    # Every attack, protocol and topology, one and two adversaries: 180 units.
+    assert _digest(matrix_config(questions=1)) == MATRIX_1_QUESTION
