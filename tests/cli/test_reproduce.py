@@ -118,3 +118,21 @@ def test_shipped_configs_load() -> None:
         else:
             cfg = load_config(config_path(entry.config), MonitorExperimentConfig)
             assert "none" in cfg.conditions and "monitor-1" in cfg.conditions
+
+
+def test_a_table_read_from_another_tables_runs_reuses_its_units(tmp_path: Path) -> None:
+    # sac-table2 is the per-round view of sac-table1's runs: after table 1, it runs nothing.
+    first = RUNNER.invoke(
+        app, ["reproduce", "sac-table1", "-o", str(tmp_path / "sac-table1"), "-n", "2", "--json"]
+    )
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout)["reused_units"] == 0
+    second = RUNNER.invoke(
+        app, ["reproduce", "sac-table2", "-o", str(tmp_path / "sac-table2"), "-n", "2", "--json"]
+    )
+    assert second.exit_code == 0, second.output
+    payload = json.loads(second.stdout)
+    units = payload["reused_units"]
+    assert units > 0 and payload["reused_from"] == {str(tmp_path / "sac-table1"): units}
+    assert f"{units} units reused from {tmp_path / 'sac-table1'}" in second.stderr
+    assert f"0 done, {units} already done of {units} units" in second.stderr

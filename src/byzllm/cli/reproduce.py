@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,6 +21,9 @@ from ._common import (
     value_option,
 )
 from .consensus import model_overrides
+
+if TYPE_CHECKING:
+    from byzllm.runs import Reused
 
 __all__ = ["reproduce"]
 
@@ -250,6 +253,7 @@ def _run(
                 if r["unit_id"] in ids
             ]
     else:
+        reused = _reuse(entry.name, run_dir, units) if config is None else None
         records = _stage(job, run_dir, units, consensus_unit, cfg, "consensus_question")
     complete = _complete_questions(records, len(units) // max(1, len(load_dataset(cfg.dataset))))
     if partial:
@@ -267,6 +271,9 @@ def _run(
     # Simulated runs: the headline as each assumption moves (a few in-memory reruns).
     sensitivity = consensus_sensitivity(entry.name, cfg, entry.compare) if simulated else None
     page, extra = _pages(entry, run_dir, run_dir, rows, simulated, INTERVAL_NOTE, sensitivity)
+    if not partial and reused is not None:
+        extra["reused_units"] = reused.total
+        extra["reused_from"] = {str(path): n for path, n in reused.sources.items()}
     _print_comparison(
         entry, rows, simulated, INTERVAL_NOTE, csv_path, page, json_output, extra=extra
     )
@@ -285,6 +292,17 @@ def _run(
         )
         if not json_output:
             typer.echo(markdown)
+
+
+def _reuse(name: str, run_dir: Path, units: list[Any]) -> Reused:
+    """Copy the units that the run folders beside ``run_dir`` have done (the same unit id is
+    the same work: sac-table2 reads sac-table1's runs), saying how many on stderr."""
+    from byzllm.runs import reuse_units, sibling_runs
+
+    reused = reuse_units(run_dir, units, sibling_runs(run_dir))
+    if reused.total:
+        typer.echo(f"{name}: {reused.describe()} (the same units)", err=True)
+    return reused
 
 
 def _complete_questions(records: list[dict[str, Any]], configurations: int) -> set[str]:

@@ -64,6 +64,7 @@ from ._progress import (
 )
 from ._records import Record, UnitRequests
 from ._repair import RepairReport, repair_store
+from ._reuse import Reused, reuse_units, sibling_runs
 from ._runner import (
     RunAbortedError,
     RunBusyError,
@@ -103,6 +104,7 @@ __all__ = [
     "RayExecutor",
     "Record",
     "RepairReport",
+    "Reused",
     "RichProgress",
     "RunAbortedError",
     "RunBusyError",
@@ -131,8 +133,10 @@ __all__ = [
     "repair_store",
     "reset_to_defaults",
     "resolve_config_path",
+    "reuse_units",
     "run_in_memory",
     "run_units",
+    "sibling_runs",
     "unit_id",
     "weighted_mean_intervals",
 ]

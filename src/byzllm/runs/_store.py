@@ -612,6 +612,60 @@ class Store:
         return int(removed)
 
     @_guarded
+    def adopt_units(self, source: Store, ids: Collection[str]) -> list[str]:
+        """Copy the units of ``ids`` that ``source`` has done, with their records as stored,
+        into this store, where they are registered and not yet done; returns their ids.
+
+        A unit id is the hash of its payload (:func:`~byzllm.runs.make_unit`), so a unit done
+        in another run folder is the same work with the same result: copying it saves
+        rerunning it (``byzllm reproduce`` tables that share runs). Units already done here
+        are left untouched; the copied ones keep their timing and attempts, with no run of
+        this store (``run_id`` empty).
+        """
+        wanted = [
+            unit
+            for (unit,) in self._conn.execute("SELECT id FROM units WHERE status != 'done'")
+            if unit in ids
+        ]
+        adopted: list[str] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            try:
+                units = source._conn.execute(
+                    "SELECT id, attempts, started_at, finished_at, seconds FROM units"
+                    f" WHERE status = 'done' AND id IN ({marks})",
+                    chunk,
+                ).fetchall()
+                done = [row[0] for row in units]
+                records = source._conn.execute(
+                    "SELECT unit_id, seq, kind, json FROM records"
+                    f" WHERE unit_id IN ({','.join('?' * len(done))})",
+                    done,
+                ).fetchall()
+            except sqlite3.DatabaseError:
+                break  # a source that cannot be read (further) is passed over
+            if not units:
+                continue
+            with self._write() as conn:
+                copied = set()
+                for unit, attempts, started_at, finished_at, seconds in units:
+                    cursor = conn.execute(
+                        "UPDATE units SET status='done', attempts=?, started_at=?,"
+                        " finished_at=?, seconds=?, error=NULL, run_id=NULL"
+                        " WHERE id=? AND status != 'done'",
+                        (attempts, started_at, finished_at, seconds, unit),
+                    )
+                    if cursor.rowcount:
+                        copied.add(unit)
+                conn.executemany(
+                    "INSERT OR REPLACE INTO records (unit_id, seq, kind, json) VALUES (?, ?, ?, ?)",
+                    (row for row in records if row[0] in copied),
+                )
+            adopted += [unit for unit in done if unit in copied]
+        return adopted
+
+    @_guarded
     def write_results(self, results: Iterable[UnitResult], run_id: int | None = None) -> int:
         """Store finished units, each with its records, all in one transaction.
 
