@@ -17,6 +17,7 @@ from . import (
     consensus,
     govsim,
     graph,
+    metrics,
     models,
     monitor,
     reproduce,
@@ -64,6 +65,7 @@ consensus.register(app)
 serve.register(app)
 app.command("view")(view.view)
 app.command("reproduce")(reproduce.reproduce)
+app.command("metrics")(metrics.metrics)
 app.add_typer(graph.app, name="graph")
 app.add_typer(models.app, name="models")
 app.add_typer(runs.app, name="runs")

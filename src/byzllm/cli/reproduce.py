@@ -649,7 +649,7 @@ def _print_comparison(
     console = Console()
     console.print(table)
     label = "simulated agents (not real LLMs)" if simulated else "real models"
-    console.print(f"[dim]ours: {label}; brackets: {note}[/dim]")
+    console.print(f"[dim]ours: {label}; brackets: {note}; definitions: byzllm metrics[/dim]")
     if entry.remark:
         console.print(entry.remark, markup=False, highlight=False)
     extra = extra or {}

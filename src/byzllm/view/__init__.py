@@ -41,7 +41,17 @@ from urllib.parse import quote
 from byzllm.errors import InputError
 
 from ._compare import comparison_html
-from ._glossary import GLOSSARY, definition, glossary_html, label
+from ._glossary import (
+    GLOSSARY,
+    METRICS,
+    METRICS_DOC,
+    Metric,
+    definition,
+    find_term,
+    glossary_html,
+    label,
+    metrics_markdown,
+)
 from ._html import Section, Units, esc, page, page_files, table_html
 
 if TYPE_CHECKING:
@@ -50,14 +60,19 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_DETAILS",
     "GLOSSARY",
+    "METRICS",
+    "METRICS_DOC",
     "VIEWS",
+    "Metric",
     "Section",
     "Units",
     "ViewBuilder",
     "comparison_html",
     "definition",
     "esc",
+    "find_term",
     "label",
+    "metrics_markdown",
     "register_view",
     "render_view",
     "table_html",
