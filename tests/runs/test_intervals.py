@@ -7,7 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from byzllm.runs._intervals import bootstrap_interval, bootstrap_intervals
+from byzllm.runs._intervals import (
+    _column_quantiles,
+    bootstrap_interval,
+    bootstrap_intervals,
+    weighted_mean_intervals,
+)
 
 
 def test_two_units_hand_computed() -> None:
@@ -62,3 +67,22 @@ def test_several_statistics_share_one_bootstrap() -> None:
     assert set(out) == {"mean", "complement"}
     assert out["mean"].low == pytest.approx(1 - out["complement"].high)
     assert out["mean"].high == pytest.approx(1 - out["complement"].low)
+
+
+def test_column_quantiles_match_one_quantile_per_column() -> None:
+    """The vectorized quantiles of the weighted-mean bootstrap give exactly the per-column
+    percentiles, NaN resamples (no weight in a resample) left out column by column."""
+    rng = np.random.default_rng(4)
+    samples = rng.random((500, 12))
+    samples[rng.random((500, 12)) < 0.3 * (np.arange(12) % 3 == 0)] = np.nan
+    samples[:, 4] = np.nan  # no finite resample at all
+    low, high = _column_quantiles(samples, 0.025)
+    for k in range(samples.shape[1]):
+        column = samples[:, k][np.isfinite(samples[:, k])]
+        if column.size:
+            want = np.quantile(column, [0.025, 0.975])
+            assert (low[k], high[k]) == (want[0], want[1])
+        else:
+            assert np.isnan(low[k]) and np.isnan(high[k])
+    point, low, high = weighted_mean_intervals(np.ones((5, 2)), np.zeros((5, 2)))
+    assert np.isnan(point).all() and np.isnan(low).all() and np.isnan(high).all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any
 
@@ -118,14 +119,21 @@ def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
     return rows
 
 
+@lru_cache(maxsize=64)
+def _unit_config(sections: str) -> ConsensusConfig:
+    """The config of a unit's sections (JSON text), validated once per sweep, not per unit.
+    Read only: every unit of a sweep shares it."""
+    return ConsensusConfig.model_validate(json.loads(sections))
+
+
 async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
     """The runner's work function: run one question under one configuration.
 
     The payload's config sections hold only their non-default fields: validating them
     brings the defaults back.
     """
-    config = ConsensusConfig.model_validate(
-        {"dataset": payload["dataset"], "agents": payload["agents"]}
+    config = _unit_config(
+        json.dumps({"dataset": payload["dataset"], "agents": payload["agents"]}, sort_keys=True)
     )
     composition = Composition.model_validate(payload["composition"])
     protocol_name, topology = str(payload["protocol"]), str(payload["topology"])

@@ -1,0 +1,134 @@
+"""What a simulated consensus question costs, and the default attack matrix's wall time.
+
+* per question: the demo's setting (n = 7: 4 strong, 2 weak, 1 replaying adversary; F = 3,
+  T = 6; the SAC paper, Table 1) on the complete graph, 30 questions run one after another
+  through the runner's work function (engine, agents and records; no store), for SAC,
+  CP-WBFT and majority;
+* matrix, engine only: every unit of the default ``byzllm consensus matrix`` (6 attacks × 5
+  protocols × 3 topologies × 1-2 adversaries × 15 questions) through the same work function;
+* matrix, command: ``byzllm consensus matrix`` end to end in a fresh folder (runner, store,
+  bootstrap intervals, CSV and heat-map), as a user runs it;
+* anchor: a fixed pure-Python loop timed in the same run, so that runs on machines under
+  different loads compare by their ratio.
+
+    python benchmarks/consensus_sim.py            # all of it
+    python benchmarks/consensus_sim.py --quick    # per question only
+
+Targets (issue: simulated work at the speed of its arithmetic): <= 1 ms per simulated
+question, the default matrix in < 5 s. Ends with one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from byzllm.experiments.consensus.demo import demo_config
+from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+from byzllm.experiments.consensus.matrix import matrix_config
+from byzllm.runs import Unit
+
+
+def _anchor_ms() -> float:
+    """Best of three runs of a fixed pure-Python loop (one million additions)."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        total = 0
+        for i in range(1_000_000):
+            total += i
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
+def _run_units(units: list[Unit]) -> float:
+    """Seconds to run ``units`` one after another through the runner's work function."""
+
+    async def run() -> None:
+        for unit in units:
+            await consensus_unit(dict(unit.payload))
+
+    asyncio.run(consensus_unit(dict(units[0].payload)))  # warm-up: graphs, data set, imports
+    start = time.perf_counter()
+    asyncio.run(run())
+    return time.perf_counter() - start
+
+
+def _per_question_ms(protocol: str, questions: int) -> float:
+    config = demo_config(questions=questions).model_copy(
+        update={"protocols": [protocol], "topologies": ["complete"]}
+    )
+    units = expand_units(config)
+    return _run_units(units) / len(units) * 1000
+
+
+def _matrix_command_s() -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from byzllm.cli import main; main()",
+                "consensus",
+                "matrix",
+                "-o",
+                str(Path(tmp) / "matrix"),
+                "--json",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=30)
+    parser.add_argument("--quick", action="store_true", help="per question only")
+    args = parser.parse_args()
+
+    anchor = _anchor_ms()
+    print(f"anchor (1M pure-Python additions): {anchor:.1f} ms")
+    per_question = {p: _per_question_ms(p, args.questions) for p in ("sac", "cp-wbft", "majority")}
+    for protocol, ms in per_question.items():
+        print(f"{protocol:9s} n=7 T=6 complete: {ms:6.2f} ms per simulated question")
+    result: dict[str, object] = {
+        "benchmark": "consensus_sim",
+        "anchor_ms": round(anchor, 1),
+        "sac_ms_per_question": round(per_question["sac"], 3),
+        "cpwbft_ms_per_question": round(per_question["cp-wbft"], 3),
+        "majority_ms_per_question": round(per_question["majority"], 3),
+        "sac_ratio_to_anchor": round(per_question["sac"] / anchor, 4),
+    }
+    met = per_question["sac"] <= 1.0
+    if not args.quick:
+        units = expand_units(matrix_config())
+        engine_s = _run_units(units)
+        command_s = _matrix_command_s()
+        print(
+            f"default matrix, {len(units)} units: engine {engine_s:.1f} s, "
+            f"command {command_s:.1f} s"
+        )
+        result.update(
+            {
+                "matrix_units": len(units),
+                "matrix_engine_s": round(engine_s, 2),
+                "matrix_command_s": round(command_s, 2),
+                "matrix_ratio_to_anchor": round(command_s * 1000 / anchor, 1),
+            }
+        )
+        met = met and command_s < 5.0
+    print("targets: <= 1 ms per SAC question, default matrix < 5 s:", "met" if met else "NOT met")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
