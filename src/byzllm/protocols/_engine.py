@@ -14,6 +14,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import CoroutineType
 from typing import Any, ClassVar, Generic, TypeVar
 
 import networkx as nx
@@ -138,7 +139,7 @@ async def _gather_inline(calls: Mapping[Any, Awaitable[_T]], keys: list[Any]) ->
     waiting: dict[Any, Awaitable[_T]] = {}
     for position, key in enumerate(keys):
         call = calls[key]
-        if not isinstance(call, Coroutine):
+        if not isinstance(call, CoroutineType):  # (an exact type check: the ABC's is slow)
             waiting[key] = call
             continue
         try:
@@ -149,7 +150,7 @@ async def _gather_inline(calls: Mapping[Any, Awaitable[_T]], keys: list[Any]) ->
         except BaseException:
             for later in keys[position + 1 :]:  # never started: close, as a cancelled task would
                 pending = calls[later]
-                if isinstance(pending, Coroutine):
+                if isinstance(pending, CoroutineType):
                     pending.close()
             for started in waiting.values():
                 if isinstance(started, _Started):
