@@ -59,3 +59,14 @@ def test_real_with_an_unknown_model_is_one_line() -> None:
     result = RUNNER.invoke(app, ["reproduce", "sac-table1", "--real", "gpt-9"])
     assert result.exit_code == 2
     assert result.output.count("error:") == 1 and "qwen0.5b" in result.output
+
+
+def test_whodunit_real_refuses_partial_and_unknown_models_in_one_line() -> None:
+    partial = RUNNER.invoke(app, ["reproduce", "ra-fig4", "--real", "qwen0.5b", "--partial"])
+    assert partial.exit_code == 2
+    assert partial.output.count("error:") == 1 and "--partial" in partial.output
+    unknown = RUNNER.invoke(app, ["reproduce", "ra-fig4", "--real", "gpt-9"])
+    assert unknown.exit_code == 2 and unknown.output.count("error:") == 1
+    listed = RUNNER.invoke(app, ["reproduce", "--list", "--json"])
+    rows = {row["name"]: row for row in json.loads(listed.stdout)["reproductions"]}
+    assert rows["ra-fig4"]["real"] == "yes" and rows["sac-table1"]["real"] == "yes"

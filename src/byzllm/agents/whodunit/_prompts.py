@@ -282,7 +282,7 @@ the game
 
 Reply with your reasoning, then one JSON object, for example:
 {example}
-(action 2: no other field; action 3: only "character")
+(action 1: also "character", "property" and "value"; action 3: also "character")
 
 Properties and their values: {attribute_values}
 
@@ -335,20 +335,14 @@ def _words(view: AgentView) -> dict[str, str]:
 def compact_example(view: AgentView) -> dict[str, object]:
     """The compact prompt's example move: legal and true for ``view`` (module docstring).
 
-    Accuser: is character 1's value of the culprit's first property the culprit's? Intel: the
+    Accuser: ask for general information (no character named: with a character id in the
+    example, Qwen2.5-Coder-0.5B asked about and accused character 1 in every game). Intel: the
     first property's first value and every character that has it. Player: share fact 1.
     """
     thoughts = "..."
     prop, values = next(iter(view.attributes.items()))
     if view.role == "accuser":
-        value = (view.culprit_description or {}).get(prop, values[0])
-        return {
-            "thoughts": thoughts,
-            "action": 1,
-            "character": 1,
-            "property": prop,
-            "value": value,
-        }
+        return {"thoughts": thoughts, "action": 2}
     if view.role == "intel":
         holders = [i for i, s in enumerate(view.suspects or (), 1) if s.get(prop) == values[0]]
         return {
