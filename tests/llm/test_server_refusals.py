@@ -191,9 +191,7 @@ async def test_an_endless_stream_gives_up_at_the_calls_deadline() -> None:
 
     policy = RetryPolicy(max_attempts=100, max_total_s=0.5, initial_backoff_s=0.0)
     async with serve(endless) as (url, _seen):
-        model = get_model(
-            "openai/m", base_url=url, api_key_env=None, retry=policy, timeout_s=60.0
-        )
+        model = get_model("openai/m", base_url=url, api_key_env=None, retry=policy, timeout_s=60.0)
         with pytest.raises(ModelUnavailableError, match=r"max_total_s=0\.5s"):
             await model.generate(HI)
         await model.aclose()
