@@ -154,6 +154,13 @@ def test_serve_threads_zero_is_one_line_exit_2() -> None:
     assert "threads must be at least 1" in result.output
 
 
+def test_serve_slots_zero_is_one_line_exit_2() -> None:
+    result = RUNNER.invoke(app, ["serve", "--slots", "0", "--port", "0"])
+    assert result.exit_code == 2
+    assert result.output.count("error:") == 1
+    assert "slots must be at least 1" in result.output
+
+
 @pytest.mark.slow
 def test_the_real_qwen_parts_reassemble_to_the_published_hash(
     require_extra: Callable[..., None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
