@@ -76,7 +76,7 @@ def folder(healthy: Path, tmp_path: Path) -> Path:
     _copy(healthy, root / "alpha")
     _copy(healthy, root / "gamma")
     corrupt = _copy(healthy, root / "beta")
-    _damage_pages(corrupt / STORE, 80, 6)
+    _damage_pages(corrupt / STORE, 40, 6)
     return root
 
 
