@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError
 
 from byzllm.agents._params import parameter_source
@@ -102,7 +102,13 @@ def profile_params(profile: FittedProfile, domain: str, title: str, cls: type[_P
         raise InputError(f"the profile was fitted on a {profile.domain} run, not a {title} one")
     if "sim" not in profile.groups:
         raise InputError("the profile has no 'sim' parameters")
-    return cls.model_validate(profile.groups["sim"])
+    try:
+        return cls.model_validate(profile.groups["sim"])
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "sim"
+        more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+        raise InputError(f"the profile's sim.{where}: {first['msg']}{more}") from None
 
 
 def inline_profile(value: object, info: ValidationInfo, *, group: str, domain: str) -> object:
