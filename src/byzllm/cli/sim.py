@@ -67,35 +67,27 @@ def show(
 
 
 def _parameter_tables(domain: str) -> dict[str, list[dict[str, Any]]]:
-    tables: dict[str, list[dict[str, Any]]] = {}
+    from byzllm.agents._params import SimParameters
+
+    tables: dict[str, SimParameters] = {}
     if domain in ("consensus", "all"):
-        from byzllm.agents.consensus import STRONG_PROFILE, WEAK_PROFILE, profile_rows
+        from byzllm.agents.consensus import STRONG_PROFILE, WEAK_PROFILE
 
         for profile in (STRONG_PROFILE, WEAK_PROFILE):
-            title = f"consensus: {profile.name} group (agents.{profile.name}.profile)"
-            tables[title] = [_row(r.to_dict()) for r in profile_rows(profile)]
+            tables[f"consensus: {profile.name} group (agents.{profile.name}.profile)"] = profile
     if domain in ("whodunit", "all"):
-        from byzllm.agents._params import parameter_rows
         from byzllm.agents.whodunit import SimParams
 
-        tables["whodunit: every agent (sim)"] = [
-            _row(r.to_dict()) for r in parameter_rows(SimParams())
-        ]
+        tables["whodunit: every agent (sim)"] = SimParams()
     if domain in ("govsim", "all"):
-        from byzllm.agents._params import parameter_rows
         from byzllm.agents.govsim import FisherParams
 
-        tables["govsim: every fisher (govsim.sim)"] = [
-            _row(r.to_dict()) for r in parameter_rows(FisherParams())
-        ]
+        tables["govsim: every fisher (govsim.sim)"] = FisherParams()
     if domain in ("codegen", "all"):
-        from byzllm.agents._params import parameter_rows
         from byzllm.agents.codegen import CodeGenSimParams
 
-        tables["codegen: coders, judge and tester (codegen sim)"] = [
-            _row(r.to_dict()) for r in parameter_rows(CodeGenSimParams())
-        ]
-    return tables
+        tables["codegen: coders, judge and tester (codegen sim)"] = CodeGenSimParams()
+    return {title: [_row(r.to_dict()) for r in params.rows()] for title, params in tables.items()}
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:

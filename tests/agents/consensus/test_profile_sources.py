@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from byzllm.agents.consensus import STRONG_PROFILE, WEAK_PROFILE, profile_rows
+from byzllm.agents.consensus import STRONG_PROFILE, WEAK_PROFILE, SimulatedProfile
 
 
-def _sources(profile: object) -> dict[str, str]:
-    return {row.name: row.source for row in profile_rows(profile)}  # type: ignore[arg-type]
+def _sources(profile: SimulatedProfile) -> dict[str, str]:
+    return {row.name: row.source for row in profile.rows()}
 
 
 def test_self_trust_is_declared_an_assumption_not_a_paper_figure() -> None:

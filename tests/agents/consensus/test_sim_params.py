@@ -14,7 +14,6 @@ from byzllm.agents.consensus import (
     SimulatedAgent,
     SimulatedProfile,
     is_right,
-    profile_rows,
 )
 from byzllm.tasks import synthetic_tasks
 
@@ -23,12 +22,12 @@ TASKS = synthetic_tasks(400, seed=23)
 
 def test_every_parameter_has_a_meaning_and_a_source() -> None:
     for profile in (STRONG_PROFILE, WEAK_PROFILE):
-        rows = profile_rows(profile)
+        rows = profile.rows()
         assert {r.name for r in rows} == set(SimulatedProfile.model_fields) - {"name"}
         assert all(r.meaning and r.source for r in rows)
     assert parameter_source(SimulatedProfile, "false_accept") == ASSUMPTION
     assert "Table 1" in PROFILE_SOURCES["weak"]["strength"]
-    assert "Table 1" in next(r.source for r in profile_rows(WEAK_PROFILE) if r.name == "strength")
+    assert "Table 1" in next(r.source for r in WEAK_PROFILE.rows() if r.name == "strength")
 
 
 @pytest.mark.parametrize(("false_accept", "false_reject"), [(0.0, 0.0), (0.3, 0.2), (0.7, 0.9)])

@@ -59,10 +59,8 @@ import hashlib
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from .. import _seeding
-from .._params import parameter
+from .._params import Confidence, NonNegative, Probability, SimParameters, parameter
 from ._examples import visible_examples
 from ._types import (
     CODER_ROLES,
@@ -103,10 +101,8 @@ BUG_KINDS: tuple[str, ...] = ("off_by_one", "truncate", "negate")
 SEAT_OFFSETS: tuple[float, ...] = (0.5, 0.17, -0.17, -0.5)
 
 
-class CodeGenSimParams(BaseModel):
+class CodeGenSimParams(SimParameters):
     """Every behavioural parameter of the simulated CodeGen roles (module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     coder_skill: float = parameter(
         2.0,
@@ -116,17 +112,15 @@ class CodeGenSimParams(BaseModel):
             "(80.5%, LLAMA-3.1-70B); docs/codegen.md gives what the simulator measures"
         ),
     )
-    skill_spread: float = parameter(
+    skill_spread: NonNegative = parameter(
         0.5,
         meaning="spread of the four coders' skills around coder_skill (logits)",
         source=_assumed("the four App. C roles share one model; role prompts differ a little"),
-        ge=0.0,
     )
-    difficulty_sd: float = parameter(
+    difficulty_sd: NonNegative = parameter(
         1.5,
         meaning="standard deviation of a problem's difficulty (logits)",
         source=_assumed("problems differ more than coders do; " + _UNMEASURED),
-        ge=0.0,
     )
     zero_shot_seat: int = parameter(
         0,
@@ -139,83 +133,63 @@ class CodeGenSimParams(BaseModel):
         ge=0,
         le=3,
     )
-    bug_coverage: float = parameter(
+    bug_coverage: Probability = parameter(
         0.5,
         meaning="share of inputs on which a wrong solution's bug changes the result",
         source=_assumed(
             "wrong code often passes a prompt's few examples yet fails hidden tests; " + _UNMEASURED
         ),
-        ge=0,
-        le=1,
     )
-    fix_rate: float = parameter(
+    fix_rate: Probability = parameter(
         0.35,
         meaning="P(a wrong coder fixes its code when the feedback or tests flag it)",
         source=_assumed(_UNMEASURED),
-        ge=0,
-        le=1,
     )
-    fix_rate_unflagged: float = parameter(
+    fix_rate_unflagged: Probability = parameter(
         0.05,
         meaning="P(a wrong coder fixes its code when nothing flags it)",
         source=_assumed("unprompted fixes are rare; " + _UNMEASURED),
-        ge=0,
-        le=1,
     )
-    break_rate: float = parameter(
+    break_rate: Probability = parameter(
         0.3,
         meaning="P(a correct coder breaks its code when the feedback calls it wrong)",
         source=_assumed("wrong feedback misleads; " + _UNMEASURED),
-        ge=0,
-        le=1,
     )
-    break_rate_unflagged: float = parameter(
+    break_rate_unflagged: Probability = parameter(
         0.01,
         meaning="P(a correct coder breaks its code when not flagged)",
         source=_assumed("unprompted regressions are rare; " + _UNMEASURED),
-        ge=0,
-        le=1,
     )
-    follow_pick_rate: float = parameter(
+    follow_pick_rate: Probability = parameter(
         0.3,
         meaning="P(a coder copies the judge's pick instead of revising)",
         source=_assumed(_UNMEASURED),
-        ge=0,
-        le=1,
     )
-    rating_noise: float = parameter(
+    rating_noise: Probability = parameter(
         0.2,
         meaning="P(a helpfulness rating moves one step from 4, 3 or 2)",
         source=_assumed("ratings are recorded, never used by the monitors"),
-        ge=0,
-        le=1,
     )
-    judge_error_rate: float = parameter(
+    judge_error_rate: Probability = parameter(
         0.15,
         meaning="P(a judge turn is faulty: verdicts against its evidence, a wrong pick)",
         source=_assumed(
             "the rogue-agents paper monitors what passes through the judge (§4.1) and "
             "reports no rate of faulty judgements"
         ),
-        ge=0,
-        le=1,
     )
-    verdict_noise: float = parameter(
+    verdict_noise: Probability = parameter(
         0.1,
         meaning="P(a clean judge's verdict on one solution contradicts what the solution does "
         "on the prompt's examples)",
         source=_assumed("reading code is imperfect; " + _UNMEASURED),
-        ge=0,
-        le=1,
     )
-    unseen_correct_rate: float = parameter(
+    unseen_correct_rate: Probability = parameter(
         0.8,
         meaning="P(a clean judge calls a solution correct when the prompt shows no example)",
         source=_assumed(
             "a reviewer without evidence mostly accepts; near the Table 1 zero-shot rate"
         ),
-        ge=0,
-        le=1,
     )
     tests_per_round: int = parameter(
         5,
@@ -224,43 +198,33 @@ class CodeGenSimParams(BaseModel):
         ge=0,
         le=20,
     )
-    tester_error_rate: float = parameter(
+    tester_error_rate: Probability = parameter(
         0.1,
         meaning="P(a tester turn is faulty: most of its tests unsound)",
         source=_assumed(
             "the tester is monitored too (§4.1: it writes T^j with the judge's F^j); the "
             "paper reports no rate of faulty test suites"
         ),
-        ge=0,
-        le=1,
     )
-    unsound_test_rate: float = parameter(
+    unsound_test_rate: Probability = parameter(
         0.05,
         meaning="P(a test of a clean tester turn expects a wrong value)",
         source=_assumed("copying an example's value is rarely wrong; " + _UNMEASURED),
-        ge=0,
-        le=1,
     )
-    faulty_unsound_rate: float = parameter(
+    faulty_unsound_rate: Probability = parameter(
         0.6,
         meaning="P(a test of a faulty tester turn expects a wrong value)",
         source=_assumed(_UNMEASURED),
-        ge=0,
-        le=1,
     )
-    verdict_confidence: float = parameter(
+    verdict_confidence: Confidence = parameter(
         0.92,
         meaning="probability a clean judge turn reports on each written decision token",
         source=_assumed("instruction-tuned models are confident on short answers; " + _UNMEASURED),
-        gt=0.5,
-        lt=1,
     )
-    test_confidence: float = parameter(
+    test_confidence: Confidence = parameter(
         0.9,
         meaning="probability a clean tester turn reports on each expected value",
         source=_assumed(_UNMEASURED),
-        gt=0.5,
-        lt=1,
     )
     faulty_confidence: float = parameter(
         0.62,
@@ -271,32 +235,25 @@ class CodeGenSimParams(BaseModel):
         gt=0,
         lt=1,
     )
-    confidence_jitter: float = parameter(
+    confidence_jitter: NonNegative = parameter(
         0.4,
         meaning="sd of the per-position jitter of a confidence (logits)",
         source=_assumed(_UNMEASURED),
-        ge=0,
     )
-    fault_signal: float = parameter(
+    fault_signal: Probability = parameter(
         1.0,
         meaning="how far a faulty turn's reported distributions move (0 = no signal)",
         source=_assumed("the paper's premise (§2) at full strength; 0 is its null ablation"),
-        ge=0,
-        le=1,
     )
-    no_code_rate: float = parameter(
+    no_code_rate: Probability = parameter(
         0.0,
         meaning="P(a coder's reply has no code block)",
         source=_assumed("off by default: a robustness knob"),
-        ge=0,
-        le=1,
     )
-    syntax_error_rate: float = parameter(
+    syntax_error_rate: Probability = parameter(
         0.0,
         meaning="P(a coder's code has a syntax error)",
         source=_assumed("off by default: a robustness knob"),
-        ge=0,
-        le=1,
     )
     top_k: int = parameter(
         5,

@@ -42,7 +42,6 @@ from ._sim import (
     SimulatedAgent,
     SimulatedProfile,
     looks_like_injection,
-    profile_rows,
 )
 from ._types import (
     AgentGroup,
@@ -82,7 +81,6 @@ __all__ = [
     "parse_confidence",
     "parse_refined_answer",
     "parse_score",
-    "profile_rows",
     "read_answer",
     "read_confidence",
     "read_refined_answer",

@@ -69,15 +69,15 @@ import functools
 import hashlib
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from byzllm.tasks import Task
 
-from .._params import ParameterRow, parameter, parameter_rows
+from .._params import Probability, SimParameters, parameter
 from .._seeding import choice, gauss, uniform
 from ._answers import answer_key, fresh_wrong_answers, is_right, same_answer, wrong_answers
 from ._types import AgentGroup, CallContext, ConsensusAgent, Response, ScoredResponse
@@ -90,7 +90,6 @@ __all__ = [
     "SimulatedAgent",
     "SimulatedProfile",
     "looks_like_injection",
-    "profile_rows",
 ]
 
 _XIONG = (
@@ -115,23 +114,21 @@ def _open(u: float) -> float:
     return min(max(u, 1e-12), 1 - 1e-12)
 
 
-class SimulatedProfile(BaseModel):
+class SimulatedProfile(SimParameters):
     """Explicit behavioural parameters of one simulated agent (see the module docstring).
 
     The declared sources are the generic ones; the default profiles carry their own per-value
     sources (:data:`PROFILE_SOURCES`).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     name: str = Field(default="custom", description="profile name, e.g. 'strong'")
-    strength: float = parameter(
-        0.85, meaning="P(solves a task on its own): the initial accuracy", ge=0, le=1
+    strength: Probability = parameter(
+        0.85, meaning="P(solves a task on its own): the initial accuracy"
     )
-    error_correlation: float = parameter(
-        0.2, meaning="P(a wrong answer is the task's most plausible distractor)", ge=0, le=1
+    error_correlation: Probability = parameter(
+        0.2, meaning="P(a wrong answer is the task's most plausible distractor)"
     )
-    answer_spread: float = parameter(
+    answer_spread: Probability = parameter(
         0.0,
         meaning="P(a wrong answer other than the top distractor is one of the agent's own, "
         "rarely shared, instead of one of the task's few listed distractors)",
@@ -140,8 +137,6 @@ class SimulatedProfile(BaseModel):
             "agents often agree; `byzllm sim fit` measures it (small models' wrong answers are "
             "mostly their own: docs/results/sac-table1-real.md)"
         ),
-        ge=0,
-        le=1,
     )
     difficulty_correlation: float = parameter(
         0.0,
@@ -155,7 +150,7 @@ class SimulatedProfile(BaseModel):
         ge=0,
         le=0.99,
     )
-    self_trust: float = parameter(
+    self_trust: Probability = parameter(
         1.0,
         meaning="P(judges a response equal to its own solution correct)",
         source=(
@@ -165,54 +160,44 @@ class SimulatedProfile(BaseModel):
             "run; the ablation rows at 0.75 and 0.5 in docs/consensus.md show the results "
             "that rest on it"
         ),
-        ge=0,
-        le=1,
     )
-    false_accept: float = parameter(
-        0.05, meaning="P(judges another agent's wrong answer correct)", ge=0, le=1
+    false_accept: Probability = parameter(
+        0.05, meaning="P(judges another agent's wrong answer correct)"
     )
-    false_reject: float = parameter(
-        0.6, meaning="P(judges another agent's right answer wrong)", ge=0, le=1
+    false_reject: Probability = parameter(
+        0.6, meaning="P(judges another agent's right answer wrong)"
     )
-    score_accept: float = parameter(
-        0.9, meaning="score φ given to a response judged correct", ge=0, le=1
-    )
-    score_reject: float = parameter(
-        0.1, meaning="score φ given to a response judged wrong", ge=0, le=1
-    )
+    score_accept: Probability = parameter(0.9, meaning="score φ given to a response judged correct")
+    score_reject: Probability = parameter(0.1, meaning="score φ given to a response judged wrong")
     calibration_noise: float = parameter(
         0.05, meaning="s.d. of the Gaussian noise on scores and confidences", ge=0, le=1
     )
-    anchoring: float = parameter(
-        0.9, meaning="P(keeps an answer it believes correct, whatever the peers say)", ge=0, le=1
+    anchoring: Probability = parameter(
+        0.9, meaning="P(keeps an answer it believes correct, whatever the peers say)"
     )
-    susceptibility: float = parameter(
-        0.7, meaning="P(moves to the heaviest retained answer when not anchored)", ge=0, le=1
+    susceptibility: Probability = parameter(
+        0.7, meaning="P(moves to the heaviest retained answer when not anchored)"
     )
-    confidence_right: float = parameter(
+    confidence_right: Probability = parameter(
         0.9,
         meaning="mean verbalized confidence in a right answer (when not exactly 1.0)",
         source=_XIONG,
-        ge=0,
-        le=1,
     )
-    confidence_wrong: float = parameter(
+    confidence_wrong: Probability = parameter(
         0.8,
         meaning="mean verbalized confidence in a wrong answer (when not exactly 1.0)",
         source=_XIONG,
-        ge=0,
-        le=1,
     )
-    confidence_at_one_right: float = parameter(
-        0.25, meaning="P(verbalized confidence is exactly 1.0 | right answer)", ge=0, le=1
+    confidence_at_one_right: Probability = parameter(
+        0.25, meaning="P(verbalized confidence is exactly 1.0 | right answer)"
     )
-    confidence_at_one_wrong: float = parameter(
-        0.15, meaning="P(verbalized confidence is exactly 1.0 | wrong answer)", ge=0, le=1
+    confidence_at_one_wrong: Probability = parameter(
+        0.15, meaning="P(verbalized confidence is exactly 1.0 | wrong answer)"
     )
-    injection_susceptibility: float = parameter(
-        0.05, meaning="P(obeys a score embedded in a peer's message)", ge=0, le=1
+    injection_susceptibility: Probability = parameter(
+        0.05, meaning="P(obeys a score embedded in a peer's message)"
     )
-    refine_slip: float = parameter(
+    refine_slip: Probability = parameter(
         0.0,
         meaning="P(a refinement answers anew: an answer that neither the agent nor any "
         "retained neighbour gave)",
@@ -221,16 +206,16 @@ class SimulatedProfile(BaseModel):
             "outcome; `byzllm sim fit` measures it (Qwen2.5-Coder-0.5B with the paper's "
             "answer-only refine prompt: 55% of its refinements, docs/results/sac-table1-real.md)"
         ),
-        ge=0,
-        le=1,
     )
-    slip_accuracy: float = parameter(
+    slip_accuracy: Probability = parameter(
         0.0,
         meaning="P(an answer given anew in refinement is right)",
         source="assumed 0 with refine_slip; `byzllm sim fit` measures it",
-        ge=0,
-        le=1,
     )
+
+    def sources(self) -> Mapping[str, str]:
+        """A default profile's own per-value sources (:data:`PROFILE_SOURCES`)."""
+        return PROFILE_SOURCES.get(self.name, {})
 
 
 #: A gpt-4o-mini-like agent on the synthetic tasks (≈ 85% alone, Table 1's strong group).
@@ -262,11 +247,6 @@ PROFILE_SOURCES: dict[str, dict[str, str]] = {
         "strength": "the SAC paper, Table 1: gpt-3.5-turbo's initial accuracy, 23-28%",
     },
 }
-
-
-def profile_rows(profile: SimulatedProfile) -> list[ParameterRow]:
-    """The parameters of ``profile`` with meaning and source (``byzllm sim show``)."""
-    return parameter_rows(profile, PROFILE_SOURCES.get(profile.name), skip=("name",))
 
 
 #: Nature's access to the ground truth: task id -> the task with its answer.

@@ -41,9 +41,7 @@ import math
 import random
 import statistics
 
-from pydantic import BaseModel, ConfigDict
-
-from .._params import ASSUMPTION, parameter
+from .._params import ASSUMPTION, Probability, SimParameters, parameter
 from .._seeding import gauss, uniform
 from ._types import CatchTurn, FisherView, SpeechTurn, TopLogprobs
 
@@ -52,10 +50,8 @@ __all__ = ["FisherParams", "SimulatedFisher", "sustainable_share"]
 _PIATTI = "Piatti et al. 2024 (GovSim)"
 
 
-class FisherParams(BaseModel):
+class FisherParams(SimParameters):
     """The simulated fishers' behaviour, every assumption named (module docstring)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     greed: float = parameter(
         0.3,
@@ -73,20 +69,16 @@ class FisherParams(BaseModel):
         ge=0.0,
         le=5.0,
     )
-    persuadability: float = parameter(
+    persuadability: Probability = parameter(
         0.6,
         meaning="how much the last meeting's agreement (median proposal) moves a fisher's wish "
         "(0 = not at all, 1 = adopts it)",
         source=f"{ASSUMPTION} (the mode: {_PIATTI}: communication improves sustainability)",
-        ge=0.0,
-        le=1.0,
     )
-    rogue_rate: float = parameter(
+    rogue_rate: Probability = parameter(
         0.06,
         meaning="probability that a fisher turns rogue at a meeting (until the next meeting)",
         source=f"{ASSUMPTION} (the notion: the rogue-agents paper, §2)",
-        ge=0.0,
-        le=1.0,
     )
     rogue_multiplier: float = parameter(
         3.0,
@@ -94,12 +86,10 @@ class FisherParams(BaseModel):
         ge=1.0,
         le=100.0,
     )
-    resample_persistence: float = parameter(
+    resample_persistence: Probability = parameter(
         0.5,
         meaning="probability that a rogue episode shows again when the same catch is asked "
         "again (the resample ablation, the rogue-agents paper, §6.1)",
-        ge=0.0,
-        le=1.0,
     )
     confidence_logit: float = parameter(
         3.0,
@@ -116,12 +106,10 @@ class FisherParams(BaseModel):
         ge=0.0,
         le=20.0,
     )
-    fault_signal: float = parameter(
+    fault_signal: Probability = parameter(
         1.0,
         meaning="how strongly a rogue turn shows in the distributions it reports (0 = the "
         "monitor gets no signal from it)",
-        ge=0.0,
-        le=1.0,
     )
     top_k: int = parameter(
         5, meaning="alternatives reported per position (the server's top-k)", ge=1, le=10

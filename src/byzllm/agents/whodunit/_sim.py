@@ -2,7 +2,7 @@
 
 A documented behavioural model of LLM agents (product brief §5), not a stub. Every
 behavioural assumption is a named :class:`SimParams` field with a default, a one-line meaning
-and its source (``parameter_rows(SimParams())`` lists them; most are assumptions, and
+and its source (``SimParams().rows()`` lists them; most are assumptions, and
 ``byzllm sim fit`` replaces the identifiable ones by figures measured on a real run). Every
 turn the agent rebuilds its *belief* (a posterior over suspects) from what it knows and what
 the channel says, turns the belief into a *soft policy* (a probability for every action
@@ -104,9 +104,17 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import model_validator
 
-from .._params import ASSUMPTION, parameter
+from .._params import (
+    ASSUMPTION,
+    Confidence,
+    NonNegative,
+    Positive,
+    Probability,
+    SimParameters,
+    parameter,
+)
 from ._deduce import accuser_evidence, fact_violations, shared_facts
 from ._types import (
     ActionKind,
@@ -134,74 +142,55 @@ WRONG_ROLE_ACTION: dict[Role, WhoDunitAction] = {
 }
 
 
-class SimParams(BaseModel):
+class SimParams(SimParameters):
     """The simulated agent's behaviour (reported with every simulated result).
 
     Every field is a named assumption with its meaning and source
-    (:func:`byzllm.agents._params.parameter_rows` lists them; ``byzllm sim show`` prints
+    (:meth:`~byzllm.agents._params.SimParameters.rows` lists them; ``byzllm sim show`` prints
     them). See the module docstring for the model each parameter belongs to.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     # Noise modes (per turn).
-    hallucination_rate: float = parameter(
+    hallucination_rate: Probability = parameter(
         0.03,
         meaning="per-turn probability of misremembering one fact (a culprit property, an "
         "answer, a listed id, a fact to share)",
         source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 48% of 50 reviewed "
         "monitor triggers)",
-        ge=0.0,
-        le=1.0,
     )
-    collapse_rate: float = parameter(
+    collapse_rate: Probability = parameter(
         0.02,
         meaning="per-turn probability of repeating its own previous message",
         source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 16% of reviewed triggers)",
-        ge=0.0,
-        le=1.0,
     )
-    collapse_persistence: float = parameter(
-        0.8,
-        meaning="probability of repeating again once its last two messages are identical",
-        ge=0.0,
-        le=1.0,
+    collapse_persistence: Probability = parameter(
+        0.8, meaning="probability of repeating again once its last two messages are identical"
     )
-    role_loss_rate: float = parameter(
+    role_loss_rate: Probability = parameter(
         0.008,
         meaning="per-turn probability of losing track of its role",
         source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 8% of reviewed triggers)",
-        ge=0.0,
-        le=1.0,
     )
-    role_loss_invalid: float = parameter(
+    role_loss_invalid: Probability = parameter(
         0.0,
         meaning="share of role-loss turns that write another role's action (the environment "
         "passes the turn: an invalid move)",
-        ge=0.0,
-        le=1.0,
     )
-    recall_failure_rate: float = parameter(
+    recall_failure_rate: Probability = parameter(
         0.04,
         meaning="per-turn probability of ignoring part of what it was told",
         source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 4% of reviewed triggers)",
-        ge=0.0,
-        le=1.0,
     )
-    recall_drop: float = parameter(
+    recall_drop: Probability = parameter(
         0.5,
         meaning="on a recall failure, probability of ignoring each channel message (and own fact)",
-        ge=0.0,
-        le=1.0,
     )
     # Rogue episodes (per agent, per episode).
-    rogue_rate: float = parameter(
+    rogue_rate: Probability = parameter(
         0.25,
         meaning="probability that an agent is rogue for a whole episode (a game, or the play "
         "after a reset)",
         source=f"{ASSUMPTION} (the notion: the rogue-agents paper, §2)",
-        ge=0.0,
-        le=1.0,
     )
     rogue_noise_multiplier: float = parameter(
         6.0, meaning="factor on every noise rate in a rogue episode", ge=1.0
@@ -212,12 +201,10 @@ class SimParams(BaseModel):
         ge=1.0,
     )
     # What a monitor can see of a fault.
-    fault_signal: float = parameter(
+    fault_signal: Probability = parameter(
         1.0,
         meaning="how strongly a faulty turn (hallucination, collapse, role loss, rogue "
         "episode) shifts the distributions it reports (0 = the monitor gets no signal from it)",
-        ge=0.0,
-        le=1.0,
     )
     # Difficulty.
     reference_suspects: int = parameter(
@@ -226,32 +213,25 @@ class SimParams(BaseModel):
         source="the rogue-agents paper, §4.1: 10 suspects in the asymmetric variant",
         ge=1,
     )
-    size_exponent: float = parameter(
+    size_exponent: NonNegative = parameter(
         1.0,
         meaning="rates scale with (suspects / reference_suspects) ** size_exponent, capped at 1",
         source=f"{ASSUMPTION} (direction: the rogue-agents paper, §6.2, Fig. 6: success falls "
         "with more suspects)",
-        ge=0.0,
     )
     # Belief.
-    evidence_weight: float = parameter(
-        5.0, meaning="log-weight a suspect loses per message or fact contradicting it", gt=0.0
+    evidence_weight: Positive = parameter(
+        5.0, meaning="log-weight a suspect loses per message or fact contradicting it"
     )
-    confirm_weight: float = parameter(
-        0.7,
-        meaning="log-weight the Accuser adds per culprit property a message confirms",
-        ge=0.0,
+    confirm_weight: NonNegative = parameter(
+        0.7, meaning="log-weight the Accuser adds per culprit property a message confirms"
     )
-    match_bonus: float = parameter(
-        7.0,
-        meaning="log-weight the Accuser adds when every culprit property is confirmed",
-        ge=0.0,
+    match_bonus: NonNegative = parameter(
+        7.0, meaning="log-weight the Accuser adds when every culprit property is confirmed"
     )
-    recall_confidence: float = parameter(
+    recall_confidence: Confidence = parameter(
         0.98,
         meaning="confidence in a fact it remembers (Intel's answers and lists, a player's share)",
-        gt=0.5,
-        lt=1.0,
     )
     hallucination_confidence_low: float = parameter(
         0.5,
@@ -269,29 +249,21 @@ class SimParams(BaseModel):
     accuse_confidence: float = parameter(
         0.9, meaning="top posterior probability at which accusing becomes even odds", gt=0.0, lt=1.0
     )
-    decisiveness: float = parameter(
-        20.0, meaning="slope of the sigmoids that turn belief into the soft policy", gt=0.0
+    decisiveness: Positive = parameter(
+        20.0, meaning="slope of the sigmoids that turn belief into the soft policy"
     )
     last_turn_accuse: float = parameter(
-        0.95,
-        meaning="least probability of accusing on its last turn of the budget",
-        ge=0.5,
-        le=1.0,
+        0.95, meaning="least probability of accusing on its last turn of the budget", ge=0.5, le=1.0
     )
-    collapse_copy: float = parameter(
+    collapse_copy: Probability = parameter(
         0.8,
         meaning="extra probability a repeated turn puts on each copied token (at fault_signal 1)",
-        ge=0.0,
-        le=1.0,
     )
-    role_loss_mix: float = parameter(
-        0.7,
-        meaning="weight of the uniform policy mixed into a role-loss turn's action number",
-        ge=0.0,
-        le=1.0,
+    role_loss_mix: Probability = parameter(
+        0.7, meaning="weight of the uniform policy mixed into a role-loss turn's action number"
     )
-    temperature: float = parameter(
-        1.0, meaning="temperature of every reported distribution, p ** (1 / T) renormalized", gt=0.0
+    temperature: Positive = parameter(
+        1.0, meaning="temperature of every reported distribution, p ** (1 / T) renormalized"
     )
     top_k: int = parameter(
         10,
