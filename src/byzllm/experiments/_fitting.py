@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,12 +25,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError
 
-from byzllm.agents._params import parameter_source
+from byzllm.agents._params import SimParameters, parameter_source
 from byzllm.errors import ConfigError, InputError
 from byzllm.runs import Interval, config_path
 
 __all__ = [
     "ComparisonRow",
+    "Estimates",
     "FittedProfile",
     "bisect_increasing",
     "comparison_row",
@@ -92,7 +94,7 @@ def load_profile_section(path: str | Path, group: str, domain: str) -> dict[str,
     return dict(profile.groups[group])
 
 
-_Params = TypeVar("_Params", bound=BaseModel)
+_Params = TypeVar("_Params", bound=SimParameters)
 
 
 def profile_params(profile: FittedProfile, domain: str, title: str, cls: type[_Params]) -> _Params:
@@ -179,21 +181,42 @@ def run_name(run_dir: str | Path) -> str:
     return Path(run_dir).resolve().name
 
 
+@dataclass
+class Estimates:
+    """What a fit of one parameter set found, gathered as it goes: each estimated parameter's
+    value with the statistic it came from (:meth:`put`), why others were not estimated
+    (``unseen``) and the measured statistics behind them (``evidence``, the profile's)."""
+
+    #: How every statistic is introduced, e.g. "fitted from RUN on 40 games".
+    basis: str
+    unseen: dict[str, str] = field(default_factory=dict)
+    #: Whether the profile's sources say why a parameter was not fitted (from ``unseen``,
+    #: else "no evidence in the run"); the WhoDunit fit gives no reasons.
+    reasons: bool = True
+    evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
+    values: dict[str, float] = field(default_factory=dict)
+    stat: dict[str, str] = field(default_factory=dict)
+
+    def put(self, name: str, value: float, what: str, n: int) -> None:
+        """Record ``name``'s estimate ``value`` (rounded as profiles keep it), from the
+        statistic ``what`` over ``n`` observations."""
+        self.values[name] = round(value, 4)
+        self.stat[name] = f"{self.basis}: {what}, n = {n}"
+
+
 def sim_profile(
     domain: str,
-    params: BaseModel,
-    fitted: tuple[Mapping[str, float], Mapping[str, str]],
+    params: SimParameters,
+    fit: Estimates,
     run: str,
     rows: Sequence[Mapping[str, Any]],
-    evidence: dict[str, dict[str, Any]],
-    unseen: Mapping[str, str] | None = None,
 ) -> FittedProfile:
     """The profile of a domain with one parameter set (``sim``): each parameter the fit
-    estimated (``fitted``: values and the statistic each came from), the others as
-    ``params`` (the base the fit started from) has them, with why they were not fitted
-    (``unseen``) and whether they are the declared default. Validated as a config will load
-    it, so a fitted value outside a parameter's range fails here."""
-    values, stat = fitted
+    estimated (``fit``'s values and the statistic each came from), the others as ``params``
+    (the base the fit started from) has them, with why they were not fitted (``fit.unseen``)
+    and whether they are the declared default. Validated as a config will load it, so a
+    fitted value outside a parameter's range fails here."""
+    values, stat = fit.values, fit.stat
     defaults = type(params)()
     group: dict[str, float] = {}
     sources: dict[str, str] = {}
@@ -203,7 +226,7 @@ def sim_profile(
             continue
         value = getattr(params, name)
         group[name] = float(value)
-        why = "" if unseen is None else f": {unseen.get(name, 'no evidence in the run')}"
+        why = f": {fit.unseen.get(name, 'no evidence in the run')}" if fit.reasons else ""
         if value != getattr(defaults, name):
             sources[name] = f"set for the fit, not fitted from {run}{why}"
         else:
@@ -216,5 +239,5 @@ def sim_profile(
         run_simulated=any(bool(row.get("simulated")) for row in rows),
         groups={"sim": group},
         sources={"sim": sources},
-        evidence=evidence,
+        evidence=fit.evidence,
     )

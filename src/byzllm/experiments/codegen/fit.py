@@ -100,6 +100,7 @@ from byzllm.runs import Store
 
 from .._fitting import (
     ComparisonRow,
+    Estimates,
     FittedProfile,
     bisect_increasing,
     profile_params,
@@ -155,9 +156,6 @@ _SD = (0.01, 10.0)
 _SPREAD = (0.0, 5.0)
 #: Fewer expected faulty judge turns than this: fault_signal is not estimated.
 _MIN_FAULTY = 2.0
-
-#: Records one fitted parameter: name, value, the statistic it came from, its count.
-_Put = Callable[[str, float, str, int], None]
 
 
 # -- what the records show -------------------------------------------------------------------
@@ -602,25 +600,17 @@ def fit_codegen(
         raise InputError(f"{run} has no CodeGen debates to fit a profile from")
     base = base or CodeGenSimParams()
     ev = collect_evidence(records, prompts)
-    values: dict[str, float] = {}
-    stat: dict[str, str] = {}
-    unseen: dict[str, str] = dict(_UNSEEN)
-
-    def put(name: str, value: float, what: str, n: int) -> None:
-        values[name] = round(value, 4)
-        stat[name] = f"fitted from {run} on {ev.debates} debates: {what}, n = {n}"
-
-    evidence: dict[str, dict[str, Any]] = {}
-    _fit_replies(ev, put, unseen, evidence)
-    _fit_first_round(ev, base, put, unseen, evidence)
-    judge_post = _fit_judging(ev, put, unseen, evidence)
-    tester_post = _fit_testing(ev, base, put, unseen, evidence)
-    _fit_confidences(ev, base, judge_post, tester_post, put, unseen, evidence)
-    return sim_profile("codegen", base, (values, stat), run, records, evidence, unseen)
+    fit = Estimates(f"fitted from {run} on {ev.debates} debates", dict(_UNSEEN))
+    _fit_replies(ev, fit)
+    _fit_first_round(ev, base, fit)
+    judge_post = _fit_judging(ev, fit)
+    tester_post = _fit_testing(ev, base, fit)
+    _fit_confidences(ev, base, judge_post, tester_post, fit)
+    return sim_profile("codegen", base, fit, run, records)
 
 
-def _fit_replies(ev: CodeGenEvidence, put: _Put, unseen: dict[str, str], evidence: Any) -> None:
-    evidence["coders"] = {
+def _fit_replies(ev: CodeGenEvidence, fit: Estimates) -> None:
+    fit.evidence["coders"] = {
         "replies": ev.replies,
         "no_code": ev.no_code,
         "syntax_errors": ev.broken,
@@ -628,21 +618,23 @@ def _fit_replies(ev: CodeGenEvidence, put: _Put, unseen: dict[str, str], evidenc
         "ratings_off_rule": ev.ratings_off,
     }
     if ev.replies:
-        put("no_code_rate", ev.no_code / ev.replies, "share of replies without code", ev.replies)
+        fit.put(
+            "no_code_rate", ev.no_code / ev.replies, "share of replies without code", ev.replies
+        )
     else:
-        unseen["no_code_rate"] = "the run holds no coder reply"
+        fit.unseen["no_code_rate"] = "the run holds no coder reply"
     written = ev.replies - ev.no_code
     if written:
-        put(
+        fit.put(
             "syntax_error_rate",
             ev.broken / written,
             "share of written code that compiles neither alone nor after the prompt",
             written,
         )
     else:
-        unseen["syntax_error_rate"] = "the run holds no written code"
+        fit.unseen["syntax_error_rate"] = "the run holds no written code"
     if ev.ratings:
-        put(
+        fit.put(
             "rating_noise",
             ev.ratings_off / ev.ratings,
             "share of helpfulness ratings off 4 (verdict agreed with the tests' result), 2 "
@@ -650,19 +642,17 @@ def _fit_replies(ev: CodeGenEvidence, put: _Put, unseen: dict[str, str], evidenc
             ev.ratings,
         )
     else:
-        unseen["rating_noise"] = "the run holds no helpfulness rating (no debate past round 1)"
+        fit.unseen["rating_noise"] = "the run holds no helpfulness rating (no debate past round 1)"
 
 
 def _fit_first_round(
     ev: CodeGenEvidence,
     base: CodeGenSimParams,
-    put: _Put,
-    unseen: dict[str, str],
-    evidence: dict[str, dict[str, Any]],
+    fit: Estimates,
 ) -> None:
     first = ev.first
     passing = sum(s.failed == 0 for s in first)
-    evidence["coders"] |= {
+    fit.evidence["coders"] |= {
         "first_round_solutions": len(first),
         "first_round_pass_examples": passing,
         "zero_shot_debates": len(ev.zero_shot),
@@ -671,12 +661,12 @@ def _fit_first_round(
     coverage = base.bug_coverage
     fitted = fit_bug_coverage(first)
     if fitted is None:
-        unseen["bug_coverage"] = (
+        fit.unseen["bug_coverage"] = (
             "no round-1 solution fails one of two or more examples (one example says nothing of it)"
         )
     else:
         coverage, n = fitted
-        put(
+        fit.put(
             "bug_coverage",
             coverage,
             "maximum likelihood of the examples failed by round-1 solutions failing at least "
@@ -693,22 +683,23 @@ def _fit_first_round(
             f"{coverage:g})"
         )
         for name, value in fitted_coders.items():
-            put(name, value, what, len(first))
+            fit.put(name, value, what, len(first))
         if "difficulty_sd" not in fitted_coders:
-            unseen["difficulty_sd"] = "no problem's examples ran more than one solution"
+            fit.unseen["difficulty_sd"] = "no problem's examples ran more than one solution"
         if "skill_spread" not in fitted_coders:
-            unseen["skill_spread"] = "the examples ran one seat's solutions only"
+            fit.unseen["skill_spread"] = "the examples ran one seat's solutions only"
     elif ev.zero_shot:
-        put(
+        fit.put(
             "coder_skill",
             _zero_shot_skill(ev.zero_shot, base),
             "the skill whose expected zero-shot Pass@1 over the difficulty (difficulty_sd "
             f"{base.difficulty_sd:g}) is the run's {_zero_shot_rate(ev):.4f}",
             len(ev.zero_shot),
         )
-        unseen["difficulty_sd"] = unseen["skill_spread"] = "the run holds no debate"
+        fit.unseen["difficulty_sd"] = fit.unseen["skill_spread"] = "the run holds no debate"
     else:
-        unseen["coder_skill"] = unseen["difficulty_sd"] = unseen["skill_spread"] = skill_why
+        for name in ("coder_skill", "difficulty_sd", "skill_spread"):
+            fit.unseen[name] = skill_why
 
 
 def _zero_shot_rate(ev: CodeGenEvidence) -> float:
@@ -718,13 +709,11 @@ def _zero_shot_rate(ev: CodeGenEvidence) -> float:
     return sum(p for _, _, p in ev.zero_shot) / len(ev.zero_shot)
 
 
-def _fit_judging(
-    ev: CodeGenEvidence, put: _Put, unseen: dict[str, str], evidence: dict[str, dict[str, Any]]
-) -> list[float]:
+def _fit_judging(ev: CodeGenEvidence, fit: Estimates) -> list[float]:
     turns = ev.judge
     judged = [t for t in turns if t.seen > 0]
     e, v, post = fit_judge(turns)
-    evidence["judge"] = {
+    fit.evidence["judge"] = {
         "turns": len(turns),
         "judged_solutions": sum(t.seen for t in turns),
         "disagreements": sum(t.disagree for t in turns),
@@ -733,17 +722,17 @@ def _fit_judging(
     }
     why = "no judge verdict on a solution the prompt's examples ran"
     if not judged:
-        unseen["judge_error_rate"] = unseen["verdict_noise"] = why
+        fit.unseen["judge_error_rate"] = fit.unseen["verdict_noise"] = why
     else:
         n = sum(t.seen for t in judged)
-        put(
+        fit.put(
             "judge_error_rate",
             e,
             "share of judge turns contradicting every example-checked verdict, EM of the "
             "mixture with verdict_noise",
             len(judged),
         )
-        put(
+        fit.put(
             "verdict_noise",
             v,
             "share of a clean turn's verdicts contradicting the examples (the same EM)",
@@ -756,7 +745,7 @@ def _fit_judging(
     slope = sum(t.unseen * ((1 - r) * (1 - 2 * v) - r) for r, t in zip(post, turns, strict=True))
     n_unseen = sum(t.unseen for t in turns)
     if n_unseen and slope > 1e-6:
-        put(
+        fit.put(
             "unseen_correct_rate",
             min(1.0, max(0.0, (said - fixed) / slope)),
             f"CORRECT share {said / n_unseen:.4f} of the verdicts on solutions without an "
@@ -764,37 +753,35 @@ def _fit_judging(
             n_unseen,
         )
     else:
-        unseen["unseen_correct_rate"] = "no verdict on a solution without an example"
+        fit.unseen["unseen_correct_rate"] = "no verdict on a solution without an example"
     return post
 
 
 def _fit_testing(
     ev: CodeGenEvidence,
     base: CodeGenSimParams,
-    put: _Put,
-    unseen: dict[str, str],
-    evidence: dict[str, dict[str, Any]],
+    fit: Estimates,
 ) -> list[float]:
     turns = ev.tester
     checked = [t for t in turns if t.checked > 0]
     t, u, post = fit_tester(turns, base.faulty_unsound_rate)
-    evidence["tester"] = {
+    fit.evidence["tester"] = {
         "turns": len(turns),
         "checked_tests": sum(x.checked for x in turns),
         "unsound_tests": sum(x.unsound for x in turns),
     }
     if not checked:
         why = "no test of the run calls the function as one of the prompt's examples"
-        unseen["tester_error_rate"] = unseen["unsound_test_rate"] = why
+        fit.unseen["tester_error_rate"] = fit.unseen["unsound_test_rate"] = why
         return post
     given = f"given faulty_unsound_rate {base.faulty_unsound_rate:g}"
-    put(
+    fit.put(
         "tester_error_rate",
         t,
         f"EM of the tester turns' unsound counts as a two-rate mixture, {given}",
         len(checked),
     )
-    put(
+    fit.put(
         "unsound_test_rate",
         u,
         f"share of a clean turn's checked tests expecting another value than the prompt "
@@ -809,9 +796,7 @@ def _fit_confidences(
     base: CodeGenSimParams,
     judge_post: Sequence[float],
     tester_post: Sequence[float],
-    put: _Put,
-    unseen: dict[str, str],
-    evidence: dict[str, dict[str, Any]],
+    fit: Estimates,
 ) -> None:
     # Only turns whose posterior the verdicts inform: a turn without a checked verdict would
     # add its prior's mixture of clean and faulty confidences to both means.
@@ -819,25 +804,25 @@ def _fit_confidences(
     mean_c, sd_c, _ = _weighted([(1 - r, t.logits) for r, t in judged])
     mean_f, _, mass_f = _weighted([(r, t.logits) for r, t in judged])
     positions = sum(len(t.logits) for _, t in judged)
-    evidence["judge"] |= {
+    fit.evidence["judge"] |= {
         "positions": positions,
         "clean_logit_mean": None if math.isnan(mean_c) else round(mean_c, 4),
         "faulty_logit_mean": None if math.isnan(mean_f) else round(mean_f, 4),
     }
     if math.isnan(mean_c):
         why = "the judge's turns report no distributions"
-        unseen["verdict_confidence"] = unseen["confidence_jitter"] = why
-        unseen["fault_signal"] = why
+        fit.unseen["verdict_confidence"] = fit.unseen["confidence_jitter"] = why
+        fit.unseen["fault_signal"] = why
     else:
         confidence = min(0.999, max(0.501, float(expit(mean_c))))
-        put(
+        fit.put(
             "verdict_confidence",
             confidence,
             "the judge's top-token probability, its logit averaged over the positions of "
             "turns with an example-checked verdict, weighted by their posterior of being clean",
             positions,
         )
-        put(
+        fit.put(
             "confidence_jitter",
             sd_c,
             "s.d. of those logits (the same weights)",
@@ -846,11 +831,11 @@ def _fit_confidences(
         target = float(expit(mean_f)) if mass_f >= _MIN_FAULTY else float("nan")
         step = base.faulty_confidence - confidence
         if math.isnan(target) or abs(step) < 1e-6:
-            unseen["fault_signal"] = (
+            fit.unseen["fault_signal"] = (
                 f"fewer than {_MIN_FAULTY:g} judge turns look faulty in expectation"
             )
         else:
-            put(
+            fit.put(
                 "fault_signal",
                 min(1.0, max(0.0, (target - confidence) / step)),
                 f"faulty-weighted top-token probability {target:.4f} of the judge's turns, "
@@ -861,14 +846,14 @@ def _fit_confidences(
     checked = [(r, t) for r, t in zip(tester_post, ev.tester, strict=True) if t.checked > 0]
     mean_t, _, _ = _weighted([(1 - r, t.logits) for r, t in checked])
     tpositions = sum(len(t.logits) for _, t in checked)
-    evidence["tester"] |= {
+    fit.evidence["tester"] |= {
         "positions": tpositions,
         "clean_logit_mean": None if math.isnan(mean_t) else round(mean_t, 4),
     }
     if math.isnan(mean_t):
-        unseen["test_confidence"] = "the tester's turns report no distributions"
+        fit.unseen["test_confidence"] = "the tester's turns report no distributions"
     else:
-        put(
+        fit.put(
             "test_confidence",
             min(0.999, max(0.501, float(expit(mean_t)))),
             "the tester's top-token probability, its logit averaged over the positions of "

@@ -78,7 +78,14 @@ from byzllm.agents.govsim import FisherParams, sustainable_share
 from byzllm.errors import InputError
 from byzllm.runs import Store
 
-from .._fitting import ComparisonRow, FittedProfile, profile_params, run_name, sim_profile
+from .._fitting import (
+    ComparisonRow,
+    Estimates,
+    FittedProfile,
+    profile_params,
+    run_name,
+    sim_profile,
+)
 from .._twin import Metric, grouped_comparison, replay_units
 from .experiment import work
 
@@ -397,17 +404,10 @@ def fit_govsim(
     if not catches:
         raise InputError(f"{run} has no GovSim catches to fit a profile from")
     n_games = len(games)
-    values: dict[str, float] = {}
-    stat: dict[str, str] = {}
-    unseen: dict[str, str] = dict(_UNSEEN)
-
-    def put(name: str, value: float, what: str, n: int) -> None:
-        values[name] = round(value, 4)
-        stat[name] = f"fitted from {run} on {n_games} games: {what}, n = {n}"
-
+    fit = Estimates(f"fitted from {run} on {n_games} games", dict(_UNSEEN))
     first = _month_one(catches)
     ratios = [c.wish / c.share for c in first]
-    evidence: dict[str, dict[str, Any]] = {
+    fit.evidence |= {
         "catches": {
             "games": n_games,
             "catches": len(catches),
@@ -419,20 +419,20 @@ def fit_govsim(
     mixture = None
     if props:
         mixture = proposal_mixture(props, start_factor=(1.0 + base.greed) * base.rogue_multiplier)
-        evidence["proposals"] |= {
+        fit.evidence["proposals"] |= {
             "rogue_rate": round(mixture.rate, 4),
             "estimate_noise": round(mixture.noise, 4),
             "rogue_factor": round(mixture.factor, 4),
             "expected_rogue": round(mixture.expected_rogue, 2),
             "log_likelihood": round(mixture.log_likelihood, 2),
         }
-        put(
+        fit.put(
             "rogue_rate",
             mixture.rate,
             "share of rogue proposals, maximum likelihood of the rounded-normal mixture",
             len(props),
         )
-        put(
+        fit.put(
             "estimate_noise",
             mixture.noise,
             "sd of the clean proposals around the sustainable share, per stock / fisher "
@@ -441,11 +441,11 @@ def fit_govsim(
         )
     else:
         for name in ("rogue_rate", "estimate_noise", "rogue_multiplier", "persuadability"):
-            unseen[name] = "no utterance of the run names an amount (no proposals)"
+            fit.unseen[name] = "no utterance of the run names an amount (no proposals)"
 
     greed = month_one_greed(catches, mixture)
     if greed is None:
-        unseen["greed"] = "no uncapped month-1 catch on a positive sustainable share"
+        fit.unseen["greed"] = "no uncapped month-1 catch on a positive sustainable share"
         greed = base.greed
     else:
         how = (
@@ -454,8 +454,8 @@ def fit_govsim(
             if mixture is not None
             else "median of month 1's wish / sustainable share, less one (no meeting yet)"
         )
-        put("greed", min(10.0, max(0.0, greed)), how, len(first))
-        greed = values["greed"]
+        fit.put("greed", min(10.0, max(0.0, greed)), how, len(first))
+        greed = fit.values["greed"]
 
     if mixture is not None:
         rogue_at = {
@@ -469,16 +469,16 @@ def fit_govsim(
             and c.wish < c.stock
             and rogue_at.get((c.play, c.month - 1, c.fisher), 1.0) < 0.5
         ]
-        evidence["catches"]["paired_catches"] = len(paired)
+        fit.evidence["catches"]["paired_catches"] = len(paired)
         slope = persuadability_slope(paired, greed)
         if slope is None:
-            unseen["persuadability"] = (
+            fit.unseen["persuadability"] = (
                 f"fewer than {_MIN_PAIRED} catches after a clean proposal of the same fisher, "
                 "or none whose intention differs from the meeting's median"
             )
         else:
-            evidence["catches"]["persuadability_slope"] = round(slope, 4)
-            put(
+            fit.evidence["catches"]["persuadability_slope"] = round(slope, 4)
+            fit.put(
                 "persuadability",
                 min(1.0, max(0.0, slope)),
                 "least squares of wish = (1 - p) (1 + greed) own proposal + p median proposal "
@@ -486,17 +486,17 @@ def fit_govsim(
                 len(paired),
             )
         if mixture.expected_rogue >= _MIN_ROGUE:
-            put(
+            fit.put(
                 "rogue_multiplier",
                 min(100.0, max(1.0, mixture.factor / (1.0 + greed))),
                 f"rogue factor {mixture.factor:.4f} of the proposals / (1 + greed)",
                 len(props),
             )
         else:
-            unseen["rogue_multiplier"] = (
+            fit.unseen["rogue_multiplier"] = (
                 f"fewer than {_MIN_ROGUE:g} of the {len(props)} proposals look rogue"
             )
-    return sim_profile("govsim", base, (values, stat), run, games, evidence, unseen)
+    return sim_profile("govsim", base, fit, run, games)
 
 
 def _read(run_dir: str | Path) -> list[dict[str, Any]]:

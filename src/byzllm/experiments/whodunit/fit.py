@@ -85,6 +85,7 @@ from byzllm.runs import Interval, Store, bootstrap_intervals
 
 from .._fitting import (
     ComparisonRow,
+    Estimates,
     FittedProfile,
     bisect_increasing,
     comparison_row,
@@ -359,12 +360,7 @@ def fit_whodunit(
         pooled.clean += t.clean
         pooled.faulty += t.faulty
     scales = _scales(turns, sizes, base)
-    values: dict[str, float] = {}
-    stat: dict[str, str] = {}
-
-    def put(name: str, value: float, what: str, n: int) -> None:
-        values[name] = round(value, 4)
-        stat[name] = f"fitted from {run}: {what}, n = {n}"
+    fit = Estimates(f"fitted from {run}", reasons=False)
 
     def invert(observed: float) -> float:
         return _solve(observed, lambda x: _expected_rate(x, scales, base), 0.0, 1.0)
@@ -374,13 +370,13 @@ def fit_whodunit(
     # A repetition is a collapse (or ordinary play), which a role loss cannot interrupt.
     chances = pooled.turns - pooled.repeated
     invalid_rate = pooled.invalid / chances if chances else 0.0
-    put(
+    fit.put(
         "role_loss_rate",
         invert(invalid_rate),
         f"invalid-move share {invalid_rate:.4f} of the turns that are not repetitions, {how}",
         chances,
     )
-    put(
+    fit.put(
         "role_loss_invalid",
         1.0,
         "role loss is seen only as invalid moves (a legal move made without the role looks "
@@ -389,7 +385,7 @@ def fit_whodunit(
     )
     if pooled.facts:
         wrong_rate = pooled.wrong / pooled.facts
-        put(
+        fit.put(
             "hallucination_rate",
             invert(wrong_rate),
             f"false share {wrong_rate:.4f} of fact-stating messages, {how}",
@@ -402,7 +398,7 @@ def fit_whodunit(
         rc = base.recall_confidence
         temperature = _solve(target, lambda x: _two_point_entropy(rc, x), *_T_RANGE)
         clipped = " (clipped)" if temperature in _T_RANGE else ""
-        put(
+        fit.put(
             "temperature",
             temperature,
             f"median decision entropy {target:.4f} of clean Intel turns, given "
@@ -411,21 +407,21 @@ def fit_whodunit(
         )
     if intel is not None and intel.wrong_answers:
         target = fmean(intel.wrong_answers)
-        h = values.get("hallucination_rate", base.hallucination_rate)
+        h = fit.values.get("hallucination_rate", base.hallucination_rate)
         share = _rogue_share(h, scales, base)
         signal = _solve(
             target, lambda f: _false_answer_entropy(f, temperature, share, base), 0.0, 1.0
         )
-        put(
+        fit.put(
             "fault_signal",
             signal,
             f"mean decision entropy {target:.4f} of false Intel answers, given the fitted "
             "temperature and the hallucinated confidence range",
             len(intel.wrong_answers),
         )
-    evidence = {role: _evidence(t) for role, t in sorted(tally.items())}
-    evidence["pooled"] = _evidence(pooled) | {"mean_size_scale": round(mean_scale, 4)}
-    return sim_profile("whodunit", base, (values, stat), run, games, evidence)
+    fit.evidence = {role: _evidence(t) for role, t in sorted(tally.items())}
+    fit.evidence["pooled"] = _evidence(pooled) | {"mean_size_scale": round(mean_scale, 4)}
+    return sim_profile("whodunit", base, fit, run, games)
 
 
 def _read(run_dir: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
