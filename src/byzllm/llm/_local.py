@@ -20,7 +20,9 @@ from pathlib import Path
 from byzllm.errors import InputError
 
 __all__ = [
+    "LLAMA_CMAKE_ARGS",
     "LOCAL_INSTALL_HINT",
+    "REBUILD_HINT",
     "SHIPPED_MODEL",
     "GgufModel",
     "default_threads",
@@ -36,10 +38,23 @@ _GGUF_MAGIC = b"GGUF"
 #: How to get the extra. llama-cpp-python builds from source; these settings skip the parts
 #: byzllm never uses (tools, examples, tests, the C++ server, llava) and build in parallel,
 #: which takes a 2-core machine from about 20 minutes to about 7.
+#: The build is portable (AVX2, FMA, F16C: x86-64 CPUs since about 2013) rather than
+#: ``-march=native``: a native build on a CPU that advertises AMX tiles its hypervisor does
+#: not enable dies with SIGILL on its first batch, and a wheel pip cached on one machine
+#: may be installed on another.
+LLAMA_CMAKE_ARGS = (
+    "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON "
+    "-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF "
+    "-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
+)
 LOCAL_INSTALL_HINT = (
-    'install the local extra: CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="-DLLAVA_BUILD=OFF '
-    "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF "
-    '-DLLAMA_BUILD_SERVER=OFF" pip install "byzllm[local]"'
+    f'install the local extra: CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="{LLAMA_CMAKE_ARGS}" '
+    'pip install "byzllm[local]"'
+)
+#: What to do when the installed llama-cpp-python runs instructions this CPU does not have.
+REBUILD_HINT = (
+    f'rebuild it portably: CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="{LLAMA_CMAKE_ARGS}" '
+    "pip install --no-cache-dir --force-reinstall --no-deps llama-cpp-python"
 )
 
 

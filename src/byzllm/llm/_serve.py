@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import signal
 import socket
@@ -32,15 +33,44 @@ from byzllm.errors import InputError
 
 from ._errors import ModelUnavailableError
 from ._llamacpp import LLAMACPP_CONTEXT_TOKENS
-from ._local import GgufModel, default_threads, require_llama_cpp, resolve_gguf
+from ._local import REBUILD_HINT, GgufModel, default_threads, require_llama_cpp, resolve_gguf
 
-__all__ = ["DEFAULT_SERVE_PORT", "LocalServer", "default_threads", "free_port"]
+__all__ = [
+    "DEFAULT_SERVE_PORT",
+    "LocalServer",
+    "default_threads",
+    "exit_description",
+    "free_port",
+]
 
 #: The port ``byzllm serve`` listens on unless told otherwise.
 DEFAULT_SERVE_PORT = 8000
 _HOST = "127.0.0.1"
 #: Environment variables the server child may inherit (nothing that could hold a secret).
 _KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "OPENBLAS_CORETYPE")
+
+
+#: About forty tokens: enough to run the batched prompt kernels, not only single-token decoding.
+_WARM_UP_PROMPT = " ".join(["Count the words in this short warm-up sentence, please."] * 4)
+
+
+def exit_description(returncode: int) -> str:
+    """How a server process ended, in words: ``exited with code 1``, or the signal that
+    killed it, with what to do about an illegal instruction (a llama.cpp build whose
+    instructions this CPU cannot run: a wheel built on another machine, or a ``-march=native``
+    build under a hypervisor that advertises AMX tiles it does not enable)."""
+    if returncode >= 0:
+        return f"exited with code {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    text = f"was killed by {name}"
+    if -returncode == signal.SIGILL:
+        text += (
+            f" (llama-cpp-python was built for instructions this CPU cannot run; {REBUILD_HINT})"
+        )
+    return text
 
 
 def free_port() -> int:
@@ -165,7 +195,7 @@ class LocalServer:
             assert process is not None
             if process.poll() is not None:
                 raise ModelUnavailableError(
-                    f"the llama.cpp server exited with code {process.returncode} before it "
+                    f"the llama.cpp server {exit_description(process.returncode)} before it "
                     f"answered: {self._log_tail()}"
                 )
             with (
@@ -173,6 +203,7 @@ class LocalServer:
                 urllib.request.urlopen(url, timeout=2) as response,
             ):
                 if response.status == 200:
+                    self._warm_up(deadline)
                     return
             if time.monotonic() > deadline:
                 raise ModelUnavailableError(
@@ -180,6 +211,42 @@ class LocalServer:
                     f"{self.start_timeout_s:g}s: {self._log_tail()}"
                 )
             time.sleep(0.2)
+
+    def _warm_up(self, deadline: float) -> None:
+        """Generate one token from a prompt of a few dozen tokens before declaring the server
+        ready: answering ``/models`` does not load the compute kernels, and a llama.cpp built
+        for instructions this CPU cannot run dies on its first batch (SIGILL), which would
+        otherwise surface later as a refused connection in the middle of a run."""
+        body = json.dumps(
+            {
+                "model": self.model_name,
+                "messages": [{"role": "user", "content": _WARM_UP_PROMPT}],
+                "max_tokens": 1,
+                "temperature": 0,
+            }
+        ).encode()
+        request = urllib.request.Request(
+            f"{self.base_url}/chat/completions",
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
+        timeout = max(5.0, deadline - time.monotonic())
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                response.read()
+        except (urllib.error.URLError, OSError) as exc:
+            process = self._process
+            assert process is not None
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=2)
+            if process.poll() is not None:
+                raise ModelUnavailableError(
+                    f"the llama.cpp server {exit_description(process.returncode)} on its "
+                    f"first request: {self._log_tail()}"
+                ) from None
+            raise ModelUnavailableError(
+                f"the llama.cpp server answered /models but failed its first request: {exc}"
+            ) from None
 
     def _log_tail(self, limit: int = 600) -> str:
         if self._log is None:

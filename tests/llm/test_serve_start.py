@@ -1,0 +1,88 @@
+"""LocalServer's start: a server that dies on its first request is reported at start, by name.
+
+A llama.cpp build whose instructions the CPU cannot run answers ``/v1/models`` and dies with
+SIGILL on its first batch; the start's warm-up request finds that, and the error says how to
+rebuild. The server here is a stand-in script (no model, no llama.cpp needed).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+import byzllm.llm._serve as serve
+from byzllm.llm import ModelUnavailableError
+from byzllm.llm._local import GgufModel
+
+_DIES_ON_FIRST_POST = """
+import http.server, json, os, signal, sys
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        body = json.dumps({"data": [{"id": "fake"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        os.kill(os.getpid(), signal.SIG%s)
+
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+class _StandIn(serve.LocalServer):
+    def __init__(self, script: Path) -> None:
+        self.script = script
+        super().__init__("fake", port=0, start_timeout_s=30)
+
+    def command(self) -> list[str]:
+        return [sys.executable, str(self.script), str(self.port)]
+
+
+@pytest.fixture
+def no_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(serve, "require_llama_cpp", lambda what="": None)
+    monkeypatch.setattr(serve, "resolve_gguf", lambda model: GgufModel(tmp_path / "x", "fake"))
+
+
+def test_exit_description_names_the_signal_and_the_rebuild() -> None:
+    assert serve.exit_description(1) == "exited with code 1"
+    assert serve.exit_description(0) == "exited with code 0"
+    assert serve.exit_description(-int(signal.SIGKILL)) == "was killed by SIGKILL"
+    illegal = serve.exit_description(-int(signal.SIGILL))
+    assert illegal.startswith("was killed by SIGILL (llama-cpp-python was built for")
+    assert "-DGGML_NATIVE=OFF" in illegal and "--force-reinstall" in illegal
+    assert serve.exit_description(-200) == "was killed by signal 200"
+
+
+@pytest.mark.usefixtures("no_model")
+def test_a_server_that_dies_on_its_first_request_fails_its_start(tmp_path: Path) -> None:
+    script = tmp_path / "server.py"
+    script.write_text(_DIES_ON_FIRST_POST % "ILL")
+    server = _StandIn(script)
+    with pytest.raises(ModelUnavailableError, match="killed by SIGILL") as caught, server:
+        pass
+    assert "on its first request" in str(caught.value)
+    assert not server.running
+
+
+@pytest.mark.usefixtures("no_model")
+def test_a_server_that_answers_its_first_request_starts(tmp_path: Path) -> None:
+    script = tmp_path / "server.py"
+    # The same server, answering the completion instead of dying.
+    script.write_text(
+        (_DIES_ON_FIRST_POST % "ILL").replace(
+            "os.kill(os.getpid(), signal.SIGILL)", "self.do_GET()"
+        )
+    )
+    with _StandIn(script) as server:
+        assert server.running
+    assert not server.running
