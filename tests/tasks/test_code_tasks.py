@@ -49,8 +49,8 @@ def test_humaneval_fields_and_reference(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("not json", "not JSON"),
-        ("[1, 2", "not a JSON array"),
+        ("not json", "not valid JSON"),
+        ("[1, 2", r"bad\.jsonl:\d+: not valid JSON"),
         (json.dumps({"task_id": "x"}), "'prompt' must be a string"),
         (
             json.dumps(

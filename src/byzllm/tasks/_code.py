@@ -28,7 +28,6 @@ Malformed files raise :class:`~byzllm.errors.InputError` naming the file and lin
 
 from __future__ import annotations
 
-import gzip
 import json
 import random
 from collections.abc import Iterator, Sequence
@@ -38,6 +37,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from byzllm.errors import InputError
+
+from ._files import json_array, json_object, read_text
 
 __all__ = [
     "CodeProblem",
@@ -96,23 +97,10 @@ class CodeSplits(BaseModel):
 
 
 def _lines(path: str | Path) -> Iterator[tuple[Path, int, str]]:
-    file = Path(path)
-    if not file.is_file():
-        raise InputError(f"{file}: no such file")
-    try:
-        if file.suffix == ".gz":
-            with gzip.open(file, "rt", encoding="utf-8") as fh:
-                text = fh.read()
-        else:
-            text = file.read_text(encoding="utf-8")
-    except (OSError, EOFError, UnicodeDecodeError) as err:
-        raise InputError(f"{file}: cannot read ({err})") from None
+    file, text = read_text(path)
     stripped = text.lstrip()
     if stripped.startswith("["):
-        try:
-            items = json.loads(stripped)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{file}: not a JSON array ({err.msg})") from None
+        items = json_array(text, file)
         for i, item in enumerate(items, start=1):
             yield file, i, json.dumps(item)
         return
@@ -124,13 +112,7 @@ def _lines(path: str | Path) -> Iterator[tuple[Path, int, str]]:
 def _objects(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
     for file, lineno, line in _lines(path):
         where = f"{file}:{lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{where}: not JSON ({err.msg})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{where}: expected a JSON object")
-        yield where, obj
+        yield where, json_object(line, where)
 
 
 def _text_field(obj: dict[str, Any], key: str, where: str, *, required: bool = True) -> str:

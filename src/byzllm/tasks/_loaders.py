@@ -13,7 +13,6 @@ naming the file and line (or array index).
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Iterator, Mapping
@@ -24,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from byzllm.errors import InputError
 
+from ._files import json_array, json_object, read_text
 from ._text import canonical_number, parse_number
 from ._types import Task
 
@@ -41,30 +41,11 @@ _T = TypeVar("_T")
 _FORMAT_RE = re.compile(r"Answer format:\s*([A-Za-z0-9/ ]+?)\s*$", re.IGNORECASE | re.MULTILINE)
 
 
-def _read_text(path: str | Path) -> tuple[Path, str]:
-    file = Path(path)
-    if not file.is_file():
-        raise InputError(f"{file}: no such file")
-    try:
-        return file, file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(f"{file}: not UTF-8 text ({err.reason})") from None
-    except OSError as err:
-        raise InputError(f"{file}: cannot read ({err.strerror})") from None
-
-
 def _jsonl(path: str | Path) -> Iterator[tuple[Path, int, dict[str, Any]]]:
-    file, text = _read_text(path)
+    file, text = read_text(path)
     for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{file}:{lineno}: not valid JSON ({err.msg})") from None
-        if not isinstance(row, dict):
-            raise InputError(f"{file}:{lineno}: expected a JSON object, got {type(row).__name__}")
-        yield file, lineno, row
+        if line.strip():
+            yield file, lineno, json_object(line, f"{file}:{lineno}")
 
 
 def _field(row: Mapping[str, Any], key: str, where: str) -> str:
@@ -209,13 +190,8 @@ def load_commonsense(path: str | Path, k: int | None = None, seed: int = 0) -> l
 
 
 def _commonsense_file(path: Path) -> list[Task]:
-    file, text = _read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"{file}:{err.lineno}: not valid JSON ({err.msg})") from None
-    if not isinstance(data, list):
-        raise InputError(f"{file}: expected a JSON array of questions")
+    file, text = read_text(path)
+    data = json_array(text, file, "a JSON array of questions")
     dataset = file.stem
     tasks: list[Task] = []
     for index, row in enumerate(data):

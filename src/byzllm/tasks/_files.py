@@ -1,0 +1,55 @@
+"""Reading the users' benchmark files: text (``.gz`` too) and JSON objects, every failure a
+one-line :class:`~byzllm.errors.InputError` naming the file (and line) at fault."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from byzllm.errors import InputError
+
+__all__ = ["json_array", "json_object", "read_text"]
+
+
+def read_text(path: str | Path) -> tuple[Path, str]:
+    """The file at ``path`` and its UTF-8 text (decompressed when it ends in ``.gz``)."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"{file}: no such file")
+    try:
+        if file.suffix == ".gz":
+            with gzip.open(file, "rt", encoding="utf-8") as fh:
+                return file, fh.read()
+        return file, file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{file}: not UTF-8 text ({err.reason})") from None
+    except (OSError, EOFError) as err:
+        # A system error's own words without the path; a damaged .gz file's message whole.
+        reason = getattr(err, "strerror", None) or err
+        raise InputError(f"{file}: cannot read ({reason})") from None
+
+
+def _parse(text: str, where: str, expected: type, what: str, *, whole_file: bool) -> Any:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        # A whole file's syntax error names its line; a JSON-lines line is already named.
+        at = f"{where}:{err.lineno}" if whole_file else where
+        raise InputError(f"{at}: not valid JSON ({err.msg})") from None
+    if not isinstance(value, expected):
+        raise InputError(f"{where}: expected {what}, got {type(value).__name__}")
+    return value
+
+
+def json_object(text: str, where: str) -> dict[str, Any]:
+    """``text`` (a JSON-lines line) as a JSON object; ``where`` names it in the error."""
+    obj: dict[str, Any] = _parse(text, where, dict, "a JSON object", whole_file=False)
+    return obj
+
+
+def json_array(text: str, file: Path, what: str = "a JSON array") -> list[Any]:
+    """The whole text of ``file`` as a JSON array (of ``what``)."""
+    items: list[Any] = _parse(text, str(file), list, what, whole_file=True)
+    return items
