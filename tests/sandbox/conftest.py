@@ -13,24 +13,39 @@ from byzllm.sandbox._run import _UID_BASE, _UID_SPAN
 
 @pytest.fixture(scope="session")
 def require_sandbox() -> None:
-    """Skip where isolation is unavailable (no root, no unshare); CI must have it."""
+    """Skip where isolation is unavailable (no unshare, neither root nor user namespaces);
+    CI must have it."""
     found = sandbox_support()
     if found["available"]:
         return
     message = f"the sandbox is unavailable here: {found['reason']}"
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{message} (CI runs as root with util-linux installed)")
+        pytest.fail(f"{message} (CI runs as root and as a user, with util-linux installed)")
     pytest.skip(message)
 
 
 def _sandbox_processes() -> list[int]:
+    """Host processes of a sandboxed run: with root, those of a run's uid; without root
+    (runs keep the caller's uid), the caller's processes inside a nested PID namespace."""
     found = []
+    rootless = os.geteuid() != 0
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
+            if rootless:
+                # /proc/PID/status, not the folder's owner: a process that is not dumpable
+                # has a /proc folder owned by root.
+                with open(f"/proc/{entry}/status", encoding="utf-8") as handle:
+                    fields = dict(line.split(":", 1) for line in handle if ":" in line)
+                uid = int(fields["Uid"].split()[0])
+                nested = len(fields.get("NSpid", "").split()) > 1
+                ended = fields["State"].split()[0] in ("Z", "X")  # waiting to be reaped
+                if uid == os.getuid() and nested and not ended:
+                    found.append(int(entry))
+                continue
             uid = os.stat(f"/proc/{entry}").st_uid
-        except OSError:
+        except (OSError, KeyError, ValueError):
             continue
         if _UID_BASE <= uid < _UID_BASE + _UID_SPAN:
             found.append(int(entry))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from byzllm.sandbox import SandboxLimits, SandboxResult, run_program
+from byzllm.sandbox import SandboxLimits, SandboxResult, run_program, sandbox_support
 
 LIMITS = SandboxLimits(timeout_s=5.0, memory_mb=256, disk_mb=16, max_inodes=1000)
 
@@ -78,6 +78,25 @@ PROGRAMS = {
         except (ValueError, OSError) as error:
             print("blocked:", error, flush=True)
         os.abort()
+    """,
+    # Looks for a capability left over, and tries what one would allow: another uid, a file
+    # given away, the IPC namespace's limits raised again.
+    "privileges": """
+        import os
+        for line in open("/proc/self/status"):
+            if line.startswith(("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")):
+                print(line.split()[0], int(line.split()[1], 16))
+        attempts = {
+            "setuid": lambda: os.setuid(12345),
+            "chown": lambda: os.chown("main.py", 12345, 12345),
+            "shmmax": lambda: open("/proc/sys/kernel/shmmax", "w").write("1000000000"),
+        }
+        for name, attempt in attempts.items():
+            try:
+                attempt()
+                print("DID", name)
+            except OSError as error:
+                print("blocked:", name, error.strerror)
     """,
 }
 
@@ -169,3 +188,16 @@ def _allow_cores() -> None:
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, resource.RLIM_INFINITY))
     os.umask(0o077)
+
+
+def test_the_program_has_no_capability_and_gains_none(outcomes: dict[str, SandboxResult]) -> None:
+    """With root the program runs as an unused uid; without root as the user namespace's only
+    uid with every capability dropped for good (bounding set included)."""
+    result = outcomes["privileges"]
+    assert result.status == "passed", result
+    caps = dict(line.split() for line in result.stdout.splitlines() if line.startswith("Cap"))
+    assert caps["CapEff:"] == caps["CapPrm:"] == caps["CapAmb:"] == caps["CapInh:"] == "0"
+    if sandbox_support()["rootless"]:
+        assert caps["CapBnd:"] == "0"
+    assert "DID" not in result.stdout
+    assert result.stdout.count("blocked:") == 3

@@ -20,7 +20,17 @@ from byzllm.sandbox import (
 
 @pytest.fixture
 def no_isolation(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """This machine as one without root: the probe says no."""
+    """This machine as one without root whose kernel refuses user namespaces."""
+    _support._remembered.cache_clear()
+    monkeypatch.setattr(_support.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(_support, "_probe", lambda unshare, flags: "--user" not in flags)
+    yield
+    _support._remembered.cache_clear()
+
+
+@pytest.fixture
+def not_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This machine as one without root (the probes run for real)."""
     _support._remembered.cache_clear()
     monkeypatch.setattr(_support.os, "geteuid", lambda: 1000)
     yield
@@ -29,14 +39,24 @@ def no_isolation(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def test_support_reports_every_mechanism() -> None:
     found = sandbox_support()
-    assert {"linux", "root", "unshare", "netns", "mountns", "pidns", "rlimits"} <= set(found)
+    assert {"linux", "root", "userns", "rootless", "unshare", "netns", "mountns", "pidns"} <= set(
+        found
+    )
     assert found["available"] == (found["reason"] == "")
 
 
-def test_without_root_the_sandbox_is_unavailable(no_isolation: None) -> None:
+def test_without_root_or_user_namespaces_the_sandbox_is_unavailable(no_isolation: None) -> None:
     found = sandbox_support()
-    assert found["available"] is False
-    assert "root" in str(found["reason"])
+    assert found["available"] is False and found["userns"] is False
+    assert "user namespaces" in str(found["reason"])
+
+
+def test_without_root_the_namespaces_are_made_in_a_user_namespace(not_root: None) -> None:
+    found = sandbox_support()
+    if not found["userns"]:
+        pytest.skip("this kernel refuses unprivileged user namespaces")
+    assert found["available"] is True and found["rootless"] is True
+    assert _support.support().namespace_flags[:2] == ("--user", "--map-root-user")
 
 
 async def test_refuses_to_run_model_code_without_isolation(no_isolation: None) -> None:

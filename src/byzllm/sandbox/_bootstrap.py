@@ -63,6 +63,14 @@ _PER_MOUNT_FLAGS = {
 }
 
 PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+PR_SET_SECUREBITS = 28
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+#: SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS (off), SECBIT_NO_CAP_AMBIENT_RAISE,
+#: each with its lock: uid 0 never regains a capability, by exec or otherwise.
+SECUREBITS_NO_ROOT = 0b11101111
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 O_PATH = 0o10000000
@@ -252,7 +260,12 @@ def _limit(kind: int, value: int) -> None:
 
 
 def _start_program(
-    config: dict[str, Any], argv: list[str], uid: int, cwd: str, keep_fds: tuple[int, ...] = ()
+    config: dict[str, Any],
+    argv: list[str],
+    uid: int,
+    cwd: str,
+    keep_fds: tuple[int, ...] = (),
+    protect: tuple[int, ...] = (),
 ) -> None:  # pragma: no cover - runs in the child
     """In the forked child: become the program (never returns)."""
     try:
@@ -274,7 +287,9 @@ def _start_program(
         _limit(resource.RLIMIT_CORE, 1)
         _limit(resource.RLIMIT_MEMLOCK, 0)
         _limit(resource.RLIMIT_MSGQUEUE, 0)
-        if config["isolate"]:
+        if config.get("rootless"):
+            _drop_capabilities()  # the only uid there is, the caller's, stays
+        elif config["isolate"]:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)  # drops every capability
@@ -283,6 +298,9 @@ def _start_program(
         _libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         if config["seccomp"]:
             _install_filter(config["seccomp"])
+        if config.get("signal_calls") and protect:
+            arch, calls = config["signal_calls"]
+            _install_filter(signal_guard(arch, calls, protect))
         os.execve(config["python"], argv, config["env"])
     except BaseException as error:  # anything here means the program never ran
         # Still this process's copy of the status pipe (closed only by exec): the host learns
@@ -291,8 +309,57 @@ def _start_program(
     os._exit(EXEC_FAILED)
 
 
+def _drop_capabilities() -> None:  # pragma: no cover - runs in the child
+    """Without root: give up every capability of the user namespace, for good.
+
+    The user namespace maps a single uid (the caller's, as its root), so there is no unused
+    uid to switch to. Instead the bounding and ambient sets are emptied, the securebits make
+    uid 0 an ordinary uid that no exec turns back into a privileged one, and the effective,
+    permitted and inheritable sets are cleared.
+    """
+    import ctypes
+
+    for capability in range(64):
+        try:
+            _libc_call("prctl", PR_CAPBSET_DROP, capability, 0, 0, 0)
+        except OSError:  # EINVAL: past the last capability this kernel knows
+            break
+    _libc_call("prctl", PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    _libc_call("prctl", PR_SET_SECUREBITS, SECUREBITS_NO_ROOT, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: twice 32 bits, all 0
+    _libc_call("capset", ctypes.byref(header), ctypes.byref(data))
+
+
+def signal_guard(arch: int, calls: tuple[int, ...], pids: tuple[int, ...]) -> bytes:
+    """A seccomp filter refusing (``EPERM``) the ``calls`` whose first argument is one of
+    ``pids``, minus one of them (its process group), or -1 (every process).
+
+    Stacked on the host's filter (``byzllm.sandbox._seccomp``, which refuses other
+    architectures' calls), so it only lets calls through or refuses them.
+    """
+    import struct
+
+    def op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+        return struct.pack("=HBBI", code, jt, jf, k)
+
+    ld, jeq, ret = 0x20, 0x15, 0x06  # BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_RET
+    allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    values = sorted({0xFFFFFFFF} | {p & 0xFFFFFFFF for p in pids} | {-p & 0xFFFFFFFF for p in pids})
+    # 0 ld arch; 1 jeq arch else ALLOW; 2 ld nr; one jeq per call -> CHECK; ALLOW;
+    # CHECK: ld arg0 (low 32 bits: a pid_t); one jeq per value -> DENY; ALLOW; DENY.
+    allow_at = 3 + len(calls)
+    deny_at = allow_at + 2 + len(values) + 1
+    ops = [op(ld, 4), op(jeq, arch, 0, allow_at - 2), op(ld, 0)]
+    ops += [op(jeq, call, allow_at - (3 + i), 0) for i, call in enumerate(calls)]
+    ops += [op(ret, allow), op(ld, 16)]
+    ops += [op(jeq, value, deny_at - (allow_at + 2 + i) - 1, 0) for i, value in enumerate(values)]
+    ops += [op(ret, allow), op(ret, deny)]
+    return b"".join(ops)
+
+
 def _install_filter(program: bytes) -> None:  # pragma: no cover - runs in the child
-    """Install the seccomp filter the host built (``byzllm.sandbox._seccomp``)."""
+    """Install a seccomp filter (the host's, ``byzllm.sandbox._seccomp``, or a guard)."""
     import ctypes
 
     class SockFprog(ctypes.Structure):
@@ -322,7 +389,7 @@ def _supervise(config: dict[str, Any]) -> dict[str, Any]:
     child = os.fork()
     if child == 0:  # pragma: no cover - the child execs
         argv = [config["python"], "-s", config["program_name"]]
-        _start_program(config, argv, config["uid"], config["work"])
+        _start_program(config, argv, config["uid"], config["work"], protect=(1,))
     _signal.signal(_signal.SIGALRM, _on_alarm)
     _signal.setitimer(_signal.ITIMER_REAL, config["timeout_s"])
     try:
@@ -342,21 +409,31 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
     pair = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     tests_end, solution_end = pair[0].detach(), pair[1].detach()
     result_read, result_write = os.pipe()
+    # Without root both processes have the same uid: only the tests' process being
+    # non-dumpable keeps the solution out of its /proc files, so the solution starts once it is.
+    ready_read, ready_write = os.pipe() if config.get("rootless") else (-1, -1)
     python, harness = config["python"], config["harness"]
     tester = os.fork()
     if tester == 0:  # pragma: no cover - the child execs
         os.close(solution_end)
         os.close(result_read)
         argv = [python, "-s", "-P", "-c", harness, "tester", str(tests_end), str(result_write)]
-        argv.append(config["tests"])
-        _start_program(config, argv, config["tester_uid"], "/", (tests_end, result_write))
+        argv += [config["tests"], str(ready_write)]
+        keep = (tests_end, result_write) + ((ready_write,) if ready_write >= 0 else ())
+        _start_program(config, argv, config["tester_uid"], "/", keep)
     os.close(result_write)
     os.close(tests_end)
+    if ready_read >= 0:
+        os.close(ready_write)
+        while os.read(ready_read, 1):  # until the tests' process closes it (or ends)
+            pass
+        os.close(ready_read)
     solution = os.fork()
     if solution == 0:  # pragma: no cover - the child execs
         os.close(result_read)
         argv = [python, "-s", "-c", harness, "candidate", str(solution_end)]
-        _start_program(config, argv, config["uid"], config["work"], (solution_end,))
+        protect = (1, tester)
+        _start_program(config, argv, config["uid"], config["work"], (solution_end,), protect)
     os.close(solution_end)
     _signal.signal(_signal.SIGALRM, _on_alarm)
     _signal.setitimer(_signal.ITIMER_REAL, config["timeout_s"])

@@ -347,12 +347,15 @@ def _outcome(error: BaseException, source: str) -> dict[str, Any]:
     return {"status": status, "side": "tests", **described}
 
 
-def tester(control_fd: int, result_fd: int, payload: str) -> None:
+def tester(control_fd: int, result_fd: int, payload: str, ready_fd: int = -1) -> None:
     """Run every test of ``payload`` (JSON: ``tests``, ``test_timeout_s``, ``load_timeout_s``)
-    against the solution, and write the outcomes (JSON) on ``result_fd``."""
+    against the solution, and write the outcomes (JSON) on ``result_fd``. ``ready_fd``
+    (without root) is closed once this process is not dumpable: the solution starts then."""
     import signal
 
     _not_dumpable()
+    if ready_fd >= 0:
+        os.close(ready_fd)
     spec = json.loads(payload)
     tests: list[str] = spec["tests"]
     control = socket.socket(fileno=control_fd)
@@ -417,7 +420,7 @@ def main(argv: list[str]) -> None:
     if role == "candidate":
         candidate(int(argv[2]))
     else:
-        tester(int(argv[2]), int(argv[3]), argv[4])
+        tester(int(argv[2]), int(argv[3]), argv[4], int(argv[5]) if len(argv) > 5 else -1)
 
 
 if __name__ == "__main__":

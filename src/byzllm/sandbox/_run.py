@@ -26,8 +26,8 @@ from typing import Any
 
 from ._errors import SandboxError, SandboxUnavailableError
 from ._limits import SandboxLimits
-from ._seccomp import filter_program
-from ._support import NAMESPACE_FLAGS, support
+from ._seccomp import filter_program, signal_calls
+from ._support import support
 
 __all__ = ["Execution", "execute"]
 
@@ -47,6 +47,9 @@ _DRAIN_S = 1.0
 _UID_BASE = 1_900_000_000
 _UID_SPAN = 100_000_000
 _uids_in_use: set[int] = set()
+#: What a killed run waits for without root, instead of a uid: the sandbox's PID 1, which
+#: ends only once every other process of its PID namespace has (uids are never negative).
+_UNTIL_INIT_GONE = -1
 
 #: Folders hidden behind an empty read-only file system: where secrets (home folders, the
 #: project byzllm was started from) or other processes' sockets and temporary files live.
@@ -274,6 +277,7 @@ async def execute(
             f"refusing to run model-generated code: {found.reason}. "
             "Pass allow_unsafe=True (byzllm sandbox run --unsafe) to run it without isolation."
         )
+    rootless = isolated and found.rootless
     uid = _allocate_uid()
     tester_uid = _allocate_uid()
     status = _StatusPipe()
@@ -288,7 +292,10 @@ async def execute(
                 "isolate": isolated,
                 "work": work,
                 "program_name": PROGRAM_NAME,
-                "uid": uid,
+                # Without root the user namespace maps one uid, the caller's, as its root: the
+                # program runs as that uid with every capability dropped (see _bootstrap).
+                "rootless": rootless,
+                "uid": 0 if rootless else uid,
                 "hide": hidden_folders(),
                 "keep": python_roots(),
                 "python": sys.executable,
@@ -301,14 +308,18 @@ async def execute(
                 "disk_mb": limits.disk_mb,
                 "max_inodes": limits.max_inodes,
                 "seccomp": filter_program() if isolated else None,
+                "signal_calls": signal_calls() if isolated else None,
                 "tests": tests,
-                "tester_uid": tester_uid,
+                "tester_uid": 0 if rootless else tester_uid,
                 "harness": _HARNESS.read_text(encoding="utf-8") if tests is not None else None,
             }
             Path(config_path).write_bytes(marshal.dumps(config))
             bootstrap = [sys.executable, "-S", "-s", "-E", str(_BOOTSTRAP), config_path]
-            argv = [found.unshare, *NAMESPACE_FLAGS, *bootstrap] if isolated else bootstrap
-            return await _observe(argv, status, stdin, limits, isolated, uid)
+            argv = [found.unshare, *found.namespace_flags, *bootstrap] if isolated else bootstrap
+            # What must be gone before a killed run returns: the run's uid, or without root
+            # (where the uid is the caller's own) the sandbox's PID 1.
+            gone = (_UNTIL_INIT_GONE if rootless else uid) if isolated else None
+            return await _observe(argv, status, stdin, limits, gone)
     finally:
         _uids_in_use.discard(uid)
         _uids_in_use.discard(tester_uid)
@@ -320,8 +331,7 @@ async def _observe(
     status: _StatusPipe,
     stdin: str,
     limits: SandboxLimits,
-    isolated: bool,
-    uid: int,
+    gone: int | None,
 ) -> Execution:
     loop = asyncio.get_running_loop()
     pipes = _Pipes()
@@ -357,7 +367,7 @@ async def _observe(
         if stdin:
             stdin_transport.write(stdin.encode("utf-8", "replace"))
         stdin_transport.close()
-        host_timed_out = await _wait(process, output, limits, uid if isolated else None)
+        host_timed_out = await _wait(process, output, limits, gone)
         # Output written just before the end may still be in the pipes; a process that kept
         # them open (possible only without isolation) is not waited for beyond _DRAIN_S.
         await asyncio.wait([c.closed for c in captures], timeout=_DRAIN_S)
@@ -368,7 +378,7 @@ async def _observe(
             duration_s=time.monotonic() - started,
             output_exceeded=output.exceeded.is_set(),
             host_timed_out=host_timed_out,
-            isolated=isolated,
+            isolated=gone is not None,
         )
     finally:
         for each in transports:
@@ -386,27 +396,52 @@ def _has_processes(uid: int) -> bool:
     return False
 
 
-async def _until_gone(uid: int) -> None:
+def _children(pid: int) -> list[int]:
+    """The host pids of ``pid``'s children (``unshare``'s: the sandbox's PID 1)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as handle:
+            return [int(child) for child in handle.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie has finished: its PID namespace is empty)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+async def _until_gone(uid: int | None, init: list[int]) -> None:
     # Killing ``unshare`` returns at once, while the kernel is still tearing the namespace
     # down (its PID 1 killed, the rest being killed): wait until it has, so that a run that
-    # returned has nothing left running.
+    # returned has nothing left running. A PID 1 ends only once every other process of its
+    # namespace has.
     deadline = time.monotonic() + _DRAIN_S
-    while _has_processes(uid) and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if uid is not None and not _has_processes(uid):
+            return
+        if uid is None and not any(_alive(pid) for pid in init):
+            return
         await asyncio.sleep(0.01)
 
 
 async def _wait(
-    process: asyncio.subprocess.Process, output: _Output, limits: SandboxLimits, uid: int | None
+    process: asyncio.subprocess.Process, output: _Output, limits: SandboxLimits, gone: int | None
 ) -> bool:
     """Wait for the sandbox to end, killing it on excess output or when time is up.
 
     Returns True when the host's own deadline killed it (the bootstrap's did not act).
-    ``uid``: the run's uid, whose processes must all be gone before this returns (None
-    without isolation, where the program runs as the caller).
+    ``gone``: the run's uid, whose processes must all be gone before this returns;
+    ``_UNTIL_INIT_GONE`` without root (the uid is the caller's), where the sandbox's PID 1
+    must be; None without isolation.
     """
     exited = asyncio.ensure_future(process.wait())
     exceeded = asyncio.ensure_future(output.exceeded.wait())
     killed = False
+    init: list[int] = []
     try:
         done, _ = await asyncio.wait(
             {exited, exceeded},
@@ -415,6 +450,7 @@ async def _wait(
         )
         if exited not in done:
             killed = True
+            init = _children(process.pid)
             _kill_group(process.pid)
             await exited
         return not done
@@ -422,9 +458,10 @@ async def _wait(
         # Whatever happened (cancellation of this task included), nothing of the run survives.
         if not exited.done():
             killed = True
+            init = _children(process.pid)
             _kill_group(process.pid)
             with contextlib.suppress(BaseException):
                 await asyncio.shield(exited)
         exceeded.cancel()
-        if killed and uid is not None:
-            await _until_gone(uid)
+        if killed and gone is not None:
+            await _until_gone(None if gone == _UNTIL_INIT_GONE else gone, init)

@@ -14,6 +14,12 @@ to ``clone``, whose flags the filter checks.
 
 The host builds the filter (:func:`filter_program`) and hands the bytes to the bootstrap,
 which installs them with ``prctl(PR_SET_SECCOMP)`` just before it starts the program.
+
+A second, stacked filter (:func:`signal_calls` names its system calls; the bootstrap builds it,
+because only it knows the pids) refuses every way to signal or limit the sandbox's PID 1 and
+the tests' process (``kill``, ``tkill``, ``tgkill``, ``rt_sigqueueinfo``,
+``rt_tgsigqueueinfo``, ``pidfd_open``, ``prlimit64`` on those pids, and ``kill(-1)``): with
+root a different uid already keeps the program from them; without root it has the same uid.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import errno
 import platform
 import struct
 
-__all__ = ["filter_program"]
+__all__ = ["filter_program", "signal_calls"]
 
 # BPF instruction classes and fields (linux/filter.h, linux/bpf_common.h).
 _LD_W_ABS = 0x00 | 0x00 | 0x20  # BPF_LD | BPF_W | BPF_ABS
@@ -81,6 +87,13 @@ _ARCHES: dict[str, tuple[int, dict[str, int], int, int, int, int | None]] = {
     "x86_64": (0xC000003E, _X86_64, 56, 435, 41, 0x40000000),
     "aarch64": (0xC00000B7, _AARCH64, 220, 435, 198, None),
 }
+#: System calls whose first argument names a process (or, negative, a process group) that is
+#: signalled, opened as a pidfd or has its limits changed.
+_SIGNAL_CALLS = {
+    "x86_64": (62, 200, 234, 129, 297, 434, 302),
+    "aarch64": (129, 130, 131, 138, 240, 434, 261),
+}
+
 #: The one socket family a program may create: AF_UNIX (socket pairs, multiprocessing). The
 #: network namespace has nothing to reach over AF_INET; AF_VSOCK, AF_NETLINK, AF_PACKET and
 #: the rest reach the host or the kernel.
@@ -139,6 +152,14 @@ def filter_program(machine: str | None = None) -> bytes | None:
     ops.append(_ret(_RET_ALLOW))
     ops.append(_ret(_RET_ERRNO | errno.EAFNOSUPPORT))
     return b"".join(ops)
+
+
+def signal_calls(machine: str | None = None) -> tuple[int, tuple[int, ...]] | None:
+    """The AUDIT_ARCH value and the numbers of the calls that reach another process by pid
+    (see the module doc), or None for an unknown architecture."""
+    machine = machine or platform.machine()
+    spec, calls = _ARCHES.get(machine), _SIGNAL_CALLS.get(machine)
+    return (spec[0], calls) if spec is not None and calls is not None else None
 
 
 def _ret(value: int) -> bytes:

@@ -10,7 +10,7 @@ import sys
 
 from ._seccomp import filter_program
 
-__all__ = ["NAMESPACE_FLAGS", "Support", "sandbox_support", "support"]
+__all__ = ["NAMESPACE_FLAGS", "USER_NAMESPACE_FLAGS", "Support", "sandbox_support", "support"]
 
 #: The namespaces every sandboxed run gets (util-linux ``unshare``): mount (a private file
 #: system view), network (no interface but a loopback that is down), PID (the program cannot
@@ -26,6 +26,9 @@ NAMESPACE_FLAGS = (
     "--kill-child",
     "--mount-proc",
 )
+#: Without root: a user namespace first, where the caller is root (mapped to its own uid and
+#: nothing else), so the other namespaces can be made and the mounts prepared in it.
+USER_NAMESPACE_FLAGS = ("--user", "--map-root-user")
 
 
 class Support:
@@ -39,6 +42,16 @@ class Support:
     @property
     def available(self) -> bool:
         return not self.reason
+
+    @property
+    def rootless(self) -> bool:
+        """True when isolation comes from a user namespace (the caller is not root)."""
+        return bool(self.mechanisms.get("userns")) and not self.mechanisms.get("root")
+
+    @property
+    def namespace_flags(self) -> tuple[str, ...]:
+        """The ``unshare`` options of every run on this machine."""
+        return (*USER_NAMESPACE_FLAGS, *NAMESPACE_FLAGS) if self.rootless else NAMESPACE_FLAGS
 
 
 def _which_unshare() -> str | None:
@@ -80,7 +93,7 @@ def support() -> Support:
     try:
         return _remembered()
     except _Inconclusive as error:
-        keys = ("rlimits", "seccomp", "netns", "mountns", "pidns", "ipcns", "cgroup")
+        keys = ("rlimits", "seccomp", "userns", "netns", "mountns", "pidns", "ipcns", "cgroup")
         mechanisms = {"linux": True, "root": os.geteuid() == 0, "unshare": True}
         mechanisms.update(dict.fromkeys(keys, False))
         return Support(mechanisms, f"could not tell whether namespaces work here: {error}")
@@ -88,7 +101,10 @@ def support() -> Support:
 
 @functools.cache
 def _remembered() -> Support:
-    """Probe once: root, ``unshare``, and whether each namespace can actually be created."""
+    """Probe once: root, ``unshare``, and whether each namespace can actually be created.
+
+    Without root, each namespace is probed inside a user namespace, as the runs make them.
+    """
     linux = sys.platform.startswith("linux")
     root = linux and os.geteuid() == 0
     unshare = _which_unshare() if linux else None
@@ -98,16 +114,23 @@ def _remembered() -> Support:
         "unshare": unshare is not None,
         "rlimits": linux,
         "seccomp": linux and filter_program() is not None,
+        "userns": False,
         "netns": False,
         "mountns": False,
         "pidns": False,
         "ipcns": False,
     }
-    if unshare is not None and root:
-        mechanisms["netns"] = _probe(unshare, ("--net",))
-        mechanisms["mountns"] = _probe(unshare, ("--mount",))
-        mechanisms["pidns"] = _probe(unshare, ("--pid", "--fork", "--mount", "--mount-proc"))
-        mechanisms["ipcns"] = _probe(unshare, ("--ipc",))
+    if unshare is not None and linux:
+        user: tuple[str, ...] = ()
+        if not root:
+            mechanisms["userns"] = _probe(unshare, USER_NAMESPACE_FLAGS)
+            user = USER_NAMESPACE_FLAGS
+        if root or mechanisms["userns"]:
+            mechanisms["netns"] = _probe(unshare, (*user, "--net"))
+            mechanisms["mountns"] = _probe(unshare, (*user, "--mount"))
+            pid = ("--pid", "--fork", "--mount", "--mount-proc")
+            mechanisms["pidns"] = _probe(unshare, (*user, *pid))
+            mechanisms["ipcns"] = _probe(unshare, (*user, "--ipc"))
     # What holds the limits that per-process rlimits miss (docs/sandbox.md, "Limits").
     mechanisms["sysv_ipc_closed"] = mechanisms.get("ipcns", False)
     mechanisms["memfd_refused"] = mechanisms["seccomp"]
@@ -119,10 +142,8 @@ def _remembered() -> Support:
         reason = "the sandbox needs Linux namespaces; this is " + sys.platform
     elif unshare is None:
         reason = "the unshare command (util-linux) is not installed"
-    elif not root:
-        # Without root, the program would run as the calling user inside a user namespace,
-        # with that user's write access to its own files: not isolation worth the name.
-        reason = "the sandbox needs root to create its namespaces and drop to an unused uid"
+    elif not root and not mechanisms["userns"]:
+        reason = "not root, and this kernel refuses unprivileged user namespaces"
     elif not all(mechanisms[m] for m in ("netns", "mountns", "pidns", "ipcns")):
         missing = [m for m in ("netns", "mountns", "pidns", "ipcns") if not mechanisms[m]]
         reason = "cannot create namespaces here: " + ", ".join(missing)
@@ -134,16 +155,23 @@ def _remembered() -> Support:
 def sandbox_support() -> dict[str, bool | str]:
     """Which mechanisms are available here, and whether model code may run.
 
-    Keys: ``linux``, ``root``, ``unshare``, ``rlimits``, ``netns``, ``mountns``, ``pidns``,
+    Keys: ``linux``, ``root``, ``unshare``, ``rlimits``, ``userns`` (without root: the
+    namespaces are made inside a user namespace), ``netns``, ``mountns``, ``pidns``,
     ``ipcns``, ``seccomp`` (booleans); what holds the limits rlimits miss: ``sysv_ipc_closed``
     (zero System V limits in the run's IPC namespace), ``memfd_refused`` and
     ``sockets_unix_only`` (the seccomp filter), ``inode_limit`` (sized ``tmpfs``),
     ``core_dumps_off`` (``RLIMIT_CORE`` 1), ``cgroup`` (False: no cgroup is used);
-    ``available`` (model code may run) and ``reason`` (why not, empty when available).
+    ``rootless`` (isolation comes from a user namespace), ``available`` (model code may run)
+    and ``reason`` (why not, empty when available).
     ``seccomp`` (a system-call filter, on x86-64 and arm64) is an extra layer: the sandbox is
     available without it, but then ``memfd_create`` and every socket family are reachable.
     A probe that runs out of time (a very busy machine) makes ``reason`` say so, and is not
     remembered: the next call probes again.
     """
     found = support()
-    return {**found.mechanisms, "available": found.available, "reason": found.reason}
+    return {
+        **found.mechanisms,
+        "rootless": found.rootless,
+        "available": found.available,
+        "reason": found.reason,
+    }
