@@ -37,6 +37,7 @@ class ToyConfig(ExperimentConfig):
     repeats: int = Field(default=2, ge=1)
     fail_first_try: bool = False
     delay_s: float = 0.0
+    chatter: bool = False  # each unit prints to stdout, as a library may (Ray's driver)
 
 
 class Answer(Record):
@@ -46,6 +47,8 @@ class Answer(Record):
 
 
 async def answer(payload: dict[str, Any]) -> Answer:
+    if payload.get("chatter"):
+        print(f"chatter while answering {payload['question']}")
     if payload["delay_s"]:
         await asyncio.sleep(payload["delay_s"])
     marker = Path(payload["marker"])
@@ -83,6 +86,7 @@ def run(
                     "fail_first_try": cfg.fail_first_try,
                     "delay_s": cfg.delay_s,
                     "marker": str(Path(target) / f"tried-{q}"),
+                    **({"chatter": True} if cfg.chatter else {}),
                 },
                 label=f"{q}/{r}",
             )

@@ -128,6 +128,18 @@ def test_failed_unit_then_retry_failed_via_cli(tmp_path: Path, questions: Path) 
         assert store.latest_config()["repeats"] == 2  # type: ignore[index]
 
 
+def test_json_stdout_is_one_document_when_something_prints_during_the_run(
+    tmp_path: Path, questions: Path
+) -> None:
+    """Whatever writes to stdout while units run (Ray's driver relays a dying node's
+    messages there) goes to stderr: stdout holds the JSON summary alone."""
+    config = _config(tmp_path, f"questions: {questions}\nchatter: true\n")
+    result = runner.invoke(app, ["run", str(config), "-o", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["done"] == 6
+    assert result.stderr.count("chatter while answering") == 6
+
+
 def test_summary_line_without_json(tmp_path: Path, questions: Path) -> None:
     config = _config(tmp_path, f"questions: {questions}\n")
     result = runner.invoke(app, ["run", str(config), "-o", str(tmp_path / "run")])

@@ -352,13 +352,13 @@ def execute_units(
 
     Progress is a rich bar on a terminal and plain lines otherwise (never on stdout, so
     ``--json`` output stays parseable). The summary goes to stderr as one line, or to
-    stdout as JSON with ``json_output``. Ctrl-C or SIGTERM stores every finished unit,
-    prints how to resume and exits 130. A fatal error (a rejected key, a missing model)
-    raises :class:`~byzllm.runs.RunAbortedError`: one line and exit 2 under
+    stdout as JSON with ``json_output``; anything else written to stdout while the units run
+    (Ray's driver messages when a node dies) goes to stderr. Ctrl-C or SIGTERM stores every
+    finished unit, prints how to resume and exits 130. A fatal error (a rejected key, a
+    missing model) raises :class:`~byzllm.runs.RunAbortedError`: one line and exit 2 under
     :func:`cli_errors` (with ``json_output`` the summary is printed first, with the error).
-    ``executor`` (default: in-process; a name from
-    ``--executor`` is resolved with ``ray_address``) is passed on to
-    :func:`~byzllm.runs.run_units`.
+    ``executor`` (default: in-process; a name from ``--executor`` is resolved with
+    ``ray_address``) is passed on to :func:`~byzllm.runs.run_units`.
     """
     import asyncio  # here, not at the top: `byzllm --help` should not pay for it
 
@@ -386,7 +386,11 @@ def execute_units(
                 loop.remove_signal_handler(signal.SIGTERM)
 
     try:
-        summary = _run_coroutine(main)
+        # Stdout carries the command's result alone: whatever else writes to it while the
+        # units run (Ray's driver relays a dying node's messages there, a library's print)
+        # goes to stderr, so --json output stays one JSON document.
+        with contextlib.redirect_stdout(sys.stderr):
+            summary = _run_coroutine(main)
     except RunAbortedError as err:
         # A fatal error stopped the run: its one line comes from cli_errors (exit 2);
         # --json still gets the summary, with the error.
