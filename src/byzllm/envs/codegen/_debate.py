@@ -221,6 +221,35 @@ async def _choose(
     return seat, "vote"
 
 
+async def _write(
+    team: Team,
+    problem: CodeProblem,
+    key: str,
+    round_: int,
+    seen: tuple[tuple[Solution, ...], Feedback, TestSuite, tuple[TestResult, ...]] | None = None,
+) -> list[Solution]:
+    """Every coder's solution of ``round_``, in seat order; from round 2 on each sees ``seen``,
+    the previous solutions, the judge's feedback, the tests and their results."""
+    previous, feedback, tests, results = seen or ((), None, None, ())
+    views = [
+        CoderView(
+            problem_id=problem.id,
+            prompt=problem.prompt,
+            entry_point=problem.entry_point,
+            round=round_,
+            seat=i,
+            solutions=previous,
+            feedback=feedback,
+            tests=tests,
+            results=results,
+            key=key,
+        )
+        for i in range(len(team.coders))
+    ]
+    written = await asyncio.gather(*(c.write(v) for c, v in zip(team.coders, views, strict=True)))
+    return list(written)
+
+
 async def play_debate(
     problem: CodeProblem,
     team: Team,
@@ -252,23 +281,7 @@ async def play_debate(
     suites: list[TestSuite] = []
     total_turns = resets = resamples = interventions = 0
 
-    solutions = list(
-        await asyncio.gather(
-            *(
-                coder.write(
-                    CoderView(
-                        problem_id=problem.id,
-                        prompt=problem.prompt,
-                        entry_point=problem.entry_point,
-                        round=1,
-                        seat=i,
-                        key=key,
-                    )
-                )
-                for i, coder in enumerate(team.coders)
-            )
-        )
-    )
+    solutions = await _write(team, problem, key, 1)
     counts.solutions(problem, solutions)
     records.append(RoundRecord(round=1, solutions=[_cut(s) for s in solutions]))
     played = 1
@@ -376,27 +389,7 @@ async def play_debate(
             )
         )
         counts.runs["aborted_test_runs"] += sum(r.status == "aborted" for r in results)
-        solutions = list(
-            await asyncio.gather(
-                *(
-                    coder.write(
-                        CoderView(
-                            problem_id=problem.id,
-                            prompt=problem.prompt,
-                            entry_point=problem.entry_point,
-                            round=j,
-                            seat=i,
-                            solutions=previous,
-                            feedback=feedback,
-                            tests=suite,
-                            results=tuple(results),
-                            key=key,
-                        )
-                    )
-                    for i, coder in enumerate(team.coders)
-                )
-            )
-        )
+        solutions = await _write(team, problem, key, j, (previous, feedback, suite, tuple(results)))
         counts.solutions(problem, solutions)
         records.append(
             RoundRecord(
