@@ -138,21 +138,24 @@ def write_real_report(
         total_calls += float(meta.get("calls_per_question", 0)) * len(questions)
         total_tokens += float(meta.get("tokens_per_question", 0)) * len(questions)
         total_saved += float(meta.get("saved_calls_per_question", 0)) * len(questions)
-    lines += [
-        "",
-        "## Cost",
-        "",
+    cost = (
         f"Model calls {total_calls:.0f} (and {total_saved:.0f} identical requests answered "
         f"once), tokens {total_tokens:,.0f}; wall time of this invocation {wall_s / 60:.1f} "
         "min (a resumed run counts only the units it ran). Calls answered from the response "
-        "cache count as calls.",
-        "",
-        f"Regenerate: `byzllm reproduce {entry.name} --real "
+        "cache count as calls."
+    )
+    regenerate = (
+        f"byzllm reproduce {entry.name} --real "
         f"{str(config.agents.strong.model).split('/', 1)[-1]} --real-weak "
-        f"{str(config.agents.weak.model).split('/', 1)[-1]} -n {len(questions)}`",
-        "",
-    ]
-    text = "\n".join(lines)
+        f"{str(config.agents.weak.model).split('/', 1)[-1]} -n {len(questions)}"
+    )
+    return _write_page(path, lines, cost, regenerate)
+
+
+def _write_page(path: Path, lines: list[str], cost: str, regenerate: str) -> str:
+    """The page: ``lines``, then its cost and the command that regenerates it, written to
+    ``path``; returns its text."""
+    text = "\n".join([*lines, "", "## Cost", "", cost, "", f"Regenerate: `{regenerate}`", ""])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return text
@@ -321,19 +324,10 @@ def write_real_monitor_report(
         else f"; the server generated {tokens[0]} completions, {tokens[1]:,} prompt and "
         f"{tokens[2]:,} completion tokens"
     )
-    lines += [
-        "",
-        "## Cost",
-        "",
+    cost = (
         f"Model requests {sent} (and {cached} answered by the response cache: the turns a "
         f"reset replays before it diverges){token_text}; wall time of this invocation "
-        f"{wall_s / 60:.1f} min (a resumed run counts only what it ran).",
-        "",
-        f"Regenerate: `byzllm reproduce {entry.name} --real "
-        f"{str(config.model).split('/', 1)[-1]} -j 2`",
-        "",
-    ]
-    text = "\n".join(lines)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return text
+        f"{wall_s / 60:.1f} min (a resumed run counts only what it ran)."
+    )
+    regenerate = f"byzllm reproduce {entry.name} --real {str(config.model).split('/', 1)[-1]} -j 2"
+    return _write_page(path, lines, cost, regenerate)
