@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
 from byzllm.errors import InputError
+from byzllm.llm._transport import _ProtocolError, _read_chunked, _TooLarge
 from byzllm.llm._types import TokenLogprob
 
 from ._tokens import count_tokens, invent_top_logprobs, split_tokens
@@ -346,7 +347,12 @@ class FakeOpenAIServer:
         try:
             while await self._handle_one(reader, writer):
                 pass
-        except (asyncio.CancelledError, ConnectionError, asyncio.IncompleteReadError):
+        except (
+            asyncio.CancelledError,
+            ConnectionError,
+            asyncio.IncompleteReadError,
+            _ProtocolError,
+        ):
             pass
         except asyncio.LimitOverrunError:
             with contextlib.suppress(Exception):
@@ -396,19 +402,11 @@ class FakeOpenAIServer:
         self, reader: asyncio.StreamReader, headers: dict[str, str]
     ) -> bytes | None:
         if headers.get("transfer-encoding", "").lower() == "chunked":
-            chunks: list[bytes] = []
-            total = 0
-            while True:
-                size_line = await reader.readuntil(b"\r\n")
-                size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
-                if size == 0:
-                    await reader.readuntil(b"\r\n")
-                    return b"".join(chunks)
-                total += size
-                if total > _MAX_BODY_BYTES:
-                    return None
-                chunks.append(await reader.readexactly(size))
-                await reader.readexactly(2)
+            # The client's own reader: one implementation of the chunked format.
+            try:
+                return await _read_chunked(reader, _MAX_BODY_BYTES)
+            except _TooLarge:
+                return None
         length = int(headers.get("content-length", "0") or 0)
         if length > _MAX_BODY_BYTES:
             return None
