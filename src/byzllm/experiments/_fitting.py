@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError
 
 from byzllm.agents._params import SimParameters, parameter_source
@@ -37,6 +37,7 @@ __all__ = [
     "comparison_row",
     "inline_profile",
     "load_profile_section",
+    "profile_file",
     "profile_params",
     "run_name",
     "sim_profile",
@@ -128,6 +129,17 @@ def inline_profile(value: object, info: ValidationInfo, *, group: str, domain: s
         return load_profile_section(path, group, domain)
     except ConfigError as err:
         raise PydanticCustomError("profile_file", "{message}", {"message": str(err)}) from None
+
+
+def profile_file(domain: str) -> BeforeValidator:
+    """The annotation that lets a ``sim`` field of ``domain``'s config be a profile file:
+    ``sim: Annotated[Params, profile_file(domain)]`` takes ``sim: fitted.yaml``, the ``sim``
+    group of a `byzllm sim fit` file, inlined (:func:`inline_profile`)."""
+
+    def inline(value: object, info: ValidationInfo) -> object:
+        return inline_profile(value, info, group="sim", domain=domain)
+
+    return BeforeValidator(inline)
 
 
 class ComparisonRow(BaseModel):

@@ -4,15 +4,16 @@ paper, §4.1, §5 Table 1)."""
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from byzllm.agents.codegen import CodeGenSimParams
 from byzllm.monitor.conditions import CONDITIONS, Condition
-from byzllm.runs import ModelConfig, config_path
+from byzllm.runs import config_path
 
-from .._fitting import inline_profile
+from .._agents import AgentsConfig
+from .._fitting import profile_file
 
 __all__ = ["CODEGEN_CONDITIONS", "TABLE1_CONDITIONS", "CodeGenCondition", "CodeGenConfig"]
 
@@ -24,7 +25,7 @@ CODEGEN_CONDITIONS: tuple[str, ...] = ("zero-shot", *CONDITIONS)
 TABLE1_CONDITIONS: tuple[CodeGenCondition, ...] = ("zero-shot", "none", "monitor-1")
 
 
-class CodeGenConfig(ModelConfig):
+class CodeGenConfig(AgentsConfig):
     """A CodeGen run: the Table 1 conditions, and the monitor pipeline's collect stage.
 
     Example YAML::
@@ -84,8 +85,7 @@ class CodeGenConfig(ModelConfig):
     )
     sandbox_timeout_s: float = Field(default=10.0, gt=0)
     sandbox_memory_mb: int = Field(default=512, ge=64)
-    agents: Literal["simulated", "llm"] = "simulated"
-    sim: CodeGenSimParams = Field(
+    sim: Annotated[CodeGenSimParams, profile_file("codegen")] = Field(
         default_factory=CodeGenSimParams,
         description="simulated roles' parameters, or a profile file from `byzllm sim fit`",
     )
@@ -100,16 +100,8 @@ class CodeGenConfig(ModelConfig):
         # The config path rule: relative to the config file when it exists there.
         return None if value is None else str(config_path(value, info, "file", "problem file"))
 
-    @field_validator("sim", mode="before")
-    @classmethod
-    def _profile_file(cls, value: object, info: ValidationInfo) -> object:
-        # ``sim: fitted.yaml``: the "sim" group of a `byzllm sim fit` file, inlined.
-        return inline_profile(value, info, group="sim", domain="codegen")
-
     @model_validator(mode="after")
     def _consistent(self) -> CodeGenConfig:
-        if self.agents == "llm" and not self.model:
-            raise ValueError("agents: llm needs a model (e.g. model: openai/gpt-4o-mini)")
         if self.agents == "llm" and self.execution == "simulated":
             raise ValueError("execution: simulated judges simulated coders only; use sandbox")
         if self.test_split == "livecodebench" and not self.livecodebench:

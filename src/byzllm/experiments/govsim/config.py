@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from byzllm.agents.govsim import Fisher, FisherParams
 from byzllm.envs.govsim import LakeConfig, llm_fishers, simulated_fishers
 from byzllm.runs import ModelConfig
 
-from .._fitting import inline_profile
+from .._agents import AgentsConfig
+from .._fitting import profile_file
 
 __all__ = ["GovSimRunConfig", "GovSimSettings", "make_fishers"]
 
@@ -29,7 +30,7 @@ class GovSimSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     lake: LakeConfig = Field(default_factory=LakeConfig)
-    sim: FisherParams = Field(
+    sim: Annotated[FisherParams, profile_file("govsim")] = Field(
         default_factory=FisherParams,
         description="the simulated fishers' parameters, or a profile file from `byzllm sim fit`",
     )
@@ -41,12 +42,6 @@ class GovSimSettings(BaseModel):
         le=2.0,
         description="sampling temperature of a meeting held again after a reset",
     )
-
-    @field_validator("sim", mode="before")
-    @classmethod
-    def _profile_file(cls, value: object, info: ValidationInfo) -> object:
-        # ``sim: fitted.yaml``: the "sim" group of a `byzllm sim fit` file, inlined.
-        return inline_profile(value, info, group="sim", domain="govsim")
 
 
 def make_fishers(
@@ -73,7 +68,7 @@ def make_fishers(
     return fishers
 
 
-class GovSimRunConfig(ModelConfig):
+class GovSimRunConfig(AgentsConfig):
     """A batch of GovSim games. Example YAML::
 
     split: test            # train | validation | test | generated
@@ -83,19 +78,12 @@ class GovSimRunConfig(ModelConfig):
     govsim: {lake: {months: 12}, sim: {greed: 0.3}}   # or sim: profile.yaml (`byzllm sim fit`)
     """
 
-    agents: Literal["simulated", "llm"] = "simulated"
     govsim: GovSimSettings = Field(default_factory=GovSimSettings)
     top_logprobs: int = Field(default=10, ge=0, le=20)
     split: Literal["train", "validation", "test", "generated"] = "test"
     seed: int = 0
     n_games: int | None = Field(default=None, ge=1)
     repeats: int = Field(default=1, ge=1)
-
-    @model_validator(mode="after")
-    def _llm_needs_a_model(self) -> GovSimRunConfig:
-        if self.agents == "llm" and not self.model:
-            raise ValueError("agents: llm needs a model (e.g. model: openai/gpt-4o-mini)")
-        return self
 
     def fishers(self, *, salt: str) -> Sequence[Fisher]:
         """This config's fishers for one game (``salt``: the repeat's)."""

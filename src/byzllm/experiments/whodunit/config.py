@@ -4,7 +4,7 @@ games."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -22,22 +22,21 @@ from byzllm.envs.whodunit import (
     llm_agents,
     simulated_agents,
 )
-from byzllm.runs import ModelConfig
 
-from .._fitting import inline_profile
+from .._agents import AgentsConfig
+from .._fitting import profile_file
 
 __all__ = ["WhoDunitPlayers", "WhoDunitRunConfig"]
 
 
-class WhoDunitPlayers(ModelConfig):
+class WhoDunitPlayers(AgentsConfig):
     """Who plays the games: simulated agents, or LLM-backed ones on ``model``.
 
     Shared by every WhoDunitEnv experiment (batches here, the monitor pipeline in
     :mod:`byzllm.experiments.monitor`). The LLM keys are :class:`ModelConfig`'s.
     """
 
-    agents: Literal["simulated", "llm"] = "simulated"
-    sim: SimParams = Field(
+    sim: Annotated[SimParams, profile_file("whodunit")] = Field(
         default_factory=SimParams,
         description="simulated agents' parameters, or a profile file from `byzllm sim fit`",
     )
@@ -78,16 +77,8 @@ class WhoDunitPlayers(ModelConfig):
             )
         return value
 
-    @field_validator("sim", mode="before")
-    @classmethod
-    def _profile_file(cls, value: object, info: ValidationInfo) -> object:
-        # ``sim: fitted.yaml``: the "sim" group of a `byzllm sim fit` file, inlined.
-        return inline_profile(value, info, group="sim", domain="whodunit")
-
     @model_validator(mode="after")
-    def _llm_needs_a_model(self) -> WhoDunitPlayers:
-        if self.agents == "llm" and not self.model:
-            raise ValueError("agents: llm needs a model (e.g. model: openai/gpt-4o-mini)")
+    def _final_move_needs_schema(self) -> WhoDunitPlayers:
         if self.final_move == "accuse" and self.decoding != "schema":
             raise ValueError("final_move: accuse needs decoding: schema")
         return self
