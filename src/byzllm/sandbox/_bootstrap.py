@@ -1,13 +1,14 @@
 """The first process inside the sandbox's namespaces: prepares the file system, starts the program.
 
 Run by :mod:`byzllm.sandbox._run` as ``unshare --mount --net --pid ... python -S -s
-_bootstrap.py CONFIG_FILE``, so this process is PID 1 of a fresh PID namespace, alone in a fresh
-network namespace (only a loopback interface, down) and a private mount namespace. It
+_bootstrap.py CONFIG_FILE`` (without root, inside a user namespace too), so this process is
+PID 1 of a fresh PID namespace, alone in a fresh network namespace (only a loopback
+interface, down) and a private mount namespace. It
 
-1. remounts every inherited mount read-only (and ``nosuid``), keeping the mount's other flags;
-2. mounts empty file systems over the places where secrets or writable host state live (the
-   host's temporary directories, ``/run``, home directories, the directory byzllm was started
-   from), binding the Python installation back read-only where it lies under one of them;
+1. sets the System V IPC limits of its IPC namespace to zero;
+2. puts together a new root file system, an allow-list, and makes it ``/``: read-only binds
+   of the system folders and of the Python installation, a ``/dev`` of its own with five
+   device nodes, the PID namespace's own ``/proc``; nothing else of the host's exists there;
 3. mounts a size-limited private ``tmpfs`` as the program's working directory (also its HOME
    and TMPDIR) and writes the program there;
 4. forks the program: a new session, resource limits, an unprivileged uid with no
@@ -51,16 +52,6 @@ MS_REC = 16384
 MS_PRIVATE = 1 << 18
 MS_RELATIME = 1 << 21
 MS_STRICTATIME = 1 << 24
-
-_PER_MOUNT_FLAGS = {
-    "nosuid": MS_NOSUID,
-    "nodev": MS_NODEV,
-    "noexec": MS_NOEXEC,
-    "noatime": MS_NOATIME,
-    "nodiratime": MS_NODIRATIME,
-    "relatime": MS_RELATIME,
-    "strictatime": MS_STRICTATIME,
-}
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_CAPBSET_DROP = 24
@@ -114,78 +105,124 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
     )
 
 
-def _unescape(field: str) -> str:
-    # /proc/self/mountinfo escapes space, tab, newline and backslash as octal (\040 ...).
-    out, i = [], 0
-    while i < len(field):
-        if field[i] == "\\" and i + 4 <= len(field) and field[i + 1 : i + 4].isdigit():
-            out.append(chr(int(field[i + 1 : i + 4], 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
-
-
-def _mounts() -> list[tuple[str, int]]:
-    """Every mount point (outermost first) with the per-mount flags it has now."""
-    found: list[tuple[str, int]] = []
-    with open("/proc/self/mountinfo", encoding="utf-8") as lines:
-        for line in lines:
-            fields = line.split()
-            point, options = _unescape(fields[4]), fields[5].split(",")
-            flags = 0
-            for option in options:
-                flags |= _PER_MOUNT_FLAGS.get(option, 0)
-            found.append((point, flags))
-    return found
-
-
-def _remount_all_read_only() -> None:
-    # A bind remount changes only the per-mount flags; the ones the mount already has must be
-    # passed again or they would be cleared (a nodev mount would lose nodev). nosuid is added
-    # everywhere; nodev is not (the program needs /dev/null, /dev/urandom).
-    for point, flags in _mounts():
-        try:
-            _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | flags)
-        except OSError as error:
-            # A mount covered by a later mount on the same point is not reachable by path; it
-            # stays hidden under the one that is remounted. Anything else is a real failure.
-            if not os.path.exists(point):
-                continue
-            raise SetupError(f"cannot make {point} read-only: {error}") from error
-
-
 def _is_within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _hide(
-    folders: list[str], keep: list[str], work: str, disk_mb: int, inodes: int, uid: int
-) -> None:
-    """Mount empty file systems over ``folders``, binding the ``keep`` paths back read-only."""
-    for folder in folders:
-        if not os.path.isdir(folder) or os.path.islink(folder):
+#: The system folders the new root shows (read-only, where they exist): the interpreter's
+#: shared libraries and the programs a program may start. Not /home, /root, /run, /var, /srv,
+#: /opt, /mnt, /media, /sys, the host's /tmp or any checkout: they are not there at all.
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+#: Files of the shown folders that identify the machine: an empty device is bound over each.
+MASKED_FILES = ("/etc/machine-id",)
+#: The only device nodes of the new /dev (bound from the host's; pseudo-terminals come from a
+#: devpts instance of the sandbox's own).
+DEVICES = ("null", "zero", "full", "random", "urandom")
+#: statvfs flags (ST_*) and the mount flags (MS_*) a read-only bind must keep: a mount made in
+#: a user namespace may not drop them.
+_KEPT_FLAGS = ((2, MS_NOSUID), (4, MS_NODEV), (8, MS_NOEXEC), (1024, MS_NOATIME),
+               (2048, MS_NODIRATIME), (4096, MS_RELATIME))  # fmt: skip
+#: pivot_root's number per machine (the C library has no wrapper for it).
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+#: Where the new root is put together, before it becomes "/": the host's /tmp (already
+#: hidden from the program: the new root has its own /tmp).
+_STAGE = "/tmp"
+
+
+def _handle(path: str) -> int:
+    """An ``O_PATH`` descriptor: reaches ``path`` after the stage's mount hides it."""
+    return os.open(path, O_PATH | (os.O_DIRECTORY if os.path.isdir(path) else 0))
+
+
+def _bind_read_only(handle: int, target: str, nodev: bool = True) -> None:
+    """Bind what ``handle`` names at ``target``, read-only and ``nosuid`` (and ``nodev``),
+    keeping the flags the source mount has."""
+    _mount(f"/proc/self/fd/{handle}", target, None, MS_BIND)
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | (MS_NODEV if nodev else 0)
+    found = os.statvfs(target).f_flag
+    for statvfs_flag, mount_flag in _KEPT_FLAGS:
+        if found & statvfs_flag:
+            flags |= mount_flag
+    _mount(None, target, None, flags)
+
+
+def _new_root(config: dict[str, Any]) -> None:
+    """Put together the only file system the program sees, and make it "/".
+
+    An allow-list: a read-only ``tmpfs`` holding read-only binds of :data:`SYSTEM_FOLDERS`
+    (symbolic links stay links) and of the Python installation (``config["keep"]``); a
+    ``/dev`` of its own with :data:`DEVICES`, a private ``/dev/shm`` and ``/dev/pts``; the
+    PID namespace's own ``/proc``; the size-limited work folder. Nothing else of the host's.
+    """
+    stage, work, uid = _STAGE, config["work"], config["uid"]
+    machine = os.uname().machine
+    if machine not in _PIVOT_ROOT:
+        raise SetupError(f"no pivot_root system call known for {machine}")
+    sources: list[tuple[str, int]] = []
+    shown: list[str] = []
+    for path in [*SYSTEM_FOLDERS, *config["keep"]]:
+        if os.path.islink(path) and path in SYSTEM_FOLDERS:
+            sources.append((path, -1))  # a merged /usr: /bin -> usr/bin
+        elif os.path.isdir(path) and not any(_is_within(path, s) for s in shown):
+            if _is_within(work, path) or _is_within(path, work):
+                raise SetupError(f"the Python installation {path} and the work folder overlap")
+            sources.append((path, _handle(path)))
+            shown.append(path)
+    masks = [m for m in MASKED_FILES if os.path.isfile(m)]
+    devices = [(d, _handle(f"/dev/{d}")) for d in DEVICES if os.path.exists(f"/dev/{d}")]
+    proc = _handle("/proc")
+    _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=1024,mode=0755")
+    for path, handle in sorted(sources, key=lambda each: each[0].count("/")):
+        target = stage + path
+        if handle < 0:
+            os.symlink(os.readlink(path), target)
             continue
-        if any(_is_within(folder, k) for k in keep):
-            if folder == work:
-                raise SetupError(f"the Python installation lies in the work folder {work}")
-            continue  # the Python installation itself lives here
-        inside = [k for k in keep if _is_within(k, folder) and os.path.isdir(k)]
-        # O_PATH descriptors reach the kept folders after the empty mount hides their path.
-        handles = [(k, os.open(k, O_PATH | os.O_DIRECTORY)) for k in inside]
-        if folder == work:
-            options = f"size={disk_mb}m,nr_inodes={inodes},mode=0700,uid={uid},gid={uid}"
-            _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, options)
-        else:
-            _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-        for path, handle in handles:
-            os.makedirs(path, exist_ok=True)
-            _mount(f"/proc/self/fd/{handle}", path, None, MS_BIND | MS_REC)
-            _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
-            os.close(handle)
-        if folder != work:
-            _mount(None, folder, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.makedirs(target, exist_ok=True)
+        _bind_read_only(handle, target)
+        os.close(handle)
+    null = devices[0][1] if devices and devices[0][0] == "null" else -1
+    for mask in masks:
+        if null >= 0:
+            _bind_read_only(null, stage + mask, nodev=False)  # reads as empty
+    _new_dev(stage, devices, config, uid)
+    os.makedirs(stage + "/proc")
+    _bind_read_only(proc, stage + "/proc")
+    os.close(proc)
+    os.makedirs(stage + work, exist_ok=True)
+    options = f"size={config['disk_mb']}m,nr_inodes={config['max_inodes']},mode=0700"
+    _mount("tmpfs", stage + work, "tmpfs", MS_NOSUID | MS_NODEV, f"{options},uid={uid},gid={uid}")
+    # pivot_root(".", "."): the old root ends up under the new one, and is detached at once.
+    os.chdir(stage)
+    _libc_call("syscall", _PIVOT_ROOT[machine], b".", b".")
+    _libc_call("umount2", b".", 2)  # MNT_DETACH
+    os.chdir("/")
+    _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _new_dev(stage: str, devices: list[tuple[str, int]], config: dict[str, Any], uid: int) -> None:
+    """``/dev`` of the new root: the allowed nodes, the usual links, ``shm`` and ``pts``."""
+    dev = stage + "/dev"
+    os.makedirs(dev)
+    _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=64,mode=0755")
+    for name, handle in devices:
+        with open(f"{dev}/{name}", "x"):
+            pass
+        _bind_read_only(handle, f"{dev}/{name}", nodev=False)
+        os.close(handle)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):  # fmt: skip
+        os.symlink(target, f"{dev}/{name}")
+    os.makedirs(dev + "/shm")  # POSIX semaphores (multiprocessing) live here
+    inodes = config["max_inodes"]
+    options = f"size={config['disk_mb']}m,nr_inodes={inodes},mode=0700,uid={uid},gid={uid}"
+    _mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
+    os.makedirs(dev + "/pts")
+    try:
+        _mount("devpts", dev + "/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666")
+        os.symlink("pts/ptmx", dev + "/ptmx")
+    except OSError:
+        pass  # no pseudo-terminals then
+    _mount(None, dev, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
 
 
 def _report(fd: int, report: dict[str, Any]) -> None:
@@ -215,36 +252,9 @@ def _close_ipc() -> None:
 
 
 def _prepare(config: dict[str, Any], source: bytes) -> None:
-    work, uid = config["work"], config["uid"]
     _close_ipc()
-    _remount_all_read_only()
-    # The host's folders first: the work folder (/tmp) may lie under none of them.
-    hidden = [f for f in config["hide"] if f != work]
-    inodes = config["max_inodes"]
-    _hide([*hidden, work], config["keep"], work, config["disk_mb"], inodes, uid)
-    if os.path.isdir("/dev/shm"):  # POSIX semaphores (multiprocessing) live here
-        options = f"size={config['disk_mb']}m,nr_inodes={inodes},mode=0700,uid={uid},gid={uid}"
-        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
-    _private_terminals()
+    _new_root(config)
     _write_program(config, source)
-
-
-def _private_terminals() -> None:
-    """A devpts instance of the sandbox's own, so the program cannot reach the host's terminals.
-
-    Where the kernel refuses one, an empty read-only folder hides the host's instance instead
-    (the program then has no pseudo-terminals at all).
-    """
-    if not os.path.isdir("/dev/pts"):
-        return
-    try:
-        _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666")
-        if os.path.exists("/dev/ptmx"):
-            _mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
-    except OSError:
-        _mount(
-            "tmpfs", "/dev/pts", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k"
-        )
 
 
 def _write_program(config: dict[str, Any], source: bytes) -> None:

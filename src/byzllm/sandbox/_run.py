@@ -41,6 +41,9 @@ PROGRAM_NAME = "main.py"
 _SETUP_GRACE_S = 5.0
 #: How long the host waits for output pipes to close once the sandbox is gone.
 _DRAIN_S = 1.0
+#: How long a killed run may take to be torn down by the kernel before the run returns
+#: anyway (milliseconds normally; seconds on a machine loaded many times over).
+_TEARDOWN_S = 10.0
 #: Sandboxed programs run as uids from this range, one per concurrent run: no such user
 #: exists, the uid owns no file on the host, and RLIMIT_NPROC (counted per uid) becomes a
 #: limit per run.
@@ -50,12 +53,6 @@ _uids_in_use: set[int] = set()
 #: What a killed run waits for without root, instead of a uid: the sandbox's PID 1, which
 #: ends only once every other process of its PID namespace has (uids are never negative).
 _UNTIL_INIT_GONE = -1
-
-#: Folders hidden behind an empty read-only file system: where secrets (home folders, the
-#: project byzllm was started from) or other processes' sockets and temporary files live.
-_HIDDEN = ("/home", "/root", "/run", "/var/tmp", "/mnt", "/media", "/srv", "/opt")
-#: Never hidden (a sandbox without them cannot start a program).
-_SYSTEM = ("/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/sbin", "/proc", "/dev", "/sys")
 
 
 @dataclass
@@ -80,12 +77,8 @@ def _allocate_uid() -> int:
             return uid
 
 
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
 def python_roots() -> list[str]:
-    """The folders the interpreter needs: bound back read-only where a hidden folder covers them."""
+    """The folders the interpreter needs: the new root shows them, read-only."""
     executable = os.path.realpath(sys.executable)
     roots = {
         sys.prefix,
@@ -96,22 +89,6 @@ def python_roots() -> list[str]:
         os.path.dirname(os.path.abspath(sys.executable)),
     }
     return sorted({os.path.realpath(r) for r in roots} | roots)
-
-
-def hidden_folders() -> list[str]:
-    """Host folders the program must not see: the usual places of secrets, and the cwd."""
-    folders = list(_HIDDEN)
-    try:
-        cwd = os.getcwd()
-    except OSError:  # the folder was deleted: nothing there to hide
-        cwd = "/"
-    for candidate in (cwd, tempfile.gettempdir()):
-        real = os.path.realpath(candidate)
-        if real == "/" or any(_within(s, real) or _within(real, s) for s in _SYSTEM):
-            continue  # hiding it would hide the system itself
-        folders.append(real)
-    # Parents first: a folder under an already hidden one is gone by the time it comes up.
-    return sorted(set(folders), key=lambda f: (f.count("/"), f))
 
 
 def program_env(work: str) -> dict[str, str]:
@@ -296,7 +273,6 @@ async def execute(
                 # program runs as that uid with every capability dropped (see _bootstrap).
                 "rootless": rootless,
                 "uid": 0 if rootless else uid,
-                "hide": hidden_folders(),
                 "keep": python_roots(),
                 "python": sys.executable,
                 "env": program_env(work),
@@ -350,24 +326,30 @@ async def _observe(
             )
         except OSError as error:
             raise SandboxError(f"cannot start the sandbox: {error}") from error
-        # Only the sandbox holds these ends now: their readers see EOF once it is gone.
-        for fd in (pipes.stdin_read, pipes.stdout_write, pipes.stderr_write):
-            pipes.close(fd)
-        status.close_write()
-        output = _Output(limits.max_output_bytes)
-        stdout, stderr = bytearray(), bytearray()
-        captures = [_Capture(output, stdout), _Capture(output, stderr)]
-        for capture, fd in zip(captures, (pipes.stdout_read, pipes.stderr_read), strict=True):
-            transports.append(await capture.connect(os.fdopen(pipes.release(fd), "rb", 0)))
-        writer = os.fdopen(pipes.release(pipes.stdin_write), "wb", buffering=0)
-        stdin_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, writer)
-        transports.append(stdin_transport)
-        # The program may exit (or never read) before taking all of stdin: the transport
-        # then drops the rest, which is not an error.
-        if stdin:
-            stdin_transport.write(stdin.encode("utf-8", "replace"))
-        stdin_transport.close()
-        host_timed_out = await _wait(process, output, limits, gone)
+        try:
+            # Only the sandbox holds these ends now: their readers see EOF once it is gone.
+            for fd in (pipes.stdin_read, pipes.stdout_write, pipes.stderr_write):
+                pipes.close(fd)
+            status.close_write()
+            output = _Output(limits.max_output_bytes)
+            stdout, stderr = bytearray(), bytearray()
+            captures = [_Capture(output, stdout), _Capture(output, stderr)]
+            for capture, fd in zip(captures, (pipes.stdout_read, pipes.stderr_read), strict=True):
+                transports.append(await capture.connect(os.fdopen(pipes.release(fd), "rb", 0)))
+            writer = os.fdopen(pipes.release(pipes.stdin_write), "wb", buffering=0)
+            stdin_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, writer)
+            transports.append(stdin_transport)
+            # The program may exit (or never read) before taking all of stdin: the transport
+            # then drops the rest, which is not an error.
+            if stdin:
+                stdin_transport.write(stdin.encode("utf-8", "replace"))
+            stdin_transport.close()
+            host_timed_out = await _wait(process, output, limits, gone)
+        except BaseException:
+            # Cancelled (or failed) before _wait took charge: the sandbox must not outlive
+            # the run any more than it does there.
+            await _stop(process, gone)
+            raise
         # Output written just before the end may still be in the pipes; a process that kept
         # them open (possible only without isolation) is not waited for beyond _DRAIN_S.
         await asyncio.wait([c.closed for c in captures], timeout=_DRAIN_S)
@@ -419,13 +401,25 @@ async def _until_gone(uid: int | None, init: list[int]) -> None:
     # down (its PID 1 killed, the rest being killed): wait until it has, so that a run that
     # returned has nothing left running. A PID 1 ends only once every other process of its
     # namespace has.
-    deadline = time.monotonic() + _DRAIN_S
+    deadline = time.monotonic() + _TEARDOWN_S
     while time.monotonic() < deadline:
         if uid is not None and not _has_processes(uid):
             return
         if uid is None and not any(_alive(pid) for pid in init):
             return
         await asyncio.sleep(0.01)
+
+
+async def _stop(process: asyncio.subprocess.Process, gone: int | None) -> None:
+    """Kill the sandbox now, and return once it is gone (as :func:`_wait` does)."""
+    if process.returncode is not None:
+        return
+    init = _children(process.pid)
+    _kill_group(process.pid)
+    with contextlib.suppress(BaseException):
+        await asyncio.shield(process.wait())
+    if gone is not None:
+        await _until_gone(None if gone == _UNTIL_INIT_GONE else gone, init)
 
 
 async def _wait(
