@@ -76,18 +76,24 @@ def _per_problem(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[s
     return {k: {p: float(np.mean(v)) for p, v in d.items()} for k, d in acc.items()}
 
 
+def _by_condition(
+    rows: Sequence[dict[str, Any]], key: str
+) -> list[tuple[tuple[str, str], list[dict[str, Any]]]]:
+    """The test rows grouped by (``row[key]``, condition), in ``key`` order and then the
+    conditions' order."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in test_only(rows):
+        groups[(str(r[key]), str(r["condition"]))].append(r)
+    return sorted(groups.items(), key=lambda kv: (kv[0][0], _order(kv[0][1])))
+
+
 def table1_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (source, condition): Pass@1 with its 95% bootstrap interval over problems
     (repeats averaged per problem first), interventions, parse fall-backs, run failures;
     test problems only."""
     per = _per_problem(rows)
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in test_only(rows):
-        groups[(str(r["source"]), str(r["condition"]))].append(r)
     out = []
-    for (source, condition), group in sorted(
-        groups.items(), key=lambda kv: (kv[0][0], _order(kv[0][1]))
-    ):
+    for (source, condition), group in _by_condition(rows, "source"):
         values = list(per[(source, condition)].values())
         ci = bootstrap_interval(values)
         parse_calls = sum(v.get("calls", 0) for g in group for v in (g.get("parse") or {}).values())
@@ -190,13 +196,8 @@ def gain_line(g: dict[str, Any]) -> str:
 
 def problem_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per test problem and condition: passed runs, and the first failure's reason."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in test_only(rows):
-        groups[(str(r["problem_id"]), str(r["condition"]))].append(r)
     out = []
-    for (pid, condition), group in sorted(
-        groups.items(), key=lambda kv: (kv[0][0], _order(kv[0][1]))
-    ):
+    for (pid, condition), group in _by_condition(rows, "problem_id"):
         failed = [g for g in group if not g["passed"]]
         out.append(
             {
