@@ -52,3 +52,12 @@ def test_check_says_whether_it_works() -> None:
     done = runner.invoke(app, ["sandbox", "check", "--json"])
     found = json.loads(done.stdout)
     assert done.exit_code == (0 if found["available"] else 3)
+
+
+def test_check_says_how_the_limits_are_held() -> None:
+    done = runner.invoke(app, ["sandbox", "check"])
+    assert "note: no cgroup is used: per-process rlimits bound memory" in done.output
+    found = json.loads(runner.invoke(app, ["sandbox", "check", "--json"]).stdout)
+    if found["available"]:
+        assert "sysv_ipc_closed, memfd_refused, inode_limit hold what they miss" in done.output
+    assert ("note: not root" in done.output) == found["rootless"]

@@ -99,7 +99,27 @@ def check_command(json_output: JsonOption = False) -> None:
                 )
         if found["reason"]:
             typer.echo(f"reason: {found['reason']}")
+        for note in _notes(found):
+            typer.echo(f"note: {note}")
     raise typer.Exit(0 if found["available"] else 3)
+
+
+def _notes(found: dict[str, bool | str]) -> list[str]:
+    """What the mechanisms above mean for a run here (docs/sandbox.md)."""
+    notes = []
+    if found.get("rootless"):
+        notes.append(
+            "not root: the namespaces are made inside a user namespace; the program keeps "
+            "the caller's uid with no capability"
+        )
+    if not found.get("cgroup"):
+        held = [k for k in ("sysv_ipc_closed", "memfd_refused", "inode_limit") if found.get(k)]
+        notes.append(
+            "no cgroup is used: per-process rlimits bound memory, processes and files, and "
+            + (", ".join(held) if held else "nothing")
+            + " hold what they miss"
+        )
+    return notes
 
 
 def _read(path: Path, what: str) -> str:
