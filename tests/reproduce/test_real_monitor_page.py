@@ -13,7 +13,11 @@ import yaml
 from byzllm.experiments.monitor.config import MonitorExperimentConfig
 from byzllm.experiments.monitor.environments import get_environment
 from byzllm.reproduce import REPRODUCTIONS, config_path
-from byzllm.reproduce.real_page import _cache_tokens, write_real_monitor_report
+from byzllm.reproduce.real_page import (
+    _cache_tokens,
+    accused_character,
+    write_real_monitor_report,
+)
 
 
 def _real_config() -> MonitorExperimentConfig:
@@ -24,7 +28,11 @@ def _real_config() -> MonitorExperimentConfig:
 def _game(game: int, condition: str, success: bool, **kw: Any) -> dict[str, Any]:
     return {
         "split": "test", "condition": condition, "game_id": f"g{game}", "repeat": 0,
-        "success": success, "accused": True, "accused_suspect": 1, "total_turns": 8,
+        "success": success, "accused": True, "total_turns": 8,
+        "transcript": [
+            {"turn": 7, "role": "accuser", "action": '{"kind":"request_broad","action":1}'},
+            {"turn": 8, "role": "accuser", "action": '{"kind":"accuse","action":3,"character":1}'},
+        ],
         "resets": 1 if condition != "none" else 0, "resamples": 0, "parse_failures": 1,
         "parse": {"move": {"calls": 8, "fallbacks": 0}},
         "requests": {"requests": 8, "cached": 0}, "simulated": False, **kw,
@@ -77,8 +85,11 @@ def test_the_page_reports_conditions_gains_monitors_health_and_cost(tmp_path: Pa
         controls=[],
         wall_s=120.0,
         cache=cache,
+        random_probabilities={"accuser": 0.0, "intel": 0.0},
     )
     assert (tmp_path / "report" / "real.md").read_text() == text
+    assert "Whom the test games accused (every condition): character 1: 12." in text
+    assert "accuser 0.00, intel 0.00. At 0 it never resets" in text
     assert "| no intervention | 4 | 25.0 [0.0, 75.0] | 4 of 4 | 8.0 | 0.00 |" in text
     assert "| monitor-1 − none | +25.0 |" in text
     assert "| random-1 − none | +0.0 |" in text
@@ -90,3 +101,14 @@ def test_the_page_reports_conditions_gains_monitors_health_and_cost(tmp_path: Pa
     assert text.startswith("# The rogue-agents paper, Fig. 4, on a real model")
     assert "3 completions, 900 prompt and 120 completion tokens" in text
     assert "Regenerate: `byzllm reproduce ra-fig4 --real qwen0.5b -j 2`" in text
+
+
+def test_the_accused_character_is_read_from_the_transcript() -> None:
+    game = _game(0, "none", False)
+    assert accused_character(game) == 1
+    game["transcript"] = [*game["transcript"], {"action": "not json {"}]
+    assert accused_character(game) == 1  # an unreadable turn is passed over
+    assert accused_character({"transcript": game["transcript"][:1]}) is None  # no accusation
+    assert accused_character({}) is None
+    odd = {"transcript": [{"action": '{"kind": "accuse", "character": true}'}]}
+    assert accused_character(odd) is None

@@ -9,6 +9,7 @@ calls, tokens, wall time).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from byzllm.agents import ParseCounts
 from byzllm.experiments.consensus.config import ConsensusConfig
 
-__all__ = ["write_real_monitor_report", "write_real_report"]
+__all__ = ["accused_character", "write_real_monitor_report", "write_real_report"]
 
 _METRICS = (
     ("IAA", "IAA"),
@@ -195,6 +196,39 @@ def _cache_tokens(path: Path) -> tuple[int, int, int] | None:
     return len(values), prompt, completion
 
 
+def accused_character(game: Mapping[str, Any]) -> int | None:
+    """The character a monitored WhoDunit game's last accusation named, read from its
+    transcript (the game record keeps the outcome, not whom it accused), or ``None``."""
+    for turn in reversed(game.get("transcript") or []):
+        try:
+            action = json.loads(str(turn.get("action", "")))
+        except ValueError:
+            continue
+        if isinstance(action, dict) and action.get("kind") == "accuse":
+            who = action.get("character")
+            return who if isinstance(who, int) and not isinstance(who, bool) else None
+    return None
+
+
+def _random_baseline_note(probabilities: Mapping[str, float]) -> str:
+    """What the random baseline did: its per-turn reset probability per role, chosen on the
+    validation games as the monitors' thresholds are (the rogue-agents paper, App. D.2)."""
+    chosen = ", ".join(f"{role} {p:.2f}" for role, p in sorted(probabilities.items()))
+    text = (
+        "The random baseline resets at each turn with a probability chosen on the validation "
+        f"games, as the monitors' thresholds are (App. D.2; the largest expected gain, ties to "
+        f"the smallest probability): {chosen}."
+    )
+    if not any(probabilities.values()):
+        text += (
+            " At 0 it never resets, so `random-1` plays exactly as no intervention. A random "
+            "reset's expected gain on validation is the base rate minus each game's outcome, "
+            "weighted by the chance of a reset in the game; when the validation games all have "
+            "one length that is zero at every probability, and the tie goes to 0."
+        )
+    return text
+
+
 def write_real_monitor_report(
     path: Path,
     *,
@@ -206,6 +240,7 @@ def write_real_monitor_report(
     controls: Sequence[dict[str, Any]],
     wall_s: float,
     cache: Path,
+    random_probabilities: Mapping[str, float] | None = None,
 ) -> str:
     """The page of a real-model WhoDunit reproduction (``byzllm reproduce ra-fig4 --real``):
     Success-Rate per condition and the gains over no intervention with 95% intervals beside
@@ -272,6 +307,8 @@ def write_real_monitor_report(
     for row in controls:
         if row.get("verdict") != "n/a":
             lines.append(f"| {row['comparison']} | … | {row.get('sentence', '')} | |")
+    if random_probabilities:
+        lines += ["", _random_baseline_note(random_probabilities)]
     by_split: dict[str, list[dict[str, Any]]] = {}
     for g in collected:
         by_split.setdefault(str(g.get("split")), []).append(g)
@@ -301,9 +338,7 @@ def write_real_monitor_report(
         int(((g.get("parse") or {}).get("move") or {}).get("fallbacks", 0)) for g in every
     )
     rejected = sum(int(g.get("parse_failures", 0)) for g in every)
-    accused_ids = Counter(
-        str(g.get("accused_suspect")) for g in test if g.get("accused_suspect") is not None
-    )
+    accused_ids = Counter(who for who in (accused_character(g) for g in test) if who is not None)
     spread = ", ".join(f"character {k}: {v}" for k, v in sorted(accused_ids.items()))
     lines += [
         "",
