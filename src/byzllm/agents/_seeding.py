@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence
 from typing import TypeVar
 
-__all__ = ["choice", "gauss", "stream", "uniform"]
+__all__ = ["choice", "choice_index", "gauss", "stream", "uniform"]
 
 _T = TypeVar("_T")
 _SCALE = float(2**64)
@@ -40,7 +40,12 @@ def gauss(sd: float, *keys: object) -> float:
 
 def choice(options: Sequence[_T], *keys: object) -> _T:
     """One element of ``options`` (non-empty) identified by ``keys``."""
-    return options[int.from_bytes(_digest(keys)[:8], "big") % len(options)]
+    return options[choice_index(len(options), *keys)]
+
+
+def choice_index(n: int, *keys: object) -> int:
+    """The index :func:`choice` picks among ``n`` options (n > 0) for ``keys``."""
+    return int.from_bytes(_digest(keys)[:8], "big") % n
 
 
 def stream(*keys: object) -> random.Random:

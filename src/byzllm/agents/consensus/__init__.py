@@ -35,6 +35,7 @@ from ._prompts import (
     render_refine_prompt,
     render_score_prompt,
 )
+from ._replay_pool import ReplayPool
 from ._sim import (
     PROFILE_SOURCES,
     STRONG_PROFILE,
@@ -67,6 +68,7 @@ __all__ = [
     "CallMeter",
     "ConsensusAgent",
     "LLMAgent",
+    "ReplayPool",
     "Response",
     "RoundView",
     "ScoredResponse",

@@ -60,8 +60,9 @@ from typing import Any
 from byzllm.errors import InputError
 from byzllm.tasks import Task, normalize_answer
 
-from .._seeding import choice, stream
+from .._seeding import choice, choice_index, stream
 from ._answers import answer_key, is_right, wrong_answers
+from ._replay_pool import ReplayPool, answer_format, family
 from ._types import CallContext, ConsensusAgent, Response, RoundView, ScoredResponse
 
 __all__ = [
@@ -253,22 +254,13 @@ class ByzantineAgent(ConsensusAgent):
 ReplaySource = Callable[[Task, CallContext], Any]
 
 
-def answer_format(task: Task) -> tuple[str, tuple[str, ...]]:
-    """What an answer to ``task`` looks like: its ``kind`` and its choice labels."""
-    return (task.kind, tuple(task.choices))
-
-
-def _family(task: Task) -> tuple[str, str]:
-    dataset = task.meta.get("dataset") if isinstance(task.meta, dict) else None
-    return (task.source, "" if dataset is None else str(dataset))
-
-
 class ReplayAttack(ByzantineAgent):
     """Appendix B.4: replay a cached weak-model answer to an out-of-distribution question.
 
-    ``ood_tasks`` is the out-of-distribution pool; ``source`` is the weak agent whose answer
-    is cached (one model call per out-of-distribution question at most, shared by all rounds
-    and questions).
+    ``ood_tasks`` is the out-of-distribution pool (a :class:`ReplayPool`, grouped once and
+    shared by every adversary of a run, or any sequence of tasks, grouped here); ``source``
+    is the weak agent whose answer is cached (one model call per out-of-distribution question
+    at most, shared by all rounds and questions).
 
     For a question x the adversary tries, in a seeded order fixed by (seed, name, x), the other
     questions of the pool with x's answer format (:func:`answer_format`: same ``kind`` and
@@ -299,35 +291,35 @@ class ReplayAttack(ByzantineAgent):
             raise InputError(
                 "the replay attack needs a non-empty pool of out-of-distribution tasks"
             )
-        self.ood_tasks = list(ood_tasks)
+        self.ood_tasks = ood_tasks if isinstance(ood_tasks, ReplayPool) else ReplayPool(ood_tasks)
         self.source = source
         self.instant = source.instant
-        self._by_format: dict[tuple[str, tuple[str, ...]], list[Task]] = {}
-        for ood in self.ood_tasks:
-            self._by_format.setdefault(answer_format(ood), []).append(ood)
         self._cache: dict[str, asyncio.Task[Response]] = {}
         self._answers: dict[str, asyncio.Task[Response]] = {}
         #: Task id -> id of the question whose answer is replayed (``None``: the fallback).
         self.replayed_from: dict[str, str | None] = {}
 
     def ood_candidates(self, task: Task) -> list[Task]:
-        """The out-of-distribution questions tried for ``task``, in order (deterministic)."""
-        same = [t for t in self._by_format.get(answer_format(task), []) if t.id != task.id]
-        family = _family(task)
-        tiers = (
-            [t for t in same if _family(t) == family],
-            [t for t in same if _family(t) != family],
-        )
+        """The out-of-distribution questions tried for ``task``, in order (deterministic).
+
+        The order depends only on the pool, the seed, this adversary's name and the question,
+        so the pool keeps it for every other unit that asks the question again.
+        """
+        key = (self.seed, self.name, task.id, answer_format(task), family(task))
+        return list(self.ood_tasks.order(key, lambda: self._try_order(task)))
+
+    def _try_order(self, task: Task) -> list[Task]:
         out: list[Task] = []
-        for level, tier in enumerate(tiers):
-            if not tier:
+        for level, tier in enumerate(self.ood_tasks.tiers(task)):
+            if not tier.tasks:
                 continue
             # The first pick is one seeded draw (as for every other seeded choice); the rest
             # follow in a seeded shuffle.
-            first = choice(tier, self.seed, self.name, task.id, "ood", *([level] if level else []))
-            rest = [t for t in tier if t is not first]
+            keys = (self.seed, self.name, task.id, "ood", *([level] if level else []))
+            index = choice_index(len(tier.tasks), *keys)
+            rest = tier.without(index)
             stream(self.seed, self.name, task.id, "ood-order", level).shuffle(rest)
-            out += [first, *rest]
+            out += [tier.tasks[index], *rest]
             if len(out) >= MAX_REPLAY_TRIES:
                 break
         return out[:MAX_REPLAY_TRIES]

@@ -29,6 +29,7 @@ from byzllm.agents.consensus import (
     STRONG_PROFILE,
     WEAK_PROFILE,
     ConsensusAgent,
+    ReplayPool,
     SimulatedAgent,
     make_adversary,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "layout",
     "load_dataset",
     "ood_pool",
+    "replay_pool",
     "robustness_report",
 ]
 
@@ -165,6 +167,18 @@ def ood_pool(config: DatasetConfig) -> list[Task]:
     return list(_cached_ood(config.model_dump_json()))
 
 
+def replay_pool(config: DatasetConfig) -> ReplayPool:
+    """:func:`ood_pool` grouped for the replay adversary, once per process: every unit of a
+    run shares it (and the try orders it remembers), so a unit costs the same whatever the
+    size of the data file."""
+    return _cached_replay_pool(config.model_dump_json())
+
+
+@lru_cache(maxsize=16)
+def _cached_replay_pool(spec: str) -> ReplayPool:
+    return ReplayPool(_cached_ood(spec))
+
+
 @lru_cache(maxsize=64)
 def _cached_ood(spec: str) -> tuple[Task, ...]:
     config = DatasetConfig.model_validate_json(spec)
@@ -257,7 +271,7 @@ def build_agents(
         backend = config.agents.strong if group == "strong" else config.agents.weak
         agents[node] = make(f"{group}-{counters[group]}", group, backend, seed)
         counters[group] += 1
-    ood = ood_pool(config.dataset) if composition.attack == "replay" else []
+    ood = replay_pool(config.dataset) if composition.attack == "replay" else ReplayPool(())
     source = make("replay-source", "weak", config.agents.weak, seed) if ood else None
     for k, node in enumerate(bad):
         agents[node] = make_adversary(

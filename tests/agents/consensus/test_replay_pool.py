@@ -1,0 +1,119 @@
+"""The replay adversary's grouped pool tries the questions the plain-list definition names,
+in the same order, and a run builds it once."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from byzllm.agents._seeding import choice, stream
+from byzllm.agents.consensus import WEAK_PROFILE, ReplayPool, SimulatedAgent, make_adversary
+from byzllm.agents.consensus._byzantine import MAX_REPLAY_TRIES, ReplayAttack
+from byzllm.experiments.consensus.config import DatasetConfig
+from byzllm.experiments.consensus.setup import ood_pool, replay_pool
+from byzllm.tasks import Task
+
+
+def _spec_order(pool: list[Task], task: Task, seed: int, name: str) -> list[str]:
+    """ReplayAttack's documented order, from a plain list (its definition before the pool):
+    same answer format, other id; the question's data set first; per tier one seeded pick,
+    then the rest in a seeded shuffle; at most MAX_REPLAY_TRIES."""
+
+    def fam(t: Task) -> tuple[str, str]:
+        return (t.source, str(t.meta.get("dataset") or ""))
+
+    same = [t for t in pool if (t.kind, t.choices) == (task.kind, task.choices) and t.id != task.id]
+    tiers = ([t for t in same if fam(t) == fam(task)], [t for t in same if fam(t) != fam(task)])
+    out: list[Task] = []
+    for level, tier in enumerate(tiers):
+        if not tier:
+            continue
+        first = choice(tier, seed, name, task.id, "ood", *([level] if level else []))
+        rest = [t for t in tier if t is not first]
+        stream(seed, name, task.id, "ood-order", level).shuffle(rest)
+        out += [first, *rest]
+        if len(out) >= MAX_REPLAY_TRIES:
+            break
+    return [t.question for t in out[:MAX_REPLAY_TRIES]]
+
+
+def _task(i: int, kind: str, source: str, dataset: str | None, labels: int) -> Task:
+    choices = tuple(f"option{k}" for k in range(1, labels + 1)) if kind == "choice" else ()
+    return Task(
+        id=f"q{i % 40}",  # ids repeat: a question's namesakes are left out too
+        question=f"question {i}",
+        answer=choices[0] if choices else ("true" if kind == "boolean" else "1"),
+        kind=kind,  # type: ignore[arg-type]
+        choices=choices,
+        source=source,
+        meta={} if dataset is None else {"dataset": dataset},
+    )
+
+
+_TASKS = st.builds(
+    _task,
+    st.integers(0, 10_000),
+    st.sampled_from(["number", "boolean", "choice"]),
+    st.sampled_from(["gsm8k", "commonsense"]),
+    st.sampled_from([None, "boolq", "piqa"]),
+    st.integers(2, 3),
+)
+
+
+def _adversary(pool: Sequence[Task], seed: int, name: str) -> ReplayAttack:
+    source = SimulatedAgent("weak-src", WEAK_PROFILE, seed=seed)
+    adversary = make_adversary("replay", name, seed=seed, ood_tasks=pool, replay_source=source)
+    assert isinstance(adversary, ReplayAttack)
+    return adversary
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    pool=st.lists(_TASKS, min_size=1, max_size=60),
+    repeats=st.integers(0, 5),
+    queries=st.lists(_TASKS, min_size=1, max_size=6),
+    seed=st.integers(0, 3),
+)
+def test_the_order_is_the_plain_list_definition(
+    pool: list[Task], repeats: int, queries: list[Task], seed: int
+) -> None:
+    pool = pool + pool[:repeats]  # the same question object twice, as a caller may pass
+    adversary = _adversary(pool, seed, "byzantine-0")
+    for task in [*queries, *pool[:3]]:
+        expected = _spec_order(pool, task, seed, "byzantine-0")
+        assert [t.question for t in adversary.ood_candidates(task)] == expected
+        # Asked again (another unit of the run): the remembered order, unchanged.
+        assert [t.question for t in adversary.ood_candidates(task)] == expected
+
+
+def test_a_large_pool_gives_the_plain_list_order() -> None:
+    rng = random.Random(4)
+    pool = [
+        _task(i, rng.choice(["number", "boolean"]), rng.choice(["a", "b"]), None, 2)
+        for i in range(5000)
+    ]
+    adversary = _adversary(ReplayPool(pool), 1, "byzantine-1")
+    for task in pool[::500]:
+        assert [t.question for t in adversary.ood_candidates(task)] == _spec_order(
+            pool, task, 1, "byzantine-1"
+        )
+
+
+def test_adversaries_sharing_a_pool_share_its_orders() -> None:
+    pool = ReplayPool([_task(i, "number", "gsm8k", None, 2) for i in range(200)])
+    task = _task(999, "number", "gsm8k", None, 2)
+    first = _adversary(pool, 0, "byzantine-0").ood_candidates(task)
+    again = _adversary(pool, 0, "byzantine-0").ood_candidates(task)
+    other = _adversary(pool, 1, "byzantine-0").ood_candidates(task)
+    assert first == again and all(a is b for a, b in zip(first, again, strict=True))
+    assert [t.id for t in other] != [t.id for t in first]  # another seed, another order
+
+
+def test_a_run_groups_its_pool_once() -> None:
+    config = DatasetConfig(name="synthetic", n=5)
+    pool = replay_pool(config)
+    assert replay_pool(DatasetConfig(name="synthetic", n=5)) is pool
+    assert list(pool) == ood_pool(config)
