@@ -8,7 +8,9 @@ earlier command made. Sizes are cut (:data:`SMALLER`: fewer questions or games, 
 after the document's own options) so the whole file takes seconds, not hours; commands that
 need a server, a real model, the network or a data file byzllm does not ship are skipped
 with the reason (:data:`SKIPPED`). A failing command fails its document's test with the
-file, line, command, exit code and output.
+file, line, command, exit code and output. A command the document shows failing (a
+``$ byzllm ...`` line followed by its ``error: ...`` line) must fail just so: exit 2 and that
+very line on stderr.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ class DocCommand:
     document: Path
     line: int
     text: str
+    #: The ``error: ...`` line the document shows the command printing (it must, exit 2).
+    error: str | None = None
 
     @property
     def where(self) -> str:
@@ -129,10 +133,13 @@ def doc_commands(document: Path) -> list[DocCommand]:
                 block, info = [], fence.group(1).strip()
                 continue
             if info in ("bash", "sh", "console", "shell", ""):
-                for start, text in _logical_lines(block):
+                lines = _logical_lines(block)
+                for k, (start, text) in enumerate(lines):
+                    after = lines[k + 1][1] if k + 1 < len(lines) else ""
+                    error = after if after.startswith("error: ") else None
                     for args in _commands_of(text):
                         if args[0] == "byzllm" and len(args) > 1:
-                            commands.append(DocCommand(document, start, shlex.join(args)))
+                            commands.append(DocCommand(document, start, shlex.join(args), error))
             block = None
             continue
         if block is not None:
@@ -166,6 +173,8 @@ def test_the_documents_show_commands() -> None:
     commands = [c for doc in DOCUMENTS for c in doc_commands(doc)]
     assert len(commands) > 60
     assert any(c.text.startswith("byzllm consensus run examples/sweep.yaml") for c in commands)
+    # ... and the failures they show, with the line each prints.
+    assert any(c.error and "unknown key" in c.error for c in commands)
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
@@ -184,7 +193,15 @@ def test_documented_commands_run(
         for folder, make in PRELUDES.items():
             if folder in command.text and not Path(folder).exists():
                 assert runner.invoke(app, make).exit_code == 0, f"{command.where}: {make}"
-        result = runner.invoke(app, smaller(command.text))
+        # A failing example runs as written: cutting its size could change its error.
+        args = shlex.split(command.text)[1:] if command.error else smaller(command.text)
+        result = runner.invoke(app, args)
+        if command.error is not None:
+            assert result.exit_code == 2 and command.error in result.stderr.splitlines(), (
+                f"{command.where}: `{command.text}` should print `{command.error}` and exit 2; "
+                f"exited {result.exit_code}\n{result.output[-3000:]}"
+            )
+            continue
         assert result.exit_code == 0, (
             f"{command.where}: `{command.text}` exited {result.exit_code}\n"
             f"{result.output[-3000:]}\n{result.exception!r}"

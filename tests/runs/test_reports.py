@@ -11,6 +11,8 @@ from rich.console import Console
 
 from byzllm.runs.reports import (
     bar_plot,
+    format_bounds,
+    format_interval,
     format_pm,
     format_value,
     line_plot,
@@ -35,6 +37,18 @@ def test_format_value() -> None:
     assert format_value(True) == "yes"
     assert format_value(float("nan")) == "nan"
     assert format_value(3) == "3"
+
+
+def test_format_interval_is_one_format_without_negative_zero() -> None:
+    nan = float("nan")
+    assert format_interval(0.231, 0.18, 0.2834, scale=100) == "23.1 [18.0, 28.3]"
+    # A bound that rounds to zero from below reads 0.0 (was "[-0,23]").
+    assert format_interval(0.1, -0.0004, 0.23, scale=100) == "10.0 [0.0, 23.0]"
+    assert format_interval(0.05, -0.1, 0.2, scale=100, signed=True) == "+5.0 [-10.0, +20.0]"
+    assert format_interval(-0.0001, scale=100, signed=True) == "+0.0"
+    assert format_interval(3.25) == "3.2" and format_interval(3.0, nan, 4.0) == "3.0"
+    assert format_interval(None) == "-" and format_interval(nan, missing="n/a") == "n/a"
+    assert format_bounds(0.1, 0.2, scale=100) == "[10.0, 20.0]" and format_bounds(None, 1) == ""
 
 
 def test_format_pm() -> None:

@@ -7,7 +7,6 @@ import gzip
 import json
 import re
 import subprocess
-from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -130,7 +129,7 @@ def test_table_numbers_equal_the_report_json(demo_run: Path, page: Path) -> None
             value = float(shown[column].split()[0])
             assert value == pytest.approx(round(100 * expected[metric], 1)), (column, shown)
         low, high = expected["intervals"]["FAA"]
-        assert shown["FAA"].endswith(f"[{100 * low:.0f},{100 * high:.0f}]")
+        assert shown["FAA"].endswith(f"[{100 * low:.1f}, {100 * high:.1f}]")
 
 
 def _dump(chromium: str, url: str) -> tuple[str, str]:
@@ -164,11 +163,6 @@ def _console_errors(stderr: str) -> list[str]:
         for line in stderr.splitlines()
         if "CONSOLE" in line and ("Uncaught" in line or "error" in line.lower())
     ]
-
-
-@pytest.fixture(scope="module")
-def chromium(require_binary: Callable[..., str]) -> str:
-    return require_binary("chromium", package="chromium")
 
 
 def test_in_chromium_filters_change_the_rows_and_a_drilldown_opens(
@@ -257,22 +251,8 @@ def test_a_monitor_evaluation_page_shows_scores_triggers_and_resets(
     assert not _console_errors(stderr)
 
 
-def test_a_codegen_page_opens_a_debate(chromium: str, tmp_path: Path) -> None:
-    problems = tmp_path / "he.jsonl"
-    lines = []
-    for k in range(4):
-        lines.append(
-            json.dumps(
-                {
-                    "task_id": f"Toy/{k}",
-                    "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}."""\n',
-                    "canonical_solution": f"    return x + {k}\n",
-                    "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
-                    "entry_point": f"add_{k}",
-                }
-            )
-        )
-    problems.write_text("\n".join(lines) + "\n", encoding="utf-8")
+def test_a_codegen_page_opens_a_debate(chromium: str, tmp_path: Path, toy_problems: Path) -> None:
+    problems = toy_problems
     run_dir = tmp_path / "cg"
     args = ["codegen", "run", "--set", f"problems={problems}", "--set", "n_test=2"]
     result = RUNNER.invoke(app, [*args, "--set", "execution=simulated", "-o", str(run_dir)])

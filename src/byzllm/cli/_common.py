@@ -37,6 +37,7 @@ from byzllm.errors import ByzllmError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from rich.console import Console
 
     from byzllm.experiments.parse_health import ParseHealth
     from byzllm.experiments.request_health import RequestHealth
@@ -66,14 +67,17 @@ __all__ = [
     "WaitOption",
     "WeakModelOption",
     "cli_errors",
+    "console",
     "default_run_dir",
     "echo_error",
     "emit_rows",
     "execute_units",
+    "fixed_run_dir_option",
     "folder_option",
     "handle_errors",
     "load_cli_config",
     "model_flags",
+    "plural",
     "print_json",
     "run_dir_option",
     "run_options",
@@ -131,6 +135,20 @@ def run_dir_option(area: str = "<area>", stage: str | None = None) -> Any:
         help=f"Run directory for results.sqlite (default: runs/<CONFIG name>{suffix}, or "
         f"runs/{area}{suffix} without CONFIG). Rerunning the same config into it resumes; "
         "another config is refused (see --force).",
+        show_default=False,
+        file_okay=False,
+    )
+
+
+def fixed_run_dir_option(default: str) -> Any:
+    """``--run-dir`` / ``-o`` of a command that takes no config file, its help naming the
+    folder it uses without one (``byzllm consensus matrix``: ``runs/matrix``)."""
+    return typer.Option(
+        "--run-dir",
+        "-o",
+        help=f"Run directory for results.sqlite (default: {default}). Rerunning into it "
+        "resumes: the units it holds are not run again, and the report reads this "
+        "command's units only.",
         show_default=False,
         file_okay=False,
     )
@@ -690,6 +708,40 @@ def _jsonable(value: Any) -> Any:
     return to_jsonable_python(value, fallback=str)
 
 
+def plural(n: int, word: str) -> str:
+    """``1 run``, ``3 runs``: a count and its noun (an ``s`` unless the count is one)."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+#: Width of tables printed into a pipe or a file: wide enough that rich never shortens a cell.
+PIPED_WIDTH = 10_000
+
+
+def console(*, stderr: bool = False, highlight: bool = True) -> Console:
+    """The console every table and report line is printed on.
+
+    Tables fit instead of being cut: in a terminal each column wraps its cells (rich's
+    ``fold``) rather than ending them with "…"; into a pipe or a file (not a terminal, no
+    ``COLUMNS`` set) the width is unlimited, so every cell is whole.
+    """
+    import os
+
+    from rich.console import Console
+    from rich.table import Table
+
+    class _FittingConsole(Console):
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            for item in objects:
+                if isinstance(item, Table):
+                    for column in item.columns:
+                        column.overflow = "fold"
+            super().print(*objects, **kwargs)
+
+    stream = sys.stderr if stderr else sys.stdout
+    piped = not stream.isatty() and "COLUMNS" not in os.environ
+    return _FittingConsole(stderr=stderr, highlight=highlight, width=PIPED_WIDTH if piped else None)
+
+
 def print_json(obj: Any) -> None:
     """Print ``obj`` as indented JSON on stdout (pydantic models, paths, numpy scalars ok)."""
     sys.stdout.write(json.dumps(_jsonable(obj), indent=2, ensure_ascii=False) + "\n")
@@ -719,8 +771,6 @@ def emit_rows(
         payload.update(extra or {})
         print_json(payload)
         return
-    from rich.console import Console
-
     from byzllm.runs.reports import markdown_table, rich_table, simulated_title
 
     if markdown:
@@ -732,7 +782,7 @@ def emit_rows(
         return
 
     table = rich_table(rows, columns, title=title, simulated=simulated, digits=digits)
-    Console().print(table)
+    console().print(table)
 
 
 def show_parse_health(health: ParseHealth | None, *, json_output: bool) -> None:
@@ -765,14 +815,12 @@ def _show_health(
     if health is None:
         return
     if not json_output:
-        from rich.console import Console
-
         from byzllm.runs.reports import rich_table
 
-        console = Console()
+        out = console()
         if health.note is not None:
-            console.print(health.note, highlight=False, markup=False)
+            out.print(health.note, highlight=False, markup=False)
         else:
-            console.print(rich_table(health.rows(), title=title))
+            out.print(rich_table(health.rows(), title=title))
     for line in health.warnings():
         typer.echo(line, err=True)

@@ -227,7 +227,7 @@ def report(
             {
                 "source": r["source"],
                 "method": r["method"],
-                "problems": f"{r['problems']} ({r['runs']} runs)",
+                "problems": f"{r['problems']} ({common.plural(r['runs'], 'run')})",
                 "Pass@1 %": f"{_pct(r['pass_at_1'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}]",
                 "interventions": r["interventions"],
                 "parse fallbacks": f"{r['parse_fallbacks']}/{r['parse_calls']}",
@@ -249,8 +249,6 @@ def report(
 
 
 def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: bool) -> None:
-    from rich.console import Console
-
     from byzllm.errors import InputError
 
     chosen = [r for r in rows if r["problem_id"] == problem and int(r["repeat"]) == 0]
@@ -259,7 +257,7 @@ def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: 
     if json_output:
         common.print_json(chosen)
         return
-    console = Console(highlight=False)
+    console = common.console(highlight=False)
     for r in chosen:
         label = " (simulated)" if r["simulated"] else ""
         console.print(f"[bold]{problem} — {r['condition']}{label}[/bold]", markup=True)

@@ -137,7 +137,7 @@ def _csv_list(value: str | None) -> list[str] | None:
 
 @app.command("matrix")
 def matrix(
-    run_dir: common.RunDirOption = None,
+    run_dir: Annotated[Path | None, common.fixed_run_dir_option("runs/matrix")] = None,
     attacks: Annotated[
         str | None,
         typer.Option(
@@ -199,7 +199,6 @@ def matrix(
         byzllm consensus matrix --model openai/smollm2 --base-url http://127.0.0.1:8000/v1 -n 5 -T 2
     """
     with common.cli_errors():
-        from rich.console import Console
         from rich.table import Table
 
         from byzllm.agents.consensus import ATTACKS
@@ -266,7 +265,7 @@ def matrix(
                 }
             )
             return
-        console = Console()
+        console = common.console()
         for topology in dict.fromkeys(r["topology"] for r in rows):
             cells = [r for r in rows if r["topology"] == topology]
             protos = list(dict.fromkeys(r["protocol"] for r in cells))
@@ -294,13 +293,13 @@ def matrix(
 
 
 def _matrix_cell(row: dict[str, Any]) -> str:
-    def span(name: str) -> str:
-        low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
-        return "" if low is None or high is None else f" [{100 * low:.0f},{100 * high:.0f}]"
+    from byzllm.runs.reports import format_interval
 
-    bfti = f"{100 * row['BFTI']:+.1f}{span('BFTI')}"
-    hmaj = (
-        "-" if row["H_Majority"] is None else f"{100 * row['H_Majority']:.0f}{span('H_Majority')}"
+    bfti = format_interval(
+        row["BFTI"], row.get("BFTI_low"), row.get("BFTI_high"), scale=100, signed=True
+    )
+    hmaj = format_interval(
+        row["H_Majority"], row.get("H_Majority_low"), row.get("H_Majority_high"), scale=100
     )
     return f"{bfti}\nH {hmaj}"
 
@@ -332,8 +331,6 @@ def report(
         byzllm consensus report runs/demo --json > metrics.json
     """
     with common.cli_errors():
-        from rich.console import Console
-
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.consensus.report import (
             INTERVAL_NOTE,
@@ -367,7 +364,7 @@ def report(
             common.show_parse_health(health, json_output=True)
             common.show_request_health(requests, json_output=True)
             return
-        console = Console()
+        console = common.console()
         console.print(
             rich_table(
                 metrics_rows(summary),
@@ -455,8 +452,6 @@ def demo(
         byzllm demo --model openai/qwen0.5b --base-url http://127.0.0.1:8000/v1
     """
     with common.cli_errors():
-        from rich.console import Console
-
         from byzllm.errors import InputError
         from byzllm.experiments.consensus.demo import (
             REAL_MODEL_QUESTIONS,
@@ -498,7 +493,7 @@ def demo(
                 }
             )
             return
-        console = Console()
+        console = common.console()
         rounds = cfg.T[0]
         console.print(
             rich_table(

@@ -12,7 +12,7 @@ import typer
 
 from byzllm.errors import InputError
 
-from ._common import cli_errors
+from ._common import cli_errors, console
 
 __all__ = ["app"]
 
@@ -99,9 +99,7 @@ def _working(what: str, *, quiet: bool) -> Iterator[Callable[[str], None]]:
     if quiet or not sys.stderr.isatty():
         yield lambda _what: None
         return
-    from rich.console import Console
-
-    with Console(stderr=True).status(f"computing {what}…") as status:
+    with console(stderr=True).status(f"computing {what}…") as status:
         yield lambda new: status.update(f"computing {new}…")
 
 
@@ -170,7 +168,6 @@ def check_command(
 
 
 def _print_report(report: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"robustness of {report['graph']}", show_header=False)
@@ -199,10 +196,10 @@ def _print_report(report: dict[str, Any]) -> None:
             "edges vs minimum for r",
             f"{report['edges']} vs ≥ {note['lower_bound']} ({note['basis']})",
         )
-    console = Console()
-    console.print(table)
+    out = console()
+    out.print(table)
     if report["method"] == "search" and report["n"] <= 64:
-        console.print(
+        out.print(
             "[dim]tip: pip install 'byzllm\\[fast]' for the compiled search "
             "(about 50 times faster on graphs of up to 64 nodes)[/dim]"
         )

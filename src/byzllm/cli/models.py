@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import JsonOption, cli_errors, print_json
+from ._common import JsonOption, cli_errors, console, print_json
 
 __all__ = ["app"]
 
@@ -47,7 +47,6 @@ def list_models(json_output: JsonOption = False) -> None:
         if json_output:
             print_json(rows)
             return
-        from rich.console import Console
         from rich.table import Table
 
         table = Table(title="shipped models (use the alias with byzllm serve --model or llamacpp/)")
@@ -65,7 +64,7 @@ def list_models(json_output: JsonOption = False) -> None:
                 str(row["licence"]),
                 str(row["source"]),
             )
-        Console().print(table)
+        console().print(table)
 
 
 @app.command("probe")
@@ -123,7 +122,6 @@ def _yes_no(value: bool | None) -> str:
 
 
 def _print_report(report: object) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -148,4 +146,4 @@ def _print_report(report: object) -> None:
         rows.append(("error", report.error))
     for check, result in rows:
         table.add_row(check, Text(result))
-    Console().print(table)
+    console().print(table)

@@ -223,8 +223,6 @@ def report(
         byzllm monitor report runs/mon-eval --plots figures --csv figures --json
     """
     with common.cli_errors():
-        from rich.console import Console
-
         from byzllm.errors import InputError
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.monitor.ablations import (
@@ -355,7 +353,7 @@ def report(
             }
             for r in rows
         ]
-        console = Console()
+        console = common.console()
         console.print(
             rich_table(
                 shown,

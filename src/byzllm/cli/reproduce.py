@@ -12,10 +12,11 @@ from ._common import (
     BaseUrlOption,
     JsonOption,
     ModelOption,
-    RunDirOption,
     WeakModelOption,
     cli_errors,
+    console,
     execute_units,
+    fixed_run_dir_option,
     print_json,
     summary_exit_code,
     value_option,
@@ -33,7 +34,10 @@ def reproduce(
         str | None, typer.Argument(help="The table, e.g. sac-table1.", show_default=False)
     ] = None,
     list_: Annotated[bool, typer.Option("--list", help="List every reproducible table.")] = False,
-    run_dir: RunDirOption = None,
+    run_dir: Annotated[
+        Path | None,
+        fixed_run_dir_option("runs/reproduce/NAME, or runs/reproduce/NAME-real with --real"),
+    ] = None,
     model: ModelOption = None,
     weak_model: WeakModelOption = None,
     base_url: BaseUrlOption = None,
@@ -490,6 +494,7 @@ def _run_monitor(
             controls=controls,
             wall_s=time.monotonic() - started,
             cache=run_dir / "responses.sqlite",
+            random_probabilities=monitors.random_probabilities(),
         )
         if not job.json_output:
             typer.echo(markdown)
@@ -599,7 +604,6 @@ def _print_comparison(
     *,
     extra: dict[str, Any] | None = None,
 ) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from byzllm.runs.reports import simulated_title
@@ -646,12 +650,12 @@ def _print_comparison(
             else:
                 cells.append(f"{ours:.1f}{span} / {paper:g} ({diff:+.1f})")
         table.add_row(*cells)
-    console = Console()
-    console.print(table)
+    out = console()
+    out.print(table)
     label = "simulated agents (not real LLMs)" if simulated else "real models"
-    console.print(f"[dim]ours: {label}; brackets: {note}; definitions: byzllm metrics[/dim]")
+    out.print(f"[dim]ours: {label}; brackets: {note}; definitions: byzllm metrics[/dim]")
     if entry.remark:
-        console.print(entry.remark, markup=False, highlight=False)
+        out.print(entry.remark, markup=False, highlight=False)
     extra = extra or {}
     for control in extra.get("control_gains") or []:
         typer.echo(control["sentence"] + (" (simulated)" if simulated else ""))

@@ -16,6 +16,8 @@ from ._common import (
     JsonOption,
     RunDirArgument,
     cli_errors,
+    console,
+    plural,
     print_json,
     show_parse_health,
     show_request_health,
@@ -144,7 +146,6 @@ def list_runs(
         if not overviews:
             typer.echo(f"no runs under {root} yet (try `byzllm demo`)")
             return
-        from rich.console import Console
         from rich.table import Table
 
         table = Table(title=f"runs under {root}")
@@ -166,7 +167,7 @@ def list_runs(
                 row.pop("last_started_short"),
                 style=None if row["readable"] else "red",
             )
-        Console().print(table)
+        console().print(table)
         for row in unreadable:
             typer.echo(f"unreadable: {row['error']}", err=True)
 
@@ -246,38 +247,37 @@ def show_run(
 
 def _print_show(info: dict[str, Any], max_failures_shown: int) -> None:
     import yaml
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
+    out = console()
     counts = info["counts"]
     total = counts["total"] or 1
-    console.print(Text(info["run_dir"], style="bold"))
-    console.print(
+    out.print(Text(info["run_dir"], style="bold"))
+    out.print(
         f"units: {counts['total']}  done: {counts['done']} ({100 * counts['done'] / total:.1f}%)"
         f"  failed: {counts['failed']}  pending: {counts['pending']}",
         highlight=False,
     )
     if info["records"]:
         kinds = ", ".join(f"{kind} ({n})" for kind, n in info["records"].items())
-        console.print(Text(f"records: {kinds}"))
-    console.print(
+        out.print(Text(f"records: {kinds}"))
+    out.print(
         Text(
             f"byzllm {info['byzllm_version'] or '?'}  commit {info['git_commit'] or 'unknown'}"
             f"  config {info['config_class'] or '-'}"
         )
     )
     if info["config"] is not None:
-        console.print(Text("config:", style="bold"))
-        console.print(Text(yaml.safe_dump(info["config"], sort_keys=False).rstrip()))
+        out.print(Text("config:", style="bold"))
+        out.print(Text(yaml.safe_dump(info["config"], sort_keys=False).rstrip()))
     if info["invocations"]:
         table = Table(title="invocations")
         for column in ("id", "status", "started", "finished", "done", "failed", "skipped"):
             table.add_column(column)
         for run in info["invocations"]:
             table.add_row(*(Text("" if run[key] is None else str(run[key])) for key in run))
-        console.print(table)
+        out.print(table)
     failures = info["failures"]
     if failures:
         table = Table(title=f"failed units ({len(failures)})")
@@ -285,9 +285,9 @@ def _print_show(info: dict[str, Any], max_failures_shown: int) -> None:
             table.add_column(column)
         for unit in failures[:max_failures_shown]:
             table.add_row(Text(unit["label"]), str(unit["attempts"]), Text(unit["error"] or ""))
-        console.print(table)
+        out.print(table)
         if len(failures) > max_failures_shown:
-            console.print(f"... and {len(failures) - max_failures_shown} more (use --json)")
+            out.print(f"... and {len(failures) - max_failures_shown} more (use --json)")
 
 
 @app.command("export")
@@ -377,9 +377,6 @@ def _print_repair(report: Any) -> None:
         return
     units = report.units
     kept = sum(units.values())
-
-    def plural(n: int, word: str) -> str:
-        return f"{n} {word}{'' if n == 1 else 's'}"
 
     if report.problems:
         first = " ".join(report.problems[0].split())

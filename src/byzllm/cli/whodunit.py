@@ -178,9 +178,7 @@ def play(
         if json_output:
             common.print_json(result)
             return
-        from rich.console import Console
-
-        console = Console()
+        console = common.console()
         label = " (simulated agents)" if result.simulated else ""
         console.print(f"[bold]WhoDunitEnv-{variant}[/bold] game {game.id}{label}")
         for t in result.turns:
@@ -282,7 +280,7 @@ def _pretty(row: dict[str, Any]) -> dict[str, Any]:
         "variant": row["variant"],
         "agents": row["agents"],
         "suspects": row["suspects"],
-        "games": f"{row['games']} ({row['runs']} runs)",
+        "games": f"{row['games']} ({common.plural(row['runs'], 'run')})",
         "Success-Rate %": pm("success_rate", 100),
         "95% CI": ci("success_rate", 100, 1),
         "Precision %": pm("precision", 100),

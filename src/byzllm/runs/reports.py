@@ -24,6 +24,8 @@ __all__ = [
     "SIMULATED_NOTE",
     "bar_plot",
     "columns_of",
+    "format_bounds",
+    "format_interval",
     "format_pm",
     "format_value",
     "line_plot",
@@ -73,6 +75,53 @@ def format_pm(
         return missing
     text = f"{scale * value:.{digits}f}"
     return text if math.isnan(se) else f"{text} ± {scale * se:.{digits}f}"
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def _fixed(number: float, digits: int, signed: bool) -> str:
+    text = f"{number:+.{digits}f}" if signed else f"{number:.{digits}f}"
+    # A value that rounds to zero from below reads 0.0, not -0.0.
+    if float(text) == 0:
+        text = f"{0.0:+.{digits}f}" if signed else f"{0.0:.{digits}f}"
+    return text
+
+
+def format_bounds(
+    low: Any, high: Any, *, scale: float = 1.0, digits: int = 1, signed: bool = False
+) -> str:
+    """``[18.0, 28.3]``: an interval's bounds times ``scale``; empty when either is missing
+    (None or NaN)."""
+    lo, hi = _number(low), _number(high)
+    if lo is None or hi is None:
+        return ""
+    return f"[{_fixed(scale * lo, digits, signed)}, {_fixed(scale * hi, digits, signed)}]"
+
+
+def format_interval(
+    value: Any,
+    low: Any = None,
+    high: Any = None,
+    *,
+    scale: float = 1.0,
+    digits: int = 1,
+    signed: bool = False,
+    missing: str = "-",
+) -> str:
+    """``23.1 [18.0, 28.3]``: a value and its 95% interval, all times ``scale``, the one
+    format of every table and page; ``missing`` without a value (None or NaN), the value
+    alone without an interval. ``signed`` writes ``+`` on positive numbers (differences)."""
+    point = _number(value)
+    if point is None:
+        return missing
+    text = _fixed(scale * point, digits, signed)
+    bounds = format_bounds(low, high, scale=scale, digits=digits, signed=signed)
+    return f"{text} {bounds}" if bounds else text
 
 
 def columns_of(rows: Sequence[Row]) -> list[str]:

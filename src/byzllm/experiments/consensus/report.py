@@ -16,9 +16,12 @@ from byzllm.protocols import (
     compute_metrics,
 )
 from byzllm.runs import BOOTSTRAP_METHOD, Interval, Record, weighted_mean_intervals
+from byzllm.runs.reports import format_bounds, format_interval
 
 __all__ = [
     "INTERVAL_NOTE",
+    "METHOD_LABELS",
+    "TOPOLOGY_LABELS",
     "ConfigKey",
     "consensus_intervals",
     "metrics_rows",
@@ -207,23 +210,21 @@ def _pct(value: float | None) -> str:
 
 
 def _ci(meta: Mapping[str, Any], key: str) -> str:
-    """`` [low, high]`` in percent (whole points) when the summary has the interval."""
-    bounds = (meta.get("intervals") or {}).get(key)
-    if not bounds or any(b is None or b != b for b in bounds):
-        return ""
-    return f" [{100 * bounds[0]:.0f},{100 * bounds[1]:.0f}]"
+    """`` [low, high]`` in percent when the summary has the interval."""
+    bounds = (meta.get("intervals") or {}).get(key) or (None, None)
+    text = format_bounds(*bounds, scale=100)
+    return f" {text}" if text else ""
 
 
 def _with_ci(
     meta: Mapping[str, Any], key: str, value: float | None, *, signed: bool = False
 ) -> str:
-    if value is None:
-        return "-"
-    text = f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
-    return text + _ci(meta, key)
+    bounds = (meta.get("intervals") or {}).get(key) or (None, None)
+    return format_interval(value, *bounds, scale=100, signed=signed)
 
 
-_METHOD = {
+#: Protocol names as the tables print them.
+METHOD_LABELS = {
     "sac": "SAC",
     "cp-wbft": "CP-WBFT",
     "debate": "Debate",
@@ -232,7 +233,8 @@ _METHOD = {
 }
 
 
-_TOPOLOGY = {"merg": "MERG", "complete": "Complete", "erdos-renyi": "Erdős-Rényi"}
+#: Topology names as the tables print them.
+TOPOLOGY_LABELS = {"merg": "MERG", "complete": "Complete", "erdos-renyi": "Erdős-Rényi"}
 
 
 def _arrow(a: float | None, b: float | None) -> str:
@@ -268,8 +270,8 @@ def metrics_rows(
             continue
         rows.append(
             {
-                "Method": _METHOD.get(meta["protocol"], meta["protocol"]),
-                "Topology": _TOPOLOGY.get(meta["topology"], meta["topology"]),
+                "Method": METHOD_LABELS.get(meta["protocol"], meta["protocol"]),
+                "Topology": TOPOLOGY_LABELS.get(meta["topology"], meta["topology"]),
                 "Composition": meta["composition"],
                 "IAA": _with_ci(meta, "IAA", m.IAA),
                 "FAA": _with_ci(meta, "FAA", m.FAA),
@@ -321,8 +323,8 @@ def round_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> li
             t = r.round
             rows.append(
                 {
-                    "Method": _METHOD.get(meta["protocol"], meta["protocol"]),
-                    "Topology": _TOPOLOGY.get(meta["topology"], meta["topology"]),
+                    "Method": METHOD_LABELS.get(meta["protocol"], meta["protocol"]),
+                    "Topology": TOPOLOGY_LABELS.get(meta["topology"], meta["topology"]),
                     "Composition": meta["composition"],
                     "Round": "Init" if t == 0 else f"Rnd {t}",
                     "W %": _with_ci(meta, f"round{t}.weak", r.weak),
