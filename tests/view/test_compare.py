@@ -25,10 +25,10 @@ def test_each_cell_is_paper_ours_and_difference_coloured_by_the_interval() -> No
     cells = _cells(html)
     assert cells[:6] == [
         ("paper in", "62.4"),
-        ("in", "60 [50, 70]"),
+        ("in", "60.0 [50.0, 70.0]"),
         ("in", "-2.4"),
         ("paper out", "7.6"),
-        ("out", "2 [1, 3]"),
+        ("out", "2.0 [1.0, 3.0]"),
         ("out", "-5.6"),
     ]
     assert [c[0] for c in cells[6:]] == ["paper none", "none", "none"] * 2

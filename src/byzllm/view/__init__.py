@@ -84,7 +84,7 @@ __all__ = [
 DEFAULT_MAX_DETAILS = 500
 
 #: A domain's part of the page: (the run's store, max_details) -> (its sections, whether the
-#: results are simulated, what the run is: "consensus run (30 questions)").
+#: results are simulated, what the run is: "consensus run (180 question runs, 30 questions)").
 ViewBuilder = Callable[["Store", int], tuple[list[Section], bool, str]]
 
 
@@ -93,7 +93,12 @@ def _consensus(store: Store, max_details: int) -> tuple[list[Section], bool, str
 
     records = store.records("consensus_question", with_unit=True)
     sections, simulated = consensus_sections(records, max_details=max_details)
-    return sections, simulated, f"consensus run ({len(records)} questions)"
+    questions = len({r.get("task_id") for r in records})
+    return (
+        sections,
+        simulated,
+        f"consensus run ({len(records)} question runs, {questions} questions)",
+    )
 
 
 def _whodunit(store: Store, max_details: int) -> tuple[list[Section], bool, str]:

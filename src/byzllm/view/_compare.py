@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from byzllm.runs.reports import format_interval
+
 from ._glossary import definition, label
 from ._html import esc
 
@@ -41,9 +43,7 @@ def _cells(row: Mapping[str, Any], metric: str) -> str:
     ours = _num(row.get(metric))
     low, high = _num(row.get(f"{metric}_low")), _num(row.get(f"{metric}_high"))
     verdict = _verdict(paper, ours, low, high)
-    ours_text = "-" if ours is None else f"{ours:g}"
-    if ours is not None and low is not None and high is not None:
-        ours_text += f" [{low:g}, {high:g}]"
+    ours_text = format_interval(ours, low, high)
     diff = None if paper is None or ours is None else ours - paper
     tip = {
         "in": "the paper's number lies inside our 95% interval",

@@ -18,7 +18,8 @@ from byzllm.protocols import QuestionTrace, majority_correct
 
 from ._html import Section, Units, esc, table_html
 
-__all__ = ["consensus_sections"]
+__all__ = ["consensus_sections", "heatmap_html"]
+
 
 _GROUP_COLOUR = {"strong": "#0969da", "weak": "#bf8700", "byzantine": "#cf222e"}
 
@@ -134,6 +135,69 @@ def _round_plot_svg(meta: Mapping[str, Any], metrics: Any) -> str:
     return svg[svg.find("<svg") :]
 
 
+def _heat_colour(value: float | None, scale: float) -> str:
+    """A cell's background on the one diverging scale of the heat-map: red below zero, green
+    above, white at zero, full colour at ±``scale`` points."""
+    if value is None or value != value:
+        return "#f6f8fa"
+    share = max(-1.0, min(1.0, value / scale)) if scale > 0 else 0.0
+    hue = 120 if share >= 0 else 0
+    return f"hsl({hue},60%,{100 - 38 * abs(share):.0f}%)"
+
+
+def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The attack × protocol heat-map of a run with several attacks (``matrix_rows``): one
+    table per topology, rows attack × adversaries b, columns protocols, each cell BFTI with
+    its 95% interval and H-Majority, coloured by BFTI on one scale shared by every table
+    (the SAC paper, §5.1's metrics; ``byzllm consensus matrix``)."""
+    from byzllm.experiments.consensus.report import METHOD_LABELS, TOPOLOGY_LABELS
+    from byzllm.runs.reports import format_interval
+
+    from ._glossary import definition
+
+    values = [100 * r["BFTI"] for r in rows if r.get("BFTI") is not None]
+    scale = max([abs(v) for v in values if v == v] + [1.0])
+    protocols = list(dict.fromkeys(r["protocol"] for r in rows))
+    parts = []
+    for topology in dict.fromkeys(r["topology"] for r in rows):
+        cells = {(r["attack"], r["adversaries"], r["protocol"]): r for r in rows
+                 if r["topology"] == topology}  # fmt: skip
+        keys = list(dict.fromkeys((a, b) for a, b, _ in cells))
+        head = "<th>attack</th><th>b</th>" + "".join(
+            f"<th>{esc(METHOD_LABELS.get(p, p))}</th>" for p in protocols
+        )
+        body = []
+        for attack, b in keys:
+            tds = []
+            for protocol in protocols:
+                r = cells.get((attack, b, protocol))
+                if r is None:
+                    tds.append("<td>-</td>")
+                    continue
+                bfti = format_interval(
+                    r["BFTI"], r.get("BFTI_low"), r.get("BFTI_high"), scale=100, signed=True
+                )
+                hmaj = format_interval(r.get("H_Majority"), scale=100)
+                colour = _heat_colour(None if r["BFTI"] is None else 100 * r["BFTI"], scale)
+                tds.append(
+                    f"<td class='heat' style='background:{colour}'>{esc(bfti)}"
+                    f"<br><small>H-Maj {esc(hmaj)}</small></td>"
+                )
+            body.append(f"<tr><td>{esc(attack or 'none')}</td><td>{esc(b)}</td>{''.join(tds)}</tr>")
+        parts.append(
+            f"<h3>{esc(TOPOLOGY_LABELS.get(str(topology), topology))}</h3>"
+            f"<table class='heatmap'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
+    tip = esc(definition("BFTI") or "")
+    legend = (
+        f"<p class='note'><span class='term' title='{tip}'>BFTI</span> in points with its 95% "
+        f"interval; colour: BFTI on one scale for every table, red −{scale:.0f} … white 0 … "
+        f"green +{scale:.0f}; H-Maj: H-Majority (%).</p>"
+    )
+    return legend + "".join(parts)
+
+
 def consensus_sections(
     records: Sequence[Mapping[str, Any]], *, max_details: int, max_plots: int = 24
 ) -> tuple[list[Section], bool]:
@@ -165,6 +229,13 @@ def consensus_sections(
             anchor="table2",
         ),
     ]
+    from byzllm.experiments.consensus.matrix import matrix_rows
+
+    cells = matrix_rows(summary)
+    if len({(r["attack"], r["adversaries"]) for r in cells}) > 1:
+        sections.append(
+            Section("BFTI per attack × protocol (heat-map)", heatmap_html(cells), anchor="heatmap")
+        )
     health = parse_health.from_records(records)
     requests = request_health.from_records(records)
     req = requests.to_json()

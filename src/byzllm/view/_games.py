@@ -14,9 +14,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from byzllm.runs.reports import format_interval
+
 from ._html import Section, Units, esc, table_html
 
 __all__ = [
+    "bars_svg",
     "codegen_sections",
     "generic_sections",
     "govsim_sections",
@@ -104,6 +107,22 @@ def _units_section(
     return Section(title, units=units, anchor=anchor)
 
 
+def _health_section(records: Sequence[Mapping[str, Any]]) -> Section:
+    """Parse health (per stage, or the line saying why there is none) and the run's model
+    requests, for any record kind that counts them."""
+    from byzllm.experiments import parse_health, request_health
+
+    health = parse_health.from_records(records)
+    rows = health.rows()
+    parsed = table_html(rows) if rows else f"<p class='note'>{esc(health.note)}</p>"
+    requests = table_html(
+        [request_health.from_records(records).to_json()],
+        ["units", "requests", "cached", "retries", "timeouts", "failures"],
+        note="model requests of the run (zero for simulated agents)",
+    )
+    return Section("Parse health and model requests", parsed + requests, anchor="health")
+
+
 def whodunit_sections(
     games: Sequence[Mapping[str, Any]],
     turns: Sequence[Mapping[str, Any]],
@@ -111,7 +130,6 @@ def whodunit_sections(
     max_details: int,
 ) -> tuple[list[Section], bool]:
     """The sections of a WhoDunit batch: the report table, health, and every game."""
-    from byzllm.experiments import parse_health, request_health
     from byzllm.experiments.whodunit.report import INTERVAL_NOTE, report_rows
 
     rows = report_rows([dict(g) for g in games])
@@ -134,22 +152,7 @@ def whodunit_sections(
             table_html(shown, note=f"brackets: {INTERVAL_NOTE}"),
             anchor="summary",
         ),
-        Section(
-            "Parse health and model requests",
-            table_html(parse_health.from_records(list(games)).rows())
-            + table_html(
-                [request_health.from_records(list(games)).to_json()],
-                [
-                    "units",
-                    "requests",
-                    "cached",
-                    "retries",
-                    "timeouts",
-                    "failures",
-                ],
-            ),
-            anchor="health",
-        ),
+        _health_section(list(games)),
     ]
     by_game: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for t in turns:
@@ -198,43 +201,142 @@ def whodunit_sections(
 
 
 def _pct_ci(row: Mapping[str, Any], metric: str, scale: float, digits: int = 1) -> str:
-    value = row.get(metric)
-    if value is None or value != value:
-        return "-"
+    """A report row's ``metric`` with its ``_low`` / ``_high`` interval, times ``scale``."""
     low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
-    text = f"{scale * value:.{digits}f}"
-    if low is not None and high is not None and low == low:
-        text += f" [{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
-    return text
+    return format_interval(row.get(metric), low, high, scale=scale, digits=digits)
+
+
+def bars_svg(bars: Sequence[tuple[str, float, float | None, float | None]], unit: str) -> str:
+    """Horizontal bars with their 95% intervals as whiskers, as inline SVG: one
+    ``(label, value, low, high)`` per bar, values in percent (0 to 100)."""
+    width, label_w, row_h, pad = 420, 190, 22, 6
+    plot_w = width - label_w - 50
+    height = row_h * len(bars) + 2 * pad + 14
+
+    def x(v: float) -> float:
+        return label_w + plot_w * max(0.0, min(100.0, v)) / 100
+
+    parts = []
+    for k, (name, value, low, high) in enumerate(bars):
+        y = pad + k * row_h
+        parts.append(
+            f"<text x='{label_w - 6}' y='{y + 14}' font-size='11' text-anchor='end'>"
+            f"{esc(name)}</text>"
+            f"<rect x='{label_w}' y='{y + 3}' width='{x(value) - label_w:.1f}' height='14' "
+            "fill='#54aeff'/>"
+        )
+        if low is not None and high is not None and low == low and high == high:
+            mid = y + 10
+            parts.append(
+                f"<line x1='{x(low):.1f}' y1='{mid}' x2='{x(high):.1f}' y2='{mid}' "
+                "stroke='#24292f'/>"
+                f"<line x1='{x(low):.1f}' y1='{mid - 4}' x2='{x(low):.1f}' y2='{mid + 4}' "
+                "stroke='#24292f'/>"
+                f"<line x1='{x(high):.1f}' y1='{mid - 4}' x2='{x(high):.1f}' y2='{mid + 4}' "
+                "stroke='#24292f'/>"
+            )
+        parts.append(
+            f"<text x='{x(max(value, high or value)) + 4:.1f}' y='{y + 14}' font-size='11'>"
+            f"{value:.1f}</text>"
+        )
+    axis_y = pad + len(bars) * row_h + 10
+    parts.append(
+        f"<text x='{label_w}' y='{axis_y}' font-size='10'>0</text>"
+        f"<text x='{label_w + plot_w}' y='{axis_y}' font-size='10' text-anchor='end'>"
+        f"100 {esc(unit)} (bars: value; whiskers: 95% interval)</text>"
+    )
+    return (
+        f"<svg class='bars' width='{width}' height='{height}' viewBox='0 0 {width} {height}'>"
+        + "".join(parts)
+        + "</svg>"
+    )
+
+
+def _monitor_summary(games: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """(title, HTML) of a monitor evaluation's summary: per condition, the environment's
+    metrics (WhoDunit: Success-Rate, Precision, Game-Length; GovSim: Survival-Rate,
+    Survival-Time, Efficiency) with 95% intervals over test games and the Success-Rate gain
+    over no intervention with its paired interval (the rogue-agents paper, §4.2, Tables 2 and
+    3; the controls' rows give the monitor's gains over them)."""
+    from byzllm.experiments.monitor.ablations import interval_note, success_difference
+    from byzllm.experiments.monitor.environments import get_environment
+    from byzllm.experiments.monitor.outcomes import OUTCOME_NOTE, outcome_rows
+
+    env_name = str(next((g.get("env") for g in games if g.get("env")), None) or "whodunit")
+    environment = get_environment(env_name)
+    metrics = environment.metrics
+    plain = [dict(g) for g in games]
+    outcomes = outcome_rows(plain, metrics)
+    rows = []
+    for r in outcomes:
+        row: dict[str, Any] = {"condition": r["label"], "games": r["games"], "runs": r["runs"]}
+        for m in metrics:
+            unit = " %" if m.kind == "rate" else ""
+            row[m.label + unit] = format_interval(
+                r[m.key], r[f"{m.key}_low"], r[f"{m.key}_high"], scale=m.scale
+            )
+        gain = (
+            None if r["condition"] == "none" else success_difference(plain, r["condition"], "none")
+        )
+        row[f"{metrics[0].label} gain over none (points)"] = (
+            "-"
+            if gain is None
+            else format_interval(gain.value, gain.low, gain.high, scale=100, signed=True)
+        )
+        row["interventions per game"] = f"{r['interventions_per_game']:.2f}"
+        rows.append(row)
+    headline = metrics[0]
+    bars = [
+        (
+            str(r["label"]),
+            headline.scale * r[headline.key],
+            headline.scale * r[f"{headline.key}_low"],
+            headline.scale * r[f"{headline.key}_high"],
+        )
+        for r in outcomes
+        if headline.kind == "rate" and r[headline.key] == r[headline.key]
+    ]
+    note = f"brackets: 95% intervals; metrics: {OUTCOME_NOTE}; gains: {interval_note(True)}"
+    names = ", ".join(m.label for m in metrics)
+    label = {"whodunit": "WhoDunitEnv", "govsim": "GovSim"}.get(env_name, env_name)
+    return (
+        f"{label} with the monitor: {names} per condition (test games; the rogue-agents paper, "
+        "§4.2)",
+        table_html(rows, note=note) + (bars_svg(bars, f"{headline.label} %") if bars else ""),
+    )
 
 
 def monitor_sections(
     games: Sequence[Mapping[str, Any]], *, max_details: int
 ) -> tuple[list[Section], bool]:
-    """A monitor evaluation: outcome per condition (the report's rows) and every game with
-    its triggers and resets (the rogue-agents paper, §4.2)."""
-    from byzllm.monitor.report import evaluation_rows
-
+    """A monitor evaluation: the environment's metrics per condition with intervals, the
+    gains over no intervention, health, and every game with its monitor scores, triggers and
+    resets (the rogue-agents paper, §4.2)."""
     simulated = any(bool(g.get("simulated")) for g in games)
-    rows = evaluation_rows([dict(g) for g in games])
+    title, summary = _monitor_summary(games)
+    plain = [dict(g) for g in games]
     sections = [
-        Section(
-            "Outcome per condition (monitor report)",
-            table_html([_plain(r) for r in rows]),
-            anchor="summary",
-        )
+        Section(title, summary, anchor="summary"),
+        _health_section(plain),
     ]
+    govsim = any(g.get("env") == "govsim" for g in games)
     unit_rows: list[dict[str, Any]] = []
     details: dict[str, str] = {}
     for k, g in enumerate(games):
         key = f"{g.get('condition')}/{g['game_id']}/r{g.get('repeat', 0)}/{k}"
+        outcome = g.get("outcome") or {}
+        if govsim:
+            result = "survived" if g["success"] else "collapsed"
+        else:
+            result = "success" if g["success"] else "failure"
         unit_rows.append(
             {
                 "id": key,
                 "condition": g.get("condition"),
                 "game": g["game_id"],
                 "repeat": g.get("repeat", 0),
-                "outcome": "success" if g["success"] else "failure",
+                "outcome": result,
+                **({"months": outcome.get("survival_time")} if govsim else {}),
                 "turns": g.get("total_turns"),
                 "resets": g.get("resets", 0),
             }
@@ -252,12 +354,13 @@ def monitor_sections(
                 )
                 + _score_strip(g.get("turn_scores") or [], triggers)
                 + _monitor_transcript(g.get("transcript") or [], g.get("turn_scores") or [])
-                + f"<pre>{esc(json.dumps(g.get('outcome') or {}, indent=1))}</pre>"
+                + (table_html([_plain(outcome)], note="the game's outcome") if outcome else "")
             )
+    columns = ["condition", "game", "repeat", "outcome", *(["months"] if govsim else [])]
     sections.append(
         _units_section(
             "Games (click one for its triggers and resets)",
-            ["condition", "game", "repeat", "outcome", "turns", "resets"],
+            [*columns, "turns", "resets"],
             ["condition", "outcome"],
             unit_rows,
             details,
@@ -390,7 +493,6 @@ def govsim_sections(
 ) -> tuple[list[Section], bool]:
     """A GovSim batch: the three metrics with intervals, health, and every game with its
     stock curve and transcript (Piatti et al. 2024; the rogue-agents paper, §4.1)."""
-    from byzllm.experiments import parse_health, request_health
     from byzllm.experiments.govsim.report import summary_rows, transcript
 
     plain = [dict(g) for g in games]
@@ -405,15 +507,7 @@ def govsim_sections(
             table_html(shown, note="brackets: 95% percentile bootstrap over games"),
             anchor="summary",
         ),
-        Section(
-            "Parse health and model requests",
-            table_html(parse_health.from_records(plain).rows())
-            + table_html(
-                [request_health.from_records(plain).to_json()],
-                ["units", "requests", "cached", "retries", "timeouts", "failures"],
-            ),
-            anchor="health",
-        ),
+        _health_section(plain),
     ]
     unit_rows: list[dict[str, Any]] = []
     details: dict[str, str] = {}
@@ -506,8 +600,7 @@ def codegen_sections(
             "method": r["method"],
             "problems": r["problems"],
             "runs": r["runs"],
-            "Pass@1 %": f"{100 * r['pass_at_1']:.1f} [{100 * r['ci_low']:.1f}, "
-            f"{100 * r['ci_high']:.1f}]",
+            "Pass@1 %": format_interval(r["pass_at_1"], r["ci_low"], r["ci_high"], scale=100),
             "interventions": r["interventions"],
             "parse fall-backs": f"{r['parse_fallbacks']} of {r['parse_calls']}",
             "run failures": r["run_failures"],
@@ -519,15 +612,22 @@ def codegen_sections(
             "source": g["source"],
             "comparison": g["comparison"],
             "problems": g["problems"],
-            "gain (points)": f"{100 * g['gain']:+.1f} [{100 * g['ci_low']:+.1f}, "
-            f"{100 * g['ci_high']:+.1f}]",
+            "gain (points)": format_interval(
+                g["gain"], g["ci_low"], g["ci_high"], scale=100, signed=True
+            ),
         }
         for g in paired_gain(plain)
     ]
+    bars = [
+        (f"{r['method']} ({r['source']})", 100 * r["pass_at_1"], 100 * r["ci_low"],
+         100 * r["ci_high"])
+        for r in rows
+    ]  # fmt: skip
     sections = [
         Section(
             "CodeGen: Pass@1 per condition (the rogue-agents paper, Table 1)",
             table_html(shown, note="brackets: 95% percentile bootstrap over problems")
+            + bars_svg(bars, "Pass@1 %")
             + (table_html(gains, note="paired over the same problems") if gains else ""),
             anchor="summary",
         )

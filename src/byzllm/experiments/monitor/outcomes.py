@@ -33,6 +33,10 @@ def _value(row: dict[str, Any], key: str) -> float | None:
         return float(bool(row.get("success")))
     if key == "game_length":
         return float(row.get("total_turns", 0))
+    if key == "precision" and "accused" in row:
+        # WhoDunit's Precision: success among the games that ended in an accusation; a game
+        # without one has no value, as in the report's per-run Precision.
+        return float(bool(row.get("success"))) if row["accused"] else None
     return None
 
 
