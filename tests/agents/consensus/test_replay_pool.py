@@ -10,11 +10,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from byzllm.agents._seeding import choice, stream
-from byzllm.agents.consensus import WEAK_PROFILE, ReplayPool, SimulatedAgent, make_adversary
+from byzllm.agents.consensus import (
+    WEAK_PROFILE,
+    CallContext,
+    ReplayPool,
+    Response,
+    SimulatedAgent,
+    make_adversary,
+)
 from byzllm.agents.consensus._byzantine import MAX_REPLAY_TRIES, ReplayAttack
 from byzllm.experiments.consensus.config import DatasetConfig
 from byzllm.experiments.consensus.setup import ood_pool, replay_pool
 from byzllm.tasks import Task
+
+from .test_truth_blind import Constant
 
 
 def _spec_order(pool: list[Task], task: Task, seed: int, name: str) -> list[str]:
@@ -117,3 +126,30 @@ def test_a_run_groups_its_pool_once() -> None:
     pool = replay_pool(config)
     assert replay_pool(DatasetConfig(name="synthetic", n=5)) is pool
     assert list(pool) == ood_pool(config)
+
+
+class Unreadable(Constant):
+    """A replay source whose answers to the questions in ``unreadable`` are not numbers."""
+
+    def __init__(self, unreadable: set[str]) -> None:
+        super().__init__("7")
+        self.unreadable = unreadable
+
+    async def answer(self, task: Task, ctx: CallContext | None = None) -> Response:
+        self.asked.append(task.question)
+        return Response.of("no idea" if task.question in self.unreadable else "7")
+
+
+async def test_a_first_try_without_a_readable_answer_moves_down_the_order() -> None:
+    pool = [_task(i, "number", "gsm8k", None, 2) for i in range(300)]
+    task = _task(1000, "number", "gsm8k", None, 2)
+    order = _spec_order(pool, task, 0, "byzantine-0")
+    source = Unreadable(set(order[:3]))
+    adversary = make_adversary("replay", "byzantine-0", ood_tasks=pool, replay_source=source)
+    assert isinstance(adversary, ReplayAttack)
+    first = adversary.ood_task(task)
+    assert first is not None and first.question == order[0]
+    assert (await adversary.public(task, None, CallContext())).answer == "7"
+    assert source.asked == order[:4]
+    replayed = adversary.replayed_from[task.id]
+    assert replayed == next(t.id for t in pool if t.question == order[3])

@@ -315,8 +315,7 @@ class ReplayAttack(ByzantineAgent):
                 continue
             # The first pick is one seeded draw (as for every other seeded choice); the rest
             # follow in a seeded shuffle.
-            keys = (self.seed, self.name, task.id, "ood", *([level] if level else []))
-            index = choice_index(len(tier.tasks), *keys)
+            index = self._pick(task, level, len(tier.tasks))
             rest = tier.without(index)
             stream(self.seed, self.name, task.id, "ood-order", level).shuffle(rest)
             out += [tier.tasks[index], *rest]
@@ -324,14 +323,22 @@ class ReplayAttack(ByzantineAgent):
                 break
         return out[:MAX_REPLAY_TRIES]
 
+    def _pick(self, task: Task, level: int, size: int) -> int:
+        """The index of the first question tried in a tier of ``size`` questions."""
+        return choice_index(size, self.seed, self.name, task.id, "ood", *([level] if level else []))
+
     def ood_task(self, task: Task) -> Task | None:
         """The first out-of-distribution question tried for ``task`` (``None``: there is none).
 
         Its answer is the one replayed unless it is not in ``task``'s format;
-        ``replayed_from`` records the question actually used once :meth:`public` has run.
+        ``replayed_from`` records the question actually used once :meth:`public` has run. It
+        is the first of :meth:`ood_candidates`, drawn without the shuffle that orders the
+        others (one pass over its tier: a data file's size).
         """
-        candidates = self.ood_candidates(task)
-        return candidates[0] if candidates else None
+        for level, tier in enumerate(self.ood_tasks.tiers(task)):
+            if tier.tasks:
+                return tier.tasks[self._pick(task, level, len(tier.tasks))]
+        return None
 
     async def prepare(self, task: Task, ctx: CallContext) -> None:
         await self.public(task, None, ctx)  # fetch the replayed answer off the critical path
@@ -346,13 +353,21 @@ class ReplayAttack(ByzantineAgent):
         return Response.of(reply.answer, reply.text)
 
     async def _replayed(self, task: Task, ctx: CallContext) -> Response:
-        candidates = self.ood_candidates(task)
-        for ood in candidates:
+        # The first try usually answers in format: the order of the others is computed only
+        # when it did not (the same questions in the same order as ood_candidates).
+        first = self.ood_task(task)
+        candidates = [first] if first is not None else []
+        tried = 0
+        while tried < len(candidates):
+            ood = candidates[tried]
             reply = await self._weak_answer(ood, ctx)
             # Only the answer's *format* is checked (kind and choices), never its truth.
             if in_answer_format(task, reply.answer):
                 self.replayed_from[task.id] = ood.id
                 return reply
+            tried += 1
+            if tried == 1:
+                candidates = self.ood_candidates(task)
         self.replayed_from[task.id] = None
         _log.warning(
             "replay adversary %s: %s for question %s (answer format %s/%s); "

@@ -8,7 +8,8 @@ consensus. A :class:`ReplayPool` groups its questions once (by answer format, th
 set), answers "the candidates of x" from those groups, and remembers each question's try
 order, which depends only on (seed, adversary name, question): every unit of a sweep that
 asks the same question under another protocol or topology reuses it. The order is computed
-exactly as before, so the replayed answers are the same.
+exactly as before, so the replayed answers are the same; its first question is one seeded
+draw, so the shuffle of the rest waits until a first answer is unreadable.
 """
 
 from __future__ import annotations
