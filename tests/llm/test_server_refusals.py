@@ -19,6 +19,7 @@ from byzllm.llm import (
     ModelRequestError,
     ModelUnavailableError,
     RetryPolicy,
+    _transport,
     get_model,
     track_requests,
 )
@@ -132,12 +133,16 @@ def test_a_known_refusal_is_found_anywhere_in_the_message(before: str, after: st
 # -- bounded replies --------------------------------------------------------------------------
 
 
-def _huge(total: int, *, chunked: bool) -> Handler:
-    """A reply of ``total`` bytes, in chunks of 64 KiB or with its ``Content-Length``."""
+def _huge(total: int, *, chunked: bool, sent: list[int] | None = None) -> Handler:
+    """A reply of ``total`` bytes, in chunks of 64 KiB or with its ``Content-Length``; how
+    many bytes of each reply went out before the client hung up is appended to ``sent``."""
     block = b"x" * 65536
+    tally = sent
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sent = [0]
+        if tally is not None:
+            tally.append(0)
         framing = b"Transfer-Encoding: chunked" if chunked else b"Content-Length: %d" % total
         writer.write(b"HTTP/1.1 200 OK\r\n%s\r\n\r\n" % framing)
         try:
@@ -146,6 +151,8 @@ def _huge(total: int, *, chunked: bool) -> Handler:
                 writer.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
                 await writer.drain()
                 sent[0] += len(piece)
+                if tally is not None:
+                    tally[-1] = sent[0]
             if chunked:
                 writer.write(b"0\r\n\r\n")
             await writer.drain()
@@ -179,6 +186,30 @@ async def test_a_10mb_reply_is_cut_at_the_limit_and_counted_as_bad_response(
         assert f"chunks of {limit + 65536} bytes announced" in message
     else:  # refused from its Content-Length: no byte of the body read
         assert "Content-Length 10485760" in message
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+async def test_the_sdks_own_stack_cuts_a_10mb_reply_at_the_limit_too(
+    chunked: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What https:// endpoints use (forced here on http:// with BYZLLM_HTTP_TRANSPORT)."""
+    limit = 1 << 20
+    monkeypatch.setenv("BYZLLM_HTTP_TRANSPORT", "httpx")
+    monkeypatch.setattr(_transport, "MAX_RESPONSE_BYTES", limit)
+    sent: list[int] = []
+    async with serve(_huge(10 << 20, chunked=chunked, sent=sent)) as (url, seen):
+        model = get_model("openai/m", base_url=url, api_key_env=None, retry=FAST)
+        with track_requests() as counts, pytest.raises(ModelUnavailableError) as caught:
+            await model.generate(HI)
+        await model.aclose()
+    message = str(caught.value)
+    assert f"over {limit} bytes" in message
+    assert counts.errors == {"bad_response": 3} and len(seen) == 3
+    if chunked:  # read up to the limit, no further
+        assert "bytes read); abandoned" in message
+    else:  # refused from its Content-Length
+        assert "Content-Length 10485760" in message
+    assert max(sent) < 10 << 20  # no reply was sent whole: the client hung up first
 
 
 async def test_an_endless_stream_gives_up_at_the_calls_deadline() -> None:

@@ -39,6 +39,7 @@ from ._transport import (
     FastHTTPTransport,
     LeanAsyncClient,
     ResponseTooLargeError,
+    bounded_client,
     fast_transport_enabled,
 )
 from ._types import ChatMessage, Completion, GenerateConfig, JsonSchema
@@ -183,7 +184,7 @@ class OpenAIAPI(ModelAPI):
         if fast_transport_enabled(self._base_url):
             http = LeanAsyncClient(FastHTTPTransport(), timeout=self.settings.timeout_s)
             return [_Shard(client(http_client=http))]
-        return [_Shard(client()) for _ in range(self._n_shards)]
+        return [_Shard(client(http_client=bounded_client())) for _ in range(self._n_shards)]
 
     async def complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
         import httpx2

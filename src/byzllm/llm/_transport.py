@@ -20,23 +20,27 @@ Replies are bounded: a body longer than ``max_body_bytes`` (default
 :data:`MAX_RESPONSE_BYTES`) is abandoned as soon as that is known -- from its
 ``Content-Length`` before reading any of it, or when the chunks read so far cross the limit
 -- and the connection closed (:class:`ResponseTooLargeError`), so a runaway server costs at
-most the limit in memory per request, never its whole reply.
+most the limit in memory per request, never its whole reply. The SDK's own stack
+(``https://`` endpoints) gets the same bound from :func:`bounded_client`, whose response
+hook refuses a long ``Content-Length`` and counts the bytes as httpx2 reads them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx2
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
+    "BoundedStream",
     "FastHTTPTransport",
     "LeanAsyncClient",
     "ResponseTooLargeError",
+    "bounded_client",
     "fast_transport_enabled",
 ]
 
@@ -72,6 +76,53 @@ class ResponseTooLargeError(httpx2.RemoteProtocolError):
 
 class _TooLarge(Exception):
     pass
+
+
+class BoundedStream(httpx2.AsyncByteStream):
+    """A response body that stops with :class:`ResponseTooLargeError` once more than
+    ``limit`` bytes have come (counted as they arrive, before any is kept)."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, request: httpx2.Request) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._request = request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self._inner:
+            seen += len(chunk)
+            if seen > self._limit:
+                raise ResponseTooLargeError(
+                    f"reply body over {self._limit} bytes ({seen} bytes read); abandoned",
+                    request=self._request,
+                )
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def _bound_reply(response: httpx2.Response) -> None:
+    """httpx2 response hook: the reply's body is read through :class:`BoundedStream`, and
+    refused at once when its ``Content-Length`` is over the limit."""
+    limit = MAX_RESPONSE_BYTES
+    length = response.headers.get("content-length", "")
+    if length.isdigit() and int(length) > limit:
+        raise ResponseTooLargeError(
+            f"reply body over {limit} bytes (Content-Length {length}); abandoned",
+            request=response.request,
+        )
+    if isinstance(response.stream, httpx2.AsyncByteStream):  # always, in an async client
+        response.stream = BoundedStream(response.stream, limit, response.request)
+
+
+def bounded_client() -> httpx2.AsyncClient:
+    """The SDK's default async HTTP client (same timeout, limits and redirects) whose replies
+    are bounded by :data:`MAX_RESPONSE_BYTES`, as :class:`FastHTTPTransport`'s are."""
+    from openai import DefaultAsyncHttpx2Client
+
+    client: httpx2.AsyncClient = DefaultAsyncHttpx2Client(event_hooks={"response": [_bound_reply]})
+    return client
 
 
 class FastHTTPTransport(httpx2.AsyncBaseTransport):
