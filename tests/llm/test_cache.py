@@ -346,20 +346,30 @@ def test_a_run_stops_before_its_first_unit_on_a_damaged_cache(tmp_path: Path) ->
     with pytest.raises(CacheError, match="cache_mode: off"):
         aio.run(run_units(tmp_path / "run", [make_unit({"a": 1})], work, config=config))
     assert ran == [] and not (tmp_path / "run").exists()
-    # cache_mode: off runs without it; a section without a model never opens it.
-    for section in (
-        Section(model="openai/x", cache=str(cache), cache_mode="off", api_key_env=None),
-        Section(cache=str(cache), api_key_env=None),
-    ):
-        aio.run(
-            run_units(
-                tmp_path / f"run-{len(ran)}",
-                [make_unit({"a": 1})],
-                work,
-                config=Config(players=section),
-                progress=False,
-            )
-        )
+    # cache_mode: off runs without it; a section without a model never opens it. (The model
+    # is a local fake server: the run's endpoint check must find one listening.)
+
+    async def run_both() -> None:
+        async with FakeOpenAIServer() as server:
+            for section in (
+                Section(
+                    model="openai/x",
+                    base_url=server.base_url,
+                    cache=str(cache),
+                    cache_mode="off",
+                    api_key_env=None,
+                ),
+                Section(cache=str(cache), api_key_env=None),
+            ):
+                await run_units(
+                    tmp_path / f"run-{len(ran)}",
+                    [make_unit({"a": 1})],
+                    work,
+                    config=Config(players=section),
+                    progress=False,
+                )
+
+    aio.run(run_both())
     assert len(ran) == 2
 
 

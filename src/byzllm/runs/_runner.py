@@ -335,6 +335,15 @@ async def run_units(
     it to end (saying so once on stderr). A folder that cannot be created or written (a
     read-only disk, a name longer than the file system allows) is one line, exit code 2.
     """
+    # What can refuse the run without its folder is checked before the lock creates it.
+    if concurrency < 1:
+        raise InputError(f"concurrency must be at least 1, got {concurrency}")
+    if max_failures is not None and max_failures < 1:
+        raise InputError(f"max_failures must be at least 1 (or None), got {max_failures}")
+    if isinstance(config, BaseModel):
+        from ._model_config import check_caches
+
+        check_caches(config)  # a damaged response cache stops the run before it starts
     store_path = resolve_store_path(run_dir)
     lock = WriterLock(store_path, wait=wait, argv=argv, on_wait=_say_waiting)
     async with lock:
@@ -379,19 +388,11 @@ async def _run_units_locked(
     # Here, not at the top: importing byzllm.experiments stays free of the model layer.
     from byzllm.llm import track_requests
 
-    if concurrency < 1:
-        raise InputError(f"concurrency must be at least 1, got {concurrency}")
-    if max_failures is not None and max_failures < 1:
-        raise InputError(f"max_failures must be at least 1 (or None), got {max_failures}")
     grid = _unique(units)
     run_path = Path(run_dir)
     started = time.monotonic()
     config_json, config_class = _config_dump(config)
 
-    if isinstance(config, BaseModel):
-        from ._model_config import check_caches
-
-        check_caches(config)  # a damaged response cache stops the run before it starts
     # verify: a damaged store stops the run here, one line naming `byzllm runs repair`.
     store = Store(run_path, create=True, synchronous=synchronous, verify=True)
     try:
