@@ -153,9 +153,10 @@ def test_summary_line_without_json(tmp_path: Path, questions: Path) -> None:
 def test_interrupt_exits_130_and_resumes(tmp_path: Path, questions: Path, sig: int) -> None:
     words = " ".join(f"q{i}" for i in range(120))
     questions.write_text(words, encoding="utf-8")
-    # 0.1 s a unit, two at a time: about 6 s in all, so the signal lands mid-run even when a
-    # busy machine is slow to open the store and count (0.01 s a unit finished first there).
-    config = _config(tmp_path, f"questions: {questions}\nrepeats: 1\ndelay_s: 0.1\n")
+    # 0.25 s a unit, two at a time: about 15 s in all, so the signal lands mid-run even when a
+    # busy machine is slow to open the store and count (at 0.01 s, and once at load 5 at
+    # 0.1 s, the run finished first).
+    config = _config(tmp_path, f"questions: {questions}\nrepeats: 1\ndelay_s: 0.25\n")
     run_dir = tmp_path / "run"
     cmd = [sys.executable, str(APP_SCRIPT), "run", str(config), "-o", str(run_dir), "-j", "2"]
     env = {**os.environ, "PYTHONPATH": str(APP_SCRIPT.parents[2])}
