@@ -21,8 +21,10 @@ from byzllm.cli import app
 
 RUNNER = CliRunner()
 STORE = "results.sqlite"
-#: A small consensus sweep of simulated agents: 12 units (2 protocols x 6 questions).
-SWEEP = ["--set", "dataset.n=6", "--set", "topologies=[complete]"]
+#: A small consensus sweep of simulated agents: 32 units (2 protocols x 16 questions), a
+#: store of 40 pages (its records are batched and compressed: a unit's fit in a page).
+SWEEP = ["--set", "dataset.n=16", "--set", "topologies=[complete]"]
+UNITS = 32
 PAGE = 4096
 
 
@@ -76,7 +78,7 @@ def folder(healthy: Path, tmp_path: Path) -> Path:
     _copy(healthy, root / "alpha")
     _copy(healthy, root / "gamma")
     corrupt = _copy(healthy, root / "beta")
-    _damage_pages(corrupt / STORE, 40, 6)
+    _damage_pages(corrupt / STORE, 20, 6)
     return root
 
 
@@ -86,7 +88,7 @@ def test_runs_list_shows_every_run_and_marks_the_unreadable_one(folder: Path) ->
     runs = {Path(row["run_dir"]).name: row for row in json.loads(result.stdout)["runs"]}
     assert set(runs) == {"alpha", "beta", "gamma"}
     assert runs["alpha"]["readable"] and runs["gamma"]["readable"]
-    assert (runs["alpha"]["done"], runs["gamma"]["done"]) == (12, 12)
+    assert (runs["alpha"]["done"], runs["gamma"]["done"]) == (UNITS, UNITS)
     beta = runs["beta"]
     assert beta["readable"] is False and beta["last_status"] == "unreadable"
     assert "damaged" in beta["error"] and "byzllm runs repair" in beta["error"]
@@ -143,7 +145,7 @@ def test_repair_recovers_the_readable_units_and_the_resume_completes(
     assert report["repaired"] is True and report["problems"]
     # Most units survive; the ones that lost their row or a record run again.
     assert report["units_to_run"] >= 1
-    assert report["units"]["done"] + report["units_to_run"] == 12
+    assert report["units"]["done"] + report["units_to_run"] == UNITS
     assert report["units"]["done"] >= 6
     assert report["records_lost"] >= 1
     # The damaged store is kept beside the fresh one, byte for byte.
@@ -205,7 +207,7 @@ def test_truncated_store(healthy: Path, tmp_path: Path) -> None:
     assert repair.exit_code == 0, repair.output
     report = json.loads(repair.stdout)
     assert report["units"]["done"] >= 1
-    assert report["units"]["done"] + report["units_to_run"] == 12
+    assert report["units"]["done"] + report["units_to_run"] == UNITS
     resumed = RUNNER.invoke(app, ["consensus", "run", *SWEEP, "-o", str(run_dir), "--json"])
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["complete"] is True

@@ -1,4 +1,5 @@
-"""Records are kept zlib-compressed in the store; stores written before (plain text) open."""
+"""Records are kept compressed in the store, a unit's records of one kind as one batch; stores
+written before (a row per record, compressed or plain text) open."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from byzllm.runs import Record, Store, StoreError, UnitResult, make_unit
-from byzllm.runs._codec import pack_json, unpack_json
+from byzllm.runs import _store as store_module
+from byzllm.runs._codec import pack_batch, pack_json, record_count, unpack_json, unpack_records
 
 
 class Trace(Record):
@@ -21,9 +23,21 @@ class Trace(Record):
     text: str
 
 
+class Step(Record):
+    kind: ClassVar[str] = "step"
+    k: int
+
+
 @given(st.text())
 def test_pack_then_unpack_is_the_identity(text: str) -> None:
     assert unpack_json(pack_json(text)) == text
+    assert unpack_records(pack_json(text)) == [text]
+
+
+@given(st.lists(st.text().filter(lambda t: "\n" not in t), min_size=1))
+def test_a_batch_gives_back_its_texts_and_their_count(texts: list[str]) -> None:
+    packed = pack_batch(texts)
+    assert unpack_records(packed) == texts and record_count(packed) == len(texts)
 
 
 def _store(path: Path) -> list[dict[str, object]]:
@@ -76,3 +90,75 @@ def test_a_damaged_compressed_record_is_named_as_damage(tmp_path: Path) -> None:
     conn.close()
     with Store.open(tmp_path) as store, pytest.raises(StoreError, match="not valid JSON"):
         store.records("trace")
+
+
+def _batched_store(path: Path) -> list[dict[str, object]]:
+    """Two units, each with a trace and 40 steps interleaved (kinds mixed in write order)."""
+    with Store(path) as store:
+        units = [make_unit({"u": u}) for u in range(2)]
+        store.register_units(units)
+        now = time.time()
+        results = []
+        for u, unit in enumerate(units):
+            records: list[Record] = [Trace(k=u, text="first " * 60)]
+            for k in range(40):
+                records.append(Step(k=k))
+                if k == 20:
+                    records.append(Trace(k=u, text="second " * 60))
+            results.append(UnitResult(unit.id, "done", now, now, records))
+        store.write_results(results)
+    return [{"u": u} for u in range(2)]
+
+
+def test_a_units_records_of_one_kind_are_one_row_and_come_back_in_order(tmp_path: Path) -> None:
+    _batched_store(tmp_path)
+    conn = sqlite3.connect(tmp_path / "results.sqlite")
+    rows = conn.execute("SELECT unit_id, seq, kind FROM records ORDER BY unit_id, seq").fetchall()
+    conn.close()
+    # Per unit: one row per kind, numbered 0, 1 in the order the kinds first appear.
+    assert [(seq, kind) for _, seq, kind in rows] == [(0, "trace"), (1, "step")] * 2
+    with Store.open(tmp_path) as store:
+        assert store.kinds() == {"step": 80, "trace": 4}
+        steps = store.records("step", with_unit=True)
+        assert [r["k"] for r in steps] == list(range(40)) * 2
+        texts = [r["text"].split()[0] for r in store.records("trace")]
+        assert texts == ["first", "second", "first", "second"]
+        assert [s.k for s in store.typed_records(Step)][:3] == [0, 1, 2]
+
+
+def test_a_store_with_a_row_per_record_counts_and_reads_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _batched_store(tmp_path / "new")
+    with Store.open(tmp_path / "new") as store:
+        expected = {kind: store.records(kind, with_unit=True) for kind in ("trace", "step")}
+    # The previous version wrote every record as a row of its own, numbered in write order,
+    # its JSON compressed when long, else text.
+    monkeypatch.setattr(
+        store_module,
+        "_record_rows_of",
+        lambda unit, records: [
+            (unit, seq, type(r).kind, pack_json(r.model_dump_json()))
+            for seq, r in enumerate(records)
+        ],
+    )
+    _batched_store(tmp_path / "old")
+    conn = sqlite3.connect(tmp_path / "old" / "results.sqlite")
+    assert conn.execute("SELECT COUNT(*) FROM records").fetchone() == (84,)
+    conn.close()
+    monkeypatch.undo()
+    with Store.open(tmp_path / "old") as store:
+        assert store.kinds() == {"step": 80, "trace": 4}
+        assert {k: store.records(k, with_unit=True) for k in ("trace", "step")} == expected
+
+
+def test_a_damaged_batch_is_named_as_damage(tmp_path: Path) -> None:
+    _batched_store(tmp_path)
+    conn = sqlite3.connect(tmp_path / "results.sqlite")
+    conn.execute("UPDATE records SET json = x'2334303a789c0000ffff' WHERE kind = 'step'")
+    conn.commit()
+    conn.close()
+    with Store.open(tmp_path) as store, pytest.raises(StoreError, match="not valid JSON"):
+        store.records("step")
+    with pytest.raises(ValueError, match="holds a newline"):
+        pack_batch(["{}", "{\n}"])

@@ -1,20 +1,32 @@
-"""How a record's JSON is kept in the store: zlib-compressed, so stores stay small.
+"""How records' JSON is kept in the store: compressed, and batched per unit and kind, so
+stores stay small.
 
-A record of a real run repeats itself (the agents' descriptions, prompts, the trace's field
-names), and zlib shrinks such JSON about tenfold; a 2,000-question demo went from 620 MB to a
-few tens of megabytes. Short records stay plain text, where compression saves nothing. Reading
-accepts both forms, so stores written before compression (every value text) still open.
+A record repeats itself (the agents' descriptions, the trace's field names), and a unit's
+records of one kind repeat each other (a consensus question's 49 round records differ in a
+few values): compressed one by one, short records gain little, and each is a row of its own
+with its keys in two indexes. So the records of one kind that a unit writes together are
+kept as ONE row, a *batch*: their JSON texts one per line, zlib-compressed together, behind
+a header that says how many there are (``#<n>:``), so counting records reads no more than the
+header. A kind a unit writes once is one row, zlib-compressed unless it is short. The
+2,000-question demo (12,000 units, 600,000 records): 298 MB with a row per record, 49 MB in
+batches.
+
+Reading accepts every form, so stores written before (one row per record, compressed or
+plain text) still open.
 """
 
 from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Sequence
 
-__all__ = ["pack_json", "unpack_json"]
+__all__ = ["BATCH_MARK", "pack_batch", "pack_json", "record_count", "unpack_json", "unpack_records"]
 
 #: Records shorter than this (bytes of JSON) are kept as text.
 _PACK_FROM = 256
+#: The first byte of a batch (a zlib stream starts with 0x78, a text row is not a BLOB).
+BATCH_MARK = b"#"
 
 
 def pack_json(text: str) -> str | bytes:
@@ -26,14 +38,50 @@ def pack_json(text: str) -> str | bytes:
     return zlib.compress(raw, 6)
 
 
+def pack_batch(texts: Sequence[str]) -> bytes:
+    """The value stored for several records of one kind and unit: ``#<n>:`` and their JSON
+    texts, one per line, zlib-compressed together (a record's JSON has no raw newline)."""
+    if any("\n" in text for text in texts):
+        raise ValueError("a record's JSON text holds a newline")
+    body = zlib.compress("\n".join(texts).encode("utf-8"), 6)
+    return BATCH_MARK + str(len(texts)).encode("ascii") + b":" + body
+
+
+def _damaged(detail: str) -> json.JSONDecodeError:
+    # The store's readers name a value that is not JSON as damage: so is this.
+    return json.JSONDecodeError(detail, "", 0)
+
+
+def unpack_records(value: str | bytes) -> list[str]:
+    """The JSON texts of the records one stored value holds (a batch, one compressed record
+    or one text)."""
+    if isinstance(value, bytes) and value.startswith(BATCH_MARK):
+        head, colon, body = value[1:].partition(b":")
+        if not colon or not head.isdigit():
+            raise _damaged("a batch of records has no valid header")
+        try:
+            texts = zlib.decompress(body).decode("utf-8").split("\n")
+        except (zlib.error, UnicodeDecodeError) as err:
+            raise _damaged(f"a batch of records does not inflate ({err})") from None
+        if len(texts) != int(head):
+            raise _damaged(f"a batch of {int(head)} records holds {len(texts)}")
+        return texts
+    return [unpack_json(value)]
+
+
 def unpack_json(value: str | bytes) -> str:
-    """A record's JSON text from its stored value (either form :func:`pack_json` writes)."""
+    """A record's JSON text from its stored value (a compressed record or a text)."""
     if isinstance(value, bytes):
         try:
             return zlib.decompress(value).decode("utf-8")
         except (zlib.error, UnicodeDecodeError) as err:
-            # The store's readers name a value that is not JSON as damage: so is this.
-            raise json.JSONDecodeError(
-                f"a compressed record does not inflate ({err})", "", 0
-            ) from None
+            raise _damaged(f"a compressed record does not inflate ({err})") from None
     return value
+
+
+def record_count(value: str | bytes) -> int:
+    """How many records a stored value holds, from a batch's header alone."""
+    if isinstance(value, bytes) and value.startswith(BATCH_MARK):
+        head = value[1:].partition(b":")[0]
+        return int(head) if head.isdigit() else 0
+    return 1

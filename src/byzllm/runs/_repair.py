@@ -60,7 +60,7 @@ from typing import Any
 
 from byzllm.errors import InputError
 
-from ._codec import unpack_json
+from ._codec import record_count, unpack_records
 from ._pages import RawCell, read_cells
 from ._store import (
     _SCHEMA_VERSION,
@@ -112,8 +112,10 @@ class RepairReport:
     units_lost: int = 0
     #: Units stored ``done`` whose records did not all survive: now ``pending``, they rerun.
     units_rerun: int = 0
+    #: Records kept (a batch row counts its records).
     records: int = 0
-    #: Records unreadable, invalid, or dropped with a unit that lost its row or a record.
+    #: Record rows (a record, or a unit's batch of one kind) unreadable, invalid, or dropped
+    #: with a unit that lost its row or a record.
     records_lost: int = 0
     runs: int = 0
     #: Invocation rows (provenance: config, commit, counts) that were unreadable.
@@ -388,7 +390,7 @@ def _valid_record(row: dict[str, Any]) -> bool:
     if not isinstance(value, str | bytes):
         return False
     try:
-        return isinstance(json.loads(unpack_json(value)), dict)
+        return all(isinstance(json.loads(text), dict) for text in unpack_records(value))
     except ValueError:
         return False
 
@@ -919,7 +921,7 @@ def _salvage(
     report.units = {status: 0 for status in ("done", "failed", "pending")}
     for row in units:
         report.units[row["status"]] += 1
-    report.records = len(records)
+    report.records = sum(record_count(record["json"]) for record in records)
     report.runs = len(runs)
     salvaged = {"records": report.records, "units": len(units), "runs": report.runs}
     report.unreadable_tables += [t for t in found.unreachable if not salvaged.get(t)]

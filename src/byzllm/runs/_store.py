@@ -6,7 +6,9 @@ Tables:
 * ``units``   one row per unit: id, label, payload, status (pending/done/failed), attempts,
               timings, error;
 * ``records`` the typed records each finished unit produced: (unit_id, kind, seq, json);
-  ``json`` is zlib-compressed (a BLOB) for all but short records (see ``_codec``).
+  the records of one kind that a unit wrote together share one row, a zlib-compressed
+  *batch* (``seq``: the first one's), and a kind written once is one row, compressed unless
+  short (see ``_codec``; stores written with a row per record still open).
 
 A unit's records and its ``done`` status are written in ONE transaction, so a crash at any
 moment leaves either the whole result or nothing. Every write opens with ``BEGIN IMMEDIATE``
@@ -38,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from byzllm.errors import ByzllmError, InputError
 
-from ._codec import pack_json, unpack_json
+from ._codec import pack_batch, pack_json, unpack_records
 from ._records import Record
 from ._units import Unit
 
@@ -341,6 +343,26 @@ def _pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _record_rows_of(unit_id: str, records: Sequence[Record]) -> list[tuple[str, int, str, Any]]:
+    """The ``records`` rows of one unit's records: one row per kind, in the order the kinds
+    first appear, a batch where the unit wrote several records of the kind (in their order).
+    A row's ``seq`` numbers the unit's rows (0, 1, ...), as repair expects of a whole unit."""
+    by_kind: dict[str, list[str]] = {}
+    for record in records:
+        by_kind.setdefault(type(record).kind, []).append(record.model_dump_json())
+    return [
+        (unit_id, seq, kind, pack_json(texts[0]) if len(texts) == 1 else pack_batch(texts))
+        for seq, (kind, texts) in enumerate(by_kind.items())
+    ]
+
+
+#: How many records a ``records`` row holds: a batch's count from its ``#<n>:`` header, 1 else.
+_RECORDS_IN_ROW = (
+    "CASE WHEN typeof(json) = 'blob' AND substr(json, 1, 1) = X'23'"
+    " THEN CAST(CAST(substr(json, 2, instr(json, X'3A') - 2) AS TEXT) AS INTEGER) ELSE 1 END"
+)
 
 
 class Store:
@@ -695,15 +717,7 @@ class Store:
                     conn.executemany(
                         "INSERT OR REPLACE INTO records (unit_id, seq, kind, json)"
                         " VALUES (?, ?, ?, ?)",
-                        (
-                            (
-                                result.unit_id,
-                                seq,
-                                type(record).kind,
-                                pack_json(record.model_dump_json()),
-                            )
-                            for seq, record in enumerate(result.records)
-                        ),
+                        _record_rows_of(result.unit_id, result.records),
                     )
         return written
 
@@ -749,7 +763,7 @@ class Store:
         return {
             str(kind): int(count)
             for kind, count in self._conn.execute(
-                "SELECT kind, COUNT(*) FROM records GROUP BY kind ORDER BY kind"
+                f"SELECT kind, SUM({_RECORDS_IN_ROW}) FROM records GROUP BY kind ORDER BY kind"
             )
         }
 
@@ -760,8 +774,12 @@ class Store:
             " WHERE r.kind = ? AND u.status = 'done' ORDER BY u.ordinal, r.unit_id, r.seq",
             (kind,),
         ).fetchall()
-        # Record JSON is kept zlib-compressed (stores written before that: plain text).
-        return [(unit, label, payload, unpack_json(value)) for unit, label, payload, value in rows]
+        # A row holds one record (compressed or text) or a batch of a unit's records.
+        return [
+            (unit, label, payload, text)
+            for unit, label, payload, value in rows
+            for text in unpack_records(value)
+        ]
 
     @_guarded
     def records(
