@@ -127,4 +127,5 @@ def test_splits_follow_appendix_d1() -> None:
     train = {g.r0 for g in splits.train}
     validation = {g.r0 for g in splits.validation}
     assert not train & validation and train | validation == set(TRAIN_VALIDATION_R0)
+    assert not (train | validation) & {g.r0 for g in splits.test}  # test games are held out
     assert make_splits(seed=1).train != splits.train
