@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -62,3 +63,26 @@ def require_program(name: str, *, package: str) -> str:
 def require_binary() -> Callable[..., str]:
     """:func:`require_program` as a fixture, for tests and fixtures in any folder."""
     return require_program
+
+
+@pytest.fixture
+def toy_problems(tmp_path: Path) -> Path:
+    """Four HumanEval-format problems (``add_k``), for CodeGen runs on the simulator."""
+    path = tmp_path / "he.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "task_id": f"Toy/{k}",
+                    "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}."""\n',
+                    "canonical_solution": f"    return x + {k}\n",
+                    "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
+                    "entry_point": f"add_{k}",
+                }
+            )
+            + "\n"
+            for k in range(4)
+        ),
+        encoding="utf-8",
+    )
+    return path

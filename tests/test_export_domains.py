@@ -17,11 +17,19 @@ from byzllm.runs import Store
 
 RUNNER = CliRunner()
 
-RUNS = {
-    "consensus": ["demo", "--questions", "2"],
-    "whodunit": ["whodunit", "run", "--set", "n_games=2"],
-    "govsim": ["govsim", "run", "--set", "n_games=2"],
-}
+#: Per domain: the command that makes a small real run, and the folder of it exported.
+RUNS: dict[str, tuple[list[str], str]] = {
+    "consensus": (["demo", "--questions", "2"], ""),
+    "whodunit": (["whodunit", "run", "--set", "n_games=2"], ""),
+    "govsim": (["govsim", "run", "--set", "n_games=2"], ""),
+    "codegen": (
+        ["codegen", "run", "--set", "n_test=2", "--set", "execution=simulated",
+         "--set", "problems={problems}"],
+        "",
+    ),
+    # A monitor evaluation: games with their triggers, per-turn scores and transcripts.
+    "monitor": (["reproduce", "ra-fig4", "-n", "4"], "evaluate"),
+}  # fmt: skip
 
 
 def _decode(got: list[Any], wanted: list[Any]) -> list[Any]:
@@ -34,10 +42,14 @@ def _decode(got: list[Any], wanted: list[Any]) -> list[Any]:
 
 @pytest.mark.parametrize("domain", sorted(RUNS))
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl", "csv"])
-def test_every_record_kind_exports_and_loads_back(tmp_path: Path, domain: str, fmt: str) -> None:
-    run_dir = tmp_path / domain
-    result = RUNNER.invoke(app, [*RUNS[domain], "-o", str(run_dir)])
+def test_every_record_kind_exports_and_loads_back(
+    tmp_path: Path, domain: str, fmt: str, toy_problems: Path
+) -> None:
+    command, folder = RUNS[domain]
+    args = [arg.format(problems=toy_problems) for arg in command]
+    result = RUNNER.invoke(app, [*args, "-o", str(tmp_path / domain)])
     assert result.exit_code == 0, result.output
+    run_dir = tmp_path / domain / folder
     out = tmp_path / "export"
     result = RUNNER.invoke(
         app, ["runs", "export", str(run_dir), "--format", fmt, "--out", str(out)]
