@@ -10,8 +10,12 @@ folder under 30 MB, open in under 2 s.
     python benchmarks/viewer.py --units 2000    # a smaller run
 
 Prints one JSON line {"benchmark": "viewer", "units": ..., "page_mb": ..., "folder_mb": ...,
-"write_seconds": ..., "open_seconds": ..., "open_last_unit_seconds": ...}; needs Debian's
-chromium. ``open_seconds`` includes Chromium's own start (about half a second).
+"write_seconds": ..., "first_paint_ms": ..., "ready_ms": ..., "last_unit_ready_ms": ...,
+"open_seconds": ..., "open_last_unit_seconds": ...}; needs Debian's chromium.
+``write_seconds`` is the page build (``byzllm view``); ``first_paint_ms`` and ``ready_ms`` are
+the page's own clock (first contentful paint; the list rendered), ``last_unit_ready_ms`` the
+same page opening its last unit from its chunk, all from navigation on; ``open_seconds``
+and ``open_last_unit_seconds`` are wall times around Chromium, its own start included.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -44,6 +49,15 @@ def _open(chromium: str, url: str) -> tuple[float, str]:
         capture_output=True, text=True, timeout=300, check=True,
     ).stdout  # fmt: skip
     return time.perf_counter() - start, dom
+
+
+def _page_clock(dom: str) -> dict[str, int]:
+    """The page's own timings from its ``<body>``: ``fcp-ms`` (first contentful paint) and
+    ``ready-ms`` (list rendered, a unit opened from the fragment included), in ms since
+    navigation, without Chromium's start."""
+    body = re.search(r"<body([^>]*)>", dom)
+    found = re.findall(r'data-(fcp-ms|ready-ms)="(\d+)"', body.group(1) if body else "")
+    return {name: int(value) for name, value in found}
 
 
 def main() -> None:
@@ -72,6 +86,8 @@ def main() -> None:
         last = units[-1].id
         last_seconds, last_dom = _open(chromium, page.resolve().as_uri() + f"#open={last}")
     shown = f"{len(units)} of {len(units)} shown" in dom
+    clock = _page_clock(dom)
+    last_clock = _page_clock(last_dom)
     # The first detail in the DOM is the opened unit's (the script's own text comes last).
     at = last_dom.find('<div class="detail">')
     opened = at >= 0 and last in last_dom and "<svg" in last_dom[at : at + 5000]
@@ -83,6 +99,9 @@ def main() -> None:
                 "page_mb": round(size_mb, 2),
                 "folder_mb": round(folder_mb, 2),
                 "write_seconds": round(write_seconds, 2),
+                "first_paint_ms": clock.get("fcp-ms"),
+                "ready_ms": clock.get("ready-ms"),
+                "last_unit_ready_ms": last_clock.get("ready-ms"),
                 "open_seconds": round(open_seconds, 2),
                 "open_last_unit_seconds": round(last_seconds, 2),
                 "all_units_listed": shown,

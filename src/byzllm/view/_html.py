@@ -16,7 +16,9 @@ The page's state can also be set from its URL fragment (``#f.protocol=sac&open=U
 the script applies it through the same controls a reader uses (it sets a filter and fires its
 ``change`` event, goes to the unit's page and clicks its row, clearing a filter that hides
 it), which is how the browser tests drive it; ``body[data-ready]`` is set once that is done
-(a chunk loaded included).
+(a chunk loaded included), with ``body[data-ready-ms]``, the milliseconds since navigation it
+took, and ``body[data-fcp-ms]``, those to the first contentful paint (the page's own clock,
+read by ``benchmarks/viewer.py``).
 """
 
 from __future__ import annotations
@@ -126,6 +128,11 @@ svg text{font-family:system-ui,sans-serif}
 _JS = r"""
 (function(){
   var errors=document.getElementById('errors');
+  // The page's own clock, for benchmarks/viewer.py: first contentful paint and ready time
+  // in ms since navigation (body[data-fcp-ms], body[data-ready-ms]).
+  try{new PerformanceObserver(function(list){list.getEntries().forEach(function(e){
+    if(e.name==='first-contentful-paint')document.body.dataset.fcpMs=String(Math.round(e.startTime));
+  });}).observe({type:'paint',buffered:true});}catch(e){}
   window.addEventListener('error',function(e){errors.textContent+='error: '+e.message+'\n';});
   var data=JSON.parse(document.getElementById('units-data').textContent);
   var PAGE=100;
@@ -213,7 +220,9 @@ _JS = r"""
     render(box,spec,state);boxes.push(box);
   });
   // State from the URL fragment, applied through the reader's own controls.
-  var ready=function(){document.body.dataset.ready='1';};
+  var ready=function(){
+    document.body.dataset.readyMs=String(Math.round(performance.now()));
+    document.body.dataset.ready='1';};
   var hash=decodeURIComponent(location.hash.replace(/^#/,''));
   if(hash&&boxes.length){
     var box=boxes[0];var open=null;var page=0;
