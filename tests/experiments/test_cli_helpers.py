@@ -153,14 +153,22 @@ def test_summary_line_without_json(tmp_path: Path, questions: Path) -> None:
 def test_interrupt_exits_130_and_resumes(tmp_path: Path, questions: Path, sig: int) -> None:
     words = " ".join(f"q{i}" for i in range(120))
     questions.write_text(words, encoding="utf-8")
-    # 0.25 s a unit, two at a time: about 15 s in all, so the signal lands mid-run even when a
-    # busy machine is slow to open the store and count (at 0.01 s, and once at load 5 at
-    # 0.1 s, the run finished first).
-    config = _config(tmp_path, f"questions: {questions}\nrepeats: 1\ndelay_s: 0.25\n")
+    # 0.1 s a unit, two at a time: about 6 s in all, so the signal lands mid-run even when a
+    # busy machine is slow to open the store and count (0.01 s a unit finished first there).
+    config = _config(tmp_path, f"questions: {questions}\nrepeats: 1\ndelay_s: 0.1\n")
     run_dir = tmp_path / "run"
     cmd = [sys.executable, str(APP_SCRIPT), "run", str(config), "-o", str(run_dir), "-j", "2"]
     env = {**os.environ, "PYTHONPATH": str(APP_SCRIPT.parents[2])}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # SIGINT as a terminal delivers it: a shell that starts the test suite in the background
+    # has it ignored, and an ignored SIGINT is inherited (Python then never raises
+    # KeyboardInterrupt, and the run rightly goes on).
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if (run_dir / "results.sqlite").exists():
