@@ -240,9 +240,6 @@ class RayExecutor(Executor):
         """
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
-        # Ray's own default (address None) joins the cluster last started on this machine,
-        # whoever started it; without an address or $RAY_ADDRESS the run starts its own.
-        address = self.address or os.environ.get("RAY_ADDRESS") or "local"
 
         def settle(error: BaseException | None) -> None:
             if done.done():
@@ -256,7 +253,7 @@ class RayExecutor(Executor):
             error: BaseException | None = None
             try:
                 with contextlib.redirect_stdout(sys.stderr):
-                    ray.init(address=address, **options)
+                    ray.init(address=self.address, **options)
             except BaseException as err:  # handed to the loop, raised there
                 error = err
             with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
