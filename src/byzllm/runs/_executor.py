@@ -237,7 +237,15 @@ class RayExecutor(Executor):
         address answers nothing; on a daemon thread the event loop stays free (Ctrl-C and
         SIGTERM still stop the run) and an abandoned attempt never keeps the process alive.
         Ray's own log lines go to stderr, never stdout (``--json`` output stays JSON).
+
+        A local instance (no address, no ``$RAY_ADDRESS``) is started on this thread: it
+        cannot hang on an absent cluster, and started from a daemon thread its processes
+        lost their GCS and Ray terminated the whole process after 60 s.
         """
+        if self.address is None and not os.environ.get("RAY_ADDRESS"):
+            with contextlib.redirect_stdout(sys.stderr):
+                ray.init(address=None, **options)
+            return
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
 
