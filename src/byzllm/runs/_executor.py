@@ -240,11 +240,13 @@ class RayExecutor(Executor):
 
         A local instance (no address, no ``$RAY_ADDRESS``) is started on this thread: it
         cannot hang on an absent cluster, and started from a daemon thread its processes
-        lost their GCS and Ray terminated the whole process after 60 s.
+        lost their GCS and Ray terminated the whole process after 60 s. It is the run's own
+        (``"local"``): Ray's default would join whatever cluster was last started on this
+        machine, and refuse the run's ``num_cpus`` there.
         """
         if self.address is None and not os.environ.get("RAY_ADDRESS"):
             with contextlib.redirect_stdout(sys.stderr):
-                ray.init(address=None, **options)
+                ray.init(address="local", **options)
             return
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
