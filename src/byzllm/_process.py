@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 
-__all__ = ["PARENT_GONE_EXIT_CODE", "die_with_parent", "exit_with_parent"]
+__all__ = ["PARENT_GONE_EXIT_CODE", "die_with_parent", "exit_with_parent", "signal_name"]
 
 #: Exit status of a worker that stopped because the process that started it died.
 PARENT_GONE_EXIT_CODE = 75
@@ -79,3 +79,11 @@ def exit_with_parent() -> None:
     threading.Thread(
         target=_watch, args=(sentinel,), name="byzllm-parent-watch", daemon=True
     ).start()
+
+
+def signal_name(number: int) -> str:
+    """``SIGKILL`` for 9; ``signal 64`` for a number without a name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

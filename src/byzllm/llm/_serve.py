@@ -28,7 +28,7 @@ import urllib.error
 import urllib.request
 from typing import IO
 
-from byzllm._process import die_with_parent
+from byzllm._process import die_with_parent, signal_name
 from byzllm.errors import InputError
 
 from ._errors import ModelUnavailableError
@@ -61,11 +61,7 @@ def exit_description(returncode: int) -> str:
     build under a hypervisor that advertises AMX tiles it does not enable)."""
     if returncode >= 0:
         return f"exited with code {returncode}"
-    try:
-        name = signal.Signals(-returncode).name
-    except ValueError:
-        name = f"signal {-returncode}"
-    text = f"was killed by {name}"
+    text = f"was killed by {signal_name(-returncode)}"
     if -returncode == signal.SIGILL:
         text += (
             f" (llama-cpp-python was built for instructions this CPU cannot run; {REBUILD_HINT})"

@@ -244,9 +244,13 @@ class RayExecutor(Executor):
         (``"local"``): Ray's default would join whatever cluster was last started on this
         machine, and refuse the run's ``num_cpus`` there.
         """
-        if self.address is None and not os.environ.get("RAY_ADDRESS"):
+
+        def init(address: str | None) -> None:
             with contextlib.redirect_stdout(sys.stderr):
-                ray.init(address="local", **options)
+                ray.init(address=address, **options)
+
+        if self.address is None and not os.environ.get("RAY_ADDRESS"):
+            init("local")
             return
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
@@ -262,8 +266,7 @@ class RayExecutor(Executor):
         def connect() -> None:
             error: BaseException | None = None
             try:
-                with contextlib.redirect_stdout(sys.stderr):
-                    ray.init(address=self.address, **options)
+                init(self.address)
             except BaseException as err:  # handed to the loop, raised there
                 error = err
             with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from byzllm._process import signal_name
+
 from ._errors import SandboxError
 from ._limits import LimitName, SandboxLimits, SandboxResult, Status, TestOutcome
 from ._run import PROGRAM_NAME, Execution
@@ -33,14 +35,6 @@ _LIMIT_ERRNOS: dict[int, LimitName] = {
     28: "disk",  # ENOSPC: the work folder is full
 }
 _ERRNO = re.compile(r"^\[Errno (\d{1,4})\]")
-
-
-def signal_name(number: int) -> str:
-    """``SIGKILL`` for 9; ``signal 64`` for a number without a name."""
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _decode(data: bytes) -> str:
