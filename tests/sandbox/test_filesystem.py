@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from byzllm.sandbox import SandboxLimits, SandboxResult, run_program
+from byzllm.sandbox._run import python_roots
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 LIMITS = SandboxLimits(timeout_s=10.0)
@@ -31,6 +32,18 @@ PYTHON_TOPS = {Path(os.path.realpath(sys.executable)).parts[1], Path(sys.prefix)
 #: Host folders that must not exist for the program (unless the interpreter lives there).
 ABSENT = [f for f in ("/home", "/root", "/run", "/var", "/opt", "/srv", "/mnt", "/sys")
           if f[1:] not in PYTHON_TOPS]  # fmt: skip
+
+
+def _interpreter_children(folder: Path) -> set[str] | None:
+    """The names the new root shows in ``folder`` when an interpreter folder lies below it (a
+    virtual environment inside the checkout, as CI makes): the folder is then the sandbox's own
+    empty skeleton leading to the read-only interpreter, not the host's. ``None`` otherwise."""
+    names = {
+        Path(root).relative_to(folder).parts[0]
+        for root in python_roots()
+        if Path(root).is_relative_to(folder) and Path(root) != folder
+    }
+    return names or None
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +134,8 @@ def _program(folder: Path) -> str:
         for folder_name in {ABSENT!r}:
             attempt(folder_name, lambda: os.listdir(folder_name))
         print("ROOT", sorted(os.listdir("/")))
+        if os.path.isdir(repository):
+            print("REPO", sorted(os.listdir(repository)))
         print("DEV", sorted(os.listdir("/dev")))
         print("MOUNTS", sum(1 for _ in open("/proc/self/mountinfo")))
         """
@@ -155,8 +170,25 @@ def test_the_attacks_work_without_the_sandbox(host_endpoints: Path) -> None:
 
 def test_only_the_allowed_folders_exist(outcome: SandboxResult, host_endpoints: Path) -> None:
     assert outcome.status == "passed", outcome
-    assert "GOT" not in outcome.stdout, outcome.stdout
-    assert outcome.stdout.count("blocked:") == 7 + len(ABSENT)
+    got = {
+        line.split(" ", 2)[1]: line.split(" ", 2)[2]
+        for line in outcome.stdout.splitlines()
+        if line.startswith("GOT ")
+    }
+    # With the interpreter inside the checkout, the checkout's path exists in the new root as an
+    # empty skeleton: listing or watching it shows only the way to the interpreter.
+    skeleton = {
+        "checkouts": _interpreter_children(REPOSITORY.parent),
+        "inotify": _interpreter_children(REPOSITORY),
+    }
+    for name, shown in got.items():
+        assert skeleton.get(name) is not None, outcome.stdout
+        if name == "checkouts":
+            assert set(ast.literal_eval(shown)) <= (skeleton["checkouts"] or set()), shown
+    if "inotify" in got:
+        line = next(line for line in outcome.stdout.splitlines() if line.startswith("REPO "))
+        assert set(ast.literal_eval(line.split(" ", 1)[1])) <= (skeleton["inotify"] or set())
+    assert outcome.stdout.count("blocked:") == 7 + len(ABSENT) - len(got)
     root = next(line for line in outcome.stdout.splitlines() if line.startswith("ROOT"))
     visible = set(ast.literal_eval(root.split(" ", 1)[1]))
     # The system folders, the work folder, /dev, /proc, and where the interpreter lives.
