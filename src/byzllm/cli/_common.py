@@ -49,6 +49,7 @@ __all__ = [
     "BaseUrlOption",
     "ConcurrencyOption",
     "ConfigArgument",
+    "DemoModelOption",
     "ExecutorOption",
     "ForceOption",
     "JsonOption",
@@ -68,15 +69,18 @@ __all__ = [
     "WeakModelOption",
     "cli_errors",
     "console",
+    "csv_option",
     "default_run_dir",
     "echo_error",
     "emit_rows",
     "execute_units",
     "fixed_run_dir_option",
+    "flag_option",
     "folder_option",
     "handle_errors",
     "load_cli_config",
     "model_flags",
+    "model_option",
     "plural",
     "print_json",
     "run_dir_option",
@@ -84,6 +88,7 @@ __all__ = [
     "show_parse_health",
     "show_request_health",
     "stage_run_dir",
+    "stored_records",
     "summary_exit_code",
     "train_options",
     "value_option",
@@ -105,9 +110,28 @@ def folder_option(flag: str, help: str) -> Any:
     return typer.Option(flag, help=help, file_okay=False, show_default=False)
 
 
+def csv_option(files: str) -> Any:
+    """``--csv FOLDER``: where a report writes its tables as CSV (``files``, for the help):
+    use as ``csv: Annotated[Path | None, common.csv_option("table1.csv")] = None``."""
+    return folder_option("--csv", f"Write {files} here.")
+
+
 def value_option(flag: str, help: str) -> Any:
     """An optional value with no default shown (``--transcript ID``, ``--problems FILE``)."""
     return typer.Option(flag, help=help, show_default=False)
+
+
+def flag_option(flag: str, help: str) -> Any:
+    """An on/off switch, off unless given (``--fresh``, ``--open``): use as
+    ``fresh: Annotated[bool, common.flag_option("--fresh", "...")] = False``."""
+    return typer.Option(flag, help=help)
+
+
+def model_option(help: str) -> Any:
+    """``--model``, an LLM named as ``provider/model`` (no default shown): :data:`ModelOption`
+    is the usual one; a command whose ``--model`` takes more (``byzllm demo``: ``local``)
+    says so in ``help``."""
+    return value_option("--model", help)
 
 
 #: Optional YAML config file (the model's defaults when omitted).
@@ -239,10 +263,18 @@ MarkdownOption = Annotated[
 #: ``--model``: the agents on this LLM instead of the simulated population.
 ModelOption = Annotated[
     str | None,
-    value_option(
-        "--model",
+    model_option(
         "Run the agents on this LLM, e.g. openai/gpt-4o-mini, instead of the simulated "
-        "population (consensus: every honest agent; see --weak-model).",
+        "population (consensus: every honest agent; see --weak-model)."
+    ),
+]
+#: ``byzllm demo``'s ``--model``: also ``local``, the model the local extra ships, in process.
+DemoModelOption = Annotated[
+    str | None,
+    model_option(
+        "Run the honest agents on this LLM instead of the simulated population: 'local' "
+        "(Qwen2.5-Coder-0.5B, shipped with the local extra, in process) or provider/model, "
+        "e.g. openai/qwen0.5b with --base-url."
     ),
 ]
 #: ``--weak-model``: the weak group's LLM (consensus).
@@ -326,6 +358,19 @@ def load_cli_config(
     from byzllm.runs import load_config, parse_overrides
 
     return load_config(path, model, parse_overrides(list(set_values or [])))
+
+
+def stored_records(run_dir: Path, kind: str, *, missing: str) -> list[dict[str, Any]]:
+    """A report's records: those of ``kind`` in the run at ``run_dir``; a run without any
+    is an :class:`~byzllm.errors.InputError` saying ``<run_dir> has no <missing>``."""
+    from byzllm.errors import InputError
+    from byzllm.runs import Store
+
+    with Store.open(run_dir) as store:
+        records = store.records(kind)
+    if not records:
+        raise InputError(f"{run_dir} has no {missing}")
+    return records
 
 
 def default_run_dir(config: Path | str | None, area: str, root: Path | str = "runs") -> Path:

@@ -160,7 +160,7 @@ def _pct(v: float) -> str:
 def report(
     run_dir: common.RunDirArgument,
     problems: Annotated[
-        bool, typer.Option("--problems", help="Also print every problem's outcome.")
+        bool, common.flag_option("--problems", "Also print every problem's outcome.")
     ] = False,
     transcript: Annotated[
         str | None,
@@ -168,9 +168,7 @@ def report(
             "--transcript", "Print the debate of this problem id (first repeat of each condition)."
         ),
     ] = None,
-    csv: Annotated[
-        Path | None, common.folder_option("--csv", "Write table1.csv and problems.csv here.")
-    ] = None,
+    csv: Annotated[Path | None, common.csv_option("table1.csv and problems.csv")] = None,
     json_output: common.JsonOption = False,
 ) -> None:
     """Pass@1 per condition (Table 1) with 95% intervals, and the monitor's paired gains.
@@ -187,20 +185,17 @@ def report(
         byzllm codegen report runs/cg --transcript HumanEval/3
     """
     with common.cli_errors():
-        from byzllm.errors import InputError
         from byzllm.experiments.codegen.report import (
             gain_line,
             gain_rows,
             problem_rows,
             table1_rows,
         )
-        from byzllm.runs import Store
         from byzllm.runs.reports import write_csv
 
-        with Store.open(run_dir) as store:
-            rows = store.records("codegen_problem")
-        if not rows:
-            raise InputError(f"{run_dir} has no CodeGen results (run `byzllm codegen run`)")
+        rows = common.stored_records(
+            run_dir, "codegen_problem", missing="CodeGen results (run `byzllm codegen run`)"
+        )
         table = table1_rows(rows)
         gains = gain_rows(rows)
         per_problem = problem_rows(rows)

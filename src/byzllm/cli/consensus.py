@@ -96,6 +96,11 @@ def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str
     return rows
 
 
+def _report_folder_option(contents: str) -> Any:
+    """``--out``: where a consensus report's files go, ``RUN_DIR/report`` unless given."""
+    return common.folder_option("--out", f"Folder for {contents} [default: RUN_DIR/report].")
+
+
 def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> list[Path]:
     from byzllm.experiments.consensus.report import csv_rows, round_rows
     from byzllm.runs.reports import line_plot, write_csv
@@ -172,12 +177,7 @@ def matrix(
     weak_model: common.WeakModelOption = None,
     base_url: common.BaseUrlOption = None,
     concurrency: common.ConcurrencyOption = 64,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", help="Folder for matrix.csv and matrix.png [default: RUN_DIR/report]."
-        ),
-    ] = None,
+    out: Annotated[Path | None, _report_folder_option("matrix.csv and matrix.png")] = None,
     json_output: common.JsonOption = False,
 ) -> None:
     """Attacks × protocols × topologies × adversaries: BFTI and H-Majority per cell.
@@ -308,12 +308,7 @@ def _matrix_cell(row: dict[str, Any]) -> str:
 def report(
     run_dir: common.RunDirArgument,
     json_output: common.JsonOption = False,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", help="Folder for CSV tables and PNG plots [default: RUN_DIR/report]."
-        ),
-    ] = None,
+    out: Annotated[Path | None, _report_folder_option("CSV tables and PNG plots")] = None,
     rounds: Annotated[
         bool, typer.Option("--rounds/--no-rounds", help="Also print the per-round table.")
     ] = True,
@@ -411,20 +406,10 @@ def demo(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of questions, graphs and agents.")] = 0,
     fresh: Annotated[
-        bool, typer.Option("--fresh", help="Discard earlier results in RUN_DIR first.")
+        bool, common.flag_option("--fresh", "Discard earlier results in RUN_DIR first.")
     ] = False,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            help="Run the honest agents on a real model: 'local' (Qwen2.5-Coder-0.5B, shipped "
-            "with the local extra, in process) or provider/model, e.g. openai/qwen0.5b with "
-            "--base-url.",
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible server of --model.")
-    ] = None,
+    model: common.DemoModelOption = None,
+    base_url: common.BaseUrlOption = None,
 ) -> None:
     """SAC vs CP-WBFT under a replay attack (Table 1), on simulated agents or a real model.
 

@@ -143,7 +143,7 @@ def report(
     plots: Annotated[
         Path | None, common.folder_option("--plots", "Write stocks.png (stock per month) here.")
     ] = None,
-    csv: Annotated[Path | None, common.folder_option("--csv", "Write govsim.csv here.")] = None,
+    csv: Annotated[Path | None, common.csv_option("govsim.csv")] = None,
     transcripts: Annotated[
         Path | None,
         common.folder_option("--transcripts", "Write one Markdown transcript per game here."),
@@ -162,17 +162,14 @@ def report(
         byzllm govsim report runs/govsim --plots figs --csv figs --transcripts figs/games
     """
     with common.cli_errors():
-        from byzllm.errors import InputError
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.govsim import INTERVAL_NOTE, METRICS, plot_stocks, summary_rows
         from byzllm.experiments.govsim import transcript as render
-        from byzllm.runs import Store
         from byzllm.runs.reports import write_csv
 
-        with Store.open(run_dir) as store:
-            games = store.records("govsim_game")
-        if not games:
-            raise InputError(f"{run_dir} has no GovSim games (run `byzllm govsim run`)")
+        games = common.stored_records(
+            run_dir, "govsim_game", missing="GovSim games (run `byzllm govsim run`)"
+        )
         rows = summary_rows(games)
         health = parse_health.from_records(games)
         requests = request_health.from_records(games)

@@ -18,7 +18,6 @@ same games with LLM-backed agents.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -195,9 +194,7 @@ def report(
             "ablations.png (Table 3) here.",
         ),
     ] = None,
-    csv: Annotated[
-        Path | None, common.folder_option("--csv", "Write conditions.csv and ablations.csv here.")
-    ] = None,
+    csv: Annotated[Path | None, common.csv_option("conditions.csv and ablations.csv")] = None,
     json_output: common.JsonOption = False,
 ) -> None:
     """Success-Rate, Precision and Game-Length (± standard error) per condition, the ablations.
@@ -414,28 +411,20 @@ def report(
 
 def _ci(points: dict[str, float | None]) -> str:
     """``+8.6 [+5.0, +12.2]`` from ``{value, low, high}`` in points; empty when absent."""
-    value, low, high = points["value"], points["low"], points["high"]
-    if value is None:
-        return ""
-    if low is None or high is None or math.isnan(low) or math.isnan(high):
-        return f"{value:+.1f}"
-    return f"{value:+.1f} [{low:+.1f}, {high:+.1f}]"
+    from byzllm.runs.reports import format_interval
+
+    return format_interval(points["value"], points["low"], points["high"], signed=True, missing="")
 
 
 def _outcome_cells(row: dict[str, Any], metrics: Any) -> dict[str, Any]:
     """A condition's metrics as ``value [low, high]`` cells (rates in %)."""
+    from byzllm.runs.reports import format_interval
+
     cells: dict[str, Any] = {"condition": row["condition"], "games": row["games"]}
     for m in metrics:
         value, low, high = row[m.key], row[f"{m.key}_low"], row[f"{m.key}_high"]
         unit = " %" if m.kind == "rate" else ""
-        if value is None or math.isnan(value):
-            cells[m.label + unit] = "n/a"
-        elif low is None or math.isnan(low):
-            cells[m.label + unit] = f"{m.scale * value:.1f}"
-        else:
-            cells[m.label + unit] = (
-                f"{m.scale * value:.1f} [{m.scale * low:.1f}, {m.scale * high:.1f}]"
-            )
+        cells[m.label + unit] = format_interval(value, low, high, scale=m.scale, missing="n/a")
     cells["interv."] = f"{row['interventions_per_game']:.2f}"
     return cells
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import RunDirArgument, cli_errors
+from ._common import RunDirArgument, cli_errors, flag_option
 
 __all__ = ["view"]
 
@@ -20,9 +20,7 @@ def view(
             "--out", "-o", help="The HTML file [default: RUN_DIR/view.html].", dir_okay=False
         ),
     ] = None,
-    open_: Annotated[
-        bool, typer.Option("--open", help="Open the page in the default browser.")
-    ] = False,
+    open_: Annotated[bool, flag_option("--open", "Open the page in the default browser.")] = False,
     max_details: Annotated[
         int | None,
         typer.Option(
