@@ -70,3 +70,20 @@ def test_a_gain_whose_interval_excludes_zero_is_not_flagged() -> None:
     (gain,) = [g for g in gain_rows(rows) if g["comparison"] == "monitor-1 - none"]
     assert (gain["gain"], gain["ci_low"], gain["ci_high"]) == (1.0, 1.0, 1.0)
     assert gain["verdict"] == "significant" and "significant" not in gain_line(gain)
+
+
+def test_a_gain_that_rounds_to_zero_never_prints_negative_zero() -> None:
+    # docs/codegen.md's ablation table showed "-0.0 [-7.5, +8.2]": a difference of two
+    # equal Pass@1 rates computed as a tiny negative number.
+    gain = {
+        "source": "humaneval",
+        "comparison": "monitor-1 - none",
+        "gain": -1e-12,
+        "ci_low": -0.075,
+        "ci_high": -0.0004,
+        "verdict": "significant",
+        "problems": 49,
+    }
+    assert gain_line(gain) == (
+        "humaneval: monitor-1 - none = +0.0 points [-7.5, +0.0] on 49 problems (paired)"
+    )

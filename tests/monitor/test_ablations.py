@@ -511,3 +511,10 @@ def test_control_gains_by_hand() -> None:
     missing = control_gain_rows(PAIRED, reasons)[1]
     assert missing["value"] is None and missing["verdict"] == "n/a"
     assert "single-feature-1 not trained" in missing["sentence"]
+
+
+def test_gain_sentences_never_print_negative_zero() -> None:
+    # docs/govsim.md quoted "95% CI [-0.0, +16.7]": a lower end just below zero.
+    line = gain_sentence("turn-only-1", _d(0.083, -0.0001, 0.167), metric="Survival-Rate")
+    assert "-0.0" not in line
+    assert "+8.3 points of Survival-Rate (95% CI [+0.0, +16.7], not significant" in line

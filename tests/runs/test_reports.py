@@ -119,3 +119,20 @@ def test_simulated_title() -> None:
     assert simulated_title("T", False) == "T"
     assert simulated_title("T", True) == "T (simulated)"
     assert simulated_title(None, True) == "(simulated)"
+
+
+def test_signed_numbers_are_written_by_the_one_format_only() -> None:
+    # A signed format spec written by hand (f"{x:+.1f}") prints "-0.0" for a difference
+    # that rounds to zero from below; format_interval(signed=True) never does.
+    import re
+
+    src = Path(__file__).resolve().parents[2] / "src" / "byzllm"
+    spec = re.compile(r"\{[^{}]*:\+\d*\.\d+[fg%]\}")
+    found = [
+        f"{path.relative_to(src)}:{number}"
+        for path in sorted(src.rglob("*.py"))
+        if path.name != "reports.py" or path.parent.name != "runs"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if spec.search(line)
+    ]
+    assert found == []

@@ -606,7 +606,7 @@ def _print_comparison(
 ) -> None:
     from rich.table import Table
 
-    from byzllm.runs.reports import simulated_title
+    from byzllm.runs.reports import format_interval, simulated_title
 
     if json_output:
         print_json(
@@ -642,13 +642,13 @@ def _print_comparison(
                 row.get(f"{metric}_diff"),
             )
             low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
-            span = "" if low is None or high is None else f" [{low:.1f},{high:.1f}]"
             if ours is None:
                 cells.append("-" if paper is None else f"- / {paper:g}")
             elif paper is None:
-                cells.append(f"{ours:.1f}{span} / -")
+                cells.append(f"{format_interval(ours, low, high)} / -")
             else:
-                cells.append(f"{ours:.1f}{span} / {paper:g} ({diff:+.1f})")
+                signed = format_interval(diff, signed=True)
+                cells.append(f"{format_interval(ours, low, high)} / {paper:g} ({signed})")
         table.add_row(*cells)
     out = console()
     out.print(table)

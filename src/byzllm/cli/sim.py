@@ -339,10 +339,13 @@ def _comparison(run_dir: Path, domain: str, profile: Any, resamples: int) -> lis
 
 
 def _interval(value: float, low: float, high: float) -> str:
-    if value != value:  # NaN: the metric is undefined here
-        return "-"
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+    from byzllm.runs.reports import format_interval
+
+    # NaN (the metric is undefined here) reads "-".
+    return format_interval(value, low, high, digits=3)
 
 
 def _signed(value: float) -> str:
-    return "-" if value != value else f"{value:+.3f}"
+    from byzllm.runs.reports import format_interval
+
+    return format_interval(value, digits=3, signed=True)

@@ -42,6 +42,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from byzllm.runs.reports import format_interval
+
 __all__ = [
     "CODEGEN_SENSITIVITY_CONDITIONS",
     "GAP_CAUSES",
@@ -389,8 +391,7 @@ def sensitivity_rows(
 
 
 def _fmt(value: Any) -> str:
-    x = _number(value)
-    return "-" if x is None else f"{x:.1f}"
+    return format_interval(_number(value))
 
 
 # -- running the sensitivity -------------------------------------------------------------------
@@ -546,10 +547,11 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def gap_sentence(gap: Mapping[str, Any]) -> str:
     """One gap as the page writes it."""
-    span = "" if gap["low"] is None else f" [{gap['low']}, {gap['high']}]"
+    ours = format_interval(gap["ours"], gap["low"], gap["high"])
+    diff = format_interval(gap["diff"], signed=True)
     return (
-        f"{gap['cell']}, {gap['metric']}: ours {gap['ours']}{span} vs the paper's "
-        f"{gap['paper']:g} ({gap['diff']:+.1f}): {gap['explanation']}."
+        f"{gap['cell']}, {gap['metric']}: ours {ours} vs the paper's {gap['paper']:g} "
+        f"({diff}): {gap['explanation']}."
     )
 
 

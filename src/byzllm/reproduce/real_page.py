@@ -16,6 +16,7 @@ from typing import Any
 
 from byzllm.agents import ParseCounts
 from byzllm.experiments.consensus.config import ConsensusConfig
+from byzllm.runs.reports import format_bounds, format_interval
 
 __all__ = ["accused_character", "write_real_monitor_report", "write_real_report"]
 
@@ -301,8 +302,8 @@ def write_real_monitor_report(
         if d is None:
             continue
         lines.append(
-            f"| {a} − {b} | {100 * d.value:+.1f} | [{100 * d.low:+.1f}, {100 * d.high:+.1f}] "
-            f"| {d.n} |"
+            f"| {a} − {b} | {format_interval(d.value, scale=100, signed=True)} | "
+            f"{format_bounds(d.low, d.high, scale=100, signed=True)} | {d.n} |"
         )
     for row in controls:
         if row.get("verdict") != "n/a":
@@ -330,7 +331,8 @@ def write_real_monitor_report(
     for s in selections:
         lines.append(
             f"| {s.role} | {', '.join(s.features)} | {s.degree} | {s.threshold:.2f} | "
-            f"{100 * s.gain:+.1f} | {100 * s.base_rate:.1f} | {s.n_train_turns} |"
+            f"{format_interval(s.gain, scale=100, signed=True)} | "
+            f"{format_interval(s.base_rate, scale=100)} | {s.n_train_turns} |"
         )
     every = [*collected, *test]
     moves = sum(int(((g.get("parse") or {}).get("move") or {}).get("calls", 0)) for g in every)

@@ -53,7 +53,7 @@ def _cells(row: Mapping[str, Any], metric: str) -> str:
     return (
         f'<td class="paper {verdict}" title="{tip}">{"-" if paper is None else f"{paper:g}"}</td>'
         f'<td class="{verdict}" title="{tip}">{esc(ours_text)}</td>'
-        f'<td class="{verdict}" title="{tip}">{"-" if diff is None else f"{diff:+.1f}"}</td>'
+        f'<td class="{verdict}" title="{tip}">{format_interval(diff, signed=True)}</td>'
     )
 
 

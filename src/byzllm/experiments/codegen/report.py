@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
+from byzllm.runs.reports import format_bounds, format_interval
 
 from .config import CODEGEN_CONDITIONS
 
@@ -187,10 +188,12 @@ def gain_line(g: dict[str, Any]) -> str:
             "run: add it to conditions, with a monitors file that has it)"
         )
     flag = "" if g["verdict"] == "significant" else f", {g['verdict']}"
+    # The one number format of every report (runs/reports.py): never ``-0.0``.
+    gain = format_interval(g["gain"], scale=100, signed=True)
+    bounds = format_bounds(g["ci_low"], g["ci_high"], scale=100, signed=True)
     return (
-        f"{g['source']}: {g['comparison']} = {100 * g['gain']:+.1f} points "
-        f"[{100 * g['ci_low']:+.1f}, {100 * g['ci_high']:+.1f}]{flag} on {g['problems']} "
-        "problems (paired)"
+        f"{g['source']}: {g['comparison']} = {gain} points {bounds}{flag} on "
+        f"{g['problems']} problems (paired)"
     )
 
 

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from byzllm.monitor.conditions import ABLATION_CONDITIONS, CONDITION_LABELS
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
+from byzllm.runs.reports import format_bounds, format_interval
 
 __all__ = [
     "ABLATION_MEANINGS",
@@ -296,10 +297,11 @@ def gain_sentence(
     how = "paired" if gain.paired else "unpaired"
     word = verdict(gain)
     flag = "" if word == "significant" else f", {word}"
+    points = format_interval(gain.value, scale=100, signed=True)
+    bounds = format_bounds(gain.low, gain.high, scale=100, signed=True)
     return (
-        f"monitor gain over {name}: {100 * gain.value:+.1f} points of {metric} "
-        f"(95% CI [{100 * gain.low:+.1f}, {100 * gain.high:+.1f}]{flag}; "
-        f"{how} bootstrap over {gain.n} {units})"
+        f"monitor gain over {name}: {points} points of {metric} "
+        f"(95% CI {bounds}{flag}; {how} bootstrap over {gain.n} {units})"
     )
 
 
