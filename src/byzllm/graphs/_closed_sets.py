@@ -122,48 +122,49 @@ class _PairSearch:
 
         Also returns every member's slack ``|N_i ∩ P| - need_i`` from the final pass.
         """
-        in_masks, need, view, k = self.view.in_masks, self.need, self.view, self.k
         while True:
-            add1 = 0
-            slack1 = []
-            rest = in1
-            while rest:
-                low = rest & -rest
-                i = low.bit_length() - 1
-                rest ^= low
-                inside = in_masks[i] & p1
-                slack = inside.bit_count() - need[i]
-                if slack == 0:
-                    add1 |= inside & ~in1
-                slack1.append((i, slack))
-            add2 = 0
-            slack2 = []
-            rest = in2
-            while rest:
-                low = rest & -rest
-                i = low.bit_length() - 1
-                rest ^= low
-                inside = in_masks[i] & p2
-                slack = inside.bit_count() - need[i]
-                if slack == 0:
-                    add2 |= inside & ~in2
-                slack2.append((i, slack))
+            add1, slack1 = self._forced(in1, p1)
+            add2, slack2 = self._forced(in2, p2)
             if not (add1 or add2):
                 return in1, in2, p1, p2, slack1, slack2
             if add1 & add2:
                 return None
             if add1:
                 in1 |= add1
-                if p2 & add1:
-                    p2 = peel(view, p2, k, p2 & add1)
-                    if p2 & in2 != in2:
-                        return None
+                p2 = self._give_up(add1, p2, in2)
+                if p2 < 0:
+                    return None
             if add2:
                 in2 |= add2
-                if p1 & add2:
-                    p1 = peel(view, p1, k, p1 & add2)
-                    if p1 & in1 != in1:
-                        return None
+                p1 = self._give_up(add2, p1, in1)
+                if p1 < 0:
+                    return None
+
+    def _forced(self, members: int, pool: int) -> tuple[int, list[tuple[int, int]]]:
+        """The nodes of ``pool`` that ``members`` force in (every in-neighbour in ``pool`` of
+        a member with slack 0), and each member's slack ``|N_i ∩ pool| - need_i``."""
+        in_masks, need = self.view.in_masks, self.need
+        add = 0
+        slacks = []
+        rest = members
+        while rest:
+            low = rest & -rest
+            i = low.bit_length() - 1
+            rest ^= low
+            inside = in_masks[i] & pool
+            slack = inside.bit_count() - need[i]
+            if slack == 0:
+                add |= inside & ~members
+            slacks.append((i, slack))
+        return add, slacks
+
+    def _give_up(self, taken: int, pool: int, members: int) -> int:
+        """The other set's ``pool`` once the nodes ``taken`` by this set leave it (peeled
+        again); -1 when that costs the other set one of its ``members``."""
+        if not pool & taken:
+            return pool
+        pool = peel(self.view, pool, self.k, pool & taken)
+        return pool if pool & members == members else -1
 
     @staticmethod
     def _shared_overload(
