@@ -15,6 +15,7 @@ from byzllm.errors import InputError
 from byzllm.experiments.govsim import GovSimRunConfig, expand_units, summary_rows, work
 from byzllm.experiments.monitor import MonitorExperimentConfig, collect_units
 from byzllm.experiments.monitor.environments import ENVIRONMENTS, get_environment
+from byzllm.runs import Store
 
 RUNNER = CliRunner()
 
@@ -86,6 +87,18 @@ def test_monitor_pipeline_end_to_end(tmp_path: Path) -> None:
     assert outcomes["none"]["interventions_per_game"] == 0.0
     assert (tmp_path / "outcomes.csv").read_text().startswith("results,")
     assert not math.isnan(outcomes["none"]["survival_time"])
+    # Each game keeps its lake for the viewer's curve: a stock per month played and one after
+    # the last harvest, the month of every decision asked (a trigger's turn finds its month).
+    with Store.open(evaluate) as store:
+        games = store.records("monitor_game")
+    for g in games:
+        lake = g["lake"]
+        assert len(lake["stocks"]) == g["outcome"]["survival_time"] + 1
+        assert lake["stocks"][0] == g["outcome"]["r0"] and lake["collapse_below"] == 5
+        assert len(lake["turn_months"]) == g["total_turns"]
+        assert lake["turn_months"] == sorted(lake["turn_months"])
+        assert all(lake["turn_months"][t["turn"] - 1] >= 2 for t in g["triggers"])
+    assert any(g["resets"] for g in games)
 
 
 def test_govsim_cli_run_report_play(tmp_path: Path) -> None:

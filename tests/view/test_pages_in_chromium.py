@@ -1,17 +1,19 @@
 """Every kind of run's page as a reader meets it in Chromium (issue 26, acceptance 1).
 
-One test per kind of run (consensus, WhoDunit, GovSim, CodeGen, monitor evaluation, the attack
-matrix, a reproduce page): it opens the page, finds the headline numbers each with its 95%
-interval (``23.1 [18.0, 28.3]``), opens a unit beyond the 500th (its trace read from its
-chunk file) and checks that the page's script and the browser logged no error.
+One test per kind of run (consensus, WhoDunit, GovSim, CodeGen, monitor evaluations of
+WhoDunit and of GovSim, the attack matrix, a reproduce page): it opens the page, finds the
+headline numbers each with its 95% interval (``23.1 [18.0, 28.3]``), opens a unit beyond the
+500th (its trace read from its chunk file) and checks that the page's script and the browser
+logged no error. A GovSim monitor game opens its stock curve with the monitor's trigger and
+reset marked at their month.
 
 Runs stay small where a small run shows everything: the domain's run is made on the
 simulator in seconds, then its units are copied under new ids into a store of more than 500
 units (:func:`_grow`, through the store's own API, records unchanged but for their ids), so
 the page is that of a real run of that size. The matrix needs no copy: its default grid at
-3 questions per cell is 540 units. A reproduce page stays small (its entry reruns each cell
-under every sensitivity assumption): its units section is the consensus page's, opened
-beyond the 500th above.
+3 questions per cell is 540 units; nor does the reproduce page, whose ``sac-table1`` run at 84
+questions per configuration is 504 units (it must be the entry's own run: the comparison is
+computed from it).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
 from pydantic import ConfigDict
 from typer.testing import CliRunner
 
+import byzllm.reproduce.page as reproduce_page
 from byzllm.cli import app
 from byzllm.runs import Record, Store, UnitResult, make_unit
 
@@ -216,14 +220,53 @@ def test_matrix_page(chromium: str, tmp_path: Path) -> None:
     assert text.count("<svg") < 40
 
 
-def test_reproduce_page(chromium: str, tmp_path: Path) -> None:
+def test_govsim_monitor_page(chromium: str, tmp_path: Path) -> None:
+    cfg = tmp_path / "mon.yaml"
+    cfg.write_text(
+        "env: govsim\nn_train: 12\nn_validation: 8\nn_test: 10\nrepeats: 2\n"
+        "collect_repeats: 2\nconditions: [none, monitor-1]\n",
+        encoding="utf-8",
+    )
+    collect, evaluate = tmp_path / "c", tmp_path / "e"
+    _invoke("monitor", "collect", str(cfg), "-o", str(collect))
+    _invoke("monitor", "train", str(collect))
+    _invoke(
+        "monitor", "evaluate", str(cfg), "-m", str(collect / "monitors.json"), "-o", str(evaluate)
+    )
+    _grow(evaluate, tmp_path / "big")
+    page = _view(tmp_path / "big")
+    detail = _check_page(chromium, page, headline="Survival-Rate gain over none")
+    assert '<svg class="lake"' in detail[:20000]  # the stock over months
+    # A game the monitor reset: its curve marks the trigger and the reset at their month.
+    with Store.open(tmp_path / "big") as store:
+        games = store.records("monitor_game")
+    k, game = next(
+        (k, g) for k, g in enumerate(games) if g["resets"] and g["condition"] == "monitor-1"
+    )
+    fired = next(t for t in game["triggers"] if t["acted"])
+    month = game["lake"]["turn_months"][fired["turn"] - 1]
+    assert month >= 2  # month 1 has no meeting to reset
+    key = f"monitor-1/{game['game_id']}/r{game['repeat']}/{k}"
+    dom, errors = _open(chromium, page.resolve().as_uri() + f"#f.condition=monitor-1&open={key}")
+    assert 'data-ready="1"' in dom and not errors, errors
+    detail = dom[dom.index('<div class="detail">') :]
+    lake = detail[detail.index('<svg class="lake"') : detail.index("</svg>")]
+    assert f"month {month}: reset" in lake and 'class="reset"' in lake
+    assert 'class="alarm"' in lake and f"turn {fired['turn']}, {fired['agent']}" in lake
+    assert f"{game['lake']['stocks'][0]} tons" in lake
+
+
+def test_reproduce_page(chromium: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 84 questions: 504 units over Table 1's six configurations. The sensitivity reruns
+    # (eight more runs of every cell, in memory) are left out: they add no unit to the page.
+    monkeypatch.setitem(reproduce_page.SENSITIVITY, "consensus", ())
     run_dir = tmp_path / "sac-table1"
     payload = json.loads(
-        _invoke("reproduce", "sac-table1", "-n", "2", "-o", str(run_dir), "--json")
+        _invoke("reproduce", "sac-table1", "-n", "84", "-o", str(run_dir), "--json")
     )
     page = Path(payload["view"])
-    # A small run: its last unit, and the comparison for every cell.
-    detail = _check_page(chromium, page, headline="ours [95%]", anchor="paper", min_units=1)
+    # Its last unit, beyond the 500th, and the comparison for every cell.
+    detail = _check_page(chromium, page, headline="ours [95%]", anchor="paper")
     assert "<svg" in detail[:5000]
     dom, _ = _open(chromium, page.resolve().as_uri())
     compare = _section(dom, "paper")

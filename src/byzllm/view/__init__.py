@@ -10,7 +10,8 @@ The page holds the run's summary tables with their 95% intervals (the numbers of
 filterable, paginated list of its questions or games; each opens its trace (consensus: graph
 and rounds; WhoDunit: the transcript with decision tokens coloured by entropy; GovSim: the
 stock per month and the transcript; CodeGen: the debate round by round and the hidden-test
-verdict; monitor evaluations: the monitor's P(success) per turn, triggers and resets). At the top it
+verdict; monitor evaluations: the monitor's P(success) per turn, triggers and resets, and for
+GovSim the stock per month with them marked). At the top it
 says whether the results are simulated or from a real model. No server, no network: CSS,
 script and the list of units are inline. Column names are human labels (``Success-Rate``,
 not ``success_rate``); hovering a metric's name shows its definition, and every page ends with

@@ -3,7 +3,8 @@
 A WhoDunit game opens its transcript turn by turn: who acted, the message, and the tokens at
 the decision positions coloured by the entropy of their distribution (green: sure, red:
 spread), the signal the rogue-agents paper's monitors read (§3). A monitor evaluation game
-opens its triggers and resets (§4.2). Record kinds the viewer has no dedicated page for are
+opens its triggers and resets (§4.2), a GovSim one also its stock curve with them marked
+(:mod:`._lake`). Record kinds the viewer has no dedicated page for are
 still listed, with their fields, so every run can be looked at.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 from byzllm.runs.reports import format_interval
 
 from ._html import Section, Units, esc, table_html
+from ._lake import lake_svg, monitor_lake_svg
 
 __all__ = [
     "bars_svg",
@@ -344,7 +346,8 @@ def monitor_sections(
         if len(details) < max_details:
             triggers = g.get("triggers") or []
             details[key] = (
-                (
+                monitor_lake_svg(g)
+                + (
                     table_html(
                         [_plain(t) for t in triggers],
                         note="monitor triggers (turn, P(success), whether it acted)",
@@ -359,7 +362,9 @@ def monitor_sections(
     columns = ["condition", "game", "repeat", "outcome", *(["months"] if govsim else [])]
     sections.append(
         _units_section(
-            "Games (click one for its triggers and resets)",
+            "Games (click one for its "
+            + ("stock curve, " if govsim else "")
+            + "triggers and resets)",
             [*columns, "turns", "resets"],
             ["condition", "outcome"],
             unit_rows,
@@ -465,29 +470,6 @@ def generic_sections(
     return sections, simulated
 
 
-def _stock_svg(stocks: Sequence[int], r0: int, gamma: int) -> str:
-    """The lake's stock per month as a small inline SVG line (the collapse line dashed)."""
-    width, height, pad = 260, 110, 18
-    top = max([r0, *stocks, 1])
-    n = max(len(stocks), 2)
-
-    def xy(i: int, v: float) -> str:
-        x = pad + (width - 2 * pad) * i / (n - 1)
-        y = height - pad - (height - 2 * pad) * v / top
-        return f"{x:.1f},{y:.1f}"
-
-    line = " ".join(xy(i, v) for i, v in enumerate(stocks))
-    gy = height - pad - (height - 2 * pad) * gamma / top
-    return (
-        f"<svg width='{width}' height='{height}' viewBox='0 0 {width} {height}'>"
-        f"<line x1='{pad}' y1='{gy:.1f}' x2='{width - pad}' y2='{gy:.1f}' stroke='#cf222e' "
-        "stroke-dasharray='4 3'/>"
-        f"<polyline points='{line}' fill='none' stroke='#0969da' stroke-width='2'/>"
-        f"<text x='{pad}' y='12' font-size='10'>stock per month (R0 = {r0}; dashed: collapse "
-        f"below {gamma})</text></svg>"
-    )
-
-
 def govsim_sections(
     games: Sequence[Mapping[str, Any]], *, max_details: int
 ) -> tuple[list[Section], bool]:
@@ -528,10 +510,10 @@ def govsim_sections(
         )
         if len(details) < max_details:
             details[key] = (
-                _stock_svg(
+                lake_svg(
                     list(g.get("stocks") or []),
-                    int(g.get("r0", 0)),
-                    int(g.get("collapse_below", 5)),
+                    r0=int(g.get("r0", 0)),
+                    collapse_below=int(g.get("collapse_below", 5)),
                 )
                 + f"<pre>{esc(transcript(g))}</pre>"
             )

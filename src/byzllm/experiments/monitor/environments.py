@@ -34,6 +34,8 @@ from byzllm.envs import Intervener, TurnObservation
 from byzllm.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
+    from byzllm.envs.govsim import GovSimResult
+
     from .config import MonitorExperimentConfig
 
 __all__ = [
@@ -300,7 +302,12 @@ class GovSimEnvironment:
             success=result.survived,
             parse=catch_counts(result),
             turns=[t.obs for t in result.turns if t.monitored],
-            fields={"variant": "govsim", "n_suspects": 0, "accused": False},
+            fields={
+                "variant": "govsim",
+                "n_suspects": 0,
+                "accused": False,
+                "lake": _lake_curve(result),
+            },
             outcome={
                 "survival_rate": 1.0 if result.survived else 0.0,
                 "survival_time": float(result.survival_time),
@@ -309,6 +316,18 @@ class GovSimEnvironment:
                 "total_catch": float(result.total_catch),
             },
         )
+
+
+def _lake_curve(result: GovSimResult) -> dict[str, Any]:
+    """The stored :class:`~.records.LakeCurve` of a played GovSim game: the viewer marks the
+    monitor's triggers (numbered by turn) at their months on the stock curve."""
+    after = [result.harvests[-1].stock_after] if result.harvests else []
+    ordered = sorted(result.turns, key=lambda t: t.obs.turn)
+    return {
+        "stocks": [*result.stocks, *after],
+        "collapse_below": result.collapse_below,
+        "turn_months": [t.month for t in ordered],
+    }
 
 
 register_environment(WhoDunitEnvironment())

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from byzllm.runs import Record, UnitRequests
 
 from ..parse_health import MoveParse
 
-__all__ = ["MonitorGameRecord", "MonitorTurnRecord"]
+__all__ = ["LakeCurve", "MonitorGameRecord", "MonitorTurnRecord"]
 
 
 class MonitorTurnRecord(Record):
@@ -30,6 +30,21 @@ class MonitorTurnRecord(Record):
     n_positions: int
     success: bool
     simulated: bool
+
+
+class LakeCurve(BaseModel):
+    """A GovSim game's lake over the season, as the viewer plots it with the monitor's alarms
+    and resets (the rogue-agents paper, §4.1-4.2).
+
+    ``stocks``: the stock at the start of each month played, then after the last harvest;
+    ``turn_months``: the month of each catch decision asked, in turn order (turn ``k``, the
+    ``turn`` of a trigger or a per-turn score, fell in month ``turn_months[k - 1]``; a reset
+    month's discarded decisions included).
+    """
+
+    stocks: list[int]
+    collapse_below: int
+    turn_months: list[int]
 
 
 class MonitorGameRecord(Record):
@@ -69,6 +84,11 @@ class MonitorGameRecord(Record):
         default_factory=list,
         description="the monitor's P(success) on every turn it scored: {turn, role, agent, "
         "p_success} (empty without a monitor, and in records written before they were kept)",
+    )
+    lake: LakeCurve | None = Field(
+        default=None,
+        description="GovSim: the stock month by month and the month of each turn (None for "
+        "WhoDunit, and in records written before it was kept)",
     )
     scoring_errors: int = 0
     agents: str

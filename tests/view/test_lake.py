@@ -1,0 +1,99 @@
+"""GovSim's stock curve with the monitor's triggers and resets (byzllm.view._lake)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from byzllm.experiments.monitor.records import MonitorGameRecord
+from byzllm.view._games import monitor_sections
+from byzllm.view._lake import lake_svg, monitor_lake_svg
+
+
+def _game(**changes: Any) -> dict[str, Any]:
+    """A GovSim monitor game of 3 months (2 fishers): month 2's first decision triggered a
+    reset and was asked again with the other's; month 3's trigger found no budget left."""
+    game: dict[str, Any] = {
+        "env": "govsim",
+        "outcome": {"survival_rate": 0.0, "survival_time": 3.0, "efficiency": 0.4, "r0": 100.0},
+        "split": "test",
+        "condition": "monitor-1",
+        "game_id": "g",
+        "repeat": 0,
+        "success": False,
+        "total_turns": 7,
+        "resets": 1,
+        "resamples": 0,
+        "parse_failures": 0,
+        "fallbacks": 0,
+        "triggers": [
+            {
+                "game_id": "g",
+                "turn": 3,
+                "role": "fisher",
+                "agent": "Ann",
+                "score": 0.1,
+                "acted": True,
+            },
+            {
+                "game_id": "g",
+                "turn": 6,
+                "role": "fisher",
+                "agent": "Ben",
+                "score": 0.2,
+                "acted": False,
+            },
+        ],
+        "lake": {
+            "stocks": [100, 60, 70, 3],
+            "collapse_below": 5,
+            "turn_months": [1, 1, 2, 2, 2, 3, 3],
+        },
+        "agents": "sim",
+        "simulated": True,
+    }
+    game.update(changes)
+    return game
+
+
+def test_triggers_and_the_reset_are_marked_at_their_month() -> None:
+    svg = monitor_lake_svg(_game())
+    resets = re.findall(r"<line class='reset'.*?<title>(.*?)</title>", svg)
+    assert resets == ["month 2: reset (the month's catches asked again)"]
+    alarms = re.findall(r"<path class='alarm'.*?<title>(.*?)</title>", svg)
+    assert alarms == [
+        "month 2: turn 3, Ann: P(success) 0.10, reset",
+        "month 3: turn 6, Ben: P(success) 0.20, no intervention left",
+    ]
+    # Three months from their start, then the stock after the last harvest.
+    points = re.findall(r"<circle .*?<title>(.*?)</title>", svg)
+    assert points == [
+        "month 1 (start): 100 tons",
+        "month 2 (start): 60 tons",
+        "month 3 (start): 70 tons",
+        "after the last harvest: 3 tons",
+    ]
+    assert "collapse below 5" in svg and "R0 = 100" in svg
+
+
+def test_a_resampling_game_marks_resamples_and_a_plain_curve_marks_nothing() -> None:
+    svg = monitor_lake_svg(_game(resets=0, resamples=1))
+    assert "<line class='resample'" in svg and "class='reset'" not in svg
+    plain = lake_svg([100, 80], r0=100, collapse_below=5)
+    assert "class='alarm'" not in plain and "trigger" not in plain and "<polyline" in plain
+
+
+def test_records_without_a_lake_still_load_and_open() -> None:
+    # WhoDunit games, and GovSim games stored before the curve was kept, have no lake.
+    old = _game()
+    del old["lake"]
+    assert MonitorGameRecord.model_validate(old).lake is None
+    assert monitor_lake_svg(old) == ""
+    sections, _ = monitor_sections([old], max_details=10)
+    units = sections[-1].units
+    assert units is not None
+    (detail,) = units.details.values()
+    assert "<svg class='lake'" not in detail and "P(success)" in detail
+    with_lake = monitor_sections([_game()], max_details=10)[0][-1].units
+    assert with_lake is not None
+    assert "<svg class='lake'" in next(iter(with_lake.details.values()))
