@@ -292,6 +292,10 @@ class SimulatedAgent(ConsensusAgent):
         # of times, and each costs several keyed hashes.
         self._solutions: dict[str, tuple[Task, str]] = {}
         self._verdicts: dict[tuple[str, str | None, str], tuple[Task, bool]] = {}
+        # Scores and confidences are stable per (task, round, response) and per (task,
+        # response): in a round most neighbours send the same few texts, each scored once.
+        self._scores: dict[tuple[str, int, str, str | None], tuple[Task, float]] = {}
+        self._confidences: dict[tuple[str, str, str | None], tuple[Task, float]] = {}
 
     # -- nature: the only code that reads the ground truth -------------------------------------
     def _truth(self, task: Task) -> Task:
@@ -401,7 +405,20 @@ class SimulatedAgent(ConsensusAgent):
     async def score(
         self, task: Task, own: Response | None, peer: Response, ctx: CallContext | None = None
     ) -> float:
-        keys = (task.id, ctx.round if ctx else 0, "score", _text_id(peer))
+        round_ = ctx.round if ctx else 0
+        truth = self._truth(task)
+        memo = (task.id, round_, peer.text, peer.answer)
+        known = self._scores.get(memo)
+        if known is not None and known[0] is truth:
+            return known[1]
+        value = self._score(task, round_, peer)
+        self._scores[memo] = (truth, value)
+        return value
+
+    def _score(self, task: Task, round_: int, peer: Response) -> float:
+        """φ_i(x, r) in round ``round_``: a function of the task, the round and the response
+        alone (never of ``own``), so :meth:`score` keeps it per (task, round, response)."""
+        keys = (task.id, round_, "score", _text_id(peer))
         if (
             looks_like_injection(peer.text)
             and uniform(self.seed, self.name, *keys, "inject")
@@ -455,6 +472,16 @@ class SimulatedAgent(ConsensusAgent):
     async def confidence(
         self, task: Task, response: Response, ctx: CallContext | None = None
     ) -> float:
+        truth = self._truth(task)
+        memo = (task.id, response.text, response.answer)
+        known = self._confidences.get(memo)
+        if known is not None and known[0] is truth:
+            return known[1]
+        value = self._confidence(task, response)
+        self._confidences[memo] = (truth, value)
+        return value
+
+    def _confidence(self, task: Task, response: Response) -> float:
         p = self.profile
         right = self._right(task, response.answer)
         # Stable per (agent, task, response), like the judgement: the same confidence prompt at
