@@ -24,9 +24,10 @@ from byzllm.experiments.consensus.setup import (
     build_graph,
     load_dataset,
     ood_pool,
+    replay_pool,
 )
 from byzllm.runs import Store, run_units
-from byzllm.tasks import Task, synthetic_tasks
+from byzllm.tasks import Task, load_gsm8k, synthetic_tasks
 
 REPLAY = Composition(strong=4, weak=2, byzantine=1, attack="replay")
 
@@ -183,6 +184,22 @@ async def test_replay_pool_per_format_when_every_question_is_evaluated(
             continue
         assert source is not None and source != task.id
         assert source.split("/")[0] == task.id.split("/")[0]  # same sub-data set
+
+
+@pytest.mark.parametrize("n", [6, 15])
+def test_a_gsm8k_run_reads_its_file_on_demand_with_the_eager_questions(
+    tmp_path: Path, n: int
+) -> None:
+    """The run's questions and replay pool from a GSM8K file read on demand are those of the
+    eager loader and its grouping (its other questions; all of them when all are asked)."""
+    path = _gsm8k(tmp_path)
+    config = DatasetConfig(name="gsm8k", path=str(path), n=n, seed=2)
+    evaluated = load_dataset(config)
+    assert evaluated == load_gsm8k(path, k=n, seed=2)
+    everything = load_gsm8k(path)
+    unseen = [t for t in everything if t not in evaluated]
+    assert ood_pool(config) == (unseen or everything)
+    assert isinstance(replay_pool(config)[0], Task)
 
 
 def test_synthetic_runs_keep_a_synthetic_pool() -> None:

@@ -16,8 +16,10 @@ from ._code import (
     load_livecodebench,
     split_problems,
 )
+from ._lines import TaskLines
 from ._loaders import (
     TaskSpec,
+    gsm8k_lines,
     load_commonsense,
     load_gsm8k,
     load_math500,
@@ -33,9 +35,11 @@ __all__ = [
     "IOTest",
     "Task",
     "TaskKind",
+    "TaskLines",
     "TaskSpec",
     "answers_equivalent",
     "extract_answer",
+    "gsm8k_lines",
     "is_correct",
     "load_commonsense",
     "load_gsm8k",

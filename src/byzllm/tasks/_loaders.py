@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -24,11 +24,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from byzllm.errors import InputError
 
 from ._files import json_array, json_object, read_text
+from ._lines import LineIndex, TaskLines
 from ._text import canonical_number, parse_number
 from ._types import Task
 
 __all__ = [
     "TaskSpec",
+    "gsm8k_lines",
     "load_commonsense",
     "load_gsm8k",
     "load_math500",
@@ -57,8 +59,9 @@ def _field(row: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-def sample_tasks(items: list[_T], k: int | None, seed: int) -> list[_T]:
-    """``k`` items drawn without replacement with ``seed``, in their original order."""
+def sample_tasks(items: Sequence[_T], k: int | None, seed: int) -> list[_T]:
+    """``k`` items drawn without replacement with ``seed``, in their original order (only
+    those ``k`` are read from ``items``: a lazy sequence parses no other)."""
     if k is None:
         return list(items)
     if k < 0:
@@ -117,28 +120,51 @@ def load_math500(
 
 def load_gsm8k(path: str | Path, k: int | None = None, seed: int = 0) -> list[Task]:
     """GSM8K problems (kind ``number``); the ground truth is the number after ``####``."""
-    tasks: list[Task] = []
-    for file, lineno, row in _jsonl(path):
-        where = f"{file}:{lineno}"
-        question = _field(row, "question", where)
-        solution = _field(row, "answer", where)
-        if "####" not in solution:
-            raise InputError(f"{where}: answer has no '#### <number>' line")
-        reasoning, _, final = solution.rpartition("####")
-        value = parse_number(final)
-        if value is None:
-            raise InputError(f"{where}: no number after '####' (got {final.strip()[:40]!r})")
-        tasks.append(
-            Task(
-                id=f"gsm8k/{len(tasks)}",
-                question=question,
-                answer=canonical_number(value),
-                kind="number",
-                source="gsm8k",
-                meta={"line": lineno, "solution": reasoning.strip()},
-            )
-        )
+    rows = enumerate(_jsonl(path))
+    tasks = [_gsm8k_task(file, lineno, index, row) for index, (file, lineno, row) in rows]
     return sample_tasks(tasks, k, seed)
+
+
+def gsm8k_lines(path: str | Path) -> Sequence[Task]:
+    """The questions of a GSM8K file as :func:`load_gsm8k` reads them, each parsed when first
+    read (:class:`~byzllm.tasks._lines.TaskLines`: a run that samples a few questions from a
+    large file does not pay for the others); the eager list where the file cannot be indexed
+    line by line (compressed, unusual line breaks)."""
+    index = LineIndex.build(path)
+    if index is None:
+        return load_gsm8k(path)
+    return TaskLines(index, _gsm8k_task, _gsm8k_position, kind="number", source="gsm8k")
+
+
+def _gsm8k_task(file: Path, lineno: int, index: int, row: Mapping[str, Any]) -> Task:
+    """The question of one GSM8K line, the ``index``-th non-blank one of ``file``."""
+    where = f"{file}:{lineno}"
+    question = _field(row, "question", where)
+    solution = _field(row, "answer", where)
+    if "####" not in solution:
+        raise InputError(f"{where}: answer has no '#### <number>' line")
+    reasoning, _, final = solution.rpartition("####")
+    value = parse_number(final)
+    if value is None:
+        raise InputError(f"{where}: no number after '####' (got {final.strip()[:40]!r})")
+    return Task(
+        id=f"gsm8k/{index}",
+        question=question,
+        answer=canonical_number(value),
+        kind="number",
+        source="gsm8k",
+        meta={"line": lineno, "solution": reasoning.strip()},
+    )
+
+
+def _gsm8k_position(task_id: str) -> int | None:
+    """The position a GSM8K id names (``gsm8k/12`` -> 12), ``None`` for any other id."""
+    prefix, _, number = task_id.partition("/")
+    if prefix != "gsm8k" or not (number.isascii() and number.isdigit()):
+        return None
+    if str(int(number)) != number:
+        return None
+    return int(number)
 
 
 def _answer_format(instruction: str) -> list[str] | None:

@@ -3,8 +3,11 @@ in the same order, and a run builds it once."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
+from pathlib import Path
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,7 +24,8 @@ from byzllm.agents.consensus import (
 from byzllm.agents.consensus._byzantine import MAX_REPLAY_TRIES, ReplayAttack
 from byzllm.experiments.consensus.config import DatasetConfig
 from byzllm.experiments.consensus.setup import ood_pool, replay_pool
-from byzllm.tasks import Task
+from byzllm.tasks import Task, TaskLines, gsm8k_lines, load_gsm8k
+from byzllm.tasks._lines import LineIndex
 
 from .test_truth_blind import Constant
 
@@ -153,3 +157,55 @@ async def test_a_first_try_without_a_readable_answer_moves_down_the_order() -> N
     assert source.asked == order[:4]
     replayed = adversary.replayed_from[task.id]
     assert replayed == next(t.id for t in pool if t.question == order[3])
+
+
+def _gsm8k_file(path: Path, lines: int) -> TaskLines:
+    rows = (json.dumps({"question": f"Q{i}?", "answer": f"#### {i}"}) for i in range(lines))
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    lazy = gsm8k_lines(path)
+    assert isinstance(lazy, TaskLines)
+    return lazy
+
+
+async def test_a_data_file_read_on_demand_gives_the_plain_list_order(tmp_path: Path) -> None:
+    asked = (5, 700, 2999)
+    lazy = _gsm8k_file(tmp_path / "g.jsonl", 3000)
+    eager = load_gsm8k(tmp_path / "g.jsonl")
+    evaluated = [eager[i] for i in asked]
+    plain = [t for i, t in enumerate(eager) if i not in asked]
+    pool_lines = lazy.excluding(asked)
+    with patch.object(LineIndex, "read", autospec=True, side_effect=LineIndex.read) as read:
+        pool = ReplayPool(pool_lines)
+        assert len(pool) == len(plain) and not read.called
+        for seed in range(3):
+            adversary = _adversary(pool, seed, "byzantine-0")
+            for task in [*evaluated, plain[10]]:
+                first = adversary.ood_task(task)
+                expected = _spec_order(plain, task, seed, "byzantine-0")
+                assert first is not None and first.question == expected[0]
+                assert [t.question for t in adversary.ood_candidates(task)] == expected
+    # Only the questions tried were read: the file's other lines never were.
+    assert len({c.args[1] for c in read.call_args_list}) <= 4 * 3 * MAX_REPLAY_TRIES < 2000
+    # A first try without a readable answer moves down the same order.
+    task = evaluated[1]
+    order = _spec_order(plain, task, 0, "byzantine-0")
+    source = Unreadable(set(order[:2]))
+    adversary = make_adversary("replay", "byzantine-0", ood_tasks=pool, replay_source=source)
+    assert isinstance(adversary, ReplayAttack)
+    assert (await adversary.public(task, None, CallContext())).answer == "7"
+    assert source.asked == order[:3]
+
+
+def test_a_data_file_pool_serves_another_data_sets_question(tmp_path: Path) -> None:
+    lazy = _gsm8k_file(tmp_path / "g.jsonl", 50)
+    pool = ReplayPool(lazy)
+    stranger = _task(7, "number", "other", None, 2)
+    expected = _spec_order(list(lazy), stranger, 1, "byzantine-0")
+    adversary = _adversary(pool, 1, "byzantine-0")
+    assert [t.question for t in adversary.ood_candidates(stranger)] == expected
+    # A question of the file itself is never its own replay.
+    own = lazy[3]
+    assert own.id not in {t.id for t in adversary.ood_candidates(own)}
+    assert [t.question for t in adversary.ood_candidates(own)] == _spec_order(
+        list(lazy), own, 1, "byzantine-0"
+    )

@@ -316,9 +316,12 @@ class ReplayAttack(ByzantineAgent):
             # The first pick is one seeded draw (as for every other seeded choice); the rest
             # follow in a seeded shuffle.
             index = self._pick(task, level, len(tier.tasks))
-            rest = tier.without(index)
+            # Shuffled as indices, read only as far as the tries go (a tier may be a whole
+            # data file read on demand).
+            rest = tier.rest(index)
             stream(self.seed, self.name, task.id, "ood-order", level).shuffle(rest)
-            out += [tier.tasks[index], *rest]
+            wanted = rest[: MAX_REPLAY_TRIES - len(out) - 1]
+            out += [tier.tasks[index], *(tier.tasks[i] for i in wanted)]
             if len(out) >= MAX_REPLAY_TRIES:
                 break
         return out[:MAX_REPLAY_TRIES]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import overload
 
-from byzllm.tasks import Task
+from byzllm.tasks import Task, TaskLines
 
 __all__ = ["ReplayPool", "Tier", "answer_format", "family"]
 
@@ -44,28 +44,40 @@ class Tier:
     """Questions tried at one level of preference, in pool order.
 
     ``distinct``: no question object appears twice, so removing one is a slice (the
-    alternative, a scan comparing every object, is what a plain list needed).
+    alternative, a scan comparing every object, is what a plain list needed). A tier over a
+    :class:`~byzllm.tasks.TaskLines` (a data file read on demand) is never read whole: its
+    questions are distinct lines, found by id without reading them.
     """
 
     __slots__ = ("distinct", "ids", "tasks")
 
     def __init__(self, tasks: Sequence[Task]) -> None:
+        self.tasks: Sequence[Task]
+        self.ids: frozenset[str] | None
+        if isinstance(tasks, TaskLines):
+            self.tasks, self.ids, self.distinct = tasks, None, True
+            return
         self.tasks = tuple(tasks)
         self.ids = frozenset(t.id for t in self.tasks)
         self.distinct = len({id(t) for t in self.tasks}) == len(self.tasks)
 
     def without_id(self, task_id: str) -> Tier:
         """This tier without the questions whose id is ``task_id`` (itself when none is)."""
-        if task_id not in self.ids:
+        if isinstance(self.tasks, TaskLines):
+            position = self.tasks.position_of(task_id)
+            return self if position is None else Tier(self.tasks.excluding([position]))
+        if self.ids is None or task_id not in self.ids:
             return self
         return Tier([t for t in self.tasks if t.id != task_id])
 
-    def without(self, index: int) -> list[Task]:
-        """Every question but the one at ``index`` (and its other occurrences), in order."""
+    def rest(self, index: int) -> list[int]:
+        """The indices of every question but the one at ``index`` (and its other occurrences),
+        in order: shuffled like the questions themselves (a shuffle depends only on the
+        length), they give the same order without reading the questions."""
         if self.distinct:
-            return [*self.tasks[:index], *self.tasks[index + 1 :]]
+            return [*range(index), *range(index + 1, len(self.tasks))]
         first = self.tasks[index]
-        return [t for t in self.tasks if t is not first]
+        return [i for i, t in enumerate(self.tasks) if t is not first]
 
 
 _EMPTY = Tier(())
@@ -80,6 +92,18 @@ class ReplayPool(Sequence[Task]):
     """
 
     def __init__(self, tasks: Iterable[Task]) -> None:
+        self._others: dict[tuple[AnswerFormat, Family], Tier] = {}
+        self._orders: dict[OrderKey, tuple[Task, ...]] = {}
+        if isinstance(tasks, TaskLines):
+            # A data file read on demand has one answer format and data set: one tier,
+            # grouped without reading a line.
+            self._tasks: Sequence[Task] = tasks
+            fmt: AnswerFormat = (tasks.kind, tuple(tasks.choices))
+            fam = (tasks.source, "" if tasks.dataset is None else tasks.dataset)
+            self._members: dict[AnswerFormat, Sequence[Task]] = {fmt: tasks}
+            self._own = {(fmt, fam): Tier(tasks)}
+            self._others[(fmt, fam)] = _EMPTY
+            return
         self._tasks = tuple(tasks)
         groups: dict[AnswerFormat, dict[Family, list[Task]]] = {}
         members: dict[AnswerFormat, list[Task]] = {}
@@ -87,14 +111,12 @@ class ReplayPool(Sequence[Task]):
             fmt = answer_format(task)
             groups.setdefault(fmt, {}).setdefault(family(task), []).append(task)
             members.setdefault(fmt, []).append(task)
-        self._members = members
-        self._own: dict[tuple[AnswerFormat, Family], Tier] = {
+        self._members = dict(members)
+        self._own = {
             (fmt, fam): Tier(tasks)
             for fmt, by_family in groups.items()
             for fam, tasks in by_family.items()
         }
-        self._others: dict[tuple[AnswerFormat, Family], Tier] = {}
-        self._orders: dict[OrderKey, tuple[Task, ...]] = {}
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -115,8 +137,11 @@ class ReplayPool(Sequence[Task]):
         own = self._own.get(key, _EMPTY)
         others = self._others.get(key)
         if others is None:
-            fam = key[1]
-            others = Tier([t for t in self._members.get(key[0], ()) if family(t) != fam])
+            fam, members = key[1], self._members.get(key[0], ())
+            if isinstance(members, TaskLines):  # another data set's question: all of them
+                others = Tier(members)
+            else:
+                others = Tier([t for t in members if family(t) != fam])
             self._others[key] = others
         return own.without_id(task.id), others.without_id(task.id)
 

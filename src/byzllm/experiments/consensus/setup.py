@@ -34,7 +34,7 @@ from byzllm.agents.consensus import (
     make_adversary,
 )
 from byzllm.errors import ConfigError
-from byzllm.tasks import Task
+from byzllm.tasks import Task, TaskLines
 
 from .config import GRAPH_FILE_PREFIX, AgentBackend, Composition, ConsensusConfig, DatasetConfig
 
@@ -125,14 +125,19 @@ def byzantine_nodes(
 
 
 @lru_cache(maxsize=16)
-def _cached_file(name: str, path: str | None, level: int | None) -> tuple[Task, ...]:
-    """Every question of a data-set file (after MATH-500's level filter), in file order."""
+def _cached_file(name: str, path: str | None, level: int | None) -> Sequence[Task]:
+    """Every question of a data-set file (after MATH-500's level filter), in file order.
+
+    A GSM8K file is indexed, not parsed (:func:`byzllm.tasks.gsm8k_lines`): a run reads only
+    the questions it samples and those its replay adversaries pick, so 20 questions from a
+    100,000-line file cost what they cost from a 20-line one.
+    """
     from byzllm import tasks
 
     if name == "math500":
         return tuple(tasks.load_math500(path or "", level=level))
     if name == "gsm8k":
-        return tuple(tasks.load_gsm8k(path or ""))
+        return tasks.gsm8k_lines(path or "")
     return tuple(tasks.load_commonsense(path or ""))
 
 
@@ -144,7 +149,7 @@ def _cached_dataset(spec: str) -> tuple[Task, ...]:
     if config.name == "synthetic":
         return tuple(tasks.synthetic_tasks(config.n, seed=config.seed, steps=config.steps))
     # The loaders sample exactly so: every question of the file, then ``sample_tasks``.
-    full = list(_cached_file(config.name, config.path, config.level))
+    full = _cached_file(config.name, config.path, config.level)
     return tuple(tasks.sample_tasks(full, config.n, config.seed))
 
 
@@ -180,22 +185,29 @@ def _cached_replay_pool(spec: str) -> ReplayPool:
 
 
 @lru_cache(maxsize=64)
-def _cached_ood(spec: str) -> tuple[Task, ...]:
+def _cached_ood(spec: str) -> Sequence[Task]:
     config = DatasetConfig.model_validate_json(spec)
     if config.name == "synthetic":
         from byzllm.tasks import synthetic_tasks
 
         return tuple(synthetic_tasks(50, seed=config.seed + OOD_SEED_OFFSET, steps=config.steps))
     evaluated = {t.id for t in load_dataset(config)}
+    file = _cached_file(config.name, config.path, config.level)
+    if isinstance(file, TaskLines):
+        # One answer format and data set throughout: the file without the evaluated
+        # questions (the file itself when every question is evaluated), never read whole.
+        found = (file.position_of(task_id) for task_id in evaluated)
+        unseen = file.excluding(p for p in found if p is not None)
+        return unseen if len(unseen) else file
     groups: dict[tuple[Any, ...], list[Task]] = {}
-    for task in _cached_file(config.name, config.path, config.level):
+    for task in file:
         dataset = task.meta.get("dataset")
         key = (task.kind, tuple(task.choices), task.source, dataset)
         groups.setdefault(key, []).append(task)
     pool: list[Task] = []
     for members in groups.values():
-        unseen = [t for t in members if t.id not in evaluated]
-        pool += unseen or members
+        unseen_members = [t for t in members if t.id not in evaluated]
+        pool += unseen_members or members
     return tuple(pool)
 
 
