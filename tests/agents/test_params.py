@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from byzllm.agents._params import SimParameters
+from byzllm.agents._params import SimParameters, default_parameters
 from byzllm.agents.codegen import CodeGenSimParams
 from byzllm.agents.consensus import STRONG_PROFILE, SimulatedProfile
 from byzllm.agents.govsim import FisherParams
 from byzllm.agents.whodunit import SimParams
+from byzllm.errors import InputError
 
 DOMAINS: dict[str, type[SimParameters]] = {
     "consensus": SimulatedProfile,
@@ -59,3 +60,15 @@ def test_a_default_profile_s_own_sources_override_the_declared_ones() -> None:
     rows = {r.name: r.source for r in STRONG_PROFILE.rows()}
     assert "Table 1" in rows["strength"]
     assert rows["false_accept"] == "assumption"
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_default_parameters_are_the_domains_own(domain: str) -> None:
+    groups = default_parameters(domain)
+    assert groups and all(type(p) is DOMAINS[domain] for p in groups.values())
+    assert all(p == type(p)() or p.name == group for group, p in groups.items())
+
+
+def test_default_parameters_refuse_an_unknown_domain() -> None:
+    with pytest.raises(InputError, match="unknown domain 'chess'"):
+        default_parameters("chess")

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from byzllm.agents.codegen import CodeGenSimParams
+from byzllm.agents.consensus import STRONG_PROFILE, WEAK_PROFILE
+from byzllm.agents.govsim import FisherParams
 from byzllm.reproduce.page import (
     NO_SENSITIVITY,
     REAL_UNEXPLAINED,
@@ -110,3 +115,23 @@ def test_a_baseline_replay_is_its_own_column_and_counts_as_a_run() -> None:
         sensitivity_table=table,
     )  # fmt: skip
     assert "Cost: 4 extra simulated runs" in page and "`defaults, replayed`" in page
+
+
+def test_each_assumption_states_the_default_its_domain_declares() -> None:
+    false_reject = SENSITIVITY["consensus"][1]
+    assert false_reject.default == (
+        f"{STRONG_PROFILE.false_reject} strong, {WEAK_PROFILE.false_reject} weak"
+    )
+    assert SELF_TRUST.default == str(STRONG_PROFILE.self_trust)  # the groups agree: one value
+    seat = SENSITIVITY["codegen"][-1]
+    assert seat.default == f"{CodeGenSimParams().zero_shot_seat} (the most skilled coder)"
+    for domain, assumptions in SENSITIVITY.items():
+        assert all(a.domain == domain and a.default for a in assumptions)
+
+
+def test_a_changed_default_reaches_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    from byzllm.agents import _params
+
+    moved = {"": FisherParams(greed=0.45)}
+    monkeypatch.setattr(_params, "default_parameters", lambda domain: moved)
+    assert SENSITIVITY["govsim"][0].default == "0.45"

@@ -22,6 +22,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from byzllm.errors import InputError
+
 __all__ = [
     "ASSUMPTION",
     "Confidence",
@@ -30,6 +32,7 @@ __all__ = [
     "Positive",
     "Probability",
     "SimParameters",
+    "default_parameters",
     "parameter",
     "parameter_rows",
     "parameter_source",
@@ -129,3 +132,28 @@ class SimParameters(BaseModel):
     def rows(self) -> list[ParameterRow]:
         """The parameters as ``byzllm sim show`` prints them."""
         return parameter_rows(self, self.sources())
+
+
+def default_parameters(domain: str) -> dict[str, SimParameters]:
+    """``domain``'s default simulated population, by group: consensus's ``strong`` and
+    ``weak`` profiles; one group, ``""``, for WhoDunit, GovSim and CodeGen (every agent,
+    fisher or coder). The values a run uses when its config sets none, read from where each
+    domain declares them."""
+    # Imported here: each domain's ``_sim`` imports this module.
+    if domain == "consensus":
+        from .consensus import STRONG_PROFILE, WEAK_PROFILE
+
+        return {"strong": STRONG_PROFILE, "weak": WEAK_PROFILE}
+    if domain == "whodunit":
+        from .whodunit import SimParams
+
+        return {"": SimParams()}
+    if domain == "govsim":
+        from .govsim import FisherParams
+
+        return {"": FisherParams()}
+    if domain == "codegen":
+        from .codegen import CodeGenSimParams
+
+        return {"": CodeGenSimParams()}
+    raise InputError(f"unknown domain {domain!r}: consensus, whodunit, govsim or codegen")

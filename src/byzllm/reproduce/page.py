@@ -39,7 +39,7 @@ import asyncio
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from byzllm.runs.reports import format_interval
@@ -96,77 +96,71 @@ HEADLINE: dict[str, str] = {
 class Assumption:
     """A named simulator assumption and the values of its plausible range that are run.
 
-    ``key`` is the parameter (``byzllm sim show``); ``default`` says what the default run uses
-    (per group where the groups differ); ``why`` where the range comes from.
+    ``key`` is the parameter of ``domain``'s simulator (``byzllm sim show``); ``why`` where
+    the range comes from; :attr:`default` what the default run uses, read from the domain's
+    parameters (``gloss`` says what that value means where the number alone does not).
     """
 
     key: str
     values: tuple[float, ...]
-    default: str
     why: str
     #: More parameters set to the same value (e.g. both ``confidence_at_one_*``).
     also: tuple[str, ...] = ()
+    gloss: str = ""
+    #: Set by :data:`SENSITIVITY` from the domain each assumption is listed under.
+    domain: str = ""
 
     @property
     def name(self) -> str:
         """How the page names it: the parameter, or every parameter it sets joined by +."""
         return "+".join((self.key, *self.also))
 
+    @property
+    def default(self) -> str:
+        """Each parameter's default (``0.3``; ``0.6 strong, 0.55 weak`` where the groups
+        differ), several joined by "and", then the gloss in brackets."""
+        from byzllm.agents._params import default_parameters
+
+        groups = default_parameters(self.domain)
+        parts = []
+        for key in (self.key, *self.also):
+            values = {group: getattr(params, key) for group, params in groups.items()}
+            if len(set(values.values())) == 1:
+                parts.append(f"{next(iter(values.values()))}")
+            else:
+                parts.append(", ".join(f"{value} {group}" for group, value in values.items()))
+        return " and ".join(parts) + (f" ({self.gloss})" if self.gloss else "")
+
     def overrides(self, value: float) -> dict[str, float]:
         return {k: value for k in (self.key, *self.also)}
 
 
 #: The assumptions each domain's sensitivity section moves.
-SENSITIVITY: dict[str, tuple[Assumption, ...]] = {
+_MOVED: dict[str, tuple[Assumption, ...]] = {
     "consensus": (
         Assumption(
-            "self_trust",
-            (0.5, 0.75),
-            "1.0",
-            "assumed; docs/consensus.md's ablations run 0.75 and 0.5",
+            "self_trust", (0.5, 0.75), "assumed; docs/consensus.md's ablations run 0.75 and 0.5"
         ),
-        Assumption(
-            "false_reject",
-            (0.0, 0.3),
-            "0.6 strong, 0.55 weak",
-            "assumed; 0 is the 'perfect judges' ablation",
-        ),
-        Assumption(
-            "anchoring",
-            (0.0, 0.5),
-            "0.9 strong, 0.3 weak",
-            "assumed; 0 is the 'never anchored' ablation",
-        ),
+        Assumption("false_reject", (0.0, 0.3), "assumed; 0 is the 'perfect judges' ablation"),
+        Assumption("anchoring", (0.0, 0.5), "assumed; 0 is the 'never anchored' ablation"),
         Assumption(
             "confidence_at_one_right",
             (0.0, 1.0),
-            "0.25 (right) / 0.15-0.2 (wrong)",
             "assumed; the 'never 1.0' and 'always 1.0' ablations",
             also=("confidence_at_one_wrong",),
         ),
     ),
     "whodunit": (
+        Assumption("rogue_rate", (0.1, 0.4), "assumed (the notion: the rogue-agents paper, §2)"),
+        Assumption("fault_signal", (0.0, 0.5), "assumed; 0 is the null: faults leave no trace"),
         Assumption(
-            "rogue_rate", (0.1, 0.4), "0.25", "assumed (the notion: the rogue-agents paper, §2)"
-        ),
-        Assumption(
-            "fault_signal", (0.0, 0.5), "1.0", "assumed; 0 is the null: faults leave no trace"
-        ),
-        Assumption(
-            "hallucination_rate",
-            (0.0, 0.06),
-            "0.03",
-            "assumed (the mode: the rogue-agents paper, §6.3)",
+            "hallucination_rate", (0.0, 0.06), "assumed (the mode: the rogue-agents paper, §6.3)"
         ),
     ),
     "govsim": (
-        Assumption("greed", (0.1, 0.5), "0.3", "assumed (GovSim: most LLM fishers over-harvest)"),
-        Assumption(
-            "rogue_rate", (0.0, 0.12), "0.06", "assumed (the notion: the rogue-agents paper, §2)"
-        ),
-        Assumption(
-            "fault_signal", (0.0, 0.5), "1.0", "assumed; 0 is the null: faults leave no trace"
-        ),
+        Assumption("greed", (0.1, 0.5), "assumed (GovSim: most LLM fishers over-harvest)"),
+        Assumption("rogue_rate", (0.0, 0.12), "assumed (the notion: the rogue-agents paper, §2)"),
+        Assumption("fault_signal", (0.0, 0.5), "assumed; 0 is the null: faults leave no trace"),
     ),
     # CodeGen: the coders' skill (which sets zero-shot), what the judge can see and how often
     # it fails, how visible a bug is, the fault signal the monitor reads, and which coder
@@ -175,45 +169,39 @@ SENSITIVITY: dict[str, tuple[Assumption, ...]] = {
         Assumption(
             "coder_skill",
             (1.5, 2.5),
-            "2.0",
             "assumed, chosen near Table 1's zero-shot 80.5%; half a logit either side",
         ),
         Assumption(
             "judge_error_rate",
             (0.05, 0.3),
-            "0.15",
             "assumed; the rogue-agents paper reports no rate of faulty judgements",
         ),
         Assumption(
             "verdict_noise",
             (0.0, 0.5),
-            "0.1",
             "assumed; 0.5 is the null: verdicts ignore what the examples show",
         ),
         Assumption(
             "verdict_noise",
             (0.5,),
-            "0.1 and 0.8",
             "the judge without information, docs/codegen.md's ablation: verdicts ignore the "
             "examples and a solution without one is a coin flip",
             also=("unseen_correct_rate",),
         ),
         Assumption(
-            "bug_coverage",
-            (0.25, 1.0),
-            "0.5",
-            "assumed; docs/codegen.md's ablations run 0.25 and 1.0",
+            "bug_coverage", (0.25, 1.0), "assumed; docs/codegen.md's ablations run 0.25 and 1.0"
         ),
-        Assumption(
-            "fault_signal", (0.0, 0.5), "1.0", "assumed; 0 is the null: faults leave no trace"
-        ),
+        Assumption("fault_signal", (0.0, 0.5), "assumed; 0 is the null: faults leave no trace"),
         Assumption(
             "zero_shot_seat",
             (1.0, 3.0),
-            "0 (the most skilled coder)",
             "assumed: Table 1 does not say which coder plays zero-shot; 3 is the least skilled",
+            gloss="the most skilled coder",
         ),
     ),
+}
+SENSITIVITY: dict[str, tuple[Assumption, ...]] = {
+    domain: tuple(replace(a, domain=domain) for a in moved) for domain, moved in _MOVED.items()
 }
 
 #: The explanation of every gap of a real-model run: the simulator's assumptions are not in
