@@ -255,30 +255,44 @@ async def _deliver(state: QuestionState) -> None:
 
 
 def _record(state: QuestionState) -> list[AgentRound]:
+    # On a network of agents that call no model every value below has its field's exact type
+    # (the engine's own counters, the protocols' floats and lists): rows are built without
+    # validation there. Rows of model-backed agents are validated as ever.
+    make = AgentRound.trusted if state.network.instant else _validated
+    task, meters, infos = state.task, state.meters, state.info
     rows = []
     for i in range(state.network.n):
         response = state.current[i]
-        meter = state.meters.get(i, CallMeter())
-        info = state.info.get(i, {})
+        meter = meters.get(i) or _NO_CALLS
         rows.append(
-            AgentRound(
-                agent=i,
-                round=state.round,
-                answer=response.answer,
-                key=answer_key(state.task, response.answer),
-                text=response.text,
-                correct=is_right(state.task, response.answer),
-                calls=meter.calls,
-                cached_calls=meter.cached_calls,
-                saved_calls=meter.saved_calls,
-                input_tokens=meter.input_tokens,
-                output_tokens=meter.output_tokens,
-                latency_s=round(meter.latency_s, 6),
-                parse=meter.parse.to_dict(),
-                **info,
+            make(
+                {
+                    "agent": i,
+                    "round": state.round,
+                    "answer": response.answer,
+                    "key": answer_key(task, response.answer),
+                    "text": response.text,
+                    "correct": is_right(task, response.answer),
+                    "calls": meter.calls,
+                    "cached_calls": meter.cached_calls,
+                    "saved_calls": meter.saved_calls,
+                    "input_tokens": meter.input_tokens,
+                    "output_tokens": meter.output_tokens,
+                    "latency_s": round(meter.latency_s, 6),
+                    "parse": meter.parse.to_dict(),
+                    **infos.get(i, {}),
+                }
             )
         )
     return rows
+
+
+def _validated(values: dict[str, Any]) -> AgentRound:
+    return AgentRound(**values)
+
+
+#: The meter of an agent that made no call this round (read only).
+_NO_CALLS = CallMeter()
 
 
 async def run_question(

@@ -8,6 +8,8 @@ round T holds the final responses.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["AgentRound", "QuestionTrace"]
@@ -40,6 +42,35 @@ class AgentRound(BaseModel):
         default_factory=dict,
         description="replies parsed per stage: {stage: {calls, fallbacks}} (parse health)",
     )
+
+    @classmethod
+    def trusted(cls, values: dict[str, Any]) -> AgentRound:
+        """A row from values that already have their fields' exact types (the round engine's
+        own, on a network of agents that call no model): built without validation (a
+        simulated question builds 49 of them). Fields missing from ``values`` take their
+        defaults; the row equals the validated one and dumps the same."""
+        row = cls.__new__(cls)
+        fields = _TEMPLATE.copy()  # every field in declaration order, as validation orders them
+        fields.update(values)
+        for name, empty in _CONTAINERS:
+            if name not in values:
+                fields[name] = empty()  # a fresh container per row, as default_factory gives
+        object.__setattr__(row, "__dict__", fields)
+        object.__setattr__(row, "__pydantic_fields_set__", set(values))
+        object.__setattr__(row, "__pydantic_extra__", None)
+        object.__setattr__(row, "__pydantic_private__", None)
+        return row
+
+
+#: AgentRound's defaults in declaration order (the order of a validated row's values).
+_TEMPLATE: dict[str, Any] = {
+    name: field.get_default(call_default_factory=True)
+    for name, field in AgentRound.model_fields.items()
+}
+#: The fields whose default is a fresh container (default_factory).
+_CONTAINERS: tuple[tuple[str, type[dict[Any, Any]] | type[list[Any]]], ...] = tuple(
+    (name, type(value)) for name, value in _TEMPLATE.items() if isinstance(value, dict | list)
+)
 
 
 class QuestionTrace(BaseModel):

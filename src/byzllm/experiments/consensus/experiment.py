@@ -187,13 +187,13 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
         }
         # Every value comes from the validated trace: constructing without re-validation
         # keeps a question's 50 round records from dominating a simulated sweep's time. The
-        # first is constructed, the others copy it with their own values (every field set,
-        # the same record; copying takes half the time).
+        # first is constructed, the others are built like it with their own values (every
+        # field set: the same record as a copy, at a fifth of model_copy's cost).
         if first is None:
             first = ConsensusRound.model_construct(**common, **values)
             records.append(first)
         else:
-            records.append(first.model_copy(update=values))
+            records.append(_like(first, values))
     parse = ParseCounts.of(*(row.parse for rnd in trace.rounds for row in rnd))
     records.append(
         ConsensusQuestion(
@@ -214,6 +214,17 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
         )
     )
     return records
+
+
+def _like(first: ConsensusRound, values: dict[str, Any]) -> ConsensusRound:
+    """``first.model_copy(update=values)`` where ``first`` has every field set and
+    ``values`` names fields only: the same record, without copy's generic machinery."""
+    record = ConsensusRound.__new__(ConsensusRound)
+    object.__setattr__(record, "__dict__", {**first.__dict__, **values})
+    object.__setattr__(record, "__pydantic_fields_set__", first.__pydantic_fields_set__.copy())
+    object.__setattr__(record, "__pydantic_extra__", None)
+    object.__setattr__(record, "__pydantic_private__", None)
+    return record
 
 
 def run_in_memory(config: ConsensusConfig, *, batch: int = 256) -> list[dict[str, Any]]:
