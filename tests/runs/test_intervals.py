@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from byzllm.runs._intervals import (
+    Interval,
     _column_quantiles,
     bootstrap_interval,
     bootstrap_intervals,
@@ -86,3 +87,8 @@ def test_column_quantiles_match_one_quantile_per_column() -> None:
             assert np.isnan(low[k]) and np.isnan(high[k])
     point, low, high = weighted_mean_intervals(np.ones((5, 2)), np.zeros((5, 2)))
     assert np.isnan(point).all() and np.isnan(low).all() and np.isnan(high).all()
+
+
+def test_an_interval_as_a_rows_columns() -> None:
+    interval = Interval(value=0.5, low=0.25, high=0.75, n=8)
+    assert interval.columns("BFTI") == {"BFTI": 0.5, "BFTI_low": 0.25, "BFTI_high": 0.75}

@@ -160,17 +160,15 @@ class ComparisonRow(BaseModel):
 def comparison_row(metric: str, real: Interval, simulated: Interval) -> ComparisonRow:
     """The row of ``metric`` from the two intervals."""
     diff = simulated.value - real.value
-    return ComparisonRow(
-        metric=metric,
-        real=real.value,
-        real_low=real.low,
-        real_high=real.high,
-        simulated=simulated.value,
-        simulated_low=simulated.low,
-        simulated_high=simulated.high,
-        difference=diff if math.isfinite(diff) else float("nan"),
-        n_real=real.n,
-        n_simulated=simulated.n,
+    return ComparisonRow.model_validate(
+        {
+            "metric": metric,
+            **real.columns("real"),
+            **simulated.columns("simulated"),
+            "difference": diff if math.isfinite(diff) else float("nan"),
+            "n_real": real.n,
+            "n_simulated": simulated.n,
+        }
     )
 
 

@@ -40,6 +40,10 @@ class Interval:
     def to_dict(self) -> dict[str, float | int]:
         return {"value": self.value, "low": self.low, "high": self.high, "n": self.n}
 
+    def columns(self, name: str) -> dict[str, float]:
+        """The interval as a report row's columns: ``name``, ``name_low``, ``name_high``."""
+        return {name: self.value, f"{name}_low": self.low, f"{name}_high": self.high}
+
 
 def _mean(x: npt.NDArray[np.float64]) -> float:
     return float(np.mean(x))

@@ -78,9 +78,7 @@ def summary_rows(
         row["runs"] = len({int(r.get("repeat", 0)) for r in members})
         for metric, label, scale in METRICS:
             iv = intervals[metric]
-            row[metric] = iv.value
-            row[f"{metric}_low"] = iv.low
-            row[f"{metric}_high"] = iv.high
+            row.update(iv.columns(metric))
             row[label] = _ci(iv, scale)
         row["resets"] = sum(int(r.get("resets", 0)) for r in members)
         row["simulated"] = any(bool(r.get("simulated")) for r in members)

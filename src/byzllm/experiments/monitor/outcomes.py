@@ -75,9 +75,7 @@ def outcome_rows(
         for m in metrics:
             values = [sum(v[m.key]) / len(v[m.key]) for v in games.values() if v.get(m.key)]
             iv = bootstrap_interval(values)
-            row_out[m.key] = iv.value
-            row_out[f"{m.key}_low"] = iv.low
-            row_out[f"{m.key}_high"] = iv.high
+            row_out.update(iv.columns(m.key))
         played = interventions[condition]
         row_out["interventions_per_game"] = sum(played) / len(played) if played else 0.0
         row_out["simulated"] = simulated[condition]
