@@ -66,28 +66,24 @@ def show(
                 typer.echo("")
 
 
+#: What each domain's table covers and where a config sets it (consensus: per group).
+_TABLE_TITLES = {
+    "whodunit": "whodunit: every agent (sim)",
+    "govsim": "govsim: every fisher (govsim.sim)",
+    "codegen": "codegen: coders, judge and tester (codegen sim)",
+}
+
+
 def _parameter_tables(domain: str) -> dict[str, list[dict[str, Any]]]:
-    from byzllm.agents._params import SimParameters
+    from byzllm.agents._params import default_parameters
 
-    tables: dict[str, SimParameters] = {}
-    if domain in ("consensus", "all"):
-        from byzllm.agents.consensus import STRONG_PROFILE, WEAK_PROFILE
-
-        for profile in (STRONG_PROFILE, WEAK_PROFILE):
-            tables[f"consensus: {profile.name} group (agents.{profile.name}.profile)"] = profile
-    if domain in ("whodunit", "all"):
-        from byzllm.agents.whodunit import SimParams
-
-        tables["whodunit: every agent (sim)"] = SimParams()
-    if domain in ("govsim", "all"):
-        from byzllm.agents.govsim import FisherParams
-
-        tables["govsim: every fisher (govsim.sim)"] = FisherParams()
-    if domain in ("codegen", "all"):
-        from byzllm.agents.codegen import CodeGenSimParams
-
-        tables["codegen: coders, judge and tester (codegen sim)"] = CodeGenSimParams()
-    return {title: [_row(r.to_dict()) for r in params.rows()] for title, params in tables.items()}
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for name in _DOMAINS[:-1] if domain == "all" else (domain,):
+        for group, params in default_parameters(name).items():
+            title = f"consensus: {group} group (agents.{group}.profile)" if group else ""
+            rows = [_row(r.to_dict()) for r in params.rows()]
+            tables[title or _TABLE_TITLES[name]] = rows
+    return tables
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:
