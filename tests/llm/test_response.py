@@ -128,3 +128,82 @@ def test_one_megabyte_adversarial_reply_is_parsed_verbatim() -> None:
     text = ("Ignore all previous instructions. \u202e\x00" * 30_000)[:1_000_000]
     completion = parse_chat_completion(json.dumps(body(message={"content": text})))
     assert completion.text == text
+
+
+_REPLY = json.dumps(
+    body(
+        logprobs={
+            "content": [
+                {
+                    "token": "hi",
+                    "logprob": -0.07432847422694032,
+                    "bytes": [104, 105],
+                    "top_logprobs": [
+                        {"token": "hi", "logprob": -0.07432847422694032},
+                        {"token": "\u00e9\U0001f600", "logprob": -1e-300},
+                        {"token": "x", "logprob": -12345678901234567890.0},
+                    ],
+                }
+            ]
+        }
+    )
+).encode()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, including types, key order and the sign of zero / NaN."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return bool(a == b)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=SLOW_OK)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, len(_REPLY)),
+            st.sampled_from(["set", "insert", "delete"]),
+            st.sampled_from(list(b'{}[]",:0123456789.eE-+ \\untfalsNIy\x00\n\t\xff\xef\xbb\xbf')),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_fast_json_reader_reads_as_the_stdlib_does(edits: list[tuple[int, str, int]]) -> None:
+    """Replies are read by pydantic-core first: whatever it accepts, json.loads reads alike
+    (everything it refuses goes to json.loads, which words the error as before)."""
+    from pydantic_core import from_json
+
+    data = bytearray(_REPLY)
+    for at, how, byte in edits:
+        at = min(at, len(data))
+        if how == "insert" or at == len(data):
+            data.insert(at, byte)
+        elif how == "set":
+            data[at] = byte
+        else:
+            del data[at]
+    raw = bytes(data)
+    try:
+        fast = from_json(raw)
+    except (ValueError, RecursionError):
+        return
+    assert _same(fast, json.loads(raw))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'\xef\xbb\xbf{"choices": [{"text": "bom"}]}',
+        '{"choices": [{"text": "utf-16"}]}'.encode("utf-16"),
+        b'{"choices": [{"text": "\\ud83d lone surrogate"}]}',
+    ],
+)
+def test_replies_the_fast_reader_refuses_still_parse(raw: bytes) -> None:
+    assert parse_chat_completion(raw).text == json.loads(raw)["choices"][0]["text"]

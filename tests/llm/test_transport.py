@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx2
 import pytest
@@ -244,3 +246,163 @@ async def test_lean_client_falls_back_for_auth_and_hooks() -> None:
     assert seen == [""]  # the hook ran: the full send path was used
     assert response.status_code == plain.status_code == 200
     assert plain.request.extensions["timeout"]["read"] is not None
+
+
+# ---------------------------------------------------------------- the direct path
+
+
+@asynccontextmanager
+async def recording_server(
+    reply: Callable[[int], bytes],
+) -> AsyncIterator[tuple[int, list[bytes]]]:
+    """A server answering request n with ``reply(n)``; yields (port, raw request heads)."""
+    heads: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                await reader.readexactly(length)
+                heads.append(head)
+                writer.write(reply(len(heads) - 1))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1], heads
+    finally:
+        server.close()
+
+
+def _without_length(head: bytes) -> bytes:
+    return b"\r\n".join(
+        line for line in head.split(b"\r\n") if not line.lower().startswith(b"content-length:")
+    )
+
+
+_CHAT_REPLY = ok(
+    b'{"model": "m", "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}'
+)
+
+
+async def test_direct_requests_carry_the_bytes_the_sdk_sends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Plain-http calls send the SDK's request captured once, with each call's body: the
+    same bytes (header for header) as the SDK sends through the same client itself."""
+    from byzllm.llm._openai import OpenAIAPI, _encode_json
+
+    monkeypatch.setenv("BYZLLM_TEST_KEY", "sk-direct-123")
+    async with recording_server(lambda n: _CHAT_REPLY) as (port, heads):
+        model = get_model(
+            "openai/m", base_url=f"http://127.0.0.1:{port}/v1", api_key_env="BYZLLM_TEST_KEY"
+        )
+        for question in ("one", "a longer second question"):
+            await model.generate([{"role": "user", "content": question}], GenerateConfig())
+        api = model.api
+        assert isinstance(api, OpenAIAPI)
+        shard = api._client()
+        assert shard.direct is not None and shard.template is not None
+        assert "sk-direct-123" not in repr(shard.template)
+        # The SDK itself, through the same client and transport:
+        await api._post_via_sdk(shard.client, _encode_json({"model": "m", "messages": []}))
+        await model.aclose()
+    assert len(heads) == 3
+    assert b"authorization: bearer sk-direct-123" in heads[0].lower()
+    assert _without_length(heads[0]) == _without_length(heads[1]) == _without_length(heads[2])
+    assert heads[0] != heads[1]  # the lengths differ
+
+
+async def _failure(port: int, direct: bool, **settings: Any) -> tuple[str, str]:
+    """The error class and message of one failing call (the elapsed time masked), sent on
+    the direct path or through the SDK."""
+    from byzllm.llm import ModelError
+    from byzllm.llm._openai import OpenAIAPI
+
+    model = get_model("openai/m", base_url=f"http://127.0.0.1:{port}/v1", **settings)
+    api = model.api
+    assert isinstance(api, OpenAIAPI)
+    if not direct:
+        api._client().direct = None
+    with pytest.raises(ModelError) as caught:
+        await model.generate([{"role": "user", "content": "q"}], GenerateConfig())
+    await model.aclose()
+    return type(caught.value).__name__, re.sub(r" in [0-9.]+s;", " in Ts;", str(caught.value))
+
+
+def _status_reply(status: int, body: bytes, extra: bytes = b"") -> bytes:
+    return b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n%s\r\n%s" % (status, len(body), extra, body)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        _status_reply(400, b'{"error": {"message": "max_tokens is not supported"}}'),
+        _status_reply(401, b'{"error": {"message": "bad key sk-direct-123"}}'),
+        _status_reply(404, b'{"error": "no such model"}'),
+        _status_reply(422, b"plain text refusal"),
+        _status_reply(429, b'{"error": {"message": "slow down"}}', b"Retry-After: 0\r\n"),
+        _status_reply(500, b"{not json"),
+        _status_reply(302, b""),
+        ok(b'{"choices": []}'),
+        ok(b"x" * 100),
+        b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n",
+        b"garbage\r\n\r\n",
+    ],
+)
+async def test_direct_path_fails_as_the_sdk_path_does(
+    reply: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every failure of a direct call is the one the SDK path gives for the same reply (same
+    error class, same message: no key in it), retried alike."""
+    monkeypatch.setenv("BYZLLM_TEST_KEY", "sk-direct-123")
+    outcomes: list[tuple[str, str, int]] = []
+    for direct in (True, False):
+        async with recording_server(lambda n: reply) as (port, heads):
+            kind, message = await _failure(
+                port,
+                direct,
+                api_key_env="BYZLLM_TEST_KEY",
+                retry={"max_attempts": 2, "initial_backoff_s": 0},
+            )
+        outcomes.append((kind, message.replace(str(port), "PORT"), len(heads)))
+    assert outcomes[0] == outcomes[1]
+    assert "sk-direct-123" not in outcomes[0][1]
+
+
+async def test_direct_path_timeouts_and_refused_connections_as_the_sdk_path() -> None:
+    writers: list[asyncio.StreamWriter] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
+        await reader.read()  # never answers
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    open_port = server.sockets[0].getsockname()[1]
+    closed = await asyncio.start_server(silent, "127.0.0.1", 0)
+    closed_port = closed.sockets[0].getsockname()[1]
+    closed.close()
+    await closed.wait_closed()
+    try:
+        for port in (open_port, closed_port):
+            outcomes = []
+            for direct in (True, False):
+                outcomes.append(
+                    await _failure(
+                        port, direct, api_key_env=None, timeout_s=0.2, retry={"max_attempts": 1}
+                    )
+                )
+            assert outcomes[0] == outcomes[1]
+    finally:
+        for writer in writers:
+            writer.close()
+        server.close()

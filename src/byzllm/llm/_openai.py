@@ -11,11 +11,20 @@ of clients per running loop. For plain ``http://`` endpoints (local servers) the
 bytes move through :class:`~byzllm.llm._transport.FastHTTPTransport`; otherwise through the
 SDK's default stack, split over a few clients (``ceil(max_concurrency / 8)``, each request to
 the least busy) because that pool's bookkeeping per request grows with its connections.
+
+On the plain-``http://`` path the SDK builds the request once per client set -- sent to a
+transport that only keeps it (:class:`_CaptureTransport`) -- and every call sends those
+bytes with its own body (:class:`~byzllm.llm._transport.RequestTemplate`): the same bytes
+the SDK would send, without the SDK's and httpx2's per-request objects, which were most of
+the client's CPU per call at high concurrency. Replies are read and judged exactly as the
+SDK would (:class:`_StatusFailure` mirrors its status errors; transport failures are the
+ones the SDK would have wrapped), through the same bounded transport and timeouts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -23,6 +32,8 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+import httpx2  # (already imported by the transport)
 
 from ._errors import (
     ModelAuthError,
@@ -38,6 +49,7 @@ from ._retry import TransientError, parse_retry_after, permanent_refusal
 from ._transport import (
     FastHTTPTransport,
     LeanAsyncClient,
+    RequestTemplate,
     ResponseTooLargeError,
     bounded_client,
     fast_transport_enabled,
@@ -98,11 +110,16 @@ def request_body(
 
 
 class _Shard:
-    __slots__ = ("client", "load")
+    __slots__ = ("capture", "client", "direct", "load", "template")
 
-    def __init__(self, client: AsyncOpenAI) -> None:
+    def __init__(self, client: AsyncOpenAI, direct: FastHTTPTransport | None = None) -> None:
         self.client = client
         self.load = 0
+        # Plain-http shards: the transport requests are sent through, and the SDK's request
+        # as bytes once captured (``capture``: the capture the first calls wait for).
+        self.direct = direct
+        self.template: RequestTemplate | None = None
+        self.capture: asyncio.Future[RequestTemplate] | None = None
 
 
 class _ClientSet:
@@ -169,25 +186,91 @@ class OpenAIAPI(ModelAPI):
         shards = client_set.shards
         return shards[0] if len(shards) == 1 else min(shards, key=_load_of)
 
-    def _make_clients(self) -> list[_Shard]:
+    def _sdk_client(self, http_client: httpx2.AsyncClient) -> AsyncOpenAI:
         from openai import AsyncOpenAI
 
-        def client(**http: Any) -> AsyncOpenAI:
-            return AsyncOpenAI(
-                api_key=self.__key or _NO_KEY,
-                base_url=self._base_url,
-                max_retries=0,
-                timeout=self.settings.timeout_s,
-                **http,
-            )
+        return AsyncOpenAI(
+            api_key=self.__key or _NO_KEY,
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=self.settings.timeout_s,
+            http_client=http_client,
+        )
 
+    def _make_clients(self) -> list[_Shard]:
         if fast_transport_enabled(self._base_url):
-            http = LeanAsyncClient(FastHTTPTransport(), timeout=self.settings.timeout_s)
-            return [_Shard(client(http_client=http))]
-        return [_Shard(client(http_client=bounded_client())) for _ in range(self._n_shards)]
+            transport = FastHTTPTransport()
+            http = LeanAsyncClient(transport, timeout=self.settings.timeout_s)
+            return [_Shard(self._sdk_client(http), direct=transport)]
+        return [_Shard(self._sdk_client(bounded_client())) for _ in range(self._n_shards)]
+
+    async def _post_via_sdk(self, client: AsyncOpenAI, content: bytes) -> httpx2.Response:
+        response: httpx2.Response = await client.post(
+            self._completions_url,
+            # Serialized here: the SDK deep-copies a dict body (messages and all) twice
+            # per request, while bytes pass through untouched.
+            content=content,
+            cast_to=httpx2.Response,
+            options={"timeout": self.settings.timeout_s, "security": {"bearer_auth": True}},
+        )
+        return response
+
+    async def _capture_template(self) -> RequestTemplate:
+        """The SDK's request for this endpoint and key, built by an SDK client made as the
+        shard's is, whose transport keeps the request instead of sending it."""
+        capture = _CaptureTransport()
+        client = self._sdk_client(LeanAsyncClient(capture, timeout=self.settings.timeout_s))
+        try:
+            await self._post_via_sdk(client, b"")
+        finally:
+            await client.close()
+        if capture.request is None:  # pragma: no cover - the SDK always sends it
+            raise RuntimeError("the SDK sent no request to capture")
+        return RequestTemplate(capture.request)
+
+    async def _template(self, shard: _Shard) -> RequestTemplate:
+        """The shard's template, captured by the first call (the calls that come meanwhile
+        wait for that capture; a failed one is not kept, the next call tries again)."""
+        if shard.template is not None:
+            return shard.template
+        capture = shard.capture
+        if capture is None:
+            capture = shard.capture = asyncio.ensure_future(self._capture_template())
+        try:
+            shard.template = await asyncio.shield(capture)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            if shard.capture is capture:
+                shard.capture = None
+            raise
+        return shard.template
+
+    async def _post_direct(
+        self, shard: _Shard, transport: FastHTTPTransport, content: bytes
+    ) -> bytes:
+        """What :meth:`_post_via_sdk` does for a plain-http shard, from the captured bytes:
+        the reply's body, or the error the SDK would have raised."""
+        import openai
+
+        template = shard.template or await self._template(shard)
+        try:
+            status, headers, body = await transport.exchange(
+                template.host,
+                template.port,
+                template.payload(content),
+                method=template.method,
+                timeouts=template.timeouts,
+            )
+        except httpx2.TimeoutException as exc:
+            raise openai.APITimeoutError(request=_no_request()) from exc
+        except Exception as exc:
+            raise openai.APIConnectionError(request=_no_request()) from exc
+        if not 200 <= status < 300:
+            raise _StatusFailure(status, headers, body)
+        return body
 
     async def complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
-        import httpx2
         import openai
 
         shard = self._client()
@@ -199,24 +282,16 @@ class OpenAIAPI(ModelAPI):
         shard.load += 1
         started = time.perf_counter()
         try:
-            response = await shard.client.post(
-                self._completions_url,
-                # Serialized here: the SDK deep-copies a dict body (messages and all) twice
-                # per request, while bytes pass through untouched.
-                content=_encode_json(body),
-                cast_to=httpx2.Response,
-                options={
-                    "timeout": self.settings.timeout_s,
-                    "security": {"bearer_auth": True},
-                },
-            )
-            content = response.content
+            if shard.direct is not None:
+                content = await self._post_direct(shard, shard.direct, _encode_json(body))
+            else:
+                content = (await self._post_via_sdk(shard.client, _encode_json(body))).content
             latency = time.perf_counter() - started
         except openai.APITimeoutError:
             failure = TransientError(
                 f"timed out after {self.settings.timeout_s:g}s", kind="timeout"
             )
-        except openai.APIStatusError as exc:
+        except (openai.APIStatusError, _StatusFailure) as exc:
             failure = self._status_error(exc)
         except (openai.APIConnectionError, httpx2.HTTPError) as exc:
             # (httpx2.HTTPError: a body cut short while reading)
@@ -291,6 +366,39 @@ class OpenAIAPI(ModelAPI):
             del per_loop[key]
             for shard in client_set.shards:
                 await shard.client.close()
+
+
+class _CaptureTransport(httpx2.AsyncBaseTransport):
+    """An httpx2 transport that keeps the request it is given and answers ``200 {}``."""
+
+    def __init__(self) -> None:
+        self.request: httpx2.Request | None = None
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.request = request
+        return httpx2.Response(200, content=b"{}", request=request)
+
+
+class _StatusFailure(Exception):
+    """A non-2xx reply on the direct path, carrying what the SDK's status error carries
+    (``status_code``, ``response``, ``body``), read from the reply as the SDK reads it: the
+    body's text parsed as JSON when it is JSON, then its ``error`` member when it has one."""
+
+    def __init__(self, status: int, headers: list[tuple[str, str]], content: bytes) -> None:
+        super().__init__(f"Error code: {status}")
+        self.status_code = status
+        self.response = httpx2.Response(status, headers=headers, content=content)
+        text = self.response.text.strip()
+        body: Any = text
+        with contextlib.suppress(Exception):  # as the SDK: anything unparsable stays text
+            body = json.loads(text)
+        self.body = body.get("error", body) if isinstance(body, Mapping) else body
+
+
+def _no_request() -> httpx2.Request:
+    # The SDK's connection errors name their request; ours are raised from none (the
+    # request's headers hold the key) and only their class and cause are read.
+    return httpx2.Request("POST", "http://direct.invalid/")
 
 
 def _encode_json(body: dict[str, Any]) -> bytes:

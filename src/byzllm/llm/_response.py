@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic_core import from_json
+
 from ._errors import ModelResponseError
 from ._logprobs import normalize_logprobs
 from ._types import Completion, Usage
@@ -55,6 +57,18 @@ def parse_chat_completion(
 def _load(body: bytes | str | Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(body, Mapping):
         return body
+    try:
+        # pydantic-core's parser reads a reply in about a third of the stdlib's time; what
+        # it accepts it reads as json.loads does (compared on mutated replies in the tests).
+        # Anything it refuses goes to json.loads, which decides as before (BOMs, UTF-16,
+        # lone surrogates) and words the error.
+        data = from_json(body)
+    except (ValueError, RecursionError):
+        data = None
+    if data is not None:
+        if isinstance(data, Mapping):
+            return data
+        raise ModelResponseError(f"response body is a JSON {type(data).__name__}, not an object")
     try:
         data = json.loads(body)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, absurd nesting

@@ -7,8 +7,10 @@ provider therefore hands the SDK's ``httpx2.AsyncClient`` this transport instead
 asyncio stream per connection, idle connections kept per host, one request at a time per
 connection, ``Content-Length`` and chunked bodies -- driven by :class:`LeanAsyncClient`,
 an ``httpx2.AsyncClient`` whose ``send`` skips the auth, redirect, cookie and hook machinery
-an API call does not use. The SDK still builds every request and interprets every response
-(status errors, headers); only the bytes on the wire are moved by this code.
+an API call does not use. The SDK builds the requests and its rules interpret the replies
+(status errors, headers); the ``openai`` provider sends a request the SDK built once with
+each call's body (:class:`RequestTemplate`, :meth:`FastHTTPTransport.exchange`), so that
+only the bytes on the wire are moved by this code.
 
 ``https://`` endpoints, proxies (``HTTP_PROXY``/``ALL_PROXY`` set) and
 ``BYZLLM_HTTP_TRANSPORT=httpx`` use the SDK's default stack.
@@ -39,6 +41,7 @@ __all__ = [
     "BoundedStream",
     "FastHTTPTransport",
     "LeanAsyncClient",
+    "RequestTemplate",
     "ResponseTooLargeError",
     "bounded_client",
     "fast_transport_enabled",
@@ -139,11 +142,32 @@ class FastHTTPTransport(httpx2.AsyncBaseTransport):
             raise httpx2.UnsupportedProtocol(
                 f"FastHTTPTransport serves http:// only, not {url.scheme}://", request=request
             )
-        host, port = url.host, url.port or 80
-        timeouts = request.extensions.get("timeout") or {}
-        read_timeout = timeouts.get("read")
-        payload = _encode_request(request)
+        status, headers, body = await self.exchange(
+            url.host,
+            url.port or 80,
+            _encode_request(request),
+            method=request.method,
+            timeouts=request.extensions.get("timeout") or {},
+            request=request,
+        )
+        return httpx2.Response(status, headers=headers, content=body, request=request)
 
+    async def exchange(
+        self,
+        host: str,
+        port: int,
+        payload: bytes,
+        *,
+        method: str,
+        timeouts: Mapping[str, float | None],
+        request: httpx2.Request | None = None,
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        """Send one encoded request and read its reply: ``(status, headers, body)``.
+
+        Failures raise the httpx2 errors named in the module docstring (``request`` is only
+        attached to them); :class:`RequestTemplate` requests come through here directly.
+        """
+        read_timeout = timeouts.get("read")
         connection = self._checkout((host, port))
         if connection is None:
             connection = await self._connect(host, port, timeouts.get("connect"), request)
@@ -154,7 +178,7 @@ class FastHTTPTransport(httpx2.AsyncBaseTransport):
                 writer.write(payload)
                 await writer.drain()
                 status, headers, body, keep_alive = await _read_response(
-                    reader, request.method, self.max_body_bytes
+                    reader, method, self.max_body_bytes
                 )
         except TimeoutError:
             raise httpx2.ReadTimeout(
@@ -181,7 +205,7 @@ class FastHTTPTransport(httpx2.AsyncBaseTransport):
                 self._checkin((host, port), connection)
             else:
                 writer.close()
-        return httpx2.Response(status, headers=headers, content=body, request=request)
+        return status, headers, body
 
     def _checkout(self, key: tuple[str, int]) -> _Connection | None:
         idle = self._idle.get(key)
@@ -201,7 +225,7 @@ class FastHTTPTransport(httpx2.AsyncBaseTransport):
             connection[1].close()
 
     async def _connect(
-        self, host: str, port: int, timeout: float | None, request: httpx2.Request
+        self, host: str, port: int, timeout: float | None, request: httpx2.Request | None
     ) -> _Connection:
         try:
             async with asyncio.timeout(timeout):
@@ -265,8 +289,12 @@ class LeanAsyncClient(httpx2.AsyncClient):
 
 
 def _encode_request(request: httpx2.Request) -> bytes:
+    return _encode_head(request) + _encode_tail(request.content)
+
+
+def _encode_head(request: httpx2.Request) -> bytes:
+    """Request line and headers, up to (not including) ``Content-Length``."""
     # Raw header bytes: httpx2's decoded views re-detect the encoding on every access.
-    body = request.content
     url = request.url
     parts = [
         b"%s %s HTTP/1.1\r\nHost: %s\r\n"
@@ -279,9 +307,42 @@ def _encode_request(request: httpx2.Request) -> bytes:
         if lowered == b"accept-encoding":
             value = b"identity"  # bodies stay uncompressed on a local link
         parts.append(b"%s: %s\r\n" % (name, value))
-    parts.append(b"Content-Length: %d\r\nConnection: keep-alive\r\n\r\n" % len(body))
-    parts.append(body)
     return b"".join(parts)
+
+
+def _encode_tail(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\nConnection: keep-alive\r\n\r\n%s" % (len(body), body)
+
+
+class RequestTemplate:
+    """A request the SDK built, kept as bytes so that the same request with another body can
+    be sent through :meth:`FastHTTPTransport.exchange` without building it again.
+
+    The SDK's headers for a given endpoint, key and options do not change from one request
+    to the next (its own retries are off, so even ``x-stainless-retry-count`` stays 0); only
+    the body and its length do. Its bytes hold the ``Authorization`` header, so it shows
+    neither them nor the request in its ``repr``.
+    """
+
+    __slots__ = ("_head", "host", "method", "port", "timeouts")
+
+    def __init__(self, request: httpx2.Request) -> None:
+        url = request.url
+        if url.scheme != "http":
+            raise ValueError(f"a request template serves http:// only, not {url.scheme}://")
+        self.host = url.host
+        self.port = url.port or 80
+        self.method = request.method
+        self.timeouts: dict[str, float | None] = dict(request.extensions.get("timeout") or {})
+        self._head = _encode_head(request)
+
+    def payload(self, body: bytes) -> bytes:
+        """The request's bytes with ``body``: exactly what :class:`FastHTTPTransport` sends
+        for the SDK's request carrying that body."""
+        return self._head + _encode_tail(body)
+
+    def __repr__(self) -> str:
+        return f"RequestTemplate({self.method} http://{self.host}:{self.port})"
 
 
 async def _read_head(reader: asyncio.StreamReader) -> tuple[str, int, list[tuple[str, str]]]:
