@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from byzllm.cli import app
 
@@ -52,3 +52,54 @@ def test_force_replaces_the_config_keeping_shared_units(tmp_path: Path) -> None:
     assert "removed 2 units" in err
     report = RUNNER.invoke(app, ["consensus", "report", str(tmp_path), "--json"])
     assert {row["protocol"] for row in json.loads(report.stdout)["rows"]} == {"sac"}
+
+
+def _units(run_dir: Path) -> dict[str, int]:
+    from byzllm.runs import Store
+
+    with Store.open(run_dir) as store:
+        return store.counts()
+
+
+def _refused(result: Result, *keys: str) -> None:
+    """One line, exit 2, naming exactly the differing ``keys``."""
+    assert result.exit_code == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert f"differs in {', '.join(keys)})" in lines[0] and "--force" in lines[0]
+
+
+def test_demo_binds_its_run_folder(tmp_path: Path) -> None:
+    demo = ["demo", "-o", str(tmp_path), "--json"]
+    assert RUNNER.invoke(app, [*demo, "--questions", "2"]).exit_code == 0
+    before = _units(tmp_path)
+    changed = RUNNER.invoke(app, [*demo, "--questions", "3", "--seed", "1"])
+    _refused(changed, "seeds", "dataset.n", "dataset.seed")
+    assert _units(tmp_path) == before  # nothing pooled
+    assert RUNNER.invoke(app, [*demo, "--questions", "2"]).exit_code == 0
+    assert _units(tmp_path) == before  # resumed: nothing new to run
+    forced = RUNNER.invoke(app, [*demo, "--questions", "3", "--force"])
+    assert forced.exit_code == 0 and _units(tmp_path)["done"] == before["done"] * 3 // 2
+
+
+def test_matrix_binds_its_run_folder(tmp_path: Path) -> None:
+    matrix = ["consensus", "matrix", "-o", str(tmp_path), "--attacks", "replay", "--json"]
+    matrix += ["--protocols", "sac", "--topologies", "complete", "--adversaries", "1"]
+    assert RUNNER.invoke(app, [*matrix, "-n", "1"]).exit_code == 0
+    before = _units(tmp_path)
+    _refused(RUNNER.invoke(app, [*matrix, "-n", "2", "-T", "2"]), "T", "dataset.n")
+    assert _units(tmp_path) == before
+    assert RUNNER.invoke(app, [*matrix, "-n", "1"]).exit_code == 0
+    assert _units(tmp_path) == before
+
+
+def test_reproduce_binds_its_run_folder_before_reusing_other_folders(tmp_path: Path) -> None:
+    run_dir = tmp_path / "sac-table1"
+    table1 = ["reproduce", "sac-table1", "-o", str(run_dir), "--json"]
+    assert RUNNER.invoke(app, [*table1, "-n", "1"]).exit_code == 0
+    before = _units(run_dir)
+    # A sibling folder holds the units -n 2 shares: none may be copied into a refused run.
+    _refused(RUNNER.invoke(app, [*table1, "-n", "2"]), "dataset.n")
+    assert _units(run_dir) == before
+    resumed = RUNNER.invoke(app, [*table1, "-n", "1"])
+    assert resumed.exit_code == 0 and _units(run_dir) == before

@@ -67,6 +67,7 @@ __all__ = [
     "TrainOptions",
     "WaitOption",
     "WeakModelOption",
+    "bind_run_dir",
     "cli_errors",
     "console",
     "csv_option",
@@ -397,6 +398,23 @@ def model_flags(model: str | None, base_url: str | None) -> list[str]:
     return sets
 
 
+def bind_run_dir(
+    run_dir: Path | str, config: BaseModel, units: Iterable[Unit], *, force: bool = False
+) -> None:
+    """Bind ``run_dir`` to ``config`` (:func:`byzllm.runs.check_config`): a folder holding the
+    same config resumes, one holding another stops with one line naming the differing keys
+    (exit 2) unless ``force``, which replaces the config and says how many units went."""
+    from byzllm.runs import check_config
+
+    removed = check_config(run_dir, config, {u.id for u in units}, force=force)
+    if removed:
+        typer.echo(
+            f"--force: {run_dir} takes the new config; removed {removed} units of the old "
+            "one that it does not share",
+            err=True,
+        )
+
+
 def execute_units(
     run_dir: Path | str,
     units: Iterable[Unit],
@@ -406,12 +424,15 @@ def execute_units(
     quiet: bool = False,
     executor: Executor | str | None = None,
     ray_address: str | None = None,
+    force: bool = False,
     **options: Any,
 ) -> RunSummary:
     """Run units with progress on stderr and print the outcome; returns the summary.
 
     ``options`` go to :func:`~byzllm.runs.run_units` as they are (``config``, ``concurrency``,
-    ``retry_failed``, ``max_failures``, ``description``, ...).
+    ``retry_failed``, ``max_failures``, ``description``, ...). With a ``config``, the folder
+    is bound to it first (:func:`bind_run_dir`, ``force`` as ``--force``): a rerun with
+    another config never pools the two configs' units.
 
     Progress is a rich bar on a terminal and plain lines otherwise (never on stdout, so
     ``--json`` output stays parseable). The summary goes to stderr as one line, or to
@@ -427,6 +448,9 @@ def execute_units(
 
     from byzllm.runs import RunAbortedError, Store, executor_by_name, run_units
 
+    units = list(units)
+    if options.get("config") is not None:
+        bind_run_dir(run_dir, options["config"], units, force=force)
     if isinstance(executor, str):
         executor = executor_by_name(executor, ray_address=ray_address)
 
@@ -542,20 +566,17 @@ class RunOptions:
         The folder is bound to its config (:func:`byzllm.runs.check_config`): the same
         config resumes, another one stops here with one line naming the differing keys
         (exit 2) unless ``--force``."""
-        from byzllm.runs import check_config
-
         how = {name: getattr(self, name) for name in _EXECUTION}
         description = f"{area} {stage}" if stage else area
-        target = self.target(area, stage)
-        units = list(units)
-        removed = check_config(target, config, {u.id for u in units}, force=self.force)
-        if removed:
-            typer.echo(
-                f"--force: {target} takes the new config; removed {removed} units of the old "
-                "one that it does not share",
-                err=True,
-            )
-        summary = execute_units(target, units, work, config=config, description=description, **how)
+        summary = execute_units(
+            self.target(area, stage),
+            units,
+            work,
+            config=config,
+            description=description,
+            force=self.force,
+            **how,
+        )
         raise typer.Exit(summary_exit_code(summary))
 
 
@@ -791,6 +812,7 @@ def print_json(obj: Any) -> None:
     """Print ``obj`` as indented JSON on stdout (pydantic models, paths, numpy scalars ok)."""
     sys.stdout.write(json.dumps(_jsonable(obj), indent=2, ensure_ascii=False) + "\n")
     sys.stdout.flush()
+    note_json_written()
 
 
 def emit_rows(

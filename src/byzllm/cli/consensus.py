@@ -178,6 +178,7 @@ def matrix(
     base_url: common.BaseUrlOption = None,
     concurrency: common.ConcurrencyOption = 64,
     out: Annotated[Path | None, _report_folder_option("matrix.csv and matrix.png")] = None,
+    force: common.ForceOption = False,
     json_output: common.JsonOption = False,
 ) -> None:
     """Attacks × protocols × topologies × adversaries: BFTI and H-Majority per cell.
@@ -245,6 +246,7 @@ def matrix(
             config=cfg,
             concurrency=concurrency,
             description="consensus matrix",
+            force=force,
         )
         if not summary_run.complete:
             raise typer.Exit(common.summary_exit_code(summary_run))
@@ -410,6 +412,7 @@ def demo(
     ] = False,
     model: common.DemoModelOption = None,
     base_url: common.BaseUrlOption = None,
+    force: common.ForceOption = False,
 ) -> None:
     """SAC vs CP-WBFT under a replay attack (Table 1), on simulated agents or a real model.
 
@@ -462,7 +465,13 @@ def demo(
             for suffix in ("", "-wal", "-shm"):
                 (run_dir / f"results.sqlite{suffix}").unlink(missing_ok=True)
         summary = common.execute_units(
-            run_dir, units, consensus_unit, config=cfg, concurrency=64, quiet=real is None
+            run_dir,
+            units,
+            consensus_unit,
+            config=cfg,
+            concurrency=64,
+            quiet=real is None,
+            force=force,
         )
         if not summary.complete:
             raise typer.Exit(common.summary_exit_code(summary))

@@ -10,9 +10,11 @@ import typer
 
 from ._common import (
     BaseUrlOption,
+    ForceOption,
     JsonOption,
     ModelOption,
     WeakModelOption,
+    bind_run_dir,
     cli_errors,
     console,
     execute_units,
@@ -94,6 +96,7 @@ def reproduce(
             "every protocol, labelled partial (rerun without it to resume).",
         ),
     ] = False,
+    force: ForceOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Run one table of the SAC paper or the rogue-agents paper and set it beside the paper.
@@ -162,7 +165,7 @@ def reproduce(
                 raise InputError("--real starts its own servers: leave out --model/--base-url")
             real_dir = run_dir or Path("runs") / "reproduce" / f"{name}-real"
             one_at_a_time = 1 if concurrency == 64 else concurrency
-            job = _Job(entry, real_dir, questions=questions, concurrency=one_at_a_time)
+            job = _Job(entry, real_dir, questions=questions, concurrency=one_at_a_time, force=force)
             _run_real(replace(job, json_output=json_output), real, real_weak, partial=partial)
             return
         job = _Job(
@@ -175,6 +178,7 @@ def reproduce(
             concurrency=concurrency,
             json_output=json_output,
             problems=problems,
+            force=force,
         )
         {"codegen": _run_codegen, "monitor": _run_monitor}.get(entry.kind, _run)(job)
 
@@ -193,6 +197,8 @@ class _Job:
     concurrency: int = 64
     json_output: bool = False
     problems: Path | None = None
+    #: ``--force``: replace the config a run folder holds (its shared units kept).
+    force: bool = False
 
 
 def _stage(
@@ -205,7 +211,13 @@ def _stage(
 
     description = f"{job.entry.name}: {stage}" if stage else job.entry.name
     run = execute_units(
-        folder, units, work, config=cfg, concurrency=job.concurrency, description=description
+        folder,
+        units,
+        work,
+        config=cfg,
+        concurrency=job.concurrency,
+        description=description,
+        force=job.force,
     )
     if not run.complete:
         raise typer.Exit(summary_exit_code(run))
@@ -257,6 +269,8 @@ def _run(
                 if r["unit_id"] in ids
             ]
     else:
+        # Bound before other folders' units are copied in: a changed config stops here.
+        bind_run_dir(run_dir, cfg, units, force=job.force)
         reused = _reuse(entry.name, run_dir, units) if config is None else None
         records = _stage(job, run_dir, units, consensus_unit, cfg, "consensus_question")
     complete = _complete_questions(records, len(units) // max(1, len(load_dataset(cfg.dataset))))
@@ -419,7 +433,7 @@ def _run_monitor(
     collect_dir = run_dir / "collect"
     done = execute_units(
         collect_dir, collect_units(cfg), work, config=cfg, concurrency=job.concurrency,
-        description=f"{entry.name}: collect",
+        description=f"{entry.name}: collect", force=job.force,
     )  # fmt: skip
     if not done.complete:
         raise typer.Exit(summary_exit_code(done))
@@ -439,7 +453,7 @@ def _run_monitor(
             folder = run_dir / f"evaluate-{size}"
         done = execute_units(
             folder, evaluate_units(evaluated, monitors), work, config=evaluated,
-            concurrency=job.concurrency, description=f"{entry.name}: evaluate",
+            concurrency=job.concurrency, description=f"{entry.name}: evaluate", force=job.force,
         )  # fmt: skip
         if not done.complete:
             raise typer.Exit(summary_exit_code(done))
@@ -527,7 +541,7 @@ def _run_codegen(job: _Job) -> None:
         overrides.append("execution=sandbox")
     overrides += model_flags(job.model, job.base_url)
     cfg = load_cli_config(config_path(entry.config), CodeGenConfig, overrides)
-    # Only this config's units count: a run folder reused with another -n keeps the old ones.
+    # A folder holding another config (another -n) is refused unless --force.
     collect_dir = run_dir / "collect"
     units = collect_units(cfg)
     turns = _stage(job, collect_dir, units, work, cfg, "codegen_turn", "collect")
