@@ -97,7 +97,9 @@ class QuestionState:
 
     def ctx(self, agent: int, peer: int | None = None) -> CallContext:
         """A call context charging ``agent``'s meter of the current round."""
-        meter = self.meters.setdefault(agent, CallMeter())
+        meter = self.meters.get(agent)
+        if meter is None:  # (not setdefault: it would build a meter on every call)
+            meter = self.meters[agent] = CallMeter()
         return CallContext(
             round=self.round, agent=agent, peer=peer, meter=meter, f=self.f, shared=self.shared
         )
