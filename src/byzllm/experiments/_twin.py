@@ -24,7 +24,14 @@ from byzllm.runs import Interval, Record, Store, bootstrap_interval, make_unit, 
 
 from ._fitting import ComparisonRow, comparison_row
 
-__all__ = ["Metric", "UnitOf", "grouped_comparison", "mean_comparison", "replay_units"]
+__all__ = [
+    "Metric",
+    "UnitOf",
+    "grouped_comparison",
+    "mean_comparison",
+    "replay_games",
+    "replay_units",
+]
 
 #: A metric of one record (``None``: the record does not define it).
 Metric = Callable[[Mapping[str, Any]], float | None]
@@ -72,6 +79,29 @@ def replay_units(
             }
             units.append(make_unit(payload, label=f"twin/{k}"))
     return asyncio.run(run_in_memory(units, work, kinds=kinds))
+
+
+def replay_games(
+    run_dir: str | Path,
+    twin_config: Callable[[Mapping[str, Any]], dict[str, Any]],
+    work: Callable[[dict[str, Any]], Awaitable[Sequence[Record]]],
+    *,
+    kind: str,
+    what: str,
+    repeats: int = 1,
+) -> list[dict[str, Any]]:
+    """:func:`replay_units` for a game environment (WhoDunit, GovSim): every finished unit
+    that plays one stored game (its payload has a ``config``, the ``game`` and a
+    ``repeat``); returns the twin's records of ``kind`` (``what`` names them in errors)."""
+    return replay_units(
+        run_dir,
+        twin_config,
+        work,
+        kinds={kind},
+        repeats=repeats,
+        accept=lambda p: {"config", "game", "repeat"} <= set(p),
+        what=what,
+    )
 
 
 def _interval(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -97,13 +97,10 @@ class CallMeter:
         self.latency_s += completion.latency_s
 
     def merge(self, other: CallMeter) -> None:
-        """Add ``other``'s counts to this meter."""
-        self.calls += other.calls
-        self.cached_calls += other.cached_calls
-        self.saved_calls += other.saved_calls
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.latency_s += other.latency_s
+        """Add ``other``'s counts to this meter (every field: the counters, then ``parse``)."""
+        for f in fields(self):
+            if f.name != "parse":
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
         self.parse.merge(other.parse)
 
 

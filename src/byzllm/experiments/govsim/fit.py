@@ -86,7 +86,7 @@ from .._fitting import (
     run_name,
     sim_profile,
 )
-from .._twin import Metric, grouped_comparison, replay_units
+from .._twin import Metric, grouped_comparison, replay_games
 from .experiment import work
 
 __all__ = [
@@ -539,14 +539,8 @@ def simulate_twin(
             "govsim": {"lake": govsim.get("lake") or {}, "sim": sim},
         }
 
-    return replay_units(
-        run_dir,
-        twin,
-        work,
-        kinds={"govsim_game"},
-        repeats=repeats,
-        accept=lambda p: {"config", "game", "repeat"} <= set(p),
-        what="GovSim games",
+    return replay_games(
+        run_dir, twin, work, kind="govsim_game", what="GovSim games", repeats=repeats
     )
 
 

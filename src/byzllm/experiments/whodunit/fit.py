@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from statistics import fmean, median, stdev
 from typing import Any
@@ -93,7 +93,7 @@ from .._fitting import (
     run_name,
     sim_profile,
 )
-from .._twin import replay_units
+from .._twin import replay_games
 from .experiment import work
 
 __all__ = [
@@ -144,6 +144,11 @@ class _RoleTally:
     clean: list[float] = field(default_factory=list)
     faulty: list[float] = field(default_factory=list)
     wrong_answers: list[float] = field(default_factory=list)
+
+    def add(self, other: _RoleTally) -> None:
+        """Pool ``other``'s turns into this tally (every count and every list)."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 def _summary(xs: Sequence[float], prefix: str) -> dict[str, Any]:
@@ -351,14 +356,7 @@ def fit_whodunit(
     tally = _tally(turns)
     pooled = _RoleTally()
     for t in tally.values():
-        pooled.turns += t.turns
-        pooled.invalid += t.invalid
-        pooled.facts += t.facts
-        pooled.wrong += t.wrong
-        pooled.repeated += t.repeated
-        pooled.messages += t.messages
-        pooled.clean += t.clean
-        pooled.faulty += t.faulty
+        pooled.add(t)
     scales = _scales(turns, sizes, base)
     fit = Estimates(f"fitted from {run}", reasons=False)
 
@@ -462,14 +460,8 @@ def simulate_twin(
             "wording": conf.get("wording", "award"),
         }
 
-    return replay_units(
-        run_dir,
-        twin,
-        work,
-        kinds={"whodunit_game"},
-        repeats=repeats,
-        accept=lambda p: {"config", "game", "repeat"} <= set(p),
-        what="WhoDunit games",
+    return replay_games(
+        run_dir, twin, work, kind="whodunit_game", what="WhoDunit games", repeats=repeats
     )
 
 
