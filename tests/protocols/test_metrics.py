@@ -89,3 +89,39 @@ def test_mismatched_traces_are_rejected() -> None:
         compute_metrics([a, b])
     with pytest.raises(ValueError):
         compute_metrics([])
+
+
+def test_every_round_equals_its_definition_on_group_accuracy() -> None:
+    # compute_metrics counts every group in one pass per round: the same numbers as
+    # group_accuracy and the majority votes read one by one, on traces whose placements differ.
+    from byzllm.protocols.metrics import group_accuracy
+
+    def trace(name: str, groups: list[str], answers: list[list[str | None]]) -> QuestionTrace:
+        return _trace(name, groups, answers, "1")
+
+    traces = [
+        trace("a", GROUPS, [["1", "2", "2", "9"], ["1", "1", None, "9"], ["2", "2", "1", "1"]]),
+        trace("b", ["weak", "byzantine", "strong", "weak"], [["1", "9", "1", "3"]] * 3),
+        trace("c", ["strong"] * 4, [["1", "2", "2", "1"], ["2", "2", "1", "1"], [None] * 4]),
+    ]
+    metrics = compute_metrics(traces)
+    for t, row in enumerate(metrics.per_round):
+        for name, select in (
+            ("accuracy", lambda g: True),
+            ("weak", lambda g: g == "weak"),
+            ("strong", lambda g: g == "strong"),
+            ("honest", lambda g: g != "byzantine"),
+        ):
+            assert getattr(row, name) == group_accuracy(traces, select, t)
+        for name, honest_only in (("ra", False), ("h_majority", True)):
+            votes = [
+                majority_correct(
+                    [
+                        (r.key, r.correct)
+                        for r, g in zip(tr.rounds[t], tr.groups, strict=True)
+                        if not honest_only or g != "byzantine"
+                    ]
+                )
+                for tr in traces
+            ]
+            assert getattr(row, name) == sum(votes) / len(votes)

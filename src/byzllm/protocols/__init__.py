@@ -16,13 +16,21 @@ from ._trace import AgentRound, QuestionTrace
 from .cpwbft import CPWBFT, confidence_vote
 from .debate import Debate
 from .majority import MajorityVote, plurality
-from .metrics import ConsensusMetrics, RoundMetrics, compute_metrics, majority_correct
+from .metrics import (
+    ROUND_FIELDS,
+    ConsensusMetrics,
+    RoundMetrics,
+    compute_metrics,
+    majority_correct,
+    round_values,
+)
 from .sac import SAC, sac_filter
 from .wmsr import WMSR, wmsr_update
 
 __all__ = [
     "CPWBFT",
     "PROTOCOLS",
+    "ROUND_FIELDS",
     "SAC",
     "WMSR",
     "AgentRound",
@@ -39,6 +47,7 @@ __all__ = [
     "majority_correct",
     "make_protocol",
     "plurality",
+    "round_values",
     "run_consensus",
     "run_question",
     "sac_filter",

@@ -20,7 +20,6 @@ gain from ties.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -28,11 +27,13 @@ from pydantic import BaseModel, ConfigDict
 from ._trace import QuestionTrace
 
 __all__ = [
+    "ROUND_FIELDS",
     "ConsensusMetrics",
     "RoundMetrics",
     "compute_metrics",
     "group_accuracy",
     "majority_correct",
+    "round_values",
 ]
 
 
@@ -41,20 +42,24 @@ def majority_correct(votes: Sequence[tuple[str | None, bool]]) -> bool:
 
     ``votes`` holds (answer key, is-correct) per voter; ``None`` keys abstain.
     """
-    counts: Counter[str] = Counter()
+    # Plain dicts and one pass (not Counter and generators): summaries call this for every
+    # question, round and group, and their bootstrap intervals once more per question.
+    counts: dict[str, int] = {}
     correct_keys: set[str] = set()
     for key, correct in votes:
         if key is None:
             continue
-        counts[key] += 1
+        counts[key] = counts.get(key, 0) + 1
         if correct:
             correct_keys.add(key)
-    if not counts:
-        return False
     # Equivalent answers may have distinct keys; pool all correct ones into one vote count.
-    right = sum(counts[k] for k in correct_keys)
-    best_wrong = max((c for k, c in counts.items() if k not in correct_keys), default=0)
-    return right > best_wrong
+    right = best_wrong = 0
+    for key, count in counts.items():
+        if key in correct_keys:
+            right += count
+        elif count > best_wrong:
+            best_wrong = count
+    return bool(counts) and right > best_wrong
 
 
 Selector = Callable[[str], bool]
@@ -131,39 +136,76 @@ class ConsensusMetrics(BaseModel):
     per_round: list[RoundMetrics]
 
 
-def compute_metrics(traces: Sequence[QuestionTrace]) -> ConsensusMetrics:
-    """All §5.1 metrics from the traces of one configuration (same T; groups per trace).
+#: The per-round quantities of :class:`RoundMetrics`, in :func:`round_values` order.
+ROUND_FIELDS = ("accuracy", "weak", "strong", "honest", "ra", "h_majority")
 
-    Votes compare the normalized answer keys recorded in the traces.
+RoundValues = tuple[float, float | None, float | None, float | None, float, float | None]
+
+
+def round_values(traces: Sequence[QuestionTrace]) -> list[RoundValues]:
+    """Per round t = 0..T, the :data:`ROUND_FIELDS` of the traces pooled: what
+    :func:`group_accuracy` and the majority rates give, computed in one pass per round
+    (each trace's groups are read once, not once per round and metric; bootstrap intervals
+    ask for it per question). Counts are integers, so the values are exactly theirs.
     """
     if not traces:
         raise ValueError("compute_metrics needs at least one question trace")
     T = traces[0].n_rounds
     if any(tr.n_rounds != T for tr in traces):
         raise ValueError("all traces must have the same number of rounds")
-
-    def is_weak(group: str) -> bool:
-        return group == "weak"
-
-    def is_strong(group: str) -> bool:
-        return group == "strong"
-
-    per_round = []
+    members = []
+    for trace in traces:
+        groups = trace.groups
+        honest = [i for i, g in enumerate(groups) if g != "byzantine"]
+        weak = [i for i, g in enumerate(groups) if g == "weak"]
+        strong = [i for i, g in enumerate(groups) if g == "strong"]
+        members.append((trace.rounds, range(len(groups)), weak, strong, honest))
+    out: list[RoundValues] = []
     for t in range(T + 1):
-        acc = group_accuracy(traces, _everyone, t)
-        ra = _majority_rate(traces, _everyone, t)
-        assert acc is not None and ra is not None
-        per_round.append(
-            RoundMetrics(
-                round=t,
-                accuracy=acc,
-                weak=group_accuracy(traces, is_weak, t),
-                strong=group_accuracy(traces, is_strong, t),
-                honest=group_accuracy(traces, _honest, t),
-                ra=ra,
-                h_majority=_majority_rate(traces, _honest, t),
+        hits = [0, 0, 0, 0]  # everyone, weak, strong, honest
+        totals = [0, 0, 0, 0]
+        ra_wins = ra_counted = h_wins = h_counted = 0
+        for rounds, everyone, weak, strong, honest in members:
+            rows = rounds[t]
+            for g, chosen in enumerate((everyone, weak, strong, honest)):
+                for i in chosen:
+                    hits[g] += rows[i].correct
+                totals[g] += len(chosen)
+            if everyone:
+                ra_counted += 1
+                ra_wins += majority_correct([(rows[i].key, rows[i].correct) for i in everyone])
+            if honest:
+                h_counted += 1
+                h_wins += majority_correct([(rows[i].key, rows[i].correct) for i in honest])
+        acc, weak_acc, strong_acc, honest_acc = (
+            h / n if n else None for h, n in zip(hits, totals, strict=True)
+        )
+        assert acc is not None and ra_counted
+        out.append(
+            (
+                acc,
+                weak_acc,
+                strong_acc,
+                honest_acc,
+                ra_wins / ra_counted,
+                h_wins / h_counted if h_counted else None,
             )
         )
+    return out
+
+
+def compute_metrics(traces: Sequence[QuestionTrace]) -> ConsensusMetrics:
+    """All §5.1 metrics from the traces of one configuration (same T; groups per trace).
+
+    Votes compare the normalized answer keys recorded in the traces.
+    """
+    per_round = [
+        RoundMetrics(
+            round=t, accuracy=acc, weak=weak, strong=strong, honest=honest, ra=ra, h_majority=hm
+        )
+        for t, (acc, weak, strong, honest, ra, hm) in enumerate(round_values(traces))
+    ]
+    T = len(per_round) - 1
     first, last = per_round[0], per_round[-1]
     return ConsensusMetrics(
         n_questions=len(traces),

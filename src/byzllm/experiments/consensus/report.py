@@ -11,9 +11,11 @@ import numpy as np
 
 from byzllm.agents import ParseCounts
 from byzllm.protocols import (
+    ROUND_FIELDS,
     ConsensusMetrics,
     QuestionTrace,
     compute_metrics,
+    round_values,
 )
 from byzllm.runs import BOOTSTRAP_METHOD, Interval, Record, weighted_mean_intervals
 from byzllm.runs.reports import format_bounds, format_interval
@@ -33,7 +35,7 @@ __all__ = [
 INTERVAL_NOTE = BOOTSTRAP_METHOD.replace("over units", "over questions (seeds pooled)")
 
 #: Per-round quantities of RoundMetrics, each a weighted mean of per-question values.
-_ROUND_FIELDS = ("accuracy", "weak", "strong", "honest", "ra", "h_majority")
+_ROUND_FIELDS = ROUND_FIELDS
 #: The §5.1 summary metrics as (round: 0 or -1 for T, per-round field).
 _SUMMARY = {
     "IAA": (0, "accuracy"),
@@ -72,9 +74,8 @@ def consensus_intervals(
             "ra": 1,
             "h_majority": 1,
         }
-        for t, r in enumerate(compute_metrics([trace]).per_round):
-            for f, name in enumerate(_ROUND_FIELDS):
-                value = getattr(r, name)
+        for t, row in enumerate(round_values([trace])):
+            for f, (name, value) in enumerate(zip(_ROUND_FIELDS, row, strict=True)):
                 if value is not None:
                     values[q, t, f] = float(value)
                     weights[q, t, f] = sizes[name]
