@@ -36,7 +36,15 @@ from ._retry import RetryPolicy, TransientError
 from ._serve import LocalServer, default_threads
 from ._spec import ModelSettings, ModelSpec, get_shared_model
 from ._tracking import RequestCounts, error_kind, track_requests
-from ._types import ChatMessage, Completion, GenerateConfig, JsonSchema, TokenLogprob, Usage
+from ._types import (
+    ChatMessage,
+    Completion,
+    GenerateConfig,
+    JsonSchema,
+    TokenLogprob,
+    Usage,
+    chat_messages,
+)
 from ._usage import ModelUsage
 
 __all__ = [
@@ -72,6 +80,7 @@ __all__ = [
     "TransientError",
     "Usage",
     "cache_key",
+    "chat_messages",
     "check_cache",
     "check_endpoint",
     "default_threads",

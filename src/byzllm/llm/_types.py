@@ -21,10 +21,17 @@ __all__ = [
     "JsonSchema",
     "TokenLogprob",
     "Usage",
+    "chat_messages",
 ]
 
 #: A chat message in the OpenAI shape: ``{"role": "user", "content": "..."}``.
 ChatMessage = dict[str, str]
+
+
+def chat_messages(system: str, user: str) -> list[ChatMessage]:
+    """The conversation of one agent turn: the ``system`` instructions, then the ``user``
+    prompt (every prompt renderer of the agents returns this shape)."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def _plain_json(value: Any, depth: int = 0) -> bool:

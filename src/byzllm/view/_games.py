@@ -94,6 +94,18 @@ def _transcript(turns: Sequence[Mapping[str, Any]]) -> str:
     return f"<table class='transcript'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _game_row(game: Mapping[str, Any], **columns: Any) -> dict[str, Any]:
+    """A WhoDunit or GovSim game in the unit list: its id (``<game>/r<repeat>``, the key of its
+    trace), game and repeat, then the environment's ``columns``, then its resets."""
+    return {
+        "id": f"{game['game_id']}/r{game.get('repeat', 0)}",
+        "game": game["game_id"],
+        "repeat": game.get("repeat", 0),
+        **columns,
+        "resets": game.get("resets", 0),
+    }
+
+
 def _units_section(
     title: str,
     columns: list[str],
@@ -162,18 +174,14 @@ def whodunit_sections(
     unit_rows: list[dict[str, Any]] = []
     details: dict[str, str] = {}
     for g in games:
-        key = f"{g['game_id']}/r{g.get('repeat', 0)}"
-        unit_rows.append(
-            {
-                "id": key,
-                "game": g["game_id"],
-                "repeat": g.get("repeat", 0),
-                "variant": g["variant"],
-                "outcome": "success" if g["success"] else "failure",
-                "turns": g["total_turns"],
-                "resets": g.get("resets", 0),
-            }
+        row = _game_row(
+            g,
+            variant=g["variant"],
+            outcome="success" if g["success"] else "failure",
+            turns=g["total_turns"],
         )
+        key = row["id"]
+        unit_rows.append(row)
         game_turns = by_game.get((str(g["game_id"]), int(g.get("repeat", 0))), [])
         if len(details) < max_details and game_turns:
             details[key] = (
@@ -494,20 +502,16 @@ def govsim_sections(
     unit_rows: list[dict[str, Any]] = []
     details: dict[str, str] = {}
     for g in plain:
-        key = f"{g['game_id']}/r{g.get('repeat', 0)}"
-        unit_rows.append(
-            {
-                "id": key,
-                "game": g["game_id"],
-                "repeat": g.get("repeat", 0),
-                "split": g.get("split"),
-                "R0": g.get("r0"),
-                "outcome": "collapsed" if g.get("collapsed") else "survived",
-                "months": g.get("survival_time"),
-                "efficiency %": f"{100 * float(g.get('efficiency', 0)):.1f}",
-                "resets": g.get("resets", 0),
-            }
+        row = _game_row(
+            g,
+            split=g.get("split"),
+            R0=g.get("r0"),
+            outcome="collapsed" if g.get("collapsed") else "survived",
+            months=g.get("survival_time"),
+            **{"efficiency %": f"{100 * float(g.get('efficiency', 0)):.1f}"},
         )
+        key = row["id"]
+        unit_rows.append(row)
         if len(details) < max_details:
             details[key] = (
                 lake_svg(

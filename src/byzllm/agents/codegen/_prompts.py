@@ -12,7 +12,7 @@ bounded.
 
 from __future__ import annotations
 
-from byzllm.llm import ChatMessage
+from byzllm.llm import ChatMessage, chat_messages
 
 from ._types import CoderView, ReviewView, Solution, TestResult
 
@@ -94,10 +94,7 @@ def render_coder_prompt(view: CoderView, role: str) -> list[ChatMessage]:
         )
     else:
         parts.append("Write your solution in one ```python code block.")
-    return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": "\n\n".join(parts)},
-    ]
+    return chat_messages(system, "\n\n".join(parts))
 
 
 def render_judge_prompt(view: ReviewView) -> list[ChatMessage]:
@@ -113,7 +110,7 @@ def render_judge_prompt(view: ReviewView) -> list[ChatMessage]:
         "'Solution i: WRONG' followed by the reason; then one line 'Best: i' naming the best "
         "solution; then your feedback to the authors."
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return chat_messages(system, user)
 
 
 def render_tester_prompt(view: ReviewView) -> list[ChatMessage]:
@@ -129,4 +126,4 @@ def render_tester_prompt(view: ReviewView) -> list[ChatMessage]:
         f"the form `assert {name}(...) == expected`. Derive the expected values from the "
         "specification, not from any candidate solution."
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return chat_messages(system, user)

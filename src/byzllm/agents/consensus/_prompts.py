@@ -41,7 +41,7 @@ import re
 from collections.abc import Sequence
 
 from byzllm.errors import InputError
-from byzllm.llm import ChatMessage
+from byzllm.llm import ChatMessage, chat_messages
 from byzllm.tasks import Task
 
 __all__ = [
@@ -151,7 +151,7 @@ def render_answer_prompt(task: Task) -> list[ChatMessage]:
             _MATH_WORKED_FORMAT if _is_math(task) else _answer_format(task),
         ]
     )
-    return [{"role": "system", "content": _SYSTEM_FORMAT}, {"role": "user", "content": user}]
+    return chat_messages(_SYSTEM_FORMAT, user)
 
 
 # --- B.1: receiver-side score -------------------------------------------------------------
@@ -186,10 +186,7 @@ def render_score_prompt(task: Task, response: str, f: int | None) -> list[ChatMe
             "Score:",
         ]
     )
-    return [
-        {"role": "system", "content": _MATH_SYSTEM_SCORE},
-        {"role": "user", "content": user},
-    ]
+    return chat_messages(_MATH_SYSTEM_SCORE, user)
 
 
 def render_anchored_score_prompt(
@@ -218,7 +215,7 @@ def render_anchored_score_prompt(
             "is right, reply Yes; otherwise reply No.",
         ]
     )
-    return [{"role": "system", "content": _SYSTEM_CHECK}, {"role": "user", "content": user}]
+    return chat_messages(_SYSTEM_CHECK, user)
 
 
 def render_anchored_confidence_prompt(task: Task, own_solution: str) -> list[ChatMessage]:
@@ -232,7 +229,7 @@ def render_anchored_confidence_prompt(task: Task, own_solution: str) -> list[Cha
             "Re-check it. Is your final answer correct? Reply Yes or No.",
         ]
     )
-    return [{"role": "system", "content": _SYSTEM_CHECK}, {"role": "user", "content": user}]
+    return chat_messages(_SYSTEM_CHECK, user)
 
 
 # --- B.2 / B.3: refine --------------------------------------------------------------------
@@ -290,10 +287,7 @@ def render_refine_prompt(
         "believe it is correct."
     )
     lines.append(_refine_format(task, worked))
-    return [
-        {"role": "system", "content": _SYSTEM_FORMAT},
-        {"role": "user", "content": "\n".join(lines)},
-    ]
+    return chat_messages(_SYSTEM_FORMAT, "\n".join(lines))
 
 
 # --- CP-WBFT: self-reported confidence ----------------------------------------------------
@@ -321,10 +315,7 @@ def render_confidence_prompt(task: Task, response: str) -> list[ChatMessage]:
             "Confidence:",
         ]
     )
-    return [
-        {"role": "system", "content": _MATH_SYSTEM_SCORE},
-        {"role": "user", "content": user},
-    ]
+    return chat_messages(_MATH_SYSTEM_SCORE, user)
 
 
 # --- Debate (Du et al. 2024) --------------------------------------------------------------
@@ -350,7 +341,4 @@ def render_debate_prompt(
         "Considering their answers as additional advice, give your updated answer.",
         _refine_format(task, worked),
     ]
-    return [
-        {"role": "system", "content": _SYSTEM_FORMAT},
-        {"role": "user", "content": "\n".join(lines)},
-    ]
+    return chat_messages(_SYSTEM_FORMAT, "\n".join(lines))

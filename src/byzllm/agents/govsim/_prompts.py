@@ -18,7 +18,7 @@ again "without any knowledge of the reset").
 
 from __future__ import annotations
 
-from byzllm.llm import ChatMessage
+from byzllm.llm import ChatMessage, chat_messages
 
 from ._types import FisherView, Utterance
 
@@ -78,10 +78,7 @@ def render_catch_prompt(view: FisherView) -> list[ChatMessage]:
         + f"How many tons will you catch this month (a whole number from 0 to {view.stock})? "
         "Think briefly, then end with one line: Answer: N tons"
     )
-    return [
-        {"role": "system", "content": render_system_prompt(view)},
-        {"role": "user", "content": user},
-    ]
+    return chat_messages(render_system_prompt(view), user)
 
 
 def render_speech_prompt(view: FisherView) -> list[ChatMessage]:
@@ -101,7 +98,4 @@ def render_speech_prompt(view: FisherView) -> list[ChatMessage]:
         + "It is your turn to speak to the group. In one or two sentences, say how many tons "
         "each fisher should catch next month, and why."
     )
-    return [
-        {"role": "system", "content": render_system_prompt(view)},
-        {"role": "user", "content": user},
-    ]
+    return chat_messages(render_system_prompt(view), user)

@@ -22,6 +22,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from byzllm.llm import chat_messages
+
 from ._types import AgentView, ChannelMessage, PromptStyle, Role, WhoDunitAction, WordingName
 
 __all__ = [
@@ -421,7 +423,4 @@ def render_user_prompt(view: AgentView) -> str:
 
 def render_prompt(view: AgentView, style: PromptStyle = "paper") -> list[dict[str, str]]:
     """The chat messages for one turn: the role's system prompt, then the user prompt."""
-    return [
-        {"role": "system", "content": render_system_prompt(view, style)},
-        {"role": "user", "content": render_user_prompt(view)},
-    ]
+    return chat_messages(render_system_prompt(view, style), render_user_prompt(view))
