@@ -48,18 +48,20 @@ class SAC(ConsensusProtocol):
     async def step(self, state: QuestionState) -> dict[int, Response]:
         task, agents = state.task, state.network.agents
         honest = sorted(state.network.honest)
-        requests = {}
-        for i in honest:
-            own = state.current[i]
-            requests[(i, i)] = agents[i].score(task, own, own, state.ctx(i, peer=i))
-            for j, message in state.inbox[i].items():
-                requests[(i, j)] = agents[i].score(task, own, message, state.ctx(i, peer=j))
+        # Each agent scores its neighbours and itself in one call (concurrent model calls for
+        # LLM-backed agents, one pass for simulated ones).
+        requests = {
+            i: agents[i].score_all(
+                task, state.current[i], {i: state.current[i], **state.inbox[i]}, state.ctx(i)
+            )
+            for i in honest
+        }
         scores = await state.gather(requests)
 
         refines = {}
         for i in honest:
-            peer_scores = {j: scores[(i, j)] for j in state.inbox[i]}
-            self_score = scores[(i, i)]
+            peer_scores = {j: scores[i][j] for j in state.inbox[i]}
+            self_score = scores[i][i]
             retained, dropped = sac_filter(peer_scores, self_score, self.F)
             state.note(
                 i,

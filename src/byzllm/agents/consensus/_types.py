@@ -8,9 +8,10 @@ protocol runs unchanged on every agent family.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -170,6 +171,26 @@ class ConsensusAgent(ABC):
         ``own`` is the receiver's current response; Appendix B.1's prompt does not show it
         (the receiver solves the problem independently), so LLM-backed agents ignore it.
         """
+
+    async def score_all(
+        self, task: Task, own: Response, peers: Mapping[int, Response], ctx: CallContext
+    ) -> dict[int, float]:
+        """φ_i(x, r_j) for every ``peers[j]``: one agent's scoring step (SAC Algorithm 1,
+        line 4, its neighbours and itself) as one call.
+
+        The default asks :meth:`score` once per peer, concurrently, each with ``ctx`` naming
+        its peer (``ctx.peer``), so model calls go out as before; an agent that answers
+        without waiting may score them all in one pass instead (no call per peer).
+        """
+        if self.instant:
+            return {
+                j: await self.score(task, own, peer, replace(ctx, peer=j))
+                for j, peer in peers.items()
+            }
+        scores = await asyncio.gather(
+            *(self.score(task, own, peer, replace(ctx, peer=j)) for j, peer in peers.items())
+        )
+        return dict(zip(peers, scores, strict=True))
 
     @abstractmethod
     async def refine(
