@@ -44,6 +44,17 @@ def test_importing_the_cli_pulls_in_no_heavy_library() -> None:
     assert _loaded_after("import byzllm.cli") == []
 
 
+def test_importing_the_cli_leaves_typer_and_rich_to_the_commands() -> None:
+    """The typer app is built on first use of ``byzllm.cli.app`` (or by ``main``)."""
+    probe = (
+        "import sys, byzllm.cli\n"
+        "before = sorted(m for m in ('typer', 'rich', 'click') if m in sys.modules)\n"
+        "from byzllm.cli import app\n"
+        "print(before, 'typer' in sys.modules, type(app).__name__)"
+    )
+    assert _printed(probe) == ["[]", "True", "Typer"]
+
+
 def test_the_version_is_read_only_when_asked_for() -> None:
     probe = (
         "import byzllm, byzllm.cli\n"
@@ -51,10 +62,15 @@ def test_the_version_is_read_only_when_asked_for() -> None:
         "from byzllm import __version__\n"
         "print(before, __version__ == byzllm.__version__ != '')"
     )
+    assert _printed(probe) == ["False", "True"]
+
+
+def _printed(code: str) -> list[str]:
+    """The words ``code`` prints, run in a fresh process."""
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
-    assert done.stdout.split() == ["False", "True"]
+    return done.stdout.split()
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["graph", "--help"], ["consensus", "run", "--help"]])

@@ -1,0 +1,141 @@
+"""The ``byzllm`` typer app: every command and sub-app, registered on one root.
+
+Each area has its own module with a ``typer.Typer`` sub-app; heavy library imports happen
+inside the commands. Imported by :func:`byzllm.cli.main` only when a command runs (a help
+page it has shown before is replayed without it: :mod:`byzllm.cli._help_cache`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import typer
+
+from . import (
+    codegen,
+    consensus,
+    govsim,
+    graph,
+    metrics,
+    models,
+    monitor,
+    reproduce,
+    runs,
+    sandbox,
+    serve,
+    sim,
+    view,
+    whodunit,
+)
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="byzllm",
+    help=(
+        "Multi-agent LLM systems that stay correct when some agents are wrong or malicious.\n\n"
+        "Start with `byzllm demo` (simulated agents, no API key needed). Every command that "
+        "talks to models takes --model/--base-url to run the same experiment on real LLMs."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from byzllm import __version__  # read on demand: the metadata lookup is slow
+
+        typer.echo(f"byzllm {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """byzllm: Byzantine-robust multi-agent LLM toolkit."""
+
+
+consensus.register(app)
+serve.register(app)
+app.command("view")(view.view)
+app.command("reproduce")(reproduce.reproduce)
+app.command("metrics")(metrics.metrics)
+app.add_typer(graph.app, name="graph")
+app.add_typer(models.app, name="models")
+app.add_typer(runs.app, name="runs")
+app.add_typer(whodunit.app, name="whodunit")
+app.add_typer(govsim.app, name="govsim")
+app.add_typer(monitor.app, name="monitor")
+app.add_typer(codegen.app, name="codegen")
+app.add_typer(sim.app, name="sim")
+app.add_typer(sandbox.app, name="sandbox")
+
+
+#: ``[`` that rich would read as the start of a markup tag (``[default: x]``, ``[sac, b]``).
+_TAG_START = re.compile(r"(?<!\\)\[(?=[a-z#/@])")
+
+
+def _literal_help() -> None:
+    """Show help text as written: rich markup would swallow ``[default: all six]`` (leaving
+    "attacks .") and ``--set 'protocols=[sac, debate]'``, so every ``[`` that could open a
+    tag is escaped before typer renders a help text (option help and docstrings alike)."""
+    import typer.rich_utils as rich_utils
+
+    make = getattr(rich_utils, "_make_rich_text", None)
+    if make is None or getattr(make, "_byzllm_literal", False):
+        return
+
+    def make_rich_text(*, text: str, style: str = "", markup_mode: Any) -> Any:
+        if markup_mode == "rich":
+            text = _TAG_START.sub(r"\\[", text)
+        return make(text=text, style=style, markup_mode=markup_mode)
+
+    make_rich_text._byzllm_literal = True  # type: ignore[attr-defined]
+    rich_utils._make_rich_text = make_rich_text
+
+
+def _flags_without_type() -> None:
+    """``--json`` rather than ``--json <bool>``: a flag takes no value, so its help shows no
+    type (newer typer prints the type of every option)."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_byzllm_flags", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        if self.is_flag and self.metavar is None:
+            return None
+        return shown(self, ctx)  # type: ignore[no-any-return]
+
+    display_type_rich._byzllm_flags = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+def _literal_help_when_rendered() -> None:
+    """Apply :func:`_literal_help` when a help text is first rendered rather than at import:
+    typer's rich renderer takes about 100 ms to import, which commands other than ``--help``
+    need not pay."""
+    from typer.core import TyperCommand, TyperGroup
+
+    for cls in (TyperCommand, TyperGroup):
+        rendered = cls.format_help
+        if getattr(rendered, "_byzllm_literal", False):
+            continue
+
+        def format_help(self: Any, ctx: Any, formatter: Any, _rendered: Any = rendered) -> None:
+            _literal_help()
+            _rendered(self, ctx, formatter)
+
+        format_help._byzllm_literal = True  # type: ignore[attr-defined]
+        cls.format_help = format_help  # type: ignore[method-assign]
+
+
+_literal_help_when_rendered()
+_flags_without_type()
