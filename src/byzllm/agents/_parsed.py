@@ -87,6 +87,8 @@ class ParseCounts:
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{stage: {"calls": n, "fallbacks": k}}``, stages in :data:`PARSE_STAGES` order."""
+        if not self.counts:  # agents that parse nothing (simulated ones): every round record
+            return {}
         order: dict[str, int] = {stage: i for i, stage in enumerate(PARSE_STAGES)}
         return {
             stage: {"calls": calls, "fallbacks": fallbacks}
