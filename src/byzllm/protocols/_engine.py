@@ -69,6 +69,8 @@ class Network:
         self.adversaries = frozenset(i for i, a in enumerate(self.agents) if not a.honest)
         #: Every agent answers without waiting (simulated, rule-based): stages run inline.
         self.instant = all(getattr(a, "instant", False) for a in self.agents)
+        #: Whether each agent sends every neighbour its current response (no message call).
+        self.broadcasts = [type(a).message is ConsensusAgent.message for a in self.agents]
 
     @property
     def n(self) -> int:
@@ -239,20 +241,24 @@ async def _publish_adversaries(state: QuestionState) -> None:
 
 async def _deliver(state: QuestionState) -> None:
     """Stage 1 (broadcast): every honest agent receives one message per neighbour."""
-    agents, view = state.network.agents, state.view()
-    state.inbox = {i: {} for i in state.network.honest}
+    network, current = state.network, state.current
+    agents, view = network.agents, state.view()
+    state.inbox = {i: {} for i in network.honest}
     calls = {}
-    for i in state.network.honest:
-        for j in state.network.neighbours[i]:
-            if type(agents[j]).message is ConsensusAgent.message:
-                state.inbox[i][j] = state.current[j]  # plain broadcast: no call to schedule
+    for i in network.honest:
+        inbox = state.inbox[i]
+        for j in network.neighbours[i]:
+            if network.broadcasts[j]:
+                inbox[j] = current[j]  # plain broadcast: no call to schedule
             else:
                 calls[(i, j)] = agents[j].message(
-                    state.task, state.current[j], i, view, state.ctx(j, peer=i)
+                    state.task, current[j], i, view, state.ctx(j, peer=i)
                 )
+    if not calls:  # every inbox was filled in neighbour order
+        return
     for (i, j), message in (await state.gather(calls)).items():
         state.inbox[i][j] = message
-    for i in state.network.honest:  # neighbours in index order, whatever finished first
+    for i in network.honest:  # neighbours in index order, whatever finished first
         state.inbox[i] = dict(sorted(state.inbox[i].items()))
 
 
