@@ -15,11 +15,19 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from byzllm.cli._common import cli_errors, default_run_dir, emit_rows, handle_errors, print_json
+from byzllm.cli._common import (
+    JsonOption,
+    cli_errors,
+    default_run_dir,
+    emit_rows,
+    execute_units,
+    handle_errors,
+    print_json,
+)
 from byzllm.errors import ConfigError, InputError
 from byzllm.runs import Store
 
-from .cli_app import app
+from .cli_app import answer, app
 
 APP_SCRIPT = Path(__file__).with_name("cli_app.py")
 runner = CliRunner()
@@ -149,8 +157,14 @@ def test_summary_line_without_json(tmp_path: Path, questions: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_interrupt_exits_130_and_resumes(tmp_path: Path, questions: Path, sig: int) -> None:
+@pytest.mark.parametrize(
+    ("sig", "json_output"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True)],
+    ids=["SIGINT", "SIGTERM", "SIGINT-json"],
+)
+def test_interrupt_exits_130_and_resumes(
+    tmp_path: Path, questions: Path, sig: int, json_output: bool
+) -> None:
     words = " ".join(f"q{i}" for i in range(120))
     questions.write_text(words, encoding="utf-8")
     # 0.1 s a unit, two at a time: about 6 s in all, so the signal lands mid-run even when a
@@ -158,6 +172,7 @@ def test_interrupt_exits_130_and_resumes(tmp_path: Path, questions: Path, sig: i
     config = _config(tmp_path, f"questions: {questions}\nrepeats: 1\ndelay_s: 0.1\n")
     run_dir = tmp_path / "run"
     cmd = [sys.executable, str(APP_SCRIPT), "run", str(config), "-o", str(run_dir), "-j", "2"]
+    cmd += ["--json"] if json_output else []
     env = {**os.environ, "PYTHONPATH": str(APP_SCRIPT.parents[2])}
     # SIGINT as a terminal delivers it: a shell that starts the test suite in the background
     # has it ignored, and an ignored SIGINT is inherited (Python then never raises
@@ -177,7 +192,7 @@ def test_interrupt_exits_130_and_resumes(tmp_path: Path, questions: Path, sig: i
                     break
         time.sleep(0.02)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err.decode()
     assert "rerun the same command to resume" in err.decode()
     assert "Traceback" not in err.decode()
@@ -186,6 +201,14 @@ def test_interrupt_exits_130_and_resumes(tmp_path: Path, questions: Path, sig: i
         assert 5 <= counts["done"] < 120 and counts["failed"] == 0
         assert len(store.records("answer")) == counts["done"]
         assert store.runs()[-1]["status"] == "interrupted"
+    if json_output:  # stdout: one JSON document, the run's counts with the stderr line
+        document = json.loads(out)
+        assert document["status"] == "interrupted" and document["exit_code"] == 130
+        assert document["units"] == {"total": 120, **counts}
+        assert document["run_dir"] == str(run_dir)
+        assert document["error"] in err.decode()
+    else:
+        assert out == b""
 
     done = subprocess.run(cmd, capture_output=True, env=env, timeout=60, check=False)
     assert done.returncode == 0, done.stderr.decode()
@@ -213,6 +236,57 @@ def test_cli_errors_maps_exceptions_to_exit_codes() -> None:
     with pytest.raises(typer.Exit) as info, cli_errors():
         raise ConfigError("x")
     assert info.value.exit_code == 2
+
+
+def test_an_interrupted_command_with_json_prints_one_json_document() -> None:
+    """--json: a command stopped by Ctrl-C prints one object saying so, unless its own JSON
+    is already out (stdout stays one document); without --json, nothing on stdout."""
+    demo = typer.Typer()
+
+    @demo.command()
+    @handle_errors
+    def slow(printed: bool = False, json_output: JsonOption = False) -> None:
+        if printed:
+            print_json({"result": 1})
+        raise KeyboardInterrupt
+
+    stopped = runner.invoke(demo, ["--json"])
+    assert stopped.exit_code == 130 and stopped.stderr == "interrupted\n"
+    assert json.loads(stopped.stdout) == {
+        "status": "interrupted",
+        "exit_code": 130,
+        "error": "interrupted",
+    }
+    late = runner.invoke(demo, ["--printed", "--json"])
+    assert late.exit_code == 130 and json.loads(late.stdout) == {"result": 1}
+    plain = runner.invoke(demo, [])
+    assert plain.exit_code == 130 and plain.stdout == ""
+
+
+def test_an_interrupted_stage_of_a_json_command_prints_the_runs_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that runs stages (byzllm reproduce) runs each without printing its summary;
+    given --json and interrupted in a stage, it prints that stage's counts as one object."""
+    import byzllm.runs
+
+    async def stopped(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(byzllm.runs, "run_units", stopped)
+    demo = typer.Typer()
+
+    @demo.command()
+    @handle_errors
+    def stages(json_output: JsonOption = False) -> None:
+        execute_units(tmp_path / "stage", [], answer, json_output=False)
+
+    result = runner.invoke(demo, ["--json"])
+    assert result.exit_code == 130, result.output
+    document = json.loads(result.stdout)
+    assert document["status"] == "interrupted" and document["run_dir"] == str(tmp_path / "stage")
+    assert document["units"] == {"total": 0, "done": 0, "failed": 0, "pending": 0}
+    assert document["error"].startswith("interrupted: 0 of 0 units done")
 
 
 def test_default_run_dir() -> None:

@@ -1,7 +1,8 @@
 """A real two-node Ray cluster (head and worker on 127.0.0.1) losing its worker mid-run.
 
 ``byzllm consensus run --executor ray --json`` joins the cluster and is stopped by SIGTERM
-(it must end within 10 s, keeping what finished); rerun, it resumes, and the worker node's
+(it must end within 10 s, keeping what finished, its stdout one JSON document saying it was
+interrupted); rerun, it resumes, and the worker node's
 raylet is SIGKILLed while units run. Ray's driver relays the dead node's messages ("Raylet is
 terminated", with its last log lines), which must not reach stdout: it stays one JSON
 document. Rerunning the command
@@ -171,7 +172,7 @@ def test_sigterm_and_a_dying_node_leave_json_and_a_run_that_resumes(
         assert proc.poll() is None, f"the run ended too soon:\n{err.read_text()}"
 
     # SIGTERM (a scheduler, `kill`): the run ends within seconds, what finished is kept.
-    first, _, err = start("first")
+    first, out, err = start("first")
     try:
         when(first, err, 20)
         sent = time.monotonic()
@@ -187,6 +188,8 @@ def test_sigterm_and_a_dying_node_leave_json_and_a_run_that_resumes(
     )
     kept = _done(run_dir)
     assert 20 <= kept < UNITS
+    stopped = json.loads(out.read_text())  # --json: still one JSON document, saying so
+    assert stopped["status"] == "interrupted" and stopped["units"]["done"] == kept
 
     # The rerun resumes; the worker node's raylet dies under it.
     second, out, err = start("second")

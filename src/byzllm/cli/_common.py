@@ -35,6 +35,8 @@ import typer
 
 from byzllm.errors import ByzllmError
 
+from ._interrupted import interrupted_document, json_option_given, note_json_written
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
     from rich.console import Console
@@ -253,7 +255,12 @@ WaitOption = Annotated[
 ]
 #: Machine-readable output.
 JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print machine-readable JSON on stdout instead.")
+    bool,
+    typer.Option(
+        "--json",
+        help="Print machine-readable JSON on stdout instead.",
+        callback=json_option_given,  # interrupted: still one JSON document (see _interrupted)
+    ),
 ]
 #: Markdown tables (for papers, READMEs, issues).
 MarkdownOption = Annotated[
@@ -324,6 +331,9 @@ def cli_errors() -> Iterator[None]:
         raise typer.Exit(err.exit_code) from None
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
+        document = interrupted_document("interrupted")  # --json: stdout still one document
+        if document is not None:
+            print_json(document)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except OSError as err:
         # A file the command reads or writes (a read-only folder, a full disk, a name too
@@ -489,11 +499,15 @@ def execute_units(
         with contextlib.suppress(ByzllmError), Store.open(run_dir) as store:
             counts = store.counts()
         total = sum(counts.values())
-        typer.echo(
+        message = (
             f"interrupted: {counts['done']} of {total} units done, {counts['failed']} failed; "
-            "rerun the same command to resume",
-            err=True,
+            "rerun the same command to resume"
         )
+        typer.echo(message, err=True)
+        # --json (this stage's or its command's): the run's counts as one JSON document.
+        document = interrupted_document(message, asked=json_output, run_dir=run_dir, counts=counts)
+        if document is not None:
+            print_json(document)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if json_output:
         print_json(summary.to_dict())

@@ -13,6 +13,7 @@ import typer
 from byzllm.errors import InputError
 
 from ._common import cli_errors, console
+from ._interrupted import json_option_given, note_json_written
 
 __all__ = ["app"]
 
@@ -106,7 +107,9 @@ def _working(what: str, *, quiet: bool) -> Iterator[Callable[[str], None]]:
 @app.command("check")
 def check_command(
     path: Path = typer.Argument(..., help="Graph file (.json or edge list)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object.", callback=json_option_given
+    ),
     time_limit: float | None = typer.Option(
         None,
         "--time-limit",
@@ -163,6 +166,7 @@ def check_command(
             report["s_certificate"] = {"S1": rs.certificate.s1, "S2": rs.certificate.s2}
     if as_json:
         typer.echo(json.dumps(report))
+        note_json_written()
         return
     _print_report(report)
 
