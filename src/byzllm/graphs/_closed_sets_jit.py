@@ -3,8 +3,11 @@
 The same branch and bound, node for node: the same seeds in the same order, the same
 propagation, bounds and branching rule, so it visits the same search nodes and returns the
 same pair as the pure-Python search, only 30-60 times faster. Node sets are ``uint64`` bit
-masks; the recursion becomes an explicit stack so that a search can pause after a budget of
-nodes and resume, which lets the caller enforce a wall-clock deadline between slices.
+masks, counted with the CPU's population-count instruction and walked set bit by set bit
+(count-trailing-zeros) rather than over all n positions, which saves about a quarter of the
+time (1.69 s to 1.30 s of CPU for the 4.0 million nodes of one G(50, 1/2) proof); the recursion
+becomes an explicit stack so that a search can pause after a budget of nodes and resume, which
+lets the caller enforce a wall-clock deadline between slices.
 
 Needs the optional ``numba`` package (``pip install "byzllm[fast]"``); without it the
 pure-Python search runs instead. Import this module only after :func:`available` says yes.
@@ -17,6 +20,8 @@ from typing import Any
 import numba
 import numpy as np
 import numpy.typing as npt
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 __all__ = ["EXHAUSTED", "FOUND", "PAUSED", "new_state", "search"]
 
@@ -26,25 +31,34 @@ EXHAUSTED, FOUND, PAUSED = 0, 1, 2
 _U64 = np.uint64
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
-_M1 = np.uint64(0x5555555555555555)
-_M2 = np.uint64(0x3333333333333333)
-_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_H01 = np.uint64(0x0101010101010101)
-_S1 = np.uint64(1)
-_S2 = np.uint64(2)
-_S4 = np.uint64(4)
-_S56 = np.uint64(56)
-
 # Cursor slots: where a paused search resumes.
 _V, _W, _TOP, _VISITED = 0, 1, 2, 3
 
 
-@numba.njit(cache=True, inline="always")
-def _popcount(x: Any) -> Any:
-    x = x - ((x >> _S1) & _M1)
-    x = (x & _M2) + ((x >> _S2) & _M2)
-    x = (x + (x >> _S4)) & _M4
-    return (x * _H01) >> _S56
+def _ctpop(typingctx: Any, x: Any) -> Any:
+    """Bits set in a ``uint64``: LLVM's ``ctpop``, one instruction on current CPUs."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+def _cttz(typingctx: Any, x: Any) -> Any:
+    """Index of the lowest set bit of a nonzero ``uint64`` (LLVM's ``cttz``)."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        # The flag says the result for 0 may be anything: callers never pass 0.
+        return builder.cttz(args[0], cgutils.true_bit)
+
+    return sig, codegen
+
+
+# Called from compiled code only, as ``_popcount(x)`` and ``_lowest(x)``.
+_popcount: Any = intrinsic(_ctpop)
+_lowest: Any = intrinsic(_cttz)
 
 
 @numba.njit(cache=True, inline="always")
@@ -59,25 +73,29 @@ def _peel(in_masks: Any, out_masks: Any, n: int, members: Any, k: int, removed: 
     if removed != _ZERO:
         members &= ~removed
         candidates = _ZERO
-        for i in range(n):
-            if (removed >> _U64(i)) & _ONE:
-                candidates |= out_masks[i]
+        rest = removed
+        while rest != _ZERO:
+            candidates |= out_masks[_lowest(rest)]
+            rest &= rest - _ONE
         candidates &= members
     else:
         candidates = members
     while candidates != _ZERO:
         bad = _ZERO
         outside = ~members
-        for i in range(n):
-            if (candidates >> _U64(i)) & _ONE and _popcount(in_masks[i] & outside) > limit:
+        rest = candidates
+        while rest != _ZERO:
+            i = _lowest(rest)
+            rest &= rest - _ONE
+            if _popcount(in_masks[i] & outside) > limit:
                 bad |= _bit(i)
         if bad == _ZERO:
             break
         members &= ~bad
         candidates = _ZERO
-        for i in range(n):
-            if (bad >> _U64(i)) & _ONE:
-                candidates |= out_masks[i]
+        while bad != _ZERO:
+            candidates |= out_masks[_lowest(bad)]
+            bad &= bad - _ONE
         candidates &= members
     return members
 
@@ -86,13 +104,15 @@ def _peel(in_masks: Any, out_masks: Any, n: int, members: Any, k: int, removed: 
 def _slacks(in_masks: Any, need: Any, n: int, members: Any, upper: Any, slack: Any) -> Any:
     """Fill ``slack[i]`` for members; return the nodes forced in (members with zero slack)."""
     add = _ZERO
-    for i in range(n):
-        if (members >> _U64(i)) & _ONE:
-            inside = in_masks[i] & upper
-            s = np.int64(_popcount(inside)) - need[i]
-            slack[i] = s
-            if s == 0:
-                add |= inside & ~members
+    rest = members
+    while rest != _ZERO:
+        i = _lowest(rest)
+        rest &= rest - _ONE
+        inside = in_masks[i] & upper
+        s = np.int64(_popcount(inside)) - need[i]
+        slack[i] = s
+        if s == 0:
+            add |= inside & ~members
     return add
 
 
@@ -102,14 +122,16 @@ def _undecided(
 ) -> int:
     """List the members with undecided in-neighbours: masks, counts and node indices."""
     m = 0
-    for i in range(n):
-        if (members >> _U64(i)) & _ONE:
-            c = in_masks[i] & common
-            if c != _ZERO:
-                cand[m] = c
-                count[m] = np.int64(_popcount(c))
-                index[m] = i
-                m += 1
+    rest = members
+    while rest != _ZERO:
+        i = _lowest(rest)
+        rest &= rest - _ONE
+        c = in_masks[i] & common
+        if c != _ZERO:
+            cand[m] = c
+            count[m] = np.int64(_popcount(c))
+            index[m] = i
+            m += 1
     return m
 
 
@@ -246,13 +268,18 @@ def search(
         size2 = 0
         members1 = 0
         members2 = 0
-        for i in range(n):
-            if (in1 >> _U64(i)) & _ONE:
-                members1 += 1
-                size1 = max(size1, 1 + need[i])
-            if (in2 >> _U64(i)) & _ONE:
-                members2 += 1
-                size2 = max(size2, 1 + need[i])
+        rest = in1
+        while rest != _ZERO:
+            i = _lowest(rest)
+            rest &= rest - _ONE
+            members1 += 1
+            size1 = max(size1, 1 + need[i])
+        rest = in2
+        while rest != _ZERO:
+            i = _lowest(rest)
+            rest &= rest - _ONE
+            members2 += 1
+            size2 = max(size2, 1 + need[i])
         size1 = max(size1, members1)
         size2 = max(size2, members2)
         if size1 + size2 > np.int64(_popcount(p1 | p2)):
@@ -306,22 +333,21 @@ def search(
         u = -1
         if best_cand == _ZERO:
             side = 1
-            for i in range(n):
-                if (common >> _U64(i)) & _ONE:
-                    u = i
-                    break
+            u = _lowest(common)
         else:
             other = in2 if side == 1 else in1
             key_a = np.int64(-1)
             key_b = np.int64(-1)
-            for i in range(n):
-                if (best_cand >> _U64(i)) & _ONE:
-                    ka = np.int64(_popcount(out_masks[i] & other))
-                    kb = np.int64(_popcount(in_masks[i] & common))
-                    if ka > key_a or (ka == key_a and kb > key_b):
-                        u = i
-                        key_a = ka
-                        key_b = kb
+            rest = best_cand
+            while rest != _ZERO:
+                i = _lowest(rest)
+                rest &= rest - _ONE
+                ka = np.int64(_popcount(out_masks[i] & other))
+                kb = np.int64(_popcount(in_masks[i] & common))
+                if ka > key_a or (ka == key_a and kb > key_b):
+                    u = i
+                    key_a = ka
+                    key_b = kb
         bit = _bit(u)
         # Push the second branch first so that the first one is explored first. The first
         # branch puts u on the tightest member's side, which takes u out of the other side.
