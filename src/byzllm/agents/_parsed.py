@@ -102,7 +102,8 @@ class ParseCounts:
         """The sum of ``parts``."""
         total = cls()
         for part in parts:
-            total.merge(part)
+            if part:  # (an empty mapping adds nothing: a summary sums 100,000s of them)
+                total.merge(part)
         return total
 
     @property
