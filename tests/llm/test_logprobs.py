@@ -310,3 +310,40 @@ def test_fast_path_agrees_with_the_general_path(content: list[Any], top_k: int |
         return
     if fast is not None:
         assert fast == general
+
+
+@pytest.mark.parametrize("top", [[], [("a", -0.5), ("b", -1.0)]])
+def test_fast_token_is_the_object_model_construct_builds(top: list[tuple[str, float]]) -> None:
+    from pydantic import BaseModel, ValidationError
+
+    from byzllm.llm._logprobs import _token
+
+    fast = _token("a", -0.5, top)
+    built = TokenLogprob.model_construct(token="a", logprob=-0.5, top=top)
+    assert type(fast) is TokenLogprob and fast == built
+    for slot in BaseModel.__slots__:
+        assert getattr(fast, slot) == getattr(built, slot), slot
+    assert fast.model_dump() == built.model_dump() and hash(fast.token) == hash(built.token)
+    with pytest.raises(ValidationError):
+        fast.token = "b"  # frozen, as the model it is
+
+
+@pytest.mark.parametrize(
+    "top_logprobs",
+    [
+        ["a"],
+        [{"token": "a"}],
+        [{"logprob": -1.0}],
+        [{"token": "a", "logprob": -1.0}, None],
+        [{"token": "a", "logprob": 1}],
+        {},
+        "",
+        0,
+        {"a": -1.0},
+    ],
+)
+def test_fast_path_declines_every_other_alternatives_shape(top_logprobs: Any) -> None:
+    from byzllm.llm._logprobs import _fast_openai
+
+    content = [{"token": "a", "logprob": -1.0, "top_logprobs": top_logprobs}]
+    assert _fast_openai(content, None) is None

@@ -78,7 +78,6 @@ def _fast_openai(content: list[Any], top_k: int | None) -> list[TokenLogprob] | 
     """The common case -- OpenAI's exact shape with in-range floats -- without the general
     path's per-field checks; ``None`` as soon as anything deviates (then the general path
     decides). Same results as the general path on the inputs it accepts (tested)."""
-    construct = TokenLogprob.model_construct
     out: list[TokenLogprob] = []
     for item in content:
         if type(item) is not dict:
@@ -88,34 +87,56 @@ def _fast_openai(content: list[Any], top_k: int | None) -> list[TokenLogprob] | 
             return None
         if not LOGPROB_FLOOR <= logprob <= 0.0:
             return None
-        top: list[tuple[str, float]] = []
         top_raw = item.get("top_logprobs")
-        if top_raw is None and ("top_probs" in item or "probs" in item):
-            return None
         if top_raw:
             if type(top_raw) is not list:
                 return None
+            try:
+                top = [(alt["token"], alt["logprob"]) for alt in top_raw if type(alt) is dict]
+            except KeyError:
+                return None
+            if len(top) != len(top_raw):
+                return None
             previous = 0.0
             ordered = True
-            for alt in top_raw:
-                if type(alt) is not dict:
-                    return None
-                alt_token, alt_logprob = alt.get("token"), alt.get("logprob")
+            for alt_token, alt_logprob in top:
                 if type(alt_token) is not str or type(alt_logprob) is not float:
                     return None
                 if not LOGPROB_FLOOR <= alt_logprob <= 0.0:
                     return None
-                ordered = ordered and alt_logprob <= previous
+                if alt_logprob > previous:
+                    ordered = False
                 previous = alt_logprob
-                top.append((alt_token, alt_logprob))
             if not ordered:
                 top.sort(key=lambda pair: -pair[1])
             if top_k is not None:
                 del top[max(top_k, 0) :]
-        elif top_raw is not None and top_raw != []:
+        elif top_raw is None:
+            if "top_probs" in item or "probs" in item:
+                return None
+            top = []
+        elif top_raw == []:
+            top = []
+        else:
             return None
-        out.append(construct(token=token, logprob=logprob, top=top))
+        out.append(_token(token, logprob, top))
     return out
+
+
+_new_token = TokenLogprob.__new__
+_set = object.__setattr__
+
+
+def _token(token: str, logprob: float, top: list[tuple[str, float]]) -> TokenLogprob:
+    """``TokenLogprob.model_construct(token=..., logprob=..., top=...)`` in half its time (a
+    reply has one per generated token): the object pydantic builds there, its four slots set
+    the same way (tested equal slot for slot, so a pydantic that builds it otherwise fails)."""
+    made = _new_token(TokenLogprob)
+    _set(made, "__dict__", {"token": token, "logprob": logprob, "top": top})
+    _set(made, "__pydantic_fields_set__", {"token", "logprob", "top"})
+    _set(made, "__pydantic_extra__", None)
+    _set(made, "__pydantic_private__", None)
+    return made
 
 
 def _entry(item: Any, index: int, top_k: int | None) -> TokenLogprob:
