@@ -119,6 +119,8 @@ def _notes(found: dict[str, bool | str]) -> list[str]:
             + (", ".join(held) if held else "nothing")
             + " hold what they miss"
         )
+    if found.get("zygote"):
+        notes.append("runs are forked from a warm zygote (no interpreter start per run)")
     return notes
 
 

@@ -35,7 +35,10 @@ import os
 import resource
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _signal: Any = __import__("_signal")
 
@@ -72,6 +75,9 @@ _MAX_OUTCOMES = 4_000_000
 EXEC_FAILED = 127
 
 _libc: Any = None
+#: The harness (:mod:`byzllm.sandbox._harness`) when it is already imported, in the zygote:
+#: its roles then run in the forked process instead of a new interpreter.
+HARNESS: Any = None
 
 
 class SetupError(Exception):
@@ -170,7 +176,9 @@ def _new_root(config: dict[str, Any]) -> None:
             shown.append(path)
     masks = [m for m in MASKED_FILES if os.path.isfile(m)]
     devices = [(d, _handle(f"/dev/{d}")) for d in DEVICES if os.path.exists(f"/dev/{d}")]
-    proc = _handle("/proc")
+    # unshare --mount-proc already mounted the PID namespace's own /proc; from the zygote
+    # (:mod:`byzllm.sandbox._zygote`) /proc is still the host's, so a fresh one is mounted.
+    proc = -1 if config.get("fresh_proc") else _handle("/proc")
     _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=1024,mode=0755")
     for path, handle in sorted(sources, key=lambda each: each[0].count("/")):
         target = stage + path
@@ -186,8 +194,11 @@ def _new_root(config: dict[str, Any]) -> None:
             _bind_read_only(null, stage + mask, nodev=False)  # reads as empty
     _new_dev(stage, devices, config, uid)
     os.makedirs(stage + "/proc")
-    _bind_read_only(proc, stage + "/proc")
-    os.close(proc)
+    if proc < 0:
+        _mount("proc", stage + "/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    else:
+        _bind_read_only(proc, stage + "/proc")
+        os.close(proc)
     os.makedirs(stage + work, exist_ok=True)
     options = f"size={config['disk_mb']}m,nr_inodes={config['max_inodes']},mode=0700"
     _mount("tmpfs", stage + work, "tmpfs", MS_NOSUID | MS_NODEV, f"{options},uid={uid},gid={uid}")
@@ -276,8 +287,14 @@ def _start_program(
     cwd: str,
     keep_fds: tuple[int, ...] = (),
     protect: tuple[int, ...] = (),
+    role: Callable[[], object] | None = None,
 ) -> None:  # pragma: no cover - runs in the child
-    """In the forked child: become the program (never returns)."""
+    """In the forked child: become the program (never returns).
+
+    ``role``: instead of exec'ing ``argv``, run this function of the harness in this process
+    (forked from the zygote, where the harness is already imported), once every step before
+    exec has been taken; :func:`_run_role` then stands in for the interpreter's start and end.
+    """
     try:
         if config["isolate"]:
             # Its own session and process group: kill(0, ...) cannot reach the bootstrap. (Not
@@ -311,12 +328,80 @@ def _start_program(
         if config.get("signal_calls") and protect:
             arch, calls = config["signal_calls"]
             _install_filter(signal_guard(arch, calls, protect))
-        os.execve(config["python"], argv, config["env"])
+        if role is None:
+            os.execve(config["python"], argv, config["env"])
     except BaseException as error:  # anything here means the program never ran
         # Still this process's copy of the status pipe (closed only by exec): the host learns
         # that the sandbox, not the program, failed.
         _report(config["status_fd"], {"event": "setup", "message": f"cannot start: {error}"})
-    os._exit(EXEC_FAILED)
+        os._exit(EXEC_FAILED)
+    assert role is not None
+    _run_role(config, role, argv, keep_fds)
+
+
+def _run_role(
+    config: dict[str, Any], role: Callable[[], object], argv: list[str], keep: tuple[int, ...]
+) -> None:  # pragma: no cover - runs in the child
+    """Run ``role`` as if ``argv`` had been exec'd, and exit as the interpreter would.
+
+    What exec would have done is done here: every descriptor but 0, 1, 2 and ``keep`` closed
+    (the status pipe included: from here on the program runs), signal handlers and timers
+    back to their defaults, the environment replaced, ``sys.argv`` and ``sys.path`` as the
+    command line gives them, the import system's caches of the host's folders dropped. At the
+    end, as at an interpreter's: non-daemon threads joined, ``atexit`` handlers run, the
+    standard streams flushed, and the exit status of an uncaught exception or ``SystemExit``.
+    """
+    import atexit
+    import importlib
+
+    low = 3
+    for fd in sorted(set(keep)):
+        if fd > low:  # closerange(n, n) would close everything from n on
+            os.closerange(low, fd)
+        low = max(low, fd + 1)
+    os.closerange(low, 1 << 20)
+    for signum in (_signal.SIGALRM, _signal.SIGCHLD, _signal.SIGTERM, _signal.SIGINT):
+        _signal.signal(signum, _signal.SIG_DFL)
+    _signal.setitimer(_signal.ITIMER_REAL, 0)
+    os.environ.clear()
+    os.environ.update(config["env"])
+    # argv: python -s [-P] -c SOURCE ROLE ...: sys.argv is ["-c", ROLE, ...]; -P (no working
+    # folder on sys.path) or, without it, the working folder first, as "-c" puts it.
+    sys.argv = ["-c", *argv[argv.index("-c") + 2 :]]
+    sys.path[:] = [p for p in sys.path if p]
+    if "-P" not in argv:
+        sys.path.insert(0, "")
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
+    atexit._clear()
+    code: Any = 0
+    try:
+        role()
+    except SystemExit as error:
+        code = error.code
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    try:
+        threading = sys.modules.get("threading")
+        if threading is not None:
+            threading._shutdown()
+        atexit._run_exitfuncs()
+    except SystemExit as error:
+        code = error.code
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            code = code or 120  # as the interpreter does when flushing fails
+    os._exit(code & 0xFF)
 
 
 def _drop_capabilities() -> None:  # pragma: no cover - runs in the child
@@ -423,6 +508,10 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
     # non-dumpable keeps the solution out of its /proc files, so the solution starts once it is.
     ready_read, ready_write = os.pipe() if config.get("rootless") else (-1, -1)
     python, harness = config["python"], config["harness"]
+    # From the zygote the harness is already imported (HARNESS) and the tests arrive on a
+    # pipe that only the tests' process reads: this process never holds them, so neither
+    # does the solution's process, forked from it.
+    tests_fd: int = config.get("tests_fd", -1)
     tester = os.fork()
     if tester == 0:  # pragma: no cover - the child execs
         os.close(solution_end)
@@ -430,7 +519,17 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
         argv = [python, "-s", "-P", "-c", harness, "tester", str(tests_end), str(result_write)]
         argv += [config["tests"], str(ready_write)]
         keep = (tests_end, result_write) + ((ready_write,) if ready_write >= 0 else ())
-        _start_program(config, argv, config["tester_uid"], "/", keep)
+        tester_role: Callable[[], object] | None = None
+        if tests_fd >= 0:
+            keep += (tests_fd,)
+
+            def tester_role() -> None:
+                payload = _read_all(tests_fd).decode("utf-8", "surrogateescape")
+                HARNESS.tester(tests_end, result_write, payload, ready_write)
+
+        _start_program(config, argv, config["tester_uid"], "/", keep, role=tester_role)
+    if tests_fd >= 0:
+        os.close(tests_fd)
     os.close(result_write)
     os.close(tests_end)
     if ready_read >= 0:
@@ -443,7 +542,15 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
         os.close(result_read)
         argv = [python, "-s", "-c", harness, "candidate", str(solution_end)]
         protect = (1, tester)
-        _start_program(config, argv, config["uid"], config["work"], (solution_end,), protect)
+        solution_role: Callable[[], object] | None = None
+        if tests_fd >= 0:
+
+            def solution_role() -> None:
+                HARNESS.candidate(solution_end)
+
+        _start_program(
+            config, argv, config["uid"], config["work"], (solution_end,), protect, solution_role
+        )
     os.close(solution_end)
     _signal.signal(_signal.SIGALRM, _on_alarm)
     _signal.setitimer(_signal.ITIMER_REAL, config["timeout_s"])
@@ -462,6 +569,14 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
         os.close(result_read)
     report["tests"] = outcomes
     return report
+
+
+def _read_all(fd: int) -> bytes:  # pragma: no cover - runs in the child
+    data = bytearray()
+    while chunk := os.read(fd, 65_536):
+        data += chunk
+    os.close(fd)
+    return bytes(data)
 
 
 def _wait_for(child: int, started: float, report: dict[str, Any]) -> dict[str, Any]:
@@ -492,6 +607,11 @@ def _wait_for(child: int, started: float, report: dict[str, Any]) -> dict[str, A
 def main() -> None:
     with open(sys.argv[1], "rb") as handle:
         config: dict[str, Any] = marshal.load(handle)
+    run(config)
+
+
+def run(config: dict[str, Any]) -> None:
+    """Prepare the sandbox, run the program, report, exit (PID 1 of the run's namespaces)."""
     status_fd: int = config["status_fd"]
     os.set_inheritable(status_fd, False)  # the program must not be able to forge a report
     try:

@@ -20,14 +20,16 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from . import _warm
 from ._errors import SandboxError, SandboxUnavailableError
 from ._limits import SandboxLimits
 from ._seccomp import filter_program, signal_calls
-from ._support import support
+from ._support import USER_NAMESPACE_FLAGS, support
 
 __all__ = ["Execution", "execute"]
 
@@ -50,6 +52,9 @@ _TEARDOWN_S = 10.0
 _UID_BASE = 1_900_000_000
 _UID_SPAN = 100_000_000
 _uids_in_use: set[int] = set()
+#: Whether isolated runs are forked by the zygote (:mod:`byzllm.sandbox._warm`) rather than
+#: started with ``unshare`` one by one (:func:`use_zygote`).
+_zygote_enabled = True
 #: What a killed run waits for without root, instead of a uid: the sandbox's PID 1, which
 #: ends only once every other process of its PID namespace has (uids are never negative).
 _UNTIL_INIT_GONE = -1
@@ -67,6 +72,13 @@ class Execution:
     host_timed_out: bool = False
     isolated: bool = True
     notes: list[str] = field(default_factory=list)
+
+
+def use_zygote(enabled: bool) -> None:
+    """Fork isolated runs from the zygote (the default) or start each with ``unshare``
+    (the same isolation; ``benchmarks/sandbox.py --no-zygote`` compares the two)."""
+    global _zygote_enabled
+    _zygote_enabled = enabled
 
 
 def _allocate_uid() -> int:
@@ -255,6 +267,7 @@ async def execute(
             "Pass allow_unsafe=True (byzllm sandbox run --unsafe) to run it without isolation."
         )
     rootless = isolated and found.rootless
+    warm = _zygote_enabled and _warm.available()
     uid = _allocate_uid()
     tester_uid = _allocate_uid()
     status = _StatusPipe()
@@ -289,43 +302,148 @@ async def execute(
                 "tester_uid": 0 if rootless else tester_uid,
                 "harness": _HARNESS.read_text(encoding="utf-8") if tests is not None else None,
             }
+            if isolated and warm:
+                # Forked by the zygote: no interpreter starts; the tests reach only the tests'
+                # process, on a pipe of their own (see _zygote).
+                config["harness"] = None
+                config["tests"] = "" if tests is not None else None
+                user = USER_NAMESPACE_FLAGS if rootless else ()
+                zygote = _warm.zygote_argv(sys.executable, user, found.unshare)
+
+                async def fork(fds: list[int]) -> _Sandbox:
+                    forked = await _warm.start(zygote, program_env(WORK), config, fds)
+                    return _Forked(forked)
+
+                return await _observe(fork, status, stdin, limits, tests)
             Path(config_path).write_bytes(marshal.dumps(config))
             bootstrap = [sys.executable, "-S", "-s", "-E", str(_BOOTSTRAP), config_path]
             argv = [found.unshare, *found.namespace_flags, *bootstrap] if isolated else bootstrap
             # What must be gone before a killed run returns: the run's uid, or without root
             # (where the uid is the caller's own) the sandbox's PID 1.
             gone = (_UNTIL_INIT_GONE if rootless else uid) if isolated else None
-            return await _observe(argv, status, stdin, limits, gone)
+
+            async def spawn(fds: list[int]) -> _Sandbox:
+                return await _Spawned.start(argv, fds, gone)
+
+            return await _observe(spawn, status, stdin, limits, None, isolated=isolated)
     finally:
         _uids_in_use.discard(uid)
         _uids_in_use.discard(tester_uid)
         status.close()
 
 
-async def _observe(
-    argv: list[str],
-    status: _StatusPipe,
-    stdin: str,
-    limits: SandboxLimits,
-    gone: int | None,
-) -> Execution:
-    loop = asyncio.get_running_loop()
-    pipes = _Pipes()
-    transports: list[asyncio.BaseTransport] = []
-    started = time.monotonic()
-    try:
+class _Sandbox(Protocol):
+    """A started sandbox, as :func:`_observe` drives it."""
+
+    @property
+    def running(self) -> bool: ...
+
+    async def wait(self) -> None:
+        """Return once the sandbox has ended (without isolation: its first process)."""
+
+    def kill(self) -> None:
+        """Kill the whole sandbox now."""
+
+    async def settle(self) -> None:
+        """After :meth:`kill`: return once nothing of the run runs any more."""
+
+    def close(self) -> None:
+        """Release the handle."""
+
+
+class _Spawned:
+    """A sandbox started as a child process: ``unshare`` around the bootstrap (or, without
+    isolation, the bootstrap alone), in a process group of its own."""
+
+    def __init__(self, process: asyncio.subprocess.Process, gone: int | None) -> None:
+        self.process = process
+        self.gone = gone
+        self.init: list[int] = []
+
+    @classmethod
+    async def start(cls, argv: list[str], fds: list[int], gone: int | None) -> _Spawned:
+        stdin, stdout, stderr, status_fd = fds
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
-                stdin=pipes.stdin_read,
-                stdout=pipes.stdout_write,
-                stderr=pipes.stderr_write,
-                pass_fds=(status.write_fd,),
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                pass_fds=(status_fd,),
                 start_new_session=True,  # one process group to kill, apart from the host's
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
             )
         except OSError as error:
             raise SandboxError(f"cannot start the sandbox: {error}") from error
+        return cls(process, gone)
+
+    @property
+    def running(self) -> bool:
+        return self.process.returncode is None
+
+    async def wait(self) -> None:
+        await self.process.wait()
+
+    def kill(self) -> None:
+        if self.process.returncode is None:
+            self.init = _children(self.process.pid)
+            _kill_group(self.process.pid)
+
+    async def settle(self) -> None:
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(self.process.wait())
+        if self.gone is not None:
+            await _until_gone(None if self.gone == _UNTIL_INIT_GONE else self.gone, self.init)
+
+    def close(self) -> None:
+        pass
+
+
+class _Forked:
+    """A sandbox forked by the zygote (:mod:`byzllm.sandbox._warm`)."""
+
+    def __init__(self, run: _warm.ForkedRun) -> None:
+        self.run = run
+
+    @property
+    def running(self) -> bool:
+        return not self.run.ended
+
+    async def wait(self) -> None:
+        await self.run.wait()
+
+    def kill(self) -> None:
+        self.run.kill()
+
+    async def settle(self) -> None:
+        # PID 1's pidfd turns readable only once every process of its namespace is gone.
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(self.run.wait()), _TEARDOWN_S)
+
+    def close(self) -> None:
+        self.run.close()
+
+
+async def _observe(
+    start: Callable[[list[int]], Awaitable[_Sandbox]],
+    status: _StatusPipe,
+    stdin: str,
+    limits: SandboxLimits,
+    tests: str | None,
+    *,
+    isolated: bool = True,
+) -> Execution:
+    """Start the sandbox with ``start`` (given its stdin, stdout, stderr, status and, when
+    ``tests`` is not None, tests descriptors), feed it, read it, and end it (module doc)."""
+    loop = asyncio.get_running_loop()
+    pipes = _Pipes()
+    transports: list[asyncio.BaseTransport] = []
+    tests_pipe = os.pipe() if tests is not None else None
+    started = time.monotonic()
+    sandbox: _Sandbox | None = None
+    try:
+        fds = [pipes.stdin_read, pipes.stdout_write, pipes.stderr_write, status.write_fd]
+        sandbox = await start(fds + ([tests_pipe[0]] if tests_pipe else []))
         try:
             # Only the sandbox holds these ends now: their readers see EOF once it is gone.
             for fd in (pipes.stdin_read, pipes.stdout_write, pipes.stderr_write):
@@ -344,11 +462,19 @@ async def _observe(
             if stdin:
                 stdin_transport.write(stdin.encode("utf-8", "replace"))
             stdin_transport.close()
-            host_timed_out = await _wait(process, output, limits, gone)
+            if tests_pipe is not None and tests is not None:
+                os.close(tests_pipe[0])
+                tests_writer = os.fdopen(tests_pipe[1], "wb", buffering=0)
+                tests_pipe = None
+                tests_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, tests_writer)
+                transports.append(tests_transport)
+                tests_transport.write(tests.encode("utf-8", "surrogateescape"))
+                tests_transport.close()
+            host_timed_out = await _wait(sandbox, output, limits)
         except BaseException:
             # Cancelled (or failed) before _wait took charge: the sandbox must not outlive
             # the run any more than it does there.
-            await _stop(process, gone)
+            await _stop(sandbox)
             raise
         # Output written just before the end may still be in the pipes; a process that kept
         # them open (possible only without isolation) is not waited for beyond _DRAIN_S.
@@ -360,12 +486,17 @@ async def _observe(
             duration_s=time.monotonic() - started,
             output_exceeded=output.exceeded.is_set(),
             host_timed_out=host_timed_out,
-            isolated=gone is not None,
+            isolated=isolated,
         )
     finally:
         for each in transports:
             each.close()
         pipes.close_all()
+        if tests_pipe is not None:
+            for fd in tests_pipe:
+                os.close(fd)
+        if sandbox is not None:
+            sandbox.close()
 
 
 def _has_processes(uid: int) -> bool:
@@ -410,32 +541,23 @@ async def _until_gone(uid: int | None, init: list[int]) -> None:
         await asyncio.sleep(0.01)
 
 
-async def _stop(process: asyncio.subprocess.Process, gone: int | None) -> None:
+async def _stop(sandbox: _Sandbox) -> None:
     """Kill the sandbox now, and return once it is gone (as :func:`_wait` does)."""
-    if process.returncode is not None:
+    if not sandbox.running:
         return
-    init = _children(process.pid)
-    _kill_group(process.pid)
-    with contextlib.suppress(BaseException):
-        await asyncio.shield(process.wait())
-    if gone is not None:
-        await _until_gone(None if gone == _UNTIL_INIT_GONE else gone, init)
+    sandbox.kill()
+    await sandbox.settle()
 
 
-async def _wait(
-    process: asyncio.subprocess.Process, output: _Output, limits: SandboxLimits, gone: int | None
-) -> bool:
+async def _wait(sandbox: _Sandbox, output: _Output, limits: SandboxLimits) -> bool:
     """Wait for the sandbox to end, killing it on excess output or when time is up.
 
-    Returns True when the host's own deadline killed it (the bootstrap's did not act).
-    ``gone``: the run's uid, whose processes must all be gone before this returns;
-    ``_UNTIL_INIT_GONE`` without root (the uid is the caller's), where the sandbox's PID 1
-    must be; None without isolation.
+    Returns True when the host's own deadline killed it (the bootstrap's did not act). A
+    killed sandbox is waited for until nothing of it runs (:meth:`_Sandbox.settle`).
     """
-    exited = asyncio.ensure_future(process.wait())
+    exited = asyncio.ensure_future(sandbox.wait())
     exceeded = asyncio.ensure_future(output.exceeded.wait())
     killed = False
-    init: list[int] = []
     try:
         done, _ = await asyncio.wait(
             {exited, exceeded},
@@ -444,18 +566,16 @@ async def _wait(
         )
         if exited not in done:
             killed = True
-            init = _children(process.pid)
-            _kill_group(process.pid)
+            sandbox.kill()
             await exited
         return not done
     finally:
         # Whatever happened (cancellation of this task included), nothing of the run survives.
         if not exited.done():
             killed = True
-            init = _children(process.pid)
-            _kill_group(process.pid)
+            sandbox.kill()
             with contextlib.suppress(BaseException):
                 await asyncio.shield(exited)
         exceeded.cancel()
-        if killed and gone is not None:
-            await _until_gone(None if gone == _UNTIL_INIT_GONE else gone, init)
+        if killed:
+            await sandbox.settle()

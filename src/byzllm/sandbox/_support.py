@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+from . import _warm
 from ._seccomp import filter_program
 
 __all__ = ["NAMESPACE_FLAGS", "USER_NAMESPACE_FLAGS", "Support", "sandbox_support", "support"]
@@ -138,6 +139,8 @@ def _remembered() -> Support:
     mechanisms["inode_limit"] = mechanisms["mountns"]
     mechanisms["core_dumps_off"] = linux
     mechanisms["cgroup"] = False  # not used: the equivalents above hold the limits
+    # Runs forked by the warm zygote (byzllm.sandbox._warm) rather than one unshare each.
+    mechanisms["zygote"] = _warm.available()
     if not linux:
         reason = "the sandbox needs Linux namespaces; this is " + sys.platform
     elif unshare is None:
@@ -160,7 +163,8 @@ def sandbox_support() -> dict[str, bool | str]:
     ``ipcns``, ``seccomp`` (booleans); what holds the limits rlimits miss: ``sysv_ipc_closed``
     (zero System V limits in the run's IPC namespace), ``memfd_refused`` and
     ``sockets_unix_only`` (the seccomp filter), ``inode_limit`` (sized ``tmpfs``),
-    ``core_dumps_off`` (``RLIMIT_CORE`` 1), ``cgroup`` (False: no cgroup is used);
+    ``core_dumps_off`` (``RLIMIT_CORE`` 1), ``cgroup`` (False: no cgroup is used); ``zygote``
+    (runs are forked from the warm zygote);
     ``rootless`` (isolation comes from a user namespace), ``available`` (model code may run)
     and ``reason`` (why not, empty when available).
     ``seccomp`` (a system-call filter, on x86-64 and arm64) is an extra layer: the sandbox is
