@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import os
@@ -65,24 +66,39 @@ def require_binary() -> Callable[..., str]:
     return require_program
 
 
+def write_humaneval(path: Path, n: int, prefix: str = "HumanEval") -> Path:
+    """A HumanEval-format file of ``n`` tiny problems ``add_k`` (ids ``<prefix>/k``, two
+    examples in each prompt, as HumanEval's docstrings have), gzip-compressed when ``path``
+    ends in ``.gz``. With 164 problems the CodeGen splits are HumanEval's own."""
+    rows = [
+        {
+            "task_id": f"{prefix}/{k}",
+            "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}.\n'
+            f"    >>> add_{k}({3 * k})\n    {4 * k}\n"
+            f"    >>> add_{k}({3 * k + 1})\n    {4 * k + 1}\n"
+            '    """\n',
+            "canonical_solution": f"    return x + {k}\n",
+            "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
+            "entry_point": f"add_{k}",
+        }
+        for k in range(n)
+    ]
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    if path.suffix == ".gz":
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def humaneval_file() -> Callable[..., Path]:
+    """:func:`write_humaneval` as a fixture, for tests in any folder."""
+    return write_humaneval
+
+
 @pytest.fixture
 def toy_problems(tmp_path: Path) -> Path:
     """Four HumanEval-format problems (``add_k``), for CodeGen runs on the simulator."""
-    path = tmp_path / "he.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "task_id": f"Toy/{k}",
-                    "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}."""\n',
-                    "canonical_solution": f"    return x + {k}\n",
-                    "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
-                    "entry_point": f"add_{k}",
-                }
-            )
-            + "\n"
-            for k in range(4)
-        ),
-        encoding="utf-8",
-    )
-    return path
+    return write_humaneval(tmp_path / "he.jsonl", 4, prefix="Toy")

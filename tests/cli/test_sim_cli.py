@@ -3,9 +3,9 @@ written, the JSON outputs, and bad input (one line, exit 2)."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,26 +40,6 @@ def _run(args: list[str]) -> str:
     result = RUNNER.invoke(app, args)
     assert result.exit_code == 0, (args, result.output)
     return result.stdout
-
-
-def _humaneval(path: Path, n: int = 10) -> Path:
-    """A HumanEval-shaped file of ``n`` tiny problems (3 of them the held-out test split)."""
-    rows = [
-        {
-            "task_id": f"Tiny/{k}",
-            "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}.\n'
-            f"    >>> add_{k}({3 * k})\n    {4 * k}\n"
-            f"    >>> add_{k}({3 * k + 1})\n    {4 * k + 1}\n"
-            '    """\n',
-            "canonical_solution": f"    return x + {k}\n",
-            "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
-            "entry_point": f"add_{k}",
-        }
-        for k in range(n)
-    ]
-    with gzip.open(path, "wt", encoding="utf-8") as f:
-        f.write("\n".join(json.dumps(r) for r in rows) + "\n")
-    return path
 
 
 def test_the_documented_govsim_commands_fit_compare_and_replay(
@@ -109,10 +89,11 @@ def test_govsim_fit_and_compare_as_json(tmp_path: Path) -> None:
 
 
 def test_the_documented_codegen_commands_fit_compare_and_replay(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, humaneval_file: Callable[..., Path]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    _humaneval(tmp_path / "HumanEval.jsonl.gz")
+    # 10 problems, 3 of them the held-out test split.
+    humaneval_file(tmp_path / "HumanEval.jsonl.gz", 10, prefix="Tiny")
     commands = documented_commands("codegen.md")
     assert [c[:2] for c in commands] == [
         ["codegen", "run"],
@@ -132,8 +113,8 @@ def test_the_documented_codegen_commands_fit_compare_and_replay(
     assert all(d["sim_params"]["judge_error_rate"] == fitted["judge_error_rate"] for d in debates)
 
 
-def test_codegen_compare_as_json(tmp_path: Path) -> None:
-    problems = _humaneval(tmp_path / "he.jsonl.gz", n=20)
+def test_codegen_compare_as_json(tmp_path: Path, humaneval_file: Callable[..., Path]) -> None:
+    problems = humaneval_file(tmp_path / "he.jsonl.gz", 20, prefix="Tiny")
     run_dir = tmp_path / "cg"
     config = tmp_path / "cg.yaml"
     config.write_text(

@@ -173,9 +173,9 @@ def fixed_run_dir_option(default: str) -> Any:
     return typer.Option(
         "--run-dir",
         "-o",
-        help=f"Run directory for results.sqlite (default: {default}). Rerunning into it "
-        "resumes: the units it holds are not run again, and the report reads this "
-        "command's units only.",
+        help=f"Run directory for results.sqlite (default: {default}). Rerunning the same "
+        "command into it resumes: the units it holds are not run again, and the report "
+        "reads this command's units only; another config there is refused unless --force.",
         show_default=False,
         file_okay=False,
     )
