@@ -14,6 +14,7 @@ from byzllm.experiments.monitor.config import MonitorExperimentConfig
 from byzllm.experiments.monitor.environments import get_environment
 from byzllm.reproduce import REPRODUCTIONS, config_path
 from byzllm.reproduce.real_page import (
+    RealRun,
     _cache_tokens,
     accused_character,
     write_real_monitor_report,
@@ -75,16 +76,13 @@ def test_the_page_reports_conditions_gains_monitors_health_and_cost(tmp_path: Pa
         role="accuser", features=("entropy", "turn"), degree=2, threshold=0.4, gain=0.05,
         base_rate=0.25, n_train_turns=48,
     )  # fmt: skip
+    run = RealRun(REPRODUCTIONS["ra-fig4"], _real_config(), tmp_path, wall_s=120.0)
     text = write_real_monitor_report(
-        tmp_path / "report" / "real.md",
-        entry=REPRODUCTIONS["ra-fig4"],
-        config=_real_config(),
+        run,
         games=games,
         collected=collected,
         selections=[selection],
         controls=[],
-        wall_s=120.0,
-        cache=cache,
         random_probabilities={"accuser": 0.0, "intel": 0.0},
     )
     assert (tmp_path / "report" / "real.md").read_text() == text

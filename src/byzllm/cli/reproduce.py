@@ -19,6 +19,7 @@ from ._common import (
     console,
     execute_units,
     fixed_run_dir_option,
+    model_flags,
     print_json,
     summary_exit_code,
     value_option,
@@ -38,10 +39,7 @@ def reproduce(
     list_: Annotated[bool, typer.Option("--list", help="List every reproducible table.")] = False,
     run_dir: Annotated[
         Path | None,
-        fixed_run_dir_option(
-            "runs/reproduce/NAME; NAME-MODEL with --model, e.g. sac-table1-gpt-4o-mini; "
-            "NAME-real with --real"
-        ),
+        fixed_run_dir_option("runs/reproduce/NAME, or runs/reproduce/NAME-real with --real"),
     ] = None,
     model: ModelOption = None,
     weak_model: WeakModelOption = None,
@@ -171,15 +169,10 @@ def reproduce(
             job = _Job(entry, real_dir, questions=questions, concurrency=one_at_a_time, force=force)
             _run_real(replace(job, json_output=json_output), real, real_weak, partial=partial)
             return
-        # A run on a model has a folder of its own: the simulated run's folder holds
-        # another config, which the binding of run folders would refuse.
-        folder = name if model is None else f"{name}-{model.split('/', 1)[-1].replace('/', '-')}"
         job = _Job(
             entry,
-            run_dir or Path("runs") / "reproduce" / folder,
-            model,
-            weak_model,
-            base_url,
+            run_dir or Path("runs") / "reproduce" / name,
+            _Models(model, weak_model, base_url),
             questions=questions,
             concurrency=concurrency,
             json_output=json_output,
@@ -190,14 +183,30 @@ def reproduce(
 
 
 @dataclass(frozen=True)
+class _Models:
+    """``--model``, ``--weak-model`` and ``--base-url`` as given, and what they set in each
+    kind of entry's config."""
+
+    model: str | None = None
+    weak_model: str | None = None
+    base_url: str | None = None
+
+    def consensus_overrides(self) -> list[str]:
+        """A SAC entry: the strong and the weak group's models (:func:`model_overrides`)."""
+        return model_overrides(self.model, self.weak_model, self.base_url)
+
+    def flags(self) -> list[str]:
+        """A rogue-agents entry: every player on ``--model`` (:func:`model_flags`)."""
+        return model_flags(self.model, self.base_url)
+
+
+@dataclass(frozen=True)
 class _Job:
     """One ``byzllm reproduce NAME``, as each kind of entry runs it."""
 
     entry: Any
     run_dir: Path
-    model: str | None = None
-    weak_model: str | None = None
-    base_url: str | None = None
+    models: _Models = _Models()
     #: Questions per configuration (SAC), games or problems per split (rogue-agents).
     questions: int | None = None
     concurrency: int = 64
@@ -255,7 +264,7 @@ def _run(
 
     if overrides is None:
         overrides = [] if questions is None else [f"dataset.n={questions}"]
-        overrides += model_overrides(job.model, job.weak_model, job.base_url)
+        overrides += job.models.consensus_overrides()
     started = time.monotonic() if started is None else started
     cfg = load_cli_config(config_path(config or entry.config), ConsensusConfig, overrides)
     units = expand_units(cfg)
@@ -302,16 +311,13 @@ def _run(
         entry, rows, simulated, INTERVAL_NOTE, csv_path, page, json_output, extra=extra
     )
     if not simulated:
-        from byzllm.reproduce.real_page import write_real_report
+        from byzllm.reproduce.real_page import RealRun, write_real_report
 
         markdown = write_real_report(
-            run_dir / "report" / "real.md",
-            entry=entry,
+            RealRun(entry, cfg, run_dir, wall_s=time.monotonic() - started),
             rows=rows,
             summary=summary,
             records=records,
-            config=cfg,
-            wall_s=time.monotonic() - started,
             planned_questions=cfg.dataset.n if partial else None,
         )
         if not json_output:
@@ -422,7 +428,7 @@ def _run_monitor(
 
     entry, run_dir, games = job.entry, job.run_dir, job.questions
     started = time.monotonic() if started is None else started
-    from byzllm.cli._common import execute_units, load_cli_config, model_flags
+    from byzllm.cli._common import execute_units, load_cli_config
     from byzllm.experiments.monitor import collect_units, evaluate_units, work
     from byzllm.experiments.monitor.ablations import interval_note
     from byzllm.experiments.monitor.config import MonitorExperimentConfig
@@ -434,7 +440,7 @@ def _run_monitor(
     sets = list(overrides or [])
     if games is not None:
         sets += [f"n_train={games}", f"n_validation={games}", f"n_test={games}"]
-    sets += model_flags(job.model, job.base_url)
+    sets += job.models.flags()
     cfg = load_cli_config(config_path(config or entry.config), MonitorExperimentConfig, sets)
     collect_dir = run_dir / "collect"
     done = execute_units(
@@ -500,20 +506,16 @@ def _run_monitor(
     )
     _print_comparison(entry, rows, simulated, note, csv_path, page, job.json_output, extra=extra)
     if not simulated and config is not None:
-        from byzllm.reproduce.real_page import write_real_monitor_report
+        from byzllm.reproduce.real_page import RealRun, write_real_monitor_report
 
         with Store.open(collect_dir) as store:
             collected = store.records("monitor_game")
         markdown = write_real_monitor_report(
-            run_dir / "report" / "real.md",
-            entry=entry,
-            config=cfg,
+            RealRun(entry, cfg, run_dir, wall_s=time.monotonic() - started),
             games=trained_games,
             collected=collected,
             selections=selections,
             controls=controls,
-            wall_s=time.monotonic() - started,
-            cache=run_dir / "responses.sqlite",
             random_probabilities=monitors.random_probabilities(),
         )
         if not job.json_output:
@@ -524,7 +526,7 @@ def _run_codegen(job: _Job) -> None:
     """CodeGen's Table 1: collect (train, validation) -> train -> run the test problems ->
     compare, the monitor's gains over the controls, the sensitivity runs."""
     entry, run_dir, problems, per_split = job.entry, job.run_dir, job.problems, job.questions
-    from byzllm.cli._common import load_cli_config, model_flags
+    from byzllm.cli._common import load_cli_config
     from byzllm.errors import InputError
     from byzllm.experiments.codegen import CodeGenConfig, collect_units, run_units, work
     from byzllm.experiments.codegen.experiment import train_monitors
@@ -542,10 +544,10 @@ def _run_codegen(job: _Job) -> None:
     overrides = [f"problems={problems.resolve()}"]
     if per_split is not None:
         overrides += [f"n_train={per_split}", f"n_validation={per_split}", f"n_test={per_split}"]
-    if job.model is not None:
+    if job.models.model is not None:
         # LLM roles write code of their own: it runs in the sandbox, never simulated.
         overrides.append("execution=sandbox")
-    overrides += model_flags(job.model, job.base_url)
+    overrides += job.models.flags()
     cfg = load_cli_config(config_path(entry.config), CodeGenConfig, overrides)
     # A folder holding another config (another -n) is refused unless --force.
     collect_dir = run_dir / "collect"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from byzllm.agents import ParseCounts
 from byzllm.experiments.consensus.config import ConsensusConfig
 from byzllm.runs.reports import format_bounds, format_interval
 
-__all__ = ["accused_character", "write_real_monitor_report", "write_real_report"]
+__all__ = ["RealRun", "accused_character", "write_real_monitor_report", "write_real_report"]
 
 _METRICS = (
     ("IAA", "IAA"),
@@ -60,22 +61,37 @@ def _agents(config: ConsensusConfig) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class RealRun:
+    """What every real-model page reports on: the reproduction ``entry``, its ``config``, the
+    run folder (the page goes to its ``report/real.md``; the response cache is its
+    ``responses.sqlite``) and the wall time of this invocation."""
+
+    entry: Any
+    config: Any
+    run_dir: Path
+    wall_s: float
+
+    @property
+    def page(self) -> Path:
+        return self.run_dir / "report" / "real.md"
+
+
 def write_real_report(
-    path: Path,
+    run: RealRun,
     *,
-    entry: Any,
     rows: Sequence[Mapping[str, Any]],
     summary: Sequence[tuple[Mapping[str, Any], Any]],
     records: Sequence[Mapping[str, Any]],
-    config: ConsensusConfig,
-    wall_s: float,
     planned_questions: int | None = None,
 ) -> str:
-    """Write the page to ``path`` and return its text.
+    """Write the page of a real-model SAC reproduction to ``run.page`` and return its text.
 
     ``planned_questions`` marks a partial report (a run stopped early, reported with
     ``--partial``): the page says how many of the planned questions it covers.
     """
+    entry, wall_s = run.entry, run.wall_s
+    config: ConsensusConfig = run.config
     questions = {str(r.get("task_id", "")) for r in records} - {""}
     composition = config.compositions[0]
     partial = (
@@ -151,7 +167,7 @@ def write_real_report(
         f"{str(config.agents.strong.model).split('/', 1)[-1]} --real-weak "
         f"{str(config.agents.weak.model).split('/', 1)[-1]} -n {len(questions)}"
     )
-    return _write_page(path, lines, cost, regenerate)
+    return _write_page(run.page, lines, cost, regenerate)
 
 
 def _write_page(path: Path, lines: list[str], cost: str, regenerate: str) -> str:
@@ -231,22 +247,20 @@ def _random_baseline_note(probabilities: Mapping[str, float]) -> str:
 
 
 def write_real_monitor_report(
-    path: Path,
+    run: RealRun,
     *,
-    entry: Any,
-    config: Any,
     games: Sequence[dict[str, Any]],
     collected: Sequence[dict[str, Any]],
     selections: Sequence[Any],
     controls: Sequence[dict[str, Any]],
-    wall_s: float,
-    cache: Path,
     random_probabilities: Mapping[str, float] | None = None,
 ) -> str:
     """The page of a real-model WhoDunit reproduction (``byzllm reproduce ra-fig4 --real``):
     Success-Rate per condition and the gains over no intervention with 95% intervals beside
     the paper's, what the monitors were trained on (real games only), parse health, the
-    accusations' spread over characters, and the cost. Writes ``path``, returns the text."""
+    accusations' spread over characters, and the cost (the tokens the response cache
+    holds). Writes ``run.page``, returns the text."""
+    entry, config, wall_s = run.entry, run.config, run.wall_s
     from collections import Counter
 
     from byzllm.experiments.monitor.ablations import success_difference
@@ -354,7 +368,7 @@ def write_real_monitor_report(
     ]
     sent = sum(int((g.get("requests") or {}).get("requests", 0)) for g in every)
     cached = sum(int((g.get("requests") or {}).get("cached", 0)) for g in every)
-    tokens = _cache_tokens(cache)
+    tokens = _cache_tokens(run.run_dir / "responses.sqlite")
     token_text = (
         ""
         if tokens is None
@@ -367,4 +381,4 @@ def write_real_monitor_report(
         f"{wall_s / 60:.1f} min (a resumed run counts only what it ran)."
     )
     regenerate = f"byzllm reproduce {entry.name} --real {str(config.model).split('/', 1)[-1]} -j 2"
-    return _write_page(path, lines, cost, regenerate)
+    return _write_page(run.page, lines, cost, regenerate)
