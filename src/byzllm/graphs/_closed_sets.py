@@ -254,17 +254,19 @@ class _PairSearch:
     ) -> tuple[int, int]:
         """Branch next to the member with the least slack (most constrained first).
 
+        Between members of equal slack, the one with the fewest undecided in-neighbours: it is
+        the closest to having all of them forced (a quarter fewer search nodes on G(50, 1/2)).
         Among that member's undecided in-neighbours, take the one most needed by the *other*
         set: putting it on the member's side then costs the other side the most.
         """
         in_masks, out_masks = self.view.in_masks, self.view.out_masks
-        best_slack, best_side, best_cand = 1 << 30, 1, 0
-        for cand, _, slack in first:
-            if slack < best_slack:
-                best_slack, best_side, best_cand = slack, 1, cand
-        for cand, _, slack in second:
-            if slack < best_slack:
-                best_slack, best_side, best_cand = slack, 2, cand
+        best_slack, best_count, best_side, best_cand = 1 << 30, 1 << 30, 1, 0
+        for cand, count, slack in first:
+            if (slack, count) < (best_slack, best_count):
+                best_slack, best_count, best_side, best_cand = slack, count, 1, cand
+        for cand, count, slack in second:
+            if (slack, count) < (best_slack, best_count):
+                best_slack, best_count, best_side, best_cand = slack, count, 2, cand
         if not best_cand:
             return 1, (common & -common).bit_length() - 1
         other = in2 if best_side == 1 else in1

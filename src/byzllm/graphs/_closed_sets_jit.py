@@ -316,18 +316,24 @@ def search(
                 found[1] = q2
                 cursor[_VISITED] = visited
                 return FOUND
-        # Branch (``_PairSearch._choose``): next to the member with the least slack.
+        # Branch (``_PairSearch._choose``): next to the member with the least slack, then
+        # the fewest undecided in-neighbours.
         best_slack = np.int64(1) << 30
         side = 1
         best_cand = _ZERO
+        best_cnt = np.int64(1) << 30
         for a in range(m1):
-            if slack1[idx1[a]] < best_slack:
-                best_slack = slack1[idx1[a]]
+            sa = slack1[idx1[a]]
+            if sa < best_slack or (sa == best_slack and cnt1[a] < best_cnt):
+                best_slack = sa
+                best_cnt = cnt1[a]
                 side = 1
                 best_cand = cand1[a]
         for b in range(m2):
-            if slack2[idx2[b]] < best_slack:
-                best_slack = slack2[idx2[b]]
+            sb = slack2[idx2[b]]
+            if sb < best_slack or (sb == best_slack and cnt2[b] < best_cnt):
+                best_slack = sb
+                best_cnt = cnt2[b]
                 side = 2
                 best_cand = cand2[b]
         u = -1
