@@ -183,8 +183,9 @@ def matrix(
 ) -> None:
     """Attacks × protocols × topologies × adversaries: BFTI and H-Majority per cell.
 
-    One run of the ordinary sweep (resumable: rerunning reads the cells already
-    done), then one table per topology (rows: attack × b; columns: protocols;
+    One run of the ordinary sweep (resumable: rerunning the same matrix reads
+    the cells already done; RUN_DIR holds one matrix, another is refused unless
+    --force), then one table per topology (rows: attack × b; columns: protocols;
     each cell BFTI and H-Majority with 95% bootstrap intervals over questions),
     matrix.csv (one row per cell, with calls and tokens per question) and
     matrix.png (heat-maps). The defaults (6 attacks × 5 protocols × 3
@@ -195,9 +196,9 @@ def matrix(
 
         byzllm consensus matrix
 
-        byzllm consensus matrix --attacks replay,inject --protocols sac,cp-wbft -n 50
+        byzllm consensus matrix --attacks inject --protocols sac,cp-wbft -n 50 -o runs/inject
 
-        byzllm consensus matrix --model openai/smollm2 --base-url http://127.0.0.1:8000/v1 -n 5 -T 2
+        byzllm consensus matrix -o runs/smollm2 --model openai/smollm2 --base-url URL -n 5 -T 2
     """
     with common.cli_errors():
         from rich.table import Table
