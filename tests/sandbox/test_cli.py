@@ -56,8 +56,14 @@ def test_check_says_whether_it_works() -> None:
 
 def test_check_says_how_the_limits_are_held() -> None:
     done = runner.invoke(app, ["sandbox", "check"])
-    assert "note: no cgroup is used: per-process rlimits bound memory" in done.output
     found = json.loads(runner.invoke(app, ["sandbox", "check", "--json"]).stdout)
+    if found["cgroup"]:
+        version = found["cgroup_version"]
+        assert f"note: each run gets a cgroup {version} (memory with swap off, pids)" in done.output
+    else:
+        # Falls back, and says why.
+        missing = found["cgroup_missing"]
+        assert f"note: no cgroup is used ({missing}): per-process rlimits bound" in done.output
     if found["available"]:
-        assert "sysv_ipc_closed, memfd_refused, inode_limit hold what they miss" in done.output
+        assert "sysv_ipc_closed, memfd_refused, inode_limit hold what" in done.output
     assert ("note: not root" in done.output) == found["rootless"]

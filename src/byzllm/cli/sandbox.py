@@ -112,10 +112,19 @@ def _notes(found: dict[str, bool | str]) -> list[str]:
             "not root: the namespaces are made inside a user namespace; the program keeps "
             "the caller's uid with no capability"
         )
-    if not found.get("cgroup"):
-        held = [k for k in ("sysv_ipc_closed", "memfd_refused", "inode_limit") if found.get(k)]
+    held = [k for k in ("sysv_ipc_closed", "memfd_refused", "inode_limit") if found.get(k)]
+    if found.get("cgroup"):
         notes.append(
-            "no cgroup is used: per-process rlimits bound memory, processes and files, and "
+            f"each run gets a cgroup {found.get('cgroup_version')} (memory with swap off, pids) "
+            "bounding its total memory and processes; per-process rlimits bound each process, "
+            "and " + (", ".join(held) if held else "nothing") + " hold what rlimits miss"
+        )
+        if found.get("cgroup_missing"):
+            notes.append(f"not cgroup v2: {found['cgroup_missing']}")
+    else:
+        notes.append(
+            f"no cgroup is used ({found.get('cgroup_missing')}): per-process rlimits bound "
+            "memory, processes and files, and "
             + (", ".join(held) if held else "nothing")
             + " hold what they miss"
         )

@@ -262,7 +262,19 @@ def _close_ipc() -> None:
             raise SetupError(f"cannot limit System V IPC ({name}): {error}") from error
 
 
+def _join_cgroups(config: dict[str, Any]) -> None:
+    """Move this process into the run's cgroups (:mod:`byzllm.sandbox._cgroup`), first of
+    all: every process of the run descends from it."""
+    for procs in config.get("cgroup_procs") or ():
+        try:
+            with open(procs, "w", encoding="ascii") as handle:
+                handle.write("0")
+        except OSError as error:
+            raise SetupError(f"cannot join the run's cgroup ({procs}): {error}") from error
+
+
 def _prepare(config: dict[str, Any], source: bytes) -> None:
+    _join_cgroups(config)
     _close_ipc()
     _new_root(config)
     _write_program(config, source)

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import _warm
+from . import _cgroup, _warm
 from ._errors import SandboxError, SandboxUnavailableError
-from ._limits import SandboxLimits
+from ._limits import LimitName, SandboxLimits
 from ._seccomp import filter_program, signal_calls
 from ._support import USER_NAMESPACE_FLAGS, support
 
@@ -72,6 +72,9 @@ class Execution:
     host_timed_out: bool = False
     isolated: bool = True
     notes: list[str] = field(default_factory=list)
+    #: The limit the run's cgroup enforced (:mod:`byzllm.sandbox._cgroup`), what the kernel
+    #: did, and which cgroup held it; None when none was hit or the run had no cgroup.
+    cgroup_hit: tuple[LimitName, str, str] | None = None
 
 
 def use_zygote(enabled: bool) -> None:
@@ -271,7 +274,16 @@ async def execute(
     uid = _allocate_uid()
     tester_uid = _allocate_uid()
     status = _StatusPipe()
+    cgroup: _cgroup.RunCgroup | None = None
     try:
+        if isolated:
+            try:
+                found_cgroup = _cgroup.probe()
+                cgroup = _cgroup.create(
+                    found_cgroup, limits.memory_mb, limits.disk_mb, limits.max_processes
+                )
+            except OSError as error:
+                raise SandboxError(f"cannot make the run's cgroup: {error}") from error
         with tempfile.TemporaryDirectory(prefix="byzllm-sandbox-") as host_dir:
             os.chmod(host_dir, 0o700)
             config_path = os.path.join(host_dir, "config")
@@ -301,6 +313,7 @@ async def execute(
                 "tests": tests,
                 "tester_uid": 0 if rootless else tester_uid,
                 "harness": _HARNESS.read_text(encoding="utf-8") if tests is not None else None,
+                "cgroup_procs": cgroup.procs if cgroup is not None else [],
             }
             if isolated and warm:
                 # Forked by the zygote: no interpreter starts; the tests reach only the tests'
@@ -314,7 +327,7 @@ async def execute(
                     forked = await _warm.start(zygote, program_env(WORK), config, fds)
                     return _Forked(forked)
 
-                return await _observe(fork, status, stdin, limits, tests)
+                return await _observe(fork, status, stdin, limits, tests, cgroup=cgroup)
             Path(config_path).write_bytes(marshal.dumps(config))
             bootstrap = [sys.executable, "-S", "-s", "-E", str(_BOOTSTRAP), config_path]
             argv = [found.unshare, *found.namespace_flags, *bootstrap] if isolated else bootstrap
@@ -325,8 +338,12 @@ async def execute(
             async def spawn(fds: list[int]) -> _Sandbox:
                 return await _Spawned.start(argv, fds, gone)
 
-            return await _observe(spawn, status, stdin, limits, None, isolated=isolated)
+            return await _observe(
+                spawn, status, stdin, limits, None, isolated=isolated, cgroup=cgroup
+            )
     finally:
+        if cgroup is not None:
+            cgroup.remove()
         _uids_in_use.discard(uid)
         _uids_in_use.discard(tester_uid)
         status.close()
@@ -432,6 +449,7 @@ async def _observe(
     tests: str | None,
     *,
     isolated: bool = True,
+    cgroup: _cgroup.RunCgroup | None = None,
 ) -> Execution:
     """Start the sandbox with ``start`` (given its stdin, stdout, stderr, status and, when
     ``tests`` is not None, tests descriptors), feed it, read it, and end it (module doc)."""
@@ -470,7 +488,7 @@ async def _observe(
                 transports.append(tests_transport)
                 tests_transport.write(tests.encode("utf-8", "surrogateescape"))
                 tests_transport.close()
-            host_timed_out = await _wait(sandbox, output, limits)
+            host_timed_out = await _wait(sandbox, output, limits, cgroup)
         except BaseException:
             # Cancelled (or failed) before _wait took charge: the sandbox must not outlive
             # the run any more than it does there.
@@ -479,7 +497,9 @@ async def _observe(
         # Output written just before the end may still be in the pipes; a process that kept
         # them open (possible only without isolation) is not waited for beyond _DRAIN_S.
         await asyncio.wait([c.closed for c in captures], timeout=_DRAIN_S)
+        hit = cgroup.hit() if cgroup is not None else None
         return Execution(
+            cgroup_hit=(*hit, cgroup.support.name) if hit and cgroup is not None else None,
             report=status.read_report(),
             stdout=bytes(stdout),
             stderr=bytes(stderr),
@@ -549,18 +569,37 @@ async def _stop(sandbox: _Sandbox) -> None:
     await sandbox.settle()
 
 
-async def _wait(sandbox: _Sandbox, output: _Output, limits: SandboxLimits) -> bool:
-    """Wait for the sandbox to end, killing it on excess output or when time is up.
+#: How often the host looks at a run's cgroup for a limit the kernel enforced.
+_CGROUP_POLL_S = 0.05
+
+
+async def _until_limit_hit(cgroup: _cgroup.RunCgroup) -> None:
+    while cgroup.hit() is None:
+        await asyncio.sleep(_CGROUP_POLL_S)
+
+
+async def _wait(
+    sandbox: _Sandbox,
+    output: _Output,
+    limits: SandboxLimits,
+    cgroup: _cgroup.RunCgroup | None = None,
+) -> bool:
+    """Wait for the sandbox to end, killing it on excess output, on a limit its cgroup
+    enforced (a process killed for memory, a fork refused), or when time is up.
 
     Returns True when the host's own deadline killed it (the bootstrap's did not act). A
     killed sandbox is waited for until nothing of it runs (:meth:`_Sandbox.settle`).
     """
     exited = asyncio.ensure_future(sandbox.wait())
     exceeded = asyncio.ensure_future(output.exceeded.wait())
+    stops = {exited, exceeded}
+    if cgroup is not None:
+        limit_hit = asyncio.ensure_future(_until_limit_hit(cgroup))
+        stops.add(limit_hit)
     killed = False
     try:
         done, _ = await asyncio.wait(
-            {exited, exceeded},
+            stops,
             timeout=limits.timeout_s + _SETUP_GRACE_S,
             return_when=asyncio.FIRST_COMPLETED,
         )
@@ -577,5 +616,7 @@ async def _wait(sandbox: _Sandbox, output: _Output, limits: SandboxLimits) -> bo
             with contextlib.suppress(BaseException):
                 await asyncio.shield(exited)
         exceeded.cancel()
+        if cgroup is not None:
+            limit_hit.cancel()
         if killed:
             await sandbox.settle()

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 
-from . import _warm
+from . import _cgroup, _warm
 from ._seccomp import filter_program
 
 __all__ = ["NAMESPACE_FLAGS", "USER_NAMESPACE_FLAGS", "Support", "sandbox_support", "support"]
@@ -138,7 +138,9 @@ def _remembered() -> Support:
     mechanisms["sockets_unix_only"] = mechanisms["seccomp"]
     mechanisms["inode_limit"] = mechanisms["mountns"]
     mechanisms["core_dumps_off"] = linux
-    mechanisms["cgroup"] = False  # not used: the equivalents above hold the limits
+    # A cgroup per run (memory, pids) where this process may make one; root, typically.
+    cgroups = _cgroup.probe() if linux else None
+    mechanisms["cgroup"] = cgroups is not None and cgroups.version is not None
     # Runs forked by the warm zygote (byzllm.sandbox._warm) rather than one unshare each.
     mechanisms["zygote"] = _warm.available()
     if not linux:
@@ -163,7 +165,10 @@ def sandbox_support() -> dict[str, bool | str]:
     ``ipcns``, ``seccomp`` (booleans); what holds the limits rlimits miss: ``sysv_ipc_closed``
     (zero System V limits in the run's IPC namespace), ``memfd_refused`` and
     ``sockets_unix_only`` (the seccomp filter), ``inode_limit`` (sized ``tmpfs``),
-    ``core_dumps_off`` (``RLIMIT_CORE`` 1), ``cgroup`` (False: no cgroup is used); ``zygote``
+    ``core_dumps_off`` (``RLIMIT_CORE`` 1), ``cgroup`` (each run gets a cgroup bounding its
+    total memory and processes: :mod:`byzllm.sandbox._cgroup`), ``cgroup_version`` ("v2",
+    "v1" or empty) and ``cgroup_missing`` (why not v2, and with no cgroup why not v1
+    either; empty with v2); ``zygote``
     (runs are forked from the warm zygote);
     ``rootless`` (isolation comes from a user namespace), ``available`` (model code may run)
     and ``reason`` (why not, empty when available).
@@ -173,8 +178,11 @@ def sandbox_support() -> dict[str, bool | str]:
     remembered: the next call probes again.
     """
     found = support()
+    cgroups = _cgroup.probe() if sys.platform.startswith("linux") else None
     return {
         **found.mechanisms,
+        "cgroup_version": cgroups.version or "" if cgroups is not None else "",
+        "cgroup_missing": cgroups.reason if cgroups is not None else "not Linux",
         "rootless": found.rootless,
         "available": found.available,
         "reason": found.reason,

@@ -131,6 +131,8 @@ def judge(
     )
     if execution.output_exceeded:
         return outcome.rejected("output", "the program was stopped")
+    if execution.cgroup_hit is not None:
+        return _cgroup_rejection(outcome, execution.cgroup_hit)
     if report.get("timed_out") or execution.host_timed_out:
         processes = report.get("processes")
         if isinstance(processes, int) and processes >= limits.max_processes:
@@ -155,6 +157,14 @@ def judge(
     if error.short_type == "AssertionError":
         return outcome.result("failed", _describe(error, name_line))
     return outcome.result("crashed", _describe(error, name_line))
+
+
+def _cgroup_rejection(outcome: _Outcome, hit: tuple[LimitName, str, str]) -> SandboxResult:
+    """A limit the run's cgroup enforced: the run ended there (the host killed it)."""
+    limit, what, held_by = hit
+    text = _LIMIT_TEXT[limit].format(limits=outcome.limits)
+    result = outcome.result("rejected", f"rejected by the {text}, held by {held_by}: {what}")
+    return result.model_copy(update={"limit": limit})
 
 
 def _judge_signal(
@@ -257,6 +267,10 @@ def judge_tests(
     if execution.output_exceeded:
         detail = "rejected by the " + _LIMIT_TEXT["output"].format(limits=limits)
         return result.model_copy(update={"status": "rejected", "detail": detail, "limit": "output"})
+    if execution.cgroup_hit is not None:
+        run = _Outcome(limits, result.exit_code, result.stdout, result.stderr, result.duration_s)
+        rejected = _cgroup_rejection(run, execution.cgroup_hit)
+        return rejected.model_copy(update={"tests": outcomes})
     for index, outcome in enumerate(outcomes):
         if outcome.status != "passed":
             prefix = f"test {index + 1}: " if len(outcomes) > 1 else ""
