@@ -155,6 +155,37 @@ def test_the_work_folder_holds_a_bounded_number_of_files(
     assert "No space left on device" in result.stdout
 
 
+def _kernel_inodes() -> int:
+    """Inodes the kernel holds, of every file system (``/proc/sys/fs/inode-nr``)."""
+    return int(Path("/proc/sys/fs/inode-nr").read_text().split()[0])
+
+
+def _slab_kb() -> int:
+    """Kernel slab memory (``Slab`` of ``/proc/meminfo``), where inodes and dentries live."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("Slab:"):
+            return int(line.split()[1])
+    raise AssertionError("no Slab line in /proc/meminfo")
+
+
+def test_the_host_keeps_no_inode_or_slab_of_the_run(require_sandbox: None) -> None:
+    # Bare, the 100,000 files and their kernel inodes and slab stay once the program ends.
+    # (Other processes of the machine move both a little: the run's share must be small.)
+    with tempfile.TemporaryDirectory() as folder:
+        inodes, slab = _kernel_inodes(), _slab_kb()
+        bare = _bare("inodes", cwd=folder)
+        assert "MADE 100000" in bare.stdout, bare.stderr
+        bare_inodes, bare_slab = _kernel_inodes() - inodes, _slab_kb() - slab
+    assert bare_inodes > 50_000 and bare_slab > 10_000, (bare_inodes, bare_slab)
+    # Sandboxed, the files live in the run's own tmpfs (max_inodes of them), gone with it.
+    inodes, slab = _kernel_inodes(), _slab_kb()
+    result = asyncio.run(run_program(textwrap.dedent(PROGRAMS["inodes"]), limits=LIMITS))
+    assert "No space left on device" in result.stdout, result
+    kept_inodes, kept_slab = _kernel_inodes() - inodes, _slab_kb() - slab
+    assert kept_inodes < bare_inodes / 10, (kept_inodes, bare_inodes)
+    assert kept_slab < bare_slab / 4, (kept_slab, bare_slab)
+
+
 def test_only_unix_sockets_can_be_made(outcomes: dict[str, SandboxResult]) -> None:
     bare = _bare("families")
     assert "OPENED AF_INET" in bare.stdout  # the host lets a plain process open these
