@@ -207,3 +207,29 @@ def test_every_variable_typer_and_rich_read_is_in_the_key(package: str) -> None:
     """A new typer or rich that reads another variable fails here until the key has it."""
     missing = sorted(name for name in _variables_read(package) if not _help_cache.env_in_key(name))
     assert missing == [], json.dumps(missing)
+
+
+def _into_a_closed_pipe(argv: list[str], env: dict[str, str]) -> tuple[int, bytes, str]:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _RUN, *argv],
+            env=env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    return done.returncode, done.stderr, Path(env["PROBE"]).read_text()
+
+
+def test_a_reader_that_has_left_ends_the_replay_quietly(tmp_path: Path) -> None:
+    """``byzllm --help | head -1``: exit 1 and no traceback, as typer's own page."""
+    env = _env(tmp_path, str(tmp_path / "cache"), COLUMNS="100")
+    _run(["--help"], env)  # kept
+    replayed = _into_a_closed_pipe(["--help"], env)
+    typer_itself = _into_a_closed_pipe(["--help"], _env(tmp_path, "off", COLUMNS="100"))
+    assert replayed == (1, b"", "-")
+    assert typer_itself == (1, b"", "typer")

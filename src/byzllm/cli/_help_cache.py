@@ -196,8 +196,14 @@ def replay(argv: Sequence[str]) -> int | None:
         return None
     if fields[1].decode("ascii", "replace") != digest or not fields[2].isdigit():
         return None
-    sys.stdout.write(page.decode("utf-8", "surrogatepass"))
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(page.decode("utf-8", "surrogatepass"))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader left (``byzllm --help | head``): exit 1 without a traceback, as click
+        # does; the interpreter's last flush goes to /dev/null.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return int(fields[2])
 
 
