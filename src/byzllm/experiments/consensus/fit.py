@@ -208,42 +208,32 @@ def _estimates(t_: _Tally, group: str) -> tuple[dict[str, float], dict[str, str]
         values[name] = round(min(1.0, max(0.0, value)), 4)
         stat[name] = f"{what}, n = {n}"
 
-    if t_.initial:
-        put("strength", _rate(t_.initial), "accuracy at round 0", len(t_.initial))
-    if t_.distractor:
-        put(
+    # Each of these parameters is the share of its observations that hold (a rate).
+    rates: tuple[tuple[str, list[bool], str], ...] = (
+        ("strength", t_.initial, "accuracy at round 0"),
+        (
             "error_correlation",
-            _rate(t_.distractor),
+            t_.distractor,
             "share of wrong round-0 answers equal to the top distractor",
-            len(t_.distractor),
-        )
-    if t_.spread:
-        put(
+        ),
+        (
             "answer_spread",
-            _rate(t_.spread),
+            t_.spread,
             "share of other wrong round-0 answers that are no listed distractor",
-            len(t_.spread),
-        )
-    if t_.self_trust:
-        put("self_trust", _rate(t_.self_trust), "P(self-score >= 0.5)", len(t_.self_trust))
-    if t_.accept_wrong:
-        put(
-            "false_accept",
-            _rate(t_.accept_wrong),
-            "P(score >= 0.5 | another's wrong answer)",
-            len(t_.accept_wrong),
-        )
-    if t_.reject_right:
-        put(
-            "false_reject",
-            _rate(t_.reject_right),
-            "P(score < 0.5 | another's right answer)",
-            len(t_.reject_right),
-        )
-    if t_.high:
-        put("score_accept", fmean(t_.high), "mean score >= 0.5", len(t_.high))
-    if t_.low:
-        put("score_reject", fmean(t_.low), "mean score < 0.5", len(t_.low))
+        ),
+        ("self_trust", t_.self_trust, "P(self-score >= 0.5)"),
+        ("false_accept", t_.accept_wrong, "P(score >= 0.5 | another's wrong answer)"),
+        ("false_reject", t_.reject_right, "P(score < 0.5 | another's right answer)"),
+    )
+    for name, seen, what in rates:
+        if seen:
+            put(name, _rate(seen), what, len(seen))
+    for name, scores, what in (
+        ("score_accept", t_.high, "mean score >= 0.5"),
+        ("score_reject", t_.low, "mean score < 0.5"),
+    ):
+        if scores:
+            put(name, fmean(scores), what, len(scores))
     spread = [s - values["score_accept"] for s in t_.high if "score_accept" in values]
     spread += [s - values["score_reject"] for s in t_.low if "score_reject" in values]
     conf_spread: list[float] = []

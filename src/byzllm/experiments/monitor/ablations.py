@@ -173,16 +173,15 @@ def success_difference(game_rows: Sequence[dict[str, Any]], a: str, b: str) -> D
         ]
         interval = bootstrap_interval(np.array(pool), _unpaired_statistic)
         paired = False
-    return Difference(
-        a=a,
-        b=b,
-        value=interval.value,
-        low=interval.low,
-        high=interval.high,
-        n=interval.n,
-        pairs=len(shared),
-        paired=paired,
-        method=interval_note(paired),
+    return Difference.model_validate(
+        {
+            "a": a,
+            "b": b,
+            **interval.to_dict(),
+            "pairs": len(shared),
+            "paired": paired,
+            "method": interval_note(paired),
+        }
     )
 
 
