@@ -56,6 +56,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+#: Every process of the test without token authentication: Ray turns it on for a new head
+#: when a token exists (~/.ray/auth_token, left by `ray get-auth-token --generate`), and a
+#: worker started with `ray start --address` does not follow, so it could never join.
+ENV = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+
+
 def _ray_start(*args: str, log: Path) -> subprocess.Popen[bytes]:
     """``ray start --block`` in a process group of its own (its node's every process)."""
     with log.open("wb") as out:
@@ -68,6 +74,7 @@ def _ray_start(*args: str, log: Path) -> subprocess.Popen[bytes]:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env=ENV,
         )  # fmt: skip
 
 
@@ -158,7 +165,7 @@ def test_sigterm_and_a_dying_node_leave_json_and_a_run_that_resumes(
         "consensus", "run", str(config), "-o", str(run_dir), "--executor", "ray",
         "--ray-address", address, "--json",
     )  # fmt: skip
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**ENV, "PYTHONUNBUFFERED": "1"}
     env.pop("RAY_ADDRESS", None)
 
     def start(name: str) -> tuple[subprocess.Popen[bytes], Path, Path]:
