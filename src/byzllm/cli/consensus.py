@@ -405,7 +405,7 @@ def demo(
     ] = Path("runs/demo"),
     questions: Annotated[
         int | None,
-        typer.Option(min=1, help="Synthetic questions (default: 30 simulated, 5 with --model)."),
+        typer.Option(min=1, help="Synthetic questions (default: 30 simulated, 3 with --model)."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of questions, graphs and agents.")] = 0,
     fresh: Annotated[
