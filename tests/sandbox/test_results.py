@@ -122,8 +122,9 @@ async def test_cpu_time_limit() -> None:
         "while True:\n    pass\n", limits=SandboxLimits(timeout_s=5, cpu_s=1)
     )
     assert result.status == "timed_out"
+    # The reason, not the wall time, tells the CPU limit from the 5 s wall limit: on a loaded
+    # machine 1 s of CPU can take more than 4 s of wall time.
     assert result.detail == "CPU-time limit of 1 s reached"
-    assert result.duration_s < 4
 
 
 async def test_many_runs_go_concurrently_without_mixing_up() -> None:
