@@ -39,7 +39,10 @@ def reproduce(
     list_: Annotated[bool, typer.Option("--list", help="List every reproducible table.")] = False,
     run_dir: Annotated[
         Path | None,
-        fixed_run_dir_option("runs/reproduce/NAME, or runs/reproduce/NAME-real with --real"),
+        fixed_run_dir_option(
+            "runs/reproduce/NAME; NAME-MODEL with --model, e.g. sac-table1-gpt-4o-mini; "
+            "NAME-real with --real"
+        ),
     ] = None,
     model: ModelOption = None,
     weak_model: WeakModelOption = None,
@@ -169,9 +172,12 @@ def reproduce(
             job = _Job(entry, real_dir, questions=questions, concurrency=one_at_a_time, force=force)
             _run_real(replace(job, json_output=json_output), real, real_weak, partial=partial)
             return
+        # A run on a model has a folder of its own: the simulated run's folder holds
+        # another config, which the binding of run folders would refuse.
+        folder = name if model is None else f"{name}-{model.split('/', 1)[-1].replace('/', '-')}"
         job = _Job(
             entry,
-            run_dir or Path("runs") / "reproduce" / name,
+            run_dir or Path("runs") / "reproduce" / folder,
             _Models(model, weak_model, base_url),
             questions=questions,
             concurrency=concurrency,
