@@ -22,6 +22,10 @@ HEAVY = (
     "httpx",
     "ray",
     "llama_cpp",
+    "numba",
+    "torch",
+    "transformers",
+    "tenacity",
     "yaml",
     "asyncio",
 )
