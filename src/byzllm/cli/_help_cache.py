@@ -26,7 +26,8 @@ from typing import Any, TextIO
 __all__ = ["ENV_NAMES", "cache_dir", "cacheable", "env_in_key", "key", "replay", "run_and_keep"]
 
 #: Environment variables typer, click and rich read when they render help (checked against
-#: their sources by the tests), besides the name patterns of :func:`env_in_key`.
+#: their sources by the tests), and the locale (click's words go through gettext), besides
+#: the name patterns of :func:`env_in_key`.
 ENV_NAMES = frozenset(
     {
         "COLORTERM",
@@ -36,6 +37,11 @@ ENV_NAMES = frozenset(
         "GITHUB_ACTIONS",
         "JUPYTER_COLUMNS",
         "JUPYTER_LINES",
+        "LANG",
+        "LANGUAGE",
+        "LC_ALL",
+        "LC_CTYPE",
+        "LC_MESSAGES",
         "LINES",
         "NO_COLOR",
         "PY_COLORS",
