@@ -71,6 +71,9 @@ class RealRun:
     config: Any
     run_dir: Path
     wall_s: float
+    #: The command that regenerates the page; ``None``: the ``--real`` one, from the config's
+    #: shipped models (a run on ``--model`` passes its own).
+    command: str | None = None
 
     @property
     def page(self) -> Path:
@@ -162,7 +165,7 @@ def write_real_report(
         "min (a resumed run counts only the units it ran). Calls answered from the response "
         "cache count as calls."
     )
-    regenerate = (
+    regenerate = run.command or (
         f"byzllm reproduce {entry.name} --real "
         f"{str(config.agents.strong.model).split('/', 1)[-1]} --real-weak "
         f"{str(config.agents.weak.model).split('/', 1)[-1]} -n {len(questions)}"
