@@ -41,6 +41,7 @@ __all__ = [
     "Trigger",
     "TurnClock",
     "TurnScore",
+    "scoring_error_count",
 ]
 
 #: What a trigger does: roll back (§2) or resample the agent (§6.1 ablation).
@@ -264,3 +265,9 @@ class RandomIntervener(_BudgetedIntervener):
         if not draw < p:
             return "continue"
         return self._fire(obs, None)
+
+
+def scoring_error_count(intervener: object) -> int:
+    """How many turns a game's monitor failed to score (stored with the game); 0 for any
+    intervener without monitors, or none."""
+    return len(intervener.scoring_errors) if isinstance(intervener, MonitorIntervener) else 0

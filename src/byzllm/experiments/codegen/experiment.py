@@ -30,7 +30,7 @@ from byzllm.errors import ConfigError, InputError
 from byzllm.llm import track_requests
 from byzllm.monitor.conditions import condition_monitors, make_intervener, missing_conditions
 from byzllm.monitor.features import turn_features
-from byzllm.monitor.intervene import MonitorIntervener
+from byzllm.monitor.intervene import scoring_error_count
 from byzllm.monitor.monitor_set import MonitorSet, train_monitor_set
 from byzllm.runs import Record, Unit, make_unit, reset_to_defaults
 from byzllm.runs import run_in_memory as records_in_memory
@@ -227,9 +227,7 @@ async def work(payload: dict[str, Any]) -> list[Record]:
             hidden_status=result.hidden.status,
             hidden_detail=result.hidden.detail,
             triggers=[t.model_dump() for t in triggers],
-            scoring_errors=(
-                len(intervener.scoring_errors) if isinstance(intervener, MonitorIntervener) else 0
-            ),
+            scoring_errors=scoring_error_count(intervener),
             agents=cfg.agents,
             sim_params=sim.model_dump() if sim is not None else None,
             requests=requests.to_dict(),

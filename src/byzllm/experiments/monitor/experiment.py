@@ -20,7 +20,7 @@ from byzllm.monitor.conditions import (
 )
 from byzllm.monitor.dataset import TurnDataset
 from byzllm.monitor.features import position_entropies, turn_features
-from byzllm.monitor.intervene import MonitorIntervener
+from byzllm.monitor.intervene import MonitorIntervener, scoring_error_count
 from byzllm.monitor.monitor_set import MonitorSet
 from byzllm.runs import Record, Unit, make_unit, reset_to_defaults
 from byzllm.runs import run_in_memory as records_in_memory
@@ -202,9 +202,7 @@ async def work(payload: dict[str, Any]) -> list[Record]:
                 for t in scores
             ],
             transcript=[_transcript_turn(obs, cfg.renormalize) for obs in played.turns],
-            scoring_errors=(
-                len(intervener.scoring_errors) if isinstance(intervener, MonitorIntervener) else 0
-            ),
+            scoring_errors=scoring_error_count(intervener),
             agents=cfg.agents,
             sim_params=env.sim_params(cfg) if played.simulated else None,
             requests=requests.to_dict(),
