@@ -44,14 +44,18 @@ SKIPPED: list[tuple[str, str]] = [
     (
         r"--model local\b",
         "runs the shipped Qwen2.5-Coder-0.5B in process: several minutes on 2 CPU cores "
-        "(tests/real_model runs the real-model paths on SmolLM2)",
+        "(tests/real_model/test_local_model.py runs it on 1 question)",
     ),
     (
         r"--real\b",
         "starts llama.cpp servers on the shipped models: an hour or more on CPU "
-        "(tests/real_model runs the real-model paths on SmolLM2)",
+        "(tests/real_model/test_reproduce_real.py runs sac-table1 --real on SmolLM2)",
     ),
-    (r"^byzllm serve\b", "serves a model on port 8000 until it is stopped"),
+    (
+        r"^byzllm serve\b",
+        "serves the shipped Qwen 0.5B on port 8000 until stopped "
+        "(tests/real_model serves SmolLM2 through the same LocalServer)",
+    ),
 ]
 
 #: How many documented commands :data:`SKIPPED` leaves out; a change is a visible decision.
