@@ -1,4 +1,6 @@
-"""The seccomp filter's program is well formed for each supported architecture."""
+"""The seccomp filter: well formed for each supported architecture; with the ``seccomp`` extra
+an allow-list built by libseccomp (a call not on it is refused), without it the hand-built
+deny-list."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ import struct
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 
 import pytest
 
+from byzllm.sandbox import SandboxLimits, _seccomp, run_program, sandbox_support
 from byzllm.sandbox._bootstrap import signal_guard
 from byzllm.sandbox._seccomp import filter_program, signal_calls
 
@@ -94,3 +98,67 @@ def test_the_signal_guard_is_well_formed() -> None:
         assert denied == {1, 7, 0xFFFFFFFF, 0xFFFFFFF9}
         assert instructions[-1] == (0x06, 0, 0, 0x00050000 | errno.EPERM)
     assert signal_calls("sparc64") is None
+
+
+#: personality(0xffffffff) asks for the process's execution domain: allowed to any process,
+#: and on no list of calls a program needs.
+PERSONALITY = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+result = libc.personality(0xFFFFFFFF)
+print("personality", result, os.strerror(ctypes.get_errno()) if result < 0 else "")
+"""
+
+
+@pytest.fixture
+def hand_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs get the hand-built deny-list, as without the extra."""
+    monkeypatch.setattr(_seccomp, "filter_source", lambda: "hand-built")
+
+
+def test_with_the_extra_the_filter_is_libseccomps_allow_list(
+    require_extra: Callable[..., None],
+) -> None:
+    require_extra("pyseccomp", extra="seccomp")
+    assert _seccomp.filter_source() == "libseccomp"
+    assert filter_program() == _seccomp._allow_list(os.uname().machine)
+
+
+async def test_a_call_off_the_allow_list_is_refused(require_extra: Callable[..., None]) -> None:
+    require_extra("pyseccomp", extra="seccomp")
+    if not sandbox_support()["available"]:
+        pytest.skip("the sandbox is unavailable here")
+    bare = subprocess.run(
+        [sys.executable, "-c", PERSONALITY], capture_output=True, text=True, check=True
+    )
+    assert bare.stdout.split()[:2] == ["personality", "0"]  # allowed to a plain process
+    result = await run_program(PERSONALITY, limits=SandboxLimits(timeout_s=20))
+    assert result.stdout == f"personality -1 {os.strerror(errno.ENOSYS)}\n", result
+
+
+async def test_without_the_extra_the_deny_list_holds(hand_built: None) -> None:
+    assert filter_program() == _seccomp._deny_list(os.uname().machine)
+    if not sandbox_support()["available"]:
+        pytest.skip("the sandbox is unavailable here")
+    program = PERSONALITY + textwrap.dedent(
+        """
+        import socket
+        try:
+            os.memfd_create("x")
+            print("MEMFD")
+        except OSError as error:
+            print("memfd", error.errno)
+        try:
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            print("INET")
+        except OSError as error:
+            print("inet", error.errno)
+        """
+    )
+    result = await run_program(program, limits=SandboxLimits(timeout_s=20))
+    # A deny-list lets through what it does not name; it still refuses what it does.
+    assert result.stdout.split("\n")[:3] == [
+        "personality 0 ",
+        f"memfd {errno.EPERM}",
+        f"inet {errno.EAFNOSUPPORT}",
+    ], result

@@ -128,6 +128,11 @@ def _notes(found: dict[str, bool | str]) -> list[str]:
             + (", ".join(held) if held else "nothing")
             + " hold what they miss"
         )
+    if found.get("seccomp_filter") == "hand-built":
+        notes.append(
+            "seccomp: the hand-built deny-list (install the seccomp extra for libseccomp's "
+            "allow-list: pip install 'byzllm[seccomp]')"
+        )
     if found.get("zygote"):
         notes.append("runs are forked from a warm zygote (no interpreter start per run)")
     return notes

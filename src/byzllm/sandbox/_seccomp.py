@@ -1,34 +1,49 @@
-"""A seccomp filter for the program: the system calls sandboxed code never needs are refused.
+"""The seccomp filter for the program: an allow-list of system calls, built with libseccomp.
 
-Namespaces, an unprivileged uid and read-only mounts already deny what these calls would
-achieve; the filter narrows the kernel surface a program can reach for an exploit, as
-container runtimes' default profiles do. Refused (``EPERM``): making or entering namespaces
-(``unshare``, ``setns``, ``clone``/``clone3`` with namespace flags), every mount call,
-``ptrace``, the kernel keyring, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring``,
-loading kernel modules or kernels, file handles by number, swap, accounting, reboot,
-anonymous memory files (``memfd_create``, ``memfd_secret``: memory that no limit of ours
-would count); ``socket`` for any family but ``AF_UNIX`` answers ``EAFNOSUPPORT``; on
-x86-64 also the x32 ABI and any other architecture's calls. ``clone3`` answers ``ENOSYS``
-instead, because its flags live in memory a filter cannot read: the C library then falls back
-to ``clone``, whose flags the filter checks.
+With the ``seccomp`` extra (``pyseccomp`` over the system's ``libseccomp2``, the library
+container runtimes build their profiles with) the filter is an **allow-list**
+(:func:`_allowed`): the system calls Python programs, threads, ``fork``, subprocesses and
+``multiprocessing`` use, each by name (libseccomp maps names to each architecture's numbers);
+anything else answers ``ENOSYS`` (a call this kernel might not have: the C library then falls
+back to an older one). Among the calls left out, those that namespaces, an unprivileged uid
+and read-only mounts already stop, but that exploits start from, answer ``EPERM`` as before:
+making or entering namespaces, every mount call, ``ptrace`` and cross-process memory access,
+the kernel keyring, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring``, kernel
+modules and ``kexec``, file handles by number, swap, accounting, reboot, and anonymous
+memory files (``memfd_create``, ``memfd_secret``: memory that no limit of ours would count).
+System V IPC is not in the list either. ``socket`` and ``socketpair`` are allowed for
+``AF_UNIX`` only (any other family answers ``EAFNOSUPPORT``); ``clone`` without namespace
+flags only; ``clone3`` answers ``ENOSYS``, because its flags live in memory a filter cannot
+read: the C library then falls back to ``clone``. A call from another architecture's ABI
+(x32 or 32-bit on x86-64) answers ``EPERM``.
 
-The host builds the filter (:func:`filter_program`) and hands the bytes to the bootstrap,
-which installs them with ``prctl(PR_SET_SECCOMP)`` just before it starts the program.
+The host builds the filter (:func:`filter_program`: libseccomp exports it as classic BPF)
+and hands the bytes to the bootstrap, which installs them with ``prctl(PR_SET_SECCOMP)``
+just before it starts the program: the library is never loaded inside the sandbox.
+
+Without the extra, :func:`_deny_list` assembles the former filter by hand: the same refusals
+(``EPERM``, ``EAFNOSUPPORT``, ``clone3`` ``ENOSYS``), everything else allowed, on x86-64 and
+arm64 only. It stays only for installations without libseccomp; the allow-list costs nothing
+measurable per run (built once per process, about a millisecond).
 
 A second, stacked filter (:func:`signal_calls` names its system calls; the bootstrap builds it,
-because only it knows the pids) refuses every way to signal or limit the sandbox's PID 1 and
-the tests' process (``kill``, ``tkill``, ``tgkill``, ``rt_sigqueueinfo``,
-``rt_tgsigqueueinfo``, ``pidfd_open``, ``prlimit64`` on those pids, and ``kill(-1)``): with
-root a different uid already keeps the program from them; without root it has the same uid.
+because only it knows the pids, and it runs with the standard library alone) refuses every way
+to signal or limit the sandbox's PID 1 and the tests' process (``kill``, ``tkill``,
+``tgkill``, ``rt_sigqueueinfo``, ``rt_tgsigqueueinfo``, ``pidfd_open``, ``prlimit64`` on those
+pids, and ``kill(-1)``): with root a different uid already keeps the program from them;
+without root it has the same uid.
 """
 
 from __future__ import annotations
 
 import errno
+import functools
 import platform
 import struct
+import tempfile
+from typing import Any
 
-__all__ = ["filter_program", "signal_calls"]
+__all__ = ["filter_program", "filter_source", "signal_calls"]
 
 # BPF instruction classes and fields (linux/filter.h, linux/bpf_common.h).
 _LD_W_ABS = 0x00 | 0x00 | 0x20  # BPF_LD | BPF_W | BPF_ABS
@@ -104,9 +119,115 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
+#: The system calls a program may make (where its architecture has them), beyond those with
+#: a condition (socket, socketpair, clone); those refused with EPERM are the keys of _X86_64.
+_ALLOWED_NAMES = """
+    read write readv writev pread64 pwrite64 preadv pwritev preadv2 pwritev2 open openat
+    openat2 creat close close_range lseek stat fstat lstat newfstatat statx statfs fstatfs
+    access faccessat faccessat2 readlink readlinkat getdents getdents64 getcwd chdir fchdir
+    mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 link linkat symlink
+    symlinkat mknod mknodat chmod fchmod fchmodat fchmodat2 chown fchown fchownat lchown umask
+    truncate ftruncate fallocate fsync fdatasync sync syncfs sync_file_range utime utimes
+    utimensat futimesat getxattr lgetxattr fgetxattr listxattr llistxattr flistxattr setxattr
+    lsetxattr fsetxattr removexattr lremovexattr fremovexattr dup dup2 dup3 pipe pipe2 fcntl
+    flock ioctl poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait
+    epoll_pwait epoll_pwait2 eventfd eventfd2 signalfd signalfd4 timerfd_create
+    timerfd_settime timerfd_gettime inotify_init inotify_init1 inotify_add_watch
+    inotify_rm_watch sendfile copy_file_range splice tee vmsplice fadvise64 readahead
+    mmap munmap mprotect mremap madvise msync mincore mlock mlock2 munlock mlockall
+    munlockall brk get_mempolicy set_mempolicy mbind rt_sigaction rt_sigprocmask
+    rt_sigreturn rt_sigpending rt_sigtimedwait rt_sigsuspend sigaltstack pause kill tkill
+    tgkill rt_sigqueueinfo rt_tgsigqueueinfo pidfd_open pidfd_send_signal restart_syscall
+    getpid getppid gettid getuid geteuid getgid getegid getresuid getresgid getgroups getpgid
+    getpgrp getsid setsid setpgid setuid setgid setreuid setregid setresuid setresgid
+    setgroups setfsuid setfsgid capget capset prctl arch_prctl seccomp fork vfork execve
+    execveat exit exit_group wait4 waitid futex futex_waitv set_robust_list get_robust_list
+    set_tid_address rseq membarrier nanosleep clock_nanosleep clock_gettime clock_getres
+    gettimeofday time times getitimer setitimer alarm timer_create timer_settime
+    timer_gettime timer_getoverrun timer_delete sched_yield sched_getaffinity
+    sched_setaffinity sched_getparam sched_setparam sched_getscheduler sched_setscheduler
+    sched_getattr sched_setattr sched_get_priority_max sched_get_priority_min
+    sched_rr_get_interval getpriority setpriority ioprio_get ioprio_set getrlimit setrlimit
+    prlimit64 getrusage sysinfo uname getcpu getrandom bind listen accept accept4 connect
+    getsockname getpeername sendto recvfrom sendmsg recvmsg sendmmsg recvmmsg setsockopt
+    getsockopt shutdown
+"""
+_ALLOWED = tuple(_ALLOWED_NAMES.split())
+
+
 def filter_program(machine: str | None = None) -> bytes | None:
-    """The filter as ``struct sock_filter`` instructions, or None for an unknown architecture."""
-    spec = _ARCHES.get(machine or platform.machine())
+    """The filter as ``struct sock_filter`` instructions (:func:`filter_source` says which),
+    or None for an architecture without one."""
+    machine = machine or platform.machine()
+    if filter_source() == "libseccomp":
+        return _allow_list(machine)
+    return _deny_list(machine)
+
+
+@functools.cache
+def filter_source() -> str:
+    """``"libseccomp"`` (the allow-list) where the ``seccomp`` extra and the system's
+    libseccomp load, else ``"hand-built"`` (the deny-list)."""
+    try:
+        import pyseccomp  # noqa: F401
+    except (ImportError, OSError):  # not installed, or libseccomp.so.2 missing
+        return "hand-built"
+    return "libseccomp"
+
+
+#: libseccomp's name for each architecture this module builds a filter for.
+_LIBSECCOMP_ARCH = {"x86_64": "X86_64", "aarch64": "AARCH64", "riscv64": "RISCV64",
+                    "ppc64le": "PPC64LE", "s390x": "S390X"}  # fmt: skip
+
+
+@functools.cache
+def _allow_list(machine: str) -> bytes | None:
+    import pyseccomp as lib
+
+    arch_name = _LIBSECCOMP_ARCH.get(machine)
+    if arch_name is None:
+        return None
+    arch = getattr(lib.Arch, arch_name)
+    found = lib.SyscallFilter(lib.ERRNO(errno.ENOSYS))
+    if arch != lib.system_arch():
+        found.remove_arch(lib.Arch.NATIVE)
+        found.add_arch(arch)
+    found.set_attr(lib.Attr.ACT_BADARCH, lib.ERRNO(errno.EPERM))
+    found.set_attr(lib.Attr.CTL_NNP, 0)  # the bootstrap sets no_new_privs itself
+    added = 0
+    for name in _ALLOWED:
+        added += _rule(found, lib.ALLOW, name)
+    for name in _X86_64:  # the refused calls, by name (libseccomp maps them per architecture)
+        _rule(found, lib.ERRNO(errno.EPERM), name)
+    for name in ("socket", "socketpair"):
+        _rule(found, lib.ALLOW, name, lib.Arg(0, lib.EQ, _AF_UNIX))
+        _rule(found, lib.ERRNO(errno.EAFNOSUPPORT), name, lib.Arg(0, lib.NE, _AF_UNIX))
+    _rule(found, lib.ALLOW, "clone", lib.Arg(0, lib.MASKED_EQ, _CLONE_NAMESPACES, 0))
+    for one in range(32):  # any namespace flag set: refused (one rule per flag)
+        bit = 1 << one
+        if _CLONE_NAMESPACES & bit:
+            _rule(found, lib.ERRNO(errno.EPERM), "clone", lib.Arg(0, lib.MASKED_EQ, bit, bit))
+    _rule(found, lib.ERRNO(errno.ENOSYS), "clone3")
+    if added < len(_ALLOWED) // 2:  # pragma: no cover - a libseccomp that knows no names
+        return None
+    with tempfile.TemporaryFile() as out:
+        found.export_bpf(out)
+        out.seek(0)
+        return out.read()
+
+
+def _rule(found: Any, action: int, name: str, *args: Any) -> int:
+    """Add one rule; 0 where this architecture has no such call."""
+    try:
+        found.add_rule(action, name, *args)
+    except (OSError, ValueError, RuntimeError):
+        return 0
+    return 1
+
+
+def _deny_list(machine: str) -> bytes | None:
+    """The hand-assembled deny-list (without libseccomp): see the module doc."""
+    spec = _ARCHES.get(machine)
     if spec is None:
         return None
     arch, refused, clone, clone3, socket, foreign = spec

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 
-from . import _cgroup, _warm
+from . import _cgroup, _seccomp, _warm
 from ._seccomp import filter_program
 
 __all__ = ["NAMESPACE_FLAGS", "USER_NAMESPACE_FLAGS", "Support", "sandbox_support", "support"]
@@ -168,7 +168,8 @@ def sandbox_support() -> dict[str, bool | str]:
     ``core_dumps_off`` (``RLIMIT_CORE`` 1), ``cgroup`` (each run gets a cgroup bounding its
     total memory and processes: :mod:`byzllm.sandbox._cgroup`), ``cgroup_version`` ("v2",
     "v1" or empty) and ``cgroup_missing`` (why not v2, and with no cgroup why not v1
-    either; empty with v2); ``zygote``
+    either; empty with v2); ``seccomp_filter`` ("libseccomp": the allow-list of the
+    ``seccomp`` extra; "hand-built": the deny-list without it); ``zygote``
     (runs are forked from the warm zygote);
     ``rootless`` (isolation comes from a user namespace), ``available`` (model code may run)
     and ``reason`` (why not, empty when available).
@@ -181,6 +182,7 @@ def sandbox_support() -> dict[str, bool | str]:
     cgroups = _cgroup.probe() if sys.platform.startswith("linux") else None
     return {
         **found.mechanisms,
+        "seccomp_filter": _seccomp.filter_source() if found.mechanisms["seccomp"] else "",
         "cgroup_version": cgroups.version or "" if cgroups is not None else "",
         "cgroup_missing": cgroups.reason if cgroups is not None else "not Linux",
         "rootless": found.rootless,
