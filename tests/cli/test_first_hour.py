@@ -99,6 +99,18 @@ def test_reproduce_list_says_where_results_go(monkeypatch: pytest.MonkeyPatch) -
     assert "results" in result.stdout and "runs/reproduce/sac-table1" in result.stdout
 
 
+def test_reproduce_sizes_the_rogue_agents_tables_in_games_and_problems(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A first-hour reader saw "questions" where games were meant: on the rogue-agents
+    # tables -n counts games (problems for CodeGen), and its help must say so.
+    monkeypatch.setenv("COLUMNS", "300")
+    result = RUNNER.invoke(app, ["reproduce", "--help"])
+    line = next(line for line in result.stdout.splitlines() if "--questions" in line)
+    assert "Questions per configuration (SAC entries)" in line
+    assert "games or problems per split (rogue-agents entries)" in line
+
+
 @pytest.mark.parametrize(
     ("command", "default"),
     [
