@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 
@@ -119,6 +119,39 @@ def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
     return rows
 
 
+@lru_cache(maxsize=256)
+def _composition(spec: str) -> Composition:
+    """A unit's composition (its JSON text), validated once per sweep. Read only."""
+    return Composition.model_validate(json.loads(spec))
+
+
+@lru_cache(maxsize=256)
+def _edges(topology: str, n: int, seed: int, F: int) -> tuple[tuple[int, int], ...]:
+    return tuple(_sorted_edges(_graph(topology, n, seed, F)))
+
+
+def _sorted_edges(graph: nx.Graph[Any]) -> list[tuple[int, int]]:
+    return sorted((min(int(u), int(v)), max(int(u), int(v))) for u, v in graph.edges)
+
+
+class _Placement(NamedTuple):
+    nodes: tuple[int, ...]
+    f_local: dict[str, bool]
+
+
+@lru_cache(maxsize=4096)
+def _placement(topology: str, seed: int, F: int, spec: str, task_id: str) -> _Placement:
+    """Where a question's adversaries sit and whether they are F-local: the same for every
+    protocol of a sweep (a placement is drawn from the seed and the question alone), so
+    computed once per (graph, composition, question), not once per unit. Read only."""
+    composition = _composition(spec)
+    graph = _graph(topology, composition.n, seed, F)
+    return _Placement(
+        tuple(byzantine_nodes(graph, composition, seed, task_id)),
+        f_local_report(graph, layout(graph, composition, seed, task_id), F),
+    )
+
+
 @lru_cache(maxsize=64)
 def _unit_config(sections: str) -> ConsensusConfig:
     """The config of a unit's sections (JSON text), validated once per sweep, not per unit.
@@ -135,7 +168,8 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
     config = _unit_config(
         json.dumps({"dataset": payload["dataset"], "agents": payload["agents"]}, sort_keys=True)
     )
-    composition = Composition.model_validate(payload["composition"])
+    spec = json.dumps(payload["composition"], sort_keys=True)
+    composition = _composition(spec)
     protocol_name, topology = str(payload["protocol"]), str(payload["topology"])
     F, T, seed = int(payload["F"]), int(payload["T"]), int(payload["seed"])
     task = load_dataset(config.dataset)[int(payload["question"])]
@@ -195,18 +229,16 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
         else:
             records.append(_like(first, values))
     parse = ParseCounts.of(*(row.parse for rnd in trace.rounds for row in rnd))
+    placement = _placement(topology, seed, F, spec, task.id)
     records.append(
         ConsensusQuestion(
             **common,
             composition_config=composition.model_dump(mode="json"),
-            byzantine_nodes=byzantine_nodes(graph, composition, seed, task.id),
-            edges=sorted(
-                (min(int(u), int(v)), max(int(u), int(v))) for u, v in network.graph.edges
-            ),
-            robustness={
-                **_robustness(topology, composition.n, seed, F),
-                **f_local_report(graph, layout(graph, composition, seed, task.id), F),
-            },
+            byzantine_nodes=list(placement.nodes),
+            edges=list(_edges(topology, composition.n, seed, F))
+            if network.graph is graph
+            else _sorted_edges(network.graph),
+            robustness={**_robustness(topology, composition.n, seed, F), **placement.f_local},
             agents=[a.describe() for a in agents],
             trace=trace,
             parse=parse.to_dict(),
