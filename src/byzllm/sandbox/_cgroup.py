@@ -237,7 +237,8 @@ def create(
             _write(folder, "memory.max", str(memory))
             with contextlib.suppress(FileNotFoundError):  # no swap accounting: no swap
                 _write(folder, "memory.swap.max", "0")
-            _write(folder, "memory.oom.group", "1")
+            with contextlib.suppress(FileNotFoundError):  # before Linux 4.19: one by one
+                _write(folder, "memory.oom.group", "1")
             _write(folder, "pids.max", tasks)
         else:
             memory_folder, pids_folder = folders
