@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# Commands run by the tests keep no help pages in the home folder (byzllm.cli._help_cache);
+# the tests of that cache choose their own folders.
+os.environ.setdefault("BYZLLM_HELP_CACHE", "off")
+
 #: The public data sets live beside the repository, never inside it.
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
