@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import byzllm.runs
+import byzllm.view
 from byzllm.cli import app
 
 from .test_help import COMMANDS, _command
@@ -74,3 +75,17 @@ def test_a_report_interrupted_with_json_prints_one_object(
     assert result.stderr == "interrupted\n"
     plain = RUNNER.invoke(app, ["runs", "show", str(tmp_path)])
     assert plain.exit_code == 130 and plain.stdout == ""
+
+
+def test_a_command_without_json_after_one_with_it_prints_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The --json seen by one command does not outlive it: ``view`` (no --json option),
+    interrupted after a ``runs show --json`` that failed before printing anything, in the same
+    process, prints nothing on stdout."""
+    first = RUNNER.invoke(app, ["runs", "show", str(tmp_path / "absent"), "--json"])
+    assert first.exit_code == 2 and first.stdout == "", first.output
+    monkeypatch.setattr(byzllm.view, "write_view", _stop)
+    second = RUNNER.invoke(app, ["view", str(tmp_path)])
+    assert second.exit_code == 130, second.output
+    assert second.stdout == ""

@@ -28,6 +28,7 @@ from . import (
     view,
     whodunit,
 )
+from ._interrupted import json_option_given
 
 __all__ = ["app"]
 
@@ -59,6 +60,9 @@ def _root(
     ),
 ) -> None:
     """byzllm: Byzantine-robust multi-agent LLM toolkit."""
+    # Each command starts with no --json seen: a command without the option, invoked after one
+    # with it in the same process, must not print an interrupted-JSON document.
+    json_option_given(False)
 
 
 consensus.register(app)

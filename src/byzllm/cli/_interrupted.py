@@ -21,8 +21,8 @@ from typing import Any
 __all__ = ["interrupted_document", "json_option_given", "note_json_written"]
 
 #: Whether the command running was given ``--json``, and whether its JSON is out. Set by the
-#: option's callback when a command parses its arguments (one command per process; a test
-#: invoking several in turn resets them with each ``--json`` option parsed).
+#: option's callback when a command parses its arguments; the root command clears them first,
+#: so a command without the option never sees an earlier command's ``--json``.
 _ASKED: ContextVar[bool] = ContextVar("byzllm_json_asked", default=False)
 _WRITTEN: ContextVar[bool] = ContextVar("byzllm_json_written", default=False)
 
