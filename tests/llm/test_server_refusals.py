@@ -188,6 +188,17 @@ async def test_a_10mb_reply_is_cut_at_the_limit_and_counted_as_bad_response(
         assert "Content-Length 10485760" in message
 
 
+async def test_a_10mb_reply_is_refused_by_default() -> None:
+    """The default bound, unpatched: a 10 MB reply is refused from its Content-Length."""
+    async with serve(_huge(10 << 20, chunked=False)) as (url, seen):
+        model = get_model("openai/m", base_url=url, api_key_env=None, retry=FAST)
+        with pytest.raises(ModelUnavailableError) as caught:
+            await model.generate(HI)
+        await model.aclose()
+    assert f"over {_transport.MAX_RESPONSE_BYTES} bytes" in str(caught.value)
+    assert "Content-Length 10485760" in str(caught.value) and len(seen) == 3
+
+
 @pytest.mark.parametrize("chunked", [False, True])
 async def test_the_sdks_own_stack_cuts_a_10mb_reply_at_the_limit_too(
     chunked: bool, monkeypatch: pytest.MonkeyPatch

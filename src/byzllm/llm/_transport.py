@@ -47,9 +47,9 @@ __all__ = [
     "fast_transport_enabled",
 ]
 
-#: The largest reply body read (a chat completion with log-probabilities of a few thousand
-#: tokens is well under 10 MB).
-MAX_RESPONSE_BYTES = 16 << 20
+#: The largest reply body read: 8 MiB (a chat completion with the top-20 log-probabilities of
+#: every token takes about 1.2 kB per token, so a few thousand tokens fit; 10 MB does not).
+MAX_RESPONSE_BYTES = 8 << 20
 _MAX_HEAD_BYTES = 1 << 20
 _READ_BLOCK = 1 << 16
 _MAX_IDLE_PER_HOST = 512
