@@ -150,10 +150,7 @@ def whodunit_sections(
     simulated = any(r["simulated"] for r in rows)
     shown = [
         {
-            "variant": r["variant"],
-            "agents": r["agents"],
-            "suspects": r["suspects"],
-            "games": r["games"],
+            **_columns(r, "variant", "agents", "suspects", "games"),
             "Success-Rate %": _pct_ci(r, "success_rate", 100),
             "Precision %": _pct_ci(r, "precision", 100),
             "Game-Length": _pct_ci(r, "game_length", 1, digits=2),
@@ -208,6 +205,11 @@ def whodunit_sections(
         )
     )
     return sections, simulated
+
+
+def _columns(row: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """A report row's ``keys`` shown as they are, in that order (the table's leading columns)."""
+    return {key: row[key] for key in keys}
 
 
 def _pct_ci(row: Mapping[str, Any], metric: str, scale: float, digits: int = 1) -> str:
@@ -582,10 +584,7 @@ def codegen_sections(
     simulated = any(r["simulated"] for r in rows)
     shown = [
         {
-            "source": r["source"],
-            "method": r["method"],
-            "problems": r["problems"],
-            "runs": r["runs"],
+            **_columns(r, "source", "method", "problems", "runs"),
             "Pass@1 %": format_interval(r["pass_at_1"], r["ci_low"], r["ci_high"], scale=100),
             "interventions": r["interventions"],
             "parse fall-backs": f"{r['parse_fallbacks']} of {r['parse_calls']}",
