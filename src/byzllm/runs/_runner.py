@@ -345,298 +345,268 @@ async def run_units(
 
         check_caches(config)  # a damaged response cache stops the run before it starts
     store_path = resolve_store_path(run_dir)
-    lock = WriterLock(store_path, wait=wait, argv=argv, on_wait=_say_waiting)
-    async with lock:
-        return await _run_units_locked(
-            run_dir,
-            units,
-            work,
-            config=config,
-            concurrency=concurrency,
-            retry_failed=retry_failed,
-            max_failures=max_failures,
-            progress=progress,
-            executor=executor,
-            description=description,
-            argv=argv,
+    # The writer lock is held for the whole run: from registering the units to the last commit.
+    async with WriterLock(store_path, wait=wait, argv=argv, on_wait=_say_waiting):
+        # Here, not at the top: importing byzllm.experiments stays free of the model layer.
+        from byzllm.llm import track_requests
+
+        grid = _unique(units)
+        run_path = Path(run_dir)
+        started = time.monotonic()
+        config_json, config_class = _config_dump(config)
+
+        # verify: a damaged store stops the run here, one line naming `byzllm runs repair`.
+        store = Store(run_path, create=True, synchronous=synchronous, verify=True)
+        try:
+            statuses = store.register_units(grid)
+            run_id = store.begin_run(
+                config=config_json,
+                config_class=config_class,
+                byzllm_version=byzllm_version(),
+                git_commit=git_commit(),
+                argv=list(sys.argv) if argv is None else argv,
+            )
+        finally:
+            store.close()
+
+        todo = [
+            unit
+            for unit in grid
+            if statuses[unit.id] == "pending" or (retry_failed and statuses[unit.id] == "failed")
+        ]
+        skipped = sum(1 for unit in grid if statuses[unit.id] == "done")
+        failed_before = len(grid) - skipped - len(todo)
+        # Every request the units make on this loop counts for the run (tasks inherit it), and
+        # so does the endpoint check's.
+        tracking = contextlib.ExitStack()
+        run_requests = tracking.enter_context(track_requests())
+        if todo and isinstance(config, BaseModel):
+            from ._model_config import check_endpoints
+
+            # One request per model endpoint before any unit: no server listening, a rejected
+            # key or an unknown model stops the run now, not after every unit's retries.
+            try:
+                refusal = await check_endpoints(config)
+            except BaseException:
+                tracking.close()
+                raise
+            if refusal is not None:
+                tracking.close()
+                _record_refused_run(run_path, run_id, len(grid), skipped)
+                summary = RunSummary(
+                    run_dir=run_path,
+                    run_id=run_id,
+                    status="aborted",
+                    total=len(grid),
+                    skipped=skipped,
+                    done=0,
+                    failed=0,
+                    not_run=len(grid) - skipped,
+                    seconds=time.monotonic() - started,
+                    failed_before=failed_before,
+                    requests=run_requests.to_dict(),
+                )
+                raise RunAbortedError(refusal, summary, checked=True) from refusal
+        labels = {unit.id: unit.label for unit in todo}
+
+        reporter = make_progress(progress)
+        executor = executor if executor is not None else LocalExecutor()
+        loop = asyncio.get_running_loop()
+
+        done_count = 0
+        failed_count = 0
+        failures: list[UnitFailure] = []
+        failed_seen = 0  # failures observed by workers (before commit), for max_failures
+        in_flight = 0  # units handed to the executor and not yet back
+        fatal: BaseException | None = None  # the first fatal error: the run stops
+        tasks: list[asyncio.Future[None]] = []
+        stop = asyncio.Event()
+        all_committed = loop.create_future()
+        submitted = 0
+        committed = 0
+        finished_submitting = False
+
+        def on_committed(group: list[UnitResult]) -> None:
+            nonlocal done_count, failed_count, committed
+            for result in group:
+                if result.status == "done":
+                    done_count += 1
+                else:
+                    failed_count += 1
+                    label = labels.get(result.unit_id, result.unit_id)
+                    failures.append(UnitFailure(result.unit_id, label, result.error or ""))
+                    reporter.unit_failed(label, result.error or "")
+            committed += len(group)
+            reporter.update(done_count, failed_count)
+            writer_failed = writer.error is not None
+            if (writer_failed or (finished_submitting and committed >= submitted)) and not (
+                all_committed.done()
+            ):
+                all_committed.set_result(None)
+            if writer_failed:
+                stop.set()
+
+        writer = _Writer(
+            store.path,
+            run_id,
+            loop,
+            on_committed,
             commit_interval_s=commit_interval_s,
+            max_group=1000,
             synchronous=synchronous,
         )
+        pending = iter(todo)
+
+        def abort(err: BaseException) -> None:
+            """A fatal error: stop taking units and cancel the ones in flight (left not done)."""
+            nonlocal fatal
+            if fatal is not None:
+                return
+            fatal = err
+            stop.set()
+            current = asyncio.current_task()
+            for task in tasks:
+                if task is not current:
+                    task.cancel()
+
+        async def worker() -> None:
+            nonlocal failed_seen, submitted, in_flight
+            try:
+                for unit in pending:
+                    if stop.is_set():
+                        return
+                    started_at = time.time()
+                    in_flight += 1
+                    try:
+                        records = await executor.run(work, unit)
+                    except Exception as err:
+                        if is_fatal(err):
+                            abort(err)
+                            return
+                        result = UnitResult(
+                            unit.id, "failed", started_at, time.time(), error=format_error(err)
+                        )
+                        failed_seen += 1
+                        if max_failures is not None and failed_seen >= max_failures:
+                            stop.set()
+                    else:
+                        result = UnitResult(
+                            unit.id, "done", started_at, time.time(), records=records
+                        )
+                    finally:
+                        in_flight -= 1
+                    submitted += 1
+                    writer.submit(result)
+            except asyncio.CancelledError:
+                if fatal is None:
+                    raise
+                # Cancelled by abort(): the unit stays not done.
+
+        def live_status(counts: RequestCounts) -> LiveStatus:
+            return LiveStatus(
+                done=done_count,
+                failed=failed_count,
+                units_in_flight=in_flight,
+                requests_in_flight=counts.in_flight,
+                requests=counts.requests,
+                retries=counts.retries,
+                errors=sum(counts.errors.values()),
+                last_error=counts.last_error,
+                oldest_request_s=counts.oldest_in_flight_s(),
+            )
+
+        heartbeat = getattr(reporter, "heartbeat", None)
+        interval = getattr(reporter, "interval_s", None)
+        tick_s = 1.0
+        if isinstance(interval, int | float) and interval > 0:
+            tick_s = min(tick_s, interval / 4)
+
+        async def ticker(counts: RequestCounts) -> None:
+            # The progress line must come even while no unit finishes (requests hanging).
+            assert heartbeat is not None
+            while True:
+                await asyncio.sleep(tick_s)
+                heartbeat(live_status(counts))
+
+        # What the runs table says if we never reach the end: interrupted, or an error.
+        recorded_status = "interrupted"
+        status: RunStatus = "interrupted"
+        ticking: asyncio.Future[None] | None = None
+        with tracking:
+            try:
+                reporter.start(description or run_path.name, len(grid), skipped, len(todo))
+                if heartbeat is not None and todo:
+                    ticking = asyncio.ensure_future(ticker(run_requests))
+                await executor.start(concurrency)
+                tasks += [
+                    asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(todo)))
+                ]
+                try:
+                    await asyncio.gather(*tasks)
+                    finished_submitting = True
+                    if committed >= submitted and not all_committed.done():
+                        all_committed.set_result(None)
+                    await all_committed
+                except BaseException as err:
+                    if not isinstance(err, (asyncio.CancelledError, KeyboardInterrupt)):
+                        recorded_status = "error"
+                    for task in tasks:
+                        task.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                    raise
+                status = "stopped" if stop.is_set() else "finished"
+                if fatal is not None:
+                    status = "aborted"
+                recorded_status = status
+            finally:
+                try:
+                    if ticking is not None:
+                        ticking.cancel()
+                        await asyncio.gather(ticking, return_exceptions=True)
+                    # Commit every unit that already finished, even when interrupted.
+                    writer.close()
+                    await executor.aclose()
+                    # Let the last on_committed callbacks run before counting.
+                    await asyncio.sleep(0)
+                finally:
+                    if heartbeat is not None:
+                        heartbeat(live_status(run_requests))
+                    reporter.close()
+                closing = Store(run_path, create=False)
+                try:
+                    closing.finish_run(
+                        run_id,
+                        status=recorded_status,
+                        total=len(grid),
+                        skipped=skipped,
+                        done=done_count,
+                        failed=failed_count,
+                    )
+                finally:
+                    closing.close()
+        if writer.error is not None:
+            raise StoreError(f"writing results to {store.path} failed: {writer.error}")
+        summary = RunSummary(
+            run_dir=run_path,
+            run_id=run_id,
+            status=status,
+            total=len(grid),
+            skipped=skipped,
+            done=done_count,
+            failed=failed_count,
+            not_run=len(grid) - skipped - done_count - failed_count,
+            seconds=time.monotonic() - started,
+            failures=failures,
+            failed_before=failed_before,
+            requests=run_requests.to_dict(),
+        )
+        if fatal is not None:
+            raise RunAbortedError(fatal, summary) from fatal
+        return summary
 
 
 def _say_waiting(refusal: str) -> None:
     print(f"waiting: {refusal.split('; ')[0]}", file=sys.stderr, flush=True)
-
-
-async def _run_units_locked(
-    run_dir: str | Path,
-    units: Iterable[Unit],
-    work: WorkFn,
-    *,
-    config: BaseModel | Mapping[str, Any] | None = None,
-    concurrency: int = 16,
-    retry_failed: bool = False,
-    max_failures: int | None = None,
-    progress: bool | ProgressReporter | None = None,
-    executor: Executor | None = None,
-    description: str | None = None,
-    argv: Sequence[str] | None = None,
-    commit_interval_s: float = 0.005,
-    synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
-) -> RunSummary:
-    """:func:`run_units` once the run folder's writer lock is held."""
-    # Here, not at the top: importing byzllm.experiments stays free of the model layer.
-    from byzllm.llm import track_requests
-
-    grid = _unique(units)
-    run_path = Path(run_dir)
-    started = time.monotonic()
-    config_json, config_class = _config_dump(config)
-
-    # verify: a damaged store stops the run here, one line naming `byzllm runs repair`.
-    store = Store(run_path, create=True, synchronous=synchronous, verify=True)
-    try:
-        statuses = store.register_units(grid)
-        run_id = store.begin_run(
-            config=config_json,
-            config_class=config_class,
-            byzllm_version=byzllm_version(),
-            git_commit=git_commit(),
-            argv=list(sys.argv) if argv is None else argv,
-        )
-    finally:
-        store.close()
-
-    todo = [
-        unit
-        for unit in grid
-        if statuses[unit.id] == "pending" or (retry_failed and statuses[unit.id] == "failed")
-    ]
-    skipped = sum(1 for unit in grid if statuses[unit.id] == "done")
-    failed_before = len(grid) - skipped - len(todo)
-    # Every request the units make on this loop counts for the run (tasks inherit it), and
-    # so does the endpoint check's.
-    tracking = contextlib.ExitStack()
-    run_requests = tracking.enter_context(track_requests())
-    if todo and isinstance(config, BaseModel):
-        from ._model_config import check_endpoints
-
-        # One request per model endpoint before any unit: no server listening, a rejected
-        # key or an unknown model stops the run now, not after every unit's retries.
-        try:
-            refusal = await check_endpoints(config)
-        except BaseException:
-            tracking.close()
-            raise
-        if refusal is not None:
-            tracking.close()
-            _record_refused_run(run_path, run_id, len(grid), skipped)
-            summary = RunSummary(
-                run_dir=run_path,
-                run_id=run_id,
-                status="aborted",
-                total=len(grid),
-                skipped=skipped,
-                done=0,
-                failed=0,
-                not_run=len(grid) - skipped,
-                seconds=time.monotonic() - started,
-                failed_before=failed_before,
-                requests=run_requests.to_dict(),
-            )
-            raise RunAbortedError(refusal, summary, checked=True) from refusal
-    labels = {unit.id: unit.label for unit in todo}
-
-    reporter = make_progress(progress)
-    executor = executor if executor is not None else LocalExecutor()
-    loop = asyncio.get_running_loop()
-
-    done_count = 0
-    failed_count = 0
-    failures: list[UnitFailure] = []
-    failed_seen = 0  # failures observed by workers (before commit), for max_failures
-    in_flight = 0  # units handed to the executor and not yet back
-    fatal: BaseException | None = None  # the first fatal error: the run stops
-    tasks: list[asyncio.Future[None]] = []
-    stop = asyncio.Event()
-    all_committed = loop.create_future()
-    submitted = 0
-    committed = 0
-    finished_submitting = False
-
-    def on_committed(group: list[UnitResult]) -> None:
-        nonlocal done_count, failed_count, committed
-        for result in group:
-            if result.status == "done":
-                done_count += 1
-            else:
-                failed_count += 1
-                label = labels.get(result.unit_id, result.unit_id)
-                failures.append(UnitFailure(result.unit_id, label, result.error or ""))
-                reporter.unit_failed(label, result.error or "")
-        committed += len(group)
-        reporter.update(done_count, failed_count)
-        writer_failed = writer.error is not None
-        if (writer_failed or (finished_submitting and committed >= submitted)) and not (
-            all_committed.done()
-        ):
-            all_committed.set_result(None)
-        if writer_failed:
-            stop.set()
-
-    writer = _Writer(
-        store.path,
-        run_id,
-        loop,
-        on_committed,
-        commit_interval_s=commit_interval_s,
-        max_group=1000,
-        synchronous=synchronous,
-    )
-    pending = iter(todo)
-
-    def abort(err: BaseException) -> None:
-        """A fatal error: stop taking units and cancel the ones in flight (left not done)."""
-        nonlocal fatal
-        if fatal is not None:
-            return
-        fatal = err
-        stop.set()
-        current = asyncio.current_task()
-        for task in tasks:
-            if task is not current:
-                task.cancel()
-
-    async def worker() -> None:
-        nonlocal failed_seen, submitted, in_flight
-        try:
-            for unit in pending:
-                if stop.is_set():
-                    return
-                started_at = time.time()
-                in_flight += 1
-                try:
-                    records = await executor.run(work, unit)
-                except Exception as err:
-                    if is_fatal(err):
-                        abort(err)
-                        return
-                    result = UnitResult(
-                        unit.id, "failed", started_at, time.time(), error=format_error(err)
-                    )
-                    failed_seen += 1
-                    if max_failures is not None and failed_seen >= max_failures:
-                        stop.set()
-                else:
-                    result = UnitResult(unit.id, "done", started_at, time.time(), records=records)
-                finally:
-                    in_flight -= 1
-                submitted += 1
-                writer.submit(result)
-        except asyncio.CancelledError:
-            if fatal is None:
-                raise
-            # Cancelled by abort(): the unit stays not done.
-
-    def live_status(counts: RequestCounts) -> LiveStatus:
-        return LiveStatus(
-            done=done_count,
-            failed=failed_count,
-            units_in_flight=in_flight,
-            requests_in_flight=counts.in_flight,
-            requests=counts.requests,
-            retries=counts.retries,
-            errors=sum(counts.errors.values()),
-            last_error=counts.last_error,
-            oldest_request_s=counts.oldest_in_flight_s(),
-        )
-
-    heartbeat = getattr(reporter, "heartbeat", None)
-    interval = getattr(reporter, "interval_s", None)
-    tick_s = 1.0
-    if isinstance(interval, int | float) and interval > 0:
-        tick_s = min(tick_s, interval / 4)
-
-    async def ticker(counts: RequestCounts) -> None:
-        # The progress line must come even while no unit finishes (requests hanging).
-        assert heartbeat is not None
-        while True:
-            await asyncio.sleep(tick_s)
-            heartbeat(live_status(counts))
-
-    # What the runs table says if we never reach the end: interrupted, or an error.
-    recorded_status = "interrupted"
-    status: RunStatus = "interrupted"
-    ticking: asyncio.Future[None] | None = None
-    with tracking:
-        try:
-            reporter.start(description or run_path.name, len(grid), skipped, len(todo))
-            if heartbeat is not None and todo:
-                ticking = asyncio.ensure_future(ticker(run_requests))
-            await executor.start(concurrency)
-            tasks += [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(todo)))]
-            try:
-                await asyncio.gather(*tasks)
-                finished_submitting = True
-                if committed >= submitted and not all_committed.done():
-                    all_committed.set_result(None)
-                await all_committed
-            except BaseException as err:
-                if not isinstance(err, (asyncio.CancelledError, KeyboardInterrupt)):
-                    recorded_status = "error"
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
-            status = "stopped" if stop.is_set() else "finished"
-            if fatal is not None:
-                status = "aborted"
-            recorded_status = status
-        finally:
-            try:
-                if ticking is not None:
-                    ticking.cancel()
-                    await asyncio.gather(ticking, return_exceptions=True)
-                # Commit every unit that already finished, even when interrupted.
-                writer.close()
-                await executor.aclose()
-                # Let the last on_committed callbacks run before counting.
-                await asyncio.sleep(0)
-            finally:
-                if heartbeat is not None:
-                    heartbeat(live_status(run_requests))
-                reporter.close()
-            closing = Store(run_path, create=False)
-            try:
-                closing.finish_run(
-                    run_id,
-                    status=recorded_status,
-                    total=len(grid),
-                    skipped=skipped,
-                    done=done_count,
-                    failed=failed_count,
-                )
-            finally:
-                closing.close()
-    if writer.error is not None:
-        raise StoreError(f"writing results to {store.path} failed: {writer.error}")
-    summary = RunSummary(
-        run_dir=run_path,
-        run_id=run_id,
-        status=status,
-        total=len(grid),
-        skipped=skipped,
-        done=done_count,
-        failed=failed_count,
-        not_run=len(grid) - skipped - done_count - failed_count,
-        seconds=time.monotonic() - started,
-        failures=failures,
-        failed_before=failed_before,
-        requests=run_requests.to_dict(),
-    )
-    if fatal is not None:
-        raise RunAbortedError(fatal, summary) from fatal
-    return summary
 
 
 def _record_refused_run(run_path: Path, run_id: int, total: int, skipped: int) -> None:
