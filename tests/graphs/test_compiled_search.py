@@ -39,6 +39,24 @@ def test_same_pair_as_python_search_on_random_graphs_and_digraphs() -> None:
 
 
 @needs_numba
+def test_without_completions_same_answer_and_same_pair_in_both_searches() -> None:
+    # Completions only shortcut to a pair: without them each search still decides the same
+    # way, the two searches still agree node for node, and what they return is a k-closed pair.
+    rng = random.Random(7)
+    for case in range(30):
+        n = rng.randint(4, 30)
+        view = graph_view(nx.gnp_random_graph(n, rng.choice([0.3, 0.5, 0.7]), seed=100 + case))
+        for k in range(n // 2 + 1):
+            with_them = find_closed_pair(view, k, compiled=True)
+            found = find_closed_pair(view, k, compiled=True, completions=False)
+            assert found == find_closed_pair(view, k, compiled=False, completions=False)
+            assert (found is None) == (with_them is None), (case, k)
+            if found is not None:
+                s1, s2 = found
+                assert s1 and s2 and not s1 & s2 and view.f(s1) <= k and view.f(s2) <= k
+
+
+@needs_numba
 @pytest.mark.parametrize("n", [63, 64])
 def test_top_bits_of_the_mask(n: int) -> None:
     # Node n-1 sits in the highest bit of the uint64 masks: C_n(1..3) is exactly 3-robust.

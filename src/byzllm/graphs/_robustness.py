@@ -167,7 +167,8 @@ def _solve_r(
         first_deadline = time.perf_counter() + 0.85 * max(0.0, deadline - time.perf_counter())
     try:
         while lb < ub:
-            found = find_closed_pair(view, ub - 1, first_deadline)
+            # Expected to prove that no pair exists: completions would only cost time.
+            found = find_closed_pair(view, ub - 1, first_deadline, completions=False)
             if found is None:
                 return ub, ub, s1, s2, True, search
             ub, s1, s2 = max(view.f(found[0]), view.f(found[1])), found[0], found[1]
