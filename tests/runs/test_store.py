@@ -193,3 +193,22 @@ def test_two_processes_writing_one_store_never_corrupt_it(tmp_path: Path) -> Non
         # Both processes really wrote (they raced, each from one end of the grid).
         assert set().union(*by_unit.values()) == {"first", "second"}
         assert store._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_collector_paused_restores_the_collector(enabled: bool) -> None:
+    import gc
+
+    from byzllm.runs import collector_paused
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert gc.isenabled() is enabled
+        with pytest.raises(ValueError), collector_paused():
+            raise ValueError("a failing block")
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -75,7 +75,14 @@ from ._runner import (
     run_in_memory,
     run_units,
 )
-from ._store import STORE_FILENAME, ExportFormat, Store, StoreError, UnitResult
+from ._store import (
+    STORE_FILENAME,
+    ExportFormat,
+    Store,
+    StoreError,
+    UnitResult,
+    collector_paused,
+)
 from ._units import UNIT_ID_SCHEME, Unit, canonical_json, make_unit, reset_to_defaults, unit_id
 
 if TYPE_CHECKING:
@@ -123,6 +130,7 @@ __all__ = [
     "bootstrap_intervals",
     "canonical_json",
     "check_config",
+    "collector_paused",
     "config_differences",
     "config_path",
     "executor_by_name",

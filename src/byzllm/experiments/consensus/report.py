@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +15,13 @@ from byzllm.protocols import (
     compute_metrics,
     round_values,
 )
-from byzllm.runs import BOOTSTRAP_METHOD, Interval, Record, weighted_mean_intervals
+from byzllm.runs import (
+    BOOTSTRAP_METHOD,
+    Interval,
+    Record,
+    collector_paused,
+    weighted_mean_intervals,
+)
 from byzllm.runs.reports import format_bounds, format_interval
 
 __all__ = [
@@ -124,19 +128,8 @@ def summarize(
     """
     # The traces are hundreds of thousands of acyclic objects: with the cycle collector
     # running, its full passes over them took more than half of a matrix report's time.
-    with _collector_paused():
+    with collector_paused():
         return _summarize(questions, intervals=intervals)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _summarize(
