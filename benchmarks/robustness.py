@@ -75,7 +75,9 @@ def _solve_ours(G: nx.Graph[int], limit: float, rs: bool) -> dict[str, Any]:
         wall, cpu = _since(start)
         if srs.certificate is not None:
             c = srs.certificate
-            certified = certified and verify_rs_certificate(G, c.s1, c.s2, res.r, srs.s + 1)
+            # The pair witnesses the upper bound: G is not (r, upper + 1)-robust.
+            upper = srs.bounds[1]
+            certified = certified and verify_rs_certificate(G, c.s1, c.s2, res.r, upper + 1)
         out.update(
             s=srs.s,
             s_exact=srs.exact,
