@@ -262,3 +262,46 @@ async def test_process_executor_runs_units_in_other_processes(
             rows = store.records("computed")
         assert [(r["n"], r["square"]) for r in rows] == [(n, n * n) for n in range(6)]
         assert os.getpid() not in {r["pid"] for r in rows}
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_the_garbage_collector_runs_on_a_schedule_during_a_run(
+    tmp_path: Path, enabled: bool
+) -> None:
+    # While units run, automatic collections are off and the run collects on its own
+    # schedule (cycles still go, within a second here); afterwards the collector is as it was,
+    # also after a failing unit.
+    import gc
+    import weakref
+
+    class Cycle:
+        me: Any = None
+
+    seen: list[bool] = []
+    collected: list[weakref.ref[Cycle]] = []
+    gone_meanwhile: list[bool] = []
+
+    async def work(payload: dict[str, Any]) -> list[Record]:
+        seen.append(gc.isenabled())
+        cycle = Cycle()
+        cycle.me = cycle
+        collected.append(weakref.ref(cycle))
+        del cycle
+        await asyncio.sleep(0.02 if payload["n"] < 2 else 0)
+        if payload["n"] == 2:
+            await asyncio.sleep(1.5)  # the scheduled young collection comes meanwhile
+            gone_meanwhile.append(collected[0]() is None)
+        if payload["n"] == 3:
+            raise ValueError("a failing unit")
+        return [Value(n=payload["n"])]
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        summary = await run_units(tmp_path / "run", _units(4), work, concurrency=1, progress=False)
+        assert (summary.done, summary.failed) == (3, 1)
+        assert gc.isenabled() is enabled
+        assert not any(seen)
+        assert gone_meanwhile == [enabled]  # with the collector off before, it stays off
+    finally:
+        (gc.enable if was else gc.disable)()
