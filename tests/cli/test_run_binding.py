@@ -24,9 +24,9 @@ def test_a_changed_config_is_refused_and_the_same_one_resumes(tmp_path: Path) ->
     code, out, _ = _run(tmp_path, "--set", "protocols=[sac]")
     assert code == 0 and json.loads(out)["done"] == 2
     code, out, err = _run(tmp_path, "--set", "protocols=[sac, debate]", "--set", "seeds=[0, 1]")
-    assert code == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert code == 2 and json.loads(out)["error"] == lines[0].removeprefix("error: ")
     assert "differs in protocols, seeds" in lines[0] and "--force" in lines[0]
     # Nothing was run or recorded: the same config still resumes with nothing to do.
     code, out, _ = _run(tmp_path, "--set", "protocols=[sac]")
@@ -62,10 +62,11 @@ def _units(run_dir: Path) -> dict[str, int]:
 
 
 def _refused(result: Result, *keys: str) -> None:
-    """One line, exit 2, naming exactly the differing ``keys``."""
-    assert result.exit_code == 2 and result.stdout == ""
+    """One line, exit 2, naming exactly the differing ``keys``; --json's stdout has the line."""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"] == lines[0].removeprefix("error: ")
     assert f"differs in {', '.join(keys)})" in lines[0] and "--force" in lines[0]
 
 

@@ -15,7 +15,8 @@ A typical area command takes the run option families in one parameter (:func:`ru
 :func:`cli_errors` (which the option families apply themselves; other commands use it as
 ``with cli_errors():``) turns a :class:`~byzllm.errors.ByzllmError` into one ``error: ...``
 line on stderr and the error's exit code (2 for bad input and configs), and Ctrl-C into exit
-130.
+130; given ``--json``, such a command still prints one JSON object on stdout saying how it
+ended (:mod:`byzllm.cli._interrupted`).
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ import sys
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, TypeVar
 
 import typer
 
 from byzllm.errors import ByzllmError
 
-from ._interrupted import interrupted_document, json_option_given, note_json_written
+from ._interrupted import failure_document, json_option_given, note_json_written, note_run_dir
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -259,7 +260,7 @@ JsonOption = Annotated[
     typer.Option(
         "--json",
         help="Print machine-readable JSON on stdout instead.",
-        callback=json_option_given,  # interrupted: still one JSON document (see _interrupted)
+        callback=json_option_given,  # failed or interrupted: still one JSON document
     ),
 ]
 #: Markdown tables (for papers, READMEs, issues).
@@ -318,30 +319,55 @@ MaxDegreeOption = Annotated[
 
 def echo_error(message: str) -> None:
     """Print ``error: <message>`` as ONE line on stderr."""
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    typer.echo(f"error: {_one_line(message)}", err=True)
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line: its whitespace runs (newlines included) as single spaces."""
+    return " ".join(message.split())
 
 
 @contextlib.contextmanager
 def cli_errors() -> Iterator[None]:
-    """Turn byzllm errors into one stderr line + exit code, Ctrl-C into exit 130."""
+    """Turn byzllm errors into one stderr line + exit code, Ctrl-C into exit 130; with
+    ``--json``, stdout gets one object saying so unless the command's JSON is out
+    (:mod:`byzllm.cli._interrupted`)."""
     try:
         yield
     except ByzllmError as err:
-        echo_error(str(err) or type(err).__name__)
-        raise typer.Exit(err.exit_code) from None
+        raise _failed(str(err) or type(err).__name__, err.exit_code) from None
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
-        document = interrupted_document("interrupted")  # --json: stdout still one document
-        if document is not None:
-            print_json(document)
+        _print_failure("interrupted", EXIT_INTERRUPTED, "interrupted")
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except OSError as err:
         # A file the command reads or writes (a read-only folder, a full disk, a name too
         # long): one line naming it, not a traceback.
         if err.filename is None:
             raise
-        echo_error(f"{err.strerror or err}: {err.filename}")
-        raise typer.Exit(2) from None
+        raise _failed(f"{err.strerror or err}: {err.filename}", 2) from None
+
+
+def _failed(message: str, exit_code: int) -> typer.Exit:
+    """The ``error: ...`` line on stderr and, with ``--json``, the same message as one JSON
+    object on stdout; returns the exit to raise."""
+    line = _one_line(message)
+    echo_error(line)
+    _print_failure("error", exit_code, line)
+    return typer.Exit(exit_code)
+
+
+def _print_failure(
+    status: Literal["interrupted", "error"],
+    exit_code: int,
+    message: str,
+    counts: dict[str, int] | None = None,
+) -> None:
+    """With ``--json`` and nothing printed yet, stdout's one document says how the command
+    ended (:func:`~byzllm.cli._interrupted.failure_document`)."""
+    document = failure_document(status, exit_code, message, counts=counts)
+    if document is not None:
+        print_json(document)
 
 
 def handle_errors(command: F) -> F:
@@ -459,6 +485,7 @@ def execute_units(
     from byzllm.runs import RunAbortedError, Store, executor_by_name, run_units
 
     units = list(units)
+    note_run_dir(run_dir, json_output=json_output)  # a --json error or Ctrl-C names the folder
     if options.get("config") is not None:
         bind_run_dir(run_dir, options["config"], units, force=force)
     if isinstance(executor, str):
@@ -490,9 +517,11 @@ def execute_units(
             summary = _run_coroutine(main)
     except RunAbortedError as err:
         # A fatal error stopped the run: its one line comes from cli_errors (exit 2);
-        # --json still gets the summary, with the error.
+        # --json still gets the summary, with the error and the exit code as a failed
+        # command's document has them.
         if json_output:
-            print_json({**err.summary.to_dict(), "error": str(err)})
+            ending = {"error": _one_line(str(err)), "exit_code": err.exit_code}
+            print_json({**err.summary.to_dict(), **ending})
         raise
     except (KeyboardInterrupt, asyncio.CancelledError):
         counts = {"done": 0, "failed": 0, "pending": 0}
@@ -505,9 +534,7 @@ def execute_units(
         )
         typer.echo(message, err=True)
         # --json (this stage's or its command's): the run's counts as one JSON document.
-        document = interrupted_document(message, asked=json_output, run_dir=run_dir, counts=counts)
-        if document is not None:
-            print_json(document)
+        _print_failure("interrupted", EXIT_INTERRUPTED, message, counts)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if json_output:
         print_json(summary.to_dict())
