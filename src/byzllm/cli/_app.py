@@ -28,7 +28,7 @@ from . import (
     view,
     whodunit,
 )
-from ._interrupted import json_option_given
+from ._unfinished import json_option_given
 
 __all__ = ["app"]
 

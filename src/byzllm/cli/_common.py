@@ -16,7 +16,7 @@ A typical area command takes the run option families in one parameter (:func:`ru
 ``with cli_errors():``) turns a :class:`~byzllm.errors.ByzllmError` into one ``error: ...``
 line on stderr and the error's exit code (2 for bad input and configs), and Ctrl-C into exit
 130; given ``--json``, such a command still prints one JSON object on stdout saying how it
-ended (:mod:`byzllm.cli._interrupted`).
+ended (:mod:`byzllm.cli._unfinished`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import typer
 
 from byzllm.errors import ByzllmError
 
-from ._interrupted import failure_document, json_option_given, note_json_written, note_run_dir
+from ._unfinished import json_option_given, note_json_written, note_run_dir, unfinished_document
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -331,7 +331,7 @@ def _one_line(message: str) -> str:
 def cli_errors() -> Iterator[None]:
     """Turn byzllm errors into one stderr line + exit code, Ctrl-C into exit 130; with
     ``--json``, stdout gets one object saying so unless the command's JSON is out
-    (:mod:`byzllm.cli._interrupted`)."""
+    (:mod:`byzllm.cli._unfinished`)."""
     try:
         yield
     except ByzllmError as err:
@@ -364,8 +364,8 @@ def _print_failure(
     counts: dict[str, int] | None = None,
 ) -> None:
     """With ``--json`` and nothing printed yet, stdout's one document says how the command
-    ended (:func:`~byzllm.cli._interrupted.failure_document`)."""
-    document = failure_document(status, exit_code, message, counts=counts)
+    ended (:func:`~byzllm.cli._unfinished.unfinished_document`)."""
+    document = unfinished_document(status, exit_code, message, counts=counts)
     if document is not None:
         print_json(document)
 

@@ -13,7 +13,7 @@ import typer
 from byzllm.errors import InputError
 
 from ._common import cli_errors, console
-from ._interrupted import json_option_given, note_json_written
+from ._unfinished import json_option_given, note_json_written
 
 __all__ = ["app"]
 

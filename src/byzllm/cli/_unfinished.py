@@ -9,7 +9,8 @@ command's result, or, when the command ends before printing it, one object sayin
      "error": "interrupted: 5 of 120 units done, 0 failed; rerun the same command to resume",
      "run_dir": "runs/sweep", "units": {"total": 120, "done": 5, "failed": 0, "pending": 115}}
 
-    {"status": "error", "exit_code": 2, "error": "no run at runs/absent ..."}
+    {"status": "error", "exit_code": 2,
+     "error": "no results store at runs/absent/results.sqlite (is this a run directory?)"}
 
 ``error`` is the line the command prints on stderr (an error's without its ``error:``
 prefix); ``run_dir`` comes with a command that was running units into a run folder, and
@@ -24,7 +25,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["failure_document", "json_option_given", "note_json_written", "note_run_dir"]
+__all__ = ["json_option_given", "note_json_written", "note_run_dir", "unfinished_document"]
 
 #: Whether the command running was given ``--json``, whether its JSON is out, and the run
 #: folder it runs units into. Set by the option's callback when a command parses its
@@ -37,7 +38,7 @@ _RUN_DIR: ContextVar[str | None] = ContextVar("byzllm_json_run_dir", default=Non
 
 def json_option_given(value: bool) -> bool:
     """The callback of every ``--json`` option: remembers the value for
-    :func:`failure_document` (nothing printed yet, no run folder)."""
+    :func:`unfinished_document` (nothing printed yet, no run folder)."""
     _ASKED.set(bool(value))
     _WRITTEN.set(False)
     _RUN_DIR.set(None)
@@ -57,7 +58,7 @@ def note_run_dir(run_dir: Path | str, *, json_output: bool = False) -> None:
         _ASKED.set(True)
 
 
-def failure_document(
+def unfinished_document(
     status: Literal["interrupted", "error"],
     exit_code: int,
     message: str,
