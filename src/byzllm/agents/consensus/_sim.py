@@ -71,7 +71,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from statistics import NormalDist
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field
 
@@ -252,6 +252,23 @@ PROFILE_SOURCES: dict[str, dict[str, str]] = {
 #: Nature's access to the ground truth: task id -> the task with its answer.
 GroundTruth = Callable[[str], Task]
 
+_Key = TypeVar("_Key")
+_Value = TypeVar("_Value")
+
+
+def _remembered(
+    memo: dict[_Key, tuple[Task, _Value]], key: _Key, truth: Task, draw: Callable[[], _Value]
+) -> _Value:
+    """``memo``'s value for ``key`` when it was drawn against ``truth``, else ``draw()``,
+    remembered with it: a stable draw is asked for hundreds of times per simulated question,
+    and another ground truth for the same task id must draw again."""
+    known = memo.get(key)
+    if known is not None and known[0] is truth:
+        return known[1]
+    value = draw()
+    memo[key] = (truth, value)
+    return value
+
 
 def _text_id(response: Response) -> str:
     return _hash_text(response.text)
@@ -324,12 +341,9 @@ class SimulatedAgent(ConsensusAgent):
     def solution(self, task: Task) -> str:
         """The agent's latent solution s_i(x), fixed across rounds."""
         truth = self._truth(task)
-        known = self._solutions.get(task.id)
-        if known is not None and known[0] is truth:
-            return known[1]
-        solution = self._draw_solution(task, truth)
-        self._solutions[task.id] = (truth, solution)
-        return solution
+        return _remembered(
+            self._solutions, task.id, truth, lambda: self._draw_solution(task, truth)
+        )
 
     def _draw_solution(self, task: Task, truth: Task) -> str:
         keys = (self.seed, self.name, task.id)
@@ -374,14 +388,10 @@ class SimulatedAgent(ConsensusAgent):
         """
         if response.answer is None:
             return False
-        truth = self._truth(task)
         memo = (task.id, response.answer, response.text)
-        known = self._verdicts.get(memo)
-        if known is not None and known[0] is truth:
-            return known[1]
-        verdict = self._judge(task, response)
-        self._verdicts[memo] = (truth, verdict)
-        return verdict
+        return _remembered(
+            self._verdicts, memo, self._truth(task), lambda: self._judge(task, response)
+        )
 
     def _judge(self, task: Task, response: Response) -> bool:
         assert response.answer is not None
@@ -416,12 +426,7 @@ class SimulatedAgent(ConsensusAgent):
 
     def _scored(self, task: Task, truth: Task, round_: int, peer: Response) -> float:
         memo = (task.id, round_, peer.text, peer.answer)
-        known = self._scores.get(memo)
-        if known is not None and known[0] is truth:
-            return known[1]
-        value = self._score(task, round_, peer)
-        self._scores[memo] = (truth, value)
-        return value
+        return _remembered(self._scores, memo, truth, lambda: self._score(task, round_, peer))
 
     def _score(self, task: Task, round_: int, peer: Response) -> float:
         """φ_i(x, r) in round ``round_``: a function of the task, the round and the response
@@ -480,14 +485,10 @@ class SimulatedAgent(ConsensusAgent):
     async def confidence(
         self, task: Task, response: Response, ctx: CallContext | None = None
     ) -> float:
-        truth = self._truth(task)
         memo = (task.id, response.text, response.answer)
-        known = self._confidences.get(memo)
-        if known is not None and known[0] is truth:
-            return known[1]
-        value = self._confidence(task, response)
-        self._confidences[memo] = (truth, value)
-        return value
+        return _remembered(
+            self._confidences, memo, self._truth(task), lambda: self._confidence(task, response)
+        )
 
     def _confidence(self, task: Task, response: Response) -> float:
         p = self.profile
