@@ -119,7 +119,8 @@ async def test_a_program_runs_as_a_fresh_interpreter(zygote_on: None) -> None:
         """
     )
     result = await run_program(program, limits=LIMITS)
-    assert result.stdout == "['main.py'] /tmp /tmp/main.py False\n", result.stdout
+    work, name = _run.WORK, _run.PROGRAM_NAME  # the sandbox's own folder, not the host's
+    assert result.stdout == f"{[name]} {work} {work}/{name} False\n", result.stdout
 
 
 @pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "unshare"])
