@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from byzllm.tasks import sample_tasks
+
 TARGET_RATIO = 1.5
 
 CONFIG = """\
@@ -63,9 +65,8 @@ def _files(folder: Path, lines: int, questions: int) -> tuple[Path, Path]:
     rows = [_question(rng) for _ in range(lines)]
     large, small = folder / "large.jsonl", folder / "small.jsonl"
     large.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    # byzllm.tasks.sample_tasks: k indices drawn with the data set's seed, in file order.
-    chosen = sorted(random.Random(0).sample(range(lines), questions))
-    small.write_text("\n".join(rows[i] for i in chosen) + "\n", encoding="utf-8")
+    # The questions the run draws (the data set's seed, 0), in file order.
+    small.write_text("\n".join(sample_tasks(rows, questions, 0)) + "\n", encoding="utf-8")
     return large, small
 
 
