@@ -82,12 +82,17 @@ def test_a_store_of_the_previous_version_still_opens(tmp_path: Path) -> None:
         assert store.records("trace") == written
 
 
-def test_a_damaged_compressed_record_is_named_as_damage(tmp_path: Path) -> None:
-    _store(tmp_path)
-    conn = sqlite3.connect(tmp_path / "results.sqlite")
-    conn.execute("UPDATE records SET json = x'789c0000ffff' WHERE typeof(json) = 'blob'")
+def _damage(path: Path, update: str) -> None:
+    """Run ``update`` on the store file in ``path``, as damage from outside would."""
+    conn = sqlite3.connect(path / "results.sqlite")
+    conn.execute(update)
     conn.commit()
     conn.close()
+
+
+def test_a_damaged_compressed_record_is_named_as_damage(tmp_path: Path) -> None:
+    _store(tmp_path)
+    _damage(tmp_path, "UPDATE records SET json = x'789c0000ffff' WHERE typeof(json) = 'blob'")
     with Store.open(tmp_path) as store, pytest.raises(StoreError, match="not valid JSON"):
         store.records("trace")
 
@@ -154,10 +159,7 @@ def test_a_store_with_a_row_per_record_counts_and_reads_alike(
 
 def test_a_damaged_batch_is_named_as_damage(tmp_path: Path) -> None:
     _batched_store(tmp_path)
-    conn = sqlite3.connect(tmp_path / "results.sqlite")
-    conn.execute("UPDATE records SET json = x'2334303a789c0000ffff' WHERE kind = 'step'")
-    conn.commit()
-    conn.close()
+    _damage(tmp_path, "UPDATE records SET json = x'2334303a789c0000ffff' WHERE kind = 'step'")
     with Store.open(tmp_path) as store, pytest.raises(StoreError, match="not valid JSON"):
         store.records("step")
     with pytest.raises(ValueError, match="holds a newline"):
