@@ -65,14 +65,6 @@ def majority_correct(votes: Sequence[tuple[str | None, bool]]) -> bool:
 Selector = Callable[[str], bool]
 
 
-def _everyone(group: str) -> bool:
-    return True
-
-
-def _honest(group: str) -> bool:
-    return group != "byzantine"
-
-
 def _members(trace: QuestionTrace, select: Selector) -> list[int]:
     return [i for i, group in enumerate(trace.groups) if select(group)]
 
@@ -89,18 +81,6 @@ def group_accuracy(traces: Sequence[QuestionTrace], select: Selector, t: int) ->
             hits += trace.rounds[t][i].correct
             total += 1
     return hits / total if total else None
-
-
-def _majority_rate(traces: Sequence[QuestionTrace], select: Selector, t: int) -> float | None:
-    wins = counted = 0
-    for trace in traces:
-        members = _members(trace, select)
-        if not members:
-            continue
-        counted += 1
-        rows = trace.rounds[t]
-        wins += majority_correct([(rows[i].key, rows[i].correct) for i in members])
-    return wins / counted if counted else None
 
 
 class RoundMetrics(BaseModel):
