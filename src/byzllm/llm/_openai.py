@@ -238,9 +238,7 @@ class OpenAIAPI(ModelAPI):
             capture = shard.capture = asyncio.ensure_future(self._capture_template())
         try:
             shard.template = await asyncio.shield(capture)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
+        except Exception:  # (a cancelled call leaves the capture to the others)
             if shard.capture is capture:
                 shard.capture = None
             raise
