@@ -351,6 +351,17 @@ def _start_program(
     _run_role(config, role, argv, keep_fds)
 
 
+def close_all_but(keep: tuple[int, ...] | list[int]) -> None:
+    """Close every descriptor of this process but ``keep`` (the zygote's run leader uses it
+    too: :mod:`byzllm.sandbox._zygote`)."""
+    low = 0
+    for fd in sorted(set(keep)):
+        if fd > low:  # closerange(n, n) would close everything from n on
+            os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 20)
+
+
 def _run_role(
     config: dict[str, Any], role: Callable[[], object], argv: list[str], keep: tuple[int, ...]
 ) -> None:  # pragma: no cover - runs in the child
@@ -366,12 +377,7 @@ def _run_role(
     import atexit
     import importlib
 
-    low = 3
-    for fd in sorted(set(keep)):
-        if fd > low:  # closerange(n, n) would close everything from n on
-            os.closerange(low, fd)
-        low = max(low, fd + 1)
-    os.closerange(low, 1 << 20)
+    close_all_but((0, 1, 2, *keep))
     for signum in (_signal.SIGALRM, _signal.SIGCHLD, _signal.SIGTERM, _signal.SIGINT):
         _signal.signal(signum, _signal.SIG_DFL)
     _signal.setitimer(_signal.ITIMER_REAL, 0)

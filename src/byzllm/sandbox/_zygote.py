@@ -114,13 +114,7 @@ def _place(fds: list[int]) -> None:
     high = {target: fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for target, fd in targets.items()}
     for target, fd in high.items():
         os.dup2(fd, target, inheritable=target <= 2)
-    keep = sorted(targets)
-    low = 0
-    for fd in keep:
-        if fd > low:  # closerange(n, n) would close everything from n on
-            os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, 1 << 20)
+    bootstrap.close_all_but(list(targets))
 
 
 def _lead(fds: list[int], zygote: int) -> None:  # pragma: no cover - runs in the fork
