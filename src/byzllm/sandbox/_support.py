@@ -173,7 +173,8 @@ def sandbox_support() -> dict[str, bool | str]:
     (runs are forked from the warm zygote);
     ``rootless`` (isolation comes from a user namespace), ``available`` (model code may run)
     and ``reason`` (why not, empty when available).
-    ``seccomp`` (a system-call filter, on x86-64 and arm64) is an extra layer: the sandbox is
+    ``seccomp`` (a system-call filter: with libseccomp on x86-64, arm64, riscv64, ppc64le and
+    s390x, without it on x86-64 and arm64) is an extra layer: the sandbox is
     available without it, but then ``memfd_create`` and every socket family are reachable.
     A probe that runs out of time (a very busy machine) makes ``reason`` say so, and is not
     remembered: the next call probes again.

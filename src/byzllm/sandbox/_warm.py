@@ -83,7 +83,7 @@ def zygote(argv: list[str], env: dict[str, str]) -> _Zygote:
 
 
 def stop() -> None:
-    """End the zygote (the next run starts a new one); for tests and benchmarks."""
+    """End the zygote (the next run starts a new one): :func:`start` drops a dead one."""
     global _current
     with _lock:
         if _current is not None and _current.owner == os.getpid():
