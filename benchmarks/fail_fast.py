@@ -15,21 +15,19 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from byzllm.llm._serve import free_port
+
 SWEEP = Path(__file__).resolve().parents[1] / "examples" / "sweep.yaml"
 
 
 def _closed_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 def main() -> None:

@@ -5,7 +5,6 @@ units, else one object saying so), never a second one, and nothing without --jso
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from typer.testing import CliRunner, Result
 import byzllm.runs
 import byzllm.view
 from byzllm.cli import app
+from byzllm.llm._serve import free_port
 
 from .test_help import COMMANDS, _command
 
@@ -133,10 +133,7 @@ def test_a_refused_config_with_json_prints_one_error_object_naming_the_folder(
 
 def _closed_url() -> str:
     """A local URL nothing listens on (a port just bound and released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 def test_an_unreachable_server_with_json_prints_one_object_with_the_error(
