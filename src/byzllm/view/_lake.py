@@ -130,14 +130,13 @@ def monitor_lake_svg(game: Mapping[str, Any]) -> str:
         elif not t.get("acted"):
             line += ", no intervention left"
         alarms.setdefault(month, []).append(line)
+    stocks = [int(s) for s in lake["stocks"]]  # non-empty: checked above
     outcome = game.get("outcome") or {}
-    r0 = int(outcome.get("r0") or (lake["stocks"][0] if lake["stocks"] else 0))
-    months = len(lake["stocks"]) - 1 if lake["stocks"] else 0
     return lake_svg(
-        [int(s) for s in lake["stocks"]],
-        r0=r0,
+        stocks,
+        r0=int(outcome.get("r0") or stocks[0]),
         collapse_below=int(lake.get("collapse_below", 5)),
-        months=months,
+        months=len(stocks) - 1,
         alarms=alarms,
         interventions=interventions,
     )
