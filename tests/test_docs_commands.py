@@ -302,7 +302,7 @@ def test_documented_commands_run(
     for command in runnable:
         for folder, make in PRELUDES.items():
             if folder in command.text and not Path(folder).exists():
-                make = [arg.format(base_url=base_url) for arg in make]
+                make = [arg.replace("{base_url}", base_url) for arg in make]
                 made = runner.invoke(app, make)
                 assert made.exit_code == 0, f"{command.where}: {make}\n{made.output[-3000:]}"
         # A failing example runs as written: cutting its size could change its error.
