@@ -31,6 +31,7 @@ from __future__ import annotations
 # Warm: what the harness and typical solutions import, loaded once here and not per run.
 import ast  # noqa: F401
 import collections  # noqa: F401
+import contextlib
 import ctypes
 import fcntl
 import functools  # noqa: F401
@@ -50,15 +51,13 @@ import sys
 import typing  # noqa: F401
 from typing import Any
 
-# <sched.h>, <sys/mount.h>, <sys/prctl.h>.
+# <sched.h>, <sys/prctl.h> (the mount flags are the bootstrap's).
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-MS_REC = 16384
-MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
 
 #: Descriptor numbers in the run's leader: 0-2 the program's stdio, then these.
@@ -67,7 +66,6 @@ STATUS_FD, TESTS_FD, RUN_FD = 3, 4, 5
 _LENGTH = struct.Struct("!Q")
 
 _here = os.path.dirname(os.path.abspath(__file__))
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _load(name: str, filename: str) -> Any:
@@ -81,12 +79,8 @@ def _load(name: str, filename: str) -> Any:
 
 bootstrap = _load("_byzllm_sandbox_bootstrap", "_bootstrap.py")
 bootstrap.HARNESS = _load("_byzllm_sandbox_harness", "_harness.py")
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+# The bootstrap's libc handle, opened once here rather than in each run's leader and PID 1.
+bootstrap._libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _receive_config(fd: int) -> dict[str, Any]:
@@ -121,7 +115,7 @@ def _lead(fds: list[int], zygote: int) -> None:  # pragma: no cover - runs in th
     """The run's leader (see the module doc); never returns."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
+        bootstrap._libc_call("prctl", PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != zygote:
             os._exit(1)
         _place(fds)
@@ -129,20 +123,21 @@ def _lead(fds: list[int], zygote: int) -> None:  # pragma: no cover - runs in th
         os.setsid()
         rootless = bool(config.get("rootless"))
         flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
-        _check(_libc.unshare(flags | (CLONE_NEWUSER if rootless else 0)), "unshare")
+        bootstrap._libc_call("unshare", flags | (CLONE_NEWUSER if rootless else 0))
         if rootless:
             for name, text in (("setgroups", "deny"), ("uid_map", "0 0 1"), ("gid_map", "0 0 1")):
                 with open(f"/proc/self/{name}", "w", encoding="ascii") as handle:
                     handle.write(text)
         # Nothing mounted in the run's namespace may reach the host's (unshare(1) does this).
-        _check(_libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None), "mount")
+        bootstrap._mount(None, "/", None, bootstrap.MS_REC | bootstrap.MS_PRIVATE)
         config["status_fd"] = STATUS_FD
         config["fresh_proc"] = True
         if config.get("tests") is not None:
             config["tests_fd"] = TESTS_FD
         init = os.fork()
         if init == 0:
-            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            with contextlib.suppress(OSError):
+                bootstrap._libc_call("prctl", PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             os.close(RUN_FD)
             bootstrap.run(config)  # exits
             os._exit(1)
