@@ -137,22 +137,19 @@ def _huge(total: int, *, chunked: bool, sent: list[int] | None = None) -> Handle
     """A reply of ``total`` bytes, in chunks of 64 KiB or with its ``Content-Length``; how
     many bytes of each reply went out before the client hung up is appended to ``sent``."""
     block = b"x" * 65536
-    tally = sent
+    tally = [] if sent is None else sent
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        sent = [0]
-        if tally is not None:
-            tally.append(0)
+        reply = len(tally)  # this reply's slot in the tally
+        tally.append(0)
         framing = b"Transfer-Encoding: chunked" if chunked else b"Content-Length: %d" % total
         writer.write(b"HTTP/1.1 200 OK\r\n%s\r\n\r\n" % framing)
         try:
-            while sent[0] < total:
-                piece = block[: total - sent[0]]
+            while tally[reply] < total:
+                piece = block[: total - tally[reply]]
                 writer.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
                 await writer.drain()
-                sent[0] += len(piece)
-                if tally is not None:
-                    tally[-1] = sent[0]
+                tally[reply] += len(piece)
             if chunked:
                 writer.write(b"0\r\n\r\n")
             await writer.drain()
