@@ -136,6 +136,21 @@ def _undecided(
 
 
 @numba.njit(cache=True, inline="always")
+def _least_size(need: Any, members: Any) -> Any:
+    """The fewest nodes a set holding ``members`` can have: every member, and for each member
+    ``i`` itself plus its ``need[i]`` in-neighbours inside the set."""
+    size = 0
+    count = 0
+    rest = members
+    while rest != _ZERO:
+        i = _lowest(rest)
+        rest &= rest - _ONE
+        count += 1
+        size = max(size, 1 + need[i])
+    return max(size, count)
+
+
+@numba.njit(cache=True, inline="always")
 def _push(stack: Any, top: int, in1: Any, in2: Any, p1: Any, p2: Any) -> int:
     stack[top, 0] = in1
     stack[top, 1] = in2
@@ -263,26 +278,8 @@ def search(
             found[1] = p2
             cursor[_VISITED] = visited
             return FOUND
-        # Size bound.
-        size1 = 0
-        size2 = 0
-        members1 = 0
-        members2 = 0
-        rest = in1
-        while rest != _ZERO:
-            i = _lowest(rest)
-            rest &= rest - _ONE
-            members1 += 1
-            size1 = max(size1, 1 + need[i])
-        rest = in2
-        while rest != _ZERO:
-            i = _lowest(rest)
-            rest &= rest - _ONE
-            members2 += 1
-            size2 = max(size2, 1 + need[i])
-        size1 = max(size1, members1)
-        size2 = max(size2, members2)
-        if size1 + size2 > np.int64(_popcount(p1 | p2)):
+        # Size bound: the two disjoint sets fit inside P1 ∪ P2.
+        if _least_size(need, in1) + _least_size(need, in2) > np.int64(_popcount(p1 | p2)):
             continue
         # Members with undecided in-neighbours, in index order (``first`` / ``second``).
         m1 = _undecided(in_masks, n, in1, common, cand1, cnt1, idx1)
