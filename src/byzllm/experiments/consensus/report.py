@@ -38,8 +38,6 @@ __all__ = [
 #: What the intervals of every consensus report are (written under each table).
 INTERVAL_NOTE = BOOTSTRAP_METHOD.replace("over units", "over questions (seeds pooled)")
 
-#: Per-round quantities of RoundMetrics, each a weighted mean of per-question values.
-_ROUND_FIELDS = ROUND_FIELDS
 #: The §5.1 summary metrics as (round: 0 or -1 for T, per-round field).
 _SUMMARY = {
     "IAA": (0, "accuracy"),
@@ -67,7 +65,7 @@ def consensus_intervals(
     if not traces:
         return {}
     rounds = traces[0].n_rounds + 1
-    values = np.zeros((len(traces), rounds, len(_ROUND_FIELDS)))
+    values = np.zeros((len(traces), rounds, len(ROUND_FIELDS)))
     weights = np.zeros_like(values)
     for q, trace in enumerate(traces):
         sizes = {
@@ -79,7 +77,7 @@ def consensus_intervals(
             "h_majority": 1,
         }
         for t, row in enumerate(round_values([trace])):
-            for f, (name, value) in enumerate(zip(_ROUND_FIELDS, row, strict=True)):
+            for f, (name, value) in enumerate(zip(ROUND_FIELDS, row, strict=True)):
                 if value is not None:
                     values[q, t, f] = float(value)
                     weights[q, t, f] = sizes[name]
@@ -87,7 +85,7 @@ def consensus_intervals(
     flat_w = weights.reshape(len(traces), -1)
     # BFTI = FAA - IAA per resample: the same draws, so one extra column pair suffices.
     last = rounds - 1
-    acc = _ROUND_FIELDS.index("accuracy")
+    acc = ROUND_FIELDS.index("accuracy")
     diff_v = (values[:, last, acc] - values[:, 0, acc])[:, None]
     diff_w = weights[:, 0, acc][:, None]  # every agent counts at rounds 0 and T alike
     point, low, high = weighted_mean_intervals(
@@ -96,8 +94,8 @@ def consensus_intervals(
     n = len(traces)
     out: dict[str, Interval] = {}
     for t in range(rounds):
-        for f, name in enumerate(_ROUND_FIELDS):
-            k = t * len(_ROUND_FIELDS) + f
+        for f, name in enumerate(ROUND_FIELDS):
+            k = t * len(ROUND_FIELDS) + f
             if point[k] == point[k]:
                 out[f"round{t}.{name}"] = Interval(
                     float(point[k]), float(low[k]), float(high[k]), n
