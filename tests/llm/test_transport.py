@@ -21,8 +21,11 @@ Responder = Callable[[int], bytes]  # request number -> raw response bytes
 
 
 @asynccontextmanager
-async def raw_server(respond: Responder, close_after: bool = False) -> AsyncIterator[list[int]]:
-    """A server answering each request with scripted raw bytes; yields [port, connections]."""
+async def raw_server(
+    respond: Responder, close_after: bool = False, heads: list[bytes] | None = None
+) -> AsyncIterator[list[int]]:
+    """A server answering each request with scripted raw bytes; yields [port, connections]
+    and appends each request's raw head to ``heads`` when given."""
     state = [0, 0]
     counter = 0
 
@@ -37,6 +40,8 @@ async def raw_server(respond: Responder, close_after: bool = False) -> AsyncIter
                     if line.lower().startswith("content-length:"):
                         length = int(line.split(":")[1])
                 await reader.readexactly(length)
+                if heads is not None:
+                    heads.append(head)
                 writer.write(respond(counter))
                 counter += 1
                 await writer.drain()
@@ -257,30 +262,8 @@ async def recording_server(
 ) -> AsyncIterator[tuple[int, list[bytes]]]:
     """A server answering request n with ``reply(n)``; yields (port, raw request heads)."""
     heads: list[bytes] = []
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:")
-                )
-                await reader.readexactly(length)
-                heads.append(head)
-                writer.write(reply(len(heads) - 1))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    try:
-        yield server.sockets[0].getsockname()[1], heads
-    finally:
-        server.close()
+    async with raw_server(reply, heads=heads) as state:
+        yield state[0], heads
 
 
 def _without_length(head: bytes) -> bytes:
