@@ -270,7 +270,9 @@ async def execute(
             "Pass allow_unsafe=True (byzllm sandbox run --unsafe) to run it without isolation."
         )
     rootless = isolated and found.rootless
-    warm = _zygote_enabled and _warm.available()
+    # Forked by the zygote: no interpreter starts, so no harness source travels, and the tests
+    # reach only the tests' process, on a pipe of their own (see _zygote).
+    forked = isolated and _zygote_enabled and _warm.available()
     uid = _allocate_uid()
     tester_uid = _allocate_uid()
     status = _StatusPipe()
@@ -310,16 +312,12 @@ async def execute(
                 "max_inodes": limits.max_inodes,
                 "seccomp": filter_program() if isolated else None,
                 "signal_calls": signal_calls() if isolated else None,
-                "tests": tests,
+                "tests": "" if forked and tests is not None else tests,
                 "tester_uid": 0 if rootless else tester_uid,
-                "harness": _HARNESS.read_text(encoding="utf-8") if tests is not None else None,
+                "harness": None if forked or tests is None else _HARNESS.read_text("utf-8"),
                 "cgroup_procs": cgroup.procs if cgroup is not None else [],
             }
-            if isolated and warm:
-                # Forked by the zygote: no interpreter starts; the tests reach only the tests'
-                # process, on a pipe of their own (see _zygote).
-                config["harness"] = None
-                config["tests"] = "" if tests is not None else None
+            if forked:
                 user = USER_NAMESPACE_FLAGS if rootless else ()
                 zygote = _warm.zygote_argv(sys.executable, user, found.unshare)
 
