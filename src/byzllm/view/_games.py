@@ -264,7 +264,7 @@ def bars_svg(bars: Sequence[tuple[str, float, float | None, float | None]], unit
     )
 
 
-def _monitor_summary(games: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+def _monitor_summary(games: Sequence[dict[str, Any]]) -> tuple[str, str]:
     """(title, HTML) of a monitor evaluation's summary: per condition, the environment's
     metrics (WhoDunit: Success-Rate, Precision, Game-Length; GovSim: Survival-Rate,
     Survival-Time, Efficiency) with 95% intervals over test games and the Success-Rate gain
@@ -277,8 +277,7 @@ def _monitor_summary(games: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     env_name = str(next((g.get("env") for g in games if g.get("env")), None) or "whodunit")
     environment = get_environment(env_name)
     metrics = environment.metrics
-    plain = [dict(g) for g in games]
-    outcomes = outcome_rows(plain, metrics)
+    outcomes = outcome_rows(games, metrics)
     rows = []
     for r in outcomes:
         row: dict[str, Any] = {"condition": r["label"], "games": r["games"], "runs": r["runs"]}
@@ -288,7 +287,7 @@ def _monitor_summary(games: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
                 r[m.key], r[f"{m.key}_low"], r[f"{m.key}_high"], scale=m.scale
             )
         gain = (
-            None if r["condition"] == "none" else success_difference(plain, r["condition"], "none")
+            None if r["condition"] == "none" else success_difference(games, r["condition"], "none")
         )
         row[f"{metrics[0].label} gain over none (points)"] = (
             "-"
@@ -325,8 +324,8 @@ def monitor_sections(
     gains over no intervention, health, and every game with its monitor scores, triggers and
     resets (the rogue-agents paper, §4.2)."""
     simulated = any(bool(g.get("simulated")) for g in games)
-    title, summary = _monitor_summary(games)
     plain = [dict(g) for g in games]
+    title, summary = _monitor_summary(plain)
     sections = [
         Section(title, summary, anchor="summary"),
         _health_section(plain),
