@@ -400,9 +400,7 @@ def report(
 
 def demo(
     json_output: common.JsonOption = False,
-    run_dir: Annotated[
-        Path, typer.Option("--run-dir", "-o", help="Where the run's files go.", file_okay=False)
-    ] = Path("runs/demo"),
+    run_dir: Annotated[Path, common.fixed_run_dir_option("runs/demo")] = Path("runs/demo"),
     questions: Annotated[
         int | None,
         typer.Option(min=1, help="Synthetic questions (default: 30 simulated, 3 with --model)."),
