@@ -266,7 +266,7 @@ def _record(state: QuestionState) -> list[AgentRound]:
     # On a network of agents that call no model every value below has its field's exact type
     # (the engine's own counters, the protocols' floats and lists): rows are built without
     # validation there. Rows of model-backed agents are validated as ever.
-    make = AgentRound.trusted if state.network.instant else _validated
+    make = AgentRound.trusted if state.network.instant else AgentRound.model_validate
     task, meters, infos = state.task, state.meters, state.info
     rows = []
     for i in range(state.network.n):
@@ -293,10 +293,6 @@ def _record(state: QuestionState) -> list[AgentRound]:
             )
         )
     return rows
-
-
-def _validated(values: dict[str, Any]) -> AgentRound:
-    return AgentRound(**values)
 
 
 #: The meter of an agent that made no call this round (read only).
