@@ -50,6 +50,7 @@ from ._types import (
     CallMeter,
     ConsensusAgent,
     Response,
+    Retained,
     RoundView,
     ScoredResponse,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "LLMAgent",
     "ReplayPool",
     "Response",
+    "Retained",
     "RoundView",
     "ScoredResponse",
     "SimulatedAgent",

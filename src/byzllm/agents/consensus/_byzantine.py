@@ -63,7 +63,7 @@ from byzllm.tasks import Task, normalize_answer
 from .._seeding import choice, choice_index, stream
 from ._answers import answer_key, is_right, wrong_answers
 from ._replay_pool import ReplayPool, answer_format, family
-from ._types import CallContext, ConsensusAgent, Response, RoundView, ScoredResponse
+from ._types import CallContext, ConsensusAgent, Response, Retained, RoundView
 
 __all__ = [
     "ATTACKS",
@@ -225,12 +225,7 @@ class ByzantineAgent(ConsensusAgent):
         return FALSIFIED_CONFIDENCE
 
     async def refine(
-        self,
-        task: Task,
-        own: Response,
-        retained: Sequence[ScoredResponse],
-        f: int,
-        ctx: CallContext | None = None,
+        self, task: Task, own: Response, retained: Retained, f: int, ctx: CallContext | None = None
     ) -> Response:
         return own
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig
@@ -67,7 +66,7 @@ from ._prompts import (
     render_refine_prompt,
     render_score_prompt,
 )
-from ._types import AgentGroup, CallContext, ConsensusAgent, Response, ScoredResponse
+from ._types import AgentGroup, CallContext, ConsensusAgent, Response, Retained
 
 __all__ = ["JUDGING_STYLES", "REFINING_STYLES", "Judging", "LLMAgent", "Refining"]
 
@@ -193,12 +192,7 @@ class LLMAgent(ConsensusAgent):
         return score.value
 
     async def refine(
-        self,
-        task: Task,
-        own: Response,
-        retained: Sequence[ScoredResponse],
-        f: int,
-        ctx: CallContext | None = None,
+        self, task: Task, own: Response, retained: Retained, f: int, ctx: CallContext | None = None
     ) -> Response:
         if not retained:
             return own  # App. B.2: nothing retained, refinement skipped

@@ -69,7 +69,7 @@ import functools
 import hashlib
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from statistics import NormalDist
 from typing import Any, TypeVar
 
@@ -80,7 +80,7 @@ from byzllm.tasks import Task
 from .._params import Probability, SimParameters, parameter
 from .._seeding import choice, gauss, uniform
 from ._answers import answer_key, fresh_wrong_answers, is_right, same_answer, wrong_answers
-from ._types import AgentGroup, CallContext, ConsensusAgent, Response, ScoredResponse
+from ._types import AgentGroup, CallContext, ConsensusAgent, Response, Retained
 
 __all__ = [
     "PROFILE_SOURCES",
@@ -362,7 +362,7 @@ class SimulatedAgent(ConsensusAgent):
         self,
         task: Task,
         own: Response,
-        retained: Sequence[ScoredResponse],
+        retained: Retained,
         keys: tuple[object, ...],
     ) -> Response | None:
         """A refinement's answer given anew (``refine_slip``), never one already on offer: the
@@ -443,12 +443,7 @@ class SimulatedAgent(ConsensusAgent):
         return self._noisy(p.score_accept if judged else p.score_reject, *keys)
 
     async def refine(
-        self,
-        task: Task,
-        own: Response,
-        retained: Sequence[ScoredResponse],
-        f: int,
-        ctx: CallContext | None = None,
+        self, task: Task, own: Response, retained: Retained, f: int, ctx: CallContext | None = None
     ) -> Response:
         # Dispositions are stable per (agent, task, answers involved), as at temperature 0.
         own_key = answer_key(task, own.answer)

@@ -27,6 +27,7 @@ __all__ = [
     "CallMeter",
     "ConsensusAgent",
     "Response",
+    "Retained",
     "RoundView",
     "ScoredResponse",
 ]
@@ -61,6 +62,10 @@ class Response(BaseModel):
 #: A retained neighbour response with the receiver-side score s_{i→j} (``None`` for protocols
 #: that do not score, such as debate).
 ScoredResponse = tuple[Response, float | None]
+
+#: What an agent refines from: the neighbour responses it kept, with their scores (the SAC
+#: paper, Eq. (5)).
+Retained = Sequence[ScoredResponse]
 
 
 @dataclass
@@ -194,12 +199,7 @@ class ConsensusAgent(ABC):
 
     @abstractmethod
     async def refine(
-        self,
-        task: Task,
-        own: Response,
-        retained: Sequence[ScoredResponse],
-        f: int,
-        ctx: CallContext | None = None,
+        self, task: Task, own: Response, retained: Retained, f: int, ctx: CallContext | None = None
     ) -> Response:
         """Refined response r_i^(t+1) from ``own`` and the retained neighbours (Eq. (5))."""
 
