@@ -69,32 +69,25 @@ _CLONE_NAMESPACES = (
     | 0x00000080  # CLONE_NEWTIME
 )
 
+#: The refused system calls and their numbers: (x86-64, aarch64).
 # fmt: off
-_X86_64 = {
-    "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
-    "chroot": 161, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-    "fsmount": 432, "fspick": 433, "mount_setattr": 442, "ptrace": 101,
-    "process_vm_readv": 310, "process_vm_writev": 311, "keyctl": 250, "add_key": 248,
-    "request_key": 249, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323,
-    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-    "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
-    "delete_module": 176, "open_by_handle_at": 304, "name_to_handle_at": 303,
-    "swapon": 167, "swapoff": 168, "reboot": 169, "acct": 163, "quotactl": 179,
-    "memfd_create": 319, "memfd_secret": 447,
-}
-_AARCH64 = {
-    "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
-    "chroot": 51, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-    "fsmount": 432, "fspick": 433, "mount_setattr": 442, "ptrace": 117,
-    "process_vm_readv": 270, "process_vm_writev": 271, "keyctl": 219, "add_key": 217,
-    "request_key": 218, "bpf": 280, "perf_event_open": 241, "userfaultfd": 282,
-    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-    "kexec_load": 104, "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
-    "delete_module": 106, "open_by_handle_at": 265, "name_to_handle_at": 264,
-    "swapon": 224, "swapoff": 225, "reboot": 142, "acct": 89, "quotactl": 60,
-    "memfd_create": 279, "memfd_secret": 447,
+_REFUSED = {
+    "unshare": (272, 97), "setns": (308, 268), "mount": (165, 40), "umount2": (166, 39),
+    "pivot_root": (155, 41), "chroot": (161, 51), "open_tree": (428, 428),
+    "move_mount": (429, 429), "fsopen": (430, 430), "fsconfig": (431, 431), "fsmount": (432, 432),
+    "fspick": (433, 433), "mount_setattr": (442, 442), "ptrace": (101, 117),
+    "process_vm_readv": (310, 270), "process_vm_writev": (311, 271), "keyctl": (250, 219),
+    "add_key": (248, 217), "request_key": (249, 218), "bpf": (321, 280),
+    "perf_event_open": (298, 241), "userfaultfd": (323, 282), "io_uring_setup": (425, 425),
+    "io_uring_enter": (426, 426), "io_uring_register": (427, 427), "kexec_load": (246, 104),
+    "kexec_file_load": (320, 294), "init_module": (175, 105), "finit_module": (313, 273),
+    "delete_module": (176, 106), "open_by_handle_at": (304, 265), "name_to_handle_at": (303, 264),
+    "swapon": (167, 224), "swapoff": (168, 225), "reboot": (169, 142), "acct": (163, 89),
+    "quotactl": (179, 60), "memfd_create": (319, 279), "memfd_secret": (447, 447),
 }
 # fmt: on
+_X86_64 = {name: numbers[0] for name, numbers in _REFUSED.items()}
+_AARCH64 = {name: numbers[1] for name, numbers in _REFUSED.items()}
 
 #: Per architecture: its AUDIT_ARCH value, the refused calls' numbers, clone, clone3, socket,
 #: and the first number of a foreign ABI sharing the architecture (x32 on x86-64).
@@ -120,7 +113,7 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 
 
 #: The system calls a program may make (where its architecture has them), beyond those with
-#: a condition (socket, socketpair, clone); those refused with EPERM are the keys of _X86_64.
+#: a condition (socket, socketpair, clone); those refused with EPERM are the keys of _REFUSED.
 _ALLOWED_NAMES = """
     read write readv writev pread64 pwrite64 preadv pwritev preadv2 pwritev2 open openat
     openat2 creat close close_range lseek stat fstat lstat newfstatat statx statfs fstatfs
@@ -197,7 +190,7 @@ def _allow_list(machine: str) -> bytes | None:
     added = 0
     for name in _ALLOWED:
         added += _rule(found, lib.ALLOW, name)
-    for name in _X86_64:  # the refused calls, by name (libseccomp maps them per architecture)
+    for name in _REFUSED:  # the refused calls, by name (libseccomp maps them per architecture)
         _rule(found, lib.ERRNO(errno.EPERM), name)
     for name in ("socket", "socketpair"):
         _rule(found, lib.ALLOW, name, lib.Arg(0, lib.EQ, _AF_UNIX))
