@@ -40,7 +40,6 @@ class _Asker:
     def __init__(
         self,
         model: ChatModel,
-        *,
         top_logprobs: int,
         max_reprompts: int,
         temperature: float,
@@ -112,13 +111,7 @@ class LLMCoder:
     ) -> None:
         self.name = name
         self.role = role
-        self._asker = _Asker(
-            model,
-            top_logprobs=top_logprobs,
-            max_reprompts=max_reprompts,
-            temperature=temperature,
-            max_tokens=max_tokens,
-        )
+        self._asker = _Asker(model, top_logprobs, max_reprompts, temperature, max_tokens)
 
     async def write(self, view: CoderView) -> Solution:
         entry = view.entry_point
@@ -167,13 +160,7 @@ class _Reviewer:
         max_tokens: int | None = 1024,
     ) -> None:
         self.name = self.default_name if name is None else name
-        self._asker = _Asker(
-            model,
-            top_logprobs=top_logprobs,
-            max_reprompts=max_reprompts,
-            temperature=temperature,
-            max_tokens=max_tokens,
-        )
+        self._asker = _Asker(model, top_logprobs, max_reprompts, temperature, max_tokens)
 
 
 class LLMJudge(_Reviewer):

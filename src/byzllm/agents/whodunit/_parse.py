@@ -251,14 +251,11 @@ def _as_int(f: JsonField | None) -> tuple[int, tuple[int, int]] | None:
 
 
 def _as_bool(f: JsonField | None) -> bool | None:
-    if f is None:
-        return None
-    v = f.value
-    if isinstance(v, bool):
-        return v
+    """A JSON boolean, or one spelled as a string (``"true"``, ``"yes"``, ``"false"``, ``"no"``)."""
+    v = None if f is None else f.value
     if isinstance(v, str):
-        return {"true": True, "yes": True, "false": False, "no": False}.get(v.strip().lower())
-    return None
+        v = {"true": True, "yes": True, "false": False, "no": False}.get(v.strip().lower())
+    return v if isinstance(v, bool) else None
 
 
 def _character(fields: dict[str, JsonField], view: AgentView) -> tuple[int, tuple[int, int]]:
