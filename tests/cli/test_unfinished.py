@@ -201,3 +201,30 @@ def test_any_failing_json_command_prints_one_json_object(
     result = RUNNER.invoke(app, [*command, str(tmp_path / "absent" / name), "--json"])
     assert result.exit_code == 2, result.output
     _error_document(result)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["consensus", "matrix", "--json", "--bogus"], "No such option: --bogus"),
+        (["runs", "list", "--nope", "--json"], "No such option: --nope"),
+        (["consensus", "matrix", "--json", "-n", "abc"], "Invalid value for '--questions'"),
+        (["graph", "nosuch", "--json"], "No such command"),
+    ],
+)
+def test_a_usage_error_with_json_prints_one_error_document(args: list[str], said: str) -> None:
+    """An unknown option or a bad value stops the command before its --json is read; stdout
+    still holds the one error document, and the usage text stays on stderr."""
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    document = json.loads(result.stdout)
+    assert document["status"] == "error" and document["exit_code"] == 2
+    assert said in document["error"], document
+    assert said.split(":")[0] in result.stderr
+
+
+def test_a_usage_error_without_json_prints_nothing_on_stdout() -> None:
+    for args in (["consensus", "matrix", "--bogus"], ["graph", "check", "--bogus", "--", "--json"]):
+        result = RUNNER.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert result.stdout == "", args

@@ -8,9 +8,11 @@ page it has shown before is replayed without it: :mod:`byzllm.cli._help_cache`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from . import (
     codegen,
@@ -28,11 +30,47 @@ from . import (
     view,
     whodunit,
 )
-from ._unfinished import json_option_given
+from ._unfinished import json_option_given, usage_error_document
 
 __all__ = ["app"]
 
+#: Where the root keeps the words it was given (its ``ctx.meta`` key).
+_ARGV = "byzllm.argv"
+
+
+class _RootGroup(TyperGroup):
+    """The root command: a usage error (an unknown option, a missing argument, a bad value),
+    found before a command reads its own ``--json``, still gives ``--json`` its one JSON
+    document on stdout (:mod:`byzllm.cli._unfinished`); the usage text stays on stderr."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:
+        argv = list(args)
+        try:
+            ctx = super().make_context(info_name, args, parent, **extra)
+        except Exception as exc:
+            _usage_document(exc, argv)
+            raise
+        ctx.meta[_ARGV] = argv
+        return ctx
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            _usage_document(exc, ctx.meta.get(_ARGV, ()))
+            raise
+
+
+def _usage_document(exc: Exception, argv: Sequence[str]) -> None:
+    # By class name: typer raises its bundled click's UsageError, older typer click's own.
+    if any(kind.__name__ == "UsageError" for kind in type(exc).__mro__):
+        usage_error_document(argv, getattr(exc, "exit_code", 2), exc.format_message())  # type: ignore[attr-defined]
+
+
 app = typer.Typer(
+    cls=_RootGroup,
     name="byzllm",
     help=(
         "Multi-agent LLM systems that stay correct when some agents are wrong or malicious.\n\n"

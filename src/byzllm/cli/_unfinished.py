@@ -1,6 +1,7 @@
 """What ``--json`` puts on stdout when a command does not finish: interrupted (Ctrl-C,
 SIGTERM: exit 130) or stopped by an error (a bad path, an unreachable server or Ray cluster, a
-refused config: the error's exit code, 2 for bad input).
+refused config, a usage error such as an unknown option: the error's exit code, 2 for bad
+input).
 
 A script that reads a command's stdout as JSON gets one JSON document whatever happens: the
 command's result, or, when the command ends before printing it, one object saying why::
@@ -21,11 +22,18 @@ command has printed its JSON nothing is added, so stdout stays one document; wit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["json_option_given", "note_json_written", "note_run_dir", "unfinished_document"]
+__all__ = [
+    "json_option_given",
+    "note_json_written",
+    "note_run_dir",
+    "unfinished_document",
+    "usage_error_document",
+]
 
 #: Whether the command running was given ``--json``, whether its JSON is out, and the run
 #: folder it runs units into. Set by the option's callback when a command parses its
@@ -77,3 +85,17 @@ def unfinished_document(
     if counts is not None:
         document["units"] = {"total": sum(counts.values()), **counts}
     return document
+
+
+def usage_error_document(argv: Sequence[str], exit_code: int, message: str) -> None:
+    """A usage error (an unknown option, a missing argument, a bad value) stops a command
+    before its ``--json`` is read: when ``argv`` asks for JSON and none is out, the error
+    document goes to stdout all the same (its usage text stays on stderr)."""
+    words = list(argv)
+    if "--" in words:
+        words = words[: words.index("--")]  # after "--", "--json" is an argument
+    if "--json" not in words or _WRITTEN.get():
+        return
+    from ._common import print_json
+
+    print_json({"status": "error", "exit_code": exit_code, "error": " ".join(message.split())})
