@@ -160,3 +160,22 @@ def test_a_run_on_a_model_has_its_own_folder_and_page_command(
         "Regenerate: `byzllm reproduce sac-table1 --model openai/fake-model --base-url "
         f"{server.base_url} -n 1 -o runs/reproduce/sac-table1-fake-model`"
     ) in page
+
+
+@pytest.mark.parametrize(
+    ("models", "folder"),
+    [
+        (["--real", "qwen0.5b"], "sac-table1-real"),
+        (["--real", "qwen1.5b", "--real-weak", "qwen0.5b"], "sac-table1-real-qwen1.5b-qwen0.5b"),
+    ],
+)
+def test_a_real_run_on_other_shipped_models_has_its_own_folder(
+    models: list[str], folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/reproduce.md runs qwen0.5b, then qwen1.5b: one folder would hold two configs,
+    # which the binding of run folders refuses. (--partial reads the folder, starts nothing.)
+    monkeypatch.chdir(tmp_path)
+    result = RUNNER.invoke(app, ["reproduce", "sac-table1", *models, "--partial"])
+    assert result.exit_code == 2
+    store = Path("runs") / "reproduce" / folder / "results.sqlite"
+    assert result.stderr.strip() == f"error: no results store at {store} (is this a run directory?)"

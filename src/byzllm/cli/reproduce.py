@@ -41,7 +41,7 @@ def reproduce(
         Path | None,
         fixed_run_dir_option(
             "runs/reproduce/NAME; NAME-MODEL with --model, e.g. sac-table1-gpt-4o-mini; "
-            "NAME-real with --real"
+            "NAME-real with --real qwen0.5b, NAME-real-STRONG-WEAK with other shipped models"
         ),
     ] = None,
     model: ModelOption = None,
@@ -167,7 +167,7 @@ def reproduce(
                 raise InputError(f"--real is available for {real_ones}, not {name}")
             if model or weak_model or base_url:
                 raise InputError("--real starts its own servers: leave out --model/--base-url")
-            real_dir = run_dir or Path("runs") / "reproduce" / f"{name}-real"
+            real_dir = run_dir or Path("runs") / "reproduce" / _real_folder(entry, real, real_weak)
             one_at_a_time = 1 if concurrency == 64 else concurrency
             job = _Job(entry, real_dir, questions=questions, concurrency=one_at_a_time, force=force)
             _run_real(replace(job, json_output=json_output), real, real_weak, partial=partial)
@@ -186,6 +186,21 @@ def reproduce(
             force=force,
         )
         {"codegen": _run_codegen, "monitor": _run_monitor}.get(entry.kind, _run)(job)
+
+
+#: The shipped models of the real configs (strong, weak): their runs keep the folder NAME-real.
+_REAL_MODELS = ("qwen0.5b", "smollm2")
+
+
+def _real_folder(entry: Any, strong: str, weak: str) -> str:
+    """``NAME-real`` on the real config's own models; on others, a folder of their own
+    (``NAME-real-STRONG-WEAK``; ``NAME-real-MODEL`` for a rogue-agents entry, which has one),
+    as a run on ``--model`` has: a run folder holds one config, and the binding of run
+    folders refuses a second (docs/reproduce.md runs qwen0.5b, then qwen1.5b)."""
+    models = (strong,) if entry.kind == "monitor" else (strong, weak)
+    if models == _REAL_MODELS[: len(models)]:
+        return f"{entry.name}-real"
+    return "-".join([f"{entry.name}-real", *models])
 
 
 @dataclass(frozen=True)
