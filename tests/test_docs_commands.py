@@ -10,24 +10,46 @@ questions or games, appended after the document's own options) so the whole file
 minutes, not hours. Commands on a model server (``--model provider/name``, ``--base-url``,
 ``models probe``) run against :class:`~byzllm.testing.FakeOpenAIServer`: their ``--base-url``
 is pointed at it (added where the document relies on the provider's default URL); a
-browser that ``--open`` would start is replaced by a stub that records the page. Only what
-CI cannot have is skipped, each with its reason (:data:`SKIPPED`: the shipped real models on
-CPU, a server that runs until stopped, the reader's own data); the number skipped is
-asserted (:data:`EXPECTED_SKIPPED`), so a new skip is a visible change. A failing command
-fails its document's test with the file, line, command, exit code and output. A command the
-document shows failing (a ``$ byzllm ...`` line followed by its ``error: ...`` line) must
-fail just so: exit 2 and that very line on stderr.
+browser that ``--open`` would start is replaced by a stub that records the page.
+
+The commands on the shipped real models run too, each as written with only the model
+substituted (:func:`stand_in_models`), because generating with the real weights on CPU takes
+minutes to hours: ``--real NAME`` gets the fake server in place of the llama.cpp server that
+``LocalServer`` would start (its arguments still checked against ``LocalServer``'s
+signature; no weights are read, so ``qwen1.5b`` needs no ``local-large`` extra), and
+``--model local`` builds the in-process llama.cpp model as usual (the shipped file resolved
+and hash-checked, its vocabulary read) but each generation is answered by the fake server
+instead of the weights. tests/real_model runs the real paths (``sac-table1 --real`` on
+SmolLM2, ``demo --model local`` on one question). ``byzllm serve`` is cheap enough to run
+for real: in a child process, on a free port instead of 8000 (:func:`serve_briefly`: it
+waits for the URL the command prints, asks ``/v1/models`` and one completion of the shipped
+Qwen 0.5B, presses Ctrl-C and expects a clean exit). The fake model answers a request
+constrained by a JSON schema (the WhoDunit moves) with the first value the schema allows
+(:func:`schema_instance`), as a grammar-constrained server must answer something valid.
+
+Nothing is skipped; :data:`SKIPPED` stays as the one place a skip would be declared, with its
+reason, and the number skipped is asserted (:data:`EXPECTED_SKIPPED`), so a new skip is a
+visible change. A failing command fails its document's test with the file, line, command,
+exit code and output. A command the document shows failing (a ``$ byzllm ...`` line
+followed by its ``error: ...`` line) must fail just so: exit 2 and that very line on stderr.
 """
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import json
 import re
 import shlex
 import shutil
+import signal
+import subprocess
+import sys
+import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -39,27 +61,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 #: (pattern, reason): a command matching the pattern is not run here, for want of what CI
-#: does not have.
-SKIPPED: list[tuple[str, str]] = [
-    (
-        r"--model local\b",
-        "runs the shipped Qwen2.5-Coder-0.5B in process: several minutes on 2 CPU cores "
-        "(tests/real_model/test_local_model.py runs it on 1 question)",
-    ),
-    (
-        r"--real\b",
-        "starts llama.cpp servers on the shipped models: an hour or more on CPU "
-        "(tests/real_model/test_reproduce_real.py runs sac-table1 --real on SmolLM2)",
-    ),
-    (
-        r"^byzllm serve\b",
-        "serves the shipped Qwen 0.5B on port 8000 until stopped "
-        "(tests/real_model serves SmolLM2 through the same LocalServer)",
-    ),
-]
+#: does not have. Empty: every documented command runs.
+SKIPPED: list[tuple[str, str]] = []
 
 #: How many documented commands :data:`SKIPPED` leaves out; a change is a visible decision.
-EXPECTED_SKIPPED = 9
+EXPECTED_SKIPPED = 0
 
 #: The data files a document's configs read that byzllm does not ship, written in their
 #: format (a few problems) into the scratch folder: MATH-500 (``dataset: {name: math500}``).
@@ -79,7 +85,14 @@ _SERVED = ["--set", "seeds=[0]", "--set", "agents.strong.base_url={base_url}"]
 
 #: (command prefix, options appended): the same command on a small grid.
 SMALLER: list[tuple[str, list[str]]] = [
+    # The shipped model is stood in for (stand_in_models): one question shows the path.
+    ("byzllm demo --model local", ["--questions", "1"]),
     ("byzllm demo", ["--questions", "3"]),
+    # Any free port: 8000 may be taken on the machine that runs the tests.
+    ("byzllm serve", ["--port", "0"]),
+    # Three games per split: with one, every training game has the same outcome, from
+    # which no monitor can learn (the command stops, as it should).
+    ("byzllm reproduce ra-fig4 --real", ["-n", "3"]),
     # Fewer training problems leave the monitors one outcome to learn from.
     ("byzllm reproduce ra-table1", ["-n", "10"]),
     ("byzllm reproduce --list", []),
@@ -205,8 +218,32 @@ def on_server(args: list[str], base_url: str) -> list[str]:
     return args
 
 
-def _fake_model(request: dict[str, object]) -> str:
+def _fake_model(request: dict[str, Any]) -> str:
+    response_format = request.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        return json.dumps(schema_instance(response_format["json_schema"]["schema"]))
     return FAKE_SCORE if "Score" in str(request.get("messages")) else FAKE_ANSWER
+
+
+def schema_instance(schema: dict[str, Any]) -> Any:
+    """The first value ``schema`` allows: its first alternative, first enum value, required
+    keys only (the subset of JSON Schema that byzllm's constrained replies use)."""
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "anyOf" in schema:
+        return schema_instance(schema["anyOf"][0])
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {key: schema_instance(properties[key]) for key in schema.get("required", [])}
+    if kind == "array":
+        return [schema_instance(schema["items"])] * schema.get("minItems", 0)
+    defaults = {"string": "", "integer": 0, "number": 0, "boolean": False, "null": None}
+    if kind not in defaults:
+        raise ValueError(f"no instance for the schema {schema}")
+    return defaults[kind]
 
 
 def doc_configs(document: Path) -> dict[str, str]:
@@ -241,6 +278,116 @@ def smaller(command: str) -> list[str]:
     return args
 
 
+def makes(args: list[str], folder: str) -> bool:
+    """Whether the command writes ``folder`` itself (``-o folder``): it needs no prelude."""
+    return any(
+        flag in ("-o", "--run-dir") and value.rstrip("/") == folder.rstrip("/")
+        for flag, value in itertools.pairwise(args)
+    )
+
+
+def needs_local_extra(command: str) -> bool:
+    """Whether ``command`` loads a shipped model's file (the ``local`` extra)."""
+    return bool(re.search(r"--model local\b|^byzllm serve\b", command))
+
+
+@dataclass
+class StandIns:
+    """What the documented commands asked of the shipped models, answered by the fake server."""
+
+    #: The model of each llama.cpp server a ``--real`` command started.
+    servers: list[str] = field(default_factory=list)
+    #: The generations asked of the in-process model (``--model local``).
+    generations: list[str] = field(default_factory=list)
+
+
+def stand_in_models(monkeypatch: pytest.MonkeyPatch, base_url: str) -> StandIns:
+    """Substitute the shipped models' generation (see the module docstring); what the commands
+    then asked of them is recorded in the returned :class:`StandIns`."""
+    from byzllm.llm import LocalServer, _llamacpp
+
+    used = StandIns()
+
+    class ServedByFake:
+        """``LocalServer`` with the fake server behind it: started and stopped at once."""
+
+        def __init__(self, model: str, *args: Any, **kwargs: Any) -> None:
+            # A call LocalServer itself would refuse fails here too.
+            inspect.signature(LocalServer).bind(model, *args, **kwargs)
+            self.model_name, self.base_url = model, base_url
+            used.servers.append(model)
+
+        def __enter__(self) -> ServedByFake:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    def generate_on_fake(
+        llama: object, body: dict[str, Any], *, model_name: str, context_tokens: int
+    ) -> dict[str, Any]:
+        """The loaded model's reply, asked of the fake server in the same wire format."""
+        request = urllib.request.Request(
+            f"{base_url}/chat/completions",
+            data=json.dumps({**body, "model": model_name}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:
+            used.generations.append(model_name)
+            reply: dict[str, Any] = json.load(response)
+            return reply
+
+    # One stand-in for the loaded weights, as one loaded model serves the whole process.
+    loaded = _llamacpp._Loaded(None)
+    monkeypatch.setattr("byzllm.llm.LocalServer", ServedByFake)
+    monkeypatch.setattr(_llamacpp, "_load", lambda gguf: loaded)
+    monkeypatch.setattr(_llamacpp, "generate_chat", generate_on_fake)
+    return used
+
+
+def serve_briefly(args: list[str]) -> tuple[int, str]:
+    """``byzllm serve`` (``args``) as a reader runs it, in a child process: once it prints the
+    URL it serves at, ask ``/v1/models`` and one short completion, then Ctrl-C (SIGINT); the
+    command's exit code and all it printed. After a clean exit the URL answers no more."""
+    command = [sys.executable, "-c", "from byzllm.cli import main; main()", *args]
+    child = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
+    try:
+        assert child.stdout is not None
+        printed: list[str] = []
+        for line in child.stdout:
+            printed.append(line)
+            serving = re.fullmatch(r"serving (\S+) at (\S+)", line.strip())
+            if serving:
+                break
+        else:  # it stopped without serving
+            return child.wait(timeout=60), "".join(printed)
+        name, url = serving.groups()
+        with urllib.request.urlopen(f"{url}/models", timeout=30) as response:
+            assert [m["id"] for m in json.load(response)["data"]] == [name], printed
+        question = {"role": "user", "content": "What is 2 + 5? Answer with the number."}
+        body = {"model": name, "messages": [question], "max_tokens": 4, "temperature": 0}
+        request = urllib.request.Request(
+            f"{url}/chat/completions",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=120) as response:
+            reply = json.load(response)
+        assert reply["choices"][0]["finish_reason"] in ("stop", "length"), reply
+        child.send_signal(signal.SIGINT)
+        rest, _ = child.communicate(timeout=60)
+        if child.returncode == 0:
+            with pytest.raises(OSError):  # URLError included
+                urllib.request.urlopen(f"{url}/models", timeout=5)
+        return child.returncode, "".join(printed) + rest
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 def test_the_documents_show_commands() -> None:
     # The collector itself: a renamed folder or a changed fence must not empty the test.
     commands = [c for doc in DOCUMENTS for c in doc_commands(doc)]
@@ -249,6 +396,24 @@ def test_the_documents_show_commands() -> None:
     # ... and the failures they show, with the line each prints; and the configs they show.
     assert any(c.error and "unknown key" in c.error for c in commands)
     assert "my-sweep.yaml" in doc_configs(ROOT / "docs" / "consensus.md")
+
+
+def test_the_fake_model_answers_a_schema_with_a_value_it_allows() -> None:
+    # As a grammar-constrained server does (the WhoDunit moves); other requests as before.
+    award = {
+        "type": "object",
+        "properties": {
+            "thoughts": {"type": "string"},
+            "action": {"const": 3},
+            "character": {"type": "integer", "enum": [2, 3]},
+            "note": {"type": "string"},
+        },
+        "required": ["thoughts", "action", "character"],
+    }
+    schema = {"anyOf": [award, {"type": "object", "properties": {}, "required": []}]}
+    request = {"response_format": {"type": "json_schema", "json_schema": {"schema": schema}}}
+    assert json.loads(_fake_model(request)) == {"thoughts": "", "action": 3, "character": 2}
+    assert _fake_model({"messages": [{"content": "Score it"}]}) == FAKE_SCORE
 
 
 def test_only_what_ci_cannot_have_is_skipped() -> None:
@@ -278,6 +443,7 @@ def test_documented_commands_run(
     monkeypatch: pytest.MonkeyPatch,
     model_server: FakeOpenAIServer,
     humaneval_file: Callable[..., Path],
+    require_extra: Callable[..., None],
 ) -> None:
     commands = doc_commands(document)
     runnable = [c for c in commands if skip_reason(c.text) is None]
@@ -285,6 +451,8 @@ def test_documented_commands_run(
         pytest.skip(f"{document.name} shows no byzllm command")
     if not runnable:
         pytest.skip(f"{document.name}: every command needs what CI does not have")
+    if any(needs_local_extra(c.text) for c in runnable):
+        require_extra("llama_cpp", extra="local")
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     humaneval_file(tmp_path / "HumanEval.jsonl.gz", 164)
     for name, text in doc_configs(document).items():
@@ -298,16 +466,24 @@ def test_documented_commands_run(
     opened: list[str] = []
     monkeypatch.setattr("webbrowser.open", lambda url, *a, **k: opened.append(url) or True)
     base_url = model_server.base_url
+    used = stand_in_models(monkeypatch, base_url)
     runner = CliRunner()
     for command in runnable:
-        for folder, make in PRELUDES.items():
-            if folder in command.text and not Path(folder).exists():
-                make = [arg.replace("{base_url}", base_url) for arg in make]
-                made = runner.invoke(app, make)
-                assert made.exit_code == 0, f"{command.where}: {make}\n{made.output[-3000:]}"
         # A failing example runs as written: cutting its size could change its error.
         args = shlex.split(command.text)[1:] if command.error else smaller(command.text)
         args = on_server([arg.replace("{base_url}", base_url) for arg in args], base_url)
+        for folder, make in PRELUDES.items():
+            if folder in command.text and not Path(folder).exists() and not makes(args, folder):
+                make = [arg.replace("{base_url}", base_url) for arg in make]
+                made = runner.invoke(app, make)
+                assert made.exit_code == 0, f"{command.where}: {make}\n{made.output[-3000:]}"
+        if args[0] == "serve" and not command.error:
+            code, printed = serve_briefly(args)
+            assert code == 0 and printed.rstrip().endswith("stopped"), (
+                f"{command.where}: `{command.text}` exited {code}\n{printed[-3000:]}"
+            )
+            continue
+        servers, generations = len(used.servers), len(used.generations)
         result = runner.invoke(app, args)
         if command.error is not None:
             assert result.exit_code == 2 and command.error in result.stderr.splitlines(), (
@@ -321,3 +497,8 @@ def test_documented_commands_run(
         )
         if "--open" in args:
             assert opened and opened[-1].startswith("file://"), command.where
+        # The stand-ins answered: the command did not reach a real model some other way.
+        if "--real" in args:
+            assert len(used.servers) > servers, command.where
+        if "--model" in args and args[args.index("--model") + 1] == "local":
+            assert len(used.generations) > generations, command.where
