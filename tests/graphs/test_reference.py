@@ -168,6 +168,49 @@ def test_rs_above_dp_size_uses_proofs_and_milp() -> None:
         assert verify_rs_certificate(G, cert.s1, cert.s2, r, at.bounds[1] + 1)
 
 
+def test_rs_after_r_robustness_does_not_prove_r_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from byzllm.graphs import _robustness
+    from byzllm.graphs._bounds import lower_bound
+    from byzllm.graphs._core import graph_view
+
+    G = nx.gnp_random_graph(30, 0.5, seed=5)
+    r = r_robustness(G).r
+    assert lower_bound(graph_view(G)) < r  # so that only a search can prove r
+    proofs: list[int] = []
+    search = _robustness.find_closed_pair
+
+    def spy(view: Any, k: int, deadline: float | None = None, **kw: Any) -> Any:
+        if k == r - 1 and not kw.get("free"):
+            proofs.append(k)
+        return search(view, k, deadline, **kw)
+
+    monkeypatch.setattr(_robustness, "find_closed_pair", spy)
+    after = rs_robustness(G, r=r)
+    assert proofs == []
+    # The same graph built again (another object, same edges) is recognised too.
+    assert rs_robustness(nx.Graph(sorted(G.edges())), r=r).s == after.s
+    assert proofs == []
+    _robustness._SOLVED.clear()
+    fresh = rs_robustness(G, r=r)
+    assert proofs == [r - 1]
+    assert (fresh.s, fresh.exact, fresh.bounds) == (after.s, after.exact, after.bounds)
+    assert after.certificate is not None
+    cert = after.certificate
+    assert verify_rs_certificate(G, cert.s1, cert.s2, r, after.s + 1)
+
+
+def test_rs_proves_r_again_above_the_level_r_robustness_proved() -> None:
+    from byzllm.graphs import _robustness
+
+    G = nx.gnp_random_graph(28, 0.5, seed=4)
+    res = r_robustness(G, time_limit=30)
+    assert res.exact
+    assert _robustness._SOLVED[_robustness._solved_key(_robustness.graph_view(G))] == res.r
+    # One level above what was proven, G is not robust: s = 0 with its pair, as without memory.
+    above = rs_robustness(G, r=res.r + 1)
+    assert above.exact and above.s == 0
+
+
 def _brute_free_pair(G: nx.Graph[Any], k: int, free: set[int]) -> bool:
     """3^n reference: a pair whose constrained members have ≤ k in-neighbours outside."""
     nodes = list(G)

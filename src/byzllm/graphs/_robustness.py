@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Hashable, Iterable
 from typing import Any, Literal
 
@@ -51,6 +52,13 @@ Method = Literal["auto", "dp", "search", "milp"]
 
 #: Searches one level of the (r,s) level search may take: every pair of nodes up to 64 nodes.
 _LEVEL_SEARCHES = 2100
+
+#: The level :func:`r_robustness` proved for each of the last few graphs it solved (G is
+#: lb-robust), keyed by :func:`_solved_key`. ``rs_robustness(G, r=...)`` after
+#: ``r_robustness(G)`` needs G to be r-robust; proving it again is a second search as costly
+#: as the first (a third of the (r,s) solve of a G(50, 1/2)).
+_SOLVED: OrderedDict[tuple[tuple[int, ...], bool], int] = OrderedDict()
+_SOLVED_KEPT = 16
 
 
 class Certificate(BaseModel):
@@ -113,6 +121,19 @@ def _certificate(view: GraphView, s1: int, s2: int) -> Certificate:
     return Certificate(
         s1=nodes_of(view, s1), s2=nodes_of(view, s2), value=max(view.f(s1), view.f(s2))
     )
+
+
+def _solved_key(view: GraphView) -> tuple[tuple[int, ...], bool]:
+    """The graph itself (in-neighbour masks in node order): equal keys, equal robustness."""
+    return view.in_masks, view.directed
+
+
+def _remember(view: GraphView, lb: int) -> None:
+    key = _solved_key(view)
+    _SOLVED[key] = lb
+    _SOLVED.move_to_end(key)
+    while len(_SOLVED) > _SOLVED_KEPT:
+        _SOLVED.popitem(last=False)
 
 
 def _search_label(n: int) -> str:
@@ -207,6 +228,7 @@ def r_robustness(
     started = time.perf_counter()
     view = graph_view(G)
     lb, ub, s1, s2, exact, used = _solve_r(view, method, time_limit, started)
+    _remember(view, lb)
     return RobustnessResult(
         r=ub if exact else lb,
         exact=exact,
@@ -280,13 +302,14 @@ def rs_robustness(
 ) -> RSRobustnessResult:
     """The largest ``s`` such that ``G`` is (r, s)-robust (LeBlanc et al. 2013, Def. 6).
 
-    ``r`` defaults to ``r_robustness(G).r``. Exact by subset DP for n ≤ 26. Above that, once G
-    is known to be r-robust (s ≥ 1), a level search (``_rs_levels``) looks for the pair with the
-    fewest r-reachable nodes, one or two at a time (every pair of nodes with the compiled
-    search, single nodes without it); that settles the small s of most sparse and random
-    graphs exactly. Otherwise the (r,s) MILP on HiGHS finishes the job, starting from the
-    proven level (``exact=False`` with proven bounds if ``time_limit`` runs out; the level
-    search takes at most half of it).
+    ``r`` defaults to ``r_robustness(G).r``; given, it is proven again only if no earlier
+    ``r_robustness`` call on the same graph (among the last 16 graphs) proved it. Exact by subset
+    DP for n ≤ 26. Above that, once G is known to be r-robust (s ≥ 1), a level search
+    (``_rs_levels``) looks for the pair with the fewest r-reachable nodes, one or two at a time
+    (every pair of nodes with the compiled search, single nodes without it); that settles the
+    small s of most sparse and random graphs exactly. Otherwise the (r,s) MILP on HiGHS finishes
+    the job, starting from the proven level (``exact=False`` with proven bounds if
+    ``time_limit`` runs out; the level search takes at most half of it).
     """
     _check_time_limit(time_limit)
     started = time.perf_counter()
@@ -327,6 +350,8 @@ def rs_robustness(
             return result(n, True, (n, n), None, "dp")
         value, s1, s2 = found
         return result(value, True, (value, value), _rs_certificate(view, s1, s2, r), "dp")
+    if not r_proven and r <= _SOLVED.get(_solved_key(view), 0):
+        r_proven = True  # r_robustness proved it for this very graph
     if not r_proven:
         # s ≥ 1 exactly when G is r-robust: settle that first (cheap bound, then the search).
         r_proven = r <= lower_bound(view)
