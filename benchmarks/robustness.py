@@ -15,7 +15,8 @@ the largest odd node count not above it, which must come out exactly ⌈n/2⌉-r
 
 Prints one line per graph (wall and CPU seconds: on a shared machine the wall time mostly
 measures the load, which the first line and the JSON report), a summary per size (median
-seconds, how many solves finished exactly, the ratio of medians) and ends with one JSON line.
+seconds, how many solves finished exactly, the ratio of medians) and ends with one JSON line,
+which also lists each graph's r and s with their bounds, exactness and wall and CPU seconds.
 
     python benchmarks/robustness.py            # n = 16 20 24 30 40 50, 120 s limit (long)
     python benchmarks/robustness.py --quick    # n = 16 20 24, 3 graphs, 30 s limit
@@ -152,7 +153,7 @@ def main() -> None:
     mergs = []
     for n in sizes:
         ours_t, ours_ok, milp_t, milp_ok = [], 0, [], 0
-        ours_cpu, both_ok = [], 0
+        ours_cpu, both_ok, per_graph = [], 0, []
         for g in range(count):
             G = nx.gnp_random_graph(n, 0.5, seed=1000 * n + g)
             ours = _solve_ours(G, limit, rs=not args.no_rs)
@@ -167,6 +168,9 @@ def main() -> None:
                 and ours["certified"]
                 and total_wall < limit
             )
+            per_graph.append(
+                {key: round(v, 3) if isinstance(v, float) else v for key, v in ours.items()}
+            )
             line = _ours_line(n, g, ours)
             if not args.no_milp:
                 mt, mexact, mr = _solve_plain(G, limit)
@@ -177,7 +181,7 @@ def main() -> None:
                     line += "  MISMATCH"
             print(line, flush=True)
         ours_med = statistics.median(ours_t)
-        row: dict[str, float | int | None] = {
+        row: dict[str, Any] = {
             "n": n,
             "ours_median_s": round(ours_med, 3),
             "ours_exact": ours_ok,
@@ -185,6 +189,7 @@ def main() -> None:
             "ours_median_cpu_s": round(statistics.median(ours_cpu), 3),
             "milp_median_s": round(statistics.median(milp_t), 3) if milp_t else None,
             "milp_exact": milp_ok if milp_t else None,
+            "graphs": per_graph,
         }
         summary = f"n={n:3d}: ours median {ours_med:7.2f} s, exact {ours_ok}/{count}"
         if not args.no_rs:
