@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from byzllm.experiments.consensus.demo import demo_config
 from byzllm.experiments.consensus.experiment import run_in_memory
 from byzllm.experiments.consensus.report import (
     consensus_intervals,
+    count_intervals,
     csv_rows,
     metrics_rows,
     round_rows,
     summarize,
 )
-from byzllm.protocols import QuestionTrace, compute_metrics
+from byzllm.protocols import QuestionTrace, compute_metrics, round_counts, round_values
+from byzllm.runs import weighted_mean_intervals
 
 
 @pytest.fixture(scope="module")
@@ -46,3 +49,41 @@ def test_every_table_of_the_report_shows_intervals(records: list[dict[str, objec
     json_rows = metrics_rows(summary, for_json=True)
     low, high = json_rows[0]["intervals"]["BFTI"]
     assert low <= json_rows[0]["BFTI"] <= high
+
+
+def test_intervals_from_counts_are_those_of_each_question_s_values(
+    records: list[dict[str, object]],
+) -> None:
+    """The bootstrap resamples each question's per-round values with its weights (agents of
+    the group; 1 for a vote): from the integer counts, the very numbers of the values read
+    trace by trace."""
+    traces = [QuestionTrace.model_validate(r["trace"]) for r in records]
+    traces = [t for t in traces if t.protocol == "sac"]
+    values, weights = [], []
+    for trace in traces:
+        sizes = [
+            len(trace.groups),
+            trace.groups.count("weak"),
+            trace.groups.count("strong"),
+            sum(g != "byzantine" for g in trace.groups),
+            1,
+            1,
+        ]
+        rows = round_values([trace])
+        values.append([v or 0.0 for row in rows for v in row])
+        weights.append(
+            [0 if v is None else w for row in rows for v, w in zip(row, sizes, strict=True)]
+        )
+    v, w = np.array(values), np.array(weights, dtype=float)
+    acc_last = len(values[0]) - 6
+    v = np.hstack([v, (v[:, acc_last] - v[:, 0])[:, None]])
+    w = np.hstack([w, w[:, :1]])
+    point, low, high = weighted_mean_intervals(v, w, resamples=300)
+    got = count_intervals(np.array([round_counts(t) for t in traces]), resamples=300)
+    assert got["round0.accuracy"].low == low[0] and got["round0.accuracy"].high == high[0]
+    assert (got["BFTI"].value, got["BFTI"].low, got["BFTI"].high) == (point[-1], low[-1], high[-1])
+    assert got == consensus_intervals(traces, resamples=300)
+
+
+def test_a_summary_read_once_equals_one_from_a_list(records: list[dict[str, object]]) -> None:
+    assert summarize(iter(records)) == summarize(records)

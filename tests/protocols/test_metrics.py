@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from byzllm.protocols import AgentRound, QuestionTrace, compute_metrics, majority_correct
+from byzllm.protocols import (
+    AgentRound,
+    QuestionTrace,
+    compute_metrics,
+    majority_correct,
+    metrics_from_counts,
+    round_counts,
+)
+from byzllm.protocols.metrics import summed_counts
 
 
 def _trace(
@@ -89,6 +97,30 @@ def test_mismatched_traces_are_rejected() -> None:
         compute_metrics([a, b])
     with pytest.raises(ValueError):
         compute_metrics([])
+
+
+def test_round_counts_are_the_integers_the_metrics_divide() -> None:
+    # Question 1 (truth 1), groups strong, strong, weak, byzantine: init (1, 1, 2, 9): two
+    # right (both strong), the weak agent wrong; votes 1:2, 2:1, 9:1 (honest 1:2, 2:1).
+    # Final (1, 1, 1, 9): three right; votes 1:3, 9:1.
+    q1 = _trace("q1", GROUPS, [["1", "1", "2", "9"], ["1", "1", "1", "9"]], "1")
+    assert round_counts(q1) == [
+        (2, 0, 2, 2, 4, 1, 2, 3, 1, 1, 1, 1),
+        (3, 1, 2, 3, 4, 1, 2, 3, 1, 1, 1, 1),
+    ]
+    # Question 2 (truth 5): (5, 4, 4, 9) both rounds: one right; 4 outvotes 5 everywhere.
+    q2 = _trace("q2", GROUPS, [["5", "4", "4", "9"], ["5", "4", "4", "9"]], "5")
+    assert round_counts(q2) == [(1, 0, 1, 1, 4, 1, 2, 3, 0, 1, 0, 1)] * 2
+    assert summed_counts([q1, q2]) == [
+        (3, 0, 3, 3, 8, 2, 4, 6, 1, 2, 1, 2),
+        (4, 1, 3, 4, 8, 2, 4, 6, 1, 2, 1, 2),
+    ]
+    # A report adds the counts as it reads: the same metrics as from the traces.
+    assert metrics_from_counts(summed_counts([q1, q2]), 2) == compute_metrics([q1, q2])
+    # No honest agent: no honest vote, H-Majority undefined.
+    alone = _trace("q3", ["byzantine"], [["9"]], "1")
+    assert round_counts(alone) == [(0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0)]
+    assert compute_metrics([alone]).H_Majority is None
 
 
 def test_every_round_equals_its_definition_on_group_accuracy() -> None:

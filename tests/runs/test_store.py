@@ -71,6 +71,22 @@ def test_records_come_back_in_grid_order_with_units(tmp_path: Path) -> None:
         assert store.records("note", with_payload=True)[0]["payload"] == {"x": 0}
 
 
+def test_iter_records_reads_one_record_at_a_time(tmp_path: Path) -> None:
+    """The same records as records(), handed out as the reader asks: the first arrives
+    before the rest are read, and a damaged value still fails as a store error."""
+    with _store_with_points(tmp_path) as store:
+        assert list(store.iter_records("point", with_unit=True)) == store.records(
+            "point", with_unit=True
+        )
+        stream = store.iter_records("point")
+        assert next(stream)["x"] == 0  # the rest not yet read
+        assert [r["x"] for r in stream] == [1, 2]
+        assert list(store.iter_records("nothing")) == []
+        store._conn.execute("UPDATE records SET json = '{broken' WHERE kind = 'note'")
+        with pytest.raises(StoreError, match="not valid JSON"):
+            list(store.iter_records("note"))
+
+
 def test_done_units_are_never_overwritten(tmp_path: Path) -> None:
     with _store_with_points(tmp_path) as store:
         unit = make_unit({"x": 0})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -82,18 +83,32 @@ def run(opts: common.RunOptions, weak_model: common.WeakModelOption = None) -> N
 
 
 def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str, Any]]:
+    """The run's question records (of ``unit_ids`` only, when given), as a list."""
+    return list(_question_stream(run_dir, unit_ids))
+
+
+def _question_stream(run_dir: Path, unit_ids: set[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The run's question records read as they are asked for (a one-pass summary holds one
+    at a time); an :class:`InputError` before the first when the run has none."""
     from byzllm.errors import InputError
-    from byzllm.runs import Store
 
     if not (run_dir / "results.sqlite").is_file():
         raise InputError(f"no results.sqlite in {run_dir}: run `byzllm consensus run` first")
+    return _read_questions(run_dir, unit_ids)
+
+
+def _read_questions(run_dir: Path, unit_ids: set[str] | None) -> Iterator[dict[str, Any]]:
+    from byzllm.errors import InputError
+    from byzllm.runs import Store
+
+    found = False
     with Store.open(run_dir) as store:
-        rows = store.records("consensus_question", with_unit=True)
-    if unit_ids is not None:
-        rows = [r for r in rows if r["unit_id"] in unit_ids]
-    if not rows:
+        for row in store.iter_records("consensus_question", with_unit=True):
+            if unit_ids is None or row["unit_id"] in unit_ids:
+                found = True
+                yield row
+    if not found:
         raise InputError(f"{run_dir} holds no consensus results")
-    return rows
 
 
 def _report_folder_option(contents: str) -> Any:
@@ -251,8 +266,7 @@ def matrix(
         )
         if not summary_run.complete:
             raise typer.Exit(common.summary_exit_code(summary_run))
-        records = _questions(target_dir, {u.id for u in units})
-        rows = matrix_rows(summarize(records))
+        rows = matrix_rows(summarize(_question_stream(target_dir, {u.id for u in units})))
         simulated = any(r["simulated"] for r in rows)
         folder = out or target_dir / "report"
         csv_path = write_csv(rows, folder / "matrix.csv", simulated=simulated)
@@ -474,7 +488,7 @@ def demo(
         )
         if not summary.complete:
             raise typer.Exit(common.summary_exit_code(summary))
-        records = _questions(run_dir, {u.id for u in units})
+        records = _question_stream(run_dir, {u.id for u in units})
         if json_output:
             common.print_json(
                 {

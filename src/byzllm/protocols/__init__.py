@@ -17,17 +17,21 @@ from .cpwbft import CPWBFT, confidence_vote
 from .debate import Debate
 from .majority import MajorityVote, plurality
 from .metrics import (
+    COUNT_FIELDS,
     ROUND_FIELDS,
     ConsensusMetrics,
     RoundMetrics,
     compute_metrics,
     majority_correct,
+    metrics_from_counts,
+    round_counts,
     round_values,
 )
 from .sac import SAC, sac_filter
 from .wmsr import WMSR, wmsr_update
 
 __all__ = [
+    "COUNT_FIELDS",
     "CPWBFT",
     "PROTOCOLS",
     "ROUND_FIELDS",
@@ -46,7 +50,9 @@ __all__ = [
     "confidence_vote",
     "majority_correct",
     "make_protocol",
+    "metrics_from_counts",
     "plurality",
+    "round_counts",
     "round_values",
     "run_consensus",
     "run_question",

@@ -27,13 +27,18 @@ from pydantic import BaseModel, ConfigDict
 from ._trace import QuestionTrace
 
 __all__ = [
+    "COUNT_FIELDS",
     "ROUND_FIELDS",
     "ConsensusMetrics",
     "RoundMetrics",
     "compute_metrics",
     "group_accuracy",
     "majority_correct",
+    "metrics_from_counts",
+    "round_counts",
     "round_values",
+    "summed_counts",
+    "values_from_counts",
 ]
 
 
@@ -119,59 +124,112 @@ class ConsensusMetrics(BaseModel):
 #: The per-round quantities of :class:`RoundMetrics`, in :func:`round_values` order.
 ROUND_FIELDS = ("accuracy", "weak", "strong", "honest", "ra", "h_majority")
 
+#: The integers every per-round quantity divides, in :func:`round_counts` order: correct
+#: agents and agents of the groups everyone, weak, strong and honest; questions whose majority
+#: vote over everyone is correct, and those with a vote; the same over the honest agents.
+COUNT_FIELDS = (
+    "hits",
+    "weak_hits",
+    "strong_hits",
+    "honest_hits",
+    "agents",
+    "weak_agents",
+    "strong_agents",
+    "honest_agents",
+    "ra_wins",
+    "ra_votes",
+    "h_wins",
+    "h_votes",
+)
+
 RoundValues = tuple[float, float | None, float | None, float | None, float, float | None]
+#: One round's :data:`COUNT_FIELDS`.
+RoundCounts = tuple[int, ...]
 
 
-def round_values(traces: Sequence[QuestionTrace]) -> list[RoundValues]:
-    """Per round t = 0..T, the :data:`ROUND_FIELDS` of the traces pooled: what
-    :func:`group_accuracy` and the majority rates give, computed in one pass per round
-    (each trace's groups are read once, not once per round and metric; bootstrap intervals
-    ask for it per question). Counts are integers, so the values are exactly theirs.
-    """
-    if not traces:
-        raise ValueError("compute_metrics needs at least one question trace")
-    T = traces[0].n_rounds
-    if any(tr.n_rounds != T for tr in traces):
-        raise ValueError("all traces must have the same number of rounds")
-    members = []
-    for trace in traces:
-        groups = trace.groups
-        honest = [i for i, g in enumerate(groups) if g != "byzantine"]
-        weak = [i for i, g in enumerate(groups) if g == "weak"]
-        strong = [i for i, g in enumerate(groups) if g == "strong"]
-        members.append((trace.rounds, range(len(groups)), weak, strong, honest))
-    out: list[RoundValues] = []
-    for t in range(T + 1):
-        hits = [0, 0, 0, 0]  # everyone, weak, strong, honest
-        totals = [0, 0, 0, 0]
-        ra_wins = ra_counted = h_wins = h_counted = 0
-        for rounds, everyone, weak, strong, honest in members:
-            rows = rounds[t]
-            for g, chosen in enumerate((everyone, weak, strong, honest)):
-                for i in chosen:
-                    hits[g] += rows[i].correct
-                totals[g] += len(chosen)
-            if everyone:
-                ra_counted += 1
-                ra_wins += majority_correct([(rows[i].key, rows[i].correct) for i in everyone])
-            if honest:
-                h_counted += 1
-                h_wins += majority_correct([(rows[i].key, rows[i].correct) for i in honest])
-        acc, weak_acc, strong_acc, honest_acc = (
-            h / n if n else None for h, n in zip(hits, totals, strict=True)
+def round_counts(trace: QuestionTrace) -> list[RoundCounts]:
+    """Per round t = 0..T of one question, the :data:`COUNT_FIELDS`: integers that add up
+    over questions, so a report keeps these few numbers per question, not its trace."""
+    groups = trace.groups
+    everyone = range(len(groups))
+    honest = [i for i, g in enumerate(groups) if g != "byzantine"]
+    weak = [i for i, g in enumerate(groups) if g == "weak"]
+    strong = [i for i, g in enumerate(groups) if g == "strong"]
+    out: list[RoundCounts] = []
+    for rows in trace.rounds:
+        hits = [sum(rows[i].correct for i in chosen) for chosen in (everyone, weak, strong, honest)]
+        ra = majority_correct([(rows[i].key, rows[i].correct) for i in everyone]) if groups else 0
+        h = majority_correct([(rows[i].key, rows[i].correct) for i in honest]) if honest else 0
+        out.append(
+            (
+                *hits,
+                len(groups),
+                len(weak),
+                len(strong),
+                len(honest),
+                int(ra),
+                1 if groups else 0,
+                int(h),
+                1 if honest else 0,
+            )
         )
-        assert acc is not None and ra_counted
+    return out
+
+
+def values_from_counts(counts: Sequence[Sequence[int]]) -> list[RoundValues]:
+    """Per round, the :data:`ROUND_FIELDS` from that round's :data:`COUNT_FIELDS` (of one
+    question or of several added up): hits over agents, wins over votes; ``None`` where a
+    group has no agent (or no honest vote)."""
+    out: list[RoundValues] = []
+    for row in counts:
+        hits, agents = row[:4], row[4:8]
+        ra_wins, ra_votes, h_wins, h_votes = (int(v) for v in row[8:])
+        acc, weak_acc, strong_acc, honest_acc = (
+            int(h) / int(n) if n else None for h, n in zip(hits, agents, strict=True)
+        )
+        if acc is None or not ra_votes:
+            raise ValueError("a round without agents has no accuracy")
         out.append(
             (
                 acc,
                 weak_acc,
                 strong_acc,
                 honest_acc,
-                ra_wins / ra_counted,
-                h_wins / h_counted if h_counted else None,
+                ra_wins / ra_votes,
+                h_wins / h_votes if h_votes else None,
             )
         )
     return out
+
+
+def _checked_rounds(traces: Sequence[QuestionTrace]) -> int:
+    """T, the same for every trace."""
+    if not traces:
+        raise ValueError("compute_metrics needs at least one question trace")
+    T = traces[0].n_rounds
+    if any(tr.n_rounds != T for tr in traces):
+        raise ValueError("all traces must have the same number of rounds")
+    return T
+
+
+def summed_counts(traces: Sequence[QuestionTrace]) -> list[RoundCounts]:
+    """The :func:`round_counts` of ``traces`` (same T), added up round by round."""
+    T = _checked_rounds(traces)
+    total = [[0] * len(COUNT_FIELDS) for _ in range(T + 1)]
+    for trace in traces:
+        for t, row in enumerate(round_counts(trace)):
+            line = total[t]
+            for k, v in enumerate(row):
+                line[k] += v
+    return [tuple(line) for line in total]
+
+
+def round_values(traces: Sequence[QuestionTrace]) -> list[RoundValues]:
+    """Per round t = 0..T, the :data:`ROUND_FIELDS` of the traces pooled: what
+    :func:`group_accuracy` and the majority rates give, from the traces' integer counts
+    (:func:`round_counts`) added up, so the values are exactly theirs.
+    """
+    return values_from_counts(summed_counts(traces))
 
 
 def compute_metrics(traces: Sequence[QuestionTrace]) -> ConsensusMetrics:
@@ -179,16 +237,22 @@ def compute_metrics(traces: Sequence[QuestionTrace]) -> ConsensusMetrics:
 
     Votes compare the normalized answer keys recorded in the traces.
     """
+    return metrics_from_counts(summed_counts(traces), len(traces))
+
+
+def metrics_from_counts(counts: Sequence[Sequence[int]], n_questions: int) -> ConsensusMetrics:
+    """All §5.1 metrics from the :data:`COUNT_FIELDS` of ``n_questions`` questions added up
+    round by round (:func:`summed_counts`; a report adds them as it reads, keeping no trace)."""
     per_round = [
         RoundMetrics(
             round=t, accuracy=acc, weak=weak, strong=strong, honest=honest, ra=ra, h_majority=hm
         )
-        for t, (acc, weak, strong, honest, ra, hm) in enumerate(round_values(traces))
+        for t, (acc, weak, strong, honest, ra, hm) in enumerate(values_from_counts(counts))
     ]
     T = len(per_round) - 1
     first, last = per_round[0], per_round[-1]
     return ConsensusMetrics(
-        n_questions=len(traces),
+        n_questions=n_questions,
         n_rounds=T,
         IAA=first.accuracy,
         FAA=last.accuracy,

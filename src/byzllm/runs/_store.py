@@ -192,16 +192,19 @@ def _guarded(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatena
     def wrapper(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return method(self, *args, **kwargs)
-        except sqlite3.ProgrammingError:
-            raise  # a bug (a closed store, a bad statement), not the file's fault
-        except sqlite3.DatabaseError as err:
-            raise _as_store_error(self.path, err) from None
-        except json.JSONDecodeError as err:
-            raise damaged_error(
-                self.path, f"a stored value is not valid JSON: {_short(err)}"
-            ) from None
+        except (sqlite3.DatabaseError, json.JSONDecodeError) as err:
+            raise _store_failure(self.path, err) from None
 
     return wrapper
+
+
+def _store_failure(path: Path, err: sqlite3.DatabaseError | json.JSONDecodeError) -> Exception:
+    """The one-line store error :func:`_guarded` raises for ``err``."""
+    if isinstance(err, sqlite3.ProgrammingError):
+        return err  # a bug (a closed store, a bad statement), not the file's fault
+    if isinstance(err, json.JSONDecodeError):
+        return damaged_error(path, f"a stored value is not valid JSON: {_short(err)}")
+    return _as_store_error(path, err)
 
 
 def identify_store_file(path: Path) -> None:
@@ -782,19 +785,17 @@ class Store:
             )
         }
 
-    def _record_rows(self, kind: str) -> list[tuple[str, str, str, str]]:
+    def _record_rows(self, kind: str) -> Iterator[tuple[str, str, str, str]]:
         rows = self._conn.execute(
             "SELECT r.unit_id, u.label, u.payload, r.json FROM records r"
             " JOIN units u ON u.id = r.unit_id"
             " WHERE r.kind = ? AND u.status = 'done' ORDER BY u.ordinal, r.unit_id, r.seq",
             (kind,),
-        ).fetchall()
+        )
         # A row holds one record (compressed or text) or a batch of a unit's records.
-        return [
-            (unit, label, payload, text)
-            for unit, label, payload, value in rows
-            for text in unpack_records(value)
-        ]
+        for unit, label, payload, value in rows:
+            for text in unpack_records(value):
+                yield unit, label, payload, text
 
     @_guarded
     def records(
@@ -806,8 +807,16 @@ class Store:
         ``with_payload=True`` adds the unit's payload under ``payload`` (what defined it:
         protocol, seed, ...), so reports can group by it.
         """
-        rows = []
         with collector_paused():
+            return list(self.iter_records(kind, with_unit=with_unit, with_payload=with_payload))
+
+    def iter_records(
+        self, kind: str, *, with_unit: bool = False, with_payload: bool = False
+    ) -> Iterator[dict[str, Any]]:
+        """:meth:`records` one at a time, read as they are asked for: a summary that adds up
+        as it reads holds one record, not the run (a 12,000-question demo's records took
+        1.2 GB as a list). The store stays open until the iteration ends."""
+        try:
             for unit, label, payload, text in self._record_rows(kind):
                 row: dict[str, Any] = json.loads(text)
                 if with_unit:
@@ -815,8 +824,9 @@ class Store:
                     row["unit_label"] = label
                 if with_payload:
                     row["payload"] = json.loads(payload)
-                rows.append(row)
-        return rows
+                yield row
+        except (sqlite3.DatabaseError, json.JSONDecodeError) as err:
+            raise _store_failure(self.path, err) from None
 
     @_guarded
     def typed_records(self, model: type[RecordT]) -> list[RecordT]:

@@ -9,6 +9,7 @@ no parameter depends on the protocol, and results are labelled *simulated*. The 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .config import AgentBackend, ConsensusConfig, DatasetConfig, GroupBackends
@@ -88,7 +89,7 @@ def demo_config(
     )
 
 
-def demo_rows(questions: list[dict[str, Any]], *, for_json: bool) -> list[dict[str, Any]]:
+def demo_rows(questions: Iterable[Mapping[str, Any]], *, for_json: bool) -> list[dict[str, Any]]:
     """Table-1 rows (SAC and CP-WBFT × three topologies) from ``consensus_question`` records."""
     from .report import metrics_rows, summarize
 

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from byzllm.agents import ParseCounts
 from byzllm.protocols import (
     ROUND_FIELDS,
     ConsensusMetrics,
     QuestionTrace,
-    compute_metrics,
-    round_values,
+    metrics_from_counts,
+    round_counts,
 )
+from byzllm.protocols.metrics import RoundCounts
 from byzllm.runs import (
     BOOTSTRAP_METHOD,
     Interval,
@@ -30,6 +33,7 @@ __all__ = [
     "TOPOLOGY_LABELS",
     "ConfigKey",
     "consensus_intervals",
+    "count_intervals",
     "metrics_rows",
     "round_rows",
     "summarize",
@@ -64,25 +68,31 @@ def consensus_intervals(
     """
     if not traces:
         return {}
-    rounds = traces[0].n_rounds + 1
-    values = np.zeros((len(traces), rounds, len(ROUND_FIELDS)))
-    weights = np.zeros_like(values)
-    for q, trace in enumerate(traces):
-        sizes = {
-            "accuracy": len(trace.groups),
-            "weak": trace.groups.count("weak"),
-            "strong": trace.groups.count("strong"),
-            "honest": sum(g != "byzantine" for g in trace.groups),
-            "ra": 1,
-            "h_majority": 1,
-        }
-        for t, row in enumerate(round_values([trace])):
-            for f, (name, value) in enumerate(zip(ROUND_FIELDS, row, strict=True)):
-                if value is not None:
-                    values[q, t, f] = float(value)
-                    weights[q, t, f] = sizes[name]
-    flat_v = values.reshape(len(traces), -1)
-    flat_w = weights.reshape(len(traces), -1)
+    return count_intervals(
+        np.array([round_counts(trace) for trace in traces], dtype=np.int64),
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def count_intervals(
+    counts: npt.NDArray[np.int64], *, resamples: int = 2000, seed: int = 0
+) -> dict[str, Interval]:
+    """:func:`consensus_intervals` from each question's :func:`~byzllm.protocols.round_counts`
+    (``counts[q, t, k]``: question q, round t, count ``COUNT_FIELDS[k]``), so a report needs
+    to keep only these integers per question."""
+    n = len(counts)
+    if n == 0:
+        return {}
+    rounds = counts.shape[1]
+    # Per question and round: hits over agents per group (weight: the group's agents), and
+    # the two majority votes' wins (weight 1 where there was a vote).
+    numerators = np.concatenate([counts[:, :, 0:4], counts[:, :, [8, 10]]], axis=2)
+    weights = np.concatenate([counts[:, :, 4:8], counts[:, :, [9, 11]]], axis=2).astype(float)
+    values = np.zeros(weights.shape)
+    np.divide(numerators, weights, out=values, where=weights > 0)
+    flat_v = values.reshape(n, -1)
+    flat_w = weights.reshape(n, -1)
     # BFTI = FAA - IAA per resample: the same draws, so one extra column pair suffices.
     last = rounds - 1
     acc = ROUND_FIELDS.index("accuracy")
@@ -91,7 +101,6 @@ def consensus_intervals(
     point, low, high = weighted_mean_intervals(
         np.hstack([flat_v, diff_v]), np.hstack([flat_w, diff_w]), resamples=resamples, seed=seed
     )
-    n = len(traces)
     out: dict[str, Interval] = {}
     for t in range(rounds):
         for f, name in enumerate(ROUND_FIELDS):
@@ -130,11 +139,42 @@ def summarize(
         return _summarize(questions, intervals=intervals)
 
 
+@dataclass
+class _Configuration:
+    """What a summary keeps of one configuration's questions as it reads them: integer
+    counts per question and running sums, not the traces (a 2,000-question demo's traces
+    took gigabytes); the traces only of real runs, whose scorers are rated."""
+
+    simulated: bool = False
+    counts: list[list[RoundCounts]] = field(default_factory=list)
+    calls: int = 0
+    saved_calls: int = 0
+    tokens: int = 0
+    parse: ParseCounts = field(default_factory=ParseCounts)
+    traces: list[QuestionTrace] = field(default_factory=list)
+
+    def add(self, trace: QuestionTrace, simulated: bool) -> None:
+        if self.counts and len(trace.rounds) != len(self.counts[0]):
+            raise ValueError("all traces must have the same number of rounds")
+        self.counts.append(round_counts(trace))
+        for rnd in trace.rounds:
+            for row in rnd:
+                self.calls += row.calls
+                self.saved_calls += row.saved_calls
+                self.tokens += row.input_tokens + row.output_tokens
+                if row.parse:
+                    self.parse.merge(row.parse)
+        self.simulated = self.simulated or simulated
+        if self.simulated:
+            self.traces.clear()  # no scorer to rate: see summarize
+        else:
+            self.traces.append(trace)
+
+
 def _summarize(
     questions: Iterable[Mapping[str, Any]], *, intervals: bool
 ) -> list[tuple[dict[str, Any], ConsensusMetrics]]:
-    groups: dict[ConfigKey, list[QuestionTrace]] = {}
-    simulated: dict[ConfigKey, bool] = {}
+    configurations: dict[ConfigKey, _Configuration] = {}
     for row in questions:
         data = row.model_dump() if isinstance(row, Record) else row
         key = (
@@ -145,36 +185,36 @@ def _summarize(
             int(data["T"]),
         )
         trace = data["trace"]
-        groups.setdefault(key, []).append(
-            trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace)
+        configuration = configurations.setdefault(key, _Configuration())
+        configuration.add(
+            trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace),
+            bool(data.get("simulated")),
         )
-        simulated[key] = simulated.get(key, False) or bool(data.get("simulated"))
     out = []
-    for key, traces in groups.items():
+    for key, seen in configurations.items():
         protocol, topology, composition, F, T = key
+        n = len(seen.counts)
         meta: dict[str, Any] = {
             "protocol": protocol,
             "topology": topology,
             "composition": composition,
             "F": F,
             "T": T,
-            "simulated": simulated[key],
+            "simulated": seen.simulated,
         }
-        rows = [row for trace in traces for rnd in trace.rounds for row in rnd]
-        meta["calls_per_question"] = sum(r.calls for r in rows) / len(traces)
-        meta["saved_calls_per_question"] = sum(r.saved_calls for r in rows) / len(traces)
-        meta["tokens_per_question"] = sum(r.input_tokens + r.output_tokens for r in rows) / len(
-            traces
-        )
-        meta["parse"] = ParseCounts.of(*(r.parse for r in rows)).to_dict()
-        if not simulated[key]:
+        meta["calls_per_question"] = seen.calls / n
+        meta["saved_calls_per_question"] = seen.saved_calls / n
+        meta["tokens_per_question"] = seen.tokens / n
+        meta["parse"] = seen.parse.to_dict()
+        if not seen.simulated:
             # Real scorers only: a simulated scorer's AUC is its parameters read back.
             from .scorer import scorer_auc
 
-            meta["scorer_auc"] = scorer_auc(traces)
+            meta["scorer_auc"] = scorer_auc(seen.traces)
+        counts = np.array(seen.counts, dtype=np.int64)
         if intervals:
-            meta["intervals"] = {k: [v.low, v.high] for k, v in consensus_intervals(traces).items()}
-        out.append((meta, compute_metrics(traces)))
+            meta["intervals"] = {k: [v.low, v.high] for k, v in count_intervals(counts).items()}
+        out.append((meta, metrics_from_counts(counts.sum(axis=0).tolist(), n)))
     return out
 
 
