@@ -59,3 +59,24 @@ def test_human_output_is_labelled_and_says_where_files_are(tmp_path: Path) -> No
     again = CliRunner().invoke(app, ["demo", "--questions", "4", "--run-dir", str(run_dir)])
     assert again.exit_code == 0
     assert again.stdout == result.stdout
+
+
+def test_a_real_model_demo_says_the_temperature_its_agents_sample_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The closing line names the configured temperature (0.7: the agents must differ), and
+    the requests carry it."""
+    from byzllm.testing import FakeOpenAIServer
+
+    def script(request: dict[str, object]) -> str:
+        return "Answer: 7" if "Score" not in str(request["messages"]) else "0.8"
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with FakeOpenAIServer(script) as server:
+        args = ["demo", "--model", "openai/fake", "--base-url", server.base_url]
+        result = CliRunner().invoke(app, [*args, "--questions", "1", "-o", str(tmp_path / "r")])
+        assert result.exit_code == 0, result.output
+        # (the endpoint check before the run asks one word at temperature 0)
+        asked = [r for r in server.requests if "single word" not in str(r["messages"])]
+    assert asked and {r.get("temperature") for r in asked} == {0.7}
+    assert "at temperature 0.7, each with a seed of its own" in " ".join(result.stdout.split())

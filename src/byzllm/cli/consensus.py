@@ -521,7 +521,8 @@ def demo(
             )
         else:
             console.print(
-                f"[dim]real model: every honest agent is {real} at temperature 0 (strong and "
+                f"[dim]real model: every honest agent is {real} at temperature "
+                f"{cfg.agents.strong.temperature:g}, each with a seed of its own (strong and "
                 "weak alike); see the parse health with `byzllm consensus report`.[/dim]"
             )
         typer.echo(f"results: {run_dir / 'results.sqlite'}")
