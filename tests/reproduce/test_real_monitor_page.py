@@ -76,7 +76,8 @@ def test_the_page_reports_conditions_gains_monitors_health_and_cost(tmp_path: Pa
         role="accuser", features=("entropy", "turn"), degree=2, threshold=0.4, gain=0.05,
         base_rate=0.25, n_train_turns=48,
     )  # fmt: skip
-    run = RealRun(REPRODUCTIONS["ra-fig4"], _real_config(), tmp_path, wall_s=120.0)
+    command = "byzllm reproduce ra-fig4 --real qwen0.5b -n 3 -j 1 -o runs/x"
+    run = RealRun(REPRODUCTIONS["ra-fig4"], _real_config(), tmp_path, 120.0, command)
     text = write_real_monitor_report(
         run,
         games=games,
@@ -98,7 +99,17 @@ def test_the_page_reports_conditions_gains_monitors_health_and_cost(tmp_path: Pa
     assert "(every condition): character 1: 12." in text
     assert text.startswith("# The rogue-agents paper, Fig. 4, on a real model")
     assert "3 completions, 900 prompt and 120 completion tokens" in text
-    assert "Regenerate: `byzllm reproduce ra-fig4 --real qwen0.5b -j 2`" in text
+    # The command that made the run (its -n, -j and folder), not a fixed one.
+    assert f"Regenerate: `{command}`" in text
+
+
+def test_the_regenerate_line_is_the_command_that_ran() -> None:
+    from byzllm.cli.reproduce import _Job, _real_command
+
+    job = _Job(REPRODUCTIONS["ra-fig4"], Path("runs/r f"), questions=3, concurrency=2)
+    assert _real_command(job, "qwen0.5b") == (
+        "byzllm reproduce ra-fig4 --real qwen0.5b -n 3 -j 2 -o 'runs/r f'"
+    )
 
 
 def test_the_accused_character_is_read_from_the_transcript() -> None:

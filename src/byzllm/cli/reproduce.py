@@ -361,6 +361,17 @@ def _command_of(job: _Job) -> str:
     return shlex.join([*words, "-o", str(job.run_dir)])
 
 
+def _real_command(job: _Job, alias: str) -> str:
+    """The ``byzllm reproduce NAME --real MODEL`` command line that made this run (its
+    games per split, its ``-j`` and its folder), for the page's Regenerate line."""
+    import shlex
+
+    words = ["byzllm", "reproduce", job.entry.name, "--real", alias]
+    if job.questions is not None:
+        words += ["-n", str(job.questions)]
+    return shlex.join([*words, "-j", str(job.concurrency), "-o", str(job.run_dir)])
+
+
 def _reuse(name: str, run_dir: Path, units: list[Any]) -> Reused:
     """Copy the units that the run folders beside ``run_dir`` have done (the same unit id is
     the same work: sac-table2 reads sac-table1's runs), saying how many on stderr."""
@@ -548,7 +559,13 @@ def _run_monitor(
         with Store.open(collect_dir) as store:
             collected = store.records("monitor_game")
         markdown = write_real_monitor_report(
-            RealRun(entry, cfg, run_dir, wall_s=time.monotonic() - started),
+            RealRun(
+                entry,
+                cfg,
+                run_dir,
+                wall_s=time.monotonic() - started,
+                command=_real_command(job, str(cfg.model).split("/", 1)[-1]),
+            ),
             games=trained_games,
             collected=collected,
             selections=selections,

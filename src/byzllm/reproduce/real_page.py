@@ -383,5 +383,7 @@ def write_real_monitor_report(
         f"reset replays before it diverges){token_text}; wall time of this invocation "
         f"{wall_s / 60:.1f} min (a resumed run counts only what it ran)."
     )
-    regenerate = f"byzllm reproduce {entry.name} --real {str(config.model).split('/', 1)[-1]} -j 2"
+    regenerate = run.command or (
+        f"byzllm reproduce {entry.name} --real {str(config.model).split('/', 1)[-1]}"
+    )
     return _write_page(run.page, lines, cost, regenerate)
