@@ -284,21 +284,39 @@ def search(
         # Members with undecided in-neighbours, in index order (``first`` / ``second``).
         m1 = _undecided(in_masks, n, in1, common, cand1, cnt1, idx1)
         m2 = _undecided(in_masks, n, in2, common, cand2, cnt2, idx2)
+        # Pairwise bound (``_PairSearch._shared_bound``): over it the node is dead; at it,
+        # the other in-neighbours of both members are forced in.
         overload = False
+        force1 = _ZERO
+        force2 = _ZERO
         for a in range(m1):
             sa = slack1[idx1[a]]
             for b in range(m2):
                 budget_ab = sa + slack2[idx2[b]]
-                if (
-                    cnt1[a] > budget_ab
-                    and cnt2[b] > budget_ab
-                    and np.int64(_popcount(cand1[a] & cand2[b])) > budget_ab
-                ):
-                    overload = True
-                    break
+                if cnt1[a] >= budget_ab and cnt2[b] >= budget_ab:
+                    both = cand1[a] & cand2[b]
+                    shared = np.int64(_popcount(both))
+                    if shared > budget_ab:
+                        overload = True
+                        break
+                    if shared == budget_ab:
+                        force1 |= in_masks[idx1[a]] & p1 & ~both & ~in1
+                        force2 |= in_masks[idx2[b]] & p2 & ~both & ~in2
             if overload:
                 break
         if overload:
+            continue
+        if force1 != _ZERO or force2 != _ZERO:
+            if force1 & force2:
+                continue
+            if p1 & force2:
+                p1 = _peel(in_masks, out_masks, n, p1, k, p1 & force2)
+            if p2 & force1:
+                p2 = _peel(in_masks, out_masks, n, p2, k, p2 & force1)
+            in1 |= force1
+            in2 |= force2
+            if p1 & in1 == in1 and p2 & in2 == in2:
+                top = _push(stack, top, in1, in2, p1, p2)
             continue
         if np.int64(_popcount(common)) <= completion_limit:
             q1 = _peel(in_masks, out_masks, n, p1, k, common)
