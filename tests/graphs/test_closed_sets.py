@@ -33,13 +33,14 @@ def _members(search: _PairSearch, members: int, pool: int, common: int) -> list[
     return out
 
 
-def test_shared_bound_keeps_every_pair_and_forces_only_what_they_all_hold() -> None:
-    # For random search states (IN1 ⊆ P1, IN2 ⊆ P2, P1 and P2 peeled), every pair of k-closed
-    # sets inside the bounds survives the bound: none when it says dead, and each holds the
-    # nodes it forces.
+_State = tuple[GraphView, int, _PairSearch, int, int, int, int, list[Any], list[Any]]
+
+
+def _random_states(count: int) -> list[_State]:
+    """Random search states: IN1 ⊆ P1, IN2 ⊆ P2, both upper bounds peeled, no member short."""
     rng = random.Random(5)
-    dead = forcing = 0
-    for case in range(1500):
+    states = []
+    for case in range(count):
         n = rng.randint(4, 9)
         G = nx.gnp_random_graph(n, rng.uniform(0.4, 0.9), seed=case, directed=case % 5 == 0)
         view = graph_view(G)
@@ -61,22 +62,47 @@ def test_shared_bound_keeps_every_pair_and_forces_only_what_they_all_hold() -> N
         second = _members(search, in2, p2, common)
         if any(m[3] < 0 for m in first + second):
             continue  # the propagation would already have found this state dead
+        states.append((view, k, search, in1, in2, p1, p2, first, second))
+    return states
+
+
+def _pairs_inside(view: GraphView, k: int, in1: int, in2: int, p1: int, p2: int) -> list[Any]:
+    return [
+        (s1, s2)
+        for s1 in _closed_sets_between(view, k, in1, p1)
+        for s2 in _closed_sets_between(view, k, in2, p2)
+        if not s1 & s2
+    ]
+
+
+def test_shared_bound_keeps_every_pair_and_forces_only_what_they_all_hold() -> None:
+    # Every pair of k-closed sets inside the bounds survives the bound: none when it says
+    # dead, and each holds the nodes it forces.
+    dead = forcing = 0
+    for view, k, search, in1, in2, p1, p2, first, second in _random_states(1500):
         outcome = search._shared_bound(first, second, in1, in2, p1, p2)
-        pairs = [
-            (s1, s2)
-            for s1 in _closed_sets_between(view, k, in1, p1)
-            for s2 in _closed_sets_between(view, k, in2, p2)
-            if not s1 & s2
-        ]
+        pairs = _pairs_inside(view, k, in1, in2, p1, p2)
         if outcome is None:
             dead += 1
-            assert pairs == [], case
+            assert pairs == []
             continue
         force1, force2 = outcome
         forcing += bool(force1 | force2)
         for s1, s2 in pairs:
-            assert s1 & force1 == force1 and s2 & force2 == force2, case
+            assert s1 & force1 == force1 and s2 & force2 == force2
     assert dead >= 20 and forcing >= 20, (dead, forcing)
+
+
+def test_hopeless_nodes_are_in_no_pair_on_that_side() -> None:
+    excluded = 0
+    for view, k, search, in1, in2, p1, p2, first, second in _random_states(1500):
+        if search._shared_bound(first, second, in1, in2, p1, p2) is None:
+            continue
+        out1, out2 = search._hopeless(first, second, p1 & p2, p1, p2)
+        excluded += bool(out1 | out2)
+        for s1, s2 in _pairs_inside(view, k, in1, in2, p1, p2):
+            assert not s1 & out1 and not s2 & out2
+    assert excluded >= 20, excluded
 
 
 def test_members_with_two_shared_neighbours_force_their_private_ones() -> None:

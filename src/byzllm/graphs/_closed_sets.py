@@ -15,7 +15,9 @@ three facts:
 * A node needed by a member of each set can serve only one of them, which bounds how many
   such shared undecided neighbours a pair of members can have (:meth:`_shared_bound`); a pair
   exactly at that bound has its whole slack spent on the shared ones, so every other
-  in-neighbour of either member in its upper bound is forced into its set.
+  in-neighbour of either member in its upper bound is forced into its set. The same bound,
+  applied to an undecided node as if it had joined a set, rules out the sets it cannot join
+  (:meth:`_hopeless`).
 
 For each seed pair the search keeps ``IN1 ⊆ S1 ⊆ P1`` and ``IN2 ⊆ S2 ⊆ P2`` (``P1``, ``P2``
 peeled, ``P1 ∩ IN2 = P2 ∩ IN1 = ∅``), propagates forced members, and branches on an undecided
@@ -203,6 +205,31 @@ class _PairSearch:
                         force2 |= in_masks[b] & p2 & ~both & ~in2
         return force1, force2
 
+    def _hopeless(
+        self, first: list[_Member], second: list[_Member], common: int, p1: int, p2: int
+    ) -> tuple[int, int]:
+        """The undecided nodes that cannot join ``S1``, and those that cannot join ``S2``.
+
+        Were ``u`` to join ``S1`` it would be a member with slack ``|N_u ∩ P1| - need_u``,
+        and each ``b ∈ IN2`` would lose ``u`` from its upper bound: the pairwise bound of
+        :meth:`_shared_bound` between ``u`` and some ``b`` may already fail (and only get worse
+        as the search goes on), so ``u`` leaves ``P1``; likewise for ``S2`` (2-3 times fewer
+        search nodes on G(50, 1/2)).
+        """
+        in_masks, need = self.view.in_masks, self.need
+        out1 = out2 = 0
+        rest = common
+        while rest:
+            low = rest & -rest
+            u = low.bit_length() - 1
+            rest ^= low
+            others = in_masks[u] & ~low
+            if _overloaded(others, (in_masks[u] & p1).bit_count() - need[u], second, low):
+                out1 |= low
+            if _overloaded(others, (in_masks[u] & p2).bit_count() - need[u], first, low):
+                out2 |= low
+        return out1, out2
+
     def run(self, in1: int, in2: int, p1: int, p2: int) -> tuple[int, int] | None:
         self._tick()
         state = self._propagate(in1, in2, p1, p2)
@@ -241,6 +268,13 @@ class _PairSearch:
             q1 = peel(view, p1, k, p1 & force2) if p1 & force2 else p1
             q2 = peel(view, p2, k, p2 & force1) if p2 & force1 else p2
             in1, in2 = in1 | force1, in2 | force2
+            if q1 & in1 != in1 or q2 & in2 != in2:
+                return None
+            return self.run(in1, in2, q1, q2)
+        out1, out2 = self._hopeless(first, second, common, p1, p2)
+        if out1 or out2:
+            q1 = peel(view, p1, k, out1) if out1 else p1
+            q2 = peel(view, p2, k, out2) if out2 else p2
             if q1 & in1 != in1 or q2 & in2 != in2:
                 return None
             return self.run(in1, in2, q1, q2)
@@ -309,6 +343,18 @@ class _PairSearch:
             if key > best_key:
                 best_u, best_key = u, key
         return best_side, best_u
+
+
+def _overloaded(others: int, slack_u: int, members: list[_Member], bit: int) -> bool:
+    """Whether a new member ``u`` (in-neighbours ``others`` besides itself, slack ``slack_u``,
+    taken from the other set's upper bound: ``bit``) breaks the pairwise bound with one of
+    the other set's ``members``."""
+    for _, cand, _, slack in members:
+        if cand & bit:
+            slack -= 1
+        if slack < 0 or (others & cand).bit_count() > slack_u + slack:
+            return True
+    return False
 
 
 def _permute(view: GraphView, order: list[int]) -> GraphView:

@@ -151,6 +151,20 @@ def _least_size(need: Any, members: Any) -> Any:
 
 
 @numba.njit(cache=True, inline="always")
+def _overloaded(
+    others: Any, slack_u: Any, bit: Any, m: int, cand: Any, index: Any, slack: Any
+) -> bool:
+    """``_closed_sets._overloaded``: a new member ``u`` against the other set's members."""
+    for b in range(m):
+        sb = slack[index[b]]
+        if cand[b] & bit:
+            sb -= 1
+        if sb < 0 or np.int64(_popcount(others & cand[b])) > slack_u + sb:
+            return True
+    return False
+
+
+@numba.njit(cache=True, inline="always")
 def _push(stack: Any, top: int, in1: Any, in2: Any, p1: Any, p2: Any) -> int:
     stack[top, 0] = in1
     stack[top, 1] = in2
@@ -315,6 +329,29 @@ def search(
                 p2 = _peel(in_masks, out_masks, n, p2, k, p2 & force1)
             in1 |= force1
             in2 |= force2
+            if p1 & in1 == in1 and p2 & in2 == in2:
+                top = _push(stack, top, in1, in2, p1, p2)
+            continue
+        # Undecided nodes that the same bound keeps out of a set (``_PairSearch._hopeless``).
+        out1 = _ZERO
+        out2 = _ZERO
+        rest = common
+        while rest != _ZERO:
+            u = _lowest(rest)
+            rest &= rest - _ONE
+            bu = _bit(u)
+            others = in_masks[u] & ~bu
+            slack_u = np.int64(_popcount(in_masks[u] & p1)) - need[u]
+            if _overloaded(others, slack_u, bu, m2, cand2, idx2, slack2):
+                out1 |= bu
+            slack_u = np.int64(_popcount(in_masks[u] & p2)) - need[u]
+            if _overloaded(others, slack_u, bu, m1, cand1, idx1, slack1):
+                out2 |= bu
+        if out1 != _ZERO or out2 != _ZERO:
+            if out1 != _ZERO:
+                p1 = _peel(in_masks, out_masks, n, p1, k, out1)
+            if out2 != _ZERO:
+                p2 = _peel(in_masks, out_masks, n, p2, k, out2)
             if p1 & in1 == in1 and p2 & in2 == in2:
                 top = _push(stack, top, in1, in2, p1, p2)
             continue
