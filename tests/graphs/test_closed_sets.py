@@ -98,7 +98,7 @@ def test_hopeless_nodes_are_in_no_pair_on_that_side() -> None:
     for view, k, search, in1, in2, p1, p2, first, second in _random_states(1500):
         if search._shared_bound(first, second, in1, in2, p1, p2) is None:
             continue
-        out1, out2 = search._hopeless(first, second, p1 & p2, p1, p2)
+        out1, out2 = search._hopeless(first, second, in1, in2, p1, p2)
         excluded += bool(out1 | out2)
         for s1, s2 in _pairs_inside(view, k, in1, in2, p1, p2):
             assert not s1 & out1 and not s2 & out2

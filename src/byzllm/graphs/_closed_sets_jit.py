@@ -335,18 +335,20 @@ def search(
         # Undecided nodes that the same bound keeps out of a set (``_PairSearch._hopeless``).
         out1 = _ZERO
         out2 = _ZERO
-        rest = common
+        rest = (p1 & ~in1) | (p2 & ~in2)
         while rest != _ZERO:
             u = _lowest(rest)
             rest &= rest - _ONE
             bu = _bit(u)
             others = in_masks[u] & ~bu
-            slack_u = np.int64(_popcount(in_masks[u] & p1)) - need[u]
-            if _overloaded(others, slack_u, bu, m2, cand2, idx2, slack2):
-                out1 |= bu
-            slack_u = np.int64(_popcount(in_masks[u] & p2)) - need[u]
-            if _overloaded(others, slack_u, bu, m1, cand1, idx1, slack1):
-                out2 |= bu
+            if p1 & ~in1 & bu:
+                slack_u = np.int64(_popcount(in_masks[u] & p1)) - need[u]
+                if _overloaded(others, slack_u, bu, m2, cand2, idx2, slack2):
+                    out1 |= bu
+            if p2 & ~in2 & bu:
+                slack_u = np.int64(_popcount(in_masks[u] & p2)) - need[u]
+                if _overloaded(others, slack_u, bu, m1, cand1, idx1, slack1):
+                    out2 |= bu
         if out1 != _ZERO or out2 != _ZERO:
             if out1 != _ZERO:
                 p1 = _peel(in_masks, out_masks, n, p1, k, out1)
