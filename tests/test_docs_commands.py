@@ -345,13 +345,24 @@ def stand_in_models(monkeypatch: pytest.MonkeyPatch, base_url: str) -> StandIns:
     return used
 
 
+def _ctrl_c_delivered() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def serve_briefly(args: list[str]) -> tuple[int, str]:
     """``byzllm serve`` (``args``) as a reader runs it, in a child process: once it prints the
     URL it serves at, ask ``/v1/models`` and one short completion, then Ctrl-C (SIGINT); the
     command's exit code and all it printed. After a clean exit the URL answers no more."""
     command = [sys.executable, "-c", "from byzllm.cli import main; main()", *args]
     child = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+        # As in a reader's terminal: a test run started in the background (a CI job, `cmd &`)
+        # inherits SIGINT ignored, and the child would never see the Ctrl-C.
+        preexec_fn=_ctrl_c_delivered,
     )
     try:
         assert child.stdout is not None
