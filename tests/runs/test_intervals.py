@@ -92,3 +92,27 @@ def test_column_quantiles_match_one_quantile_per_column() -> None:
 def test_an_interval_as_a_rows_columns() -> None:
     interval = Interval(value=0.5, low=0.25, high=0.75, n=8)
     assert interval.columns("BFTI") == {"BFTI": 0.5, "BFTI_low": 0.25, "BFTI_high": 0.75}
+
+
+def test_shared_resample_draws_give_the_numbers_of_a_fresh_draw() -> None:
+    """Configurations with as many units share one cached multinomial draw: the intervals
+    equal those computed from a draw made afresh from the same seed, and the shared draw
+    cannot be changed by a caller."""
+    import byzllm.runs._intervals as intervals
+
+    rng = np.random.default_rng(7)
+    v, w = rng.random((40, 6)), rng.integers(0, 4, (40, 6)).astype(float)
+    first = weighted_mean_intervals(v, w, resamples=500, seed=3)
+    again = weighted_mean_intervals(v, w, resamples=500, seed=3)  # from the cache
+    fresh_counts = intervals._draw_counts(40, 500, 3)
+    assert (intervals._resample_counts(40, 500, 3) == fresh_counts).all()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = (fresh_counts @ (v * w)) / (fresh_counts @ w)
+    low, high = intervals._column_quantiles(means, (1.0 - 0.95) / 2.0)
+    for got in (first, again):
+        assert np.array_equal(got[1], low, equal_nan=True)
+        assert np.array_equal(got[2], high, equal_nan=True)
+    assert not intervals._resample_counts(40, 500, 3).flags.writeable
+    # A draw too large to keep is made afresh, the same numbers.
+    big = intervals._CACHED_DRAWS // 500 + 1
+    assert (intervals._resample_counts(big, 500, 3) == intervals._draw_counts(big, 500, 3)).all()
