@@ -145,3 +145,40 @@ async def test_the_four_calls_work_without_a_context() -> None:
     assert 0.0 <= await agent.score(task, own, own) <= 1.0
     assert 0.0 <= await agent.confidence(task, own) <= 1.0
     assert (await agent.refine(task, own, [(own, 0.9)], 3)).answer is not None
+
+
+async def test_agents_of_one_identity_share_their_draws_and_get_the_same_values() -> None:
+    from byzllm.agents.consensus import _sim
+
+    task, peer = TASKS[7], Response.of("41")
+    ctx = CallContext(round=2)
+    first = SimulatedAgent("strong-0", STRONG_PROFILE, seed=3)
+    score = await first.score(task, None, peer, ctx)
+    again = SimulatedAgent("strong-0", STRONG_PROFILE, seed=3)
+    assert again._scores is first._scores  # one identity, one memo
+    assert await again.score(task, None, peer, ctx) == score
+    # The same value as a fresh draw: sharing changes no result.
+    _sim._memos_by_identity.clear()
+    fresh = SimulatedAgent("strong-0", STRONG_PROFILE, seed=3)
+    assert fresh._scores is not first._scores
+    assert await fresh.score(task, None, peer, ctx) == score
+    # Another profile, seed or name is another identity.
+    other = STRONG_PROFILE.model_copy(update={"calibration_noise": 0.3})
+    assert SimulatedAgent("strong-0", other, seed=3)._scores is not fresh._scores
+    assert SimulatedAgent("strong-0", STRONG_PROFILE, seed=4)._scores is not fresh._scores
+    assert SimulatedAgent("strong-1", STRONG_PROFILE, seed=3)._scores is not fresh._scores
+
+
+def test_shared_draws_are_bounded() -> None:
+    from byzllm.agents.consensus import _sim
+
+    for k in range(3 * _sim._MEMO_IDENTITIES):
+        SimulatedAgent(f"strong-{k}", STRONG_PROFILE, seed=0).solution(TASKS[0])
+    assert len(_sim._memos_by_identity) == _sim._MEMO_IDENTITIES
+    agent = SimulatedAgent("strong-0", STRONG_PROFILE, seed=0)
+    for task in TASKS:
+        for k in range(30):
+            agent.judges_correct(task, Response.of(str(k)))
+    assert len(agent._verdicts) > _sim._MEMO_ENTRIES
+    # The next agent of that identity starts afresh.
+    assert SimulatedAgent("strong-0", STRONG_PROFILE, seed=0)._verdicts == {}

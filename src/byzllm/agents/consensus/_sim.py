@@ -270,6 +270,46 @@ def _remembered(
     return value
 
 
+class _Memos:
+    """The memos of one agent identity (:func:`_shared_memos`)."""
+
+    __slots__ = ("confidences", "scores", "solutions", "verdicts")
+
+    def __init__(self) -> None:
+        self.solutions: dict[Any, Any] = {}
+        self.verdicts: dict[Any, Any] = {}
+        self.scores: dict[Any, Any] = {}
+        self.confidences: dict[Any, Any] = {}
+
+    def size(self) -> int:
+        return len(self.solutions) + len(self.verdicts) + len(self.scores) + len(self.confidences)
+
+
+#: Agent identities whose memos are kept, and the entries one identity may hold.
+_MEMO_IDENTITIES = 64
+_MEMO_ENTRIES = 8192
+_memos_by_identity: dict[tuple[Any, ...], _Memos] = {}
+
+
+def _shared_memos(identity: tuple[Any, ...]) -> _Memos:
+    """The memos of every simulated agent with this identity (class, profile, seed, name).
+
+    Every memoized value is a function of the identity and of the truth it was drawn against
+    (kept beside it and checked on every read), so agents of one identity can share them. A
+    sweep builds the same agents again for every unit of a question: the default attack
+    matrix asks for about 7,400 distinct draws 171,000 times. Bounded: the oldest identity
+    is dropped beyond :data:`_MEMO_IDENTITIES`, and an identity's memos are emptied once
+    they hold :data:`_MEMO_ENTRIES` entries (a long sweep's old questions are not asked again).
+    """
+    memos = _memos_by_identity.pop(identity, None)
+    if memos is None or memos.size() > _MEMO_ENTRIES:
+        memos = _Memos()
+    while len(_memos_by_identity) >= _MEMO_IDENTITIES:
+        del _memos_by_identity[next(iter(_memos_by_identity))]  # the least recently used
+    _memos_by_identity[identity] = memos  # (re)inserted last: the most recently used
+    return memos
+
+
 def _text_id(response: Response) -> str:
     return _hash_text(response.text)
 
@@ -304,15 +344,15 @@ class SimulatedAgent(ConsensusAgent):
         self.group = group or ("strong" if profile.name == "strong" else "weak")
         self.seed = seed
         self.ground_truth = ground_truth
-        # Memos of stable draws (a solution per task, a verdict per response), each entry
-        # with the truth it was drawn against: a simulated question asks for them hundreds
-        # of times, and each costs several keyed hashes.
-        self._solutions: dict[str, tuple[Task, str]] = {}
-        self._verdicts: dict[tuple[str, str | None, str], tuple[Task, bool]] = {}
-        # Scores and confidences are stable per (task, round, response) and per (task,
-        # response): in a round most neighbours send the same few texts, each scored once.
-        self._scores: dict[tuple[str, int, str, str | None], tuple[Task, float]] = {}
-        self._confidences: dict[tuple[str, str, str | None], tuple[Task, float]] = {}
+        # Memos of stable draws (a solution per task, a verdict per response, a score per
+        # (task, round, response), a confidence per (task, response)), each entry with the
+        # truth it was drawn against: a simulated question asks for them hundreds of times,
+        # and each costs several keyed hashes. Shared by every agent of the same identity.
+        memos = _shared_memos((type(self), profile, seed, name))
+        self._solutions: dict[str, tuple[Task, str]] = memos.solutions
+        self._verdicts: dict[tuple[str, str | None, str], tuple[Task, bool]] = memos.verdicts
+        self._scores: dict[tuple[str, int, str, str | None], tuple[Task, float]] = memos.scores
+        self._confidences: dict[tuple[str, str, str | None], tuple[Task, float]] = memos.confidences
 
     # -- nature: the only code that reads the ground truth -------------------------------------
     def _truth(self, task: Task) -> Task:
