@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -87,3 +89,14 @@ def test_intervals_from_counts_are_those_of_each_question_s_values(
 
 def test_a_summary_read_once_equals_one_from_a_list(records: list[dict[str, object]]) -> None:
     assert summarize(iter(records)) == summarize(records)
+
+
+def test_a_summary_of_stored_dicts_equals_one_of_validated_traces(
+    records: list[dict[str, object]],
+) -> None:
+    # Simulated traces as the store gives them (JSON dicts) are summed without building their
+    # models: the same summary as from the validated traces.
+    stored = [json.loads(json.dumps(r)) for r in records]
+    assert stored and all(r["simulated"] for r in stored)
+    models = [{**r, "trace": QuestionTrace.model_validate(r["trace"])} for r in stored]
+    assert summarize(stored) == summarize(models)

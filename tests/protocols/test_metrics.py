@@ -11,6 +11,7 @@ from byzllm.protocols import (
     majority_correct,
     metrics_from_counts,
     round_counts,
+    vote_counts,
 )
 from byzllm.protocols.metrics import summed_counts
 
@@ -157,3 +158,10 @@ def test_every_round_equals_its_definition_on_group_accuracy() -> None:
                 for tr in traces
             ]
             assert getattr(row, name) == sum(votes) / len(votes)
+
+
+def test_vote_counts_are_round_counts_of_the_votes() -> None:
+    q1 = _trace("q1", GROUPS, [["1", "1", "2", "9"], ["1", "1", "1", "9"]], "1")
+    votes = [[(row.key, row.correct) for row in rnd] for rnd in q1.rounds]
+    assert vote_counts(q1.groups, votes) == round_counts(q1)
+    assert vote_counts([], [[]]) == [(0,) * 12]

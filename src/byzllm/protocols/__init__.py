@@ -26,6 +26,7 @@ from .metrics import (
     metrics_from_counts,
     round_counts,
     round_values,
+    vote_counts,
 )
 from .sac import SAC, sac_filter
 from .wmsr import WMSR, wmsr_update
@@ -57,6 +58,7 @@ __all__ = [
     "run_consensus",
     "run_question",
     "sac_filter",
+    "vote_counts",
     "wmsr_update",
 ]
 

@@ -39,6 +39,7 @@ __all__ = [
     "round_values",
     "summed_counts",
     "values_from_counts",
+    "vote_counts",
 ]
 
 
@@ -150,16 +151,26 @@ RoundCounts = tuple[int, ...]
 def round_counts(trace: QuestionTrace) -> list[RoundCounts]:
     """Per round t = 0..T of one question, the :data:`COUNT_FIELDS`: integers that add up
     over questions, so a report keeps these few numbers per question, not its trace."""
-    groups = trace.groups
+    return vote_counts(
+        trace.groups, [[(row.key, row.correct) for row in rows] for rows in trace.rounds]
+    )
+
+
+def vote_counts(
+    groups: Sequence[str], rounds: Sequence[Sequence[tuple[str | None, bool]]]
+) -> list[RoundCounts]:
+    """:func:`round_counts` from the agents' ``groups`` and, per round, each agent's (answer
+    key, is-correct): what a stored record's trace gives without building its model (a
+    10,000-question page validated 210,000 rows only to read these two fields)."""
     everyone = range(len(groups))
     honest = [i for i, g in enumerate(groups) if g != "byzantine"]
     weak = [i for i, g in enumerate(groups) if g == "weak"]
     strong = [i for i, g in enumerate(groups) if g == "strong"]
     out: list[RoundCounts] = []
-    for rows in trace.rounds:
-        hits = [sum(rows[i].correct for i in chosen) for chosen in (everyone, weak, strong, honest)]
-        ra = majority_correct([(rows[i].key, rows[i].correct) for i in everyone]) if groups else 0
-        h = majority_correct([(rows[i].key, rows[i].correct) for i in honest]) if honest else 0
+    for rows in rounds:
+        hits = [sum(rows[i][1] for i in chosen) for chosen in (everyone, weak, strong, honest)]
+        ra = majority_correct([rows[i] for i in everyone]) if groups else 0
+        h = majority_correct([rows[i] for i in honest]) if honest else 0
         out.append(
             (
                 *hits,

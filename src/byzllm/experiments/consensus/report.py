@@ -16,6 +16,7 @@ from byzllm.protocols import (
     QuestionTrace,
     metrics_from_counts,
     round_counts,
+    vote_counts,
 )
 from byzllm.protocols.metrics import RoundCounts
 from byzllm.runs import (
@@ -154,9 +155,7 @@ class _Configuration:
     traces: list[QuestionTrace] = field(default_factory=list)
 
     def add(self, trace: QuestionTrace, simulated: bool) -> None:
-        if self.counts and len(trace.rounds) != len(self.counts[0]):
-            raise ValueError("all traces must have the same number of rounds")
-        self.counts.append(round_counts(trace))
+        self._count(len(trace.rounds), round_counts(trace))
         for rnd in trace.rounds:
             for row in rnd:
                 self.calls += row.calls
@@ -169,6 +168,28 @@ class _Configuration:
             self.traces.clear()  # no scorer to rate: see summarize
         else:
             self.traces.append(trace)
+
+    def add_simulated(self, trace: Mapping[str, Any]) -> None:
+        """:meth:`add` of a simulated question's trace as the store keeps it (a dict): the
+        same sums, read from the dict, without validating it into a model (a simulated run
+        keeps no trace for a scorer, so it needs none)."""
+        rounds = trace["rounds"]
+        votes = [[(row.get("key"), bool(row["correct"])) for row in rnd] for rnd in rounds]
+        self._count(len(rounds), vote_counts(trace["groups"], votes))
+        for rnd in rounds:
+            for row in rnd:
+                self.calls += row.get("calls", 0)
+                self.saved_calls += row.get("saved_calls", 0)
+                self.tokens += row.get("input_tokens", 0) + row.get("output_tokens", 0)
+                if row.get("parse"):
+                    self.parse.merge(row["parse"])
+        self.simulated = True
+        self.traces.clear()
+
+    def _count(self, rounds: int, counts: list[RoundCounts]) -> None:
+        if self.counts and rounds != len(self.counts[0]):
+            raise ValueError("all traces must have the same number of rounds")
+        self.counts.append(counts)
 
 
 def _summarize(
@@ -186,10 +207,14 @@ def _summarize(
         )
         trace = data["trace"]
         configuration = configurations.setdefault(key, _Configuration())
-        configuration.add(
-            trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace),
-            bool(data.get("simulated")),
-        )
+        simulated = bool(data.get("simulated"))
+        if simulated and not isinstance(trace, QuestionTrace):
+            configuration.add_simulated(trace)
+        else:
+            configuration.add(
+                trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace),
+                simulated,
+            )
     out = []
     for key, seen in configurations.items():
         protocol, topology, composition, F, T = key
