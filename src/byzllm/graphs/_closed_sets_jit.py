@@ -165,6 +165,33 @@ def _overloaded(
 
 
 @numba.njit(cache=True, inline="always")
+def _high(x: Any, p1: Any, p2: Any) -> int:
+    """The largest value node ``x`` can still take: 2 (in S1), 1 (in S2) or 0 (in neither)."""
+    if (p1 >> _U64(x)) & _ONE:
+        return 2
+    if (p2 >> _U64(x)) & _ONE:
+        return 1
+    return 0
+
+
+@numba.njit(cache=True)
+def _breaks_symmetry(symmetry: Any, in1: Any, in2: Any, p1: Any, p2: Any) -> bool:
+    """``_closed_sets._breaks_symmetry``: some lex-leader constraint fails for every pair."""
+    for row in range(symmetry.shape[0]):
+        a = symmetry[row, 0]
+        b = symmetry[row, 1]
+        c = symmetry[row, 2]
+        d = symmetry[row, 3]
+        high_a = _high(a, p1, p2)
+        low_b = _high(b, in1, in2)
+        if high_a < low_b:
+            return True
+        if high_a == low_b and c >= 0 and _high(c, p1, p2) < _high(d, in1, in2):
+            return True
+    return False
+
+
+@numba.njit(cache=True, inline="always")
 def _push(stack: Any, top: int, in1: Any, in2: Any, p1: Any, p2: Any) -> int:
     stack[top, 0] = in1
     stack[top, 1] = in2
@@ -185,13 +212,16 @@ def search(
     budget: int,
     completion_limit: int,
     free: np.uint64,
+    symmetry: npt.NDArray[np.int64],
 ) -> int:
     """Run the search for at most ``budget`` nodes from the state in ``stack``/``cursor``.
 
     Returns :data:`FOUND` (the pair is in ``found``), :data:`EXHAUSTED` (no pair: the graph
     is (k+1)-robust) or :data:`PAUSED` (call again to go on). Nodes must be numbered in the
     seed order (``_closed_sets.find_closed_pair`` permutes them). ``free`` nodes have no
-    constraint (their in-masks must be empty); they are never seeds.
+    constraint (their in-masks must be empty); they are never seeds. ``symmetry``: one row
+    ``(a, b, c, d)`` per automorphism of ``_closed_sets.symmetries``, whose lex-leader
+    constraints prune (``_closed_sets._breaks_symmetry``).
     """
     n = in_masks.shape[0]
     slack1 = np.zeros(n, dtype=np.int64)
@@ -292,6 +322,8 @@ def search(
             found[1] = p2
             cursor[_VISITED] = visited
             return FOUND
+        if symmetry.shape[0] and _breaks_symmetry(symmetry, in1, in2, p1, p2):
+            continue
         # Size bound: the two disjoint sets fit inside P1 ∪ P2.
         if _least_size(need, in1) + _least_size(need, in2) > np.int64(_popcount(p1 | p2)):
             continue
