@@ -53,3 +53,17 @@ def test_megabyte_inputs_are_bounded() -> None:
     assert looks_like_injection("x" * 1_000_000) is False
     assert as_number("1" * 400) is None  # overflows to inf: not a usable number
     assert isinstance(is_right(NUMBER, huge), bool)
+
+
+def test_response_of_cuts_huge_texts_and_equal_responses_are_one_object() -> None:
+    from byzllm.agents.consensus import Response
+    from byzllm.agents.consensus._types import MAX_MESSAGE_CHARS
+
+    huge = Response.of("7", "x" * 1_000_000)
+    assert len(huge.text) == MAX_MESSAGE_CHARS and huge.answer == "7"
+    assert Response.of("42") is Response.of("42")  # frozen: equal ones may be shared
+    assert Response.of("42") == Response(text="42", answer="42")
+    assert Response.of(None).text == "" and Response.of(None).answer is None
+    long_answer = "9" * 500  # long answers are not kept
+    assert Response.of(long_answer) is not Response.of(long_answer)
+    assert Response.of(long_answer) == Response(text=long_answer, answer=long_answer)

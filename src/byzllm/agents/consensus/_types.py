@@ -9,6 +9,7 @@ protocol runs unchanged on every agent family.
 from __future__ import annotations
 
 import asyncio
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -55,8 +56,21 @@ class Response(BaseModel):
     @classmethod
     def of(cls, answer: str | None, text: str | None = None) -> Response:
         """A response whose text is ``text`` (default: the answer itself), cut to a safe size."""
-        body = (answer or "") if text is None else text
-        return cls(text=body[:MAX_MESSAGE_CHARS], answer=answer)
+        body = ((answer or "") if text is None else text)[:MAX_MESSAGE_CHARS]
+        if cls is Response and (answer is None or len(answer) <= _SHARED_ANSWER_CHARS):
+            return _shared_response(body, answer)
+        return cls(text=body, answer=answer)
+
+
+#: Longest answer whose responses are shared (:func:`_shared_response`).
+_SHARED_ANSWER_CHARS = 64
+
+
+@functools.lru_cache(maxsize=1024)
+def _shared_response(text: str, answer: str | None) -> Response:
+    # Responses are frozen, so equal ones can be one object: a simulated question makes ~45
+    # of them, mostly the same few answers, each validated anew before.
+    return Response(text=text, answer=answer)
 
 
 #: A retained neighbour response with the receiver-side score s_{i→j} (``None`` for protocols
