@@ -3,6 +3,7 @@ written before (a row per record, compressed or plain text) open."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -14,7 +15,14 @@ from hypothesis import strategies as st
 
 from byzllm.runs import Record, Store, StoreError, UnitResult, make_unit
 from byzllm.runs import _store as store_module
-from byzllm.runs._codec import pack_batch, pack_json, record_count, unpack_json, unpack_records
+from byzllm.runs._codec import (
+    pack_batch,
+    pack_json,
+    parse_record,
+    record_count,
+    unpack_json,
+    unpack_records,
+)
 
 
 class Trace(Record):
@@ -164,3 +172,23 @@ def test_a_damaged_batch_is_named_as_damage(tmp_path: Path) -> None:
         store.records("step")
     with pytest.raises(ValueError, match="holds a newline"):
         pack_batch(["{}", "{\n}"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "b": [true, null, 0.1, -0.0, 1e400], "c": {"é": "x"}}',
+        "123456789012345678901234567890",
+        "[NaN, Infinity, -Infinity, 5e-324, 2.2250738585072011e-308]",
+        '{"a": 1, "a": 2}',
+        '"\\ud800"',  # a lone surrogate: json accepts it, pydantic-core's parser does not
+    ],
+)
+def test_a_record_parses_as_json_loads_parses_it(text: str) -> None:
+    got, want = parse_record(text), json.loads(text)
+    assert repr(got) == repr(want)
+
+
+def test_text_that_is_not_json_raises_as_json_loads_does() -> None:
+    with pytest.raises(json.JSONDecodeError):
+        parse_record('{"a": ')

@@ -162,15 +162,22 @@ def vote_counts(
     """:func:`round_counts` from the agents' ``groups`` and, per round, each agent's (answer
     key, is-correct): what a stored record's trace gives without building its model (a
     10,000-question page validated 210,000 rows only to read these two fields)."""
-    everyone = range(len(groups))
+    n = len(groups)
     honest = [i for i, g in enumerate(groups) if g != "byzantine"]
     weak = [i for i, g in enumerate(groups) if g == "weak"]
     strong = [i for i, g in enumerate(groups) if g == "strong"]
     out: list[RoundCounts] = []
     for rows in rounds:
-        hits = [sum(rows[i][1] for i in chosen) for chosen in (everyone, weak, strong, honest)]
-        ra = majority_correct([rows[i] for i in everyone]) if groups else 0
-        h = majority_correct([rows[i] for i in honest]) if honest else 0
+        votes = rows if len(rows) == n else [rows[i] for i in range(n)]  # agent i: rows[i]
+        right = [bool(correct) for _, correct in votes]
+        hits = (
+            sum(right),
+            sum([right[i] for i in weak]),
+            sum([right[i] for i in strong]),
+            sum([right[i] for i in honest]),
+        )
+        ra = majority_correct(votes) if groups else 0
+        h = majority_correct([votes[i] for i in honest]) if honest else 0
         out.append(
             (
                 *hits,

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from byzllm.errors import ByzllmError, InputError
 
-from ._codec import pack_batch, pack_json, unpack_records
+from ._codec import pack_batch, pack_json, parse_record, unpack_records
 from ._records import Record
 from ._units import Unit
 
@@ -818,7 +818,7 @@ class Store:
         1.2 GB as a list). The store stays open until the iteration ends."""
         try:
             for unit, label, payload, text in self._record_rows(kind):
-                row: dict[str, Any] = json.loads(text)
+                row: dict[str, Any] = parse_record(text)
                 if with_unit:
                     row["unit_id"] = unit
                     row["unit_label"] = label

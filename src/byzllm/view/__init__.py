@@ -90,16 +90,18 @@ ViewBuilder = Callable[["Store", int], tuple[list[Section], bool, str]]
 
 
 def _consensus(store: Store, max_details: int) -> tuple[list[Section], bool, str]:
+    from byzllm.runs import collector_paused
+
     from ._consensus import consensus_sections
 
-    records = store.records("consensus_question", with_unit=True)
-    sections, simulated = consensus_sections(records, max_details=max_details)
-    questions = len({r.get("task_id") for r in records})
-    return (
-        sections,
-        simulated,
-        f"consensus run ({len(records)} question runs, {questions} questions)",
-    )
+    # One pass over the records, each dropped once read; the collector paused, as in
+    # Store.records (the rows and details kept are many acyclic objects).
+    with collector_paused():
+        records = store.iter_records("consensus_question", with_unit=True)
+        sections, simulated = consensus_sections(records, max_details=max_details)
+    rows = next(s.units.rows for s in sections if s.units is not None)
+    questions = len({row["question"] for row in rows})
+    return sections, simulated, f"consensus run ({len(rows)} question runs, {questions} questions)"
 
 
 def _whodunit(store: Store, max_details: int) -> tuple[list[Section], bool, str]:

@@ -10,14 +10,17 @@ CP-WBFT's reported confidence).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import operator
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from byzllm.protocols import QuestionTrace, majority_correct
+from pydantic_core import to_json
 
-from ._html import Section, Units, esc, table_html
+from byzllm.protocols import COUNT_FIELDS
 
-__all__ = ["consensus_sections", "heatmap_html"]
+from ._html import Section, Units, esc, render_data, table_html
+
+__all__ = ["ROUNDS_JS", "consensus_sections", "heatmap_html"]
 
 
 _GROUP_COLOUR = {"strong": "#0969da", "weak": "#bf8700", "byzantine": "#cf222e"}
@@ -52,60 +55,123 @@ def _graph_svg(n: int, edges: Sequence[Sequence[int]], groups: Sequence[str]) ->
     )
 
 
-def _mark(correct: bool) -> str:
-    return "<span class='ok'>✓</span>" if correct else "<span class='bad'>✗</span>"
+#: The page's renderer of a question's rounds table (``byzllmRender.rounds``), from the data
+#: :func:`_rounds_data` packs: per round and agent the answer, ✓ or ✗, its self score, the
+#: scores it gave and (read from the others' rows) received, its confidence, whom it kept and
+#: whom it dropped. Numbers print as Python's ``{:.2f}`` does (exact ties to even, ``-0.00``).
+ROUNDS_JS = r"""
+byzllmRender.rounds=function(d){
+  function esc(v){return v===null||v===undefined?'-':String(v).replace(/&/g,'&amp;')
+    .replace(/</g,'&lt;').replace(/>/g,'&gt;').replace(/"/g,'&quot;').replace(/'/g,'&#x27;');}
+  function f2(x){
+    if(typeof x==='string')return x;  // not finite: printed by Python
+    if(Object.is(x,-0))return '-0.00';
+    var e=x*8;
+    if(Number.isInteger(e)&&e%2!==0){  // an exact tie (odd eighths): Python rounds to even
+      var k=Math.floor(Math.abs(x)*100);
+      if(k%2===0)return (x<0?'-':'')+(k/100).toFixed(2);
+    }
+    return x.toFixed(2);
+  }
+  var groups=d.groups,rounds=d.rounds,h="<table class='rounds'><thead><tr><th>agent</th>";
+  rounds.forEach(function(rnd,t){h+='<th>'+(t===0?'init':'round '+t)+'</th>';});
+  h+='</tr></thead><tbody>';
+  groups.forEach(function(group,i){
+    h+='<tr><td>'+i+' '+esc(group)+'</td>';
+    rounds.forEach(function(rnd){
+      var row=rnd[i],scores=row[3];
+      var bits=[esc(row[0])+' '+(row[1]?"<span class='ok'>✓</span>":"<span class='bad'>✗</span>")];
+      if(row[2]!==null)bits.push('self '+f2(row[2]));
+      var gave=Object.keys(scores).map(Number).sort(function(a,b){return a-b;});
+      if(gave.length)
+        bits.push('gave '+gave.map(function(j){return '→'+j+' '+f2(scores[j]);}).join(', '));
+      var got=[];
+      rnd.forEach(function(other,j){
+        if(j!==i&&Object.prototype.hasOwnProperty.call(other[3],String(i)))
+          got.push(j+'→ '+f2(other[3][i]));});
+      if(got.length)bits.push('got '+got.join(', '));
+      if(row[4]!==null)bits.push('conf '+f2(row[4]));
+      if(row[5].length)bits.push('kept '+row[5].join(','));
+      if(row[6].length)bits.push("<span class='bad'>dropped "+row[6].join(',')+'</span>');
+      h+='<td>'+bits.join('<br>')+'</td>';
+    });
+    h+='</tr>';
+  });
+  return h+'</tbody></table>';
+};
+"""
 
 
-def _detail(record: Mapping[str, Any]) -> str:
-    trace = QuestionTrace.model_validate(record["trace"])
-    n = len(trace.groups)
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite as Python prints it (JSON has none)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value:.2f}"
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+#: A stored round row's fields that :data:`ROUNDS_JS` shows, in its order.
+_SHOWN = ("answer", "correct", "self_score", "scores", "confidence", "retained", "filtered")
+_pick_shown = operator.itemgetter(*_SHOWN)
+
+
+def _shown(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """:data:`_SHOWN` of a row that may lack some (a hand-made record): their defaults."""
+    return (
+        row.get("answer"),
+        bool(row["correct"]),
+        row.get("self_score"),
+        row.get("scores") or {},
+        row.get("confidence"),
+        row.get("retained") or [],
+        row.get("filtered") or [],
+    )
+
+
+def _rounds_data(trace: Mapping[str, Any]) -> str:
+    """A trace's rounds as the JSON :data:`ROUNDS_JS` renders: groups, and per round and agent
+    [answer, correct, self score, scores given, confidence, kept, dropped]."""
+    rounds = trace["rounds"]
+    try:
+        # A stored row has every field: picked in C, a third of the time of the lookups.
+        shown = [list(map(_pick_shown, rnd)) for rnd in rounds]
+    except KeyError:
+        shown = [list(map(_shown, rnd)) for rnd in rounds]
+    data = {"groups": trace["groups"], "rounds": shown}
+    # pydantic-core's serializer: a third of json.dumps's time (its floats' repr dominated);
+    # any form of a number parses back to the same double in the page.
+    text = to_json(data).decode("utf-8")
+    if "NaN" in text or "Infinity" in text:  # rare: a score that is not a number
+        text = to_json(_finite(data)).decode("utf-8")
+    return text
+
+
+#: A graph's SVG by (nodes, edges, groups): a run's questions share a few hundred graphs.
+_GraphKey = tuple[int, tuple[tuple[int, ...], ...], tuple[str, ...]]
+
+
+def _detail(record: Mapping[str, Any], graphs: dict[_GraphKey, str]) -> str:
+    """A question's detail: what ran and the truth, the graph (drawn once per distinct graph,
+    kept in ``graphs``), and the rounds table as data the page renders on opening."""
+    trace = record["trace"]
+    groups = trace["groups"]
+    n = len(groups)
     head = (
         f"<p><b>{esc(record['protocol'])}</b> on <b>{esc(record['topology'])}</b>, "
         f"{esc(record['composition'])}, F={esc(record['F'])}, T={esc(record['T'])}, "
         f"seed {esc(record['seed'])}, question <b>{esc(record['task_id'])}</b>; "
-        f"truth <b>{esc(trace.truth)}</b>; adversaries at "
+        f"truth <b>{esc(trace['truth'])}</b>; adversaries at "
         f"{esc(', '.join(str(v) for v in record.get('byzantine_nodes', [])) or 'none')}</p>"
     )
-    graph = _graph_svg(n, record.get("edges", []), trace.groups)
-    header = "<th>agent</th>" + "".join(
-        f"<th>{'init' if t == 0 else f'round {t}'}</th>" for t in range(len(trace.rounds))
-    )
-    body = []
-    for i in range(n):
-        cells = [f"<td>{i} {esc(trace.groups[i])}</td>"]
-        for t, rnd in enumerate(trace.rounds):
-            row = rnd[i]
-            received = {
-                j: other.scores[i] for j, other in enumerate(rnd) if i in other.scores and j != i
-            }
-            bits = [f"{esc(row.answer)} {_mark(row.correct)}"]
-            if row.self_score is not None:
-                bits.append(f"self {row.self_score:.2f}")
-            if row.scores:
-                bits.append(
-                    "gave " + ", ".join(f"→{j} {s:.2f}" for j, s in sorted(row.scores.items()))
-                )
-            if received:
-                bits.append(
-                    "got " + ", ".join(f"{j}→ {s:.2f}" for j, s in sorted(received.items()))
-                )
-            if row.confidence is not None:
-                bits.append(f"conf {row.confidence:.2f}")
-            if row.retained:
-                bits.append("kept " + ",".join(str(j) for j in row.retained))
-            if row.filtered:
-                bits.append(
-                    "<span class='bad'>dropped "
-                    + ",".join(str(j) for j in row.filtered)
-                    + "</span>"
-                )
-            cells.append("<td>" + "<br>".join(bits) + "</td>")
-            del t
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    table = (
-        f"<table class='rounds'><thead><tr>{header}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table>"
-    )
+    edges = record.get("edges", [])
+    key = (n, tuple(tuple(e) for e in edges), tuple(groups))
+    graph = graphs.get(key)
+    if graph is None:
+        graph = graphs[key] = _graph_svg(n, edges, groups)
+    table = render_data("rounds", _rounds_data(trace))
     return head + f"<div style='display:flex;gap:18px;align-items:flex-start'>{graph}{table}</div>"
 
 
@@ -237,19 +303,59 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
     return legend + "".join(parts)
 
 
+def _row(record: Mapping[str, Any], k: int, final: Sequence[int]) -> dict[str, Any]:
+    """A question's row in the list; ``final``: its round counts at T (the summary's
+    :data:`~byzllm.protocols.COUNT_FIELDS`), which give the honest agents right and the
+    honest majority vote."""
+    return {
+        "id": str(record.get("unit_id") or k),
+        "protocol": record["protocol"],
+        "topology": record["topology"],
+        "composition": record["composition"],
+        "attack": (record.get("composition_config") or {}).get("attack") or "none",
+        "seed": record["seed"],
+        "question": record["task_id"],
+        "honest right at T": f"{final[_HONEST_HITS]}/{final[_HONEST_AGENTS]}",
+        # H-Majority's own vote and tie rule (the SAC paper, §5.1), as the summary counted it.
+        "outcome": "correct" if final[_HONEST_WINS] else "wrong",
+    }
+
+
+#: Where the honest agents' hits and number, and the honest vote's win, sit in round counts.
+_HONEST_HITS = COUNT_FIELDS.index("honest_hits")
+_HONEST_AGENTS = COUNT_FIELDS.index("honest_agents")
+_HONEST_WINS = COUNT_FIELDS.index("h_wins")
+
+
 def consensus_sections(
-    records: Sequence[Mapping[str, Any]], *, max_details: int, max_plots: int = 24
+    records: Iterable[Mapping[str, Any]], *, max_details: int, max_plots: int = 24
 ) -> tuple[list[Section], bool]:
-    """The sections of a consensus run's page and whether it is simulated."""
+    """The sections of a consensus run's page and whether it is simulated.
+
+    ``records`` (``consensus_question`` dicts, as the store gives them) are read once, as
+    they come: each gives its row, its detail and its counts to the summary, and is dropped,
+    so a store's :meth:`~byzllm.runs.Store.iter_records` never holds the run.
+    """
     from byzllm.experiments import parse_health, request_health
     from byzllm.experiments.consensus.report import (
         INTERVAL_NOTE,
+        Summary,
         metrics_rows,
         round_rows,
-        summarize,
     )
 
-    summary = summarize(records)
+    rows: list[dict[str, Any]] = []
+    details: dict[str, str] = {}
+    counted: list[dict[str, Any]] = []  # what parse and request health read of each record
+    graphs: dict[_GraphKey, str] = {}
+    summing = Summary()
+    for k, record in enumerate(records):
+        row = _row(record, k, summing.add(record)[-1])
+        rows.append(row)
+        if len(details) < max_details:
+            details[row["id"]] = _detail(record, graphs)
+        counted.append({name: record.get(name) for name in ("simulated", "parse", "requests")})
+    summary = summing.result()
     simulated = any(meta["simulated"] for meta, _ in summary)
     table1 = metrics_rows(summary)
     for row, (meta, _) in zip(table1, summary, strict=True):
@@ -275,8 +381,8 @@ def consensus_sections(
         sections.append(
             Section("BFTI per attack × protocol (heat-map)", heatmap_html(cells), anchor="heatmap")
         )
-    health = parse_health.from_records(records)
-    requests = request_health.from_records(records)
+    health = parse_health.from_records(counted)
+    requests = request_health.from_records(counted)
     req = requests.to_json()
     health_html = table_html(health.rows(), note=health.note or None) + table_html(
         [
@@ -297,31 +403,6 @@ def consensus_sections(
         plots += f"<p class='note'>first {max_plots} of {len(summary)} configurations plotted</p>"
     sections.append(Section("Accuracy per round", f"<div>{plots}</div>", anchor="plots"))
 
-    rows = []
-    details: dict[str, str] = {}
-    for k, record in enumerate(records):
-        trace = record["trace"]
-        final = trace["rounds"][-1]
-        honest = [r for r, g in zip(final, trace["groups"], strict=False) if g != "byzantine"]
-        unit = str(record.get("unit_id") or k)
-        rows.append(
-            {
-                "id": unit,
-                "protocol": record["protocol"],
-                "topology": record["topology"],
-                "composition": record["composition"],
-                "attack": (record.get("composition_config") or {}).get("attack") or "none",
-                "seed": record["seed"],
-                "question": record["task_id"],
-                "honest right at T": f"{sum(r['correct'] for r in honest)}/{len(honest)}",
-                # H-Majority's own vote and tie rule (the SAC paper, §5.1).
-                "outcome": "correct"
-                if majority_correct([(r.get("key"), bool(r["correct"])) for r in honest])
-                else "wrong",
-            }
-        )
-        if len(details) < max_details:
-            details[unit] = _detail(record)
     units = Units(
         columns=[
             "protocol",
@@ -340,6 +421,7 @@ def consensus_sections(
             "this question's trace was left out of the page (--max-details); "
             "byzllm runs export writes every record"
         ),
+        script=ROUNDS_JS,
     )
     sections.append(
         Section(

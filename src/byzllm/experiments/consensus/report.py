@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "METHOD_LABELS",
     "TOPOLOGY_LABELS",
     "ConfigKey",
+    "Summary",
     "consensus_intervals",
     "count_intervals",
     "metrics_rows",
@@ -137,7 +139,16 @@ def summarize(
     # The traces are hundreds of thousands of acyclic objects: with the cycle collector
     # running, its full passes over them took more than half of a matrix report's time.
     with collector_paused():
-        return _summarize(questions, intervals=intervals)
+        summary = Summary()
+        for question in questions:
+            summary.add(question)
+        return summary.result(intervals=intervals)
+
+
+#: A stored round row's vote, and what it cost (with its parse counts), picked in C.
+_vote = operator.itemgetter("key", "correct")
+_COSTS = ("calls", "saved_calls", "input_tokens", "output_tokens", "parse")
+_costs = operator.itemgetter(*_COSTS)
 
 
 @dataclass
@@ -174,15 +185,24 @@ class _Configuration:
         same sums, read from the dict, without validating it into a model (a simulated run
         keeps no trace for a scorer, so it needs none)."""
         rounds = trace["rounds"]
-        votes = [[(row.get("key"), bool(row["correct"])) for row in rnd] for rnd in rounds]
+        try:
+            # A stored row has every field: picked in C, not looked up one by one.
+            votes = [list(map(_vote, rnd)) for rnd in rounds]
+            costs = [_costs(row) for rnd in rounds for row in rnd]
+        except KeyError:  # a hand-made record: the fields' defaults
+            votes = [[(row.get("key"), bool(row["correct"])) for row in rnd] for rnd in rounds]
+            costs = [
+                (*(row.get(name, 0) for name in _COSTS[:4]), row.get("parse"))
+                for rnd in rounds
+                for row in rnd
+            ]
         self._count(len(rounds), vote_counts(trace["groups"], votes))
-        for rnd in rounds:
-            for row in rnd:
-                self.calls += row.get("calls", 0)
-                self.saved_calls += row.get("saved_calls", 0)
-                self.tokens += row.get("input_tokens", 0) + row.get("output_tokens", 0)
-                if row.get("parse"):
-                    self.parse.merge(row["parse"])
+        for calls, saved_calls, input_tokens, output_tokens, parse in costs:
+            self.calls += calls
+            self.saved_calls += saved_calls
+            self.tokens += input_tokens + output_tokens
+            if parse:
+                self.parse.merge(parse)
         self.simulated = True
         self.traces.clear()
 
@@ -192,11 +212,17 @@ class _Configuration:
         self.counts.append(counts)
 
 
-def _summarize(
-    questions: Iterable[Mapping[str, Any]], *, intervals: bool
-) -> list[tuple[dict[str, Any], ConsensusMetrics]]:
-    configurations: dict[ConfigKey, _Configuration] = {}
-    for row in questions:
+class Summary:
+    """:func:`summarize` one question at a time: :meth:`add` each ``consensus_question``
+    record as it is read (it returns that question's :func:`~byzllm.protocols.round_counts`,
+    so a reader that also shows the question needs not count it again), then
+    :meth:`result`. Pause the cycle collector around it, as :func:`summarize` does."""
+
+    def __init__(self) -> None:
+        self._configurations: dict[ConfigKey, _Configuration] = {}
+
+    def add(self, row: Mapping[str, Any]) -> list[RoundCounts]:
+        """Count one question record (a dict from the store, or a model); its round counts."""
         data = row.model_dump() if isinstance(row, Record) else row
         key = (
             data["protocol"],
@@ -206,7 +232,7 @@ def _summarize(
             int(data["T"]),
         )
         trace = data["trace"]
-        configuration = configurations.setdefault(key, _Configuration())
+        configuration = self._configurations.setdefault(key, _Configuration())
         simulated = bool(data.get("simulated"))
         if simulated and not isinstance(trace, QuestionTrace):
             configuration.add_simulated(trace)
@@ -215,32 +241,36 @@ def _summarize(
                 trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace),
                 simulated,
             )
-    out = []
-    for key, seen in configurations.items():
-        protocol, topology, composition, F, T = key
-        n = len(seen.counts)
-        meta: dict[str, Any] = {
-            "protocol": protocol,
-            "topology": topology,
-            "composition": composition,
-            "F": F,
-            "T": T,
-            "simulated": seen.simulated,
-        }
-        meta["calls_per_question"] = seen.calls / n
-        meta["saved_calls_per_question"] = seen.saved_calls / n
-        meta["tokens_per_question"] = seen.tokens / n
-        meta["parse"] = seen.parse.to_dict()
-        if not seen.simulated:
-            # Real scorers only: a simulated scorer's AUC is its parameters read back.
-            from .scorer import scorer_auc
+        return configuration.counts[-1]
 
-            meta["scorer_auc"] = scorer_auc(seen.traces)
-        counts = np.array(seen.counts, dtype=np.int64)
-        if intervals:
-            meta["intervals"] = {k: [v.low, v.high] for k, v in count_intervals(counts).items()}
-        out.append((meta, metrics_from_counts(counts.sum(axis=0).tolist(), n)))
-    return out
+    def result(self, *, intervals: bool = True) -> list[tuple[dict[str, Any], ConsensusMetrics]]:
+        """What :func:`summarize` returns for the questions added so far."""
+        out = []
+        for key, seen in self._configurations.items():
+            protocol, topology, composition, F, T = key
+            n = len(seen.counts)
+            meta: dict[str, Any] = {
+                "protocol": protocol,
+                "topology": topology,
+                "composition": composition,
+                "F": F,
+                "T": T,
+                "simulated": seen.simulated,
+            }
+            meta["calls_per_question"] = seen.calls / n
+            meta["saved_calls_per_question"] = seen.saved_calls / n
+            meta["tokens_per_question"] = seen.tokens / n
+            meta["parse"] = seen.parse.to_dict()
+            if not seen.simulated:
+                # Real scorers only: a simulated scorer's AUC is its parameters read back.
+                from .scorer import scorer_auc
+
+                meta["scorer_auc"] = scorer_auc(seen.traces)
+            counts = np.array(seen.counts, dtype=np.int64)
+            if intervals:
+                meta["intervals"] = {k: [v.low, v.high] for k, v in count_intervals(counts).items()}
+            out.append((meta, metrics_from_counts(counts.sum(axis=0).tolist(), n)))
+        return out
 
 
 def scorer_auc_lines(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list[str]:
