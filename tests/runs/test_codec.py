@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import zlib
 from pathlib import Path
 from typing import ClassVar
 
@@ -21,6 +22,7 @@ from byzllm.runs._codec import (
     parse_record,
     record_count,
     unpack_json,
+    unpack_record_bytes,
     unpack_records,
 )
 
@@ -192,3 +194,20 @@ def test_a_record_parses_as_json_loads_parses_it(text: str) -> None:
 def test_text_that_is_not_json_raises_as_json_loads_does() -> None:
     with pytest.raises(json.JSONDecodeError):
         parse_record('{"a": ')
+
+
+def test_records_unpack_to_the_bytes_of_their_texts() -> None:
+    texts = ['{"a": "é"}', '{"b": 2}']
+    for value in (pack_batch(texts), pack_json(json.dumps({"c": "é" * 300})), texts[1]):
+        raw = unpack_record_bytes(value)
+        assert [t if isinstance(t, str) else t.decode("utf-8") for t in raw] == unpack_records(
+            value
+        )
+        assert [parse_record(t) for t in raw] == [json.loads(t) for t in unpack_records(value)]
+
+
+def test_bytes_that_are_not_utf8_are_damage() -> None:
+    with pytest.raises(json.JSONDecodeError):
+        parse_record(b'{"a": "\xff"}')
+    with pytest.raises(json.JSONDecodeError, match="does not inflate"):
+        unpack_records(b"#1:" + zlib.compress(b"\xff"))

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from byzllm.errors import ByzllmError, InputError
 
-from ._codec import pack_batch, pack_json, parse_record, unpack_records
+from ._codec import pack_batch, pack_json, parse_record, unpack_record_bytes, unpack_records
 from ._records import Record
 from ._units import Unit
 
@@ -785,7 +785,12 @@ class Store:
             )
         }
 
-    def _record_rows(self, kind: str) -> Iterator[tuple[str, str, str, str]]:
+    def _record_rows(
+        self, kind: str, *, decoded: bool = True
+    ) -> Iterator[tuple[str, str, str, str | bytes]]:
+        """(unit id, label, payload, JSON) of every record of ``kind``; with ``decoded=False``
+        the JSON as the UTF-8 bytes it was stored as, for :func:`parse_record`."""
+        unpack = unpack_records if decoded else unpack_record_bytes
         rows = self._conn.execute(
             "SELECT r.unit_id, u.label, u.payload, r.json FROM records r"
             " JOIN units u ON u.id = r.unit_id"
@@ -794,7 +799,7 @@ class Store:
         )
         # A row holds one record (compressed or text) or a batch of a unit's records.
         for unit, label, payload, value in rows:
-            for text in unpack_records(value):
+            for text in unpack(value):
                 yield unit, label, payload, text
 
     @_guarded
@@ -817,7 +822,7 @@ class Store:
         as it reads holds one record, not the run (a 12,000-question demo's records took
         1.2 GB as a list). The store stays open until the iteration ends."""
         try:
-            for unit, label, payload, text in self._record_rows(kind):
+            for unit, label, payload, text in self._record_rows(kind, decoded=False):
                 row: dict[str, Any] = parse_record(text)
                 if with_unit:
                     row["unit_id"] = unit

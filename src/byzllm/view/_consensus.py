@@ -36,22 +36,25 @@ def _graph_svg(n: int, edges: Sequence[Sequence[int]], groups: Sequence[str]) ->
         )
         for i in range(n)
     ]
+    # The shared attributes sit on two groups that the lines and the labels inherit (the
+    # same drawing, half the markup: every question's detail holds its graph).
     lines = "".join(
         f'<line x1="{pos[u][0]:.1f}" y1="{pos[u][1]:.1f}" x2="{pos[v][0]:.1f}" '
-        f'y2="{pos[v][1]:.1f}" stroke="#8c959f" stroke-width="1"/>'
+        f'y2="{pos[v][1]:.1f}"/>'
         for u, v in edges
         if u < n and v < n
     )
     nodes = "".join(
         f'<circle cx="{x:.1f}" cy="{y:.1f}" r="13" fill="{_GROUP_COLOUR.get(g, "#57606a")}"/>'
-        f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" font-size="11" '
-        f'fill="#fff">{i}</text>'
+        f'<text x="{x:.1f}" y="{y + 4:.1f}">{i}</text>'
         for i, ((x, y), g) in enumerate(zip(pos, groups, strict=False))
     )
     legend = " ".join(f'<span style="color:{c}">● {g}</span>' for g, c in _GROUP_COLOUR.items())
     return (
         f'<svg class="graph" width="{size}" height="{size}" viewBox="0 0 {size} {size}">'
-        f"{lines}{nodes}</svg><div class='note'>{legend}</div>"
+        f'<g stroke="#8c959f" stroke-width="1">{lines}</g>'
+        f'<g fill="#fff" text-anchor="middle" font-size="11">{nodes}</g>'
+        f"</svg><div class='note'>{legend}</div>"
     )
 
 
