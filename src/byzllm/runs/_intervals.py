@@ -204,7 +204,10 @@ def _column_quantiles(
     high = np.full(samples.shape[1], np.nan)
     whole = np.isfinite(samples).all(axis=0)
     if whole.any():
-        low[whole], high[whole] = np.quantile(samples[:, whole], [alpha, 1.0 - alpha], axis=0)
+        # Each column made a contiguous row first: the same order statistics, half the time
+        # (partitioning strided columns dominated a 180-configuration report's quantiles).
+        rows = np.ascontiguousarray(samples[:, whole].T)
+        low[whole], high[whole] = np.quantile(rows, [alpha, 1.0 - alpha], axis=1)
     for k in np.flatnonzero(~whole):
         column = samples[:, k]
         column = column[np.isfinite(column)]
