@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from byzllm.cli import app
 from byzllm.protocols import AgentRound, QuestionTrace
 from byzllm.runs import Store
+from byzllm.view import render_view
 from byzllm.view._consensus import ROUNDS_JS, _rounds_data
 from byzllm.view._html import render_data
 
@@ -107,13 +108,18 @@ def _stored(trace: QuestionTrace) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def traces(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """A demo run's traces as stored (SAC's scores, CP-WBFT's confidences), and the edge
-    cases, as the store would give them back."""
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = tmp_path_factory.mktemp("rounds") / "demo"
     result = RUNNER.invoke(app, ["demo", "--questions", "3", "-o", str(run_dir)])
     assert result.exit_code == 0, result.output
-    with Store.open(run_dir) as store:
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def traces(demo_run: Path) -> list[dict[str, Any]]:
+    """A demo run's traces as stored (SAC's scores, CP-WBFT's confidences), and the edge
+    cases, as the store would give them back."""
+    with Store.open(demo_run) as store:
         stored = [r["trace"] for r in store.records("consensus_question")]
     assert {t["protocol"] for t in stored} >= {"sac", "cp-wbft"}
     return [*stored, _stored(_edge_cases())]
@@ -164,3 +170,26 @@ def test_rounds_data_keeps_no_markup_that_could_end_its_element() -> None:
     assert "<" not in inner and json.loads(inner) == json.loads(text)
     # Not finite: as Python prints it (JSON has no such number).
     assert json.loads(text)["rounds"][0][1][3] == {"0": "nan", "2": 0.005}
+
+
+def test_a_single_file_page_renders_its_inline_rounds_table(
+    chromium: str, demo_run: Path, tmp_path: Path
+) -> None:
+    # render_view's page holds the details inline: the same data, rendered on opening.
+    with Store.open(demo_run) as store:
+        record = store.records("consensus_question", with_unit=True)[-1]
+    page = tmp_path / "one.html"
+    page.write_text(render_view(demo_run), encoding="utf-8")
+    dom = subprocess.run(
+        [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--virtual-time-budget=10000", "--dump-dom",
+         page.resolve().as_uri() + "#open=" + record["unit_id"]],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    assert 'data-ready="1"' in dom and 'id="errors"></div>' in dom
+    detail = dom[dom.index('<div class="detail">') :]
+    detail = detail[: detail.index("</table>") + len("</table>")]
+    assert "<svg" in detail and '<table class="rounds">' in detail
+    assert "data-render" not in detail  # the data element gave way to the table
+    trace = QuestionTrace.model_validate(record["trace"])
+    assert detail.count("<tr>") == len(trace.groups) + 1  # a row per agent, and the header
