@@ -18,6 +18,8 @@ three facts:
   in-neighbour of either member in its upper bound is forced into its set. The same bound,
   applied to a node as if it had joined a set, rules out the sets it cannot join
   (:meth:`_hopeless`).
+* An automorphism maps pairs to pairs, so of the pairs it relates only the lexicographically
+  largest need be searched (:func:`symmetries`, :func:`_breaks_symmetry`).
 
 For each seed pair the search keeps ``IN1 ⊆ S1 ⊆ P1`` and ``IN2 ⊆ S2 ⊆ P2`` (``P1``, ``P2``
 peeled, ``P1 ∩ IN2 = P2 ∩ IN1 = ∅``), propagates forced members, and branches on an undecided

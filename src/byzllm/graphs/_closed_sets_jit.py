@@ -165,11 +165,13 @@ def _overloaded(
 
 
 @numba.njit(cache=True, inline="always")
-def _high(x: Any, p1: Any, p2: Any) -> int:
-    """The largest value node ``x`` can still take: 2 (in S1), 1 (in S2) or 0 (in neither)."""
-    if (p1 >> _U64(x)) & _ONE:
+def _value(x: Any, first: Any, second: Any) -> int:
+    """2 when node ``x`` is in ``first``, else 1 when in ``second``, else 0: with the upper
+    bounds ``(P1, P2)`` the highest value ``x`` can still take (2 in S1, 1 in S2, 0 in
+    neither), with the members ``(IN1, IN2)`` the lowest."""
+    if (first >> _U64(x)) & _ONE:
         return 2
-    if (p2 >> _U64(x)) & _ONE:
+    if (second >> _U64(x)) & _ONE:
         return 1
     return 0
 
@@ -182,11 +184,11 @@ def _breaks_symmetry(symmetry: Any, in1: Any, in2: Any, p1: Any, p2: Any) -> boo
         b = symmetry[row, 1]
         c = symmetry[row, 2]
         d = symmetry[row, 3]
-        high_a = _high(a, p1, p2)
-        low_b = _high(b, in1, in2)
+        high_a = _value(a, p1, p2)
+        low_b = _value(b, in1, in2)
         if high_a < low_b:
             return True
-        if high_a == low_b and c >= 0 and _high(c, p1, p2) < _high(d, in1, in2):
+        if high_a == low_b and c >= 0 and _value(c, p1, p2) < _value(d, in1, in2):
             return True
     return False
 
