@@ -80,3 +80,24 @@ def test_a_real_model_demo_says_the_temperature_its_agents_sample_at(
         asked = [r for r in server.requests if "single word" not in str(r["messages"])]
     assert asked and {r.get("temperature") for r in asked} == {0.7}
     assert "at temperature 0.7, each with a seed of its own" in " ".join(result.stdout.split())
+
+
+def test_rounds_sets_t_for_simulated_and_real_model_runs(tmp_path: Path) -> None:
+    from byzllm.runs import Store
+
+    run_dir = tmp_path / "t2"
+    result = CliRunner().invoke(app, ["demo", "--questions", "2", "-T", "2", "-o", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    with Store.open(run_dir) as store:
+        questions = store.records("consensus_question")
+    assert questions and {q["T"] for q in questions} == {2}
+    assert {len(q["trace"]["rounds"]) for q in questions} == {3}  # rounds 0..T
+    # Another T is another config: refused in the same folder without --force.
+    again = CliRunner().invoke(app, ["demo", "--questions", "2", "-o", str(run_dir)])
+    assert again.exit_code == 2
+    from byzllm.experiments.consensus.demo import REAL_MODEL_ROUNDS, demo_config
+
+    assert demo_config(1, model="local").T == [REAL_MODEL_ROUNDS]
+    assert demo_config(1, model="local", rounds=1).T == [1]
+    negative = CliRunner().invoke(app, ["demo", "-T", "-1", "-o", str(tmp_path / "n")])
+    assert negative.exit_code == 2

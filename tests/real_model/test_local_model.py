@@ -131,21 +131,21 @@ def test_without_the_extra_the_error_says_how_to_install(monkeypatch: pytest.Mon
     assert "pip install" in result.output
 
 
-# Worked refinement writes out its check (up to 192 tokens per refine): a few minutes on 2
-# cores, more on a busy machine.
+# Worked refinement writes out its check (up to 192 tokens per refine): one round keeps the
+# whole path (answers, anchored scores, refinement, the report) at a few minutes on 2 cores.
 @pytest.mark.timeout(900)
 def test_demo_on_the_local_model(tmp_path: Path, require_extra: Callable[..., None]) -> None:
     """`byzllm demo --model local`: the same table, labelled with the real model's name."""
     require_extra("llama_cpp", extra="local")
     run_dir = tmp_path / "demo"
-    args = ["demo", "--model", "local", "--questions", "1", "-o", str(run_dir), "--json"]
-    result = RUNNER.invoke(app, args)
+    quick = ["--questions", "1", "--rounds", "1", "-o", str(run_dir)]
+    result = RUNNER.invoke(app, ["demo", "--model", "local", *quick, "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["simulated"] is False
     assert payload["model"] == "llamacpp/qwen0.5b"
     assert {row["protocol"] for row in payload["rows"]} == {"sac", "cp-wbft"}
-    text = RUNNER.invoke(app, ["demo", "--model", "local", "--questions", "1", "-o", str(run_dir)])
+    text = RUNNER.invoke(app, ["demo", "--model", "local", *quick])
     assert text.exit_code == 0, text.output
     assert "real model llamacpp/qwen0.5b" in " ".join(text.output.split())
     assert "simulated" not in text.output.lower()

@@ -420,6 +420,12 @@ def demo(
         typer.Option(min=1, help="Synthetic questions (default: 30 simulated, 3 with --model)."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of questions, graphs and agents.")] = 0,
+    rounds: Annotated[
+        int | None,
+        typer.Option(
+            "--rounds", "-T", min=0, help="Rounds T (default: 6 simulated, 2 with --model)."
+        ),
+    ] = None,
     fresh: Annotated[
         bool, common.flag_option("--fresh", "Discard earlier results in RUN_DIR first.")
     ] = False,
@@ -450,6 +456,8 @@ def demo(
 
         byzllm demo --model local
 
+        byzllm demo --model local --questions 1 -T 1 -o runs/real-quick
+
         byzllm demo --model openai/qwen0.5b --base-url http://127.0.0.1:8000/v1
     """
     with common.cli_errors():
@@ -468,7 +476,7 @@ def demo(
             raise InputError("--base-url needs --model (e.g. --model openai/qwen0.5b)")
         if questions is None:
             questions = 30 if model is None else REAL_MODEL_QUESTIONS
-        cfg = demo_config(questions, seed, model=model, base_url=base_url)
+        cfg = demo_config(questions, seed, model=model, base_url=base_url, rounds=rounds)
         real = None if model is None else demo_model_name(model)
         if real is not None:
             # Fail before the run, with one line, if the model cannot be built.

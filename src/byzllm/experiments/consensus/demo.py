@@ -45,8 +45,11 @@ def demo_config(
     *,
     model: str | None = None,
     base_url: str | None = None,
+    rounds: int | None = None,
 ) -> ConsensusConfig:
     """The demo's configuration (paper defaults; ``seed`` drives graphs, placement, agents).
+
+    ``rounds``: T, when not the default below.
 
     Without ``model``: the simulated population on γ-MERG, complete and Erdős–Rényi, T = 6.
     With ``model`` (``"local"`` or ``provider/model``): every honest agent on that real model,
@@ -63,6 +66,7 @@ def demo_config(
             topologies=["merg", "complete", "erdos-renyi"],
             seeds=[seed],
             dataset=dataset,
+            **({} if rounds is None else {"T": [rounds]}),
         )
     # One arithmetic step per question: within reach of a small model.
     dataset = DatasetConfig(name="synthetic", n=questions, seed=seed, steps=1)
@@ -82,7 +86,7 @@ def demo_config(
     return ConsensusConfig(
         protocols=["sac", "cp-wbft"],
         topologies=["merg"],
-        T=[REAL_MODEL_ROUNDS],
+        T=[REAL_MODEL_ROUNDS if rounds is None else rounds],
         seeds=[seed],
         dataset=dataset,
         agents=GroupBackends(strong=backend, weak=backend),
