@@ -6,7 +6,7 @@ from typing import Any
 
 import networkx as nx
 
-__all__ = ["reference_r", "reference_s"]
+__all__ = ["check_closed_pair", "reference_r", "reference_s"]
 
 
 def _outside_lists(G: nx.Graph[Any]) -> tuple[int, list[list[int]]]:
@@ -51,3 +51,16 @@ def reference_s(G: nx.Graph[Any], r: int) -> int:
             continue
         best = min(best, reach[a] + reach[b])
     return best
+
+
+def check_closed_pair(found: Any, view: Any, k: int, r: int) -> None:
+    """What a closed-pair search must answer at level ``k`` of a graph with robustness ``r``:
+    a certificate (two disjoint nonempty sets, each with ``f <= k``) when ``k >= r``, else
+    none."""
+    if k >= r:
+        assert found is not None
+        s1, s2 = found
+        assert s1 and s2 and not s1 & s2
+        assert view.f(s1) <= k and view.f(s2) <= k
+    else:
+        assert found is None, (k, r)

@@ -17,7 +17,7 @@ from byzllm.graphs import (
     verify_rs_certificate,
 )
 
-from ._reference import reference_r, reference_s
+from ._reference import check_closed_pair, reference_r, reference_s
 
 
 def _check_r(G: nx.Graph[Any], expected: int, method: str = "auto") -> None:
@@ -109,14 +109,7 @@ def test_closed_pair_search_decides_every_level(compiled: bool) -> None:
         view = graph_view(G)
         r = reference_r(G)
         for k in range(-1, r + 2):
-            found = find_closed_pair(view, k, compiled=compiled)
-            if k >= r:
-                assert found is not None
-                s1, s2 = found
-                assert s1 and s2 and not s1 & s2
-                assert view.f(s1) <= k and view.f(s2) <= k
-            else:
-                assert found is None
+            check_closed_pair(find_closed_pair(view, k, compiled=compiled), view, k, r)
 
 
 def test_search_agrees_with_dp_on_mid_sized_graphs() -> None:

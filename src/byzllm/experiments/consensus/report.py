@@ -166,14 +166,12 @@ class _Configuration:
     traces: list[QuestionTrace] = field(default_factory=list)
 
     def add(self, trace: QuestionTrace, simulated: bool) -> None:
-        self._count(len(trace.rounds), round_counts(trace))
-        for rnd in trace.rounds:
-            for row in rnd:
-                self.calls += row.calls
-                self.saved_calls += row.saved_calls
-                self.tokens += row.input_tokens + row.output_tokens
-                if row.parse:
-                    self.parse.merge(row.parse)
+        rows = [row for rnd in trace.rounds for row in rnd]
+        self._tally(
+            len(trace.rounds),
+            round_counts(trace),
+            [(r.calls, r.saved_calls, r.input_tokens, r.output_tokens, r.parse) for r in rows],
+        )
         self.simulated = self.simulated or simulated
         if self.simulated:
             self.traces.clear()  # no scorer to rate: see summarize
@@ -196,20 +194,24 @@ class _Configuration:
                 for rnd in rounds
                 for row in rnd
             ]
-        self._count(len(rounds), vote_counts(trace["groups"], votes))
+        self._tally(len(rounds), vote_counts(trace["groups"], votes), costs)
+        self.simulated = True
+        self.traces.clear()
+
+    def _tally(
+        self, rounds: int, counts: list[RoundCounts], costs: Iterable[Sequence[Any]]
+    ) -> None:
+        """Add one question: its round counts, and per row (calls, saved calls, input and
+        output tokens, parse counts)."""
+        if self.counts and rounds != len(self.counts[0]):
+            raise ValueError("all traces must have the same number of rounds")
+        self.counts.append(counts)
         for calls, saved_calls, input_tokens, output_tokens, parse in costs:
             self.calls += calls
             self.saved_calls += saved_calls
             self.tokens += input_tokens + output_tokens
             if parse:
                 self.parse.merge(parse)
-        self.simulated = True
-        self.traces.clear()
-
-    def _count(self, rounds: int, counts: list[RoundCounts]) -> None:
-        if self.counts and rounds != len(self.counts[0]):
-            raise ValueError("all traces must have the same number of rounds")
-        self.counts.append(counts)
 
 
 class Summary:
