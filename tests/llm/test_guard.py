@@ -135,8 +135,11 @@ async def test_hangs_cost_the_adaptive_timeout_not_the_cap(
     hangs = server.faults_injected["hang"]
     assert hangs > 5 and [r.text for r in results] == [f"re: q{i}" for i in range(60)]
     assert elapsed < 10, elapsed  # each hang costs ~0.2 s (up to a few in a row), not 60 s
-    assert counts.timeouts == hangs == model.usage.errors["timeout"]
-    assert counts.retries == hangs and counts.requests == 60 + hangs
+    # Every hang is cut by a timeout; on a loaded machine an answer slower than the 0.2 s
+    # bound may be cut too, and is retried the same way.
+    assert counts.timeouts >= hangs
+    assert counts.timeouts == model.usage.errors["timeout"] == counts.retries
+    assert counts.requests == 60 + counts.retries
 
 
 async def test_without_adaptive_timeout_a_hang_waits_for_the_cap() -> None:
