@@ -7,7 +7,9 @@
 * matrix, engine only: every unit of the default ``byzllm consensus matrix`` (6 attacks × 5
   protocols × 3 topologies × 1-2 adversaries × 15 questions) through the same work function;
 * matrix, command: ``byzllm consensus matrix`` end to end in a fresh folder (runner, store,
-  bootstrap intervals, CSV and heat-map), as a user runs it;
+  bootstrap intervals, CSV and heat-map), as a user runs it (``--executor auto``, the
+  default: worker processes on every usable core), and again with ``--executor local`` (one
+  process) for the ratio;
 * anchor: a fixed pure-Python loop timed in the same run, so that runs on machines under
   different loads compare by their ratio;
 * CPU time beside every wall time (this process's, and the command's own as a child): on a
@@ -78,7 +80,7 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _matrix_command_s() -> tuple[float, float]:
+def _matrix_command_s(executor: str) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         start, cpu = time.perf_counter(), _children_cpu()
         subprocess.run(
@@ -91,6 +93,8 @@ def _matrix_command_s() -> tuple[float, float]:
                 "-o",
                 str(Path(tmp) / "matrix"),
                 "--json",
+                "--executor",
+                executor,
             ],
             check=True,
             stdout=subprocess.DEVNULL,
@@ -129,10 +133,12 @@ def main() -> None:
     if not args.quick:
         units = expand_units(matrix_config())
         engine_s, engine_cpu_s = _run_units(units)
-        command_s, command_cpu_s = _matrix_command_s()
+        command_s, command_cpu_s = _matrix_command_s("auto")
+        local_s, local_cpu_s = _matrix_command_s("local")
         print(
             f"default matrix, {len(units)} units: engine {engine_s:.1f} s "
-            f"({engine_cpu_s:.1f} s CPU), command {command_s:.1f} s ({command_cpu_s:.1f} s CPU)"
+            f"({engine_cpu_s:.1f} s CPU), command {command_s:.1f} s ({command_cpu_s:.1f} s CPU; "
+            f"--executor local: {local_s:.1f} s, {local_cpu_s:.1f} s CPU)"
         )
         result.update(
             {
@@ -141,6 +147,9 @@ def main() -> None:
                 "matrix_engine_cpu_s": round(engine_cpu_s, 2),
                 "matrix_command_s": round(command_s, 2),
                 "matrix_command_cpu_s": round(command_cpu_s, 2),
+                "matrix_command_local_s": round(local_s, 2),
+                "matrix_command_local_cpu_s": round(local_cpu_s, 2),
+                "matrix_auto_over_local": round(command_s / local_s, 3),
                 "matrix_ratio_to_anchor": round(command_s * 1000 / anchor, 1),
             }
         )

@@ -12,13 +12,16 @@ import pytest
 
 from byzllm.errors import ConfigError
 from byzllm.runs import (
+    AUTO_PROCESS_MIN_UNITS,
     LocalExecutor,
     ProcessExecutor,
     RayExecutor,
     Store,
+    _executor,
     executor_by_name,
     make_unit,
     run_units,
+    usable_cores,
 )
 
 IMPORTABLE = Path(__file__).with_name("importable")
@@ -33,6 +36,30 @@ def test_executor_by_name() -> None:
         executor_by_name("threads")
     with pytest.raises(ConfigError, match="needs the ray executor"):
         executor_by_name("local", ray_address="auto")
+
+
+@pytest.mark.parametrize(
+    ("cpu_bound", "units", "cores", "chosen"),
+    [
+        (True, AUTO_PROCESS_MIN_UNITS, 2, ProcessExecutor),
+        (True, AUTO_PROCESS_MIN_UNITS - 1, 2, LocalExecutor),  # too few to repay the start
+        (True, AUTO_PROCESS_MIN_UNITS, 1, LocalExecutor),  # one core: nothing to spread over
+        (False, 10 * AUTO_PROCESS_MIN_UNITS, 8, LocalExecutor),  # model calls: one event loop
+    ],
+)
+def test_auto_spreads_only_large_cpu_bound_runs_over_processes(
+    monkeypatch: pytest.MonkeyPatch, cpu_bound: bool, units: int, cores: int, chosen: type
+) -> None:
+    monkeypatch.setattr(_executor, "usable_cores", lambda: cores)
+    executor = executor_by_name("auto", cpu_bound=cpu_bound, units=units)
+    assert type(executor) is chosen
+
+
+def test_the_executor_help_names_the_auto_threshold() -> None:
+    from byzllm.cli._common import ExecutorOption
+
+    help_text = ExecutorOption.__metadata__[0].help
+    assert f"{AUTO_PROCESS_MIN_UNITS:,} units or more" in help_text
 
 
 def test_ray_executor_rejects_non_positive_cpus() -> None:
@@ -56,7 +83,7 @@ def test_process_executor_defaults_to_one_process_per_core() -> None:
     asyncio.run(executor.start(64))
     try:
         assert executor._pool is not None
-        assert executor._pool._max_workers == min(64, os.cpu_count() or 1)
+        assert executor._pool._max_workers == min(64, usable_cores())
     finally:
         asyncio.run(executor.aclose())
 

@@ -230,9 +230,10 @@ ExecutorOption = Annotated[
     str,
     typer.Option(
         "--executor",
-        help="Where units run: local (this process; model calls concurrently), process "
-        "(worker processes: CPU-bound simulations on every core) or ray (a Ray cluster, "
-        "see --ray-address; pip install 'byzllm\\[ray]').",
+        help="Where units run: auto (default: process for a run of 1,000 units or more "
+        "on simulated agents, local otherwise), local (this process; model calls "
+        "concurrently), process (worker processes: CPU-bound simulations on every core) or "
+        "ray (a Ray cluster, see --ray-address; pip install 'byzllm\\[ray]').",
     ),
 ]
 #: The Ray cluster to join.
@@ -458,7 +459,7 @@ def execute_units(
     *,
     json_output: bool = False,
     quiet: bool = False,
-    executor: Executor | str | None = None,
+    executor: Executor | str = "auto",
     ray_address: str | None = None,
     force: bool = False,
     **options: Any,
@@ -477,8 +478,9 @@ def execute_units(
     finished unit, prints how to resume and exits 130. A fatal error (a rejected key, a
     missing model) raises :class:`~byzllm.runs.RunAbortedError`: one line and exit 2 under
     :func:`cli_errors` (with ``json_output`` the summary is printed first, with the error).
-    ``executor`` (default: in-process; a name from ``--executor`` is resolved with
-    ``ray_address``) is passed on to :func:`~byzllm.runs.run_units`.
+    ``executor`` (a name from ``--executor`` is resolved with ``ray_address``; ``auto``
+    spreads a large run over worker processes when the config's work is ``cpu_bound``,
+    :func:`~byzllm.runs.executor_by_name`) is passed on to :func:`~byzllm.runs.run_units`.
     """
     import asyncio  # here, not at the top: `byzllm --help` should not pay for it
 
@@ -489,7 +491,13 @@ def execute_units(
     if options.get("config") is not None:
         bind_run_dir(run_dir, options["config"], units, force=force)
     if isinstance(executor, str):
-        executor = executor_by_name(executor, ray_address=ray_address)
+        config = options.get("config")
+        executor = executor_by_name(
+            executor,
+            ray_address=ray_address,
+            cpu_bound=bool(getattr(config, "cpu_bound", False)),
+            units=len(units),
+        )
 
     async def main() -> RunSummary:
         task = asyncio.current_task()
@@ -563,7 +571,7 @@ class RunOptions:
     concurrency: int = 16
     retry_failed: bool = False
     max_failures: int | None = None
-    executor: str = "local"
+    executor: str = "auto"
     ray_address: str | None = None
     json_output: bool = False
     wait: bool = False

@@ -192,6 +192,7 @@ def matrix(
     weak_model: common.WeakModelOption = None,
     base_url: common.BaseUrlOption = None,
     concurrency: common.ConcurrencyOption = 64,
+    executor: common.ExecutorOption = "auto",
     out: Annotated[Path | None, _report_folder_option("matrix.csv and matrix.png")] = None,
     force: common.ForceOption = False,
     json_output: common.JsonOption = False,
@@ -261,6 +262,7 @@ def matrix(
             consensus_unit,
             config=cfg,
             concurrency=concurrency,
+            executor=executor,
             description="consensus matrix",
             force=force,
         )

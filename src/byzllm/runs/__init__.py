@@ -40,6 +40,7 @@ from ._config import (
     resolve_config_path,
 )
 from ._executor import (
+    AUTO_PROCESS_MIN_UNITS,
     EXECUTOR_NAMES,
     Executor,
     LocalExecutor,
@@ -47,6 +48,7 @@ from ._executor import (
     RayExecutor,
     WorkFn,
     executor_by_name,
+    usable_cores,
 )
 from ._intervals import (
     BOOTSTRAP_METHOD,
@@ -62,7 +64,7 @@ from ._progress import (
     RichProgress,
     SilentProgress,
 )
-from ._records import Record, UnitRequests
+from ._records import PackedRecords, Record, UnitRequests, pack_records
 from ._repair import RepairReport, repair_store
 from ._reuse import Reused, reuse_units, sibling_runs
 from ._runner import (
@@ -89,6 +91,7 @@ if TYPE_CHECKING:
     from ._model_config import ModelConfig
 
 __all__ = [
+    "AUTO_PROCESS_MIN_UNITS",
     "BOOTSTRAP_METHOD",
     "EXECUTOR_NAMES",
     "STORE_FILENAME",
@@ -104,6 +107,7 @@ __all__ = [
     "LiveStatus",
     "LocalExecutor",
     "ModelConfig",
+    "PackedRecords",
     "PathKind",
     "PlainProgress",
     "ProcessExecutor",
@@ -137,6 +141,7 @@ __all__ = [
     "is_fatal",
     "load_config",
     "make_unit",
+    "pack_records",
     "parse_overrides",
     "repair_store",
     "reset_to_defaults",
@@ -146,6 +151,7 @@ __all__ = [
     "run_units",
     "sibling_runs",
     "unit_id",
+    "usable_cores",
     "weighted_mean_intervals",
 ]
 

@@ -31,10 +31,11 @@ from typing import Any
 from byzllm._process import exit_with_parent
 from byzllm.errors import ConfigError
 
-from ._records import Record, coerce_records
+from ._records import PackedRecords, Record, coerce_records, pack_records
 from ._units import Unit
 
 __all__ = [
+    "AUTO_PROCESS_MIN_UNITS",
     "EXECUTOR_NAMES",
     "Executor",
     "LocalExecutor",
@@ -42,10 +43,16 @@ __all__ = [
     "RayExecutor",
     "WorkFn",
     "executor_by_name",
+    "usable_cores",
 ]
 
 #: Names accepted by :func:`executor_by_name` (and the CLI's ``--executor``).
-EXECUTOR_NAMES = ("local", "process", "ray")
+EXECUTOR_NAMES = ("auto", "local", "process", "ray")
+
+#: Pending units a CPU-bound run needs before ``auto`` starts worker processes: starting
+#: them (a fork server, then each worker's imports) costs about a second of CPU, the work of
+#: a few hundred simulated units; below this a run stays in this process.
+AUTO_PROCESS_MIN_UNITS = 1000
 
 #: How long joining a Ray cluster may take (``RayExecutor(connect_timeout_s=...)``, or this
 #: environment variable) before the run stops with one line.
@@ -63,8 +70,9 @@ class Executor(ABC):
         """Prepare resources for up to ``concurrency`` units at once."""
 
     @abstractmethod
-    async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
-        """Run ``work(unit.payload)`` and return its records; raise if the work raised."""
+    async def run(self, work: WorkFn, unit: Unit) -> list[Record] | PackedRecords:
+        """Run ``work(unit.payload)`` and return its records (packed for the store, where the
+        work ran in another process); raise if the work raised."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release resources; units still running may be abandoned (the run was stopped)."""
@@ -124,14 +132,21 @@ def _call_in_process(work: WorkFn, payload: dict[str, Any]) -> Any:
     return result
 
 
+def _packed_in_process(work: WorkFn, payload: dict[str, Any]) -> PackedRecords:
+    """:func:`_call_in_process`, then the records packed for the store, in the worker."""
+    return pack_records(coerce_records(_call_in_process(work, payload)))
+
+
 class ProcessExecutor(Executor):
     """Runs work in a pool of worker processes: real parallelism for CPU-bound work
     (simulations) that threads cannot give under the GIL.
 
     This is the work contract at full strength: ``work`` must be importable by its module
     and name in a fresh interpreter (a top-level function of an importable module, not a
-    lambda, a closure or a function of ``__main__`` run as a script), and its payload and
-    records travel by pickle. Processes start with ``forkserver`` where available (never a
+    lambda, a closure or a function of ``__main__`` run as a script), and its payload
+    travels by pickle. Its records come back packed for the store (:class:`PackedRecords`,
+    serialized and compressed in the worker), so this process only writes them and the
+    workers share that cost too. Processes start with ``forkserver`` where available (never a
     plain ``fork`` of this multi-threaded process), so each worker imports the work's
     module once.
 
@@ -149,17 +164,17 @@ class ProcessExecutor(Executor):
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         # More processes than cores only adds start-up time and memory for CPU-bound work.
-        workers = self.max_workers or min(concurrency, os.cpu_count() or 1)
+        workers = self.max_workers or min(concurrency, usable_cores())
         self._pool = ProcessPoolExecutor(
             max_workers=max(1, workers), mp_context=context, initializer=exit_with_parent
         )
 
-    async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
+    async def run(self, work: WorkFn, unit: Unit) -> PackedRecords:
         if self._pool is None:
             raise RuntimeError("ProcessExecutor.run called before start()")
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self._pool, _call_in_process, work, unit.payload)
-        return coerce_records(result)
+        # Packed in the worker: this process then only writes bytes (PackedRecords).
+        return await loop.run_in_executor(self._pool, _packed_in_process, work, unit.payload)
 
     async def aclose(self) -> None:
         if self._pool is not None:
@@ -341,10 +356,23 @@ def _env_seconds(name: str, default: float) -> float:
         raise ConfigError(f"${name} must be a number of seconds, got {text!r}") from None
 
 
-def executor_by_name(name: str, *, ray_address: str | None = None) -> Executor:
-    """The executor a CLI user names: ``local`` (default), ``process`` or ``ray``."""
+def executor_by_name(
+    name: str, *, ray_address: str | None = None, cpu_bound: bool = False, units: int = 0
+) -> Executor:
+    """The executor a CLI user names: ``local``, ``process``, ``ray`` or ``auto``.
+
+    ``auto`` (the commands' default) picks worker processes for a run whose work is
+    ``cpu_bound`` (it computes in-process and calls no model: simulated agents) with at least
+    :data:`AUTO_PROCESS_MIN_UNITS` ``units`` to run on a machine with more than one usable
+    core; this process otherwise, where model calls already overlap on one event loop. The
+    records are the same either way.
+    """
     if ray_address is not None and name != "ray":
         raise ConfigError("a Ray address needs the ray executor (--executor ray)")
+    if name == "auto":
+        if cpu_bound and units >= AUTO_PROCESS_MIN_UNITS and usable_cores() > 1:
+            return ProcessExecutor()
+        return LocalExecutor()
     if name == "local":
         return LocalExecutor()
     if name == "process":
@@ -352,3 +380,11 @@ def executor_by_name(name: str, *, ray_address: str | None = None) -> Executor:
     if name == "ray":
         return RayExecutor(ray_address)
     raise ConfigError(f"unknown executor {name!r}; use one of: {', '.join(EXECUTOR_NAMES)}")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform says)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        return len(affinity(0))
+    return os.cpu_count() or 1

@@ -7,12 +7,15 @@ store saves it as JSON under that kind, so reports can query one kind across all
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Record", "UnitRequests", "coerce_records"]
+from ._codec import pack_batch, pack_json
+
+__all__ = ["PackedRecords", "Record", "UnitRequests", "coerce_records", "pack_records"]
 
 _CAMEL_BOUNDARY = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -91,3 +94,33 @@ def coerce_records(result: object) -> list[Record]:
                 "every item must be a Record"
             )
     return records
+
+
+@dataclass(frozen=True, slots=True)
+class PackedRecords:
+    """A unit's records as the store keeps them: one ``(kind, stored value)`` row per kind,
+    in the order the kinds first appear (:func:`pack_records`).
+
+    An executor that runs work in another process packs there, so the process that holds
+    the store only writes bytes: serializing and compressing a simulated unit's records costs
+    more than running it, and the store's process would otherwise do it for every worker.
+    """
+
+    rows: tuple[tuple[str, str | bytes], ...]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def pack_records(records: Sequence[Record]) -> PackedRecords:
+    """``records`` as the store keeps them: one row per kind, a batch where the unit wrote
+    several records of the kind (in their order), packed by :mod:`byzllm.runs._codec`."""
+    by_kind: dict[str, list[str]] = {}
+    for record in records:
+        by_kind.setdefault(type(record).kind, []).append(record.model_dump_json())
+    return PackedRecords(
+        tuple(
+            (kind, pack_json(texts[0]) if len(texts) == 1 else pack_batch(texts))
+            for kind, texts in by_kind.items()
+        )
+    )

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from byzllm.errors import ByzllmError, InputError
 
-from ._codec import pack_batch, pack_json, parse_record, unpack_record_bytes, unpack_records
-from ._records import Record
+from ._codec import parse_record, unpack_record_bytes, unpack_records
+from ._records import PackedRecords, Record, pack_records
 from ._units import Unit
 
 if TYPE_CHECKING:
@@ -286,7 +286,8 @@ class UnitResult:
     status: Literal["done", "failed"]
     started_at: float
     finished_at: float
-    records: list[Record] = field(default_factory=list)
+    #: Packed where the work ran when an executor did that (:class:`PackedRecords`).
+    records: list[Record] | PackedRecords = field(default_factory=list)
     error: str | None = None
 
     @property
@@ -349,17 +350,14 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _record_rows_of(unit_id: str, records: Sequence[Record]) -> list[tuple[str, int, str, Any]]:
-    """The ``records`` rows of one unit's records: one row per kind, in the order the kinds
-    first appear, a batch where the unit wrote several records of the kind (in their order).
-    A row's ``seq`` numbers the unit's rows (0, 1, ...), as repair expects of a whole unit."""
-    by_kind: dict[str, list[str]] = {}
-    for record in records:
-        by_kind.setdefault(type(record).kind, []).append(record.model_dump_json())
-    return [
-        (unit_id, seq, kind, pack_json(texts[0]) if len(texts) == 1 else pack_batch(texts))
-        for seq, (kind, texts) in enumerate(by_kind.items())
-    ]
+def _record_rows_of(
+    unit_id: str, records: Sequence[Record] | PackedRecords
+) -> list[tuple[str, int, str, Any]]:
+    """The ``records`` rows of one unit's records (:func:`pack_records`, unless an executor
+    packed them already). A row's ``seq`` numbers the unit's rows (0, 1, ...), as repair
+    expects of a whole unit."""
+    packed = records if isinstance(records, PackedRecords) else pack_records(records)
+    return [(unit_id, seq, kind, value) for seq, (kind, value) in enumerate(packed.rows)]
 
 
 #: How many records a ``records`` row holds: a batch's count from its ``#<n>:`` header, 1 else.

@@ -271,3 +271,10 @@ class ConsensusConfig(ExperimentConfig):
     def simulated(self) -> bool:
         """Whether any group runs on simulated agents (results then say *simulated*)."""
         return "simulated" in (self.agents.strong.backend, self.agents.weak.backend)
+
+    @property
+    def cpu_bound(self) -> bool:
+        """Whether every group runs on simulated agents: the units then compute and call no
+        model, so the run engine may spread a large run over worker processes (``--executor
+        auto``)."""
+        return self.agents.strong.backend == self.agents.weak.backend == "simulated"
