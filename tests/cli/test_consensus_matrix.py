@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from byzllm.cli import app
-from byzllm.experiments.consensus.matrix import matrix_config
+from byzllm.experiments.consensus.matrix import _ink_on, matrix_config
 
 RUNNER = CliRunner()
 
@@ -72,3 +72,21 @@ def test_matrix_runs_real_model_agents_through_model_flags(
         assert server.requests
     row = json.loads(result.stdout)["rows"][0]
     assert row["simulated"] is False and row["calls_per_question"] > 0
+
+
+@pytest.mark.parametrize(
+    ("rgba", "ink"),
+    [
+        ((1.0, 1.0, 1.0, 1.0), "black"),
+        ((0.0, 0.0, 0.0, 1.0), "white"),
+        ((0.403, 0.0, 0.122, 1.0), "white"),  # RdBu's darkest red: luminance 0.029
+        ((0.993, 0.906, 0.144, 1.0), "black"),  # viridis' yellow: luminance 0.78
+        # Either side of the crossover (L = 0.179): grey 0.47 -> L 0.187, 0.45 -> 0.171.
+        ((0.47, 0.47, 0.47, 1.0), "black"),
+        ((0.45, 0.45, 0.45, 1.0), "white"),
+    ],
+)
+def test_heatmap_numbers_take_the_ink_that_reads_on_their_cell(
+    rgba: tuple[float, float, float, float], ink: str
+) -> None:
+    assert _ink_on(rgba) == ink

@@ -231,13 +231,15 @@ def rows_from_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _save(fig: Any, path: str | Path) -> Path:
+def _save(fig: Any, path: str | Path, *, crop: bool = True) -> Path:
+    """``fig`` as a PNG at ``path``; ``crop=False`` for a figure laid out already
+    (``tight_layout``): cropping to its drawn extent costs one more draw of every artist."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(fig)
-    fig.savefig(out, format="png", dpi=150, bbox_inches="tight")
+    fig.savefig(out, format="png", dpi=150, bbox_inches="tight" if crop else None)
     return out
 
 

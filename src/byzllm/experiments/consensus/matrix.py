@@ -163,7 +163,15 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
         for i, line in enumerate(grid):
             for j, value in enumerate(line):
                 if value == value:
-                    ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=7)
+                    ax.text(
+                        j,
+                        i,
+                        f"{value:.0f}",
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color=_ink_on(image.to_rgba(value)),
+                    )
         ax.set_yticks(range(len(row_keys)), [f"{a} ×{b}" for a, b in row_keys], fontsize=7)
         ax.set_xticks(
             range(len(col_keys)),
@@ -175,4 +183,18 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
         ax.set_title(simulated_title(label, simulated) or label, fontsize=9)
         fig.colorbar(image, ax=ax, fraction=0.03)
     fig.tight_layout()
-    return _save(fig, path)
+    return _save(fig, path, crop=False)
+
+
+def _ink_on(rgba: tuple[float, float, float, float]) -> str:
+    """Black or white, whichever reads on a cell of colour ``rgba`` (by its relative
+    luminance, WCAG 2.x): the numbers on the darkest cells were black on dark red."""
+
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(c) for c in rgba[:3])
+    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    # Contrast with black (L + 0.05) / 0.05 beats contrast with white 1.05 / (L + 0.05)
+    # exactly when L > ~0.179.
+    return "black" if luminance > 0.179 else "white"
