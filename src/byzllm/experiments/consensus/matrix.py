@@ -127,6 +127,7 @@ def matrix_rows(
 def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simulated: bool) -> Path:
     """Two heat-maps (BFTI, H-Majority) with rows attack × adversaries and columns
     protocol × topology, every cell annotated with its value in points."""
+    from matplotlib import colormaps
     from matplotlib.figure import Figure
 
     from byzllm.runs.reports import _save, simulated_title
@@ -160,6 +161,7 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
             for (a, b) in row_keys
         ]
         image = ax.imshow(grid, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+        palette = colormaps[cmap]  # the cell colours: beyond [0, 1], the end colours
         for i, line in enumerate(grid):
             for j, value in enumerate(line):
                 if value == value:
@@ -170,7 +172,7 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
                         ha="center",
                         va="center",
                         fontsize=7,
-                        color=_ink_on(image.to_rgba(value)),
+                        color=_ink_on(palette((value - vmin) / (vmax - vmin))),
                     )
         ax.set_yticks(range(len(row_keys)), [f"{a} ×{b}" for a, b in row_keys], fontsize=7)
         ax.set_xticks(
@@ -186,7 +188,7 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
     return _save(fig, path, crop=False)
 
 
-def _ink_on(rgba: tuple[float, float, float, float]) -> str:
+def _ink_on(rgba: Sequence[float]) -> str:
     """Black or white, whichever reads on a cell of colour ``rgba`` (by its relative
     luminance, WCAG 2.x): the numbers on the darkest cells were black on dark red."""
 
