@@ -55,6 +55,16 @@ def test_auto_spreads_only_large_cpu_bound_runs_over_processes(
     assert type(executor) is chosen
 
 
+def test_auto_stays_in_this_process_where_worker_processes_cannot_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A platform without sem_open: importing multiprocessing.synchronize raises ImportError.
+    monkeypatch.setattr(_executor, "usable_cores", lambda: 4)
+    monkeypatch.setitem(sys.modules, "multiprocessing.synchronize", None)
+    executor = executor_by_name("auto", cpu_bound=True, units=10 * AUTO_PROCESS_MIN_UNITS)
+    assert type(executor) is LocalExecutor
+
+
 def test_the_executor_help_names_the_auto_threshold() -> None:
     from byzllm.cli._common import ExecutorOption
 

@@ -370,7 +370,8 @@ def executor_by_name(
     if ray_address is not None and name != "ray":
         raise ConfigError("a Ray address needs the ray executor (--executor ray)")
     if name == "auto":
-        if cpu_bound and units >= AUTO_PROCESS_MIN_UNITS and usable_cores() > 1:
+        large = cpu_bound and units >= AUTO_PROCESS_MIN_UNITS
+        if large and usable_cores() > 1 and _processes_work():
             return ProcessExecutor()
         return LocalExecutor()
     if name == "local":
@@ -380,6 +381,17 @@ def executor_by_name(
     if name == "ray":
         return RayExecutor(ray_address)
     raise ConfigError(f"unknown executor {name!r}; use one of: {', '.join(EXECUTOR_NAMES)}")
+
+
+def _processes_work() -> bool:
+    """Whether this platform gives worker processes what they need: a process pool's locks
+    and queues need ``sem_open``, which some sandboxed platforms lack (``auto`` then stays in
+    this process instead of failing)."""
+    try:
+        import multiprocessing.synchronize  # noqa: F401 - raises ImportError without sem_open
+    except ImportError:
+        return False
+    return True
 
 
 def usable_cores() -> int:
