@@ -13,7 +13,10 @@
 * anchor: a fixed pure-Python loop timed in the same run, so that runs on machines under
   different loads compare by their ratio;
 * CPU time beside every wall time (this process's, and the command's own as a child): on a
-  shared machine the wall times follow the load, the CPU times much less.
+  shared machine the wall times follow the load, the CPU times much less. With worker
+  processes (``--executor auto``) the command's CPU time is its own process's only: the
+  workers are children of multiprocessing's fork server, which the command does not wait
+  for, so their time is not counted.
 
     python benchmarks/consensus_sim.py            # all of it
     python benchmarks/consensus_sim.py --quick    # per question only
