@@ -49,9 +49,10 @@ __all__ = [
 #: Names accepted by :func:`executor_by_name` (and the CLI's ``--executor``).
 EXECUTOR_NAMES = ("auto", "local", "process", "ray")
 
-#: Pending units a CPU-bound run needs before ``auto`` starts worker processes: starting
-#: them (a fork server, then each worker's imports) costs about a second of CPU, the work of
-#: a few hundred simulated units; below this a run stays in this process.
+#: Units a CPU-bound run must be given before ``auto`` starts worker processes (units
+#: already done count too: a resumed run is judged as a whole): starting them (a fork server,
+#: then each worker's imports) costs about a second of CPU, the work of a few hundred
+#: simulated units; below this a run stays in this process.
 AUTO_PROCESS_MIN_UNITS = 1000
 
 #: How long joining a Ray cluster may take (``RayExecutor(connect_timeout_s=...)``, or this
