@@ -90,3 +90,33 @@ def test_heatmap_numbers_take_the_ink_that_reads_on_their_cell(
     rgba: tuple[float, float, float, float], ink: str
 ) -> None:
     assert _ink_on(rgba) == ink
+
+
+@pytest.mark.slow
+def test_auto_runs_a_large_simulated_matrix_in_worker_processes_with_the_same_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Lowered threshold, two usable cores: `auto` (the default) must choose worker processes
+    # for this all-simulated matrix, and its table must be the one-process table.
+    from byzllm.runs import ProcessExecutor, _executor
+
+    monkeypatch.setattr(_executor, "AUTO_PROCESS_MIN_UNITS", 10)
+    monkeypatch.setattr(_executor, "usable_cores", lambda: 2)
+    started: list[int] = []
+    start = ProcessExecutor.start
+
+    async def counting_start(self: ProcessExecutor, concurrency: int) -> None:
+        started.append(concurrency)
+        await start(self, concurrency)
+
+    monkeypatch.setattr(ProcessExecutor, "start", counting_start)
+    args = ["consensus", "matrix", "--attacks", "replay,collude", "--protocols", "sac,majority"]
+    args += ["--topologies", "complete", "-n", "3", "-T", "2", "--json"]
+    tables = {}
+    for executor in ("auto", "local"):
+        result = RUNNER.invoke(app, [*args, "-o", str(tmp_path / executor), "--executor", executor])
+        assert result.exit_code == 0, result.output
+        with open(json.loads(result.stdout)["csv"], newline="", encoding="utf-8") as handle:
+            tables[executor] = list(csv.DictReader(handle))
+        assert len(started) == 1  # auto started the pool; local did not
+    assert len(tables["auto"]) == 8 and tables["auto"] == tables["local"]
