@@ -479,12 +479,13 @@ def execute_units(
     missing model) raises :class:`~byzllm.runs.RunAbortedError`: one line and exit 2 under
     :func:`cli_errors` (with ``json_output`` the summary is printed first, with the error).
     ``executor`` (a name from ``--executor`` is resolved with ``ray_address``; ``auto``
-    spreads a large run over worker processes when the config's work is ``cpu_bound``,
+    spreads a large run over worker processes when the config says its work is
+    ``cpu_bound``, :attr:`~byzllm.runs.ExperimentConfig.cpu_bound`,
     :func:`~byzllm.runs.executor_by_name`) is passed on to :func:`~byzllm.runs.run_units`.
     """
     import asyncio  # here, not at the top: `byzllm --help` should not pay for it
 
-    from byzllm.runs import RunAbortedError, Store, executor_by_name, run_units
+    from byzllm.runs import ExperimentConfig, RunAbortedError, Store, executor_by_name, run_units
 
     units = list(units)
     note_run_dir(run_dir, json_output=json_output)  # a --json error or Ctrl-C names the folder
@@ -495,7 +496,7 @@ def execute_units(
         executor = executor_by_name(
             executor,
             ray_address=ray_address,
-            cpu_bound=bool(getattr(config, "cpu_bound", False)),
+            cpu_bound=isinstance(config, ExperimentConfig) and config.cpu_bound,
             units=len(units),
         )
 

@@ -53,6 +53,13 @@ class ExperimentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_default=True, validate_assignment=True)
 
+    @property
+    def cpu_bound(self) -> bool:
+        """Whether this config's units only compute (simulated agents, no model calls): then
+        ``--executor auto`` may spread a large run over worker processes. False unless a
+        config says otherwise (``ConsensusConfig`` does when every agent is simulated)."""
+        return False
+
 
 # --- paths ----------------------------------------------------------------------------------
 

@@ -276,5 +276,5 @@ class ConsensusConfig(ExperimentConfig):
     def cpu_bound(self) -> bool:
         """Whether every group runs on simulated agents: the units then compute and call no
         model, so the run engine may spread a large run over worker processes (``--executor
-        auto``)."""
+        auto``; :attr:`ExperimentConfig.cpu_bound`)."""
         return self.agents.strong.backend == self.agents.weak.backend == "simulated"

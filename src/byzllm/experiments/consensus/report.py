@@ -166,12 +166,12 @@ class _Configuration:
     traces: list[QuestionTrace] = field(default_factory=list)
 
     def add(self, trace: QuestionTrace, simulated: bool) -> None:
-        rows = [row for rnd in trace.rounds for row in rnd]
-        self._tally(
-            len(trace.rounds),
-            round_counts(trace),
-            [(r.calls, r.saved_calls, r.input_tokens, r.output_tokens, r.parse) for r in rows],
+        costs = (
+            (r.calls, r.saved_calls, r.input_tokens, r.output_tokens, r.parse)
+            for rnd in trace.rounds
+            for r in rnd
         )
+        self._tally(len(trace.rounds), round_counts(trace), costs)
         self.simulated = self.simulated or simulated
         if self.simulated:
             self.traces.clear()  # no scorer to rate: see summarize
