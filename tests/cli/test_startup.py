@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import typer
 
 HEAVY = (
     "numpy",
@@ -99,3 +101,42 @@ def test_version_flag_prints_the_installed_version() -> None:
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output.strip() == f"byzllm {byzllm.__version__}"
+
+
+def test_a_small_command_starts_without_the_numeric_libraries(tmp_path: Path) -> None:
+    """``byzllm runs list`` reads stores only: the interval code (numpy) and the other
+    commands' modules stay unimported (benchmarks/cli_startup.py measures its start)."""
+    code = (
+        f"sys.argv = ['byzllm', 'runs', 'list', {str(tmp_path)!r}]\n"
+        "from byzllm.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "assert 'byzllm.cli.consensus' not in sys.modules"
+    )
+    assert set(_loaded_after(code)) <= {"asyncio", "yaml"}
+
+
+def test_a_command_is_run_from_a_root_that_holds_only_it() -> None:
+    from byzllm.cli._app import COMMANDS, app, app_for
+
+    def names(root: typer.Typer) -> list[str | None]:
+        return [g.name for g in root.registered_groups] + [c.name for c in root.registered_commands]
+
+    assert names(app_for(["runs", "list"])) == ["runs"]
+    assert names(app_for(["demo", "--json"])) == ["demo"]
+    # The root's own options, and a word that is no command, get every command.
+    for argv in ([], ["--help"], ["--version"], ["nope"]):
+        assert app_for(argv) is app
+    assert sorted(str(name) for name in names(app)) == sorted(COMMANDS)
+
+
+def test_the_lazy_run_engine_names_resolve_to_their_modules() -> None:
+    import byzllm.runs as runs
+    from byzllm.runs import _intervals
+
+    for name in ("BOOTSTRAP_METHOD", "Interval", "bootstrap_interval", "weighted_mean_intervals"):
+        assert getattr(runs, name) is getattr(_intervals, name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = runs.nope  # type: ignore[attr-defined]

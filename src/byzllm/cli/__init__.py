@@ -34,6 +34,6 @@ def main() -> None:
     status = replay(argv)
     if status is not None:
         raise SystemExit(status)
-    from ._app import app
+    from ._app import app_for
 
-    run_and_keep(argv, app)
+    run_and_keep(argv, app_for(argv))

@@ -7,32 +7,21 @@ page it has shown before is replayed without it: :mod:`byzllm.cli._help_cache`).
 
 from __future__ import annotations
 
+import functools
+import importlib
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
 
-from . import (
-    codegen,
-    consensus,
-    govsim,
-    graph,
-    metrics,
-    models,
-    monitor,
-    reproduce,
-    runs,
-    sandbox,
-    serve,
-    sim,
-    view,
-    whodunit,
-)
 from ._unfinished import json_option_given, usage_error_document
 
-__all__ = ["app"]
+if TYPE_CHECKING:
+    app: typer.Typer
+
+__all__ = ["app", "app_for"]
 
 #: Where the root keeps the words it was given (its ``ctx.meta`` key).
 _ARGV = "byzllm.argv"
@@ -69,17 +58,10 @@ def _usage_document(exc: Exception, argv: Sequence[str]) -> None:
         usage_error_document(argv, getattr(exc, "exit_code", 2), exc.format_message())  # type: ignore[attr-defined]
 
 
-app = typer.Typer(
-    cls=_RootGroup,
-    name="byzllm",
-    help=(
-        "Multi-agent LLM systems that stay correct when some agents are wrong or malicious.\n\n"
-        "Start with `byzllm demo` (simulated agents, no API key needed). Every command that "
-        "talks to models takes --model/--base-url to run the same experiment on real LLMs."
-    ),
-    no_args_is_help=True,
-    rich_markup_mode="rich",
-    pretty_exceptions_show_locals=False,
+_HELP = (
+    "Multi-agent LLM systems that stay correct when some agents are wrong or malicious.\n\n"
+    "Start with `byzllm demo` (simulated agents, no API key needed). Every command that "
+    "talks to models takes --model/--base-url to run the same experiment on real LLMs."
 )
 
 
@@ -91,7 +73,6 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version_callback, is_eager=True, help="Print the version."
@@ -103,20 +84,72 @@ def _root(
     json_option_given(False)
 
 
-consensus.register(app)
-serve.register(app)
-app.command("view")(view.view)
-app.command("reproduce")(reproduce.reproduce)
-app.command("metrics")(metrics.metrics)
-app.add_typer(graph.app, name="graph")
-app.add_typer(models.app, name="models")
-app.add_typer(runs.app, name="runs")
-app.add_typer(whodunit.app, name="whodunit")
-app.add_typer(govsim.app, name="govsim")
-app.add_typer(monitor.app, name="monitor")
-app.add_typer(codegen.app, name="codegen")
-app.add_typer(sim.app, name="sim")
-app.add_typer(sandbox.app, name="sandbox")
+#: The root's commands, in the order its help lists them: name -> (module of byzllm.cli,
+#: its attribute, "group" for a sub-app or "command" for a single command).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "consensus": ("consensus", "app", "group"),
+    "demo": ("consensus", "demo", "command"),
+    "serve": ("serve", "serve", "command"),
+    "view": ("view", "view", "command"),
+    "reproduce": ("reproduce", "reproduce", "command"),
+    "metrics": ("metrics", "metrics", "command"),
+    "graph": ("graph", "app", "group"),
+    "models": ("models", "app", "group"),
+    "runs": ("runs", "app", "group"),
+    "whodunit": ("whodunit", "app", "group"),
+    "govsim": ("govsim", "app", "group"),
+    "monitor": ("monitor", "app", "group"),
+    "codegen": ("codegen", "app", "group"),
+    "sim": ("sim", "app", "group"),
+    "sandbox": ("sandbox", "app", "group"),
+}
+
+
+def _new_root(names: Sequence[str]) -> typer.Typer:
+    root = typer.Typer(
+        cls=_RootGroup,
+        name="byzllm",
+        help=_HELP,
+        no_args_is_help=True,
+        rich_markup_mode="rich",
+        pretty_exceptions_show_locals=False,
+    )
+    root.callback()(_root)
+    for name in names:
+        module, attribute, kind = COMMANDS[name]
+        target = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
+        if kind == "group":
+            root.add_typer(target, name=name)
+        else:
+            root.command(name)(target)
+    return root
+
+
+def app_for(argv: Sequence[str]) -> typer.Typer:
+    """The root with only the command ``argv`` names (its first word), else every command.
+
+    Running a command builds the click command of everything on the root, each option's
+    annotations evaluated: with all commands that was half of a small command's start
+    (``byzllm runs list``). The root's own options, its help, and a word that names no
+    command (which gets the full list's error and suggestions) keep the whole app.
+    """
+    first = argv[0] if argv else ""
+    if first in COMMANDS:
+        return _new_root([first])
+    return _whole_app()
+
+
+@functools.cache
+def _whole_app() -> typer.Typer:
+    return _new_root(list(COMMANDS))
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the root with every command (what ``byzllm --help`` lists), built on first
+    use (PEP 562), so that :func:`app_for` builds only what a command needs."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _whole_app()
 
 
 #: ``[`` that rich would read as the start of a markup tag (``[default: x]``, ``[sac, b]``).

@@ -13,7 +13,7 @@ from . import _common as common
 if TYPE_CHECKING:
     from byzllm.experiments.consensus.config import ConsensusConfig
 
-__all__ = ["app", "demo", "matrix", "register", "report", "run"]
+__all__ = ["app", "demo", "matrix", "report", "run"]
 
 app = typer.Typer(
     help="Byzantine-robust consensus (SAC, CP-WBFT, debate, majority, W-MSR): run and report.",

@@ -8,7 +8,7 @@ import typer
 
 from ._common import cli_errors
 
-__all__ = ["register"]
+__all__ = ["serve"]
 
 
 def serve(
@@ -93,8 +93,3 @@ def serve(
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``serve`` to the root app."""
-    app.command("serve")(serve)

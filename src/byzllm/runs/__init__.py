@@ -22,6 +22,7 @@ units already done::
     Store.open("runs/demo").records_frame("answer")
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from byzllm.errors import ConfigError
@@ -49,13 +50,6 @@ from ._executor import (
     WorkFn,
     executor_by_name,
     usable_cores,
-)
-from ._intervals import (
-    BOOTSTRAP_METHOD,
-    Interval,
-    bootstrap_interval,
-    bootstrap_intervals,
-    weighted_mean_intervals,
 )
 from ._progress import (
     LiveStatus,
@@ -88,7 +82,26 @@ from ._store import (
 from ._units import UNIT_ID_SCHEME, Unit, canonical_json, make_unit, reset_to_defaults, unit_id
 
 if TYPE_CHECKING:
+    from ._intervals import (
+        BOOTSTRAP_METHOD,
+        Interval,
+        bootstrap_interval,
+        bootstrap_intervals,
+        weighted_mean_intervals,
+    )
     from ._model_config import ModelConfig
+
+#: Names loaded on first use, by the module that holds them: ``ModelConfig`` pulls in the
+#: model layer (byzllm.llm), the intervals pull in numpy; commands that read a store
+#: without either (``byzllm runs list``) start without them.
+_LAZY = {
+    "ModelConfig": "._model_config",
+    "BOOTSTRAP_METHOD": "._intervals",
+    "Interval": "._intervals",
+    "bootstrap_interval": "._intervals",
+    "bootstrap_intervals": "._intervals",
+    "weighted_mean_intervals": "._intervals",
+}
 
 __all__ = [
     "AUTO_PROCESS_MIN_UNITS",
@@ -157,9 +170,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # ModelConfig pulls in the model layer (byzllm.llm): loaded on first use only.
-    if name == "ModelConfig":
-        from ._model_config import ModelConfig
-
-        return ModelConfig
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # looked up once
+    return value

@@ -173,6 +173,7 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
                         va="center",
                         fontsize=7,
                         color=_ink_on(palette((value - vmin) / (vmax - vmin))),
+                        in_layout=False,
                     )
         ax.set_yticks(range(len(row_keys)), [f"{a} ×{b}" for a, b in row_keys], fontsize=7)
         ax.set_xticks(
