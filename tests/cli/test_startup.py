@@ -140,3 +140,17 @@ def test_the_lazy_run_engine_names_resolve_to_their_modules() -> None:
         assert getattr(runs, name) is getattr(_intervals, name)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = runs.nope  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["runs", "--help"], ["consensus", "matrix", "--help"], ["runs", "list", "--bogus"]],
+)
+def test_a_root_holding_one_command_answers_as_the_whole_app(argv: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from byzllm.cli._app import app, app_for
+
+    whole = CliRunner().invoke(app, argv, prog_name="byzllm")
+    alone = CliRunner().invoke(app_for(argv), argv, prog_name="byzllm")
+    assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output)
