@@ -11,7 +11,8 @@ per-endpoint concurrency limit, retries, the response cache, usage accounting --
 in :class:`Model`, which :func:`get_model` returns.
 """
 
-from . import _llamacpp, _openai  # noqa: F401  (register the "llamacpp" and "openai" providers)
+from typing import TYPE_CHECKING, Any
+
 from ._cache import CacheError, CacheMode, ResponseCache, cache_key, check_cache
 from ._errors import (
     LogprobsUnavailableError,
@@ -25,7 +26,6 @@ from ._errors import (
     ModelUnreachableError,
 )
 from ._factory import get_model
-from ._llamacpp import LlamaCppAPI
 from ._local import SHIPPED_MODEL, resolve_gguf
 from ._logprobs import normalize_logprobs
 from ._model import ChatModel, Model
@@ -46,6 +46,9 @@ from ._types import (
     chat_messages,
 )
 from ._usage import ModelUsage
+
+if TYPE_CHECKING:
+    from ._llamacpp import LlamaCppAPI
 
 __all__ = [
     "SHIPPED_MODEL",
@@ -94,3 +97,12 @@ __all__ = [
     "resolve_gguf",
     "track_requests",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The llama.cpp backend (numpy, the HTTP client) loads on first use, as its provider does.
+    if name == "LlamaCppAPI":
+        from ._llamacpp import LlamaCppAPI
+
+        return LlamaCppAPI
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

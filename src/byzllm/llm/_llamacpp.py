@@ -30,16 +30,19 @@ from byzllm.errors import InputError
 
 from ._errors import ModelRequestError
 from ._llama_generate import generate_chat
-from ._local import GgufModel, default_threads, require_llama_cpp, resolve_gguf
+from ._local import (
+    LLAMACPP_CONTEXT_TOKENS,
+    GgufModel,
+    default_threads,
+    require_llama_cpp,
+    resolve_gguf,
+)
 from ._openai import request_body
 from ._provider import ModelAPI, ProviderSettings, register_provider
 from ._response import parse_chat_completion
 from ._types import ChatMessage, Completion, GenerateConfig
 
 __all__ = ["LLAMACPP_CONTEXT_TOKENS", "LlamaCppAPI"]
-
-#: Context window of the loaded models (prompt + reply), in tokens.
-LLAMACPP_CONTEXT_TOKENS = 4096
 
 
 class _Loaded:

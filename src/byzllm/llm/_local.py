@@ -33,6 +33,9 @@ __all__ = [
 #: The alias of the default real model the ``local`` extra ships (one that can do the tasks).
 SHIPPED_MODEL = "qwen0.5b"
 
+#: Context window of the loaded models (prompt + reply), in tokens.
+LLAMACPP_CONTEXT_TOKENS = 4096
+
 _GGUF_MAGIC = b"GGUF"
 
 #: How to get the extra. llama-cpp-python builds from source; these settings skip the parts

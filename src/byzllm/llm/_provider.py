@@ -9,6 +9,7 @@ name passed to :func:`byzllm.llm.get_model` (``"openai/<model>"``).
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -84,6 +85,11 @@ ProviderFactory = Callable[[str, ProviderSettings], ModelAPI]
 
 _PROVIDERS: dict[str, ProviderFactory] = {}
 
+#: The built-in providers, by the module that registers each: imported when first asked for,
+#: so that code which never calls a model (reports, simulated runs) does not load the HTTP
+#: client and the OpenAI SDK (``openai``) or numpy (``llamacpp``).
+_BUILT_IN: dict[str, str] = {"llamacpp": "._llamacpp", "openai": "._openai"}
+
 
 def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
     """Decorator registering a backend factory under ``name`` (``"openai"``, ...)."""
@@ -96,8 +102,8 @@ def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]
 
 
 def provider_names() -> list[str]:
-    """Names of the registered providers."""
-    return sorted(_PROVIDERS)
+    """Names of the registered providers (the built-in ones included)."""
+    return sorted(_PROVIDERS.keys() | _BUILT_IN.keys())
 
 
 def resolve_provider(name: str) -> tuple[str, str, ProviderFactory]:
@@ -109,6 +115,9 @@ def resolve_provider(name: str) -> tuple[str, str, ProviderFactory]:
             f"(providers: {', '.join(provider_names())})"
         )
     factory = _PROVIDERS.get(provider)
+    if factory is None and provider in _BUILT_IN:
+        importlib.import_module(_BUILT_IN[provider], __package__)  # registers it
+        factory = _PROVIDERS.get(provider)
     if factory is None:
         raise InputError(
             f"unknown model provider {provider!r} in {name!r}; "

@@ -32,8 +32,14 @@ from byzllm._process import die_with_parent, signal_name
 from byzllm.errors import InputError
 
 from ._errors import ModelUnavailableError
-from ._llamacpp import LLAMACPP_CONTEXT_TOKENS
-from ._local import REBUILD_HINT, GgufModel, default_threads, require_llama_cpp, resolve_gguf
+from ._local import (
+    LLAMACPP_CONTEXT_TOKENS,
+    REBUILD_HINT,
+    GgufModel,
+    default_threads,
+    require_llama_cpp,
+    resolve_gguf,
+)
 
 __all__ = [
     "DEFAULT_SERVE_PORT",
