@@ -1,6 +1,7 @@
 """Child processes that never outlive the byzllm process that started them.
 
-Two mechanisms, one per kind of child:
+Two mechanisms, one per kind of child (and :func:`usable_cores`, what a pool or a model
+server may size itself by):
 
 * :func:`die_with_parent` -- for a child started with :mod:`subprocess` (the llama.cpp server of
   ``byzllm serve``): pass it as ``preexec_fn`` and, on Linux, the kernel sends the child a
@@ -24,7 +25,13 @@ import signal
 import sys
 import threading
 
-__all__ = ["PARENT_GONE_EXIT_CODE", "die_with_parent", "exit_with_parent", "signal_name"]
+__all__ = [
+    "PARENT_GONE_EXIT_CODE",
+    "die_with_parent",
+    "exit_with_parent",
+    "signal_name",
+    "usable_cores",
+]
 
 #: Exit status of a worker that stopped because the process that started it died.
 PARENT_GONE_EXIT_CODE = 75
@@ -87,3 +94,11 @@ def signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform says)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        return len(affinity(0))
+    return os.cpu_count() or 1

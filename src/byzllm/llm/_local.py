@@ -14,9 +14,9 @@ file, a file that is not GGUF, a file whose hash is wrong, or a missing extra.
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
+from byzllm._process import usable_cores
 from byzllm.errors import InputError
 
 __all__ = [
@@ -75,14 +75,15 @@ class GgufModel:
 
 
 def default_threads() -> int:
-    """CPU threads for one llama.cpp server: half the cores, at least 1, at most 8.
+    """CPU threads for one llama.cpp server: half the cores this process may run on (its
+    CPU affinity), at least 1, at most 8.
 
     llama.cpp's threads wait for each other at every layer, so one thread that the OS
     preempts stalls them all: with every core of a busy 2-core machine, generation fell from
     about 100 to 1-4 tokens/s (docs/llm.md has the measurement). Half the cores leaves room
     for the client, the run engine and a second server.
     """
-    return max(1, min(8, (os.cpu_count() or 2) // 2))
+    return max(1, min(8, usable_cores() // 2))
 
 
 def require_llama_cpp(what: str = "running GGUF models") -> None:

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from byzllm._figures import save_png
+
 from .conditions import CONDITION_LABELS, CONDITIONS
 
 __all__ = [
@@ -193,7 +195,7 @@ def plot_success_bars(
     simulated = any(bool(r.get("simulated")) for r in rows)
     ax.set_title(_title("Monitoring and interventions", simulated))
     ax.grid(axis="y", alpha=0.3)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_trigger_histogram(turns: dict[str, Any], path: str | Path, *, simulated: bool) -> Path:
@@ -219,7 +221,7 @@ def plot_trigger_histogram(turns: dict[str, Any], path: str | Path, *, simulated
     ax.set_ylabel("games")
     ax.legend()
     ax.set_title(_title("Monitor trigger turns, no intervention", simulated))
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_ablation_gains(
@@ -253,15 +255,8 @@ def plot_ablation_gains(
     simulated = any(bool(r.get("simulated")) for r in rows)
     ax.set_title(_title("Ablations", simulated))
     ax.grid(axis="x", alpha=0.3)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def _nan0(x: float) -> float:
     return 0.0 if math.isnan(x) else x
-
-
-def _save(fig: Any, path: str | Path) -> Path:
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png", dpi=150, bbox_inches="tight")
-    return out

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
-from byzllm._process import exit_with_parent
+from byzllm._process import exit_with_parent, usable_cores
 from byzllm.errors import ConfigError
 
 from ._records import PackedRecords, Record, coerce_records, pack_records
@@ -393,11 +393,3 @@ def _processes_work() -> bool:
     except ImportError:
         return False
     return True
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the platform says)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    if affinity is not None:
-        return len(affinity(0))
-    return os.cpu_count() or 1

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from byzllm._figures import save_png
+
 if TYPE_CHECKING:
     import pandas as pd
     from rich.table import Table
@@ -231,18 +233,6 @@ def rows_from_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _save(fig: Any, path: str | Path, *, crop: bool = True) -> Path:
-    """``fig`` as a PNG at ``path``; ``crop=False`` for a figure laid out already
-    (``tight_layout``): cropping to its drawn extent costs one more draw of every artist."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    FigureCanvasAgg(fig)
-    fig.savefig(out, format="png", dpi=150, bbox_inches="tight" if crop else None)
-    return out
-
-
 def _label_axes(
     ax: Any, xlabel: str, ylabel: str, ylim: tuple[float, float] | None, title: str | None
 ) -> None:
@@ -286,7 +276,7 @@ def line_plot(
     if len(series) > 1:
         ax.legend()
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def bar_plot(
@@ -326,4 +316,4 @@ def bar_plot(
     ax.set_xticks(range(len(groups)), groups)
     _label_axes(ax, xlabel, ylabel, ylim, simulated_title(title, simulated))
     ax.grid(axis="y", alpha=0.3)
-    return _save(fig, path)
+    return save_png(fig, path)

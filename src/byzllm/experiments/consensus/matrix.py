@@ -130,7 +130,8 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
-    from byzllm.runs.reports import _save, simulated_title
+    from byzllm._figures import save_png
+    from byzllm.runs.reports import simulated_title
 
     row_keys = sorted(
         {(r["attack"], r["adversaries"]) for r in rows},
@@ -186,7 +187,7 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
         ax.set_title(simulated_title(label, simulated) or label, fontsize=9)
         fig.colorbar(image, ax=ax, fraction=0.03)
     fig.tight_layout()
-    return _save(fig, path, crop=False)
+    return save_png(fig, path, crop=False)
 
 
 def _ink_on(rgba: Sequence[float]) -> str:
