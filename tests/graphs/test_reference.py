@@ -289,3 +289,28 @@ def test_rs_above_dp_size_is_exact_by_levels_on_a_random_graph() -> None:
     assert res.certificate is not None
     cert = res.certificate
     assert verify_rs_certificate(G, cert.s1, cert.s2, res.r, res.s + 1)
+
+
+def test_rs_takes_a_pair_at_hand_that_meets_the_proven_floor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pair with one r-reachable node settles s = 1 (s >= 1 is proven): no level search."""
+    from byzllm.graphs import _robustness
+    from byzllm.graphs._core import graph_view, mask_of
+
+    G = nx.gnp_random_graph(30, 0.5, seed=30002)
+    first = rs_robustness(G, time_limit=60)
+    assert first.exact and first.s == 1 and first.certificate is not None
+    view = graph_view(G)
+    pair = mask_of(view, first.certificate.s1), mask_of(view, first.certificate.s2)
+
+    def no_levels(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the level search ran")
+
+    monkeypatch.setattr(_robustness, "_pair_at_level", lambda *args: pair)
+    monkeypatch.setattr(_robustness, "rs_by_levels", no_levels)
+    again = rs_robustness(G, r=first.r, time_limit=60)
+    assert (again.s, again.exact, again.bounds) == (1, True, (1, 1))
+    assert again.certificate is not None
+    cert = again.certificate
+    assert verify_rs_certificate(G, cert.s1, cert.s2, first.r, 2)

@@ -382,6 +382,11 @@ def rs_robustness(
         if known is not None:
             best = _rs_pair_value(view, *known, r)
             hint = view.reachable_mask(known[0], r) | view.reachable_mask(known[1], r)
+        if best is not None and best[0] <= floor:
+            # The pair at hand already meets the proven floor (s >= 1): nothing to search.
+            value, s1, s2 = best
+            cert = _rs_certificate(view, s1, s2, r)
+            return result(value, True, (value, value), cert, _search_label(n))
         compiled = compiled_search_applies(n)
         levels = rs_by_levels(
             view, r, level_deadline, max_searches=_LEVEL_SEARCHES if compiled else n, hint=hint
