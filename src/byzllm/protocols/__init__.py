@@ -7,15 +7,12 @@ May import: agents, testing and the layers below them (errors, graphs, tasks, ll
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from byzllm.errors import InputError
 
-from ._engine import ConsensusProtocol, Network, QuestionState, run_consensus, run_question
 from ._trace import AgentRound, QuestionTrace
-from .cpwbft import CPWBFT, confidence_vote
-from .debate import Debate
-from .majority import MajorityVote, plurality
 from .metrics import (
     COUNT_FIELDS,
     ROUND_FIELDS,
@@ -28,8 +25,16 @@ from .metrics import (
     round_values,
     vote_counts,
 )
-from .sac import SAC, sac_filter
-from .wmsr import WMSR, wmsr_update
+
+if TYPE_CHECKING:
+    from ._engine import ConsensusProtocol, Network, QuestionState, run_consensus, run_question
+    from .cpwbft import CPWBFT, confidence_vote
+    from .debate import Debate
+    from .majority import MajorityVote, plurality
+    from .sac import SAC, sac_filter
+    from .wmsr import WMSR, wmsr_update
+
+    PROTOCOLS: dict[str, type[ConsensusProtocol]]
 
 __all__ = [
     "COUNT_FIELDS",
@@ -62,14 +67,44 @@ __all__ = [
     "wmsr_update",
 ]
 
-#: Protocols by registry name.
-PROTOCOLS: dict[str, type[ConsensusProtocol]] = {
-    "sac": SAC,
-    "cp-wbft": CPWBFT,
-    "debate": Debate,
-    "majority": MajorityVote,
-    "w-msr": WMSR,
+#: The round engine and the protocols load on first use (PEP 562): they bring the agents, the
+#: model layer's types and networkx, which the metrics (reports, the viewer) do not need.
+_LAZY: dict[str, str] = {
+    "ConsensusProtocol": "._engine",
+    "Network": "._engine",
+    "QuestionState": "._engine",
+    "run_consensus": "._engine",
+    "run_question": "._engine",
+    "CPWBFT": ".cpwbft",
+    "confidence_vote": ".cpwbft",
+    "Debate": ".debate",
+    "MajorityVote": ".majority",
+    "plurality": ".majority",
+    "SAC": ".sac",
+    "sac_filter": ".sac",
+    "WMSR": ".wmsr",
+    "wmsr_update": ".wmsr",
 }
+
+#: Protocols by registry name (:data:`PROTOCOLS` maps each to its class).
+_REGISTRY: dict[str, str] = {
+    "sac": "SAC",
+    "cp-wbft": "CPWBFT",
+    "debate": "Debate",
+    "majority": "MajorityVote",
+    "w-msr": "WMSR",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PROTOCOLS":
+        value: Any = {key: __getattr__(cls) for key, cls in _REGISTRY.items()}
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # looked up once
+    return value
 
 
 def make_protocol(name: str, F: int = 0, **options: Any) -> ConsensusProtocol:
@@ -77,11 +112,12 @@ def make_protocol(name: str, F: int = 0, **options: Any) -> ConsensusProtocol:
 
     ``options`` are the protocol's own keyword arguments (CP-WBFT: ``confidence_threshold``).
     """
+    protocols: dict[str, type[ConsensusProtocol]] = __getattr__("PROTOCOLS")
     try:
-        cls = PROTOCOLS[name.lower()]
+        cls = protocols[name.lower()]
     except KeyError:
         raise InputError(
-            f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}"
+            f"unknown protocol {name!r}; choose one of {', '.join(protocols)}"
         ) from None
     try:
         return cls(F=F, **options)
