@@ -1,0 +1,41 @@
+"""The protocols package: its metrics load alone, its engine and protocols on first use."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import byzllm.protocols as protocols
+
+
+def test_the_metrics_load_without_the_engine() -> None:
+    probe = (
+        "import sys, json\n"
+        "from byzllm.protocols import COUNT_FIELDS, compute_metrics\n"
+        "print(json.dumps(sorted(m for m in ('networkx', 'numpy', 'byzllm.llm',"
+        " 'byzllm.agents', 'byzllm.protocols._engine') if m in sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_every_exported_name_resolves() -> None:
+    for name in protocols.__all__:
+        assert getattr(protocols, name) is not None, name
+    assert set(protocols.PROTOCOLS) == {"sac", "cp-wbft", "debate", "majority", "w-msr"}
+    assert protocols.PROTOCOLS["sac"] is protocols.SAC
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = protocols.nope  # type: ignore[attr-defined]
+
+
+def test_make_protocol_still_names_the_choices() -> None:
+    from byzllm.errors import InputError
+
+    assert type(protocols.make_protocol("W-MSR", F=1)).__name__ == "WMSR"
+    with pytest.raises(InputError, match="sac, cp-wbft, debate, majority, w-msr"):
+        protocols.make_protocol("raft")
