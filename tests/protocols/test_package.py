@@ -39,3 +39,23 @@ def test_make_protocol_still_names_the_choices() -> None:
     assert type(protocols.make_protocol("W-MSR", F=1)).__name__ == "WMSR"
     with pytest.raises(InputError, match="sac, cp-wbft, debate, majority, w-msr"):
         protocols.make_protocol("raft")
+
+
+def test_the_consensus_report_loads_without_agents_engine_or_models() -> None:
+    """``consensus report`` and the viewer read stored records: no agents, no engine."""
+    probe = (
+        "import sys, json\n"
+        "heavy = ('networkx', 'byzllm.llm', 'byzllm.agents.consensus',"
+        " 'byzllm.protocols._engine')\n"
+        "import byzllm.experiments.consensus.report\n"
+        "print(json.dumps(sorted(m for m in heavy if m in sys.modules)))\n"
+        "from byzllm.experiments.consensus import ConsensusConfig\n"
+        "print(json.dumps(sorted(m for m in heavy if m in sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    report_only, with_config = (json.loads(line) for line in done.stdout.split())
+    assert report_only == []
+    # The config, asked for by name, brings the agents and the model layer; never the engine.
+    assert with_config == ["byzllm.agents.consensus", "byzllm.llm"]
