@@ -55,7 +55,7 @@ def test_the_consensus_report_loads_without_agents_engine_or_models() -> None:
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
-    report_only, with_config = (json.loads(line) for line in done.stdout.split())
+    report_only, with_config = (json.loads(line) for line in done.stdout.splitlines())
     assert report_only == []
     # The config, asked for by name, brings the agents and the model layer; never the engine.
     assert with_config == ["byzllm.agents.consensus", "byzllm.llm"]
