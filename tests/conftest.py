@@ -6,7 +6,9 @@ import gzip
 import importlib.util
 import json
 import os
-from collections.abc import Callable
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,22 @@ def humaneval_file() -> Callable[..., Path]:
 def toy_problems(tmp_path: Path) -> Path:
     """Four HumanEval-format problems (``add_k``), for CodeGen runs on the simulator."""
     return write_humaneval(tmp_path / "he.jsonl", 4, prefix="Toy")
+
+
+def modules_loaded_after(code: str, names: Sequence[str]) -> list[str]:
+    """Which of ``names`` are in ``sys.modules`` once ``code`` has run in a fresh interpreter
+    (sorted): how a test checks that an import or a command leaves heavy libraries unloaded."""
+    probe = (
+        f"import sys, json\n{code}\n"
+        f"print(json.dumps(sorted(m for m in {tuple(names)!r} if m in sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+@pytest.fixture(scope="session")
+def loaded_after() -> Callable[[str, Sequence[str]], list[str]]:
+    """:func:`modules_loaded_after`, for tests."""
+    return modules_loaded_after

@@ -4,9 +4,9 @@ benchmarks/cli_startup.py, not here)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ HEAVY = (
     "networkx",
     "openai",
     "httpx",
+    "httpx2",
     "ray",
     "llama_cpp",
     "numba",
@@ -33,21 +34,11 @@ HEAVY = (
 )
 
 
-def _loaded_after(code: str) -> list[str]:
-    """Heavy top-level packages in ``sys.modules`` after running ``code`` in a fresh process."""
-    probe = (
-        "import sys, json\n"
-        f"{code}\n"
-        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
-    )
-    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+Probe = Callable[[str, Sequence[str]], list[str]]
 
 
-def test_importing_the_cli_pulls_in_no_heavy_library() -> None:
-    assert _loaded_after("import byzllm.cli") == []
+def test_importing_the_cli_pulls_in_no_heavy_library(loaded_after: Probe) -> None:
+    assert loaded_after("import byzllm.cli", HEAVY) == []
 
 
 def test_importing_the_cli_leaves_typer_and_rich_to_the_commands() -> None:
@@ -80,7 +71,7 @@ def _printed(code: str) -> list[str]:
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["graph", "--help"], ["consensus", "run", "--help"]])
-def test_help_pulls_in_no_heavy_library(argv: list[str]) -> None:
+def test_help_pulls_in_no_heavy_library(argv: list[str], loaded_after: Probe) -> None:
     code = (
         f"sys.argv = ['byzllm', *{argv!r}]\n"
         "from byzllm.cli import main\n"
@@ -89,7 +80,7 @@ def test_help_pulls_in_no_heavy_library(argv: list[str]) -> None:
         "except SystemExit:\n"
         "    pass"
     )
-    assert _loaded_after(code) == []
+    assert loaded_after(code, HEAVY) == []
 
 
 def test_version_flag_prints_the_installed_version() -> None:
@@ -103,7 +94,9 @@ def test_version_flag_prints_the_installed_version() -> None:
     assert result.output.strip() == f"byzllm {byzllm.__version__}"
 
 
-def test_a_small_command_starts_without_the_numeric_libraries(tmp_path: Path) -> None:
+def test_a_small_command_starts_without_the_numeric_libraries(
+    tmp_path: Path, loaded_after: Probe
+) -> None:
     """``byzllm runs list`` reads stores only: the interval code (numpy) and the other
     commands' modules stay unimported (benchmarks/cli_startup.py measures its start)."""
     code = (
@@ -115,7 +108,7 @@ def test_a_small_command_starts_without_the_numeric_libraries(tmp_path: Path) ->
         "    pass\n"
         "assert 'byzllm.cli.consensus' not in sys.modules"
     )
-    assert set(_loaded_after(code)) <= {"asyncio", "yaml"}
+    assert set(loaded_after(code, HEAVY)) <= {"asyncio", "yaml"}
 
 
 def test_a_command_is_run_from_a_root_that_holds_only_it() -> None:

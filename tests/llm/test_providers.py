@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -12,24 +10,17 @@ from byzllm.errors import InputError
 from byzllm.llm import ModelAPI, ProviderSettings, provider_names, register_provider
 from byzllm.llm._provider import resolve_provider
 
-
-def _modules_after(code: str) -> list[str]:
-    probe = (
-        f"import sys, json\n{code}\n"
-        "print(json.dumps(sorted(m for m in ('numpy', 'openai', 'httpx2', 'llama_cpp')"
-        " if m in sys.modules)))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
-    )
-    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+BACKENDS = ("numpy", "openai", "httpx2", "llama_cpp")
 
 
-def test_the_model_layer_imports_no_backend_until_one_is_asked_for() -> None:
-    assert _modules_after("import byzllm.llm") == []
+def test_the_model_layer_imports_no_backend_until_one_is_asked_for(
+    loaded_after: Callable[[str, Sequence[str]], list[str]],
+) -> None:
+    assert loaded_after("import byzllm.llm", BACKENDS) == []
     # The openai backend brings its HTTP client; llama.cpp's (numpy) stays unloaded.
-    loaded = _modules_after(
-        "from byzllm.llm._provider import resolve_provider\nresolve_provider('openai/m')"
+    loaded = loaded_after(
+        "from byzllm.llm._provider import resolve_provider\nresolve_provider('openai/m')",
+        BACKENDS,
     )
     assert "httpx2" in loaded and "numpy" not in loaded
 

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+from collections.abc import Callable, Sequence
 
 import pytest
 
 import byzllm.protocols as protocols
 
+Probe = Callable[[str, Sequence[str]], list[str]]
 
-def test_the_metrics_load_without_the_engine() -> None:
-    probe = (
-        "import sys, json\n"
-        "from byzllm.protocols import COUNT_FIELDS, compute_metrics\n"
-        "print(json.dumps(sorted(m for m in ('networkx', 'numpy', 'byzllm.llm',"
-        " 'byzllm.agents', 'byzllm.protocols._engine') if m in sys.modules)))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
-    )
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+#: What a reader of stored records does not need: the engine and what it brings.
+ENGINE = ("networkx", "byzllm.llm", "byzllm.agents.consensus", "byzllm.protocols._engine")
+
+
+def test_the_metrics_load_without_the_engine(loaded_after: Probe) -> None:
+    code = "from byzllm.protocols import COUNT_FIELDS, compute_metrics"
+    assert loaded_after(code, ENGINE) == []
 
 
 def test_every_exported_name_resolves() -> None:
@@ -41,21 +36,10 @@ def test_make_protocol_still_names_the_choices() -> None:
         protocols.make_protocol("raft")
 
 
-def test_the_consensus_report_loads_without_agents_engine_or_models() -> None:
+def test_the_consensus_report_loads_without_agents_engine_or_models(loaded_after: Probe) -> None:
     """``consensus report`` and the viewer read stored records: no agents, no engine."""
-    probe = (
-        "import sys, json\n"
-        "heavy = ('networkx', 'byzllm.llm', 'byzllm.agents.consensus',"
-        " 'byzllm.protocols._engine')\n"
-        "import byzllm.experiments.consensus.report\n"
-        "print(json.dumps(sorted(m for m in heavy if m in sys.modules)))\n"
-        "from byzllm.experiments.consensus import ConsensusConfig\n"
-        "print(json.dumps(sorted(m for m in heavy if m in sys.modules)))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
-    )
-    report_only, with_config = (json.loads(line) for line in done.stdout.splitlines())
-    assert report_only == []
+    report = "import byzllm.experiments.consensus.report"
+    assert loaded_after(report, ENGINE) == []
     # The config, asked for by name, brings the agents and the model layer; never the engine.
-    assert with_config == ["byzllm.agents.consensus", "byzllm.llm"]
+    config = f"{report}\nfrom byzllm.experiments.consensus import ConsensusConfig"
+    assert loaded_after(config, ENGINE) == ["byzllm.agents.consensus", "byzllm.llm"]
