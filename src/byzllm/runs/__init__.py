@@ -27,61 +27,31 @@ from typing import TYPE_CHECKING, Any
 
 from byzllm.errors import ConfigError
 
-from ._binding import check_config, config_differences
-from ._config import (
-    ExistingDir,
-    ExistingFile,
-    ExistingPath,
-    ExperimentConfig,
-    PathKind,
-    apply_overrides,
-    config_path,
-    load_config,
-    parse_overrides,
-    resolve_config_path,
-)
-from ._executor import (
-    AUTO_PROCESS_MIN_UNITS,
-    EXECUTOR_NAMES,
-    Executor,
-    LocalExecutor,
-    ProcessExecutor,
-    RayExecutor,
-    WorkFn,
-    executor_by_name,
-    usable_cores,
-)
-from ._progress import (
-    LiveStatus,
-    PlainProgress,
-    ProgressReporter,
-    RichProgress,
-    SilentProgress,
-)
-from ._records import PackedRecords, Record, UnitRequests, pack_records
-from ._repair import RepairReport, repair_store
-from ._reuse import Reused, reuse_units, sibling_runs
-from ._runner import (
-    RunAbortedError,
-    RunBusyError,
-    RunStatus,
-    RunSummary,
-    UnitFailure,
-    is_fatal,
-    run_in_memory,
-    run_units,
-)
-from ._store import (
-    STORE_FILENAME,
-    ExportFormat,
-    Store,
-    StoreError,
-    UnitResult,
-    collector_paused,
-)
-from ._units import UNIT_ID_SCHEME, Unit, canonical_json, make_unit, reset_to_defaults, unit_id
-
 if TYPE_CHECKING:
+    from ._binding import check_config, config_differences
+    from ._config import (
+        ExistingDir,
+        ExistingFile,
+        ExistingPath,
+        ExperimentConfig,
+        PathKind,
+        apply_overrides,
+        config_path,
+        load_config,
+        parse_overrides,
+        resolve_config_path,
+    )
+    from ._executor import (
+        AUTO_PROCESS_MIN_UNITS,
+        EXECUTOR_NAMES,
+        Executor,
+        LocalExecutor,
+        ProcessExecutor,
+        RayExecutor,
+        WorkFn,
+        executor_by_name,
+        usable_cores,
+    )
     from ._intervals import (
         BOOTSTRAP_METHOD,
         Interval,
@@ -90,17 +60,96 @@ if TYPE_CHECKING:
         weighted_mean_intervals,
     )
     from ._model_config import ModelConfig
+    from ._progress import LiveStatus, PlainProgress, ProgressReporter, RichProgress, SilentProgress
+    from ._records import PackedRecords, Record, UnitRequests, pack_records
+    from ._repair import RepairReport, repair_store
+    from ._reuse import Reused, reuse_units, sibling_runs
+    from ._runner import (
+        RunAbortedError,
+        RunBusyError,
+        RunStatus,
+        RunSummary,
+        UnitFailure,
+        is_fatal,
+        run_in_memory,
+        run_units,
+    )
+    from ._store import (
+        STORE_FILENAME,
+        ExportFormat,
+        Store,
+        StoreError,
+        UnitResult,
+        collector_paused,
+    )
+    from ._units import UNIT_ID_SCHEME, Unit, canonical_json, make_unit, reset_to_defaults, unit_id
 
-#: Names loaded on first use, by the module that holds them: ``ModelConfig`` pulls in the
-#: model layer (byzllm.llm), the intervals pull in numpy; commands that read a store
-#: without either (``byzllm runs list``) start without them.
-_LAZY = {
-    "ModelConfig": "._model_config",
+#: Every name below is loaded on first use, by the module that holds it (PEP 562): a command
+#: that only reads a store (``byzllm runs list``) imports the store, not the runner, the
+#: executors (asyncio, multiprocessing), the configs (pydantic, YAML), the intervals (numpy)
+#: or the model section (the model layer).
+_LAZY: dict[str, str] = {
+    "check_config": "._binding",
+    "config_differences": "._binding",
+    "ExistingDir": "._config",
+    "ExistingFile": "._config",
+    "ExistingPath": "._config",
+    "ExperimentConfig": "._config",
+    "PathKind": "._config",
+    "apply_overrides": "._config",
+    "config_path": "._config",
+    "load_config": "._config",
+    "parse_overrides": "._config",
+    "resolve_config_path": "._config",
+    "AUTO_PROCESS_MIN_UNITS": "._executor",
+    "EXECUTOR_NAMES": "._executor",
+    "Executor": "._executor",
+    "LocalExecutor": "._executor",
+    "ProcessExecutor": "._executor",
+    "RayExecutor": "._executor",
+    "WorkFn": "._executor",
+    "executor_by_name": "._executor",
+    "usable_cores": "._executor",
     "BOOTSTRAP_METHOD": "._intervals",
     "Interval": "._intervals",
     "bootstrap_interval": "._intervals",
     "bootstrap_intervals": "._intervals",
     "weighted_mean_intervals": "._intervals",
+    "ModelConfig": "._model_config",
+    "LiveStatus": "._progress",
+    "PlainProgress": "._progress",
+    "ProgressReporter": "._progress",
+    "RichProgress": "._progress",
+    "SilentProgress": "._progress",
+    "PackedRecords": "._records",
+    "Record": "._records",
+    "UnitRequests": "._records",
+    "pack_records": "._records",
+    "RepairReport": "._repair",
+    "repair_store": "._repair",
+    "Reused": "._reuse",
+    "reuse_units": "._reuse",
+    "sibling_runs": "._reuse",
+    "RunAbortedError": "._runner",
+    "RunBusyError": "._runner",
+    "RunStatus": "._runner",
+    "RunSummary": "._runner",
+    "UnitFailure": "._runner",
+    "is_fatal": "._runner",
+    "run_in_memory": "._runner",
+    "run_units": "._runner",
+    "ExportFormat": "._store",
+    "STORE_FILENAME": "._store",
+    "Store": "._store",
+    "StoreError": "._store",
+    "UnitResult": "._store",
+    "collector_paused": "._store",
+    "UNIT_ID_SCHEME": "._units",
+    "Unit": "._units",
+    "canonical_json": "._units",
+    "make_unit": "._units",
+    "reset_to_defaults": "._units",
+    "unit_id": "._units",
 }
 
 __all__ = [
