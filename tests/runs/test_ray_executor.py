@@ -265,6 +265,68 @@ async def test_a_cancelled_run_stops_its_units_tasks_on_the_cluster(
         assert store.runs()[-1]["status"] == "interrupted"
 
 
+_JOIN_AND_CANCEL = """
+import asyncio, pathlib, sys, time
+sys.path.insert(0, sys.argv[4])
+import ray, ray_work
+from byzllm.runs import RayExecutor, make_unit, run_units
+
+cancels = []
+RayExecutor._cancel = lambda self, ref: cancels.append(ref)  # counted, not sent
+
+async def main(address, log_dir, run_dir):
+    units = [make_unit({"index": i, "log_dir": log_dir, "sleep_s": 60}) for i in range(4)]
+    executor = RayExecutor(address)
+    run = asyncio.ensure_future(
+        run_units(run_dir, units, ray_work.hold, executor=executor, progress=False)
+    )
+    deadline = time.monotonic() + 60
+    while len(list(pathlib.Path(log_dir).glob("started-*"))) < 2:
+        assert not run.done() and time.monotonic() < deadline, "its units never started"
+        await asyncio.sleep(0.05)
+    run.cancel()
+    try:
+        await run
+    except asyncio.CancelledError:
+        print("cancelled", len(cancels), ray.is_initialized())
+
+asyncio.run(main(*sys.argv[1:4]))
+"""
+
+
+def test_a_cancelled_run_on_a_session_it_opened_ends_its_job_and_so_its_tasks(
+    ray_address: str, tmp_path: Path
+) -> None:
+    """Joined by address (its own Ray session), a stopped run does not cancel task by task
+    (a cancel racing a task's reply aborts the process inside Ray's core): closing the
+    session ends its job, and the cluster stops the job's tasks."""
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    driver = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _JOIN_AND_CANCEL,
+            ray_address,
+            str(log_dir),
+            str(tmp_path / "run"),
+            str(IMPORTABLE),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert driver.returncode == 0, driver.stderr
+    # No task cancelled one by one; the session it opened is closed.
+    assert driver.stdout.split() == ["cancelled", "0", "False"]
+    workers = {int(path.read_text()): path.name for path in log_dir.glob("started-*")}
+    assert len(workers) >= 2 and os.getpid() not in workers
+    assert not _still_running(workers, timeout_s=15), "the stopped run's tasks still run"
+    assert not list(log_dir.glob("finished-*"))
+    with Store.open(tmp_path / "run") as store:
+        assert store.counts() == {"pending": 4, "done": 0, "failed": 0}
+
+
 # -- resume after a killed run ------------------------------------------------------------------
 
 

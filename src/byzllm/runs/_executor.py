@@ -313,10 +313,12 @@ class RayExecutor(Executor):
         try:
             result = await ref
         except asyncio.CancelledError:
-            # The run was stopped (Ctrl-C): no longer awaiting it does not stop the task on the
-            # cluster, so cancel it there too. The runner awaits its cancelled units before
-            # aclose(), so this is the only place that still knows the task.
-            self._cancel(ref)
+            # The run was stopped (Ctrl-C, SIGTERM): no longer awaiting it does not stop the
+            # task on the cluster. On a connection this executor opened, aclose() ends the
+            # job, and the cluster stops every task of a finished job; otherwise cancel it
+            # here, the only place that still knows the task.
+            if not self._started_ray:
+                self._cancel(ref)
             raise
         except self._ray.exceptions.RayTaskError as err:
             cause = getattr(err, "cause", None)
@@ -328,7 +330,12 @@ class RayExecutor(Executor):
         return coerce_records(result)
 
     def _cancel(self, ref: Any) -> None:
-        """Stop a unit's task on the cluster (its unit reruns next time)."""
+        """Stop a unit's task on the cluster (its unit reruns next time).
+
+        Only on a Ray session this executor did not open: a cancellation that meets the
+        task's reply on its way in trips a check inside Ray's core, which aborts this process
+        (exit 1, no report); ending the job stops its tasks without that race.
+        """
         with contextlib.suppress(Exception):
             self._ray.cancel(ref, force=True)
 
@@ -336,11 +343,13 @@ class RayExecutor(Executor):
         ray = self._ray
         if ray is None:
             return
-        for ref in list(self._in_flight):
-            # The run was stopped: its units in flight rerun next time.
-            self._cancel(ref)
+        if not self._started_ray:
+            for ref in list(self._in_flight):
+                # The run was stopped: its units in flight rerun next time.
+                self._cancel(ref)
         self._in_flight.clear()
         if self._started_ray:
+            # Ends the job: the cluster stops its tasks still running (they rerun next time).
             await asyncio.to_thread(ray.shutdown)
             self._started_ray = False
         self._remote = None
