@@ -15,6 +15,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "_process": 0,
     "_figures": 0,
+    "_lazy": 0,
     "graphs": 1,
     "tasks": 1,
     "llm": 1,
@@ -37,7 +38,7 @@ EXPERIMENT_MODULES = {"config", "records", "experiment"}
 
 #: Subpackages that may import only these, whatever their layer: the run engine knows no
 #: domain (no agents, protocols, environments, monitors or experiments), only models.
-ONLY_FROM: dict[str, set[str]] = {"runs": {"errors", "_process", "_figures", "llm"}}
+ONLY_FROM: dict[str, set[str]] = {"runs": {"errors", "_process", "_figures", "_lazy", "llm"}}
 
 
 def _imports(path: Path, root: Path = PACKAGE) -> set[str]:

@@ -2,7 +2,8 @@
 
 Each area has its own module with a ``typer.Typer`` sub-app; heavy library imports happen
 inside the commands. Imported by :func:`byzllm.cli.main` only when a command runs (a help
-page it has shown before is replayed without it: :mod:`byzllm.cli._help_cache`).
+page it has shown before is replayed without it: :mod:`byzllm.cli._help_cache`), which runs
+it on a root that holds only the command named (:func:`app_for`); :data:`app` holds them all.
 """
 
 from __future__ import annotations

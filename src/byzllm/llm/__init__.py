@@ -11,7 +11,9 @@ per-endpoint concurrency limit, retries, the response cache, usage accounting --
 in :class:`Model`, which :func:`get_model` returns.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from byzllm._lazy import lazy_attributes
 
 from ._cache import CacheError, CacheMode, ResponseCache, cache_key, check_cache
 from ._errors import (
@@ -99,10 +101,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # The llama.cpp backend (numpy, the HTTP client) loads on first use, as its provider does.
-    if name == "LlamaCppAPI":
-        from ._llamacpp import LlamaCppAPI
-
-        return LlamaCppAPI
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The llama.cpp backend (numpy, the HTTP client) loads on first use, as its provider does.
+__getattr__ = lazy_attributes(__name__, {"LlamaCppAPI": "._llamacpp"})

@@ -7,9 +7,9 @@ May import: agents, testing and the layers below them (errors, graphs, tasks, ll
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from byzllm._lazy import lazy_attributes
 from byzllm.errors import InputError
 
 from ._trace import AgentRound, QuestionTrace
@@ -96,15 +96,15 @@ _REGISTRY: dict[str, str] = {
 }
 
 
+_load = lazy_attributes(__name__, _LAZY)
+
+
 def __getattr__(name: str) -> Any:
-    if name == "PROTOCOLS":
-        value: Any = {key: __getattr__(cls) for key, cls in _REGISTRY.items()}
-    elif name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value  # looked up once
-    return value
+    if name != "PROTOCOLS":
+        return _load(name)
+    protocols = {key: _load(cls) for key, cls in _REGISTRY.items()}
+    globals()["PROTOCOLS"] = protocols  # looked up once
+    return protocols
 
 
 def make_protocol(name: str, F: int = 0, **options: Any) -> ConsensusProtocol:

@@ -22,9 +22,9 @@ units already done::
     Store.open("runs/demo").records_frame("answer")
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from byzllm._lazy import lazy_attributes
 from byzllm.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -218,10 +218,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # looked up once
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)

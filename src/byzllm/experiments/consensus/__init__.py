@@ -11,7 +11,9 @@ The modules are the same in every experiment domain (``config``, ``records``, ``
 ``report``); consensus adds ``setup`` and ``demo``.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from byzllm._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .config import ConsensusConfig
@@ -19,11 +21,6 @@ if TYPE_CHECKING:
 __all__ = ["ConsensusConfig"]
 
 
-def __getattr__(name: str) -> Any:
-    # The config brings the agents and the model layer's types, which a report or the viewer
-    # (``report``, reading stored records) does not need: loaded on first use (PEP 562).
-    if name == "ConsensusConfig":
-        from .config import ConsensusConfig
-
-        return ConsensusConfig
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The config brings the agents and the model layer's types, which a report or the viewer
+# (``report``, reading stored records) does not need: loaded on first use.
+__getattr__ = lazy_attributes(__name__, {"ConsensusConfig": ".config"})
