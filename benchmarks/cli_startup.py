@@ -113,12 +113,10 @@ def main() -> None:
             f"{name:32s} {ms:7.1f} ms  ({ms / bare:4.1f}x bare, {ms / floor_ms:4.2f}x typer floor)"
         )
     help_ms = median["byzllm --help"]
-    small = max(median["byzllm graph check g.edges"], median["byzllm runs list"])
-    print(
-        "target: byzllm --help < 150 ms (ratio to bare <= 5.4):",
-        "met" if help_ms < 150 or help_ms / bare <= 150 / 28 else "NOT met",
-    )
     graph_ms, runs_ms = median["byzllm graph check g.edges"], median["byzllm runs list"]
+    small = max(graph_ms, runs_ms)
+    help_met = help_ms < 150 or help_ms / bare <= 150 / 28
+    print(f"target: byzllm --help < 150 ms (ratio to bare <= 5.4): {_met(help_met)}")
     for name, ms in (("graph check", graph_ms), ("runs list", runs_ms)):
         # Absolute: the bare interpreter here (40-60 ms) swings too much for a ratio to judge.
         print(f"target: byzllm {name} < 300 ms: {_met(ms < 300)} ({ms / bare:.1f}x bare)")

@@ -272,7 +272,7 @@ import ray, ray_work
 from byzllm.runs import RayExecutor, make_unit, run_units
 
 cancels = []
-RayExecutor._cancel = lambda self, ref: cancels.append(ref)  # counted, not sent
+ray.cancel = lambda ref, **options: cancels.append(ref)  # counted, not sent
 
 async def main(address, log_dir, run_dir):
     units = [make_unit({"index": i, "log_dir": log_dir, "sleep_s": 60}) for i in range(4)]

@@ -161,12 +161,10 @@ def plot_success_bars(
 
     ``metric_label`` names the success the environment's monitors predict (GovSim:
     Survival-Rate)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     by = {r["condition"]: r for r in rows}
     fig = Figure(figsize=(6.4, 4.0))
-    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     bars = [c for c in ("none", "monitor-1", "monitor-2", "resample-1") if c in by]
     xs = list(range(len(bars)))
@@ -200,11 +198,9 @@ def plot_success_bars(
 
 def plot_trigger_histogram(turns: dict[str, Any], path: str | Path, *, simulated: bool) -> Path:
     """Fig. 9: the turn of the monitor's first trigger, successful vs failed games."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.4, 4.0))
-    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     data = [turns["success"], turns["failure"]]
     top = max([1, *turns["success"], *turns["failure"]])
@@ -234,12 +230,10 @@ def plot_ablation_gains(
     """Table 3 as a figure: each condition's Success-Rate gain over no intervention (points),
     with its interval as whiskers; ``rows`` as ``ablation_rows`` gives them (``vs_none``:
     ``{value, low, high}`` in points). ``note`` (the interval method) goes under the axis."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     shown = [r for r in rows if r.get("vs_none", {}).get("value") is not None]
     fig = Figure(figsize=(6.4, 0.8 + 0.45 * max(1, len(shown))))
-    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ys = list(range(len(shown)))[::-1]  # first row on top, as in the table
     values = [float(r["vs_none"]["value"]) for r in shown]

@@ -7,6 +7,7 @@ May import: agents, testing and the layers below them (errors, graphs, tasks, ll
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from byzllm._lazy import lazy_attributes
@@ -99,12 +100,13 @@ _REGISTRY: dict[str, str] = {
 _load = lazy_attributes(__name__, _LAZY)
 
 
+@functools.cache
+def _protocols() -> dict[str, type[ConsensusProtocol]]:
+    return {key: _load(cls) for key, cls in _REGISTRY.items()}
+
+
 def __getattr__(name: str) -> Any:
-    if name != "PROTOCOLS":
-        return _load(name)
-    protocols = {key: _load(cls) for key, cls in _REGISTRY.items()}
-    globals()["PROTOCOLS"] = protocols  # looked up once
-    return protocols
+    return _protocols() if name == "PROTOCOLS" else _load(name)
 
 
 def make_protocol(name: str, F: int = 0, **options: Any) -> ConsensusProtocol:
@@ -112,7 +114,7 @@ def make_protocol(name: str, F: int = 0, **options: Any) -> ConsensusProtocol:
 
     ``options`` are the protocol's own keyword arguments (CP-WBFT: ``confidence_threshold``).
     """
-    protocols: dict[str, type[ConsensusProtocol]] = __getattr__("PROTOCOLS")
+    protocols = _protocols()
     try:
         cls = protocols[name.lower()]
     except KeyError:

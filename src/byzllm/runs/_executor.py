@@ -314,11 +314,9 @@ class RayExecutor(Executor):
             result = await ref
         except asyncio.CancelledError:
             # The run was stopped (Ctrl-C, SIGTERM): no longer awaiting it does not stop the
-            # task on the cluster. On a connection this executor opened, aclose() ends the
-            # job, and the cluster stops every task of a finished job; otherwise cancel it
-            # here, the only place that still knows the task.
-            if not self._started_ray:
-                self._cancel(ref)
+            # task on the cluster. The runner awaits its cancelled units before aclose(), so
+            # this is the only place that still knows the task.
+            self._cancel(ref)
             raise
         except self._ray.exceptions.RayTaskError as err:
             cause = getattr(err, "cause", None)
@@ -332,10 +330,13 @@ class RayExecutor(Executor):
     def _cancel(self, ref: Any) -> None:
         """Stop a unit's task on the cluster (its unit reruns next time).
 
-        Only on a Ray session this executor did not open: a cancellation that meets the
-        task's reply on its way in trips a check inside Ray's core, which aborts this process
-        (exit 1, no report); ending the job stops its tasks without that race.
+        On a Ray session this executor opened, nothing is sent: :meth:`aclose` ends the job,
+        and the cluster stops every task of a finished job. Cancelling task by task there
+        raced the tasks' replies: a cancel that met one on its way in tripped a check inside
+        Ray's core, which aborted this process (exit 1, no report).
         """
+        if self._started_ray:
+            return
         with contextlib.suppress(Exception):
             self._ray.cancel(ref, force=True)
 
@@ -343,14 +344,12 @@ class RayExecutor(Executor):
         ray = self._ray
         if ray is None:
             return
-        if not self._started_ray:
-            for ref in list(self._in_flight):
-                # The run was stopped: its units in flight rerun next time.
-                self._cancel(ref)
+        for ref in list(self._in_flight):
+            # The run was stopped: its units in flight rerun next time.
+            self._cancel(ref)
         self._in_flight.clear()
         if self._started_ray:
-            # Ends the job: the cluster stops its tasks still running (they rerun next time).
-            await asyncio.to_thread(ray.shutdown)
+            await asyncio.to_thread(ray.shutdown)  # ends the job, and so its tasks
             self._started_ray = False
         self._remote = None
         self._ray = None

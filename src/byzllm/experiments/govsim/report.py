@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from byzllm._figures import save_png
 from byzllm.runs import BOOTSTRAP_METHOD, Interval, bootstrap_interval
 
 __all__ = [
@@ -89,11 +90,9 @@ def summary_rows(
 def plot_stocks(rows: Sequence[dict[str, Any]], path: str | Path, *, title: str = "") -> Path:
     """The stock at the start of each month, one line per game (PNG); the collapse threshold
     dashed. Titles of simulated results say so."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.4, 4.0))
-    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     gamma = None
     for row in rows:
@@ -111,10 +110,7 @@ def plot_stocks(rows: Sequence[dict[str, Any]], path: str | Path, *, title: str 
     label = title or "GovSim: stock per month"
     ax.set_title(f"{label} (simulated)" if simulated else label)
     ax.grid(alpha=0.3)
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png", dpi=150, bbox_inches="tight")
-    return out
+    return save_png(fig, path)
 
 
 def _ending(row: dict[str, Any]) -> str:
