@@ -112,6 +112,27 @@ def test_a_small_command_starts_without_the_numeric_libraries(
     assert loaded_after(code, HEAVY) == []
 
 
+@pytest.mark.parametrize("as_json", [True, False])
+def test_checking_a_small_graph_loads_neither_networkx_nor_numpy(
+    tmp_path: Path, loaded_after: Probe, as_json: bool
+) -> None:
+    """``byzllm graph check`` reads the file into the solvers' bitmask view, and the subset DP
+    runs on Python lists up to 12 nodes: networkx and numpy are left to larger graphs."""
+    from byzllm.graphs import build, save_graph
+
+    path = save_graph(build("merg", n=9), tmp_path / "g.json")
+    argv = ["byzllm", "graph", "check", str(path), *(["--json"] if as_json else [])]
+    code = (
+        f"sys.argv = {argv!r}\n"
+        "from byzllm.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as stop:\n"
+        "    assert not stop.code, stop.code"
+    )
+    assert loaded_after(code, HEAVY) == []
+
+
 def test_a_command_is_run_from_a_root_that_holds_only_it() -> None:
     from byzllm.cli._app import COMMANDS, app, app_for
 

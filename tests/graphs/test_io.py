@@ -16,10 +16,12 @@ from byzllm.graphs import (
     graph_from_json,
     graph_to_json,
     load_graph,
+    load_graph_view,
     parse_edge_list,
     save_graph,
     write_edge_list,
 )
+from byzllm.graphs._core import graph_view, view_of_edges
 
 
 @pytest.mark.parametrize("suffix", [".json", ".edges", ".txt"])
@@ -140,3 +142,78 @@ def test_huge_garbage_input_is_rejected_quickly() -> None:
         parse_edge_list("x" * 1_000_000)
     with pytest.raises(InputError):
         graph_from_json("[" * 100_000)
+
+
+def _same_view_or_error(path: Path) -> None:
+    """``load_graph_view`` gives what ``graph_view(load_graph(...))`` gives, error included."""
+    try:
+        G = load_graph(path)
+    except InputError as err:
+        with pytest.raises(InputError) as again:
+            load_graph_view(path)
+        assert str(again.value) == str(err)
+        return
+    view = load_graph_view(path)
+    expected = graph_view(G, min_nodes=1)
+    assert (view.labels, view.in_masks, view.out_masks, view.directed) == (
+        expected.labels,
+        expected.in_masks,
+        expected.out_masks,
+        expected.directed,
+    )
+    assert view.edge_count == G.number_of_edges()
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    pairs=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=40),
+    directed=st.booleans(),
+    header=st.booleans(),
+    as_json=st.booleans(),
+)
+def test_the_view_of_a_file_is_the_view_of_its_graph(
+    tmp_path: Path, pairs: list[tuple[int, int]], directed: bool, header: bool, as_json: bool
+) -> None:
+    if as_json:
+        path = tmp_path / "g.json"
+        doc = {"n": 12, "directed": directed, "edges": [list(p) for p in pairs]}
+        path.write_text(json.dumps(doc), encoding="utf-8")
+    else:
+        path = tmp_path / "g.edges"
+        first = f"# byzllm-graph n=12 directed={str(directed).lower()}\n" if header else ""
+        path.write_text(first + "\n".join(f"{u} {v}" for u, v in pairs), encoding="utf-8")
+    _same_view_or_error(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("loop.edges", "0 1\n2 2\n"),
+        ("gap.edges", "0 1\n3 4\n"),
+        ("bad.edges", "0 x\n"),
+        ("empty.edges", "# nothing\n"),
+        ("label.json", '{"n": 3, "edges": [[0, 3]]}'),
+        ("loop.json", '{"n": 3, "edges": [[1, 1]]}'),
+        ("blob.json", "{not json"),
+    ],
+)
+def test_the_view_reader_fails_as_the_graph_reader_does(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    _same_view_or_error(path)
+    with pytest.raises(InputError, match="cannot read"):
+        load_graph_view(tmp_path / "absent.json")
+
+
+def test_the_view_of_a_built_graph_keeps_its_edges(tmp_path: Path) -> None:
+    G = build("merg", n=9)
+    G.add_node(9)  # isolated
+    view = load_graph_view(save_graph(G, tmp_path / "g.json"))
+    assert view.n == 10 and view.edge_count == G.number_of_edges()
+    assert view.in_masks[9] == 0
+    with pytest.raises(InputError, match="self-loops"):
+        view_of_edges(3, False, [(0, 1), (2, 2)])

@@ -129,10 +129,12 @@ def check_command(
 
         byzllm graph check big.edges --time-limit 60 --json
     """
-    from byzllm.graphs import load_graph, r_robustness, rs_robustness
+    # The bitmask view, not a networkx graph: a small graph is then checked without loading
+    # networkx or numpy (the solvers load them where the graph's size needs them).
+    from byzllm.graphs import load_graph_view, r_robustness, rs_robustness
 
     with cli_errors(), _working("r-robustness", quiet=as_json) as status:
-        G = load_graph(path)
+        G = load_graph_view(path)
         res = r_robustness(G, method=method, time_limit=time_limit)  # type: ignore[arg-type]
         # Above 26 nodes s may fall to a MILP: bound it by default so that check always ends.
         s_limit = time_limit if time_limit is not None or res.n <= 26 else 60.0
@@ -142,7 +144,7 @@ def check_command(
     report: dict[str, Any] = {
         "graph": str(path),
         "n": res.n,
-        "edges": G.number_of_edges(),
+        "edges": G.edge_count,
         "directed": res.directed,
         "r": res.r,
         "exact": res.exact,

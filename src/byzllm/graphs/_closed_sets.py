@@ -37,8 +37,6 @@ import functools
 import importlib.util
 import time
 
-import numpy as np
-
 from ._core import GraphView
 
 __all__ = [
@@ -517,6 +515,8 @@ def _find_compiled(
     swaps: list[_Swap],
 ) -> tuple[int, int] | None:
     """:class:`_PairSearch` over all seeds, compiled; same nodes visited, same answer."""
+    import numpy as np  # here, not at the top: the pure-Python search needs no numpy
+
     from . import _closed_sets_jit as jit
 
     in_masks = np.array(work.in_masks, dtype=np.uint64)

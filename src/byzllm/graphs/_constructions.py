@@ -16,6 +16,8 @@ import networkx as nx
 
 from byzllm.errors import InputError
 
+from ._edge_counts import check_node_count as _check_n
+
 __all__ = [
     "CONSTRUCTIONS",
     "build",
@@ -25,7 +27,6 @@ __all__ = [
     "erdos_renyi_probability",
     "gamma_gamma_merg",
     "gamma_merg",
-    "gamma_merg_edge_count",
     "k_circulant",
     "layered",
     "preferential_attachment",
@@ -35,32 +36,11 @@ __all__ = [
 ]
 
 
-def _check_n(n: Any, minimum: int = 2) -> int:
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise InputError(f"n must be an integer, got {n!r}")
-    if n < minimum:
-        raise InputError(f"n must be at least {minimum}, got {n}")
-    return n
-
-
 def _graph(n: int, edges: Any, name: str, **params: Any) -> nx.Graph[int]:
     G: nx.Graph[int] = nx.Graph(construction=name, params={"n": n, **params})
     G.add_nodes_from(range(n))
     G.add_edges_from(edges)
     return G
-
-
-def gamma_merg_edge_count(n: int) -> int:
-    """|E| of a γ-MERG (Lee & Panagou, Theorem 1), γ = ⌈n/2⌉.
-
-    ``3γ(γ-1)/2`` for odd n and ``⌊(γ(3γ-2)+2)/2⌋`` for even n: the fewest edges of any
-    graph on n nodes that is ⌈n/2⌉-robust (the most robust any n-node graph can be).
-    """
-    _check_n(n)
-    gamma = (n + 1) // 2
-    if n % 2:
-        return 3 * gamma * (gamma - 1) // 2
-    return (gamma * (3 * gamma - 2) + 2) // 2
 
 
 def gamma_merg(n: int) -> nx.Graph[int]:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from byzllm.errors import InputError
 
-__all__ = ["GraphView", "bits", "graph_view", "mask_of", "nodes_of"]
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["GraphView", "bits", "graph_view", "mask_of", "nodes_of", "view_of_edges"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,12 @@ class GraphView:
     @property
     def full(self) -> int:
         return (1 << self.n) - 1
+
+    @property
+    def edge_count(self) -> int:
+        """Number of edges (arcs for a directed graph), as networkx counts them."""
+        arcs = sum(m.bit_count() for m in self.in_masks)
+        return arcs if self.directed else arcs // 2
 
     @property
     def in_degrees(self) -> tuple[int, ...]:
@@ -78,44 +85,88 @@ def _ordered_nodes(G: nx.Graph[Any]) -> list[Hashable]:
         return nodes
 
 
-def graph_view(
-    G: Any,
-    *,
-    require_undirected: bool = False,
-    min_nodes: int = 2,
-) -> GraphView:
-    """Validate ``G`` and return its bitmask view.
-
-    Raises :class:`~byzllm.errors.InputError` for anything that is not a networkx graph, for
-    self-loops (a node is never its own neighbour in the robustness definitions), for fewer than
-    ``min_nodes`` nodes, and for a directed graph where an undirected one is required.
-    """
-    if not isinstance(G, nx.Graph):
-        raise InputError(f"expected a networkx graph, got {type(G).__name__}")
-    directed = G.is_directed()
+def _check_shape(n: int, directed: bool, *, require_undirected: bool, min_nodes: int) -> None:
     if require_undirected and directed:
         raise InputError("this operation needs an undirected graph; got a directed one")
-    if G.number_of_nodes() < min_nodes:
-        raise InputError(
-            f"the graph needs at least {min_nodes} nodes, it has {G.number_of_nodes()}"
-        )
-    loops = list(nx.selfloop_edges(G))
-    if loops:
-        u = loops[0][0]
-        raise InputError(f"self-loops are not allowed (node {u!r} is its own neighbour)")
-    labels = _ordered_nodes(G)
-    index = {v: i for i, v in enumerate(labels)}
-    in_masks = [0] * len(labels)
-    out_masks = [0] * len(labels)
-    for u, v in G.edges():
-        iu, iv = index[u], index[v]
+    if n < min_nodes:
+        raise InputError(f"the graph needs at least {min_nodes} nodes, it has {n}")
+
+
+def _masks(
+    n: int, directed: bool, edges: Iterable[tuple[int, int]]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """In- and out-neighbour masks of nodes ``0..n-1`` from ``(u, v)`` index pairs."""
+    in_masks = [0] * n
+    out_masks = [0] * n
+    for iu, iv in edges:
         # An edge u -> v means v receives from u: u is an in-neighbour of v.
         in_masks[iv] |= 1 << iu
         out_masks[iu] |= 1 << iv
         if not directed:
             in_masks[iu] |= 1 << iv
             out_masks[iv] |= 1 << iu
-    return GraphView(tuple(labels), index, tuple(in_masks), tuple(out_masks), directed)
+    return tuple(in_masks), tuple(out_masks)
+
+
+def view_of_edges(
+    n: int,
+    directed: bool,
+    edges: Iterable[tuple[int, int]],
+    *,
+    require_undirected: bool = False,
+    min_nodes: int = 2,
+) -> GraphView:
+    """The view of the graph on nodes ``0..n-1`` with ``edges``, built without networkx.
+
+    Node labels and checks are those :func:`graph_view` gives the same graph as a networkx
+    graph (edges given twice count once); a self-loop raises
+    :class:`~byzllm.errors.InputError`.
+    """
+    _check_shape(n, directed, require_undirected=require_undirected, min_nodes=min_nodes)
+    pairs = list(edges)
+    for u, v in pairs:
+        if u == v:
+            raise InputError(f"self-loops are not allowed (node {u!r} is its own neighbour)")
+    labels = tuple(range(n))
+    in_masks, out_masks = _masks(n, directed, pairs)
+    return GraphView(labels, {v: v for v in labels}, in_masks, out_masks, directed)
+
+
+def graph_view(
+    G: Any,
+    *,
+    require_undirected: bool = False,
+    min_nodes: int = 2,
+    allow_view: bool = True,
+) -> GraphView:
+    """Validate ``G`` (a networkx graph, or with ``allow_view`` a view already made, as
+    :func:`view_of_edges` and ``load_graph_view`` give) and return its bitmask view.
+
+    Raises :class:`~byzllm.errors.InputError` for anything else, for self-loops (a node is never
+    its own neighbour in the robustness definitions), for fewer than ``min_nodes`` nodes, and for
+    a directed graph where an undirected one is required.
+    """
+    if allow_view and isinstance(G, GraphView):
+        _check_shape(G.n, G.directed, require_undirected=require_undirected, min_nodes=min_nodes)
+        return G
+    import networkx as nx  # here: a caller holding a networkx graph has loaded it already
+
+    if not isinstance(G, nx.Graph):
+        raise InputError(f"expected a networkx graph, got {type(G).__name__}")
+    directed = G.is_directed()
+    _check_shape(
+        G.number_of_nodes(), directed, require_undirected=require_undirected, min_nodes=min_nodes
+    )
+    loops = list(nx.selfloop_edges(G))
+    if loops:
+        u = loops[0][0]
+        raise InputError(f"self-loops are not allowed (node {u!r} is its own neighbour)")
+    labels = _ordered_nodes(G)
+    index = {v: i for i, v in enumerate(labels)}
+    in_masks, out_masks = _masks(
+        len(labels), directed, ((index[u], index[v]) for u, v in G.edges())
+    )
+    return GraphView(tuple(labels), index, in_masks, out_masks, directed)
 
 
 def mask_of(view: GraphView, nodes: Iterable[Hashable], *, what: str = "set") -> int:

@@ -11,6 +11,9 @@ SAC's guarantees (the SAC paper, §4.2, Properties 4.2-4.3) need an (F+1)-robust
 Solvers are chosen by size: the O(n·2^n) subset dynamic programme up to
 :data:`~byzllm.graphs._subset_dp.DP_MAX_NODES` nodes, then a branch and bound over k-closed sets
 (``_closed_sets``), both exact; proven bounds settle many graphs before either runs.
+
+The bounds (numpy, networkx) and the MILP (scipy) load only where a graph is too large for the
+subset DP: checking a small graph then needs neither library.
 """
 
 from __future__ import annotations
@@ -25,10 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from byzllm.errors import InputError
 
-from ._bounds import best_known_pair, local_search_pair, lower_bound, spectral_lambda2
 from ._closed_sets import SearchTimeout, compiled_search_applies, find_closed_pair
 from ._core import GraphView, graph_view, mask_of, nodes_of
-from ._milp import MilpOutcome, milp_r_robustness, milp_rs_robustness
 from ._rs_levels import rs_by_levels
 from ._subset_dp import DP_MAX_NODES, dp_r_robustness, dp_rs_robustness
 
@@ -161,6 +162,9 @@ def _solve_r(
             raise InputError(f"method 'dp' handles at most {DP_MAX_NODES} nodes, got {n}")
         r, s1, s2 = dp_r_robustness(view)
         return r, r, s1, s2, True, "dp"
+    from ._bounds import best_known_pair, local_search_pair, lower_bound
+    from ._milp import milp_r_robustness
+
     ub, s1, s2 = best_known_pair(view)
     lb = lower_bound(view)
     if lb >= ub:
@@ -256,6 +260,8 @@ def is_r_robust(G: Any, r: int, *, time_limit: float | None = None) -> bool:
         return False  # no graph on n nodes is more than ⌈n/2⌉-robust (LeBlanc et al. 2013)
     if view.n <= 14:
         return dp_r_robustness(view)[0] >= r
+    from ._bounds import best_known_pair, lower_bound
+
     ub, _, _ = best_known_pair(view, connectivity=False)
     if ub < r:
         return False
@@ -277,12 +283,16 @@ def spectral_lower_bound(G: Any) -> int:
     ``e(S, V∖S)/m ≥ λ₂(n-m)/n ≥ λ₂/2`` neighbours outside it (Shahrivar, Pirani & Sundaram
     2015). The solvers use a slightly stronger form (``_bounds.lower_bound``).
     """
+    from ._bounds import spectral_lambda2
+
     view = graph_view(G, require_undirected=True)
     return max(0, math.ceil(spectral_lambda2(view) / 2 - 1e-7))
 
 
 def robustness_bounds(G: Any) -> tuple[int, int]:
     """Cheap ``(lower, upper)`` bounds on r(G): proven lower, witnessed upper (no search)."""
+    from ._bounds import best_known_pair, lower_bound
+
     view = graph_view(G)
     upper = best_known_pair(view)[0]
     return min(lower_bound(view), upper), upper
@@ -350,6 +360,9 @@ def rs_robustness(
             return result(n, True, (n, n), None, "dp")
         value, s1, s2 = found
         return result(value, True, (value, value), _rs_certificate(view, s1, s2, r), "dp")
+    from ._bounds import lower_bound
+    from ._milp import MilpOutcome, milp_rs_robustness
+
     if not r_proven and r <= _SOLVED.get(_solved_key(view), 0):
         r_proven = True  # r_robustness proved it for this very graph
     if not r_proven:
@@ -469,7 +482,7 @@ def verify_certificate(G: Any, s1: Iterable[Hashable], s2: Iterable[Hashable], r
     nonempty, disjoint and inside ``G``, and neither set r-reachable (no member has ``r`` or
     more in-neighbours outside its own set).
     """
-    graph_view(G, min_nodes=1)
+    graph_view(G, min_nodes=1, allow_view=False)
     first, second = _checked_pair(G, s1, s2)
     return all(_outside(G, v, first) < r for v in first) and all(
         _outside(G, v, second) < r for v in second
@@ -480,7 +493,7 @@ def verify_rs_certificate(
     G: Any, s1: Iterable[Hashable], s2: Iterable[Hashable], r: int, s: int
 ) -> bool:
     """True when ``(s1, s2)`` proves that ``G`` is *not* (r, s)-robust (LeBlanc et al. 2013)."""
-    graph_view(G, min_nodes=1)
+    graph_view(G, min_nodes=1, allow_view=False)
     first, second = _checked_pair(G, s1, s2)
     reach1 = sum(1 for v in first if _outside(G, v, first) >= r)
     reach2 = sum(1 for v in second if _outside(G, v, second) >= r)

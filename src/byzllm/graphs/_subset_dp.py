@@ -6,90 +6,56 @@ With ``f(S) = max_{i∈S} |N_i \\ S|`` and ``g(T) = min_{∅≠S⊆T} f(S)``,
 
 because a graph is r-robust iff every pair of nonempty disjoint sets has one member with
 ``f ≥ r`` (LeBlanc et al. 2013, Def. 5; the SAC paper, Def. 3.4). ``g`` is a subset-minimum
-("zeta") transform, n passes over the table, so the whole computation is O(n·2^n) vectorized
-numpy work. The same idea gives s: with ``x(S) = |X_S^r|`` and ``h(S) = x(S)`` when
-``x(S) < |S|`` (otherwise the pair condition already holds), the largest s is
-``min_S h(S) + H(V \\ S)`` with ``H`` the subset-minimum of ``h`` (LeBlanc et al. 2013, Def. 6).
+("zeta") transform, n passes over the table, so the whole computation is O(n·2^n). The same idea
+gives s: with ``x(S) = |X_S^r|`` and ``h(S) = x(S)`` when ``x(S) < |S|`` (otherwise the pair
+condition already holds), the largest s is ``min_S h(S) + H(V \\ S)`` with ``H`` the
+subset-minimum of ``h`` (LeBlanc et al. 2013, Def. 6).
 
-Tables are int8/uint8 (2^n bytes each); ``f`` is built block-wise as the sum of a table over the
-low half of the bits and one over the high half, so each node costs one broadcast add.
+Two implementations give the same answers, pair for pair (the first minimising subset in index
+order): plain Python lists up to :data:`PURE_MAX_NODES` nodes when numpy is not loaded yet
+(under 20 ms, where importing numpy alone costs about 90 ms, so ``byzllm graph check`` on a
+small graph starts fast), and vectorised numpy tables (:mod:`._subset_tables`) otherwise.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+import sys
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from ._core import GraphView, bits
 
-__all__ = ["DP_MAX_NODES", "dp_r_robustness", "dp_rs_robustness"]
+__all__ = [
+    "DP_MAX_NODES",
+    "INF",
+    "PURE_MAX_NODES",
+    "descend",
+    "dp_r_robustness",
+    "dp_rs_robustness",
+    "pure_r_robustness",
+    "pure_rs_robustness",
+]
 
 #: Largest n the dynamic programme accepts (four 2^n-byte tables: 256 MiB at n = 26).
 DP_MAX_NODES = 26
 
-_INF = 127
-_ABSENT = 100  # subtracted from nodes outside S so that they never win the max
+#: Largest n the pure-Python tables take when numpy is not loaded (about 8 ms for r at n = 12
+#: on one core, 37 ms at n = 14; the cost doubles with every node).
+PURE_MAX_NODES = 12
+
+#: ``+∞`` in the tables (they hold counts of at most 25, and the numpy ones are 8-bit).
+INF = 127
 
 
-def _split(n: int) -> tuple[int, int]:
-    low = n // 2
-    return low, n - low
+class _Table(Protocol):
+    def __getitem__(self, index: int, /) -> Any: ...
 
 
-def _popcounts(width: int, mask: int) -> npt.NDArray[np.int16]:
-    idx = np.arange(1 << width, dtype=np.uint32)
-    counts: npt.NDArray[np.int16] = np.bitwise_count(idx & np.uint32(mask)).astype(np.int16)
-    return counts
+def _use_pure(n: int) -> bool:
+    return n <= PURE_MAX_NODES and "numpy" not in sys.modules
 
 
-def _node_tables(
-    view: GraphView,
-) -> list[tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]]:
-    """Per node i: (high, low) so that high[b] + low[a] = |N_i \\ S| if i ∈ S, else < 0.
-
-    ``S`` has index ``b·2^L + a`` (``a``: the L low bits, ``b``: the high bits).
-    """
-    n = view.n
-    low_bits, high_bits = _split(n)
-    low_mask = (1 << low_bits) - 1
-    tables = []
-    for i in range(n):
-        nbr = view.in_masks[i]
-        deg = nbr.bit_count()
-        low = -_popcounts(low_bits, nbr & low_mask)
-        high = deg - _popcounts(high_bits, nbr >> low_bits)
-        if i < low_bits:
-            member = (np.arange(1 << low_bits) >> i) & 1
-            low = low - _ABSENT * (1 - member)
-        else:
-            member = (np.arange(1 << high_bits) >> (i - low_bits)) & 1
-            high = high - _ABSENT * (1 - member)
-        tables.append((high.astype(np.int8), low.astype(np.int8)))
-    return tables
-
-
-def _f_table(view: GraphView) -> npt.NDArray[np.int8]:
-    """``f(S)`` for every subset, with ``f(∅) = +∞`` (``_INF``)."""
-    n = view.n
-    low_bits, high_bits = _split(n)
-    f = np.full((1 << high_bits, 1 << low_bits), -_INF, dtype=np.int8)
-    tmp = np.empty_like(f)
-    for high, low in _node_tables(view):
-        np.add(high[:, None], low[None, :], out=tmp)
-        np.maximum(f, tmp, out=f)
-    flat = f.reshape(-1)
-    flat[0] = _INF
-    return flat
-
-
-def _subset_min(values: npt.NDArray[np.int8] | npt.NDArray[np.uint8], n: int) -> None:
-    """In place: ``values[T] <- min over S ⊆ T of values[S]`` (include ``∅``: keep it at +∞)."""
-    for j in range(n):
-        view = values.reshape(-1, 2, 1 << j)
-        np.minimum(view[:, 1, :], view[:, 0, :], out=view[:, 1, :])
-
-
-def _descend(values: npt.NDArray[np.generic], best: npt.NDArray[np.generic], top: int) -> int:
+def descend(values: _Table, best: _Table, top: int) -> int:
     """A subset S ⊆ ``top`` with ``values[S] == best[top]`` (best = subset-min of values)."""
     target = best[top]
     mask = top
@@ -104,32 +70,63 @@ def _descend(values: npt.NDArray[np.generic], best: npt.NDArray[np.generic], top
     return mask
 
 
+def _subset_min(values: list[int], n: int) -> list[int]:
+    """``best[T] = min over S ⊆ T of values[S]`` (``∅`` included: keep it at +∞)."""
+    best = values.copy()
+    for j in range(n):
+        bit = 1 << j
+        for start in range(bit, len(best), bit << 1):
+            upper = slice(start, start + bit)
+            best[upper] = map(min, best[upper], best[start - bit : start])
+    return best
+
+
+def _f_list(view: GraphView) -> list[int]:
+    """``f(S)`` for every subset, with ``f(∅) = +∞``."""
+    masks = view.in_masks
+    f = [INF] * (1 << view.n)
+    for members in range(1, len(f)):
+        outside = ~members
+        f[members] = max((masks[i] & outside).bit_count() for i in bits(members))
+    return f
+
+
+def _first_min(values: Sequence[int]) -> tuple[int, int]:
+    """``(smallest value, its first index)``, as numpy's ``argmin`` picks it."""
+    low = min(values)
+    return low, values.index(low)
+
+
+def pure_r_robustness(view: GraphView) -> tuple[int, int, int]:
+    """:func:`dp_r_robustness` on Python lists."""
+    f = _f_list(view)
+    g = _subset_min(f, view.n)
+    # g[V \ S] is g[full ^ S], i.e. g reversed: the complement of index S is (2^n - 1) - S.
+    r, s1 = _first_min([max(a, b) for a, b in zip(f, reversed(g), strict=True)])
+    return r, s1, descend(f, g, view.full ^ s1)
+
+
+def pure_rs_robustness(view: GraphView, r: int) -> tuple[int, int, int] | None:
+    """:func:`dp_rs_robustness` on Python lists."""
+    h = [INF] * (1 << view.n)
+    for members in range(1, len(h)):
+        reachable = view.reachable_count(members, r)
+        if reachable < members.bit_count():
+            h[members] = reachable
+    best = _subset_min(h, view.n)
+    value, s1 = _first_min([a + b for a, b in zip(h, reversed(best), strict=True)])
+    if value >= INF:
+        return None
+    return value, s1, descend(h, best, view.full ^ s1)
+
+
 def dp_r_robustness(view: GraphView) -> tuple[int, int, int]:
     """Exact r(G) with a minimizing pair: returns ``(r, S1_mask, S2_mask)``."""
-    n = view.n
-    f = _f_table(view)
-    g = f.copy()
-    _subset_min(g, n)
-    # g[::-1][S] is g[V \ S]: complement of index S is (2^n - 1) - S.
-    both = np.maximum(f, g[::-1])
-    s1 = int(np.argmin(both))
-    r = int(both[s1])
-    s2 = _descend(f, g, view.full ^ s1)
-    return r, s1, s2
+    if _use_pure(view.n):
+        return pure_r_robustness(view)
+    from ._subset_tables import table_r_robustness
 
-
-def _reachable_counts(view: GraphView, r: int) -> npt.NDArray[np.uint8]:
-    """``x(S) = |X_S^r|`` for every subset."""
-    n = view.n
-    low_bits, high_bits = _split(n)
-    x = np.zeros((1 << high_bits, 1 << low_bits), dtype=np.uint8)
-    tmp = np.empty(x.shape, dtype=np.int8)
-    hit = np.empty(x.shape, dtype=bool)
-    for high, low in _node_tables(view):
-        np.add(high[:, None], low[None, :], out=tmp)
-        np.greater_equal(tmp, r, out=hit)
-        x += hit
-    return x.reshape(-1)
+    return table_r_robustness(view)
 
 
 def dp_rs_robustness(view: GraphView, r: int) -> tuple[int, int, int] | None:
@@ -138,18 +135,8 @@ def dp_rs_robustness(view: GraphView, r: int) -> tuple[int, int, int] | None:
     Returns ``(value, S1_mask, S2_mask)`` or ``None`` when no such pair exists (then the graph
     is (r, n)-robust).
     """
-    n = view.n
-    x = _reachable_counts(view, r)
-    sizes = np.bitwise_count(np.arange(1 << n, dtype=np.uint32)).astype(np.uint8)
-    # uint8 with +∞ = 127: a sum of two table entries stays below 255.
-    h = np.where(x < sizes, x, np.uint8(_INF)).astype(np.uint8)
-    h[0] = _INF
-    best = h.copy()
-    _subset_min(best, n)
-    total = h.astype(np.uint8) + best[::-1]
-    s1 = int(np.argmin(total))
-    value = int(total[s1])
-    if value >= _INF:
-        return None
-    s2 = _descend(h, best, view.full ^ s1)
-    return value, s1, s2
+    if _use_pure(view.n):
+        return pure_rs_robustness(view, r)
+    from ._subset_tables import table_rs_robustness
+
+    return table_rs_robustness(view, r)

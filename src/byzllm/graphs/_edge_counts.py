@@ -1,0 +1,35 @@
+"""Edge counts known in closed form, and the node-count check the constructions share.
+
+Plain arithmetic, no networkx: ``byzllm graph check`` compares a graph's edges with the fewest an
+equally robust graph can have without loading a graph library.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from byzllm.errors import InputError
+
+__all__ = ["check_node_count", "gamma_merg_edge_count"]
+
+
+def check_node_count(n: Any, minimum: int = 2) -> int:
+    """``n`` when it is an integer of at least ``minimum``; else :class:`InputError`."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise InputError(f"n must be an integer, got {n!r}")
+    if n < minimum:
+        raise InputError(f"n must be at least {minimum}, got {n}")
+    return n
+
+
+def gamma_merg_edge_count(n: int) -> int:
+    """|E| of a γ-MERG (Lee & Panagou, Theorem 1), γ = ⌈n/2⌉.
+
+    ``3γ(γ-1)/2`` for odd n and ``⌊(γ(3γ-2)+2)/2⌋`` for even n: the fewest edges of any
+    graph on n nodes that is ⌈n/2⌉-robust (the most robust any n-node graph can be).
+    """
+    check_node_count(n)
+    gamma = (n + 1) // 2
+    if n % 2:
+        return 3 * gamma * (gamma - 1) // 2
+    return (gamma * (3 * gamma - 2) + 2) // 2
