@@ -1,5 +1,5 @@
 """Communication graphs: robust topologies and exact r-/(r,s)-robustness with certificates.
-May import: byzllm.errors and byzllm._process only (the bottom layer).
+May import: the bottom layer only (byzllm.errors, _process, _figures, _lazy).
 
 SAC's guarantees hold on (F+1)-robust graphs (the SAC paper, §3.3, §4.2). This package builds such
 graphs and decides, with a checkable certificate, how robust a given graph is::
