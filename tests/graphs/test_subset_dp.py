@@ -4,6 +4,8 @@ checked without numpy or networkx."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import networkx as nx
 import pytest
 from hypothesis import given, settings
@@ -12,9 +14,14 @@ from hypothesis import strategies as st
 from byzllm.errors import InputError
 from byzllm.graphs import (
     build,
+    check_f_local,
+    draw_graph,
+    is_r_robust,
     r_robustness,
+    robustness_bounds,
     rs_robustness,
     spectral_lower_bound,
+    tolerable_f,
     verify_certificate,
     verify_rs_certificate,
 )
@@ -101,3 +108,14 @@ def test_a_view_is_checked_like_a_graph() -> None:
         r_robustness(view_of_edges(1, False, []))
     with pytest.raises(InputError, match="undirected"):
         spectral_lower_bound(view_of_edges(3, True, [(0, 1)]))
+
+
+def test_the_other_solvers_take_the_view_too(tmp_path: Path) -> None:
+    G = build("merg", n=7)
+    view = graph_view(G)
+    assert is_r_robust(view, 4) and not is_r_robust(view, 5)
+    assert tolerable_f(view) == tolerable_f(G) == 3
+    assert check_f_local(view, [1, 2, 3], F=3) == check_f_local(G, [1, 2, 3], F=3)
+    assert robustness_bounds(view) == robustness_bounds(G)
+    with pytest.raises(InputError, match="networkx graph"):
+        draw_graph(view, tmp_path / "g.png")

@@ -10,14 +10,17 @@ import networkx as nx
 
 from byzllm.errors import InputError
 
-from ._core import graph_view, mask_of
+from ._core import GraphView, graph_view, mask_of
 
 __all__ = ["draw_graph", "locality"]
 
 
 def locality(G: nx.Graph[Any], byzantine: Iterable[Hashable]) -> int:
     """Smallest F for which ``byzantine`` is F-local (the SAC paper, Def. 3.2)."""
-    view = graph_view(G, min_nodes=1)
+    return _locality(graph_view(G, min_nodes=1), byzantine)
+
+
+def _locality(view: GraphView, byzantine: Iterable[Hashable]) -> int:
     bad = mask_of(view, byzantine, what="byzantine nodes")
     return max(
         ((m & bad).bit_count() for i, m in enumerate(view.in_masks) if not bad >> i & 1),
@@ -39,7 +42,8 @@ def draw_graph(
     import matplotlib.pyplot as plt
 
     bad = list(byzantine)
-    f_local = locality(G, bad)
+    # The drawing needs the networkx graph itself: a bitmask view is refused here.
+    f_local = _locality(graph_view(G, min_nodes=1, allow_view=False), bad)
     target = Path(path)
     if target.suffix.lower() != ".png":
         raise InputError(f"draw writes PNG files; got {target.name!r}")
