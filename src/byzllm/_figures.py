@@ -20,7 +20,12 @@ def save_png(fig: Any, path: str | Path, *, crop: bool = True) -> Path:
     (``tight_layout``): cropping measures every artist in one more draw.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
+    if not crop and isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
+        # tight_layout leaves this inert engine behind, and savefig lays out every text once
+        # more for any engine before drawing: a fifth of a heat-map's time, for the same PNG.
+        fig.set_layout_engine(None)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(fig)  # a figure built without pyplot gets a canvas that can write PNG
