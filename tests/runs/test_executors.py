@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -129,3 +129,84 @@ async def test_ray_executor_starts_and_shuts_down_its_own_local_instance(
     assert sorted((r["n"], r["square"]) for r in rows) == [(n, n * n) for n in range(5)]
     assert os.getpid() not in {r["pid"] for r in rows}
     assert not ray.is_initialized()  # the instance it started is shut down again
+
+
+# -- async work in a worker: one event loop per thread, kept across units -------------------
+
+
+@pytest.fixture
+def unit_loop() -> Iterator[None]:
+    """Closes the unit loop the test made on this thread (a worker keeps it until it exits)."""
+    from byzllm.runs import _executor
+
+    yield
+    loop = _executor._unit_loops.__dict__.pop("loop", None)
+    if loop is not None:
+        _executor._close_unit_loop(loop)
+
+
+async def _answer(payload: dict[str, object]) -> object:
+    import asyncio
+
+    await asyncio.sleep(0)
+    return {"loop": id(asyncio.get_running_loop()), **payload}
+
+
+async def _leaves_a_task(payload: dict[str, object]) -> object:
+    import asyncio
+
+    async def forever() -> None:
+        await asyncio.get_running_loop().create_future()  # never finishes on its own
+
+    payload["task"] = asyncio.get_running_loop().create_task(forever())
+    await asyncio.sleep(0)  # the task starts and waits
+    return "done"
+
+
+async def _fails(payload: dict[str, object]) -> object:
+    raise ValueError("the work failed")
+
+
+async def _interrupted(payload: dict[str, object]) -> object:
+    raise KeyboardInterrupt
+
+
+def test_async_work_in_a_worker_reuses_one_loop_per_thread(unit_loop: None) -> None:
+    import signal
+
+    from byzllm.runs._executor import _call_in_process
+
+    handler = signal.getsignal(signal.SIGINT)
+    first = _call_in_process(_answer, {"unit": 1})
+    second = _call_in_process(_answer, {"unit": 2})
+    assert first["unit"] == 1 and second["unit"] == 2
+    assert first["loop"] == second["loop"]
+    assert signal.getsignal(signal.SIGINT) is handler  # Ctrl-C keeps its handler
+
+
+def test_tasks_a_unit_leaves_running_are_cancelled_before_the_next(unit_loop: None) -> None:
+    from byzllm.runs._executor import _call_in_process
+
+    payload: dict[str, object] = {}
+    assert _call_in_process(_leaves_a_task, payload) == "done"
+    left = payload["task"]
+    assert left.cancelled()  # type: ignore[attr-defined]
+    assert _call_in_process(_answer, {"unit": 3})["unit"] == 3
+
+
+def test_a_failing_unit_keeps_the_loop_an_interrupted_one_gets_a_fresh_one(
+    unit_loop: None,
+) -> None:
+    from byzllm.runs import _executor
+    from byzllm.runs._executor import _call_in_process
+
+    before = _call_in_process(_answer, {})["loop"]
+    with pytest.raises(ValueError, match="the work failed"):
+        _call_in_process(_fails, {})
+    assert _call_in_process(_answer, {})["loop"] == before
+    interrupted = _executor._unit_loops.loop
+    with pytest.raises(KeyboardInterrupt):
+        _call_in_process(_interrupted, {})
+    assert interrupted.is_closed()
+    after = _call_in_process(_answer, {})["loop"]
+    assert after != id(interrupted) and not _executor._unit_loops.loop.is_closed()
