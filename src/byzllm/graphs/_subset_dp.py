@@ -13,8 +13,9 @@ subset-minimum of ``h`` (LeBlanc et al. 2013, Def. 6).
 
 Two implementations give the same answers, pair for pair (the first minimising subset in index
 order): plain Python lists up to :data:`PURE_MAX_NODES` nodes when numpy is not loaded yet
-(under 20 ms, where importing numpy alone costs about 90 ms, so ``byzllm graph check`` on a
-small graph starts fast), and vectorised numpy tables (:mod:`._subset_tables`) otherwise.
+(r and s about 10 ms each at 12 nodes, where importing numpy alone costs about 90 ms, so
+``byzllm graph check`` on a small graph starts fast), and vectorised numpy tables
+(:mod:`._subset_tables`) otherwise.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ __all__ = [
 #: Largest n the dynamic programme accepts (four 2^n-byte tables: 256 MiB at n = 26).
 DP_MAX_NODES = 26
 
-#: Largest n the pure-Python tables take when numpy is not loaded (about 8 ms for r at n = 12
-#: on one core, 37 ms at n = 14; the cost doubles with every node).
+#: Largest n the pure-Python tables take when numpy is not loaded (r about 10 ms at n = 12 on
+#: one core, 37 ms at n = 14; the cost doubles with every node).
 PURE_MAX_NODES = 12
 
 #: ``+∞`` in the tables (they hold counts of at most 25, and the numpy ones are 8-bit).
