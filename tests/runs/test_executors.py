@@ -140,9 +140,9 @@ def unit_loop() -> Iterator[None]:
     from byzllm.runs import _executor
 
     yield
-    loop = _executor._unit_loops.__dict__.pop("loop", None)
-    if loop is not None:
-        _executor._close_unit_loop(loop)
+    runner = _executor._unit_runners.__dict__.pop("runner", None)
+    if runner is not None:
+        runner.close()
 
 
 async def _answer(payload: dict[str, object]) -> object:
@@ -204,9 +204,9 @@ def test_a_failing_unit_keeps_the_loop_an_interrupted_one_gets_a_fresh_one(
     with pytest.raises(ValueError, match="the work failed"):
         _call_in_process(_fails, {})
     assert _call_in_process(_answer, {})["loop"] == before
-    interrupted = _executor._unit_loops.loop
+    interrupted = _executor._unit_runners.runner.get_loop()
     with pytest.raises(KeyboardInterrupt):
         _call_in_process(_interrupted, {})
     assert interrupted.is_closed()
     after = _call_in_process(_answer, {})["loop"]
-    assert after != id(interrupted) and not _executor._unit_loops.loop.is_closed()
+    assert after != id(interrupted) and not _executor._unit_runners.runner.get_loop().is_closed()

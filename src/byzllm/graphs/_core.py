@@ -54,10 +54,8 @@ class GraphView:
 
     def f(self, members: int) -> int:
         """``f(S) = max_{i∈S} |N_i \\ S|``; ``-1`` for the empty set."""
-        best = -1
-        for i in bits(members):
-            best = max(best, (self.in_masks[i] & ~members).bit_count())
-        return best
+        masks, outside = self.in_masks, ~members
+        return max(((masks[i] & outside).bit_count() for i in bits(members)), default=-1)
 
     def reachable_mask(self, members: int, r: int) -> int:
         """``X_S^r``: the nodes of ``S`` with at least ``r`` in-neighbours outside ``S``."""
@@ -108,21 +106,13 @@ def _masks(
     return tuple(in_masks), tuple(out_masks)
 
 
-def view_of_edges(
-    n: int,
-    directed: bool,
-    edges: Iterable[tuple[int, int]],
-    *,
-    require_undirected: bool = False,
-    min_nodes: int = 2,
-) -> GraphView:
+def view_of_edges(n: int, directed: bool, edges: Iterable[tuple[int, int]]) -> GraphView:
     """The view of the graph on nodes ``0..n-1`` with ``edges``, built without networkx.
 
-    Node labels and checks are those :func:`graph_view` gives the same graph as a networkx
-    graph (edges given twice count once); a self-loop raises
-    :class:`~byzllm.errors.InputError`.
+    Node labels are those :func:`graph_view` gives the same graph as a networkx graph (edges
+    given twice count once); a self-loop raises :class:`~byzllm.errors.InputError`. What a
+    solver needs of the graph (size, direction) is checked where it takes the view.
     """
-    _check_shape(n, directed, require_undirected=require_undirected, min_nodes=min_nodes)
     pairs = list(edges)
     for u, v in pairs:
         if u == v:

@@ -119,7 +119,7 @@ class _Parsed:
         return G
 
     def view(self) -> GraphView:
-        return view_of_edges(self.n, self.directed, self.edges, min_nodes=1)
+        return view_of_edges(self.n, self.directed, self.edges)
 
 
 def _check_n(n: Any, where: str) -> int:

@@ -84,12 +84,7 @@ def _subset_min(values: list[int], n: int) -> list[int]:
 
 def _f_list(view: GraphView) -> list[int]:
     """``f(S)`` for every subset, with ``f(∅) = +∞``."""
-    masks = view.in_masks
-    f = [INF] * (1 << view.n)
-    for members in range(1, len(f)):
-        outside = ~members
-        f[members] = max((masks[i] & outside).bit_count() for i in bits(members))
-    return f
+    return [INF, *map(view.f, range(1, 1 << view.n))]
 
 
 def _first_min(values: Sequence[int]) -> tuple[int, int]:

@@ -130,25 +130,27 @@ def _call_in_process(work: WorkFn, payload: dict[str, Any]) -> Any:
     return result
 
 
-_unit_loops = threading.local()
+_unit_runners = threading.local()
 
 
 def _run_on_unit_loop(awaitable: Awaitable[Any]) -> Any:
-    """``awaitable``'s result, run to completion on this thread's event loop, made once and
-    kept for the thread's later units.
+    """``awaitable``'s result, run to completion on this thread's event loop, made once (by an
+    :class:`asyncio.Runner`) and kept for the thread's later units.
 
     Not ``asyncio.run`` per unit: each call made a loop and, on a process's main thread,
     swapped the SIGINT handler in and out, and putting the old handler back formats an error
     message holding the repr of the finished task and of every record it returned: a
-    simulated consensus unit took 2.2 ms that way, 1.3 ms on a kept loop. What ``asyncio.run``
-    guarantees per unit holds here too: tasks the work left running are cancelled and awaited
-    before the next unit, and a loop stopped by an interrupt (``KeyboardInterrupt``,
-    ``SystemExit``) is closed, the next unit getting a fresh one. SIGINT keeps its handler:
-    Ctrl-C raises ``KeyboardInterrupt`` out of the unit, as it did.
+    simulated consensus unit took 2.2 ms that way, 1.3 ms on a kept loop (``Runner.run`` does
+    the same swap, so units run on its loop directly). What ``asyncio.run`` guarantees per unit
+    holds here too: tasks the work left running are cancelled and awaited before the next unit,
+    and a loop stopped by an interrupt (``KeyboardInterrupt``, ``SystemExit``) is closed by its
+    runner, the next unit getting a fresh one. SIGINT keeps its handler: Ctrl-C raises
+    ``KeyboardInterrupt`` out of the unit, as it did.
     """
-    loop: asyncio.AbstractEventLoop | None = getattr(_unit_loops, "loop", None)
-    if loop is None:
-        loop = _unit_loops.loop = asyncio.new_event_loop()
+    runner: asyncio.Runner | None = getattr(_unit_runners, "runner", None)
+    if runner is None:
+        runner = _unit_runners.runner = asyncio.Runner()
+    loop = runner.get_loop()
 
     async def _await() -> Any:
         return await awaitable
@@ -157,8 +159,8 @@ def _run_on_unit_loop(awaitable: Awaitable[Any]) -> Any:
     try:
         return loop.run_until_complete(task)
     except (KeyboardInterrupt, SystemExit):
-        _unit_loops.loop = None
-        _close_unit_loop(loop)
+        _unit_runners.runner = None
+        runner.close()
         raise
     finally:
         if not loop.is_closed():
@@ -173,15 +175,6 @@ def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
     for task in pending:
         task.cancel()
     loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-
-
-def _close_unit_loop(loop: asyncio.AbstractEventLoop) -> None:
-    try:
-        _cancel_leftovers(loop)
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.run_until_complete(loop.shutdown_default_executor())
-    finally:
-        loop.close()
 
 
 def _packed_in_process(work: WorkFn, payload: dict[str, Any]) -> PackedRecords:
