@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -67,3 +68,11 @@ def test_help_renders_as_written(path: tuple[str, ...], monkeypatch: pytest.Monk
         help_text = getattr(param, "help", None) or ""
         for bracket in re.findall(r"(?<!\\)\[[a-z][^\]]*\]", help_text):
             assert "".join(bracket.split()) in unspaced, (param.name, bracket)
+
+
+@pytest.mark.parametrize("path", [p for p in COMMANDS if p], ids=" ".join)
+def test_summary_line_is_one_line(path: tuple[str, ...]) -> None:
+    """A command's first paragraph is its line in its group's list: written over two lines,
+    the list kept the break and showed a line cut in the middle of a sentence."""
+    first = inspect.cleandoc(_command(path).help or "").split("\n\n")[0]
+    assert "\n" not in first, first

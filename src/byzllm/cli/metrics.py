@@ -23,8 +23,10 @@ def metrics(
     ] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Define every metric the reports print: what it means, its formula, and the paper
-    section it comes from (the SAC paper, §5.1; the rogue-agents paper, §4.1 ...).
+    """Define every metric the reports print: its meaning, formula and paper section.
+
+    Each definition names the section it comes from (the SAC paper, §5.1; the
+    rogue-agents paper, §4.1 ...).
 
     The same definitions are docs/metrics.md, the glossary at the end of every page and the
     text shown on hovering a column.

@@ -222,8 +222,10 @@ def run(opts: common.RunOptions) -> None:
 
 @app.command()
 def report(run_dir: common.RunDirArgument, json_output: common.JsonOption = False) -> None:
-    """Success-Rate, Precision and Game-Length of a run: ± standard error over runs and a
-    95% bootstrap interval over games.
+    """Success-Rate, Precision and Game-Length of a run, with their intervals.
+
+    Each metric comes with its ± standard error over runs and a 95% bootstrap interval over
+    games.
 
     Also the run's parse health (model moves parsed and how many fell back to a passed
     turn), with a warning when more than 20% did, and its model requests (sent, cached,
