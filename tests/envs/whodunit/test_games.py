@@ -111,3 +111,21 @@ def test_check_game_rejects_broken_games() -> None:
         check_game(ambiguous)
     with pytest.raises(InputError, match="needs facts"):
         check_game(good.model_copy(update={"facts": ()}))
+
+
+def test_held_out_games_keep_only_the_test_split_apart() -> None:
+    trained = make_splits(GameConfig(), seed=0)
+    held_out = [*trained.train, *trained.validation]
+    # This setting's own training games change nothing.
+    assert make_splits(GameConfig(), seed=0, held_out=held_out) == trained
+    six = GameConfig(n_suspects=6)
+    plain, apart = make_splits(six, seed=0), make_splits(six, seed=0, held_out=held_out)
+    assert (apart.train, apart.validation) == (plain.train, plain.validation)
+    assert len(apart.test) == 180
+
+    def described(games: list[WhoDunitGame]) -> set[frozenset[tuple[str, str]]]:
+        return {frozenset(g.culprit_description.items()) for g in games}
+
+    assert described(plain.test) & described(held_out)  # what held_out is for
+    assert not described(apart.test) & described(held_out)
+    assert not described(apart.test) & described([*apart.train, *apart.validation])

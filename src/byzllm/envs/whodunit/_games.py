@@ -14,6 +14,7 @@ half: ``n_attributes`` is configurable); symmetric 20 suspects, 20 turns, all 20
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -227,6 +228,11 @@ def _game_key(game: WhoDunitGame) -> tuple[frozenset[tuple[str, ...]], tuple[str
     return lineup, tuple(game.suspects[game.culprit][a] for a in table)
 
 
+def _culprit_key(game: WhoDunitGame) -> frozenset[tuple[str, str]]:
+    """The culprit's description as a set of (attribute, value) pairs: what splits keep apart."""
+    return frozenset(game.culprit_description.items())
+
+
 def generate_games(
     n: int, config: GameConfig | None = None, *, seed: int = 0, prefix: str | None = None
 ) -> list[WhoDunitGame]:
@@ -263,6 +269,7 @@ def make_splits(
     *,
     seed: int = 0,
     sizes: tuple[int, int, int] = (210, 90, 180),
+    held_out: Iterable[WhoDunitGame] = (),
 ) -> Splits:
     """Disjoint splits: no culprit description and no (lineup, culprit) pair is shared.
 
@@ -270,12 +277,21 @@ def make_splits(
     allows (ten attributes give 1,536 possible suspects, fewer than 480 x 10 suspects, so
     lineups must overlap in individual suspects); every culprit description is unique across
     all splits.
+
+    ``held_out``: games of another setting (the games monitors were trained on, when they are
+    tested on another lineup size, the rogue-agents paper, Fig. 6) whose culprit
+    descriptions the test split may not use either. The train and validation splits are
+    drawn as without it, and so is the test split when ``held_out`` are this setting's own
+    train and validation games.
     """
     config = config or GameConfig()
     rng = random.Random(f"whodunit-splits/{config.variant}/{seed}")
     names = ("train", "validation", "test")
     out: dict[str, list[WhoDunitGame]] = {name: [] for name in names}
-    culprits: set[tuple[str, ...]] = set()
+    # Descriptions as (attribute, value) sets: within one setting (one attribute table) the
+    # same separation as comparing value tuples, and comparable across settings.
+    culprits: set[frozenset[tuple[str, str]]] = set()
+    held = {_culprit_key(g) for g in held_out}
     for name, size in zip(names, sizes, strict=True):
         tries = 0
         while len(out[name]) < size:
@@ -285,8 +301,8 @@ def make_splits(
                     "cannot draw enough games with distinct culprits: enlarge the table"
                 )
             game = generate_game(config, rng, f"{config.variant}-{name}-{len(out[name]):04d}")
-            _, culprit_key = _game_key(game)
-            if culprit_key in culprits:
+            culprit_key = _culprit_key(game)
+            if culprit_key in culprits or (name == "test" and culprit_key in held):
                 continue
             culprits.add(culprit_key)
             out[name].append(game)

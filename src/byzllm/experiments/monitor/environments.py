@@ -6,6 +6,9 @@ registry for the one a config's ``env`` key names. An environment says
 
 - :meth:`~MonitorEnvironment.instances`: the train, validation and test instances of a config
   (pydantic models with an ``id``; they go into the units' payloads, so their ids are stable);
+  given ``trained_on``, the config the monitors were trained on when they are tested in
+  another setting (another lineup size: the rogue-agents paper, Fig. 6; another seed), no
+  instance repeats one of that config's training or validation instances;
 - :meth:`~MonitorEnvironment.load_instance`: an instance back from a payload;
 - :meth:`~MonitorEnvironment.roles`: the roles a monitor is trained for (and the intervention
   budget is counted per, §4.2), and :meth:`~MonitorEnvironment.describe` for messages;
@@ -27,6 +30,7 @@ name to ``MonitorExperimentConfig.env``. Nothing else in the pipeline changes.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -35,6 +39,7 @@ from byzllm.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from byzllm.envs.govsim import GovSimResult
+    from byzllm.envs.whodunit import Splits
 
     from .config import MonitorExperimentConfig
 
@@ -113,7 +118,13 @@ class MonitorEnvironment(Protocol):
 
     def describe(self, cfg: MonitorExperimentConfig) -> str: ...
 
-    def instances(self, cfg: MonitorExperimentConfig, split: str) -> list[Any]: ...
+    def instances(
+        self,
+        cfg: MonitorExperimentConfig,
+        split: str,
+        *,
+        trained_on: MonitorExperimentConfig | None = None,
+    ) -> list[Any]: ...
 
     def load_instance(self, data: Any) -> Any: ...
 
@@ -171,11 +182,29 @@ class WhoDunitEnvironment:
     def describe(self, cfg: MonitorExperimentConfig) -> str:
         return f"WhoDunit {cfg.game.variant}"
 
-    def instances(self, cfg: MonitorExperimentConfig, split: str) -> list[Any]:
+    def instances(
+        self,
+        cfg: MonitorExperimentConfig,
+        split: str,
+        *,
+        trained_on: MonitorExperimentConfig | None = None,
+    ) -> list[Any]:
+        held_out: list[Any] = []
+        if trained_on is not None:
+            # Games of another setting can share a culprit description with these (33 of the
+            # 180 six-suspect test games did with the ten-suspect training games).
+            trained = self._splits(trained_on)
+            held_out = [*trained.train, *trained.validation]
+        games = self._splits(cfg, held_out).get(split)  # type: ignore[arg-type]
+        limit = _limit(cfg, split)
+        return list(games[:limit] if limit else games)
+
+    @staticmethod
+    def _splits(cfg: MonitorExperimentConfig, held_out: Sequence[Any] = ()) -> Splits:
         from byzllm.envs.whodunit import make_splits
 
         try:
-            splits = make_splits(cfg.game, seed=cfg.seed)
+            return make_splits(cfg.game, seed=cfg.seed, held_out=held_out)
         except ConfigError:
             # A small table (few properties) has fewer distinct culprits than the paper's
             # 480 games: draw only the games asked for, still disjoint by culprit.
@@ -184,10 +213,9 @@ class WhoDunitEnvironment:
                 _limit(cfg, name) or default
                 for name, default in zip(("train", "validation", "test"), defaults, strict=True)
             ]
-            splits = make_splits(cfg.game, seed=cfg.seed, sizes=(sizes[0], sizes[1], sizes[2]))
-        games = splits.get(split)  # type: ignore[arg-type]
-        limit = _limit(cfg, split)
-        return list(games[:limit] if limit else games)
+            return make_splits(
+                cfg.game, seed=cfg.seed, sizes=(sizes[0], sizes[1], sizes[2]), held_out=held_out
+            )
 
     def load_instance(self, data: Any) -> Any:
         from byzllm.envs.whodunit import WhoDunitGame
@@ -254,7 +282,15 @@ class GovSimEnvironment:
     def describe(self, cfg: MonitorExperimentConfig) -> str:
         return "GovSim fishing"
 
-    def instances(self, cfg: MonitorExperimentConfig, split: str) -> list[Any]:
+    def instances(
+        self,
+        cfg: MonitorExperimentConfig,
+        split: str,
+        *,
+        trained_on: MonitorExperimentConfig | None = None,
+    ) -> list[Any]:
+        # ``trained_on`` changes nothing: the test lakes' R_0 values are in no seed's
+        # train / validation pool (App. D.1).
         from byzllm.envs.govsim import make_splits
 
         games = make_splits(cfg.govsim.lake, seed=cfg.seed).get(split)

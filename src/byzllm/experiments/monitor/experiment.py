@@ -30,12 +30,14 @@ from .environments import get_environment
 from .records import MonitorGameRecord, MonitorTurnRecord
 
 __all__ = [
+    "TRAINED_ON",
     "capped_conditions",
     "collect_stage",
     "collect_units",
     "datasets_from_rows",
     "evaluate_units",
     "run_in_memory",
+    "trained_on",
     "work",
 ]
 
@@ -51,8 +53,36 @@ def _unit_config(cfg: MonitorExperimentConfig) -> MonitorExperimentConfig:
     return reset_to_defaults(cfg, GRID_FIELDS)
 
 
-def _split_games(cfg: MonitorExperimentConfig, split: str) -> list[Any]:
-    return get_environment(cfg.env).instances(cfg, split)
+def _split_games(
+    cfg: MonitorExperimentConfig, split: str, trained_on: MonitorExperimentConfig | None = None
+) -> list[Any]:
+    env = get_environment(cfg.env)
+    if trained_on is None:  # (an environment registered before trained_on existed still works)
+        return env.instances(cfg, split)
+    return env.instances(cfg, split, trained_on=trained_on)
+
+
+#: The config fields that decide a run's training and validation instances: a monitor set
+#: records them (``meta["trained_on"]``) so that an evaluation in another setting keeps its
+#: test instances apart from them.
+TRAINED_ON = ("env", "game", "govsim", "seed", "n_train", "n_validation")
+
+
+def trained_on(
+    cfg: MonitorExperimentConfig, monitors: MonitorSet
+) -> MonitorExperimentConfig | None:
+    """The config ``monitors`` were trained on (as far as :data:`TRAINED_ON` goes), when its
+    training and validation instances are not those of ``cfg``; None when they are, or when
+    the set does not say (trained before it was recorded)."""
+    recorded = monitors.meta.get("trained_on")
+    if not isinstance(recorded, dict) or recorded.get("env", cfg.env) != cfg.env:
+        return None
+    trained = MonitorExperimentConfig.model_validate(
+        {**cfg.model_dump(), **{k: v for k, v in recorded.items() if k in TRAINED_ON}}
+    )
+    if all(getattr(trained, k) == getattr(cfg, k) for k in TRAINED_ON):
+        return None
+    return trained
 
 
 def capped_conditions(cfg: MonitorExperimentConfig) -> list[str]:
@@ -101,6 +131,8 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
     Ablation conditions whose monitors the set lacks (a set trained before ablations were
     kept) are left out — :func:`~byzllm.monitor.conditions.missing_conditions` names them —
     and the report says they were not trained; a request of nothing but those is refused.
+    Monitors trained in another setting (:func:`trained_on`: another lineup size, another
+    seed) are tested on games that repeat none of their training or validation games.
     """
     if not cfg.conditions:
         raise ConfigError("conditions: choose at least one of " + ", ".join(CONDITIONS))
@@ -148,7 +180,7 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
             label=f"test/{game.id}/{condition}/r{r}",
         )
         for condition in conditions
-        for game in _split_games(cfg, "test")
+        for game in _split_games(cfg, "test", trained_on(cfg, monitors))
         for r in range(cfg.repeats)
     ]
 

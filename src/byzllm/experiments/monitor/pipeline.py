@@ -9,7 +9,7 @@ from typing import Any
 from byzllm.monitor import MonitorSet, train_monitor_set
 from byzllm.monitor.selection import RoleSelection
 
-from .experiment import datasets_from_rows
+from .experiment import TRAINED_ON, datasets_from_rows
 
 __all__ = ["train_from_turns"]
 
@@ -40,6 +40,9 @@ def train_from_turns(
         "simulated": simulated,
         "train_games": train_set.n_games,
         "validation_games": validation_set.n_games,
+        # What an evaluation in another setting needs to keep its test games apart from
+        # these (:func:`~byzllm.experiments.monitor.experiment.evaluate_units`).
+        "trained_on": {key: cfg.get(key) for key in TRAINED_ON if key in cfg},
     }
     return train_monitor_set(
         train_set, validation_set, degrees=degrees, alpha=alpha, joint=joint, meta=meta
