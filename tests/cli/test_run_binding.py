@@ -104,3 +104,22 @@ def test_reproduce_binds_its_run_folder_before_reusing_other_folders(tmp_path: P
     assert _units(run_dir) == before
     resumed = RUNNER.invoke(app, [*table1, "-n", "1"])
     assert resumed.exit_code == 0 and _units(run_dir) == before
+
+
+def test_force_removes_nothing_while_another_process_writes(tmp_path: Path) -> None:
+    """The folder is bound under the writer lock: checked before it, --force removed every
+    unit of a run that another process was still writing (which then counted its units done
+    into a store that no longer held them)."""
+    from byzllm.runs._lock import WriterLock
+    from byzllm.runs._store import resolve_store_path
+
+    assert _run(tmp_path, "--set", "protocols=[sac, debate]")[0] == 0
+    before = _units(tmp_path)
+    with WriterLock(resolve_store_path(tmp_path)):  # a writer, as far as the folder can tell
+        code, _, err = _run(tmp_path, "--set", "protocols=[sac]", "--force")
+        assert code == 2 and "in use by process" in err and "removed" not in err
+        # Nor is another config checked against a folder whose writer has not recorded its
+        # own yet: the check waits for the lock too.
+        code, _, err = _run(tmp_path, "--set", "protocols=[sac]")
+        assert code == 2 and "in use by process" in err
+    assert _units(tmp_path) == before

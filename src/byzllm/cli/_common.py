@@ -468,8 +468,10 @@ def execute_units(
 
     ``options`` go to :func:`~byzllm.runs.run_units` as they are (``config``, ``concurrency``,
     ``retry_failed``, ``max_failures``, ``description``, ...). With a ``config``, the folder
-    is bound to it first (:func:`bind_run_dir`, ``force`` as ``--force``): a rerun with
-    another config never pools the two configs' units.
+    is bound to it first (:func:`bind_run_dir`, ``force`` as ``--force``), under the run's
+    writer lock and before an ``on_locked`` of ``options``: a rerun with another config never
+    pools the two configs' units, and ``--force`` never removes units of a run that another
+    process is writing.
 
     Progress is a rich bar on a terminal and plain lines otherwise (never on stdout, so
     ``--json`` output stays parseable). The summary goes to stderr as one line, or to
@@ -490,7 +492,16 @@ def execute_units(
     units = list(units)
     note_run_dir(run_dir, json_output=json_output)  # a --json error or Ctrl-C names the folder
     if options.get("config") is not None:
-        bind_run_dir(run_dir, options["config"], units, force=force)
+        # Under the run's writer lock: checked before it, --force removed the units of a run
+        # another process was still writing, and two configs could pool in one folder.
+        then = options.get("on_locked")
+
+        def bind_then() -> None:
+            bind_run_dir(run_dir, options["config"], units, force=force)
+            if then is not None:
+                then()
+
+        options["on_locked"] = bind_then
     if isinstance(executor, str):
         config = options.get("config")
         executor = executor_by_name(

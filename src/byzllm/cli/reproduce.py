@@ -14,7 +14,6 @@ from ._common import (
     JsonOption,
     ModelOption,
     WeakModelOption,
-    bind_run_dir,
     cli_errors,
     console,
     execute_units,
@@ -27,6 +26,8 @@ from ._common import (
 from .consensus import model_overrides
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from byzllm.runs import Reused
 
 __all__ = ["reproduce"]
@@ -238,11 +239,18 @@ class _Job:
 
 
 def _stage(
-    job: _Job, folder: Path, units: list[Any], work: Any, cfg: Any, kind: str, stage: str = ""
+    job: _Job,
+    folder: Path,
+    units: list[Any],
+    work: Any,
+    cfg: Any,
+    kind: str,
+    stage: str = "",
+    on_locked: Callable[[], object] | None = None,
 ) -> list[dict[str, Any]]:
     """Run one stage's units into ``folder`` (stopping the command unless all are done) and
     read back the records of ``kind`` of exactly these units (a reused folder may hold
-    others)."""
+    others). ``on_locked`` runs once the folder is locked and bound to ``cfg``."""
     from byzllm.runs import Store
 
     description = f"{job.entry.name}: {stage}" if stage else job.entry.name
@@ -254,6 +262,7 @@ def _stage(
         concurrency=job.concurrency,
         description=description,
         force=job.force,
+        on_locked=on_locked,
     )
     if not run.complete:
         raise typer.Exit(summary_exit_code(run))
@@ -305,10 +314,18 @@ def _run(
                 if r["unit_id"] in ids
             ]
     else:
-        # Bound before other folders' units are copied in: a changed config stops here.
-        bind_run_dir(run_dir, cfg, units, force=job.force)
-        reused = _reuse(entry.name, run_dir, units) if config is None else None
-        records = _stage(job, run_dir, units, consensus_unit, cfg, "consensus_question")
+        found: list[Reused] = []
+
+        def reuse() -> None:
+            # Once the folder is locked and bound (a changed config stops before anything
+            # is copied in).
+            if config is None:
+                found.append(_reuse(entry.name, run_dir, units))
+
+        records = _stage(
+            job, run_dir, units, consensus_unit, cfg, "consensus_question", on_locked=reuse
+        )
+        reused = found[0] if found else None
     complete = _complete_questions(records, len(units) // max(1, len(load_dataset(cfg.dataset))))
     if partial:
         records = [r for r in records if r["task_id"] in complete]

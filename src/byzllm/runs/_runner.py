@@ -351,6 +351,7 @@ async def run_units(
     commit_interval_s: float = 0.005,
     synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
     wait: bool = False,
+    on_locked: Callable[[], object] | None = None,
 ) -> RunSummary:
     """Run every unit not yet done, storing each result in ``<run_dir>/results.sqlite``.
 
@@ -373,6 +374,10 @@ async def run_units(
     ``run_dir``, this raises :class:`RunBusyError` naming it, or with ``wait=True`` waits for
     it to end (saying so once on stderr). A folder that cannot be created or written (a
     read-only disk, a name longer than the file system allows) is one line, exit code 2.
+    ``on_locked`` is called once the lock is held, before any unit is registered: where a
+    caller checks the folder's recorded config (:func:`~byzllm.runs.check_config`, which
+    ``force`` lets remove units), since nothing may be compared or removed while another
+    process writes to the folder.
     """
     # What can refuse the run without its folder is checked before the lock creates it.
     if concurrency < 1:
@@ -386,6 +391,8 @@ async def run_units(
     store_path = resolve_store_path(run_dir)
     # The writer lock is held for the whole run: from registering the units to the last commit.
     async with WriterLock(store_path, wait=wait, argv=argv, on_wait=_say_waiting):
+        if on_locked is not None:
+            on_locked()
         # Here, not at the top: importing byzllm.experiments stays free of the model layer.
         from byzllm.llm import track_requests
 
