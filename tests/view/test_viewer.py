@@ -306,3 +306,27 @@ def test_metrics_are_defined_on_hover_and_in_a_glossary(page: Path) -> None:
     for term in ("IAA", "FAA", "BFTI", "RA", "H-Majority", "Pass@1", "Survival-time"):
         assert f"<dt>{term}</dt>" in text
     assert 'title="FAA: Final Agent Accuracy' in text  # Table 1's column, on hover
+
+
+@pytest.mark.parametrize("text", ["<!--<script>", "</script><b>x</b>", "<!-- <script src=x>"])
+def test_markup_in_row_values_leaves_the_page_working(
+    chromium: str, tmp_path: Path, text: str
+) -> None:
+    """A model's text in a list row (runs without a page of their own show raw values):
+    ``<!--<script>`` inside the page's data made the parser swallow the page's own scripts,
+    and the list stayed empty."""
+    from byzllm.view import Section, Units
+    from byzllm.view._html import page_files
+
+    rows = [{"id": "u0", "answer": text}, {"id": "u1", "answer": "plain"}]
+    details = {"u0": "<p>one</p>", "u1": "<p>two</p>"}
+    units = Units(columns=["answer"], filters=[], rows=rows, details=details)
+    html_text, files = page_files("odd", "simulated", True, [Section("Units", units=units)], "f")
+    assert "<!--" not in html_text.split("units-data")[1]
+    (tmp_path / "p.html").write_text(html_text, encoding="utf-8")
+    (tmp_path / "f").mkdir()
+    for name, body in files.items():
+        (tmp_path / "f" / name).write_text(body, encoding="utf-8")
+    dom, stderr = _dump(chromium, (tmp_path / "p.html").resolve().as_uri())
+    assert 'data-ready="1"' in dom and "2 of 2 shown" in dom
+    assert 'id="errors"></div>' in dom and not _console_errors(stderr)

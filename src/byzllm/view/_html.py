@@ -293,8 +293,9 @@ def _units_html(key: str, units: Units) -> str:
 
 
 def _script_json(value: Any) -> str:
-    # Inside <script>, "</" would end the element: escape it (JSON stays valid).
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    # Inside <script>, "</script" ends the element and "<!--<script" makes the parser swallow
+    # the page's own scripts: "<" only occurs inside JSON strings, so as \u003c it is neither.
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
 
 
 def _chunk_js(key: str, n: int, details: Mapping[str, str]) -> str:
