@@ -120,3 +120,18 @@ def test_auto_runs_a_large_simulated_matrix_in_worker_processes_with_the_same_ta
             tables[executor] = list(csv.DictReader(handle))
         assert len(started) == 1  # auto started the pool; local did not
     assert len(tables["auto"]) == 8 and tables["auto"] == tables["local"]
+
+
+@pytest.mark.parametrize(
+    "option, values", [("--protocols", "sac,foo"), ("--topologies", "merg,foo")]
+)
+def test_an_unknown_protocol_or_topology_is_one_line(
+    tmp_path: Path, option: str, values: str
+) -> None:
+    args = ["consensus", "matrix", "-o", str(tmp_path / "mx"), option, values, "--json"]
+    result = RUNNER.invoke(app, args)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: ")
+    assert "'foo'" in lines[0] and "Traceback" not in result.output
+    assert json.loads(result.stdout)["exit_code"] == 2
+    assert not (tmp_path / "mx").exists()

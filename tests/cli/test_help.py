@@ -76,3 +76,29 @@ def test_summary_line_is_one_line(path: tuple[str, ...]) -> None:
     the list kept the break and showed a line cut in the middle of a sentence."""
     first = inspect.cleandoc(_command(path).help or "").split("\n\n")[0]
     assert "\n" not in first, first
+
+
+def _prose(help_text: str) -> list[str]:
+    """The prose paragraphs of a help text after its first (no indented line, no list)."""
+    paragraphs = inspect.cleandoc(help_text).split("\n\n")[1:]
+    return [
+        p
+        for p in paragraphs
+        if not p.startswith("\b")
+        and not any(line[:1].isspace() or re.match(r"[-*•] ", line) for line in p.split("\n"))
+    ]
+
+
+@pytest.mark.parametrize("path", [p for p in COMMANDS if p], ids=" ".join)
+def test_prose_is_not_broken_where_the_source_wraps(
+    path: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Docstrings are wrapped at the source's width; typer's rich mode kept every break, so
+    at 80 columns a sentence broke after two words. On a wide terminal each prose
+    paragraph is one line."""
+    monkeypatch.setenv("COLUMNS", "2000")
+    result = RUNNER.invoke(app, [*path, "--help"])
+    lines = [" ".join(re.sub(r"[│╭╮╰╯─]", " ", line).split()) for line in result.output.split("\n")]
+    for paragraph in _prose(_command(path).help or ""):
+        words = " ".join(paragraph.split())
+        assert any(words.replace("\\[", "[") in line for line in lines), paragraph

@@ -157,10 +157,36 @@ def __getattr__(name: str) -> Any:
 _TAG_START = re.compile(r"(?<!\\)\[(?=[a-z#/@])")
 
 
+#: A line that starts an item of a list in a help text ("- ", "* ", "1. ").
+_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s")
+
+
+def _unwrapped(text: str) -> str:
+    """``text`` with the line breaks of its prose paragraphs joined: docstrings are wrapped
+    at the source's width, and typer's rich mode keeps every break, so at 80 columns a help
+    page broke sentences after two words. Indented lines (examples), paragraphs marked with
+    ``\\b`` and the items of lists keep their own lines."""
+    paragraphs = []
+    for paragraph in text.split("\n\n"):
+        lines = paragraph.split("\n")
+        if paragraph.startswith("\b") or any(line[:1].isspace() for line in lines):
+            paragraphs.append(paragraph)
+            continue
+        joined: list[str] = []
+        for line in lines:
+            if joined and not _ITEM.match(line):
+                joined[-1] = f"{joined[-1]} {line.strip()}"
+            else:
+                joined.append(line)
+        paragraphs.append("\n".join(joined))
+    return "\n\n".join(paragraphs)
+
+
 def _literal_help() -> None:
     """Show help text as written: rich markup would swallow ``[default: all six]`` (leaving
     "attacks .") and ``--set 'protocols=[sac, debate]'``, so every ``[`` that could open a
-    tag is escaped before typer renders a help text (option help and docstrings alike)."""
+    tag is escaped before typer renders a help text (option help and docstrings alike), and
+    the line breaks of prose paragraphs are joined (:func:`_unwrapped`)."""
     import typer.rich_utils as rich_utils
 
     make = getattr(rich_utils, "_make_rich_text", None)
@@ -169,7 +195,7 @@ def _literal_help() -> None:
 
     def make_rich_text(*, text: str, style: str = "", markup_mode: Any) -> Any:
         if markup_mode == "rich":
-            text = _TAG_START.sub(r"\\[", text)
+            text = _TAG_START.sub(r"\\[", _unwrapped(text))
         return make(text=text, style=style, markup_mode=markup_mode)
 
     make_rich_text._byzllm_literal = True  # type: ignore[attr-defined]

@@ -275,7 +275,8 @@ ModelOption = Annotated[
     str | None,
     model_option(
         "Run the agents on this LLM, e.g. openai/gpt-4o-mini, instead of the simulated "
-        "population (consensus: every honest agent; see --weak-model)."
+        "population (in the consensus commands: every honest agent, unless their "
+        "--weak-model gives the weak group another)."
     ),
 ]
 #: ``byzllm demo``'s ``--model``: also ``local``, the model the local extra ships, in process.

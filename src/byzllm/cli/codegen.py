@@ -176,7 +176,7 @@ def report(
     Test problems only; intervals are bootstrapped over problems; also parse fall-backs and
     run failures. The monitor's gain is shown over no intervention, the turn-count-only
     monitor and the best single-feature monitor, "not significant" where its interval
-    contains 0 (JSON: ``paired_gain``).
+    contains 0 (JSON: `paired_gain`).
 
     Examples:
 

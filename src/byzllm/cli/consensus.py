@@ -167,13 +167,14 @@ def matrix(
     protocols: Annotated[
         str | None,
         common.value_option(
-            "--protocols", "Comma-separated protocols [default: sac,cp-wbft,debate,majority,w-msr]."
+            "--protocols",
+            "Comma-separated protocols [default: sac, cp-wbft, debate, majority, w-msr].",
         ),
     ] = None,
     topologies: Annotated[
         str | None,
         common.value_option(
-            "--topologies", "Comma-separated topologies [default: merg,complete,erdos-renyi]."
+            "--topologies", "Comma-separated topologies [default: merg, complete, erdos-renyi]."
         ),
     ] = None,
     adversaries: Annotated[

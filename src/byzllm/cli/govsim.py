@@ -29,7 +29,7 @@ SplitOption = Annotated[
 @app.command()
 def generate(
     split: SplitOption = "test",
-    n: Annotated[int, typer.Option("--n", min=1, help="Games (split generated only).")] = 20,
+    n: Annotated[int, typer.Option("--n", "-n", min=1, help="Games (split generated only).")] = 20,
     seed: Annotated[int, typer.Option("--seed", help="Shuffle / generation seed.")] = 0,
     out: Annotated[
         Path | None,

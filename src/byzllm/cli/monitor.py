@@ -144,7 +144,7 @@ def evaluate(
 ) -> None:
     """Play the test games under every condition, repeatedly.
 
-    Conditions (``--set conditions=[...]``, default all): none, monitor-1, monitor-2,
+    Conditions (`--set conditions=[...]`, default all): none, monitor-1, monitor-2,
     random-1, random-2, and the ablations resample-1 (§6.1), second-best-1, worst-1 (Table
     3), turn-only-1 (a monitor of the turn count alone) and single-feature-1 (each role's
     best monitor of one uncertainty feature, chosen on validation). A monitors file trained
@@ -199,7 +199,7 @@ def report(
 ) -> None:
     """Success-Rate, Precision and Game-Length (± standard error) per condition, the ablations.
 
-    For ``env: govsim`` runs also Survival-Rate, Survival-Time and Efficiency per condition
+    For `env: govsim` runs also Survival-Rate, Survival-Time and Efficiency per condition
     with 95% bootstrap intervals (the rogue-agents paper, Table 2); there "success" is
     survival of the season.
 
@@ -208,7 +208,7 @@ def report(
     monitor in points with 95% paired bootstrap intervals, then two lines: the selected
     monitor's gain over the turn-count-only monitor and over the best single-feature monitor,
     each with its 95% interval and "not significant" where the interval contains 0 (JSON:
-    ``control_gains``). Also the run's parse
+    `control_gains`). Also the run's parse
     health (model moves parsed and how many fell back to a passed turn), with a warning when
     more than 20% did, and its model requests (sent, cached, retried, timed out, errors by
     kind).

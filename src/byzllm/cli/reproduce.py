@@ -151,11 +151,18 @@ def reproduce(
                 raise InputError("name a table (see `byzllm reproduce --list`)")
             from byzllm.cli._common import emit_rows
 
+            for row in rows:
+                row["config file"] = Path(row["config"]).name
             emit_rows(
                 rows,
                 json_output=False,
                 title="Reproducible tables",
-                columns=["name", "paper", "table", "what", "real", "results"],
+                columns=["name", "paper", "table", "what", "real", "config file", "results"],
+            )
+            folders = sorted({str(Path(r["config"]).parent) for r in rows})
+            typer.echo(
+                f"config files: in {', '.join(folders)} (copy one, edit it and run it with "
+                "`byzllm consensus run` or the command of its area)"
             )
             return
         entry = get_reproduction(name)

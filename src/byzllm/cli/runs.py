@@ -315,7 +315,7 @@ def export_run(
 
         byzllm runs export runs/sweep --format parquet
 
-        byzllm runs export runs/sweep --format csv --kind answer --out tables/
+        byzllm runs export runs/sweep --format csv --kind consensus_question --out tables/
     """
     with cli_errors():
         from byzllm.errors import InputError

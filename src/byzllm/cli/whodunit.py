@@ -141,8 +141,8 @@ def play(
 
         byzllm whodunit play --variant sym --model openai/gpt-4o-mini --json
 
-        byzllm whodunit play --model openai/qwen0.5b --base-url URL --decoding schema \\
-            --prompt compact --final-move accuse
+        byzllm whodunit play --model openai/qwen0.5b --base-url URL \\
+            --decoding schema --prompt compact --final-move accuse
     """
     with common.cli_errors():
         import asyncio
@@ -242,9 +242,13 @@ def report(run_dir: common.RunDirArgument, json_output: common.JsonOption = Fals
 
         with Store.open(run_dir) as store:
             games = store.records("whodunit_game")
+        if not games:  # another kind of run, or none finished: not an empty success
+            from byzllm.errors import InputError
+
+            raise InputError(f"{run_dir} holds no WhoDunit games")
         rows = report_rows(games)
-        health = parse_health.from_records(games) if games else None
-        requests = request_health.from_records(games) if games else None
+        health = parse_health.from_records(games)
+        requests = request_health.from_records(games)
         simulated = any(r["simulated"] for r in rows)
         if not json_output:
             rows = [_pretty(r) for r in rows]

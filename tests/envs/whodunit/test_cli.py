@@ -107,3 +107,14 @@ def test_run_rejects_bad_config(tmp_path: Path) -> None:
         ["whodunit", "run", "-o", str(tmp_path / "r"), "--set", "agents=llm", "--set", "n_games=1"],
     )
     assert res.exit_code != 0
+
+
+def test_report_refuses_a_run_without_games(tmp_path: Path) -> None:
+    """A consensus run is not an empty WhoDunit report (it was: exit 0, no rows)."""
+    run_dir = tmp_path / "consensus"
+    sets = ["--set", "dataset.n=1", "--set", "protocols=[sac]", "--set", "topologies=[complete]"]
+    made = runner.invoke(app, ["consensus", "run", *sets, "-o", str(run_dir)])
+    assert made.exit_code == 0, made.output
+    result = runner.invoke(app, ["whodunit", "report", str(run_dir), "--json"])
+    assert result.exit_code == 2 and "holds no WhoDunit games" in result.stderr
+    assert json.loads(result.stdout)["status"] == "error"

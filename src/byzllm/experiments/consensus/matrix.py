@@ -14,9 +14,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from byzllm.agents.consensus import ATTACKS
-from byzllm.errors import InputError
+from byzllm.errors import ConfigError, InputError
 from byzllm.protocols import ConsensusMetrics
+from byzllm.runs import format_validation_error
 
 from .config import Composition, ConsensusConfig, DatasetConfig, ProtocolName
 from .report import INTERVAL_NOTE
@@ -64,17 +67,19 @@ def matrix_config(
         for attack in attacks
         for b in adversaries
     ]
-    return ConsensusConfig.model_validate(
-        {
-            "protocols": list(protocols),
-            "topologies": list(topologies),
-            "compositions": [c.model_dump() for c in compositions],
-            "F": [F],
-            "T": [T],
-            "seeds": [seed],
-            "dataset": DatasetConfig(n=questions, seed=seed).model_dump(),
-        }
-    )
+    data = {
+        "protocols": list(protocols),
+        "topologies": list(topologies),
+        "compositions": [c.model_dump() for c in compositions],
+        "F": [F],
+        "T": [T],
+        "seeds": [seed],
+        "dataset": DatasetConfig(n=questions, seed=seed).model_dump(),
+    }
+    try:
+        return ConsensusConfig.model_validate(data)
+    except ValidationError as err:  # an unknown protocol or topology: one line, not a trace
+        raise ConfigError(format_validation_error(err, ConsensusConfig)) from None
 
 
 def _attack_and_b(composition: str) -> tuple[str, int]:
