@@ -302,3 +302,19 @@ def test_monitor_report_counts_requests(tmp_path: Path) -> None:
     text = RUNNER.invoke(app, ["monitor", "report", str(tmp_path)])
     _ok(text)
     assert "Model requests" in text.stdout and "http_503" in text.stdout
+
+
+async def _exits(payload: dict[str, Any]) -> Done:
+    if payload["i"] == 2:
+        raise SystemExit(3)  # a library's sys.exit inside the work
+    return Done(i=payload["i"])
+
+
+async def test_a_unit_that_calls_sys_exit_fails_alone(tmp_path: Path) -> None:
+    """It ended the whole run with a traceback, and every rerun died the same way."""
+    units = [make_unit({"i": i}) for i in range(5)]
+    summary = await run_units(tmp_path, units, _exits, concurrency=2, progress=False)
+    assert (summary.done, summary.failed) == (4, 1)
+    with Store.open(tmp_path) as store:
+        (failed,) = [u for u in store.units() if u["status"] == "failed"]
+    assert failed["error"].startswith("SystemExit")

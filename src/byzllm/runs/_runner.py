@@ -525,7 +525,7 @@ async def run_units(
                     in_flight += 1
                     try:
                         records = await executor.run(work, unit)
-                    except Exception as err:
+                    except (Exception, SystemExit) as err:  # (a library's sys.exit: this unit)
                         if is_fatal(err):
                             abort(err)
                             return
