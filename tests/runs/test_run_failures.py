@@ -318,3 +318,31 @@ async def test_a_unit_that_calls_sys_exit_fails_alone(tmp_path: Path) -> None:
     with Store.open(tmp_path) as store:
         (failed,) = [u for u in store.units() if u["status"] == "failed"]
     assert failed["error"].startswith("SystemExit")
+
+
+class Blob(Record):
+    kind: ClassVar[str] = "blob"
+    value: Any
+
+
+async def _unserializable(payload: dict[str, Any]) -> Blob:
+    # Bytes that are not UTF-8 cannot be written as JSON.
+    return Blob(value=b"\xff\xfe" if payload["i"] == 3 else payload["i"])
+
+
+@pytest.mark.parametrize("commit_interval_s", [0.0, 10.0])
+async def test_records_that_cannot_be_written_fail_their_unit_alone(
+    tmp_path: Path, commit_interval_s: float
+) -> None:
+    """Packed where the store writes (the local executor), one unit's bad records stopped the
+    run and rolled back every unit of its transaction; a long commit interval puts all ten
+    units in one transaction."""
+    units = [make_unit({"i": i}) for i in range(10)]
+    summary = await run_units(
+        tmp_path, units, _unserializable, progress=False, commit_interval_s=commit_interval_s
+    )
+    assert (summary.done, summary.failed) == (9, 1)
+    with Store.open(tmp_path) as store:
+        (failed,) = [u for u in store.units() if u["status"] == "failed"]
+        assert failed["payload"]["i"] == 3 and "records not serializable" in failed["error"]
+        assert sorted(r["value"] for r in store.records("blob")) == [0, 1, 2, 4, 5, 6, 7, 8, 9]

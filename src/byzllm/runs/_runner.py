@@ -54,7 +54,7 @@ from ._lock import RunBusyError, WriterLock
 from ._progress import LiveStatus, ProgressReporter, make_progress
 from ._provenance import byzllm_version, git_commit
 from ._records import Record
-from ._store import Store, StoreError, UnitResult, resolve_store_path
+from ._store import Store, StoreError, UnitResult, format_error, resolve_store_path
 from ._units import Unit
 
 if TYPE_CHECKING:
@@ -73,18 +73,6 @@ __all__ = [
 ]
 
 RunStatus = Literal["finished", "stopped", "interrupted", "aborted"]
-
-#: Error texts longer than this are cut (a 1 MB exception message must not bloat the store).
-_MAX_ERROR_CHARS = 2000
-
-
-def format_error(err: BaseException) -> str:
-    """``ExceptionType: message`` on one line, cut to a bounded length (no traceback)."""
-    message = " ".join(str(err).split())
-    text = f"{type(err).__name__}: {message}" if message else type(err).__name__
-    if len(text) > _MAX_ERROR_CHARS:
-        text = text[: _MAX_ERROR_CHARS - 1] + "…"
-    return text
 
 
 @dataclass(frozen=True, slots=True)

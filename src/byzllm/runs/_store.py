@@ -278,6 +278,20 @@ def _describe_problems(problems: Sequence[str]) -> str:
     return f"integrity check: {first}{more}"
 
 
+#: Error texts longer than this are cut (a 1 MB exception message must not bloat the store).
+_MAX_ERROR_CHARS = 2000
+
+
+def format_error(err: BaseException) -> str:
+    """``ExceptionType: message`` on one line, cut to a bounded length (no traceback): the
+    error a failed unit is stored with."""
+    message = " ".join(str(err).split())
+    text = f"{type(err).__name__}: {message}" if message else type(err).__name__
+    if len(text) > _MAX_ERROR_CHARS:
+        text = text[: _MAX_ERROR_CHARS - 1] + "…"
+    return text
+
+
 @dataclass(slots=True)
 class UnitResult:
     """The outcome of one unit, as the runner hands it to the store."""
@@ -708,11 +722,21 @@ class Store:
         """Store finished units, each with its records, all in one transaction.
 
         A unit already ``done`` is left untouched (another process finished it first), so
-        no unit's records are ever stored twice. Returns the number of units written.
+        no unit's records are ever stored twice. Returns the number of units written. A
+        done unit whose records cannot be written as JSON (bytes that are not UTF-8, an
+        object pydantic cannot serialize) is stored failed with that error instead, and its
+        ``result`` says so: the other units of the transaction are written as ever.
         """
         written = 0
         with self._write() as conn:
             for result in results:
+                rows = None
+                if result.status == "done" and result.records:
+                    try:
+                        rows = _record_rows_of(result.unit_id, result.records)
+                    except (ValueError, TypeError) as err:  # (pydantic's serialization error)
+                        result.status, result.records = "failed", []
+                        result.error = f"records not serializable: {format_error(err)}"
                 cursor = conn.execute(
                     "UPDATE units SET status=?, attempts=attempts+1, started_at=?,"
                     " finished_at=?, seconds=?, error=?, run_id=? WHERE id=? AND status!='done'",
@@ -729,11 +753,11 @@ class Store:
                 if cursor.rowcount == 0:
                     continue
                 written += 1
-                if result.status == "done" and result.records:
+                if rows:
                     conn.executemany(
                         "INSERT OR REPLACE INTO records (unit_id, seq, kind, json)"
                         " VALUES (?, ?, ?, ?)",
-                        _record_rows_of(result.unit_id, result.records),
+                        rows,
                     )
         return written
 
