@@ -79,7 +79,10 @@ def test_a_real_model_demo_says_the_temperature_its_agents_sample_at(
         # (the endpoint check before the run asks one word at temperature 0)
         asked = [r for r in server.requests if "single word" not in str(r["messages"])]
     assert asked and {r.get("temperature") for r in asked} == {0.7}
-    assert "at temperature 0.7, each with a seed of its own" in " ".join(result.stdout.split())
+    shown = " ".join(result.stdout.split())
+    assert "at temperature 0.7, each with a seed of its own" in shown
+    # The replies' parse health is shown with the table it was read from.
+    assert "Parse health" in shown and "fallbacks" in shown
 
 
 def test_rounds_sets_t_for_simulated_and_real_model_runs(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -85,6 +85,16 @@ def run(opts: common.RunOptions, weak_model: common.WeakModelOption = None) -> N
 def _questions(run_dir: Path, unit_ids: set[str] | None = None) -> list[dict[str, Any]]:
     """The run's question records (of ``unit_ids`` only, when given), as a list."""
     return list(_question_stream(run_dir, unit_ids))
+
+
+def _keeping_counts(
+    questions: Iterable[dict[str, Any]], counts: list[dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """``questions`` as they are, keeping each one's parse and request counts in ``counts``
+    (what the parse and request health read), so one pass serves the summary and both."""
+    for question in questions:
+        counts.append({key: question.get(key) for key in ("simulated", "parse", "requests")})
+        yield question
 
 
 def _question_stream(run_dir: Path, unit_ids: set[str] | None = None) -> Iterator[dict[str, Any]]:
@@ -204,8 +214,9 @@ def matrix(
     the cells already done; RUN_DIR holds one matrix, another is refused unless
     --force), then one table per topology (rows: attack × b; columns: protocols;
     each cell BFTI and H-Majority with 95% bootstrap intervals over questions),
-    matrix.csv (one row per cell, with calls and tokens per question) and
-    matrix.png (heat-maps). The defaults (6 attacks × 5 protocols × 3
+    matrix.csv (one row per cell, with calls and tokens per question),
+    matrix.png (heat-maps) and the run's parse and request health (model
+    replies that fell back to their default, per stage). The defaults (6 attacks × 5 protocols × 3
     topologies × b in {1, 2}, 15 questions) run in under a minute on
     simulated agents.
 
@@ -222,6 +233,7 @@ def matrix(
 
         from byzllm.agents.consensus import ATTACKS
         from byzllm.errors import InputError
+        from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
         from byzllm.experiments.consensus.matrix import (
             DEFAULT_PROTOCOLS,
@@ -269,7 +281,12 @@ def matrix(
         )
         if not summary_run.complete:
             raise typer.Exit(common.summary_exit_code(summary_run))
-        rows = matrix_rows(summarize(_question_stream(target_dir, {u.id for u in units})))
+        # The parse and request counts are kept as the summary reads each question once.
+        counts: list[dict[str, Any]] = []
+        stream = _question_stream(target_dir, {u.id for u in units})
+        rows = matrix_rows(summarize(_keeping_counts(stream, counts)))
+        health = parse_health.from_records(counts)
+        requests = request_health.from_records(counts)
         simulated = any(r["simulated"] for r in rows)
         folder = out or target_dir / "report"
         csv_path = write_csv(rows, folder / "matrix.csv", simulated=simulated)
@@ -280,10 +297,14 @@ def matrix(
                     "simulated": simulated,
                     "interval_method": INTERVAL_NOTE,
                     "rows": rows,
+                    "parse_health": health.to_json(),
+                    "request_health": requests.to_json(),
                     "csv": str(csv_path),
                     "png": str(png_path),
                 }
             )
+            common.show_parse_health(health, json_output=True)
+            common.show_request_health(requests, json_output=True)
             return
         console = common.console()
         for topology in dict.fromkeys(r["topology"] for r in rows):
@@ -309,6 +330,8 @@ def matrix(
                 table.add_row(*line)
             console.print(table)
         console.print(f"[dim]brackets: {INTERVAL_NOTE}; H: H-Majority[/dim]")
+        common.show_parse_health(health, json_output=False)
+        common.show_request_health(requests, json_output=False)
         typer.echo(f"wrote {csv_path} and {png_path}")
 
 
@@ -465,6 +488,7 @@ def demo(
     """
     with common.cli_errors():
         from byzllm.errors import InputError
+        from byzllm.experiments import parse_health
         from byzllm.experiments.consensus.demo import (
             REAL_MODEL_QUESTIONS,
             demo_config,
@@ -499,23 +523,30 @@ def demo(
         )
         if not summary.complete:
             raise typer.Exit(common.summary_exit_code(summary))
-        records = _question_stream(run_dir, {u.id for u in units})
+        counts: list[dict[str, Any]] = []
+        records = _keeping_counts(_question_stream(run_dir, {u.id for u in units}), counts)
+        rows = demo_rows(records, for_json=json_output)
+        # A real model's replies: how many were parsed and how many fell back (the table is
+        # read from them).
+        health = None if real is None else parse_health.from_records(counts)
         if json_output:
             common.print_json(
                 {
                     "simulated": real is None,
                     "model": real,
                     "run_dir": str(run_dir),
-                    "rows": demo_rows(records, for_json=True),
+                    "rows": rows,
                     "interval_method": INTERVAL_NOTE,
+                    **({} if health is None else {"parse_health": health.to_json()}),
                 }
             )
+            common.show_parse_health(health, json_output=True)
             return
         console = common.console()
         rounds = cfg.T[0]
         console.print(
             rich_table(
-                demo_rows(records, for_json=False),
+                rows,
                 title=f"SAC vs CP-WBFT: n=7 (4 strong, 2 weak, 1 replay), F=3, T={rounds}, "
                 f"{questions} questions, accuracies in %"
                 + ("" if real is None else f", real model {real}"),
@@ -534,8 +565,9 @@ def demo(
             console.print(
                 f"[dim]real model: every honest agent is {real} at temperature "
                 f"{cfg.agents.strong.temperature:g}, each with a seed of its own (strong and "
-                "weak alike); see the parse health with `byzllm consensus report`.[/dim]"
+                "weak alike).[/dim]"
             )
+            common.show_parse_health(health, json_output=False)
         typer.echo(f"results: {run_dir / 'results.sqlite'}")
         typer.echo(f"full report, CSV and plots: byzllm consensus report {run_dir}")
 

@@ -20,13 +20,14 @@ from ._common import (
     fixed_run_dir_option,
     model_flags,
     print_json,
+    show_parse_health,
     summary_exit_code,
     value_option,
 )
 from .consensus import model_overrides
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
 
     from byzllm.runs import Reused
 
@@ -348,7 +349,9 @@ def _run(
 
     # Simulated runs: the headline as each assumption moves (a few in-memory reruns).
     sensitivity = consensus_sensitivity(entry.name, cfg, entry.compare) if simulated else None
-    page, extra = _pages(entry, run_dir, run_dir, rows, simulated, INTERVAL_NOTE, sensitivity)
+    page, extra = _pages(
+        entry, run_dir, run_dir, rows, simulated, INTERVAL_NOTE, sensitivity, records=records
+    )
     if not partial and reused is not None:
         extra["reused_units"] = reused.total
         extra["reused_from"] = {str(path): n for path, n in reused.sources.items()}
@@ -573,8 +576,17 @@ def _run_monitor(
         if simulated
         else None
     )
+    evaluated_games = [game for games in by_size.values() for game in games]
     page, extra = _pages(
-        entry, run_dir, last_dir, rows, simulated, note, sensitivity, controls=controls
+        entry,
+        run_dir,
+        last_dir,
+        rows,
+        simulated,
+        note,
+        sensitivity,
+        controls=controls,
+        records=evaluated_games,
     )
     _print_comparison(entry, rows, simulated, note, csv_path, page, job.json_output, extra=extra)
     if not simulated and config is not None:
@@ -648,8 +660,9 @@ def _run_codegen(job: _Job) -> None:
         codegen_sensitivity(entry.name, cfg, monitors, entry.compare) if simulated else None
     )
     page, extra = _pages(
-        entry, run_dir, folder, rows, simulated, note, sensitivity, controls=controls
-    )
+        entry, run_dir, folder, rows, simulated, note, sensitivity, controls=controls,
+        records=records,
+    )  # fmt: skip
     _print_comparison(entry, rows, simulated, note, csv_path, page, job.json_output, extra=extra)
 
 
@@ -663,11 +676,16 @@ def _pages(
     sensitivity: Any,
     *,
     controls: list[dict[str, Any]] | None = None,
+    records: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[Path, dict[str, Any]]:
     """Write report/reproduce.md and view.html with the gaps' explanations, the sensitivity
-    section and (rogue-agents entries) the monitor's gains over the controls."""
+    section and (rogue-agents entries) the monitor's gains over the controls; for a run of
+    real models also the parse health of its unit ``records`` (page, ``extra`` and, from
+    :func:`_print_comparison`, the console)."""
+    from byzllm.experiments import parse_health
     from byzllm.reproduce.page import sensitivity_rows, write_pages
 
+    health = None if simulated or not records else parse_health.from_records(records)
     markdown, page, gaps = write_pages(
         run_dir,
         view_source,
@@ -677,8 +695,11 @@ def _pages(
         note=note,
         sensitivity=sensitivity,
         controls=controls or [],
+        health=health,
     )
     extra: dict[str, Any] = {"page": str(markdown), "gaps": gaps}
+    if health is not None:
+        extra["parse_health"] = health
     if controls is not None:
         extra["control_gains"] = controls
     if sensitivity is not None:
@@ -708,6 +729,8 @@ def _print_comparison(
 
     from byzllm.runs.reports import format_interval, simulated_title
 
+    extra = dict(extra or {})
+    health = extra.pop("parse_health", None)
     if json_output:
         print_json(
             {
@@ -720,9 +743,11 @@ def _print_comparison(
                 "rows": rows,
                 "csv": str(csv_path),
                 "view": str(page),
-                **(extra or {}),
+                **({} if health is None else {"parse_health": health.to_json()}),
+                **extra,
             }
         )
+        show_parse_health(health, json_output=True)  # its warnings, on stderr
         return
     from byzllm.reproduce.page import ROW_KEYS
 
@@ -756,7 +781,7 @@ def _print_comparison(
     out.print(f"[dim]ours: {label}; brackets: {note}; definitions: byzllm metrics[/dim]")
     if entry.remark:
         out.print(entry.remark, markup=False, highlight=False)
-    extra = extra or {}
+    show_parse_health(health, json_output=False)
     for control in extra.get("control_gains") or []:
         typer.echo(control["sentence"] + (" (simulated)" if simulated else ""))
     gaps = extra.get("gaps")

@@ -40,9 +40,12 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from byzllm.runs.reports import format_interval
+
+if TYPE_CHECKING:
+    from byzllm.experiments.parse_health import ParseHealth
 
 __all__ = [
     "CODEGEN_SENSITIVITY_CONDITIONS",
@@ -553,10 +556,13 @@ def page_markdown(
     sensitivity_table: Sequence[Mapping[str, Any]] = (),
     controls: Sequence[Mapping[str, Any]] = (),
     remark: str = "",
+    health: ParseHealth | None = None,
 ) -> str:
     """``report/reproduce.md``: the gaps with their explanations, the sensitivity section and
     (rogue-agents entries) the monitor's gains over the two controls. Without sensitivity
-    runs (real models) the section says why there are none."""
+    runs (real models) the section says why there are none. ``health`` (runs of real
+    models): the parse health, model replies parsed per stage and how many fell back to
+    their documented default, with its warnings."""
     lines = [f"# {title}", ""]
     lines.append(
         "Ours: simulated agents (not real LLMs)." if simulated else "Ours: real-model results."
@@ -568,6 +574,10 @@ def page_markdown(
         lines += ["## The monitor's gain over the controls", ""]
         lines += [f"- {c['sentence']}" for c in controls]
         lines.append("")
+    if health is not None:
+        lines += ["## Parse health", ""]
+        lines += [health.note] if health.note is not None else _table(health.rows())
+        lines += ["", *(f"- {w}" for w in health.warnings()), *([""] if health.warnings() else [])]
     lines += ["## Gaps larger than their interval", ""]
     if not gaps:
         lines.append("None: every paper number lies within our 95% interval.")
@@ -608,6 +618,7 @@ def write_pages(
     note: str,
     sensitivity: Sensitivity | None,
     controls: Sequence[Mapping[str, Any]] = (),
+    health: ParseHealth | None = None,
 ) -> tuple[Any, Any, list[dict[str, Any]]]:
     """Write ``report/reproduce.md`` and ``view.html`` (the run's page of ``view_source``
     with the comparison, the monitor's control gains, the gaps and the sensitivity section
@@ -636,6 +647,7 @@ def write_pages(
         sensitivity_table=table,
         controls=controls,
         remark=entry.remark,
+        health=health,
     )
     folder = Path(run_dir)
     md_path = folder / "report" / "reproduce.md"
