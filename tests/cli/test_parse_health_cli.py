@@ -11,7 +11,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from byzllm.cli import app
-from byzllm.testing import FakeOpenAIServer
+from byzllm.testing import FakeOpenAIServer, FakeReply
 
 RUNNER = CliRunner()
 
@@ -185,3 +185,30 @@ def test_monitor_report_shows_parse_health(tmp_path: Path) -> None:
     simulated = RUNNER.invoke(app, ["monitor", "report", str(tmp_path / "sim")])
     _ok(simulated)
     assert "parse health: n/a (simulated" in simulated.stdout and not _warnings(simulated.stderr)
+
+
+def _accuse_without_logprobs(request: dict[str, Any]) -> FakeReply:
+    # A valid move for the accuser (intel turns that cannot accuse fall back to a pass), with
+    # log-probabilities whose tokens do not spell it (a server that sends none at all stops
+    # the run instead: LogprobsUnavailableError).
+    from byzllm.llm import TokenLogprob
+
+    unrelated = [TokenLogprob(token="ok", logprob=-0.1, top=[("ok", -0.1), ("no", -2.3)])]
+    return FakeReply('{"action": 3, "character": 1}', logprobs=unrelated)
+
+
+def test_monitored_turns_without_logprobs_are_counted(tmp_path: Path) -> None:
+    """The monitor reads such a turn as no uncertainty (its documented default): the report
+    says how many turns that was."""
+    with FakeOpenAIServer(_accuse_without_logprobs) as server:
+        _monitor_store(tmp_path / "llm", server.base_url)
+    payload = json.loads(
+        RUNNER.invoke(app, ["monitor", "report", str(tmp_path / "llm"), "--json"]).stdout
+    )
+    stages = {s["stage"]: s for s in payload["parse_health"]["stages"]}
+    read = stages["logprobs"]
+    assert read["calls"] > 0 and read["fallbacks"] == read["calls"]
+    assert read["calls"] + stages["move"]["fallbacks"] == stages["move"]["calls"]
+    assert any(
+        "monitored turns had no log-probabilities" in w for w in payload["parse_health"]["warnings"]
+    )

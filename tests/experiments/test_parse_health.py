@@ -10,6 +10,7 @@ from byzllm.experiments.parse_health import (
     STAGES,
     WARN_ABOVE,
     from_records,
+    logprob_counts,
     move_counts,
 )
 
@@ -81,6 +82,13 @@ def test_move_counts() -> None:
     }
     assert move_counts([False, True], simulated=True) == {}
     assert move_counts([], simulated=False) == {}
+
+
+def test_logprob_counts_leave_out_turns_that_fell_back() -> None:
+    turns = [(False, 2), (False, 0), (True, 0), (False, 1)]
+    assert logprob_counts(turns, simulated=False) == {"logprobs": {"calls": 3, "fallbacks": 1}}
+    assert logprob_counts(turns, simulated=True) == {}
+    assert logprob_counts([(True, 0)], simulated=False) == {}
 
 
 def test_every_stage_has_wording() -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "StageText",
     "from_records",
     "from_store",
+    "logprob_counts",
     "move_counts",
     "unit_records",
 ]
@@ -122,6 +123,12 @@ STAGES: dict[str, StageText] = {
         "CodeGen tests",
         "tester replies held no readable assert",
         "those replies added no generated test to their round",
+    ),
+    "logprobs": StageText(
+        "monitored log-probabilities",
+        "monitored turns had no log-probabilities at their decision positions",
+        "the server sent none, or tokens that do not spell the reply, so the monitor read "
+        "those turns as no uncertainty (its documented default)",
     ),
 }
 
@@ -301,6 +308,26 @@ def unit_records(store: Store, kinds: Sequence[str] = UNIT_KINDS) -> list[dict[s
     """Every unit-level record in ``store``, of the ``kinds`` it holds, in ``kinds`` order."""
     present = store.kinds()
     return [row for kind in kinds if present.get(kind) for row in store.records(kind)]
+
+
+def logprob_counts(
+    turns: Iterable[tuple[bool, int]], *, simulated: bool
+) -> dict[str, dict[str, int]]:
+    """A monitored game's ``logprobs`` counts from its monitored turns, each as (fell back to
+    its default action, number of decision positions with log-probabilities).
+
+    Every monitored turn of an LLM-backed game that produced a valid action is one read of
+    log-probabilities (``calls``); one without any at its decision positions is a fall-back:
+    the monitor reads it as no uncertainty (:mod:`byzllm.monitor.features`). Turns that fell
+    back to their default action are their own stage's fall-backs, not counted again.
+    Simulated games: ``{}``.
+    """
+    counts = ParseCounts()
+    if not simulated:
+        for fell_back, positions in turns:
+            if not fell_back:
+                counts.add("logprobs", positions == 0)
+    return counts.to_dict()
 
 
 def move_counts(fallbacks: Iterable[bool], *, simulated: bool) -> dict[str, dict[str, int]]:

@@ -159,6 +159,11 @@ def get_environment(name: str) -> MonitorEnvironment:
         ) from None
 
 
+def _positions(obs: TurnObservation) -> int:
+    """Decision positions with log-probabilities (an empty top-k list counts as absent)."""
+    return sum(1 for distribution in obs.distributions if distribution)
+
+
 def _limit(cfg: MonitorExperimentConfig, split: str) -> int | None:
     return {"train": cfg.n_train, "validation": cfg.n_validation, "test": cfg.n_test}[split]
 
@@ -235,7 +240,7 @@ class WhoDunitEnvironment:
     ) -> PlayedGame:
         from byzllm.envs.whodunit import play_game
 
-        from ..parse_health import move_counts
+        from ..parse_health import logprob_counts, move_counts
 
         result = await play_game(
             instance,
@@ -247,7 +252,13 @@ class WhoDunitEnvironment:
         return PlayedGame.of(
             result,
             game_id=instance.id,
-            parse=move_counts((t.fallback for t in result.turns), simulated=result.simulated),
+            parse={
+                **move_counts((t.fallback for t in result.turns), simulated=result.simulated),
+                **logprob_counts(
+                    ((t.fallback, _positions(t.obs)) for t in result.turns),
+                    simulated=result.simulated,
+                ),
+            },
             turns=[t.obs for t in result.turns],
             fields={
                 "variant": instance.variant,
@@ -317,6 +328,7 @@ class GovSimEnvironment:
 
         from ..govsim.config import make_fishers
         from ..govsim.experiment import catch_counts
+        from ..parse_health import logprob_counts
 
         fishers = make_fishers(
             cfg.agents,
@@ -336,7 +348,13 @@ class GovSimEnvironment:
             result,
             game_id=instance.id,
             success=result.survived,
-            parse=catch_counts(result),
+            parse={
+                **catch_counts(result),
+                **logprob_counts(
+                    ((t.fallback, _positions(t.obs)) for t in result.turns if t.monitored),
+                    simulated=result.simulated,
+                ),
+            },
             turns=[t.obs for t in result.turns if t.monitored],
             fields={
                 "variant": "govsim",
