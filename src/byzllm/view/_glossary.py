@@ -167,8 +167,9 @@ METRICS: tuple[Metric, ...] = (
     ),
     Metric(
         "Simulated / real",
-        "Simulated: agents drawn from a fitted statistical profile, no language model; real: "
-        "the answers of a language model",
+        "Simulated: agents drawn from a statistical profile of named, sourced assumptions "
+        "(or one fitted to a real run), no language model; real: the answers of a language "
+        "model",
     ),
 )
 

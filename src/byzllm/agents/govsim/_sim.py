@@ -48,6 +48,11 @@ from ._types import CatchTurn, FisherView, SpeechTurn, TopLogprobs
 __all__ = ["FisherParams", "SimulatedFisher", "sustainable_share"]
 
 _PIATTI = "Piatti et al. 2024 (GovSim)"
+#: How the values of the behaviour parameters below were set: to an outcome, not measured.
+_SET_TO = (
+    "; the value was set, with the others, so that about 60% of seasons survived without "
+    "intervention under the earlier share rule (docs/govsim.md)"
+)
 
 
 class FisherParams(SimParameters):
@@ -57,7 +62,7 @@ class FisherParams(SimParameters):
         0.3,
         meaning="how far above its estimate of the sustainable share a fisher intends to catch "
         "(0.3 = 30% more)",
-        source=f"{ASSUMPTION} (the mode: {_PIATTI} find most LLM fishers over-harvest)",
+        source=f"{ASSUMPTION} (the mode: {_PIATTI} find most LLM fishers over-harvest)" + _SET_TO,
         ge=0.0,
         le=10.0,
     )
@@ -65,7 +70,8 @@ class FisherParams(SimParameters):
         0.15,
         meaning="sd of a fisher's error in estimating the sustainable share, as a fraction of "
         "the stock per fisher",
-        source=f"{ASSUMPTION} (the mode: {_PIATTI}, §5: failures of sustainability reasoning)",
+        source=f"{ASSUMPTION} (the mode: {_PIATTI}, §5: failures of sustainability reasoning)"
+        + _SET_TO,
         ge=0.0,
         le=5.0,
     )
@@ -73,12 +79,13 @@ class FisherParams(SimParameters):
         0.6,
         meaning="how much the last meeting's agreement (median proposal) moves a fisher's wish "
         "(0 = not at all, 1 = adopts it)",
-        source=f"{ASSUMPTION} (the mode: {_PIATTI}: communication improves sustainability)",
+        source=f"{ASSUMPTION} (the mode: {_PIATTI}: communication improves sustainability)"
+        + _SET_TO,
     )
     rogue_rate: Probability = parameter(
         0.06,
         meaning="probability that a fisher turns rogue at a meeting (until the next meeting)",
-        source=f"{ASSUMPTION} (the notion: the rogue-agents paper, §2)",
+        source=f"{ASSUMPTION} (the notion: the rogue-agents paper, §2)" + _SET_TO,
     )
     rogue_multiplier: float = parameter(
         3.0,

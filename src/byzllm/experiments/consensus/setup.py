@@ -166,8 +166,9 @@ def ood_pool(config: DatasetConfig) -> list[Task]:
       every replayed answer has the data set's answer format. Per answer format (``kind`` and
       ``choices``) and sub-data set (``meta["dataset"]``), the questions that are *not*
       evaluated; where every question of that format is evaluated, the evaluated ones (the
-      adversary never picks the current question itself, and falls back to a plausible wrong
-      answer when a question is the only one of its format: ``make_adversary("replay")``).
+      adversary never picks the current question itself, and when a question is the only one
+      of its format it sends the weak source's own answer to that question, without reading
+      the ground truth: ``make_adversary("replay")``).
     """
     return list(_cached_ood(config.model_dump_json()))
 
