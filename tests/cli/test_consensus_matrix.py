@@ -36,11 +36,19 @@ def test_matrix_writes_table_csv_and_heatmap(tmp_path: Path) -> None:
     with open(payload["csv"], newline="", encoding="utf-8") as handle:
         table = list(csv.DictReader(handle))
     assert len(table) == 16 and all(row["results"] == "simulated" for row in table)
+    # The attacks that read the answer key are marked: the paper's replay does not.
+    assert {(row["attack"], row["oracle_attack"]) for row in table} == {
+        ("replay", "False"),
+        ("inject", "True"),
+    }
     assert Path(payload["png"]).stat().st_size > 10_000
     # Rerunning reads the cells already done and prints the matrix.
     again = RUNNER.invoke(app, args)
     assert again.exit_code == 0, again.output
-    assert "replay ×1" in again.stdout and "H-Majority" in again.stdout
+    assert "replay ×1 " in again.stdout and "H-Majority" in again.stdout
+    assert "inject ×1 †" in again.stdout and "† oracle attack: it reads the answer key" in (
+        " ".join(again.stdout.split())
+    )
 
 
 def test_matrix_config_keeps_n_7_with_4_strong() -> None:

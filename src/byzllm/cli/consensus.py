@@ -238,6 +238,8 @@ def matrix(
         from byzllm.experiments.consensus.matrix import (
             DEFAULT_PROTOCOLS,
             DEFAULT_TOPOLOGIES,
+            ORACLE_NOTE,
+            attack_label,
             matrix_config,
             matrix_heatmap,
             matrix_rows,
@@ -316,7 +318,7 @@ def matrix(
             for p in protos:
                 table.add_column(p, justify="right")
             for key in dict.fromkeys((r["attack"], r["adversaries"]) for r in cells):
-                line = [f"{key[0]} ×{key[1]}"]
+                line = [attack_label(*key)]
                 for p in protos:
                     cell = next(
                         (
@@ -330,6 +332,8 @@ def matrix(
                 table.add_row(*line)
             console.print(table)
         console.print(f"[dim]brackets: {INTERVAL_NOTE}; H: H-Majority[/dim]")
+        if any(r["oracle_attack"] for r in rows):
+            console.print(f"[dim]{ORACLE_NOTE}[/dim]")
         common.show_parse_health(health, json_output=False)
         common.show_request_health(requests, json_output=False)
         typer.echo(f"wrote {csv_path} and {png_path}")

@@ -12,7 +12,7 @@ families: :class:`LLMAgent` renders the prompts of ``_prompts`` and reads replie
 from __future__ import annotations
 
 from ._answers import answer_key, is_right, same_answer, wrong_answers
-from ._byzantine import ATTACKS, ByzantineAgent, make_adversary
+from ._byzantine import ATTACKS, ORACLE_ATTACKS, ByzantineAgent, make_adversary
 from ._llm import LLMAgent
 from ._parse import (
     DEFAULT_CONFIDENCE,
@@ -60,6 +60,7 @@ __all__ = [
     "DEFAULT_CONFIDENCE",
     "DEFAULT_SCORE",
     "MAX_RESPONSE_CHARS",
+    "ORACLE_ATTACKS",
     "PROFILE_SOURCES",
     "STRONG_PROFILE",
     "WEAK_PROFILE",

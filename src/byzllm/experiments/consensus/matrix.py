@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from byzllm.agents.consensus import ATTACKS
+from byzllm.agents.consensus import ATTACKS, ORACLE_ATTACKS
 from byzllm.errors import ConfigError, InputError
 from byzllm.protocols import ConsensusMetrics
 from byzllm.runs import format_validation_error
@@ -92,14 +92,18 @@ def _attack_and_b(composition: str) -> tuple[str, int]:
 def matrix_rows(
     summary: Sequence[tuple[Mapping[str, Any], ConsensusMetrics]],
 ) -> list[dict[str, Any]]:
-    """One row per cell: attack, adversaries, protocol, topology, BFTI and H-Majority with
-    their intervals (fractions), calls and tokens per question, and the simulated label."""
+    """One row per cell: attack (and whether it is an oracle attack, which reads the answer
+    key: :data:`~byzllm.agents.consensus.ORACLE_ATTACKS`), adversaries, protocol, topology,
+    BFTI and H-Majority with their intervals (fractions), calls and tokens per question, and
+    the simulated label."""
     rows = []
     for meta, m in summary:
         attack, b = _attack_and_b(str(meta["composition"]))
         bounds = meta.get("intervals") or {}
         row: dict[str, Any] = {
             "attack": attack,
+            # Reads the answer key to send a surely wrong answer (the paper's replay does not).
+            "oracle_attack": attack in ORACLE_ATTACKS,
             "adversaries": b,
             "protocol": meta["protocol"],
             "topology": meta["topology"],
@@ -181,7 +185,7 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
                         color=_ink_on(palette((value - vmin) / (vmax - vmin))),
                         in_layout=False,
                     )
-        ax.set_yticks(range(len(row_keys)), [f"{a} ×{b}" for a, b in row_keys], fontsize=7)
+        ax.set_yticks(range(len(row_keys)), [attack_label(a, b) for a, b in row_keys], fontsize=7)
         ax.set_xticks(
             range(len(col_keys)),
             [f"{p}\n{t}" for p, t in col_keys],
@@ -191,8 +195,24 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
         label = "BFTI (points)" if metric == "BFTI" else "H-Majority (%)"
         ax.set_title(simulated_title(label, simulated) or label, fontsize=9)
         fig.colorbar(image, ax=ax, fraction=0.03)
-    fig.tight_layout()
+    if any(a in ORACLE_ATTACKS for a, _ in row_keys):
+        fig.text(0.01, 0.005, ORACLE_NOTE, fontsize=6, va="bottom", wrap=True)
+        fig.tight_layout(rect=(0, 0.025, 1, 1))  # room for the note below the panels
+    else:
+        fig.tight_layout()
     return save_png(fig, path, crop=False)
+
+
+#: What the mark of an oracle attack means (under the tables and the heat-map).
+ORACLE_NOTE = (
+    "† oracle attack: it reads the answer key to send a surely wrong answer, which the "
+    "paper's adversary (replay) cannot; not comparable with the paper"
+)
+
+
+def attack_label(attack: str, b: int) -> str:
+    """A matrix row's label: ``attack ×b``, marked † for an oracle attack (:data:`ORACLE_NOTE`)."""
+    return f"{attack} ×{b}" + (" †" if attack in ORACLE_ATTACKS else "")
 
 
 def _ink_on(rgba: Sequence[float]) -> str:
