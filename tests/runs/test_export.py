@@ -116,3 +116,19 @@ def test_store_export_of_records_with_empty_dicts(tmp_path: Path) -> None:
     assert [r["n"] for r in back] == [0, 1, 2]
     assert [_decoded(r["outcome"], {}) for r in back] == [{}, {}, {}]
     assert [r["unit_label"] for r in back] == ["k0", "k1", "k2"]
+
+
+@pytest.mark.parametrize("field", ["unit_id", "unit_label", "payload"])
+def test_a_record_field_the_store_adds_is_refused_at_definition(field: str) -> None:
+    """Read with its unit (every export), such a field was silently replaced by the unit's."""
+    from pydantic import create_model
+
+    with pytest.raises(TypeError, match=f"field named {field}"):
+        create_model("Clash", __base__=Record, **{field: (str, "x")})
+
+
+def test_a_kind_named_like_the_units_table_is_refused() -> None:
+    with pytest.raises(TypeError, match="reserved"):
+
+        class Units(Record):  # kind "units": its export would overwrite units.csv
+            n: int

@@ -19,6 +19,12 @@ __all__ = ["PackedRecords", "Record", "UnitRequests", "coerce_records", "pack_re
 
 _CAMEL_BOUNDARY = re.compile(r"(?<!^)(?=[A-Z])")
 
+#: Field names the store adds to a record read with its unit (or its payload): a record's
+#: own field of that name would be overwritten in reports and exports.
+RESERVED_FIELDS = frozenset({"unit_id", "unit_label", "payload"})
+#: Kinds whose export file would be the units table's.
+RESERVED_KINDS = frozenset({"units"})
+
 
 #: A record's ``requests`` field: the unit's model requests, as
 #: :func:`byzllm.llm.track_requests` counts them (declare ``requests: UnitRequests = None``).
@@ -55,6 +61,18 @@ class Record(BaseModel):
             cls.kind = _CAMEL_BOUNDARY.sub("_", cls.__name__).lower()
         if not cls.kind or not isinstance(cls.kind, str):
             raise TypeError(f"{cls.__name__}.kind must be a non-empty string")
+        if cls.kind in RESERVED_KINDS:
+            raise TypeError(
+                f"{cls.__name__}.kind {cls.kind!r} is reserved: an export writes the run's "
+                f"units table as {cls.kind}.<format>"
+            )
+        taken = sorted(RESERVED_FIELDS & set(cls.model_fields))
+        if taken:
+            raise TypeError(
+                f"{cls.__name__} has a field named {', '.join(taken)}, which the store adds to "
+                "a record it reads with its unit (records(with_unit=True), every export): "
+                "rename it"
+            )
 
     @classmethod
     def of(cls, *sources: object, **values: Any) -> Self:
