@@ -390,7 +390,8 @@ def _print_repair(report: Any) -> None:
     typer.echo(
         f"lost: {plural(report.units_lost, 'unit')} unreadable, "
         f"{plural(report.units_rerun, 'done unit')} missing records (now pending), "
-        f"{plural(report.records_lost, 'record')}, {plural(report.runs_lost, 'invocation')}"
+        f"{plural(report.records_lost, 'record row')} (a row holds one record or a unit's "
+        f"records of one kind), {plural(report.runs_lost, 'invocation')}"
     )
     if report.unreadable_tables:
         typer.echo(f"unreadable tables: {', '.join(report.unreadable_tables)}")
