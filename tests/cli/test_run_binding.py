@@ -118,8 +118,8 @@ def test_force_removes_nothing_while_another_process_writes(tmp_path: Path) -> N
     with WriterLock(resolve_store_path(tmp_path)):  # a writer, as far as the folder can tell
         code, _, err = _run(tmp_path, "--set", "protocols=[sac]", "--force")
         assert code == 2 and "in use by process" in err and "removed" not in err
-        # Nor is another config checked against a folder whose writer has not recorded its
-        # own yet: the check waits for the lock too.
+        # Without --force the config is refused at once (a check that changes nothing), and
+        # checked again under the lock, against what the writer will have recorded.
         code, _, err = _run(tmp_path, "--set", "protocols=[sac]")
-        assert code == 2 and "in use by process" in err
+        assert code == 2 and "holds a run of another config" in err
     assert _units(tmp_path) == before

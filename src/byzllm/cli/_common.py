@@ -494,7 +494,11 @@ def execute_units(
     note_run_dir(run_dir, json_output=json_output)  # a --json error or Ctrl-C names the folder
     if options.get("config") is not None:
         # Under the run's writer lock: checked before it, --force removed the units of a run
-        # another process was still writing, and two configs could pool in one folder.
+        # another process was still writing, and two configs could pool in one folder. A
+        # check that changes nothing also runs first, so that a refused run (a damaged store,
+        # another config) leaves the folder as it was, without a lock file.
+        if not force:
+            bind_run_dir(run_dir, options["config"], units)
         then = options.get("on_locked")
 
         def bind_then() -> None:
