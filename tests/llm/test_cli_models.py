@@ -86,3 +86,25 @@ def test_probe_bad_url_is_bad_input() -> None:
     result = runner.invoke(app, ["models", "probe", "--base-url", "localhost:8000", "--model", "m"])
     assert result.exit_code == 2
     assert "base_url must start with http" in result.output
+
+
+def test_probe_warns_when_the_server_answers_as_another_model() -> None:
+    """A server that answers every model name with the one it loaded (llama.cpp's does) makes
+    a wrong --model look reachable: the probe says which model answered."""
+    with FakeOpenAIServer(model_name="smollm2") as server:
+        args = ["models", "probe", "--base-url", server.base_url, "--json"]
+        wrong = runner.invoke(app, [*args, "--model", "nosuchmodel"])
+        right = runner.invoke(app, [*args, "--model", "smollm2"])
+    assert wrong.exit_code == 0, wrong.output
+    assert json.loads(wrong.stdout)["answered_as"] == "smollm2"
+    assert "warning: the server answered as 'smollm2', not 'nosuchmodel'" in wrong.stderr
+    assert json.loads(right.stdout)["answered_as"] is None and "warning" not in right.stderr
+
+
+def test_a_dated_or_prefixed_name_is_the_same_model() -> None:
+    from byzllm.llm._probe import _same_model
+
+    assert _same_model("gpt-4o-mini", "gpt-4o-mini-2024-07-18")
+    assert _same_model("Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b-instruct")
+    assert _same_model("m", "")
+    assert not _same_model("nosuchmodel", "smollm2")

@@ -111,6 +111,8 @@ def probe(
         )
         if json_output:
             print_json(report.model_dump())
+            if report.warning:
+                typer.echo(f"warning: {report.warning}", err=True)
         else:
             _print_report(report)
         if report.exit_code:
@@ -142,8 +144,12 @@ def _print_report(report: object) -> None:
             "-" if report.max_top_logprobs is None else str(report.max_top_logprobs),
         ),
     ]
+    if report.answered_as is not None:
+        rows.append(("answered as", report.answered_as))
     if report.error:
         rows.append(("error", report.error))
     for check, result in rows:
         table.add_row(check, Text(result))
     console().print(table)
+    if report.warning:
+        typer.echo(f"warning: {report.warning}", err=True)

@@ -38,6 +38,10 @@ class ProbeReport(BaseModel):
     reply: str | None = None
     logprobs: bool | None = None
     max_top_logprobs: int | None = None
+    #: The model the server said it answered with, when that is not the one asked for
+    #: (llama.cpp's server answers every model name with the model it loaded).
+    answered_as: str | None = None
+    warning: str | None = None
     error: str | None = None
     exit_code: int = 0
 
@@ -73,6 +77,13 @@ async def probe_endpoint(
         report.latency_s = completion.latency_s
         report.reachable = True
         report.reply = completion.text[:80]
+        if not _same_model(llm.api.model, completion.model):
+            report.answered_as = completion.model
+            report.warning = (
+                f"the server answered as {completion.model!r}, not {llm.api.model!r}: it may "
+                "serve one model under any name (llama.cpp's server does), so a wrong --model "
+                "is not caught here"
+            )
         report.logprobs = await _accepts(llm, 1)
         if report.logprobs:
             report.max_top_logprobs = await _largest_k(llm, max_k)
@@ -83,6 +94,16 @@ async def probe_endpoint(
     finally:
         await llm.aclose()
     return report
+
+
+def _same_model(asked: str, answered: str) -> bool:
+    """Whether a reply's model name is the one asked for: equal, or one a version of the
+    other (OpenAI answers ``gpt-4o-mini`` as ``gpt-4o-mini-2024-07-18``), ignoring case and
+    an organisation prefix (``Qwen/``); an unnamed reply counts as the same."""
+    if not answered:
+        return True
+    a, b = (name.lower().rsplit("/", 1)[-1] for name in (asked, answered))
+    return a.startswith(b) or b.startswith(a)
 
 
 async def check_endpoint(spec: ModelSpec, *, timeout_s: float = 10.0) -> ModelError | None:
