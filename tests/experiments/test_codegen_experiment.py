@@ -115,8 +115,10 @@ def test_cli_collect_train_run_report(tmp_path: Path) -> None:
     assert again.exit_code == 0 and '"skipped": 27' in again.output.replace(" ", " ")
     report = RUNNER.invoke(app, ["codegen", "report", str(tmp_path / "r"), "--json", "--problems"])
     assert report.exit_code == 0, report.output
-    data = json.loads(report.output)
+    data = json.loads(report.stdout)
     assert data["simulated"] and len(data["rows"]) == 3
+    # Every report's parse health (simulated roles parse no model output).
+    assert data["parse_health"]["status"] == "n/a (simulated)"
     first = data["problems"][0]["problem"]
     csv = RUNNER.invoke(
         app, ["codegen", "report", str(tmp_path / "r"), "--csv", str(tmp_path / "csv")]

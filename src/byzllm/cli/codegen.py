@@ -174,9 +174,10 @@ def report(
     """Pass@1 per condition (Table 1) with 95% intervals, and the monitor's paired gains.
 
     Test problems only; intervals are bootstrapped over problems; also parse fall-backs and
-    run failures. The monitor's gain is shown over no intervention, the turn-count-only
-    monitor and the best single-feature monitor, "not significant" where its interval
-    contains 0 (JSON: `paired_gain`).
+    run failures, and the run's parse health per stage (code, ratings, judge, tests; a
+    warning above 20%) and model requests. The monitor's gain is shown over no
+    intervention, the turn-count-only monitor and the best single-feature monitor, "not
+    significant" where its interval contains 0 (JSON: `paired_gain`).
 
     Examples:
 
@@ -185,6 +186,7 @@ def report(
         byzllm codegen report runs/cg --transcript HumanEval/3
     """
     with common.cli_errors():
+        from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.codegen.report import (
             gain_line,
             gain_rows,
@@ -199,6 +201,13 @@ def report(
         table = table1_rows(rows)
         gains = gain_rows(rows)
         per_problem = problem_rows(rows)
+        # Per stage (code, ratings, judge, tests), with the warning of every report. A
+        # simulated role's "unreadable" replies are drawn (no_code_rate), not model output:
+        # they are not parse health (the table's column still counts them).
+        health = parse_health.from_records(
+            [{**r, "parse": {}} if r["simulated"] else r for r in rows]
+        )
+        requests = request_health.from_records(rows)
         simulated = any(r["simulated"] for r in table)
         sim_params = next((r["sim_params"] for r in rows if r.get("sim_params")), None)
         if csv is not None:
@@ -215,8 +224,12 @@ def report(
                     "problems": per_problem if problems else None,
                     "simulated": simulated,
                     "sim_params": sim_params,
+                    "parse_health": health.to_json(),
+                    "request_health": requests.to_json(),
                 }
             )
+            common.show_parse_health(health, json_output=True)
+            common.show_request_health(requests, json_output=True)
             return
         pretty = [
             {
@@ -241,6 +254,8 @@ def report(
             common.emit_rows(
                 per_problem, json_output=False, title="Per problem", simulated=simulated
             )
+        common.show_parse_health(health, json_output=False)
+        common.show_request_health(requests, json_output=False)
 
 
 def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: bool) -> None:
