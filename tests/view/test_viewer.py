@@ -330,3 +330,17 @@ def test_markup_in_row_values_leaves_the_page_working(
     dom, stderr = _dump(chromium, (tmp_path / "p.html").resolve().as_uri())
     assert 'data-ready="1"' in dom and "2 of 2 shown" in dom
     assert 'id="errors"></div>' in dom and not _console_errors(stderr)
+
+
+def test_a_long_text_is_cut_in_its_list_row_and_whole_in_its_detail() -> None:
+    """A run of long model answers (no page of its own) wrote every answer whole into the
+    list rows: 50 answers of 200 KB made a 10 MB page."""
+    from byzllm.view._games import generic_sections
+
+    answer = "x" * 200_000
+    sections, _ = generic_sections({"answer": [{"text": answer, "n": 1}]}, max_details=10)
+    units = sections[1].units
+    assert units is not None
+    (row,) = units.rows
+    assert len(row["text"]) == 200 and row["text"].endswith("…")
+    assert "x" * 10_000 in units.details["answer/0"]  # the record itself, on click

@@ -446,6 +446,18 @@ def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: Characters of a text shown in a list row (the whole record opens on click).
+_ROW_TEXT = 200
+
+
+def _short(value: Any) -> Any:
+    """A list row's cell: a long text cut to :data:`_ROW_TEXT` characters (a run of long
+    model answers wrote a 10 MB page of list rows)."""
+    if isinstance(value, str) and len(value) > _ROW_TEXT:
+        return value[: _ROW_TEXT - 1] + "…"
+    return value
+
+
 def generic_sections(
     kinds: Mapping[str, Sequence[Mapping[str, Any]]], *, max_details: int
 ) -> tuple[list[Section], bool]:
@@ -467,7 +479,7 @@ def generic_sections(
         details: dict[str, str] = {}
         for k, r in enumerate(records):
             key = f"{kind}/{k}"
-            rows.append({"id": key, **{c: r.get(c) for c in scalar_cols}})
+            rows.append({"id": key, **{c: _short(r.get(c)) for c in scalar_cols}})
             if len(details) < max_details:
                 details[key] = f"<pre>{esc(json.dumps(r, indent=1, default=str)[:20000])}</pre>"
         sections.append(
