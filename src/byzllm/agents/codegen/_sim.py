@@ -114,7 +114,8 @@ class CodeGenSimParams(SimParameters):
     )
     skill_spread: NonNegative = parameter(
         0.5,
-        meaning="spread of the four coders' skills around coder_skill (logits)",
+        meaning="spread of the four coders' skills around coder_skill (logits): the coders "
+        "sit at skill_spread x (0.5, 0.17, -0.17, -0.5), evenly spaced, in CODER_ROLES order",
         source=_assumed("the four App. C roles share one model; role prompts differ a little"),
     )
     difficulty_sd: NonNegative = parameter(

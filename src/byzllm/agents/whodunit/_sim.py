@@ -59,7 +59,10 @@ and the distributions follow from what it did:
   previous message; once its last two messages are identical it is *in a loop* and keeps
   repeating with probability ``collapse_persistence`` (§6.3). Repetition is copying: every
   distribution of the turn puts ``collapse_copy`` extra weight on the copied token (loops
-  are confident, not confused).
+  are confident, not confused). What can collapse is a specific request or statement:
+  repeating an accusation, a broad request or a skip is ordinary play, so an agent whose
+  last message was one of those never collapses on this turn (a definition, not a
+  parameter).
 - **role loss** (``role_loss_rate``): the agent loses track of its role; its action number
   is drawn from its soft policy mixed with the uniform one (weight ``role_loss_mix``), with
   arguments drawn at random (an accused id is drawn from its belief, so a premature
@@ -160,7 +163,8 @@ class SimParams(SimParameters):
     )
     collapse_rate: Probability = parameter(
         0.02,
-        meaning="per-turn probability of repeating its own previous message",
+        meaning="per-turn probability of repeating its own previous message (a specific "
+        "request or statement; an accusation, broad request or skip is never a collapse)",
         source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 16% of reviewed triggers)",
     )
     collapse_persistence: Probability = parameter(
