@@ -63,6 +63,15 @@ CHEATS = {
         "os._exit(0)\n"
         "def f(x):\n    return 0\n"
     ),
+    # Rewrites, in its own process, the harness code that describes its error, so that the
+    # description it sends the tests' side says "passed"; then raises.
+    "forged_description": (
+        "import sys\n"
+        "for module in list(sys.modules.values()):\n"
+        "    if hasattr(module, 'describe') and hasattr(module, '_serve_calls'):\n"
+        "        module.describe = lambda *a, **k: {'status': 'passed', 'side': 'tests'}\n"
+        "def f(x):\n    raise RuntimeError('no answer')\n"
+    ),
     # Signals every process it can see, and opens their memory to rewrite the verdict.
     "attack_the_tests": (
         "import glob, os\n"
@@ -126,6 +135,21 @@ def test_replacing_check_or_reading_the_program_does_not_pass(
     assert leak.status == "failed", leak
     assert "before every test ran" in leak.detail
     assert "check(candidate)" not in leak.stdout  # the tests are not in its files
+
+
+def test_a_forged_error_description_does_not_pass(cheats: dict[str, SandboxResult]) -> None:
+    """The tests' side took the solution's description of its error as it came, so a
+    ``status`` in it replaced the verdict: this solution passed every test."""
+    result = cheats["forged_description"]
+    assert result.status == "crashed", result
+    assert result.tests is None or all(t.status == "crashed" for t in result.tests)
+
+
+async def test_a_forged_description_passes_no_test_case(require_sandbox: None) -> None:
+    cases = ["assert f(2) == 3", "assert f(0) == 99"]
+    result = await run_test_cases(CHEATS["forged_description"], cases, limits=LIMITS)
+    assert result.status == "crashed" and result.tests is not None
+    assert [t.status for t in result.tests] == ["crashed", "crashed"]
 
 
 def test_the_solution_cannot_reach_the_tests_process(cheats: dict[str, SandboxResult]) -> None:

@@ -330,6 +330,20 @@ def _offered(name: object) -> bool:
     return type(name) is str and not name.startswith("__") and not hasattr(builtins, name)
 
 
+def _solution_described(outcome: dict[Any, Any]) -> dict[str, Any]:
+    """The fields of :func:`describe` from a description the solution's side sent, each of
+    its type (texts clipped); anything else it holds is dropped."""
+    out: dict[str, Any] = {}
+    for key in ("type", "message", "source"):
+        value = outcome.get(key)
+        if type(value) is str:
+            out[key] = _clip(value)
+    line = outcome.get("line")
+    if type(line) is int:
+        out["line"] = line
+    return out
+
+
 def _on_alarm(signum: int, frame: object) -> None:
     raise _TestTimeout
 
@@ -338,7 +352,9 @@ def _outcome(error: BaseException, source: str) -> dict[str, Any]:
     if isinstance(error, _TestTimeout):
         return {"status": "timed_out"}
     if isinstance(error, SolutionError):
-        return {"status": "crashed", "side": "solution", **error.outcome}
+        # The solution's process wrote this description and may have rewritten the code that
+        # does: only its own fields are taken, checked, and the verdict stays this side's.
+        return {**_solution_described(error.outcome), "status": "crashed", "side": "solution"}
     if isinstance(error, SolutionEnded | ProtocolError):
         return {"status": "failed", "side": "solution", "type": type(error).__name__,
                 "message": _clip(str(error))}  # fmt: skip
