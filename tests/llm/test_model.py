@@ -13,6 +13,7 @@ from byzllm.llm import (
     LogprobsUnavailableError,
     Model,
     ModelAuthError,
+    ModelError,
     ModelRequestError,
     ModelSpec,
     ModelUnavailableError,
@@ -342,3 +343,38 @@ async def test_unicode_and_lone_surrogates_reach_the_server_intact() -> None:
         replies = [(await model.generate(user(text))).text for text in texts]
     assert [r["messages"][0]["content"] for r in server.requests] == texts
     assert replies == texts
+
+
+class _QuotingServer(FakeOpenAIServer):
+    """Answers every request with an error whose message quotes the caller's key after
+    ``pad`` characters (as some proxies do), so that a length limit can cut through it."""
+
+    pad = 0
+
+    async def _write_status(self, writer, status, headers, keep_alive):  # type: ignore[no-untyped-def]
+        token = headers.get("authorization", "").removeprefix("Bearer ").strip()
+        message = "x" * self.pad + f"bad request for key {token}"
+        body = {"error": {"message": message, "type": "fake_error", "code": status}}
+        await self._write(writer, status, body, keep_alive)
+
+
+@pytest.mark.parametrize("status", [400, 500])
+async def test_a_quoted_key_is_hidden_even_where_a_length_limit_cuts_it(
+    status: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Error texts are cut to a length before they are redacted: a key cut off there lost
+    its last characters and then matched nothing (25 of 26 characters were shown)."""
+    monkeypatch.setenv("BYZLLM_TEST_KEY", SECRET)
+    pieces = {SECRET[i : i + 8] for i in range(len(SECRET) - 7)}
+    for pad in range(240, 300, 3):  # one of these cuts through the key
+        _QuotingServer.pad = pad
+        async with _QuotingServer(status=status) as server:
+            model = get_model(
+                "openai/m", base_url=server.base_url, api_key_env="BYZLLM_TEST_KEY",
+                retry=RetryPolicy(max_attempts=1),
+            )  # fmt: skip
+            with pytest.raises(ModelError) as info:
+                await model.generate(user("x"))
+            await model.aclose()
+        shown = str(info.value)
+        assert not any(piece in shown for piece in pieces), (pad, shown)

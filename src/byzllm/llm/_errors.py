@@ -97,9 +97,30 @@ class LogprobsUnavailableError(ModelError):
     """Log-probabilities were requested but the server returned none."""
 
 
+#: Characters of a secret from which a piece of it counts as the secret: error texts are cut
+#: to a length before they are redacted, which can leave a key without its last characters.
+_SECRET_PIECE = 8
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace every occurrence of each non-trivial secret in ``text`` with ``***``."""
+    """Replace every occurrence of each non-trivial secret in ``text`` with ``***``, and every
+    run of text that begins like it for at least :data:`_SECRET_PIECE` characters (a key cut
+    off by a length limit, at the end of a text or before ``...``)."""
     for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
+        if not secret or len(secret) < 4:
+            continue
+        text = text.replace(secret, "***")
+        head = secret[:_SECRET_PIECE]
+        if len(secret) <= _SECRET_PIECE or head not in text:
+            continue
+        pieces, start = [], 0
+        while (found := text.find(head, start)) >= 0:
+            end = found + len(head)
+            while (
+                end < len(text) and end - found < len(secret) and text[end] == secret[end - found]
+            ):
+                end += 1
+            pieces.append(text[start:found] + "***")
+            start = end
+        text = "".join(pieces) + text[start:]
     return text
