@@ -1,7 +1,8 @@
 """Child processes that never outlive the byzllm process that started them.
 
 Two mechanisms, one per kind of child (and :func:`usable_cores`, what a pool or a model
-server may size itself by):
+server may size itself by; :func:`without_secrets` and :func:`secrets_hidden`, what a child
+that calls no model inherits of the environment):
 
 * :func:`die_with_parent` -- for a child started with :mod:`subprocess` (the llama.cpp server of
   ``byzllm serve``): pass it as ``preexec_fn`` and, on Linux, the kernel sends the child a
@@ -24,14 +25,49 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator, Mapping
 
 __all__ = [
     "PARENT_GONE_EXIT_CODE",
     "die_with_parent",
     "exit_with_parent",
+    "looks_secret",
+    "secrets_hidden",
     "signal_name",
     "usable_cores",
+    "without_secrets",
 ]
+
+#: Words in an environment variable's name that mark it as a possible secret (API keys,
+#: tokens, passwords, an agent's socket).
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+
+
+def looks_secret(name: str) -> bool:
+    """Whether the environment variable ``name`` may hold a secret (``OPENAI_API_KEY``,
+    ``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``SSH_AUTH_SOCK`` ...)."""
+    upper = name.upper()
+    return any(word in upper for word in _SECRET_WORDS)
+
+
+def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` less every variable that :func:`looks_secret`: the environment of a child
+    that calls no model (git, the sqlite3 shell, workers of a simulated run)."""
+    return {name: value for name, value in environ.items() if not looks_secret(name)}
+
+
+@contextlib.contextmanager
+def secrets_hidden() -> Iterator[None]:
+    """``os.environ`` without the variables that :func:`looks_secret` for the block, so that a
+    process started in it (a fork server, which every later worker is forked from) inherits
+    none; put back afterwards. Keep the block short: nothing in this process may need them
+    meanwhile."""
+    hidden = {name: os.environ.pop(name) for name in list(os.environ) if looks_secret(name)}
+    try:
+        yield
+    finally:
+        os.environ.update(hidden)
+
 
 #: Exit status of a worker that stopped because the process that started it died.
 PARENT_GONE_EXIT_CODE = 75

@@ -4,6 +4,7 @@ when ray is not installed; the other Ray executor tests are in test_ray_executor
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -210,3 +211,44 @@ def test_a_failing_unit_keeps_the_loop_an_interrupted_one_gets_a_fresh_one(
     assert interrupted.is_closed()
     after = _call_in_process(_answer, {})["loop"]
     assert after != id(interrupted) and not _executor._unit_runners.runner.get_loop().is_closed()
+
+
+_SEE_KEY = """
+import asyncio, sys, tempfile
+from byzllm.runs import ProcessExecutor, Store, make_unit, run_units
+from process_work import seen_key
+
+async def main(keep):
+    with tempfile.TemporaryDirectory() as folder:
+        units = [make_unit({"i": i}) for i in range(4)]
+        executor = ProcessExecutor(2, keep_secrets=keep)
+        await run_units(folder, units, seen_key, executor=executor, progress=False)
+        with Store.open(folder) as store:
+            print(sorted({str(r["key"]) for r in store.records("seen")}))
+
+asyncio.run(main(sys.argv[1] == "keep"))
+"""
+
+
+@pytest.mark.skipif(
+    "forkserver" not in __import__("multiprocessing").get_all_start_methods(),
+    reason="the fork server is how workers start without secrets",
+)
+@pytest.mark.parametrize(("keep", "seen"), [("keep", "['sk-canary-42']"), ("drop", "['None']")])
+def test_workers_of_work_that_calls_no_model_get_no_api_key(keep: str, seen: str) -> None:
+    """A simulated run's workers held the environment's API keys (in os.environ and their
+    /proc environ): ``keep_secrets=False`` starts the fork server without them. A fresh
+    interpreter each, since a process starts its fork server once."""
+    env = {**os.environ, "OPENAI_API_KEY": "sk-canary-42", "PYTHONPATH": str(IMPORTABLE)}
+    done = subprocess.run(
+        [sys.executable, "-c", _SEE_KEY, keep], env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == seen
+
+
+def test_simulated_work_gets_workers_without_secrets() -> None:
+    simulated, other = executor_by_name("process", cpu_bound=True), executor_by_name("process")
+    assert isinstance(simulated, ProcessExecutor) and isinstance(other, ProcessExecutor)
+    assert simulated.keep_secrets is False and other.keep_secrets is True

@@ -142,3 +142,27 @@ def test_a_subprocess_child_dies_with_its_killed_parent() -> None:
                 os.kill(pid, signal.SIGKILL)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_children_that_call_no_model_get_no_secret_looking_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from byzllm._process import looks_secret, secrets_hidden, without_secrets
+
+    for name in (
+        "OPENAI_API_KEY",
+        "HF_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "SSH_AUTH_SOCK",
+        "pgpassword",
+    ):
+        assert looks_secret(name), name
+    for name in ("PATH", "HOME", "PYTHONPATH", "LANG", "NUMBA_DISABLE_JIT"):
+        assert not looks_secret(name), name
+    assert without_secrets({"PATH": "/bin", "OPENAI_API_KEY": "sk-1"}) == {"PATH": "/bin"}
+    monkeypatch.setenv("BYZLLM_TEST_API_KEY", "sk-2")
+    with secrets_hidden():
+        assert "BYZLLM_TEST_API_KEY" not in os.environ
+        shown = subprocess.run(["env"], capture_output=True, text=True, check=True).stdout
+        assert "sk-2" not in shown and "PATH=" in shown
+    assert os.environ["BYZLLM_TEST_API_KEY"] == "sk-2"  # put back

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
-from byzllm._process import exit_with_parent, usable_cores
+from byzllm._process import exit_with_parent, secrets_hidden, usable_cores
 from byzllm.errors import ConfigError
 
 from ._records import PackedRecords, Record, coerce_records, pack_records
@@ -198,16 +198,32 @@ class ProcessExecutor(Executor):
     Workers never outlive this process: each watches it and exits the moment it is gone, even
     killed by SIGKILL (:func:`byzllm._process.exit_with_parent`); the fork server and
     multiprocessing's resource tracker follow as soon as the last worker has exited.
+
+    ``keep_secrets=False`` (work that calls no model: ``executor_by_name`` passes it for a
+    ``cpu_bound`` config) starts the fork server, and so every worker, without the
+    environment's secret-looking variables (API keys, tokens:
+    :func:`byzllm._process.looks_secret`), where this process has not started one already.
     """
 
-    def __init__(self, max_workers: int | None = None) -> None:
+    def __init__(self, max_workers: int | None = None, *, keep_secrets: bool = True) -> None:
         # Default: one process per core, at most the run's concurrency.
         self.max_workers = max_workers
+        self.keep_secrets = keep_secrets
         self._pool: ProcessPoolExecutor | None = None
 
     async def start(self, concurrency: int) -> None:
         methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        method = "forkserver" if "forkserver" in methods else "spawn"
+        context = multiprocessing.get_context(method)
+        if not self.keep_secrets and method == "forkserver":
+            # Work that calls no model needs no API key: the fork server (every worker is
+            # forked from it) and the resource tracker start without them. Both are started
+            # once per process: where one already runs, it keeps what it started with.
+            from multiprocessing import forkserver, resource_tracker
+
+            with secrets_hidden():
+                forkserver.ensure_running()
+                resource_tracker.ensure_running()
         # More processes than cores only adds start-up time and memory for CPU-bound work.
         workers = self.max_workers or min(concurrency, usable_cores())
         self._pool = ProcessPoolExecutor(
@@ -425,12 +441,12 @@ def executor_by_name(
     if name == "auto":
         large = cpu_bound and units >= AUTO_PROCESS_MIN_UNITS
         if large and usable_cores() > 1 and _processes_work():
-            return ProcessExecutor()
+            return ProcessExecutor(keep_secrets=False)
         return LocalExecutor()
     if name == "local":
         return LocalExecutor()
     if name == "process":
-        return ProcessExecutor()
+        return ProcessExecutor(keep_secrets=not cpu_bound)
     if name == "ray":
         return RayExecutor(ray_address)
     raise ConfigError(f"unknown executor {name!r}; use one of: {', '.join(EXECUTOR_NAMES)}")

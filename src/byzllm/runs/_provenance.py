@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 from pathlib import Path
 
 from byzllm import __version__
+from byzllm._process import without_secrets
 
 __all__ = ["byzllm_version", "git_commit"]
 
@@ -29,6 +31,7 @@ def git_commit() -> str | None:
             text=True,
             timeout=5,
             check=False,
+            env=without_secrets(os.environ),
         )
         if head.returncode != 0:
             return None
@@ -40,6 +43,7 @@ def git_commit() -> str | None:
             text=True,
             timeout=5,
             check=False,
+            env=without_secrets(os.environ),
         )
     except (OSError, subprocess.SubprocessError):
         return None

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from byzllm._process import without_secrets
 from byzllm.errors import InputError
 
 from ._codec import record_count, unpack_records
@@ -758,7 +759,11 @@ def recover_shell() -> str | None:
             conn.commit()
         try:
             done = subprocess.run(
-                [shell, str(probe), ".recover"], capture_output=True, text=True, timeout=30
+                [shell, str(probe), ".recover"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                env=without_secrets(os.environ),
             )
         except (OSError, subprocess.SubprocessError):
             return None
@@ -776,14 +781,19 @@ def _recovered_cells(path: Path, layout: _Layout, shell: str) -> Iterator[RawCel
             if Path(f"{path}{suffix}").is_file():
                 shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
         try:
+            clean = without_secrets(os.environ)
             sql = subprocess.run(
-                [shell, str(copy), ".recover"], capture_output=True, timeout=_RECOVER_TIMEOUT_S
+                [shell, str(copy), ".recover"],
+                capture_output=True,
+                timeout=_RECOVER_TIMEOUT_S,
+                env=clean,
             ).stdout
             subprocess.run(
                 [shell, str(scratch_path)],
                 input=sql,
                 capture_output=True,
                 timeout=_RECOVER_TIMEOUT_S,
+                env=clean,
             )
         except (OSError, subprocess.SubprocessError):
             return

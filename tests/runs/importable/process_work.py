@@ -25,3 +25,16 @@ def square(payload: dict[str, Any]) -> Computed:
 async def async_square(payload: dict[str, Any]) -> list[Record]:
     await asyncio.sleep(0)
     return [square(payload)]
+
+
+class Seen(Record):
+    kind: ClassVar[str] = "seen"
+    key: str | None
+
+
+def seen_key(payload: dict[str, Any]) -> Seen:
+    """What a worker sees of the environment's API key (and, for the test, of /proc)."""
+    with open(f"/proc/{os.getpid()}/environ", "rb") as handle:
+        block = handle.read()
+    held = os.environ.get("OPENAI_API_KEY") or ("in /proc" if b"sk-canary" in block else None)
+    return Seen(key=held)
