@@ -176,3 +176,21 @@ async def test_ordinary_process_and_thread_use_still_works() -> None:
     )
     assert result.status == "passed", result
     assert result.stdout == "thread\nfork 7\nchild\npool [1, 2]\n"
+
+
+async def test_a_thread_that_cannot_start_names_both_limits_it_may_have_hit(
+    require_sandbox: None,
+) -> None:
+    """Its stack is address space: under the memory limit a thread can fail to start long
+    before the process limit, and the error does not say which refused it. The detail named
+    the process limit alone."""
+    program = (
+        "import threading, time\n"
+        "for _ in range(1000):\n"
+        "    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+    )
+    limits = SandboxLimits(timeout_s=5.0, memory_mb=128, max_processes=64)
+    result = await run_program(program, limits=limits)
+    assert result.status == "rejected" and result.limit == "processes", result.detail
+    assert "process limit (64 processes) or the memory limit (128 MB" in result.detail
+    assert "a new thread could not start" in result.detail

@@ -253,3 +253,14 @@ def test_objects_that_are_not_plain_data_are_refused() -> None:
         nested = [nested]
     with pytest.raises(NotPlainData):
         encode(nested)
+
+
+async def test_many_failing_tests_are_reported_not_timed_out(require_sandbox: None) -> None:
+    """Outcomes larger than a pipe's buffer blocked the report's writer until the deadline:
+    170 failing tests with long messages came back ``timed_out`` after 7 s, with no tests."""
+    cases = [f"assert f({i}) == -1, 'x' * 400" for i in range(200)]
+    result = await run_test_cases("def f(x):\n    return x\n", cases, limits=LIMITS)
+    assert result.status == "failed", result.detail
+    assert result.tests is not None and len(result.tests) == 200
+    assert all(t.status == "failed" for t in result.tests)
+    assert result.duration_s < LIMITS.timeout_s

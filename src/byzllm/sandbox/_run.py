@@ -43,6 +43,8 @@ PROGRAM_NAME = "main.py"
 _SETUP_GRACE_S = 5.0
 #: How long the host waits for output pipes to close once the sandbox is gone.
 _DRAIN_S = 1.0
+#: Bytes of reports kept from a run (the bootstrap sends at most 4 MB of test outcomes).
+_MAX_REPORT = 8_000_000
 #: How long a killed run may take to be torn down by the kernel before the run returns
 #: anyway (milliseconds normally; seconds on a machine loaded many times over).
 _TEARDOWN_S = 10.0
@@ -206,12 +208,16 @@ class _StatusPipe:
     """The pipe on which the bootstrap reports how the program ended (one JSON line).
 
     Each end is closed exactly once: a file descriptor number closed twice could by then
-    belong to another concurrent run.
+    belong to another concurrent run. While the run goes on, :meth:`watch` reads the reports
+    as they come: a report larger than the pipe's buffer (the outcomes of many failing tests)
+    blocked its writer until the run's deadline, and the run was called timed out.
     """
 
     def __init__(self) -> None:
         self.read_fd, self.write_fd = os.pipe()
         self._open = {self.read_fd, self.write_fd}
+        self._data = bytearray()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def _close(self, fd: int) -> None:
         if fd in self._open:
@@ -222,16 +228,35 @@ class _StatusPipe:
         self._close(self.write_fd)
 
     def close(self) -> None:
+        self._unwatch()
         self._close(self.write_fd)
         self._close(self.read_fd)
+
+    def watch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Read the reports as they are written, on ``loop``, until the writer is gone."""
+        os.set_blocking(self.read_fd, False)
+        self._loop = loop
+        loop.add_reader(self.read_fd, self._drain)
+
+    def _unwatch(self) -> None:
+        if self._loop is not None:
+            self._loop.remove_reader(self.read_fd)
+            self._loop = None
+
+    def _drain(self) -> None:
+        """Read what the pipe holds; beyond :data:`_MAX_REPORT` bytes it is read and dropped,
+        so that the writer never waits on this side."""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self.read_fd, 65_536):
+                if len(self._data) < _MAX_REPORT:
+                    self._data += chunk
+            self._unwatch()  # end of file: every writer is gone
 
     def read_report(self) -> dict[str, Any]:
         """What the bootstrap reported, or ``{}`` when it reported nothing (it was killed)."""
         os.set_blocking(self.read_fd, False)
-        data = b""
-        with contextlib.suppress(BlockingIOError):
-            while len(data) < 1_000_000 and (chunk := os.read(self.read_fd, 65_536)):
-                data += chunk
+        self._drain()
+        data = bytes(self._data)
         reports: list[dict[str, Any]] = []
         stream = io.BytesIO(data)
         # Only the bootstrap, and the program's process before exec, hold the pipe: the
@@ -465,6 +490,7 @@ async def _observe(
             for fd in (pipes.stdin_read, pipes.stdout_write, pipes.stderr_write):
                 pipes.close(fd)
             status.close_write()
+            status.watch(loop)
             output = _Output(limits.max_output_bytes)
             stdout, stderr = bytearray(), bytearray()
             captures = [_Capture(output, stdout), _Capture(output, stderr)]

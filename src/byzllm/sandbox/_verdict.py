@@ -56,10 +56,17 @@ def _describe(error: ProgramError, name_line: LineNamer) -> str:
     return f"{head} at {place}" + (f": {frame.source.strip()}" if frame.source else "")
 
 
+def _thread_failed(error: ProgramError) -> bool:
+    """A new thread could not start: the process limit (threads count as processes) or the
+    memory limit (its stack is address space) refused it, and the message does not say
+    which."""
+    return error.short_type == "RuntimeError" and "can't start new thread" in error.message
+
+
 def _limit_of(error: ProgramError) -> LimitName | None:
     if error.short_type == "MemoryError":
         return "memory"
-    if error.short_type == "RuntimeError" and "can't start new thread" in error.message:
+    if _thread_failed(error):
         return "processes"
     if match := _ERRNO.match(error.message):
         return _LIMIT_ERRNOS.get(int(match.group(1)))
@@ -95,8 +102,11 @@ class _Outcome:
             duration_s=self.duration_s,
         )
 
-    def rejected(self, limit: LimitName, why: str) -> SandboxResult:
+    def rejected(self, limit: LimitName, why: str, *, thread: bool = False) -> SandboxResult:
         detail = "rejected by the " + _LIMIT_TEXT[limit].format(limits=self.limits)
+        if thread:  # the two limits a thread can hit (``limit`` names the first)
+            memory = _LIMIT_TEXT["memory"].format(limits=self.limits)
+            detail = f"{detail} or the {memory}: a new thread could not start"
         result = self.result("rejected", f"{detail}: {why}" if why else detail)
         return result.model_copy(update={"limit": limit})
 
@@ -153,7 +163,7 @@ def judge(
         tail = f": {last[0][:300]}" if last[0] else ""
         return outcome.result("crashed", f"exit status {exit_code}{tail}")
     if (limit := _limit_of(error)) is not None:
-        return outcome.rejected(limit, _describe(error, name_line))
+        return outcome.rejected(limit, _describe(error, name_line), thread=_thread_failed(error))
     if error.short_type == "AssertionError":
         return outcome.result("failed", _describe(error, name_line))
     return outcome.result("crashed", _describe(error, name_line))
