@@ -29,6 +29,11 @@ def test_list_names_every_table_with_its_shipped_config() -> None:
         assert ("the rogue-agents paper", table) in tables
     for r in rows:
         assert Path(r["config"]).is_file()
+    # The table shows each config file and where they are (docs/reproduce.md promises it).
+    shown = RUNNER.invoke(app, ["reproduce", "--list"], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0, shown.output
+    assert "sac-table1.yaml" in shown.stdout
+    assert f"config files: in {Path(rows[0]['config']).parent}" in shown.stdout
 
 
 @pytest.mark.parametrize("name", list(REPRODUCTIONS))

@@ -126,3 +126,12 @@ def test_govsim_cli_run_report_play(tmp_path: Path) -> None:
     assert "simulated" in (figs / "govsim.csv").read_text()
     r = RUNNER.invoke(app, ["govsim", "play", "--months", "2"])
     assert r.exit_code == 0 and "Month 1" in r.output
+
+
+def test_generate_takes_n_as_whodunit_generate_does() -> None:
+    for flag in ("-n", "--n"):
+        result = RUNNER.invoke(
+            app, ["govsim", "generate", "--split", "generated", flag, "3", "--json"]
+        )
+        assert result.exit_code == 0, result.output
+        assert len(json.loads(result.stdout)["rows"]) == 3
