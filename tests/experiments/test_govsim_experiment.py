@@ -135,3 +135,17 @@ def test_generate_takes_n_as_whodunit_generate_does() -> None:
         )
         assert result.exit_code == 0, result.output
         assert len(json.loads(result.stdout)["rows"]) == 3
+
+
+def test_empty_meeting_replies_are_counted_as_fall_backs() -> None:
+    """An LLM fisher's empty reply was marked on its speech turn but counted nowhere."""
+    from byzllm.envs.govsim import GovSimResult, Utterance
+    from byzllm.experiments.govsim import catch_counts
+
+    said = [Utterance(month=1, speaker=f"f{k}", text=t) for k, t in enumerate(["5 tons", "", " "])]
+    result = GovSimResult.model_construct(
+        simulated=False, turns=[], meetings=[said[:2]], undone_meetings=[said[2:]]
+    )
+    assert catch_counts(result)["utterance"] == {"calls": 3, "fallbacks": 2}
+    simulated = GovSimResult.model_construct(simulated=True, turns=[], meetings=[said])
+    assert catch_counts(simulated) == {}

@@ -32,6 +32,9 @@ def test_short_real_game_with_monitor_features(real_server: LocalServer) -> None
     counts = catch_counts(result)
     assert counts["catch"]["calls"] == len(result.turns) >= 3
     assert counts["catch"]["fallbacks"] == sum(t.fallback for t in result.turns)
+    said = [u for m in (*result.meetings, *result.undone_meetings) for u in m]
+    assert counts["utterance"]["calls"] == len(said) >= 3  # and empty replies as fall-backs
+    assert counts["utterance"]["fallbacks"] == sum(not u.text.strip() for u in said)
     # Features from real distributions: every decision that was read has its amount tokens.
     read = [t for t in result.turns if not t.fallback]
     assert read, "SmolLM2 at temperature 0 answers the catch prompt with an amount"

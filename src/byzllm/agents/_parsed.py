@@ -11,8 +11,9 @@ run whose every score is 0.5 filters nothing and is a debate. The ``read_*`` par
 Stages (:data:`ParseStage`): ``score`` (SAC's receiver-side score), ``confidence`` (CP-WBFT's
 self-reported confidence), ``answer`` (the initial answer's extraction), ``refine`` (the
 refined answer's extraction), ``move`` (a WhoDunitEnv turn's action), ``catch`` (a GovSim
-fisher's catch), ``code``, ``ratings``, ``judge``, ``tests`` (CodeGen's roles), ``logprobs``
-(a monitored turn's log-probabilities at its decision positions, which the monitor reads).
+fisher's catch), ``utterance`` (its reply at a meeting), ``code``, ``ratings``, ``judge``,
+``tests`` (CodeGen's roles), ``logprobs`` (a monitored turn's log-probabilities at its
+decision positions, which the monitor reads).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ ParseStage = Literal[
     "refine",
     "move",
     "catch",
+    "utterance",
     "code",
     "ratings",
     "judge",

@@ -104,6 +104,11 @@ STAGES: dict[str, StageText] = {
         "GovSim catch decisions fell back to 0 tons",
         "the model wrote no readable amount (after re-prompts), so those fishers caught nothing",
     ),
+    "utterance": StageText(
+        "GovSim meeting replies",
+        "GovSim meeting replies were empty",
+        "the model wrote nothing, so those fishers said nothing at the meeting",
+    ),
     "code": StageText(
         "CodeGen code",
         "coder replies held no code block",

@@ -42,15 +42,25 @@ def expand_units(cfg: GovSimRunConfig, games: Sequence[GovSimGame] | None = None
 
 
 def catch_counts(result: GovSimResult) -> dict[str, dict[str, int]]:
-    """Parse health of one game: ``{"catch": {calls, fallbacks}}`` ({} when simulated)."""
+    """Parse health of one game ({} when simulated): ``catch``, the catch decisions (a
+    fall-back: no readable amount after the re-prompts, so 0 tons), and ``utterance``, the
+    meeting replies, those held again after a reset included (a fall-back: an empty reply,
+    so the fisher said nothing)."""
     if result.simulated:
         return {}
-    return {
+    counts = {
         "catch": {
             "calls": len(result.turns),
             "fallbacks": sum(t.fallback for t in result.turns),
         }
     }
+    said = [u for meeting in (*result.meetings, *result.undone_meetings) for u in meeting]
+    if said:
+        counts["utterance"] = {
+            "calls": len(said),
+            "fallbacks": sum(not u.text.strip() for u in said),
+        }
+    return counts
 
 
 def game_record(
