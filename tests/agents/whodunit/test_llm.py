@@ -74,6 +74,19 @@ async def test_prompts_and_config(accuser_view: AgentView) -> None:
     assert [d[0][0] for d in turn.distributions] == ["2"]
 
 
+async def test_a_resampled_turn_is_sampled_afresh(accuser_view: AgentView) -> None:
+    """The same view asked again after a monitor's resample (§6.1) was the same request at
+    temperature 0 (and a cache hit): the resample changed nothing with LLM agents."""
+    reply = 'Thoughts. {"thoughts": "t", "action": 2, "character": 0}'
+    model = ScriptedModel([reply, reply, reply])
+    agent = LLMAgent("Beth", model)
+    for draw in (0, 1, 2):
+        await agent.act(accuser_view.model_copy(update={"draw": draw}), random.Random(0))
+    settings = [(c.temperature, c.seed) for c in model.configs if c is not None]
+    assert settings == [(0.0, None), (0.7, 1), (0.7, 2)]
+    assert model.calls[0] == model.calls[1]  # the prompt is the same; the sampling is not
+
+
 async def test_reprompt_with_hints_then_success(accuser_view: AgentView) -> None:
     model = ScriptedModel(
         [

@@ -110,6 +110,7 @@ async def test_resample_asks_the_same_agent_again(asym_game: WhoDunitGame) -> No
     assert result.total_turns == 2
     assert [v.turn for v in accuser.views] == [1, 1]  # same budget turn, asked again
     assert [v.clock_turn for v in accuser.views] == [1, 1]  # a resample moves no clock
+    assert [v.draw for v in accuser.views] == [0, 1]  # the second asking is a fresh draw
     assert [(o.turn, o.run_turn) for o in rec.seen] == [(1, 1), (2, 1)]
     assert [t.decision for t in result.turns] == ["resample", "continue"]
 

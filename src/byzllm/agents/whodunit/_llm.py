@@ -7,7 +7,11 @@ parse or validate is answered with a specific hint and the model asked again, up
 ``max_reprompts`` times (default 3); then the documented fallback applies: the turn is passed
 (:data:`FALLBACK_ACTION`, ``WhoDunitAction(kind="pass")``, no message content) and the turn is
 marked ``fallback`` (what the runs count as a WhoDunit move fall-back, their parse health).
-Every rejected reply's reason is kept in ``AgentTurn.parse_errors``. Errors of the model
+Every rejected reply's reason is kept in ``AgentTurn.parse_errors``. A resampled turn (the
+rogue-agents paper, §6.1: the monitor discards a reply and the same turn is asked again,
+``view.draw`` > 0) is asked at ``redo_temperature`` (default 0.7) with the draw as the
+sampling seed: at temperature 0, and through the response cache, the same request would get
+the same reply, and the resample would change nothing. Errors of the model
 layer itself (network, authentication) propagate: the runner records the game as failed.
 
 **Decision positions** (§4.1, "all the positions where the agent generated a suspect ID", plus
@@ -78,6 +82,7 @@ class LLMAgent:
         top_logprobs: int = 10,
         max_reprompts: int = 3,
         temperature: float = 0.0,
+        redo_temperature: float = 0.7,
         max_tokens: int | None = 1024,
         config: GenerateConfig | None = None,
         decoding: Decoding = "free",
@@ -91,6 +96,7 @@ class LLMAgent:
         self.name = name
         self.model = model
         self.max_reprompts = max_reprompts
+        self.redo_temperature = redo_temperature
         if prompt not in ("paper", "compact"):
             raise ValueError(f"prompt must be 'paper' or 'compact', not {prompt!r}")
         if final_move not in ("free", "accuse"):
@@ -106,16 +112,22 @@ class LLMAgent:
 
     def request_config(self, view: AgentView) -> GenerateConfig:
         """The generation settings of a request for ``view`` (with its move schema if
-        ``decoding`` is ``"schema"``)."""
+        ``decoding`` is ``"schema"``); a resampled turn (``view.draw`` > 0) is sampled at
+        ``redo_temperature`` with the draw as its seed."""
+        config = self.config
+        if view.draw > 0:
+            config = config.model_copy(
+                update={"temperature": self.redo_temperature, "seed": view.draw}
+            )
         if self.decoding == "free":
-            return self.config
+            return config
         schema = action_schema(
             view,
             max_thoughts=thoughts_budget(self.config.max_tokens, view.n_suspects),
             accuse_only=self.final_move == "accuse" and last_own_turn(view),
         )
         move = JsonSchema(name=f"whodunit_{view.role}_move", schema_=schema)
-        return self.config.model_copy(update={"response_format": move})
+        return config.model_copy(update={"response_format": move})
 
     def _distributions(
         self,

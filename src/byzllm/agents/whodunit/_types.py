@@ -155,6 +155,9 @@ class AgentView(BaseModel):
       game's first prompt and a deterministic model can play differently.
     - ``pending_request``: for Intel, the Accuser's request of this round (``None`` if the
       Accuser passed).
+    - ``draw``: how many times this same turn was asked before (a resample, the rogue-agents
+      paper, §6.1): 0 unless a monitor discarded its earlier replies. The prompt does not show
+      it; an LLM agent samples the turn afresh when it is above 0.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -175,6 +178,7 @@ class AgentView(BaseModel):
     max_turns: int = Field(ge=1)
     clock_offset: int = Field(default=0, ge=0)
     pending_request: WhoDunitAction | None = None
+    draw: int = Field(default=0, ge=0)
 
     @property
     def clock_turn(self) -> int:

@@ -126,8 +126,11 @@ async def play_game(
     simulated = False
     counters = {"parse_failures": 0, "fallbacks": 0, "invalid": 0}
 
+    draw = 0  # resamples of the current turn: an LLM agent then samples it afresh
     while not env.done:
         view = env.view()
+        if draw:
+            view = view.model_copy(update={"draw": draw})
         agent = by_name[view.name]
         turn: AgentTurn = await agent.act(view, rng)
         simulated = simulated or turn.simulated
@@ -183,6 +186,7 @@ async def play_game(
                 env.rollback_to_last_irreversible()
             else:
                 resamples += 1
+        draw = draw + 1 if decision == "resample" else 0
         records.append(record)
 
     st = env.state

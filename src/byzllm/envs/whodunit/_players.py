@@ -42,11 +42,13 @@ def llm_agents(
     decoding: Decoding = "free",
     prompt: PromptStyle = "paper",
     final_move: FinalMove = "free",
+    redo_temperature: float = 0.7,
 ) -> list[LLMAgent]:
     """One LLM-backed agent per seat, all on ``model`` (``max_tokens`` bounds each reply;
     ``decoding="schema"`` constrains each reply to a valid move, ``prompt="compact"``
     shortens the system prompts, ``final_move="accuse"`` allows only the accusation on an
-    agent's last turn of a budget; see :class:`LLMAgent`)."""
+    agent's last turn of a budget, ``redo_temperature`` samples a resampled turn afresh; see
+    :class:`LLMAgent`)."""
     return [
         LLMAgent(
             name,
@@ -57,6 +59,7 @@ def llm_agents(
             decoding=decoding,
             prompt=prompt,
             final_move=final_move,
+            redo_temperature=redo_temperature,
         )
         for name in agent_names(game)
     ]

@@ -66,6 +66,14 @@ class WhoDunitPlayers(AgentsConfig):
         "accusation, so a small model that never accuses still names a culprit",
     )
 
+    redo_temperature: float = Field(
+        default=0.7,
+        ge=0.0,
+        le=2.0,
+        description="sampling temperature of a turn asked again after a monitor's resample "
+        "(seeded by the draw): at temperature 0 the same request gets the same reply",
+    )
+
     @field_validator("top_logprobs")
     @classmethod
     def _within_server_limit(cls, value: int, info: ValidationInfo) -> int:
@@ -97,6 +105,7 @@ class WhoDunitPlayers(AgentsConfig):
             decoding=self.decoding,
             prompt=self.prompt,
             final_move=self.final_move,
+            redo_temperature=self.redo_temperature,
         )
 
 
