@@ -56,6 +56,7 @@ class Scripted(ChatModel):
     def __init__(self, script: Callable[[str, int], str]) -> None:
         self.script = script
         self.calls: dict[str, int] = {}
+        self.configs: dict[str, list[GenerateConfig | None]] = {}
 
     async def generate(
         self, messages: Sequence[ChatMessage], config: GenerateConfig | None = None
@@ -66,6 +67,7 @@ class Scripted(ChatModel):
             role = system.split(".")[0]
         n = self.calls.get(role, 0)
         self.calls[role] = n + 1
+        self.configs.setdefault(role, []).append(config)
         text = self.script(role, n)
         return Completion(text=text, logprobs=_logprobs(text))
 
@@ -161,6 +163,19 @@ def test_reset_rewrites_feedback_and_tests() -> None:
     ]
     assert [o.turn for o in intervener.seen] == [1, 2, 3]
     assert all(o.run_turn == 1 for o in intervener.seen)
+
+
+def test_llm_feedback_rewritten_after_a_reset_is_sampled_afresh() -> None:
+    """After a reset the judge and the tester write new feedback and tests (the rogue-agents
+    paper, §4.1); the LLM ones got the same request at temperature 0 (and a cache hit), so
+    the reset changed nothing on real models."""
+    model = Scripted(_script({"algorithm developer": WRONG}))
+    result = asyncio.run(play_debate(PROBLEM, llm_team(model), rounds=2, intervener=ResetOnce()))
+    assert result.resets == 1
+    judge = [(c.temperature, c.seed) for c in model.configs["judge"] if c is not None]
+    tester = [(c.temperature, c.seed) for c in model.configs["tester"] if c is not None]
+    assert judge == [(0.0, None), (0.7, 1)]  # the first writing, then the rewrite
+    assert tester == [(0.0, None), (0.7, 1)]
 
 
 def test_zero_shot_is_one_coder_one_round() -> None:

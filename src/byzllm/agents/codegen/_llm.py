@@ -44,11 +44,13 @@ class _Asker:
         max_reprompts: int,
         temperature: float,
         max_tokens: int | None,
+        redo_temperature: float = 0.7,
     ) -> None:
         if max_reprompts < 0:
             raise ValueError("max_reprompts must be >= 0")
         self.model = model
         self.max_reprompts = max_reprompts
+        self.redo_temperature = redo_temperature
         self.config = GenerateConfig(
             temperature=temperature, top_logprobs=top_logprobs, max_tokens=max_tokens
         )
@@ -58,12 +60,19 @@ class _Asker:
         messages: list[ChatMessage],
         read: Callable[[str], Parsed[_T]],
         hint: str,
+        *,
+        draw: int = 0,
     ) -> tuple[Completion, Parsed[_T], list[str], list[str]]:
-        """Ask until ``read(text)`` does not fall back (or re-prompts run out)."""
+        """Ask until ``read(text)`` does not fall back (or re-prompts run out). ``draw`` > 0
+        (a rewrite after an intervention) asks at ``redo_temperature`` with the draw as seed:
+        the same request at temperature 0, or through the cache, gets the same reply."""
+        config = self.config
+        if draw > 0:
+            config = config.model_copy(update={"temperature": self.redo_temperature, "seed": draw})
         replies: list[str] = []
         errors: list[str] = []
         while True:
-            completion = await self.model.generate(messages, self.config)
+            completion = await self.model.generate(messages, config)
             replies.append(completion.text)
             reading = read(completion.text)
             if not reading.fell_back or len(replies) > self.max_reprompts:
@@ -145,7 +154,9 @@ class LLMCoder:
 
 class _Reviewer:
     """What the judge and the tester share: a name (the class's ``default_name`` unless given)
-    and a model asked with logprobs at every decision position."""
+    and a model asked with logprobs at every decision position. Feedback or tests rewritten
+    after an intervention (``view.attempt`` > 0: the rogue-agents paper, §4.1, new F and T)
+    are asked at ``redo_temperature`` with the attempt as the sampling seed."""
 
     default_name = "Reviewer"
 
@@ -158,9 +169,12 @@ class _Reviewer:
         max_reprompts: int = 1,
         temperature: float = 0.0,
         max_tokens: int | None = 1024,
+        redo_temperature: float = 0.7,
     ) -> None:
         self.name = self.default_name if name is None else name
-        self._asker = _Asker(model, top_logprobs, max_reprompts, temperature, max_tokens)
+        self._asker = _Asker(
+            model, top_logprobs, max_reprompts, temperature, max_tokens, redo_temperature
+        )
 
 
 class LLMJudge(_Reviewer):
@@ -182,6 +196,7 @@ class LLMJudge(_Reviewer):
             read,
             "Start with one line per solution, 'Solution i: CORRECT' or 'Solution i: WRONG', "
             "then 'Best: i'.",
+            draw=view.attempt,
         )
         parsed = read_feedback(completion.text, n).value
         return Feedback(
@@ -208,6 +223,7 @@ class LLMTester(_Reviewer):
             render_tester_prompt(view),
             read_tests,
             "Write one `assert f(...) == expected` per line in a ```python code block.",
+            draw=view.attempt,
         )
         parsed = read_tests(completion.text).value
         return TestSuite(

@@ -74,8 +74,10 @@ def llm_team(
     top_logprobs: int = 10,
     max_reprompts: int = 1,
     max_tokens: int | None = 1024,
+    redo_temperature: float = 0.7,
 ) -> Team:
-    """LLM-backed coders, judge and tester on ``model`` (``debate=False``: one coder)."""
+    """LLM-backed coders, judge and tester on ``model`` (``debate=False``: one coder); the
+    judge and tester rewrite after an intervention at ``redo_temperature``."""
     n = coders if debate else 1
     team = [
         LLMCoder(
@@ -92,9 +94,17 @@ def llm_team(
     return Team(
         coders=team,
         judge=LLMJudge(
-            model, top_logprobs=top_logprobs, max_reprompts=max_reprompts, max_tokens=max_tokens
+            model,
+            top_logprobs=top_logprobs,
+            max_reprompts=max_reprompts,
+            max_tokens=max_tokens,
+            redo_temperature=redo_temperature,
         ),
         tester=LLMTester(
-            model, top_logprobs=top_logprobs, max_reprompts=max_reprompts, max_tokens=max_tokens
+            model,
+            top_logprobs=top_logprobs,
+            max_reprompts=max_reprompts,
+            max_tokens=max_tokens,
+            redo_temperature=redo_temperature,
         ),
     )

@@ -91,6 +91,14 @@ class CodeGenConfig(AgentsConfig):
     )
     top_logprobs: int = Field(default=10, ge=1, description="at most max_top_logprobs")
     max_reprompts: int = Field(default=1, ge=0)
+    redo_temperature: float = Field(
+        default=0.7,
+        ge=0.0,
+        le=2.0,
+        description="sampling temperature of feedback and tests rewritten after an "
+        "intervention (seeded by the attempt): at temperature 0 the same request gets the "
+        "same reply",
+    )
     max_tokens: int | None = Field(default=1024, ge=1)
     renormalize: bool = True
 

@@ -182,6 +182,7 @@ def _team(cfg: CodeGenConfig, problem: CodeProblem, condition: str, salt: str) -
         top_logprobs=cfg.top_logprobs,
         max_reprompts=cfg.max_reprompts,
         max_tokens=cfg.max_tokens,
+        redo_temperature=cfg.redo_temperature,
     )
 
 
