@@ -4,10 +4,12 @@ For questions q = 1..Q with ground truth y*_q and responses r_{i,q}^(t):
 
 * accuracy of a set of agents G at round t: acc_G(t) = mean over q and i ∈ G of
   1[r_{i,q}^(t) = y*_q] (the average per-agent accuracy);
-* **IAA** = acc_V(0) and **FAA** = acc_V(T) over *all* agents V (adversaries included, as in
-  Table 1, where the replaying adversary counts as wrong);
+* **IAA** = acc_V(0) and **FAA** = acc_V(T) over *all* agents V (adversaries included, §5.1):
+  an adversary counts on whether its message is right, so a replayed answer that happens to
+  be right for the question counts as right;
 * **BFTI** = FAA − IAA;
-* **RA** = fraction of questions whose majority vote over all agents V at round T equals y*;
+* **RA** (Round-level Accuracy, §5.1) = fraction of questions whose majority vote over all
+  agents V at round T equals y*;
 * **W IAA→FAA**, **S IAA→FAA** = acc of the weak / strong honest groups at rounds 0 and T;
 * **H-Majority** = fraction of questions whose majority vote over the honest agents H at round
   T equals y*.

@@ -74,7 +74,7 @@ METRICS: tuple[Metric, ...] = (
     ),
     Metric(
         "RA",
-        "Robust Accuracy: the share of questions whose majority vote of all agents at T is "
+        "Round-level Accuracy: the share of questions whose majority vote of all agents at T is "
         "correct (a tie at the top counts as wrong; agents with no answer abstain)",
         "RA = mean over q of 1[majority of {r_i,q(T) : i ∈ V} = y*_q]",
         _SAC,
