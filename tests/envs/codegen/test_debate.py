@@ -111,6 +111,8 @@ def test_debate_runs_tests_and_judge_positions() -> None:
     tester_turn = next(t for t in result.turns if t.obs.role == "tester")
     assert len(tester_turn.obs.distributions) == 2  # the expected values "2" and "5"
     assert result.parse["judge"] == {"calls": 1, "fallbacks": 0}
+    # Both monitored turns came with their log-probabilities.
+    assert result.parse["logprobs"] == {"calls": 2, "fallbacks": 0}
     assert second.solutions[0].helpful_feedback == 4
 
 
@@ -130,6 +132,24 @@ def test_bad_replies_are_counted_never_raised() -> None:
     assert result.syntax_errors >= 2
     assert result.run_failures.get("aborted_test_runs", 0) >= 1
     assert not result.passed
+
+
+class _NoSpelling(Scripted):
+    """Replies whose log-probability tokens do not spell them (a server's other tokenizer)."""
+
+    async def generate(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig | None = None
+    ) -> Completion:
+        reply = await super().generate(messages, config)
+        other = [TokenLogprob(token="?", logprob=-0.1, top=[("?", -0.1)])]
+        return reply.model_copy(update={"logprobs": other})
+
+
+def test_monitored_turns_without_logprobs_are_counted() -> None:
+    """The monitor reads such a turn as no uncertainty (its documented default)."""
+    model = _NoSpelling(_script({}))
+    result = asyncio.run(play_debate(PROBLEM, llm_team(model), rounds=2, execution="simulated"))
+    assert result.parse["logprobs"] == {"calls": 2, "fallbacks": 2}
 
 
 class ResetOnce:

@@ -328,11 +328,16 @@ async def play_debate(
                 action: dict[str, Any] = {"verdicts": feedback.verdicts, "pick": feedback.pick}
                 dists, name, fb = feedback.distributions, judge.name, feedback.fallback
                 errors, text, noise = feedback.parse_errors, feedback.text, feedback.noise
+                llm = not feedback.simulated
             else:
                 counts.add("tests", suite.fallback)
                 action = {"tests": len(suite.tests), "dropped": suite.dropped}
                 dists, name, fb = suite.distributions, tester.name, suite.fallback
                 errors, text, noise = suite.parse_errors, "\n".join(suite.tests), suite.noise
+                llm = not suite.simulated
+            if llm and not fb:
+                # A monitored turn read as no uncertainty (parse health, stage logprobs).
+                counts.add("logprobs", not any(dists))
             obs = TurnObservation(
                 game_id=key,
                 turn=total_turns,
