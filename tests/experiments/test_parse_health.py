@@ -85,10 +85,11 @@ def test_move_counts() -> None:
 
 
 def test_logprob_counts_leave_out_turns_that_fell_back() -> None:
-    turns = [(False, 2), (False, 0), (True, 0), (False, 1)]
+    position = [("3", -0.1), ("4", -2.3)]
+    turns = [(False, [position, position]), (False, []), (True, []), (False, [position])]
     assert logprob_counts(turns, simulated=False) == {"logprobs": {"calls": 3, "fallbacks": 1}}
     assert logprob_counts(turns, simulated=True) == {}
-    assert logprob_counts([(True, 0)], simulated=False) == {}
+    assert logprob_counts([(True, [])], simulated=False) == {}
 
 
 def test_every_stage_has_wording() -> None:

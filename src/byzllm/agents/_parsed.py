@@ -18,7 +18,7 @@ decision positions, which the monitor reads).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, get_args
 
@@ -71,6 +71,14 @@ class ParseCounts:
         entry = self.counts.setdefault(stage, [0, 0])
         entry[0] += 1
         entry[1] += int(fell_back)
+
+    def add_logprobs(self, distributions: Sequence[Sequence[Any]], *, fell_back: bool) -> None:
+        """Count one monitored turn's log-probabilities (stage ``logprobs``): one without any
+        at its decision positions is a fall-back (the monitor reads it as no uncertainty,
+        :mod:`byzllm.monitor.features`); a turn that fell back to its default action is its
+        own stage's fall-back and is not counted again."""
+        if not fell_back:
+            self.add("logprobs", not any(distributions))
 
     def merge(self, other: ParseCounts | Mapping[str, Any] | None) -> None:
         """Add ``other``'s counts: a :class:`ParseCounts` or a :meth:`to_dict` mapping.

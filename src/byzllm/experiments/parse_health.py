@@ -316,22 +316,16 @@ def unit_records(store: Store, kinds: Sequence[str] = UNIT_KINDS) -> list[dict[s
 
 
 def logprob_counts(
-    turns: Iterable[tuple[bool, int]], *, simulated: bool
+    turns: Iterable[tuple[bool, Sequence[Sequence[Any]]]], *, simulated: bool
 ) -> dict[str, dict[str, int]]:
     """A monitored game's ``logprobs`` counts from its monitored turns, each as (fell back to
-    its default action, number of decision positions with log-probabilities).
-
-    Every monitored turn of an LLM-backed game that produced a valid action is one read of
-    log-probabilities (``calls``); one without any at its decision positions is a fall-back:
-    the monitor reads it as no uncertainty (:mod:`byzllm.monitor.features`). Turns that fell
-    back to their default action are their own stage's fall-backs, not counted again.
-    Simulated games: ``{}``.
-    """
+    its default action, its decision positions' distributions): every turn of an LLM-backed
+    game that produced a valid action is one read, one without log-probabilities a fall-back
+    (:meth:`~byzllm.agents.ParseCounts.add_logprobs`). Simulated games: ``{}``."""
     counts = ParseCounts()
     if not simulated:
-        for fell_back, positions in turns:
-            if not fell_back:
-                counts.add("logprobs", positions == 0)
+        for fell_back, distributions in turns:
+            counts.add_logprobs(distributions, fell_back=fell_back)
     return counts.to_dict()
 
 

@@ -116,6 +116,15 @@ class GenerateConfig(BaseModel):
     stop: tuple[str, ...] | None = None
     response_format: Literal["text", "json_object"] | JsonSchema | None = None
 
+    def redrawn(self, draw: int, temperature: float) -> GenerateConfig:
+        """These settings for the ``draw``-th asking again of the same prompt (a resample, a
+        rewrite after a reset): sampled at ``temperature`` with the draw as seed, since the
+        same request at temperature 0, or through the response cache, gets the same reply.
+        Draw 0 (the first asking) keeps them as they are."""
+        if draw <= 0:
+            return self
+        return self.model_copy(update={"temperature": temperature, "seed": draw})
+
 
 class TokenLogprob(BaseModel):
     """One generated token: its text, its log-probability and the top-k alternatives.

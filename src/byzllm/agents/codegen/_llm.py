@@ -66,9 +66,7 @@ class _Asker:
         """Ask until ``read(text)`` does not fall back (or re-prompts run out). ``draw`` > 0
         (a rewrite after an intervention) asks at ``redo_temperature`` with the draw as seed:
         the same request at temperature 0, or through the cache, gets the same reply."""
-        config = self.config
-        if draw > 0:
-            config = config.model_copy(update={"temperature": self.redo_temperature, "seed": draw})
+        config = self.config.redrawn(draw, self.redo_temperature)
         replies: list[str] = []
         errors: list[str] = []
         while True:

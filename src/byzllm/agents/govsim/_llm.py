@@ -72,11 +72,7 @@ class LLMFisher:
     async def catch(self, view: FisherView, rng: random.Random) -> CatchTurn:
         """Ask for the month's catch, re-prompting with hints; fall back to 0 tons."""
         messages = render_catch_prompt(view)
-        config = self.config
-        if view.draw > 0:
-            config = config.model_copy(
-                update={"temperature": self.redo_temperature, "seed": view.draw}
-            )
+        config = self.config.redrawn(view.draw, self.redo_temperature)
         replies: list[str] = []
         errors: list[str] = []
         for _attempt in range(self.max_reprompts + 1):
@@ -116,11 +112,7 @@ class LLMFisher:
 
     async def speak(self, view: FisherView, rng: random.Random) -> SpeechTurn:
         """One utterance of the meeting; amounts and their positions are read from it."""
-        config = self.config
-        if view.attempt > 0:
-            config = config.model_copy(
-                update={"temperature": self.redo_temperature, "seed": view.attempt}
-            )
+        config = self.config.redrawn(view.attempt, self.redo_temperature)
         completion = await self.model.generate(render_speech_prompt(view), config)
         text = completion.text.strip()[:MAX_REPLY_CHARS]
         amounts = find_amounts(text)

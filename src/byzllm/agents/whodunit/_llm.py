@@ -114,11 +114,7 @@ class LLMAgent:
         """The generation settings of a request for ``view`` (with its move schema if
         ``decoding`` is ``"schema"``); a resampled turn (``view.draw`` > 0) is sampled at
         ``redo_temperature`` with the draw as its seed."""
-        config = self.config
-        if view.draw > 0:
-            config = config.model_copy(
-                update={"temperature": self.redo_temperature, "seed": view.draw}
-            )
+        config = self.config.redrawn(view.draw, self.redo_temperature)
         if self.decoding == "free":
             return config
         schema = action_schema(

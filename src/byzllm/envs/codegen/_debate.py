@@ -335,9 +335,8 @@ async def play_debate(
                 dists, name, fb = suite.distributions, tester.name, suite.fallback
                 errors, text, noise = suite.parse_errors, "\n".join(suite.tests), suite.noise
                 llm = not suite.simulated
-            if llm and not fb:
-                # A monitored turn read as no uncertainty (parse health, stage logprobs).
-                counts.add("logprobs", not any(dists))
+            if llm:
+                counts.parse.add_logprobs(dists, fell_back=fb)
             obs = TurnObservation(
                 game_id=key,
                 turn=total_turns,

@@ -159,11 +159,6 @@ def get_environment(name: str) -> MonitorEnvironment:
         ) from None
 
 
-def _positions(obs: TurnObservation) -> int:
-    """Decision positions with log-probabilities (an empty top-k list counts as absent)."""
-    return sum(1 for distribution in obs.distributions if distribution)
-
-
 def _limit(cfg: MonitorExperimentConfig, split: str) -> int | None:
     return {"train": cfg.n_train, "validation": cfg.n_validation, "test": cfg.n_test}[split]
 
@@ -255,7 +250,7 @@ class WhoDunitEnvironment:
             parse={
                 **move_counts((t.fallback for t in result.turns), simulated=result.simulated),
                 **logprob_counts(
-                    ((t.fallback, _positions(t.obs)) for t in result.turns),
+                    ((t.fallback, t.obs.distributions) for t in result.turns),
                     simulated=result.simulated,
                 ),
             },
@@ -351,7 +346,7 @@ class GovSimEnvironment:
             parse={
                 **catch_counts(result),
                 **logprob_counts(
-                    ((t.fallback, _positions(t.obs)) for t in result.turns if t.monitored),
+                    ((t.fallback, t.obs.distributions) for t in result.turns if t.monitored),
                     simulated=result.simulated,
                 ),
             },
