@@ -2,7 +2,7 @@
 
 Two mechanisms, one per kind of child (and :func:`usable_cores`, what a pool or a model
 server may size itself by; :func:`without_secrets` and :func:`secrets_hidden`, what a child
-that calls no model inherits of the environment):
+that calls no model inherits of the environment; :func:`adopt_secrets`, what a worker keeps):
 
 * :func:`die_with_parent` -- for a child started with :mod:`subprocess` (the llama.cpp server of
   ``byzllm serve``): pass it as ``preexec_fn`` and, on Linux, the kernel sends the child a
@@ -29,10 +29,12 @@ from collections.abc import Iterator, Mapping
 
 __all__ = [
     "PARENT_GONE_EXIT_CODE",
+    "adopt_secrets",
     "die_with_parent",
     "exit_with_parent",
     "looks_secret",
     "secrets_hidden",
+    "secrets_of",
     "signal_name",
     "usable_cores",
     "without_secrets",
@@ -54,6 +56,24 @@ def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
     """``environ`` less every variable that :func:`looks_secret`: the environment of a child
     that calls no model (git, the sqlite3 shell, workers of a simulated run)."""
     return {name: value for name, value in environ.items() if not looks_secret(name)}
+
+
+def secrets_of(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``environ`` that :func:`looks_secret`: what a worker that calls a
+    model must hold (:func:`adopt_secrets`)."""
+    return {name: value for name, value in environ.items() if looks_secret(name)}
+
+
+def adopt_secrets(secrets: Mapping[str, str]) -> None:
+    """Make ``secrets`` this process's secret-looking variables, exactly: drop the others.
+
+    For a worker forked from a fork server, which holds the environment it started with (one
+    per process, whatever run started it): a real-model run's workers get the keys the run
+    has now, and a simulated run's workers none, whichever kind of run started the server.
+    """
+    for name in [name for name in os.environ if looks_secret(name)]:
+        del os.environ[name]
+    os.environ.update(secrets)
 
 
 @contextlib.contextmanager

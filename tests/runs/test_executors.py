@@ -226,7 +226,8 @@ async def main(keep):
         with Store.open(folder) as store:
             print(sorted({str(r["key"]) for r in store.records("seen")}))
 
-asyncio.run(main(sys.argv[1] == "keep"))
+for run in sys.argv[1:]:
+    asyncio.run(main(run == "keep"))
 """
 
 
@@ -234,18 +235,34 @@ asyncio.run(main(sys.argv[1] == "keep"))
     "forkserver" not in __import__("multiprocessing").get_all_start_methods(),
     reason="the fork server is how workers start without secrets",
 )
-@pytest.mark.parametrize(("keep", "seen"), [("keep", "['sk-canary-42']"), ("drop", "['None']")])
-def test_workers_of_work_that_calls_no_model_get_no_api_key(keep: str, seen: str) -> None:
+@pytest.mark.parametrize(
+    ("runs", "seen"),
+    [
+        (["keep"], ["['sk-canary-42']"]),
+        (["drop"], ["['None']"]),
+        # The fork server starts once per process, with the environment of the first run:
+        # each run's workers must still get what that run asks for.
+        (["drop", "keep"], ["['None']", "['sk-canary-42']"]),
+        # ... though a server started with the key leaves it in its workers' /proc environ
+        # (only there: not in os.environ).
+        (["keep", "drop"], ["['sk-canary-42']", "['in /proc']"]),
+    ],
+)
+def test_workers_of_work_that_calls_no_model_get_no_api_key(
+    runs: list[str], seen: list[str]
+) -> None:
     """A simulated run's workers held the environment's API keys (in os.environ and their
-    /proc environ): ``keep_secrets=False`` starts the fork server without them. A fresh
-    interpreter each, since a process starts its fork server once."""
+    /proc environ): ``keep_secrets=False`` starts the fork server without them. And a
+    real-model run after a simulated one in the same process got workers without the key:
+    each worker now takes the secrets of its own run. A fresh interpreter per case, since a
+    process starts its fork server once."""
     env = {**os.environ, "OPENAI_API_KEY": "sk-canary-42", "PYTHONPATH": str(IMPORTABLE)}
     done = subprocess.run(
-        [sys.executable, "-c", _SEE_KEY, keep], env=env, capture_output=True, text=True,
+        [sys.executable, "-c", _SEE_KEY, *runs], env=env, capture_output=True, text=True,
         timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == seen
+    assert done.stdout.splitlines() == seen
 
 
 def test_simulated_work_gets_workers_without_secrets() -> None:

@@ -28,7 +28,13 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
-from byzllm._process import exit_with_parent, secrets_hidden, usable_cores
+from byzllm._process import (
+    adopt_secrets,
+    exit_with_parent,
+    secrets_hidden,
+    secrets_of,
+    usable_cores,
+)
 from byzllm.errors import ConfigError
 
 from ._records import PackedRecords, Record, coerce_records, pack_records
@@ -182,6 +188,14 @@ def _packed_in_process(work: WorkFn, payload: dict[str, Any]) -> PackedRecords:
     return pack_records(coerce_records(_call_in_process(work, payload)))
 
 
+def _start_worker(secrets: dict[str, str]) -> None:  # pragma: no cover - in a worker
+    """The initializer of every :class:`ProcessExecutor` worker: the run's secrets (sent
+    through the worker's start-up pipe, never a file or an argument), and exit with the
+    process that started it."""
+    adopt_secrets(secrets)
+    exit_with_parent()
+
+
 class ProcessExecutor(Executor):
     """Runs work in a pool of worker processes: real parallelism for CPU-bound work
     (simulations) that threads cannot give under the GIL.
@@ -203,6 +217,11 @@ class ProcessExecutor(Executor):
     ``cpu_bound`` config) starts the fork server, and so every worker, without the
     environment's secret-looking variables (API keys, tokens:
     :func:`byzllm._process.looks_secret`), where this process has not started one already.
+    Either way each worker then takes the secrets it should hold (none, or this process's
+    own at the start of the run; :func:`byzllm._process.adopt_secrets`), since the fork
+    server, started once per process, keeps the environment of whichever run started it
+    (a worker forked from one started with the keys still shows them in its ``/proc``
+    environ, though not in ``os.environ``).
     """
 
     def __init__(self, max_workers: int | None = None, *, keep_secrets: bool = True) -> None:
@@ -227,7 +246,10 @@ class ProcessExecutor(Executor):
         # More processes than cores only adds start-up time and memory for CPU-bound work.
         workers = self.max_workers or min(concurrency, usable_cores())
         self._pool = ProcessPoolExecutor(
-            max_workers=max(1, workers), mp_context=context, initializer=exit_with_parent
+            max_workers=max(1, workers),
+            mp_context=context,
+            initializer=_start_worker,
+            initargs=(secrets_of(os.environ) if self.keep_secrets else {},),
         )
 
     async def run(self, work: WorkFn, unit: Unit) -> PackedRecords:
