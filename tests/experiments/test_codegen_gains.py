@@ -87,3 +87,29 @@ def test_a_gain_that_rounds_to_zero_never_prints_negative_zero() -> None:
     assert gain_line(gain) == (
         "humaneval: monitor-1 - none = +0.0 points [-7.5, +0.0] on 49 problems (paired)"
     )
+
+
+def test_a_gain_on_three_problems_is_not_significant_however_clear() -> None:
+    """Three problems the monitor wins and none it loses: the paired interval is
+    [+100, +100], but three coin flips agree one time in four (sign test p = 0.25); six
+    give p = 0.03."""
+    from byzllm.runs import sign_test_p
+
+    def rows(problems: int) -> list[dict[str, Any]]:
+        return [
+            {"source": "h", "condition": c, "problem_id": f"P{p}", "passed": c == "monitor-1"}
+            for p in range(problems)
+            for c in ("none", "monitor-1")
+        ]
+
+    three = next(g for g in gain_rows(rows(3)) if g["comparison"] == "monitor-1 - none")
+    assert (three["ci_low"], three["ci_high"], three["better"], three["worse"]) == (1, 1, 3, 0)
+    assert sign_test_p(3, 0) == 0.25 and three["verdict"] == "not significant"
+    assert "not significant" in gain_line(three)
+    six = next(g for g in gain_rows(rows(6)) if g["comparison"] == "monitor-1 - none")
+    assert six["verdict"] == "significant"
+
+
+def test_without_the_monitor_no_control_row_asks_for_the_control() -> None:
+    rows = [{"source": "h", "condition": "none", "problem_id": "P0", "passed": True}]
+    assert gain_rows(rows) == []

@@ -100,3 +100,29 @@ def test_a_summary_of_stored_dicts_equals_one_of_validated_traces(
     assert stored and all(r["simulated"] for r in stored)
     models = [{**r, "trace": QuestionTrace.model_validate(r["trace"])} for r in stored]
     assert summarize(stored) == summarize(models)
+
+
+def test_a_questions_seeds_are_resampled_together(records: list[dict[str, object]]) -> None:
+    """The same questions under three seeds (here: three copies) are 12 units, not 36: the
+    report's intervals are those of one copy, and it counts 12 distinct questions."""
+    sac = [r for r in records if r["protocol"] == "sac"]
+    (meta, _), = summarize(sac)
+    (tripled, metrics), = summarize(
+        [{**r, "seed": s} for s in range(3) for r in sac]  # the record of another seed
+    )
+    assert metrics.n_questions == 36 and tripled["distinct_questions"] == 12
+    for name, (low, high) in meta["intervals"].items():
+        assert tripled["intervals"][name] == pytest.approx([low, high]), name
+    counts = np.array([round_counts(QuestionTrace.model_validate(r["trace"])) for r in sac])
+    alone = count_intervals(np.vstack([counts] * 3))  # without the question ids: too narrow
+    assert alone["IAA"].high - alone["IAA"].low < meta["intervals"]["IAA"][1] - meta[
+        "intervals"
+    ]["IAA"][0]
+
+
+def test_whole_percent_arrows_round_halves_up() -> None:
+    from byzllm.experiments.consensus.report import _arrow
+
+    assert _arrow(0.625, 0.375) == "63→38"  # was 62→38: halves to even
+    assert _arrow(0.125, 0.875) == "13→88"
+    assert _arrow(None, 0.5) == "-"

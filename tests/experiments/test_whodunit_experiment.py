@@ -103,3 +103,35 @@ async def test_models_are_shared_per_event_loop() -> None:
     thread.start()
     thread.join()
     assert other[0] is not first  # a client is bound to its own event loop
+
+
+def test_game_intervals_bootstrap_the_statistic_the_report_prints() -> None:
+    """Precision is the mean over runs of each run's wins among its accusations: run 0
+    accuses once and wins (1.0), run 1 accuses in all ten games and wins one (0.1); the
+    report prints 0.55, and the interval, of the same statistic, holds it (the pooled
+    interval was [0.0, 0.44]). A game's repeats are one unit, and a rate every game got
+    right is not certain."""
+    from byzllm.envs.whodunit import summarize_runs
+    from byzllm.experiments.whodunit.experiment import load_games
+    from byzllm.experiments.whodunit.report import game_intervals
+
+    def game(i: int, repeat: int, accused: bool, success: bool) -> dict[str, Any]:
+        return {
+            "game_id": f"g{i}", "repeat": repeat, "variant": "asym", "agents": "sim",
+            "n_suspects": 5, "success": success, "accused": accused, "culprit": 1,
+            "total_turns": 4 + i,
+        }  # fmt: skip
+
+    games = [game(i, 0, i == 0, i == 0) for i in range(10)]
+    games += [game(i, 1, True, i == 0) for i in range(10)]
+    (runs,) = load_games(games).values()
+    assert summarize_runs(runs).precision == pytest.approx(0.55)
+    low, high = game_intervals(games)["precision"]
+    assert low <= 0.55 <= high
+    # Ten games, each won in both repeats: ten units, Wilson's [10 / (10 + z²), 1].
+    won = [game(i, r, True, True) for i in range(10) for r in range(2)]
+    assert game_intervals(won)["success_rate"] == (pytest.approx(10 / 13.841459), 1.0)
+    # Repeats that copy each other change nothing.
+    mixed = [game(i, 0, True, i % 3 == 0) for i in range(10)]
+    copied = mixed + [{**g, "repeat": 1} for g in mixed]
+    assert game_intervals(copied) == pytest.approx(game_intervals(mixed))

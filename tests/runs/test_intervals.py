@@ -9,7 +9,7 @@ import pytest
 
 from byzllm.runs._intervals import (
     Interval,
-    _column_quantiles,
+    percentile_bounds,
     bootstrap_interval,
     bootstrap_intervals,
     weighted_mean_intervals,
@@ -77,11 +77,12 @@ def test_column_quantiles_match_one_quantile_per_column() -> None:
     samples = rng.random((500, 12))
     samples[rng.random((500, 12)) < 0.3 * (np.arange(12) % 3 == 0)] = np.nan
     samples[:, 4] = np.nan  # no finite resample at all
-    low, high = _column_quantiles(samples, 0.025)
+    low, high = percentile_bounds(samples, level=0.95)
     for k in range(samples.shape[1]):
         column = samples[:, k][np.isfinite(samples[:, k])]
         if column.size:
-            want = np.quantile(column, [0.025, 0.975])
+            alpha = (1.0 - 0.95) / 2.0
+            want = np.quantile(column, [alpha, 1.0 - alpha])
             assert (low[k], high[k]) == (want[0], want[1])
         else:
             assert np.isnan(low[k]) and np.isnan(high[k])
@@ -105,14 +106,77 @@ def test_shared_resample_draws_give_the_numbers_of_a_fresh_draw() -> None:
     first = weighted_mean_intervals(v, w, resamples=500, seed=3)
     again = weighted_mean_intervals(v, w, resamples=500, seed=3)  # from the cache
     fresh_counts = intervals._draw_counts(40, 500, 3)
-    assert (intervals._resample_counts(40, 500, 3) == fresh_counts).all()
+    assert (intervals.resample_counts(40, resamples=500, seed=3) == fresh_counts).all()
     with np.errstate(invalid="ignore", divide="ignore"):
         means = (fresh_counts @ (v * w)) / (fresh_counts @ w)
-    low, high = intervals._column_quantiles(means, (1.0 - 0.95) / 2.0)
+    low, high = intervals.percentile_bounds(means, level=0.95)
     for got in (first, again):
         assert np.array_equal(got[1], low, equal_nan=True)
         assert np.array_equal(got[2], high, equal_nan=True)
-    assert not intervals._resample_counts(40, 500, 3).flags.writeable
+    assert not intervals.resample_counts(40, resamples=500, seed=3).flags.writeable
     # A draw too large to keep is made afresh, the same numbers.
     big = intervals._CACHED_DRAWS // 500 + 1
-    assert (intervals._resample_counts(big, 500, 3) == intervals._draw_counts(big, 500, 3)).all()
+    assert (intervals.resample_counts(big, resamples=500, seed=3) == intervals._draw_counts(big, 500, 3)).all()
+
+
+def test_cluster_sums_by_hand() -> None:
+    from byzllm.runs import cluster_sums
+
+    sums, n = cluster_sums([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], ["q2", "q1", "q2"])
+    assert n == 2 and sums.tolist() == [[6.0, 8.0], [3.0, 4.0]]  # first-seen order
+    alone, n = cluster_sums([[1.0], [2.0]], ["a", "b"])
+    assert n == 2 and alone.tolist() == [[1.0], [2.0]]
+    with pytest.raises(ValueError, match="3 cluster labels for 2 rows"):
+        cluster_sums([[1.0], [2.0]], ["a", "b", "c"])
+
+
+def test_copies_of_a_unit_resampled_together_give_the_intervals_of_one_copy() -> None:
+    """Three seeds of the same 25 questions: resampled by question, the intervals are those
+    of one seed's questions (the cluster sums are 3 × the rows, the weighted means equal);
+    resampled one by one, they were narrower, as if there were 75 independent questions."""
+    rng = np.random.default_rng(5)
+    v, w = rng.integers(0, 2, (25, 3)).astype(float), rng.integers(1, 4, (25, 3)).astype(float)
+    once = weighted_mean_intervals(v, w, resamples=500)
+    copies = [f"q{i}" for i in range(25)] * 3
+    clustered = weighted_mean_intervals(
+        np.vstack([v] * 3), np.vstack([w] * 3), clusters=copies, resamples=500
+    )
+    for got, want in zip(clustered, once, strict=True):
+        assert np.allclose(got, want)
+    pooled = weighted_mean_intervals(np.vstack([v] * 3), np.vstack([w] * 3), resamples=500)
+    assert ((pooled[2] - pooled[1]) < (once[2] - once[1])).all()
+
+
+def test_an_interval_of_a_rate_at_0_or_1_is_the_wilson_interval() -> None:
+    """n of n is not certainty: Wilson's [n / (n + z²), 1], z² = 1.959964² = 3.841459."""
+    all_right = bootstrap_interval([1.0] * 16, rate=True)
+    assert (all_right.value, all_right.high) == (1.0, 1.0)
+    assert all_right.low == pytest.approx(16 / (16 + 3.841459), abs=1e-6)  # 0.80639
+    all_wrong = bootstrap_interval([0.0] * 20, rate=True)
+    assert (all_wrong.low, all_wrong.high) == (0.0, pytest.approx(3.841459 / 23.841459))
+    assert bootstrap_interval([1.0], rate=True).low == pytest.approx(1 / 4.841459)
+    # Not a rate (a difference, a mean of turns): the bootstrap's interval as it is.
+    assert bootstrap_interval([1.0] * 16).low == 1.0
+    # A rate whose units differ keeps its bootstrap interval.
+    mixed = [1.0, 0.0, 1.0, 1.0]
+    assert bootstrap_interval(mixed, rate=True) == bootstrap_interval(mixed)
+    point, low, high = weighted_mean_intervals(
+        np.ones((16, 2)), np.ones((16, 2)), rates=[True, False]
+    )
+    assert low[0] == pytest.approx(16 / 19.841459, abs=1e-6) and low[1] == 1.0
+    # The units of a column are those with weight in it: 4 here.
+    weights = np.ones((16, 1))
+    weights[4:] = 0.0
+    _, low, _ = weighted_mean_intervals(np.ones((16, 1)), weights, rates=True)
+    assert low[0] == pytest.approx(4 / 7.841459, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("better", "worse", "p"),
+    [(3, 0, 0.25), (6, 0, 0.03125), (5, 1, 14 / 64), (0, 0, 1.0), (2, 2, 1.0), (0, 5, 0.0625)],
+)
+def test_sign_test_by_hand(better: int, worse: int, p: float) -> None:
+    from byzllm.runs import sign_test_p
+
+    # (5, 1): 2 × (C(6,0) + C(6,1)) / 2^6 = 2 × 7 / 64.
+    assert sign_test_p(better, worse) == pytest.approx(p)

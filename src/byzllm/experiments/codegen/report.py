@@ -96,7 +96,7 @@ def table1_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for (source, condition), group in _by_condition(rows, "source"):
         values = list(per[(source, condition)].values())
-        ci = bootstrap_interval(values)
+        ci = bootstrap_interval(values, rate=True)
         parse_calls = sum(v.get("calls", 0) for g in group for v in (g.get("parse") or {}).values())
         parse_fb = sum(
             v.get("fallbacks", 0) for g in group for v in (g.get("parse") or {}).values()
@@ -136,7 +136,8 @@ def paired_gain(
         if not a or not b:
             continue
         common = sorted(set(a) & set(b))
-        ci = bootstrap_interval([a[p] - b[p] for p in common])
+        diffs = [a[p] - b[p] for p in common]
+        ci = bootstrap_interval(diffs)
         out.append(
             {
                 "source": source,
@@ -145,6 +146,9 @@ def paired_gain(
                 "gain": ci.value,
                 "ci_low": ci.low,
                 "ci_high": ci.high,
+                # Problems where the condition did better, and worse: the sign test.
+                "better": sum(d > 0 for d in diffs),
+                "worse": sum(d < 0 for d in diffs),
             }
         )
     return out
@@ -153,11 +157,15 @@ def paired_gain(
 def gain_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """``monitor-1`` against no intervention and against each control
     (:data:`~byzllm.experiments.monitor.ablations.CONTROLS`), per source: :func:`paired_gain`'s
-    rows plus ``verdict`` ("significant", "not significant": the interval contains 0). A
-    control that was not run gets a row with ``gain = None`` saying so."""
+    rows plus ``verdict`` ("significant", "not significant": the interval contains 0, or
+    the exact sign test over the problems does not reach p < 0.05). A control that was not
+    run gets a row with ``gain = None`` saying so; without ``monitor-1`` there is no row."""
     from byzllm.experiments.monitor.ablations import CONTROLS, interval_verdict
 
-    sources = sorted({str(r["source"]) for r in test_only(rows)})
+    # Only the sources where the monitor ran: elsewhere "add the control" would not help.
+    sources = sorted(
+        {str(r["source"]) for r in test_only(rows) if r.get("condition") == "monitor-1"}
+    )
     out: list[dict[str, Any]] = []
     for baseline in ("none", *CONTROLS):
         found = {g["source"]: g for g in paired_gain(rows, "monitor-1", baseline)}
@@ -175,7 +183,9 @@ def gain_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     "ci_high": None,
                 }
             g["over"] = CONTROLS.get(baseline, "no intervention")
-            g["verdict"] = interval_verdict(g["ci_low"], g["ci_high"])
+            g["verdict"] = interval_verdict(
+                g["ci_low"], g["ci_high"], better=g.get("better"), worse=g.get("worse")
+            )
             out.append(g)
     return out
 

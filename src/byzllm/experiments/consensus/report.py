@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +44,9 @@ __all__ = [
 ]
 
 #: What the intervals of every consensus report are (written under each table).
-INTERVAL_NOTE = BOOTSTRAP_METHOD.replace("over units", "over questions (seeds pooled)")
+INTERVAL_NOTE = BOOTSTRAP_METHOD.replace(
+    "over units", "over questions (a question's seeds resampled together)"
+)
 
 #: The §5.1 summary metrics as (round: 0 or -1 for T, per-round field).
 _SUMMARY = {
@@ -66,27 +69,35 @@ def consensus_intervals(
     Keys: the summary names of :class:`~byzllm.protocols.ConsensusMetrics` (``IAA``, ``FAA``,
     ``BFTI``, ...) and ``round{t}.{field}`` for the fields of ``RoundMetrics``. Every
     metric is a weighted mean of per-question values (weights: the agents of the group, or 1
-    for the majority votes), so a resample costs array sums; questions of several seeds are
-    resampled as one pool.
+    for the majority votes), so a resample costs array sums. A question run under several
+    seeds is one unit: its runs are resampled together (they share its difficulty), and
+    ``Interval.n`` counts distinct questions.
     """
     if not traces:
         return {}
     return count_intervals(
         np.array([round_counts(trace) for trace in traces], dtype=np.int64),
+        clusters=[trace.task_id for trace in traces],
         resamples=resamples,
         seed=seed,
     )
 
 
 def count_intervals(
-    counts: npt.NDArray[np.int64], *, resamples: int = 2000, seed: int = 0
+    counts: npt.NDArray[np.int64],
+    *,
+    clusters: Sequence[object] | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
 ) -> dict[str, Interval]:
     """:func:`consensus_intervals` from each question's :func:`~byzllm.protocols.round_counts`
     (``counts[q, t, k]``: question q, round t, count ``COUNT_FIELDS[k]``), so a report needs
-    to keep only these integers per question."""
-    n = len(counts)
-    if n == 0:
+    to keep only these integers per question. ``clusters``: each row's question id (rows of
+    one id are resampled together); without it every row is its own question."""
+    if len(counts) == 0:
         return {}
+    rows = len(counts)
+    n = rows if clusters is None else len(set(clusters))
     rounds = counts.shape[1]
     # Per question and round: hits over agents per group (weight: the group's agents), and
     # the two majority votes' wins (weight 1 where there was a vote).
@@ -94,15 +105,20 @@ def count_intervals(
     weights = np.concatenate([counts[:, :, 4:8], counts[:, :, [9, 11]]], axis=2).astype(float)
     values = np.zeros(weights.shape)
     np.divide(numerators, weights, out=values, where=weights > 0)
-    flat_v = values.reshape(n, -1)
-    flat_w = weights.reshape(n, -1)
+    flat_v = values.reshape(rows, -1)
+    flat_w = weights.reshape(rows, -1)
     # BFTI = FAA - IAA per resample: the same draws, so one extra column pair suffices.
     last = rounds - 1
     acc = ROUND_FIELDS.index("accuracy")
     diff_v = (values[:, last, acc] - values[:, 0, acc])[:, None]
     diff_w = weights[:, 0, acc][:, None]  # every agent counts at rounds 0 and T alike
     point, low, high = weighted_mean_intervals(
-        np.hstack([flat_v, diff_v]), np.hstack([flat_w, diff_w]), resamples=resamples, seed=seed
+        np.hstack([flat_v, diff_v]),
+        np.hstack([flat_w, diff_w]),
+        clusters=clusters,
+        rates=[True] * flat_v.shape[1] + [False],  # every column a rate but BFTI's
+        resamples=resamples,
+        seed=seed,
     )
     out: dict[str, Interval] = {}
     for t in range(rounds):
@@ -126,7 +142,8 @@ ConfigKey = tuple[str, str, str, int, int]
 def summarize(
     questions: Iterable[Mapping[str, Any]], *, intervals: bool = True
 ) -> list[tuple[dict[str, Any], ConsensusMetrics]]:
-    """§5.1 metrics per configuration (protocol, topology, composition, F, T), seeds pooled.
+    """§5.1 metrics per configuration (protocol, topology, composition, F, T), seeds pooled
+    (a question's seeds one unit of the intervals).
 
     ``questions`` are ``consensus_question`` records (dicts from the store, or models). The
     metadata of each configuration includes its calls, tokens and ``parse`` counts (replies
@@ -159,6 +176,8 @@ class _Configuration:
 
     simulated: bool = False
     counts: list[list[RoundCounts]] = field(default_factory=list)
+    #: Each question's task id: the unit its seeds are resampled as (count_intervals).
+    questions: list[str] = field(default_factory=list)
     calls: int = 0
     saved_calls: int = 0
     tokens: int = 0
@@ -235,6 +254,7 @@ class Summary:
         )
         trace = data["trace"]
         configuration = self._configurations.setdefault(key, _Configuration())
+        configuration.questions.append(str(data.get("task_id") or _task_id(trace)))
         simulated = bool(data.get("simulated"))
         if simulated and not isinstance(trace, QuestionTrace):
             configuration.add_simulated(trace)
@@ -268,11 +288,19 @@ class Summary:
                 from .scorer import scorer_auc
 
                 meta["scorer_auc"] = scorer_auc(seen.traces)
+            meta["distinct_questions"] = len(set(seen.questions))
             counts = np.array(seen.counts, dtype=np.int64)
             if intervals:
-                meta["intervals"] = {k: [v.low, v.high] for k, v in count_intervals(counts).items()}
+                meta["intervals"] = {
+                    k: [v.low, v.high]
+                    for k, v in count_intervals(counts, clusters=seen.questions).items()
+                }
             out.append((meta, metrics_from_counts(counts.sum(axis=0).tolist(), n)))
         return out
+
+
+def _task_id(trace: QuestionTrace | Mapping[str, Any]) -> str:
+    return trace.task_id if isinstance(trace, QuestionTrace) else str(trace["task_id"])
 
 
 def scorer_auc_lines(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list[str]:
@@ -329,7 +357,13 @@ TOPOLOGY_LABELS = {"merg": "MERG", "complete": "Complete", "erdos-renyi": "Erdő
 def _arrow(a: float | None, b: float | None) -> str:
     if a is None or b is None:
         return "-"
-    return f"{100 * a:.0f}→{100 * b:.0f}"
+    return f"{_whole_percent(a)}→{_whole_percent(b)}"
+
+
+def _whole_percent(x: float) -> int:
+    """``x`` in whole percent, halves up: ``format``'s halves-to-even printed 62.5% as 62
+    and 37.5% as 38 in the same table."""
+    return math.floor(100 * x + 0.5)
 
 
 def metrics_rows(
@@ -390,6 +424,7 @@ def csv_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list
             "F": meta["F"],
             "T": meta["T"],
             "n_questions": m.n_questions,
+            "distinct_questions": meta.get("distinct_questions", m.n_questions),
         }
         bounds = meta.get("intervals") or {}
         for name in _CSV_METRICS:

@@ -46,9 +46,9 @@ def metric_intervals(rows: Iterable[dict[str, Any]]) -> dict[str, Interval]:
             if value is not None:
                 per_game[str(row["game_id"])][key].append(float(value))
     out: dict[str, Interval] = {}
-    for key, _, _ in METRICS:
+    for key, _, scale in METRICS:
         values = [sum(v[key]) / len(v[key]) for v in per_game.values() if v.get(key)]
-        out[key] = bootstrap_interval(values)
+        out[key] = bootstrap_interval(values, rate=scale == 100.0)  # the shares in [0, 1]
     return out
 
 

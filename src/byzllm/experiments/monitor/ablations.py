@@ -34,7 +34,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from byzllm.monitor.conditions import ABLATION_CONDITIONS, CONDITION_LABELS
-from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
+from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval, sign_test_p
 from byzllm.runs.reports import format_bounds, format_interval
 
 __all__ = [
@@ -114,6 +114,10 @@ class Difference(BaseModel):
     pairs: int
     paired: bool
     method: str
+    #: Paired units (games) where ``a`` did better, and where ``b`` did (None when unpaired):
+    #: the sign test of :func:`interval_verdict`.
+    better: int | None = None
+    worse: int | None = None
 
 
 def interval_note(paired: bool | None = True) -> str:
@@ -167,12 +171,17 @@ def success_difference(game_rows: Sequence[dict[str, Any]], a: str, b: str) -> D
         diffs = [sum(d) / len(d) for d in per_game.values()]
         interval = bootstrap_interval(diffs)
         paired = True
+        signs: dict[str, int | None] = {
+            "better": sum(d > 0 for d in diffs),
+            "worse": sum(d < 0 for d in diffs),
+        }
     else:
         pool = [(float(y), 1.0) for y in games_a.values()] + [
             (float(y), 0.0) for y in games_b.values()
         ]
         interval = bootstrap_interval(np.array(pool), _unpaired_statistic)
         paired = False
+        signs = {"better": None, "worse": None}
     return Difference.model_validate(
         {
             "a": a,
@@ -181,6 +190,7 @@ def success_difference(game_rows: Sequence[dict[str, Any]], a: str, b: str) -> D
             "pairs": len(shared),
             "paired": paired,
             "method": interval_note(paired),
+            **signs,
         }
     )
 
@@ -191,18 +201,33 @@ def feature_gain(game_rows: Sequence[dict[str, Any]]) -> Difference | None:
     return success_difference(game_rows, _SELECTED, _TURN_ONLY)
 
 
-def interval_verdict(low: float | None, high: float | None) -> str:
+def interval_verdict(
+    low: float | None,
+    high: float | None,
+    *,
+    better: int | None = None,
+    worse: int | None = None,
+) -> str:
     """``"significant"`` when the 95% interval ``[low, high]`` excludes 0, ``"not
     significant"`` when it contains 0 (an end exactly at 0 included), ``"n/a"`` without
-    one."""
+    one. A paired difference also needs the exact sign test over its units (``better``
+    against ``worse``, ties left out: :func:`~byzllm.runs.sign_test_p` < 0.05): on a few
+    units the percentile interval of differences that all agree has zero width and
+    excludes 0 however few they are."""
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return "n/a"
-    return "not significant" if low <= 0.0 <= high else "significant"
+    if low <= 0.0 <= high:
+        return "not significant"
+    if better is not None and worse is not None and sign_test_p(better, worse) >= 0.05:
+        return "not significant"
+    return "significant"
 
 
 def verdict(gain: Difference | None) -> str:
     """:func:`interval_verdict` of a gain's interval; ``"n/a"`` without a gain."""
-    return "n/a" if gain is None else interval_verdict(gain.low, gain.high)
+    if gain is None:
+        return "n/a"
+    return interval_verdict(gain.low, gain.high, better=gain.better, worse=gain.worse)
 
 
 def monitor_gains(game_rows: Sequence[dict[str, Any]]) -> dict[str, Difference | None]:

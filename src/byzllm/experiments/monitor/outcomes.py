@@ -74,7 +74,7 @@ def outcome_rows(
         }
         for m in metrics:
             values = [sum(v[m.key]) / len(v[m.key]) for v in games.values() if v.get(m.key)]
-            iv = bootstrap_interval(values)
+            iv = bootstrap_interval(values, rate=m.kind == "rate")
             row_out.update(iv.columns(m.key))
         played = interventions[condition]
         row_out["interventions_per_game"] = sum(played) / len(played) if played else 0.0

@@ -5,35 +5,86 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from byzllm.envs.whodunit import (
     MetricSummary,
     summarize_runs,
 )
-from byzllm.runs import BOOTSTRAP_METHOD, weighted_mean_intervals
+from byzllm.runs import (
+    BOOTSTRAP_METHOD,
+    degenerate_rate_bounds,
+    percentile_bounds,
+    resample_counts,
+)
 
 from .experiment import load_games
 
 __all__ = ["INTERVAL_NOTE", "game_intervals", "report_rows"]
 
 #: What the intervals of the WhoDunit report are.
-INTERVAL_NOTE = BOOTSTRAP_METHOD.replace("over units", "over games (repeats pooled)")
+INTERVAL_NOTE = BOOTSTRAP_METHOD.replace(
+    "over units", "over games (a game's repeats resampled together)"
+)
+
+_METRICS = ("success_rate", "precision", "game_length")
 
 
 def game_intervals(games: Sequence[dict[str, Any]]) -> dict[str, tuple[float, float]]:
     """95% bootstrap intervals of Success-Rate, Precision and Game-Length over games.
 
-    Precision is the success share among games with an accusation: a weighted mean of
-    success with the accusation as weight (the rogue-agents paper, §4.1).
+    The statistic is the one the report prints (:func:`~byzllm.envs.whodunit.summarize_runs`):
+    each metric per run (repeat), then the mean over runs; Precision is the success share
+    among a run's games with an accusation (the rogue-agents paper, §4.1). A game played in
+    several repeats is one unit: its repeats are resampled together, since they share its
+    difficulty.
     """
-    values = [[float(g["success"]), float(g["success"]), float(g["total_turns"])] for g in games]
-    weights = [[1.0, float(bool(g.get("accused"))), 1.0] for g in games]
-    if not values:
+    if not games:
         return {}
-    _, low, high = weighted_mean_intervals(values, weights)
-    return {
-        name: (float(low[k]), float(high[k]))
-        for k, name in enumerate(("success_rate", "precision", "game_length"))
-    }
+    ids = {game_id: k for k, game_id in enumerate(dict.fromkeys(g["game_id"] for g in games))}
+    runs = {r: k for k, r in enumerate(sorted({int(g.get("repeat", 0)) for g in games}))}
+    # Per game and run: games played, won, with an accusation, won with one, turns.
+    sums = np.zeros((len(ids), 5, len(runs)))
+    for g in games:
+        accused = float(bool(g.get("accused")))
+        won = float(bool(g["success"]))
+        played = (1.0, won, accused, won * accused, float(g["total_turns"]))
+        sums[ids[g["game_id"]], :, runs[int(g.get("repeat", 0))]] += played
+    point = _per_run_means(sums.sum(axis=0)[None])
+    if len(ids) == 1:
+        low, high = point[0], point[0]
+    else:
+        counts = resample_counts(len(ids))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            resampled = np.einsum("rg,gmk->rmk", counts, sums)
+        low, high = percentile_bounds(_per_run_means(resampled))
+    # Success-Rate and Precision are rates: every game won (or lost) is not certainty.
+    units = np.array([len(ids), int((sums[:, 2, :].sum(axis=1) > 0).sum()), 0])
+    rate_low, rate_high = degenerate_rate_bounds(point[0], low, high, units)
+    low, high = np.where(units > 0, rate_low, low), np.where(units > 0, rate_high, high)
+    return {name: (float(low[k]), float(high[k])) for k, name in enumerate(_METRICS)}
+
+
+def _per_run_means(totals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Success-Rate, Precision and Game-Length of each resample (rows of ``totals``: per
+    quantity of :func:`game_intervals` and run, the sums), averaged over the runs that
+    define each (NaN where none does)."""
+    played, won, accused, won_accused, turns = (totals[:, k, :] for k in range(5))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_run = np.stack(
+            [
+                np.where(played > 0, won / played, np.nan),
+                np.where(accused > 0, won_accused / accused, np.nan),
+                np.where(played > 0, turns / played, np.nan),
+            ],
+            axis=1,
+        )
+    defined = np.isfinite(per_run)
+    count = defined.sum(axis=2)
+    total = np.where(defined, per_run, 0.0).sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def report_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
