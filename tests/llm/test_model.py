@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,7 @@ from byzllm.llm import (
     RetryPolicy,
     TokenLogprob,
     get_model,
+    track_requests,
 )
 from byzllm.testing import ALL_FAULTS, FakeOpenAIServer, FakeReply
 
@@ -128,6 +130,28 @@ async def test_missing_logprobs_error_or_warning(caplog: pytest.LogCaptureFixtur
             completion = await lenient.generate(user("x"), GenerateConfig(top_logprobs=3))
     assert completion.text == "hi" and completion.logprobs is None
     assert "no log-probabilities" in caplog.text
+
+
+async def test_a_reply_without_logprobs_fails_a_strict_model_cached_or_fresh(
+    tmp_path: Path,
+) -> None:
+    """A lax run filled the cache with a reply without log-probabilities: a strict model read
+    it back as a success (``logprobs=None``). And a refused reply counted as a successful
+    call: it is a failure, of kind ``no_logprobs``."""
+    async with FakeOpenAIServer(lambda r: FakeReply("hi", omit_logprobs=True)) as server:
+        shared = {"base_url": server.base_url, "api_key_env": None, "cache": tmp_path / "c.db"}
+        lax = get_model("openai/m", require_logprobs=False, **shared)
+        await lax.generate(user("x"), GenerateConfig(top_logprobs=3))
+        strict = get_model("openai/m", **shared)
+        with track_requests() as counts, pytest.raises(LogprobsUnavailableError):
+            await strict.generate(user("x"), GenerateConfig(top_logprobs=3))
+        assert counts.to_dict()["cached"] == 1 and counts.to_dict()["failures"] == 1
+        fresh = get_model("openai/m", base_url=server.base_url, api_key_env=None)
+        with track_requests() as counts, pytest.raises(LogprobsUnavailableError):
+            await fresh.generate(user("x"), GenerateConfig(top_logprobs=3))
+    assert counts.to_dict()["failures"] == 1
+    assert counts.to_dict()["errors"] == {"no_logprobs": 1}
+    assert fresh.usage.failures == 1 and fresh.usage.errors == {"no_logprobs": 1}
 
 
 async def test_all_fault_kinds_at_20_percent_every_request_completes(

@@ -19,6 +19,10 @@ def test_parse_retry_after_forms() -> None:
     assert parse_retry_after({"Retry-After": "-3"}) == 0.0
     assert parse_retry_after({}) is None
     assert parse_retry_after({"Retry-After": "soon"}) is None
+    # NaN is garbage: asyncio.sleep(nan) never returns, and the call hung to its deadline.
+    assert parse_retry_after({"Retry-After": "nan"}) is None
+    assert parse_retry_after({"retry-after-ms": "NaN", "retry-after": "3"}) == 3.0
+    assert parse_retry_after({"Retry-After": "inf"}) == float("inf")  # the cap bounds it
     date = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert 25 <= (parse_retry_after({"Retry-After": date}) or 0) <= 31
 

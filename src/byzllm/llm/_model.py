@@ -168,7 +168,8 @@ class Model(ChatModel):
                 self.usage.add_cached()
                 _tracking.note_cached()
                 hit.cached, hit.latency_s = True, 0.0  # freshly decoded: ours to set
-                return hit
+                # A lax model may have cached it: a strict one still needs its log-probabilities.
+                return self._checked(hit, config)
         return await self._single_flight(key, messages, config)
 
     async def _single_flight(
@@ -185,7 +186,7 @@ class Model(ChatModel):
                 continue  # the leader gave up; one of the waiters takes over
             self.usage.add_cached()
             _tracking.note_cached()
-            return result.model_copy(update={"cached": True})
+            return self._checked(result.model_copy(update={"cached": True}), config)
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         flights[key] = future
         try:
@@ -332,8 +333,19 @@ class Model(ChatModel):
             completion.usage,
             input_price_per_mtok=self.input_price_per_mtok,
             output_price_per_mtok=self.output_price_per_mtok,
-        )
-        return self._check_logprobs(completion, config)
+        )  # the server answered, and its tokens are spent, whatever the check below says
+        return self._checked(completion, config)
+
+    def _checked(self, completion: Completion, config: GenerateConfig) -> Completion:
+        """:meth:`_check_logprobs`, a refusal counted as a failed call (``no_logprobs``)
+        like every other error, whether the completion is fresh, cached or joined."""
+        try:
+            return self._check_logprobs(completion, config)
+        except LogprobsUnavailableError:
+            self._note_error("no_logprobs")
+            self.usage.add_failure()
+            _tracking.note_failure()
+            raise
 
     def _note_error(self, kind: str) -> None:
         self.usage.add_error(kind)

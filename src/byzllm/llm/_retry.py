@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import math
 import random
 import re
 import time
@@ -121,22 +122,32 @@ class TransientError(Exception):
         self.kind = kind
 
 
+def _seconds(text: str | None) -> float | None:
+    """``text`` as a number, or None. NaN is not one: ``max(nan, 0.0)`` stays NaN, and
+    ``asyncio.sleep(nan)`` never returns (the call then hung until its deadline); infinity
+    is, and the backoff's cap bounds it."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
+
+
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date)."""
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date);
+    None for a value that is neither (garbage, NaN: the usual backoff applies)."""
     lowered = {k.lower(): v for k, v in headers.items()}
-    millis = lowered.get("retry-after-ms")
+    millis = _seconds(lowered.get("retry-after-ms"))
     if millis is not None:
-        try:
-            return max(float(millis) / 1000.0, 0.0)
-        except ValueError:
-            pass
+        return max(millis / 1000.0, 0.0)
     value = lowered.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    seconds = _seconds(value)
+    if seconds is not None:
+        return max(seconds, 0.0)
     parsed = email.utils.parsedate_tz(value)
     if parsed is None:
         return None

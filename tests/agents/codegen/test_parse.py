@@ -144,3 +144,12 @@ def test_one_megabyte_replies_are_read_and_bounded() -> None:
         read_feedback(text, 4)
         read_tests(text)
         read_ratings(text)
+
+
+def test_runs_of_blanks_are_read_in_one_pass() -> None:
+    """Adjacent optional blanks backtracked against each other: a judge's reply with 32,000
+    newlines after "Solution 1" took 40 s (100,000, the longest read, many minutes)."""
+    for reply in ("Solution 1\n" + "\n" * 100_000, "best: " + " " * 100_000):
+        assert read_feedback(reply, 3).fell_back
+    read = read_feedback("Solution # 2 **:** correct\n**Best:** solution #2", 3).value
+    assert read.verdicts == {2: True} and read.pick == 2

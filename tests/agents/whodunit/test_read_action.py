@@ -48,6 +48,19 @@ def test_valid_and_huge_replies(accuser_view: AgentView) -> None:
     assert WhoDunitAction(kind="pass") == FALLBACK_ACTION
 
 
+def test_blanks_in_an_id_string_are_read_in_one_pass(accuser_view: AgentView) -> None:
+    """A run of spaces inside a string value backtracked between three optional blank
+    matches: 4,000 spaces took minutes (the suite's 300 s timeout fails the old code)."""
+    blank = read_action('{"action": 3, "character": "' + " " * 60_000 + '"}', accuser_view)
+    assert blank.fell_back
+    # An integer too long for int() (4,300 digits) is a fall-back, not a crash.
+    assert read_action('{"action": ' + "1" * 5_000 + "}", accuser_view).fell_back
+    text = '{"action": 3, "character": "  suspect #4 "}'
+    read = read_action(text, accuser_view)
+    assert read.value.action.character == 4
+    assert [text[a:b] for a, b in read.value.decision_spans] == ["3", "4"]
+
+
 class _Garbage(ChatModel):
     name = "scripted/garbage"
 

@@ -51,12 +51,15 @@ MAX_TESTS = 20
 MAX_TEST_CHARS = 1_000
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+.-]*)")
+# Blanks, ``#`` and ``*`` between the words are one character class each: adjacent optional
+# blanks (``\s*#?\s*``) backtracked against each other, and a judge's reply with a long run
+# of newlines after "Solution 1" took 40 s to read.
 _VERDICT = re.compile(
-    r"solution\s*#?\s*(\d{1,3})\s*\**\s*[:\-\u2013\u2014]\s*\**\s*(correct|incorrect|wrong|right)\b",
+    r"solution[\s#]*(\d{1,3})[\s*]*[:\-\u2013\u2014][\s*]*(correct|incorrect|wrong|right)\b",
     re.IGNORECASE,
 )
 _PICK = re.compile(
-    r"\bbest(?:\s+solution)?\s*\**\s*[:=]\s*\**\s*(?:solution\s*)?#?\s*(\d{1,3})\b", re.IGNORECASE
+    r"\bbest(?:\s+solution)?[\s*]*[:=][\s*#]*(?:solution[\s#]*)?(\d{1,3})\b", re.IGNORECASE
 )
 _RATING = {
     "feedback": re.compile(r"feedback[^\n:=]{0,40}[:=]\s*\**\s*([1-5])\b", re.IGNORECASE),

@@ -145,7 +145,10 @@ class _Reader:
         m = _NUMBER.match(self.s, i)
         if m:
             text = m.group()
-            number: Any = float(text) if any(ch in text for ch in ".eE") else int(text)
+            try:
+                number: Any = float(text) if any(ch in text for ch in ".eE") else int(text)
+            except ValueError:  # an integer past Python's 4,300-digit conversion limit
+                raise _Fail from None
             return JsonField(number, (i, m.end())), m.end()
         m = _BAREWORD.match(self.s, i)
         if m:
@@ -229,7 +232,10 @@ def canonical(name: str) -> str:
     return re.sub(r"[\s_\-]+", "", name.lower())
 
 
-_ID_TEXT = re.compile(r"^\s*(?:character|suspect|char|id|#)?\s*#?\s*(\d{1,6})\s*$", re.IGNORECASE)
+#: A suspect id written as text ("3", "#3", "suspect 3"), matched whole on the stripped
+#: text. One run of blanks and ``#`` between word and digits: adjacent optional blanks
+#: backtracked against each other (a reply of 4,000 spaces in a string took minutes).
+_ID_TEXT = re.compile(r"(?:character|suspect|char|id)?[\s#]*(\d{1,6})", re.IGNORECASE)
 
 
 def _as_int(f: JsonField | None) -> tuple[int, tuple[int, int]] | None:
@@ -244,9 +250,11 @@ def _as_int(f: JsonField | None) -> tuple[int, tuple[int, int]] | None:
     if isinstance(v, float) and v.is_integer():
         return int(v), f.span
     if isinstance(v, str):
-        m = _ID_TEXT.match(v)
+        stripped = v.lstrip()
+        m = _ID_TEXT.fullmatch(stripped.rstrip())
         if m:
-            return int(m.group(1)), (f.span[0] + m.start(1), f.span[0] + m.end(1))
+            start = f.span[0] + len(v) - len(stripped) + m.start(1)
+            return int(m.group(1)), (start, start + len(m.group(1)))
     return None
 
 
