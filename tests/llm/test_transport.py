@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -389,3 +390,39 @@ async def test_direct_path_timeouts_and_refused_connections_as_the_sdk_path() ->
         for writer in writers:
             writer.close()
         server.close()
+
+
+async def test_a_trickling_server_times_out_an_attempt_on_both_stacks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """httpx applies its timeout to each read: on the SDK's own HTTP stack (https://
+    endpoints, proxies; forced here with BYZLLM_HTTP_TRANSPORT) a server that sent a byte
+    every 0.1 s held one attempt until the call's deadline ("gave up after 1 attempt(s): no
+    answer within the call's deadline"). ``timeout_s`` caps the whole attempt on both."""
+    writers: list[asyncio.StreamWriter] = []
+
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+        with contextlib.suppress(Exception):
+            while True:
+                writer.write(b" ")
+                await writer.drain()
+                await asyncio.sleep(0.1)
+
+    server = await asyncio.start_server(trickle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    settings: dict[str, Any] = {
+        "api_key_env": None, "timeout_s": 0.3, "retry": {"max_attempts": 1, "max_total_s": 30}
+    }  # fmt: skip
+    try:
+        ours = await _failure(port, True, **settings)
+        monkeypatch.setenv("BYZLLM_HTTP_TRANSPORT", "httpx")
+        httpx_stack = await _failure(port, False, **settings)
+    finally:
+        for writer in writers:
+            writer.close()
+        server.close()
+    assert ours == httpx_stack
+    assert "timed out after 0.3s" in httpx_stack[1]

@@ -283,9 +283,14 @@ class OpenAIAPI(ModelAPI):
             if shard.direct is not None:
                 content = await self._post_direct(shard, shard.direct, _encode_json(body))
             else:
-                content = (await self._post_via_sdk(shard.client, _encode_json(body))).content
+                # httpx applies its timeout to each read: a server trickling a byte at a
+                # time held the attempt until the call's deadline. Here it caps the attempt.
+                cap = self.settings.timeout_s if math.isfinite(self.settings.timeout_s) else None
+                async with asyncio.timeout(cap):
+                    reply = await self._post_via_sdk(shard.client, _encode_json(body))
+                content = reply.content
             latency = time.perf_counter() - started
-        except openai.APITimeoutError:
+        except (openai.APITimeoutError, TimeoutError):
             failure = TransientError(
                 f"timed out after {self.settings.timeout_s:g}s", kind="timeout"
             )
