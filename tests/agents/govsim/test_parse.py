@@ -50,3 +50,18 @@ def test_round_trip(amount: int, prefix: str) -> None:
     r = read_catch(f"{prefix}\nAnswer: {amount} tons", stock=10**6)
     assert not r.fell_back and r.value.amount == amount
     assert [a for a, _ in find_amounts(f"take {amount} or {amount + 1}")] == [amount, amount + 1]
+
+
+def test_thousands_unicode_minus_and_the_answer_label() -> None:
+    """"1,000" read as one ton (a catch far above the stock, unflagged); "−5" (U+2212) as
+    5; and any "answer" in the prose was taken for the label ("To answer this, the lake
+    holds 100 tons" caught the whole lake)."""
+    over = read_catch("Answer: 1,000 tons", 100)
+    assert over.fell_back and "1,000 tons is more than the 100" in over.reason
+    assert read_catch("Answer: −5 tons", 100).fell_back
+    prose = "To answer this, the lake holds 100 tons; I will catch 10 tons."
+    assert (read_catch(prose, 100).value.amount, read_catch(prose, 100).fell_back) == (10, False)
+    assert read_catch("I answered 3 times. I will take 12 tons.", 100).value.amount == 12
+    assert read_catch("**Answer:** 12 tons", 100).value.amount == 12
+    assert read_catch("Answer: 2,5 tons", 100).value.amount == 2  # a decimal comma
+    assert read_catch("Answer: 1,000 tons", 5000).value.amount == 1000

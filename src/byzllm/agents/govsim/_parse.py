@@ -44,8 +44,16 @@ MAX_REPLY_CHARS = 20_000
 #: Longer digit runs are not amounts (an enormous number is invalid, not an overflow).
 MAX_AMOUNT_DIGITS = 9
 
-_NUMBER = re.compile(r"(?<![\w.])(-\s?)?(\d+(?:[.,]\d+)?)(?![\w])")
-_ANSWER = re.compile(r"answer\s*[:=]?\s*\**\s*", re.IGNORECASE)
+# A number: thousands groups first ("1,000" is a thousand, not 1.0: a catch far above the
+# stock read as one ton, unflagged), else digits with a decimal point or comma ("2,5").
+# The minus may be Unicode's (U+2212): "−5 tons" is negative, not 5.
+_NUMBER = re.compile(
+    r"(?<![\w.])([-\u2212]\s?)?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![\w])"
+)
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+# The label: the word "answer" and a colon or equals sign ("**Answer:**", "Answer ="), not
+# any "answer" in the prose ("To answer this, the lake holds 100 tons").
+_ANSWER = re.compile(r"\banswer[\s*]*[:=][\s*]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,8 @@ class ParsedCatch:
 
 
 def _number(match: re.Match[str]) -> tuple[float, tuple[int, int]] | None:
-    digits = match.group(2).replace(",", ".")
+    text = match.group(2)
+    digits = text.replace(",", "") if _THOUSANDS.fullmatch(text) else text.replace(",", ".")
     whole = digits.split(".")[0]
     if len(whole) > MAX_AMOUNT_DIGITS:
         return (math.inf, match.span(2))
