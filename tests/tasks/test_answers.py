@@ -293,3 +293,37 @@ def test_normalize_depends_only_on_kind_and_choices() -> None:
     probe = Task(id="_", question="", answer="anything", kind="choice", choices=ARC.choices)
     for text in ["answer3", "Answer 3", "(C)", "3"]:
         assert normalize_answer(probe, text) == normalize_answer(ARC, text) == "answer3"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "**Answer:** \\frac{1}{2}",
+        "**Final answer:** \\frac{1}{2}",
+        "**Answer: \\frac{1}{2}**",
+        "Answer: *\\frac{1}{2}*",
+        "Work.\n\n**Answer:**\n\\frac{1}{2}",
+    ],
+)
+def test_markdown_emphasis_around_the_label_is_not_part_of_the_answer(reply: str) -> None:
+    """A bold label left its closing ``**`` in front of the answer ("** \\frac{1}{2}"), so
+    every right answer that was not a bare number was scored wrong, uncounted."""
+    task = math_task("\\frac{1}{2}")
+    assert extract_answer(task, reply) == "\\frac{1}{2}"
+    assert is_correct(task, extract_answer(task, reply))
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("Answer: 6 (or 5)", "6"),  # a hedge in parentheses was read as the answer: 5
+        ("Answer: 5 (since 2+3=7)", "5"),  # and a remark's last number: 7
+        ("Answer: -2 (negative)", "-2"),
+        ("Final answer: $\\$36$", "\\$36"),  # the escaped dollar ended the formula: "\\"
+        ("Answer: [your numerical answer]", None),  # the prompt's placeholder, echoed
+        ("Answer: $", None),
+        ("Answer: **", None),
+    ],
+)
+def test_math_segments_by_hand(reply: str, read: str | None) -> None:
+    assert extract_answer(math_task("5"), reply) == read

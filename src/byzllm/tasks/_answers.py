@@ -144,8 +144,15 @@ def _interpret(task: Task, segment: str) -> str | None:
     return _math_segment(segment)
 
 
-_INLINE_MATH_RE = re.compile(r"\$\$?([^$]{1,500}?)\$\$?|\\\((.{1,500}?)\\\)|\\\[(.{1,500}?)\\\]")
-_NUMBER_THEN_WORDS_RE = re.compile(r"^(-?[\d.,/]+)\s+[A-Za-z].*$", re.DOTALL)
+# An escaped dollar (``$\\$36$``) is money inside the formula, not its end.
+_INLINE_MATH_RE = re.compile(
+    r"(?<!\\)\$\$?((?:\\\$|[^$]){1,500}?)(?<!\\)\$\$?|\\\((.{1,500}?)\\\)|\\\[(.{1,500}?)\\\]"
+)
+# A number, then prose or a remark: "6 (or 5)", "5 (since 2+3=7)" are 6 and 5, not the
+# last number math-verify would find in the remark.
+_NUMBER_THEN_WORDS_RE = re.compile(r"^(-?[\d.,/]+)\s+(?:[A-Za-z]|[(\[;]).*$", re.DOTALL)
+#: The prompts' own placeholder, echoed back instead of an answer.
+_PLACEHOLDER_RE = re.compile(r"^\[?\s*your\b[^\]]{0,40}\banswer\s*\]?$", re.IGNORECASE)
 
 
 def _math_segment(segment: str) -> str | None:
@@ -157,6 +164,8 @@ def _math_segment(segment: str) -> str | None:
         if formula:
             return clean_segment(formula) or None
     cleaned = clean_segment(segment)
+    if _PLACEHOLDER_RE.match(cleaned) or not any(ch.isalnum() for ch in cleaned):
+        return None  # "[your numerical answer]", "$", "**": nothing was answered
     words = _NUMBER_THEN_WORDS_RE.match(cleaned)
     if words is not None:
         return words.group(1).rstrip(".,") or None

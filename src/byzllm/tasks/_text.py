@@ -187,16 +187,26 @@ def find_labelled(text: str) -> tuple[int, str] | None:
         return None
     rest = text[chosen.end() : chosen.end() + 4 * MAX_SEGMENT_CHARS]
     for line in rest.split("\n"):
-        if line.strip():
-            return chosen.start(), line.strip()[:MAX_SEGMENT_CHARS]
+        # The emphasis that closes a bold label ("**Answer:** 1/2") is not the answer's.
+        line = line.strip().lstrip("*_").strip()
+        if line:
+            return chosen.start(), line[:MAX_SEGMENT_CHARS]
     return chosen.start(), ""
 
 
-_WRAPPERS = (("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("**", "**"), ("`", "`"))
+_WRAPPERS = (
+    ("$", "$"),
+    ("\\(", "\\)"),
+    ("\\[", "\\]"),
+    ("**", "**"),
+    ("*", "*"),
+    ("`", "`"),
+)
 
 
 def clean_segment(segment: str) -> str:
-    """Strip markup around an answer: ``$...$``, ``**...**``, ``\\(...\\)``, trailing dots."""
+    """Strip markup around an answer: ``$...$``, ``**...**``, ``*...*``, ``\\(...\\)``,
+    emphasis left open at one end, trailing dots."""
     text = segment.strip()[:MAX_SEGMENT_CHARS]
     changed = True
     while changed and text:
@@ -204,6 +214,10 @@ def clean_segment(segment: str) -> str:
         stripped = text.rstrip(" .;,。").strip()
         if stripped != text:
             text, changed = stripped, True
+        # Emphasis left open at one end ("**Answer: 5**" leaves "5**").
+        unpaired = text.strip("*").strip()
+        if unpaired != text and text.startswith("*") != text.endswith("*") and unpaired:
+            text, changed = unpaired, True
         for left, right in _WRAPPERS:
             if (
                 len(text) >= len(left) + len(right)
