@@ -327,3 +327,17 @@ def test_markdown_emphasis_around_the_label_is_not_part_of_the_answer(reply: str
 )
 def test_math_segments_by_hand(reply: str, read: str | None) -> None:
     assert extract_answer(math_task("5"), reply) == read
+
+
+def test_latex_digit_groups_and_percentages_key_as_their_number() -> None:
+    """math-verify read "1\\,000" as 1 × 0 (right for a gold of 0, wrong for 1000), and keyed
+    "50\\%" as 0.5, so majority and CP-WBFT votes grouped it with 0.5 rather than with 50."""
+    thousand = math_task("1000")
+    for written in ("1\\,000", "1{,}000", "1\\!000", "1~000"):
+        assert normalize_answer(thousand, written) == "1000"
+        assert is_correct(thousand, written)
+    assert not is_correct(math_task("0"), "1\\,000")
+    fifty = math_task("50")
+    assert normalize_answer(fifty, "50\\%") == normalize_answer(fifty, "50") == "50"
+    assert normalize_answer(fifty, "50\\%") != normalize_answer(fifty, "0.5")
+    assert is_correct(fifty, "50\\%")

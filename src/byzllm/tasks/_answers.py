@@ -243,6 +243,9 @@ def normalize_answer(task: Task, text: str | None) -> str | None:
         cleaned = clean_segment(segment)
         if not cleaned:
             return None
+        # A percentage is keyed as its number, as is_correct compares it with the gold
+        # ("50\\%" is right for 50): math-verify's parse keyed it 0.5, beside answers of 0.5.
+        cleaned = _PERCENT_SIGN.sub("", cleaned) or cleaned
         number = _plain_number(cleaned)
         return canonical_number(number) if number is not None else math_key(cleaned)
     if task.kind == "choice":
@@ -250,9 +253,17 @@ def normalize_answer(task: Task, text: str | None) -> str | None:
     return _interpret(task, segment)
 
 
+_PERCENT_SIGN = re.compile(r"\s*\\?%$")
+#: LaTeX's spaces between digit groups (thin, negative thin, medium, thick, control space,
+#: tie): math-verify read ``1\\,000`` as 1 × 0.
+_LATEX_SPACING = re.compile(r"\\[,!;: ]|~")
+
+
 def _plain_number(text: str) -> Fraction | None:
-    """``text`` as a number when it is nothing but one (``"-3"``, ``"1,000"``, ``"2/3"``)."""
-    cleaned = ascii_digits(text).replace("\\$", "").replace("$", "").replace(" ", "")
+    """``text`` as a number when it is nothing but one (``"-3"``, ``"1,000"``, ``"2/3"``,
+    LaTeX's ``"1\\,000"`` and ``"1{,}000"``)."""
+    cleaned = _LATEX_SPACING.sub("", ascii_digits(text).replace("{,}", ","))
+    cleaned = cleaned.replace("\\$", "").replace("$", "").replace(" ", "")
     if not re.fullmatch(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?|-?\.\d+", cleaned):
         return None
     return parse_number(cleaned)
