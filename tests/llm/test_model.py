@@ -326,6 +326,23 @@ def test_get_model_rejects_bad_settings() -> None:
         get_model("openai/m", retry={"max_attempts": 0})
     with pytest.raises(InputError, match="base_url must start with http"):
         get_model("openai/m", base_url="127.0.0.1:8000/v1")
+    # The HTTP client refused these later with its own exceptions (a traceback in the CLI).
+    with pytest.raises(InputError, match="not a valid URL"):
+        get_model("openai/m", base_url="http://127.0.0.1:port/v1")
+    with pytest.raises(InputError, match="names no host"):
+        get_model("openai/m", base_url="http://:80/v1")
+    with pytest.raises(InputError, match="timeout_s"):
+        get_model("openai/m", timeout_s=float("nan"))
+
+
+async def test_messages_that_are_not_json_are_an_input_error_with_or_without_cache(
+    tmp_path: Path,
+) -> None:
+    async with FakeOpenAIServer(lambda r: "hi") as server:
+        for cache in (None, tmp_path / "c.db"):
+            model = get_model("openai/m", base_url=server.base_url, api_key_env=None, cache=cache)
+            with pytest.raises(InputError, match="not JSON-serializable"):
+                await model.generate([{"role": "user", "content": b"x"}])  # type: ignore[list-item]
 
 
 async def test_model_spec_builds_the_same_model(tmp_path: object) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,18 @@ from ._retry import RetryPolicy
 __all__ = ["get_model"]
 
 _CACHE_MODES = ("on", "off", "read-only", "refresh")
+
+
+def _check_url(base_url: str) -> None:
+    """One clear error for a URL the HTTP client would refuse later with its own exception
+    (a port that is not a number, no host)."""
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise InputError(f"base_url {base_url!r} is not a valid URL: {exc}") from None
+    if not parts.hostname:
+        raise InputError(f"base_url {base_url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
 
 
 def get_model(
@@ -47,8 +60,9 @@ def get_model(
       ``"on"``/``"off"``/``"read-only"``/``"refresh"``; ``cache_salt`` -- part of the key
       (a seed / epoch: change it to draw fresh samples).
     * ``timeout_s`` -- the cap of one attempt; ``adaptive_timeout`` -- also give up on an
-      attempt after 8 times the endpoint's 95th-percentile latency (at least 2 s; doubled
-      per timeout of the same call) once it has answered 20 requests (docs/llm.md);
+      attempt after 8 times the endpoint's slowest answer once it has answered 5 requests
+      (from 20 answers on, the 95th percentile of the latest; at least 2 s; doubled per
+      timeout of the same call; docs/llm.md);
       ``retry`` -- a :class:`RetryPolicy` (or its fields).
     * ``max_top_logprobs`` -- the largest ``GenerateConfig.top_logprobs`` accepted (20, as
       OpenAI and vLLM); ``require_logprobs`` -- error (True) or warn and return ``None``
@@ -66,7 +80,9 @@ def get_model(
             f"base_url must start with http:// or https://, got {base_url!r} "
             "(e.g. http://127.0.0.1:8000/v1)"
         )
-    if timeout_s <= 0:
+    if base_url is not None:
+        _check_url(base_url)
+    if not timeout_s > 0:  # NaN too
         raise InputError(f"timeout_s must be > 0, got {timeout_s}")
     if max_concurrency < 1:
         raise InputError(f"max_concurrency must be >= 1, got {max_concurrency}")

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2  # (already imported by the transport)
 
+from byzllm.errors import InputError
+
 from ._errors import (
     ModelAuthError,
     ModelNotFoundError,
@@ -405,11 +407,15 @@ def _no_request() -> httpx2.Request:
 
 
 def _encode_json(body: dict[str, Any]) -> bytes:
-    """UTF-8 JSON; lone surrogates (not encodable as UTF-8) fall back to ``\\u`` escapes."""
+    """UTF-8 JSON; lone surrogates (not encodable as UTF-8) fall back to ``\\u`` escapes.
+    A body that is not JSON (bytes in a message) is the caller's error, as with the cache on."""
     try:
-        return json.dumps(body, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(body).encode("ascii")
+        try:
+            return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(body, allow_nan=False).encode("ascii")
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"messages are not JSON-serializable: {exc}") from None
 
 
 def _load_of(shard: _Shard) -> int:
