@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from byzllm.cli import app
+from byzllm.runs import sign_test_p
 
 runner = CliRunner()
 
@@ -109,6 +110,28 @@ def _one_error_line(result: Any) -> str:
 def test_evaluate_accepts_a_set_of_the_environment(tmp_path: Path) -> None:
     result = _evaluate(tmp_path, _monitors_file(tmp_path))
     assert result.exit_code == 0, result.output
+
+
+def test_a_run_folder_holds_the_results_of_one_monitor_set(tmp_path: Path) -> None:
+    """A second monitor set evaluated into the same folder ran beside the first, and the
+    report pooled both sets' games (each test game counted twice). The folder is now bound
+    to the set's fingerprint: the same set resumes, another is refused (exit 2)."""
+    import json
+
+    from byzllm.monitor import MonitorSet
+
+    first = _monitors_file(tmp_path)
+    data = json.loads(first.read_text(encoding="utf-8"))
+    data["base_rate"] = 0.5  # another set
+    second = tmp_path / "other.json"
+    second.write_text(json.dumps(data), encoding="utf-8")
+    assert MonitorSet.load(first).fingerprint() != MonitorSet.load(second).fingerprint()
+    assert MonitorSet.load(first).fingerprint() == MonitorSet.load(first).fingerprint()
+    assert _evaluate(tmp_path, first).exit_code == 0
+    line = _one_error_line(_evaluate(tmp_path, second))
+    assert "differs in monitor_set" in line
+    again = _evaluate(tmp_path, first)
+    assert again.exit_code == 0 and "already done" in again.output
 
 
 def test_evaluate_refuses_unknown_roles_naming_the_environments(tmp_path: Path) -> None:
@@ -263,7 +286,10 @@ def test_evaluate_and_report_show_the_ablations(tmp_path: Path) -> None:
     for row in controls.values():
         assert row["low"] <= row["value"] <= row["high"]
         contains_zero = row["low"] <= 0 <= row["high"]
-        assert row["verdict"] == ("not significant" if contains_zero else "significant")
+        # Significant: the interval excludes 0 and the sign test over the games agrees.
+        signs_agree = row["paired"] is False or sign_test_p(row["better"], row["worse"]) < 0.05
+        significant = not contains_zero and signs_agree
+        assert row["verdict"] == ("significant" if significant else "not significant")
 
 
 def test_a_monitors_file_from_before_ablations_still_evaluates(tmp_path: Path) -> None:

@@ -149,6 +149,8 @@ def run(opts: common.RunOptions, monitors: MonitorsOption = None) -> None:
                 err=True,
             )
             cfg = cfg.model_copy(update={"conditions": kept})
+    else:  # the folder is bound to the monitors too: another set's units would pool here
+        cfg = cfg.model_copy(update={"monitor_set": monitor_set.fingerprint()})
     opts.execute("codegen", run_units(cfg, monitor_set), work, config=cfg, stage="run")
 
 

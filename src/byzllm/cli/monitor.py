@@ -163,8 +163,9 @@ def evaluate(
     from byzllm.experiments.monitor.experiment import capped_conditions
     from byzllm.monitor import MonitorSet, missing_conditions
 
-    cfg = _config(opts)
     monitor_set = MonitorSet.load(monitors)
+    # The folder is bound to the monitors too: another set's units would pool with these.
+    cfg = _config(opts).model_copy(update={"monitor_set": monitor_set.fingerprint()})
     units = evaluate_units(cfg, monitor_set)
     capped = capped_conditions(cfg)
     if capped:

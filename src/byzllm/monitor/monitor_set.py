@@ -18,6 +18,7 @@ need them are then skipped (:func:`~byzllm.monitor.conditions.missing_conditions
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -200,6 +201,14 @@ class MonitorSet:
             )
         if not self.roles:
             raise InputError(f"{where}: no role has a monitor; {has}")
+
+    def fingerprint(self) -> str:
+        """A short SHA-256 of the set's contents (not of the byzllm version that wrote it):
+        what binds an evaluation's run folder to the monitors it evaluates."""
+        data = self.to_dict()
+        data.pop("byzllm_version", None)
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -51,6 +51,11 @@ class CodeGenConfig(AgentsConfig):
     problems: str | None = Field(
         default=None, description="HumanEval JSONL(.gz) file (train, validation, default test)"
     )
+    monitor_set: str | None = Field(
+        default=None,
+        description="set from --monitors: the fingerprint of the monitor set evaluated "
+        "(MonitorSet.fingerprint), so that a run folder holds one set's results",
+    )
     livecodebench: str | None = Field(
         default=None, description="LiveCodeBench JSON(L) file: the test problems"
     )

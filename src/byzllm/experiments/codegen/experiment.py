@@ -68,6 +68,7 @@ GRID_FIELDS = (
     "conditions",
     "repeats",
     "collect_repeats",
+    "monitor_set",  # each payload carries the monitors themselves
 )
 
 

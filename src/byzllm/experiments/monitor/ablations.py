@@ -353,6 +353,9 @@ def control_gain_rows(
                 **{k: None if v is None else round(v, 2) for k, v in _points(gain).items()},
                 "games": None if gain is None else gain.n,
                 "paired": None if gain is None else gain.paired,
+                # Games where the monitor did better and worse: the verdict's sign test.
+                "better": None if gain is None else gain.better,
+                "worse": None if gain is None else gain.worse,
                 "verdict": verdict(gain),
                 "sentence": gain_sentence(control, gain, reasons, metric=metric, units=units),
             }

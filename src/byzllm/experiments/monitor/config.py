@@ -54,6 +54,11 @@ class MonitorExperimentConfig(WhoDunitPlayers):
     collect_repeats: int = Field(default=1, ge=1)
     repeats: int = Field(default=3, ge=1)
     conditions: list[Condition] = Field(default_factory=lambda: list(DEFAULT_CONDITIONS))
+    monitor_set: str | None = Field(
+        default=None,
+        description="set from --monitors: the fingerprint of the monitor set evaluated "
+        "(MonitorSet.fingerprint), so that a run folder holds one set's results",
+    )
     # Monitors read the decision-position distributions: at least one alternative is needed.
     top_logprobs: int = Field(default=10, ge=1, description="at most max_top_logprobs")
     renormalize: bool = True

@@ -45,7 +45,15 @@ __all__ = [
 #: Each payload carries its own split, game, repeat and condition, so these are left out of
 #: it (and of its id): adding a condition or a repeat keeps the units already stored.
 #: ``work`` never reads them.
-GRID_FIELDS = ("n_train", "n_validation", "n_test", "collect_repeats", "repeats", "conditions")
+GRID_FIELDS = (
+    "n_train",
+    "n_validation",
+    "n_test",
+    "collect_repeats",
+    "repeats",
+    "conditions",
+    "monitor_set",  # each payload carries the monitors themselves
+)
 
 
 def _unit_config(cfg: MonitorExperimentConfig) -> MonitorExperimentConfig:
