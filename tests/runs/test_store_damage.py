@@ -342,6 +342,23 @@ def test_repair_refuses_a_store_a_live_process_is_writing(store_copy: Path) -> N
         sleeper.wait()
 
 
+def test_repair_never_rewrites_a_folder_whose_writer_lock_is_held(store_copy: Path) -> None:
+    """With --force, repair skipped its only check (the runs table's pid) and moved the
+    store aside under a live run, whose later commits then went into the damaged copy while
+    it reported "finished". The writer lock is the proof of a live writer: held, repair is
+    refused, --force or not, and the store is untouched."""
+    from byzllm.runs._lock import RunBusyError, WriterLock
+
+    _overwrite(store_copy, store_copy.stat().st_size // PAGE // 2, 2)
+    before = _fingerprint(store_copy)
+    with WriterLock(store_copy):
+        for force in (False, True):
+            with pytest.raises(RunBusyError, match="repair never rewrites a folder a run is"):
+                repair_store(store_copy.parent, force=force)
+    assert _fingerprint(store_copy) == before
+    assert repair_store(store_copy.parent).repaired  # the lock released: repaired
+
+
 def test_nothing_to_salvage_is_one_clear_error(store_copy: Path, tmp_path: Path) -> None:
     _overwrite(store_copy, 0, 1)  # page 1: the header and the schema
     with pytest.raises(StoreError, match="not an SQLite database"):

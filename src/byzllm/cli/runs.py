@@ -341,7 +341,8 @@ def repair_run(
         typer.Option(
             "--force",
             help="Rebuild even a store that passes the integrity check, or one a process "
-            "that looks alive is registered as writing to.",
+            "that looks alive is registered as writing to (never one whose writer lock a "
+            "running run holds).",
         ),
     ] = False,
     json_output: JsonOption = False,

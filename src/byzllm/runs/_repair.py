@@ -62,6 +62,7 @@ from byzllm._process import without_secrets
 from byzllm.errors import InputError
 
 from ._codec import record_count, unpack_records
+from ._lock import RunBusyError, WriterLock
 from ._pages import RawCell, read_cells
 from ._store import (
     _SCHEMA_VERSION,
@@ -499,15 +500,28 @@ def repair_store(location: str | Path, *, force: bool = False) -> RepairReport:
     if not report.problems and not report.lost_anything and not force:
         report.seconds = time.monotonic() - started
         return report  # healthy: left exactly as it was
-    if not force:
-        _refuse_live_writer(path, salvage.runs)
-    fresh = path.with_name(f".{path.name}.repair-{os.getpid()}.tmp")
+    # A run holding the folder's writer lock would go on writing into the store moved aside
+    # (and report "finished" over a store that lost its later units): never, --force or not.
+    lock = WriterLock(path, argv=["byzllm", "runs", "repair", str(path.parent)])
     try:
-        _write_fresh(fresh, salvage)
-        report.damaged_copy = _swap(path, fresh)
+        lock.acquire()
+    except RunBusyError as busy:
+        who = str(busy).split(";", 1)[0]
+        raise RunBusyError(
+            f"{who}: stop it first; repair never rewrites a folder a run is writing to"
+        ) from None
+    try:
+        if not force:
+            _refuse_live_writer(path, salvage.runs)
+        fresh = path.with_name(f".{path.name}.repair-{os.getpid()}.tmp")
+        try:
+            _write_fresh(fresh, salvage)
+            report.damaged_copy = _swap(path, fresh)
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{fresh}{suffix}").unlink(missing_ok=True)
     finally:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{fresh}{suffix}").unlink(missing_ok=True)
+        lock.release()
     report.repaired = True
     report.seconds = time.monotonic() - started
     return report
