@@ -305,3 +305,32 @@ async def test_the_garbage_collector_runs_on_a_schedule_during_a_run(
         assert gone_meanwhile == [enabled]  # with the collector off before, it stays off
     finally:
         (gc.enable if was else gc.disable)()
+
+
+class _Unreachable(LocalExecutor):
+    """An executor whose start fails, as joining a Ray cluster that does not answer."""
+
+    starts = 0
+
+    async def start(self, concurrency: int) -> None:
+        type(self).starts += 1
+        raise ConnectionError("no cluster answers")
+
+
+async def test_a_finished_run_starts_no_executor_and_a_failed_start_is_an_error(
+    tmp_path: Path,
+) -> None:
+    """Rerunning a finished run with --executor ray joined (or started) Ray for nothing:
+    7-13 s, or exit 2 when no cluster answered. Nothing to run now starts nothing; and a start
+    that fails is recorded as an error, not as an interruption."""
+    units = _units(3)
+    assert (await run_units(tmp_path, units, value_work, progress=False)).done == 3
+    again = await run_units(tmp_path, units, value_work, executor=_Unreachable(), progress=False)
+    assert again.skipped == 3 and _Unreachable.starts == 0
+    with pytest.raises(ConnectionError):
+        await run_units(
+            tmp_path, _units(4), value_work, executor=_Unreachable(), progress=False
+        )
+    assert _Unreachable.starts == 1
+    with Store.open(tmp_path) as store:
+        assert store.runs()[-1]["status"] == "error"

@@ -573,7 +573,13 @@ async def run_units(
                 reporter.start(description or run_path.name, len(grid), skipped, len(todo))
                 if heartbeat is not None and todo:
                     ticking = asyncio.ensure_future(ticker(run_requests))
-                await executor.start(concurrency)
+                if todo:  # nothing to run starts nothing (a Ray cluster took 7-13 s to join)
+                    try:
+                        await executor.start(concurrency)
+                    except BaseException as err:
+                        if not isinstance(err, (asyncio.CancelledError, KeyboardInterrupt)):
+                            recorded_status = "error"
+                        raise
                 tasks += [
                     asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(todo)))
                 ]
