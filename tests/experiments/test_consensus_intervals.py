@@ -106,8 +106,8 @@ def test_a_questions_seeds_are_resampled_together(records: list[dict[str, object
     """The same questions under three seeds (here: three copies) are 12 units, not 36: the
     report's intervals are those of one copy, and it counts 12 distinct questions."""
     sac = [r for r in records if r["protocol"] == "sac"]
-    (meta, _), = summarize(sac)
-    (tripled, metrics), = summarize(
+    ((meta, _),) = summarize(sac)
+    ((tripled, metrics),) = summarize(
         [{**r, "seed": s} for s in range(3) for r in sac]  # the record of another seed
     )
     assert metrics.n_questions == 36 and tripled["distinct_questions"] == 12
@@ -115,9 +115,10 @@ def test_a_questions_seeds_are_resampled_together(records: list[dict[str, object
         assert tripled["intervals"][name] == pytest.approx([low, high]), name
     counts = np.array([round_counts(QuestionTrace.model_validate(r["trace"])) for r in sac])
     alone = count_intervals(np.vstack([counts] * 3))  # without the question ids: too narrow
-    assert alone["IAA"].high - alone["IAA"].low < meta["intervals"]["IAA"][1] - meta[
-        "intervals"
-    ]["IAA"][0]
+    assert (
+        alone["IAA"].high - alone["IAA"].low
+        < meta["intervals"]["IAA"][1] - meta["intervals"]["IAA"][0]
+    )
 
 
 def test_whole_percent_arrows_round_halves_up() -> None:

@@ -116,7 +116,9 @@ def test_shared_resample_draws_give_the_numbers_of_a_fresh_draw() -> None:
     assert not intervals.resample_counts(40, resamples=500, seed=3).flags.writeable
     # A draw too large to keep is made afresh, the same numbers.
     big = intervals._CACHED_DRAWS // 500 + 1
-    assert (intervals.resample_counts(big, resamples=500, seed=3) == intervals._draw_counts(big, 500, 3)).all()
+    assert (
+        intervals.resample_counts(big, resamples=500, seed=3) == intervals._draw_counts(big, 500, 3)
+    ).all()
 
 
 def test_cluster_sums_by_hand() -> None:

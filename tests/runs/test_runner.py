@@ -328,9 +328,7 @@ async def test_a_finished_run_starts_no_executor_and_a_failed_start_is_an_error(
     again = await run_units(tmp_path, units, value_work, executor=_Unreachable(), progress=False)
     assert again.skipped == 3 and _Unreachable.starts == 0
     with pytest.raises(ConnectionError):
-        await run_units(
-            tmp_path, _units(4), value_work, executor=_Unreachable(), progress=False
-        )
+        await run_units(tmp_path, _units(4), value_work, executor=_Unreachable(), progress=False)
     assert _Unreachable.starts == 1
     with Store.open(tmp_path) as store:
         assert store.runs()[-1]["status"] == "error"

@@ -26,11 +26,23 @@ def __getattr__(name: str) -> Any:
     return app
 
 
+def _printable_streams() -> None:
+    """Tables print arrows, minus signs and Greek letters: on a terminal whose encoding
+    cannot show them (a Latin-1 locale, PYTHONIOENCODING=ascii) each becomes a replacement
+    character instead of a UnicodeEncodeError after the work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        reconfigure = getattr(stream, "reconfigure", None)
+        if encoding not in ("utf8", "utf_8") and reconfigure is not None:
+            reconfigure(errors="replace")
+
+
 def main() -> None:
     """Entry point of the ``byzllm`` console script."""
     from ._help_cache import replay, run_and_keep
 
     argv = sys.argv[1:]
+    _printable_streams()
     status = replay(argv)
     if status is not None:
         raise SystemExit(status)

@@ -22,10 +22,12 @@ ended (:mod:`byzllm.cli._unfinished`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import inspect
 import json
 import signal
+import threading
 import sys
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -333,9 +335,11 @@ def _one_line(message: str) -> str:
 def cli_errors() -> Iterator[None]:
     """Turn byzllm errors into one stderr line + exit code, Ctrl-C into exit 130; with
     ``--json``, stdout gets one object saying so unless the command's JSON is out
-    (:mod:`byzllm.cli._unfinished`)."""
+    (:mod:`byzllm.cli._unfinished`). SIGTERM is Ctrl-C for the whole command, between its
+    stages too (it killed a pipeline outright while it trained or wrote reports)."""
     try:
-        yield
+        with _sigterm_as_interrupt():
+            yield
     except ByzllmError as err:
         raise _failed(str(err) or type(err).__name__, err.exit_code) from None
     except KeyboardInterrupt:
@@ -344,10 +348,35 @@ def cli_errors() -> Iterator[None]:
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except OSError as err:
         # A file the command reads or writes (a read-only folder, a full disk, a name too
-        # long): one line naming it, not a traceback.
-        if err.filename is None:
+        # long): one line naming it, not a traceback. A write that fills the disk names no
+        # file: it still gets its line.
+        if err.filename is None and err.errno not in _DISK_FULL:
             raise
-        raise _failed(f"{err.strerror or err}: {err.filename}", 2) from None
+        where = f": {err.filename}" if err.filename is not None else ""
+        hint = "; free some space and rerun" if err.errno in _DISK_FULL else ""
+        raise _failed(f"{err.strerror or err}{where}{hint}", 2) from None
+
+
+#: What a write says when the disk (or the user's quota, or the file size limit) is full.
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt in the block (the main thread only: elsewhere
+    Python cannot install handlers); the previous handler is back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _failed(message: str, exit_code: int) -> typer.Exit:
@@ -520,6 +549,8 @@ def execute_units(
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         installed = False
+        # The loop's removal below leaves SIGTERM at its default: put back what was there.
+        previous = signal.getsignal(signal.SIGTERM)
         if task is not None:
             # SIGTERM (a scheduler, `kill`) stops as cleanly as Ctrl-C does.
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -533,6 +564,9 @@ def execute_units(
         finally:
             if installed:
                 loop.remove_signal_handler(signal.SIGTERM)
+                if previous is not None:
+                    with contextlib.suppress(ValueError):  # (not the main thread)
+                        signal.signal(signal.SIGTERM, previous)
 
     try:
         # Stdout carries the command's result alone: whatever else writes to it while the

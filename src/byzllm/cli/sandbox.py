@@ -27,7 +27,9 @@ def run_command(
     ] = 10.0,
     memory: Annotated[
         int,
-        typer.Option("--memory", min=32, help="Address-space limit per process, MB."),
+        typer.Option(
+            "--memory", min=32, max=1_048_576, help="Address-space limit per process, MB."
+        ),
     ] = 512,
     stdin: Annotated[
         Path | None, typer.Option("--stdin", help="A file whose content the program reads.")

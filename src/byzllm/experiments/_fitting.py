@@ -75,6 +75,8 @@ class FittedProfile(BaseModel):
         p = Path(path)
         try:
             data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            raise ConfigError(f"cannot read profile {p}: not UTF-8 text") from None
         except (OSError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot read profile {p}: {exc}") from exc
         try:

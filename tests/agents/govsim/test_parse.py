@@ -53,7 +53,7 @@ def test_round_trip(amount: int, prefix: str) -> None:
 
 
 def test_thousands_unicode_minus_and_the_answer_label() -> None:
-    """"1,000" read as one ton (a catch far above the stock, unflagged); "−5" (U+2212) as
+    """ "1,000" read as one ton (a catch far above the stock, unflagged); "−5" (U+2212) as
     5; and any "answer" in the prose was taken for the label ("To answer this, the lake
     holds 100 tons" caught the whole lake)."""
     over = read_catch("Answer: 1,000 tons", 100)
