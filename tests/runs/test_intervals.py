@@ -9,9 +9,9 @@ import pytest
 
 from byzllm.runs._intervals import (
     Interval,
-    percentile_bounds,
     bootstrap_interval,
     bootstrap_intervals,
+    percentile_bounds,
     weighted_mean_intervals,
 )
 
@@ -162,9 +162,7 @@ def test_an_interval_of_a_rate_at_0_or_1_is_the_wilson_interval() -> None:
     # A rate whose units differ keeps its bootstrap interval.
     mixed = [1.0, 0.0, 1.0, 1.0]
     assert bootstrap_interval(mixed, rate=True) == bootstrap_interval(mixed)
-    point, low, high = weighted_mean_intervals(
-        np.ones((16, 2)), np.ones((16, 2)), rates=[True, False]
-    )
+    _, low, _ = weighted_mean_intervals(np.ones((16, 2)), np.ones((16, 2)), rates=[True, False])
     assert low[0] == pytest.approx(16 / 19.841459, abs=1e-6) and low[1] == 1.0
     # The units of a column are those with weight in it: 4 here.
     weights = np.ones((16, 1))

@@ -27,8 +27,8 @@ import functools
 import inspect
 import json
 import signal
-import threading
 import sys
+import threading
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path

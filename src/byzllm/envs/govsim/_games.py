@@ -3,14 +3,14 @@
 A GovSim instance differs from another by its starting stock ``R_0`` (the lake's capacity)
 and a seed for the harvest assignment's random draws (:func:`~byzllm.envs.govsim.assign_catches`).
 
-**Splits (App. D.1).** Train and validation come from shuffling
-``{105 + 5k | k ∈ [0, 19]}`` (105, 110, …, 200) and splitting it into two exclusive parts; test
-is ``R_0 ∈ {100} ∪ [210, 300]``, i.e. 100 and 210, 215, …, 300: 20 instances (Limitations: "we extend
-from a single starting resource R_0 = 100 … to 20 choices"). §4.1 gives 26 / 14 / 20
-instances, but the train and validation pool has only 20 values. Our reading, consistent
-with both numbers: the 20 values are split 13 / 7 (the 26 : 14 proportion) and each train and
-validation value is played with two assignment seeds, giving 26 / 14 instances; each test value
-is played once (20 instances). ``seeds_per_value`` changes the two.
+**Splits (App. D.1).** Train and validation come from shuffling ``{105 + 5k | k ∈ [0, 19]}``
+(105, 110, …, 200) and splitting it into two exclusive parts; test is ``R_0 ∈ {100} ∪ [210,
+300]``, i.e. 100 and 210, 215, …, 300: 20 instances (Limitations: "we extend from a single
+starting resource R_0 = 100 … to 20 choices"). §4.1 gives 26 / 14 / 20 instances, but the train
+and validation pool has only 20 values. Our reading, consistent with both numbers: the 20
+values are split 13 / 7 (the 26 : 14 proportion) and each train and validation value is played
+with two assignment seeds, giving 26 / 14 instances; each test value is played once (20
+instances). ``seeds_per_value`` changes the two.
 """
 
 from __future__ import annotations
