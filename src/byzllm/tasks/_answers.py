@@ -32,6 +32,7 @@ from ._text import (
     find_boxed,
     find_labelled,
     last_number,
+    latex_digits,
     parse_number,
 )
 from ._types import Task
@@ -114,15 +115,17 @@ def _choice(task: Task, text: str, *, last: bool) -> str | None:
     if found:
         return found[-1] if last else found[0]
     cleaned = clean_segment(text)
+    # An option's own text first: "24 hours" or "4" may be an option's words, not a position,
+    # and both sides lose the same trailing dot ("Use a pot." against "use a pot").
+    texts = task.meta.get("choice_texts") if isinstance(task.meta, dict) else None
+    if isinstance(texts, dict):
+        wanted = cleaned.lower()
+        hits = [str(k) for k, body in texts.items() if clean_segment(str(body)).lower() == wanted]
+        if len(hits) == 1 and hits[0] in task.choices:
+            return hits[0]
     position = _POSITION_RE.match(cleaned) or _LEADING_DIGIT_RE.match(cleaned)
     if position is not None:
         return _choice_by_position(task, position.group(1))
-    texts = task.meta.get("choice_texts") if isinstance(task.meta, dict) else None
-    if isinstance(texts, dict):
-        wanted = clean_segment(text).lower()
-        hits = [str(k) for k, body in texts.items() if str(body).strip().lower() == wanted]
-        if len(hits) == 1 and hits[0] in task.choices:
-            return hits[0]
     return None
 
 
@@ -254,15 +257,12 @@ def normalize_answer(task: Task, text: str | None) -> str | None:
 
 
 _PERCENT_SIGN = re.compile(r"\s*\\?%$")
-#: LaTeX's spaces between digit groups (thin, negative thin, medium, thick, control space,
-#: tie): math-verify read ``1\\,000`` as 1 × 0.
-_LATEX_SPACING = re.compile(r"\\[,!;: ]|~")
 
 
 def _plain_number(text: str) -> Fraction | None:
     """``text`` as a number when it is nothing but one (``"-3"``, ``"1,000"``, ``"2/3"``,
     LaTeX's ``"1\\,000"`` and ``"1{,}000"``)."""
-    cleaned = _LATEX_SPACING.sub("", ascii_digits(text).replace("{,}", ","))
+    cleaned = latex_digits(ascii_digits(text))
     cleaned = cleaned.replace("\\$", "").replace("$", "").replace(" ", "")
     if not re.fullmatch(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?|-?\.\d+", cleaned):
         return None

@@ -112,9 +112,28 @@ def last_number(text: str) -> Fraction | None:
     return _number_from_match(last) if last is not None else None
 
 
+#: LaTeX between digit groups: thin, negative thin, medium and thick spaces, a control space,
+#: a tie ("1\\,000", "1~000"), or a braced comma ("1{,}000", MATH's "1,\\!000").
+_LATEX_GROUP_SPACE = re.compile(r"(?<=\d)(?:\\[,!;: ]|~)(?=\d{3}(?!\d))")
+_LATEX_GROUP_COMMA = re.compile(r"(?<=\d)(?:\{,\}|,\\!)(?=\d{3}(?!\d))")
+_LATEX_FRACTION = re.compile(r"\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+
+
+def latex_digits(text: str) -> str:
+    """``text`` with LaTeX's digit-group separators made plain (``"1\\,000"``,
+    ``"1{,}000"`` -> ``"1000"``, ``"1,000"``) and numeric fractions written ``a/b``
+    (``"\\frac{2000}{2}"`` -> ``"2000/2"``): read as they were, "1\\,000" was the number 1 (and
+    1 × 0 to math-verify)."""
+    if "\\" not in text and "~" not in text and "{" not in text:
+        return text
+    text = _LATEX_GROUP_COMMA.sub(",", _LATEX_GROUP_SPACE.sub("", text))
+    return _LATEX_FRACTION.sub(r"\1/\2", text)
+
+
 def parse_number(text: str) -> Fraction | None:
-    """The first number in a short answer such as ``"$1,234.50"``, ``"-3/4"``, ``"18 eggs"``."""
-    for match in _NUMBER_RE.finditer(ascii_digits(text)):
+    """The first number in a short answer such as ``"$1,234.50"``, ``"-3/4"``, ``"18 eggs"``,
+    ``"1\\,000"`` (:func:`latex_digits`)."""
+    for match in _NUMBER_RE.finditer(ascii_digits(latex_digits(text))):
         value = _number_from_match(match)
         if value is not None:
             return value
