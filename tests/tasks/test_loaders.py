@@ -280,3 +280,27 @@ def test_public_commonsense(shared_data: Path, name: str, rows: int, kind: str) 
     for task in tasks:
         assert task.answer in task.choices
         assert is_correct(task, extract_answer(task, f"the correct answer is {task.answer}"))
+
+
+def test_unreadable_json_and_empty_files_are_one_clear_error(tmp_path: Path) -> None:
+    """A 5,000-digit integer (past Python's conversion limit) or arrays nested 100,000 deep
+    raised ValueError / RecursionError; an empty file, or a level no problem has, loaded as
+    no questions at all."""
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text('{"question": "q", "answer": "#### 1", "x": ' + "1" * 5000 + "}\n")
+    with pytest.raises(InputError, match="huge.jsonl:1: unreadable JSON"):
+        load_gsm8k(huge)
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 100_000 + "\n")
+    with pytest.raises(InputError, match="unreadable JSON"):
+        load_math500(deep)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(InputError, match="no GSM8K questions"):
+        load_gsm8k(empty)
+    with pytest.raises(InputError, match="no MATH-500 problems"):
+        load_math500(empty)
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps({"problem": "p", "answer": "1", "level": "Level 2"}) + "\n")
+    with pytest.raises(InputError, match="no MATH-500 problems at level 9"):
+        load_math500(one, level=9)

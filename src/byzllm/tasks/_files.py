@@ -38,6 +38,9 @@ def _parse(text: str, where: str, expected: type, what: str, *, whole_file: bool
         # A whole file's syntax error names its line; a JSON-lines line is already named.
         at = f"{where}:{err.lineno}" if whole_file else where
         raise InputError(f"{at}: not valid JSON ({err.msg})") from None
+    except (ValueError, RecursionError) as err:
+        # An integer past Python's 4,300-digit limit, arrays nested thousands deep.
+        raise InputError(f"{where}: unreadable JSON ({type(err).__name__})") from None
     if not isinstance(value, expected):
         raise InputError(f"{where}: expected {what}, got {type(value).__name__}")
     return value

@@ -115,6 +115,9 @@ def load_math500(
                 },
             )
         )
+    if not tasks:  # an empty file, or no problem at that level: a run of nothing is no run
+        at = "" if level is None else f" at level {level}"
+        raise InputError(f"{path}: no MATH-500 problems{at}")
     return sample_tasks(tasks, k, seed)
 
 
@@ -122,6 +125,8 @@ def load_gsm8k(path: str | Path, k: int | None = None, seed: int = 0) -> list[Ta
     """GSM8K problems (kind ``number``); the ground truth is the number after ``####``."""
     rows = enumerate(_jsonl(path))
     tasks = [_gsm8k_task(file, lineno, index, row) for index, (file, lineno, row) in rows]
+    if not tasks:
+        raise InputError(f"{path}: no GSM8K questions (an empty file)")
     return sample_tasks(tasks, k, seed)
 
 
