@@ -288,7 +288,7 @@ def test_unreadable_json_and_empty_files_are_one_clear_error(tmp_path: Path) -> 
     no questions at all."""
     huge = tmp_path / "huge.jsonl"
     huge.write_text('{"question": "q", "answer": "#### 1", "x": ' + "1" * 5000 + "}\n")
-    with pytest.raises(InputError, match="huge.jsonl:1: unreadable JSON"):
+    with pytest.raises(InputError, match=r"huge\.jsonl:1: unreadable JSON"):
         load_gsm8k(huge)
     deep = tmp_path / "deep.jsonl"
     deep.write_text("[" * 100_000 + "\n")

@@ -153,3 +153,10 @@ def test_runs_of_blanks_are_read_in_one_pass() -> None:
         assert read_feedback(reply, 3).fell_back
     read = read_feedback("Solution # 2 **:** correct\n**Best:** solution #2", 3).value
     assert read.verdicts == {2: True} and read.pick == 2
+
+
+def test_the_block_defining_the_entry_point_not_a_longer_name() -> None:
+    """ "def add" is in "def add_all": the helper block after the solution was chosen."""
+    reply = "```python\ndef add(a, b):\n    return a + b\n```\nhelper:\n```python\n"
+    reply += "def add_all(xs):\n    return sum(xs)\n```"
+    assert read_code(reply, "add").value.startswith("def add(a, b)")

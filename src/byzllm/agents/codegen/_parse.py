@@ -135,7 +135,11 @@ def _is_function_name(name: str) -> bool:
 
 
 def _mentions_def(code: str, name: str) -> bool:
-    return f"def {name}" in code or f"class {name}" in code
+    """Whether ``code`` defines ``name`` itself (``def add(``, ``class Solution:``), not a
+    longer name that starts with it (``def add_all``)."""
+    if f"def {name}" not in code and f"class {name}" not in code:
+        return False  # the cheap test first: most blocks name neither
+    return re.search(rf"\b(?:async\s+def|def|class)\s+{re.escape(name)}\b", code) is not None
 
 
 def read_ratings(text: str) -> Parsed[tuple[int | None, int | None]]:
