@@ -108,3 +108,52 @@ def test_a_dated_or_prefixed_name_is_the_same_model() -> None:
     assert _same_model("Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b-instruct")
     assert _same_model("m", "")
     assert not _same_model("nosuchmodel", "smollm2")
+
+
+async def test_a_refused_k_in_not_supported_words_does_not_end_the_search() -> None:
+    """A server refusing k > 8 with "top_logprobs=20 is not supported" got that refusal
+    remembered as the endpoint's fatal error: every smaller k failed unsent, and the probe
+    said 1. Each k is now sent and the search finds 8."""
+    import asyncio
+
+    from byzllm.llm._probe import probe_endpoint
+
+    sent: list[object] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
+                k = json.loads(await reader.readexactly(length)).get("top_logprobs")
+                sent.append(k)
+                if isinstance(k, int) and k > 8:
+                    status = 400
+                    body: dict[str, object] = {
+                        "error": {"message": f"top_logprobs={k} is not supported (max 8)"}
+                    }
+                else:
+                    top = [{"token": "OK", "logprob": -0.1}] * (k or 0)
+                    content = [{"token": "OK", "logprob": -0.1, "top_logprobs": top}]
+                    logprobs = {"content": content} if k is not None else None
+                    choice = {"message": {"content": "OK"}, "logprobs": logprobs}
+                    status, body = 200, {"model": "m", "choices": [choice]}
+                data = json.dumps(body).encode()
+                writer.write(b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n" % (status, len(data)))
+                writer.write(data)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        report = await probe_endpoint(f"http://127.0.0.1:{port}/v1", "m", api_key_env=None)
+    finally:
+        server.close()
+    assert report.max_top_logprobs == 8
+    assert 7 in sent and 8 in sent

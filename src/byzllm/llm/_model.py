@@ -347,6 +347,11 @@ class Model(ChatModel):
             _tracking.note_failure()
             raise
 
+    def forget_fatal(self) -> None:
+        """Forget the fatal refusal this model's endpoint answered with, so that the next
+        request is sent: for a probe, which asks what the server refuses on purpose."""
+        endpoint_guard(self._guard_key).fatal = None
+
     def _note_error(self, kind: str) -> None:
         self.usage.add_error(kind)
         _tracking.note_error(kind)

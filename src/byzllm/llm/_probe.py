@@ -188,6 +188,10 @@ async def _accepts(llm: Model, k: int) -> bool:
             _PROMPT, GenerateConfig(temperature=0, max_tokens=2, top_logprobs=k)
         )
     except ModelError:
+        # A refusal of this k ("top_logprobs=20 is not supported") is the answer sought, not
+        # a property of the endpoint: the model remembers it as fatal and would fail every
+        # smaller k unsent (the search then ended at 1).
+        llm.forget_fatal()
         return False
     return completion.logprobs is not None
 
