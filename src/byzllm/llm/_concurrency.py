@@ -69,7 +69,18 @@ class EndpointLimiter:
         self.in_use -= 1
         self._pass_on()
 
+    def set_limit(self, limit: int) -> None:
+        """Change the limit while requests hold slots: a lower one admits nobody until the
+        slots in use fall below it; a higher one admits waiters at once."""
+        self.limit = limit
+        while self._held < self.limit and (self._first or self._retries):
+            self._held += 1
+            self._pass_on()
+
     def _pass_on(self) -> None:
+        if self._held > self.limit:  # the limit was lowered: this slot is gone
+            self._held -= 1
+            return
         for queue in (self._retries, self._first):
             while queue:
                 waiter = queue.popleft()
@@ -106,8 +117,10 @@ def _limit_locked(endpoint: str) -> int | None:
 def endpoint_limiter(endpoint: str, default: int) -> EndpointLimiter:
     """The running loop's limiter for ``endpoint`` (created on first use).
 
-    A limiter whose limit no longer matches the registrations is replaced only while idle,
-    so the bound holds for every request already admitted.
+    A limiter whose limit no longer matches the registrations takes the new one at once
+    (:meth:`EndpointLimiter.set_limit`): a model with a smaller limit created while the
+    endpoint is busy bounds it from then on (it was applied only once the endpoint was idle,
+    never under a steady load).
     """
     loop = asyncio.get_running_loop()
     with _lock:
@@ -116,6 +129,8 @@ def endpoint_limiter(endpoint: str, default: int) -> EndpointLimiter:
         if per_loop is None:
             per_loop = _limiters[loop] = {}
         limiter = per_loop.get(endpoint)
-        if limiter is None or (limiter.limit != limit and limiter.in_use == 0):
+        if limiter is None:
             limiter = per_loop[endpoint] = EndpointLimiter(limit)
+        elif limiter.limit != limit:
+            limiter.set_limit(limit)
         return limiter
