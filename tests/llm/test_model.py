@@ -333,6 +333,21 @@ def test_get_model_rejects_bad_settings() -> None:
         get_model("openai/m", base_url="http://:80/v1")
     with pytest.raises(InputError, match="timeout_s"):
         get_model("openai/m", timeout_s=float("nan"))
+    # A password in the URL would be stored with the run and printed in its errors.
+    with pytest.raises(InputError, match="user name or password"):
+        get_model("openai/m", base_url="http://alice:s3cret-pass@127.0.0.1:9/v1")
+
+
+def test_a_config_with_a_password_in_base_url_is_refused_without_repeating_it() -> None:
+    from pydantic import ValidationError
+
+    from byzllm.llm import ModelSettings
+    from byzllm.runs import format_validation_error
+
+    with pytest.raises(ValidationError) as caught:
+        ModelSettings(base_url="http://alice:s3cret-pass@127.0.0.1:9/v1")
+    line = format_validation_error(caught.value, ModelSettings)
+    assert "user name or password" in line and "s3cret-pass" not in line
 
 
 async def test_messages_that_are_not_json_are_an_input_error_with_or_without_cache(

@@ -19,14 +19,27 @@ __all__ = ["get_model"]
 _CACHE_MODES = ("on", "off", "read-only", "refresh")
 
 
-def _check_url(base_url: str) -> None:
-    """One clear error for a URL the HTTP client would refuse later with its own exception
-    (a port that is not a number, no host)."""
+def check_base_url(base_url: str) -> None:
+    """One clear :class:`InputError` for a server URL byzllm cannot use: not http(s), a port
+    that is not a number, no host (the HTTP client refused these later with its own
+    exception), or a user name and password in it, which would be stored with the run and
+    printed in its errors (the key belongs in the variable ``api_key_env`` names)."""
+    if not base_url.lower().startswith(("http://", "https://")):
+        raise InputError(
+            f"base_url must start with http:// or https://, got {base_url!r} "
+            "(e.g. http://127.0.0.1:8000/v1)"
+        )
     try:
         parts = urllib.parse.urlsplit(base_url)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
     except ValueError as exc:
         raise InputError(f"base_url {base_url!r} is not a valid URL: {exc}") from None
+    if parts.username is not None or parts.password is not None:
+        raise InputError(
+            "base_url carries a user name or password (user:secret@host), which would be "
+            "stored with the run and shown in its errors: put the key in an environment "
+            "variable and name it with api_key_env"
+        )
     if not parts.hostname:
         raise InputError(f"base_url {base_url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
 
@@ -75,13 +88,8 @@ def get_model(
     _provider, model_name, factory = resolve_provider(name)
     if cache_mode not in _CACHE_MODES:
         raise InputError(f"cache_mode must be one of {list(_CACHE_MODES)}, got {cache_mode!r}")
-    if base_url is not None and not base_url.lower().startswith(("http://", "https://")):
-        raise InputError(
-            f"base_url must start with http:// or https://, got {base_url!r} "
-            "(e.g. http://127.0.0.1:8000/v1)"
-        )
     if base_url is not None:
-        _check_url(base_url)
+        check_base_url(base_url)
     if not timeout_s > 0:  # NaN too
         raise InputError(f"timeout_s must be > 0, got {timeout_s}")
     if max_concurrency < 1:

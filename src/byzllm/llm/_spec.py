@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import urllib.parse
 import weakref
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from ._cache import CacheMode
 from ._model import Model
@@ -20,6 +22,11 @@ __all__ = ["ModelSettings", "ModelSpec", "get_shared_model"]
 
 #: ``json_schema_extra`` of a field that only says how requests are sent (see ModelSettings).
 TRANSPORT: dict[str, Any] = {"transport": True}
+
+
+#: The pydantic error type of a config value that holds a secret: its error line does not
+#: repeat the value (:func:`byzllm.runs.format_validation_error`).
+SECRET_IN_VALUE = "secret_in_value"
 
 
 class ModelSettings(BaseModel):
@@ -71,6 +78,23 @@ class ModelSettings(BaseModel):
     )
     input_price_per_mtok: float | None = Field(default=None, ge=0, json_schema_extra=TRANSPORT)
     output_price_per_mtok: float | None = Field(default=None, ge=0, json_schema_extra=TRANSPORT)
+
+    @field_validator("base_url")
+    @classmethod
+    def _usable_url(cls, value: str | None) -> str | None:
+        from byzllm.errors import InputError
+
+        from ._factory import check_base_url
+
+        if value is not None:
+            try:
+                check_base_url(value)
+            except InputError as exc:  # the config's error then names the field
+                # A URL with a password is not echoed back in the error ("got ...").
+                secret = "@" in urllib.parse.urlsplit(value).netloc
+                kind = SECRET_IN_VALUE if secret else "value_error"
+                raise PydanticCustomError(kind, "{reason}", {"reason": str(exc)}) from None
+        return value
 
     @field_validator("cache", mode="before")
     @classmethod

@@ -373,7 +373,7 @@ def format_validation_error(
         else:
             message = str(item.get("msg", "invalid value")).removeprefix("Value error, ")
             text = f"{where}: {message}"
-            if kind != "path_not_found" and "input" in item:
+            if kind not in ("path_not_found", "secret_in_value") and "input" in item:
                 text += f" (got {_short(item['input'])})"
         problems.append(text)
     shown = problems[:_MAX_LISTED_ERRORS]
