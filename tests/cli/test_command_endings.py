@@ -36,3 +36,23 @@ def test_a_full_disk_is_one_line_even_when_the_write_names_no_file(
     assert capsys.readouterr().err.strip() == (
         "error: No space left on device; free some space and rerun"
     )
+
+
+@pytest.mark.parametrize("area", ["whodunit", "govsim"])
+def test_play_against_a_closed_port_stops_at_once(area: str) -> None:
+    """`play` retried a closed port for about a minute and exited 1, where the run commands
+    refuse in seconds with exit 2: it now makes the same one-request check first."""
+    import socket
+
+    from typer.testing import CliRunner
+
+    from byzllm.cli import app
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = CliRunner().invoke(
+        app, [area, "play", "--model", "openai/x", "--base-url", f"http://127.0.0.1:{port}/v1"]
+    )
+    assert result.exit_code == 2
+    assert "nothing answers at" in result.output and "connection refused" in result.output

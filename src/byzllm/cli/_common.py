@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from byzllm.experiments.parse_health import ParseHealth
     from byzllm.experiments.request_health import RequestHealth
+    from byzllm.llm import Model
     from byzllm.runs import Executor, RunSummary, Unit, WorkFn
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "WaitOption",
     "WeakModelOption",
     "bind_run_dir",
+    "checked_model",
     "cli_errors",
     "console",
     "csv_option",
@@ -359,6 +361,22 @@ def cli_errors() -> Iterator[None]:
 
 #: What a write says when the disk (or the user's quota, or the file size limit) is full.
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def checked_model(name: str, base_url: str | None) -> Model:
+    """The model ``name`` at ``base_url``, after the one-request check the run commands make
+    (:func:`byzllm.llm.check_endpoint`): nothing listening, a rejected key or an unknown
+    model stops the command in seconds with one line (exit 2), where a game retried it for a
+    minute and exited 1."""
+    import asyncio
+
+    from byzllm.llm import ModelSpec, check_endpoint
+
+    spec = ModelSpec(name=name, base_url=base_url)
+    error = asyncio.run(check_endpoint(spec))
+    if error is not None:
+        raise error
+    return spec.build()
 
 
 def _interrupt(signum: int, frame: object) -> None:

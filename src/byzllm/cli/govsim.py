@@ -98,10 +98,8 @@ def play(
         lake = LakeConfig(months=months)
         game = GovSimGame(id=f"govsim-play-R{r0}-s{seed}", r0=r0, seed=seed)
         if model:
-            from byzllm.llm import ModelSpec
-
             fishers: Any = llm_fishers(
-                ModelSpec(name=model, base_url=base_url).build(), lake, max_tokens=max_tokens
+                common.checked_model(model, base_url), lake, max_tokens=max_tokens
             )
         else:
             fishers = simulated_fishers(lake, salt=str(seed))

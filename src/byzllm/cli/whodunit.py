@@ -163,11 +163,9 @@ def play(
         cfg = _game_config(variant, suspects, attributes, turns)
         game = generate_games(1, cfg, seed=seed)[0]
         if model:
-            from byzllm.llm import ModelSpec
-
             agents: Any = llm_agents(
                 game,
-                ModelSpec(name=model, base_url=base_url).build(),
+                common.checked_model(model, base_url),
                 decoding=decoding,  # type: ignore[arg-type]
                 prompt=prompt,  # type: ignore[arg-type]
                 final_move=final_move,  # type: ignore[arg-type]
