@@ -56,3 +56,20 @@ def test_play_against_a_closed_port_stops_at_once(area: str) -> None:
     )
     assert result.exit_code == 2
     assert "nothing answers at" in result.output and "connection refused" in result.output
+
+
+def test_json_on_a_terminal_that_cannot_encode_it_is_escaped_not_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With replacement on for the tables, --json lost data ("Erd?s?R?nyi")."""
+    import io
+    import json
+
+    from byzllm.cli._common import print_json
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii", errors="replace")
+    monkeypatch.setattr("sys.stdout", stream)
+    print_json({"topology": "Erdős–Rényi", "arrow": "62→75"})
+    stream.flush()
+    assert json.loads(raw.getvalue()) == {"topology": "Erdős–Rényi", "arrow": "62→75"}

@@ -113,3 +113,13 @@ def test_a_gain_on_three_problems_is_not_significant_however_clear() -> None:
 def test_without_the_monitor_no_control_row_asks_for_the_control() -> None:
     rows = [{"source": "h", "condition": "none", "problem_id": "P0", "passed": True}]
     assert gain_rows(rows) == []
+
+
+def test_a_gain_whose_units_lean_the_other_way_is_not_significant() -> None:
+    """Eight big wins and 24 small losses: the mean gain's interval is above 0, but more
+    problems got worse; the two-sided sign test alone called it significant."""
+    from byzllm.experiments.monitor.ablations import interval_verdict
+
+    assert interval_verdict(0.037, 0.347, better=8, worse=24) == "not significant"
+    assert interval_verdict(0.1, 0.3, better=20, worse=2) == "significant"
+    assert interval_verdict(-0.3, -0.1, better=2, worse=20) == "significant"

@@ -247,3 +247,17 @@ def test_a_config_takes_a_fitted_profile_file(runs: dict[str, Path], tmp_path: P
     config.write_text(yaml.safe_dump({"sim": "missing.yaml"}), "utf-8")
     with pytest.raises(ConfigError, match="profile file not found"):
         load_config(config, WhoDunitRunConfig)
+
+
+def test_sim_compare_gives_a_rate_every_game_won_the_wilson_interval() -> None:
+    """The comparison's note names the Wilson interval for rates at 0 or 100%: its own
+    intervals now give it (ten games all won: [10 / (10 + 1.96²), 1], not [1, 1])."""
+    from byzllm.experiments.whodunit.fit import _metric_intervals
+
+    games = [
+        {"game_id": f"g{i}", "success": True, "accused": True, "total_turns": 5} for i in range(10)
+    ]
+    found = _metric_intervals(games, resamples=200)
+    assert found["Success-Rate"].low == pytest.approx(10 / 13.841459, abs=1e-6)
+    assert found["Precision"].low == pytest.approx(10 / 13.841459, abs=1e-6)
+    assert found["Game-Length"].low == 5.0

@@ -348,6 +348,15 @@ def test_a_config_with_a_password_in_base_url_is_refused_without_repeating_it() 
         ModelSettings(base_url="http://alice:s3cret-pass@127.0.0.1:9/v1")
     line = format_validation_error(caught.value, ModelSettings)
     assert "user name or password" in line and "s3cret-pass" not in line
+    # Whatever else is wrong with the URL (a bad port, a broken IPv6 host), the password is
+    # found first, and no message quotes the URL.
+    for url in ("http://u:s3cret-pass@host:80a/v1", "http://u:s3cret-pass@[::1/v1"):
+        with pytest.raises(ValidationError) as caught:
+            ModelSettings(base_url=url)
+        assert "s3cret-pass" not in format_validation_error(caught.value, ModelSettings)
+        with pytest.raises(InputError) as refused:
+            get_model("openai/m", base_url=url)
+        assert "s3cret-pass" not in str(refused.value)
 
 
 async def test_messages_that_are_not_json_are_an_input_error_with_or_without_cache(

@@ -180,3 +180,11 @@ def test_sign_test_by_hand(better: int, worse: int, p: float) -> None:
 
     # (5, 1): 2 × (C(6,0) + C(6,1)) / 2^6 = 2 × 7 / 64.
     assert sign_test_p(better, worse) == pytest.approx(p)
+
+
+def test_sign_test_past_a_floats_range() -> None:
+    """2.0**n overflowed past 1,023 units: a LiveCodeBench-sized report crashed."""
+    from byzllm.runs import sign_test_p
+
+    assert 0.0 < sign_test_p(600, 500) < 0.01
+    assert sign_test_p(5000, 5000) == 1.0

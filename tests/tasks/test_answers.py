@@ -371,3 +371,16 @@ def test_number_answers_written_as_latex(reply: str) -> None:
     task = number_task("1000")
     assert extract_answer(task, reply) == "1000"
     assert is_correct(task, extract_answer(task, reply))
+
+
+def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:
+    """2\\frac{1}{4} is two and a quarter (not 21/4); ∅ and ∞ are answers (not markup); a
+    trailing * after ^ or _ is a conjugate or dual, not emphasis."""
+    mixed = math_task("2\\frac{1}{4}")
+    assert is_correct(mixed, "2.25") and is_correct(mixed, "\\frac{9}{4}")
+    assert not is_correct(mixed, "5.25")
+    assert normalize_answer(mixed, "2\\frac{1}{4}") == "2.25"
+    assert extract_answer(math_task("\\emptyset"), "Answer: ∅") == "∅"
+    assert extract_answer(math_task("5"), "Answer: -∞") == "-∞"
+    assert extract_answer(math_task("a^*"), "Answer: a^*") == "a^*"
+    assert extract_answer(math_task("5"), "Answer: 5**") == "5"

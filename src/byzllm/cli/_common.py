@@ -927,8 +927,12 @@ def console(*, stderr: bool = False, highlight: bool = True) -> Console:
 
 
 def print_json(obj: Any) -> None:
-    """Print ``obj`` as indented JSON on stdout (pydantic models, paths, numpy scalars ok)."""
-    sys.stdout.write(json.dumps(_jsonable(obj), indent=2, ensure_ascii=False) + "\n")
+    """Print ``obj`` as indented JSON on stdout (pydantic models, paths, numpy scalars ok);
+    ``\\u`` escapes where stdout cannot encode every character (a Latin-1 or ASCII terminal:
+    the replacement characters tables get there would corrupt the data)."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+    plain = encoding in ("utf8", "utf_8")
+    sys.stdout.write(json.dumps(_jsonable(obj), indent=2, ensure_ascii=not plain) + "\n")
     sys.stdout.flush()
     note_json_written()
 

@@ -114,7 +114,9 @@ def _interval(
         if value is not None:
             per_unit[unit(row)].append(float(value))
     values = [sum(v) / len(v) for v in per_unit.values()]
-    return bootstrap_interval(values, resamples=resamples)
+    # A 0/1 outcome (success, survival) is a rate: all of one kind gets Wilson's bounds.
+    rate = all(x in (0.0, 1.0) for v in per_unit.values() for x in v)
+    return bootstrap_interval(values, resamples=resamples, rate=rate)
 
 
 def mean_comparison(

@@ -19,11 +19,25 @@ __all__ = ["get_model"]
 _CACHE_MODES = ("on", "off", "read-only", "refresh")
 
 
+def url_has_credentials(url: str) -> bool:
+    """Whether ``url``'s authority holds a user name (``user:secret@host``), read without a
+    URL parser (which refuses some such URLs with a message that quotes them)."""
+    authority = url.split("//", 1)[-1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    return "@" in authority
+
+
 def check_base_url(base_url: str) -> None:
     """One clear :class:`InputError` for a server URL byzllm cannot use: not http(s), a port
     that is not a number, no host (the HTTP client refused these later with its own
     exception), or a user name and password in it, which would be stored with the run and
     printed in its errors (the key belongs in the variable ``api_key_env`` names)."""
+    # First, and without repeating the URL: every later message quotes it.
+    if url_has_credentials(base_url):
+        raise InputError(
+            "base_url carries a user name or password (user:secret@host), which would be "
+            "stored with the run and shown in its errors: put the key in an environment "
+            "variable and name it with api_key_env"
+        )
     if not base_url.lower().startswith(("http://", "https://")):
         raise InputError(
             f"base_url must start with http:// or https://, got {base_url!r} "
@@ -34,12 +48,6 @@ def check_base_url(base_url: str) -> None:
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
     except ValueError as exc:
         raise InputError(f"base_url {base_url!r} is not a valid URL: {exc}") from None
-    if parts.username is not None or parts.password is not None:
-        raise InputError(
-            "base_url carries a user name or password (user:secret@host), which would be "
-            "stored with the run and shown in its errors: put the key in an environment "
-            "variable and name it with api_key_env"
-        )
     if not parts.hostname:
         raise InputError(f"base_url {base_url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-import urllib.parse
 import weakref
 from typing import Any
 
@@ -84,15 +83,14 @@ class ModelSettings(BaseModel):
     def _usable_url(cls, value: str | None) -> str | None:
         from byzllm.errors import InputError
 
-        from ._factory import check_base_url
+        from ._factory import check_base_url, url_has_credentials
 
         if value is not None:
             try:
                 check_base_url(value)
             except InputError as exc:  # the config's error then names the field
                 # A URL with a password is not echoed back in the error ("got ...").
-                secret = "@" in urllib.parse.urlsplit(value).netloc
-                kind = SECRET_IN_VALUE if secret else "value_error"
+                kind = SECRET_IN_VALUE if url_has_credentials(value) else "value_error"
                 raise PydanticCustomError(kind, "{reason}", {"reason": str(exc)}) from None
         return value
 

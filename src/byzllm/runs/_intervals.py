@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
@@ -222,8 +223,9 @@ def sign_test_p(positive: int, negative: int) -> float:
     if n == 0:
         return 1.0
     k = min(positive, negative)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
-    return min(1.0, 2.0 * tail)
+    tail = sum(math.comb(n, i) for i in range(k + 1))
+    # Exact integers to the end: 2.0**n overflows a float past 1,023 units.
+    return min(1.0, float(Fraction(2 * tail, 2**n)))
 
 
 def degenerate_rate_bounds(

@@ -154,6 +154,8 @@ _INLINE_MATH_RE = re.compile(
 # A number, then prose or a remark: "6 (or 5)", "5 (since 2+3=7)" are 6 and 5, not the
 # last number math-verify would find in the remark.
 _NUMBER_THEN_WORDS_RE = re.compile(r"^(-?[\d.,/]+)\s+(?:[A-Za-z]|[(\[;]).*$", re.DOTALL)
+#: Characters that are markup or punctuation, never an answer alone (``∅`` and ``∞`` are).
+_MARKUP_ONLY = "$*_`~ \t.,;:!?'\"()[]{}"
 #: The prompts' own placeholder, echoed back instead of an answer.
 _PLACEHOLDER_RE = re.compile(r"^\[?\s*your\b[^\]]{0,40}\banswer\s*\]?$", re.IGNORECASE)
 
@@ -167,7 +169,7 @@ def _math_segment(segment: str) -> str | None:
         if formula:
             return clean_segment(formula) or None
     cleaned = clean_segment(segment)
-    if _PLACEHOLDER_RE.match(cleaned) or not any(ch.isalnum() for ch in cleaned):
+    if _PLACEHOLDER_RE.match(cleaned) or not cleaned.strip(_MARKUP_ONLY):
         return None  # "[your numerical answer]", "$", "**": nothing was answered
     words = _NUMBER_THEN_WORDS_RE.match(cleaned)
     if words is not None:

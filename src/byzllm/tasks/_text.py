@@ -116,7 +116,8 @@ def last_number(text: str) -> Fraction | None:
 #: a tie ("1\\,000", "1~000"), or a braced comma ("1{,}000", MATH's "1,\\!000").
 _LATEX_GROUP_SPACE = re.compile(r"(?<=\d)(?:\\[,!;: ]|~)(?=\d{3}(?!\d))")
 _LATEX_GROUP_COMMA = re.compile(r"(?<=\d)(?:\{,\}|,\\!)(?=\d{3}(?!\d))")
-_LATEX_FRACTION = re.compile(r"\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+# Not after a digit or a brace: "2\\frac{1}{4}" is two and a quarter, not 21/4.
+_LATEX_FRACTION = re.compile(r"(?<![\d}])\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
 
 
 def latex_digits(text: str) -> str:
@@ -235,7 +236,13 @@ def clean_segment(segment: str) -> str:
             text, changed = stripped, True
         # Emphasis left open at one end ("**Answer: 5**" leaves "5**").
         unpaired = text.strip("*").strip()
-        if unpaired != text and text.startswith("*") != text.endswith("*") and unpaired:
+        superscript = text.endswith(("^*", "_*"))  # a conjugate or dual: x^*, not emphasis
+        if (
+            unpaired != text
+            and text.startswith("*") != text.endswith("*")
+            and unpaired
+            and not superscript
+        ):
             text, changed = unpaired, True
         for left, right in _WRAPPERS:
             if (

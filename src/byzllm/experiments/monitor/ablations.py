@@ -210,16 +210,19 @@ def interval_verdict(
 ) -> str:
     """``"significant"`` when the 95% interval ``[low, high]`` excludes 0, ``"not
     significant"`` when it contains 0 (an end exactly at 0 included), ``"n/a"`` without
-    one. A paired difference also needs the exact sign test over its units (``better``
-    against ``worse``, ties left out: :func:`~byzllm.runs.sign_test_p` < 0.05): on a few
-    units the percentile interval of differences that all agree has zero width and
-    excludes 0 however few they are."""
+    one. A paired difference also needs its units to lean the interval's way (more
+    ``better`` than ``worse`` above 0) and pass the exact sign test (ties left out:
+    :func:`~byzllm.runs.sign_test_p` < 0.05): on a few units the percentile interval of
+    differences that all agree has zero width and excludes 0 however few they are."""
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return "n/a"
     if low <= 0.0 <= high:
         return "not significant"
-    if better is not None and worse is not None and sign_test_p(better, worse) >= 0.05:
-        return "not significant"
+    if better is not None and worse is not None:
+        # The units must lean the interval's way, and not by chance.
+        leans = better > worse if low > 0.0 else worse > better
+        if not leans or sign_test_p(better, worse) >= 0.05:
+            return "not significant"
     return "significant"
 
 

@@ -81,7 +81,7 @@ import numpy.typing as npt
 
 from byzllm.agents.whodunit import SimParams
 from byzllm.errors import InputError
-from byzllm.runs import Interval, Store, bootstrap_intervals
+from byzllm.runs import Interval, Store, bootstrap_intervals, degenerate_rate_bounds
 
 from .._fitting import (
     ComparisonRow,
@@ -483,7 +483,17 @@ def _metric_intervals(games: Sequence[Mapping[str, Any]], resamples: int) -> dic
             "Game-Length": float(turns / plays),
         }
 
-    return bootstrap_intervals(len(index), stats, resamples=resamples)
+    found = bootstrap_intervals(len(index), stats, resamples=resamples)
+    # The rates of games all won (or all lost) get Wilson's bounds, as in every report.
+    units = {"Success-Rate": len(index), "Precision": int((sums[:, 2] > 0).sum())}
+    for name, n in units.items():
+        if name in found:
+            iv = found[name]
+            low, high = degenerate_rate_bounds(
+                np.array([iv.value]), np.array([iv.low]), np.array([iv.high]), np.array([n])
+            )
+            found[name] = Interval(iv.value, float(low[0]), float(high[0]), iv.n)
+    return found
 
 
 def _rows(
