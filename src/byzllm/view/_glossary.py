@@ -107,9 +107,10 @@ METRICS: tuple[Metric, ...] = (
     ),
     Metric(
         "Precision",
-        "Success among the games that ended in an accusation (undefined when none did)",
-        "Precision = games won / games with an accusation",
-        _RA,
+        "Success among the games that ended in an accusation (undefined when none did); with "
+        "several runs (repeats), each run's, then their mean, as for the other metrics",
+        "Precision = games won / games with an accusation (per run; mean over runs)",
+        "rogue-agents paper, §4.1 and App. D.4",
     ),
     Metric(
         "Game-Length",
@@ -156,8 +157,19 @@ METRICS: tuple[Metric, ...] = (
     Metric(
         "95% interval",
         "The range holding the metric in 95% of bootstrap resamples of the questions or "
-        "games; the paper's number inside it is consistent with ours",
-        "[2.5th, 97.5th] percentile of the metric over 2,000 resamples with replacement",
+        "games (a question's seeds, a game's repeats resampled together); the paper's number "
+        "inside it is consistent with ours. A rate that every unit got right (or wrong) has "
+        "no spread to resample: it gets the Wilson score interval over its units instead "
+        "(30 of 30: [88.6, 100])",
+        "[2.5th, 97.5th] percentile of the metric over 2,000 resamples with replacement; "
+        "n of n: [n / (n + 1.96²), 1]",
+        "Wilson (1927)",
+    ),
+    Metric(
+        "Significant",
+        "A paired gain whose 95% interval excludes 0, whose units lean its way (more better "
+        "than worse) and pass the exact sign test (ties left out, two-sided p < 0.05)",
+        "p = min(1, 2 · Σ_{i ≤ min(b, w)} C(b + w, i) / 2^(b + w))",
     ),
     Metric(
         "Parse health",
