@@ -73,3 +73,15 @@ def test_json_on_a_terminal_that_cannot_encode_it_is_escaped_not_replaced(
     print_json({"topology": "Erdős–Rényi", "arrow": "62→75"})
     stream.flush()
     assert json.loads(raw.getvalue()) == {"topology": "Erdős–Rényi", "arrow": "62→75"}
+
+
+def test_small_error_lines_name_the_option_and_say_the_value_once() -> None:
+    from typer.testing import CliRunner
+
+    from byzllm.cli import app
+
+    runner = CliRunner()
+    play = runner.invoke(app, ["whodunit", "play", "--turns", "-1"])
+    assert play.exit_code == 2 and "--turns: " in play.output
+    run = runner.invoke(app, ["consensus", "run", "--set", "T=[-1]", "-o", "unused"])
+    assert run.exit_code == 2 and run.output.count("[-1]") == 1

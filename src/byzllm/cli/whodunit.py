@@ -49,7 +49,13 @@ def _game_config(
         )
     except ValidationError as err:
         first = err.errors()[0]
-        raise InputError(f"invalid game settings: {first['msg']}") from None
+        option = {
+            "n_suspects": "--suspects",
+            "n_attributes": "--attributes",
+            "max_turns": "--turns",
+        }.get(str(first["loc"][0]) if first["loc"] else "", "")
+        where = f"{option}: " if option else ""
+        raise InputError(f"invalid game settings: {where}{first['msg']}") from None
 
 
 @app.command()

@@ -264,7 +264,7 @@ class ConsensusConfig(ExperimentConfig):
     @classmethod
     def _non_negative(cls, value: list[int]) -> list[int]:
         if any(v < 0 for v in value):
-            raise ValueError(f"values must be >= 0, got {value}")
+            raise ValueError("values must be >= 0")  # the error line adds "(got ...)"
         return value
 
     @property
