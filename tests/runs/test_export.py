@@ -132,3 +132,21 @@ def test_a_kind_named_like_the_units_table_is_refused() -> None:
 
         class Units(Record):  # kind "units": its export would overwrite units.csv
             n: int
+
+
+def test_a_failed_write_leaves_no_file_that_looks_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk left a cut-off CSV (4,096 bytes) under the export's own name."""
+    import errno
+
+    from byzllm.runs import _export
+
+    def fills_the_disk(rows: object, path: Path, fmt: str) -> None:
+        path.write_text("unit_id,value\n1,")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(_export, "_write", fills_the_disk)
+    with pytest.raises(OSError, match="No space left"):
+        _export.write_table([{"value": 1}], tmp_path / "out" / "value.csv", "csv")
+    assert list((tmp_path / "out").iterdir()) == []

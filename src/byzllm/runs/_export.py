@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,22 +86,33 @@ def parquet_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
 
 
 def write_table(rows: Sequence[dict[str, Any]], path: Path, fmt: str) -> Path:
-    """Write ``rows`` to ``path`` in ``fmt`` (csv, jsonl or parquet); returns ``path``."""
+    """Write ``rows`` to ``path`` in ``fmt`` (csv, jsonl or parquet); returns ``path``.
+
+    Written beside it first and renamed into place: a write that fails (a full disk) leaves
+    no cut-off file under the final name that looks complete."""
+    if fmt not in ("jsonl", "csv", "parquet"):
+        raise ValueError(f"unknown table format {fmt!r}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        _write(rows, partial, fmt)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return path
+
+
+def _write(rows: Sequence[dict[str, Any]], path: Path, fmt: str) -> None:
     import pandas as pd
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "jsonl":
         with path.open("w", encoding="utf-8") as handle:
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-        return path
-    if fmt == "csv":
+    elif fmt == "csv":
         frame = pd.DataFrame.from_records([{k: _flat(v) for k, v in row.items()} for row in rows])
         frame.to_csv(path, index=False)
-        return path
-    if fmt == "parquet":
+    else:
         import pyarrow.parquet as pq
 
         pq.write_table(parquet_table(rows), path)
-        return path
-    raise ValueError(f"unknown table format {fmt!r}")
