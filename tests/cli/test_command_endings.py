@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 import typer
@@ -85,3 +86,15 @@ def test_small_error_lines_name_the_option_and_say_the_value_once() -> None:
     assert play.exit_code == 2 and "--turns: " in play.output
     run = runner.invoke(app, ["consensus", "run", "--set", "T=[-1]", "-o", "unused"])
     assert run.exit_code == 2 and run.output.count("[-1]") == 1
+
+
+def test_a_profile_of_the_wrong_shape_is_one_line_without_pydantics_text(tmp_path: Path) -> None:
+    from byzllm.errors import ConfigError
+    from byzllm.experiments._fitting import FittedProfile
+
+    bad = tmp_path / "profile.yaml"
+    bad.write_text("domain: consensus\ngroups: [1, 2]\n")
+    with pytest.raises(ConfigError) as refused:
+        FittedProfile.load(bad)
+    line = str(refused.value)
+    assert "\n" not in line and "pydantic" not in line and "groups: " in line

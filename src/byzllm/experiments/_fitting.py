@@ -27,7 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from byzllm.agents._params import SimParameters, parameter_source
 from byzllm.errors import ConfigError, InputError
-from byzllm.runs import Interval, config_path
+from byzllm.runs import Interval, config_path, format_validation_error
 
 __all__ = [
     "ComparisonRow",
@@ -81,8 +81,9 @@ class FittedProfile(BaseModel):
             raise ConfigError(f"cannot read profile {p}: {exc}") from exc
         try:
             return cls.model_validate(data)
-        except ValueError as exc:
-            raise ConfigError(f"{p} is not a profile written by `byzllm sim fit`: {exc}") from exc
+        except ValidationError as exc:  # one line, the config errors' format
+            line = format_validation_error(exc, cls).removeprefix("invalid config: ")
+            raise ConfigError(f"{p} is not a profile written by `byzllm sim fit`: {line}") from None
 
 
 def load_profile_section(path: str | Path, group: str, domain: str) -> dict[str, float]:
