@@ -318,3 +318,18 @@ async def test_llm_agent_counts_parses_per_stage() -> None:
         "score": {"calls": 1, "fallbacks": 0},
         "answer": {"calls": 1, "fallbacks": 1},
     }
+
+
+def test_a_reasoning_models_thinking_is_not_read() -> None:
+    """The score's rule takes the first number: a <think> block's "12 apples" scored 1.0.
+    A block left open (cut off while thinking) holds no answer yet: a counted fall-back."""
+    from byzllm.agents.consensus._parse import read_answer
+    from byzllm.tasks import Task
+
+    assert read_score("<think>\n12 apples, maybe 0.3\n</think>\n0.9").value == 0.9
+    assert read_score("<THINK>7</THINK> 0.2 <think>8</think>").value == 0.2
+    assert read_score("<think>12 apples and still thinking").fell_back
+    task = Task(id="m", question="q", answer="5", kind="math")
+    assert read_answer(task, "<think>Answer: 3? no.</think>\nAnswer: 5").value == "5"
+    assert read_answer(task, "<think>Answer: 3").fell_back
+    assert clean_reply("a<think>x</think>b") == "a b"
