@@ -30,10 +30,11 @@ def _printable_streams() -> None:
     """Tables print arrows, minus signs and Greek letters: on a terminal whose encoding
     cannot show them (a Latin-1 locale, PYTHONIOENCODING=ascii) each becomes a replacement
     character instead of a UnicodeEncodeError after the work is done."""
+    from ._streams import speaks_utf8
+
     for stream in (sys.stdout, sys.stderr):
-        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
         reconfigure = getattr(stream, "reconfigure", None)
-        if encoding not in ("utf8", "utf_8") and reconfigure is not None:
+        if not speaks_utf8(stream) and reconfigure is not None:
             reconfigure(errors="replace")
 
 

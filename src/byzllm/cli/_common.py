@@ -930,9 +930,10 @@ def print_json(obj: Any) -> None:
     """Print ``obj`` as indented JSON on stdout (pydantic models, paths, numpy scalars ok);
     ``\\u`` escapes where stdout cannot encode every character (a Latin-1 or ASCII terminal:
     the replacement characters tables get there would corrupt the data)."""
-    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
-    plain = encoding in ("utf8", "utf_8")
-    sys.stdout.write(json.dumps(_jsonable(obj), indent=2, ensure_ascii=not plain) + "\n")
+    from ._streams import speaks_utf8
+
+    escaped = not speaks_utf8(sys.stdout)
+    sys.stdout.write(json.dumps(_jsonable(obj), indent=2, ensure_ascii=escaped) + "\n")
     sys.stdout.flush()
     note_json_written()
 

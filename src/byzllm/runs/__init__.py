@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         degenerate_rate_bounds,
         percentile_bounds,
         resample_counts,
+        sign_counts,
         sign_test_p,
         weighted_mean_intervals,
     )
@@ -125,6 +126,7 @@ _LAZY: dict[str, str] = {
     "degenerate_rate_bounds": "._intervals",
     "percentile_bounds": "._intervals",
     "resample_counts": "._intervals",
+    "sign_counts": "._intervals",
     "sign_test_p": "._intervals",
     "weighted_mean_intervals": "._intervals",
     "ModelConfig": "._model_config",
@@ -229,6 +231,7 @@ __all__ = [
     "run_in_memory",
     "run_units",
     "sibling_runs",
+    "sign_counts",
     "sign_test_p",
     "unit_id",
     "usable_cores",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,6 +28,7 @@ __all__ = [
     "degenerate_rate_bounds",
     "percentile_bounds",
     "resample_counts",
+    "sign_counts",
     "sign_test_p",
     "weighted_mean_intervals",
 ]
@@ -93,10 +94,8 @@ def bootstrap_interval(
         alpha = (1.0 - level) / 2.0
         low, high = (float(b) for b in np.quantile(stats, [alpha, 1.0 - alpha]))
     if rate:
-        bounds = degenerate_rate_bounds(
-            np.array([point]), np.array([low]), np.array([high]), np.array([n]), level=level
-        )
-        low, high = float(bounds[0][0]), float(bounds[1][0])
+        rate_low, rate_high = degenerate_rate_bounds(point, low, high, n, level=level)
+        low, high = float(rate_low), float(rate_high)
     return Interval(point, low, high, n)
 
 
@@ -190,9 +189,9 @@ def weighted_mean_intervals(
     v = np.asarray(values, dtype=float)
     w = np.asarray(weights, dtype=float)
     weighted = v * w
-    if clusters is not None:
-        weighted, _ = cluster_sums(weighted, clusters)
-        w, _ = cluster_sums(w, clusters)
+    if clusters is not None:  # both sums from one grouping of the rows
+        both, _ = cluster_sums(np.hstack([weighted, w]), clusters)
+        weighted, w = both[:, : weighted.shape[1]], both[:, weighted.shape[1] :]
     n = weighted.shape[0]
     with np.errstate(invalid="ignore", divide="ignore"):
         point = weighted.sum(axis=0) / w.sum(axis=0)
@@ -209,6 +208,13 @@ def weighted_mean_intervals(
         rate_low, rate_high = degenerate_rate_bounds(point, low, high, units, level=level)
         low, high = np.where(mask, rate_low, low), np.where(mask, rate_high, high)
     return point, low, high
+
+
+def sign_counts(differences: Iterable[float]) -> tuple[int, int]:
+    """How many paired ``differences`` are above 0 and how many below (ties left out): what
+    :func:`sign_test_p` tests."""
+    values = list(differences)
+    return sum(d > 0 for d in values), sum(d < 0 for d in values)
 
 
 def sign_test_p(positive: int, negative: int) -> float:
@@ -229,16 +235,17 @@ def sign_test_p(positive: int, negative: int) -> float:
 
 
 def degenerate_rate_bounds(
-    point: npt.NDArray[np.float64],
-    low: npt.NDArray[np.float64],
-    high: npt.NDArray[np.float64],
+    point: npt.ArrayLike,
+    low: npt.ArrayLike,
+    high: npt.ArrayLike,
     units: npt.ArrayLike,
     *,
     level: float = 0.95,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """``(low, high)``, with every zero-width interval of a rate at 0 or 1 replaced by the
     Wilson score interval of that rate over ``units`` independent units (Wilson, 1927):
-    ``[n / (n + z²), 1]`` for n of n, ``[0, z² / (n + z²)]`` for 0 of n.
+    ``[n / (n + z²), 1]`` for n of n, ``[0, z² / (n + z²)]`` for 0 of n. Arrays (one entry
+    per quantity) or single numbers (0-d arrays back).
 
     When every unit scored the same (16 questions all right, a single unit), no resample
     differs from the data and the percentile bootstrap says ``[100, 100]``: certainty it
@@ -246,6 +253,7 @@ def degenerate_rate_bounds(
     samples, and the bootstrap's intervals covered the truth 64% of the time.
     """
     n = np.asarray(units, dtype=float)
+    point, low, high = (np.asarray(x, dtype=float) for x in (point, low, high))
     z2 = NormalDist().inv_cdf(0.5 + level / 2.0) ** 2
     flat = (low == high) & (point == low) & ((point == 0.0) | (point == 1.0)) & (n > 0)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -36,10 +36,15 @@ _POLL_S = 0.25
 
 
 class RunBusyError(ByzllmError):
-    """Another process is writing to this run folder (exit code 2)."""
+    """Another process is writing to this run folder (exit code 2); ``holder`` says which
+    ("process 123 (byzllm consensus run ...), running since ...")."""
 
     exit_code = 2
     fatal = True
+
+    def __init__(self, message: str, *, holder: str = "another process") -> None:
+        super().__init__(message)
+        self.holder = holder
 
 
 def lock_path(store_path: Path) -> Path:
@@ -126,15 +131,17 @@ class WriterLock:
         except OSError as err:
             raise folder_error(self.folder, err, "write to") from None
 
-    def _try(self, handle: int) -> str | None:
-        """Take the lock (``None``), or say who holds it."""
+    def _try(self, handle: int) -> RunBusyError | None:
+        """Take the lock (``None``), or the error saying who holds it."""
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            return (
-                f"run folder {self.folder} is in use by {_describe(_holder(handle))}; "
-                "one process writes to a run folder at a time: wait for it to end "
-                "(or pass --wait), or choose another --run-dir"
+            who = _describe(_holder(handle))
+            return RunBusyError(
+                f"run folder {self.folder} is in use by {who}; one process writes to a "
+                "run folder at a time: wait for it to end (or pass --wait), or choose "
+                "another --run-dir",
+                holder=who,
             )
         holder = {
             "pid": os.getpid(),
@@ -154,7 +161,7 @@ class WriterLock:
         refusal = self._try(handle)
         if refusal is not None:
             os.close(handle)
-            raise RunBusyError(refusal)
+            raise refusal
 
     async def acquire_async(self) -> None:
         """Take the lock; with ``wait`` wait for the holder to end (the event loop keeps
@@ -164,9 +171,9 @@ class WriterLock:
         try:
             while (refusal := self._try(handle)) is not None:
                 if not self.wait:
-                    raise RunBusyError(refusal)
+                    raise refusal
                 if not announced and self.on_wait is not None:
-                    self.on_wait(refusal)
+                    self.on_wait(str(refusal))
                 announced = True
                 await asyncio.sleep(_POLL_S)
         except BaseException:

@@ -506,9 +506,10 @@ def repair_store(location: str | Path, *, force: bool = False) -> RepairReport:
     try:
         lock.acquire()
     except RunBusyError as busy:
-        who = str(busy).split(";", 1)[0]
         raise RunBusyError(
-            f"{who}: stop it first; repair never rewrites a folder a run is writing to"
+            f"run folder {path.parent} is in use by {busy.holder}: stop it first; repair "
+            "never rewrites a folder a run is writing to",
+            holder=busy.holder,
         ) from None
     try:
         if not force:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
+from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval, sign_counts
 from byzllm.runs.reports import format_bounds, format_interval
 
 from .config import CODEGEN_CONDITIONS
@@ -138,6 +138,7 @@ def paired_gain(
         common = sorted(set(a) & set(b))
         diffs = [a[p] - b[p] for p in common]
         ci = bootstrap_interval(diffs)
+        better, worse = sign_counts(diffs)  # problems where the condition did better, worse
         out.append(
             {
                 "source": source,
@@ -146,9 +147,8 @@ def paired_gain(
                 "gain": ci.value,
                 "ci_low": ci.low,
                 "ci_high": ci.high,
-                # Problems where the condition did better, and worse: the sign test.
-                "better": sum(d > 0 for d in diffs),
-                "worse": sum(d < 0 for d in diffs),
+                "better": better,  # the verdict's sign test
+                "worse": worse,
             }
         )
     return out

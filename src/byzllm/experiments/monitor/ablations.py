@@ -34,7 +34,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from byzllm.monitor.conditions import ABLATION_CONDITIONS, CONDITION_LABELS
-from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval, sign_test_p
+from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval, sign_counts, sign_test_p
 from byzllm.runs.reports import format_bounds, format_interval
 
 __all__ = [
@@ -171,10 +171,8 @@ def success_difference(game_rows: Sequence[dict[str, Any]], a: str, b: str) -> D
         diffs = [sum(d) / len(d) for d in per_game.values()]
         interval = bootstrap_interval(diffs)
         paired = True
-        signs: dict[str, int | None] = {
-            "better": sum(d > 0 for d in diffs),
-            "worse": sum(d < 0 for d in diffs),
-        }
+        better, worse = sign_counts(diffs)
+        signs: dict[str, int | None] = {"better": better, "worse": worse}
     else:
         pool = [(float(y), 1.0) for y in games_a.values()] + [
             (float(y), 0.0) for y in games_b.values()

@@ -489,10 +489,8 @@ def _metric_intervals(games: Sequence[Mapping[str, Any]], resamples: int) -> dic
     for name, n in units.items():
         if name in found:
             iv = found[name]
-            low, high = degenerate_rate_bounds(
-                np.array([iv.value]), np.array([iv.low]), np.array([iv.high]), np.array([n])
-            )
-            found[name] = Interval(iv.value, float(low[0]), float(high[0]), iv.n)
+            low, high = degenerate_rate_bounds(iv.value, iv.low, iv.high, n)
+            found[name] = Interval(iv.value, float(low), float(high), iv.n)
     return found
 
 
