@@ -184,6 +184,31 @@ async def test_cancellation_keeps_finished_units_and_resume_completes(tmp_path: 
     assert (summary.skipped, summary.done) == (10, 20)
 
 
+async def test_work_that_never_suspends_still_lets_a_cancel_in(tmp_path: Path) -> None:
+    """Simulated work is async in form only: it never awaits. A signal handler's cancel (a
+    callback on the loop, as SIGTERM's is) must still land within a few units, not after
+    the whole run has gone through one task."""
+    loop = asyncio.get_running_loop()
+    ran = 0
+
+    async def never_suspends(payload: dict[str, Any]) -> Value:
+        nonlocal ran
+        ran += 1
+        if payload["n"] == 5:
+            loop.call_soon(task.cancel)  # what loop.add_signal_handler(SIGTERM, ...) does
+        return Value(n=payload["n"])
+
+    task = asyncio.ensure_future(
+        run_units(tmp_path, _units(500), never_suspends, concurrency=4, progress=False)
+    )
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert ran < 20
+    with Store.open(tmp_path) as store:
+        assert 0 < store.counts()["done"] < 20
+        assert store.runs()[-1]["status"] == "interrupted"
+
+
 async def test_config_and_provenance_are_recorded(tmp_path: Path) -> None:
     await run_units(tmp_path, _units(1), value_work, config={"alpha": 0.5}, progress=False)
     with Store.open(tmp_path) as store:

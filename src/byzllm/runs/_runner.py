@@ -531,6 +531,10 @@ async def run_units(
                         in_flight -= 1
                     submitted += 1
                     writer.submit(result)
+                    # Work that never suspends (simulated agents: async in form only) would
+                    # otherwise run every unit from this one task without giving the loop a
+                    # turn: Ctrl-C, SIGTERM and the progress line waited for the whole run.
+                    await asyncio.sleep(0)
             except asyncio.CancelledError:
                 if fatal is None:
                     raise
