@@ -85,6 +85,20 @@ def test_pipeline_reports_three_conditions_with_intervals(tmp_path: Path) -> Non
     assert all(r["rounds_played"] == 1 and len(r["transcript"]) == 1 for r in zero)
 
 
+def test_monitors_are_never_tested_on_their_training_problems(tmp_path: Path) -> None:
+    """The test split comes from the run's config: another seed (or split fractions) than
+    the collect run's would put the monitors' own problems among the test problems."""
+    cfg = _config(tmp_path, collect_repeats=1)
+    turns = [
+        r for r in asyncio.run(run_in_memory(collect_units(cfg))) if r["kind"] == "codegen_turn"
+    ]
+    monitors = train_monitors(turns)
+    assert monitors.meta["trained_problems"] == sorted({r["game_id"] for r in turns})
+    assert run_units(cfg, monitors)  # the collect run's own split: disjoint
+    with pytest.raises(InputError, match="trained or validated on: run with the seed"):
+        run_units(cfg.model_copy(update={"seed": 1}), monitors)
+
+
 def test_monitor_conditions_need_monitors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="need monitors"):
         run_units(_config(tmp_path))

@@ -49,6 +49,7 @@ from byzllm.monitor import (
 )
 from byzllm.monitor.report import evaluation_rows
 
+from ._fixtures import train_rows as _fixture_train_rows
 from ._fixtures import train_set, validation_set
 
 # -- the turn-count-only monitor ---------------------------------------------------------------
@@ -518,3 +519,28 @@ def test_gain_sentences_never_print_negative_zero() -> None:
     line = gain_sentence("turn-only-1", _d(0.083, -0.0001, 0.167), metric="Survival-Rate")
     assert "-0.0" not in line
     assert "+8.3 points of Survival-Rate (95% CI [+0.0, +16.7], not significant" in line
+
+
+# -- no uncertainty signal -----------------------------------------------------------------------
+
+
+def test_training_refuses_features_that_never_vary() -> None:
+    """One alternative per decision position (top_logprobs or sim.top_k of 1) renormalizes to
+    a point mass: H = V = K = 0 on every turn. Every candidate would read the turn count
+    alone while the report named an uncertainty monitor."""
+    rows = [
+        {**row, "entropy": 0.0, "varentropy": 0.0, "kurtosis": 0.0} for row in _fixture_train_rows()
+    ]
+    with pytest.raises(InputError, match="same on all 4 training turns"):
+        train_monitor_set(TurnDataset.from_rows(rows), validation_set())
+
+
+def test_one_alternative_is_refused_where_it_is_renormalized() -> None:
+    from byzllm.experiments.codegen import CodeGenConfig
+    from byzllm.experiments.monitor import MonitorExperimentConfig
+
+    for config in (MonitorExperimentConfig, CodeGenConfig):
+        with pytest.raises(ValueError, match="at least 2"):
+            config.model_validate({"top_logprobs": 1})
+        assert config.model_validate({"top_logprobs": 1, "renormalize": False}).top_logprobs == 1
+        assert config.model_validate({"top_logprobs": 2}).top_logprobs == 2

@@ -58,6 +58,7 @@ __all__ = [
     "UNCERTAINTY_FEATURES",
     "VARENTROPY_EPS",
     "TurnFeatures",
+    "check_alternatives",
     "distribution_stats",
     "features_matrix",
     "observation_features",
@@ -91,6 +92,18 @@ class TurnFeatures(BaseModel):
     def as_array(self) -> FloatArray:
         """The features in :data:`FEATURE_COLUMNS` order, shape ``(4,)``."""
         return np.array([self.entropy, self.varentropy, self.kurtosis, float(self.turn)])
+
+
+def check_alternatives(top_logprobs: int, *, renormalize: bool) -> None:
+    """Refuse one alternative per decision position where the top-k is renormalized: a lone
+    token renormalized is a point mass (H = V = K = 0 whatever its probability), so a
+    monitor would read the turn count alone. Raises :class:`~byzllm.errors.InputError`."""
+    if renormalize and top_logprobs < 2:
+        raise InputError(
+            f"top_logprobs: {top_logprobs} alternative per decision position gives every "
+            "turn entropy 0 once renormalized; use at least 2 (the paper's k is 10), or "
+            "renormalize: false"
+        )
 
 
 def _padded_logprobs(distributions: Sequence[TopLogprobs]) -> FloatArray:

@@ -32,7 +32,7 @@ from byzllm.errors import InputError
 
 from .dataset import TurnDataset
 from .estimator import UncertaintyMonitor
-from .features import TurnFeatures
+from .features import UNCERTAINTY_FEATURES, TurnFeatures
 from .selection import (
     ABLATIONS,
     DEFAULT_DEGREES,
@@ -348,6 +348,8 @@ def train_monitor_set(
     chosen_roles = list(roles) if roles is not None else train.role_names()
     if not chosen_roles:
         raise InputError("no roles to train monitors for")
+    for role in chosen_roles:
+        _require_uncertainty_signal(train, role)
     b = validation.base_rate
     taus = DEFAULT_GRID
     candidates = {
@@ -401,6 +403,23 @@ def train_monitor_set(
         ablations=ablation_monitors,
     )
     return monitor_set, selections
+
+
+def _require_uncertainty_signal(train: TurnDataset, role: str) -> None:
+    """Refuse a role whose entropy, varentropy and kurtosis are the same on every training
+    turn: every candidate monitor would read the turn count alone, and the report would
+    still call one an uncertainty monitor. This is what one alternative per decision
+    position gives (``top_logprobs`` or ``sim.top_k`` of 1, or a server that returns no
+    top-k list): renormalized, a lone token is a point mass, H = V = K = 0."""
+    x = train.x[train.role_mask(role)][:, : len(UNCERTAINTY_FEATURES)]
+    if x.shape[0] < 2 or not np.all(x == x[0]):
+        return
+    raise InputError(
+        f"role {role!r}: entropy, varentropy and kurtosis are the same on all {x.shape[0]} "
+        "training turns, so a monitor could only read the turn count; the run's decision "
+        "positions carry one alternative each (top_logprobs or sim.top_k of 1, or a server "
+        "that returns no top-k lists): collect again with at least 2 alternatives"
+    )
 
 
 def _selected(selection: RoleSelection, candidates: RoleCandidates) -> RoleMonitor:

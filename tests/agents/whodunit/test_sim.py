@@ -325,14 +325,35 @@ def test_rogue_episodes_are_redrawn_after_a_reset() -> None:
     agent = SimulatedAgent("Beth", params)
     rng = random.Random(0)
     flags = []
+    clock = 0
     for _episode in range(40):
         rogue = []
         for turn in (1, 3, 5):
-            out = agent.decide(make_view("accuser", turn=turn), rng)
+            out = agent.decide(make_view("accuser", turn=turn, clock_offset=clock), rng)
             rogue.append("rogue" in out.noise)
         assert len(set(rogue)) == 1  # constant within an episode
         flags.append(rogue[0])
-    assert 5 < sum(flags) < 35  # redrawn at every reset (turn going back to 1)
+        clock += 5  # a reset after the episode's fifth turn: the new budget starts there
+    assert 5 < sum(flags) < 35  # redrawn at every reset
+
+
+def test_a_reset_at_the_agents_first_turn_still_draws_again() -> None:
+    """The new budget's first turn can equal the last turn the agent played (a reset at the
+    game's first turns): the reset is the new clock offset, not a lower budget turn."""
+    params = QUIET.model_copy(update={"rogue_rate": 0.5})
+    agent = SimulatedAgent("Beth", params)
+    rng = random.Random(0)
+    flags = [
+        "rogue" in agent.decide(make_view("accuser", turn=1, clock_offset=k), rng).noise
+        for k in range(40)  # a reset after every single turn
+    ]
+    assert 5 < sum(flags) < 35
+    # A resampled turn (same budget, same turn) is the same episode.
+    again = [
+        "rogue" in agent.decide(make_view("accuser", turn=1, clock_offset=39), rng).noise
+        for _ in range(10)
+    ]
+    assert set(again) == {flags[-1]}
 
 
 def test_top_k_limits_the_lists() -> None:

@@ -185,6 +185,39 @@ def test_reset_rewrites_feedback_and_tests() -> None:
     assert all(o.run_turn == 1 for o in intervener.seen)
 
 
+class ResetAtTester:
+    """Lets the judge's turn through, then resets at the tester's."""
+
+    def __init__(self) -> None:
+        self.reset = False
+
+    def decide(self, obs: TurnObservation) -> Decision:
+        if obs.role == "tester" and not self.reset:
+            self.reset = True
+            return "reset"
+        return "continue"
+
+
+def test_a_reset_after_the_judges_turn_marks_that_turn_not_applied() -> None:
+    """The reset rewrites the judge's feedback too: its first turn of the round was taken,
+    then thrown away, and the stored turns must say so (as GovSim's do)."""
+    result = asyncio.run(
+        play_debate(
+            PROBLEM,
+            simulated_team(PROBLEM),
+            rounds=2,
+            intervener=ResetAtTester(),
+            execution="simulated",
+        )
+    )
+    assert [(t.obs.role, t.attempt, t.decision, t.applied) for t in result.turns] == [
+        ("judge", 0, "continue", False),
+        ("tester", 0, "reset", False),
+        ("judge", 1, "continue", True),
+        ("tester", 1, "continue", True),
+    ]
+
+
 def test_llm_feedback_rewritten_after_a_reset_is_sampled_afresh() -> None:
     """After a reset the judge and the tester write new feedback and tests (the rogue-agents
     paper, §4.1); the LLM ones got the same request at temperature 0 (and a cache hit), so

@@ -112,6 +112,18 @@ def test_illegal_actions_are_refused(asym_game: WhoDunitGame, sym_game: WhoDunit
             env.step(bad)
     env.step(A(kind="request_broad"))
     assert env.check_action(A(kind="respond_broad", property="hat", value="brown", characters=(9,)))
+    # A respond that states its own question: checked as the question would be (step raised
+    # an AssertionError or a KeyError for these, and play's illegal-action pass never came).
+    env.step(A(kind="pass"))  # the Intel's turn passes
+    env.step(A(kind="request_specific", character=2, property="hat", value="brown"))
+    for bad in [
+        A(kind="respond", property="hat", value="brown", answer=True),
+        A(kind="respond", character=9, property="hat", value="brown", answer=True),
+        A(kind="respond", character=1, property="wings", value="x", answer=True),
+    ]:
+        assert env.check_action(bad), bad
+        with pytest.raises(InputError, match="illegal"):
+            env.step(bad)
     sym = WhoDunitEnv(sym_game)
     assert sym.check_action(A(kind="share", fact=2))  # player 1 has one fact
     assert sym.check_action(A(kind="request_broad"))

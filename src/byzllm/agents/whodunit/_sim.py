@@ -402,19 +402,20 @@ class SimulatedAgent:
     def __init__(self, name: str, params: SimParams | None = None) -> None:
         self.name = name
         self.params = params or SimParams()
-        # Per game: the last budget turn seen and whether this episode is rogue. A budget
-        # turn lower than the last one seen means the game was reset: a new episode.
-        self._episodes: dict[str, tuple[int, bool]] = {}
+        # Per episode (a game, and each reset of it): whether the agent is rogue in it. A
+        # reset starts a new turn budget at the game's clock (``clock_offset``), which a
+        # resampled turn does not: comparing budget turns missed resets in the first turns,
+        # where an agent's first turn after the reset equals the last one it played.
+        self._episodes: dict[tuple[str, int], bool] = {}
 
     def _is_rogue(self, view: AgentView, rng: random.Random) -> bool:
-        last = self._episodes.get(view.game_id)
-        if last is None or view.turn < last[0]:
+        episode = (view.game_id, view.clock_offset)
+        rogue = self._episodes.get(episode)
+        if rogue is None:
             p = self.params
             scale: float = (view.n_suspects / p.reference_suspects) ** p.size_exponent
             rogue = bool(rng.random() < min(1.0, p.rogue_rate * scale))
-        else:
-            rogue = last[1]
-        self._episodes[view.game_id] = (view.turn, rogue)
+            self._episodes[episode] = rogue
         return rogue
 
     async def act(self, view: AgentView, rng: random.Random) -> AgentTurn:

@@ -373,6 +373,10 @@ async def play_debate(
             resamples += decision == "resample"
             for r in redo:
                 attempts[r] += 1
+            for t in turns:
+                # A reset discards this round's feedback already taken: not applied after all.
+                if t.round == j and t.obs.role in redo:
+                    t.applied = False
             if "judge" in redo and "tester" in redo:
                 feedback, suite = await asyncio.gather(
                     judge.review(review("judge")), tester.write_tests(review("tester"))

@@ -217,6 +217,12 @@ class WhoDunitEnv:
             question = action if action.property is not None else self._pending_request()
             if question is None or question.kind not in ("request_specific", "respond"):
                 errors.append("there is no yes/no question to answer")
+            elif question is action:
+                # A respond that states its own question is checked as that question is.
+                if not (action.character is not None and 1 <= action.character <= n):
+                    errors.append(f"character must be between 1 and {n}")
+                if action.value not in game.attributes.get(action.property or "", ()):
+                    errors.append("unknown property or value")
             if action.answer is None:
                 errors.append("a yes/no answer is needed")
         if action.kind == "share":

@@ -10,6 +10,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from byzllm.agents.codegen import CodeGenSimParams
 from byzllm.monitor.conditions import CONDITIONS, Condition
+from byzllm.monitor.features import check_alternatives
 from byzllm.runs import config_path
 
 from .._agents import AgentsConfig
@@ -127,6 +128,7 @@ class CodeGenConfig(AgentsConfig):
                 "code_generation_lite release has none), so simulated coders would have no "
                 "code to write; run LLM roles (--model) on LiveCodeBench"
             )
+        check_alternatives(self.top_logprobs, renormalize=self.renormalize)
         if self.test_split == "humaneval" and self.test_fraction == 0.0:
             raise ValueError(
                 "test_split: humaneval needs test_fraction > 0 (the held-out test problems)"

@@ -133,6 +133,9 @@ def run_units(cfg: CodeGenConfig, monitors: MonitorSet | None = None) -> list[Un
             raise InputError("the monitor set has no random-baseline probabilities")
         for c in needs:
             packed[c] = condition_monitors(c, monitors).to_dict()
+    test = load_split(cfg, "test")
+    if monitors is not None:
+        _refuse_training_problems(test, monitors)
     if monitors is not None and "none" in packed:
         # A shadow monitor: logs the would-be triggers of the no-intervention debate.
         packed["none"] = condition_monitors("none", monitors).to_dict()
@@ -151,9 +154,28 @@ def run_units(cfg: CodeGenConfig, monitors: MonitorSet | None = None) -> list[Un
             label=f"test/{problem.id}/{condition}/r{r}",
         )
         for condition in conditions
-        for problem in load_split(cfg, "test")
+        for problem in test
         for r in range(cfg.repeats)
     ]
+
+
+#: The monitor set's ``meta`` key listing the problems its monitors were trained and
+#: validated on (:func:`train_monitors`).
+TRAINED_PROBLEMS = "trained_problems"
+
+
+def _refuse_training_problems(test: Sequence[CodeProblem], monitors: MonitorSet) -> None:
+    """Monitors are tested on problems they never saw: the test split is drawn from this
+    run's config (seed, fractions), which may not be the collect run's."""
+    seen = set(monitors.meta.get(TRAINED_PROBLEMS) or ())
+    overlap = [p.id for p in test if p.id in seen]
+    if overlap:
+        shown = ", ".join(overlap[:3]) + (", ..." if len(overlap) > 3 else "")
+        raise InputError(
+            f"{len(overlap)} of the {len(test)} test problems ({shown}) are problems the "
+            "monitors were trained or validated on: run with the seed, test_fraction, "
+            "train_fraction and problems of the collect run the monitors came from"
+        )
 
 
 def resolve_execution(cfg: CodeGenConfig) -> str:
@@ -293,6 +315,8 @@ def train_monitors(
             "simulated": simulated,
             "train_games": train.n_games,
             "validation_games": validation.n_games,
+            # So that a run with another seed or split never tests on these (run_units).
+            TRAINED_PROBLEMS: sorted({str(r["game_id"]) for r in rows}),
             **(meta or {}),
         },
     )

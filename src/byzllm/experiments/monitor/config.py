@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from byzllm.envs.whodunit import GameConfig
 from byzllm.monitor.conditions import DEFAULT_CONDITIONS, Condition
+from byzllm.monitor.features import check_alternatives
 
 from ..govsim.config import GovSimSettings
 from ..whodunit.config import WhoDunitPlayers
@@ -59,9 +60,15 @@ class MonitorExperimentConfig(WhoDunitPlayers):
         description="set from --monitors: the fingerprint of the monitor set evaluated "
         "(MonitorSet.fingerprint), so that a run folder holds one set's results",
     )
-    # Monitors read the decision-position distributions: at least one alternative is needed.
+    # Monitors read the decision-position distributions: at least one alternative is needed
+    # (two when renormalized: check_alternatives).
     top_logprobs: int = Field(default=10, ge=1, description="at most max_top_logprobs")
     renormalize: bool = True
+
+    @model_validator(mode="after")
+    def _enough_alternatives(self) -> MonitorExperimentConfig:
+        check_alternatives(self.top_logprobs, renormalize=self.renormalize)
+        return self
 
     @field_validator("env", mode="before")
     @classmethod
