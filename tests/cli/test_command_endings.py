@@ -98,3 +98,27 @@ def test_a_profile_of_the_wrong_shape_is_one_line_without_pydantics_text(tmp_pat
         FittedProfile.load(bad)
     line = str(refused.value)
     assert "\n" not in line and "pydantic" not in line and "groups: " in line
+
+
+def test_an_option_a_record_refuses_is_one_line_and_exit_2() -> None:
+    """`govsim play --months 500` built a LakeConfig from the option: pydantic's refusal was
+    a traceback and exit 1."""
+    from typer.testing import CliRunner
+
+    from byzllm.cli import app
+
+    runner = CliRunner()
+    for argv, expected in [
+        (["govsim", "play", "--months", "500"], "months: Input should be less than or equal"),
+        (["govsim", "play", "--r0", "2000000"], "r0: Input should be less than or equal"),
+    ]:
+        result = runner.invoke(app, argv)
+        assert result.exit_code == 2, result.output
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and expected in lines[0] and "pydantic" not in lines[0]
+
+
+def test_other_value_errors_stay_visible() -> None:
+    """Only pydantic's refusals of input are usage errors: any other ValueError is a bug."""
+    with pytest.raises(ValueError, match="a bug"), cli_errors():
+        raise ValueError("a bug")

@@ -61,3 +61,15 @@ def test_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     result = runner.invoke(app, ["graph", "draw", str(g), "--byzantine", "9", "--out", "a.png"])
     assert result.exit_code == 2
+
+
+def test_bad_params_name_the_parameter(tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = str(tmp_path / "g.json")
+    for param, expected in [
+        ("p=nan", "p must be a number, got 'nan'"),
+        ("q=1", "takes no parameter 'q' (it takes: r, seed, p, max_tries)"),
+        ("seed=3", "give it as --seed"),
+    ]:
+        result = runner.invoke(app, ["graph", "build", "er", "-n", "7", "-p", param, "-o", out])
+        assert result.exit_code == 2 and expected in result.output, result.output

@@ -73,6 +73,13 @@ def test_erdos_renyi_gives_up_with_a_clear_error() -> None:
         ("tree", {"n": 5, "branching": 0}),
         ("star", {"n": 5, "bogus": 1}),
         ("erdos-renyi", {"n": 6, "p": 1.5}),
+        # From the command line (-p key=value): a value JSON does not read stays text, and
+        # NaN reached a comparison ("'<' not supported between float and str").
+        ("erdos-renyi", {"n": 6, "p": "nan"}),
+        ("erdos-renyi", {"n": 6, "p": float("nan")}),
+        ("erdos-renyi", {"n": 6, "p": True}),
+        ("erdos-renyi", {"n": 6, "r": 2.5}),
+        ("tree", {"n": 5, "branching": "3"}),
     ],
 )
 def test_bad_parameters_raise_input_error(name: str, kwargs: dict[str, object]) -> None:

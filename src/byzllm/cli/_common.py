@@ -357,6 +357,25 @@ def cli_errors() -> Iterator[None]:
         where = f": {err.filename}" if err.filename is not None else ""
         hint = "; free some space and rerun" if err.errno in _DISK_FULL else ""
         raise _failed(f"{err.strerror or err}{where}{hint}", 2) from None
+    except ValueError as err:
+        # An option's value that a record or a setting refuses (`govsim play --months 500`)
+        # is a usage error, not a traceback; other ValueErrors are bugs and stay visible.
+        invalid = _invalid_value(err)
+        if invalid is None:
+            raise
+        raise _failed(invalid, 2) from None
+
+
+def _invalid_value(err: ValueError) -> str | None:
+    """pydantic's validation error as one line (``invalid <model>: field: what (got x)``),
+    else None. pydantic is looked up, not imported: `byzllm --help` never loads it, and a
+    validation error means it is loaded already."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not isinstance(err, pydantic.ValidationError):
+        return None
+    from byzllm.runs import format_validation_error
+
+    return format_validation_error(err, pydantic.BaseModel, what=f"value ({err.title})")
 
 
 #: What a write says when the disk (or the user's quota, or the file size limit) is full.

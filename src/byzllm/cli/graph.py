@@ -65,6 +65,10 @@ def build_command(
 
     with cli_errors():
         params = _parse_params(param)
+        for key in ("n", "seed"):
+            if key in params:
+                flag = "-n" if key == "n" else "--seed"
+                raise InputError(f"--param {key}=...: give it as {flag}")
         if r is not None:
             params["r"] = r
         if k is not None:

@@ -6,6 +6,7 @@ Every builder returns an undirected ``networkx.Graph`` on nodes ``0..n-1`` with
 
 from __future__ import annotations
 
+import inspect
 import math
 import random
 from collections.abc import Callable
@@ -254,7 +255,30 @@ def build(name: str, n: int, *, seed: int | None = None, **params: Any) -> nx.Gr
         raise InputError(f"unknown graph {name!r}; choose from {', '.join(CONSTRUCTIONS)}")
     if key in _RANDOM:
         params["seed"] = 0 if seed is None else seed
+    _check_params(key, params)
     try:
         return CONSTRUCTIONS[key](n, **params)
     except TypeError as err:
         raise InputError(f"bad parameters for {key!r}: {err}") from None
+
+
+def _check_params(key: str, params: dict[str, Any]) -> None:
+    """Each parameter is one the construction takes, of its type (a number where it wants a
+    number: ``p=nan`` or ``p=abc`` from the command line otherwise reached a comparison)."""
+    signature = inspect.signature(CONSTRUCTIONS[key]).parameters
+    takes = [name for name in signature if name != "n"]
+    for name, value in params.items():
+        if name not in takes:
+            accepted = ", ".join(takes) or "none"
+            raise InputError(f"{key!r} takes no parameter {name!r} (it takes: {accepted})")
+        # The annotations are text here (postponed): "int", "float | None", ...
+        allowed = {part.strip() for part in str(signature[name].annotation).split("|")}
+        if value is None and "None" in allowed:
+            continue
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if "float" in allowed and number and math.isfinite(value):
+            continue
+        if "int" in allowed and isinstance(value, int) and not isinstance(value, bool):
+            continue
+        kind = "a number" if "float" in allowed else "an integer"
+        raise InputError(f"{key!r}: {name} must be {kind}, got {value!r}")

@@ -353,9 +353,14 @@ def _suggest(model: type[BaseModel], loc: Sequence[int | str], tail: Sequence[st
 
 
 def format_validation_error(
-    err: ValidationError, model: type[BaseModel], source: str | None = None
+    err: ValidationError,
+    model: type[BaseModel],
+    source: str | None = None,
+    *,
+    what: str = "config",
 ) -> str:
-    """One line that lists every problem in a config: ``where: what (got value)``."""
+    """One line that lists every problem in a config: ``where: what (got value)``, after
+    ``invalid <what>`` (and the config's ``source``)."""
     problems: list[str] = []
     for item in err.errors(include_url=False):
         loc = tuple(item.get("loc", ()))
@@ -379,7 +384,7 @@ def format_validation_error(
     shown = problems[:_MAX_LISTED_ERRORS]
     if len(problems) > len(shown):
         shown.append(f"and {len(problems) - len(shown)} more")
-    prefix = f"invalid config {source}" if source else "invalid config"
+    prefix = f"invalid {what} {source}" if source else f"invalid {what}"
     return f"{prefix}: " + "; ".join(shown)
 
 

@@ -30,7 +30,10 @@ tests and returns, on an example, the prompt's value changed by its bug exactly 
 shows (:func:`byzllm.agents.codegen.bug_hits` and :func:`~byzllm.agents.codegen.perturb`, the
 rules its code follows in the sandbox). A test ``assert <example call> == <literal>`` passes
 when that value equals the literal; any other test fails. Every such result says
-``simulated``. The judge and the tester never see these accounts.
+``simulated``. The judge and the tester never see these accounts. That the reference returns
+the prompt's value assumes the prompt's examples are right: three HumanEval prompts (47, 130,
+148) show one its canonical solution does not return, and there simulated and sandbox
+execution give the judge and the tester different evidence.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from byzllm.agents.govsim import CatchTurn, Fisher, FisherParams, FisherView, Ut
 from ._env import GovSimEnv, Harvest, LakeState, Phase, assign_catches, regrow
 from ._games import (
     FISHER_NAMES,
+    MAX_R0,
     TEST_R0,
     TRAIN_VALIDATION_R0,
     GovSimGame,
@@ -29,6 +30,7 @@ from ._players import llm_fishers, simulated_fishers
 
 __all__ = [
     "FISHER_NAMES",
+    "MAX_R0",
     "ROLE",
     "TEST_R0",
     "TRAIN_VALIDATION_R0",

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "FISHER_NAMES",
+    "MAX_R0",
     "TEST_R0",
     "TRAIN_VALIDATION_R0",
     "GovSimGame",
@@ -35,6 +36,9 @@ __all__ = [
 TRAIN_VALIDATION_R0: tuple[int, ...] = tuple(105 + 5 * k for k in range(20))
 #: App. D.1: the test starting stocks, {100} ∪ [210, 300] in steps of 5.
 TEST_R0: tuple[int, ...] = (100, *range(210, 301, 5))
+#: The largest starting stock: the stochastic assignment hands the lake out a ton at a time
+#: (GovSim's rule), about 0.4 s per short month at this size (a game at 10⁹ took minutes).
+MAX_R0 = 1_000_000
 #: Default fisher names, in seat order (more fishers get numbered names).
 FISHER_NAMES: tuple[str, ...] = ("Ana", "Ben", "Chloe", "Dev", "Eli")
 
@@ -75,7 +79,7 @@ class GovSimGame(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
-    r0: int = Field(ge=1)
+    r0: int = Field(ge=1, le=MAX_R0)
     seed: int = 0
     split: str = "generated"
 
