@@ -51,6 +51,7 @@ from byzllm.monitor.report import evaluation_rows
 
 from ._fixtures import train_rows as _fixture_train_rows
 from ._fixtures import train_set, validation_set
+from ._fixtures import validation_rows as validation_set_rows
 
 # -- the turn-count-only monitor ---------------------------------------------------------------
 
@@ -531,8 +532,17 @@ def test_training_refuses_features_that_never_vary() -> None:
     rows = [
         {**row, "entropy": 0.0, "varentropy": 0.0, "kurtosis": 0.0} for row in _fixture_train_rows()
     ]
-    with pytest.raises(InputError, match="same on all 4 training turns"):
+    with pytest.raises(InputError, match="same on every training turn of every role"):
         train_monitor_set(TurnDataset.from_rows(rows), validation_set())
+    # One role flat among others (a scripted server, a near-deterministic role): trained,
+    # and named, since its monitor reads the turn count alone.
+    other = [{**row, "role": "intel"} for row in _fixture_train_rows()]
+    validation = TurnDataset.from_rows(
+        [*validation_set_rows(), *({**r, "role": "intel"} for r in validation_set_rows())]
+    )
+    monitors, _ = train_monitor_set(TurnDataset.from_rows([*rows, *other]), validation)
+    assert monitors.meta["flat_roles"] == ["accuser"]
+    assert train_monitor_set(train_set(), validation_set())[0].meta["flat_roles"] == []
 
 
 def test_one_alternative_is_refused_where_it_is_renormalized() -> None:

@@ -107,6 +107,7 @@ def test_collect_train_evaluate_report_against_fake_server(tmp_path: Path) -> No
     _ok(result)
     report = json.loads(result.stdout)
     assert report["simulated"] is False and report["sim_params"] is None
+    assert report["monitors_simulated"] is False
     conditions = [r["condition"] for r in report["rows"]]
     # Every condition by default: Fig. 4's and the ablations (Table 3, turn count only).
     assert conditions == list(CONDITIONS)
@@ -119,3 +120,39 @@ def test_collect_train_evaluate_report_against_fake_server(tmp_path: Path) -> No
     table = runner.invoke(app, ["monitor", "report", str(evaluate)])
     _ok(table)
     assert "monitor-1" in table.stdout and "simulated" not in table.stdout
+
+
+def test_real_games_with_monitors_trained_on_simulated_agents_say_so(tmp_path: Path) -> None:
+    """The games are real; what triggered the interventions came from simulated agents: the
+    report named nothing simulated (only the test games' own flag was read)."""
+    import asyncio
+
+    from byzllm.experiments.monitor import (
+        MonitorExperimentConfig,
+        collect_units,
+        datasets_from_rows,
+        run_in_memory,
+    )
+    from byzllm.monitor import train_monitor_set
+
+    cfg = MonitorExperimentConfig.model_validate(
+        {"game": {"n_suspects": 3}, "n_train": 30, "n_validation": 20}
+    )
+    rows = asyncio.run(run_in_memory(collect_units(cfg)))
+    turns = [r for r in rows if r["kind"] == "monitor_turn"]
+    monitors, _ = train_monitor_set(*datasets_from_rows(turns), meta={"simulated": True})
+    path = monitors.save(tmp_path / "sim-monitors.json")
+    evaluate = tmp_path / "eval"
+    with FakeOpenAIServer(_script) as server:
+        argv = ["monitor", "evaluate", "-m", str(path), "-o", str(evaluate)]
+        argv += ["--model", "openai/fake-model", "--base-url", server.base_url]
+        for setting in ("api_key_env=null", "game.n_suspects=3", "n_test=2", "repeats=1"):
+            argv += ["--set", setting]
+        _ok(runner.invoke(app, [*argv, "--set", "conditions=[none, monitor-1]"]))
+    result = runner.invoke(app, ["monitor", "report", str(evaluate), "--json"])
+    _ok(result)
+    report = json.loads(result.stdout)
+    assert report["simulated"] is False and report["monitors_simulated"] is True
+    table = runner.invoke(app, ["monitor", "report", str(evaluate)])
+    _ok(table)
+    assert "monitors trained on simulated agents' games" in " ".join(table.stdout.split())

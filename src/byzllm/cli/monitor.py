@@ -38,6 +38,10 @@ def _config(opts: common.RunOptions) -> Any:
     return opts.load(MonitorExperimentConfig)
 
 
+#: The report's note where real agents ran monitors trained on simulated ones.
+MONITORS_SIMULATED_NOTE = "monitors trained on simulated agents' games (the test games are not)"
+
+
 @app.command()
 @common.run_options(stage="collect")
 def collect(opts: common.RunOptions) -> None:
@@ -105,6 +109,7 @@ def train(
                 "base_rate": monitors.base_rate,
                 "selection": monitors.meta["selection"],
                 "expected_gain": monitors.meta["expected_gain"],
+                "flat_roles": monitors.meta.get("flat_roles", []),
                 "rows": rows,
                 "ablations": ablations,
                 "grid": {s.role: [g.model_dump() for g in s.grid] for s in selections},
@@ -123,6 +128,12 @@ def train(
         title="Selected and ablation monitors (Table 3; rank and gain on validation)",
         simulated=simulated,
     )
+    for role in monitors.meta.get("flat_roles") or ():
+        typer.echo(
+            f"warning: the {role}'s entropy, varentropy and kurtosis never varied on its "
+            "training turns: its monitor reads the turn count alone",
+            err=True,
+        )
     typer.echo(
         f"expected gain with every role monitored ({monitors.meta['selection']} "
         f"selection): {100 * monitors.meta['expected_gain']:.1f} points",
@@ -258,6 +269,10 @@ def report(
         if not rows:
             raise InputError(f"{run_dir} has no evaluated test games (run `monitor evaluate`)")
         simulated = any(r["simulated"] for r in rows)
+        # Monitors trained on simulated agents and played on real ones: the games are real,
+        # what triggers the interventions is not, and the report says so.
+        transferred = not simulated and any(g.get("monitors_simulated") for g in games)
+        caption = SE_NOTE + (f" · {MONITORS_SIMULATED_NOTE}" if transferred else "")
         health = parse_health.from_records(games)
         requests = request_health.from_records(games)
         # The simulation's parameters go with every simulated result (one set per run).
@@ -318,6 +333,7 @@ def report(
                 {
                     "env": env_name,
                     "simulated": simulated,
+                    "monitors_simulated": transferred or simulated,
                     "sim_params": sim_params,
                     "rows": rows,
                     "outcomes": outcomes,
@@ -356,7 +372,7 @@ def report(
             rich_table(
                 shown,
                 title="Monitors and interventions (test games)",
-                caption=SE_NOTE,
+                caption=caption,
                 simulated=simulated,
             )
         )

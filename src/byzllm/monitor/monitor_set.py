@@ -348,8 +348,7 @@ def train_monitor_set(
     chosen_roles = list(roles) if roles is not None else train.role_names()
     if not chosen_roles:
         raise InputError("no roles to train monitors for")
-    for role in chosen_roles:
-        _require_uncertainty_signal(train, role)
+    flat = _flat_roles(train, chosen_roles)
     b = validation.base_rate
     taus = DEFAULT_GRID
     candidates = {
@@ -399,27 +398,34 @@ def train_monitor_set(
             "selection": "joint" if joint else "per-role",
             "expected_gain": union_gain,
             "candidates": len(selections[0].grid),
+            # Roles whose uncertainty features never varied: their monitors read the turn
+            # count alone, whatever their features say (_flat_roles).
+            "flat_roles": flat,
         },
         ablations=ablation_monitors,
     )
     return monitor_set, selections
 
 
-def _require_uncertainty_signal(train: TurnDataset, role: str) -> None:
-    """Refuse a role whose entropy, varentropy and kurtosis are the same on every training
-    turn: every candidate monitor would read the turn count alone, and the report would
-    still call one an uncertainty monitor. This is what one alternative per decision
-    position gives (``top_logprobs`` or ``sim.top_k`` of 1, or a server that returns no
-    top-k list): renormalized, a lone token is a point mass, H = V = K = 0."""
-    x = train.x[train.role_mask(role)][:, : len(UNCERTAINTY_FEATURES)]
-    if x.shape[0] < 2 or not np.all(x == x[0]):
-        return
-    raise InputError(
-        f"role {role!r}: entropy, varentropy and kurtosis are the same on all {x.shape[0]} "
-        "training turns, so a monitor could only read the turn count; the run's decision "
-        "positions carry one alternative each (top_logprobs or sim.top_k of 1, or a server "
-        "that returns no top-k lists): collect again with at least 2 alternatives"
-    )
+def _flat_roles(train: TurnDataset, roles: Sequence[str]) -> list[str]:
+    """The roles whose entropy, varentropy and kurtosis are the same on every training turn:
+    their candidates can read only the turn count, though the tables name features. Every
+    role flat is refused: that is one alternative per decision position (``top_logprobs`` or
+    ``sim.top_k`` of 1, or a server that returns no top-k lists), where a lone token,
+    renormalized, is a point mass (H = V = K = 0)."""
+    flat = []
+    for role in roles:
+        x = train.x[train.role_mask(role)][:, : len(UNCERTAINTY_FEATURES)]
+        if x.shape[0] >= 2 and np.all(x == x[0]):
+            flat.append(role)
+    if flat and len(flat) == len(roles):
+        raise InputError(
+            "entropy, varentropy and kurtosis are the same on every training turn of every "
+            "role, so a monitor could only read the turn count; the run's decision positions "
+            "carry one alternative each (top_logprobs or sim.top_k of 1, or a server that "
+            "returns no top-k lists): collect again with at least 2 alternatives"
+        )
+    return flat
 
 
 def _selected(selection: RoleSelection, candidates: RoleCandidates) -> RoleMonitor:

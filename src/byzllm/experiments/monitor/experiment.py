@@ -244,6 +244,7 @@ async def work(payload: dict[str, Any]) -> list[Record]:
             transcript=[_transcript_turn(obs, cfg.renormalize) for obs in played.turns],
             scoring_errors=scoring_error_count(intervener),
             agents=cfg.agents,
+            monitors_simulated=bool(monitors is not None and monitors.meta.get("simulated")),
             sim_params=env.sim_params(cfg) if played.simulated else None,
             requests=requests.to_dict(),
             **played.fields,

@@ -93,6 +93,11 @@ class MonitorGameRecord(Record):
     scoring_errors: int = 0
     agents: str
     simulated: bool
+    monitors_simulated: bool = Field(
+        default=False,
+        description="the monitors this game ran were trained on simulated agents' games (a "
+        "transfer to these agents; False also in records written before it was kept)",
+    )
     sim_params: dict[str, Any] | None = None
     parse: MoveParse = None
     requests: UnitRequests = None
