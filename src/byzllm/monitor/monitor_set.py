@@ -399,8 +399,9 @@ def train_monitor_set(
             "expected_gain": union_gain,
             "candidates": len(selections[0].grid),
             # Roles whose uncertainty features never varied: their monitors read the turn
-            # count alone, whatever their features say (_flat_roles).
-            "flat_roles": flat,
+            # count alone, whatever their features say (_flat_roles). Only when there are
+            # any, so a set trained on the same turns keeps its fingerprint.
+            **({"flat_roles": flat} if flat else {}),
         },
         ablations=ablation_monitors,
     )
