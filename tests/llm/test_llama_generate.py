@@ -202,3 +202,59 @@ def test_a_request_waits_for_a_free_slot() -> None:
     assert order == ["first", "second"]
     with pytest.raises(ValueError):
         _llama_http._Served([], "tiny", 64)
+
+
+async def test_a_request_given_up_while_it_waits_for_the_model_never_generates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A caller that stops waiting (its deadline, a cancelled run) left its generation queued
+    on the model's lock: the requests behind it waited for every abandoned one in turn."""
+    import asyncio
+
+    from byzllm.llm import GenerateConfig, _llamacpp
+
+    loaded = _llamacpp._Loaded(llama=None)
+    generated: list[object] = []
+
+    def fake_generate(llama: Any, body: Any, **kw: Any) -> dict[str, Any]:
+        generated.append(kw.get("abandoned"))
+        return {}
+
+    monkeypatch.setattr(_llamacpp, "_load", lambda gguf: loaded)
+    monkeypatch.setattr(_llamacpp, "generate_chat", fake_generate)
+    api = object.__new__(_llamacpp.LlamaCppAPI)
+    api._gguf = None  # type: ignore[assignment]
+    api.model = "fake"
+    messages = [{"role": "user", "content": "hi"}]
+    loaded.lock.acquire()  # another request is generating
+    try:
+        call = asyncio.ensure_future(api.complete(messages, GenerateConfig()))  # type: ignore[arg-type]
+        await asyncio.sleep(0.2)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    finally:
+        loaded.lock.release()
+    await asyncio.sleep(0.2)  # the worker thread takes the lock, sees it was abandoned
+    assert generated == []
+
+
+def test_token_limits_and_choices_a_local_model_can_honour() -> None:
+    """`serve` read only max_tokens: the SDK's max_completion_tokens=3 gave 291 tokens, n=2
+    gave one choice, max_tokens 0 the default and 1e400 an HTTP 500."""
+    from byzllm.llm._llama_generate import DEFAULT_MAX_TOKENS, _max_tokens
+
+    assert _max_tokens({}) == DEFAULT_MAX_TOKENS
+    assert _max_tokens({"max_tokens": 5, "max_completion_tokens": 9}) == 5
+    assert _max_tokens({"max_completion_tokens": 3}) == 3
+    assert _max_tokens({"n": 1, "max_tokens": 2}) == 2
+    for body in [
+        {"n": 2},
+        {"max_tokens": 0},
+        {"max_tokens": -3},
+        {"max_tokens": float("inf")},
+        {"max_tokens": True},
+        {"max_completion_tokens": "3"},
+    ]:
+        with pytest.raises(InputError):
+            _max_tokens(body)

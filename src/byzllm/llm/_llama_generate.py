@@ -193,14 +193,35 @@ def _first_stop(text: str, stops: Sequence[str], searched_from: int) -> int | No
     return found
 
 
+def _max_tokens(body: Mapping[str, Any]) -> int:
+    """The request's token limit (``max_tokens``, or the newer ``max_completion_tokens`` the
+    official SDK sends); a request for several choices or a limit below 1 is refused, as the
+    OpenAI API does, rather than answered with something else."""
+    n = body.get("n")
+    if n is not None and n != 1:
+        raise InputError(f"'n' must be 1 here (one choice per request), got {n!r}")
+    for key in ("max_tokens", "max_completion_tokens"):
+        value = body.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{key!r} must be a positive integer, got {value!r}")
+        return value
+    return DEFAULT_MAX_TOKENS
+
+
 def generate_chat(
     llama: Any,
     body: Mapping[str, Any],
     *,
     model_name: str,
     context_tokens: int,
+    abandoned: threading.Event | None = None,
 ) -> dict[str, Any]:
     """Answer one OpenAI chat-completions request ``body`` with ``llama`` (not thread-safe).
+
+    ``abandoned``, once set (the caller gave up: a deadline, a cancel), ends the generation
+    at the next token: nobody reads the rest, and the model is held for the next request.
 
     Raises :class:`InputError` for a request the model cannot take (a prompt longer than the
     context window, malformed messages); the caller maps it to HTTP 400.
@@ -220,14 +241,16 @@ def generate_chat(
         raise InputError(
             f"the prompt has {len(prompt_tokens)} tokens; the context window holds {context_tokens}"
         )
-    max_tokens = min(int(body.get("max_tokens") or DEFAULT_MAX_TOKENS), room)
+    max_tokens = min(_max_tokens(body), room)
     temperature = body.get("temperature")
     temperature = _DEFAULT_TEMPERATURE if temperature is None else float(temperature)
     top_p = body.get("top_p")
     top_p = 0.95 if top_p is None else float(top_p)
     seed = body.get("seed")
-    # Unseeded requests draw a fresh seed, as an API does; seeded ones repeat exactly.
-    llama.set_seed(int(seed) % 2**32 if seed is not None else random.randrange(2**32))
+    # Unseeded requests draw a fresh seed, as an API does; a seeded one repeats its draws,
+    # though a reused prompt prefix can move the logits slightly (docs/llm.md).
+    # 2**32 - 1 is llama.cpp's "draw a random seed": seed -1 was silently unseeded.
+    llama.set_seed(int(seed) % (2**32 - 1) if seed is not None else random.randrange(2**32 - 1))
     user_stops = body.get("stop") or []
     stops = [*([user_stops] if isinstance(user_stops, str) else user_stops), *template_stops]
     want_logprobs = bool(body.get("logprobs"))
@@ -251,6 +274,8 @@ def generate_chat(
     ):
         if llama_cpp.llama_vocab_is_eog(vocab, token):
             finish = "stop"
+            break
+        if abandoned is not None and abandoned.is_set():
             break
         piece = llama.detokenize([token], prev_tokens=generated)
         if want_logprobs:

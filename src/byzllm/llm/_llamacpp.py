@@ -161,20 +161,33 @@ class LlamaCppAPI(ModelAPI):
         body = _request(messages, config)
         loaded = await asyncio.to_thread(_load, self._gguf)
         started = time.perf_counter()
-        raw = await asyncio.to_thread(self._generate, loaded, body)
+        # A caller that stops waiting (its deadline, a cancelled run) must not leave its
+        # generation queued on the model's lock: the requests behind it would wait for
+        # every abandoned one in turn (8 abandoned held the next request for 15 s).
+        abandoned = threading.Event()
+        try:
+            raw = await asyncio.to_thread(self._generate, loaded, body, abandoned)
+        except asyncio.CancelledError:
+            abandoned.set()
+            raise
         latency = time.perf_counter() - started
         completion = parse_chat_completion(raw, top_k=config.top_logprobs, model=self.model)
         completion.latency_s = latency
         return completion
 
-    def _generate(self, loaded: _Loaded, body: dict[str, Any]) -> dict[str, Any]:
+    def _generate(
+        self, loaded: _Loaded, body: dict[str, Any], abandoned: threading.Event
+    ) -> dict[str, Any]:
         with loaded.lock:
+            if abandoned.is_set():  # given up while it waited for the model: nothing to do
+                return {}
             try:
                 return generate_chat(
                     loaded.llama,
                     body,
                     model_name=self.model,  # the alias or file stem, never the file's path
                     context_tokens=LLAMACPP_CONTEXT_TOKENS,
+                    abandoned=abandoned,
                 )
             except InputError as exc:  # e.g. a prompt longer than the context window
                 raise ModelRequestError(
