@@ -51,6 +51,7 @@ class _StandIn(serve.LocalServer):
 def no_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(serve, "require_llama_cpp", lambda what="": None)
     monkeypatch.setattr(serve, "resolve_gguf", lambda model: GgufModel(tmp_path / "x", "fake"))
+    monkeypatch.setattr(serve, "_check_file", lambda gguf: None)
 
 
 def test_exit_description_names_the_signal_and_the_rebuild() -> None:
@@ -86,3 +87,14 @@ def test_a_server_that_answers_its_first_request_starts(tmp_path: Path) -> None:
     with _StandIn(script) as server:
         assert server.running
     assert not server.running
+
+
+def test_a_cut_short_model_file_is_one_error_before_any_server_starts(tmp_path: Path) -> None:
+    """Only the file's first four bytes were checked: the child's traceback came back, exit 1."""
+    pytest.importorskip("llama_cpp")
+    from byzllm.errors import InputError
+
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + bytes(4096))
+    with pytest.raises(InputError, match="could not read the GGUF model"):
+        serve.LocalServer(str(cut), port=0)

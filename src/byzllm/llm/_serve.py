@@ -98,6 +98,13 @@ def _check_port(port: int) -> None:
             ) from None
 
 
+def _check_file(gguf: GgufModel) -> None:
+    """Read the file's header and vocabulary (:func:`._llamacpp._check_loadable`)."""
+    from ._llamacpp import _check_loadable
+
+    _check_loadable(gguf)
+
+
 class LocalServer:
     """llama.cpp's OpenAI-compatible server for one GGUF model, as a managed child process.
 
@@ -128,6 +135,8 @@ class LocalServer:
             raise InputError(f"slots must be at least 1, got {slots!r}")
         require_llama_cpp("byzllm serve")
         self.gguf: GgufModel = resolve_gguf(model)
+        # A corrupt or cut-short file fails here, in one line, not as the child's traceback.
+        _check_file(self.gguf)
         if port != 0:
             _check_port(port)
         self.port = port or free_port()
