@@ -49,6 +49,19 @@ def test_govsim_monitor_ids_leave_whodunit_untouched() -> None:
     assert "govsim" not in unit.payload["config"] and "env" not in unit.payload["config"]
 
 
+def test_a_limited_split_spans_its_starting_stocks() -> None:
+    """A split is ordered by R_0: its first ten training lakes were its ten smallest, and
+    `reproduce ra-table2 -n 10` trained on lakes that all collapsed."""
+    from byzllm.envs.govsim import make_splits
+    from byzllm.experiments.monitor.environments import get_environment
+
+    cfg = MonitorExperimentConfig.model_validate({"env": "govsim", "n_train": 10})
+    picked = get_environment("govsim").instances(cfg, "train")
+    whole = make_splits(cfg.govsim.lake, seed=cfg.seed).train
+    assert len(picked) == 10 and picked[0] == whole[0]
+    assert max(g.r0 for g in picked) > sorted(g.r0 for g in whole)[len(whole) // 2]
+
+
 def test_monitor_pipeline_end_to_end(tmp_path: Path) -> None:
     cfg = tmp_path / "mon.yaml"
     cfg.write_text(

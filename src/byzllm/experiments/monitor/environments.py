@@ -301,7 +301,11 @@ class GovSimEnvironment:
 
         games = make_splits(cfg.govsim.lake, seed=cfg.seed).get(split)
         limit = _limit(cfg, split)
-        return list(games[:limit] if limit else games)
+        if not limit or limit >= len(games):
+            return list(games)
+        # A split is ordered by starting stock: its first n would be its n smallest lakes
+        # (ten training lakes that all collapsed), so n are taken evenly across it.
+        return [games[i * len(games) // limit] for i in range(limit)]
 
     def load_instance(self, data: Any) -> Any:
         from byzllm.envs.govsim import GovSimGame
