@@ -16,6 +16,7 @@ LAYERS: dict[str, int] = {
     "_process": 0,
     "_figures": 0,
     "_lazy": 0,
+    "_files": 0,
     "graphs": 1,
     "tasks": 1,
     "llm": 1,
@@ -38,7 +39,9 @@ EXPERIMENT_MODULES = {"config", "records", "experiment"}
 
 #: Subpackages that may import only these, whatever their layer: the run engine knows no
 #: domain (no agents, protocols, environments, monitors or experiments), only models.
-ONLY_FROM: dict[str, set[str]] = {"runs": {"errors", "_process", "_figures", "_lazy", "llm"}}
+ONLY_FROM: dict[str, set[str]] = {
+    "runs": {"errors", "_process", "_figures", "_lazy", "_files", "llm"}
+}
 
 
 def _imports(path: Path, root: Path = PACKAGE) -> set[str]:

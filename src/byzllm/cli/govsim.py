@@ -13,6 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
+from byzllm._files import write_text_atomic
+
 from . import _common as common
 
 __all__ = ["app"]
@@ -60,7 +62,7 @@ def generate(
         rows = [g.model_dump() for g in games]
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+            write_text_atomic(out, json.dumps(rows, indent=1))
             typer.echo(f"wrote {len(rows)} games to {out}", err=True)
         common.emit_rows(rows, json_output=json_output, title=f"GovSim {split} instances")
 
@@ -184,7 +186,7 @@ def report(
             transcripts.mkdir(parents=True, exist_ok=True)
             for g in games:
                 page = transcripts / f"{g['game_id']}-r{g.get('repeat', 0)}.md"
-                page.write_text(render(g), encoding="utf-8")
+                write_text_atomic(page, render(g))
             written.append(f"{transcripts} ({len(games)} transcripts)")
         shown = rows
         if not json_output:

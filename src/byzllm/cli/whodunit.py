@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from byzllm._files import atomic_path
+
 from . import _common as common
 
 __all__ = ["app"]
@@ -97,7 +99,7 @@ def generate(
             games = make_splits(cfg, seed=seed).get(split)  # type: ignore[arg-type]
         else:
             games = generate_games(n, cfg, seed=seed)
-        with out.open("w", encoding="utf-8") as fh:
+        with atomic_path(out) as partial, partial.open("w", encoding="utf-8") as fh:
             for game in games:
                 fh.write(json.dumps(game.model_dump(mode="json")) + "\n")
         typer.echo(f"wrote {len(games)} {variant} games to {out}", err=True)

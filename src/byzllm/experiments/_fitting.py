@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError
 
+from byzllm._files import write_text_atomic
 from byzllm.agents._params import SimParameters, parameter_source
 from byzllm.errors import ConfigError, InputError
 from byzllm.runs import Interval, config_path, format_validation_error
@@ -64,9 +65,9 @@ class FittedProfile(BaseModel):
         out.parent.mkdir(parents=True, exist_ok=True)
         data = self.model_dump(mode="json")
         if out.suffix == ".json":
-            out.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            write_text_atomic(out, self.model_dump_json(indent=2) + "\n")
         else:
-            out.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+            write_text_atomic(out, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
         return out
 
     @classmethod

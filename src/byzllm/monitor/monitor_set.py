@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from byzllm import __version__
+from byzllm._files import write_text_atomic
 from byzllm.errors import InputError
 
 from .dataset import TurnDataset
@@ -281,7 +282,7 @@ class MonitorSet:
         """Write the set as JSON; returns the path."""
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        write_text_atomic(target, json.dumps(self.to_dict(), indent=2) + "\n")
         return target
 
     @classmethod

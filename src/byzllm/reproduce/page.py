@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from byzllm._files import write_text_atomic
 from byzllm.runs.reports import format_interval
 
 if TYPE_CHECKING:
@@ -652,7 +653,7 @@ def write_pages(
     folder = Path(run_dir)
     md_path = folder / "report" / "reproduce.md"
     md_path.parent.mkdir(parents=True, exist_ok=True)
-    md_path.write_text(markdown, encoding="utf-8")
+    write_text_atomic(md_path, markdown)
     caption = f"intervals: {note}" + (f". {entry.remark}" if entry.remark else "")
     compare = comparison_html(rows, entry.metrics, ROW_KEYS, note=caption)
     lead = [Section(title, compare, anchor="paper")]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from byzllm._files import write_text_atomic
 from byzllm.agents import ParseCounts
 from byzllm.experiments.consensus.config import ConsensusConfig
 from byzllm.runs.reports import format_bounds, format_interval
@@ -178,7 +179,7 @@ def _write_page(path: Path, lines: list[str], cost: str, regenerate: str) -> str
     ``path``; returns its text."""
     text = "\n".join([*lines, "", "## Cost", "", cost, "", f"Regenerate: `{regenerate}`", ""])
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    write_text_atomic(path, text)
     return text
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from byzllm._files import atomic_path
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -93,12 +94,8 @@ def write_table(rows: Sequence[dict[str, Any]], path: Path, fmt: str) -> Path:
     if fmt not in ("jsonl", "csv", "parquet"):
         raise ValueError(f"unknown table format {fmt!r}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
+    with atomic_path(path) as partial:
         _write(rows, partial, fmt)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
     return path
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from byzllm._figures import save_png
+from byzllm._files import atomic_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -212,7 +213,7 @@ def write_csv(
     label = None if simulated is None else ("simulated" if simulated else "real model")
     if label is not None:
         cols = ["results", *(c for c in cols if c != "results")]
-    with out.open("w", encoding="utf-8", newline="") as handle:
+    with atomic_path(out) as partial, partial.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=cols, extrasaction="ignore")
         writer.writeheader()
         for row in rows:

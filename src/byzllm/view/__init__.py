@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from byzllm._files import write_text_atomic
 from byzllm.errors import InputError
 
 from ._compare import comparison_html
@@ -225,6 +226,6 @@ def write_view(
     if files:
         folder.mkdir(exist_ok=True)
         for name, body in files.items():
-            (folder / name).write_text(body, encoding="utf-8")
-    target.write_text(text, encoding="utf-8")
+            write_text_atomic(folder / name, body)
+    write_text_atomic(target, text)
     return target
