@@ -19,6 +19,7 @@ from byzllm.llm import (
     ModelNotFoundError,
     ModelSpec,
     ModelUnreachableError,
+    ModelWrongServerError,
     check_endpoint,
     get_model,
 )
@@ -73,6 +74,16 @@ def test_a_listening_server_that_fails_the_check_is_left_to_the_runs_retries(
     with FakeOpenAIServer(fault_rate=1.0, faults=[fault]) as server:
         assert asyncio.run(check_endpoint(_spec(server.base_url))) is None
         assert server.request_count == 2  # two attempts, then the run takes over
+
+
+def test_a_server_that_answers_with_no_chat_completion_is_the_wrong_server() -> None:
+    """A web page (or another service) answering 200 passed the check; then every request
+    of the run was retried for a minute and failed the same way."""
+    with FakeOpenAIServer(fault_rate=1.0, faults=["malformed"]) as server:
+        error = asyncio.run(check_endpoint(_spec(server.base_url)))
+        assert server.request_count == 2  # two unusable bodies, not one glitch
+    assert isinstance(error, ModelWrongServerError) and error.fatal and error.exit_code == 2
+    assert "check base_url" in str(error) and "\n" not in str(error)
 
 
 class _Players(ModelConfig):

@@ -26,6 +26,7 @@ from ._errors import (
     ModelResponseError,
     ModelUnavailableError,
     ModelUnreachableError,
+    ModelWrongServerError,
 )
 from ._factory import get_model
 from ._local import SHIPPED_MODEL, resolve_gguf
@@ -77,6 +78,7 @@ __all__ = [
     "ModelUnavailableError",
     "ModelUnreachableError",
     "ModelUsage",
+    "ModelWrongServerError",
     "ProviderSettings",
     "RequestCounts",
     "ResponseCache",

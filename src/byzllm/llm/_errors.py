@@ -22,6 +22,7 @@ __all__ = [
     "ModelResponseError",
     "ModelUnavailableError",
     "ModelUnreachableError",
+    "ModelWrongServerError",
     "redact",
 ]
 
@@ -74,7 +75,16 @@ class ModelRefusedError(ModelRequestError):
 
 
 class ModelUnavailableError(ModelError):
-    """Transient failures (429, 5xx, timeouts, broken bodies) outlasted the retry budget."""
+    """Transient failures (429, 5xx, timeouts, broken bodies) outlasted the retry budget.
+
+    ``last_kind`` is the last failure's kind (``"timeout"``, ``"connection"``,
+    ``"bad_response"``, ``"http_503"``, ...; :class:`~byzllm.llm._retry.TransientError`), or
+    ``None`` where unknown.
+    """
+
+    def __init__(self, message: str, *, last_kind: str | None = None) -> None:
+        super().__init__(message)
+        self.last_kind = last_kind
 
 
 class ModelUnreachableError(ModelUnavailableError):
@@ -91,6 +101,19 @@ class ModelUnreachableError(ModelUnavailableError):
 
 class ModelResponseError(ModelError):
     """The server's answer could not be understood (malformed JSON, missing fields)."""
+
+
+class ModelWrongServerError(ModelResponseError):
+    """Something answers at the endpoint, but not with chat completions (a web page, another
+    service on the port, a ``base_url`` without ``/v1``).
+
+    Raised by the check before a run (:func:`byzllm.llm.check_endpoint`), never mid-run, where
+    one unusable body may be a passing glitch. Fatal: every request would be retried for a
+    minute and fail the same way.
+    """
+
+    exit_code = 2
+    fatal = True
 
 
 class LogprobsUnavailableError(ModelError):

@@ -12,7 +12,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from ._errors import ModelError, ModelRequestError, ModelUnavailableError, ModelUnreachableError
+from ._errors import (
+    ModelError,
+    ModelRequestError,
+    ModelUnavailableError,
+    ModelUnreachableError,
+    ModelWrongServerError,
+)
 from ._factory import get_model
 from ._model import Model
 from ._retry import RetryPolicy
@@ -136,7 +142,16 @@ async def check_endpoint(spec: ModelSpec, *, timeout_s: float = 10.0) -> ModelEr
             await _hello(llm)
         except ModelRequestError as exc:
             return exc if exc.fatal else None
-        except ModelUnavailableError:
+        except ModelUnavailableError as exc:
+            if exc.last_kind == "bad_response":
+                # Something answers, but not an OpenAI-compatible API (a web page, another
+                # service on the port, a base_url without /v1): every request of the run
+                # would be retried for a minute and fail the same way.
+                return ModelWrongServerError(
+                    f"the server at {llm.endpoint} answers {spec.name}'s request with no chat "
+                    f"completion ({exc}): check base_url (an OpenAI-compatible one usually "
+                    "ends in /v1)"
+                )
             refusal = await _tcp_refusal(llm.endpoint, timeout_s)
             if refusal is None:
                 return None

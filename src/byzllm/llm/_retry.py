@@ -225,11 +225,14 @@ async def call_with_retries(
     except RetryError as exc:
         last = exc.last_attempt
         reason = "unknown"
+        kind = None
         if last.failed:
             failure = last.exception()
             reason = failure.reason if isinstance(failure, TransientError) else repr(failure)
+            kind = failure.kind if isinstance(failure, TransientError) else None
         elapsed = time.monotonic() - started
         raise ModelUnavailableError(
             f"{describe}: gave up after {last.attempt_number} attempt(s) in {elapsed:.1f}s; "
-            f"last error: {reason}"
+            f"last error: {reason}",
+            last_kind=kind,
         ) from None
