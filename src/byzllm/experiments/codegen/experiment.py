@@ -132,13 +132,13 @@ def run_units(cfg: CodeGenConfig, monitors: MonitorSet | None = None) -> list[Un
         if any(c.startswith("random") for c in needs) and not monitors.random_baseline:
             raise InputError("the monitor set has no random-baseline probabilities")
         for c in needs:
-            packed[c] = condition_monitors(c, monitors).to_dict()
+            packed[c] = _unit_monitors(condition_monitors(c, monitors))
     test = load_split(cfg, "test")
     if monitors is not None:
         _refuse_training_problems(test, monitors)
     if monitors is not None and "none" in packed:
         # A shadow monitor: logs the would-be triggers of the no-intervention debate.
-        packed["none"] = condition_monitors("none", monitors).to_dict()
+        packed["none"] = _unit_monitors(condition_monitors("none", monitors))
     conf = _unit_config(cfg)
     return [
         make_unit(
@@ -162,6 +162,14 @@ def run_units(cfg: CodeGenConfig, monitors: MonitorSet | None = None) -> list[Un
 #: The monitor set's ``meta`` key listing the problems its monitors were trained and
 #: validated on (:func:`train_monitors`).
 TRAINED_PROBLEMS = "trained_problems"
+
+
+def _unit_monitors(monitors: MonitorSet) -> dict[str, Any]:
+    """The monitors a unit carries, without the list of their training problems (checked once
+    by :func:`_refuse_training_problems`; each of hundreds of units would store it)."""
+    data = monitors.to_dict()
+    data["meta"] = {k: v for k, v in data["meta"].items() if k != TRAINED_PROBLEMS}
+    return data
 
 
 def _refuse_training_problems(test: Sequence[CodeProblem], monitors: MonitorSet) -> None:
