@@ -324,7 +324,12 @@ def stand_in_models(monkeypatch: pytest.MonkeyPatch, base_url: str) -> StandIns:
             return None
 
     def generate_on_fake(
-        llama: object, body: dict[str, Any], *, model_name: str, context_tokens: int
+        llama: object,
+        body: dict[str, Any],
+        *,
+        model_name: str,
+        context_tokens: int,
+        abandoned: object = None,
     ) -> dict[str, Any]:
         """The loaded model's reply, asked of the fake server in the same wire format."""
         request = urllib.request.Request(
