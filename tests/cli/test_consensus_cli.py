@@ -67,6 +67,13 @@ def test_bad_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
     profile = _write(tmp_path / "bad3.yaml", {"agents": {"weak": {"profile": {"iq": 3}}}})
     result = RUNNER.invoke(app, ["consensus", "run", str(profile), "-o", str(tmp_path / "r")])
     assert result.exit_code == 2 and "unknown profile parameter" in result.stderr
+    # Values are checked too: an override is applied unchecked (model_copy), so strength 1.7
+    # ran as a population that cannot exist.
+    out_of_range = _write(
+        tmp_path / "bad5.yaml", {"agents": {"strong": {"profile": {"strength": 1.7}}}}
+    )
+    result = RUNNER.invoke(app, ["consensus", "run", str(out_of_range), "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "strong.profile: strength: Input should be" in result.stderr
     llm = _write(tmp_path / "bad4.yaml", {"agents": {"strong": {"backend": "llm"}}})
     result = RUNNER.invoke(app, ["consensus", "run", str(llm), "-o", str(tmp_path / "r")])
     assert result.exit_code == 2 and "needs a model" in result.stderr

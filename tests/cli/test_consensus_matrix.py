@@ -143,3 +143,29 @@ def test_an_unknown_protocol_or_topology_is_one_line(
     assert "'foo'" in lines[0] and "Traceback" not in result.output
     assert json.loads(result.stdout)["exit_code"] == 2
     assert not (tmp_path / "mx").exists()
+
+
+def test_a_graph_that_is_not_f_plus_1_robust_is_named_once(tmp_path: Path) -> None:
+    """`consensus run` warned about a star or a chain; the matrix ran SAC on them silently
+    beside γ-MERG."""
+    args = ["consensus", "matrix", "-o", str(tmp_path / "mx"), "--topologies", "star"]
+    args += ["--attacks", "replay", "--protocols", "sac", "-n", "2", "-T", "1"]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: star")]
+    assert len(warnings) == 1 and "1-robust, not (3+1)-robust" in warnings[0]
+
+
+def test_mimic_moves_bfti_by_itself_and_the_honest_bfti_shows_it(tmp_path: Path) -> None:
+    """BFTI counts the adversaries (the paper's Table 1 does): mimic is right with the
+    majority at round 0 and wrong after it defects, which took about 27 points off every
+    protocol's BFTI; the honest agents' own change is printed beside it."""
+    args = ["consensus", "matrix", "-o", str(tmp_path / "mx"), "--topologies", "complete"]
+    args += ["--attacks", "mimic", "--protocols", "sac", "--adversaries", "2", "-n", "20"]
+    result = RUNNER.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)["rows"]
+    assert row["BFTI"] < -0.15 < row["BFTI_honest"]
+    assert row["BFTI_honest_low"] <= row["BFTI_honest"] <= row["BFTI_honest_high"]
+    table = RUNNER.invoke(app, args)
+    assert "honest +" in table.stdout or "honest -" in table.stdout

@@ -127,3 +127,25 @@ def test_whole_percent_arrows_round_halves_up() -> None:
     assert _arrow(0.625, 0.375) == "63→38"  # was 62→38: halves to even
     assert _arrow(0.125, 0.875) == "13→88"
     assert _arrow(None, 0.5) == "-"
+
+
+def test_a_sweep_over_f_or_t_names_them_in_the_printed_tables(
+    records: list[dict[str, object]],
+) -> None:
+    """Rows of a sweep over F or T were told apart only in table1.csv: the printed Table 1
+    and the per-round table showed four identical labels."""
+    summary = summarize(records)
+    assert "F" not in metrics_rows(summary)[0] and "T" not in round_rows(summary)[0]
+    swept = run_in_memory(
+        demo_config(questions=2).model_copy(
+            update={"topologies": ["merg"], "protocols": ["sac"], "F": [1, 3], "T": [1, 2]}
+        )
+    )
+    rows = metrics_rows(summarize(swept))
+    assert sorted((row["F"], row["T"]) for row in rows) == [(1, 1), (1, 2), (3, 1), (3, 2)]
+    assert {(row["F"], row["T"]) for row in round_rows(summarize(swept))} == {
+        (1, 1),
+        (1, 2),
+        (3, 1),
+        (3, 2),
+    }

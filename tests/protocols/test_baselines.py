@@ -60,6 +60,9 @@ def test_number_helpers() -> None:
     assert as_number(" 1,234 ") == 1234.0 and as_number("x") is None and as_number("inf") is None
     assert as_number(None) is None
     assert format_number(3.0) == "3" and format_number(2.5) == "2.5"
+    # Six significant digits made a unanimous, correct decimal answer wrong after one round.
+    for value in (1234.5678, 2500000.5, 0.1234567, 1 / 3):
+        assert float(format_number(value)) == value
 
 
 def _population(task_seed: int = 0) -> list[SimulatedAgent]:

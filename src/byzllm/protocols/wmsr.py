@@ -33,10 +33,12 @@ def as_number(answer: str | None) -> float | None:
 
 
 def format_number(value: float) -> str:
-    """Integers without a decimal point, others with up to 6 significant decimals."""
+    """Integers without a decimal point, others in full (the shortest text that reads back
+    as the same float): six significant digits turned a unanimous, correct 1234.5678 into
+    a wrong 1234.57 after one round, and 2500000.5 into 2.5e+06."""
     if abs(value - round(value)) < 1e-9:
         return str(round(value))
-    return f"{value:.6g}"
+    return repr(value)
 
 
 def wmsr_update(own: float, neighbours: dict[int, float], F: int) -> tuple[float, list[int]]:

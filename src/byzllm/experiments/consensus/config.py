@@ -225,6 +225,28 @@ class GroupBackends(ExperimentConfig):
             return {**value, "profile": section}
         return value
 
+    @model_validator(mode="after")
+    def _profiles_in_range(self) -> GroupBackends:
+        # The overrides are applied with model_copy (cheap, once per agent), which checks
+        # nothing: strength 1.7 ran, and difficulty_correlation 1.5 failed every unit.
+        from pydantic import ValidationError
+
+        from byzllm.agents.consensus import STRONG_PROFILE, WEAK_PROFILE, SimulatedProfile
+
+        for group, base in (("strong", STRONG_PROFILE), ("weak", WEAK_PROFILE)):
+            overrides = getattr(self, group).profile
+            if not overrides:
+                continue
+            try:
+                SimulatedProfile.model_validate({**base.model_dump(), **overrides})
+            except ValidationError as err:
+                problems = "; ".join(
+                    f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}"
+                    for e in err.errors(include_url=False)
+                )
+                raise ValueError(f"{group}.profile: {problems}") from None
+        return self
+
 
 _DEFAULT_PROTOCOLS: tuple[ProtocolName, ...] = ("sac", "cp-wbft")
 _DEFAULT_TOPOLOGIES: tuple[Topology, ...] = ("merg", "complete", "erdos-renyi")

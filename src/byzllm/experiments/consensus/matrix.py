@@ -94,8 +94,8 @@ def matrix_rows(
 ) -> list[dict[str, Any]]:
     """One row per cell: attack (and whether it is an oracle attack, which reads the answer
     key: :data:`~byzllm.agents.consensus.ORACLE_ATTACKS`), adversaries, protocol, topology,
-    BFTI and H-Majority with their intervals (fractions), calls and tokens per question, and
-    the simulated label."""
+    BFTI, BFTI over the honest agents and H-Majority with their intervals (fractions), calls
+    and tokens per question, and the simulated label."""
     rows = []
     for meta, m in summary:
         attack, b = _attack_and_b(str(meta["composition"]))
@@ -109,8 +109,16 @@ def matrix_rows(
             "topology": meta["topology"],
             "n_questions": m.n_questions,
         }
-        for name in ("BFTI", "H_Majority"):
-            row[name] = getattr(m, name)
+        first, final = m.per_round[0].honest, m.per_round[-1].honest
+        values = {
+            "BFTI": m.BFTI,
+            # Over the honest agents only: an adversary that changes its own answer between
+            # rounds 0 and T (mimic defects) moves BFTI by b/n whatever the protocol did.
+            "BFTI_honest": None if first is None or final is None else final - first,
+            "H_Majority": m.H_Majority,
+        }
+        for name, value in values.items():
+            row[name] = value
             low, high = bounds.get(name, (None, None))
             row[f"{name}_low"], row[f"{name}_high"] = low, high
         row["calls_per_question"] = meta.get("calls_per_question")

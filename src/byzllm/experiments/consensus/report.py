@@ -107,16 +107,23 @@ def count_intervals(
     np.divide(numerators, weights, out=values, where=weights > 0)
     flat_v = values.reshape(rows, -1)
     flat_w = weights.reshape(rows, -1)
-    # BFTI = FAA - IAA per resample: the same draws, so one extra column pair suffices.
+    # BFTI = FAA - IAA per resample: the same draws, so one extra column pair suffices; and
+    # the same over the honest agents (an adversary that changes its own answer, as mimic
+    # does, moves the all-agent BFTI whatever the protocol did).
     last = rounds - 1
     acc = ROUND_FIELDS.index("accuracy")
-    diff_v = (values[:, last, acc] - values[:, 0, acc])[:, None]
-    diff_w = weights[:, 0, acc][:, None]  # every agent counts at rounds 0 and T alike
+    honest = ROUND_FIELDS.index("honest")
+    diff_v = np.stack(
+        [values[:, last, acc] - values[:, 0, acc], values[:, last, honest] - values[:, 0, honest]],
+        axis=1,
+    )
+    # Every agent (every honest agent) counts at rounds 0 and T alike.
+    diff_w = np.stack([weights[:, 0, acc], weights[:, 0, honest]], axis=1)
     point, low, high = weighted_mean_intervals(
         np.hstack([flat_v, diff_v]),
         np.hstack([flat_w, diff_w]),
         clusters=clusters,
-        rates=[True] * flat_v.shape[1] + [False],  # every column a rate but BFTI's
+        rates=[True] * flat_v.shape[1] + [False, False],  # every column a rate but the BFTIs
         resamples=resamples,
         seed=seed,
     )
@@ -132,7 +139,9 @@ def count_intervals(
         key = f"round{t % rounds}.{name}"
         if key in out:
             out[metric] = out[key]
-    out["BFTI"] = Interval(float(point[-1]), float(low[-1]), float(high[-1]), n)
+    out["BFTI"] = Interval(float(point[-2]), float(low[-2]), float(high[-2]), n)
+    if point[-1] == point[-1]:  # (no honest agent: no honest BFTI)
+        out["BFTI_honest"] = Interval(float(point[-1]), float(low[-1]), float(high[-1]), n)
     return out
 
 
@@ -372,6 +381,7 @@ def metrics_rows(
     """Table 1 layout: one row per configuration (percentages with their 95% intervals in
     brackets; JSON keeps §5.1 names, fractions, and ``intervals``: {metric: [low, high]})."""
     rows = []
+    swept = _swept(summary)
     for meta, m in summary:
         if for_json:
             rows.append(
@@ -396,6 +406,7 @@ def metrics_rows(
                 "Method": METHOD_LABELS.get(meta["protocol"], meta["protocol"]),
                 "Topology": TOPOLOGY_LABELS.get(meta["topology"], meta["topology"]),
                 "Composition": meta["composition"],
+                **{key: meta[key] for key in swept},
                 "IAA": _with_ci(meta, "IAA", m.IAA),
                 "FAA": _with_ci(meta, "FAA", m.FAA),
                 "BFTI": _with_ci(meta, "BFTI", m.BFTI, signed=True),
@@ -406,6 +417,12 @@ def metrics_rows(
             }
         )
     return rows
+
+
+def _swept(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list[str]:
+    """``F`` and ``T`` where the run has more than one value of them: a sweep over either
+    gave rows that differed in nothing printed."""
+    return [key for key in ("F", "T") if len({meta[key] for meta, _ in summary}) > 1]
 
 
 #: Summary metrics of the CSV export, in column order.
@@ -442,6 +459,7 @@ def round_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> li
     """Table 2 layout: weak / strong accuracy (%) per round with 95% intervals, one row per
     configuration × round."""
     rows = []
+    swept = _swept(summary)
     for meta, m in summary:
         for r in m.per_round:
             t = r.round
@@ -450,6 +468,7 @@ def round_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> li
                     "Method": METHOD_LABELS.get(meta["protocol"], meta["protocol"]),
                     "Topology": TOPOLOGY_LABELS.get(meta["topology"], meta["topology"]),
                     "Composition": meta["composition"],
+                    **{key: meta[key] for key in swept},
                     "Round": "Init" if t == 0 else f"Rnd {t}",
                     "W %": _with_ci(meta, f"round{t}.weak", r.weak),
                     "S %": _with_ci(meta, f"round{t}.strong", r.strong),
