@@ -69,6 +69,15 @@ def test_gaps_outside_the_interval_are_explained_by_the_ranges_that_span_them() 
     assert {g["explanation"] for g in gap_rows("sac-table1", ROWS, ["BFTI"])} == {"unexplained"}
 
 
+def test_a_gap_line_says_the_difference_its_row_says() -> None:
+    """The line recomputed the difference from rounded values: the table said 24.8 / 42.5
+    (-17.8) and the line (-17.7)."""
+    row = {"cell": "x", "gain": 24.8, "gain_paper": 42.5, "gain_diff": -17.8}
+    row.update({"protocol": "sac", "topology": "merg", "gain_low": 20.0, "gain_high": 30.0})
+    [gap] = gap_rows("ra-table3", [row], ["gain"])
+    assert gap["diff"] == -17.8
+
+
 def test_sensitivity_table_and_page() -> None:
     sensitivity = _sensitivity()
     table = sensitivity_rows(ROWS, sensitivity)

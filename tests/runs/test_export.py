@@ -64,6 +64,10 @@ def test_parquet_writes_empty_dicts_and_nested_empty_structs(tmp_path: Path) -> 
     # Columns Parquet can hold keep their native type; the others are JSON text.
     assert back[0]["ok"] == {"x": 1}
     assert back[0]["outcome"] == "{}" and back[0]["deep"] == '{"a": {}}'
+    # Which string columns are JSON text says the schema (plain text has no such mark).
+    schema = pq.read_schema(path)
+    marked = {f.name for f in schema if (f.metadata or {}).get(b"byzllm.encoding") == b"json"}
+    assert marked == {"outcome", "deep", "items"}
 
 
 def test_parquet_keeps_rows_whose_keys_differ_and_mixed_values(tmp_path: Path) -> None:
@@ -150,3 +154,38 @@ def test_a_failed_write_leaves_no_file_that_looks_complete(
     with pytest.raises(OSError, match="No space left"):
         _export.write_table([{"value": 1}], tmp_path / "out" / "value.csv", "csv")
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_csv_keeps_integers_of_a_column_with_a_missing_value(tmp_path: Path) -> None:
+    """pandas read a column of 5, 9 and a missing value as floats: the CSV said 5.0, 9.0."""
+    import csv
+
+    path = write_table(
+        [{"a": 5, "b": 1.5}, {"a": None, "b": 2.0}, {"a": 9}], tmp_path / "t.csv", "csv"
+    )
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["a"] for row in rows] == ["5", "", "9"]
+    assert [row["b"] for row in rows] == ["1.5", "2.0", ""]
+
+
+async def test_nan_and_infinity_in_a_record_come_back_as_stored(tmp_path: Path) -> None:
+    """They were stored as null: records() gave None, and typed_records refused the record."""
+    import math
+
+    from byzllm.runs import Record, Store, make_unit, run_units
+
+    class Measured(Record):
+        kind: ClassVar[str] = "measured"
+        x: float
+        y: float
+
+    def work(payload: dict[str, Any]) -> list[Record]:
+        return [Measured(x=float("nan"), y=float("-inf"))]
+
+    await run_units(tmp_path, [make_unit({"i": 0})], work, progress=False)
+    with Store.open(tmp_path) as store:
+        [row] = store.records("measured")
+        assert math.isnan(row["x"]) and row["y"] == float("-inf")
+        [typed] = store.typed_records(Measured)
+        assert math.isnan(typed.x) and typed.y == float("-inf")

@@ -344,3 +344,32 @@ def test_a_long_text_is_cut_in_its_list_row_and_whole_in_its_detail() -> None:
     (row,) = units.rows
     assert len(row["text"]) == 200 and row["text"].endswith("…")
     assert "x" * 10_000 in units.details["answer/0"]  # the record itself, on click
+
+
+def test_a_detail_cut_says_so_and_keeps_unicode() -> None:
+    """A record's JSON was cut at 20,000 characters with no mark, and 'é' showed as \\u00e9."""
+    from byzllm.view._games import generic_sections
+
+    sections, flag = generic_sections({"answer": [{"text": "é漢" + "x" * 30_000}]}, max_details=10)
+    units = sections[1].units
+    assert units is not None
+    detail = units.details["answer/0"]
+    assert "é漢" in detail and "\\u00e9" not in detail
+    assert "(cut: " in detail and "more characters of" in detail
+    assert flag is None  # no record says whether it is simulated
+
+
+def test_a_simulated_codegen_collect_run_is_labelled_simulated(
+    tmp_path: Path, toy_problems: Path
+) -> None:
+    """The label came from the Pass@1 table, which counts test problems only: a collect run
+    (train and validation problems) read 'real-model results'."""
+    from byzllm.view import render_view
+
+    problems = toy_problems
+    run = tmp_path / "collect"
+    args = ["codegen", "collect", "--set", f"problems={problems}", "-o", str(run)]
+    result = RUNNER.invoke(app, [*args, "--set", "execution=simulated"])
+    assert result.exit_code == 0, result.output
+    page = render_view(run)
+    assert "simulated agents (not real LLMs)" in page and "real-model results" not in page

@@ -346,7 +346,9 @@ def gap_rows(
                     "low": None if low is None else round(low, 1),
                     "high": None if high is None else round(high, 1),
                     "paper": paper,
-                    "diff": round(ours - paper, 1),
+                    # The row's own difference where it has one: it is taken before
+                    # rounding, and the table and this line must say the same number.
+                    "diff": round(_number(row.get(f"{metric}_diff")) or (ours - paper), 1),
                     "explanation": why,
                 }
             )

@@ -12,7 +12,10 @@ from byzllm._files import atomic_path
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["parquet_table", "write_table"]
+__all__ = ["JSON_FIELD_METADATA", "parquet_table", "write_table"]
+
+#: The Arrow field metadata of a Parquet column written as JSON text (:func:`parquet_table`).
+JSON_FIELD_METADATA = {b"byzllm.encoding": b"json"}
 
 
 def _flat(value: Any) -> Any:
@@ -66,11 +69,14 @@ def parquet_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     one Parquet can write and that reads back as the same values; otherwise (values of mixed
     types, empty dicts, which infer as a struct with no field, or dicts with different keys)
     every value of that column is JSON text, so the column loads back
-    with ``json.loads``. Every key of every row is a column (missing values are null).
+    with ``json.loads``; such a column's field carries the metadata ``byzllm.encoding: json``
+    (:data:`JSON_FIELD_METADATA`), so a reader can tell it from a column of plain text. Every
+    key of every row is a column (missing values are null).
     """
     import pyarrow as pa
 
     arrays: dict[str, pa.Array] = {}
+    as_json: set[str] = set()
     for name in _columns(rows):
         values = [row.get(name) for row in rows]
         try:
@@ -82,8 +88,17 @@ def parquet_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
                 [None if v is None else json.dumps(v, sort_keys=True) for v in values],
                 type=pa.string(),
             )
+            as_json.add(name)
         arrays[name] = array
-    return pa.table(arrays) if arrays else pa.table({})
+    if not arrays:
+        return pa.table({})
+    schema = pa.schema(
+        [
+            pa.field(name, array.type, metadata=JSON_FIELD_METADATA if name in as_json else None)
+            for name, array in arrays.items()
+        ]
+    )
+    return pa.table(list(arrays.values()), schema=schema)
 
 
 def write_table(rows: Sequence[dict[str, Any]], path: Path, fmt: str) -> Path:
@@ -107,7 +122,9 @@ def _write(rows: Sequence[dict[str, Any]], path: Path, fmt: str) -> None:
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
     elif fmt == "csv":
-        frame = pd.DataFrame.from_records([{k: _flat(v) for k, v in row.items()} for row in rows])
+        # Object columns keep each value as stored: an integer column with a missing value
+        # became floats ("5.0") under pandas' inference.
+        frame = pd.DataFrame([{k: _flat(v) for k, v in row.items()} for row in rows], dtype=object)
         frame.to_csv(path, index=False)
     else:
         import pyarrow.parquet as pq

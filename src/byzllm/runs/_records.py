@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._codec import pack_batch, pack_json
 
@@ -53,6 +53,9 @@ class Record(BaseModel):
     """
 
     kind: ClassVar[str] = "record"
+    # NaN and infinity are stored as such (JSON's NaN / Infinity tokens, which the store's
+    # parser reads back): as null they came back as None, and typed_records refused them.
+    model_config = ConfigDict(ser_json_inf_nan="constants")
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

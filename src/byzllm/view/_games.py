@@ -147,7 +147,7 @@ def whodunit_sections(
     from byzllm.experiments.whodunit.report import INTERVAL_NOTE, report_rows
 
     rows = report_rows([dict(g) for g in games])
-    simulated = any(r["simulated"] for r in rows)
+    simulated = any(bool(g.get("simulated")) for g in games)
     shown = [
         {
             **_columns(r, "variant", "agents", "suspects", "games"),
@@ -458,11 +458,21 @@ def _short(value: Any) -> Any:
     return value
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters and a line saying how much was left out (a
+    cut with no mark read as the whole text)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… (cut: {len(text) - limit:,} more characters of {len(text):,})"
+
+
 def generic_sections(
     kinds: Mapping[str, Sequence[Mapping[str, Any]]], *, max_details: int
-) -> tuple[list[Section], bool]:
-    """Any run: per record kind, its records listed with their fields (JSON on click)."""
-    simulated = any(bool(r.get("simulated")) for rows in kinds.values() for r in rows)
+) -> tuple[list[Section], bool | None]:
+    """Any run: per record kind, its records listed with their fields (JSON on click).
+    Simulated: whether any record says so; None when no record says either way."""
+    flags = [r["simulated"] for rows in kinds.values() for r in rows if "simulated" in r]
+    simulated = any(bool(flag) for flag in flags) if flags else None
     sections = [
         Section(
             "Record kinds",
@@ -481,7 +491,8 @@ def generic_sections(
             key = f"{kind}/{k}"
             rows.append({"id": key, **{c: _short(r.get(c)) for c in scalar_cols}})
             if len(details) < max_details:
-                details[key] = f"<pre>{esc(json.dumps(r, indent=1, default=str)[:20000])}</pre>"
+                text = json.dumps(r, indent=1, default=str, ensure_ascii=False)
+                details[key] = f"<pre>{esc(_cut(text, 20000))}</pre>"
         sections.append(
             Section(
                 f"{kind} records",
@@ -500,7 +511,7 @@ def govsim_sections(
 
     plain = [dict(g) for g in games]
     rows = summary_rows(plain)
-    simulated = any(r["simulated"] for r in rows)
+    simulated = any(bool(g.get("simulated")) for g in plain)
     shown = [
         {k: v for k, v in r.items() if not isinstance(v, float) and k != "simulated"} for r in rows
     ]
@@ -560,7 +571,7 @@ def _debate_html(record: Mapping[str, Any]) -> str:
         f"{esc(record.get('final_seat'))}</p>"
     ]
     if record.get("hidden_detail"):
-        parts.append(f"<pre>{esc(str(record['hidden_detail'])[:4000])}</pre>")
+        parts.append(f"<pre>{esc(_cut(str(record['hidden_detail']), 4000))}</pre>")
     for rnd in record.get("transcript") or []:
         parts.append(f"<h4>round {esc(rnd.get('round'))}</h4>")
         for key, value in rnd.items():
@@ -571,13 +582,14 @@ def _debate_html(record: Mapping[str, Any]) -> str:
                     who = item.get("coder") or item.get("role") or key
                     body = item.get("code") or item.get("text") or item.get("feedback")
                     if body is None:
-                        body = json.dumps(item, default=str)[:2000]
+                        body = _cut(json.dumps(item, default=str, ensure_ascii=False), 2000)
                     parts.append(
                         f"<details><summary>{esc(key)}: {esc(who)}</summary>"
-                        f"<pre>{esc(str(body)[:6000])}</pre></details>"
+                        f"<pre>{esc(_cut(str(body), 6000))}</pre></details>"
                     )
     parts.append(
-        f"<details><summary>final code</summary><pre>{esc(str(record.get('final_code'))[:8000])}"
+        "<details><summary>final code</summary>"
+        f"<pre>{esc(_cut(str(record.get('final_code')), 8000))}"
         "</pre></details>"
     )
     return "".join(parts)
@@ -592,7 +604,8 @@ def codegen_sections(
 
     plain = [dict(p) for p in problems]
     rows = table1_rows(plain)
-    simulated = any(r["simulated"] for r in rows)
+    # From the records: the table counts test problems only, and a collect run has none.
+    simulated = any(bool(p.get("simulated")) for p in plain)
     shown = [
         {
             **_columns(r, "source", "method", "problems", "runs"),
