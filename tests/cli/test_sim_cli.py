@@ -86,6 +86,16 @@ def test_govsim_fit_and_compare_as_json(tmp_path: Path) -> None:
         assert row["n_real"] == row["n_simulated"] == 8
         assert row["real_low"] <= row["real"] <= row["real_high"]
         assert row["difference"] == pytest.approx(row["simulated"] - row["real"])
+    # A profile fitted on a real run, compared on this simulated one: the label is the
+    # compared run's (it was the profile's, and a simulated run was headed "real run").
+    data = json.loads(out.read_text())
+    from_real = tmp_path / "from-real.json"
+    from_real.write_text(json.dumps({**data, "run": "real-run", "run_simulated": False}))
+    args = ["sim", "compare", str(run_dir), "-p", str(from_real), "--resamples", "200"]
+    mixed = json.loads(_run([*args, "--json"]))
+    assert mixed["run_simulated"] is True and mixed["run"] == str(run_dir)
+    assert mixed["profile_run"] == "real-run" and mixed["profile_run_simulated"] is False
+    assert "simulated run" in _run(args) and "real run" not in _run(args)
 
 
 def test_the_documented_codegen_commands_fit_compare_and_replay(

@@ -155,3 +155,18 @@ def test_compare_pairs_every_metric_with_intervals(
     for meta, rows in table:
         iaa = next(r for r in rows if r.metric == "IAA")
         assert abs(iaa.difference) < 0.15, meta
+
+
+def test_round_zero_is_counted_once_per_question_whatever_the_protocols() -> None:
+    """Every protocol of a question starts from the same answers: the strength's n was the
+    strong answers times the protocols (1,800 for 600 distinct answers)."""
+    config = ConsensusConfig.model_validate(
+        {
+            "protocols": ["sac", "cp-wbft"],
+            "topologies": ["complete"],
+            "T": [1],
+            "dataset": {"n": 30},
+        }
+    )
+    profile = fit_consensus(run_in_memory(config), run="x", config=config)
+    assert profile.sources["strong"]["strength"].endswith("n = 120")  # 30 questions x 4 agents

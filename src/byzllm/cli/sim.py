@@ -128,6 +128,15 @@ def _domain_of(run_dir: Path) -> str:
     )
 
 
+def _run_is_simulated(run_dir: Path, domain: str) -> bool:
+    """Whether any of the run's results came from simulated agents (its own records)."""
+    from byzllm.runs import Store
+
+    kind = next(k for k, d in _DOMAIN_KINDS if d == domain)
+    with Store.open(run_dir) as store:
+        return any(bool(row.get("simulated")) for row in store.records(kind))
+
+
 def _fit(run_dir: Path) -> Any:
     from byzllm.runs import Store
 
@@ -268,14 +277,19 @@ def compare(
         profile = FittedProfile.load(profile_path) if profile_path else _fit(run_dir)
         domain = _domain_of(run_dir)
         tables = _comparison(run_dir, domain, profile, resamples)
-        real_label = "simulated run" if profile.run_simulated else "real run"
+        # The compared run's own records say what it is: a --profile may come from another
+        # run (a real one beside a simulated run headed "real run", and the reverse).
+        run_simulated = _run_is_simulated(run_dir, domain)
+        real_label = "simulated run" if run_simulated else "real run"
         method = BOOTSTRAP_METHOD.replace("2000", str(resamples))
         if json_output:
             print_json(
                 {
                     "domain": domain,
-                    "run": profile.run,
-                    "run_simulated": profile.run_simulated,
+                    "run": str(run_dir),
+                    "run_simulated": run_simulated,
+                    "profile_run": profile.run,
+                    "profile_run_simulated": profile.run_simulated,
                     "method": method,
                     "tables": [
                         {**meta, "rows": [r.model_dump() for r in rows]} for meta, rows in tables

@@ -110,15 +110,21 @@ def _tasks(config: ConsensusConfig | None) -> dict[str, Task]:
         return {}  # the data set moved: fit without the distractor statistic
 
 
-def _question(trace: QuestionTrace, tally: Mapping[str, _Tally], task: Task | None) -> None:
+def _question(
+    trace: QuestionTrace, tally: Mapping[str, _Tally], task: Task | None, *, first_seen: bool
+) -> None:
+    """Add one question record's statistics. Round 0's (solving, distractors) only where
+    ``first_seen``: every protocol of a question starts from the same answers, and counting
+    them once per protocol multiplied their ``n`` by the protocols of the run."""
     rounds = trace.rounds
     for i, group in enumerate(trace.groups):
         if group not in tally:
             continue
         t_ = tally[group]
         first = rounds[0][i]
-        t_.initial.append(first.correct)
-        if not first.correct and task is not None and first.answer is not None:
+        if first_seen:
+            t_.initial.append(first.correct)
+        if first_seen and not first.correct and task is not None and first.answer is not None:
             distractors = wrong_answers(task)
             if task.meta.get("distractors") and distractors:
                 top = same_answer(task, first.answer, distractors[0])
@@ -317,11 +323,14 @@ def fit_consensus(
     tally = {g: _Tally() for g in _GROUPS}
     simulated = False
     solved: dict[tuple[str, Any], list[tuple[str, bool]]] = {}
+    starts: set[tuple[str, Any, Any]] = set()
     for record in questions:
         trace = record["trace"]
         trace = trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace)
         simulated = simulated or bool(record.get("simulated"))
-        _question(trace, tally, tasks.get(trace.task_id))
+        start = (trace.task_id, record.get("seed"), record.get("composition"))
+        _question(trace, tally, tasks.get(trace.task_id), first_seen=start not in starts)
+        starts.add(start)
         # Every protocol of a question starts from the same answers: count each question once.
         solved.setdefault(
             (trace.task_id, record.get("seed")),
