@@ -170,3 +170,23 @@ def test_round_zero_is_counted_once_per_question_whatever_the_protocols() -> Non
     )
     profile = fit_consensus(run_in_memory(config), run="x", config=config)
     assert profile.sources["strong"]["strength"].endswith("n = 120")  # 30 questions x 4 agents
+
+
+def test_score_noise_is_fitted_through_the_clipping_at_0_and_1() -> None:
+    """The simulator clips each score to [0, 1]: the plain s.d. of the scores fitted a noise
+    of 0.2 as 0.14 (and the accepting level 0.9 as 0.86) on every seed."""
+    truth = {**TRUTH, "calibration_noise": 0.2, "score_accept": 0.9}
+    config = ConsensusConfig.model_validate(
+        {
+            "protocols": ["sac"],
+            "topologies": ["complete"],
+            "T": [2],
+            "dataset": {"n": 150},
+            "agents": {"strong": {"profile": truth}, "weak": {"profile": WEAK_TRUTH}},
+        }
+    )
+    profile = fit_consensus(run_in_memory(config), run="x", config=config)
+    fitted = profile.groups["strong"]
+    assert fitted["calibration_noise"] == pytest.approx(0.2, abs=0.02)
+    assert fitted["score_accept"] == pytest.approx(0.9, abs=0.03)
+    assert "censored" in profile.sources["strong"]["calibration_noise"]

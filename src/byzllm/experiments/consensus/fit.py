@@ -201,6 +201,48 @@ def _heaviest(
     return own if own in tied else tied[0]
 
 
+#: Fewest scores (and of each side) for the censored fit of the score levels; fewer keep
+#: the plain means.
+_MIN_SCORES = 20
+
+
+def _score_levels(
+    high: Sequence[float], low: Sequence[float]
+) -> tuple[float, float, float, int] | None:
+    """(accepting level, rejecting level, s.d., n) of the scores, by maximum likelihood under
+    the simulator's own model of a score (:meth:`SimulatedAgent._noisy`): a level plus normal
+    noise, clipped to [0, 1] and rounded to 0.01, the level the accepting or the rejecting one
+    (a mixture: which one a judge meant is not observed). A score at 0 or 1 is censored
+    (every value past the bound); None with too few scores, or where the fit fails."""
+    if len(high) < _MIN_SCORES // 2 or len(low) < _MIN_SCORES // 2:
+        return None
+    import numpy as np
+    from scipy import optimize, stats
+
+    scores = np.array([*high, *low], dtype=float)
+    top, bottom = scores >= 0.995, scores <= 0.005
+    inside = ~(top | bottom)
+
+    def loss(theta: Any) -> float:
+        accept, reject, log_sigma, logit = theta
+        sigma, share = math.exp(log_sigma), 1.0 / (1.0 + math.exp(-logit))
+        like = np.zeros(len(scores))
+        for level, weight in ((accept, share), (reject, 1.0 - share)):
+            like[inside] += weight * stats.norm.pdf(scores[inside], level, sigma)
+            like[top] += weight * stats.norm.sf(0.995, level, sigma)
+            like[bottom] += weight * stats.norm.cdf(0.005, level, sigma)
+        return float(-np.sum(np.log(np.maximum(like, 1e-300))))
+
+    spread = float(np.std(scores[inside])) if inside.sum() > 1 else 0.1
+    start = [fmean(high), fmean(low), math.log(max(spread, 0.01)), 0.0]
+    bounds = [(0.5, 1.5), (-0.5, 0.5), (math.log(1e-3), math.log(2.0)), (-8.0, 8.0)]
+    result = optimize.minimize(loss, start, method="L-BFGS-B", bounds=bounds)
+    if not result.success and not np.isfinite(result.fun):
+        return None
+    accept, reject, log_sigma, _ = (float(v) for v in result.x)
+    return accept, reject, math.exp(log_sigma), len(scores)
+
+
 def _rate(flags: Sequence[bool]) -> float:
     return sum(flags) / len(flags)
 
@@ -234,14 +276,26 @@ def _estimates(t_: _Tally, group: str) -> tuple[dict[str, float], dict[str, str]
     for name, seen, what in rates:
         if seen:
             put(name, _rate(seen), what, len(seen))
-    for name, scores, what in (
-        ("score_accept", t_.high, "mean score >= 0.5"),
-        ("score_reject", t_.low, "mean score < 0.5"),
-    ):
-        if scores:
-            put(name, fmean(scores), what, len(scores))
+    levels = _score_levels(t_.high, t_.low)
+    if levels is not None:
+        # The simulator clips each score to [0, 1] (and an accepting score can land below
+        # 0.5): means and s.d. of the observed scores were biased (noise 0.2 fitted as 0.14).
+        accept, reject, sigma, n_scores = levels
+        what = "censored two-level normal fit of the scores (maximum likelihood)"
+        put("score_accept", accept, f"{what}: accepting level", n_scores)
+        put("score_reject", reject, f"{what}: rejecting level", n_scores)
+        put("calibration_noise", sigma, f"{what}: s.d.", n_scores)
+    else:
+        for name, scores, what in (
+            ("score_accept", t_.high, "mean score >= 0.5"),
+            ("score_reject", t_.low, "mean score < 0.5"),
+        ):
+            if scores:
+                put(name, fmean(scores), what, len(scores))
     spread = [s - values["score_accept"] for s in t_.high if "score_accept" in values]
     spread += [s - values["score_reject"] for s in t_.low if "score_reject" in values]
+    if levels is not None:
+        spread = []  # the noise is fitted above
     conf_spread: list[float] = []
     for right, suffix in ((True, "right"), (False, "wrong")):
         confs = t_.conf[right]
@@ -260,7 +314,7 @@ def _estimates(t_: _Tally, group: str) -> tuple[dict[str, float], dict[str, str]
             put(f"confidence_{suffix}", mean, f"mean confidence < 1.0 | {suffix} answer", len(rest))
             conf_spread += [c - mean for c in rest]
     noise = spread if len(spread) >= 2 else conf_spread
-    if len(noise) >= 2:
+    if len(noise) >= 2 and "calibration_noise" not in values:
         put(
             "calibration_noise",
             math.sqrt(sum(d * d for d in noise) / (len(noise) - 1)),
