@@ -177,6 +177,22 @@ def test_the_fit_reads_nothing_only_the_simulator_knows(runs: dict[str, Path]) -
     assert not blind.run_simulated
 
 
+def test_one_alternative_per_position_is_no_evidence_of_the_temperature(
+    runs: dict[str, Path],
+) -> None:
+    """A run recorded with top_logprobs 1 has every entropy 0 once renormalized: the fit
+    wrote temperature 0.01 and fault_signal 0 ("a monitor gets no signal") from nothing."""
+    with Store.open(runs["asym"]) as store:
+        turns = store.records("whodunit_turn")
+        games = store.records("whodunit_game")
+    base = _base(SETTINGS["asym"][2])
+    cut = [{**t, "distributions": [d[:1] for d in t.get("distributions") or []]} for t in turns]
+    profile = fit_whodunit(cut, games, run="r", base=base)
+    assert profile.groups["sim"]["temperature"] == base.temperature
+    assert profile.groups["sim"]["fault_signal"] == base.fault_signal
+    assert not profile.sources["sim"]["temperature"].startswith("fitted")
+
+
 def test_the_fitted_entropies_separate_clean_and_faulty_turns(runs: dict[str, Path]) -> None:
     signal = fit_whodunit_run(runs["asym"], base=_base(SETTINGS["asym"][2]))
     silent = fit_whodunit_run(runs["asym-silent"])

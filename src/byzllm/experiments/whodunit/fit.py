@@ -121,10 +121,16 @@ _T_RANGE = (0.01, 100.0)
 
 
 def _entropy(dist: Sequence[Sequence[Any]]) -> float | None:
-    """Entropy (nats) of a top-k list ``[(token, logprob), ...]`` renormalized."""
-    if not dist:
-        return None
+    """Entropy (nats) of a top-k list ``[(token, logprob), ...]`` renormalized; None where it
+    says nothing: fewer than two alternatives of nonzero probability (renormalized, a lone
+    token is certain, and a run recorded with top_logprobs 1 fitted temperature 0.01 and
+    fault_signal 0 from that), or a log-probability that is NaN or +inf."""
     logps = [float(lp) for _, lp in dist]
+    if any(math.isnan(lp) or lp == math.inf for lp in logps):
+        return None
+    logps = [lp for lp in logps if lp > -math.inf]  # probability 0: no alternative
+    if len(logps) < 2:
+        return None
     top = max(logps)
     ps = [math.exp(lp - top) for lp in logps]
     total = sum(ps)
