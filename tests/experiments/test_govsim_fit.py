@@ -241,3 +241,19 @@ def test_a_config_takes_a_fitted_profile_file(
     config.write_text(yaml.safe_dump({"govsim": {"sim": "wrong.yaml"}}), "utf-8")
     with pytest.raises(ConfigError, match="whodunit run, not a govsim one"):
         load_config(config, GovSimRunConfig)
+
+
+def test_an_estimate_at_the_top_of_its_range_is_not_written(
+    games: dict[str, list[dict[str, Any]]],
+) -> None:
+    """Every proposal 0 pushed the noise to its bound (5.0), written as a fitted value."""
+    import copy
+
+    zeros = copy.deepcopy(games["defaults"])
+    for game in zeros:
+        for meeting in game["meetings"]:
+            for utterance in meeting:
+                utterance["amounts"] = [0]
+    profile = fit_govsim(zeros, run="zeros")
+    assert profile.groups["sim"]["estimate_noise"] == FisherParams().estimate_noise
+    assert "reached the top of its range" in profile.sources["sim"]["estimate_noise"]

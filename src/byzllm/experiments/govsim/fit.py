@@ -290,6 +290,15 @@ def _parts(
     return rogue, clean
 
 
+#: The tops of the mixture's search ranges (rogue share, noise, rogue factor).
+_RATE_TOP, _NOISE_TOP, _FACTOR_TOP = 0.5, 5.0, 200.0
+#: Why a parameter at the top of its range keeps its default.
+_AT_THE_BOUND = (
+    "the fit reached the top of its range ({value:.4g} of at most {top:g}): the proposals do "
+    "not identify it (read them: an amount for the whole group, or another unit than tons?)"
+)
+
+
 def proposal_mixture(
     props: Sequence[ProposalObservation], *, start_factor: float = 3.9
 ) -> ProposalMixture:
@@ -308,7 +317,7 @@ def proposal_mixture(
     noise0 = min(5.0, max(0.01, spread))
     ratios = amount[share > 0] / share[share > 0]
     high = float(np.quantile(ratios, 0.95)) if ratios.size else start_factor
-    bounds = [(1e-6, 0.5), (1e-3, 5.0), (1.0, 200.0)]
+    bounds = [(1e-6, _RATE_TOP), (1e-3, _NOISE_TOP), (1.0, _FACTOR_TOP)]
 
     def nll(theta: npt.NDArray[np.float64]) -> float:
         rogue, clean = _parts(list(theta), amount, share, scale)
@@ -426,19 +435,28 @@ def fit_govsim(
             "expected_rogue": round(mixture.expected_rogue, 2),
             "log_likelihood": round(mixture.log_likelihood, 2),
         }
-        fit.put(
-            "rogue_rate",
-            mixture.rate,
-            "share of rogue proposals, maximum likelihood of the rounded-normal mixture",
-            len(props),
-        )
-        fit.put(
-            "estimate_noise",
-            mixture.noise,
-            "sd of the clean proposals around the sustainable share, per stock / fisher "
-            "(the same mixture)",
-            len(props),
-        )
+        # An estimate at the top of its search range is where the proposals pushed it, not
+        # a value they identify (all proposals 0 fitted a noise of 5.0, all huge a rogue rate
+        # of 0.5): such a parameter keeps its default and says why.
+        for name, value, top, what in (
+            (
+                "rogue_rate",
+                mixture.rate,
+                _RATE_TOP,
+                "share of rogue proposals, maximum likelihood of the rounded-normal mixture",
+            ),
+            (
+                "estimate_noise",
+                mixture.noise,
+                _NOISE_TOP,
+                "sd of the clean proposals around the sustainable share, per stock / fisher "
+                "(the same mixture)",
+            ),
+        ):
+            if value >= top * (1 - 1e-3):
+                fit.unseen[name] = _AT_THE_BOUND.format(value=value, top=top)
+            else:
+                fit.put(name, value, what, len(props))
     else:
         for name in ("rogue_rate", "estimate_noise", "rogue_multiplier", "persuadability"):
             fit.unseen[name] = "no utterance of the run names an amount (no proposals)"
@@ -485,7 +503,11 @@ def fit_govsim(
                 "over the catches after a clean proposal (not capped)",
                 len(paired),
             )
-        if mixture.expected_rogue >= _MIN_ROGUE:
+        if mixture.factor >= _FACTOR_TOP * (1 - 1e-3):
+            fit.unseen["rogue_multiplier"] = _AT_THE_BOUND.format(
+                value=mixture.factor, top=_FACTOR_TOP
+            )
+        elif mixture.expected_rogue >= _MIN_ROGUE:
             fit.put(
                 "rogue_multiplier",
                 min(100.0, max(1.0, mixture.factor / (1.0 + greed))),
