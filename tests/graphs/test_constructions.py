@@ -73,6 +73,7 @@ def test_erdos_renyi_gives_up_with_a_clear_error() -> None:
         ("tree", {"n": 5, "branching": 0}),
         ("star", {"n": 5, "bogus": 1}),
         ("erdos-renyi", {"n": 6, "p": 1.5}),
+        ("star", {"n": 200_000}),  # more nodes than a graph file may hold
         # From the command line (-p key=value): a value JSON does not read stays text, and
         # NaN reached a comparison ("'<' not supported between float and str").
         ("erdos-renyi", {"n": 6, "p": "nan"}),

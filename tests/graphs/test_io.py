@@ -217,3 +217,27 @@ def test_the_view_of_a_built_graph_keeps_its_edges(tmp_path: Path) -> None:
     assert view.in_masks[9] == 0
     with pytest.raises(InputError, match="self-loops"):
         view_of_edges(3, False, [(0, 1), (2, 2)])
+
+
+def test_one_huge_label_is_refused_before_anything_is_built(tmp_path: Path) -> None:
+    """The gap check built set(range(n)) first: '0 999999999' exhausted memory."""
+    path = tmp_path / "big.edges"
+    path.write_text("0 999999999\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"'n' must be in 1\.\.100000"):
+        load_graph(path)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_file(tmp_path: Path) -> None:
+    for name, text in [("bom.edges", "0 1\n1 2\n"), ("bom.json", '{"n": 3, "edges": [[0, 1]]}')]:
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        assert load_graph(path).number_of_nodes() == 3
+
+
+def test_saving_refuses_what_loading_would(tmp_path: Path) -> None:
+    """An empty graph and a self-loop were saved, then refused when loaded back."""
+    looped = nx.Graph([(0, 1), (1, 1)])
+    for graph, why in [(nx.Graph(), "1..100000 nodes"), (looped, "self-loop on node 1")]:
+        with pytest.raises(InputError, match=why):
+            save_graph(graph, tmp_path / "g.json")
+        assert not (tmp_path / "g.json").exists()

@@ -169,7 +169,13 @@ def check_command(
         report["s_bounds"] = list(rs.bounds)
         report["s_method"] = rs.method
         if rs.certificate is not None:
-            report["s_certificate"] = {"S1": rs.certificate.s1, "S2": rs.certificate.s2}
+            # Which level it proves, as for r: a timed-out search's pair witnesses its upper
+            # bound, not s + 1.
+            report["s_certificate"] = {
+                "S1": rs.certificate.s1,
+                "S2": rs.certificate.s2,
+                "proves_not_rs_robust_at": [report["r"], rs.certificate.value + 1],
+            }
     if as_json:
         typer.echo(json.dumps(report))
         note_json_written()

@@ -10,15 +10,21 @@ from typing import Any
 
 from byzllm.errors import InputError
 
-__all__ = ["check_node_count", "gamma_merg_edge_count"]
+__all__ = ["MAX_NODES", "check_node_count", "gamma_merg_edge_count"]
+
+#: Largest node count a graph may have here: what a graph file may declare (guards against
+#: absurd allocations), so every graph built can also be saved and loaded.
+MAX_NODES = 100_000
 
 
 def check_node_count(n: Any, minimum: int = 2) -> int:
-    """``n`` when it is an integer of at least ``minimum``; else :class:`InputError`."""
+    """``n`` when it is an integer in ``minimum..MAX_NODES``; else :class:`InputError`."""
     if isinstance(n, bool) or not isinstance(n, int):
         raise InputError(f"n must be an integer, got {n!r}")
     if n < minimum:
         raise InputError(f"n must be at least {minimum}, got {n}")
+    if n > MAX_NODES:
+        raise InputError(f"n must be at most {MAX_NODES:,}, got {n:,}")
     return n
 
 

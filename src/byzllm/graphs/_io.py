@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from byzllm._files import write_text_atomic
 from byzllm.errors import InputError
 
 from ._core import GraphView, view_of_edges
+from ._edge_counts import MAX_NODES
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -40,13 +42,13 @@ __all__ = [
     "write_edge_list",
 ]
 
-#: Largest node count a file may declare (guards against absurd allocations).
-MAX_NODES = 100_000
 
 _HEADER = re.compile(r"#\s*byzllm-graph\b(.*)")
 
 
 def _check_labels(G: nx.Graph[Any]) -> int:
+    """The node count of a graph that can be saved as one that loads back: nodes 0..n-1,
+    1 <= n <= MAX_NODES, no self-loop (a file loading refuses was written before)."""
     n = G.number_of_nodes()
     nodes = set(G.nodes)
     if nodes != set(range(n)) or any(isinstance(v, bool) for v in nodes):
@@ -54,6 +56,11 @@ def _check_labels(G: nx.Graph[Any]) -> int:
             "saving needs nodes labelled 0..n-1; relabel first, e.g. with "
             "networkx.convert_node_labels_to_integers(G)"
         )
+    if not 1 <= n <= MAX_NODES:
+        raise InputError(f"saving needs 1..{MAX_NODES} nodes, the graph has {n}")
+    loop = next((u for u, v in G.edges() if u == v), None)
+    if loop is not None:
+        raise InputError(f"self-loop on node {loop}: a graph file cannot hold one")
     return n
 
 
@@ -213,7 +220,7 @@ def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str
         labels = {v for pair in pairs for v in pair}
         if not labels:
             raise InputError(f"{where}: no edges and no node count")
-        n = max(labels) + 1
+        n = _check_n(max(labels) + 1, where)  # first: one label 999999999 built a set of 1e9
         missing = sorted(set(range(n)) - labels)
         if missing:
             shown = ", ".join(map(str, missing[:5])) + (" …" if len(missing) > 5 else "")
@@ -232,8 +239,7 @@ def save_graph(G: nx.Graph[Any], path: str | Path) -> Path:
         text = json.dumps(graph_to_json(G), indent=1) + "\n"
     else:
         text = write_edge_list(G)
-    target.write_text(text, encoding="utf-8")
-    return target
+    return write_text_atomic(target, text)
 
 
 def load_graph(
@@ -265,7 +271,7 @@ def _read(path: str | Path, n: int | None, directed: bool | None) -> _Parsed:
     except OSError as err:
         raise InputError(f"cannot read {source}: {err.strerror or err}") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # an editor's byte-order mark is not part of the text
     except UnicodeDecodeError:
         raise InputError(f"{source}: not UTF-8 text") from None
     if source.suffix.lower() == ".json":

@@ -101,8 +101,10 @@ class RSRobustnessResult(BaseModel):
     """Outcome of :func:`rs_robustness`: the largest ``s`` with G (r, s)-robust.
 
     ``s = 0`` means G is not even r-robust. ``certificate`` (when ``s < n``) is a pair where
-    neither set is wholly r-reachable and only ``s`` nodes of ``S1 ∪ S2`` are r-reachable, so G
-    is not (r, s+1)-robust (:func:`verify_rs_certificate`).
+    neither set is wholly r-reachable and only ``certificate.value`` nodes of ``S1 ∪ S2`` are
+    r-reachable, so G is not (r, value+1)-robust (:func:`verify_rs_certificate`). When
+    ``exact``, ``value == s``: G is not (r, s+1)-robust. Otherwise (a time limit) the pair
+    witnesses the upper bound, ``value == bounds[1]``, and ``s`` is the proven lower bound.
     """
 
     model_config = ConfigDict(frozen=True)

@@ -53,8 +53,8 @@ fishers. An LLM's proposal may mean something other than a per-fisher limit (a t
 the group); the fit reads it as the simulator does, and such amounts mostly inflate the
 clean part's noise rather than land in the rogue part (group totals of five fishers fitted
 ``estimate_noise`` 2.0 against 0.15). An estimate at the top of its search range is not
-written (the parameter keeps its default, and its source says why). Recovery on simulated runs (``tests/experiments/test_govsim_fit.py``,
-``docs/govsim.md``) states the tolerances.
+written (the parameter keeps its default, and its source says why). Recovery on simulated
+runs (``tests/experiments/test_govsim_fit.py``, ``docs/govsim.md``) states the tolerances.
 
 :func:`compare_govsim_run` replays every game of the run (the stored units: the same games,
 lake and repeats) with simulated fishers on the fitted parameters and returns
