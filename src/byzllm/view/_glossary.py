@@ -73,6 +73,15 @@ METRICS: tuple[Metric, ...] = (
         _SAC,
     ),
     Metric(
+        "honest BFTI",
+        "BFTI over the honest agents only (byzllm consensus matrix: BFTI_honest), in points: "
+        "what the discussion did for them, whatever the adversaries did with their own "
+        "answers (mimic's are right at round 0 and wrong after they defect, which moves BFTI "
+        "by itself)",
+        "honest BFTI = FAA over H − IAA over H",
+        "not in the SAC paper: the same difference as its BFTI (§5.1), over H",
+    ),
+    Metric(
         "RA",
         "Round-level Accuracy: the share of questions whose majority vote of all agents at T is "
         "correct (a tie at the top counts as wrong; agents with no answer abstain)",
