@@ -134,7 +134,7 @@ def _run_is_simulated(run_dir: Path, domain: str) -> bool:
 
     kind = next(k for k, d in _DOMAIN_KINDS if d == domain)
     with Store.open(run_dir) as store:
-        return any(bool(row.get("simulated")) for row in store.records(kind))
+        return any(bool(row.get("simulated")) for row in store.iter_records(kind))
 
 
 def _fit(run_dir: Path) -> Any:
@@ -279,7 +279,9 @@ def compare(
         tables = _comparison(run_dir, domain, profile, resamples)
         # The compared run's own records say what it is: a --profile may come from another
         # run (a real one beside a simulated run headed "real run", and the reverse).
-        run_simulated = _run_is_simulated(run_dir, domain)
+        run_simulated = (
+            _run_is_simulated(run_dir, domain) if profile_path else profile.run_simulated
+        )
         real_label = "simulated run" if run_simulated else "real run"
         method = BOOTSTRAP_METHOD.replace("2000", str(resamples))
         if json_output:

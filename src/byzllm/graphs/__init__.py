@@ -1,5 +1,5 @@
 """Communication graphs: robust topologies and exact r-/(r,s)-robustness with certificates.
-May import: the bottom layer only (byzllm.errors, _process, _figures, _lazy).
+May import: the bottom layer only (byzllm.errors, _process, _figures, _lazy, _files).
 
 SAC's guarantees hold on (F+1)-robust graphs (the SAC paper, §3.3, §4.2). This package builds such
 graphs and decides, with a checkable certificate, how robust a given graph is::
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._constructions import CONSTRUCTIONS, build, erdos_renyi_probability
     from ._core import GraphView
     from ._draw import draw_graph
-    from ._edge_counts import gamma_merg_edge_count
+    from ._edge_counts import MAX_NODES, gamma_merg_edge_count
     from ._io import (
         graph_from_json,
         graph_to_json,
@@ -56,6 +56,7 @@ __getattr__ = lazy_attributes(
         "erdos_renyi_probability": "._constructions",
         "GraphView": "._core",
         "draw_graph": "._draw",
+        "MAX_NODES": "._edge_counts",
         "gamma_merg_edge_count": "._edge_counts",
         "graph_from_json": "._io",
         "graph_to_json": "._io",
@@ -81,6 +82,7 @@ __getattr__ = lazy_attributes(
 
 __all__ = [
     "CONSTRUCTIONS",
+    "MAX_NODES",
     "Certificate",
     "GraphView",
     "RSRobustnessResult",

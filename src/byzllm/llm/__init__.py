@@ -1,5 +1,5 @@
 """One async interface to chat models (OpenAI-compatible servers and more).
-May import: the bottom layer only (byzllm.errors, _process, _figures, _lazy).
+May import: the bottom layer only (byzllm.errors, _process, _figures, _lazy, _files).
 
 >>> from byzllm.llm import get_model, GenerateConfig
 >>> model = get_model("openai/my-model", base_url="http://127.0.0.1:8000/v1")  # doctest: +SKIP

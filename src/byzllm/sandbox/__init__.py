@@ -1,5 +1,5 @@
 """The only place model-generated code runs.
-May import: the bottom layer only (byzllm.errors, _process, _figures, _lazy).
+May import: the bottom layer only (byzllm.errors, _process, _figures, _lazy, _files).
 
 Each run is a separate process group in fresh Linux namespaces (``unshare`` from util-linux):
 no network, a private PID space (nothing it starts outlives it; it cannot see or signal host

@@ -1,5 +1,5 @@
 """Tasks with ground truth, answer extraction and equivalence, dataset loaders.
-May import: the bottom layer only (byzllm.errors, _process, _figures, _lazy).
+May import: the bottom layer only (byzllm.errors, _process, _figures, _lazy, _files).
 
 >>> from byzllm.tasks import synthetic_tasks, extract_answer, is_correct
 >>> task = synthetic_tasks(1, seed=0)[0]

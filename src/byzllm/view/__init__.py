@@ -168,19 +168,21 @@ def _layout(
         if not kinds:
             raise InputError(f"{location} holds no finished unit yet")
         build = next((VIEWS[kind] for kind in VIEWS if kind in kinds), None)
-        flag: bool | None = None
+        flag: bool | None  # None: no record says either way
         if build is not None:
-            sections, simulated, what = build(store, max_details)
+            sections, flag, what = build(store, max_details)
         else:
             from ._games import generic_sections
 
             records = {kind: store.records(kind) for kind in kinds}
             sections, flag = generic_sections(records, max_details=max_details)
             what = ", ".join(kinds)
-            simulated = bool(flag)
-    kind = "simulated agents (not real LLMs)" if simulated else "real-model results"
-    if build is None and flag is None:  # no record says: neither label would be true
-        kind = "records that do not say whether they are simulated"
+    kind = {
+        True: "simulated agents (not real LLMs)",
+        False: "real-model results",
+        None: "records that do not say whether they are simulated",
+    }[flag]
+    simulated = bool(flag)
     glossary = Section(
         "Glossary (hover a dotted column name for its line)", glossary_html(), anchor="glossary"
     )

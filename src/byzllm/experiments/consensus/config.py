@@ -30,7 +30,7 @@ from pydantic_core import PydanticCustomError
 
 from byzllm.agents.consensus import ATTACKS
 from byzllm.errors import ConfigError
-from byzllm.runs import ExperimentConfig, ModelConfig, config_path
+from byzllm.runs import ExperimentConfig, ModelConfig, config_path, format_validation_error
 
 __all__ = [
     "AgentBackend",
@@ -240,11 +240,8 @@ class GroupBackends(ExperimentConfig):
             try:
                 SimulatedProfile.model_validate({**base.model_dump(), **overrides})
             except ValidationError as err:
-                problems = "; ".join(
-                    f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}"
-                    for e in err.errors(include_url=False)
-                )
-                raise ValueError(f"{group}.profile: {problems}") from None
+                line = format_validation_error(err, SimulatedProfile, what=f"{group}.profile")
+                raise ValueError(line) from None
         return self
 
 

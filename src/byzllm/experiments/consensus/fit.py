@@ -237,7 +237,7 @@ def _score_levels(
     start = [fmean(high), fmean(low), math.log(max(spread, 0.01)), 0.0]
     bounds = [(0.5, 1.5), (-0.5, 0.5), (math.log(1e-3), math.log(2.0)), (-8.0, 8.0)]
     result = optimize.minimize(loss, start, method="L-BFGS-B", bounds=bounds)
-    if not result.success and not np.isfinite(result.fun):
+    if not np.isfinite(result.fun):  # (L-BFGS-B may stop "abnormally" at a good optimum)
         return None
     accept, reject, log_sigma, _ = (float(v) for v in result.x)
     return accept, reject, math.exp(log_sigma), len(scores)
