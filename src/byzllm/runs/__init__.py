@@ -1,7 +1,6 @@
 """The run engine: units, the concurrent runner, the result store, repair, exports, intervals.
 Knows nothing of any domain: a unit is a payload, a work function turns it into records.
-May import: byzllm.errors, _process, _figures, _lazy, _files and byzllm.llm (model section,
-request counts).
+May import: byzllm.errors, _process, _figures, _lazy, _files and byzllm.llm (models, counts).
 
 A run is a grid of independent units. The runner executes them concurrently, writes each
 result to ``<run_dir>/results.sqlite`` the moment it is done, and resumes by skipping the
