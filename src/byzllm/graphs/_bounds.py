@@ -20,6 +20,7 @@ minimum vertex cut (vertex connectivity), and a spectral split improved by peeli
 from __future__ import annotations
 
 import math
+import time
 
 import networkx as nx
 import numpy as np
@@ -42,6 +43,9 @@ Pair = tuple[int, int, int]
 
 _EPS = 1e-7
 
+#: Above this many nodes no dense eigen-decomposition is made (over ten seconds at 3,000).
+SPECTRAL_MAX_NODES = 2000
+
 
 def pair_value(view: GraphView, s1: int, s2: int) -> Pair:
     return max(view.f(s1), view.f(s2)), s1, s2
@@ -60,16 +64,36 @@ def spectral_lambda2(view: GraphView) -> float:
 
 
 def lower_bound(view: GraphView, *, spectral: bool = True) -> int:
-    """A proven lower bound on r(G) (see the module docstring)."""
+    """A proven lower bound on r(G) (see the module docstring).
+
+    A connected undirected graph is at least 1-robust (a set that is not all of V has an edge
+    leaving it), which the spectral part also shows where it is computed.
+    """
     n = view.n
     delta = min(view.in_degrees)
-    lam = spectral_lambda2(view) if spectral and not view.directed and n <= 2000 else 0.0
+    use_spectral = spectral and not view.directed and n <= SPECTRAL_MAX_NODES
+    lam = spectral_lambda2(view) if use_spectral else 0.0
     best = None
     for m in range(1, n // 2 + 1):
         spectral_part = max(0, math.ceil(lam * (n - m) / n - _EPS))
         value = max(spectral_part, delta - m + 1)
         best = value if best is None else min(best, value)
-    return max(0, best if best is not None else 0)
+    bound = max(0, best if best is not None else 0)
+    if bound == 0 and n > 1 and not view.directed and _connected(view):
+        bound = 1
+    return bound
+
+
+def _connected(view: GraphView) -> bool:
+    """Whether the undirected graph is connected (breadth-first over the bitmasks)."""
+    reached = frontier = 1
+    while frontier:
+        grown = 0
+        for i in bits(frontier):
+            grown |= view.in_masks[i]
+        frontier = grown & ~reached
+        reached |= frontier
+    return reached == view.full
 
 
 def _degree_pair(view: GraphView) -> Pair:
@@ -146,7 +170,7 @@ def best_known_pair(view: GraphView, *, connectivity: bool = True) -> Pair:
             cut = _cut_pair(view)
             if cut is not None:
                 candidates.append(cut)
-        if view.n <= 2000:
+        if view.n <= SPECTRAL_MAX_NODES:
             spectral = _spectral_pair(view, min(c[0] for c in candidates))
             if spectral is not None:
                 candidates.append(spectral)
@@ -163,7 +187,13 @@ def _adjacency(view: GraphView) -> npt.NDArray[np.int32]:
 
 
 def local_search_pair(
-    view: GraphView, upper: int, *, restarts: int = 8, moves: int = 500, seed: int = 0
+    view: GraphView,
+    upper: int,
+    *,
+    restarts: int = 8,
+    moves: int = 500,
+    seed: int = 0,
+    deadline: float | None = None,
 ) -> Pair | None:
     """Tabu search for a pair better than ``upper`` (a heuristic; it proves nothing).
 
@@ -171,6 +201,9 @@ def local_search_pair(
     to drive the excess ``Σ max(0, o_i - K)`` to zero, where ``o_i`` is the number of
     in-neighbours of ``i`` on the other side; at zero both sides are K-closed. Each success
     lowers the target. Move gains for all nodes come from two matrix-vector products.
+
+    Past ``deadline`` (a ``time.perf_counter()`` value) it returns the best pair found so far:
+    at a few thousand nodes the full search takes minutes.
     """
     n = view.n
     if n < 4 or upper <= 0:
@@ -182,7 +215,7 @@ def local_search_pair(
     best: Pair | None = None
     target = upper - 1
     starts: list[npt.NDArray[np.int32]] = []
-    if not view.directed:
+    if not view.directed and n <= SPECTRAL_MAX_NODES:
         sym = adj | adj_t
         lap = np.diag(sym.sum(axis=1)) - sym
         fiedler = np.linalg.eigh(lap.astype(float))[1][:, 1]
@@ -201,6 +234,8 @@ def local_search_pair(
         for step in range(moves):
             if target < 0:
                 break
+            if deadline is not None and time.perf_counter() > deadline:
+                return best
             over = outside > target
             if not over.any() and 0 < side.sum() < n:
                 s1 = int(sum(1 << int(i) for i in np.flatnonzero(side == 1)))

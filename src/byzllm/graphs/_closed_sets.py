@@ -111,6 +111,11 @@ _Propagated = tuple[int, int, int, int, list[tuple[int, int]], list[tuple[int, i
 _Member = tuple[int, int, int, int]
 
 
+def _check_deadline(deadline: float | None) -> None:
+    if deadline is not None and time.perf_counter() > deadline:
+        raise SearchTimeout
+
+
 class _PairSearch:
     def __init__(
         self,
@@ -379,19 +384,21 @@ def _overloaded(others: int, slack_u: int, members: list[_Member], bit: int) -> 
     return False
 
 
-def symmetries(view: GraphView) -> list[_Swap]:
+def symmetries(view: GraphView, deadline: float | None = None) -> list[_Swap]:
     """Automorphisms of ``view`` that swap two nodes, or two pairs of nodes.
 
     A transposition ``(a b)`` is an automorphism when ``a`` and ``b`` are twins (the same
     in-neighbours besides each other); ``(a b)(c d)`` can only be one when the in-neighbours of
     ``a`` and ``b`` differ in ``c`` and ``d`` alone, which is checked node by node (a product
     of two transpositions that are automorphisms themselves adds nothing and is left out).
-    Found for every pair ``a < b`` in O(n) each, so O(n³) bit operations at most.
+    Found for every pair ``a < b`` in O(n) each, so O(n³) bit operations at most; raises
+    :class:`SearchTimeout` past ``deadline`` (seconds at a few thousand nodes).
     """
     n = view.n
     in_masks = view.in_masks
     found: set[_Swap] = set()
     for a in range(n):
+        _check_deadline(deadline)
         for b in range(a + 1, n):
             diff = (in_masks[a] ^ in_masks[b]) & ~((1 << a) | (1 << b))
             count = diff.bit_count()
@@ -542,8 +549,7 @@ def _find_compiled(
             return int(found[0]), int(found[1])
         if code == jit.EXHAUSTED:
             return None
-        if deadline is not None and time.perf_counter() > deadline:
-            raise SearchTimeout
+        _check_deadline(deadline)
 
 
 def _find_python(
@@ -560,9 +566,13 @@ def _find_python(
     for i in range(n - 1, -1, -1):
         suffix[i] = suffix[i + 1] | (1 << i)
     for v in range(n):
+        _check_deadline(deadline)
         if free >> v & 1 or not peel(work, suffix[v], k) >> v & 1:
             continue
         for w in range(v + 1, n):
+            # The seeds alone are n² peels on a large sparse graph (minutes at 600 nodes),
+            # before the search's own checks come into play.
+            _check_deadline(deadline)
             if free >> w & 1:
                 continue
             p1 = peel(work, suffix[v] & ~(1 << w), k)
@@ -632,7 +642,7 @@ def find_closed_pair(
     elif compiled and n > COMPILED_MAX_NODES:
         raise ValueError(f"the compiled search handles at most {COMPILED_MAX_NODES} nodes, got {n}")
     limit = _COMPLETION_LIMIT if completions else 0
-    swaps = symmetries(work) if symmetry and not free else []
+    swaps = symmetries(work, deadline) if symmetry and not free else []
     found = (_find_compiled if compiled else _find_python)(work, k, deadline, free, limit, swaps)
     if found is None:
         return None

@@ -171,12 +171,14 @@ def _solve_r(
     lb = lower_bound(view)
     if lb >= ub:
         return ub, ub, s1, s2, True, "bounds"
-    improved = local_search_pair(view, ub)
+    deadline = None if time_limit is None else started + time_limit
+    # A heuristic: a third of the time at most, the search needs the rest.
+    local_deadline = None if time_limit is None else started + time_limit / 3
+    improved = local_search_pair(view, ub, deadline=local_deadline)
     if improved is not None and improved[0] < ub:
         ub, s1, s2 = improved
     if lb >= ub:
         return ub, ub, s1, s2, True, "bounds"
-    deadline = None if time_limit is None else started + time_limit
     if method == "milp":
         remaining = None if deadline is None else max(0.01, deadline - time.perf_counter())
         out = milp_r_robustness(view, time_limit=remaining, lower=lb, upper=ub - 1)
