@@ -332,4 +332,17 @@ def test_a_reasoning_models_thinking_is_not_read() -> None:
     task = Task(id="m", question="q", answer="5", kind="math")
     assert read_answer(task, "<think>Answer: 3? no.</think>\nAnswer: 5").value == "5"
     assert read_answer(task, "<think>Answer: 3").fell_back
-    assert clean_reply("a<think>x</think>b") == "a b"
+    assert clean_reply("a<think>x</think>b") == "a" + " " * 16 + "b"  # offsets kept
+
+
+def test_a_reply_with_only_the_closing_tag_was_reasoning_up_to_it() -> None:
+    """Chat templates that open the block in the prompt leave only ``</think>`` in the reply:
+    the reasoning's "7" was read as the score (1.0, clipped), its "6" as the answer."""
+    from byzllm.agents.consensus._parse import read_answer
+    from byzllm.tasks import Task
+
+    reply = "The proposed answer says 7. Check: 2+3 = 5, so 7 is wrong.\n</think>\n\n0.0"
+    assert read_score(reply).value == 0.0
+    task = Task(id="m", question="2+3", answer="5", kind="math")
+    reply = "Answer: 6 seems off... recompute, it's 5.\n</think>\n\nThe sum is 5."
+    assert read_answer(task, reply).value == "5"

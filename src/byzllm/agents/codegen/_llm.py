@@ -26,6 +26,7 @@ from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig
 
 from .._parsed import Parsed
 from .._spans import span_distributions
+from .._thinking import blank_thinking
 from ._parse import ParsedFeedback, read_code, read_feedback, read_ratings, read_tests
 from ._prompts import render_coder_prompt, render_judge_prompt, render_tester_prompt
 from ._types import CODER_ROLES, CoderView, Feedback, ReviewView, Solution, TestSuite, TopLogprobs
@@ -198,7 +199,9 @@ class LLMJudge(_Reviewer):
         )
         parsed = read_feedback(completion.text, n).value
         return Feedback(
-            text=completion.text[:_ECHO_CHARS],
+            # What the coders read: the judgement, not the reasoning before it (a long one
+            # would fill the echo and cut the verdicts off).
+            text=blank_thinking(completion.text).strip()[:_ECHO_CHARS],
             verdicts=[parsed.verdicts.get(i) for i in range(1, n + 1)],
             pick=parsed.pick,
             distributions=_positions(completion, parsed.spans, reparse),

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from .._parsed import Parsed
+from .._thinking import blank_thinking
 
 __all__ = [
     "MAX_CODE_CHARS",
@@ -118,6 +119,7 @@ def read_code(text: str, entry_point: str | None = None) -> Parsed[str]:
     """
     if not isinstance(text, str) or not text.strip():
         return Parsed("", True, "the reply is empty")
+    text = blank_thinking(text)
     blocks = [b for b in code_blocks(text) if b.strip()]
     if blocks:
         wanted = "Solution" if entry_point and not _is_function_name(entry_point) else entry_point
@@ -151,7 +153,7 @@ def read_ratings(text: str) -> Parsed[tuple[int | None, int | None]]:
     if not isinstance(text, str):
         return Parsed((None, None), True, "the reply is not text")
     found: dict[str, int | None] = {"feedback": None, "tests": None}
-    for line in text[:MAX_REPLY_CHARS].splitlines():
+    for line in blank_thinking(text)[:MAX_REPLY_CHARS].splitlines():
         if len(line) > 500 or not _RATINGS_LINE.search(line):
             continue
         for key, pattern in _RATING.items():
@@ -181,7 +183,7 @@ def read_feedback(text: str, n_solutions: int) -> Parsed[ParsedFeedback]:
     """
     if not isinstance(text, str) or not text.strip():
         return Parsed(ParsedFeedback(), True, "the reply is empty")
-    body = text[:MAX_REPLY_CHARS]
+    body = blank_thinking(text)[:MAX_REPLY_CHARS]
     verdicts: dict[int, bool] = {}
     spans: list[tuple[int, int]] = []
     for m in _VERDICT.finditer(body):
@@ -225,6 +227,12 @@ def _expected_span(line: str) -> tuple[int, int] | None:
         return None
     test = tree.body[0].test
     indent = len(line) - len(line.lstrip())
+    encoded = line.strip().encode()
+
+    def chars(byte_offset: int | None) -> int:
+        # ast's column offsets count UTF-8 bytes; the spans are character offsets.
+        return indent + len(encoded[: byte_offset or 0].decode(errors="ignore"))
+
     if (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
@@ -232,8 +240,31 @@ def _expected_span(line: str) -> tuple[int, int] | None:
         and test.comparators[0].end_col_offset is not None
     ):
         rhs = test.comparators[0]
-        return indent + rhs.col_offset, indent + int(rhs.end_col_offset or rhs.col_offset)
-    return indent + test.col_offset, indent + int(test.end_col_offset or test.col_offset)
+        return chars(rhs.col_offset), chars(rhs.end_col_offset or rhs.col_offset)
+    return chars(test.col_offset), chars(test.end_col_offset or test.col_offset)
+
+
+def _assert_lines(body: str) -> list[tuple[str, int, bool]]:
+    """Each line of ``body`` that starts with ``assert``: ``(line, its offset, whether it is in
+    a fenced code block)``, the fences read as :func:`code_blocks` reads them."""
+    found: list[tuple[str, int, bool]] = []
+    fence = ""  # the open block's fence character; "" outside blocks
+    offset = 0
+    for raw in body.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        start = offset
+        offset += len(raw)
+        match = _FENCE.match(line)
+        if not fence:
+            if match:
+                fence = match.group(1)[0]
+                continue
+        elif match and match.group(1)[0] == fence and not match.group(2):
+            fence = ""
+            continue
+        if line.lstrip().startswith("assert"):
+            found.append((line, start, bool(fence)))
+    return found
 
 
 def read_tests(text: str) -> Parsed[ParsedTests]:
@@ -244,17 +275,16 @@ def read_tests(text: str) -> Parsed[ParsedTests]:
     """
     if not isinstance(text, str) or not text.strip():
         return Parsed(ParsedTests(), True, "the reply is empty")
-    body = text[:MAX_REPLY_CHARS]
+    body = blank_thinking(text)[:MAX_REPLY_CHARS]
+    candidates = _assert_lines(body)
+    if any(in_block for _, _, in_block in candidates):
+        # A reply with code blocks keeps its tests there; an assert in the prose around them
+        # is an example or a counter-example ("a common mistake: assert add(2, 2) == 5").
+        candidates = [c for c in candidates if c[2]]
     tests: list[str] = []
     spans: list[tuple[int, int]] = []
     dropped = 0
-    offset = 0
-    for raw in body.splitlines(keepends=True):
-        line = raw.rstrip("\r\n")
-        start = offset
-        offset += len(raw)
-        if not line.lstrip().startswith("assert"):
-            continue
+    for line, start, _ in candidates:
         if len(tests) >= MAX_TESTS or len(line) > MAX_TEST_CHARS:
             dropped += 1
             continue

@@ -2,12 +2,13 @@
 
 The paper takes the four coding roles from the debate framework it builds on (DyLAN, Liu et
 al., 2024d): a Python assistant, an algorithm developer, a computer scientist and a
-programmer; our wording of each is below. The judge reads the previous solutions and gives a
-verdict on each and a pick (the positions a monitor reads); the tester writes ``assert``
-tests; a coder sees the previous solutions, the feedback, the tests and how every solution
-fared on them, writes a new solution in one fenced code block, and rates how helpful the
-feedback and the tests were (1-5). Long solutions and results are cut to keep prompts
-bounded.
+programmer; our wording of each is below. The judge reads the previous solutions and how
+each fared on the examples the problem states, and gives a verdict on each and a pick (the
+positions a monitor reads); the tester reads the previous solutions too (§4.1: both evaluate
+``S^{j-1}``) and writes ``assert`` tests from the specification; a coder sees the previous
+solutions, the feedback, the tests and how every solution fared on them, writes a new
+solution in one fenced code block, and rates how helpful the feedback and the tests were
+(1-5). Long solutions and results are cut to keep prompts bounded.
 """
 
 from __future__ import annotations
@@ -104,8 +105,18 @@ def render_judge_prompt(view: ReviewView) -> list[ChatMessage]:
         "You are the judge of a programming debate. You read candidate solutions to a problem, "
         "decide which are correct, and give the authors short, concrete feedback."
     )
+    shown = [r for r in view.visible if r.status != "no_tests"]
+    examples = ""
+    if shown:
+        # What the environment ran: each solution on the examples the problem states.
+        examples = (
+            "Results on the examples in the problem statement:\n"
+            + "\n".join(_result_line(i, r) for i, r in enumerate(view.visible, start=1))
+            + "\n\n"
+        )
     user = (
         f"{_task(view.prompt, view.entry_point)}\n\n{_solutions_block(view.solutions)}\n\n"
+        f"{examples}"
         f"For each of the {n} solutions write one line 'Solution i: CORRECT' or "
         "'Solution i: WRONG' followed by the reason; then one line 'Best: i' naming the best "
         "solution; then your feedback to the authors."
@@ -122,7 +133,9 @@ def render_tester_prompt(view: ReviewView) -> list[ChatMessage]:
     )
     user = (
         f"{_task(view.prompt, view.entry_point)}\n\n"
-        f"Write 3 to 8 unit tests for `{name}` in one ```python code block, one line each, of "
+        f"The candidate solutions so far:\n\n{_solutions_block(view.solutions)}\n\n"
+        f"Write 3 to 8 unit tests for `{name}` that tell correct solutions from wrong ones, "
+        "in one ```python code block, one line each, of "
         f"the form `assert {name}(...) == expected`. Derive the expected values from the "
         "specification, not from any candidate solution."
     )

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from byzllm.tasks import Task, extract_answer
 
 from .._parsed import Parsed
+from .._thinking import blank_thinking
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -74,36 +75,16 @@ _NUMBER_RE = re.compile(r"(?<![\w.#\\])(-?)([0-9]+(?:\.[0-9]+)?|\.[0-9]+)")
 
 def clean_reply(text: str) -> str:
     """``text`` with every terminal control sequence and control character replaced by a
-    space, and a reasoning model's ``<think>...</think>`` blocks by one space each.
+    space, and a reasoning model's ``<think>...</think>`` blocks blanked
+    (:func:`~byzllm.agents._thinking.blank_thinking`: a reply with only the closing tag was
+    reasoning up to it).
 
     ``"\\x1b[31m0.8\\x1b[0m"`` → ``" 0.8 "``; ``"\\x1b[31m\\x1b[0m"`` → ``"  "`` (nothing to
     read). Tab, newline and carriage return are kept. The score's rule takes the *first*
     number: ``"<think>12 apples ...</think> 0.9"`` scored 1.0 (12, clipped). A block left
     open (the reply cut off while thinking) hides the rest: nothing was answered yet.
     """
-    return _CONTROL_RE.sub(" ", _without_thinking(text))
-
-
-_THINK_OPEN = "<think>"
-_THINK_CLOSE = "</think>"
-
-
-def _without_thinking(text: str) -> str:
-    lowered = text.lower()
-    start = lowered.find(_THINK_OPEN)
-    if start < 0:
-        return text
-    kept: list[str] = []
-    position = 0
-    while start >= 0:
-        kept.append(text[position:start])
-        end = lowered.find(_THINK_CLOSE, start + len(_THINK_OPEN))
-        if end < 0:
-            return " ".join(kept) + " "
-        position = end + len(_THINK_CLOSE)
-        start = lowered.find(_THINK_OPEN, position)
-    kept.append(text[position:])
-    return " ".join(kept)
+    return _CONTROL_RE.sub(" ", blank_thinking(text))
 
 
 def _debris(match: re.Match[str]) -> bool:

@@ -28,6 +28,7 @@ import random
 from byzllm.llm import ChatModel, Completion, GenerateConfig
 
 from .._spans import span_distributions as amount_distributions
+from .._thinking import blank_thinking
 from ._parse import FALLBACK_CATCH, MAX_REPLY_CHARS, find_amounts, read_catch
 from ._prompts import render_catch_prompt, render_speech_prompt
 from ._types import CatchTurn, FisherView, SpeechTurn
@@ -114,15 +115,17 @@ class LLMFisher:
         """One utterance of the meeting; amounts and their positions are read from it."""
         config = self.config.redrawn(view.attempt, self.redo_temperature)
         completion = await self.model.generate(render_speech_prompt(view), config)
-        text = completion.text.strip()[:MAX_REPLY_CHARS]
+        # A reasoning model's thinking is its own: the others hear what follows it.
+        spoken = blank_thinking(completion.text)
+        text = spoken.strip()[:MAX_REPLY_CHARS]
         amounts = find_amounts(text)
         joined = _joined(completion)
         spans = [span for _, span in amounts]
         if joined is not None and joined != completion.text:
-            spans = [span for _, span in find_amounts(joined)]
+            spans = [span for _, span in find_amounts(blank_thinking(joined))]
         elif joined is not None:
             # ``text`` was stripped: shift spans back to the raw completion's offsets.
-            lead = len(completion.text) - len(completion.text.lstrip())
+            lead = len(spoken) - len(spoken.lstrip())
             spans = [(s + lead, e + lead) for s, e in spans]
         return SpeechTurn(
             text=text,

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 from byzllm.agents._parsed import Parsed
+from byzllm.agents._thinking import blank_thinking
 
 __all__ = [
     "FALLBACK_CATCH",
@@ -96,7 +97,9 @@ def read_catch(text: str, stock: int) -> Parsed[ParsedCatch]:
     default = ParsedCatch(FALLBACK_CATCH, (0, 0))
     if not isinstance(text, str) or not text.strip():
         return Parsed(default, True, "the reply was empty; end with a line 'Answer: N tons'.")
-    head = text[:MAX_REPLY_CHARS]
+    head = blank_thinking(text)[:MAX_REPLY_CHARS]
+    if not head.strip():
+        return Parsed(default, True, "the reply was all reasoning; end with 'Answer: N tons'.")
     chosen: re.Match[str] | None = None
     answers = list(_ANSWER.finditer(head))
     if answers:

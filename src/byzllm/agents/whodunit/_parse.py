@@ -24,6 +24,7 @@ from typing import Any
 from byzllm.errors import InputError
 
 from .._parsed import Parsed
+from .._thinking import blank_thinking
 from ._types import AgentView, WhoDunitAction, action_kinds
 
 __all__ = [
@@ -325,6 +326,8 @@ def parse_action(text: str, view: AgentView) -> ParsedAction:
             f"Your reply was too long ({len(text)} characters). Reply briefly: short thoughts, "
             "then one JSON object."
         )
+    # Offsets into the blanked reply are offsets into the reply: the spans stay valid.
+    text = blank_thinking(text)
     fields = find_action_object(text)
     if fields is None:
         raise ActionParseError(

@@ -1,0 +1,48 @@
+"""What the LLM judge and tester are shown (the rogue-agents paper, §4.1: in round j both
+evaluate the previous solutions S^{j-1})."""
+
+from __future__ import annotations
+
+from byzllm.agents.codegen import (
+    ReviewView,
+    Solution,
+    TestResult as ExampleResult,
+    render_judge_prompt,
+    render_tester_prompt,
+)
+
+_PROMPT = 'def add(a, b):\n    """Add.\n    >>> add(1, 2)\n    3\n    """\n'
+
+
+def _view(code: str, round_: int, visible: tuple[ExampleResult, ...] = ()) -> ReviewView:
+    solution = Solution(coder="c", role="Programmer", round=round_ - 1, code=code)
+    return ReviewView(
+        problem_id="p",
+        prompt=_PROMPT,
+        entry_point="add",
+        round=round_,
+        solutions=(solution,),
+        visible=visible,
+    )
+
+
+def _text(messages: list[dict[str, str]]) -> str:
+    return "\n".join(m["content"] for m in messages)
+
+
+def test_the_tester_sees_the_previous_solutions() -> None:
+    wrong, right = _view("def add(a, b): return a - b", 2), _view("def add(a, b): return a + b", 3)
+    assert "return a - b" in _text(render_tester_prompt(wrong))  # type: ignore[arg-type]
+    assert render_tester_prompt(wrong) != render_tester_prompt(right)
+
+
+def test_the_judge_sees_how_each_solution_fared_on_the_examples() -> None:
+    failed = ExampleResult(passed=0, failed=1, errors=["assert add(1, 2) == 3 -> got -1"])
+    view = _view("def add(a, b): return a - b", 2, (failed,))
+    text = _text(render_judge_prompt(view))  # type: ignore[arg-type]
+    assert "Solution 1: 0/1 tests passed; assert add(1, 2) == 3 -> got -1" in text
+    # A problem that states no examples adds nothing.
+    none = ExampleResult(status="no_tests")
+    view = _view("def add(a, b): return a - b", 2, (none,))
+    text = _text(render_judge_prompt(view))  # type: ignore[arg-type]
+    assert "examples in the problem statement" not in text
