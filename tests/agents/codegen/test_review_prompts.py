@@ -6,9 +6,11 @@ from __future__ import annotations
 from byzllm.agents.codegen import (
     ReviewView,
     Solution,
-    TestResult as ExampleResult,
     render_judge_prompt,
     render_tester_prompt,
+)
+from byzllm.agents.codegen import (
+    TestResult as ExampleResult,
 )
 
 _PROMPT = 'def add(a, b):\n    """Add.\n    >>> add(1, 2)\n    3\n    """\n'
