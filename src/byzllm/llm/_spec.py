@@ -99,6 +99,14 @@ class ModelSettings(BaseModel):
     def _path_to_str(cls, value: Any) -> Any:
         return os.fspath(value) if isinstance(value, os.PathLike) else value
 
+    @field_validator("cache_mode", mode="before")
+    @classmethod
+    def _bool_to_mode(cls, value: Any) -> Any:
+        # A YAML 1.1 reader (and so most YAML tools) reads a bare `off`/`on` as a boolean.
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return value
+
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments of :func:`get_model` (besides the name)."""
         return {field: getattr(self, field) for field in ModelSettings.model_fields}

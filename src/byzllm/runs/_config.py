@@ -12,6 +12,7 @@ import contextlib
 import copy
 import difflib
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, get_args
@@ -157,23 +158,120 @@ ExistingDir = Annotated[Path, AfterValidator(_existing_dir)]
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """A safe YAML loader that refuses duplicate keys (PyYAML silently keeps the last one)."""
+    """A safe YAML loader that reads scalars by the YAML 1.2 core schema and refuses duplicate
+    keys (PyYAML silently keeps the last one).
+
+    PyYAML follows YAML 1.1, where ``off``/``on``/``yes``/``no`` are booleans, ``012`` is octal
+    (10) while ``018`` is 18, and ``1:30`` is 90 (base 60): a config value would silently
+    change. Here only ``true``/``false`` are booleans, an integer written in decimal is decimal
+    even with leading zeros (``012`` is 12), ``0o``/``0x`` mark octal and hexadecimal, and
+    anything else (``on``, ``1:30``, ``1_000``, ``2024-01-01``) is a string. Merge keys
+    (``<<: *anchor``) still work, a key written beside them overriding the merged one.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._flattened: set[int] = set()  # ids of mappings whose merge keys are resolved
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Check a mapping's own keys for duplicates, then merge its ``<<`` mappings in front
+        of them (so that its own keys win). Merging rewrites the node, so each node is checked
+        and merged once: a merged key beside the node's own is an override, not a duplicate."""
+        if id(node) in self._flattened:
+            return
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # a list or mapping as a key
+                raise yaml.constructor.ConstructorError(
+                    None, None, "found unhashable key", key_node.start_mark
+                ) from None
+            seen.add(key)
+            if duplicate:
+                mark = key_node.start_mark
+                raise ConfigError(
+                    f"duplicate key {key!r} at line {mark.line + 1}, column {mark.column + 1}"
+                )
+        super().flatten_mapping(node)
+        self._flattened.add(id(node))
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_INT_DEC = re.compile(r"[-+]?[0-9]+")
+_INT_OCT = re.compile(r"0o[0-7]+")
+_INT_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)")
+_NAN = re.compile(r"\.(?:nan|NaN|NAN)")
+_TRUE = ("true", "True", "TRUE")
+_FALSE = ("false", "False", "FALSE")
+
+# A fresh table, so that none of the 1.1 resolvers PyYAML registers on SafeLoader is kept; then
+# the YAML 1.2 core schema (ints before floats: "12" matches both patterns).
+_StrictLoader.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in [
+    ("null", r"~|null|Null|NULL|", ["~", "n", "N", ""]),
+    ("bool", "|".join(_TRUE + _FALSE), list("tTfF")),
+    ("int", f"{_INT_DEC.pattern}|{_INT_OCT.pattern}|{_INT_HEX.pattern}", list("-+0123456789")),
+    ("float", f"{_FLOAT.pattern}|{_INF.pattern}|{_NAN.pattern}", list("-+.0123456789")),
+    ("merge", "<<", ["<"]),
+]:
+    _StrictLoader.add_implicit_resolver(
+        f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), _first
+    )
+
+
+def _scalar_error(node: yaml.ScalarNode, what: str) -> yaml.constructor.ConstructorError:
+    return yaml.constructor.ConstructorError(
+        None, None, f"{node.value!r} is not {what}", node.start_mark
+    )
+
+
+def _construct_bool(loader: _StrictLoader, node: yaml.ScalarNode) -> bool:
+    text = loader.construct_scalar(node)
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise _scalar_error(node, "a boolean (true or false)")
+
+
+def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    if _INT_DEC.fullmatch(text):
+        return int(text, 10)  # leading zeros are decimal: 012 is 12
+    if _INT_OCT.fullmatch(text):
+        return int(text[2:], 8)
+    if _INT_HEX.fullmatch(text):
+        return int(text[2:], 16)
+    raise _scalar_error(node, "an integer")
+
+
+def _construct_float(loader: _StrictLoader, node: yaml.ScalarNode) -> float:
+    text = loader.construct_scalar(node)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if _INF.fullmatch(text):
+        return float("-inf") if text.startswith("-") else float("inf")
+    if _NAN.fullmatch(text):
+        return float("nan")
+    raise _scalar_error(node, "a number")
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
+    loader.flatten_mapping(node)  # refuses duplicates among the mapping's own keys
     mapping: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
+    for key_node, value_node in node.value:  # merged keys first: a later key overrides
         key = loader.construct_object(key_node, deep=True)
-        if key in mapping:
-            mark = key_node.start_mark
-            raise ConfigError(
-                f"duplicate key {key!r} at line {mark.line + 1}, column {mark.column + 1}"
-            )
         mapping[key] = loader.construct_object(value_node, deep=True)
     return mapping
 
 
+_StrictLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 _StrictLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
     _construct_mapping,
@@ -213,7 +311,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 def _parse_scalar(text: str) -> Any:
     """Parse an override value as a YAML scalar (``3`` -> 3, ``true`` -> True, ``[1, 2]``)."""
     try:
-        value = yaml.safe_load(text)
+        value = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: safe
     except yaml.YAMLError:
         return text
     # "a: b" is a YAML mapping, but on a command line it almost surely means the string.
@@ -225,8 +323,9 @@ def _parse_scalar(text: str) -> Any:
 def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     """Parse ``KEY=VALUE`` strings (``--set a.b=3``) into ``{"a.b": 3}``.
 
-    Values are YAML scalars: ``3`` is an int, ``0.5`` a float, ``true`` a bool, ``null`` None,
-    ``[1, 2]`` a list, anything else a string. Quote to force a string: ``name='"3"'``.
+    Values are YAML scalars, read as config files are (YAML 1.2): ``3`` is an int (``012`` is
+    12), ``0.5`` a float, ``true``/``false`` a bool, ``null`` None, ``[1, 2]`` a list, anything
+    else a string (``off``, ``1:30``). Quote to force a string: ``name='"3"'``.
     """
     overrides: dict[str, Any] = {}
     for item in items:
@@ -234,7 +333,10 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key or any(not part for part in key.split(".")):
             raise ConfigError(f"--set expects KEY=VALUE with a dotted key (a.b=3), got {item!r}")
-        overrides[key] = _parse_scalar(raw)
+        try:
+            overrides[key] = _parse_scalar(raw)
+        except ConfigError as err:  # a duplicate key in a {...} value
+            raise ConfigError(f"--set {item}: {err}") from None
     return overrides
 
 
