@@ -250,6 +250,56 @@ def _random_baseline_note(probabilities: Mapping[str, float]) -> str:
     return text
 
 
+def _paper_gains(test: Sequence[dict[str, Any]]) -> str:
+    """The end of the sentence that lists the paper's Fig. 4 gains, each marked ✗ when it lies
+    outside our interval of monitor-1 − none, as the SAC page marks its cells: a paper number
+    beside an interval that misses it must say so. The bounds are compared as the page prints
+    them (one decimal), so a mark never contradicts the numbers beside it."""
+    from byzllm.experiments.monitor.ablations import success_difference
+
+    from .monitor import FIG4_GAINS
+
+    d = success_difference(test, "monitor-1", "none")
+    if d is None:
+        return "): " + ", ".join(f"{model} {gain:+g}" for model, gain in FIG4_GAINS.items())
+    low, high = round(100 * d.low, 1), round(100 * d.high, 1)
+    marked = ", ".join(
+        f"{model} {gain:+g}{'' if low <= gain <= high else ' ✗'}"
+        for model, gain in FIG4_GAINS.items()
+    )
+    return f"; ✗: outside our interval of monitor-1 − none): {marked}"
+
+
+def _logprob_counts(games: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
+    """(turns read, turns without log-probabilities, games recording the stage) of the
+    ``logprobs`` parse stage; records that predate the stage lack it."""
+    read = unread = recording = 0
+    for g in games:
+        stage = (g.get("parse") or {}).get("logprobs")
+        if isinstance(stage, Mapping):
+            recording += 1
+            read += int(stage.get("calls", 0))
+            unread += int(stage.get("fallbacks", 0))
+    return read, unread, recording
+
+
+def _logprobs_line(read: int, unread: int, recording: int, games: int) -> str:
+    """The ``logprobs`` stage on the page: a turn without log-probabilities at its decision
+    positions is one the monitor reads as no uncertainty, a silent default like a passed
+    move; records that do not count the stage are said not to, rather than shown as zero."""
+    if not recording:
+        return (
+            "Turns without log-probabilities at their decision positions (the monitor reads "
+            "them as no uncertainty): not counted in these games' records."
+        )
+    of = f" (in the {recording} of {games} games that count them)" if recording < games else ""
+    rate = f" ({100 * unread / read:.1f}%)" if read else ""
+    return (
+        f"Valid moves the monitor read {read}{of}, without log-probabilities at their "
+        f"decision positions {unread}{rate} (the monitor reads those as no uncertainty)."
+    )
+
+
 def write_real_monitor_report(
     run: RealRun,
     *,
@@ -270,8 +320,6 @@ def write_real_monitor_report(
     from byzllm.experiments.monitor.ablations import success_difference
     from byzllm.experiments.monitor.environments import get_environment
     from byzllm.experiments.monitor.outcomes import outcome_rows
-
-    from .monitor import FIG4_GAINS
 
     env = get_environment(config.env)
     test = [g for g in games if g.get("split", "test") == "test"]
@@ -304,13 +352,12 @@ def write_real_monitor_report(
             f"| {row['label']} | {row['games']} | {rate} | {accused} of {len(rows_c)} | "
             f"{'-' if length is None else f'{length:.1f}'} | {resets:.2f} |"
         )
-    paper = ", ".join(f"{model} {gain:+g}" for model, gain in FIG4_GAINS.items())
     lines += [
         "",
         "## Gains (points of Success-Rate)",
         "",
-        f"Paired over test games, 95% bootstrap interval. The paper's gain of the monitor with "
-        f"one reset over none (§5, Fig. 4, 10 suspects): {paper}.",
+        "Paired over test games, 95% bootstrap interval. The paper's gain of the monitor with "
+        f"one reset over none (§5, Fig. 4, 10 suspects{_paper_gains(test)}.",
         "",
         "| comparison | gain | 95% interval | games |",
         "|---|---|---|---|",
@@ -358,6 +405,7 @@ def write_real_monitor_report(
         int(((g.get("parse") or {}).get("move") or {}).get("fallbacks", 0)) for g in every
     )
     rejected = sum(int(g.get("parse_failures", 0)) for g in every)
+    read, unread, recording = _logprob_counts(every)
     accused_ids = Counter(who for who in (accused_character(g) for g in test) if who is not None)
     spread = ", ".join(f"character {k}: {v}" for k, v in sorted(accused_ids.items()))
     lines += [
@@ -367,6 +415,8 @@ def write_real_monitor_report(
         f"Agent turns {moves}, passed for want of a valid move {fallbacks}"
         + (f" ({100 * fallbacks / moves:.1f}%)" if moves else "")
         + f"; replies rejected and re-prompted {rejected}.",
+        "",
+        _logprobs_line(read, unread, recording, len(every)),
         "",
         f"Whom the test games accused (every condition): {spread or 'nobody'}.",
     ]
@@ -380,8 +430,10 @@ def write_real_monitor_report(
         f"{tokens[2]:,} completion tokens"
     )
     cost = (
-        f"Model requests {sent} (and {cached} answered by the response cache: the turns a "
-        f"reset replays before it diverges){token_text}; wall time of this invocation "
+        f"Model requests {sent} (and {cached} answered by the response cache: requests "
+        "identical to ones already answered in this run, the turns a condition plays exactly "
+        "as another did, such as those before a monitor's first reset or every turn of a "
+        f"condition that never resets){token_text}; wall time of this invocation "
         f"{wall_s / 60:.1f} min (a resumed run counts only what it ran)."
     )
     regenerate = run.command or (
