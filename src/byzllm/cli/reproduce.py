@@ -445,6 +445,7 @@ def _run_real(job: _Job, strong: str, weak: str, *, partial: bool = False) -> No
                 f"agents.{group}.model=openai/{alias}",
                 f"agents.{group}.base_url={urls[alias]}",
                 f"agents.{group}.cache={run_dir.resolve() / 'responses.sqlite'}",
+                f"agents.{group}.cache_endpoint={_server_identity(alias)}",
             ]
         started = time.monotonic()
         _run(
@@ -454,6 +455,14 @@ def _run_real(job: _Job, strong: str, weak: str, *, partial: bool = False) -> No
             started=started,
             partial=partial,
         )
+
+
+def _server_identity(alias: str) -> str:
+    """What the response cache knows our own llama.cpp server by: the model it serves, not
+    its port (a free one, new on every start), so a resumed run finds the answers it had."""
+    from byzllm.llm._shipped import shipped_model
+
+    return f"llamacpp-server:{alias}:{shipped_model(alias).sha256}"
 
 
 def _run_real_monitor(job: _Job, alias: str, *, partial: bool) -> None:
@@ -485,6 +494,7 @@ def _run_real_monitor(job: _Job, alias: str, *, partial: bool) -> None:
             f"model=openai/{alias}",
             f"base_url={server.base_url}",
             f"cache={job.run_dir.resolve() / 'responses.sqlite'}",
+            f"cache_endpoint={_server_identity(alias)}",
         ]
         _run_monitor(job, config=job.entry.real_config, overrides=overrides, started=started)
 

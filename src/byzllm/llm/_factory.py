@@ -61,6 +61,7 @@ def get_model(
     cache: str | os.PathLike[str] | None = None,
     cache_mode: CacheMode = "on",
     cache_salt: str = "",
+    cache_endpoint: str | None = None,
     timeout_s: float = 120.0,
     max_top_logprobs: int = 20,
     require_logprobs: bool = True,
@@ -79,7 +80,10 @@ def get_model(
       on the same ``base_url`` (the smallest live limit wins).
     * ``cache`` -- path of the SQLite response cache (``None``: no cache); ``cache_mode``
       ``"on"``/``"off"``/``"read-only"``/``"refresh"``; ``cache_salt`` -- part of the key
-      (a seed / epoch: change it to draw fresh samples).
+      (a seed / epoch: change it to draw fresh samples); ``cache_endpoint`` -- the name
+      the cache keys requests by instead of ``base_url``, for a server whose address changes
+      between runs while it serves the same model (``byzllm reproduce --real`` names its own
+      servers by model and SHA-256); a local GGUF model is keyed by its file's SHA-256.
     * ``timeout_s`` -- the cap of one attempt; ``adaptive_timeout`` -- also give up on an
       attempt after 8 times the endpoint's slowest answer once it has answered 5 requests
       (from 20 answers on, the 95th percentile of the latest; at least 2 s; doubled per
@@ -128,6 +132,7 @@ def get_model(
         cache=response_cache,
         cache_mode=cache_mode,
         cache_salt=cache_salt,
+        cache_endpoint=cache_endpoint,
         max_top_logprobs=max_top_logprobs,
         require_logprobs=require_logprobs,
         retry=retry,

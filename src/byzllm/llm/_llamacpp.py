@@ -154,6 +154,11 @@ class LlamaCppAPI(ModelAPI):
     def endpoint(self) -> str:
         return f"llamacpp:{self._gguf.name}"
 
+    @property
+    def cache_identity(self) -> str:
+        # The name alone is a file's stem: two different files of one name shared answers.
+        return f"llamacpp:{self._gguf.name}:{self._gguf.content_id()}"
+
     def __repr__(self) -> str:
         return f"LlamaCppAPI(model={self.model!r})"
 

@@ -64,11 +64,21 @@ REBUILD_HINT = (
 class GgufModel:
     """A checked GGUF file and the name results use for it (never the file's full path)."""
 
-    __slots__ = ("name", "path")
+    __slots__ = ("name", "path", "sha256")
 
-    def __init__(self, path: Path, name: str) -> None:
+    def __init__(self, path: Path, name: str, sha256: str | None = None) -> None:
         self.path = path
         self.name = name
+        self.sha256 = sha256  # known for a shipped model; else hashed when first asked
+
+    def content_id(self) -> str:
+        """The file's SHA-256: what its answers are cached under. Two files of the same name
+        (``a/model-q4_0.gguf``, ``b/model-q4_0.gguf``) are two models."""
+        if self.sha256 is None:
+            from ._shipped import hash_once
+
+            self.sha256 = hash_once(self.path)
+        return self.sha256
 
     def __repr__(self) -> str:
         return f"GgufModel(name={self.name!r})"
@@ -110,7 +120,7 @@ def resolve_gguf(model: str) -> GgufModel:
             f"a local model is one of {aliases} or a path to a .gguf file, got {model!r}"
         )
     if model in SHIPPED_MODELS:
-        return GgufModel(ensure_shipped(model), model)
+        return GgufModel(ensure_shipped(model), model, SHIPPED_MODELS[model].sha256)
     path = Path(model).expanduser()
     if not path.exists():
         raise InputError(

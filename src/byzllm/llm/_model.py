@@ -91,6 +91,7 @@ class Model(ChatModel):
         cache: ResponseCache | None = None,
         cache_mode: CacheMode = "on",
         cache_salt: str = "",
+        cache_endpoint: str | None = None,
         max_top_logprobs: int = 20,
         require_logprobs: bool = True,
         retry: RetryPolicy | None = None,
@@ -108,6 +109,7 @@ class Model(ChatModel):
         self.cache = cache if cache_mode != "off" else None
         self.cache_mode: CacheMode = cache_mode
         self.cache_salt = cache_salt
+        self.cache_endpoint = cache_endpoint
         self.max_top_logprobs = max_top_logprobs
         self.require_logprobs = require_logprobs
         self.retry = retry or RetryPolicy()
@@ -156,7 +158,7 @@ class Model(ChatModel):
             return await self._fresh(messages, config)
         key = cache_key(
             provider=self.api.provider,
-            base_url=self.endpoint,
+            base_url=self.cache_endpoint or self.api.cache_identity,
             model=self.api.model,
             messages=messages,
             config=config,

@@ -60,6 +60,12 @@ class ModelAPI(ABC):
     def endpoint(self) -> str:
         """Where requests go (e.g. the base URL): the unit of concurrency limiting."""
 
+    @property
+    def cache_identity(self) -> str:
+        """What the response cache keys this backend's requests by in place of a base URL:
+        the endpoint, unless the endpoint does not say which model answers (a local file)."""
+        return self.endpoint
+
     @abstractmethod
     async def complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
         """Send one request and return its completion.

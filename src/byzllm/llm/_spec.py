@@ -60,6 +60,12 @@ class ModelSettings(BaseModel):
     )
     cache_mode: CacheMode = "on"
     cache_salt: str = ""
+    cache_endpoint: str | None = Field(
+        default=None,
+        description="the name the cache keys requests by instead of base_url (a server "
+        "whose address changes between runs, serving the same model)",
+        json_schema_extra=TRANSPORT,
+    )
     timeout_s: float = Field(
         default=120.0, gt=0, description="cap of one request attempt", json_schema_extra=TRANSPORT
     )
