@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -131,11 +132,55 @@ def _report_folder_option(contents: str) -> Any:
     return common.folder_option("--out", f"Folder for {contents} [default: RUN_DIR/report].")
 
 
-def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> list[Path]:
+#: The file names :func:`_plot_name` gives, and the only files :func:`_write_outputs` removes.
+_PLOT_NAME = re.compile(r"accuracy_[^/\\]+_F\d+_T\d+\.png")
+
+
+def _topology_slug(topology: str) -> str:
+    """``topology`` as a part of a file name: a saved graph (``file:/abs/dir/ring.json``) as
+    ``file-ring-<8 hex digits of the path>`` (the stem alone would let two ``ring.json`` of
+    different folders share a plot; the raw path made nested folders and a colon)."""
+    import hashlib
+
+    from byzllm.experiments.consensus.config import GRAPH_FILE_PREFIX
+
+    if not topology.startswith(GRAPH_FILE_PREFIX):
+        return topology
+    path = topology[len(GRAPH_FILE_PREFIX) :]
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", PurePath(path).stem).strip("-.") or "graph"
+    return f"file-{stem}-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+
+
+def _plot_name(meta: Mapping[str, Any]) -> str:
+    """The file name of one configuration's accuracy plot (matches :data:`_PLOT_NAME`)."""
+    return (
+        f"accuracy_{meta['protocol']}_{_topology_slug(str(meta['topology']))}_"
+        f"{meta['composition']}_F{meta['F']}_T{meta['T']}.png"
+    )
+
+
+def _remove_stale_plots(target: Path, written: Iterable[Path]) -> int:
+    """Remove the accuracy plots in ``target`` that this report did not write (those of a
+    run discarded by ``demo --fresh`` or ``--force``); only names of :data:`_PLOT_NAME`,
+    so nothing else in the folder is touched. How many were removed."""
+    keep = {path.name for path in written}
+    removed = 0
+    for path in target.iterdir():
+        if path.name not in keep and _PLOT_NAME.fullmatch(path.name) and path.is_file():
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> tuple[list[Path], int]:
+    """Write the CSV tables and plots; the files written, and how many stale plots were
+    removed (only from the run's own report folder: a folder given with ``--out`` may hold
+    plots the user keeps)."""
     from byzllm.experiments.consensus.report import csv_rows, round_rows
     from byzllm.runs.reports import line_plot, write_csv
 
-    target = out_dir or run_dir / "report"
+    own = run_dir / "report"
+    target = out_dir or own
     target.mkdir(parents=True, exist_ok=True)
     simulated = any(meta["simulated"] for meta, _ in summary)
     written = [
@@ -150,11 +195,9 @@ def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> list[Pa
             if all(v is not None for v in values):
                 series[group] = (rounds, [100 * v for v in values])
         series["all agents"] = (rounds, [100 * r.accuracy for r in metrics.per_round])
-        name = f"accuracy_{meta['protocol']}_{meta['topology']}_{meta['composition']}"
-        name += f"_F{meta['F']}_T{meta['T']}.png"
         written.append(
             line_plot(
-                target / name,
+                target / _plot_name(meta),
                 series,
                 title=f"{meta['protocol']} on {meta['topology']} ({meta['composition']})",
                 xlabel="round",
@@ -163,7 +206,24 @@ def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> list[Pa
                 ylim=(0, 100),
             )
         )
-    return written
+    removed = _remove_stale_plots(target, written) if target.resolve() == own.resolve() else 0
+    return written, removed
+
+
+def _literal(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with their text cells escaped for rich, which took a cell's ``[n/a]`` for a
+    markup tag and printed nothing in its place."""
+    from rich.markup import escape
+
+    return [{k: escape(v) if isinstance(v, str) else v for k, v in row.items()} for row in rows]
+
+
+def _print_notes(console: Any, notes: Iterable[str]) -> None:
+    """Each of ``notes`` dimmed, as written (``[n/a]`` is text, not markup)."""
+    from rich.markup import escape
+
+    for note in notes:
+        console.print(f"[dim]{escape(note)}[/dim]", highlight=False)
 
 
 def _csv_list(value: str | None) -> list[str] | None:
@@ -400,6 +460,7 @@ def report(
             round_rows,
             scorer_auc_lines,
             summarize,
+            table_notes,
         )
         from byzllm.runs.reports import rich_table
 
@@ -427,18 +488,22 @@ def report(
             common.show_request_health(requests, json_output=True)
             return
         console = common.console()
+        table1 = metrics_rows(summary)
         console.print(
             rich_table(
-                metrics_rows(summary),
+                _literal(table1),
                 title="Consensus under Byzantine faults (Table 1 layout)",
                 simulated=simulated,
             )
         )
         console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
+        _print_notes(console, table_notes(table1))
         if rounds:
             console.print(
                 rich_table(
-                    round_rows(summary), title="Per-round accuracy (Table 2)", simulated=simulated
+                    _literal(round_rows(summary)),
+                    title="Per-round accuracy (Table 2)",
+                    simulated=simulated,
                 )
             )
             console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
@@ -447,7 +512,7 @@ def report(
             console.print(line, highlight=False)
         common.show_request_health(requests, json_output=False)
         try:
-            written = _write_outputs(run_dir, summary, out)
+            written, removed = _write_outputs(run_dir, summary, out)
         except OSError as err:
             if out is not None:
                 raise  # the folder asked for: one error line (cli_errors)
@@ -459,7 +524,10 @@ def report(
                 err=True,
             )
             return
-        typer.echo(f"wrote {len(written)} files to {written[0].parent}", err=True)
+        line = f"wrote {len(written)} files to {written[0].parent}"
+        if removed:
+            line += f" (removed {common.plural(removed, 'plot')} of configurations not in the run)"
+        typer.echo(line, err=True)
 
 
 def demo(
@@ -520,7 +588,7 @@ def demo(
             demo_rows,
         )
         from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
-        from byzllm.experiments.consensus.report import INTERVAL_NOTE
+        from byzllm.experiments.consensus.report import INTERVAL_NOTE, table_notes
         from byzllm.runs.reports import rich_table
 
         if base_url is not None and model is None:
@@ -570,7 +638,7 @@ def demo(
         rounds = cfg.T[0]
         console.print(
             rich_table(
-                rows,
+                _literal(rows),
                 title=f"SAC vs CP-WBFT: n=7 (4 strong, 2 weak, 1 replay), F=3, T={rounds}, "
                 f"{questions} questions, accuracies in %"
                 + ("" if real is None else f", real model {real}"),
@@ -578,6 +646,7 @@ def demo(
             )
         )
         console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
+        _print_notes(console, table_notes(rows))
         if real is None:
             console.print(
                 "[dim]simulated agents (not real LLMs): every behaviour is a named parameter "

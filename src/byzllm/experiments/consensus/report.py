@@ -31,8 +31,11 @@ from byzllm.runs import (
 from byzllm.runs.reports import format_bounds, format_interval
 
 __all__ = [
+    "GROUP_CELL_NOTE",
     "INTERVAL_NOTE",
     "METHOD_LABELS",
+    "MIN_QUESTIONS",
+    "NO_INTERVAL_NOTE",
     "TOPOLOGY_LABELS",
     "ConfigKey",
     "Summary",
@@ -41,12 +44,24 @@ __all__ = [
     "metrics_rows",
     "round_rows",
     "summarize",
+    "table_notes",
 ]
 
 #: What the intervals of every consensus report are (written under each table).
 INTERVAL_NOTE = BOOTSTRAP_METHOD.replace(
     "over units", "over questions (a question's seeds resampled together)"
 )
+
+#: What the bracket of a group cell (``W IAA→FAA``, ``S IAA→FAA``) holds: one bracket beside
+#: two numbers, which a reader could take for an interval on the change.
+GROUP_CELL_NOTE = "W / S IAA→FAA: the bracket is the interval of the final accuracy (FAA)"
+
+#: Why a cell shows ``[n/a]``: a bootstrap over one question has no spread to resample.
+NO_INTERVAL_NOTE = "[n/a]: no interval from fewer than 2 distinct questions"
+
+#: Distinct questions an interval needs: resampling a single question always draws that
+#: question, so its bootstrap interval has zero width, a certainty one question cannot give.
+MIN_QUESTIONS = 2
 
 #: The §5.1 summary metrics as (round: 0 or -1 for T, per-round field).
 _SUMMARY = {
@@ -93,7 +108,9 @@ def count_intervals(
     """:func:`consensus_intervals` from each question's :func:`~byzllm.protocols.round_counts`
     (``counts[q, t, k]``: question q, round t, count ``COUNT_FIELDS[k]``), so a report needs
     to keep only these integers per question. ``clusters``: each row's question id (rows of
-    one id are resampled together); without it every row is its own question."""
+    one id are resampled together); without it every row is its own question. Fewer than
+    :data:`MIN_QUESTIONS` distinct questions: every bound NaN (no interval), the Wilson
+    fallback of a 0 or 100% rate included, so no metric of the table claims a spread."""
     if len(counts) == 0:
         return {}
     rows = len(counts)
@@ -127,6 +144,8 @@ def count_intervals(
         resamples=resamples,
         seed=seed,
     )
+    if n < MIN_QUESTIONS:
+        low = high = np.full_like(point, np.nan)
     out: dict[str, Interval] = {}
     for t in range(rounds):
         for f, name in enumerate(ROUND_FIELDS):
@@ -300,12 +319,17 @@ class Summary:
             meta["distinct_questions"] = len(set(seen.questions))
             counts = np.array(seen.counts, dtype=np.int64)
             if intervals:
+                # An undefined bound (NaN) is None: null in the JSON, empty in the CSV.
                 meta["intervals"] = {
-                    k: [v.low, v.high]
+                    k: [_bound(v.low), _bound(v.high)]
                     for k, v in count_intervals(counts, clusters=seen.questions).items()
                 }
             out.append((meta, metrics_from_counts(counts.sum(axis=0).tolist(), n)))
         return out
+
+
+def _bound(x: float) -> float | None:
+    return None if math.isnan(x) else x
 
 
 def _task_id(trace: QuestionTrace | Mapping[str, Any]) -> str:
@@ -336,17 +360,31 @@ def _pct(value: float | None) -> str:
 
 
 def _ci(meta: Mapping[str, Any], key: str) -> str:
-    """`` [low, high]`` in percent when the summary has the interval."""
-    bounds = (meta.get("intervals") or {}).get(key) or (None, None)
+    """`` [low, high]`` in percent when the summary has the interval; `` [n/a]`` when it was
+    computed but is undefined (:data:`NO_INTERVAL_NOTE`)."""
+    intervals = meta.get("intervals") or {}
+    bounds = intervals.get(key) or (None, None)
     text = format_bounds(*bounds, scale=100)
+    if not text and key in intervals:
+        text = "[n/a]"
     return f" {text}" if text else ""
 
 
 def _with_ci(
     meta: Mapping[str, Any], key: str, value: float | None, *, signed: bool = False
 ) -> str:
-    bounds = (meta.get("intervals") or {}).get(key) or (None, None)
-    return format_interval(value, *bounds, scale=100, signed=signed)
+    text = format_interval(value, scale=100, signed=signed)
+    return text if text == "-" else text + _ci(meta, key)
+
+
+def table_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the brackets of Table 1 rows (:func:`metrics_rows`, as printed) mean beyond
+    :data:`INTERVAL_NOTE`, to print under it: the group cells' bracket, and ``[n/a]`` where
+    a cell has it."""
+    notes = [GROUP_CELL_NOTE]
+    if any("[n/a]" in str(cell) for row in rows for cell in row.values()):
+        notes.append(NO_INTERVAL_NOTE)
+    return notes
 
 
 #: Protocol names as the tables print them.
@@ -379,7 +417,9 @@ def metrics_rows(
     summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]], *, for_json: bool = False
 ) -> list[dict[str, Any]]:
     """Table 1 layout: one row per configuration (percentages with their 95% intervals in
-    brackets; JSON keeps §5.1 names, fractions, and ``intervals``: {metric: [low, high]})."""
+    brackets, ``[n/a]`` without one; a group cell's bracket is its FAA's,
+    :data:`GROUP_CELL_NOTE`; JSON keeps §5.1 names, fractions, and ``intervals``:
+    {metric: [low, high]}, ``null`` bounds without one)."""
     rows = []
     swept = _swept(summary)
     for meta, m in summary:
