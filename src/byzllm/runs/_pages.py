@@ -9,6 +9,10 @@ leaf, and every cell that decodes cleanly -- overflow chain included -- is retur
 its values. Nothing says which table a cell belongs to: the caller matches cells to tables
 by their shape and checks every value (see :mod:`byzllm.runs._repair`).
 
+Pages on the file's free list are left out (the repair has ``.recover`` leave them out too):
+they hold only deleted rows (SQLite's default build leaves a deleted row's bytes in place),
+and a row deleted on purpose -- a unit removed with its records -- must not come back.
+
 Format reference: https://www.sqlite.org/fileformat2.html. The parsing is defensive: any
 inconsistency (an offset out of range, a looping overflow chain, text that is not UTF-8)
 drops that cell, never raises.
@@ -222,9 +226,39 @@ def _wal_pages(path: Path, page_size: int) -> dict[int, bytes]:
     return committed
 
 
+def _free_pages(pages: _Pages, usable: int) -> set[int]:
+    """The pages on the free list (trunk pages and the leaf pages they list).
+
+    The list is followed from page 1's header as far as it is plausible: a "trunk" listing
+    more leaves than a page holds, or page 0 or 1, is damage, and the walk stops there, so a
+    garbled header never hides live pages beyond the one it names. Pages past the end of a
+    truncated file are simply not there to skip.
+    """
+    first = pages.get(1)
+    if first is None:
+        return set()
+    most_leaves = usable // 4 - 2
+    free: set[int] = set()
+    trunk = int.from_bytes(first[32:36], "big")
+    while 1 < trunk <= pages.count and trunk not in free:
+        page = pages.get(trunk)
+        if page is None:
+            break
+        count = int.from_bytes(page[4:8], "big")
+        if count > most_leaves:
+            break  # not a trunk page
+        leaves = [int.from_bytes(page[8 + 4 * i : 12 + 4 * i], "big") for i in range(count)]
+        if any(leaf < 2 for leaf in leaves):
+            break
+        free.add(trunk)
+        free.update(leaves)
+        trunk = int.from_bytes(page[:4], "big")
+    return free
+
+
 def read_cells(path: Path) -> Iterator[RawCell]:
     """Every cleanly decodable cell of the table-leaf and index pages of the database at
-    ``path`` (interior table pages hold no rows).
+    ``path`` (interior table pages hold no rows), pages on its free list left out.
 
     Reads the file (memory-mapped) and its ``-wal``; never opens it with SQLite, never
     writes. A file without a valid SQLite header yields nothing.
@@ -245,7 +279,10 @@ def read_cells(path: Path) -> Iterator[RawCell]:
             if usable < 480:
                 return
             pages = _Pages(main, page_size, _wal_pages(path, page_size))
+            free = _free_pages(pages, usable)
             for number in range(1, pages.count + 1):
+                if number in free:
+                    continue
                 page = pages.get(number)
                 if page is not None:
                     yield from _cells(number, page, usable, pages)

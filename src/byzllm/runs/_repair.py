@@ -19,12 +19,17 @@ damaged file is only read (a copy, where a tool needs to open it), never written
   so it is kept only for machines without a working ``.recover``: Debian 12's ``sqlite3``
   links a library built without the ``sqlite_dbpage`` table, and its ``.recover`` fails on
   every database (:func:`recover_shell` tries it once);
+* both leave out the pages on the file's free list: they hold only deleted rows, such as the
+  units and records a rebind (``--force``) removed, which must not come back;
 * every row is checked before it is kept: stored JSON must parse, statuses must be known,
-  and a unit's id must be the hash of its payload (when the store's ids are payload hashes);
+  and a unit's id must be the hash of its payload (when the store's ids are payload hashes;
+  the payload's transport fields left out, as the id leaves them out);
 * a unit stays ``done`` only if all of its records survived: the record indexes name each
   unit's records, its record numbers must run 0..n-1 without a gap, and -- since a unit's
-  records are written in one transaction with consecutive rowids -- the row right after its
-  last record must be another unit's (or the table's end, as SQLite reads it). A done unit
+  records are written in one transaction with consecutive rowids -- the next row after its
+  last record must be another unit's (or the table's end, as SQLite reads it). Rows a rebind
+  deleted leave gaps in the rowids: a gap counts as a loss only where something names a row
+  in it or a look-up into it met damage. A done unit
   that lost a record goes back to ``pending`` (its surviving records are dropped), so the
   next run of the same command runs it again; a unit whose row is lost is simply not in the
   fresh store, and the next run registers and runs it as new. Failed units stay failed.
@@ -75,7 +80,7 @@ from ._store import (
     is_damage,
     resolve_store_path,
 )
-from ._units import unit_id
+from ._units import _transport_fields, unit_id
 
 __all__ = ["RepairReport", "repair_store"]
 
@@ -216,6 +221,8 @@ class _TableRead:
     damaged: bool = False
     #: The largest key, when the walk down the right edge of the tree could read it.
     last_key: Any = None
+    #: Keys whose look-up met damage (a row may have been there), known or not.
+    failed: set[Any] = field(default_factory=set)
 
 
 def _read_table(
@@ -236,6 +243,7 @@ def _read_table(
     selected = ", ".join([key, *columns])
     rows: dict[Any, Row] = {}
     unreadable: set[Any] = set()
+    failed: set[Any] = set()
 
     def keep(row: Row) -> None:
         rows[row[0]] = row[1:]
@@ -291,6 +299,7 @@ def _read_table(
                     f"SELECT {selected} FROM {table} WHERE {key} = ?", (candidate,)
                 ).fetchone()
             except sqlite3.DatabaseError:
+                failed.add(candidate)
                 if candidate in known:
                     unreadable.add(candidate)
                 streak = 0
@@ -318,6 +327,7 @@ def _read_table(
         nothing_readable=nothing,
         damaged=damaged,
         last_key=ends[0] if ends else None,
+        failed=failed - set(rows),
     )
 
 
@@ -414,11 +424,40 @@ def _valid_unit(row: dict[str, Any]) -> bool:
 
 
 def _payload_hash_matches(unit: str, payload: str) -> bool:
+    """Whether ``unit`` is the id of the stored ``payload``.
+
+    A stored payload keeps the transport fields of its models (``base_url``, ``cache``, ...:
+    the work needs them) that its id leaves out (:func:`~byzllm.runs.make_unit`); as plain
+    JSON they are no longer told apart from other keys, so the payload is hashed both as
+    stored and without keys of those names.
+    """
     try:
         value = json.loads(payload)
-        return isinstance(value, dict) and unit_id(value) == unit
+        if not isinstance(value, dict):
+            return False
+        if unit_id(value) == unit:
+            return True
+        reduced = _without_keys(value, _transport_names())
+        return reduced != value and unit_id(reduced) == unit
     except Exception:  # anything a garbled payload raises: not a match
         return False
+
+
+@functools.cache
+def _transport_names() -> frozenset[str]:
+    """Names of the transport fields: those of :class:`~byzllm.llm.ModelSettings`, which
+    every model section of a config inherits."""
+    from byzllm.llm import ModelSettings
+
+    return frozenset(_transport_fields(ModelSettings()) or ())
+
+
+def _without_keys(value: Any, names: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_keys(v, names) for k, v in value.items() if k not in names}
+    if isinstance(value, list):
+        return [_without_keys(item, names) for item in value]
+    return value
 
 
 def _valid_run(row: dict[str, Any]) -> bool:
@@ -587,6 +626,8 @@ class _Found:
     units: dict[str, dict[str, Any]] = field(default_factory=dict)
     runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     lost_rowids: set[int] = field(default_factory=set)  # records named but unreadable
+    #: Record rowids whose look-up met damage: a record nothing names may have been there.
+    damaged_rowids: set[int] = field(default_factory=set)
     last_record: int | None = None  # the largest record rowid, read down the tree's edge
     unreadable_units: set[str] = field(default_factory=set)
     seen_unit_rows: set[Any] = field(default_factory=set)  # keys of rows read, valid or not
@@ -624,6 +665,7 @@ def _read_tree(conn: sqlite3.Connection, layout: _Layout, found: _Found) -> None
         )
         found.damaged |= read.damaged
         found.lost_rowids |= read.unreadable
+        found.damaged_rowids |= {r for r in read.failed if isinstance(r, int)}
         found.last_record = read.last_key if isinstance(read.last_key, int) else None
         if read.nothing_readable:
             found.unreachable.append("records")
@@ -683,7 +725,7 @@ def _read_pages(cells: Iterable[RawCell], layout: _Layout, found: _Found) -> Non
         for columns in layout.record_indexes.values()
     ]
     # Rows the walks read and that pass the checks; the pages may hold a better copy of the
-    # others (a stale but intact copy on a free page, left there when SQLite moved cells).
+    # others (a stale but intact copy left on a page no b-tree links to).
     tree_records = {k for k, row in found.records.items() if _valid_record(row)}
     tree_units = {k for k, row in found.units.items() if _valid_unit(row)}
     tree_runs = {k for k, row in found.runs.items() if _valid_run(row)}
@@ -766,6 +808,11 @@ def recover_shell() -> str | None:
     shell = shutil.which("sqlite3")
     if shell is None:
         return None
+    return shell if _recovers(shell, ".recover") else None
+
+
+def _recovers(shell: str, command: str) -> bool:
+    """Whether ``shell`` ``command`` gives back the row of a small database."""
     with tempfile.TemporaryDirectory(prefix="byzllm-recover-") as folder:
         probe = Path(folder) / "probe.sqlite"
         with contextlib.closing(sqlite3.connect(probe)) as conn:
@@ -774,15 +821,26 @@ def recover_shell() -> str | None:
             conn.commit()
         try:
             done = subprocess.run(
-                [shell, str(probe), ".recover"],
+                [shell, str(probe), command],
                 capture_output=True,
+                stdin=subprocess.DEVNULL,
                 text=True,
                 timeout=30,
                 env=without_secrets(os.environ),
             )
         except (OSError, subprocess.SubprocessError):
-            return None
-    return shell if done.returncode == 0 and "'byzllm-probe'" in done.stdout else None
+            return False
+    return done.returncode == 0 and "'byzllm-probe'" in done.stdout
+
+
+@functools.cache
+def _recover_command(shell: str) -> str:
+    """``.recover``, told to leave out the pages on the free list where the shell needs
+    telling: they hold only deleted rows (units a rebind removed must not come back). Shells
+    since SQLite 3.40 read them unless given ``--ignore-freelist``; older ones never read
+    them and know no such option."""
+    ignoring = ".recover --ignore-freelist"
+    return ignoring if _recovers(shell, ignoring) else ".recover"
 
 
 def _recovered_cells(path: Path, layout: _Layout, shell: str) -> Iterator[RawCell]:
@@ -798,7 +856,7 @@ def _recovered_cells(path: Path, layout: _Layout, shell: str) -> Iterator[RawCel
         try:
             clean = without_secrets(os.environ)
             sql = subprocess.run(
-                [shell, str(copy), ".recover"],
+                [shell, str(copy), _recover_command(shell)],
                 capture_output=True,
                 timeout=_RECOVER_TIMEOUT_S,
                 env=clean,
@@ -908,6 +966,13 @@ def _salvage(
     if damaged and 2 * len(matching) >= len(rows):
         rows = matching
     records_damaged = damaged
+    # Every rowid known to hold, or to have held, a record: a unit's last record is followed
+    # by the next of these, not by last + 1 (a rebind's deletions leave gaps).
+    existing = (
+        sorted(valid_rowids | set(found.record_unit) | found.lost_rowids | found.damaged_rowids)
+        if records_damaged
+        else []
+    )
     units: list[dict[str, Any]] = []
     for row in sorted(rows, key=lambda r: (r["ordinal"], r["id"])):
         survived = [
@@ -917,7 +982,7 @@ def _salvage(
         complete = (
             row["id"] not in damaged_units
             and [r["seq"] for r in survived] == list(range(len(survived)))
-            and (not records_damaged or _ends_cleanly(survived, found, valid_rowids))
+            and (not records_damaged or _ends_cleanly(survived, found, valid_rowids, existing))
         )
         if row["status"] == "done" and not complete:
             row.update(status="pending", finished_at=None, seconds=None, error=None)
@@ -953,24 +1018,29 @@ def _salvage(
     return _Salvage(columns=layout.columns, runs=runs, units=units, records=records)
 
 
-def _ends_cleanly(survived: list[dict[str, Any]], found: _Found, valid_rowids: set[int]) -> bool:
+def _ends_cleanly(
+    survived: list[dict[str, Any]], found: _Found, valid_rowids: set[int], existing: list[int]
+) -> bool:
     """Whether nothing can be missing after a unit's last surviving record.
 
     A unit's records are written in one transaction, in order, so their rowids are
-    consecutive and the next rowid starts the next unit. So the last record is proven last
-    when the row right after it survived and belongs to another unit, or when it is the
-    largest rowid of the table as SQLite read it down the tree's right edge. Anything else
-    (the next row unreadable, or the tree's end out of reach, as in a truncated file) may
-    hide the unit's own lost records; and a unit without a surviving record cannot be
-    vouched for at all.
+    consecutive and the next row starts the next unit. So the last record is proven last
+    when the next row that exists (``existing``: sorted rowids read, named by an index, or
+    whose look-up met damage) survived and belongs to another unit, or when it is the
+    largest rowid of the table as SQLite read it down the tree's right edge. Rowids nothing
+    knows of are skipped: rows deleted on purpose (a rebind drops another config's units
+    with their records) leave such gaps in an intact table. Anything else (the next row
+    unreadable, or the tree's end out of reach, as in a truncated file) may hide the unit's
+    own lost records; and a unit without a surviving record cannot be vouched for at all.
     """
     if not survived:
         return False
     unit = survived[0]["unit_id"]
     last = max(record["rowid"] for record in survived)
-    following = last + 1
-    if following in valid_rowids:
-        return bool(found.records[following]["unit_id"] != unit)
+    position = bisect.bisect_right(existing, last)
+    if position < len(existing):
+        following = existing[position]
+        return following in valid_rowids and found.records[following]["unit_id"] != unit
     return found.last_record is not None and last == found.last_record
 
 

@@ -651,16 +651,28 @@ class Store:
     def drop_units_except(self, keep: Collection[str]) -> int:
         """Remove every unit not in ``keep`` with its records, in one transaction (a folder
         rebound to another config keeps only the units the new grid shares); returns how
-        many were removed."""
-        with self._write() as conn:
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep_units (id TEXT PRIMARY KEY)")
-            conn.execute("DELETE FROM keep_units")
-            conn.executemany("INSERT OR IGNORE INTO keep_units VALUES (?)", ((i,) for i in keep))
-            conn.execute("DELETE FROM records WHERE unit_id NOT IN (SELECT id FROM keep_units)")
-            removed = conn.execute(
-                "DELETE FROM units WHERE id NOT IN (SELECT id FROM keep_units)"
-            ).rowcount
-            conn.execute("DELETE FROM keep_units")
+        many were removed.
+
+        The removed rows are overwritten on their pages (``secure_delete``, off in SQLite's
+        default build): left in place, ``runs repair`` -- which reads pages directly -- could
+        find the other config's units there and pool them with this one's.
+        """
+        (previous,) = self._conn.execute("PRAGMA secure_delete").fetchone()
+        self._conn.execute("PRAGMA secure_delete = ON")
+        try:
+            with self._write() as conn:
+                conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep_units (id TEXT PRIMARY KEY)")
+                conn.execute("DELETE FROM keep_units")
+                conn.executemany(
+                    "INSERT OR IGNORE INTO keep_units VALUES (?)", ((i,) for i in keep)
+                )
+                conn.execute("DELETE FROM records WHERE unit_id NOT IN (SELECT id FROM keep_units)")
+                removed = conn.execute(
+                    "DELETE FROM units WHERE id NOT IN (SELECT id FROM keep_units)"
+                ).rowcount
+                conn.execute("DELETE FROM keep_units")
+        finally:
+            self._conn.execute(f"PRAGMA secure_delete = {int(previous)}")
         return int(removed)
 
     @_guarded
