@@ -315,3 +315,33 @@ def test_a_monitors_file_from_before_ablations_still_evaluates(tmp_path: Path) -
     only = ["--set", "conditions=[turn-only-1]"]
     line = _one_error_line(_evaluate(tmp_path, old, *only))
     assert "rerun `byzllm monitor train`" in line
+
+
+def test_report_names_the_test_units_that_did_not_finish(tmp_path: Path) -> None:
+    """A failed evaluation unit dropped its games from the tables without a word: a condition
+    that intervenes plays longer games, which time out more often, so its success rate was
+    taken over the easier games that finished."""
+    import json
+    import sqlite3
+
+    assert _evaluate(tmp_path, _monitors_file(tmp_path)).exit_code == 0
+    store = tmp_path / "eval" / "results.sqlite"
+    with sqlite3.connect(store) as conn:
+        units = conn.execute("SELECT id, payload FROM units").fetchall()
+        failed = [uid for uid, payload in units if json.loads(payload)["condition"] == "monitor-1"]
+        assert failed
+        marks = ",".join("?" * len(failed))
+        conn.execute(
+            f"UPDATE units SET status='failed', error='TimeoutError: x' WHERE id IN ({marks})",
+            failed,
+        )
+        conn.execute(f"DELETE FROM records WHERE unit_id IN ({marks})", failed)
+    result = runner.invoke(app, ["monitor", "report", str(tmp_path / "eval")])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert f"warning: {len(failed)} test unit(s) failed and 0 did not run" in text
+    assert f"monitor-1: {len(failed)} failed" in text
+    report = json.loads(
+        runner.invoke(app, ["monitor", "report", str(tmp_path / "eval"), "--json"]).stdout
+    )
+    assert report["unfinished"] == {"monitor-1": {"failed": len(failed), "pending": 0}}

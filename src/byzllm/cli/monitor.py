@@ -258,6 +258,7 @@ def report(
         with Store.open(run_dir) as store:
             games = store.records("monitor_game")
             cfg = store.latest_config()
+            unfinished = _unfinished_by_condition(store)
         env_name = str(
             (cfg or {}).get("env") or next((g.get("env") for g in games), None) or "whodunit"
         )
@@ -349,6 +350,7 @@ def report(
                     "plots": written,
                     "parse_health": health.to_json(),
                     "request_health": requests.to_json(),
+                    "unfinished": unfinished,
                 }
             )
             common.show_parse_health(health, json_output=True)
@@ -376,6 +378,8 @@ def report(
                 simulated=simulated,
             )
         )
+        if unfinished:
+            typer.secho(_unfinished_warning(unfinished), fg="yellow", err=True)
         if outcomes:
             console.print(
                 rich_table(
@@ -424,6 +428,34 @@ def report(
             )
         for path in written:
             typer.echo(f"wrote {path}", err=True)
+
+
+def _unfinished_by_condition(store: Any) -> dict[str, dict[str, int]]:
+    """Test units that failed or never ran, per condition (``{"monitor-1": {"failed": 9,
+    "pending": 0}}``); empty when every unit is done."""
+    found: dict[str, dict[str, int]] = {}
+    for status in ("failed", "pending"):
+        for unit in store.units(status):
+            condition = str(unit["payload"].get("condition", "?"))
+            counts = found.setdefault(condition, {"failed": 0, "pending": 0})
+            counts[status] += 1
+    return found
+
+
+def _unfinished_warning(unfinished: dict[str, dict[str, int]]) -> str:
+    """One line: what the tables leave out. Failed games are not a random sample: a condition
+    that intervenes plays longer games, which time out more often."""
+    failed = sum(c["failed"] for c in unfinished.values())
+    pending = sum(c["pending"] for c in unfinished.values())
+    parts = ", ".join(
+        f"{name}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+        for name, counts in sorted(unfinished.items())
+    )
+    return (
+        f"warning: {failed} test unit(s) failed and {pending} did not run ({parts}); success "
+        "rates and gains above are over the games that finished, and the ones that failed need "
+        "not be like them: rerun `byzllm monitor evaluate` with --retry-failed"
+    )
 
 
 def _ci(points: dict[str, float | None]) -> str:

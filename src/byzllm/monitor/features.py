@@ -38,8 +38,10 @@ observed uncertainty". ``n_positions = 0`` records that this happened, and the t
 still a feature, so a monitor still scores the turn. Positions whose top-k list is empty count
 as absent.
 
-Malformed log-probabilities (NaN, ``+inf``, a positive log-probability, or raw top-k mass
-above 1) raise :class:`~byzllm.errors.InputError`; ``-inf`` (probability 0) is accepted.
+Malformed log-probabilities (NaN, ``+inf``, a positive log-probability; with
+``renormalize=False`` also raw top-k mass above 1) raise :class:`~byzllm.errors.InputError`;
+``-inf`` (probability 0) is accepted. Renormalized, a top-k mass above 1 is divided out like
+any other: what the features read is the shape of the top-k distribution.
 """
 
 from __future__ import annotations
