@@ -13,9 +13,9 @@ role's turns with probability ``p``.
 Both only read :class:`~byzllm.envs.TurnObservation`, so they work unchanged for any
 environment; both keep per-game state keyed by ``game_id``, so one instance may serve many
 concurrent games, each played once: the budget of a game id is spent once, so a repeat of the
-same game needs a fresh instance (the experiments build one per play). Every trigger is logged (:attr:`triggers`) for precision analysis and the
-trigger-turn histogram of App. E.1; a budget of 0 gives a *shadow* monitor that logs would-be
-triggers but never intervenes.
+same game needs a fresh instance (the experiments build one per play). Every trigger is
+logged (:attr:`triggers`) for precision analysis and the trigger-turn histogram of App. E.1;
+a budget of 0 gives a *shadow* monitor that logs would-be triggers but never intervenes.
 """
 
 from __future__ import annotations
