@@ -86,3 +86,20 @@ def test_erdos_renyi_gives_up_with_a_clear_error() -> None:
 def test_bad_parameters_raise_input_error(name: str, kwargs: dict[str, object]) -> None:
     with pytest.raises(InputError):
         build(name, **kwargs)  # type: ignore[arg-type]
+
+
+def test_erdos_renyi_default_p_is_raised_where_it_cannot_work() -> None:
+    """Zhang et al.'s p is asymptotic: at 13 nodes and the default r = 6 no sample of 1,000 was
+    6-robust, so `graph build erdos-renyi -n 13` always failed. A default p is raised; a p
+    given is kept, and refused as before."""
+    from byzllm.graphs import is_r_robust
+    from byzllm.graphs._constructions import erdos_renyi
+
+    G = erdos_renyi(13, seed=0)
+    params = G.graph["params"]
+    assert params["r"] == 6 and is_r_robust(G, 6)
+    assert params["p_default"] == erdos_renyi_probability(13, 6) < params["p"] <= 1.0
+    small = erdos_renyi(9, seed=0)  # the default p works here: kept, nothing recorded
+    assert "p_default" not in small.graph["params"]
+    with pytest.raises(InputError, match="no 6-robust G"):
+        erdos_renyi(13, seed=0, p=erdos_renyi_probability(13, 6), max_tries=50)

@@ -76,6 +76,13 @@ def build_command(
         G = build(name, n=n, seed=seed, **params)
         path = save_graph(G, out)
     typer.echo(f"wrote {path} ({G.number_of_nodes()} nodes, {G.number_of_edges()} edges)")
+    made = G.graph.get("params", {})
+    if "p_default" in made:
+        typer.echo(
+            f"note: no {made['r']}-robust sample at the default p = {made['p_default']:.3f} "
+            f"(Zhang et al.'s, asymptotic); this graph is G({n}, {made['p']:.3f})",
+            err=True,
+        )
 
 
 def _min_edges_note(n: int, r: int, directed: bool) -> dict[str, Any]:
