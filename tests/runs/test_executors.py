@@ -243,9 +243,9 @@ for run in sys.argv[1:]:
         # The fork server starts once per process, with the environment of the first run:
         # each run's workers must still get what that run asks for.
         (["drop", "keep"], ["['None']", "['sk-canary-42']"]),
-        # ... though a server started with the key leaves it in its workers' /proc environ
-        # (only there: not in os.environ).
-        (["keep", "drop"], ["['sk-canary-42']", "['in /proc']"]),
+        # ... and a server started by a run that needs the key starts without it too: one
+        # started with it left the key in every later worker's /proc environ.
+        (["keep", "drop"], ["['sk-canary-42']", "['None']"]),
     ],
 )
 def test_workers_of_work_that_calls_no_model_get_no_api_key(
@@ -263,6 +263,23 @@ def test_workers_of_work_that_calls_no_model_get_no_api_key(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == seen
+
+
+@pytest.mark.skipif(
+    "forkserver" not in __import__("multiprocessing").get_all_start_methods(),
+    reason="the fork server is how workers start without secrets",
+)
+def test_a_real_model_runs_workers_hold_the_key_only_in_os_environ() -> None:
+    """Workers of a run that calls models take the key from the pool, not from the fork
+    server's environment: it is in their os.environ, never in their /proc environ."""
+    script = _SEE_KEY.replace("seen_key", "seen_in_proc")
+    env = {**os.environ, "OPENAI_API_KEY": "sk-canary-42", "PYTHONPATH": str(IMPORTABLE)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, "keep"], env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["['None']"]
 
 
 def test_simulated_work_gets_workers_without_secrets() -> None:

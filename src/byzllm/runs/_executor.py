@@ -213,15 +213,13 @@ class ProcessExecutor(Executor):
     killed by SIGKILL (:func:`byzllm._process.exit_with_parent`); the fork server and
     multiprocessing's resource tracker follow as soon as the last worker has exited.
 
-    ``keep_secrets=False`` (work that calls no model: ``executor_by_name`` passes it for a
-    ``cpu_bound`` config) starts the fork server, and so every worker, without the
-    environment's secret-looking variables (API keys, tokens:
-    :func:`byzllm._process.looks_secret`), where this process has not started one already.
-    Either way each worker then takes the secrets it should hold (none, or this process's
-    own at the start of the run; :func:`byzllm._process.adopt_secrets`), since the fork
-    server, started once per process, keeps the environment of whichever run started it
-    (a worker forked from one started with the keys still shows them in its ``/proc``
-    environ, though not in ``os.environ``).
+    The fork server, and so every worker, starts without the environment's secret-looking
+    variables (API keys, tokens: :func:`byzllm._process.looks_secret`), where this process
+    has not started one already. Each worker then takes the secrets it should hold
+    (:func:`byzllm._process.adopt_secrets`): this process's own at the start of the run, or
+    none with ``keep_secrets=False`` (work that calls no model: ``executor_by_name`` passes
+    it for a ``cpu_bound`` config). Taken that way they are in the worker's ``os.environ``
+    but not in its ``/proc`` environ, which a server started with the keys would have shown.
     """
 
     def __init__(self, max_workers: int | None = None, *, keep_secrets: bool = True) -> None:
@@ -234,10 +232,13 @@ class ProcessExecutor(Executor):
         methods = multiprocessing.get_all_start_methods()
         method = "forkserver" if "forkserver" in methods else "spawn"
         context = multiprocessing.get_context(method)
-        if not self.keep_secrets and method == "forkserver":
-            # Work that calls no model needs no API key: the fork server (every worker is
-            # forked from it) and the resource tracker start without them. Both are started
-            # once per process: where one already runs, it keeps what it started with.
+        if method == "forkserver":
+            # The fork server (every worker is forked from it) and the resource tracker start
+            # without API keys, whatever the run: a process's environment block (what
+            # /proc/<pid>/environ shows) is fixed when it starts, and a worker forked from a
+            # key-holding server showed the keys there for good. Workers that call models
+            # take the keys from the pool's initializer instead. Both are started once per
+            # process: where one already runs, it keeps what it started with.
             from multiprocessing import forkserver, resource_tracker
 
             with secrets_hidden():

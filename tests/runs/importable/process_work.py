@@ -38,3 +38,11 @@ def seen_key(payload: dict[str, Any]) -> Seen:
         block = handle.read()
     held = os.environ.get("OPENAI_API_KEY") or ("in /proc" if b"sk-canary" in block else None)
     return Seen(key=held)
+
+
+def seen_in_proc(payload: dict[str, Any]) -> Seen:
+    """Whether the environment's API key is in this worker's /proc environ (the block fixed
+    when the process started, which another process of the same user can read)."""
+    with open(f"/proc/{os.getpid()}/environ", "rb") as handle:
+        block = handle.read()
+    return Seen(key="in /proc" if b"sk-canary" in block else None)
