@@ -175,8 +175,10 @@ class _StrictLoader(yaml.SafeLoader):
 
     def flatten_mapping(self, node: yaml.MappingNode) -> None:
         """Check a mapping's own keys for duplicates, then merge its ``<<`` mappings in front
-        of them (so that its own keys win). Merging rewrites the node, so each node is checked
-        and merged once: a merged key beside the node's own is an override, not a duplicate."""
+        of them (so that its own keys win; of ``<<: [*a, *b]``, ``a``'s win over ``b``'s).
+        Merging rewrites the node, so each node is checked and merged once: a merged key
+        beside the node's own is an override, not a duplicate. Our own merge, not PyYAML's:
+        PyYAML 6.0.4 changed which of two merged mappings wins."""
         if id(node) in self._flattened:
             return
         seen: set[Any] = set()
@@ -196,7 +198,32 @@ class _StrictLoader(yaml.SafeLoader):
                 raise ConfigError(
                     f"duplicate key {key!r} at line {mark.line + 1}, column {mark.column + 1}"
                 )
-        super().flatten_mapping(node)
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        own: list[tuple[yaml.Node, yaml.Node]] = []
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE_TAG:
+                if key_node.tag == "tag:yaml.org,2002:value":
+                    key_node.tag = "tag:yaml.org,2002:str"
+                own.append((key_node, value_node))
+                continue
+            sources = (
+                value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            )
+            pairs: list[tuple[yaml.Node, yaml.Node]] = []
+            # Later pairs override earlier ones when the mapping is built: the first source
+            # of a list goes last so that it wins.
+            for source in reversed(sources):
+                if not isinstance(source, yaml.MappingNode):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"expected a mapping or list of mappings for merging, found {source.id}",
+                        source.start_mark,
+                    )
+                self.flatten_mapping(source)
+                pairs.extend(source.value)
+            merged.extend(pairs)
+        node.value = merged + own
         self._flattened.add(id(node))
 
 
