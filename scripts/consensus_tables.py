@@ -83,6 +83,12 @@ ABLATIONS: list[tuple[str, str, dict[str, float], dict[str, Any]]] = [
         {},
     ),
     (
+        "gullible, self-doubting",
+        "`false_accept = 0.5` with `self_trust = 0.75`",
+        {"false_accept": 0.5, "self_trust": 0.75},
+        {},
+    ),
+    (
         "never anchored",
         "agents never keep an answer just because they believe it (`anchoring = 0`)",
         {"anchoring": 0.0},
