@@ -5,7 +5,8 @@ T = 6, 30 synthetic questions, every agent an LLM-backed agent talking to a Fake
 with 100 ms latency per request and no server-side limit.
 
 * critical-path bound: (1 + 2T)·latency: one answer stage, then per round one scoring stage
-  (self-score alongside neighbour scores) and one refine stage;
+  (self-score alongside neighbour scores) and one refine stage, each of which asks the server
+  something new (the weak model's answer drifts every round, see :func:`make_script`);
 * reference structure: the research code's call order, questions one after another and, in
   each round, self-score, then neighbour scores, then refine: 30·(1 + 3T)·latency;
 * calls per question: server calls actually made, against the naive count (every request the
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import multiprocessing
 import re
@@ -45,8 +47,16 @@ def benchmark_tasks(questions: int) -> tuple[list[Task], list[Task]]:
 
 
 def make_script(tasks: list[Task]) -> Any:
-    """Strong model: solves, scores the truth 0.9; weak: answers a distractor, scores it 0.9."""
+    """Strong model: solves, scores the truth 0.9; weak: answers a distractor, scores it 0.9,
+    and gives a new wrong answer at every refinement.
+
+    The weak model's drift makes every stage of every round ask the server something new (its
+    answers are in the next prompts): with answers that settle, the identical requests of
+    later rounds are answered once and never reach the server, and (1 + 2T)·latency was no
+    bound at all (0.85 s against 1.30 s).
+    """
     by_question = {t.question: t for t in tasks}
+    drift = itertools.count(1)
 
     def script(request: dict[str, Any]) -> str:
         content = str(request["messages"][-1]["content"])
@@ -60,9 +70,9 @@ def make_script(tasks: list[Task]) -> Any:
             liked = truth if strong else wrong
             return "0.9" if responses[0] == liked else "0.1"
         if "Your current answer:" in content:
-            if strong or truth in responses:
+            if strong:
                 return f"Answer: {truth}"
-            return f"Answer: {responses[0]}"
+            return f"Answer: {int(wrong) + 1000 * next(drift)}"
         return f"Answer: {truth if strong else wrong}"
 
     return script

@@ -1,8 +1,10 @@
 """Throughput of the model-access layer against FakeOpenAIServer.
 
 N requests with fixed server latency L through ``get_model(..., max_concurrency=C)``. A
-perfect client finishes in N * L / C seconds (the bound); we report wall time, the bound,
-their ratio (target <= 1.25) and the client's CPU time per call (target <= 2 ms).
+perfect client, C requests in flight at every moment, finishes in ceil(N / C) * L seconds
+(the bound: 2,000 requests at 64 take 32 rounds, not 31.25); we report wall time, the bound,
+their ratio (target <= 1.25) and the client's CPU time per call (target <= 2 ms), each the
+median of the batches (the best batch beside it).
 
 The server runs in its own process so that this process's CPU time (``time.process_time``)
 is the client's alone: SDK, HTTP, limiter, retries layer, parsing and normalization of
@@ -19,7 +21,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import multiprocessing
+import statistics
 import time
 from multiprocessing.connection import Connection
 from typing import Any
@@ -156,14 +160,17 @@ def main() -> None:
         if server.is_alive():
             server.terminate()
 
-    bound = n * args.latency / args.concurrency
+    bound = math.ceil(n / args.concurrency) * args.latency
     for run in runs:
         run["ratio"] = run["wall_s"] / bound
         run["cpu_ms_per_call"] = 1000 * run["cpu_s"] / n
-    # Best of the repeats: the machine may be shared; every run is listed in the JSON too.
+    # The median batch is judged; the best is shown beside it (the machine may be shared),
+    # and every batch is listed in the JSON.
     best = min(runs, key=lambda run: run["ratio"])
     wrong = sum(run["wrong"] for run in runs)
-    ratio, cpu_ms = best["ratio"], best["cpu_ms_per_call"]
+    ratio = statistics.median(run["ratio"] for run in runs)
+    cpu_ms = statistics.median(run["cpu_ms_per_call"] for run in runs)
+    wall = statistics.median(run["wall_s"] for run in runs)
     passed = ratio <= TARGET_RATIO and cpu_ms <= TARGET_CPU_MS and wrong == 0
     print(
         f"requests: {n} x {repeat} batches  latency: {args.latency * 1000:.0f} ms  "
@@ -174,10 +181,13 @@ def main() -> None:
             f"  batch {i}: wall {run['wall_s']:.3f} s  ratio {run['ratio']:.3f}  "
             f"client CPU {run['cpu_ms_per_call']:.3f} ms/call"
         )
-    print(f"wall time (best batch): {best['wall_s']:.3f} s")
-    print(f"bound (requests x latency / concurrency): {bound:.3f} s")
-    print(f"ratio to bound: {ratio:.3f}  (target <= {TARGET_RATIO})")
-    print(f"client CPU per call: {cpu_ms:.3f} ms  (target <= {TARGET_CPU_MS})")
+    print(f"wall time (median batch): {wall:.3f} s  (best {best['wall_s']:.3f} s)")
+    print(f"bound (ceil(requests / concurrency) x latency): {bound:.3f} s")
+    print(
+        f"ratio to bound (median): {ratio:.3f}  "
+        f"(target <= {TARGET_RATIO}; best {best['ratio']:.3f})"
+    )
+    print(f"client CPU per call (median): {cpu_ms:.3f} ms  (target <= {TARGET_CPU_MS})")
     print(
         f"reference, same server, bare asyncio HTTP client: ratio {floor_wall / bound:.3f} "
         "(what the server and this machine allow at all)"
@@ -196,9 +206,10 @@ def main() -> None:
                 "latency_s": args.latency,
                 "concurrency": args.concurrency,
                 "top_logprobs": top_logprobs,
-                "wall_s": round(best["wall_s"], 4),
+                "wall_s": round(wall, 4),
                 "bound_s": round(bound, 4),
                 "ratio_to_bound": round(ratio, 4),
+                "best_ratio": round(best["ratio"], 4),
                 "client_cpu_ms_per_call": round(cpu_ms, 4),
                 "all_ratios": [round(run["ratio"], 4) for run in runs],
                 "bare_client_ratio": round(floor_wall / bound, 4),

@@ -23,6 +23,7 @@ Run: ``python benchmarks/local_server.py [--model qwen0.5b] [--repeats 3]``. Nee
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -137,16 +138,26 @@ def _workload(server: LocalServer, repeat: int) -> dict[str, float]:
     return times
 
 
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # the parent package is missing
+        return False
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen0.5b")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
-    try:
-        import llama_cpp.server  # noqa: F401
-    except ImportError:
-        sys.exit("needs llama-cpp-python's server: pip install 'llama-cpp-python[server]'")
+    # llama_cpp.server imports without its web stack; uvicorn and starlette fail only later.
+    missing = [m for m in ("llama_cpp.server", "uvicorn", "starlette") if not _importable(m)]
+    if missing:
+        sys.exit(
+            f"needs llama-cpp-python's server ({', '.join(missing)} missing): "
+            "pip install 'llama-cpp-python[server]'"
+        )
     runs: dict[str, list[dict[str, float]]] = {"byzllm": [], "llama_cpp_python": []}
     for repeat in range(args.repeats):
         for name, kind in (("byzllm", LocalServer), ("llama_cpp_python", LlamaCppPythonServer)):
