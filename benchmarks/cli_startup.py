@@ -117,6 +117,10 @@ def main() -> None:
     small = max(graph_ms, runs_ms)
     help_met = help_ms < 150 or help_ms / bare <= 150 / 28
     print(f"target: byzllm --help < 150 ms (ratio to bare <= 5.4): {_met(help_met)}")
+    # The issue asks it of every --help: the subcommands measured here are judged alike.
+    sub_help = max(median["byzllm consensus run --help"], median["byzllm graph check --help"])
+    sub_met = sub_help < 150 or sub_help / bare <= 150 / 28
+    print(f"target: subcommand --help < 150 ms (slowest measured): {_met(sub_met)}")
     for name, ms in (("graph check", graph_ms), ("runs list", runs_ms)):
         # Absolute: the bare interpreter here (40-60 ms) swings too much for a ratio to judge.
         print(f"target: byzllm {name} < 300 ms: {_met(ms < 300)} ({ms / bare:.1f}x bare)")
@@ -132,6 +136,9 @@ def main() -> None:
                 "help_ratio_to_typer_floor": round(help_ms / floor_ms, 2),
                 "help_rendered_ms": round(median["byzllm --help (rendered)"], 1),
                 "help_rendered_ratio_to_bare": round(median["byzllm --help (rendered)"] / bare, 2),
+                "help_met": help_met,
+                "subcommand_help_met": sub_met,
+                "slowest_subcommand_help_ms": round(sub_help, 1),
                 "subcommand_help_ms": round(median["byzllm consensus run --help"], 1),
                 "subcommand_help_ratio_to_bare": round(
                     median["byzllm consensus run --help"] / bare, 2

@@ -4,7 +4,8 @@ A consensus sweep of simulated agents (the attack matrix's grid, enough question
 units) goes through the runner into a store; ``byzllm view`` writes its page and the chunk
 files of every unit's trace; Chromium loads it, runs its script and dumps the DOM, which is
 timed, then opens the run's last unit (its trace loaded from its chunk). Targets: the page
-folder under 30 MB, open in under 2 s.
+written in under 3 s (issue: fast everywhere; ``write_met``), the folder under 30 MB, open in
+under 2 s. Wall times follow the machine's load, which the JSON reports beside them.
 
     python benchmarks/viewer.py                 # 10,000 units
     python benchmarks/viewer.py --units 2000    # a smaller run
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -99,6 +101,9 @@ def main() -> None:
                 "page_mb": round(size_mb, 2),
                 "folder_mb": round(folder_mb, 2),
                 "write_seconds": round(write_seconds, 2),
+                "write_target_s": 3.0,
+                "write_met": write_seconds < 3.0,
+                "load_average": round(os.getloadavg()[0], 2),
                 "first_paint_ms": clock.get("fcp-ms"),
                 "ready_ms": clock.get("ready-ms"),
                 "last_unit_ready_ms": last_clock.get("ready-ms"),
