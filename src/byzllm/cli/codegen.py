@@ -296,7 +296,8 @@ def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: 
                 )
         verdict = "PASSED" if r["passed"] else f"FAILED ({r['hidden_status']})"
         console.print(
-            f"[bold]{verdict}[/bold] final: solution {r['final_seat']} by {r['final_rule']}",
+            f"[bold]{verdict}[/bold] final: solution {r['final_seat']} "
+            + ("(the only one)" if r["final_rule"] == "only" else f"by {r['final_rule']}"),
             markup=True,
         )
         if r["hidden_detail"]:

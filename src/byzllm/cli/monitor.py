@@ -472,7 +472,7 @@ def _outcome_cells(row: dict[str, Any], metrics: Any) -> dict[str, Any]:
     cells: dict[str, Any] = {"condition": row["condition"], "games": row["games"]}
     for m in metrics:
         value, low, high = row[m.key], row[f"{m.key}_low"], row[f"{m.key}_high"]
-        unit = " %" if m.kind == "rate" else ""
+        unit = " %" if m.scale == 100.0 else ""
         cells[m.label + unit] = format_interval(value, low, high, scale=m.scale, missing="n/a")
     cells["interv."] = f"{row['interventions_per_game']:.2f}"
     return cells

@@ -13,6 +13,9 @@ from byzllm._files import atomic_path
 
 from . import _common as common
 
+#: What the report's ± is (the default run has one repeat: then it is across games).
+_SE_CAPTION = "± standard error over runs (with one run: across games)"
+
 __all__ = ["app"]
 
 app = typer.Typer(help="WhoDunitEnv: generate, play and run games.", no_args_is_help=True)
@@ -230,8 +233,8 @@ def run(opts: common.RunOptions) -> None:
 def report(run_dir: common.RunDirArgument, json_output: common.JsonOption = False) -> None:
     """Success-Rate, Precision and Game-Length of a run, with their intervals.
 
-    Each metric comes with its ± standard error over runs and a 95% bootstrap interval over
-    games.
+    Each metric comes with its ± standard error (over runs; with one run, across games) and
+    a 95% bootstrap interval over games.
 
     Also the run's parse health (model moves parsed and how many fell back to a passed
     turn), with a warning when more than 20% did, and its model requests (sent, cached,
@@ -271,7 +274,7 @@ def report(run_dir: common.RunDirArgument, json_output: common.JsonOption = Fals
         if not json_output:
             from byzllm.experiments.whodunit.report import INTERVAL_NOTE
 
-            typer.echo(f"± standard error over runs; 95% CI: {INTERVAL_NOTE}")
+            typer.echo(f"{_SE_CAPTION}; 95% CI: {INTERVAL_NOTE}")
         common.show_parse_health(health, json_output=json_output)
         common.show_request_health(requests, json_output=json_output)
 

@@ -42,8 +42,9 @@ __all__ = [
 _LABELS = CONDITION_LABELS
 #: How the ± of :func:`evaluation_rows` is computed, as captions state it.
 SE_NOTE = (
-    "± standard error of the per-run values over repeated runs (the rogue-agents paper, D.4); "
-    "with one run, the binomial standard error across games"
+    "± standard error of the per-run values over repeated runs (as the rogue-agents paper's "
+    "§5 says it reports; its Table 3 values match the binomial standard error over all plays "
+    "pooled instead); with one run, the binomial standard error across games"
 )
 
 

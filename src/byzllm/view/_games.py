@@ -282,7 +282,7 @@ def _monitor_summary(games: Sequence[dict[str, Any]]) -> tuple[str, str]:
     for r in outcomes:
         row: dict[str, Any] = {"condition": r["label"], "games": r["games"], "runs": r["runs"]}
         for m in metrics:
-            unit = " %" if m.kind == "rate" else ""
+            unit = " %" if m.scale == 100.0 else ""
             row[m.label + unit] = format_interval(
                 r[m.key], r[f"{m.key}_low"], r[f"{m.key}_high"], scale=m.scale
             )
@@ -567,8 +567,12 @@ def _debate_html(record: Mapping[str, Any]) -> str:
             if record.get("passed")
             else f"<span class=bad>{esc(record.get('hidden_status'))}</span>"
         )
-        + f"; final answer by {esc(record.get('final_rule'))}, seat "
-        f"{esc(record.get('final_seat'))}</p>"
+        + (
+            "; the only solution, seat "
+            if record.get("final_rule") == "only"
+            else f"; final answer by {esc(record.get('final_rule'))}, seat "
+        )
+        + f"{esc(record.get('final_seat'))}</p>"
     ]
     if record.get("hidden_detail"):
         parts.append(f"<pre>{esc(_cut(str(record['hidden_detail']), 4000))}</pre>")

@@ -200,7 +200,7 @@ async def _choose(
     limits: SandboxLimits | None,
 ) -> tuple[int, str]:
     if len(final) == 1:
-        return 0, rule
+        return 0, "only"  # nothing to choose between (zero-shot): no rule was applied
     merged = _combined(suites)
     if rule == "tests" and merged:
         scores = []

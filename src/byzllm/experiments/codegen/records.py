@@ -33,7 +33,7 @@ class CodeGenProblemRecord(Record):
     hidden_status: str
     hidden_detail: str
     final_seat: int | None
-    final_rule: str
+    final_rule: str  # "tests" or "vote" as configured; "only" where one solution was left
     final_code: str
     rounds_played: int
     total_turns: int

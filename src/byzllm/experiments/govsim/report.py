@@ -46,9 +46,11 @@ def metric_intervals(rows: Iterable[dict[str, Any]]) -> dict[str, Interval]:
             if value is not None:
                 per_game[str(row["game_id"])][key].append(float(value))
     out: dict[str, Interval] = {}
-    for key, _, scale in METRICS:
+    for key, _, _ in METRICS:
         values = [sum(v[key]) / len(v[key]) for v in per_game.values() if v.get(key)]
-        out[key] = bootstrap_interval(values, rate=scale == 100.0)  # the shares in [0, 1]
+        # Survival-Rate is a success counted over games; Efficiency is a share per game, and
+        # a Wilson interval at 100% would claim games that could have done worse.
+        out[key] = bootstrap_interval(values, rate=key == "survival_rate")
     return out
 
 

@@ -54,13 +54,16 @@ __all__ = [
 ]
 
 #: How an outcome metric is summarized: a rate (fraction, shown in %) or a mean.
-MetricKind = Literal["rate", "mean"]
+MetricKind = Literal["rate", "share", "mean"]
 
 
 @dataclass(frozen=True)
 class OutcomeMetric:
     """One metric an environment's report shows: the key in a game's ``outcome``, its label,
-    and whether it is a rate (shown ×100) or a plain mean."""
+    and whether it is a rate (a share of games that succeed, shown ×100), a share (a value in
+    [0, 1] per game, such as Efficiency, shown ×100) or a plain mean. Only a rate gets the
+    Wilson interval where every game succeeded or failed: a share of 1 in every game is not
+    a success counted over games."""
 
     key: str
     label: str
@@ -68,7 +71,7 @@ class OutcomeMetric:
 
     @property
     def scale(self) -> float:
-        return 100.0 if self.kind == "rate" else 1.0
+        return 100.0 if self.kind in ("rate", "share") else 1.0
 
 
 @dataclass
@@ -276,7 +279,7 @@ class GovSimEnvironment:
     metrics: tuple[OutcomeMetric, ...] = (
         OutcomeMetric("survival_rate", "Survival-Rate", "rate"),
         OutcomeMetric("survival_time", "Survival-Time"),
-        OutcomeMetric("efficiency", "Efficiency", "rate"),
+        OutcomeMetric("efficiency", "Efficiency", "share"),
     )
     max_cap: int | None = 1
 
