@@ -189,3 +189,13 @@ def test_a_real_run_on_other_shipped_models_has_its_own_folder(
     assert result.exit_code == 2
     store = Path("runs") / "reproduce" / folder / "results.sqlite"
     assert result.stderr.strip() == f"error: no results store at {store} (is this a run directory?)"
+
+
+@pytest.mark.parametrize("flag", [["--partial"], ["--real-weak", "smollm2"]])
+def test_real_only_options_without_real_are_refused(tmp_path: Path, flag: list[str]) -> None:
+    """``--partial`` ("with --real: run nothing") without --real ran the whole simulated table
+    and its sensitivity sweep, and exited 0."""
+    result = RUNNER.invoke(app, ["reproduce", "sac-table1", *flag, "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "goes with --real" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "r").exists()

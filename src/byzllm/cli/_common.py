@@ -26,6 +26,7 @@ import errno
 import functools
 import inspect
 import json
+import math
 import signal
 import sys
 import threading
@@ -908,7 +909,20 @@ def summary_exit_code(summary: RunSummary) -> int:
 def _jsonable(value: Any) -> Any:
     from pydantic_core import to_jsonable_python
 
-    return to_jsonable_python(value, fallback=str)
+    return _finite(to_jsonable_python(value, fallback=str, inf_nan_mode="null"))
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN and infinity as ``None``: JSON has no such numbers, and a bare
+    ``NaN`` (what Python writes by default) is refused by strict parsers and ``JSON.parse``.
+    Models that keep their NaN for the store (records) are converted here too."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def plural(n: int, word: str) -> str:
@@ -952,7 +966,8 @@ def print_json(obj: Any) -> None:
     from ._streams import speaks_utf8
 
     escaped = not speaks_utf8(sys.stdout)
-    sys.stdout.write(json.dumps(_jsonable(obj), indent=2, ensure_ascii=escaped) + "\n")
+    text = json.dumps(_jsonable(obj), indent=2, ensure_ascii=escaped, allow_nan=False)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
     note_json_written()
 

@@ -185,7 +185,7 @@ def report(
 
         byzllm codegen report runs/cg --problems
 
-        byzllm codegen report runs/cg --transcript HumanEval/3
+        byzllm codegen report runs/cg --transcript HumanEval/1
     """
     with common.cli_errors():
         from byzllm.experiments import parse_health, request_health
@@ -265,7 +265,9 @@ def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: 
 
     chosen = [r for r in rows if r["problem_id"] == problem and int(r["repeat"]) == 0]
     if not chosen:
-        raise InputError(f"no results for problem {problem!r}")
+        held = sorted({str(r["problem_id"]) for r in rows})
+        shown = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
+        raise InputError(f"no results for problem {problem!r}; the run holds {shown}")
     if json_output:
         common.print_json(chosen)
         return

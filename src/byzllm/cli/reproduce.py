@@ -170,6 +170,9 @@ def reproduce(
         if problems is not None and entry.kind != "codegen":
             codegen = ", ".join(r.name for r in REPRODUCTIONS.values() if r.kind == "codegen")
             raise InputError(f"--problems is for {codegen}, not {name}")
+        if real is None and (partial or real_weak is not None):
+            flag = "--partial" if partial else "--real-weak"
+            raise InputError(f"{flag} goes with --real (a run on the shipped models)")
         if real is not None:
             if entry.real_config is None:
                 real_ones = ", ".join(r.name for r in REPRODUCTIONS.values() if r.real_config)

@@ -38,7 +38,8 @@ def view(
     question or game, filterable by protocol, topology, attack, condition
     (the intervention) or outcome, each opening its trace (graph and rounds, or the transcript
     with decision tokens coloured by entropy). Every unit's trace sits
-    compressed in view_files/ next to the page (copy both) and loads when
+    compressed in a folder named after the page (view_files/ beside view.html;
+    page_files/ for -o page.html; copy both) and loads when
     the unit is opened.
 
     Examples:
