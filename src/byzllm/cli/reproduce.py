@@ -91,9 +91,13 @@ def reproduce(
         ),
     ] = None,
     real_weak: Annotated[
-        str,
-        typer.Option("--real-weak", help="With --real: the weak agents' shipped model."),
-    ] = "smollm2",
+        str | None,
+        typer.Option(
+            "--real-weak",
+            help="With --real: the weak agents' shipped model [default: smollm2].",
+            show_default=False,
+        ),
+    ] = None,
     partial: Annotated[
         bool,
         typer.Option(
@@ -174,6 +178,7 @@ def reproduce(
             flag = "--partial" if partial else "--real-weak"
             raise InputError(f"{flag} goes with --real (a run on the shipped models)")
         if real is not None:
+            real_weak = real_weak or "smollm2"
             if entry.real_config is None:
                 real_ones = ", ".join(r.name for r in REPRODUCTIONS.values() if r.real_config)
                 raise InputError(f"--real is available for {real_ones}, not {name}")
