@@ -13,7 +13,6 @@ import random
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -160,18 +159,6 @@ def test_repair_never_brings_back_units_deleted_before_the_damage(tmp_path: Path
     assert report.units_lost == 0  # the deleted units were never this config's to lose
     done = {unit for unit, status in units_after.items() if status == "done"}
     assert done == set(rows_after)  # every unit kept done has its record
-
-
-@pytest.fixture
-def shell_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    monkeypatch.setenv("PATH", f"{folder}:{Path(sys.executable).parent}")
-    _repair.recover_shell.cache_clear()
-    _repair._recover_command.cache_clear()
-    yield folder
-    _repair.recover_shell.cache_clear()
-    _repair._recover_command.cache_clear()
 
 
 #: A stand-in sqlite3 shell: ``DB .recover[ OPTIONS]`` prints the database as SQL and logs the

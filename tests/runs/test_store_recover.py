@@ -7,7 +7,6 @@ import asyncio
 import shutil
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,17 +34,6 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     units = [make_unit({"q": q}) for q in range(60)]
     asyncio.run(run_units(run_dir, units, note, progress=False))
     return run_dir / "results.sqlite"
-
-
-@pytest.fixture
-def shell_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A folder put first on PATH, for a ``sqlite3`` of the test's making."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    monkeypatch.setenv("PATH", f"{folder}:{Path(sys.executable).parent}")
-    _repair.recover_shell.cache_clear()
-    yield folder
-    _repair.recover_shell.cache_clear()
 
 
 def _write_shell(folder: Path, body: str) -> None:

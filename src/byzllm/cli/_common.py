@@ -909,7 +909,7 @@ def summary_exit_code(summary: RunSummary) -> int:
 def _jsonable(value: Any) -> Any:
     from pydantic_core import to_jsonable_python
 
-    return _finite(to_jsonable_python(value, fallback=str, inf_nan_mode="null"))
+    return _finite(to_jsonable_python(value, fallback=str))
 
 
 def _finite(value: Any) -> Any:

@@ -197,7 +197,7 @@ class LLMJudge(_Reviewer):
             "then 'Best: i'.",
             draw=view.attempt,
         )
-        parsed = read_feedback(completion.text, n).value
+        parsed = reading.value  # the reading of the last reply, which is the completion
         return Feedback(
             # What the coders read: the judgement, not the reasoning before it (a long one
             # would fill the echo and cut the verdicts off).
@@ -226,7 +226,7 @@ class LLMTester(_Reviewer):
             "Write one `assert f(...) == expected` per line in a ```python code block.",
             draw=view.attempt,
         )
-        parsed = read_tests(completion.text).value
+        parsed = reading.value
         return TestSuite(
             tests=list(parsed.tests),
             distributions=_positions(completion, parsed.spans, reparse),

@@ -14,9 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
+from byzllm.experiments.whodunit.report import game_estimates
 from byzllm.monitor.conditions import CONDITION_LABELS, CONDITIONS
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
 
@@ -43,21 +41,6 @@ def _value(row: dict[str, Any], key: str) -> float | None:
     return None
 
 
-#: Metrics whose games count unequally (a game's repeats may or may not end in an
-#: accusation): per run a ratio of sums over games, then the mean over runs.
-_POOLED = frozenset({"precision"})
-
-
-def _mean_of_run_ratios(rows: npt.NDArray[np.float64]) -> float:
-    """Per run (columns 2k and 2k + 1: numerator and denominator over the games), the ratio
-    of sums; their mean over the runs that have a denominator (the report's statistic)."""
-    totals = rows.sum(axis=0).reshape(-1, 2)
-    defined = totals[:, 1] > 0
-    if not defined.any():
-        return float("nan")
-    return float((totals[defined, 0] / totals[defined, 1]).mean())
-
-
 def outcome_rows(
     game_rows: Sequence[dict[str, Any]], metrics: Sequence[OutcomeMetric]
 ) -> list[dict[str, Any]]:
@@ -69,10 +52,7 @@ def outcome_rows(
     runs: dict[str, set[int]] = defaultdict(set)
     interventions: dict[str, list[int]] = defaultdict(list)
     simulated: dict[str, bool] = defaultdict(bool)
-    # Per condition, game and run: (wins with an accusation, accusations), for _POOLED.
-    by_run: dict[str, dict[str, dict[int, tuple[float, float]]]] = defaultdict(
-        lambda: defaultdict(dict)
-    )
+    condition_rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in game_rows:
         if row.get("split", "test") != "test":
             continue
@@ -80,11 +60,7 @@ def outcome_rows(
         runs[condition].add(int(row.get("repeat", 0)))
         interventions[condition].append(int(row.get("resets", 0)) + int(row.get("resamples", 0)))
         simulated[condition] |= bool(row.get("simulated"))
-        if "accused" in row:
-            won = float(bool(row.get("success")) and bool(row["accused"]))
-            counts = by_run[condition][str(row["game_id"])]
-            seen = counts.get(int(row.get("repeat", 0)), (0.0, 0.0))
-            counts[int(row.get("repeat", 0))] = (seen[0] + won, seen[1] + bool(row["accused"]))
+        condition_rows[condition].append(row)
         for m in metrics:
             value = _value(row, m.key)
             if value is not None:
@@ -100,20 +76,15 @@ def outcome_rows(
             "runs": len(runs[condition]),
         }
         for m in metrics:
-            if m.key in _POOLED:
-                # The paper's Precision, as the report computes it: per run, wins over the
-                # games with an accusation; then the mean over runs. A mean of per-game shares
+            if m.key == "precision":
+                # WhoDunit's Precision as its report computes it (per run, wins over the games
+                # with an accusation; then the mean over runs): a mean of per-game shares
                 # weighed a game with one accusation like one with three.
-                run_order = sorted(runs[condition])
-                table = [
-                    [x for r in run_order for x in by_run[condition][game].get(r, (0.0, 0.0))]
-                    for game in games
-                ]
-                iv = bootstrap_interval(table, _mean_of_run_ratios, rate=True)
-            else:
-                values = [sum(v[m.key]) / len(v[m.key]) for v in games.values() if v.get(m.key)]
-                iv = bootstrap_interval(values, rate=m.kind == "rate")
-            row_out.update(iv.columns(m.key))
+                value, low, high = game_estimates(condition_rows[condition])["precision"]
+                row_out.update({m.key: value, f"{m.key}_low": low, f"{m.key}_high": high})
+                continue
+            values = [sum(v[m.key]) / len(v[m.key]) for v in games.values() if v.get(m.key)]
+            row_out.update(bootstrap_interval(values, rate=m.kind == "rate").columns(m.key))
         played = interventions[condition]
         row_out["interventions_per_game"] = sum(played) / len(played) if played else 0.0
         row_out["simulated"] = simulated[condition]

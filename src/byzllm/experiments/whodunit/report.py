@@ -21,7 +21,7 @@ from byzllm.runs import (
 
 from .experiment import load_games
 
-__all__ = ["INTERVAL_NOTE", "game_intervals", "report_rows"]
+__all__ = ["INTERVAL_NOTE", "game_estimates", "game_intervals", "report_rows"]
 
 #: What the intervals of the WhoDunit report are.
 INTERVAL_NOTE = BOOTSTRAP_METHOD.replace(
@@ -32,7 +32,14 @@ _METRICS = ("success_rate", "precision", "game_length")
 
 
 def game_intervals(games: Sequence[dict[str, Any]]) -> dict[str, tuple[float, float]]:
-    """95% bootstrap intervals of Success-Rate, Precision and Game-Length over games.
+    """95% bootstrap intervals of Success-Rate, Precision and Game-Length over games
+    (:func:`game_estimates` without the point)."""
+    return {name: (low, high) for name, (_, low, high) in game_estimates(games).items()}
+
+
+def game_estimates(games: Sequence[dict[str, Any]]) -> dict[str, tuple[float, float, float]]:
+    """Success-Rate, Precision and Game-Length with their 95% bootstrap intervals over games:
+    ``(point, low, high)`` each.
 
     The statistic is the one the report prints (:func:`~byzllm.envs.whodunit.summarize_runs`):
     each metric per run (repeat), then the mean over runs; Precision is the success share
@@ -63,7 +70,9 @@ def game_intervals(games: Sequence[dict[str, Any]]) -> dict[str, tuple[float, fl
     units = np.array([len(ids), int((sums[:, 2, :].sum(axis=1) > 0).sum()), 0])
     rate_low, rate_high = degenerate_rate_bounds(point[0], low, high, units)
     low, high = np.where(units > 0, rate_low, low), np.where(units > 0, rate_high, high)
-    return {name: (float(low[k]), float(high[k])) for k, name in enumerate(_METRICS)}
+    return {
+        name: (float(point[0, k]), float(low[k]), float(high[k])) for k, name in enumerate(_METRICS)
+    }
 
 
 def _per_run_means(totals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -89,7 +98,7 @@ def _per_run_means(totals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 def report_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One summary row per (variant, agents, suspects): metrics ± standard error (over runs,
-    the rogue-agents paper, App. D.4) and ``<metric>_low`` / ``<metric>_high``, the 95%
+    as the rogue-agents paper's §5 reports them) and ``<metric>_low`` / ``<metric>_high``, the 95%
     bootstrap interval over games (:data:`INTERVAL_NOTE`).
 
     Simulated rows carry the simulation's parameters (``sim_params``; ``None`` otherwise).
