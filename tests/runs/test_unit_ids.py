@@ -29,6 +29,7 @@ from byzllm.runs import (
     Unit,
     canonical_json,
     make_unit,
+    prepare_model,
     run_units,
     unit_id,
 )
@@ -429,3 +430,58 @@ def test_transport_settings_are_not_part_of_the_id_but_reach_the_work() -> None:
     assert second.payload["agents"]["max_concurrency"] == 2
     assert unit_for(model="openai/other").id != first.id  # what is asked still counts
     assert unit_for(temperature=0.7).id != first.id
+
+
+# -- models reduced once for many units ------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(configs, players, st.integers(0, 3))
+def test_a_prepared_model_makes_the_same_unit(config: SweepConfig, player: Players, q: int) -> None:
+    plain = make_unit({"c": config, "p": [player], "q": q})
+    prepared = make_unit({"c": prepare_model(config), "p": [prepare_model(player)], "q": q})
+    assert prepared == plain  # the same id, label and payload
+
+
+def test_a_prepared_model_keeps_its_transport_fields_out_of_the_id_only() -> None:
+    from byzllm.experiments.consensus.config import AgentBackend
+
+    backend = AgentBackend(backend="llm", model="openai/m", base_url="http://127.0.0.1:1/v1")
+    plain = make_unit({"agents": backend, "question": 1})
+    prepared = make_unit({"agents": prepare_model(backend), "question": 1})
+    assert prepared == plain
+    assert prepared.payload["agents"]["base_url"] == "http://127.0.0.1:1/v1"
+
+
+def test_a_prepared_model_is_a_snapshot() -> None:
+    player = Players(noise=0.25)
+    prepared = prepare_model(player)
+    player.noise = 0.5  # the payloads hold what the model was when it was prepared
+    assert make_unit({"p": prepared}) == make_unit({"p": Players(noise=0.25)})
+
+
+def test_grids_expand_to_the_same_units_as_before() -> None:
+    """The experiments' grids reduce their shared config once; every unit is what reducing it
+    per unit gave."""
+    from byzllm.experiments.consensus.demo import demo_config
+    from byzllm.experiments.consensus.experiment import expand_units
+
+    config = demo_config(questions=3)
+    units = expand_units(config)
+    shared = {"dataset": config.dataset, "agents": config.agents}
+    by_id = {u.id: u for u in units}
+    for composition in config.compositions:
+        unit = make_unit(
+            {
+                **shared,
+                "protocol": config.protocols[0],
+                "topology": config.topologies[0],
+                "composition": composition,
+                "F": config.F[0],
+                "T": config.T[0],
+                "seed": config.seeds[0],
+                "question": 0,
+                "task_id": units[0].payload["task_id"],
+            }
+        )
+        assert by_id[unit.id].payload == unit.payload

@@ -89,7 +89,16 @@ if TYPE_CHECKING:
         UnitResult,
         collector_paused,
     )
-    from ._units import UNIT_ID_SCHEME, Unit, canonical_json, make_unit, reset_to_defaults, unit_id
+    from ._units import (
+        UNIT_ID_SCHEME,
+        PreparedModel,
+        Unit,
+        canonical_json,
+        make_unit,
+        prepare_model,
+        reset_to_defaults,
+        unit_id,
+    )
 
 #: Every name below is loaded on first use, by the module that holds it (PEP 562): a command
 #: that only reads a store (``byzllm runs list``) imports the store, not the runner, the
@@ -162,6 +171,8 @@ _LAZY: dict[str, str] = {
     "Unit": "._units",
     "canonical_json": "._units",
     "make_unit": "._units",
+    "PreparedModel": "._units",
+    "prepare_model": "._units",
     "reset_to_defaults": "._units",
     "unit_id": "._units",
 }
@@ -186,6 +197,7 @@ __all__ = [
     "PackedRecords",
     "PathKind",
     "PlainProgress",
+    "PreparedModel",
     "ProcessExecutor",
     "ProgressReporter",
     "RayExecutor",
@@ -223,6 +235,7 @@ __all__ = [
     "pack_records",
     "parse_overrides",
     "percentile_bounds",
+    "prepare_model",
     "repair_store",
     "resample_counts",
     "reset_to_defaults",

@@ -26,9 +26,11 @@ from byzllm.errors import InputError
 
 __all__ = [
     "UNIT_ID_SCHEME",
+    "PreparedModel",
     "Unit",
     "canonical_json",
     "make_unit",
+    "prepare_model",
     "reset_to_defaults",
     "unit_id",
 ]
@@ -82,6 +84,29 @@ def _transport_fields(model: BaseModel) -> dict[str, Any] | None:
     return spec or None
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedModel:
+    """A pydantic model of unit payloads, reduced once (:func:`prepare_model`).
+
+    A grid's units share their config: reducing it to its non-default fields for every unit
+    was most of building a large grid (0.5 ms of a demo unit's 0.6 ms). In a payload it
+    stands for the model it was made from: the same id, the same payload for the work.
+    """
+
+    #: The model's JSON without its transport fields (what ids hash).
+    id_form: Any
+    #: The model's JSON with them (what the work receives).
+    work_form: Any
+
+
+def prepare_model(model: BaseModel) -> PreparedModel:
+    """``model`` reduced now for every payload it goes into (:class:`PreparedModel`).
+
+    A snapshot: changing ``model`` afterwards does not change what the payloads hold.
+    """
+    return PreparedModel(_reduce(model), _reduce(model, transport=True))
+
+
 def _reduce(value: Any, transport: bool = False) -> Any:
     """``value`` with every pydantic model replaced by the JSON dict of its non-default fields
     (transport fields left out, :func:`_transport_fields`, unless ``transport``).
@@ -91,6 +116,8 @@ def _reduce(value: Any, transport: bool = False) -> Any:
     processes, their canonical order does not. Everything else is left to
     ``to_jsonable_python``.
     """
+    if isinstance(value, PreparedModel):
+        return value.work_form if transport else value.id_form
     if isinstance(value, BaseModel):
         exclude = None if transport else _transport_fields(value)
         return value.model_dump(mode="json", exclude_defaults=True, by_alias=True, exclude=exclude)
@@ -116,12 +143,22 @@ def canonical_json(payload: Mapping[str, Any], *, transport: bool = False) -> st
     """
     if not isinstance(payload, Mapping):
         raise InputError(f"a unit payload must be a mapping, got {type(payload).__name__}")
+    return _canonical_text(_reduce(payload, transport))
+
+
+def _canonical_text(reduced: Any) -> str:
+    """The canonical JSON text of a payload already reduced (:func:`_reduce`)."""
     try:
-        plain = to_jsonable_python(_reduce(payload, transport))
+        plain = to_jsonable_python(reduced)
     except Exception as err:  # pydantic_core raises its own error types here
         raise InputError(f"unit payload is not JSON-serializable: {err}") from None
-    _reject_non_finite(plain)
-    return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return json.dumps(
+            plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except ValueError as err:  # NaN or infinity somewhere: find it for the message
+        _reject_non_finite(plain)
+        raise InputError(f"unit payload is not JSON-serializable: {err}") from None
 
 
 def _digest(text: str, scheme: int = UNIT_ID_SCHEME) -> str:
@@ -186,13 +223,19 @@ def make_unit(payload: Mapping[str, Any], label: str | None = None) -> Unit:
     becomes the dict of its non-default fields -- the work re-validates it
     (``Config.model_validate(payload["config"])``) to get the defaults back. Put the model
     itself in the payload, not its ``model_dump()``: a plain dict keeps every key, defaults
-    included, in the id.
+    included, in the id. A model many units share (the run's config) goes in once reduced,
+    as :func:`prepare_model` makes it: the same id, the same payload, built faster.
 
     >>> make_unit({"question": 3, "protocol": "sac"}, label="q3/sac").label
     'q3/sac'
     """
-    text = canonical_json(payload)
-    plain: dict[str, Any] = json.loads(canonical_json(payload, transport=True))
+    if not isinstance(payload, Mapping):
+        raise InputError(f"a unit payload must be a mapping, got {type(payload).__name__}")
+    reduced, with_transport = _reduce(payload), _reduce(payload, transport=True)
+    text = _canonical_text(reduced)
+    # Most payloads hold no transport field: their two texts are the same one.
+    work_text = text if with_transport == reduced else _canonical_text(with_transport)
+    plain: dict[str, Any] = json.loads(work_text)
     return Unit(
         id=_digest(text),
         label=label if label is not None else _default_label(plain),

@@ -32,7 +32,7 @@ from byzllm.monitor.conditions import condition_monitors, make_intervener, missi
 from byzllm.monitor.features import turn_features
 from byzllm.monitor.intervene import scoring_error_count
 from byzllm.monitor.monitor_set import MonitorSet, train_monitor_set
-from byzllm.runs import Record, Unit, make_unit, reset_to_defaults
+from byzllm.runs import Record, Unit, make_unit, prepare_model, reset_to_defaults
 from byzllm.runs import run_in_memory as records_in_memory
 from byzllm.sandbox import SandboxLimits, SandboxUnavailableError, sandbox_support
 from byzllm.tasks import CodeProblem, load_humaneval, load_livecodebench
@@ -139,7 +139,7 @@ def run_units(cfg: CodeGenConfig, monitors: MonitorSet | None = None) -> list[Un
     if monitors is not None and "none" in packed:
         # A shadow monitor: logs the would-be triggers of the no-intervention debate.
         packed["none"] = _unit_monitors(condition_monitors("none", monitors))
-    conf = _unit_config(cfg)
+    conf = prepare_model(_unit_config(cfg))
     return [
         make_unit(
             {

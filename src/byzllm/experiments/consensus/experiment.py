@@ -15,7 +15,7 @@ from byzllm.protocols import (
     make_protocol,
     run_question,
 )
-from byzllm.runs import Record, Unit, make_unit
+from byzllm.runs import Record, Unit, make_unit, prepare_model
 
 from .config import Composition, ConsensusConfig
 from .records import ConsensusQuestion, ConsensusRound
@@ -36,9 +36,10 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
     """Every (protocol, topology, composition, F, T, seed, question) of the grid, as units."""
     tasks = load_dataset(config.dataset)
     # Models, not their dumps: the id leaves their default-valued fields out (docs: Unit ids).
-    shared = {"dataset": config.dataset, "agents": config.agents}
+    shared = {"dataset": prepare_model(config.dataset), "agents": prepare_model(config.agents)}
     units = []
-    for composition in config.compositions:
+    for composition_model in config.compositions:
+        composition = prepare_model(composition_model)
         for topology in config.topologies:
             for protocol in config.protocols:
                 for F in config.F:
@@ -58,7 +59,7 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
                                     **_protocol_options(config, protocol),
                                 }
                                 label = (
-                                    f"{protocol}/{topology}/{composition.label}/F{F}/T{T}"
+                                    f"{protocol}/{topology}/{composition_model.label}/F{F}/T{T}"
                                     f"/s{seed}/{task.id}"
                                 )
                                 units.append(make_unit(payload, label=label))

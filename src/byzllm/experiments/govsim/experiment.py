@@ -10,7 +10,7 @@ from typing import Any
 from byzllm.agents.govsim import FisherParams
 from byzllm.envs.govsim import GovSimGame, GovSimResult, make_games, make_splits, play_game
 from byzllm.llm import track_requests
-from byzllm.runs import Record, Unit, make_unit, reset_to_defaults
+from byzllm.runs import Record, Unit, make_unit, prepare_model, reset_to_defaults
 
 from .config import GovSimRunConfig
 from .records import GovSimGameRecord
@@ -33,7 +33,7 @@ def select_games(cfg: GovSimRunConfig) -> list[GovSimGame]:
 def expand_units(cfg: GovSimRunConfig, games: Sequence[GovSimGame] | None = None) -> list[Unit]:
     """One unit per (game, repeat)."""
     games = list(games) if games is not None else select_games(cfg)
-    conf = reset_to_defaults(cfg, GRID_FIELDS)
+    conf = prepare_model(reset_to_defaults(cfg, GRID_FIELDS))
     return [
         make_unit({"config": conf, "game": g, "repeat": r}, label=f"{g.id}/r{r}")
         for g in games

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
+from pydantic import BaseModel
+
 from byzllm.envs import TurnObservation
 from byzllm.errors import ConfigError, InputError
 from byzllm.llm import track_requests
@@ -22,7 +24,7 @@ from byzllm.monitor.dataset import TurnDataset
 from byzllm.monitor.features import position_entropies, turn_features
 from byzllm.monitor.intervene import MonitorIntervener, scoring_error_count
 from byzllm.monitor.monitor_set import MonitorSet
-from byzllm.runs import Record, Unit, make_unit, reset_to_defaults
+from byzllm.runs import Record, Unit, make_unit, prepare_model, reset_to_defaults
 from byzllm.runs import run_in_memory as records_in_memory
 
 from .config import MonitorExperimentConfig
@@ -115,6 +117,8 @@ def collect_stage(
     """The collect stage of the monitor pipeline (the rogue-agents paper, §4.2): each train and
     validation item (a game or a problem, with an ``id``; under ``key`` in the unit) played
     ``repeats`` times without intervention, one unit each."""
+    if isinstance(conf, BaseModel):
+        conf = prepare_model(conf)  # reduced once for every unit
     return [
         make_unit(
             {
@@ -170,7 +174,7 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
             f"{where} has no monitors for {', '.join(missing)} (trained before ablations were "
             "kept); rerun `byzllm monitor train`"
         )
-    conf = _unit_config(cfg)
+    conf = prepare_model(_unit_config(cfg))
     # Only the monitors a condition runs: a unit's id then depends on nothing else, and the
     # store does not hold every ablation's monitors in every unit.
     packed = {c: condition_monitors(c, monitors).to_dict() for c in conditions}

@@ -17,7 +17,7 @@ from byzllm.envs.whodunit import (
     play_game,
 )
 from byzllm.llm import track_requests
-from byzllm.runs import Record, Unit, make_unit, reset_to_defaults
+from byzllm.runs import Record, Unit, make_unit, prepare_model, reset_to_defaults
 
 from ..parse_health import move_counts
 from .config import WhoDunitRunConfig
@@ -43,7 +43,8 @@ def select_games(cfg: WhoDunitRunConfig) -> list[WhoDunitGame]:
 def expand_units(cfg: WhoDunitRunConfig, games: Sequence[WhoDunitGame] | None = None) -> list[Unit]:
     """One unit per (game, repeat)."""
     games = list(games) if games is not None else select_games(cfg)
-    conf = reset_to_defaults(cfg, GRID_FIELDS)  # a model: ids leave its defaults out
+    # A model: ids leave its defaults out; reduced once for every unit (prepare_model).
+    conf = prepare_model(reset_to_defaults(cfg, GRID_FIELDS))
     return [
         make_unit(
             {"config": conf, "game": g, "repeat": r},
