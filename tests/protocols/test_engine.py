@@ -114,7 +114,8 @@ def test_network_validation() -> None:
         Network(nx.complete_graph(3), [agent])
     with pytest.raises(InputError, match="undirected"):
         Network(nx.DiGraph([(0, 1)]), [agent, agent])
-    relabelled = Network(nx.relabel_nodes(nx.path_graph(3), {0: "a", 1: "b", 2: "c"}), [agent] * 3)
+    three = [SimulatedAgent(f"s{k}", STRONG_PROFILE) for k in range(3)]
+    relabelled = Network(nx.relabel_nodes(nx.path_graph(3), {0: "a", 1: "b", 2: "c"}), three)
     assert relabelled.neighbours == [[1], [0, 2], [1]]
 
 

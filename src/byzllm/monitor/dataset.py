@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,27 @@ from .features import FEATURE_COLUMNS
 __all__ = ["TurnDataset"]
 
 FloatArray = npt.NDArray[np.float64]
+
+#: How a game's outcome may be spelled in a row: rows read back from CSV carry strings, and
+#: ``bool("False")`` is ``True``, so strings are matched rather than cast.
+_OUTCOME_WORDS = {"true": True, "1": True, "false": False, "0": False}
+
+
+def parse_success(value: Any) -> bool:
+    """A row's ``success`` as a bool: a bool, the number 0 or 1, or the string true / false /
+    1 / 0 (any case, surrounding spaces ignored); anything else raises :class:`ValueError`.
+
+    Strict so that an outcome that cannot be read is refused instead of counted as a success.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _OUTCOME_WORDS:
+            return _OUTCOME_WORDS[word]
+    elif isinstance(value, Real) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"success must be true/false or 1/0, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -89,7 +111,8 @@ class TurnDataset:
         """Build from dict rows with ``game_id, role, entropy, varentropy, kurtosis, turn,
         success`` (the shape :class:`~byzllm.monitor.records.MonitorTurnRecord` stores).
 
-        Games whose rows disagree on ``success`` are rejected.
+        ``success`` may be a bool, 0/1 or the string true/false/1/0 (as a CSV export reads
+        back); any other value, and games whose rows disagree on ``success``, are rejected.
         """
         game_ids: list[str] = []
         roles: list[str] = []
@@ -98,7 +121,7 @@ class TurnDataset:
         for i, row in enumerate(rows):
             try:
                 gid = str(row["game_id"])
-                success = bool(row["success"])
+                success = parse_success(row["success"])
                 feats.append([float(row[c]) for c in FEATURE_COLUMNS])
                 roles.append(str(row["role"]))
             except (KeyError, TypeError, ValueError) as err:

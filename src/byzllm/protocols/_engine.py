@@ -48,7 +48,8 @@ class Network:
     """Agents placed on the nodes of an undirected communication graph 𝒢 (§3.1).
 
     Node ``i`` of the graph is ``agents[i]``; graphs whose nodes are not ``0..n-1`` are
-    relabelled in sorted node order.
+    relabelled in sorted node order. Agents need names unique within the network and a
+    ``group`` that agrees with ``honest`` (:class:`InputError` otherwise, before any call).
     """
 
     def __init__(self, graph: nx.Graph[Any], agents: Sequence[ConsensusAgent]) -> None:
@@ -58,6 +59,7 @@ class Network:
             )
         if graph.is_directed():
             raise InputError("consensus graphs are undirected (§3.1); got a directed graph")
+        _check_agents(agents)
         if set(graph.nodes) != set(range(len(agents))):
             graph = nx.convert_node_labels_to_integers(graph, ordering="sorted")
         self.graph = graph
@@ -81,6 +83,51 @@ class Network:
     def groups(self) -> list[str]:
         """Group of every agent (``strong`` / ``weak`` / ``byzantine``)."""
         return [a.group for a in self.agents]
+
+
+#: The groups an honest agent may be in (:data:`~byzllm.agents.consensus.AgentGroup`); an
+#: adversary is ``byzantine``.
+_HONEST_GROUPS = ("strong", "weak")
+
+
+def _check_agents(agents: Sequence[ConsensusAgent]) -> None:
+    """Refuse a population the round engine and the metrics would misread, before any call.
+
+    Every agent needs a ``name`` of its own: simulated agents seed their randomness by name,
+    so two of one name are one agent counted twice. And a ``group`` that agrees with
+    ``honest``: the protocols tell adversaries by ``honest``, the metrics by ``group``, so an
+    adversary in an honest group would be scored as honest.
+    """
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for i, agent in enumerate(agents):
+        name = getattr(agent, "name", None)
+        if not isinstance(name, str) or not name:
+            raise InputError(
+                f"agent {i} ({type(agent).__name__}) has no name: set `name`, a string unique "
+                "within the network"
+            )
+        if name in seen and name not in repeated:
+            repeated.append(name)
+        seen.add(name)
+        group = getattr(agent, "group", None)
+        wanted = _HONEST_GROUPS if agent.honest else ("byzantine",)
+        if group not in wanted:
+            found = "has no group" if group is None else f"has group {group!r}"
+            raise InputError(
+                f"agent {name!r} ({type(agent).__name__}) {found}: set `group` to "
+                + (
+                    '"strong" or "weak" (an honest agent)'
+                    if agent.honest
+                    else '"byzantine" (an adversary, honest = False)'
+                )
+                + "; the group-wise metrics count agents by it"
+            )
+    if repeated:
+        raise InputError(
+            "agent names must be unique within a network (simulated agents are seeded by "
+            f"name, so same-named agents act as one): repeated {', '.join(map(repr, repeated))}"
+        )
 
 
 @dataclass

@@ -36,11 +36,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import inspect
 import queue
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -53,7 +54,7 @@ from ._executor import Executor, LocalExecutor, WorkFn
 from ._lock import RunBusyError, WriterLock
 from ._progress import LiveStatus, ProgressReporter, make_progress
 from ._provenance import byzllm_version, git_commit
-from ._records import Record
+from ._records import Record, coerce_records
 from ._store import Store, StoreError, UnitResult, format_error, resolve_store_path
 from ._units import Unit
 
@@ -667,7 +668,7 @@ def _record_refused_run(run_path: Path, run_id: int, total: int, skipped: int) -
 
 async def run_in_memory(
     units: Iterable[Unit],
-    work: Callable[[dict[str, Any]], Awaitable[Sequence[Record]]],
+    work: WorkFn,
     *,
     kinds: Collection[str] | None = None,
     batch: int = 256,
@@ -676,13 +677,23 @@ async def run_in_memory(
     every record (of ``kinds``, default all) as a JSON-ready dict with its ``kind``, in unit
     order.
 
-    Units of a batch run concurrently, as on the runner; nothing resumes, nothing is kept.
+    ``work`` is what :func:`run_units` takes: sync or ``async def``, returning a record, a list
+    of records or ``None``. Units of a batch run concurrently, as on the runner (sync work
+    runs on the event loop, one unit after another); nothing resumes, nothing is kept.
     """
+
+    async def play(payload: dict[str, Any]) -> list[Record]:
+        # As the executors do: await only what is awaitable, so sync work is accepted too.
+        result = work(payload)
+        if inspect.isawaitable(result):
+            result = await result
+        return coerce_records(result)
+
     pending = list(units)
     rows: list[dict[str, Any]] = []
     for start in range(0, len(pending), batch):
         chunk = pending[start : start + batch]
-        results = await asyncio.gather(*(work(dict(u.payload)) for u in chunk))
+        results = await asyncio.gather(*(play(dict(u.payload)) for u in chunk))
         for records in results:
             rows += [
                 {"kind": r.kind, **r.model_dump(mode="json")}

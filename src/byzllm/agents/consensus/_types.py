@@ -162,11 +162,17 @@ class ConsensusAgent(ABC):
     Honest agents implement the four calls. Adversarial agents (``honest = False``) additionally
     choose what they send to each neighbour in :meth:`message`; protocols never ask them to
     score or refine (they do not follow the protocol, Definition 3.1).
+
+    Every agent also sets ``name`` and ``group``; a network refuses agents without them
+    (:class:`~byzllm.protocols.Network`).
     """
 
-    #: Display name, unique within a population (e.g. ``"strong-0"``).
+    #: Display name, unique within a network (e.g. ``"strong-0"``): simulated agents seed their
+    #: randomness by name, so two agents of one name would act as one.
     name: str
-    #: Population group used by the group-wise metrics (§5.1).
+    #: Population group used by the group-wise metrics (§5.1): ``"strong"`` or ``"weak"`` for
+    #: honest agents, ``"byzantine"`` for adversaries. No default: the metrics tell honest
+    #: agents from adversaries by it, and a guessed group would miscount an agent.
     group: AgentGroup
     #: ``False`` for adversarial Byzantine agents 𝒜 (faulty agents are honest but weak).
     honest: bool = True
