@@ -7,7 +7,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import click
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -18,10 +17,11 @@ RUNNER = CliRunner()
 
 
 def _subcommands(command: Any) -> dict[str, Any]:
-    # Duck-typed: newer typer builds its commands on a click of its own.
+    # Duck-typed, and no `import click`: newer typer builds its commands on a click of its own
+    # (and does not install click), so the context comes from the command's own class.
     if not hasattr(command, "list_commands"):
         return {}
-    ctx = click.Context(command)
+    ctx = command.context_class(command)
     found = {name: command.get_command(ctx, name) for name in command.list_commands(ctx)}
     return {name: sub for name, sub in found.items() if sub is not None}
 
