@@ -37,7 +37,7 @@ from byzllm.runs import run_in_memory as records_in_memory
 from byzllm.sandbox import SandboxLimits, SandboxUnavailableError, sandbox_support
 from byzllm.tasks import CodeProblem, load_humaneval, load_livecodebench
 
-from ..monitor.experiment import collect_stage, datasets_from_rows
+from ..monitor.experiment import check_renormalize, collect_stage, datasets_from_rows
 from .config import CodeGenConfig
 from .records import CodeGenProblemRecord, CodeGenTurnRecord
 from .splits import codegen_splits
@@ -112,11 +112,14 @@ def run_units(cfg: CodeGenConfig, monitors: MonitorSet | None = None) -> list[Un
     """Test problems × conditions × repeats (Table 1: zero-shot, multi-agent, + monitor).
 
     Conditions other than ``zero-shot`` and ``none`` need ``monitors``; ablation conditions
-    whose monitors the set lacks are refused.
+    whose monitors the set lacks are refused, and so are monitors trained on features computed
+    with another ``renormalize``.
     """
     conditions = list(dict.fromkeys(cfg.conditions))
     if not conditions:
         raise ConfigError("conditions: choose at least one")
+    if monitors is not None:  # ``none`` runs them too, as a shadow monitor
+        check_renormalize(monitors, cfg.renormalize)
     needs = [c for c in conditions if c not in ("zero-shot", "none")]
     packed: dict[str, dict[str, Any] | None] = dict.fromkeys(conditions)
     if needs:
@@ -285,6 +288,7 @@ async def work(payload: dict[str, Any]) -> list[Record]:
                 decision=t.decision,
                 success=result.passed,
                 simulated=result.simulated,
+                renormalize=cfg.renormalize,
             )
         )
     return records
@@ -304,13 +308,21 @@ def train_monitors(
 ) -> MonitorSet:
     """Monitors for the judge and the tester from collected ``codegen_turn`` rows (D.2 grid).
 
-    Only the collect stage's rows (condition ``none``, no intervention) are used.
+    Only the collect stage's rows (condition ``none``, no intervention) are used. The set
+    records the ``renormalize`` its features were computed with (:func:`run_units` refuses
+    another); rows collected before it was recorded leave it out.
     """
     rows = [
         r
         for r in turn_rows
         if r.get("condition", "none") == "none" and r.get("split") in ("train", "validation")
     ]
+    renormalize = {bool(r["renormalize"]) for r in rows if r.get("renormalize") is not None}
+    if len(renormalize) > 1:
+        raise InputError(
+            "the turns mix features computed with renormalize=True and renormalize=False: "
+            "train on one collect run's turns"
+        )
     train, validation = datasets_from_rows(rows)
     simulated = any(bool(r.get("simulated")) for r in rows)
     monitors, _ = train_monitor_set(
@@ -325,6 +337,7 @@ def train_monitors(
             "validation_games": validation.n_games,
             # So that a run with another seed or split never tests on these (run_units).
             TRAINED_PROBLEMS: sorted({str(r["game_id"]) for r in rows}),
+            **({"renormalize": next(iter(renormalize))} if renormalize else {}),
             **(meta or {}),
         },
     )

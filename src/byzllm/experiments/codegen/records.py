@@ -57,7 +57,9 @@ class CodeGenTurnRecord(Record):
     """One judge or tester turn's monitor features, labelled with the debate's Pass@1.
 
     The fields :func:`byzllm.experiments.monitor.datasets_from_rows` reads (``game_id`` is the
-    problem id), so monitors train on them unchanged.
+    problem id), so monitors train on them unchanged. ``renormalize`` is how the features were
+    computed (None: collected before it was recorded); the monitor set trained on them records
+    it, so that a run computing them the other way is refused.
     """
 
     kind: ClassVar[str] = "codegen_turn"
@@ -78,3 +80,4 @@ class CodeGenTurnRecord(Record):
     n_positions: int
     success: bool
     simulated: bool
+    renormalize: bool | None = None

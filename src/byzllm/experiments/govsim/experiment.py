@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from byzllm.agents.govsim import FisherParams
 from byzllm.envs.govsim import GovSimGame, GovSimResult, make_games, make_splits, play_game
@@ -15,19 +15,42 @@ from byzllm.runs import Record, Unit, make_unit, prepare_model, reset_to_default
 from .config import GovSimRunConfig
 from .records import GovSimGameRecord
 
-__all__ = ["GRID_FIELDS", "catch_counts", "expand_units", "game_record", "select_games", "work"]
+__all__ = [
+    "GRID_FIELDS",
+    "catch_counts",
+    "evenly",
+    "expand_units",
+    "game_record",
+    "select_games",
+    "work",
+]
 
 #: Config fields that only shape the grid (which games, how many repeats); ``work`` never
 #: reads them, so changing them keeps the units already stored.
 GRID_FIELDS = ("n_games", "repeats")
 
 
+_T = TypeVar("_T")
+
+
+def evenly(games: Sequence[_T], limit: int | None) -> list[_T]:
+    """``limit`` of a split's games, taken evenly across it (all of them without a limit).
+
+    A split is ordered by starting stock: its first n would be its n smallest lakes (ten
+    training lakes that all collapsed). ``govsim run`` and the monitor pipeline both cut
+    splits with this.
+    """
+    if not limit or limit >= len(games):
+        return list(games)
+    return [games[i * len(games) // limit] for i in range(limit)]
+
+
 def select_games(cfg: GovSimRunConfig) -> list[GovSimGame]:
-    """The games a config plays (a split of App. D.1, or ``n_games`` generated ones)."""
+    """The games a config plays (a split of App. D.1, cut to ``n_games`` evenly, or
+    ``n_games`` generated ones)."""
     if cfg.split == "generated":
         return make_games(cfg.n_games or 20, seed=cfg.seed)
-    games = make_splits(cfg.govsim.lake, seed=cfg.seed).get(cfg.split)
-    return games[: cfg.n_games] if cfg.n_games else games
+    return evenly(make_splits(cfg.govsim.lake, seed=cfg.seed).get(cfg.split), cfg.n_games)
 
 
 def expand_units(cfg: GovSimRunConfig, games: Sequence[GovSimGame] | None = None) -> list[Unit]:

@@ -302,13 +302,10 @@ class GovSimEnvironment:
         # train / validation pool (App. D.1).
         from byzllm.envs.govsim import make_splits
 
-        games = make_splits(cfg.govsim.lake, seed=cfg.seed).get(split)
-        limit = _limit(cfg, split)
-        if not limit or limit >= len(games):
-            return list(games)
-        # A split is ordered by starting stock: its first n would be its n smallest lakes
-        # (ten training lakes that all collapsed), so n are taken evenly across it.
-        return [games[i * len(games) // limit] for i in range(limit)]
+        from ..govsim.experiment import evenly
+
+        # Evenly across the split's starting stocks, not its smallest lakes first.
+        return evenly(make_splits(cfg.govsim.lake, seed=cfg.seed).get(split), _limit(cfg, split))
 
     def load_instance(self, data: Any) -> Any:
         from byzllm.envs.govsim import GovSimGame

@@ -34,6 +34,7 @@ from .records import MonitorGameRecord, MonitorTurnRecord
 __all__ = [
     "TRAINED_ON",
     "capped_conditions",
+    "check_renormalize",
     "collect_stage",
     "collect_units",
     "datasets_from_rows",
@@ -137,6 +138,24 @@ def collect_stage(
     ]
 
 
+def check_renormalize(monitors: MonitorSet, renormalize: bool) -> None:
+    """Refuse monitors trained on features computed with another ``renormalize``: a truncated
+    top-k's entropy differs with it, so their thresholds would be applied to other features.
+
+    A set that does not record it (trained before it was recorded) is taken to have been
+    trained with the default, ``renormalize=True``.
+    """
+    recorded = monitors.meta.get("renormalize")
+    trained_with = True if recorded is None else bool(recorded)
+    if trained_with != renormalize:
+        where = monitors.source or "this monitor set"
+        assumed = " (it does not record it: the default is assumed)" if recorded is None else ""
+        raise InputError(
+            f"the monitors of {where} were trained on features with renormalize="
+            f"{trained_with}{assumed}, but this config has renormalize={renormalize}"
+        )
+
+
 def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[Unit]:
     """Test games × conditions × repeats; each unit carries the monitors its condition runs.
 
@@ -161,12 +180,7 @@ def evaluate_units(cfg: MonitorExperimentConfig, monitors: MonitorSet) -> list[U
     needs_random = any(c.startswith("random") for c in cfg.conditions)
     if needs_random and not monitors.random_baseline:
         raise InputError(f"{where} has no random-baseline probabilities")
-    trained_with = monitors.meta.get("renormalize")
-    if trained_with is not None and bool(trained_with) != cfg.renormalize:
-        raise InputError(
-            f"the monitors of {where} were trained on features with renormalize="
-            f"{trained_with}, but this config has renormalize={cfg.renormalize}"
-        )
+    check_renormalize(monitors, cfg.renormalize)
     missing = missing_conditions(cfg.conditions, monitors)
     conditions = [c for c in dict.fromkeys(cfg.conditions) if c not in missing and c not in capped]
     if not conditions:
