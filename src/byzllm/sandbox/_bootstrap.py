@@ -483,11 +483,27 @@ def _install_filter(program: bytes) -> None:  # pragma: no cover - runs in the c
     _libc_call("prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)
 
 
-def _count_processes() -> int:
+def _count_processes(isolated: bool = True) -> int:
+    """The run's processes but this one. Isolated, this is PID 1 of the run's own PID
+    namespace: every process of /proc. Without isolation /proc is the host's: only the
+    processes of this one's session (the host starts it in a new one) are the run's."""
     try:
-        return sum(1 for name in os.listdir("/proc") if name.isdigit()) - 1  # minus PID 1
+        names = [name for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
         return -1
+    if isolated:
+        return len(names) - 1  # minus PID 1
+    session, own, count = os.getsid(0), os.getpid(), 0
+    for name in names:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        # After the command's closing parenthesis: state, ppid, pgrp, session, ...
+        if int(name) != own and len(fields) > 3 and int(fields[3]) == session:
+            count += 1
+    return count
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -506,7 +522,8 @@ def _supervise(config: dict[str, Any]) -> dict[str, Any]:
     _signal.signal(_signal.SIGALRM, _on_alarm)
     _signal.setitimer(_signal.ITIMER_REAL, config["timeout_s"])
     try:
-        return _wait_for(child, started, {"event": "exit", "timed_out": False, "pid": child})
+        report = {"event": "exit", "timed_out": False, "pid": child}
+        return _wait_for(child, started, report, config["isolate"])
     finally:
         _signal.setitimer(_signal.ITIMER_REAL, 0)
 
@@ -526,28 +543,26 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
     # non-dumpable keeps the solution out of its /proc files, so the solution starts once it is.
     ready_read, ready_write = os.pipe() if config.get("rootless") else (-1, -1)
     python, harness = config["python"], config["harness"]
-    # From the zygote the harness is already imported (HARNESS) and the tests arrive on a
-    # pipe that only the tests' process reads: this process never holds them, so neither
-    # does the solution's process, forked from it.
-    tests_fd: int = config.get("tests_fd", -1)
+    # The tests arrive on a pipe that only the tests' process reads (never on a command line,
+    # which any process of the run may read in /proc): this process never holds them, so
+    # neither does the solution's process, forked from it. From the zygote the harness is
+    # already imported (HARNESS): its roles run in the forked processes.
+    tests_fd: int = config["tests_fd"]
     tester = os.fork()
     if tester == 0:  # pragma: no cover - the child execs
         os.close(solution_end)
         os.close(result_read)
         argv = [python, "-s", "-P", "-c", harness, "tester", str(tests_end), str(result_write)]
-        argv += [config["tests"], str(ready_write)]
-        keep = (tests_end, result_write) + ((ready_write,) if ready_write >= 0 else ())
+        argv += [str(tests_fd), str(ready_write)]
+        keep = (tests_end, result_write, tests_fd) + ((ready_write,) if ready_write >= 0 else ())
         tester_role: Callable[[], object] | None = None
-        if tests_fd >= 0:
-            keep += (tests_fd,)
+        if HARNESS is not None:
 
             def tester_role() -> None:
-                payload = _read_all(tests_fd).decode("utf-8", "surrogateescape")
-                HARNESS.tester(tests_end, result_write, payload, ready_write)
+                HARNESS.tester(tests_end, result_write, tests_fd, ready_write)
 
         _start_program(config, argv, config["tester_uid"], "/", keep, role=tester_role)
-    if tests_fd >= 0:
-        os.close(tests_fd)
+    os.close(tests_fd)
     os.close(result_write)
     os.close(tests_end)
     if ready_read >= 0:
@@ -561,7 +576,7 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
         argv = [python, "-s", "-c", harness, "candidate", str(solution_end)]
         protect = (1, tester)
         solution_role: Callable[[], object] | None = None
-        if tests_fd >= 0:
+        if HARNESS is not None:
 
             def solution_role() -> None:
                 HARNESS.candidate(solution_end)
@@ -574,44 +589,74 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
     _signal.setitimer(_signal.ITIMER_REAL, config["timeout_s"])
     report: dict[str, Any] = {"event": "exit", "timed_out": False, "pid": tester}
     outcomes = b""
+    others: dict[int, tuple[int, Any]] = {}
+    isolated = config["isolate"]
     try:
         # Read until the tests' process closes its end (it exits): a full pipe never blocks it.
         while len(outcomes) < _MAX_OUTCOMES and (chunk := os.read(result_read, 65_536)):
             outcomes += chunk
-        report = _wait_for(tester, started, report)
+        report = _wait_for(tester, started, report, isolated, others)
     except _Deadline:
-        report.update(timed_out=True, processes=_count_processes())
+        report.update(timed_out=True, processes=_count_processes(isolated))
         report["duration_s"] = time.monotonic() - started
     finally:
         _signal.setitimer(_signal.ITIMER_REAL, 0)
         os.close(result_read)
     report["tests"] = outcomes
+    if b'"SolutionEnded"' in outcomes:
+        # How the solution's process ended: killed by its CPU-time limit (while it loaded,
+        # say), that is the run's timeout, not the solution ending early.
+        ended = others.get(solution) or _reap(solution, _REAP_S)
+        if ended is not None and os.WIFSIGNALED(ended[0]):
+            report["solution_signal"] = os.WTERMSIG(ended[0])
+            report["solution_cpu_s"] = ended[1].ru_utime + ended[1].ru_stime
     return report
 
 
-def _read_all(fd: int) -> bytes:  # pragma: no cover - runs in the child
-    data = bytearray()
-    while chunk := os.read(fd, 65_536):
-        data += chunk
-    os.close(fd)
-    return bytes(data)
+#: How long PID 1 waits for the solution's process to finish ending once the tests' side saw
+#: its end (its socket closes a moment before it can be reaped).
+_REAP_S = 1.0
 
 
-def _wait_for(child: int, started: float, report: dict[str, Any]) -> dict[str, Any]:
+def _reap(pid: int, wait_s: float) -> tuple[int, Any] | None:
+    """``pid``'s wait status and resource usage once it has ended, within ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            found, status, usage = os.wait4(pid, os.WNOHANG)
+        except OSError:
+            return None
+        if found:
+            return status, usage
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.005)
+
+
+def _wait_for(
+    child: int,
+    started: float,
+    report: dict[str, Any],
+    isolated: bool = True,
+    others: dict[int, tuple[int, Any]] | None = None,
+) -> dict[str, Any]:
+    """Reap every process until ``child`` ends (``others``: how the rest ended, by pid)."""
     try:
         while True:
             pid, status, usage = os.wait4(-1, 0)
             if pid == child:
                 break
+            if others is not None:
+                others[pid] = (status, usage)
     except _Deadline:
-        report.update(timed_out=True, processes=_count_processes())
+        report.update(timed_out=True, processes=_count_processes(isolated))
         report["duration_s"] = time.monotonic() - started
         return report
     except ChildProcessError:  # pragma: no cover - the child is always ours to wait for
         report.update(event="setup", message="lost track of the program process")
         return report
     report["duration_s"] = time.monotonic() - started
-    report["processes"] = _count_processes()
+    report["processes"] = _count_processes(isolated)
     report["cpu_s"] = usage.ru_utime + usage.ru_stime
     report["max_rss_kb"] = usage.ru_maxrss
     report["core_dumped"] = os.WCOREDUMP(status)

@@ -12,11 +12,16 @@ this file (``python -s -c SOURCE ROLE ...``), connected by a Unix socket pair:
   ``float``, ``complex``, ``str``, ``bytes`` and lists, tuples, sets, frozensets and dicts of
   them, each of exactly that type; anything else is an error of the solution);
 * the **tests** process (``tester``), as a second uid the solution cannot signal, trace or
-  read (and not dumpable), runs each test with the solution's functions replaced by proxies
-  that call across the socket and rebuild the answer from plain data (:func:`decode`), so
-  every comparison runs on the tester's own objects. Each test gets its own deadline
+  read (and not dumpable), runs each test with the solution's callables (functions, decorated
+  or not, and any other callable object) replaced by proxies that call across the socket and
+  rebuild the answer from plain data (:func:`decode`), so every comparison runs on the
+  tester's own objects. The solution's classes become :class:`_Remote` handles: calling one
+  makes the object in the worker, and the tests reach its methods and plain-data attributes
+  across the socket (``Solution().twoSum(nums, 9)``). Each test gets its own deadline
   (``SIGALRM``); the outcome of every test goes to the sandbox's PID 1 on a pipe only the
   tester holds, and from there to the host. Nothing the solution prints or writes counts.
+  The tests arrive on a pipe only the tester reads, never on a command line (which every
+  process of the sandbox could read in ``/proc``).
 
 Standard library only, and no byzllm import: it runs inside the sandbox under ``-s``. The
 host reads it as the source to run, and imports it for the codec's tests.
@@ -32,12 +37,17 @@ import socket
 import struct
 import sys
 import types
+from collections.abc import Iterator
 from typing import Any
 
 #: Largest message either side accepts (a bigger answer fails its test).
 MAX_MESSAGE = 16 * 1024 * 1024
 #: Deepest nesting of a value accepted (deeper fails its test).
 MAX_DEPTH = 100
+#: Most digits of an int either side sends or accepts. Python's own bound (4,300) is for
+#: ``str()`` in general; a test's value may be larger (``3 ** 10000`` has 4,772 digits). Still
+#: bounded: converting digits costs quadratic time, in a C call no test deadline interrupts.
+MAX_INT_DIGITS = 100_000
 #: The longest message or source line kept in an outcome.
 MAX_TEXT = 500
 #: The file names under which the two sides compile their code (named in outcomes).
@@ -71,6 +81,11 @@ class SolutionEnded(Exception):
 class _TestTimeout(BaseException):
     """A test ran past its own deadline (BaseException: a test's ``except Exception`` must
     not swallow it)."""
+
+
+class _CpuLimit(BaseException):
+    """The solution's worker was killed by its CPU-time limit during a test (BaseException,
+    as :class:`_TestTimeout`)."""
 
 
 def encode(value: Any, depth: int = 0) -> Any:
@@ -129,8 +144,22 @@ def decode(data: Any, depth: int = 0) -> Any:
     raise ProtocolError(f"a malformed value tagged {str(tag)[:40]!r}")
 
 
+@contextlib.contextmanager
+def _int_digits() -> Iterator[None]:
+    """Ints of up to :data:`MAX_INT_DIGITS` digits convert while the codec runs; the limit
+    the code of either side sees stays Python's (as in a plain interpreter)."""
+    saved = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(MAX_INT_DIGITS)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(saved)
+
+
 def dumps(message: Any) -> bytes:
-    body = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
+    """``message`` framed for the socket; ``ValueError`` for an int past :data:`MAX_INT_DIGITS`."""
+    with _int_digits():
+        body = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
     return _HEADER.pack(len(body)) + body
 
 
@@ -153,10 +182,12 @@ def receive(sock: socket.socket) -> Any:
     (size,) = _HEADER.unpack(_recv_exactly(sock, _HEADER.size))
     if size > MAX_MESSAGE:
         raise ProtocolError(f"a message of {size} bytes (at most {MAX_MESSAGE})")
+    data = _recv_exactly(sock, size)
     try:
-        return json.loads(_recv_exactly(sock, size))
-    except (ValueError, RecursionError) as error:
-        raise ProtocolError("a message that is not JSON") from error
+        with _int_digits():
+            return json.loads(data)
+    except (ValueError, RecursionError) as error:  # an int past MAX_INT_DIGITS included
+        raise ProtocolError(f"a message that is not JSON: {_clip(str(error))}") from error
 
 
 def _clip(text: str) -> str:
@@ -194,28 +225,54 @@ def _not_dumpable() -> None:
 # --- the solution's side -------------------------------------------------------------------
 
 
+def _answer(request: dict[str, Any], namespace: dict[str, Any], objects: list[Any]) -> Any:
+    """The reply to one request of the tests' side: call (``op`` "call") or read (``op``
+    "get") a global of the solution (``name``) or an object made for this test (``object``),
+    down ``path``, a list of attribute names."""
+    target = objects[request["object"]] if "object" in request else namespace[request["name"]]
+    for attribute in request.get("path", ()):
+        target = getattr(target, attribute)
+    if request.get("op") == "get":
+        return {"callable": True} if callable(target) else {"value": encode(target)}
+    value = target(*decode(request["args"]), **decode(request["kwargs"]))
+    try:
+        return {"value": encode(value)}
+    except NotPlainData:
+        if not isinstance(target, type):
+            raise
+    # An object made by calling one of the solution's classes stays here; the tests get a
+    # handle on it (its number).
+    objects.append(value)
+    return {"object": len(objects) - 1}
+
+
+def _not_plain(error: Exception) -> dict[str, Any]:
+    return {"error": {"type": "NotPlainData", "message": _clip(str(error))}}
+
+
 def _serve_calls(sock: socket.socket, namespace: dict[str, Any], source: str) -> None:
     """One test's worker: answer calls until the tests' side closes the socket."""
+    objects: list[Any] = []
     while True:
         try:
             request = receive(sock)
         except (SolutionEnded, ProtocolError, OSError):
             os._exit(0)
         try:
-            function = namespace[request["name"]]
-            args = decode(request["args"])
-            kwargs = decode(request["kwargs"])
-            value = function(*args, **kwargs)
-            reply = {"value": encode(value)}
+            reply = _answer(request, namespace, objects)
         except NotPlainData as error:
-            reply = {"error": {"type": "NotPlainData", "message": _clip(str(error))}}
+            reply = _not_plain(error)
         except BaseException as error:  # the solution's own exception, SystemExit included
             if isinstance(error, SystemExit):
                 os._exit(0)  # it ended its process during the call
             reply = {"error": describe(error, SOLUTION_FILE, source)}
         try:
-            send(sock, reply)
-        except (OSError, ValueError):
+            data = dumps(reply)
+        except ValueError as error:  # an int of more than MAX_INT_DIGITS digits
+            data = dumps(_not_plain(ValueError(f"a value too large to send: {error}")))
+        try:
+            sock.sendall(data)
+        except OSError:
             os._exit(0)
 
 
@@ -233,24 +290,33 @@ def candidate(control_fd: int) -> None:
     except BaseException as error:
         send(control, {"loaded": False, "error": describe(error, SOLUTION_FILE, source)})
         raise
-    functions, values, modules = [], {}, {}
+    functions, classes, values, modules = [], [], {}, {}
     for name, value in list(namespace.items()):
         if name.startswith("__"):
             continue
-        if isinstance(value, types.FunctionType):
-            functions.append(name)
-        elif isinstance(value, types.ModuleType):
+        if isinstance(value, types.ModuleType):
             modules[name] = value.__name__
+        elif isinstance(value, type):
+            classes.append(name)
+        elif callable(value):  # functions, and lru_cache, partial and other callable objects
+            functions.append(name)
         else:
             with contextlib.suppress(NotPlainData):
                 values[name] = encode(value)
-    send(control, {"loaded": True, "functions": functions, "values": values, "modules": modules})
+    hello = {"loaded": True, "functions": functions, "classes": classes}
+    send(control, {**hello, "values": values, "modules": modules})
     worker = 0
     while True:
         try:
-            receive(control)  # one request per test: a fresh worker
+            request = receive(control)  # one request per test: a fresh worker
         except (SolutionEnded, ProtocolError, OSError):
             return
+        if type(request) is dict and request.get("ended") is True:
+            # The tests' side lost the worker: say how it ended (a CPU-time limit is the
+            # test's timeout, not the solution ending its process).
+            send(control, _how_it_ended(worker))
+            worker = 0
+            continue
         if worker:
             _end(worker)
         mine, theirs = socket.socketpair()
@@ -272,48 +338,185 @@ def _end(pid: int) -> None:
         pass
 
 
+#: How long the solution's side waits for a worker whose socket closed to end (it closes as
+#: the worker exits, a moment before the worker can be reaped).
+_REAP_S = 0.5
+
+
+def _how_it_ended(pid: int) -> dict[str, Any]:
+    """The signal that ended worker ``pid`` (None: it exited) and the CPU time it used; empty
+    when there is none, or it did not end (it is killed then)."""
+    import time
+
+    if pid <= 0:  # no worker: and os.kill(0, ...) would signal the whole process group
+        return {}
+    deadline = time.monotonic() + _REAP_S
+    try:
+        while True:
+            found, status, usage = os.wait4(pid, os.WNOHANG)
+            if found:
+                number = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+                return {"signal": number, "cpu_s": usage.ru_utime + usage.ru_stime}
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.005)
+    except OSError:
+        return {}
+    _end(pid)
+    return {}
+
+
 # --- the tests' side -----------------------------------------------------------------------
 
 
 class _Link:
     """The tests' side of the socket to the solution's current worker."""
 
-    def __init__(self, control: socket.socket) -> None:
+    def __init__(self, control: socket.socket, cpu_s: float) -> None:
         self.control = control
+        self.cpu_s = cpu_s
         self.worker: socket.socket | None = None
+        #: Counts the workers: an object handle is good only in the worker that made it.
+        self.generation = 0
+        self.worker_lost = False
 
     def next_worker(self) -> None:
         if self.worker is not None:
             self.worker.close()
             self.worker = None
+        self.generation += 1
+        self.worker_lost = False
         send(self.control, {"test": True})
         _, fds, _, _ = socket.recv_fds(self.control, 16, 1)
         if not fds:
             raise SolutionEnded("the solution's process ended")
         self.worker = socket.socket(fileno=fds[0])
 
-    def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def call(
+        self,
+        target: dict[str, Any],
+        path: tuple[str, ...],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """Call the solution's ``target`` (down ``path``) with plain-data arguments."""
+        what = ".".join([str(target.get("name", "the solution's object")), *path])
         try:
-            request = {"name": name, "args": encode(args), "kwargs": encode(kwargs)}
+            request = {**target, "path": list(path), "op": "call", "args": encode(args)}
+            request["kwargs"] = encode(kwargs)
+            data = dumps(request)
         except NotPlainData as error:
-            raise TypeError(f"the tests passed {name} an argument that is {error}") from None
-        if self.worker is None:
+            raise TypeError(f"the tests passed {what} an argument that is {error}") from None
+        except ValueError as error:  # an int past MAX_INT_DIGITS
+            raise TypeError(f"the tests passed {what} an argument too large: {error}") from None
+        reply = self._exchange(data)
+        if type(reply.get("object")) is int:
+            return _Remote(self, {"object": reply["object"]}, (), self.generation)
+        return self._value(reply)
+
+    def get(self, target: dict[str, Any], path: tuple[str, ...], generation: int) -> Any:
+        """An attribute of the solution's ``target``: plain data, or a handle to call it by.
+        One it does not have is an ``AttributeError`` here too (``hasattr`` works)."""
+        try:
+            reply = self._exchange(dumps({**target, "path": list(path), "op": "get"}))
+        except SolutionError as error:
+            if error.outcome.get("type") == "AttributeError":
+                raise AttributeError(_clip(str(error.outcome.get("message", "")))) from None
+            raise
+        if reply.get("callable") is True:
+            return _Remote(self, target, path, generation)
+        return self._value(reply)
+
+    def _exchange(self, data: bytes) -> dict[str, Any]:
+        if self.worker is None or self.worker_lost:
             raise SolutionEnded("the solution's process ended")
-        send(self.worker, request)
-        reply = receive(self.worker)
+        try:
+            self.worker.sendall(data)
+            reply = receive(self.worker)
+        except (SolutionEnded, OSError):
+            self.worker_lost = True
+            self._why_ended()
+            raise SolutionEnded("the solution's process ended") from None
         if type(reply) is not dict:
             raise ProtocolError("a malformed reply")
         if "error" in reply:
             raised = reply["error"]
             raise SolutionError(raised if type(raised) is dict else {"type": "?", "message": ""})
+        return reply
+
+    @staticmethod
+    def _value(reply: dict[str, Any]) -> Any:
         if "value" not in reply:
             raise ProtocolError("a reply without a value")
         return decode(reply["value"])
 
+    def _why_ended(self) -> None:
+        """Raise :class:`_CpuLimit` when the lost worker was killed by its CPU-time limit
+        (``SIGXCPU``, or ``SIGKILL`` at the hard limit a second later), as the solution's side
+        says. It could lie, but only to turn one failure into another."""
+        try:
+            send(self.control, {"ended": True})
+            reply = receive(self.control)
+        except (SolutionEnded, ProtocolError, OSError):
+            return
+        if type(reply) is not dict:
+            return
+        import signal
+
+        number, used = reply.get("signal"), reply.get("cpu_s")
+        if type(used) is not float:
+            used = 0.0
+        if number == signal.SIGXCPU or (number == signal.SIGKILL and used >= self.cpu_s * 0.99):
+            raise _CpuLimit
+
+
+class _Remote:
+    """The tests' handle on one of the solution's classes, or on an object made by calling
+    one (in the worker, where it stays): calling it and reading its attributes cross to the
+    solution's process, which answers with plain data (a method, or a nested class, gives
+    another handle). Comparison, hashing and truth are a plain object's, on this side: the
+    solution's ``__eq__`` never decides a test. Its attributes cannot be set from here."""
+
+    __slots__ = ("_byz_generation", "_byz_link", "_byz_path", "_byz_target")
+
+    def __init__(
+        self, link: _Link, target: dict[str, Any], path: tuple[str, ...], generation: int
+    ) -> None:
+        object.__setattr__(self, "_byz_link", link)
+        object.__setattr__(self, "_byz_target", target)
+        object.__setattr__(self, "_byz_path", path)
+        # A global (a class) is there in every worker; an object only in the one that made it.
+        object.__setattr__(self, "_byz_generation", 0 if "name" in target else generation)
+
+    def _byz_check(self) -> _Link:
+        link: _Link = self._byz_link
+        if self._byz_generation not in (0, link.generation):
+            raise RuntimeError("an object the solution made for an earlier test")
+        return link
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._byz_check().call(self._byz_target, self._byz_path, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        link = self._byz_check()
+        return link.get(self._byz_target, (*self._byz_path, name), self._byz_generation)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("the tests cannot set attributes of the solution's objects")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("the tests cannot delete attributes of the solution's objects")
+
+    def __repr__(self) -> str:
+        name = self._byz_target.get("name") or f"object {self._byz_target.get('object')}"
+        return f"<the solution's {'.'.join([str(name), *self._byz_path])}>"
+
 
 def _proxy(link: _Link, name: str) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
-        return link.call(name, args, kwargs)
+        return link.call({"name": name}, (), args, kwargs)
 
     call.__name__ = call.__qualname__ = name
     return call
@@ -348,9 +551,11 @@ def _on_alarm(signum: int, frame: object) -> None:
     raise _TestTimeout
 
 
-def _outcome(error: BaseException, source: str) -> dict[str, Any]:
+def _outcome(error: BaseException, source: str, cpu_s: float = 0.0) -> dict[str, Any]:
     if isinstance(error, _TestTimeout):
         return {"status": "timed_out"}
+    if isinstance(error, _CpuLimit):
+        return {"status": "timed_out", "message": f"CPU-time limit of {cpu_s:g} s reached"}
     if isinstance(error, SolutionError):
         # The solution's process wrote this description and may have rewritten the code that
         # does: only its own fields are taken, checked, and the verdict stays this side's.
@@ -363,22 +568,28 @@ def _outcome(error: BaseException, source: str) -> dict[str, Any]:
     return {"status": status, "side": "tests", **described}
 
 
-def tester(control_fd: int, result_fd: int, payload: str, ready_fd: int = -1) -> None:
-    """Run every test of ``payload`` (JSON: ``tests``, ``test_timeout_s``, ``load_timeout_s``)
-    against the solution, and write the outcomes (JSON) on ``result_fd``. ``ready_fd``
-    (without root) is closed once this process is not dumpable: the solution starts then."""
+def tester(control_fd: int, result_fd: int, tests_fd: int, ready_fd: int = -1) -> None:
+    """Run every test read from ``tests_fd`` (JSON: ``tests``, ``test_timeout_s``,
+    ``load_timeout_s``, ``cpu_s``, ``entry_point``) against the solution, and write the
+    outcomes (JSON) on ``result_fd``. ``ready_fd`` (without root) is closed once this process
+    is not dumpable: the solution starts then. With ``entry_point``, each test ends with
+    ``check(ENTRY_POINT)``, which is given the solution's own ``ENTRY_POINT`` even where
+    that is a built-in's name (the tests' code still sees the built-in)."""
     import signal
 
     _not_dumpable()
     if ready_fd >= 0:
         os.close(ready_fd)
-    spec = json.loads(payload)
+    spec = json.loads(_read_all(tests_fd))
     tests: list[str] = spec["tests"]
+    cpu_s = float(spec.get("cpu_s") or 0.0)
+    entry: str | None = spec.get("entry_point")
     control = socket.socket(fileno=control_fd)
-    link = _Link(control)
+    link = _Link(control, cpu_s)
     signal.signal(signal.SIGALRM, _on_alarm)
     outcomes: list[dict[str, Any]] = []
     base: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
+    callables: dict[str, Any] = {}  # the solution's, built-in names included
     try:
         signal.setitimer(signal.ITIMER_REAL, spec["load_timeout_s"])
         hello = receive(control)
@@ -387,8 +598,12 @@ def tester(control_fd: int, result_fd: int, payload: str, ready_fd: int = -1) ->
             error = hello.get("error") if type(hello) is dict else None
             raise SolutionError(error if type(error) is dict else {"type": "?", "message": ""})
         for name in hello["functions"]:
-            if _offered(name):
-                base[name] = _proxy(link, name)
+            if type(name) is str:
+                callables[name] = _proxy(link, name)
+        for name in hello.get("classes", ()):
+            if type(name) is str:
+                callables[name] = _Remote(link, {"name": name}, (), 0)
+        base.update((name, each) for name, each in callables.items() if _offered(name))
         for name, value in hello["values"].items():
             if _offered(name):
                 base[name] = decode(value)
@@ -399,27 +614,57 @@ def tester(control_fd: int, result_fd: int, payload: str, ready_fd: int = -1) ->
                     base[name] = __import__(str(module), fromlist=["_"])
     except BaseException as error:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        first = _outcome(error, "")
-        if first["status"] == "timed_out":
+        first = _outcome(error, "", cpu_s)
+        if first["status"] == "timed_out" and "message" not in first:
             first["message"] = "the solution did not finish loading in time"
         outcomes = [first] + [{"status": "not_run"}] * (len(tests) - 1)
         _write(result_fd, outcomes)
         return
     for test in tests:
         namespace = dict(base)
+        source = test if test.endswith("\n") else test + "\n"
+        call = None
+        if entry is not None:
+            # Compiled on its own line after the tests (so outcomes name it), and run where
+            # the entry point is the solution's: the tests' own names stay theirs.
+            line = "\n" * source.count("\n") + f"check({entry})\n"
+            call = compile(line, TESTS_FILE, "exec", dont_inherit=True)
+            source += f"check({entry})\n"
         try:
             signal.setitimer(signal.ITIMER_REAL, spec["test_timeout_s"])
             link.next_worker()
             exec(compile(test, TESTS_FILE, "exec", dont_inherit=True), namespace)
+            if call is not None and entry is not None:
+                exec(call, _with_entry(namespace, entry, callables.get(entry)))
             signal.setitimer(signal.ITIMER_REAL, 0)
             outcomes.append({"status": "passed"})
         except BaseException as error:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            outcomes.append(_outcome(error, test))
+            outcomes.append(_outcome(error, source, cpu_s))
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         sys.stdout.flush()
     _write(result_fd, outcomes)
+
+
+def _with_entry(namespace: dict[str, Any], entry: str, solution: Any) -> dict[str, Any]:
+    """The globals ``check(ENTRY)`` runs in: the tests' names, with ``entry`` the solution's
+    callable, or, where it has none, undefined (never a built-in of that name)."""
+    globals_ = dict(namespace)
+    if solution is not None:
+        globals_[entry] = solution
+    else:
+        globals_.pop(entry, None)
+        globals_["__builtins__"] = {k: v for k, v in vars(builtins).items() if k != entry}
+    return globals_
+
+
+def _read_all(fd: int) -> bytes:
+    data = bytearray()
+    while chunk := os.read(fd, 65_536):
+        data += chunk
+    os.close(fd)
+    return bytes(data)
 
 
 def _write(fd: int, outcomes: list[dict[str, Any]]) -> None:
@@ -436,7 +681,7 @@ def main(argv: list[str]) -> None:
     if role == "candidate":
         candidate(int(argv[2]))
     else:
-        tester(int(argv[2]), int(argv[3]), argv[4], int(argv[5]) if len(argv) > 5 else -1)
+        tester(int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5]) if len(argv) > 5 else -1)
 
 
 if __name__ == "__main__":

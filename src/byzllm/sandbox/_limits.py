@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["LimitName", "SandboxLimits", "SandboxResult", "Status", "TestOutcome"]
 
@@ -18,7 +19,8 @@ class SandboxLimits(BaseModel):
     """Resource limits of one sandboxed run.
 
     ``memory_mb`` bounds the address space of each process (``RLIMIT_AS``), ``cpu_s`` the CPU
-    time of each process (``RLIMIT_CPU``); ``timeout_s`` is the wall time of the whole run,
+    time of each process (``RLIMIT_CPU``, which counts whole seconds: ``cpu_s`` must be one,
+    and defaults to ``timeout_s`` rounded up); ``timeout_s`` is the wall time of the whole run,
     after which everything the program started is killed. ``disk_mb`` is the size of the
     private working folder (and of each single file written there); ``max_inodes`` the number
     of files, folders and links it may hold (each of the work folder and ``/dev/shm``).
@@ -35,16 +37,26 @@ class SandboxLimits(BaseModel):
     disk_mb: int = Field(64, ge=1, le=65_536)
     max_inodes: int = Field(4096, ge=64, le=1_000_000)
 
+    @field_validator("cpu_s")
+    @classmethod
+    def _whole_seconds(cls, value: float | None) -> float | None:
+        # The kernel enforces RLIMIT_CPU in whole seconds: a fractional limit would silently
+        # be the next whole second.
+        if value is not None and not float(value).is_integer():
+            raise ValueError(f"cpu_s must be a whole number of seconds, got {value!r}")
+        return value
+
     @model_validator(mode="after")
     def _default_cpu(self) -> SandboxLimits:
         if self.cpu_s is None:
-            object.__setattr__(self, "cpu_s", self.timeout_s)
+            object.__setattr__(self, "cpu_s", float(math.ceil(self.timeout_s)))
         return self
 
     @property
     def effective_cpu_s(self) -> float:
-        """The CPU-time limit in force (``cpu_s``, or ``timeout_s`` when not given)."""
-        return self.cpu_s if self.cpu_s is not None else self.timeout_s
+        """The CPU-time limit in force (``cpu_s``, or ``timeout_s`` rounded up to a whole
+        second when not given)."""
+        return self.cpu_s if self.cpu_s is not None else float(math.ceil(self.timeout_s))
 
 
 class TestOutcome(BaseModel):

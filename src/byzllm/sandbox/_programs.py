@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 
 from byzllm.errors import InputError
@@ -13,8 +14,10 @@ from ._verdict import judge, judge_tests
 
 __all__ = ["run_program", "run_test_cases", "run_tests", "test_program"]
 
-#: The tests travel to the sandbox on a command line, where one argument holds at most 128 KiB.
+#: The most the tests of one run may hold (they reach the tests' process on a pipe).
 _MAX_TESTS_BYTES = 120_000
+#: The longest deadline of one test, as for a whole run (``SandboxLimits.timeout_s``).
+_MAX_TEST_TIMEOUT_S = 3600.0
 
 
 async def run_program(
@@ -79,21 +82,58 @@ async def run_test_cases(
 
     The solution runs in one process and the tests in another, so the verdict cannot be
     forged from the solution's side (:mod:`byzllm.sandbox._harness`): every call a test makes
-    to one of the solution's functions crosses to the solution's process, and its return
-    value comes back as plain data (an object with its own ``__eq__`` is an error of the
-    solution). Each test gets a fresh copy of the solution's state and its own deadline,
-    ``test_timeout_s`` (default: ``limits.timeout_s``); ``limits.timeout_s`` stays the limit
-    of the whole run. ``tests`` in the result holds one :class:`TestOutcome` per test, and
-    the result is ``passed`` iff every test passed; otherwise it describes the first test
-    that did not.
+    to one of the solution's callables (functions, decorated or not, and callable objects; a
+    class gives a handle on the object it makes, whose methods are called the same way)
+    crosses to the solution's process, and its return value comes back as plain data (an
+    object with its own ``__eq__`` is an error of the solution). Each test gets a fresh copy
+    of the solution's state and its own deadline, ``test_timeout_s`` (default:
+    ``limits.timeout_s``; above 0 and at most 3600 seconds, else :class:`InputError`);
+    ``limits.timeout_s`` stays the limit of the whole run. ``tests`` in the result holds one
+    :class:`TestOutcome` per test, and the result is ``passed`` iff every test passed;
+    otherwise it describes the first test that did not.
     """
-    limits = limits or SandboxLimits()
-    per_test = test_timeout_s or limits.timeout_s
+    return await _run_cases(
+        solution,
+        list(tests),
+        limits=limits or SandboxLimits(),
+        test_timeout_s=test_timeout_s,
+        allow_unsafe=allow_unsafe,
+        entry_point=None,
+    )
+
+
+async def _run_cases(
+    solution: str,
+    tests: list[str],
+    *,
+    limits: SandboxLimits,
+    test_timeout_s: float | None,
+    allow_unsafe: bool,
+    entry_point: str | None,
+) -> SandboxResult:
+    """:func:`run_test_cases`; with ``entry_point``, each test ends with
+    ``check(entry_point)``, given the solution's own ``entry_point``."""
+    if test_timeout_s is None:
+        per_test = limits.timeout_s
+    elif (
+        isinstance(test_timeout_s, bool)
+        or not isinstance(test_timeout_s, int | float)
+        or not math.isfinite(test_timeout_s)
+        or not 0 < test_timeout_s <= _MAX_TEST_TIMEOUT_S
+    ):
+        raise InputError(
+            f"test_timeout_s must be a number of seconds above 0 and at most "
+            f"{_MAX_TEST_TIMEOUT_S:g}, got {test_timeout_s!r}"
+        )
+    else:
+        per_test = float(test_timeout_s)
     payload = json.dumps(
         {
-            "tests": list(tests),
+            "tests": tests,
             "test_timeout_s": per_test,
             "load_timeout_s": limits.timeout_s,
+            "cpu_s": limits.effective_cpu_s,
+            "entry_point": entry_point,
         }
     )
     if len(payload.encode()) > _MAX_TESTS_BYTES:
@@ -101,7 +141,7 @@ async def run_test_cases(
     execution = await execute(
         solution, stdin="", limits=limits, allow_unsafe=allow_unsafe, tests=payload
     )
-    return judge_tests(execution, limits, list(tests), per_test)
+    return judge_tests(execution, limits, tests, per_test)
 
 
 async def run_tests(
@@ -115,7 +155,9 @@ async def run_tests(
     """Run ``solution`` against ``tests``, as HumanEval does, with a verdict it cannot forge.
 
     With ``entry_point``, ``tests`` must define ``check(candidate)``, which is then called with
-    the solution's ``entry_point`` function. ``passed`` iff the tests ran to the end; a failing
+    the solution's ``entry_point`` (any callable: a function, decorated or not, a class), even
+    where that is a built-in's name (``sorted``; the tests' own ``sorted`` stays the
+    built-in). ``passed`` iff the tests ran to the end; a failing
     ``assert`` gives ``failed`` with the assertion in ``detail`` (``AssertionError at tests
     line 4: assert candidate(2) == 3``); a solution that ends its process before the tests
     finished (``exit(0)``) also ``failed``; an exception of the solution ``crashed`` (``...
@@ -124,6 +166,11 @@ async def run_tests(
     """
     _check_entry_point(entry_point)
     body = tests.rstrip("\n") + "\n"
-    if entry_point is not None:
-        body += f"check({entry_point})\n"
-    return await run_test_cases(solution, [body], limits=limits, allow_unsafe=allow_unsafe)
+    return await _run_cases(
+        solution,
+        [body],
+        limits=limits or SandboxLimits(),
+        test_timeout_s=None,
+        allow_unsafe=allow_unsafe,
+        entry_point=entry_point,
+    )

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import io
 import marshal
 import os
 import secrets
+import shutil
 import signal
 import sys
 import tempfile
@@ -29,7 +31,7 @@ from . import _cgroup, _warm
 from ._errors import SandboxError, SandboxUnavailableError
 from ._limits import LimitName, SandboxLimits
 from ._seccomp import filter_program, signal_calls
-from ._support import USER_NAMESPACE_FLAGS, support
+from ._support import USER_NAMESPACE_FLAGS, Support, support
 
 __all__ = ["Execution", "execute"]
 
@@ -177,17 +179,19 @@ class _Pipes:
     """
 
     def __init__(self) -> None:
-        self.stdin_read, self.stdin_write = os.pipe()
-        self.stdout_read, self.stdout_write = os.pipe()
-        self.stderr_read, self.stderr_write = os.pipe()
-        self._open = {
-            self.stdin_read,
-            self.stdin_write,
-            self.stdout_read,
-            self.stdout_write,
-            self.stderr_read,
-            self.stderr_write,
-        }
+        self._open: set[int] = set()
+        try:
+            self.stdin_read, self.stdin_write = self._pipe()
+            self.stdout_read, self.stdout_write = self._pipe()
+            self.stderr_read, self.stderr_write = self._pipe()
+        except OSError:  # out of descriptors: none of those made may stay open
+            self.close_all()
+            raise
+
+    def _pipe(self) -> tuple[int, int]:
+        ends = os.pipe()
+        self._open.update(ends)
+        return ends
 
     def close(self, fd: int) -> None:
         if fd in self._open:
@@ -294,15 +298,40 @@ async def execute(
             f"refusing to run model-generated code: {found.reason}. "
             "Pass allow_unsafe=True (byzllm sandbox run --unsafe) to run it without isolation."
         )
+    try:
+        return await _execute(source, stdin, limits, tests, found)
+    except OSError as error:
+        # The host's own resources ran out (descriptors, typically, with many runs at once):
+        # a failure of the sandbox, never a result of the program.
+        hint = ""
+        if error.errno in (errno.EMFILE, errno.ENFILE):
+            hint = f" (each run holds about {_FDS_PER_RUN} of this process's descriptors)"
+        raise SandboxError(f"the sandbox could not run the program: {error}{hint}") from error
+
+
+#: Descriptors the host holds for one run while it goes (pipes, sockets, a pidfd).
+_FDS_PER_RUN = 12
+
+
+async def _execute(
+    source: str, stdin: str, limits: SandboxLimits, tests: str | None, found: Support
+) -> Execution:
+    isolated = found.available
     rootless = isolated and found.rootless
-    # Forked by the zygote: no interpreter starts, so no harness source travels, and the tests
-    # reach only the tests' process, on a pipe of their own (see _zygote).
+    # Forked by the zygote: no interpreter starts, so no harness source travels. Either way
+    # the tests reach only the tests' process, on a pipe of their own (see _observe).
     forked = isolated and _zygote_enabled and _warm.available()
     uid = _allocate_uid()
     tester_uid = _allocate_uid()
-    status = _StatusPipe()
+    status: _StatusPipe | None = None
     cgroup: _cgroup.RunCgroup | None = None
+    host_dir: str | None = None
     try:
+        # Only a run started with unshare (or without isolation) needs a folder on the host:
+        # for its configuration file and, without isolation, as the program's working folder.
+        if not forked:
+            host_dir = tempfile.mkdtemp(prefix="byzllm-sandbox-")
+        status = _StatusPipe()
         if isolated:
             try:
                 found_cgroup = _cgroup.probe()
@@ -311,65 +340,84 @@ async def execute(
                 )
             except OSError as error:
                 raise SandboxError(f"cannot make the run's cgroup: {error}") from error
-        with tempfile.TemporaryDirectory(prefix="byzllm-sandbox-") as host_dir:
-            os.chmod(host_dir, 0o700)
-            config_path = os.path.join(host_dir, "config")
-            work = WORK if isolated else host_dir
-            config = {
-                "status_fd": status.write_fd,
-                "source": source.encode("utf-8", "surrogatepass"),
-                "isolate": isolated,
-                "work": work,
-                "program_name": PROGRAM_NAME,
-                # Without root the user namespace maps one uid, the caller's, as its root: the
-                # program runs as that uid with every capability dropped (see _bootstrap).
-                "rootless": rootless,
-                "uid": 0 if rootless else uid,
-                "keep": python_roots(),
-                "python": sys.executable,
-                "env": program_env(work),
-                "timeout_s": limits.timeout_s,
-                "cpu_s": limits.effective_cpu_s,
-                "memory_mb": limits.memory_mb,
-                "max_processes": limits.max_processes,
-                "max_open_files": limits.max_open_files,
-                "disk_mb": limits.disk_mb,
-                "max_inodes": limits.max_inodes,
-                "seccomp": filter_program() if isolated else None,
-                "signal_calls": signal_calls() if isolated else None,
-                "tests": "" if forked and tests is not None else tests,
-                "tester_uid": 0 if rootless else tester_uid,
-                "harness": None if forked or tests is None else _HARNESS.read_text("utf-8"),
-                "cgroup_procs": cgroup.procs if cgroup is not None else [],
-            }
-            if forked:
-                user = USER_NAMESPACE_FLAGS if rootless else ()
-                zygote = _warm.zygote_argv(sys.executable, user, found.unshare)
+        work = WORK if isolated or host_dir is None else host_dir
+        config = {
+            "status_fd": status.write_fd,
+            "source": source.encode("utf-8", "surrogatepass"),
+            "isolate": isolated,
+            "work": work,
+            "program_name": PROGRAM_NAME,
+            # Without root the user namespace maps one uid, the caller's, as its root: the
+            # program runs as that uid with every capability dropped (see _bootstrap).
+            "rootless": rootless,
+            "uid": 0 if rootless else uid,
+            "keep": python_roots(),
+            "python": sys.executable,
+            "env": program_env(work),
+            "timeout_s": limits.timeout_s,
+            "cpu_s": limits.effective_cpu_s,
+            "memory_mb": limits.memory_mb,
+            "max_processes": limits.max_processes,
+            "max_open_files": limits.max_open_files,
+            "disk_mb": limits.disk_mb,
+            "max_inodes": limits.max_inodes,
+            "seccomp": filter_program() if isolated else None,
+            "signal_calls": signal_calls() if isolated else None,
+            # Not the tests themselves: they come on their own pipe (the bootstrap learns its
+            # number), never in a file or on a command line.
+            "tests": None if tests is None else "",
+            "tester_uid": 0 if rootless else tester_uid,
+            "harness": None if forked or tests is None else _HARNESS.read_text("utf-8"),
+            "cgroup_procs": cgroup.procs if cgroup is not None else [],
+        }
+        if forked:
+            user = USER_NAMESPACE_FLAGS if rootless else ()
+            zygote = _warm.zygote_argv(sys.executable, user, found.unshare)
 
-                async def fork(fds: list[int]) -> _Sandbox:
-                    forked = await _warm.start(zygote, program_env(WORK), config, fds)
-                    return _Forked(forked)
+            async def fork(fds: list[int]) -> _Sandbox:
+                forked = await _warm.start(zygote, program_env(WORK), config, fds)
+                return _Forked(forked)
 
-                return await _observe(fork, status, stdin, limits, tests, cgroup=cgroup)
+            return await _observe(fork, status, stdin, limits, tests, cgroup=cgroup)
+        assert host_dir is not None
+        config_path = os.path.join(host_dir, "config")
+        bootstrap = [sys.executable, "-S", "-s", "-E", str(_BOOTSTRAP), config_path]
+        argv = [found.unshare, *found.namespace_flags, *bootstrap] if isolated else bootstrap
+        # What must be gone before a killed run returns: the run's uid, or without root
+        # (where the uid is the caller's own) the sandbox's PID 1.
+        gone = (_UNTIL_INIT_GONE if rootless else uid) if isolated else None
+
+        async def spawn(fds: list[int]) -> _Sandbox:
+            if tests is not None:
+                config["tests_fd"] = fds[4]  # the same number in the child (pass_fds)
             Path(config_path).write_bytes(marshal.dumps(config))
-            bootstrap = [sys.executable, "-S", "-s", "-E", str(_BOOTSTRAP), config_path]
-            argv = [found.unshare, *found.namespace_flags, *bootstrap] if isolated else bootstrap
-            # What must be gone before a killed run returns: the run's uid, or without root
-            # (where the uid is the caller's own) the sandbox's PID 1.
-            gone = (_UNTIL_INIT_GONE if rootless else uid) if isolated else None
+            return await _Spawned.start(argv, fds, gone)
 
-            async def spawn(fds: list[int]) -> _Sandbox:
-                return await _Spawned.start(argv, fds, gone)
-
-            return await _observe(
-                spawn, status, stdin, limits, None, isolated=isolated, cgroup=cgroup
-            )
+        return await _observe(spawn, status, stdin, limits, tests, isolated=isolated, cgroup=cgroup)
     finally:
         if cgroup is not None:
             cgroup.remove()
         _uids_in_use.discard(uid)
         _uids_in_use.discard(tester_uid)
-        status.close()
+        if status is not None:
+            status.close()
+        if host_dir is not None:
+            _remove_folder(host_dir)
+
+
+def _remove_folder(folder: str) -> None:
+    """Remove the run's folder on the host. Its configuration file alone (an isolated run)
+    goes without a descriptor, so even when many runs at once have used them all up; the
+    files a program left there without isolation need :func:`shutil.rmtree`, which needs
+    some."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(folder, "config"))
+    try:
+        os.rmdir(folder)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Sandbox(Protocol):
@@ -402,14 +450,14 @@ class _Spawned:
 
     @classmethod
     async def start(cls, argv: list[str], fds: list[int], gone: int | None) -> _Spawned:
-        stdin, stdout, stderr, status_fd = fds
+        stdin, stdout, stderr, *passed = fds  # the status pipe, and the tests' pipe if any
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,
-                pass_fds=(status_fd,),
+                pass_fds=passed,
                 start_new_session=True,  # one process group to kill, apart from the host's
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
             )
@@ -479,10 +527,11 @@ async def _observe(
     loop = asyncio.get_running_loop()
     pipes = _Pipes()
     transports: list[asyncio.BaseTransport] = []
-    tests_pipe = os.pipe() if tests is not None else None
+    tests_pipe: tuple[int, int] | None = None
     started = time.monotonic()
     sandbox: _Sandbox | None = None
     try:
+        tests_pipe = os.pipe() if tests is not None else None
         fds = [pipes.stdin_read, pipes.stdout_write, pipes.stderr_write, status.write_fd]
         sandbox = await start(fds + ([tests_pipe[0]] if tests_pipe else []))
         try:
@@ -522,9 +571,19 @@ async def _observe(
         # them open (possible only without isolation) is not waited for beyond _DRAIN_S.
         await asyncio.wait([c.closed for c in captures], timeout=_DRAIN_S)
         hit = cgroup.hit() if cgroup is not None else None
+        report = status.read_report()
+        # The program cannot end the sandbox's PID 1 (nor the zygote that forked it), and
+        # neither did the host: something outside did, e.g. the host's OOM killer. Not a
+        # result of the program.
+        killed_by_host = host_timed_out or output.exceeded.is_set() or hit is not None
+        if not report and isolated and not killed_by_host:
+            raise SandboxError(
+                "the sandbox was ended from outside before it could say how the program "
+                "ended (its zygote or first process was killed)"
+            )
         return Execution(
             cgroup_hit=(*hit, cgroup.support.name) if hit and cgroup is not None else None,
-            report=status.read_report(),
+            report=report,
             stdout=bytes(stdout),
             stderr=bytes(stderr),
             duration_s=time.monotonic() - started,

@@ -208,7 +208,9 @@ def _outcome_text(raw: dict[str, Any]) -> str:
     return head
 
 
-def _test_outcome(raw: object, test_timeout_s: float) -> TestOutcome:
+def _test_outcome(raw: object, test_timeout_s: float, cpu_limit: str = "") -> TestOutcome:
+    """One test's outcome; ``cpu_limit``: the solution's process was killed by its CPU-time
+    limit (what to say of a test that saw it end)."""
     if not isinstance(raw, dict):
         return TestOutcome(status="crashed", detail="the tests' process gave no outcome")
     status, kind = raw.get("status"), raw.get("type")
@@ -221,6 +223,8 @@ def _test_outcome(raw: object, test_timeout_s: float) -> TestOutcome:
         return TestOutcome(status="not_run", detail="not run: the solution did not load")
     if raw.get("side") == "solution":
         if kind == "SolutionEnded":
+            if cpu_limit:
+                return TestOutcome(status="timed_out", detail=cpu_limit)
             why = "the solution ended its process before every test ran"
             return TestOutcome(status="failed", detail=why)
         if kind == "ProtocolError":
@@ -234,6 +238,17 @@ def _test_outcome(raw: object, test_timeout_s: float) -> TestOutcome:
             return TestOutcome(status="rejected", detail=_outcome_text(raw), limit=limit)
     detail = _outcome_text(raw)
     return TestOutcome(status="failed" if status == "failed" else "crashed", detail=detail)
+
+
+def _solution_cpu_limit(report: dict[str, Any], limits: SandboxLimits) -> str:
+    """What to say when the solution's process (not a test's worker, which the tests' side
+    asks about) was killed by its CPU-time limit, as PID 1 saw it; empty otherwise."""
+    number, cpu = report.get("solution_signal"), report.get("solution_cpu_s")
+    used = float(cpu) if isinstance(cpu, float | int) else 0.0
+    limit = limits.effective_cpu_s
+    if number == signal.SIGXCPU or (number == signal.SIGKILL and used >= limit * 0.99):
+        return f"CPU-time limit of {limit:g} s reached"
+    return ""
 
 
 def judge_tests(
@@ -255,7 +270,8 @@ def judge_tests(
         except (ValueError, RecursionError):
             raw = None
     if isinstance(raw, list) and len(raw) == len(tests):
-        outcomes = [_test_outcome(each, test_timeout_s) for each in raw]
+        cpu_limit = _solution_cpu_limit(report, limits)
+        outcomes = [_test_outcome(each, test_timeout_s, cpu_limit) for each in raw]
     else:
         # The tests' process did not finish: judge the run as a whole (time, output, crash).
         whole = judge(execution, limits)

@@ -7,8 +7,8 @@ socket, which only the run's leader reads) and returns a :class:`ForkedRun`, a p
 run's PID 1: the handle to kill the run with, and to learn that it ended, since a PID
 namespace's first process finishes exiting only once every process in it has.
 
-A run that a zygote cannot start (no ``pidfd_open`` before Linux 5.3, a zygote that cannot
-start) falls back to one ``unshare`` per run (:mod:`byzllm.sandbox._run`): the same
+Where ``pidfd_open`` does not work (:func:`available`: before Linux 5.3, or refused by a
+filter), runs start one ``unshare`` each instead (:mod:`byzllm.sandbox._run`): the same
 isolation, an interpreter start slower.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import marshal
 import os
 import signal
@@ -188,6 +189,27 @@ def zygote_argv(python: str, user_namespace: tuple[str, ...], unshare: str) -> l
     return [unshare, *user_namespace, *base] if user_namespace else base
 
 
+#: Whether ``pidfd_open`` works here, once a probe could tell (:func:`available`).
+_pidfd_works: bool | None = None
+
+
 def available() -> bool:
-    """Whether runs can be forked from a zygote here (``pidfd_open``, Linux 5.3 or later)."""
-    return sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
+    """Whether runs can be forked from a zygote here: ``pidfd_open`` works (Linux 5.3 or
+    later). Probed on this process itself, and remembered: Python may offer
+    ``os.pidfd_open`` on a kernel that answers ``ENOSYS`` (or under a container's filter
+    that answers ``EPERM``), and every run forked there would fail. A probe that runs out of
+    descriptors tells nothing and is not remembered."""
+    global _pidfd_works
+    if _pidfd_works is None:
+        if not sys.platform.startswith("linux") or not hasattr(os, "pidfd_open"):
+            _pidfd_works = False
+        else:
+            try:
+                os.close(os.pidfd_open(os.getpid()))
+            except OSError as error:
+                if error.errno in (errno.EMFILE, errno.ENFILE, errno.ENOMEM):
+                    return True
+                _pidfd_works = False
+            else:
+                _pidfd_works = True
+    return _pidfd_works

@@ -1,0 +1,238 @@
+"""The host's side of a run: what the solution can read of the sandbox's processes, the
+fallback where ``pidfd_open`` does not work, runs without isolation, running out of
+descriptors, and a sandbox killed from outside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from byzllm.sandbox import (
+    SandboxError,
+    SandboxLimits,
+    _run,
+    _support,
+    _warm,
+    run_program,
+    run_tests,
+    sandbox_support,
+)
+
+pytestmark = pytest.mark.usefixtures("require_sandbox")
+
+LIMITS = SandboxLimits(timeout_s=20.0)
+ROOT = Path(__file__).resolve().parents[2]
+
+#: A wrong solution that answers with whatever the tests expect, if it can find the tests in
+#: the command line or environment of any process it can see; it prints what it found.
+FORGER = textwrap.dedent(
+    """
+    import os, re
+
+    def _visible():
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                for name in ("cmdline", "environ"):
+                    try:
+                        with open(f"/proc/{pid}/{name}", "rb") as handle:
+                            yield name, handle.read().decode("utf-8", "replace")
+                    except OSError:
+                        pass
+
+    FOUND = [name for name, text in _visible() if "4917" in text]
+    print("FOUND", FOUND)
+
+    def add(a, b):
+        for name, text in _visible():
+            match = re.search(r"candidate\\((\\d+), (\\d+)\\) == (\\d+)", text)
+            if match:
+                return int(match.group(3))
+        return -1
+    """
+)
+
+
+@pytest.fixture(params=[True, False], ids=["zygote", "unshare"])
+def zygote(request: pytest.FixtureRequest) -> Iterator[bool]:
+    _run.use_zygote(request.param)
+    yield request.param
+    _run.use_zygote(True)
+
+
+async def test_the_tests_are_on_no_command_line(zygote: bool) -> None:
+    tests = "def check(candidate):\n    assert candidate(2, 2) == 4917\n"
+    result = await run_tests(FORGER, tests, entry_point="add", limits=LIMITS)
+    assert result.stdout == "FOUND []\n"
+    assert result.status == "failed", result.detail
+
+
+@pytest.fixture
+def pidfd_probe() -> Iterator[None]:
+    """A fresh probe of ``pidfd_open``, forgotten again afterwards."""
+    _warm._pidfd_works = None
+    yield
+    _warm._pidfd_works = None
+
+
+def test_a_pidfd_open_that_answers_enosys_means_no_zygote(
+    pidfd_probe: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing(pid: int, flags: int = 0) -> int:
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(os, "pidfd_open", missing)
+    assert not _warm.available()
+    monkeypatch.undo()
+    assert not _warm.available()  # remembered
+
+
+def test_a_probe_out_of_descriptors_is_not_remembered(
+    pidfd_probe: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def exhausted(pid: int, flags: int = 0) -> int:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(os, "pidfd_open", exhausted)
+    assert _warm.available()
+    assert _warm._pidfd_works is None
+
+
+#: Makes pidfd_open answer ENOSYS, as a kernel before 5.3 does, for this process and every
+#: process it starts (the zygote included), then runs a program and tests.
+OLD_KERNEL = textwrap.dedent(
+    """
+    import asyncio, errno, json
+    import pyseccomp
+    rules = pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
+    rules.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "pidfd_open")
+    rules.load()
+    from byzllm.sandbox import SandboxLimits, run_program, run_tests, sandbox_support
+
+    async def main():
+        limits = SandboxLimits(timeout_s=20)
+        program = await run_program("print(6 * 7)", limits=limits)
+        tests = await run_tests("def f(x):\\n    return x\\n", "assert f(1) == 1", limits=limits)
+        return [program.status, program.stdout, tests.status]
+
+    print(json.dumps([sandbox_support()["zygote"], asyncio.run(main())]))
+    """
+)
+
+
+def test_a_kernel_without_pidfd_open_falls_back_to_unshare() -> None:
+    pytest.importorskip("pyseccomp")
+    done = subprocess.run(
+        [sys.executable, "-c", OLD_KERNEL],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == [False, ["passed", "42\n", "passed"]]
+
+
+@pytest.fixture
+def no_isolation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs as where the namespaces are missing (they then need ``allow_unsafe``)."""
+    found = _support.support()
+    unavailable = _support.Support(dict(found.mechanisms), "no namespaces here (for a test)")
+    monkeypatch.setattr(_run, "support", lambda: unavailable)
+
+
+async def test_without_isolation_a_timeout_counts_only_the_runs_processes(
+    no_isolation: None,
+) -> None:
+    # The host has more processes than 2: counted as the run's, the timeout would read as
+    # the process limit.
+    limits = SandboxLimits(timeout_s=2, max_processes=2)
+    result = await run_program("while True:\n    pass\n", limits=limits, allow_unsafe=True)
+    assert (result.status, result.limit) == ("timed_out", None), result.detail
+
+
+#: Many runs at once under a low open-file limit, each way; prints the exceptions' types and
+#: what the runs left in the (private) temporary folder and among the descriptors.
+MANY_RUNS = textwrap.dedent(
+    """
+    import asyncio, json, os, resource, sys
+    from byzllm.sandbox import SandboxLimits, _run, run_program, run_tests
+
+    async def main():
+        limits = SandboxLimits(timeout_s=30)
+        seen = {}
+        for zygote in (True, False):
+            _run.use_zygote(zygote)
+            await run_program("print(1)", limits=limits)  # the zygote starts
+            before = len(os.listdir("/proc/self/fd"))
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+            runs = [run_program("import time; time.sleep(0.5)", limits=limits) for _ in range(20)]
+            runs += [run_tests("def f():\\n    return 1\\n", "assert f() == 1", limits=limits)
+                     for _ in range(20)]
+            results = await asyncio.gather(*runs, return_exceptions=True)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+            after = len(os.listdir("/proc/self/fd"))
+            kinds = sorted({type(r).__name__ for r in results})
+            seen[str(zygote)] = [kinds, os.listdir(os.environ["TMPDIR"]), after - before]
+        print(json.dumps(seen))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_running_out_of_descriptors_is_a_sandbox_error(tmp_path: Path) -> None:
+    folder = tmp_path / "tmp"
+    folder.mkdir(mode=0o777)  # also for the caller's uid without root
+    done = subprocess.run(
+        [sys.executable, "-c", MANY_RUNS],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(folder)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+    for zygote, (kinds, left, leaked) in seen.items():
+        # Some ran, and every other one raised the sandbox's own error.
+        assert kinds == ["SandboxError", "SandboxResult"], (zygote, kinds)
+        assert left == [], (zygote, left)
+        assert leaked == 0, zygote
+
+
+async def test_a_run_whose_zygote_is_killed_is_a_sandbox_error(
+    sandbox_processes: Callable[[], list[int]],
+) -> None:
+    _run.use_zygote(True)
+    assert (await run_program("print(1)", limits=LIMITS)).passed  # the zygote runs
+    zygote = _warm._current
+    assert zygote is not None and zygote.alive
+    task = asyncio.ensure_future(run_program("import time\ntime.sleep(30)", limits=LIMITS))
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        if sandbox_processes():
+            break
+    assert sandbox_processes(), "precondition: the program is running"
+    os.kill(zygote.process.pid, signal.SIGKILL)
+    with pytest.raises(SandboxError, match="ended from outside"):
+        await task
+    zygote.process.wait()
+    assert (await run_program("print(2)", limits=LIMITS)).stdout == "2\n"
+
+
+def test_sandbox_support_names_the_zygote_only_where_it_works() -> None:
+    assert sandbox_support()["zygote"] == _warm.available()
