@@ -93,10 +93,11 @@ def train(
 
     with Store.open(training.run_dir) as store:
         turns = store.records("monitor_turn")
+        games = store.records("monitor_game")
         cfg = store.latest_config() or {}
     simulated = any(bool(t.get("simulated")) for t in turns)
     monitors, selections = train_from_turns(
-        turns, cfg, degrees=training.degrees, alpha=training.alpha, joint=joint
+        turns, cfg, degrees=training.degrees, alpha=training.alpha, joint=joint, games=games
     )
     path = monitors.save(training.target())
     rows = table5_rows(monitors)

@@ -544,8 +544,9 @@ def _run_monitor(
         raise typer.Exit(summary_exit_code(done))
     with Store.open(collect_dir) as store:
         turns = store.records("monitor_turn")
+        collected_games = store.records("monitor_game")
         recorded = store.latest_config()
-    monitors, selections = train_from_turns(turns, recorded)
+    monitors, selections = train_from_turns(turns, recorded, games=collected_games)
     monitors.save(run_dir / "monitors.json")
     by_size: dict[int, list[dict[str, Any]]] = {}
     last_dir = run_dir

@@ -4,8 +4,8 @@ The rogue-agents paper, §2: monitors are fit "using boolean labels from trainin
 intermediate
 game turn" — every turn of a game carries that game's final success. A :class:`TurnDataset`
 holds those turns as numpy arrays (one row per turn, all roles together) plus the outcome of
-every game, including games in which some role never acted (they still count when a gain is
-averaged over games).
+every game, including games in which some role never acted or no turn was monitored at all
+(they still count when a gain is averaged over games; ``from_rows(outcomes=...)`` lists them).
 """
 
 from __future__ import annotations
@@ -107,17 +107,34 @@ class TurnDataset:
         return np.bincount(idx, minlength=self.n_games).astype(np.int64)
 
     @classmethod
-    def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> TurnDataset:
+    def from_rows(
+        cls,
+        rows: Iterable[Mapping[str, Any]],
+        outcomes: Mapping[str, Any] | None = None,
+    ) -> TurnDataset:
         """Build from dict rows with ``game_id, role, entropy, varentropy, kurtosis, turn,
         success`` (the shape :class:`~byzllm.monitor.records.MonitorTurnRecord` stores).
 
         ``success`` may be a bool, 0/1 or the string true/false/1/0 (as a CSV export reads
         back); any other value, and games whose rows disagree on ``success``, are rejected.
+
+        ``outcomes`` (game id -> success, in order) lists every game of the set, turns or not:
+        a game can end before any turn is monitored (a GovSim lake that collapses in month 1),
+        and leaving it out would take it out of the base rate and of every gain. Each row's
+        game must be listed there, with the same outcome. Without it the games are those the
+        rows name.
         """
         game_ids: list[str] = []
         roles: list[str] = []
         feats: list[list[float]] = []
         outcome: dict[str, bool] = {}
+        listed: dict[str, bool] | None = None
+        if outcomes is not None:
+            try:
+                listed = {str(g): parse_success(s) for g, s in outcomes.items()}
+            except ValueError as err:
+                raise InputError(f"game outcomes are malformed: {err}") from err
+            outcome.update(listed)
         for i, row in enumerate(rows):
             try:
                 gid = str(row["game_id"])
@@ -126,6 +143,10 @@ class TurnDataset:
                 roles.append(str(row["role"]))
             except (KeyError, TypeError, ValueError) as err:
                 raise InputError(f"turn row {i} is malformed: {err}") from err
+            if listed is not None and gid not in listed:
+                raise InputError(f"turn row {i} is of game {gid!r}, which is not in the games")
+            if listed is not None and listed[gid] != success:
+                raise InputError(f"game {gid!r} has turns whose outcome is not the game's")
             if outcome.setdefault(gid, success) != success:
                 raise InputError(f"game {gid!r} has turns with different outcomes")
             game_ids.append(gid)

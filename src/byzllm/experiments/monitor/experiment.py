@@ -20,7 +20,7 @@ from byzllm.monitor.conditions import (
     make_intervener,
     missing_conditions,
 )
-from byzllm.monitor.dataset import TurnDataset
+from byzllm.monitor.dataset import TurnDataset, parse_success
 from byzllm.monitor.features import position_entropies, turn_features
 from byzllm.monitor.intervene import MonitorIntervener, scoring_error_count
 from byzllm.monitor.monitor_set import MonitorSet
@@ -295,25 +295,56 @@ async def run_in_memory(units: Iterable[Unit]) -> list[dict[str, Any]]:
     return await records_in_memory(units, work)
 
 
+def _game_key(row: dict[str, Any]) -> str:
+    # With several collect repeats, each (game, repeat) is its own game.
+    return f"{row['game_id']}/r{row.get('repeat', 0)}"
+
+
+def _order(row: dict[str, Any]) -> tuple[str, int, int]:
+    return (str(row.get("game_id")), int(row.get("repeat", 0)), int(row.get("turn", 0)))
+
+
 def datasets_from_rows(
     turn_rows: Sequence[dict[str, Any]],
+    game_rows: Sequence[dict[str, Any]] | None = None,
 ) -> tuple[TurnDataset, TurnDataset]:
     """Train and validation :class:`TurnDataset` from stored ``monitor_turn`` rows.
+
+    ``game_rows``: the collect run's per-game records (``monitor_game``, or any rows with
+    ``split, game_id, repeat, success``). They give each split's games and outcomes, and the
+    turns are attached to them, so a game with no monitored turn still counts in the base
+    rate and the gains (a GovSim lake that collapses in month 1 has none: its turns start in
+    month 2). Without them the games are those the turn rows name, which is every game only
+    where each game has a monitored turn (WhoDunit; CodeGen with two rounds or more).
 
     With several collect repeats, each (game, repeat) is its own training game. Rows are put
     in a canonical order first (game, repeat, turn), so the fitted monitors do not depend on
     the order the store returns finished units in.
     """
     by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    ordered = sorted(
-        turn_rows,
-        key=lambda r: (str(r.get("game_id")), int(r.get("repeat", 0)), int(r.get("turn", 0))),
-    )
-    for row in ordered:
+    for row in sorted(turn_rows, key=_order):
         keyed = dict(row)
-        keyed["game_id"] = f"{row['game_id']}/r{row.get('repeat', 0)}"
+        keyed["game_id"] = _game_key(row)
         by_split[str(row.get("split"))].append(keyed)
+    outcomes: dict[str, dict[str, bool]] | None = None
+    if game_rows is not None:
+        outcomes = {"train": {}, "validation": {}}
+        for i, row in enumerate(sorted(game_rows, key=_order)):
+            split = str(row.get("split"))
+            if split not in outcomes or row.get("condition", "none") != "none":
+                continue  # only the collect stage's games (no intervention) are training data
+            try:
+                key = _game_key(row)
+                success = parse_success(row["success"])
+            except (KeyError, ValueError) as err:
+                raise InputError(f"game row {i} is malformed: {err}") from err
+            if outcomes[split].setdefault(key, success) != success:
+                raise InputError(f"game {key!r} was recorded twice with different outcomes")
+    datasets = []
     for split in ("train", "validation"):
-        if not by_split.get(split):
-            raise InputError(f"no {split} turns collected: run `byzllm monitor collect` first")
-    return TurnDataset.from_rows(by_split["train"]), TurnDataset.from_rows(by_split["validation"])
+        games = None if outcomes is None else outcomes[split]
+        if not (by_split.get(split) if games is None else games):
+            what = "turns" if games is None else "games"
+            raise InputError(f"no {split} {what} collected: run `byzllm monitor collect` first")
+        datasets.append(TurnDataset.from_rows(by_split[split], games))
+    return datasets[0], datasets[1]

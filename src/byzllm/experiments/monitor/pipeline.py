@@ -21,14 +21,17 @@ def train_from_turns(
     degrees: Sequence[int] = (1, 2, 3, 4, 5),
     alpha: float = 1.0,
     joint: bool = False,
+    games: Sequence[dict[str, Any]] | None = None,
 ) -> tuple[MonitorSet, list[RoleSelection]]:
     """Select the monitors of every role from ``monitor_turn`` rows of a collect run.
 
     ``config`` is the collect run's resolved config (what its store recorded); it goes into
     the set's ``meta`` so that an evaluation can check it plays the same environment.
+    ``games``: the run's ``monitor_game`` rows, so that games without a monitored turn count
+    in the base rate and the gains (:func:`datasets_from_rows`).
     """
     cfg = dict(config or {})
-    train_set, validation_set = datasets_from_rows(turns)
+    train_set, validation_set = datasets_from_rows(turns, games)
     simulated = any(bool(t.get("simulated")) for t in turns)
     env_name = cfg.get("env", "whodunit")
     meta = {
