@@ -10,7 +10,9 @@ The work contract that makes this possible:
 * the payload is plain JSON;
 * it returns a :class:`~byzllm.runs.Record`, a list of records or ``None`` (records
   are pydantic models, so they pickle); it may be ``async def``;
-* it raises to fail; the runner stores ``ExceptionType: message`` as the unit's error.
+* it raises to fail; the runner stores ``ExceptionType: message`` as the unit's error (an
+  exception that does not survive pickle comes back as a stand-in that reads the same,
+  :class:`RemoteUnitError`).
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ import inspect
 import logging
 import multiprocessing
 import os
+import pickle
+import signal
 import sys
 import threading
+import traceback
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, cast
 
 from byzllm._process import (
     adopt_secrets,
@@ -35,7 +41,7 @@ from byzllm._process import (
     secrets_of,
     usable_cores,
 )
-from byzllm.errors import ConfigError
+from byzllm.errors import ByzllmError, ConfigError
 
 from ._records import PackedRecords, Record, coerce_records, pack_records
 from ._units import Unit
@@ -65,6 +71,11 @@ AUTO_PROCESS_MIN_UNITS = 1000
 #: environment variable) before the run stops with one line.
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_ENV = "BYZLLM_RAY_CONNECT_TIMEOUT_S"
+
+#: Worker pools that may break in a row (a worker dying each time, no unit finishing in
+#: between) before a :class:`ProcessExecutor` run stops: past that the deaths are not one
+#: unit's doing (memory exhausted, workers killed from outside) and rebuilding is futile.
+MAX_POOL_BREAKS_IN_A_ROW = 5
 
 #: A unit's work: payload in, record(s) out; sync or ``async def``.
 WorkFn = Callable[[dict[str, Any]], Any | Awaitable[Any]]
@@ -127,13 +138,101 @@ class LocalExecutor(Executor):
             self._pool = None
 
 
+class RemoteUnitError(Exception):
+    """Stands in for an exception of a unit's work that cannot travel back from the worker
+    (it does not survive pickle: an ``__init__`` with keyword-only arguments, an attribute
+    holding a lock). Sent as it was, it broke the whole process pool, or reached Ray's driver
+    as an opaque ``UnserializableException``.
+
+    Each stand-in is of a subclass named like the original (module and name), so the unit's
+    stored error reads ``OriginalType: message`` as it would have; it keeps the original's
+    formatted traceback (``remote_traceback``) and what the runner reads of an error,
+    ``fatal`` and ``exit_code``.
+    """
+
+    #: The original exception's traceback, formatted where it was raised.
+    remote_traceback: str = ""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        kind = type(self)
+        kept = {name: self.__dict__[name] for name in _KEPT_ATTRIBUTES if name in self.__dict__}
+        return (
+            _stand_in,
+            (kind.__module__, kind.__name__, str(self), self.remote_traceback, kept),
+        )
+
+
+#: What the runner reads of a unit's error besides its type and message (:func:`is_fatal`,
+#: the exit code of a run it stops).
+_KEPT_ATTRIBUTES = ("fatal", "exit_code")
+
+_stand_in_types: dict[tuple[str, str], type[RemoteUnitError]] = {}
+
+
+def _stand_in(
+    module: str, name: str, message: str, remote_traceback: str, kept: dict[str, Any]
+) -> RemoteUnitError:
+    """A :class:`RemoteUnitError` named ``module.name`` (one subclass per name, made once)."""
+    kind = _stand_in_types.get((module, name))
+    if kind is None:
+        made = type(name, (RemoteUnitError,), {"__module__": module, "__qualname__": name})
+        kind = _stand_in_types[(module, name)] = cast(type[RemoteUnitError], made)
+    err = kind(message)
+    err.remote_traceback = remote_traceback
+    for attribute, value in kept.items():
+        setattr(err, attribute, value)
+    return err
+
+
+def _portable(err: Exception) -> Exception:
+    """``err`` itself if it survives pickle (what carries it back from a worker), else a
+    :class:`RemoteUnitError` that reads the same."""
+    try:
+        pickle.loads(pickle.dumps(err))
+    except Exception:
+        pass
+    else:
+        return err
+    try:
+        message = str(err)
+    except Exception:
+        message = ""
+    try:
+        formatted = "".join(traceback.format_exception(err))
+    except Exception:
+        formatted = ""
+    kept = {}
+    for attribute in _KEPT_ATTRIBUTES:
+        value = getattr(err, attribute, None)
+        # Only plain values: the stand-in must pickle whatever the original held.
+        if isinstance(value, bool | int | str):
+            kept[attribute] = value
+    kind = type(err)
+    return _stand_in(kind.__module__, kind.__name__, message, formatted, kept)
+
+
+@contextlib.contextmanager
+def _portable_errors() -> Iterator[None]:
+    """Raise what the block raises as :func:`_portable` makes it (in a worker, so that the
+    exception always reaches the run)."""
+    try:
+        yield
+    except Exception as err:
+        portable = _portable(err)
+        if portable is err:
+            raise
+        raise portable from None
+
+
 def _call_in_process(work: WorkFn, payload: dict[str, Any]) -> Any:
     """Run one unit's work inside a worker process (``async def`` work runs on the worker
-    thread's unit loop, :func:`_run_on_unit_loop`)."""
-    result = work(payload)
-    if inspect.isawaitable(result):
-        result = _run_on_unit_loop(result)
-    return result
+    thread's unit loop, :func:`_run_on_unit_loop`); its exception comes back as one that
+    pickles (:func:`_portable`)."""
+    with _portable_errors():
+        result = work(payload)
+        if inspect.isawaitable(result):
+            result = _run_on_unit_loop(result)
+        return result
 
 
 _unit_runners = threading.local()
@@ -185,7 +284,8 @@ def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
 
 def _packed_in_process(work: WorkFn, payload: dict[str, Any]) -> PackedRecords:
     """:func:`_call_in_process`, then the records packed for the store, in the worker."""
-    return pack_records(coerce_records(_call_in_process(work, payload)))
+    with _portable_errors():
+        return pack_records(coerce_records(_call_in_process(work, payload)))
 
 
 def _start_worker(secrets: dict[str, str]) -> None:  # pragma: no cover - in a worker
@@ -194,6 +294,44 @@ def _start_worker(secrets: dict[str, str]) -> None:  # pragma: no cover - in a w
     process that started it."""
     adopt_secrets(secrets)
     exit_with_parent()
+
+
+class WorkerDiedError(ByzllmError):
+    """A unit's worker process died while running it (out of memory, a crash in native code,
+    ``os._exit``), and died again when the unit ran in a worker of its own."""
+
+
+class WorkerPoolError(ByzllmError):
+    """Worker processes keep dying, whatever unit they run: the run stops (the units not done
+    stay pending) instead of failing them all one by one."""
+
+    fatal = True
+
+
+def _is_broken(pool: ProcessPoolExecutor) -> bool:
+    """Whether ``pool`` broke (a worker died), rather than a unit's work raising
+    ``BrokenProcessPool`` of its own."""
+    return bool(getattr(pool, "_broken", True))
+
+
+async def _how_its_worker_died(pool: ProcessPoolExecutor) -> str:
+    """How the worker of a broken one-worker ``pool`` ended: ``killed by SIGKILL``, ``exit
+    code 3``. Read once the pool's own thread has reaped it (reading it here as well raced
+    that thread for the exit status)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(10):
+            await asyncio.to_thread(pool.shutdown, wait=True)
+    codes = [process.exitcode for process in processes]
+    if len(codes) != 1 or codes[0] is None:
+        return "exit status unknown"
+    code = codes[0]
+    if code >= 0:
+        return f"exit code {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
 
 
 class ProcessExecutor(Executor):
@@ -220,6 +358,14 @@ class ProcessExecutor(Executor):
     none with ``keep_secrets=False`` (work that calls no model: ``executor_by_name`` passes
     it for a ``cpu_bound`` config). Taken that way they are in the worker's ``os.environ``
     but not in its ``/proc`` environ, which a server started with the keys would have shown.
+
+    A worker that dies (killed for memory, a crash in native code, ``os._exit``) breaks its
+    pool: every unit in it fails with ``BrokenProcessPool``, and so did every unit after. The
+    pool is replaced instead, and the units that were in it run again one at a time in a
+    worker of their own: one whose worker dies there too is stored failed
+    (:class:`WorkerDiedError`, saying how the worker ended), the others finish. Pools that
+    keep breaking (:data:`MAX_POOL_BREAKS_IN_A_ROW`, no unit finishing in between) stop the
+    run with :class:`WorkerPoolError` (fatal): the units not done stay pending.
     """
 
     def __init__(self, max_workers: int | None = None, *, keep_secrets: bool = True) -> None:
@@ -227,6 +373,13 @@ class ProcessExecutor(Executor):
         self.max_workers = max_workers
         self.keep_secrets = keep_secrets
         self._pool: ProcessPoolExecutor | None = None
+        # Where units that were in a broken pool run again, one at a time.
+        self._lone: ProcessPoolExecutor | None = None
+        self._lone_turn: asyncio.Lock | None = None
+        self._breaks_in_a_row = 0
+        self._workers = 1
+        self._context: Any = None
+        self._initargs: tuple[dict[str, str]] = ({},)
 
     async def start(self, concurrency: int) -> None:
         methods = multiprocessing.get_all_start_methods()
@@ -245,25 +398,91 @@ class ProcessExecutor(Executor):
                 forkserver.ensure_running()
                 resource_tracker.ensure_running()
         # More processes than cores only adds start-up time and memory for CPU-bound work.
-        workers = self.max_workers or min(concurrency, usable_cores())
-        self._pool = ProcessPoolExecutor(
-            max_workers=max(1, workers),
-            mp_context=context,
+        self._workers = max(1, self.max_workers or min(concurrency, usable_cores()))
+        self._context = context
+        self._initargs = (secrets_of(os.environ) if self.keep_secrets else {},)
+        self._breaks_in_a_row = 0
+        self._lone_turn = asyncio.Lock()
+        self._pool = self._new_pool(self._workers)
+
+    def _new_pool(self, workers: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=self._context,
             initializer=_start_worker,
-            initargs=(secrets_of(os.environ) if self.keep_secrets else {},),
+            initargs=self._initargs,
         )
 
     async def run(self, work: WorkFn, unit: Unit) -> PackedRecords:
-        if self._pool is None:
+        while True:
+            pool = self._pool
+            if pool is None:
+                raise RuntimeError("ProcessExecutor.run called before start()")
+            try:
+                # Packed in the worker: this process then only writes bytes (PackedRecords).
+                future = pool.submit(_packed_in_process, work, unit.payload)
+            except BrokenProcessPool:
+                # Another unit's worker died before this unit got in: a fresh pool.
+                self._replace(pool)
+                continue
+            try:
+                result = await asyncio.wrap_future(future)
+            except BrokenProcessPool:
+                if not _is_broken(pool):
+                    raise  # the work's own
+                self._replace(pool)
+                break
+            self._breaks_in_a_row = 0
+            return result
+        # A worker of the pool died while this unit was in it: its own or another unit's
+        # doing. Alone, a death is surely its own.
+        return await self._run_alone(work, unit)
+
+    def _replace(self, broken: ProcessPoolExecutor) -> None:
+        """A fresh pool for a broken one (once: the units that were in it all come here)."""
+        if broken is not self._pool:
+            return
+        self._count_break()
+        broken.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._new_pool(self._workers)
+
+    def _count_break(self) -> None:
+        self._breaks_in_a_row += 1
+        if self._breaks_in_a_row >= MAX_POOL_BREAKS_IN_A_ROW:
+            raise WorkerPoolError(
+                f"worker processes keep dying: {self._breaks_in_a_row} in a row with no unit "
+                "finishing in between (out of memory? killed from outside?)"
+            )
+
+    async def _run_alone(self, work: WorkFn, unit: Unit) -> PackedRecords:
+        """Run ``unit`` in a worker of its own (one unit at a time); it fails with
+        :class:`WorkerDiedError` when that worker dies too."""
+        if self._lone_turn is None:
             raise RuntimeError("ProcessExecutor.run called before start()")
-        loop = asyncio.get_running_loop()
-        # Packed in the worker: this process then only writes bytes (PackedRecords).
-        return await loop.run_in_executor(self._pool, _packed_in_process, work, unit.payload)
+        async with self._lone_turn:
+            lone = self._lone
+            if lone is None:
+                lone = self._lone = self._new_pool(1)
+            future = lone.submit(_packed_in_process, work, unit.payload)
+            try:
+                result = await asyncio.wrap_future(future)
+            except BrokenProcessPool:
+                if not _is_broken(lone):
+                    raise
+                self._lone = None
+                how = await _how_its_worker_died(lone)
+                self._count_break()
+                raise WorkerDiedError(
+                    f"the worker process died ({how}) while running this unit"
+                ) from None
+        self._breaks_in_a_row = 0
+        return result
 
     async def aclose(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        for pool in (self._pool, self._lone):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._lone = None
 
 
 class RayExecutor(Executor):
@@ -349,7 +568,8 @@ class RayExecutor(Executor):
                 ray.init(address=address, **options)
 
         if self.address is None and not os.environ.get("RAY_ADDRESS"):
-            init("local")
+            with _signal_handlers_kept():
+                init("local")
             return
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
@@ -436,6 +656,26 @@ class RayExecutor(Executor):
             self._started_ray = False
         self._remote = None
         self._ray = None
+
+
+@contextlib.contextmanager
+def _signal_handlers_kept() -> Iterator[None]:
+    """SIGTERM's and SIGINT's handlers as they were before the block, once it ends.
+
+    ray.init on the main thread makes SIGTERM exit the process at once (``sys.exit``): the
+    run's own handler (store what finished, say how to resume, exit 130) never ran, and a
+    ``--json`` run printed nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    kept = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for number, handler in kept.items():
+            if handler is not None:  # (one set outside Python: nothing to put back)
+                signal.signal(number, handler)
 
 
 def _env_seconds(name: str, default: float) -> float:

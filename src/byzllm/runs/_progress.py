@@ -243,8 +243,11 @@ class RichProgress:
             transient=False,
         )
         self._progress.start()
+        # Units that failed in an earlier run and are not rerun count as finished, as in
+        # PlainProgress: left in, the bar ended short of its total and the ETA never reached 0.
+        failed_before = total - already_done - to_run
         self._task = self._progress.add_task(
-            description, total=total, completed=already_done, failed=0, health=""
+            description, total=total, completed=already_done + failed_before, failed=0, health=""
         )
 
     def update(self, done: int, failed: int) -> None:

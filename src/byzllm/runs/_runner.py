@@ -8,7 +8,9 @@ Flow of one invocation (:func:`run_units`):
 3. each outcome (records + ``done``, or the error + ``failed``) goes to a writer thread that
    commits finished units in small groups: whatever is waiting is committed together, at
    most every ``commit_interval_s`` (a few ms). A unit's records and status always share one
-   transaction;
+   transaction. At most :data:`MAX_UNCOMMITTED` finished units wait for it: a worker with
+   one more waits until the writer has committed some (records held in memory stay bounded
+   when units finish faster than the store writes them);
 4. a unit counts as finished (progress, summary) only once its transaction has committed.
 
 Fatal errors (``fatal = True``: a rejected API key, a model the server does not serve, a bad
@@ -74,6 +76,15 @@ __all__ = [
 ]
 
 RunStatus = Literal["finished", "stopped", "interrupted", "aborted"]
+
+#: Units the writer commits together at most.
+_MAX_GROUP = 1000
+
+#: Finished units that may wait for the writer (submitted, not yet committed). Twice a group:
+#: while the writer commits one, the next can gather, so the bound only bites when units
+#: finish faster than the store writes them. Without it a fast run held most of its records
+#: in memory (8,000 units of 100 kB: 880 MB).
+MAX_UNCOMMITTED = 2 * _MAX_GROUP
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,6 +471,7 @@ async def run_units(
         submitted = 0
         committed = 0
         finished_submitting = False
+        room = asyncio.Event()  # set by each commit: workers waiting for the writer look again
 
         def on_committed(group: list[UnitResult]) -> None:
             nonlocal done_count, failed_count, committed
@@ -472,6 +484,7 @@ async def run_units(
                     failures.append(UnitFailure(result.unit_id, label, result.error or ""))
                     reporter.unit_failed(label, result.error or "")
             committed += len(group)
+            room.set()
             reporter.update(done_count, failed_count)
             writer_failed = writer.error is not None
             if (writer_failed or (finished_submitting and committed >= submitted)) and not (
@@ -487,7 +500,7 @@ async def run_units(
             loop,
             on_committed,
             commit_interval_s=commit_interval_s,
-            max_group=1000,
+            max_group=_MAX_GROUP,
             synchronous=synchronous,
         )
         pending = iter(todo)
@@ -530,8 +543,14 @@ async def run_units(
                         )
                     finally:
                         in_flight -= 1
-                    submitted += 1
-                    writer.submit(result)
+                    try:
+                        while submitted - committed >= MAX_UNCOMMITTED and writer.error is None:
+                            room.clear()
+                            await room.wait()
+                    finally:
+                        # Stopped while waiting too: a finished unit is stored all the same.
+                        submitted += 1
+                        writer.submit(result)
                     # Work that never suspends (simulated agents: async in form only) would
                     # otherwise run every unit from this one task without giving the loop a
                     # turn: Ctrl-C, SIGTERM and the progress line waited for the whole run.
