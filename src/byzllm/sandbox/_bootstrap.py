@@ -10,7 +10,8 @@ interface, down) and a private mount namespace. It
    of the system folders and of the Python installation, a ``/dev`` of its own with five
    device nodes, the PID namespace's own ``/proc``; nothing else of the host's exists there;
 3. mounts a size-limited private ``tmpfs`` as the program's working directory (also its HOME
-   and TMPDIR) and writes the program there;
+   and TMPDIR; a Python installation within it is bound there, read-only, at its own path)
+   and writes the program there;
 4. forks the program: a new session, resource limits, an unprivileged uid with no
    capabilities, ``no_new_privs``, a seccomp filter (:mod:`byzllm.sandbox._seccomp`), a
    minimal environment;
@@ -158,21 +159,24 @@ def _new_root(config: dict[str, Any]) -> None:
     An allow-list: a read-only ``tmpfs`` holding read-only binds of :data:`SYSTEM_FOLDERS`
     (symbolic links stay links) and of the Python installation (``config["keep"]``); a
     ``/dev`` of its own with :data:`DEVICES`, a private ``/dev/shm`` and ``/dev/pts``; the
-    PID namespace's own ``/proc``; the size-limited work folder. Nothing else of the host's.
+    PID namespace's own ``/proc``; the size-limited work folder, with any installation folder
+    that lies within it shown on top (:func:`_show_within_work`). Nothing else of the host's.
     """
     stage, work, uid = _STAGE, config["work"], config["uid"]
     machine = os.uname().machine
     if machine not in _PIVOT_ROOT:
         raise SetupError(f"no pivot_root system call known for {machine}")
     sources: list[tuple[str, int]] = []
+    inside: list[tuple[str, int]] = []  # installation folders within the work folder
     shown: list[str] = []
     for path in [*SYSTEM_FOLDERS, *config["keep"]]:
         if os.path.islink(path) and path in SYSTEM_FOLDERS:
             sources.append((path, -1))  # a merged /usr: /bin -> usr/bin
         elif os.path.isdir(path) and not any(_is_within(path, s) for s in shown):
-            if _is_within(work, path) or _is_within(path, work):
-                raise SetupError(f"the Python installation {path} and the work folder overlap")
-            sources.append((path, _handle(path)))
+            if _is_within(work, path):
+                raise SetupError(f"the Python installation {path} holds the work folder {work}")
+            # A virtual environment under /tmp: shown on top of the work folder, once mounted.
+            (inside if _is_within(path, work) else sources).append((path, _handle(path)))
             shown.append(path)
     masks = [m for m in MASKED_FILES if os.path.isfile(m)]
     devices = [(d, _handle(f"/dev/{d}")) for d in DEVICES if os.path.exists(f"/dev/{d}")]
@@ -200,14 +204,47 @@ def _new_root(config: dict[str, Any]) -> None:
         _bind_read_only(proc, stage + "/proc")
         os.close(proc)
     os.makedirs(stage + work, exist_ok=True)
-    options = f"size={config['disk_mb']}m,nr_inodes={config['max_inodes']},mode=0700"
+    # 0711 where the interpreter lies within it: the tests' process (another uid) must pass.
+    mode = "0711" if inside else "0700"
+    options = f"size={config['disk_mb']}m,nr_inodes={config['max_inodes']},mode={mode}"
     _mount("tmpfs", stage + work, "tmpfs", MS_NOSUID | MS_NODEV, f"{options},uid={uid},gid={uid}")
+    _show_within_work(stage, work, inside)
     # pivot_root(".", "."): the old root ends up under the new one, and is detached at once.
     os.chdir(stage)
     _libc_call("syscall", _PIVOT_ROOT[machine], b".", b".")
     _libc_call("umount2", b".", 2)  # MNT_DETACH
     os.chdir("/")
     _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _show_within_work(stage: str, work: str, roots: list[tuple[str, int]]) -> None:
+    """Show the installation folders that lie within the work folder (a virtual environment
+    under /tmp) at their own paths, read-only, on top of the work ``tmpfs``.
+
+    Each entry of the work folder that leads to one is a mount point, which the program can
+    neither rename nor remove (``EBUSY``): the folder itself, bound read-only, or a read-only
+    ``tmpfs`` of the sandbox's own holding only the folders down to it. So no path to the
+    interpreter can be swapped for one the program wrote, and nothing else of the host's
+    folder is there.
+    """
+    base = work.rstrip("/") + "/"
+    tops: dict[str, list[tuple[str, int]]] = {}
+    for path, handle in roots:
+        tops.setdefault(base + path[len(base) :].split("/")[0], []).append((path, handle))
+    for top, group in tops.items():
+        os.mkdir(stage + top)
+        whole = next((handle for path, handle in group if path == top), None)
+        if whole is not None:  # the entry is an installation folder: it holds the others
+            _bind_read_only(whole, stage + top)
+            for _, handle in group:
+                os.close(handle)
+            continue
+        _mount("tmpfs", stage + top, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        for path, handle in group:
+            os.makedirs(stage + path, exist_ok=True)
+            _bind_read_only(handle, stage + path)
+            os.close(handle)
+        _mount(None, stage + top, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def _new_dev(stage: str, devices: list[tuple[str, int]], config: dict[str, Any], uid: int) -> None:

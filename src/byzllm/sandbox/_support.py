@@ -153,8 +153,28 @@ def _remembered() -> Support:
         missing = [m for m in ("netns", "mountns", "pidns", "ipcns") if not mechanisms[m]]
         reason = "cannot create namespaces here: " + ", ".join(missing)
     else:
-        reason = ""
+        reason = _installation_clash()
     return Support(mechanisms, reason)
+
+
+def _installation_clash() -> str:
+    """Why no run could be prepared with this interpreter, or empty: a folder of the Python
+    installation that holds the program's work folder (an installation at ``/tmp`` itself)
+    cannot be shown read-only without hiding the private work folder, or the reverse. One
+    within the work folder (a virtual environment under ``/tmp``) is shown on top of it."""
+    from . import _run  # imports this module
+
+    for root in _run.python_roots():
+        if os.path.isdir(root) and _is_within(_run.WORK, root):
+            return (
+                f"the Python installation folder {root} holds the sandbox's work folder "
+                f"{_run.WORK}: run byzllm with an interpreter installed elsewhere"
+            )
+    return ""
+
+
+def _is_within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def sandbox_support() -> dict[str, bool | str]:
@@ -172,7 +192,8 @@ def sandbox_support() -> dict[str, bool | str]:
     ``seccomp`` extra; "hand-built": the deny-list without it); ``zygote``
     (runs are forked from the warm zygote);
     ``rootless`` (isolation comes from a user namespace), ``available`` (model code may run)
-    and ``reason`` (why not, empty when available).
+    and ``reason`` (why not, empty when available; also a Python installation folder that
+    holds the sandbox's work folder, ``/tmp``).
     ``seccomp`` (a system-call filter: with libseccomp on x86-64, arm64, riscv64, ppc64le and
     s390x, without it on x86-64 and arm64) is an extra layer: the sandbox is
     available without it, but then ``memfd_create`` and every socket family are reachable.
