@@ -155,16 +155,17 @@ def write_real_report(
                 value += f" [{auc['low']:.2f}, {auc['high']:.2f}]"
             who = "own confidence" if group == "confidence" else f"{group} agents"
             lines.append(f"| {meta['protocol']} | {who} | {value} | {auc['pairs']} |")
-    total_calls = total_tokens = total_saved = 0.0
+    total_calls = total_tokens = total_saved = total_cached = 0.0
     for meta, _ in summary:
         total_calls += float(meta.get("calls_per_question", 0)) * len(questions)
+        total_cached += float(meta.get("cached_calls_per_question", 0)) * len(questions)
         total_tokens += float(meta.get("tokens_per_question", 0)) * len(questions)
         total_saved += float(meta.get("saved_calls_per_question", 0)) * len(questions)
     cost = (
-        f"Model calls {total_calls:.0f} (and {total_saved:.0f} identical requests answered "
-        f"once), tokens {total_tokens:,.0f}; wall time of this invocation {wall_s / 60:.1f} "
-        "min (a resumed run counts only the units it ran). Calls answered from the response "
-        "cache count as calls."
+        f"Model calls {total_calls:.0f} (and {total_cached:.0f} answered from the response "
+        f"cache, {total_saved:.0f} identical requests answered once), tokens "
+        f"{total_tokens:,.0f} (the model calls' only); wall time of this invocation "
+        f"{wall_s / 60:.1f} min (a resumed run counts only the units it ran)."
     )
     regenerate = run.command or (
         f"byzllm reproduce {entry.name} --real "

@@ -192,7 +192,7 @@ def summarize(
 
 #: A stored round row's vote, and what it cost (with its parse counts), picked in C.
 _vote = operator.itemgetter("key", "correct")
-_COSTS = ("calls", "saved_calls", "input_tokens", "output_tokens", "parse")
+_COSTS = ("calls", "cached_calls", "saved_calls", "input_tokens", "output_tokens", "parse")
 _costs = operator.itemgetter(*_COSTS)
 
 
@@ -207,6 +207,8 @@ class _Configuration:
     #: Each question's task id: the unit its seeds are resampled as (count_intervals).
     questions: list[str] = field(default_factory=list)
     calls: int = 0
+    #: Calls answered from the response cache (not in ``calls``: no model was asked).
+    cached_calls: int = 0
     saved_calls: int = 0
     tokens: int = 0
     parse: ParseCounts = field(default_factory=ParseCounts)
@@ -214,7 +216,7 @@ class _Configuration:
 
     def add(self, trace: QuestionTrace, simulated: bool) -> None:
         costs = (
-            (r.calls, r.saved_calls, r.input_tokens, r.output_tokens, r.parse)
+            (r.calls, r.cached_calls, r.saved_calls, r.input_tokens, r.output_tokens, r.parse)
             for rnd in trace.rounds
             for r in rnd
         )
@@ -237,7 +239,7 @@ class _Configuration:
         except KeyError:  # a hand-made record: the fields' defaults
             votes = [[(row.get("key"), bool(row["correct"])) for row in rnd] for rnd in rounds]
             costs = [
-                (*(row.get(name, 0) for name in _COSTS[:4]), row.get("parse"))
+                (*(row.get(name, 0) for name in _COSTS[:-1]), row.get("parse"))
                 for rnd in rounds
                 for row in rnd
             ]
@@ -248,13 +250,14 @@ class _Configuration:
     def _tally(
         self, rounds: int, counts: list[RoundCounts], costs: Iterable[Sequence[Any]]
     ) -> None:
-        """Add one question: its round counts, and per row (calls, saved calls, input and
-        output tokens, parse counts)."""
+        """Add one question: its round counts, and per row (calls, cached calls, saved calls,
+        input and output tokens, parse counts)."""
         if self.counts and rounds != len(self.counts[0]):
             raise ValueError("all traces must have the same number of rounds")
         self.counts.append(counts)
-        for calls, saved_calls, input_tokens, output_tokens, parse in costs:
+        for calls, cached_calls, saved_calls, input_tokens, output_tokens, parse in costs:
             self.calls += calls
+            self.cached_calls += cached_calls
             self.saved_calls += saved_calls
             self.tokens += input_tokens + output_tokens
             if parse:
@@ -308,6 +311,7 @@ class Summary:
                 "simulated": seen.simulated,
             }
             meta["calls_per_question"] = seen.calls / n
+            meta["cached_calls_per_question"] = seen.cached_calls / n
             meta["saved_calls_per_question"] = seen.saved_calls / n
             meta["tokens_per_question"] = seen.tokens / n
             meta["parse"] = seen.parse.to_dict()
