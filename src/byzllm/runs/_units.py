@@ -89,7 +89,7 @@ class PreparedModel:
     """A pydantic model of unit payloads, reduced once (:func:`prepare_model`).
 
     A grid's units share their config: reducing it to its non-default fields for every unit
-    was most of building a large grid (0.5 ms of a demo unit's 0.6 ms). In a payload it
+    was most of building a large grid (a demo unit: 0.11 ms, 0.036 ms prepared). In a payload it
     stands for the model it was made from: the same id, the same payload for the work.
     """
 
