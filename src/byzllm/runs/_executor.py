@@ -364,8 +364,10 @@ class ProcessExecutor(Executor):
     pool is replaced instead, and the units that were in it run again one at a time in a
     worker of their own: one whose worker dies there too is stored failed
     (:class:`WorkerDiedError`, saying how the worker ended), the others finish. Pools that
-    keep breaking (:data:`MAX_POOL_BREAKS_IN_A_ROW`, no unit finishing in between) stop the
-    run with :class:`WorkerPoolError` (fatal): the units not done stay pending.
+    keep breaking (:data:`MAX_POOL_BREAKS_IN_A_ROW`, no unit finishing in between; a break
+    whose unit then dies alone is that unit's, not counted), or as many units in a row that
+    die alone, stop the run with :class:`WorkerPoolError` (fatal): the units not done stay
+    pending.
     """
 
     def __init__(self, max_workers: int | None = None, *, keep_secrets: bool = True) -> None:
@@ -377,6 +379,7 @@ class ProcessExecutor(Executor):
         self._lone: ProcessPoolExecutor | None = None
         self._lone_turn: asyncio.Lock | None = None
         self._breaks_in_a_row = 0
+        self._lone_deaths_in_a_row = 0
         self._workers = 1
         self._context: Any = None
         self._initargs: tuple[dict[str, str]] = ({},)
@@ -432,7 +435,7 @@ class ProcessExecutor(Executor):
                     raise  # the work's own
                 self._replace(pool)
                 break
-            self._breaks_in_a_row = 0
+            self._breaks_in_a_row = self._lone_deaths_in_a_row = 0
             return result
         # A worker of the pool died while this unit was in it: its own or another unit's
         # doing. Alone, a death is surely its own.
@@ -471,11 +474,20 @@ class ProcessExecutor(Executor):
                     raise
                 self._lone = None
                 how = await _how_its_worker_died(lone)
-                self._count_break()
+                # Dead alone too: the unit was at fault, so the pool break it caused does not
+                # count toward "workers keep dying"; units dying alone one after another do.
+                self._breaks_in_a_row = max(0, self._breaks_in_a_row - 1)
+                self._lone_deaths_in_a_row += 1
+                if self._lone_deaths_in_a_row >= MAX_POOL_BREAKS_IN_A_ROW:
+                    raise WorkerPoolError(
+                        f"worker processes keep dying: {self._lone_deaths_in_a_row} units in "
+                        "a row died alone in a worker of their own, with no unit finishing in "
+                        "between (out of memory? killed from outside?)"
+                    ) from None
                 raise WorkerDiedError(
                     f"the worker process died ({how}) while running this unit"
                 ) from None
-        self._breaks_in_a_row = 0
+        self._breaks_in_a_row = self._lone_deaths_in_a_row = 0
         return result
 
     async def aclose(self) -> None:
