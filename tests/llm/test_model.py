@@ -178,7 +178,10 @@ async def test_all_fault_kinds_at_20_percent_every_request_completes(
     # Every injected fault costs one retry; on a loaded machine a slow, unfaulted reply can
     # also pass the 0.5 s timeout and be retried, so count the server's requests exactly.
     assert model.usage.retries >= sum(faults.values())
-    assert server.request_count == 500 + model.usage.retries
+    # And a retry after a connection error can be one the server never read (a request sent on
+    # a pooled connection the server had just closed): at most that many retries are unseen.
+    unseen = 500 + model.usage.retries - server.request_count
+    assert 0 <= unseen <= model.usage.errors.get("connection", 0)
     assert "retrying" in caplog.text and SECRET not in caplog.text
 
 
