@@ -4,7 +4,6 @@ computing them the other way, as ``byzllm monitor evaluate`` refuses them (one s
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -24,35 +23,15 @@ from byzllm.experiments.monitor import MonitorExperimentConfig, evaluate_units
 from byzllm.experiments.monitor.environments import get_environment
 from byzllm.monitor import MonitorSet
 
+from .test_codegen_experiment import _config as _experiment_config
+from .test_codegen_experiment import _problems
+
 RUNNER = CliRunner()
 
 
-def _problems(path: Path, n: int = 30) -> Path:
-    rows = [
-        {
-            "task_id": f"Tiny/{k}",
-            "prompt": f'def add_{k}(x: int) -> int:\n    """Return x plus {k}."""\n',
-            "canonical_solution": f"    return x + {k}\n",
-            "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
-            "entry_point": f"add_{k}",
-        }
-        for k in range(n)
-    ]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    return path
-
-
 def _config(tmp_path: Path, **changes: object) -> CodeGenConfig:
-    # A noisy judge so that collect has failures to learn from on so few problems.
-    base = {
-        "problems": str(_problems(tmp_path / "he.jsonl")),
-        "execution": "simulated",
-        "sim": {"judge_error_rate": 0.3, "coder_skill": 1.0},
-        "collect_repeats": 2,
-        "n_test": 2,
-        "repeats": 1,
-    }
-    return CodeGenConfig.model_validate({**base, **changes})
+    # The experiment tests' tiny problems and noisy judge; one repeat of two test problems.
+    return _experiment_config(tmp_path, **{"n_test": 2, "repeats": 1, **changes})
 
 
 def _turns(cfg: CodeGenConfig) -> list[dict[str, Any]]:

@@ -68,15 +68,23 @@ class _Run:
         return self.started
 
 
-async def test_units_wait_for_the_writer_past_the_bound(
+async def _stuck_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[_Run, asyncio.Future[Any], int]:
+    """A run of :data:`UNITS` units whose writer is held on its first commit, once no more
+    units start: the run, its task and how many units started."""
     run = _Run(monkeypatch)
     units = [make_unit({"n": n}) for n in range(UNITS)]
     task = asyncio.ensure_future(
         run_units(tmp_path, units, run.work, concurrency=CONCURRENCY, progress=False)
     )
-    started = await run.stuck()
+    return run, task, await run.stuck()
+
+
+async def test_units_wait_for_the_writer_past_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, task, started = await _stuck_run(tmp_path, monkeypatch)
     run.gate.set()
     summary = await task
     # At most BOUND handed to the writer, and one finished unit per worker waiting for room.
@@ -89,12 +97,7 @@ async def test_units_wait_for_the_writer_past_the_bound(
 async def test_units_waiting_for_room_are_stored_when_the_run_is_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run = _Run(monkeypatch)
-    units = [make_unit({"n": n}) for n in range(UNITS)]
-    task = asyncio.ensure_future(
-        run_units(tmp_path, units, run.work, concurrency=CONCURRENCY, progress=False)
-    )
-    started = await run.stuck()
+    run, task, started = await _stuck_run(tmp_path, monkeypatch)
     task.cancel()  # Ctrl-C
     run.gate.set()
     with pytest.raises(asyncio.CancelledError):

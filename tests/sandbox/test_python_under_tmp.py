@@ -26,6 +26,10 @@ import pytest
 import byzllm
 from byzllm.sandbox import SandboxUnavailableError, _run, _support, run_program, sandbox_support
 
+#: The program's work folder inside the sandbox, which is also where the host's temporary
+#: folders are: the folder this test puts a Python installation under.
+WORK = _run.WORK
+
 #: Run by the virtual environment's interpreter: the sandbox's verdicts, from the zygote and
 #: from ``unshare``, as JSON. argv[1]: the program to run; argv[2]: the folder it must not see.
 SCRIPT = textwrap.dedent(
@@ -60,7 +64,7 @@ SCRIPT = textwrap.dedent(
 PROGRAM = textwrap.dedent(
     """
     import json, os, sys
-    venv, top, secret = PATHS
+    venv, top, secret, work = PATHS
 
     def attempt(action):
         try:
@@ -69,19 +73,19 @@ PROGRAM = textwrap.dedent(
             return error.errno
         return 0
 
-    with open("/tmp/note.txt", "w") as handle:
+    with open(os.path.join(work, "note.txt"), "w") as handle:
         handle.write("mine")
     seen = {
         "prefix": sys.prefix,
         "cwd": os.getcwd(),
         "home": os.environ["HOME"],
         "tmpdir": os.environ["TMPDIR"],
-        "tmp": sorted(os.listdir("/tmp")),
+        "tmp": sorted(os.listdir(work)),
         "beside": sorted(os.listdir(os.path.dirname(venv))),
         "secret": os.path.exists(secret),
         "write_venv": attempt(lambda: open(os.path.join(venv, "planted.py"), "w").close()),
         "write_top": attempt(lambda: open(os.path.join(top, "planted.py"), "w").close()),
-        "rename_top": attempt(lambda: os.rename(top, "/tmp/moved")),
+        "rename_top": attempt(lambda: os.rename(top, os.path.join(work, "moved"))),
         "remove_top": attempt(lambda: os.rmdir(top)),
     }
     print(json.dumps(seen))
@@ -96,14 +100,14 @@ def environment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tupl
     under /tmp (beside it, or in a folder of its own)."""
     made: list[Path] = []
     if request.param == "direct":
-        made.append(Path(tempfile.mkdtemp(prefix="byzllm-venv-", dir="/tmp")))
+        made.append(Path(tempfile.mkdtemp(prefix="byzllm-venv-", dir=WORK)))
         folder = made[-1]
-        made.append(Path(tempfile.mkdtemp(prefix="byzllm-host-", dir="/tmp")))
+        made.append(Path(tempfile.mkdtemp(prefix="byzllm-host-", dir=WORK)))
         secret = made[-1] / "secret.txt"
     else:
-        base = tmp_path if tmp_path.is_relative_to("/tmp") else None
+        base = tmp_path if tmp_path.is_relative_to(WORK) else None
         if base is None:
-            made.append(Path(tempfile.mkdtemp(prefix="byzllm-venv-", dir="/tmp")))
+            made.append(Path(tempfile.mkdtemp(prefix="byzllm-venv-", dir=WORK)))
             base = made[-1]
         folder = base / "venv"
         secret = base / "secret.txt"
@@ -125,8 +129,8 @@ def test_a_virtual_environment_under_tmp_runs_sandboxed_programs(
     require_sandbox: None, environment: tuple[Path, Path]
 ) -> None:
     venv, secret = environment
-    top = Path("/tmp", venv.relative_to("/tmp").parts[0])
-    program = PROGRAM.replace("PATHS", repr((str(venv), str(top), str(secret))))
+    top = Path(WORK, venv.relative_to(WORK).parts[0])
+    program = PROGRAM.replace("PATHS", repr((str(venv), str(top), str(secret), WORK)))
     # The environment's interpreter imports this byzllm (and what it needs) from here.
     package_home = os.path.dirname(os.path.dirname(os.path.abspath(byzllm.__file__)))
     path = os.pathsep.join([package_home, *(p for p in sys.path if p)])
@@ -147,7 +151,7 @@ def test_a_virtual_environment_under_tmp_runs_sandboxed_programs(
         assert status == "passed", (way, stderr)
         seen = json.loads(stdout)
         assert seen["prefix"] == str(venv), way  # the environment's own interpreter ran it
-        assert seen["cwd"] == seen["home"] == seen["tmpdir"] == "/tmp", way
+        assert seen["cwd"] == seen["home"] == seen["tmpdir"] == WORK, way
         # Of the host's /tmp, only the path to the installation; the work folder is writable.
         assert seen["tmp"] == sorted(["main.py", "note.txt", top.name]), way
         assert seen["beside"] == ["venv"] or venv == top, way
@@ -176,9 +180,9 @@ def test_an_installation_holding_the_work_folder_makes_the_sandbox_unavailable(
 ) -> None:
     # An installation at /tmp itself: showing it read-only would hide the private work
     # folder, or the work folder would hide it. Said once, instead of failing every run.
-    monkeypatch.setattr(_run, "python_roots", lambda: ["/tmp"])
+    monkeypatch.setattr(_run, "python_roots", lambda: [WORK])
     found = sandbox_support()
     assert not found["available"]
-    assert "/tmp" in str(found["reason"])
+    assert WORK in str(found["reason"])
     with pytest.raises(SandboxUnavailableError, match="work folder"):
         asyncio.run(run_program("print(1)"))

@@ -22,7 +22,7 @@ from byzllm.errors import InputError
 
 from .features import FEATURE_COLUMNS
 
-__all__ = ["TurnDataset"]
+__all__ = ["TurnDataset", "game_success", "parse_success"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -46,6 +46,16 @@ def parse_success(value: Any) -> bool:
     elif isinstance(value, Real) and value in (0, 1):
         return bool(value)
     raise ValueError(f"success must be true/false or 1/0, got {value!r}")
+
+
+def game_success(game: Mapping[str, Any]) -> bool:
+    """A game row's outcome, read strictly (:func:`parse_success`: a "False" read back from
+    CSV is a failure); a malformed one is an :class:`~byzllm.errors.InputError` naming the
+    game."""
+    try:
+        return parse_success(game.get("success"))
+    except ValueError as err:
+        raise InputError(f"game {game.get('game_id')!r} is malformed: {err}") from err
 
 
 @dataclass(frozen=True)

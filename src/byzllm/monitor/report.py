@@ -22,15 +22,14 @@ from __future__ import annotations
 import math
 import textwrap
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from byzllm._figures import save_png
-from byzllm.errors import InputError
 
 from .conditions import CONDITION_LABELS, CONDITIONS
-from .dataset import parse_success
+from .dataset import game_success
 
 __all__ = [
     "SE_NOTE",
@@ -66,20 +65,13 @@ def _binomial_se(p: float, n: int) -> float:
     return math.sqrt(p * (1 - p) / n) if n > 0 and not math.isnan(p) else math.nan
 
 
-def _success(game: Mapping[str, Any]) -> bool:
-    """A game row's outcome, read strictly (a "False" read back from CSV is a failure)."""
-    try:
-        return parse_success(game["success"])
-    except ValueError as err:
-        raise InputError(f"game {game.get('game_id')!r} is malformed: {err}") from err
-
-
 def _run_metrics(games: Sequence[dict[str, Any]]) -> dict[str, float]:
     accused = [g for g in games if g["accused"]]
-    wins = sum(_success(g) for g in games)
+    wins = sum(game_success(g) for g in games)
+    accused_wins = sum(game_success(g) for g in accused)
     return {
         "success_rate": wins / len(games),
-        "precision": (sum(_success(g) for g in accused) / len(accused)) if accused else math.nan,
+        "precision": accused_wins / len(accused) if accused else math.nan,
         "game_length": _mean([float(g["total_turns"]) for g in games]),
         "accused": float(len(accused)),
     }
@@ -146,7 +138,7 @@ def trigger_turns(game_rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if row.get("condition") != "none":
             continue
         turns = [int(t["turn"]) for t in row.get("triggers", [])]
-        won = _success(row)
+        won = game_success(row)
         if not won:
             failed += 1
             if not turns:

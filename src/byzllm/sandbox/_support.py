@@ -165,16 +165,13 @@ def _installation_clash() -> str:
     from . import _run  # imports this module
 
     for root in _run.python_roots():
-        if os.path.isdir(root) and _is_within(_run.WORK, root):
+        # (commonpath, not a prefix test of our own: the bootstrap's runs inside the sandbox)
+        if os.path.isdir(root) and os.path.commonpath([_run.WORK, root]) == os.path.normpath(root):
             return (
                 f"the Python installation folder {root} holds the sandbox's work folder "
                 f"{_run.WORK}: run byzllm with an interpreter installed elsewhere"
             )
     return ""
-
-
-def _is_within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def sandbox_support() -> dict[str, bool | str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from byzllm.experiments.whodunit.report import game_estimates
 from byzllm.monitor.conditions import CONDITION_LABELS, CONDITIONS
+from byzllm.monitor.dataset import game_success
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
 
 from .environments import OutcomeMetric
@@ -31,13 +32,13 @@ def _value(row: dict[str, Any], key: str) -> float | None:
     if key in outcome:
         return float(outcome[key])
     if key == "success_rate":
-        return float(bool(row.get("success")))
+        return float(game_success(row))
     if key == "game_length":
         return float(row.get("total_turns", 0))
     if key == "precision" and "accused" in row:
         # WhoDunit's Precision: success among the games that ended in an accusation; a game
         # without one has no value, as in the report's per-run Precision.
-        return float(bool(row.get("success"))) if row["accused"] else None
+        return float(game_success(row)) if row["accused"] else None
     return None
 
 
