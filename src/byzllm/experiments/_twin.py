@@ -7,8 +7,8 @@ rewritten for simulated agents on fitted parameters (the same games or problems,
 conditions), in memory. :func:`mean_comparison` and :func:`grouped_comparison` turn the real
 and the twin's records into :class:`~._fitting.ComparisonRow` s: each metric is a mean over
 units (a game or a problem; its repeats averaged first) with a percentile bootstrap interval
-over units (:func:`~._intervals.bootstrap_interval`), as every report of these domains gives
-its metrics.
+over units (:func:`~._intervals.bootstrap_interval`, the units in the order of their ids:
+:mod:`._order`), as every report of these domains gives its metrics.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from byzllm.errors import InputError
 from byzllm.runs import Interval, Record, Store, bootstrap_interval, make_unit, run_in_memory
 
 from ._fitting import ComparisonRow, comparison_row
+from ._order import in_unit_order
 
 __all__ = [
     "Metric",
@@ -113,7 +114,7 @@ def _interval(
         value = metric(row)
         if value is not None:
             per_unit[unit(row)].append(float(value))
-    values = [sum(v) / len(v) for v in per_unit.values()]
+    values = [sum(v) / len(v) for v in in_unit_order(per_unit)]
     # A 0/1 outcome (success, survival) is a rate: all of one kind gets Wilson's bounds.
     rate = all(x in (0.0, 1.0) for v in per_unit.values() for x in v)
     return bootstrap_interval(values, resamples=resamples, rate=rate)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from byzllm.experiments.consensus.config import parse_label
 from byzllm.protocols import ConsensusMetrics
 
 __all__ = [
@@ -193,8 +194,10 @@ def paper_comparison(
     for meta, m in summary:
         key: tuple[Any, ...] = (str(meta["protocol"]), str(meta["topology"]))
         if by_adversaries:
-            counts = str(meta["composition"]).split("-", 1)[0]
-            key = (*key, int(counts.split("w")[1].rstrip("b")))
+            parts = parse_label(str(meta["composition"]))
+            if parts is None:
+                raise ValueError(f"not a composition label: {meta['composition']!r}")
+            key = (*key, parts.byzantine)
         paper: Mapping[str, float | None] = published.get(key) or dict.fromkeys(metrics)
         bounds = meta.get("intervals") or {}
         row: dict[str, Any] = {

@@ -22,6 +22,7 @@ import numpy as np
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval, sign_counts
 from byzllm.runs.reports import format_bounds, format_interval
 
+from .._order import in_unit_order
 from .config import CODEGEN_CONDITIONS
 
 __all__ = [
@@ -90,12 +91,13 @@ def _by_condition(
 
 def table1_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (source, condition): Pass@1 with its 95% bootstrap interval over problems
-    (repeats averaged per problem first), interventions, parse fall-backs, run failures;
-    test problems only."""
+    (repeats averaged per problem first; the problems in the order of their ids,
+    :func:`~byzllm.experiments._order.natural_key`, whatever the records' order),
+    interventions, parse fall-backs, run failures; test problems only."""
     per = _per_problem(rows)
     out = []
     for (source, condition), group in _by_condition(rows, "source"):
-        values = list(per[(source, condition)].values())
+        values = in_unit_order(per[(source, condition)])
         ci = bootstrap_interval(values, rate=True)
         parse_calls = sum(v.get("calls", 0) for g in group for v in (g.get("parse") or {}).values())
         parse_fb = sum(

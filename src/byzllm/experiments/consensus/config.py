@@ -23,7 +23,8 @@ written by ``byzllm sim fit`` (its section for that group is used).
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Literal, NamedTuple
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -38,6 +39,8 @@ __all__ = [
     "ConsensusConfig",
     "DatasetConfig",
     "GroupBackends",
+    "LabelParts",
+    "parse_label",
 ]
 
 #: A topology: a construction name of :func:`byzllm.graphs.build` (``merg``, ``complete``,
@@ -117,6 +120,38 @@ class Composition(ExperimentConfig):
         elif self.placement == "given":
             label += "@" + ",".join(str(v) for v in sorted(self.byzantine_nodes))
         return label
+
+
+class LabelParts(NamedTuple):
+    """What a composition's :attr:`Composition.label` says, read back by :func:`parse_label`."""
+
+    strong: int
+    weak: int
+    byzantine: int
+    #: The attack's name (``mimic`` without its round).
+    attack: str
+    #: Mimic's defect round; 0 for every other attack.
+    defect_round: int
+    #: ``""`` (random), ``highest-degree`` or the given nodes, comma-separated.
+    placement: str
+
+
+_LABEL = re.compile(r"(\d+)s(\d+)w(\d+)b-(.+?)(\d*)(?:@(.*))?")
+
+
+def parse_label(label: str) -> LabelParts | None:
+    """The parts of a composition label (the inverse of :attr:`Composition.label`), or None
+    for a string of another shape. Reports read them from records, which keep only the
+    label."""
+    found = _LABEL.fullmatch(label)
+    if found is None:
+        return None
+    strong, weak, byzantine, attack, defect_round, placement = found.groups()
+    if attack != "mimic" and defect_round:  # a digit ending the name of another attack
+        attack, defect_round = attack + defect_round, ""
+    return LabelParts(
+        int(strong), int(weak), int(byzantine), attack, int(defect_round or 0), placement or ""
+    )
 
 
 class DatasetConfig(ExperimentConfig):

@@ -21,7 +21,7 @@ from byzllm.errors import ConfigError, InputError
 from byzllm.protocols import ConsensusMetrics
 from byzllm.runs import format_validation_error
 
-from .config import Composition, ConsensusConfig, DatasetConfig, ProtocolName
+from .config import Composition, ConsensusConfig, DatasetConfig, ProtocolName, parse_label
 from .report import INTERVAL_NOTE
 
 __all__ = [
@@ -83,10 +83,10 @@ def matrix_config(
 
 
 def _attack_and_b(composition: str) -> tuple[str, int]:
-    # Composition labels read "{s}s{w}w{b}b-{attack}" (mimic: "mimic{round}").
-    counts, _, attack = composition.partition("-")
-    b = int(counts.split("w")[1].rstrip("b"))
-    return ("mimic" if attack.startswith("mimic") else attack), b
+    parts = parse_label(composition)
+    if parts is None:
+        raise ValueError(f"not a composition label: {composition!r}")
+    return parts.attack, parts.byzantine
 
 
 def matrix_rows(

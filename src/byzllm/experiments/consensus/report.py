@@ -30,6 +30,8 @@ from byzllm.runs import (
 )
 from byzllm.runs.reports import format_bounds, format_interval
 
+from .._order import natural_key
+
 __all__ = [
     "GROUP_CELL_NOTE",
     "INTERVAL_NOTE",
@@ -110,9 +112,16 @@ def count_intervals(
     to keep only these integers per question. ``clusters``: each row's question id (rows of
     one id are resampled together); without it every row is its own question. Fewer than
     :data:`MIN_QUESTIONS` distinct questions: every bound NaN (no interval), the Wilson
-    fallback of a 0 or 100% rate included, so no metric of the table claims a spread."""
+    fallback of a 0 or 100% rate included, so no metric of the table claims a spread.
+
+    With ``clusters``, the rows are first put in the order of their question ids
+    (:func:`~byzllm.experiments._order.natural_key`; a question's rows by their counts): the
+    bootstrap resamples positions, and the order a store returns records in changes when a
+    run grows or resumes, which gave the same questions other intervals."""
     if len(counts) == 0:
         return {}
+    if clusters is not None:
+        counts, clusters = _question_order(counts, clusters)
     rows = len(counts)
     n = rows if clusters is None else len(set(clusters))
     rounds = counts.shape[1]
@@ -164,7 +173,77 @@ def count_intervals(
     return out
 
 
+def _question_order(
+    counts: npt.NDArray[np.int64], clusters: Sequence[object]
+) -> tuple[npt.NDArray[np.int64], list[object]]:
+    """``counts`` and ``clusters`` with the rows sorted by question id (natural order), then by
+    their counts: an order that depends on the rows alone, not on how they were read. A fresh
+    run's questions come in the order of their ids (``synthetic/0/2`` before ``/10``), so its
+    intervals are those of record order."""
+    if len(clusters) != len(counts):
+        raise ValueError(f"{len(clusters)} cluster labels for {len(counts)} rows")
+    ids = sorted(set(clusters), key=natural_key)
+    rank = {question: k for k, question in enumerate(ids)}
+    flat = counts.reshape(len(counts), -1)
+    # np.lexsort: the last key first, so the question's rank, then the counts column by column.
+    order = np.lexsort(np.vstack([flat.T[::-1], [rank[c] for c in clusters]]))
+    return counts[order], [clusters[i] for i in order]
+
+
 ConfigKey = tuple[str, str, str, int, int]
+
+
+def _composition_order(label: str) -> tuple[Any, ...]:
+    """Where a composition's rows go: by attack (in :data:`~byzllm.agents.consensus.ATTACKS`
+    order; mimic by its defect round), then adversaries, strong and weak agents, placement;
+    a label of another shape after them, by its text."""
+    from byzllm.agents.consensus import ATTACKS
+
+    from .config import parse_label
+
+    parts = parse_label(label)
+    if parts is None:
+        return (1, natural_key(label))
+    rank = ATTACKS.index(parts.attack) if parts.attack in ATTACKS else len(ATTACKS)
+    return (
+        0,
+        rank,
+        parts.attack,
+        parts.defect_round,
+        parts.byzantine,
+        parts.strong,
+        parts.weak,
+        natural_key(parts.placement),
+    )
+
+
+def _configuration_order(key: ConfigKey) -> tuple[Any, ...]:
+    """The sort key of a configuration's row: the order a config's grid expands in
+    (:func:`~.experiment.expand_units`: compositions, topologies, protocols, F, T), each by
+    its canonical order: compositions by :func:`_composition_order`, topologies as
+    :data:`~byzllm.graphs.CONSTRUCTIONS` lists them (graph files after, by path), protocols
+    as :data:`~.config.ProtocolName` does, F and T ascending.
+
+    Rows follow it rather than the order the records came in: a store's order changes when a
+    run grows or resumes. A config that lists every axis in that order (the shipped ones do)
+    gets its rows in the order it lists them.
+    """
+    from typing import get_args
+
+    from byzllm.graphs import CONSTRUCTIONS
+
+    from .config import ProtocolName
+
+    protocol, topology, composition, F, T = key
+    topologies = list(CONSTRUCTIONS)
+    protocols: tuple[str, ...] = get_args(ProtocolName)
+    return (
+        _composition_order(composition),
+        (topologies.index(topology), "") if topology in topologies else (len(topologies), topology),
+        (protocols.index(protocol), "") if protocol in protocols else (len(protocols), protocol),
+        F,
+        T,
+    )
 
 
 def summarize(
@@ -206,6 +285,8 @@ class _Configuration:
     counts: list[list[RoundCounts]] = field(default_factory=list)
     #: Each question's task id: the unit its seeds are resampled as (count_intervals).
     questions: list[str] = field(default_factory=list)
+    #: Each question's seed: with its task id, the order the scorer's AUC resamples in.
+    seeds: list[int] = field(default_factory=list)
     calls: int = 0
     #: Calls answered from the response cache (not in ``calls``: no model was asked).
     cached_calls: int = 0
@@ -247,6 +328,17 @@ class _Configuration:
         self.simulated = True
         self.traces.clear()
 
+    def traced_in_order(self) -> list[QuestionTrace]:
+        """The traces (a real run's: one per question added) by task id (natural order) and
+        seed: the scorer's AUC resamples them by position, so not in the records' order."""
+        if len(self.traces) != len(self.questions):
+            return self.traces  # (none kept: a simulated configuration)
+        order = sorted(
+            range(len(self.traces)),
+            key=lambda i: (natural_key(self.questions[i]), self.seeds[i]),
+        )
+        return [self.traces[i] for i in order]
+
     def _tally(
         self, rounds: int, counts: list[RoundCounts], costs: Iterable[Sequence[Any]]
     ) -> None:
@@ -286,6 +378,7 @@ class Summary:
         trace = data["trace"]
         configuration = self._configurations.setdefault(key, _Configuration())
         configuration.questions.append(str(data.get("task_id") or _task_id(trace)))
+        configuration.seeds.append(int(data.get("seed", 0)))
         simulated = bool(data.get("simulated"))
         if simulated and not isinstance(trace, QuestionTrace):
             configuration.add_simulated(trace)
@@ -297,9 +390,11 @@ class Summary:
         return configuration.counts[-1]
 
     def result(self, *, intervals: bool = True) -> list[tuple[dict[str, Any], ConsensusMetrics]]:
-        """What :func:`summarize` returns for the questions added so far."""
+        """What :func:`summarize` returns for the questions added so far: one row per
+        configuration, in :func:`_configuration_order` (not the order the records came in)."""
         out = []
-        for key, seen in self._configurations.items():
+        for key in sorted(self._configurations, key=_configuration_order):
+            seen = self._configurations[key]
             protocol, topology, composition, F, T = key
             n = len(seen.counts)
             meta: dict[str, Any] = {
@@ -319,7 +414,7 @@ class Summary:
                 # Real scorers only: a simulated scorer's AUC is its parameters read back.
                 from .scorer import scorer_auc
 
-                meta["scorer_auc"] = scorer_auc(seen.traces)
+                meta["scorer_auc"] = scorer_auc(seen.traced_in_order())
             meta["distinct_questions"] = len(set(seen.questions))
             counts = np.array(seen.counts, dtype=np.int64)
             if intervals:

@@ -4,7 +4,9 @@ Table 2: "numbers include 95% confidence intervals").
 
 **Intervals.** A game is the unit: with repeated runs, a game's value is the mean over its
 repeats, and the interval is the percentile bootstrap over games
-(:data:`~byzllm.runs._intervals.BOOTSTRAP_METHOD`).
+(:data:`~byzllm.runs._intervals.BOOTSTRAP_METHOD`), taken in the order of the game ids
+(:mod:`byzllm.experiments._order`): the same games give the same interval whatever order the
+store returns them in.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 
 from byzllm._figures import save_png
 from byzllm.runs import BOOTSTRAP_METHOD, Interval, bootstrap_interval
+
+from .._order import in_unit_order
 
 __all__ = [
     "INTERVAL_NOTE",
@@ -47,7 +51,7 @@ def metric_intervals(rows: Iterable[dict[str, Any]]) -> dict[str, Interval]:
                 per_game[str(row["game_id"])][key].append(float(value))
     out: dict[str, Interval] = {}
     for key, _, _ in METRICS:
-        values = [sum(v[key]) / len(v[key]) for v in per_game.values() if v.get(key)]
+        values = [sum(v[key]) / len(v[key]) for v in in_unit_order(per_game) if v.get(key)]
         # Survival-Rate is a success counted over games; Efficiency is a share per game, and
         # a Wilson interval at 100% would claim games that could have done worse.
         out[key] = bootstrap_interval(values, rate=key == "survival_rate")

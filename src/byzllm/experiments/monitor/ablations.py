@@ -37,6 +37,8 @@ from byzllm.monitor.conditions import ABLATION_CONDITIONS, CONDITION_LABELS
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval, sign_counts, sign_test_p
 from byzllm.runs.reports import format_bounds, format_interval
 
+from .._order import NaturalKey, natural_key
+
 __all__ = [
     "ABLATION_MEANINGS",
     "ABLATION_ORDER",
@@ -145,6 +147,11 @@ def _test_games(game_rows: Iterable[dict[str, Any]], condition: str) -> dict[tup
     }
 
 
+def _game_order(key: tuple[str, int]) -> tuple[NaturalKey, int]:
+    """A (game, repeat) pair's place among the units of an unpaired bootstrap."""
+    return natural_key(key[0]), key[1]
+
+
 def _unpaired_statistic(data: FloatArray) -> float:
     """Mean success of the rows marked ``a`` minus that of the others; NaN if one is absent."""
     in_a = data[:, 1] > 0.5
@@ -174,8 +181,10 @@ def success_difference(game_rows: Sequence[dict[str, Any]], a: str, b: str) -> D
         better, worse = sign_counts(diffs)
         signs: dict[str, int | None] = {"better": better, "worse": worse}
     else:
-        pool = [(float(y), 1.0) for y in games_a.values()] + [
-            (float(y), 0.0) for y in games_b.values()
+        # In the order of the games' ids, not of the records (the pairs above are sorted too):
+        # the bootstrap resamples positions, so the records' order would move the interval.
+        pool = [(float(games_a[k]), 1.0) for k in sorted(games_a, key=_game_order)] + [
+            (float(games_b[k]), 0.0) for k in sorted(games_b, key=_game_order)
         ]
         interval = bootstrap_interval(np.array(pool), _unpaired_statistic)
         paired = False

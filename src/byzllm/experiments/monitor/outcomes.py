@@ -4,8 +4,10 @@ For environments whose report shows more than success (GovSim: Survival-Rate, Su
 and Efficiency, the rogue-agents paper, Table 2: "numbers include 95% confidence
 intervals"), each condition's metrics over the test games: a game is the unit (its repeats
 averaged), and the interval is the percentile bootstrap over games
-(:data:`~byzllm.runs._intervals.BOOTSTRAP_METHOD`). Every condition appears beside the
-others: no intervention, the monitor, the random baseline and the turn-count-only monitor.
+(:data:`~byzllm.runs._intervals.BOOTSTRAP_METHOD`), taken in the order of the game ids
+(:mod:`byzllm.experiments._order`), so the records' order does not move it. Every condition
+appears beside the others: no intervention, the monitor, the random baseline and the
+turn-count-only monitor.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from byzllm.monitor.conditions import CONDITION_LABELS, CONDITIONS
 from byzllm.monitor.dataset import game_success
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
 
+from .._order import in_unit_order
 from .environments import OutcomeMetric
 
 __all__ = ["OUTCOME_NOTE", "outcome_rows"]
@@ -84,7 +87,7 @@ def outcome_rows(
                 value, low, high = game_estimates(condition_rows[condition])["precision"]
                 row_out.update({m.key: value, f"{m.key}_low": low, f"{m.key}_high": high})
                 continue
-            values = [sum(v[m.key]) / len(v[m.key]) for v in games.values() if v.get(m.key)]
+            values = [sum(v[m.key]) / len(v[m.key]) for v in in_unit_order(games) if v.get(m.key)]
             row_out.update(bootstrap_interval(values, rate=m.kind == "rate").columns(m.key))
         played = interventions[condition]
         row_out["interventions_per_game"] = sum(played) / len(played) if played else 0.0

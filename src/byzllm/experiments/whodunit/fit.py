@@ -93,6 +93,7 @@ from .._fitting import (
     run_name,
     sim_profile,
 )
+from .._order import natural_key
 from .._twin import replay_games
 from .experiment import work
 
@@ -472,10 +473,10 @@ def simulate_twin(
 
 
 def _metric_intervals(games: Sequence[Mapping[str, Any]], resamples: int) -> dict[str, Interval]:
-    """Bootstrap intervals of :data:`WHODUNIT_METRICS` over games (repeats kept together)."""
-    index: dict[str, int] = {}
-    for g in games:
-        index.setdefault(str(g["game_id"]), len(index))
+    """Bootstrap intervals of :data:`WHODUNIT_METRICS` over games (repeats kept together;
+    the games in the order of their ids, :func:`natural_key`, whatever the records' order)."""
+    ids = sorted({str(g["game_id"]) for g in games}, key=natural_key)
+    index = {game_id: k for k, game_id in enumerate(ids)}
     sums = np.zeros((len(index), 4))  # plays, successes, accusations, turns
     for g in games:
         i = index[str(g["game_id"])]

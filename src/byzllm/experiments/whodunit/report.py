@@ -19,6 +19,7 @@ from byzllm.runs import (
     resample_counts,
 )
 
+from .._order import natural_key
 from .experiment import load_games
 
 __all__ = ["INTERVAL_NOTE", "game_estimates", "game_intervals", "report_rows"]
@@ -45,11 +46,13 @@ def game_estimates(games: Sequence[dict[str, Any]]) -> dict[str, tuple[float, fl
     each metric per run (repeat), then the mean over runs; Precision is the success share
     among a run's games with an accusation (the rogue-agents paper, §4.1). A game played in
     several repeats is one unit: its repeats are resampled together, since they share its
-    difficulty.
+    difficulty. The games are resampled in the order of their ids (:func:`natural_key`), not
+    the order of ``games``: a store's order changes when a run grows or resumes.
     """
     if not games:
         return {}
-    ids = {game_id: k for k, game_id in enumerate(dict.fromkeys(g["game_id"] for g in games))}
+    unique = sorted({g["game_id"] for g in games}, key=natural_key)
+    ids = {game_id: k for k, game_id in enumerate(unique)}
     runs = {r: k for k, r in enumerate(sorted({int(g.get("repeat", 0)) for g in games}))}
     # Per game and run: games played, won, with an accusation, won with one, turns.
     sums = np.zeros((len(ids), 5, len(runs)))
