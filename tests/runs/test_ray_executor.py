@@ -204,6 +204,26 @@ def test_cli_executor_ray_joins_the_running_instance(ray_address: str, tmp_path:
     assert ray.is_initialized()
 
 
+# -- a model endpoint's limit ------------------------------------------------------------------
+
+
+async def test_ray_tasks_share_the_limit_the_config_sets(
+    ray_address: str,
+    tmp_path: Path,
+    shared_limit_run: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each Ray worker built its own models and allowed the endpoint's whole limit; now no
+    more units run at once than the limit, each holding its share of it."""
+    summary, rows, max_in_flight = await shared_limit_run(tmp_path, RayExecutor())
+    assert (summary.done, summary.failed) == (4, 0), summary.failures
+    assert sorted(row["limit"] for row in rows) == [1, 1, 1, 1]
+    assert os.getpid() not in {row["pid"] for row in rows}
+    assert max_in_flight <= 2
+    err = capsys.readouterr().err
+    assert err.count("note:") == 1 and "units run 2 at a time, not 4 as asked for" in err
+
+
 # -- failures -----------------------------------------------------------------------------------
 
 

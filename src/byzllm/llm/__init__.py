@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from byzllm._lazy import lazy_attributes
 
 from ._cache import CacheError, CacheMode, ResponseCache, cache_key, check_cache
+from ._concurrency import limit_share, limits_shared
 from ._errors import (
     LogprobsUnavailableError,
     ModelAuthError,
@@ -94,6 +95,8 @@ __all__ = [
     "error_kind",
     "get_model",
     "get_shared_model",
+    "limit_share",
+    "limits_shared",
     "normalize_logprobs",
     "parse_chat_completion",
     "provider_names",

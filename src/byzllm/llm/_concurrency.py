@@ -8,6 +8,11 @@ within one loop every model on the endpoint shares it, however many tasks call `
 When live models on one endpoint ask for different limits, the smallest wins (the limit
 protects the server, so the most cautious caller is right). Registrations are weak: a model
 that is garbage-collected stops constraining its endpoint.
+
+A limit holds within one process. Where a run's units run in several worker processes at once,
+each unit is given a *seat* (:func:`limits_shared`), and its process then holds only that
+seat's share of every endpoint's limit (:func:`limit_share`): the shares of all seats add up
+to the limit, so the endpoint never sees more requests at once than its configured limit.
 """
 
 from __future__ import annotations
@@ -17,14 +22,25 @@ import contextlib
 import threading
 import weakref
 from collections import deque
+from collections.abc import Iterator
 
-__all__ = ["EndpointLimiter", "endpoint_limit", "endpoint_limiter", "register_endpoint"]
+__all__ = [
+    "EndpointLimiter",
+    "endpoint_limit",
+    "endpoint_limiter",
+    "limit_share",
+    "limits_shared",
+    "register_endpoint",
+]
 
 _lock = threading.Lock()
 _registrations: dict[str, weakref.WeakKeyDictionary[object, int]] = {}
 _limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, EndpointLimiter]] = (
     weakref.WeakKeyDictionary()
 )
+#: This process's seat among the processes that split every endpoint's limit, as ``(seat,
+#: seats)`` (:func:`limits_shared`); ``None``: the whole limit is this process's.
+_seat: tuple[int, int] | None = None
 
 
 class EndpointLimiter:
@@ -103,7 +119,8 @@ def register_endpoint(owner: object, endpoint: str, max_concurrency: int) -> Non
 
 
 def endpoint_limit(endpoint: str) -> int | None:
-    """The limit in force for ``endpoint``: the smallest among its live models."""
+    """The limit in force for ``endpoint``: the smallest among its live models (this seat's
+    share of it, inside :func:`limits_shared`)."""
     with _lock:
         return _limit_locked(endpoint)
 
@@ -111,7 +128,45 @@ def endpoint_limit(endpoint: str) -> int | None:
 def _limit_locked(endpoint: str) -> int | None:
     owners = _registrations.get(endpoint)
     values = list(owners.values()) if owners is not None else []
-    return min(values) if values else None
+    return _shared(min(values)) if values else None
+
+
+def _shared(limit: int) -> int:
+    """``limit`` as this process holds it: all of it, or its seat's share."""
+    return limit if _seat is None else limit_share(limit, *_seat)
+
+
+def limit_share(limit: int, seat: int, seats: int) -> int:
+    """Seat ``seat``'s part (counting from 0) of an endpoint's ``limit`` split among ``seats``:
+    ``limit // seats``, one more for each of the first ``limit % seats`` seats, and at least 1
+    (a seat with no share could send nothing). The shares of all seats add up to ``limit``
+    whenever ``seats <= limit``; beyond that every seat still gets 1, which is why the run
+    engine gives model-calling units no more seats than the smallest limit."""
+    if seats < 1 or not 0 <= seat < seats:
+        raise ValueError(f"seat {seat} of {seats}: a seat counts from 0 up to seats - 1")
+    share = limit // seats + (1 if seat < limit % seats else 0)
+    return max(1, share)
+
+
+@contextlib.contextmanager
+def limits_shared(seat: int, seats: int) -> Iterator[None]:
+    """Within the block, this process holds seat ``seat``'s share of every endpoint's limit
+    (:func:`limit_share`), on each of its event loops.
+
+    For a worker process that runs one unit at a time, of a run whose units run in ``seats``
+    processes at once: each process, building its own models and limiters, would otherwise
+    allow the whole limit, and the endpoint would see it multiplied by the processes.
+    Process-wide (not per task or thread), since the process serves one seat at a time.
+    """
+    global _seat
+    limit_share(1, seat, seats)  # a seat that does not exist raises here
+    with _lock:
+        before, _seat = _seat, (seat, seats)
+    try:
+        yield
+    finally:
+        with _lock:
+            _seat = before
 
 
 def endpoint_limiter(endpoint: str, default: int) -> EndpointLimiter:
@@ -124,7 +179,7 @@ def endpoint_limiter(endpoint: str, default: int) -> EndpointLimiter:
     """
     loop = asyncio.get_running_loop()
     with _lock:
-        limit = _limit_locked(endpoint) or default
+        limit = _limit_locked(endpoint) or _shared(default)
         per_loop = _limiters.get(loop)
         if per_loop is None:
             per_loop = _limiters[loop] = {}

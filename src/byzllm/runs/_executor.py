@@ -13,6 +13,13 @@ The work contract that makes this possible:
 * it raises to fail; the runner stores ``ExceptionType: message`` as the unit's error (an
   exception that does not survive pickle comes back as a stand-in that reads the same,
   :class:`RemoteUnitError`).
+
+A model endpoint's ``max_concurrency`` is the most requests the whole run sends it at once,
+wherever the units run. In this process every model on an endpoint shares one limiter; worker
+processes and Ray tasks build their own models, so there the runner tells the executor the
+run's smallest limit (:meth:`Executor.limit_requests`) and the executor gives each unit running
+at once a *seat*: its process holds that seat's share of each endpoint's limit
+(:func:`byzllm.llm.limits_shared`), at least one request, the shares adding up to the limit.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import sys
 import threading
 import traceback
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, cast
@@ -86,6 +93,13 @@ class Executor(ABC):
 
     async def start(self, concurrency: int) -> None:  # noqa: B027 - optional hook
         """Prepare resources for up to ``concurrency`` units at once."""
+
+    def limit_requests(self, limit: int) -> None:  # noqa: B027 - optional hook
+        """Told by the runner before :meth:`start` when the run's config calls models: the
+        smallest ``max_concurrency`` among their endpoints, which bounds the requests the
+        whole run sends an endpoint at once. Nothing to do for work in this process, whose
+        models share one limiter per endpoint; an executor that runs units in several
+        processes keeps their sum within it (see the module's docstring)."""
 
     @abstractmethod
     async def run(self, work: WorkFn, unit: Unit) -> list[Record] | PackedRecords:
@@ -224,15 +238,70 @@ def _portable_errors() -> Iterator[None]:
         raise portable from None
 
 
-def _call_in_process(work: WorkFn, payload: dict[str, Any]) -> Any:
+#: A unit's seat among the units running at once in other processes, ``(seat, seats)``
+#: (:class:`_Seats`); ``None``: no seat (work that calls no model).
+Seat = tuple[int, int] | None
+
+
+def _call_in_process(work: WorkFn, payload: dict[str, Any], seat: Seat = None) -> Any:
     """Run one unit's work inside a worker process (``async def`` work runs on the worker
     thread's unit loop, :func:`_run_on_unit_loop`); its exception comes back as one that
-    pickles (:func:`_portable`)."""
-    with _portable_errors():
+    pickles (:func:`_portable`). With a ``seat``, the process holds that seat's share of
+    every model endpoint's limit while the unit runs (:func:`byzllm.llm.limits_shared`)."""
+    with _portable_errors(), _seated(seat):
         result = work(payload)
         if inspect.isawaitable(result):
             result = _run_on_unit_loop(result)
         return result
+
+
+def _seated(seat: Seat) -> contextlib.AbstractContextManager[None]:
+    if seat is None:
+        return contextlib.nullcontext()
+    # Here, not at the top: a worker of work that calls no model never loads the model layer.
+    from byzllm.llm import limits_shared
+
+    return limits_shared(*seat)
+
+
+class _Seats:
+    """One seat per unit a run may have running at once in other processes, for work that
+    calls models: a unit holds a free seat for as long as it runs (a rerun alone after its
+    worker died included), and its process holds the seat's share of each endpoint's limit
+    (:func:`byzllm.llm.limit_share`). Seats taken by different units are different seats,
+    so the shares in use never add up past the limit."""
+
+    def __init__(self, seats: int) -> None:
+        self.seats = seats
+        self._free: asyncio.Queue[int] = asyncio.Queue()
+        for seat in range(seats):
+            self._free.put_nowait(seat)
+
+    @contextlib.asynccontextmanager
+    async def taken(self) -> AsyncIterator[Seat]:
+        seat = await self._free.get()
+        try:
+            yield (seat, self.seats)
+        finally:
+            self._free.put_nowait(seat)
+
+
+def _note_fewer(running: int, asked: int, what: str, reasons: list[str]) -> None:
+    """Say once on stderr that fewer units run at once than were asked for, and why (not an
+    error: the run goes on, the other units wait their turn)."""
+    print(
+        f"note: units run {running} at a time, not {asked} as asked for ({what}): "
+        f"{'; '.join(reasons)}; the other units wait for a free one",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _limit_reason(limit: int) -> str:
+    return (
+        f"the model endpoint takes {limit} requests at once (max_concurrency) for the whole "
+        "run, and each unit running needs one"
+    )
 
 
 _unit_runners = threading.local()
@@ -282,10 +351,10 @@ def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
     loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
-def _packed_in_process(work: WorkFn, payload: dict[str, Any]) -> PackedRecords:
+def _packed_in_process(work: WorkFn, payload: dict[str, Any], seat: Seat = None) -> PackedRecords:
     """:func:`_call_in_process`, then the records packed for the store, in the worker."""
     with _portable_errors():
-        return pack_records(coerce_records(_call_in_process(work, payload)))
+        return pack_records(coerce_records(_call_in_process(work, payload, seat)))
 
 
 def _start_worker(secrets: dict[str, str]) -> None:  # pragma: no cover - in a worker
@@ -368,12 +437,32 @@ class ProcessExecutor(Executor):
     whose unit then dies alone is that unit's, not counted), or as many units in a row that
     die alone, stop the run with :class:`WorkerPoolError` (fatal): the units not done stay
     pending.
+
+    How many workers: ``max_workers``, else one per usable core, at most the run's
+    ``concurrency``; for work that calls models, at most the endpoints' request limit too
+    (``request_limit``, or what the runner tells :meth:`limit_requests`), and each unit then
+    runs on a seat holding its share of that limit (see the module's docstring). Fewer
+    workers than asked for because of that limit is said once on stderr, unless ``quiet``
+    (``auto``'s choice, where nobody asked for a number); fewer because of the cores is not.
     """
 
-    def __init__(self, max_workers: int | None = None, *, keep_secrets: bool = True) -> None:
-        # Default: one process per core, at most the run's concurrency.
+    def __init__(
+        self,
+        max_workers: int | None = None,
+        *,
+        keep_secrets: bool = True,
+        request_limit: int | None = None,
+        quiet: bool = False,
+    ) -> None:
+        if request_limit is not None and request_limit < 1:
+            raise ConfigError(f"request_limit must be at least 1, got {request_limit!r}")
         self.max_workers = max_workers
         self.keep_secrets = keep_secrets
+        self.request_limit = request_limit
+        self.quiet = quiet
+        self._told_limit: int | None = None  # the runner's (limit_requests), for one run
+        self._seats: _Seats | None = None
+        self._noted = False
         self._pool: ProcessPoolExecutor | None = None
         # Where units that were in a broken pool run again, one at a time.
         self._lone: ProcessPoolExecutor | None = None
@@ -400,13 +489,44 @@ class ProcessExecutor(Executor):
             with secrets_hidden():
                 forkserver.ensure_running()
                 resource_tracker.ensure_running()
-        # More processes than cores only adds start-up time and memory for CPU-bound work.
-        self._workers = max(1, self.max_workers or min(concurrency, usable_cores()))
+        self._workers = self._size(concurrency)
+        limit = self._limit()
+        # Seats only for work that calls models: for the rest a unit waits for its worker in
+        # the pool's queue, which keeps every worker busy (a seat is taken back only once the
+        # result is here, a round trip per unit that simulated units would notice).
+        self._seats = None if limit is None else _Seats(min(self._workers, concurrency))
         self._context = context
         self._initargs = (secrets_of(os.environ) if self.keep_secrets else {},)
         self._breaks_in_a_row = 0
         self._lone_turn = asyncio.Lock()
         self._pool = self._new_pool(self._workers)
+
+    def limit_requests(self, limit: int) -> None:
+        self._told_limit = limit
+
+    def _limit(self) -> int | None:
+        """The smallest request limit known for the run's endpoints, if any."""
+        known = [n for n in (self.request_limit, self._told_limit) if n is not None]
+        return min(known) if known else None
+
+    def _size(self, concurrency: int) -> int:
+        """How many workers: see the class docstring (and the note when fewer than asked)."""
+        asked = self.max_workers or concurrency
+        workers = asked
+        if self.max_workers is None:
+            # More processes than cores only adds start-up time and memory for CPU-bound
+            # work. Not noted: the documented default, and -j's default is above most cores.
+            workers = min(workers, usable_cores())
+        limit = self._limit()
+        if limit is not None and limit < workers:
+            # More workers than requests allowed at once would each still hold one: the
+            # endpoint would see more than its limit.
+            if not self.quiet and not self._noted:
+                self._noted = True
+                what = "max_workers" if self.max_workers else "the run's concurrency, -j"
+                _note_fewer(limit, asked, what, [_limit_reason(limit)])
+            workers = limit
+        return max(1, workers)
 
     def _new_pool(self, workers: int) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
@@ -417,13 +537,19 @@ class ProcessExecutor(Executor):
         )
 
     async def run(self, work: WorkFn, unit: Unit) -> PackedRecords:
+        if self._seats is None:
+            return await self._run(work, unit, None)
+        async with self._seats.taken() as seat:
+            return await self._run(work, unit, seat)
+
+    async def _run(self, work: WorkFn, unit: Unit, seat: Seat) -> PackedRecords:
         while True:
             pool = self._pool
             if pool is None:
                 raise RuntimeError("ProcessExecutor.run called before start()")
             try:
                 # Packed in the worker: this process then only writes bytes (PackedRecords).
-                future = pool.submit(_packed_in_process, work, unit.payload)
+                future = pool.submit(_packed_in_process, work, unit.payload, seat)
             except BrokenProcessPool:
                 # Another unit's worker died before this unit got in: a fresh pool.
                 self._replace(pool)
@@ -438,8 +564,9 @@ class ProcessExecutor(Executor):
             self._breaks_in_a_row = self._lone_deaths_in_a_row = 0
             return result
         # A worker of the pool died while this unit was in it: its own or another unit's
-        # doing. Alone, a death is surely its own.
-        return await self._run_alone(work, unit)
+        # doing. Alone, a death is surely its own. (On the same seat: the worker alone runs
+        # beside the pool's, and the seats keep their sum within the limit.)
+        return await self._run_alone(work, unit, seat)
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
         """A fresh pool for a broken one (once: the units that were in it all come here)."""
@@ -457,7 +584,7 @@ class ProcessExecutor(Executor):
                 "finishing in between (out of memory? killed from outside?)"
             )
 
-    async def _run_alone(self, work: WorkFn, unit: Unit) -> PackedRecords:
+    async def _run_alone(self, work: WorkFn, unit: Unit, seat: Seat) -> PackedRecords:
         """Run ``unit`` in a worker of its own (one unit at a time); it fails with
         :class:`WorkerDiedError` when that worker dies too."""
         if self._lone_turn is None:
@@ -466,7 +593,7 @@ class ProcessExecutor(Executor):
             lone = self._lone
             if lone is None:
                 lone = self._lone = self._new_pool(1)
-            future = lone.submit(_packed_in_process, work, unit.payload)
+            future = lone.submit(_packed_in_process, work, unit.payload, seat)
             try:
                 result = await asyncio.wrap_future(future)
             except BrokenProcessPool:
@@ -495,6 +622,8 @@ class ProcessExecutor(Executor):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
         self._pool = self._lone = None
+        self._seats = None
+        self._told_limit = None  # the next run's runner says its own
 
 
 class RayExecutor(Executor):
@@ -512,6 +641,11 @@ class RayExecutor(Executor):
     run stops with one line (a :class:`~byzllm.errors.ConfigError`, exit 2), as it does when
     Ray refuses to connect (a cluster that asks for token authentication, say).
 
+    For work that calls models (``request_limit``, or what the runner tells
+    :meth:`limit_requests`), at most that many units run at once, each on a seat holding its
+    share of the limit in the Ray worker that runs it (see the module's docstring); fewer
+    than the run's ``concurrency`` is said once on stderr.
+
     Needs the optional ``ray`` package: ``pip install "byzllm[ray]"``.
     """
 
@@ -522,9 +656,16 @@ class RayExecutor(Executor):
         num_cpus: float = 1.0,
         init_options: dict[str, Any] | None = None,
         connect_timeout_s: float | None = None,
+        request_limit: int | None = None,
     ) -> None:
         if not num_cpus > 0:
             raise ConfigError(f"num_cpus must be positive, got {num_cpus!r}")
+        if request_limit is not None and request_limit < 1:
+            raise ConfigError(f"request_limit must be at least 1, got {request_limit!r}")
+        self.request_limit = request_limit
+        self._told_limit: int | None = None
+        self._seats: _Seats | None = None
+        self._noted = False
         if connect_timeout_s is None:
             connect_timeout_s = _env_seconds(CONNECT_TIMEOUT_ENV, DEFAULT_CONNECT_TIMEOUT_S)
         if not connect_timeout_s > 0:
@@ -559,6 +700,18 @@ class RayExecutor(Executor):
             await self._connect(ray, options)
             self._started_ray = True
         self._remote = ray.remote(num_cpus=self.num_cpus, max_retries=0)(_call_in_process)
+        known = [n for n in (self.request_limit, self._told_limit) if n is not None]
+        if known:
+            # A Ray worker process runs one task at a time: a seat per unit running at once.
+            limit = min(known)
+            seats = min(concurrency, limit)
+            if seats < concurrency and not self._noted:
+                self._noted = True
+                _note_fewer(seats, concurrency, "the run's concurrency, -j", [_limit_reason(limit)])
+            self._seats = _Seats(seats)
+
+    def limit_requests(self, limit: int) -> None:
+        self._told_limit = limit
 
     async def _connect(self, ray: Any, options: dict[str, Any]) -> None:
         """``ray.init`` within ``connect_timeout_s``, on a daemon thread.
@@ -621,9 +774,15 @@ class RayExecutor(Executor):
             raise ConfigError(f"cannot join the Ray cluster at {where}: {message}") from None
 
     async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
+        if self._seats is None:
+            return await self._run(work, unit, None)
+        async with self._seats.taken() as seat:
+            return await self._run(work, unit, seat)
+
+    async def _run(self, work: WorkFn, unit: Unit, seat: Seat) -> list[Record]:
         if self._remote is None:
             raise RuntimeError("RayExecutor.run called before start()")
-        ref = self._remote.remote(work, unit.payload)
+        ref = self._remote.remote(work, unit.payload, seat)
         self._in_flight.add(ref)
         try:
             result = await ref
@@ -656,6 +815,8 @@ class RayExecutor(Executor):
             self._ray.cancel(ref, force=True)
 
     async def aclose(self) -> None:
+        self._seats = None
+        self._told_limit = None  # the next run's runner says its own
         ray = self._ray
         if ray is None:
             return
@@ -708,15 +869,19 @@ def executor_by_name(
     ``auto`` (the commands' default) picks worker processes for a run whose work is
     ``cpu_bound`` (it computes in-process and calls no model: simulated agents) with at least
     :data:`AUTO_PROCESS_MIN_UNITS` ``units`` to run on a machine with more than one usable
-    core; this process otherwise, where model calls already overlap on one event loop. The
-    records are the same either way.
+    core; this process otherwise, where model calls already overlap on one event loop (so a
+    config that calls models runs here unless ``process`` or ``ray`` is named; there too its
+    endpoints' ``max_concurrency`` bounds the whole run, :meth:`Executor.limit_requests`).
+    The records are the same either way. The worker count ``auto`` chooses follows the cores
+    silently (nobody asked for a number); a named ``process`` says when an endpoint's
+    request limit runs fewer units at once than ``-j`` asks for.
     """
     if ray_address is not None and name != "ray":
         raise ConfigError("a Ray address needs the ray executor (--executor ray)")
     if name == "auto":
         large = cpu_bound and units >= AUTO_PROCESS_MIN_UNITS
         if large and usable_cores() > 1 and _processes_work():
-            return ProcessExecutor(keep_secrets=False)
+            return ProcessExecutor(keep_secrets=False, quiet=True)
         return LocalExecutor()
     if name == "local":
         return LocalExecutor()

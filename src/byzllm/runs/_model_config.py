@@ -35,7 +35,7 @@ from byzllm.llm import (
 
 from ._config import ExperimentConfig, config_path
 
-__all__ = ["ModelConfig", "check_caches", "check_endpoints"]
+__all__ = ["ModelConfig", "check_caches", "check_endpoints", "request_limit"]
 
 
 class ModelConfig(ExperimentConfig, ModelSettings):
@@ -116,6 +116,15 @@ def _live_sections(config: object) -> Iterator[ModelSpec]:
         if not isinstance(name, str) or not name or (isinstance(mode, str) and mode != "llm"):
             continue
         yield ModelSpec(name=name, **section.kwargs())
+
+
+def request_limit(config: object) -> int | None:
+    """The smallest ``max_concurrency`` among the model endpoints a config's sections will
+    call (as :func:`check_endpoints` finds them), or ``None`` when it calls none: what the
+    runner tells an executor that runs units in several processes
+    (:meth:`~byzllm.runs.Executor.limit_requests`)."""
+    limits = [spec.max_concurrency for spec in _live_sections(config)]
+    return min(limits) if limits else None
 
 
 async def check_endpoints(config: object) -> ModelError | None:

@@ -367,7 +367,10 @@ async def run_units(
 
     ``work`` is a top-level function of the payload returning records (see
     :mod:`byzllm.runs._executor` for the contract); ``config`` (a pydantic model) is
-    stored with the byzllm version and git commit. Duplicate units (same id) run once.
+    stored with the byzllm version and git commit. Duplicate units (same id) run once. A
+    ``config`` whose sections call models tells the executor their smallest
+    ``max_concurrency`` (:meth:`~byzllm.runs.Executor.limit_requests`), so that worker
+    processes keep the whole run within it.
 
     One process writes to a run folder at a time (:class:`~byzllm.runs._lock.WriterLock`,
     released when this process ends however it ends): while another process runs units into
@@ -598,6 +601,13 @@ async def run_units(
                 if heartbeat is not None and todo:
                     ticking = asyncio.ensure_future(ticker(run_requests))
                 if todo:  # nothing to run starts nothing (a Ray cluster took 7-13 s to join)
+                    if isinstance(config, BaseModel):
+                        from ._model_config import request_limit
+
+                        # An executor with worker processes splits it among them.
+                        limit = request_limit(config)
+                        if limit is not None:
+                            executor.limit_requests(limit)
                     try:
                         await executor.start(concurrency)
                     except BaseException as err:

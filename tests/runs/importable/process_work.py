@@ -46,3 +46,29 @@ def seen_in_proc(payload: dict[str, Any]) -> Seen:
     with open(f"/proc/{os.getpid()}/environ", "rb") as handle:
         block = handle.read()
     return Seen(key="in /proc" if b"sk-canary" in block else None)
+
+
+class Called(Record):
+    kind: ClassVar[str] = "called"
+    n: int
+    limit: int  # the endpoint's request limit in force where the unit ran
+    pid: int
+
+
+async def call_model(payload: dict[str, Any]) -> Called:
+    """``payload["calls"]`` concurrent requests to the model at ``payload["base_url"]``, whose
+    config allows ``payload["limit"]`` requests at once."""
+    from byzllm.llm import ModelSpec, get_shared_model
+    from byzllm.llm._concurrency import endpoint_limiter
+
+    spec = ModelSpec(
+        name="openai/fake",
+        base_url=payload["base_url"],
+        api_key_env=None,
+        max_concurrency=payload["limit"],
+    )
+    model = get_shared_model(spec)
+    asked = [{"role": "user", "content": f"{payload['n']}.{i}"} for i in range(payload["calls"])]
+    await asyncio.gather(*(model.generate([message]) for message in asked))
+    limiter = endpoint_limiter(model.endpoint, spec.max_concurrency)
+    return Called(n=payload["n"], limit=limiter.limit, pid=os.getpid())
