@@ -125,7 +125,10 @@ async def test_a_class_cannot_forge_a_comparison() -> None:
         solution, ["assert Solution() == 42", "assert Solution().answer() == 42"], limits=LIMITS
     )
     assert [t.status for t in result.tests or []] == ["failed", "failed"]
-    assert "not plain data" in (result.tests or [])[1].detail
+    # The method's result is the object itself: the tests get its handle back, which is
+    # equal only to itself on the tests' side.
+    detail = (result.tests or [])[1].detail
+    assert detail == "AssertionError at tests line 1: assert Solution().answer() == 42"
 
 
 async def test_the_tests_own_check_is_not_the_solutions() -> None:

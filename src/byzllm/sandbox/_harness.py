@@ -10,14 +10,19 @@ this file (``python -s -c SOURCE ROLE ...``), connected by a Unix socket pair:
   solution's state is gone with that test), which calls the named function and answers with
   its return value **serialized to plain data** (:func:`encode`: ``None``, ``bool``, ``int``,
   ``float``, ``complex``, ``str``, ``bytes`` and lists, tuples, sets, frozensets and dicts of
-  them, each of exactly that type; anything else is an error of the solution);
+  them, each of exactly that type); anything else is an error of the solution where a
+  function or callable object answers, and otherwise an object that stays in the worker,
+  the tests getting its number (see below);
 * the **tests** process (``tester``), as a second uid the solution cannot signal, trace or
   read (and not dumpable), runs each test with the solution's callables (functions, decorated
-  or not, and any other callable object) replaced by proxies that call across the socket and
-  rebuild the answer from plain data (:func:`decode`), so every comparison runs on the
-  tester's own objects. The solution's classes become :class:`_Remote` handles: calling one
-  makes the object in the worker, and the tests reach its methods and plain-data attributes
-  across the socket (``Solution().twoSum(nums, 9)``). Each test gets its own deadline
+  or not, any other callable object, and classes) replaced by :class:`_Remote` handles that
+  call across the socket and rebuild the answer from plain data (:func:`decode`), so every
+  comparison runs on the tester's own objects. Calling a class makes the object in the
+  worker, and the tests reach its methods and attributes across the socket
+  (``Solution().twoSum(nums, 9)``); what they reach through a handle that is not plain data
+  (an object a method returns, ``self`` of a fluent API included, or an attribute) stays in
+  the worker too and gives another handle, the same one for the same object; a function's
+  attributes are reached the same way (``fib.cache_info()``). Each test gets its own deadline
   (``SIGALRM``); the outcome of every test goes to the sandbox's PID 1 on a pipe only the
   tester holds, and from there to the host. Nothing the solution prints or writes counts.
   The tests arrive on a pipe only the tester reads, never on a command line (which every
@@ -225,25 +230,60 @@ def _not_dumpable() -> None:
 # --- the solution's side -------------------------------------------------------------------
 
 
-def _answer(request: dict[str, Any], namespace: dict[str, Any], objects: list[Any]) -> Any:
-    """The reply to one request of the tests' side: call (``op`` "call") or read (``op``
-    "get") a global of the solution (``name``) or an object made for this test (``object``),
-    down ``path``, a list of attribute names."""
+class _Objects:
+    """The solution's objects the tests hold handles on, in one worker, by number: the same
+    object always has the same number (a method returning ``self`` gives the tests back the
+    handle they hold)."""
+
+    def __init__(self) -> None:
+        self._objects: list[Any] = []
+        # By id(): the object may hash or compare as it likes; the list keeps it alive, so
+        # its id is not reused.
+        self._numbers: dict[int, int] = {}
+
+    def __getitem__(self, number: int) -> Any:
+        return self._objects[number]
+
+    def __contains__(self, value: object) -> bool:
+        return id(value) in self._numbers
+
+    def number(self, value: object) -> int:
+        found = self._numbers.get(id(value))
+        if found is None:
+            found = self._numbers[id(value)] = len(self._objects)
+            self._objects.append(value)
+        return found
+
+
+def _answer(request: dict[str, Any], namespace: dict[str, Any], objects: _Objects) -> Any:
+    """The reply to one request of the tests' side: call (``op`` "call"), read (``op``
+    "get") or test the truth of (``op`` "bool") a global of the solution (``name``) or an
+    object the tests hold a handle on (``object``), down ``path``, a list of attribute
+    names."""
     target = objects[request["object"]] if "object" in request else namespace[request["name"]]
-    for attribute in request.get("path", ()):
+    path = request.get("path", ())
+    for attribute in path:
         target = getattr(target, attribute)
-    if request.get("op") == "get":
-        return {"callable": True} if callable(target) else {"value": encode(target)}
-    value = target(*decode(request["args"]), **decode(request["kwargs"]))
+    op = request.get("op")
+    if op == "bool":
+        return {"value": bool(target)}
+    if op == "get":
+        if callable(target):
+            return {"callable": True}
+        value = target
+    else:
+        value = target(*decode(request["args"]), **decode(request["kwargs"]))
     try:
         return {"value": encode(value)}
     except NotPlainData:
-        if not isinstance(target, type):
+        # What the tests reach through a class or an object (an instance, a method's result,
+        # an attribute) stays here, and the tests get a handle on it (its number). A function
+        # or callable object called itself answers with plain data: its answer is what the
+        # tests compare, and "not plain data" says more than a comparison with a handle
+        # failing would.
+        if not path and not isinstance(target, type) and value not in objects:
             raise
-    # An object made by calling one of the solution's classes stays here; the tests get a
-    # handle on it (its number).
-    objects.append(value)
-    return {"object": len(objects) - 1}
+    return {"object": objects.number(value)}
 
 
 def _not_plain(error: Exception) -> dict[str, Any]:
@@ -252,7 +292,7 @@ def _not_plain(error: Exception) -> dict[str, Any]:
 
 def _serve_calls(sock: socket.socket, namespace: dict[str, Any], source: str) -> None:
     """One test's worker: answer calls until the tests' side closes the socket."""
-    objects: list[Any] = []
+    objects = _Objects()
     while True:
         try:
             request = receive(sock)
@@ -379,6 +419,9 @@ class _Link:
         #: Counts the workers: an object handle is good only in the worker that made it.
         self.generation = 0
         self.worker_lost = False
+        #: The handles on the current worker's objects, by number: the same object, the same
+        #: handle (``is`` and ``==`` hold between them, as between the objects).
+        self.objects: dict[int, _Remote] = {}
 
     def next_worker(self) -> None:
         if self.worker is not None:
@@ -386,6 +429,7 @@ class _Link:
             self.worker = None
         self.generation += 1
         self.worker_lost = False
+        self.objects = {}
         send(self.control, {"test": True})
         _, fds, _, _ = socket.recv_fds(self.control, 16, 1)
         if not fds:
@@ -409,10 +453,7 @@ class _Link:
             raise TypeError(f"the tests passed {what} an argument that is {error}") from None
         except ValueError as error:  # an int past MAX_INT_DIGITS
             raise TypeError(f"the tests passed {what} an argument too large: {error}") from None
-        reply = self._exchange(data)
-        if type(reply.get("object")) is int:
-            return _Remote(self, {"object": reply["object"]}, (), self.generation)
-        return self._value(reply)
+        return self._value_or_object(self._exchange(data))
 
     def get(self, target: dict[str, Any], path: tuple[str, ...], generation: int) -> Any:
         """An attribute of the solution's ``target``: plain data, or a handle to call it by.
@@ -425,7 +466,15 @@ class _Link:
             raise
         if reply.get("callable") is True:
             return _Remote(self, target, path, generation)
-        return self._value(reply)
+        return self._value_or_object(reply)
+
+    def truth(self, target: dict[str, Any], path: tuple[str, ...]) -> bool:
+        """The truth of the solution's ``target`` (down ``path``), as the object decides it
+        (``__bool__``, ``__len__``): a plain bool."""
+        value = self._value(self._exchange(dumps({**target, "path": list(path), "op": "bool"})))
+        if type(value) is not bool:
+            raise ProtocolError("a truth value that is not a bool")
+        return value
 
     def _exchange(self, data: bytes) -> dict[str, Any]:
         if self.worker is None or self.worker_lost:
@@ -443,6 +492,16 @@ class _Link:
             raised = reply["error"]
             raise SolutionError(raised if type(raised) is dict else {"type": "?", "message": ""})
         return reply
+
+    def _value_or_object(self, reply: dict[str, Any]) -> Any:
+        """Plain data, or the handle on the object the reply numbers."""
+        number = reply.get("object")
+        if type(number) is not int:
+            return self._value(reply)
+        handle = self.objects.get(number)
+        if handle is None:
+            handle = self.objects[number] = _Remote(self, {"object": number}, (), self.generation)
+        return handle
 
     @staticmethod
     def _value(reply: dict[str, Any]) -> Any:
@@ -471,11 +530,14 @@ class _Link:
 
 
 class _Remote:
-    """The tests' handle on one of the solution's classes, or on an object made by calling
-    one (in the worker, where it stays): calling it and reading its attributes cross to the
-    solution's process, which answers with plain data (a method, or a nested class, gives
-    another handle). Comparison, hashing and truth are a plain object's, on this side: the
-    solution's ``__eq__`` never decides a test. Its attributes cannot be set from here."""
+    """The tests' handle on one of the solution's functions or classes (or any callable of
+    its namespace), or on one of its objects (in the worker, where it stays): one made by
+    calling a class, or reached through a handle (a method's result, ``self`` included, or an
+    attribute) that is not plain data. Calling it, reading its attributes and testing its
+    truth cross to the solution's process, which answers with plain data, or with another
+    handle (a method, an object; the same object, the same handle). Comparison and hashing
+    are a plain object's, on this side: the solution's ``__eq__`` never decides a test. Its
+    attributes cannot be set from here."""
 
     __slots__ = ("_byz_generation", "_byz_link", "_byz_path", "_byz_target")
 
@@ -485,7 +547,7 @@ class _Remote:
         object.__setattr__(self, "_byz_link", link)
         object.__setattr__(self, "_byz_target", target)
         object.__setattr__(self, "_byz_path", path)
-        # A global (a class) is there in every worker; an object only in the one that made it.
+        # A global is there in every worker; an object only in the one that made it.
         object.__setattr__(self, "_byz_generation", 0 if "name" in target else generation)
 
     def _byz_check(self) -> _Link:
@@ -497,7 +559,18 @@ class _Remote:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._byz_check().call(self._byz_target, self._byz_path, args, kwargs)
 
+    def __bool__(self) -> bool:
+        # The object's own truth (a stack with __len__ is false once empty): the solution
+        # answers with a bool, as if a method had returned it, and decides nothing more.
+        return self._byz_check().truth(self._byz_target, self._byz_path)
+
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_byz_"):  # a handle made without __init__ (copy): no recursion
+            raise AttributeError(name)
+        if name in ("__name__", "__qualname__") and "name" in self._byz_target:
+            # A global's names are known here (a function's, as the tests print them).
+            names = [str(self._byz_target["name"]), *self._byz_path]
+            return names[-1] if name == "__name__" else ".".join(names)
         if name.startswith("__"):
             raise AttributeError(name)
         link = self._byz_check()
@@ -512,14 +585,6 @@ class _Remote:
     def __repr__(self) -> str:
         name = self._byz_target.get("name") or f"object {self._byz_target.get('object')}"
         return f"<the solution's {'.'.join([str(name), *self._byz_path])}>"
-
-
-def _proxy(link: _Link, name: str) -> Any:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return link.call({"name": name}, (), args, kwargs)
-
-    call.__name__ = call.__qualname__ = name
-    return call
 
 
 #: Modules of the solution's namespace the tests' side imports for itself (the standard
@@ -597,10 +662,9 @@ def tester(control_fd: int, result_fd: int, tests_fd: int, ready_fd: int = -1) -
         if type(hello) is not dict or hello.get("loaded") is not True:
             error = hello.get("error") if type(hello) is dict else None
             raise SolutionError(error if type(error) is dict else {"type": "?", "message": ""})
-        for name in hello["functions"]:
-            if type(name) is str:
-                callables[name] = _proxy(link, name)
-        for name in hello.get("classes", ()):
+        # Functions (decorated or not: ``fib.cache_info()``), callable objects and classes
+        # alike: a handle each.
+        for name in [*hello["functions"], *hello.get("classes", ())]:
             if type(name) is str:
                 callables[name] = _Remote(link, {"name": name}, (), 0)
         base.update((name, each) for name, each in callables.items() if _offered(name))

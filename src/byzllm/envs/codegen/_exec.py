@@ -17,7 +17,8 @@ syntax (:func:`syntax_error`) parses only, it never runs code.
 - :func:`generated_test_result` runs the tester's ``assert`` statements against a program, each
   on its own with its own deadline (a failing or hanging test does not stop the others), in a
   process apart from the solution's (:func:`byzllm.sandbox.run_test_cases`: return values
-  cross as plain data), so nothing the solution prints or returns can forge a result.
+  cross as plain data, and objects as handles that stay in the solution's process), so
+  nothing the solution prints or returns can forge a result.
 - :func:`visible_result` runs the examples the prompt shows
   (:func:`byzllm.agents.codegen.visible_examples`) the same way: what a solution observably
   does, which the environment shows the judge (``ReviewView.visible``).
@@ -365,7 +366,7 @@ async def generated_test_result(
     if hit is not None:
         return hit
     # Each test on its own, in a process apart from the solution's (return values cross as
-    # plain data), with its own deadline: one hanging test fails alone.
+    # plain data or handles), with its own deadline: one hanging test fails alone.
     per_test = max(_MIN_TEST_S, limits.timeout_s / (len(tests) + 1))
     result = await run_test_cases(assembled, tests, limits=limits, test_timeout_s=per_test)
     if result.tests is None:
