@@ -1,12 +1,18 @@
 """byzllm: multi-agent LLM systems that stay correct when some agents are wrong or malicious.
 
-Layers (imports point down only)::
+Layers, top to bottom (a module imports only from layers below its own; docs/architecture.md
+draws the map and ``tests/test_architecture.py`` checks it)::
 
-    cli                          the ``byzllm`` command
-    experiments                  configs, runner, result store, reports
-    protocols / envs / monitor   consensus protocols; game environments; monitors + interventions
-    agents                       LLM-backed, simulated and Byzantine agents
-    graphs / tasks / llm         topologies + robustness; datasets + answer checking; model access
+    cli                            the ``byzllm`` command
+    reproduce                      the papers' tables and figures beside the published numbers
+    view                           one offline HTML page per run
+    experiments                    per domain: configs, records, units + work functions, reports
+    runs                           the run engine: runner, executors, store, repair, intervals
+    monitor                        uncertainty features, classifier, selection, interventions
+    protocols / envs               consensus protocols; game environments
+    agents / testing               LLM-backed, simulated and Byzantine agents; offline test doubles
+    graphs / tasks / llm / sandbox topologies; datasets + answers; model access; code execution
+    errors, _process, ...          the exception hierarchy and small shared helpers
 """
 
 from __future__ import annotations

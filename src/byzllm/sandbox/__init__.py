@@ -1,14 +1,21 @@
 """The only place model-generated code runs.
 May import: the bottom layer only (byzllm.errors, _process, _figures, _lazy, _files).
 
-Each run is a separate process group in fresh Linux namespaces (``unshare`` from util-linux):
-no network, a private PID space (nothing it starts outlives it; it cannot see or signal host
-processes), the host file system read-only with secrets' usual places hidden, a private
-size-limited working folder, an unprivileged uid of its own, limits on CPU time, wall time,
-memory, open files and processes, and an environment with nothing of the host's in it. One
-clear result per run: passed, failed, timed out, crashed or rejected by a limit.
+Each run is forked from a warm, pre-imported zygote (``_zygote``; one ``unshare`` from
+util-linux per run where ``pidfd_open`` does not work) into fresh mount, network, PID, IPC and
+UTS namespaces (without root, inside a user namespace): no network, a private PID space
+(nothing it starts outlives it; it cannot see or signal host processes), a root file system
+that shows only the system folders and the Python installation, read-only, a private
+size-limited working folder, an unprivileged uid of its own (without root: no capability), a
+seccomp filter (``_seccomp``), limits on CPU time, wall time, memory, open files, processes,
+disk and output (and a cgroup per run where one can be made, ``_cgroup``), and an empty
+environment. One clear result per run: passed, failed, timed out, crashed or rejected by a
+limit.
 
-Where the mechanisms are missing, :func:`run_program` and :func:`run_tests` refuse to run
+:func:`run_program` runs a program; :func:`run_tests` (HumanEval's ``check(candidate)``) and
+:func:`run_test_cases` (an outcome per test) run a solution against tests in a process of
+their own, so the solution cannot forge the verdict (``_harness``); :func:`sandbox_support`
+says which mechanisms work here. Where they are missing, all three runners refuse to run
 anything (:class:`SandboxUnavailableError`) unless called with ``allow_unsafe=True``.
 docs/sandbox.md says what the sandbox does and does not protect against.
 """
