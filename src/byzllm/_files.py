@@ -4,6 +4,7 @@ file under the final name that looks complete, and no stray partial file beside 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,8 +15,11 @@ __all__ = ["atomic_path", "write_text_atomic"]
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """A path beside ``path`` to write; renamed onto ``path`` when the block ends without an
-    error, removed otherwise (the rename is atomic on one file system)."""
+    error, removed otherwise (the rename is atomic on one file system). A folder (``.``, an
+    existing directory) is :class:`IsADirectoryError` naming it, before anything is written."""
     final = Path(path)
+    if not final.name or final.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "Is a directory, not a file name", str(path))
     partial = final.with_name(f".{final.name}.{os.getpid()}.partial")
     try:
         yield partial

@@ -211,3 +211,11 @@ def test_bytes_that_are_not_utf8_are_damage() -> None:
         parse_record(b'{"a": "\xff"}')
     with pytest.raises(json.JSONDecodeError, match="does not inflate"):
         unpack_records(b"#1:" + zlib.compress(b"\xff"))
+
+
+def test_nesting_deeper_than_python_recursion_is_damage_not_a_crash() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(json.JSONDecodeError, match="nested too deeply"):
+        parse_record(deep)
+    with pytest.raises(json.JSONDecodeError, match="nested too deeply"):
+        parse_record(deep.encode())

@@ -23,7 +23,7 @@ from byzllm.llm import (
     check_endpoint,
     get_model,
 )
-from byzllm.runs import ModelConfig, Record, RunAbortedError, Store, make_unit, run_units
+from byzllm.runs import ModelConfig, Record, RunAbortedError, make_unit, run_units
 from byzllm.runs._model_config import check_endpoints
 from byzllm.testing import FakeOpenAIServer
 
@@ -118,9 +118,9 @@ def test_a_run_with_no_server_stops_before_its_first_unit_and_resumes_once_one_a
     assert "nothing answers at" in message and "before the first unit" in message
     assert "0 of 5 units done, 5 not done" in message
     assert CALLS == []
-    with Store.open(tmp_path) as store:
-        assert store.counts() == {"pending": 5, "done": 0, "failed": 0}
-        assert store.runs()[-1]["status"] == "aborted"
+    # Refused before the lock and the store: the folder is as it was, nothing bound to it.
+    assert list(tmp_path.iterdir()) == []
+    assert caught.value.summary.status == "aborted" and caught.value.summary.run_id == 0
 
     with FakeOpenAIServer() as server:
         config = config.model_copy(update={"base_url": server.base_url})

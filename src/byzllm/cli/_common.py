@@ -27,6 +27,7 @@ import functools
 import inspect
 import json
 import math
+import os
 import signal
 import sys
 import threading
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, TypeVar
 
 import typer
 
-from byzllm.errors import ByzllmError
+from byzllm.errors import ByzllmError, InputError
 
 from ._unfinished import json_option_given, note_json_written, note_run_dir, unfinished_document
 
@@ -92,6 +93,7 @@ __all__ = [
     "model_option",
     "plural",
     "print_json",
+    "require_model",
     "run_dir_option",
     "run_options",
     "show_parse_health",
@@ -158,6 +160,21 @@ RunDirArgument = Annotated[
 ]
 
 
+def _run_dir(text: str | Path) -> Path:
+    """A ``--run-dir`` as given: an empty string (``-o ''``, an unset shell variable) is
+    refused, where a path would read it as ``.`` and run into the working directory; an
+    existing file is refused as a folder option's is. A command's own default arrives
+    as a ``Path`` and is taken as it is."""
+    if isinstance(text, Path):
+        return text
+    if not text.strip():
+        raise typer.BadParameter("give a folder, not an empty string")
+    # os.path: a name the file system refuses (too long) is for the run to report, not here.
+    if os.path.isfile(text):
+        raise typer.BadParameter(f"dir {text!r} is a file.")
+    return Path(text)
+
+
 def run_dir_option(area: str = "<area>", stage: str | None = None) -> Any:
     """``--run-dir`` / ``-o``, its help naming the default of this command: ``runs/`` and
     the config file's name (``runs/<area>`` without one), ``-<stage>`` in a pipeline."""
@@ -169,7 +186,8 @@ def run_dir_option(area: str = "<area>", stage: str | None = None) -> Any:
         f"runs/{area}{suffix} without CONFIG). Rerunning the same config into it resumes; "
         "another config is refused (see --force).",
         show_default=False,
-        file_okay=False,
+        parser=_run_dir,
+        metavar="<dir>",
     )
 
 
@@ -183,7 +201,8 @@ def fixed_run_dir_option(default: str) -> Any:
         "command into it resumes: the units it holds are not run again, and the report "
         "reads this command's units only; another config there is refused unless --force.",
         show_default=False,
-        file_okay=False,
+        parser=_run_dir,
+        metavar="<dir>",
     )
 
 
@@ -469,7 +488,6 @@ def load_cli_config(
 def stored_records(run_dir: Path, kind: str, *, missing: str) -> list[dict[str, Any]]:
     """A report's records: those of ``kind`` in the run at ``run_dir``; a run without any
     is an :class:`~byzllm.errors.InputError` saying ``<run_dir> has no <missing>``."""
-    from byzllm.errors import InputError
     from byzllm.runs import Store
 
     with Store.open(run_dir) as store:
@@ -494,9 +512,21 @@ def stage_run_dir(run_dir: Path | None, config: Path | None, area: str, stage: s
     return base.with_name(f"{base.name}-{stage}")
 
 
+def require_model(base_url: str | None, *models: str | None) -> None:
+    """Refuse ``--base-url`` given without a model to send there (``--model``, or
+    ``--weak-model`` where a command takes one): the run would ignore it and play the
+    simulated population instead."""
+    if base_url is not None and not any(models):
+        raise InputError(
+            "--base-url needs --model, the model to run there (e.g. --model openai/gpt-4o-mini)"
+        )
+
+
 def model_flags(model: str | None, base_url: str | None) -> list[str]:
     """``--set`` overrides that put every player of a single-model experiment (WhoDunit,
-    monitors, GovSim, CodeGen) on ``--model`` / ``--base-url``."""
+    monitors, GovSim, CodeGen) on ``--model`` / ``--base-url`` (``--base-url`` alone is an
+    :class:`~byzllm.errors.InputError`, :func:`require_model`)."""
+    require_model(base_url, model)
     sets = ["agents=llm", f"model={model}"] if model is not None else []
     if base_url is not None:
         sets.append(f"base_url={base_url}")
@@ -530,6 +560,7 @@ def execute_units(
     executor: Executor | str = "auto",
     ray_address: str | None = None,
     force: bool = False,
+    fresh: bool = False,
     **options: Any,
 ) -> RunSummary:
     """Run units with progress on stderr and print the outcome; returns the summary.
@@ -539,7 +570,8 @@ def execute_units(
     is bound to it first (:func:`bind_run_dir`, ``force`` as ``--force``), under the run's
     writer lock and before an ``on_locked`` of ``options``: a rerun with another config never
     pools the two configs' units, and ``--force`` never removes units of a run that another
-    process is writing.
+    process is writing. ``fresh`` (``byzllm demo --fresh``) deletes the folder's results
+    store, under that lock as well, before anything runs.
 
     Progress is a rich bar on a terminal and plain lines otherwise (never on stdout, so
     ``--json`` output stays parseable). The summary goes to stderr as one line, or to
@@ -560,22 +592,28 @@ def execute_units(
     units = list(units)
     note_run_dir(run_dir, json_output=json_output)  # a --json error or Ctrl-C names the folder
     if options.get("config") is not None:
+        _warn_idle_models(options["config"])
+    config = options.get("config")
+    if config is not None or fresh:
         # Under the run's writer lock: checked before it, --force removed the units of a run
         # another process was still writing, and two configs could pool in one folder. A
         # check that changes nothing also runs first, so that a refused run (a damaged store,
-        # another config) leaves the folder as it was, without a lock file.
-        if not force:
-            bind_run_dir(run_dir, options["config"], units)
+        # another config) leaves the folder as it was, without a lock file. `fresh` empties
+        # the folder under the lock too: never a store another process is writing.
+        if config is not None and not (force or fresh):
+            bind_run_dir(run_dir, config, units)
         then = options.get("on_locked")
 
         def bind_then() -> None:
-            bind_run_dir(run_dir, options["config"], units, force=force)
+            if fresh:
+                _discard_store(run_dir)
+            if config is not None:
+                bind_run_dir(run_dir, config, units, force=force)
             if then is not None:
                 then()
 
         options["on_locked"] = bind_then
     if isinstance(executor, str):
-        config = options.get("config")
         executor = executor_by_name(
             executor,
             ray_address=ray_address,
@@ -638,6 +676,25 @@ def execute_units(
     else:
         typer.echo(_summary_line(summary), err=True)
     return summary
+
+
+def _discard_store(run_dir: Path | str) -> None:
+    """Delete the results store of ``run_dir`` (its database and SQLite's side files), and
+    nothing else of the folder."""
+    from byzllm.runs import STORE_FILENAME
+
+    for suffix in ("", "-wal", "-shm"):
+        (Path(run_dir) / f"{STORE_FILENAME}{suffix}").unlink(missing_ok=True)
+
+
+def _warn_idle_models(config: BaseModel) -> None:
+    """A ``warning: ...`` line on stderr for each config section that names a model but runs
+    on simulated agents (:func:`byzllm.runs._model_config.idle_models`). A warning, not a
+    refusal: a config keeps its model keys while ``agents: simulated`` switches them off."""
+    from byzllm.runs._model_config import idle_models
+
+    for line in idle_models(config):
+        typer.echo(f"warning: {line}", err=True)
 
 
 # --- the run option families, one definition for every area ----------------------------------
@@ -941,8 +998,6 @@ def console(*, stderr: bool = False, highlight: bool = True) -> Console:
     ``fold``) rather than ending them with "…"; into a pipe or a file (not a terminal, no
     ``COLUMNS`` set) the width is unlimited, so every cell is whole.
     """
-    import os
-
     from rich.console import Console
     from rich.table import Table
 

@@ -59,9 +59,31 @@ def collect(opts: common.RunOptions) -> None:
 
         byzllm codegen collect --set problems=HumanEval.jsonl.gz --set n_train=40 -o runs/cgc
     """
-    from byzllm.experiments.codegen import CodeGenConfig, collect_units, work
+    from byzllm.experiments.codegen import collect_units, work
 
-    opts.run("codegen", CodeGenConfig, collect_units, work, "collect")
+    cfg = _config(opts)
+    _say_short_splits(cfg, ("train", "validation"))
+    opts.execute("codegen", collect_units(cfg), work, config=cfg, stage="collect")
+
+
+def _say_short_splits(cfg: Any, splits: tuple[str, ...]) -> None:
+    """A ``warning:`` line for each split that holds fewer problems than ``n_<split>`` asks:
+    the run takes what there is, and a table over 12 problems must not pass for one of 40."""
+    from byzllm.experiments.codegen.experiment import load_split
+
+    for split in splits:
+        asked = getattr(cfg, f"n_{split}")
+        if split == "test" and cfg.test_split == "livecodebench":
+            source = "the LiveCodeBench file"
+        else:
+            source = f"the {split} split of {cfg.problems}"
+        found = len(load_split(cfg, split)) if asked is not None else asked
+        if found is not None and found < asked:
+            typer.echo(
+                f"warning: n_{split}={asked}, but {source} holds "
+                f"{common.plural(found, 'problem')}: running {found}",
+                err=True,
+            )
 
 
 @app.command()
@@ -138,14 +160,16 @@ def run(opts: common.RunOptions, monitors: MonitorsOption = None) -> None:
     from byzllm.monitor import MonitorSet
 
     cfg = _config(opts)
+    _say_short_splits(cfg, ("test",))
     monitor_set = MonitorSet.load(monitors) if monitors is not None else None
     if monitor_set is None:
         kept = [c for c in cfg.conditions if c in ("zero-shot", "none")]
         dropped = [c for c in cfg.conditions if c not in kept]
         if dropped:
             typer.echo(
-                f"warning: no --monitors: skipping {', '.join(dropped)} "
-                "(run `byzllm codegen collect` and `train` first)",
+                f"warning: no --monitors: skipping {', '.join(dropped)} (run `byzllm "
+                "codegen collect -o RUN_DIR` and `byzllm codegen train RUN_DIR`, then pass "
+                "--monitors RUN_DIR/monitors.json)",
                 err=True,
             )
             cfg = cfg.model_copy(update={"conditions": kept})
@@ -188,6 +212,7 @@ def report(
         byzllm codegen report runs/cg --transcript HumanEval/1
     """
     with common.cli_errors():
+        from byzllm.errors import InputError
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.codegen.report import (
             gain_line,
@@ -201,6 +226,13 @@ def report(
             run_dir, "codegen_problem", missing="CodeGen results (run `byzllm codegen run`)"
         )
         table = table1_rows(rows)
+        if not table:  # a collect run: train and validation problems only, no conditions
+            raise InputError(
+                f"{run_dir} holds no test problems (a `byzllm codegen collect` run): nothing "
+                f"to report; train its monitors with `byzllm codegen train {run_dir}`, then "
+                "run the test problems with `byzllm codegen run -m "
+                f"{run_dir / 'monitors.json'}` and report that run"
+            )
         gains = gain_rows(rows)
         per_problem = problem_rows(rows)
         # Per stage (code, ratings, judge, tests), with the warning of every report. A

@@ -23,7 +23,9 @@ app = typer.Typer(
 
 
 def model_overrides(model: str | None, weak_model: str | None, base_url: str | None) -> list[str]:
-    """``--set`` overrides that put the honest groups on ``--model`` / ``--weak-model``."""
+    """``--set`` overrides that put the honest groups on ``--model`` / ``--weak-model``
+    (``--base-url`` without either is refused: :func:`~byzllm.cli._common.require_model`)."""
+    common.require_model(base_url, model, weak_model)
     overrides: list[str] = []
     for group, name in (("strong", model), ("weak", weak_model or model)):
         if name:
@@ -230,6 +232,20 @@ def _csv_list(value: str | None) -> list[str] | None:
     return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
 
 
+def _option_list(value: str | None, flag: str, default: Iterable[str]) -> list[str]:
+    """A comma-separated option's values, ``default`` when not given; given but empty
+    (``--attacks ''``) is an :class:`~byzllm.errors.InputError`, not the default: a grid
+    of nothing was asked for, and running every value instead would hide the slip."""
+    from byzllm.errors import InputError
+
+    values = _csv_list(value)
+    if values is None:
+        return list(default)
+    if not values:
+        raise InputError(f"{flag} needs at least one value (comma-separated), got {value!r}")
+    return values
+
+
 @app.command("matrix")
 def matrix(
     run_dir: Annotated[Path | None, common.fixed_run_dir_option("runs/matrix")] = None,
@@ -314,21 +330,21 @@ def matrix(
         from byzllm.runs.reports import simulated_title, write_csv
 
         try:
-            b_values = [int(v) for v in _csv_list(adversaries) or []]
+            b_values = [int(v) for v in _option_list(adversaries, "--adversaries", [])]
         except ValueError:
             raise InputError(
                 f"--adversaries takes comma-separated integers, got {adversaries!r}"
             ) from None
         cfg = matrix_config(
-            attacks=_csv_list(attacks) or ATTACKS,
-            protocols=_csv_list(protocols) or DEFAULT_PROTOCOLS,
-            topologies=_csv_list(topologies) or DEFAULT_TOPOLOGIES,
+            attacks=_option_list(attacks, "--attacks", ATTACKS),
+            protocols=_option_list(protocols, "--protocols", DEFAULT_PROTOCOLS),
+            topologies=_option_list(topologies, "--topologies", DEFAULT_TOPOLOGIES),
             adversaries=b_values,
             questions=questions,
             seed=seed,
             T=rounds,
         )
-        if model:
+        if model or weak_model or base_url:
             from byzllm.experiments.consensus.config import ConsensusConfig
             from byzllm.runs import apply_overrides, parse_overrides
 
@@ -545,7 +561,12 @@ def demo(
         ),
     ] = None,
     fresh: Annotated[
-        bool, common.flag_option("--fresh", "Discard earlier results in RUN_DIR first.")
+        bool,
+        common.flag_option(
+            "--fresh",
+            "Start over: delete RUN_DIR/results.sqlite (earlier demo or consensus results) "
+            "first; a RUN_DIR holding another experiment's run is refused.",
+        ),
     ] = False,
     model: common.DemoModelOption = None,
     base_url: common.BaseUrlOption = None,
@@ -602,8 +623,7 @@ def demo(
             cfg.agents.strong.model_spec().build()
         units = expand_units(cfg)
         if fresh:
-            for suffix in ("", "-wal", "-shm"):
-                (run_dir / f"results.sqlite{suffix}").unlink(missing_ok=True)
+            _refuse_other_experiment(run_dir)
         summary = common.execute_units(
             run_dir,
             units,
@@ -612,6 +632,7 @@ def demo(
             concurrency=64,
             quiet=real is None,
             force=force,
+            fresh=fresh,
         )
         if not summary.complete:
             raise typer.Exit(common.summary_exit_code(summary))
@@ -663,6 +684,26 @@ def demo(
             common.show_parse_health(health, json_output=False)
         typer.echo(f"results: {run_dir / 'results.sqlite'}")
         typer.echo(f"full report, CSV and plots: byzllm consensus report {run_dir}")
+
+
+def _refuse_other_experiment(run_dir: Path) -> None:
+    """``demo --fresh`` discards consensus results only: a RUN_DIR holding a run of another
+    experiment (a WhoDunit run given the same ``-o``) is an :class:`InputError`, untouched."""
+    from byzllm.errors import InputError
+    from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.runs import STORE_FILENAME, Store
+
+    if not (run_dir / STORE_FILENAME).is_file():
+        return
+    with Store.open(run_dir) as store:
+        classes = {str(r["config_class"]) for r in store.runs() if r.get("config_class")}
+    ours = f"{ConsensusConfig.__module__}.{ConsensusConfig.__qualname__}"
+    others = sorted(c.rsplit(".", 1)[-1] for c in classes - {ours})
+    if others:
+        raise InputError(
+            f"{run_dir} holds a {others[0]} run, not consensus results: --fresh discards "
+            "only the demo's earlier results; choose another -o/--run-dir"
+        )
 
 
 def register(root: typer.Typer) -> None:

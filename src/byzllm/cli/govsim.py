@@ -97,6 +97,7 @@ def play(
         )
         from byzllm.experiments.govsim import game_record, transcript
 
+        common.require_model(base_url, model)
         lake = LakeConfig(months=months)
         game = GovSimGame(id=f"govsim-play-R{r0}-s{seed}", r0=r0, seed=seed)
         if model:

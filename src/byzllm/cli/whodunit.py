@@ -171,6 +171,7 @@ def play(
             raise InputError("--final-move must be free or accuse")
         if final_move == "accuse" and decoding != "schema":
             raise InputError("--final-move accuse needs --decoding schema")
+        common.require_model(base_url, model)
         cfg = _game_config(variant, suspects, attributes, turns)
         game = generate_games(1, cfg, seed=seed)[0]
         if model:

@@ -121,7 +121,8 @@ def parse_record(text: str | bytes) -> Any:
     gives, from pydantic-core's parser, twice as fast on a consensus question's 12 KB (10,000
     of them: 1.8 -> 0.9 s). Text that parser refuses (a lone surrogate escape, which
     ``json`` accepts) goes through ``json.loads``, which also raises for text that is not
-    JSON; bytes that are not UTF-8 are damage too."""
+    JSON; bytes that are not UTF-8 are damage too, and so is nesting deeper than Python's
+    recursion allows (no record the library writes comes near it)."""
     try:
         return from_json(text)
     except ValueError:
@@ -129,4 +130,7 @@ def parse_record(text: str | bytes) -> Any:
             decoded = text.decode("utf-8") if isinstance(text, bytes) else text
         except UnicodeDecodeError as err:
             raise _damaged(f"a record is not UTF-8 ({err})") from None
-        return json.loads(decoded)
+        try:
+            return json.loads(decoded)
+        except RecursionError:
+            raise _damaged("a record is nested too deeply to read") from None

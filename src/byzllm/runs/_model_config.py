@@ -35,7 +35,13 @@ from byzllm.llm import (
 
 from ._config import ExperimentConfig, config_path
 
-__all__ = ["ModelConfig", "check_caches", "check_endpoints", "request_limit"]
+__all__ = [
+    "ModelConfig",
+    "check_caches",
+    "check_endpoints",
+    "idle_models",
+    "request_limit",
+]
 
 
 class ModelConfig(ExperimentConfig, ModelSettings):
@@ -116,6 +122,47 @@ def _live_sections(config: object) -> Iterator[ModelSpec]:
         if not isinstance(name, str) or not name or (isinstance(mode, str) and mode != "llm"):
             continue
         yield ModelSpec(name=name, **section.kwargs())
+
+
+def idle_models(config: object) -> list[str]:
+    """One line for each section of ``config`` that names a model or a ``base_url`` but runs
+    on simulated agents (its ``backend`` or ``agents`` is not ``llm``): that model is not
+    called, which a config file meant for an LLM run would otherwise hide."""
+    lines = []
+    for where, section in _sections_at(config, ""):
+        name = getattr(section, "model", None) or getattr(section, "name", None)
+        url = section.base_url
+        key = "backend" if hasattr(section, "backend") else "agents"
+        mode = getattr(section, key, None)
+        if not (name or url) or not isinstance(mode, str) or mode == "llm":
+            continue
+        named = " and ".join(
+            f"{what} {value}" for what, value in (("model", name), ("base_url", url)) if value
+        )
+        lines.append(
+            f"{where or 'the config'} names {named} but {where + '.' if where else ''}{key} is "
+            f"{mode}: that model is not called; set {where + '.' if where else ''}{key}=llm "
+            "to run on it"
+        )
+    return lines
+
+
+def _sections_at(value: Any, where: str, depth: int = 0) -> Iterator[tuple[str, ModelSettings]]:
+    """Every :class:`~byzllm.llm.ModelSettings` inside a config with its dotted key."""
+    if depth > 20:
+        return
+    if isinstance(value, ModelSettings):
+        yield where, value
+    if isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            inner = f"{where}.{name}" if where else name
+            yield from _sections_at(getattr(value, name, None), inner, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _sections_at(item, f"{where}.{key}" if where else str(key), depth + 1)
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _sections_at(item, f"{where}.{index}" if where else str(index), depth + 1)
 
 
 def request_limit(config: object) -> int | None:

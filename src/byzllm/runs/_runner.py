@@ -20,7 +20,9 @@ is left. Every other error fails its own unit and the run goes on. Before the fi
 one tiny request goes to each model endpoint the config calls
 (:func:`~byzllm.runs._model_config.check_endpoints`): no server listening, a rejected key or
 an unknown model stops the run there, in well under a second, instead of after every unit's
-retries.
+retries; it comes before the writer lock and the store, so a refused run leaves the folder as
+it was (nothing created, no config bound, no invocation recorded) and the corrected command
+runs into it without ``--force``.
 
 The run's model requests are counted (:func:`byzllm.llm.track_requests`) for the progress
 line, which comes at least every ``interval_s`` whether or not units finish, and for the
@@ -391,210 +393,187 @@ async def run_units(
         from ._model_config import check_caches
 
         check_caches(config)  # a damaged response cache stops the run before it starts
-    store_path = resolve_store_path(run_dir)
-    # The writer lock is held for the whole run: from registering the units to the last commit.
-    async with WriterLock(store_path, wait=wait, argv=argv, on_wait=_say_waiting):
-        if on_locked is not None:
-            on_locked()
-        # Here, not at the top: importing byzllm.experiments stays free of the model layer.
-        from byzllm.llm import track_requests
+    # Here, not at the top: importing byzllm.experiments stays free of the model layer.
+    from byzllm.llm import track_requests
 
-        grid = _unique(units)
-        run_path = Path(run_dir)
-        started = time.monotonic()
-        config_json, config_class = _config_dump(config)
-
-        # verify: a damaged store stops the run here, one line naming `byzllm runs repair`.
-        store = Store(run_path, create=True, synchronous=synchronous, verify=True)
-        try:
-            statuses = store.register_units(grid)
-            run_id = store.begin_run(
-                config=config_json,
-                config_class=config_class,
-                byzllm_version=byzllm_version(),
-                git_commit=git_commit(),
-                argv=list(sys.argv) if argv is None else argv,
+    grid = _unique(units)
+    run_path = Path(run_dir)
+    started = time.monotonic()
+    # Every request of the invocation counts for the run (tasks inherit the tally), the
+    # endpoint check's too.
+    with track_requests() as run_requests:
+        if isinstance(config, BaseModel):
+            # Before the lock and the store: a refused model leaves the folder as it was.
+            await _check_endpoints_first(
+                run_path, grid, config, retry_failed, started, run_requests
             )
-        finally:
-            store.close()
+        store_path = resolve_store_path(run_dir)
+        # The writer lock is held for the whole run: from registering the units to the last commit.
+        async with WriterLock(store_path, wait=wait, argv=argv, on_wait=_say_waiting):
+            if on_locked is not None:
+                on_locked()
+            config_json, config_class = _config_dump(config)
 
-        todo = [
-            unit
-            for unit in grid
-            if statuses[unit.id] == "pending" or (retry_failed and statuses[unit.id] == "failed")
-        ]
-        skipped = sum(1 for unit in grid if statuses[unit.id] == "done")
-        failed_before = len(grid) - skipped - len(todo)
-        # Every request the units make on this loop counts for the run (tasks inherit it), and
-        # so does the endpoint check's.
-        tracking = contextlib.ExitStack()
-        run_requests = tracking.enter_context(track_requests())
-        if todo and isinstance(config, BaseModel):
-            from ._model_config import check_endpoints
-
-            # One request per model endpoint before any unit: no server listening, a rejected
-            # key or an unknown model stops the run now, not after every unit's retries.
+            # verify: a damaged store stops the run here, one line naming `byzllm runs repair`.
+            store = Store(run_path, create=True, synchronous=synchronous, verify=True)
             try:
-                refusal = await check_endpoints(config)
-            except BaseException:
-                tracking.close()
-                raise
-            if refusal is not None:
-                tracking.close()
-                _record_refused_run(run_path, run_id, len(grid), skipped)
-                summary = RunSummary(
-                    run_dir=run_path,
-                    run_id=run_id,
-                    status="aborted",
-                    total=len(grid),
-                    skipped=skipped,
-                    done=0,
-                    failed=0,
-                    not_run=len(grid) - skipped,
-                    seconds=time.monotonic() - started,
-                    failed_before=failed_before,
-                    requests=run_requests.to_dict(),
+                statuses = store.register_units(grid)
+                run_id = store.begin_run(
+                    config=config_json,
+                    config_class=config_class,
+                    byzllm_version=byzllm_version(),
+                    git_commit=git_commit(),
+                    argv=list(sys.argv) if argv is None else argv,
                 )
-                raise RunAbortedError(refusal, summary, checked=True) from refusal
-        labels = {unit.id: unit.label for unit in todo}
+            finally:
+                store.close()
 
-        reporter = make_progress(progress)
-        executor = executor if executor is not None else LocalExecutor()
-        loop = asyncio.get_running_loop()
+            todo = [
+                unit
+                for unit in grid
+                if statuses[unit.id] == "pending"
+                or (retry_failed and statuses[unit.id] == "failed")
+            ]
+            skipped = sum(1 for unit in grid if statuses[unit.id] == "done")
+            failed_before = len(grid) - skipped - len(todo)
+            labels = {unit.id: unit.label for unit in todo}
 
-        done_count = 0
-        failed_count = 0
-        failures: list[UnitFailure] = []
-        failed_seen = 0  # failures observed by workers (before commit), for max_failures
-        in_flight = 0  # units handed to the executor and not yet back
-        fatal: BaseException | None = None  # the first fatal error: the run stops
-        tasks: list[asyncio.Future[None]] = []
-        stop = asyncio.Event()
-        all_committed = loop.create_future()
-        submitted = 0
-        committed = 0
-        finished_submitting = False
-        room = asyncio.Event()  # set by each commit: workers waiting for the writer look again
+            reporter = make_progress(progress)
+            executor = executor if executor is not None else LocalExecutor()
+            loop = asyncio.get_running_loop()
 
-        def on_committed(group: list[UnitResult]) -> None:
-            nonlocal done_count, failed_count, committed
-            for result in group:
-                if result.status == "done":
-                    done_count += 1
-                else:
-                    failed_count += 1
-                    label = labels.get(result.unit_id, result.unit_id)
-                    failures.append(UnitFailure(result.unit_id, label, result.error or ""))
-                    reporter.unit_failed(label, result.error or "")
-            committed += len(group)
-            room.set()
-            reporter.update(done_count, failed_count)
-            writer_failed = writer.error is not None
-            if (writer_failed or (finished_submitting and committed >= submitted)) and not (
-                all_committed.done()
-            ):
-                all_committed.set_result(None)
-            if writer_failed:
-                stop.set()
+            done_count = 0
+            failed_count = 0
+            failures: list[UnitFailure] = []
+            failed_seen = 0  # failures observed by workers (before commit), for max_failures
+            in_flight = 0  # units handed to the executor and not yet back
+            fatal: BaseException | None = None  # the first fatal error: the run stops
+            tasks: list[asyncio.Future[None]] = []
+            stop = asyncio.Event()
+            all_committed = loop.create_future()
+            submitted = 0
+            committed = 0
+            finished_submitting = False
+            room = asyncio.Event()  # set by each commit: workers waiting for the writer look again
 
-        writer = _Writer(
-            store.path,
-            run_id,
-            loop,
-            on_committed,
-            commit_interval_s=commit_interval_s,
-            max_group=_MAX_GROUP,
-            synchronous=synchronous,
-        )
-        pending = iter(todo)
-
-        def abort(err: BaseException) -> None:
-            """A fatal error: stop taking units and cancel the ones in flight (left not done)."""
-            nonlocal fatal
-            if fatal is not None:
-                return
-            fatal = err
-            stop.set()
-            current = asyncio.current_task()
-            for task in tasks:
-                if task is not current:
-                    task.cancel()
-
-        async def worker() -> None:
-            nonlocal failed_seen, submitted, in_flight
-            try:
-                for unit in pending:
-                    if stop.is_set():
-                        return
-                    started_at = time.time()
-                    in_flight += 1
-                    try:
-                        records = await executor.run(work, unit)
-                    except (Exception, SystemExit) as err:  # (a library's sys.exit: this unit)
-                        if is_fatal(err):
-                            abort(err)
-                            return
-                        result = UnitResult(
-                            unit.id, "failed", started_at, time.time(), error=format_error(err)
-                        )
-                        failed_seen += 1
-                        if max_failures is not None and failed_seen >= max_failures:
-                            stop.set()
+            def on_committed(group: list[UnitResult]) -> None:
+                nonlocal done_count, failed_count, committed
+                for result in group:
+                    if result.status == "done":
+                        done_count += 1
                     else:
-                        result = UnitResult(
-                            unit.id, "done", started_at, time.time(), records=records
-                        )
-                    finally:
-                        in_flight -= 1
-                    try:
-                        while submitted - committed >= MAX_UNCOMMITTED and writer.error is None:
-                            room.clear()
-                            await room.wait()
-                    finally:
-                        # Stopped while waiting too: a finished unit is stored all the same.
-                        submitted += 1
-                        writer.submit(result)
-                    # Work that never suspends (simulated agents: async in form only) would
-                    # otherwise run every unit from this one task without giving the loop a
-                    # turn: Ctrl-C, SIGTERM and the progress line waited for the whole run.
-                    await asyncio.sleep(0)
-            except asyncio.CancelledError:
-                if fatal is None:
-                    raise
-                # Cancelled by abort(): the unit stays not done.
+                        failed_count += 1
+                        label = labels.get(result.unit_id, result.unit_id)
+                        failures.append(UnitFailure(result.unit_id, label, result.error or ""))
+                        reporter.unit_failed(label, result.error or "")
+                committed += len(group)
+                room.set()
+                reporter.update(done_count, failed_count)
+                writer_failed = writer.error is not None
+                if (writer_failed or (finished_submitting and committed >= submitted)) and not (
+                    all_committed.done()
+                ):
+                    all_committed.set_result(None)
+                if writer_failed:
+                    stop.set()
 
-        def live_status(counts: RequestCounts) -> LiveStatus:
-            return LiveStatus(
-                done=done_count,
-                failed=failed_count,
-                units_in_flight=in_flight,
-                requests_in_flight=counts.in_flight,
-                requests=counts.requests,
-                retries=counts.retries,
-                errors=sum(counts.errors.values()),
-                last_error=counts.last_error,
-                oldest_request_s=counts.oldest_in_flight_s(),
+            writer = _Writer(
+                store.path,
+                run_id,
+                loop,
+                on_committed,
+                commit_interval_s=commit_interval_s,
+                max_group=_MAX_GROUP,
+                synchronous=synchronous,
             )
+            pending = iter(todo)
 
-        heartbeat = getattr(reporter, "heartbeat", None)
-        interval = getattr(reporter, "interval_s", None)
-        tick_s = 1.0
-        if isinstance(interval, int | float) and interval > 0:
-            tick_s = min(tick_s, interval / 4)
+            def abort(err: BaseException) -> None:
+                """A fatal error: stop taking units, cancel the ones in flight (left not done)."""
+                nonlocal fatal
+                if fatal is not None:
+                    return
+                fatal = err
+                stop.set()
+                current = asyncio.current_task()
+                for task in tasks:
+                    if task is not current:
+                        task.cancel()
 
-        async def ticker(counts: RequestCounts) -> None:
-            # The progress line must come even while no unit finishes (requests hanging).
-            assert heartbeat is not None
-            while True:
-                await asyncio.sleep(tick_s)
-                heartbeat(live_status(counts))
+            async def worker() -> None:
+                nonlocal failed_seen, submitted, in_flight
+                try:
+                    for unit in pending:
+                        if stop.is_set():
+                            return
+                        started_at = time.time()
+                        in_flight += 1
+                        try:
+                            records = await executor.run(work, unit)
+                        except (Exception, SystemExit) as err:  # (a library's sys.exit: this unit)
+                            if is_fatal(err):
+                                abort(err)
+                                return
+                            result = UnitResult(
+                                unit.id, "failed", started_at, time.time(), error=format_error(err)
+                            )
+                            failed_seen += 1
+                            if max_failures is not None and failed_seen >= max_failures:
+                                stop.set()
+                        else:
+                            result = UnitResult(
+                                unit.id, "done", started_at, time.time(), records=records
+                            )
+                        finally:
+                            in_flight -= 1
+                        try:
+                            while submitted - committed >= MAX_UNCOMMITTED and writer.error is None:
+                                room.clear()
+                                await room.wait()
+                        finally:
+                            # Stopped while waiting too: a finished unit is stored all the same.
+                            submitted += 1
+                            writer.submit(result)
+                        # Work that never suspends (simulated agents: async in form only) would
+                        # otherwise run every unit from this one task without giving the loop a
+                        # turn: Ctrl-C, SIGTERM and the progress line waited for the whole run.
+                        await asyncio.sleep(0)
+                except asyncio.CancelledError:
+                    if fatal is None:
+                        raise
+                    # Cancelled by abort(): the unit stays not done.
 
-        # What the runs table says if we never reach the end: interrupted, or an error.
-        recorded_status = "interrupted"
-        status: RunStatus = "interrupted"
-        ticking: asyncio.Future[None] | None = None
-        collector = _Collector()
-        with tracking:
+            def live_status(counts: RequestCounts) -> LiveStatus:
+                return LiveStatus(
+                    done=done_count,
+                    failed=failed_count,
+                    units_in_flight=in_flight,
+                    requests_in_flight=counts.in_flight,
+                    requests=counts.requests,
+                    retries=counts.retries,
+                    errors=sum(counts.errors.values()),
+                    last_error=counts.last_error,
+                    oldest_request_s=counts.oldest_in_flight_s(),
+                )
+
+            heartbeat = getattr(reporter, "heartbeat", None)
+            interval = getattr(reporter, "interval_s", None)
+            tick_s = 1.0
+            if isinstance(interval, int | float) and interval > 0:
+                tick_s = min(tick_s, interval / 4)
+
+            async def ticker(counts: RequestCounts) -> None:
+                # The progress line must come even while no unit finishes (requests hanging).
+                assert heartbeat is not None
+                while True:
+                    await asyncio.sleep(tick_s)
+                    heartbeat(live_status(counts))
+
+            # What the runs table says if we never reach the end: interrupted, or an error.
+            recorded_status = "interrupted"
+            status: RunStatus = "interrupted"
+            ticking: asyncio.Future[None] | None = None
+            collector = _Collector()
             try:
                 collector.start()
                 reporter.start(description or run_path.name, len(grid), skipped, len(todo))
@@ -661,38 +640,78 @@ async def run_units(
                     )
                 finally:
                     closing.close()
-        if writer.error is not None:
-            raise StoreError(f"writing results to {store.path} failed: {writer.error}")
-        summary = RunSummary(
-            run_dir=run_path,
-            run_id=run_id,
-            status=status,
-            total=len(grid),
-            skipped=skipped,
-            done=done_count,
-            failed=failed_count,
-            not_run=len(grid) - skipped - done_count - failed_count,
-            seconds=time.monotonic() - started,
-            failures=failures,
-            failed_before=failed_before,
-            requests=run_requests.to_dict(),
-        )
-        if fatal is not None:
-            raise RunAbortedError(fatal, summary) from fatal
-        return summary
+            if writer.error is not None:
+                raise StoreError(f"writing results to {store.path} failed: {writer.error}")
+            summary = RunSummary(
+                run_dir=run_path,
+                run_id=run_id,
+                status=status,
+                total=len(grid),
+                skipped=skipped,
+                done=done_count,
+                failed=failed_count,
+                not_run=len(grid) - skipped - done_count - failed_count,
+                seconds=time.monotonic() - started,
+                failures=failures,
+                failed_before=failed_before,
+                requests=run_requests.to_dict(),
+            )
+            if fatal is not None:
+                raise RunAbortedError(fatal, summary) from fatal
+            return summary
 
 
 def _say_waiting(refusal: str) -> None:
     print(f"waiting: {refusal.split('; ')[0]}", file=sys.stderr, flush=True)
 
 
-def _record_refused_run(run_path: Path, run_id: int, total: int, skipped: int) -> None:
-    """The runs table's row of an invocation the endpoint check stopped: aborted, nothing run."""
-    closing = Store(run_path, create=False)
-    try:
-        closing.finish_run(run_id, status="aborted", total=total, skipped=skipped, done=0, failed=0)
-    finally:
-        closing.close()
+async def _check_endpoints_first(
+    run_path: Path,
+    grid: Sequence[Unit],
+    config: BaseModel,
+    retry_failed: bool,
+    started: float,
+    counts: RequestCounts,
+) -> None:
+    """One request to each model endpoint the config calls
+    (:func:`~byzllm.runs._model_config.check_endpoints`) when a unit of ``grid`` is left to
+    run; a refusal raises :class:`RunAbortedError` before the lock, the store or the folder
+    exist or change, so the corrected command runs into the folder as if nothing happened."""
+    from ._model_config import check_endpoints, request_limit
+
+    if request_limit(config) is None:  # no section calls a model: nothing to check
+        return
+    statuses = _stored_statuses(run_path)
+    states = [statuses.get(unit.id, "pending") for unit in grid]
+    todo = sum(1 for s in states if s == "pending" or (retry_failed and s == "failed"))
+    if not todo:  # a finished run reruns without its server
+        return
+    refusal = await check_endpoints(config)
+    if refusal is None:
+        return
+    skipped = states.count("done")
+    summary = RunSummary(
+        run_dir=run_path,
+        run_id=0,  # no invocation was recorded
+        status="aborted",
+        total=len(grid),
+        skipped=skipped,
+        done=0,
+        failed=0,
+        not_run=len(grid) - skipped,
+        seconds=time.monotonic() - started,
+        failed_before=len(grid) - skipped - todo,
+        requests=counts.to_dict(),
+    )
+    raise RunAbortedError(refusal, summary, checked=True) from refusal
+
+
+def _stored_statuses(run_path: Path) -> dict[str, str]:
+    """Each stored unit's status, read without writing (none when there is no store yet)."""
+    if not resolve_store_path(run_path).is_file():
+        return {}
+    with Store.open(run_path) as store:
+        return {row["id"]: row["status"] for row in store.units()}
 
 
 async def run_in_memory(

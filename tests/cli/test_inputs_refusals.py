@@ -1,0 +1,216 @@
+"""Command-line input that a run must refuse with one line (or say something about), never
+ignore, act on too broadly or answer with a traceback."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.runs import Store
+
+RUNNER = CliRunner()
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    result = RUNNER.invoke(app, list(args))
+    assert "Traceback" not in result.output, result.output
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _error_line(stderr: str) -> str:
+    (line,) = [line for line in stderr.splitlines() if line.startswith("error:")]
+    return line
+
+
+def _closed_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["whodunit", "run", "--set", "n_games=1"],
+        ["consensus", "run", "--set", "dataset.n=1"],
+        ["consensus", "matrix", "-n", "1"],
+        ["govsim", "play"],
+        ["whodunit", "play"],
+    ],
+)
+def test_base_url_without_a_model_is_refused(tmp_path: Path, command: list[str]) -> None:
+    runs = ["-o", str(tmp_path / "run")] if command[-1] != "play" else []
+    code, _, err = _invoke(*command, *runs, "--base-url", "http://127.0.0.1:9/v1")
+    assert code == 2
+    assert _error_line(err) == (
+        "error: --base-url needs --model, the model to run there (e.g. --model openai/gpt-4o-mini)"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_config_model_on_simulated_agents_is_a_warning(tmp_path: Path) -> None:
+    config = tmp_path / "wd.yaml"
+    config.write_text("n_games: 1\nmodel: openai/x\nbase_url: http://127.0.0.1:9/v1\n")
+    code, _, err = _invoke("whodunit", "run", str(config), "-o", str(tmp_path / "run"))
+    assert code == 0
+    (warning,) = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert "model openai/x" in warning and "agents is simulated" in warning
+    assert "agents=llm" in warning
+
+
+def test_a_refused_model_leaves_the_folder_as_it_was(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    code, _, err = _invoke(
+        "whodunit", "run", "--set", "n_games=1", "-o", str(run),
+        "--model", "openai/typo", "--base-url", _closed_url(),
+    )  # fmt: skip
+    assert code == 2 and "before the first unit" in _error_line(err)
+    assert not run.exists()
+    code, _, err = _invoke("whodunit", "run", "--model", "nosuch/model", "-o", str(run))
+    assert code == 2 and "unknown model provider" in _error_line(err)
+    assert not run.exists()
+    # The corrected command runs there without --force.
+    code, _, _ = _invoke("whodunit", "run", "--set", "n_games=1", "-o", str(run))
+    assert code == 0
+
+
+def test_a_refused_model_keeps_an_earlier_run_under_force(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert _invoke("whodunit", "run", "--set", "n_games=2", "-o", str(run))[0] == 0
+    with Store.open(run) as store:
+        before = (store.counts(), len(store.runs()), store.latest_config())
+    code, _, _ = _invoke(
+        "whodunit", "run", "--set", "n_games=1", "-o", str(run), "--force",
+        "--model", "openai/typo", "--base-url", _closed_url(),
+    )  # fmt: skip
+    assert code == 2
+    with Store.open(run) as store:
+        assert (store.counts(), len(store.runs()), store.latest_config()) == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["graph", "build", "merg", "-n", "7", "--out"],
+        ["govsim", "generate", "-o"],
+    ],
+)
+def test_a_folder_as_output_file_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for folder in (".", str(tmp_path)):
+        code, _, err = _invoke(*command, folder)
+        assert code == 2
+        assert _error_line(err).startswith("error: Is a directory, not a file name: ")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("flag", ["--attacks", "--protocols", "--topologies"])
+def test_an_empty_matrix_list_is_refused(tmp_path: Path, flag: str) -> None:
+    code, _, err = _invoke("consensus", "matrix", flag, " , ", "-o", str(tmp_path / "m"))
+    assert code == 2
+    expected = f"error: {flag} needs at least one value (comma-separated), got ' , '"
+    assert _error_line(err) == expected
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_composition_without_honest_agents_is_refused(tmp_path: Path) -> None:
+    code, _, err = _invoke(
+        "consensus", "run", "-o", str(tmp_path / "c"),
+        "--set", "compositions=[{strong: 0, weak: 0, byzantine: 2}]",
+    )  # fmt: skip
+    assert code == 2
+    assert "compositions.0: a composition needs at least one honest agent" in _error_line(err)
+
+
+@pytest.mark.parametrize(
+    ("area", "setting"),
+    [
+        ("consensus", "F=[true]"),
+        ("consensus", "T=[false]"),
+        ("consensus", "dataset.n=true"),
+        ("consensus", "compositions=[{strong: true}]"),
+        ("consensus", "agents.strong.temperature=true"),
+        ("whodunit", "n_games=true"),
+        ("whodunit", "max_concurrency=true"),
+        ("govsim", "repeats=true"),
+    ],
+)
+def test_true_or_false_for_a_number_is_refused(tmp_path: Path, area: str, setting: str) -> None:
+    code, _, err = _invoke(area, "run", "--set", setting, "-o", str(tmp_path / "r"))
+    assert code == 2
+    assert "expects a number, not true or false" in _error_line(err)
+    assert not (tmp_path / "r").exists()
+
+
+def test_bools_stay_bools() -> None:
+    from byzllm.experiments.whodunit.config import WhoDunitRunConfig
+
+    # A bool field and a number field side by side: only the number refuses true.
+    fields = WhoDunitRunConfig.model_fields
+    flag = next(name for name, f in fields.items() if f.annotation is bool)
+    assert getattr(WhoDunitRunConfig.model_validate({flag: True}), flag) is True
+
+
+def test_demo_fresh_leaves_another_experiment_alone(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert _invoke("whodunit", "run", "--set", "n_games=1", "-o", str(run))[0] == 0
+    code, _, err = _invoke("demo", "-o", str(run), "--fresh", "--questions", "1")
+    assert code == 2
+    assert "holds a WhoDunitRunConfig run" in _error_line(err)
+    with Store.open(run) as store:
+        assert store.kinds().keys() >= {"whodunit_game"}
+
+
+def test_demo_fresh_deletes_the_store_only(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert _invoke("demo", "-o", str(run), "--questions", "1")[0] == 0
+    kept = run / "report" / "notes.txt"
+    kept.parent.mkdir()
+    kept.write_text("mine")
+    code, _, _ = _invoke("demo", "-o", str(run), "--fresh", "--questions", "2", "--seed", "1")
+    assert code == 0 and kept.read_text() == "mine"
+    with Store.open(run) as store:
+        assert len(store.runs()) == 1
+
+
+def test_an_empty_run_dir_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for command in (["whodunit", "run"], ["demo"], ["consensus", "matrix"]):
+        result = RUNNER.invoke(app, [*command, "-o", ""])
+        assert result.exit_code == 2
+        assert "give a folder, not an empty string" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_codegen_says_what_it_cannot_do(
+    tmp_path: Path, humaneval_file: Callable[..., Path]
+) -> None:
+    problems = humaneval_file(tmp_path / "he.jsonl", 20)
+    collect = tmp_path / "collect"
+    code, _, err = _invoke(
+        "codegen", "collect", "--set", f"problems={problems}", "--set", "n_train=30",
+        "--set", "n_validation=1", "-o", str(collect),
+    )  # fmt: skip
+    assert code == 0
+    (short,) = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert short.startswith("warning: n_train=30, but the train split of ")
+    assert short.endswith("holds 10 problems: running 10")
+    code, _, err = _invoke("codegen", "report", str(collect))
+    assert code == 2
+    line = _error_line(err)
+    assert "nothing to report" in line and f"byzllm codegen train {collect}" in line
+    code, _, err = _invoke(
+        "codegen", "run", "--set", f"problems={problems}", "--set", "n_test=1",
+        "-o", str(tmp_path / "run"),
+    )  # fmt: skip
+    assert code == 0
+    hint = next(line for line in err.splitlines() if "no --monitors" in line)
+    assert "`byzllm codegen train RUN_DIR`" in hint
