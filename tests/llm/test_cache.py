@@ -188,7 +188,7 @@ async def test_transport_settings_are_not_in_the_key(tmp_path: Path) -> None:
         server.reset()
         other = get_model(
             "openai/m",
-            api_key_env="SOME_OTHER_VAR",
+            api_key_env="SOME_OTHER_KEY",
             timeout_s=5,
             max_concurrency=1,
             **base,  # type: ignore[arg-type]
@@ -199,7 +199,8 @@ async def test_transport_settings_are_not_in_the_key(tmp_path: Path) -> None:
 
 def test_unreadable_entry_is_a_miss(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
-    cache._conn.execute(
+    assert cache._writer is not None
+    cache._writer.execute(
         "INSERT INTO completions (key, value, created_at) VALUES ('k', '{not json', 0)"
     )
     assert cache.get("k") is None
@@ -239,7 +240,8 @@ def test_database_errors_are_misses_not_failures(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
-    cache._conn.execute("DROP TABLE completions")  # simulate a damaged file
+    assert cache._writer is not None
+    cache._writer.execute("DROP TABLE completions")  # simulate a damaged file
     assert cache.get("k") is None
     cache.put("k", Completion(text="x"))  # logged, not raised
     assert "unreadable" in caplog.text and "not written" in caplog.text

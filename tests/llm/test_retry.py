@@ -85,13 +85,13 @@ async def test_total_time_is_bounded() -> None:
     assert time.monotonic() - started < 5.0  # generous: a 100-attempt run would take ~20 s
 
 
-async def test_retry_after_is_capped_by_max_backoff() -> None:
+async def test_retry_after_is_capped_by_max_retry_after() -> None:
     async def slow_hint() -> str:
         raise TransientError("429", retry_after=3600)
 
-    policy = RetryPolicy(max_attempts=2, max_backoff_s=0.01)
+    policy = RetryPolicy(max_attempts=2, max_backoff_s=0.01, max_retry_after_s=0.01)
     started = time.monotonic()
-    with pytest.raises(ModelUnavailableError):
+    with pytest.raises(ModelUnavailableError, match="asked to wait 3600s"):
         await call_with_retries(slow_hint, policy, describe="m")
     assert time.monotonic() - started < 30.0  # an uncapped hint would wait an hour
 

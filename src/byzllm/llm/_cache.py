@@ -7,9 +7,12 @@ concurrency, retry settings and the API key stay out, so the same experiment hit
 entries whatever the transport. Values are completions as JSON (no credentials in them).
 
 The database runs in WAL mode so readers never block the one writer, and several worker
-processes can share a cache file; each process keeps one connection per file.
+processes can share a cache file; each process keeps two connections per file (one reads,
+one writes), used from threads of their own so that a write waiting for another process's
+lock holds up neither reads nor the event loop.
 
-Modes (``cache_mode``): ``"on"`` reads and writes; ``"read-only"`` reads, never writes;
+Modes (``cache_mode``): ``"on"`` reads and writes; ``"read-only"`` reads, never writes (the
+file is opened with SQLite's ``mode=ro``);
 ``"refresh"`` never reads, overwrites; ``"off"`` neither (no file is opened).
 
 A damaged cache file (pages SQLite reports as corrupt, a file that is not SQLite, another
@@ -21,6 +24,7 @@ checks every cache a config names before the first unit starts).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -29,6 +33,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
@@ -184,44 +189,82 @@ def cache_key(
 
 
 class ResponseCache:
-    """Completions by request key in one SQLite file (thread-safe; process-safe via WAL)."""
+    """Completions by request key in one SQLite file (thread-safe; process-safe via WAL).
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    Reads and writes go through two connections, so that a write waiting for another
+    process's write lock (up to SQLite's 60 s busy timeout) never holds up a read: WAL
+    readers do not wait for writers. :meth:`aget` and :meth:`aput` run them in threads of
+    their own, so that neither blocks an event loop. ``read_only=True`` opens the file
+    with SQLite's ``mode=ro`` (it must exist; nothing is ever written to it, not even the
+    switch to WAL mode).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
         # Before SQLite writes anything: not SQLite at all is refused here.
         _check_header(self.path)
+        if read_only and not self.path.exists():
+            raise ConfigError(f"the read-only response cache {self.path} does not exist")
+        self._writer: sqlite3.Connection | None = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                self.path, timeout=60.0, check_same_thread=False, isolation_level=None
-            )
+            if not read_only:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._writer = self._connect()
+            self._reader = self._connect(read_only=read_only)
         except (OSError, sqlite3.Error) as exc:
+            self._close_connections()
             raise ConfigError(f"cannot open the response cache {self.path}: {exc}") from None
         try:
-            _check_tables(self.path, self._conn)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(_SCHEMA)
+            _check_tables(self.path, self._reader)
+            if self._writer is not None:
+                self._writer.execute("PRAGMA journal_mode=WAL")
+                self._writer.execute("PRAGMA synchronous=NORMAL")
+                self._writer.execute(_SCHEMA)
         except sqlite3.Error as exc:
-            self._conn.close()
+            self._close_connections()
             if _is_damage(exc):
                 raise _damaged(self.path, str(exc)) from None
             raise ConfigError(f"cannot open the response cache {self.path}: {exc}") from None
         except BaseException:
-            self._conn.close()
+            self._close_connections()
             raise
-        self._lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        # One thread each: their connection serializes the work anyway, and a write stuck
+        # in a busy wait must not take threads other work (reads, other models) needs.
+        self._read_pool = ThreadPoolExecutor(1, thread_name_prefix="byzllm-cache-read")
+        self._write_pool = ThreadPoolExecutor(1, thread_name_prefix="byzllm-cache-write")
+
+    def _connect(self, *, read_only: bool = False) -> sqlite3.Connection:
+        if read_only:
+            return sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                timeout=60.0,
+                check_same_thread=False,
+                isolation_level=None,
+            )
+        return sqlite3.connect(
+            self.path, timeout=60.0, check_same_thread=False, isolation_level=None
+        )
+
+    def _close_connections(self) -> None:
+        for conn in (self._writer, getattr(self, "_reader", None)):
+            if conn is not None:
+                conn.close()
 
     def get(self, key: str) -> Completion | None:
         """The cached completion for ``key``, or ``None`` (also for an unreadable entry).
 
-        A passing database error (locked beyond the timeout) is logged and treated as a
-        miss. Damaged pages raise :class:`CacheError` (fatal: the run stops, naming the
-        file), since every later request would meet them too.
+        A passing database error (locked beyond the timeout; in a read-only cache, a file
+        without entries yet) is logged and treated as a miss. Damaged pages raise
+        :class:`CacheError` (fatal: the run stops, naming the file), since every later
+        request would meet them too. Blocks while SQLite waits: see :meth:`aget`.
         """
         try:
-            with self._lock:
-                row = self._conn.execute(
+            with self._read_lock:
+                row = self._reader.execute(
                     "SELECT value FROM completions WHERE key = ?", (key,)
                 ).fetchone()
         except sqlite3.Error as exc:
@@ -237,11 +280,14 @@ class ResponseCache:
             return None  # written by an incompatible version: treat as a miss
 
     def put(self, key: str, completion: Completion) -> None:
-        """Store ``completion`` under ``key`` (replacing any previous entry)."""
+        """Store ``completion`` under ``key`` (replacing any previous entry); a read-only
+        cache stores nothing. Blocks while SQLite waits: see :meth:`aput`."""
+        if self._writer is None:
+            return
         value = completion.model_dump_json(exclude={"cached", "latency_s"})
         try:
-            with self._lock:
-                self._conn.execute(
+            with self._write_lock:
+                self._writer.execute(
                     "INSERT OR REPLACE INTO completions (key, value, created_at) VALUES (?, ?, ?)",
                     (key, value, time.time()),
                 )
@@ -250,31 +296,52 @@ class ResponseCache:
                 raise _damaged(self.path, str(exc)) from None
             _log.warning("response cache %s not written (%s)", self.path, exc)
 
+    async def aget(self, key: str) -> Completion | None:
+        """:meth:`get` in the cache's reading thread: the event loop runs on meanwhile."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._read_pool, self.get, key)
+
+    async def aput(self, key: str, completion: Completion) -> None:
+        """:meth:`put` in the cache's writing thread: the event loop runs on meanwhile."""
+        if self._writer is None:
+            return
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._write_pool, self.put, key, completion)
+
     def __len__(self) -> int:
-        with self._lock:
-            row = self._conn.execute("SELECT COUNT(*) FROM completions").fetchone()
+        try:
+            with self._read_lock:
+                row = self._reader.execute("SELECT COUNT(*) FROM completions").fetchone()
+        except sqlite3.OperationalError:
+            if self._writer is not None:
+                raise
+            return 0  # a read-only file without the table: no entries
         return int(row[0])
 
     def close(self) -> None:
-        """Close the connection (the file stays)."""
-        with self._lock:
-            self._conn.close()
+        """Close the connections (the file stays)."""
+        self._read_pool.shutdown(wait=False)
+        self._write_pool.shutdown(wait=False)
+        with self._read_lock, self._write_lock:
+            self._close_connections()
 
     def __repr__(self) -> str:
-        return f"ResponseCache({str(self.path)!r})"
+        mode = ", read_only=True" if self.read_only else ""
+        return f"ResponseCache({str(self.path)!r}{mode})"
 
 
 _open_lock = threading.Lock()
-_open: dict[str, ResponseCache] = {}
+_open: dict[tuple[str, bool], ResponseCache] = {}
 
 
-def open_cache(path: str | os.PathLike[str]) -> ResponseCache:
-    """The process's shared :class:`ResponseCache` for ``path`` (opened on first use)."""
-    resolved = str(Path(path).expanduser().resolve())
+def open_cache(path: str | os.PathLike[str], *, read_only: bool = False) -> ResponseCache:
+    """The process's shared :class:`ResponseCache` for ``path`` (opened on first use; a
+    read-only one apart from the one that writes)."""
+    key = (str(Path(path).expanduser().resolve()), read_only)
     with _open_lock:
-        cache = _open.get(resolved)
+        cache = _open.get(key)
         if cache is None:
-            cache = _open[resolved] = ResponseCache(resolved)
+            cache = _open[key] = ResponseCache(key[0], read_only=read_only)
         return cache
 
 

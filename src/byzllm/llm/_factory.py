@@ -7,6 +7,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from byzllm._process import looks_secret
 from byzllm.errors import InputError
 
 from ._cache import CacheMode, open_cache
@@ -17,6 +18,8 @@ from ._retry import RetryPolicy
 __all__ = ["get_model"]
 
 _CACHE_MODES = ("on", "off", "read-only", "refresh")
+#: Query parameters that carry a credential although their names say no secret word.
+_SECRET_PARAMS = frozenset({"sig", "signature", "pass", "pwd"})
 
 
 def url_has_credentials(url: str) -> bool:
@@ -26,15 +29,48 @@ def url_has_credentials(url: str) -> bool:
     return "@" in authority
 
 
+def check_api_key_env(name: str) -> None:
+    """One clear :class:`InputError` for an ``api_key_env`` name that does not look like a
+    secret's (:func:`byzllm._process.looks_secret`: it contains none of ``KEY``, ``TOKEN``,
+    ``SECRET``, ``PASSWORD``, ``PASSWD``, ``CREDENTIAL``, ``AUTH``). Child processes that
+    call no model (git, the sqlite3 shell, the workers of a simulated run and the fork
+    server every worker starts from) get the environment without such variables: a key
+    under any other name would reach them."""
+    if not looks_secret(name):
+        raise InputError(
+            f"api_key_env {name!r} does not look like the name of a secret (it contains none "
+            "of KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, AUTH), so child processes "
+            f"would inherit the key; put the key in a variable named e.g. {name}_KEY"
+        )
+
+
+def query_credential(url: str) -> str | None:
+    """The name of the first query parameter of ``url`` that looks like a credential
+    (``?key=...``, ``api_key=``, ``token=``, ``sig=`` ...), or ``None``."""
+    query = url.split("#", 1)[0].partition("?")[2]
+    for name, _ in urllib.parse.parse_qsl(query, keep_blank_values=True):
+        if looks_secret(name) or name.lower() in _SECRET_PARAMS:
+            return name
+    return None
+
+
 def check_base_url(base_url: str) -> None:
     """One clear :class:`InputError` for a server URL byzllm cannot use: not http(s), a port
     that is not a number, no host (the HTTP client refused these later with its own
     exception), or a user name and password in it, which would be stored with the run and
-    printed in its errors (the key belongs in the variable ``api_key_env`` names)."""
+    printed in its errors (the key belongs in the variable ``api_key_env`` names), as is a
+    credential in its query (:func:`query_credential`)."""
     # First, and without repeating the URL: every later message quotes it.
     if url_has_credentials(base_url):
         raise InputError(
             "base_url carries a user name or password (user:secret@host), which would be "
+            "stored with the run and shown in its errors: put the key in an environment "
+            "variable and name it with api_key_env"
+        )
+    credential = query_credential(base_url)
+    if credential is not None:
+        raise InputError(
+            f"base_url carries a credential in its query ({credential}=...), which would be "
             "stored with the run and shown in its errors: put the key in an environment "
             "variable and name it with api_key_env"
         )
@@ -75,7 +111,9 @@ def get_model(
     * ``base_url`` -- the server (any OpenAI-compatible one: vLLM, SGLang, Ollama, llama.cpp,
       OpenRouter); default: OpenAI's.
     * ``api_key_env`` -- the environment variable holding the API key (read once, never
-      logged); ``None`` sends no key (local servers).
+      logged; its name must look secret, :func:`check_api_key_env`; the key must be
+      printable ASCII, whitespace around it is dropped); ``None`` sends no key (local
+      servers).
     * ``max_concurrency`` -- requests in flight at once per endpoint, shared by every model
       on the same ``base_url`` (the smallest live limit wins).
     * ``cache`` -- path of the SQLite response cache (``None``: no cache); ``cache_mode``
@@ -102,6 +140,8 @@ def get_model(
         raise InputError(f"cache_mode must be one of {list(_CACHE_MODES)}, got {cache_mode!r}")
     if base_url is not None:
         check_base_url(base_url)
+    if api_key_env:  # (None or empty: no key)
+        check_api_key_env(api_key_env)
     if not timeout_s > 0:  # NaN too
         raise InputError(f"timeout_s must be > 0, got {timeout_s}")
     if max_concurrency < 1:
@@ -125,7 +165,7 @@ def get_model(
         and cache_mode != "off"
         and (cache_mode != "read-only" or os.path.exists(cache))
     ):
-        response_cache = open_cache(cache)
+        response_cache = open_cache(cache, read_only=cache_mode == "read-only")
     return Model(
         api,
         max_concurrency=max_concurrency,

@@ -165,7 +165,7 @@ class Model(ChatModel):
             salt=self.cache_salt,
         )
         if self.cache_mode in ("on", "read-only"):
-            hit = self.cache.get(key)
+            hit = await self.cache.aget(key)
             if hit is not None:
                 self.usage.add_cached()
                 _tracking.note_cached()
@@ -186,6 +186,12 @@ class Model(ChatModel):
                 result = await asyncio.shield(leader)
             except _LeaderCancelled:
                 continue  # the leader gave up; one of the waiters takes over
+            except ModelError:
+                # This call failed too: each caller counts its own failed call (its
+                # attempts and their errors were counted once, by the leader).
+                self.usage.add_failure()
+                _tracking.note_failure()
+                raise
             self.usage.add_cached()
             _tracking.note_cached()
             return self._checked(result.model_copy(update={"cached": True}), config)
@@ -194,8 +200,8 @@ class Model(ChatModel):
         try:
             completion = await self._fresh(messages, config)
             if self.cache is not None and self.cache_mode in ("on", "refresh"):
-                # Off the loop: another process may hold the write lock for a moment.
-                await asyncio.to_thread(self.cache.put, key, completion)
+                # Off the loop: another process may hold the write lock for a while.
+                await self.cache.aput(key, completion)
         except asyncio.CancelledError:
             future.set_exception(_LeaderCancelled())
             raise

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2  # (already imported by the transport)
 
-from byzllm.errors import InputError
+from byzllm.errors import ConfigError, InputError
 
 from ._errors import (
     ModelAuthError,
@@ -61,7 +61,7 @@ from ._types import ChatMessage, Completion, GenerateConfig, JsonSchema
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIAPI", "request_body"]
+__all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIAPI", "read_api_key", "request_body"]
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -111,6 +111,29 @@ def request_body(
     return body
 
 
+def read_api_key(env: str | None) -> str | None:
+    """The API key in the environment variable ``env`` (``None``: no variable, or unset or
+    empty), without the whitespace around it that a copied value often carries.
+
+    A key is sent in an HTTP header, so it must be printable ASCII without spaces: anything
+    else (a non-ASCII letter, a line break that would start a header of its own) is refused
+    here with a :class:`~byzllm.errors.ConfigError` naming the variable -- never the key, nor
+    any part of it -- instead of failing inside the HTTP client on every request.
+    """
+    if not env:
+        return None
+    key = os.environ.get(env, "").strip()
+    if not key:
+        return None
+    if not all("!" <= char <= "~" for char in key):
+        raise ConfigError(
+            f"the environment variable {env} does not hold a usable API key: it contains "
+            "spaces, control characters (line breaks) or non-ASCII characters; set it to the "
+            "key alone"
+        )
+    return key
+
+
 class _Shard:
     __slots__ = ("capture", "client", "direct", "load", "template")
 
@@ -147,14 +170,15 @@ class OpenAIAPI(ModelAPI):
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         super().__init__(model, settings)
         self._base_url = (settings.base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
-        env = settings.api_key_env
-        key = os.environ.get(env) if env else None
         # Kept private and out of every repr; scrubbed from every error message.
-        self.__key = key or None
+        self.__key = read_api_key(settings.api_key_env)
         self._n_shards = max(1, math.ceil(settings.max_concurrency / _CONNECTIONS_PER_CLIENT))
-        # Absolute (parsed once by the SDK) unless the base URL carries a query string.
-        self._completions_url = (
-            "/chat/completions" if "?" in self._base_url else f"{self._base_url}/chat/completions"
+        # The SDK joins paths to a base URL without its query (``?api-version=...``): the
+        # client gets the bare base, and every request the absolute URL with the query.
+        base, _, query = self._base_url.partition("?")
+        self._sdk_base_url = base.rstrip("/")
+        self._completions_url = f"{self._sdk_base_url}/chat/completions" + (
+            f"?{query}" if query else ""
         )
 
     @property
@@ -193,7 +217,7 @@ class OpenAIAPI(ModelAPI):
 
         return AsyncOpenAI(
             api_key=self.__key or _NO_KEY,
-            base_url=self._base_url,
+            base_url=self._sdk_base_url,
             max_retries=0,
             timeout=self.settings.timeout_s,
             http_client=http_client,

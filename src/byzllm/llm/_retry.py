@@ -36,9 +36,11 @@ from ._errors import ModelUnavailableError
 __all__ = [
     "RetryPolicy",
     "TransientError",
+    "backoff_ceiling",
     "call_with_retries",
     "parse_retry_after",
     "permanent_refusal",
+    "retry_after_wait",
 ]
 
 _log = logging.getLogger("byzllm.llm")
@@ -93,8 +95,10 @@ class RetryPolicy(BaseModel):
     call, waits and attempts included (no new attempt starts if its wait would cross it,
     and an attempt still running at the deadline is cut there, by
     :class:`~byzllm.llm.Model`). The wait before attempt n+1 is uniform in
-    ``[0, min(max_backoff_s, initial_backoff_s * 2**(n-1))]``, or the server's
-    ``Retry-After`` (capped at ``max_backoff_s``) when it sent one.
+    ``[0, min(max_backoff_s, initial_backoff_s * 2**(n-1))]``; when the server sent a
+    ``Retry-After``, it is that wait -- never less than half the ceiling above, never more
+    than ``max_retry_after_s`` -- plus up to 10% of jitter. A server asking for more than
+    ``max_retry_after_s`` gets that much, and the error if the call fails says so.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -103,6 +107,7 @@ class RetryPolicy(BaseModel):
     max_total_s: float = Field(default=300.0, gt=0)
     initial_backoff_s: float = Field(default=0.5, ge=0)
     max_backoff_s: float = Field(default=10.0, ge=0)
+    max_retry_after_s: float = Field(default=60.0, ge=0)
 
 
 class TransientError(Exception):
@@ -154,8 +159,32 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     return max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
 
 
+#: The largest exponent of the backoff's doubling: 2.0**1024 overflows a float, and any
+#: ceiling past this one is cut to ``max_backoff_s`` anyway.
+_MAX_DOUBLINGS = 60
+#: A wait the server asked for gets up to this share on top, at random: clients told the
+#: same ``Retry-After`` do not all come back in the same instant.
+_RETRY_AFTER_JITTER = 0.1
+
+
+def backoff_ceiling(policy: RetryPolicy, attempt: int) -> float:
+    """The longest usual wait after failed attempt number ``attempt`` (1-based)."""
+    doublings = min(max(attempt - 1, 0), _MAX_DOUBLINGS)
+    return min(policy.max_backoff_s, policy.initial_backoff_s * 2.0**doublings)
+
+
+def retry_after_wait(policy: RetryPolicy, attempt: int, retry_after: float) -> float:
+    """The wait after failed attempt ``attempt`` whose server asked for ``retry_after``
+    seconds: at least half the attempt's backoff ceiling (the usual wait's mean, so that
+    ``Retry-After: 0`` or a date in the past never makes back-to-back retries), at most
+    ``policy.max_retry_after_s``, plus up to 10% of jitter."""
+    wait = min(max(retry_after, backoff_ceiling(policy, attempt) / 2), policy.max_retry_after_s)
+    return wait * (1.0 + random.uniform(0.0, _RETRY_AFTER_JITTER))
+
+
 class _Wait:
-    """Full-jitter exponential backoff, replaced by ``Retry-After`` when the server sent it."""
+    """Full-jitter exponential backoff, or the server's ``Retry-After`` when it sent one
+    (:func:`retry_after_wait`)."""
 
     def __init__(self, policy: RetryPolicy) -> None:
         self.policy = policy
@@ -163,9 +192,19 @@ class _Wait:
     def __call__(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
         if isinstance(exc, TransientError) and exc.retry_after is not None:
-            return min(exc.retry_after, self.policy.max_backoff_s)
-        ceiling = self.policy.initial_backoff_s * 2 ** (state.attempt_number - 1)
-        return random.uniform(0.0, min(self.policy.max_backoff_s, ceiling))
+            return retry_after_wait(self.policy, state.attempt_number, exc.retry_after)
+        return random.uniform(0.0, backoff_ceiling(self.policy, state.attempt_number))
+
+
+def _cut_short(policy: RetryPolicy, failure: BaseException | None) -> str:
+    """What an error adds when the server asked for a longer wait than the policy allows."""
+    asked = failure.retry_after if isinstance(failure, TransientError) else None
+    if asked is None or asked <= policy.max_retry_after_s:
+        return ""
+    return (
+        f" (the server asked to wait {asked:g}s (Retry-After); waits are capped at "
+        f"retry.max_retry_after_s={policy.max_retry_after_s:g}s)"
+    )
 
 
 async def call_with_retries(
@@ -230,6 +269,7 @@ async def call_with_retries(
             failure = last.exception()
             reason = failure.reason if isinstance(failure, TransientError) else repr(failure)
             kind = failure.kind if isinstance(failure, TransientError) else None
+            reason += _cut_short(policy, failure)
         elapsed = time.monotonic() - started
         raise ModelUnavailableError(
             f"{describe}: gave up after {last.attempt_number} attempt(s) in {elapsed:.1f}s; "

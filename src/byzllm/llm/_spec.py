@@ -89,15 +89,30 @@ class ModelSettings(BaseModel):
     def _usable_url(cls, value: str | None) -> str | None:
         from byzllm.errors import InputError
 
-        from ._factory import check_base_url, url_has_credentials
+        from ._factory import check_base_url, query_credential, url_has_credentials
 
         if value is not None:
             try:
                 check_base_url(value)
             except InputError as exc:  # the config's error then names the field
-                # A URL with a password is not echoed back in the error ("got ...").
-                kind = SECRET_IN_VALUE if url_has_credentials(value) else "value_error"
+                # A URL with a password or key is not echoed back in the error ("got ...").
+                secret = url_has_credentials(value) or query_credential(value) is not None
+                kind = SECRET_IN_VALUE if secret else "value_error"
                 raise PydanticCustomError(kind, "{reason}", {"reason": str(exc)}) from None
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _secret_name(cls, value: str | None) -> str | None:
+        from byzllm.errors import InputError
+
+        from ._factory import check_api_key_env
+
+        if value:
+            try:
+                check_api_key_env(value)
+            except InputError as exc:  # the config's error then names the field
+                raise PydanticCustomError("value_error", "{reason}", {"reason": str(exc)}) from None
         return value
 
     @field_validator("cache", mode="before")

@@ -306,6 +306,10 @@ def _encode_head(request: httpx2.Request) -> bytes:
             continue
         if lowered == b"accept-encoding":
             value = b"identity"  # bodies stay uncompressed on a local link
+        elif b"\r" in value or b"\n" in value:
+            # A line break would start a header (or a request) of its own. Never quoted:
+            # the value may be the API key.
+            raise httpx2.LocalProtocolError(f"the request header {name!r} holds a line break")
         parts.append(b"%s: %s\r\n" % (name, value))
     return b"".join(parts)
 
