@@ -17,7 +17,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 #: The metrics the reports print, each of which needs a formula and a paper section.
 REPORTED = (
     "IAA", "FAA", "BFTI", "RA", "H-Majority", "W / S IAA→FAA", "Pass@1", "Success-Rate",
-    "Precision", "Game-Length", "Survival-Rate", "Survival-time", "Efficiency", "Monitor gain",
+    "Precision", "Game-Length", "Survival-Rate", "Survival-Time", "Efficiency", "Monitor gain",
 )  # fmt: skip
 
 

@@ -50,6 +50,6 @@ def test_labels_and_definitions() -> None:
     for column in ("IAA", "FAA", "BFTI", "RA", "H-Maj", "Pass@1 %", "survival_time", "gain"):
         assert definition(column), column
     assert definition("seed") is None
-    for term in ("IAA", "FAA", "BFTI", "RA", "H-Majority", "Pass@1", "Survival-time"):
+    for term in ("IAA", "FAA", "BFTI", "RA", "H-Majority", "Pass@1", "Survival-Time"):
         assert term in GLOSSARY
     assert "Monitor gain" in GLOSSARY

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,6 +32,8 @@ from typer.testing import CliRunner
 import byzllm.reproduce.page as reproduce_page
 from byzllm.cli import app
 from byzllm.runs import Record, Store, UnitResult, make_unit
+
+from ._chromium import dump_dom
 
 RUNNER = CliRunner()
 
@@ -101,23 +102,6 @@ def _grow(source: Path, target: Path, units: int = GROWN) -> None:
         grown.write_results(results)
 
 
-def _open(chromium: str, url: str) -> tuple[str, list[str]]:
-    """The DOM once the page's script is done (a unit opened from the fragment included) and
-    the errors the browser logged."""
-    proc = subprocess.run(
-        [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000", "--dump-dom", url],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    errors = [
-        line
-        for line in proc.stderr.splitlines()
-        if "CONSOLE" in line and ("Uncaught" in line or "error" in line.lower())
-    ]
-    return proc.stdout, errors
-
-
 def _units_data(page: Path) -> dict[str, Any]:
     text = page.read_text(encoding="utf-8")
     raw = re.search(r"<script type='application/json' id='units-data'>(.*?)</script>", text, re.S)
@@ -143,7 +127,7 @@ def _check_page(
     last = rows[-1]
     assert "_c" in last, "the unit's trace lives in a chunk file"
     url = page.resolve().as_uri() + "#open=" + last["id"]
-    dom, errors = _open(chromium, url)
+    dom, errors = dump_dom(chromium, url)
     assert 'data-ready="1"' in dom
     summary = _section(dom, anchor)
     assert headline in summary, summary[:2000]
@@ -247,7 +231,7 @@ def test_govsim_monitor_page(chromium: str, tmp_path: Path) -> None:
     month = game["lake"]["turn_months"][fired["turn"] - 1]
     assert month >= 2  # month 1 has no meeting to reset
     key = f"monitor-1/{game['game_id']}/r{game['repeat']}/{k}"
-    dom, errors = _open(chromium, page.resolve().as_uri() + f"#f.condition=monitor-1&open={key}")
+    dom, errors = dump_dom(chromium, page.resolve().as_uri() + f"#f.condition=monitor-1&open={key}")
     assert 'data-ready="1"' in dom and not errors, errors
     detail = dom[dom.index('<div class="detail">') :]
     lake = detail[detail.index('<svg class="lake"') : detail.index("</svg>")]
@@ -268,7 +252,7 @@ def test_reproduce_page(chromium: str, tmp_path: Path, monkeypatch: pytest.Monke
     # Its last unit, beyond the 500th, and the comparison for every cell.
     detail = _check_page(chromium, page, headline="ours [95%]", anchor="paper")
     assert "<svg" in detail[:5000]
-    dom, _ = _open(chromium, page.resolve().as_uri())
+    dom, _ = dump_dom(chromium, page.resolve().as_uri())
     compare = _section(dom, "paper")
     cells = re.findall(r'<td class="paper (in|out|none)"', compare)
     assert len(cells) == 6 * 9  # six configurations × Table 1's nine metrics

@@ -6,7 +6,6 @@ import base64
 import gzip
 import json
 import re
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -15,6 +14,8 @@ from typer.testing import CliRunner
 
 from byzllm.cli import app
 from byzllm.runs import Store
+
+from ._chromium import dump_dom
 
 RUNNER = CliRunner()
 
@@ -132,39 +133,6 @@ def test_table_numbers_equal_the_report_json(demo_run: Path, page: Path) -> None
         assert shown["FAA"].endswith(f"[{100 * low:.1f}, {100 * high:.1f}]")
 
 
-def _dump(chromium: str, url: str) -> tuple[str, str]:
-    proc = subprocess.run(
-        [
-            chromium,
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--enable-logging=stderr",
-            "--v=0",
-            # Let the page's own asynchronous work (a chunk of traces loading and inflating
-            # when a unit is opened) finish before the DOM is dumped.
-            "--virtual-time-budget=10000",
-            "--dump-dom",
-            url,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout, proc.stderr
-
-
-def _console_errors(stderr: str) -> list[str]:
-    return [
-        line
-        for line in stderr.splitlines()
-        if "CONSOLE" in line and ("Uncaught" in line or "error" in line.lower())
-    ]
-
-
 def test_in_chromium_filters_change_the_rows_and_a_drilldown_opens(
     chromium: str, demo_run: Path, page: Path
 ) -> None:
@@ -172,23 +140,23 @@ def test_in_chromium_filters_change_the_rows_and_a_drilldown_opens(
         records = store.records("consensus_question", with_unit=True)
     sac = next(r for r in records if r["protocol"] == "sac")
 
-    dom, stderr = _dump(chromium, page.resolve().as_uri())
+    dom, errors = dump_dom(chromium, page.resolve().as_uri())
     assert 'data-ready="1"' in dom
     assert "36 of 36 shown" in dom
     assert dom.count('<tr class="unit') == 36
-    assert 'id="errors"></div>' in dom and not _console_errors(stderr)
+    assert 'id="errors"></div>' in dom and not errors
 
     # The same page with a filter chosen and one question opened, through the page's own
     # controls (the fragment sets the filter and fires its change event, then clicks the row).
     url = page.resolve().as_uri() + f"#f.protocol=sac&open={sac['unit_id']}"
-    dom, stderr = _dump(chromium, url)
+    dom, errors = dump_dom(chromium, url)
     assert "18 of 36 shown" in dom
     rows = re.findall(r'<tr class="unit[^"]*" data-id="[^"]+">(.*?)</tr>', dom)
     assert len(rows) == 18 and all(">sac<" in row for row in rows)
     assert 'class="unit open"' in dom and '<div class="detail">' in dom
     detail = dom[dom.index('<div class="detail">') :]
     assert sac["task_id"] in detail[:2000] and "<svg" in detail[:5000]
-    assert 'id="errors"></div>' in dom and not _console_errors(stderr)
+    assert 'id="errors"></div>' in dom and not errors
 
 
 def test_a_whodunit_batch_page_opens_a_transcript(chromium: str, tmp_path: Path) -> None:
@@ -200,10 +168,10 @@ def test_a_whodunit_batch_page_opens_a_transcript(chromium: str, tmp_path: Path)
     path = Path(page.stdout.strip())
     with Store.open(run_dir) as store:
         game = store.records("whodunit_game")[0]
-    dom, stderr = _dump(chromium, path.resolve().as_uri() + f"#open={game['game_id']}/r0")
+    dom, errors = dump_dom(chromium, path.resolve().as_uri() + f"#open={game['game_id']}/r0")
     assert "4 of 4 shown" in dom
     assert '<div class="detail">' in dom and "H=" in dom  # decision tokens with entropies
-    assert not _console_errors(stderr)
+    assert not errors
 
 
 def test_view_refuses_a_folder_without_results(tmp_path: Path) -> None:
@@ -221,11 +189,11 @@ def test_a_govsim_batch_page_opens_a_stock_curve(chromium: str, tmp_path: Path) 
     with Store.open(run_dir) as store:
         game = store.records("govsim_game")[0]
     url = Path(page.stdout.strip()).resolve().as_uri() + f"#open={game['game_id']}/r0"
-    dom, stderr = _dump(chromium, url)
+    dom, errors = dump_dom(chromium, url)
     assert "3 of 3 shown" in dom and "Survival-Rate" in dom
     detail = dom[dom.index('<div class="detail">') :]
     assert "<polyline" in detail[:3000] and f"R0 = {game['r0']}" in detail
-    assert not _console_errors(stderr)
+    assert not errors
 
 
 def test_a_monitor_evaluation_page_shows_scores_triggers_and_resets(
@@ -241,14 +209,14 @@ def test_a_monitor_evaluation_page_shows_scores_triggers_and_resets(
     index = games.index(scored[0])
     key = f"monitor-1/{scored[0]['game_id']}/r{scored[0]['repeat']}/{index}"
     url = (run_dir / "view.html").resolve().as_uri() + f"#f.condition=monitor-1&open={key}"
-    dom, stderr = _dump(chromium, url)
+    dom, errors = dump_dom(chromium, url)
     detail = dom[dom.index('<div class="detail">') :]
     assert "P(success) per scored turn" in detail[:20000]
     first = scored[0]["turn_scores"][0]
     assert f"t{first['turn']} {first['p_success']:.2f}" in detail
     # The transcript: every monitored turn with its decision tokens and entropies.
     assert scored[0]["transcript"] and "H=" in detail[:60000]
-    assert not _console_errors(stderr)
+    assert not errors
 
 
 def test_a_codegen_page_opens_a_debate(chromium: str, tmp_path: Path, toy_problems: Path) -> None:
@@ -262,11 +230,11 @@ def test_a_codegen_page_opens_a_debate(chromium: str, tmp_path: Path, toy_proble
     with Store.open(run_dir) as store:
         first = store.records("codegen_problem")[0]
     key = f"{first['condition']}/{first['problem_id']}/r{first['repeat']}/0"
-    dom, stderr = _dump(chromium, Path(page.stdout.strip()).resolve().as_uri() + f"#open={key}")
+    dom, errors = dump_dom(chromium, Path(page.stdout.strip()).resolve().as_uri() + f"#open={key}")
     assert "Pass@1 %" in dom and "shown" in dom
     detail = dom[dom.index('<div class="detail">') :]
     assert first["problem_id"] in detail[:500] and "round 1" in detail
-    assert not _console_errors(stderr)
+    assert not errors
 
 
 def test_a_unit_far_down_a_large_run_opens_from_its_chunk(chromium: str, tmp_path: Path) -> None:
@@ -287,23 +255,23 @@ def test_a_unit_far_down_a_large_run_opens_from_its_chunk(chromium: str, tmp_pat
         (tmp_path / "p_files" / name).write_text(body, encoding="utf-8")
     # Unit 1,101 sits on page 12 and in the sixth chunk; the even filter hides it and is cleared.
     url = (tmp_path / "p.html").resolve().as_uri() + "#f.parity=even&open=u1101"
-    dom, stderr = _dump(chromium, url)
+    dom, errors = dump_dom(chromium, url)
     assert 'data-ready="1"' in dom
     assert "trace of unit number 1101" in dom and "page 12 of 12" in dom
     assert "1200 of 1200 shown" in dom
-    assert 'id="errors"></div>' in dom and not _console_errors(stderr)
+    assert 'id="errors"></div>' in dom and not errors
 
     # Without its folder the page still opens and says the trace cannot be read.
     for name in files:
         (tmp_path / "p_files" / name).unlink()
-    dom, stderr = _dump(chromium, (tmp_path / "p.html").resolve().as_uri() + "#open=u5")
+    dom, errors = dump_dom(chromium, (tmp_path / "p.html").resolve().as_uri() + "#open=u5")
     assert 'data-ready="1"' in dom and "cannot read" in dom and "trace of unit" not in dom
 
 
 def test_metrics_are_defined_on_hover_and_in_a_glossary(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert 'id="glossary"' in text
-    for term in ("IAA", "FAA", "BFTI", "RA", "H-Majority", "Pass@1", "Survival-time"):
+    for term in ("IAA", "FAA", "BFTI", "RA", "H-Majority", "Pass@1", "Survival-Time"):
         assert f"<dt>{term}</dt>" in text
     assert 'title="FAA: Final Agent Accuracy' in text  # Table 1's column, on hover
 
@@ -327,9 +295,9 @@ def test_markup_in_row_values_leaves_the_page_working(
     (tmp_path / "f").mkdir()
     for name, body in files.items():
         (tmp_path / "f" / name).write_text(body, encoding="utf-8")
-    dom, stderr = _dump(chromium, (tmp_path / "p.html").resolve().as_uri())
+    dom, errors = dump_dom(chromium, (tmp_path / "p.html").resolve().as_uri())
     assert 'data-ready="1"' in dom and "2 of 2 shown" in dom
-    assert 'id="errors"></div>' in dom and not _console_errors(stderr)
+    assert 'id="errors"></div>' in dom and not errors
 
 
 def test_a_long_text_is_cut_in_its_list_row_and_whole_in_its_detail() -> None:

@@ -12,10 +12,13 @@ and rounds; WhoDunit: the transcript with decision tokens coloured by entropy; G
 stock per month and the transcript; CodeGen: the debate round by round and the hidden-test
 verdict; monitor evaluations: the monitor's P(success) per turn, triggers and resets, and for
 GovSim the stock per month with them marked). At the top it
-says whether the results are simulated or from a real model. No server, no network: CSS,
+says whether the results are simulated or from a real model, and how many units failed or
+are still pending, each failed one with its error's first line. Record text is never trusted
+(escaped, cut, bidirectional controls shown; a Content-Security-Policy runs only the page's
+own scripts: :mod:`._html`). No server, no network: CSS,
 script and the list of units are inline. Column names are human labels (``Success-Rate``,
 not ``success_rate``); hovering a metric's name shows its definition, and every page ends with
-a glossary of the metrics (IAA, FAA, BFTI, RA, H-Majority, Pass@1, Survival-time, the monitor's
+a glossary of the metrics (IAA, FAA, BFTI, RA, H-Majority, Pass@1, Survival-Time, the monitor's
 gain, ...). ``byzllm reproduce`` pages lead with :func:`comparison_html`: the paper's number,
 ours with its interval and the difference, cell by cell, coloured by whether the paper's number
 lies inside our interval.
@@ -131,11 +134,12 @@ def _codegen(store: Store, max_details: int) -> tuple[list[Section], bool, str]:
 
 
 def _monitor(store: Store, max_details: int) -> tuple[list[Section], bool, str]:
-    from ._games import monitor_sections
+    from ._games import is_evaluation, monitor_sections
 
     games = store.records("monitor_game")
     sections, simulated = monitor_sections(games, max_details=max_details)
-    return sections, simulated, f"monitor evaluation ({len(games)} games)"
+    what = "monitor evaluation" if is_evaluation(games) else "monitor training games"
+    return sections, simulated, f"{what} ({len(games)} games)"
 
 
 #: Record kind -> the builder of the page of a run that holds it, tried in this order (the
@@ -154,10 +158,41 @@ def register_view(kind: str, build: ViewBuilder) -> None:
     VIEWS[kind] = build
 
 
+#: Failed units listed with their error on a page (the count says how many there are).
+MAX_FAILURES_SHOWN = 200
+
+
+def _unfinished(store: Store) -> Section | None:
+    """The run's failed and pending units, if any: how many, and each failed unit with the
+    first line of its error (the tables count finished units only)."""
+    counts = store.counts()
+    failed, pending = counts["failed"], counts["pending"]
+    if not failed and not pending:
+        return None
+    total = sum(counts.values())
+    head = (
+        f"<p class='warning'>{failed} of {total} units failed, {pending} pending: "
+        f"the tables count the {counts['done']} finished units only (byzllm runs show lists "
+        "them; running the same command again retries them)</p>"
+    )
+    rows = [
+        {
+            "unit": unit["label"] or unit["id"],
+            "attempts": unit["attempts"],
+            "error": (str(unit["error"] or "").strip().splitlines() or ["-"])[0],
+        }
+        for unit in store.failures()[:MAX_FAILURES_SHOWN]
+    ]
+    note = f"first {MAX_FAILURES_SHOWN} of {failed} failed units" if failed > len(rows) else None
+    table = table_html(rows, ["unit", "attempts", "error"], note=note) if rows else ""
+    return Section("Failed and pending units", head + table, anchor="unfinished")
+
+
 def _layout(
     run_dir: str | Path, max_details: int, lead: Sequence[Section]
-) -> tuple[str, str, bool, list[Section]]:
-    """(title, simulated / real label, simulated, sections) of the run in ``run_dir``."""
+) -> tuple[str, str, bool | None, list[Section]]:
+    """(title, simulated / real label, simulated (None: no record says), sections) of the
+    run in ``run_dir``."""
     from byzllm.runs import Store
 
     location = Path(run_dir)
@@ -166,7 +201,12 @@ def _layout(
     with Store.open(location) as store:
         kinds = store.kinds()
         if not kinds:
-            raise InputError(f"{location} holds no finished unit yet")
+            counts = store.counts()
+            raise InputError(
+                f"{location} holds no finished unit yet ({counts['failed']} failed, "
+                f"{counts['pending']} pending; byzllm runs show lists the errors)"
+            )
+        unfinished = _unfinished(store)
         build = next((VIEWS[kind] for kind in VIEWS if kind in kinds), None)
         flag: bool | None  # None: no record says either way
         if build is not None:
@@ -182,11 +222,11 @@ def _layout(
         False: "real-model results",
         None: "records that do not say whether they are simulated",
     }[flag]
-    simulated = bool(flag)
     glossary = Section(
         "Glossary (hover a dotted column name for its line)", glossary_html(), anchor="glossary"
     )
-    return f"{location.resolve().name}: {what}", kind, simulated, [*lead, *sections, glossary]
+    first = [unfinished] if unfinished is not None else []
+    return f"{location.resolve().name}: {what}", kind, flag, [*lead, *first, *sections, glossary]
 
 
 def render_view(

@@ -18,7 +18,8 @@ from pydantic_core import to_json
 
 from byzllm.protocols import COUNT_FIELDS
 
-from ._html import Section, Units, esc, render_data, table_html
+from ._health import health_section
+from ._html import Section, Units, bounded, esc, render_data, table_html
 
 __all__ = ["ROUNDS_JS", "consensus_sections", "heatmap_html"]
 
@@ -66,12 +67,20 @@ def _graph_svg(n: int, edges: Sequence[Sequence[int]], groups: Sequence[str]) ->
 #: :func:`_rounds_data` packs: per round and agent the answer, ✓ or ✗, its self score, the
 #: scores it gave and (read from the others' rows) received, its confidence, whom it kept and
 #: whom it dropped. Numbers print as Python's ``{:.2f}`` does (exact ties to even, ``-0.00``).
+#: The data comes from a record, so nothing in it is trusted: every value goes into the HTML
+#: escaped (as :func:`~._html.esc` does, bidirectional controls shown as ``[U+202E]``) or as
+#: a number checked to be one, and a row or field of the wrong shape shows as ``-``.
 ROUNDS_JS = r"""
 byzllmRender.rounds=function(d){
   function esc(v){return v===null||v===undefined?'-':String(v).replace(/&/g,'&amp;')
-    .replace(/</g,'&lt;').replace(/>/g,'&gt;').replace(/"/g,'&quot;').replace(/'/g,'&#x27;');}
+    .replace(/</g,'&lt;').replace(/>/g,'&gt;').replace(/"/g,'&quot;').replace(/'/g,'&#x27;')
+    .replace(/[\u202A-\u202E\u2066-\u2069]/g,function(c){
+      return '[U+'+c.charCodeAt(0).toString(16).toUpperCase()+']';});}
+  function int(v){return typeof v==='number'?String(v):esc(v);}
+  function list(v){return Array.isArray(v)?v:[];}
+  function dict(v){return v!==null&&typeof v==='object'&&!Array.isArray(v)?v:{};}
   function f2(x){
-    if(typeof x==='string')return x;  // not finite: printed by Python
+    if(typeof x!=='number')return esc(x);  // a text: not finite, printed by Python
     if(Object.is(x,-0))return '-0.00';
     var e=x*8;
     if(Number.isInteger(e)&&e%2!==0){  // an exact tie (odd eighths): Python rounds to even
@@ -80,13 +89,17 @@ byzllmRender.rounds=function(d){
     }
     return x.toFixed(2);
   }
-  var groups=d.groups,rounds=d.rounds,h="<table class='rounds'><thead><tr><th>agent</th>";
+  var groups=list(d.groups),rounds=list(d.rounds);
+  var h="<table class='rounds'><thead><tr><th>agent</th>";
   rounds.forEach(function(rnd,t){h+='<th>'+(t===0?'init':'round '+t)+'</th>';});
   h+='</tr></thead><tbody>';
   groups.forEach(function(group,i){
     h+='<tr><td>'+i+' '+esc(group)+'</td>';
     rounds.forEach(function(rnd){
-      var row=rnd[i],scores=row[3];
+      rnd=list(rnd);
+      var row=rnd[i];
+      if(!Array.isArray(row)){h+='<td>-</td>';return;}
+      var scores=dict(row[3]);
       var bits=[esc(row[0])+' '+(row[1]?"<span class='ok'>✓</span>":"<span class='bad'>✗</span>")];
       if(row[2]!==null)bits.push('self '+f2(row[2]));
       var gave=Object.keys(scores).map(Number).sort(function(a,b){return a-b;});
@@ -94,12 +107,15 @@ byzllmRender.rounds=function(d){
         bits.push('gave '+gave.map(function(j){return '→'+j+' '+f2(scores[j]);}).join(', '));
       var got=[];
       rnd.forEach(function(other,j){
-        if(j!==i&&Object.prototype.hasOwnProperty.call(other[3],String(i)))
-          got.push(j+'→ '+f2(other[3][i]));});
+        var given=dict(Array.isArray(other)?other[3]:null);
+        if(j!==i&&Object.prototype.hasOwnProperty.call(given,String(i)))
+          got.push(j+'→ '+f2(given[i]));});
       if(got.length)bits.push('got '+got.join(', '));
       if(row[4]!==null)bits.push('conf '+f2(row[4]));
-      if(row[5].length)bits.push('kept '+row[5].join(','));
-      if(row[6].length)bits.push("<span class='bad'>dropped "+row[6].join(',')+'</span>');
+      var kept=list(row[5]),dropped=list(row[6]);
+      if(kept.length)bits.push('kept '+kept.map(int).join(','));
+      if(dropped.length)
+        bits.push("<span class='bad'>dropped "+dropped.map(int).join(',')+'</span>');
       h+='<td>'+bits.join('<br>')+'</td>';
     });
     h+='</tr>';
@@ -109,15 +125,9 @@ byzllmRender.rounds=function(d){
 """
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with every float that is not finite as Python prints it (JSON has none)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{value:.2f}"
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+#: A question's rounds data above this many characters is looked through for texts to cut
+#: (a run's usual data is a few kilobytes; a 10 MB answer was written whole).
+_ROUNDS_TEXT = 200_000
 
 
 #: A stored round row's fields that :data:`ROUNDS_JS` shows, in its order.
@@ -150,9 +160,13 @@ def _rounds_data(trace: Mapping[str, Any]) -> str:
     data = {"groups": trace["groups"], "rounds": shown}
     # pydantic-core's serializer: a third of json.dumps's time (its floats' repr dominated);
     # any form of a number parses back to the same double in the page.
-    text = to_json(data).decode("utf-8")
-    if "NaN" in text or "Infinity" in text:  # rare: a score that is not a number
-        text = to_json(_finite(data)).decode("utf-8")
+    try:
+        text = to_json(data).decode("utf-8")
+    except ValueError:  # a value nested past the serializer's limit (a tampered record)
+        text = ""
+    if not text or "NaN" in text or "Infinity" in text or len(text) > _ROUNDS_TEXT:
+        # Rare: a score that is not a number, a very long text, a deeply nested value.
+        text = to_json(bounded(data)).decode("utf-8")
     return text
 
 
@@ -334,6 +348,12 @@ _HONEST_AGENTS = COUNT_FIELDS.index("honest_agents")
 _HONEST_WINS = COUNT_FIELDS.index("h_wins")
 
 
+#: What names a configuration (as Table 1 groups questions), and what parse and request
+#: health read of each record besides.
+_CONFIGURATION = ("protocol", "topology", "composition", "F", "T")
+_COUNTED = (*_CONFIGURATION, "simulated", "parse", "requests")
+
+
 def consensus_sections(
     records: Iterable[Mapping[str, Any]], *, max_details: int, max_plots: int = 24
 ) -> tuple[list[Section], bool]:
@@ -343,7 +363,6 @@ def consensus_sections(
     they come: each gives its row, its detail and its counts to the summary, and is dropped,
     so a store's :meth:`~byzllm.runs.Store.iter_records` never holds the run.
     """
-    from byzllm.experiments import parse_health, request_health
     from byzllm.experiments.consensus.report import (
         INTERVAL_NOTE,
         Summary,
@@ -361,7 +380,7 @@ def consensus_sections(
         rows.append(row)
         if len(details) < max_details:
             details[row["id"]] = _detail(record, graphs)
-        counted.append({name: record.get(name) for name in ("simulated", "parse", "requests")})
+        counted.append({name: record.get(name) for name in _COUNTED})
     summary = summing.result()
     simulated = any(meta["simulated"] for meta, _ in summary)
     table1 = metrics_rows(summary)
@@ -388,23 +407,7 @@ def consensus_sections(
         sections.append(
             Section("BFTI per attack × protocol (heat-map)", heatmap_html(cells), anchor="heatmap")
         )
-    health = parse_health.from_records(counted)
-    requests = request_health.from_records(counted)
-    req = requests.to_json()
-    health_html = table_html(health.rows(), note=health.note or None) + table_html(
-        [
-            {
-                "units": req.get("units"),
-                "requests": req.get("requests"),
-                "cached": req.get("cached"),
-                "retries": req.get("retries"),
-                "timeouts": req.get("timeouts"),
-                "failures": req.get("failures"),
-            }
-        ],
-        note="model requests of the run (zero for simulated agents)",
-    )
-    sections.append(Section("Parse health and model requests", health_html, anchor="health"))
+    sections.append(health_section(counted, _CONFIGURATION))
     plots = "".join(_round_plot_svg(meta, m) for meta, m in summary[:max_plots])
     if len(summary) > max_plots:
         plots += f"<p class='note'>first {max_plots} of {len(summary)} configurations plotted</p>"

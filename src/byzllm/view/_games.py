@@ -17,7 +17,8 @@ from typing import Any
 
 from byzllm.runs.reports import format_interval
 
-from ._html import Section, Units, esc, table_html
+from ._health import health_section
+from ._html import TEXT_LIMIT, Section, Units, bounded, cut, esc, table_html
 from ._lake import lake_svg, monitor_lake_svg
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "codegen_sections",
     "generic_sections",
     "govsim_sections",
+    "is_evaluation",
     "monitor_sections",
     "whodunit_sections",
 ]
@@ -121,22 +123,6 @@ def _units_section(
     return Section(title, units=units, anchor=anchor)
 
 
-def _health_section(records: Sequence[Mapping[str, Any]]) -> Section:
-    """Parse health (per stage, or the line saying why there is none) and the run's model
-    requests, for any record kind that counts them."""
-    from byzllm.experiments import parse_health, request_health
-
-    health = parse_health.from_records(records)
-    rows = health.rows()
-    parsed = table_html(rows) if rows else f"<p class='note'>{esc(health.note)}</p>"
-    requests = table_html(
-        [request_health.from_records(records).to_json()],
-        ["units", "requests", "cached", "retries", "timeouts", "failures"],
-        note="model requests of the run (zero for simulated agents)",
-    )
-    return Section("Parse health and model requests", parsed + requests, anchor="health")
-
-
 def whodunit_sections(
     games: Sequence[Mapping[str, Any]],
     turns: Sequence[Mapping[str, Any]],
@@ -163,7 +149,7 @@ def whodunit_sections(
             table_html(shown, note=f"brackets: {INTERVAL_NOTE}"),
             anchor="summary",
         ),
-        _health_section(list(games)),
+        health_section(list(games)),
     ]
     by_game: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for t in turns:
@@ -317,18 +303,50 @@ def _monitor_summary(games: Sequence[dict[str, Any]]) -> tuple[str, str]:
     )
 
 
+def is_evaluation(games: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether monitor games are an evaluation (test games) rather than the train and
+    validation games ``monitor collect`` plays for the monitors to learn from."""
+    return any(g.get("split") == "test" for g in games)
+
+
+def _collect_summary(games: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """(title, HTML) of a ``monitor collect`` run: its games per split and condition, with
+    how many succeeded (no test game, so none of the evaluation's metrics)."""
+    groups: dict[tuple[str, str], list[bool]] = {}
+    for g in games:
+        key = (str(g.get("split")), str(g.get("condition")))
+        groups.setdefault(key, []).append(bool(g.get("success")))
+    rows = [
+        {
+            "split": split,
+            "condition": condition,
+            "games": len(wins),
+            "successes": sum(wins),
+            "success %": f"{100 * sum(wins) / len(wins):.1f}",
+        }
+        for (split, condition), wins in groups.items()
+    ]
+    note = (
+        "games played for the monitors to learn from (byzllm monitor collect): train them "
+        "with byzllm monitor train, then evaluate them on test games with byzllm monitor "
+        "evaluate"
+    )
+    return "Monitor training games: train and validation splits", table_html(rows, note=note)
+
+
 def monitor_sections(
     games: Sequence[Mapping[str, Any]], *, max_details: int
 ) -> tuple[list[Section], bool]:
     """A monitor evaluation: the environment's metrics per condition with intervals, the
     gains over no intervention, health, and every game with its monitor scores, triggers and
-    resets (the rogue-agents paper, §4.2)."""
+    resets (the rogue-agents paper, §4.2). A collect run (no test game) gets its games per
+    split instead of the evaluation's table."""
     simulated = any(bool(g.get("simulated")) for g in games)
     plain = [dict(g) for g in games]
-    title, summary = _monitor_summary(plain)
+    title, summary = _monitor_summary(plain) if is_evaluation(plain) else _collect_summary(plain)
     sections = [
         Section(title, summary, anchor="summary"),
-        _health_section(plain),
+        health_section(plain),
     ]
     govsim = any(g.get("env") == "govsim" for g in games)
     unit_rows: list[dict[str, Any]] = []
@@ -440,7 +458,7 @@ def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(v, float):
             out[k] = f"{v:.4g}"
         elif isinstance(v, dict | list):
-            out[k] = json.dumps(v, separators=(",", ":"))[:120]
+            out[k] = json.dumps(bounded(v), separators=(",", ":"), ensure_ascii=False)[:120]
         else:
             out[k] = v
     return out
@@ -449,6 +467,9 @@ def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
 #: Characters of a text shown in a list row (the whole record opens on click).
 _ROW_TEXT = 200
 
+#: Keys a unit list's row holds for the page (its unit's key, its chunk).
+_LIST_KEYS = ("id", "_c")
+
 
 def _short(value: Any) -> Any:
     """A list row's cell: a long text cut to :data:`_ROW_TEXT` characters (a run of long
@@ -456,14 +477,6 @@ def _short(value: Any) -> Any:
     if isinstance(value, str) and len(value) > _ROW_TEXT:
         return value[: _ROW_TEXT - 1] + "…"
     return value
-
-
-def _cut(text: str, limit: int) -> str:
-    """``text``, or its first ``limit`` characters and a line saying how much was left out (a
-    cut with no mark read as the whole text)."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n… (cut: {len(text) - limit:,} more characters of {len(text):,})"
 
 
 def generic_sections(
@@ -485,18 +498,22 @@ def generic_sections(
             for c in (records[0].keys() if records else [])
             if isinstance(records[0][c], str | int | float | bool) or records[0][c] is None
         ][:8]
+        # A record's own "id" is a column like any other: the list's "id" is the unit's key.
+        names = {c: f"record {c}" if c in _LIST_KEYS else c for c in scalar_cols}
         rows: list[dict[str, Any]] = []
         details: dict[str, str] = {}
         for k, r in enumerate(records):
             key = f"{kind}/{k}"
-            rows.append({"id": key, **{c: _short(r.get(c)) for c in scalar_cols}})
+            rows.append({**{names[c]: _short(r.get(c)) for c in scalar_cols}, "id": key})
             if len(details) < max_details:
-                text = json.dumps(r, indent=1, default=str, ensure_ascii=False)
-                details[key] = f"<pre>{esc(_cut(text, 20000))}</pre>"
+                text = json.dumps(bounded(r), indent=1, default=str, ensure_ascii=False)
+                # Each text is cut on its own (bounded): the whole record's cut only bounds
+                # one with very many fields.
+                details[key] = f"<pre>{esc(text, limit=2 * TEXT_LIMIT)}</pre>"
         sections.append(
             Section(
                 f"{kind} records",
-                units=Units(columns=scalar_cols, filters=[], rows=rows, details=details),
+                units=Units(columns=list(names.values()), filters=[], rows=rows, details=details),
             )
         )
     return sections, simulated
@@ -521,7 +538,7 @@ def govsim_sections(
             table_html(shown, note="brackets: 95% percentile bootstrap over games"),
             anchor="summary",
         ),
-        _health_section(plain),
+        health_section(plain),
     ]
     unit_rows: list[dict[str, Any]] = []
     details: dict[str, str] = {}
@@ -543,7 +560,8 @@ def govsim_sections(
                     r0=int(g.get("r0", 0)),
                     collapse_below=int(g.get("collapse_below", 5)),
                 )
-                + f"<pre>{esc(transcript(g))}</pre>"
+                # A season's transcript is long by nature: cut only far beyond one reply.
+                + f"<pre>{esc(transcript(g), limit=10 * TEXT_LIMIT)}</pre>"
             )
     sections.append(
         _units_section(
@@ -575,7 +593,7 @@ def _debate_html(record: Mapping[str, Any]) -> str:
         + f"{esc(record.get('final_seat'))}</p>"
     ]
     if record.get("hidden_detail"):
-        parts.append(f"<pre>{esc(_cut(str(record['hidden_detail']), 4000))}</pre>")
+        parts.append(f"<pre>{esc(cut(str(record['hidden_detail']), 4000))}</pre>")
     for rnd in record.get("transcript") or []:
         parts.append(f"<h4>round {esc(rnd.get('round'))}</h4>")
         for key, value in rnd.items():
@@ -586,14 +604,15 @@ def _debate_html(record: Mapping[str, Any]) -> str:
                     who = item.get("coder") or item.get("role") or key
                     body = item.get("code") or item.get("text") or item.get("feedback")
                     if body is None:
-                        body = _cut(json.dumps(item, default=str, ensure_ascii=False), 2000)
+                        text = json.dumps(bounded(item), default=str, ensure_ascii=False)
+                        body = cut(text, 2000)
                     parts.append(
                         f"<details><summary>{esc(key)}: {esc(who)}</summary>"
-                        f"<pre>{esc(_cut(str(body), 6000))}</pre></details>"
+                        f"<pre>{esc(cut(str(body), 6000))}</pre></details>"
                     )
     parts.append(
         "<details><summary>final code</summary>"
-        f"<pre>{esc(_cut(str(record.get('final_code')), 8000))}"
+        f"<pre>{esc(cut(str(record.get('final_code')), 8000))}"
         "</pre></details>"
     )
     return "".join(parts)
@@ -643,7 +662,10 @@ def codegen_sections(
             + bars_svg(bars, "Pass@1 %")
             + (table_html(gains, note="paired over the same problems") if gains else ""),
             anchor="summary",
-        )
+        ),
+        # As `codegen report`: a simulated role's unreadable replies are drawn, not model
+        # output, so they are no parse health (the table's column still counts them).
+        health_section([{**p, "parse": {}} if p.get("simulated") else p for p in plain]),
     ]
     unit_rows: list[dict[str, Any]] = []
     details: dict[str, str] = {}

@@ -135,7 +135,7 @@ METRICS: tuple[Metric, ...] = (
         _RA,
     ),
     Metric(
-        "Survival-time",
+        "Survival-Time",
         "The month (from 1) in which the lake's stock after the harvest first falls below the "
         "collapse threshold γ, or m when it never does (GovSim's own code)",
         "Survival-Time = min{j : stock after month j < γ}, else m",
@@ -207,7 +207,7 @@ _LABELS: dict[str, str] = {
     "success_rate": "Success-Rate",
     "game_length": "Game-Length",
     "survival_rate": "Survival-Rate",
-    "survival_time": "Survival-time",
+    "survival_time": "Survival-Time",
     "precision": "Precision",
     "efficiency": "Efficiency",
     "gain": "Monitor gain",
@@ -223,8 +223,8 @@ _TERMS: dict[str, str] = {
     "success_rate": "Success-Rate",
     "game_length": "Game-Length",
     "survival_rate": "Survival-Rate",
-    "survival_time": "Survival-time",
-    "survival-time": "Survival-time",
+    "survival_time": "Survival-Time",
+    "survival-time": "Survival-Time",
     "gain": "Monitor gain",
     "gain (points)": "Monitor gain",
     "w iaa→faa": "W / S IAA→FAA",
