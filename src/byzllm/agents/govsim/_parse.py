@@ -4,8 +4,10 @@ The catch prompt asks for a final line ``Answer: N tons`` (GovSim's fishers end 
 reasoning the same way, Piatti et al. 2024). :func:`read_catch` never raises; it reads, in
 order of preference,
 
-1. the number after the **last** ``Answer:`` (case-insensitive);
-2. otherwise the **last** number of the reply.
+1. the number after the **last** ``Answer:`` (case-insensitive); a reply whose last label
+   has no number after it (``"Answer: N tons"`` copied from the prompt, ``"Answer: none"``)
+   is invalid, whatever numbers its reasoning wrote before the label;
+2. without the label, the **last** number of the reply.
 
 The amount is in tons; a decimal is rounded down to whole tons (GovSim counts whole tons). The
 action set is ``a ∈ [0, R_j]`` (the rogue-agents paper, §4.1), so a negative amount or one
@@ -104,7 +106,13 @@ def read_catch(text: str, stock: int) -> Parsed[ParsedCatch]:
     answers = list(_ANSWER.finditer(head))
     if answers:
         chosen = _NUMBER.search(head, answers[-1].end())
-    if chosen is None:
+        if chosen is None:
+            # The reply labelled its answer and wrote no amount after it ("Answer: N tons"
+            # copied, "Answer: none"): a number of the reasoning before it is not the answer.
+            return Parsed(
+                default, True, "no amount after 'Answer:'; end with 'Answer: N tons' (N a number)."
+            )
+    else:
         numbers = list(_NUMBER.finditer(head))
         chosen = numbers[-1] if numbers else None
     if chosen is None:

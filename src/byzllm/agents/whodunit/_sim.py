@@ -72,11 +72,11 @@ and the distributions follow from what it did:
 - **recall failure** (``recall_failure_rate``): the agent ignores each channel message (and
   a symmetric player each of its own facts) with probability ``recall_drop``.
 
-**Rogue episodes** (``rogue_rate``): at the start of every episode (a game, or the play after
-a reset) each agent is drawn *rogue* with this probability; a rogue agent has every noise
-rate multiplied by ``rogue_noise_multiplier`` and decodes at ``rogue_temperature`` times the
-temperature (flatter distributions). A reset draws again, which is what a well-timed
-intervention can fix (the rogue-agents paper, §2).
+**Rogue episodes** (``rogue_rate``): at the start of every episode (a play of a game, or the
+play after a reset) each agent is drawn *rogue* with this probability; a rogue agent has
+every noise rate multiplied by ``rogue_noise_multiplier`` and decodes at
+``rogue_temperature`` times the temperature (flatter distributions). A reset draws again,
+which is what a well-timed intervention can fix (the rogue-agents paper, §2).
 
 **Fault signal** (``fault_signal``, in ``[0, 1]``). How far a faulty turn's *reported*
 distributions move from those of a clean turn with the same belief and policy inputs: a
@@ -105,6 +105,7 @@ from __future__ import annotations
 
 import math
 import random
+import weakref
 from collections.abc import Mapping, Sequence
 
 from pydantic import model_validator
@@ -407,8 +408,26 @@ class SimulatedAgent:
         # resampled turn does not: comparing budget turns missed resets in the first turns,
         # where an agent's first turn after the reset equals the last one it played.
         self._episodes: dict[tuple[str, int], bool] = {}
+        # Per game: the (clock turn, draw) of the last view this agent acted on, and that
+        # turn's rng. Within one play the pair never falls (a resample repeats the clock turn
+        # with a higher draw, a reset moves the clock on), so a view before it, or at it
+        # with another rng, is a new play of the same game, whose episodes are drawn again
+        # from that play's rng (else a reused agent carried the first play's rogue draws into
+        # the second, and a replay depended on what ran before it).
+        self._last_seen: dict[str, tuple[tuple[int, int], weakref.ref[random.Random]]] = {}
+
+    def _new_play(self, view: AgentView, rng: random.Random) -> bool:
+        seen = self._last_seen.get(view.game_id)
+        now = (view.clock_turn, view.draw)
+        self._last_seen[view.game_id] = (now, weakref.ref(rng))
+        if seen is None:
+            return False
+        last, last_rng = seen
+        return now < last or (now == last and last_rng() is not rng)
 
     def _is_rogue(self, view: AgentView, rng: random.Random) -> bool:
+        if self._new_play(view, rng):
+            self._episodes = {k: v for k, v in self._episodes.items() if k[0] != view.game_id}
         episode = (view.game_id, view.clock_offset)
         rogue = self._episodes.get(episode)
         if rogue is None:

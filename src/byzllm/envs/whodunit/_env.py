@@ -248,6 +248,12 @@ class WhoDunitEnv:
             assert action.fact is not None
             prop, value = self.game.facts[self.current_index][action.fact - 1]
             return action.model_copy(update={"property": prop, "value": value})
+        if action.kind == "respond_broad":
+            # A list is a set of ids: written in another order or with a repeat it says the
+            # same, and is rendered, compared and judged as the ascending list.
+            listed = tuple(sorted(set(action.characters)))
+            if listed != action.characters:
+                return action.model_copy(update={"characters": listed})
         return action
 
     def remaining_candidates(self, channel: list[ChannelMessage] | None = None) -> list[int]:
@@ -322,11 +328,19 @@ class WhoDunitEnv:
             two_valued = len(game.attributes[prop]) == 2
 
             def answers(m: ChannelMessage) -> bool:
+                # Whether m already says if the character has prop = value. About the same
+                # character and property, a "yes" to any value answers it, a "no" only about
+                # this value or, with two values, the other one. A broad list about the
+                # property answers it for this value or two values, and for a listed
+                # character (it has the listed value) whatever the value.
                 a = m.action
-                if a.kind == "respond":
-                    return (a.character, a.property) == (action.character, prop)
-                if a.kind == "respond_broad" and a.property == prop:
-                    return two_valued or a.value == action.value
+                if a.property != prop:
+                    return False
+                same = two_valued or a.value == action.value
+                if a.kind == "respond" and a.character == action.character:
+                    return same or a.answer is True
+                if a.kind == "respond_broad":
+                    return same or action.character in a.characters
                 return False
 
             known = any(answers(m) for m in earlier)
