@@ -17,6 +17,7 @@ LAYERS: dict[str, int] = {
     "_figures": 0,
     "_lazy": 0,
     "_files": 0,
+    "_strict": 0,
     "graphs": 1,
     "tasks": 1,
     "llm": 1,
@@ -40,7 +41,7 @@ EXPERIMENT_MODULES = {"config", "records", "experiment"}
 #: Subpackages that may import only these, whatever their layer: the run engine knows no
 #: domain (no agents, protocols, environments, monitors or experiments), only models.
 ONLY_FROM: dict[str, set[str]] = {
-    "runs": {"errors", "_process", "_figures", "_lazy", "_files", "llm"}
+    "runs": {"errors", "_process", "_figures", "_lazy", "_files", "_strict", "llm"}
 }
 
 

@@ -138,6 +138,11 @@ def test_a_composition_without_honest_agents_is_refused(tmp_path: Path) -> None:
         ("consensus", "dataset.n=true"),
         ("consensus", "compositions=[{strong: true}]"),
         ("consensus", "agents.strong.temperature=true"),
+        # Sections that are not experiment configs: a model's retry policy, a simulator's
+        # parameters, a game's rules.
+        ("consensus", "agents.strong.retry.max_attempts=true"),
+        ("whodunit", "sim.rogue_rate=true"),
+        ("govsim", "govsim.lake.collapse_below=true"),
         ("whodunit", "n_games=true"),
         ("whodunit", "max_concurrency=true"),
         ("govsim", "repeats=true"),
@@ -214,3 +219,21 @@ def test_codegen_says_what_it_cannot_do(
     assert code == 0
     hint = next(line for line in err.splitlines() if "no --monitors" in line)
     assert "`byzllm codegen train RUN_DIR`" in hint
+
+
+def test_every_section_a_user_fills_in_refuses_a_bool_for_a_number() -> None:
+    from pydantic import ValidationError
+
+    from byzllm.envs.whodunit import GameConfig
+    from byzllm.llm import RetryPolicy
+    from byzllm.sandbox import SandboxLimits
+
+    sections = (
+        (RetryPolicy, "max_attempts"),
+        (SandboxLimits, "timeout_s"),
+        (GameConfig, "n_suspects"),
+    )
+    for section, number in sections:
+        with pytest.raises(ValidationError, match="not true or false"):
+            section.model_validate({number: True})
+        assert getattr(section.model_validate({number: 5}), number) == 5

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from byzllm._strict import StrictNumbers
 from byzllm.errors import InputError
 
 __all__ = [
@@ -116,7 +117,7 @@ def parameter_rows(
     return rows
 
 
-class SimParameters(BaseModel):
+class SimParameters(StrictNumbers):
     """The base of every domain's simulator parameters (the module docstring's style).
 
     Frozen, so a run's parameters cannot change under it; unknown names are refused, so a

@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -30,6 +30,8 @@ from tenacity import (
     stop_after_attempt,
     stop_before_delay,
 )
+
+from byzllm._strict import StrictNumbers
 
 from ._errors import ModelUnavailableError
 
@@ -88,7 +90,7 @@ def permanent_refusal(message: str) -> str | None:
     return None
 
 
-class RetryPolicy(BaseModel):
+class RetryPolicy(StrictNumbers):
     """How hard to retry transient failures.
 
     ``max_attempts`` counts the first try; ``max_total_s`` is the deadline of the whole

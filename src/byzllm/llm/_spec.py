@@ -9,8 +9,10 @@ import threading
 import weakref
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
+
+from byzllm._strict import StrictNumbers
 
 from ._cache import CacheMode
 from ._model import Model
@@ -28,7 +30,7 @@ TRANSPORT: dict[str, Any] = {"transport": True}
 SECRET_IN_VALUE = "secret_in_value"
 
 
-class ModelSettings(BaseModel):
+class ModelSettings(StrictNumbers):
     """Where a model is served and how it is called: every :func:`get_model` setting but
     the model's name.
 

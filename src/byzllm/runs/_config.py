@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import yaml
 from pydantic import (
@@ -24,10 +24,10 @@ from pydantic import (
     ConfigDict,
     ValidationError,
     ValidationInfo,
-    field_validator,
 )
 from pydantic_core import PydanticCustomError, PydanticUndefined
 
+from byzllm._strict import StrictNumbers
 from byzllm.errors import ConfigError
 
 __all__ = [
@@ -52,25 +52,16 @@ _MAX_LISTED_ERRORS = 8
 _MAX_VALUE_CHARS = 60
 
 
-class ExperimentConfig(BaseModel):
+class ExperimentConfig(StrictNumbers):
     """Base class of experiment configs (and of their nested sections).
 
     Unknown keys are errors (``extra="forbid"``): a misspelt option must never be silently
     ignored. Defaults are validated too, and assignments after loading are re-validated.
+    ``true`` / ``false`` where a number is wanted is refused
+    (:class:`byzllm._strict.StrictNumbers`).
     """
 
     model_config = ConfigDict(extra="forbid", validate_default=True, validate_assignment=True)
-
-    # ``true`` / ``false`` for a number field (``F: [true]``, ``--set n_games=true``) is
-    # refused: pydantic's lax mode reads them as 1 / 0, and a slip in a YAML file or a
-    # ``--set`` ran a grid nobody asked for. A field that also takes a bool or a section (a
-    # model, which validates its own fields) is left alone.
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
-        if _takes_numbers_only(cls, info.field_name or "") and _holds_bool(value):
-            raise PydanticCustomError("number_not_bool", "expects a number, not true or false")
-        return value
 
     @property
     def cpu_bound(self) -> bool:
@@ -78,50 +69,6 @@ class ExperimentConfig(BaseModel):
         ``--executor auto`` may spread a large run over worker processes. False unless a
         config says otherwise (``ConsensusConfig`` does when every agent is simulated)."""
         return False
-
-
-#: Per config class and field: whether it takes numbers only (computed once; configs are
-#: validated once per unit).
-_NUMBERS_ONLY: dict[tuple[type[BaseModel], str], bool] = {}
-
-
-def _takes_numbers_only(cls: type[BaseModel], name: str) -> bool:
-    known = _NUMBERS_ONLY.get((cls, name))
-    if known is None:
-        field = cls.model_fields.get(name)
-        known = field is not None and _numbers_only(_leaf_types(field.annotation))
-        _NUMBERS_ONLY[(cls, name)] = known
-    return known
-
-
-def _leaf_types(annotation: Any) -> set[Any]:
-    """The types an annotation is made of: unions, ``Annotated`` and containers opened."""
-    args = get_args(annotation)
-    if not args:
-        return {annotation}
-    if get_origin(annotation) is Literal:
-        return {type(arg) for arg in args}
-    if get_origin(annotation) is Annotated:
-        return _leaf_types(args[0])
-    return set().union(*(_leaf_types(arg) for arg in args if arg is not Ellipsis))
-
-
-def _numbers_only(leaves: set[Any]) -> bool:
-    """Whether a number is what the field takes where a bool could come: an int or a float,
-    and neither bool, Any nor a section (which validates its own fields)."""
-    if bool in leaves or Any in leaves or not leaves & {int, float}:
-        return False
-    return not any(isinstance(t, type) and issubclass(t, BaseModel) for t in leaves)
-
-
-def _holds_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return True
-    if isinstance(value, list | tuple):
-        return any(_holds_bool(item) for item in value)
-    if isinstance(value, dict):
-        return any(_holds_bool(item) for item in value.values())
-    return False
 
 
 # --- paths ----------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from byzllm._strict import StrictNumbers
+
 __all__ = ["LimitName", "SandboxLimits", "SandboxResult", "Status", "TestOutcome"]
 
 #: The outcome of one run, one word each (see :class:`SandboxResult`).
@@ -15,7 +17,7 @@ Status = Literal["passed", "failed", "timed_out", "crashed", "rejected"]
 LimitName = Literal["memory", "processes", "output", "files", "disk"]
 
 
-class SandboxLimits(BaseModel):
+class SandboxLimits(StrictNumbers):
     """Resource limits of one sandboxed run.
 
     ``memory_mb`` bounds the address space of each process (``RLIMIT_AS``), ``cpu_s`` the CPU

@@ -19,8 +19,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
+from byzllm._strict import StrictNumbers
 from byzllm.errors import InputError
 
 from ._files import json_array, json_object, read_text
@@ -286,7 +287,7 @@ def _commonsense_task(
 DatasetName = Literal["math500", "gsm8k", "commonsense", "synthetic"]
 
 
-class TaskSpec(BaseModel):
+class TaskSpec(StrictNumbers):
     """Which tasks to load: a dataset name, its file, and how many to sample.
 
     YAML: ``{name: math500, path: data/math500.jsonl, level: 4, k: 30, seed: 0}``;

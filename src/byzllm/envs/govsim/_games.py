@@ -20,6 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from byzllm._strict import StrictNumbers
+
 __all__ = [
     "FISHER_NAMES",
     "MAX_R0",
@@ -43,7 +45,7 @@ MAX_R0 = 1_000_000
 FISHER_NAMES: tuple[str, ...] = ("Ana", "Ben", "Chloe", "Dev", "Eli")
 
 
-class LakeConfig(BaseModel):
+class LakeConfig(StrictNumbers):
     """The rules of one GovSim fishing game (Piatti et al. 2024; the rogue-agents paper,
     §4.1): ``n_fishers`` = 5, ``months`` m = 12, collapse below ``collapse_below`` γ = 5
     tons, ``utterances`` per meeting (a bounded discussion; 5: each fisher speaks once), and

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from byzllm._strict import StrictNumbers
 from byzllm.agents.whodunit import Variant
 from byzllm.errors import ConfigError, InputError
 
@@ -64,7 +65,7 @@ _DEFAULTS: dict[str, dict[str, int]] = {
 }
 
 
-class GameConfig(BaseModel):
+class GameConfig(StrictNumbers):
     """The complexity levers of §3 (suspect count, attribute count, turn limit) and more.
 
     ``None`` means the paper's default for the variant. ``attributes`` replaces Table 4 with
