@@ -16,7 +16,7 @@ from byzllm.view import Section, Units, render_view
 from byzllm.view._games import generic_sections
 from byzllm.view._html import page, page_files
 
-from ._chromium import dump_dom
+from ._support import dump_dom
 
 RUNNER = CliRunner()
 

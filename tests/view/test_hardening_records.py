@@ -9,42 +9,30 @@ store's API, or, for values the store's writer refuses (a lone surrogate), in it
 from __future__ import annotations
 
 import base64
-import functools
 import gzip
 import json
 import re
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
-from pydantic import ConfigDict
 from typer.testing import CliRunner
 
 from byzllm.cli import app
-from byzllm.runs import Record, Store, UnitResult, make_unit
+from byzllm.runs import Store, UnitResult, make_unit
 from byzllm.view import render_view, write_view
 from byzllm.view._consensus import _rounds_data
 from byzllm.view._html import esc, render_data
 
-from ._chromium import dump_dom
+from ._support import dump_dom, record_class
 
 RUNNER = CliRunner()
 
 #: Markup that runs script if a value reaches the page unescaped; it marks the body.
 ATTACK = "</script><script>document.body.dataset.pwned='1'</script>"
 IMG_ATTACK = "<img src=x onerror=\"document.body.dataset.pwned='2'\">"
-
-
-class _Copy(Record):
-    model_config = ConfigDict(extra="allow")
-
-
-@functools.cache
-def _record_class(kind: str) -> type[Record]:
-    namespace = {"kind": kind, "__annotations__": {"kind": ClassVar[str]}}
-    return type(f"Copy_{kind}", (_Copy,), namespace)
 
 
 def _write(
@@ -58,7 +46,7 @@ def _write(
         unit = make_unit({"k": k})
         units.append(unit)
         done.append(unit.id)
-        results.append(UnitResult(unit.id, "done", now, now, [_record_class(kind)(**record)]))
+        results.append(UnitResult(unit.id, "done", now, now, [record_class(kind)(**record)]))
     for k in range(failed):
         unit = make_unit({"failed": k})
         units.append(unit)

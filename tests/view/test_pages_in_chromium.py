@@ -18,22 +18,20 @@ computed from it).
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
-from pydantic import ConfigDict
 from typer.testing import CliRunner
 
 import byzllm.reproduce.page as reproduce_page
 from byzllm.cli import app
-from byzllm.runs import Record, Store, UnitResult, make_unit
+from byzllm.runs import Store, UnitResult, make_unit
 
-from ._chromium import dump_dom
+from ._support import dump_dom, record_class
 
 RUNNER = CliRunner()
 
@@ -48,18 +46,6 @@ def _invoke(*args: str) -> str:
     result = RUNNER.invoke(app, list(args))
     assert result.exit_code == 0, result.output
     return result.stdout
-
-
-class _Copy(Record):
-    """A stored record copied as it is (every field kept)."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-@functools.cache
-def _record_class(kind: str) -> type[Record]:
-    namespace = {"kind": kind, "__annotations__": {"kind": ClassVar[str]}}
-    return type(f"Copy_{kind}", (_Copy,), namespace)
 
 
 #: The fields that name a unit's game or problem on the page: renamed in every copy.
@@ -95,7 +81,7 @@ def _grow(source: Path, target: Path, units: int = GROWN) -> None:
             for name in _ID_FIELDS:
                 if name in fields and copy:
                     fields[name] = f"{fields[name]}~{copy}"
-            records.append(_record_class(kind)(**fields))
+            records.append(record_class(kind)(**fields))
         results.append(UnitResult(unit.id, "done", now, now, records))
     with Store(target) as grown:
         grown.register_units(made)

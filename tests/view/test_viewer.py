@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from byzllm.cli import app
 from byzllm.runs import Store
 
-from ._chromium import dump_dom
+from ._support import dump_dom
 
 RUNNER = CliRunner()
 

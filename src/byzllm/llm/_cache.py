@@ -237,16 +237,10 @@ class ResponseCache:
         self._write_pool = ThreadPoolExecutor(1, thread_name_prefix="byzllm-cache-write")
 
     def _connect(self, *, read_only: bool = False) -> sqlite3.Connection:
-        if read_only:
-            return sqlite3.connect(
-                f"{self.path.resolve().as_uri()}?mode=ro",
-                uri=True,
-                timeout=60.0,
-                check_same_thread=False,
-                isolation_level=None,
-            )
+        # A URI opens the file with mode=ro; a plain path opens it read-write.
+        target = f"{self.path.resolve().as_uri()}?mode=ro" if read_only else self.path
         return sqlite3.connect(
-            self.path, timeout=60.0, check_same_thread=False, isolation_level=None
+            target, uri=read_only, timeout=60.0, check_same_thread=False, isolation_level=None
         )
 
     def _close_connections(self) -> None:

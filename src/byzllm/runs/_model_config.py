@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
@@ -75,21 +75,10 @@ class ModelConfig(ExperimentConfig, ModelSettings):
         return get_shared_model(self.model_spec(**changes))
 
 
-def _model_sections(value: Any, depth: int = 0) -> Iterator[ModelSettings]:
+def _model_sections(config: object) -> Iterator[ModelSettings]:
     """Every :class:`~byzllm.llm.ModelSettings` inside a config (sections, lists, dicts)."""
-    if depth > 20:
-        return
-    if isinstance(value, ModelSettings):
-        yield value
-    if isinstance(value, BaseModel):
-        for name in type(value).model_fields:
-            yield from _model_sections(getattr(value, name, None), depth + 1)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _model_sections(item, depth + 1)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _model_sections(item, depth + 1)
+    for _, section in _sections_at(config, ""):
+        yield section
 
 
 def check_caches(config: object) -> None:
@@ -139,30 +128,33 @@ def idle_models(config: object) -> list[str]:
         named = " and ".join(
             f"{what} {value}" for what, value in (("model", name), ("base_url", url)) if value
         )
+        switch = f"{where}.{key}" if where else key
         lines.append(
-            f"{where or 'the config'} names {named} but {where + '.' if where else ''}{key} is "
-            f"{mode}: that model is not called; set {where + '.' if where else ''}{key}=llm "
-            "to run on it"
+            f"{where or 'the config'} names {named} but {switch} is {mode}: that model is not "
+            f"called; set {switch}=llm to run on it"
         )
     return lines
 
 
 def _sections_at(value: Any, where: str, depth: int = 0) -> Iterator[tuple[str, ModelSettings]]:
-    """Every :class:`~byzllm.llm.ModelSettings` inside a config with its dotted key."""
+    """Every :class:`~byzllm.llm.ModelSettings` inside a config (sections, lists, dicts) with
+    its dotted key."""
     if depth > 20:
         return
     if isinstance(value, ModelSettings):
         yield where, value
     if isinstance(value, BaseModel):
-        for name in type(value).model_fields:
-            inner = f"{where}.{name}" if where else name
-            yield from _sections_at(getattr(value, name, None), inner, depth + 1)
+        inner: Iterable[tuple[object, Any]] = (
+            (name, getattr(value, name, None)) for name in type(value).model_fields
+        )
     elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _sections_at(item, f"{where}.{key}" if where else str(key), depth + 1)
+        inner = value.items()
     elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            yield from _sections_at(item, f"{where}.{index}" if where else str(index), depth + 1)
+        inner = enumerate(value)
+    else:
+        return
+    for key, item in inner:
+        yield from _sections_at(item, f"{where}.{key}" if where else str(key), depth + 1)
 
 
 def request_limit(config: object) -> int | None:

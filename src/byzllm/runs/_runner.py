@@ -428,12 +428,7 @@ async def run_units(
             finally:
                 store.close()
 
-            todo = [
-                unit
-                for unit in grid
-                if statuses[unit.id] == "pending"
-                or (retry_failed and statuses[unit.id] == "failed")
-            ]
+            todo = [unit for unit in grid if _to_run(statuses[unit.id], retry_failed)]
             skipped = sum(1 for unit in grid if statuses[unit.id] == "done")
             failed_before = len(grid) - skipped - len(todo)
             labels = {unit.id: unit.label for unit in todo}
@@ -683,7 +678,7 @@ async def _check_endpoints_first(
         return
     statuses = _stored_statuses(run_path)
     states = [statuses.get(unit.id, "pending") for unit in grid]
-    todo = sum(1 for s in states if s == "pending" or (retry_failed and s == "failed"))
+    todo = sum(1 for state in states if _to_run(state, retry_failed))
     if not todo:  # a finished run reruns without its server
         return
     refusal = await check_endpoints(config)
@@ -704,6 +699,11 @@ async def _check_endpoints_first(
         requests=counts.to_dict(),
     )
     raise RunAbortedError(refusal, summary, checked=True) from refusal
+
+
+def _to_run(status: str, retry_failed: bool) -> bool:
+    """Whether a unit of this stored status runs in this invocation."""
+    return status == "pending" or (retry_failed and status == "failed")
 
 
 def _stored_statuses(run_path: Path) -> dict[str, str]:

@@ -1,8 +1,15 @@
-"""The viewer's browser tests open a page the one way: headless Chromium dumping the DOM."""
+"""What the viewer's tests share: opening a page in headless Chromium, and copying stored
+records of any kind into another store as they are."""
 
 from __future__ import annotations
 
+import functools
 import subprocess
+from typing import ClassVar
+
+from pydantic import ConfigDict
+
+from byzllm.runs import Record
 
 
 def dump_dom(chromium: str, url: str) -> tuple[str, list[str]]:
@@ -22,3 +29,16 @@ def dump_dom(chromium: str, url: str) -> tuple[str, list[str]]:
         if "CONSOLE" in line and ("Uncaught" in line or "error" in line.lower())
     ]
     return proc.stdout, errors
+
+
+class _Copy(Record):
+    """A stored record copied as it is (every field kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+@functools.cache
+def record_class(kind: str) -> type[Record]:
+    """A record class of ``kind`` that keeps whatever fields it is given."""
+    namespace = {"kind": kind, "__annotations__": {"kind": ClassVar[str]}}
+    return type(f"Copy_{kind}", (_Copy,), namespace)
