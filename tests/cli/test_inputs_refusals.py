@@ -237,3 +237,27 @@ def test_every_section_a_user_fills_in_refuses_a_bool_for_a_number() -> None:
         with pytest.raises(ValidationError, match="not true or false"):
             section.model_validate({number: True})
         assert getattr(section.model_validate({number: 5}), number) == 5
+
+
+def test_a_model_a_simulated_section_never_calls_is_named(tmp_path: Path) -> None:
+    from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.runs._model_config import idle_models
+
+    config = ConsensusConfig.model_validate({"agents": {"strong": {"model": "openai/x"}}})
+    assert idle_models(config) == [
+        "agents.strong names model openai/x but agents.strong.backend is simulated: that "
+        "model is not called; set agents.strong.backend=llm to run on it"
+    ]
+    code, _, err = _invoke(
+        "whodunit", "run", "--set", "model=openai/x", "--set", "n_games=1",
+        "-o", str(tmp_path / "w"),
+    )  # fmt: skip
+    assert code == 0
+    assert (
+        "warning: the config names model openai/x but agents is simulated: that model is not "
+        "called; set agents=llm to run on it" in err
+    )
+    llm = ConsensusConfig.model_validate(
+        {"agents": {"strong": {"model": "openai/x", "backend": "llm"}}}
+    )
+    assert idle_models(llm) == []
