@@ -14,15 +14,10 @@ A = WhoDunitAction
 QUESTION = A(kind="request_specific", character=2, property="hat", value="black")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: the environment accepts a yes/no answer to a question nobody asked; the "
-    "simulated Intel's collapse relies on it (it repeats an answer with its old question), "
-    "so refusing it moves the documented simulated WhoDunit-Asym figures",
-)
 def test_a_yes_no_answer_needs_the_pending_question(asym_game: WhoDunitGame) -> None:
-    """A respond stating its own question is accepted with no question pending, and in
-    place of the question asked (Intel answering what nobody asked)."""
+    """A yes/no answer binds to the Accuser's pending question (the rogue-agents paper, §3):
+    one stating a question of its own is refused with no question pending, and in place of
+    the question asked (Intel answering what nobody asked)."""
     env = WhoDunitEnv(asym_game)
     env.step(A(kind="request_broad"))
     unasked = A(kind="respond", character=1, property="hat", value="brown", answer=True)

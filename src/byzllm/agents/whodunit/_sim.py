@@ -397,6 +397,16 @@ class _Plan:
         self.list_confidence = list_confidence
 
 
+def _written(action: WhoDunitAction) -> WhoDunitAction:
+    """What a reply wrote of ``action``: a yes/no answer names no question (Fig. 14: action 1
+    and a boolean), the environment binds it to the pending one. A repeated answer is that
+    reply again: an answer to the question pending now, or, with none pending, a move the
+    environment refuses (it passes the turn), as an LLM's copied reply would be."""
+    if action.kind == "respond":
+        return WhoDunitAction(kind="respond", answer=action.answer)
+    return action
+
+
 class SimulatedAgent:
     """A simulated Accuser, Intel or symmetric player (the role comes from the view)."""
 
@@ -492,7 +502,7 @@ class SimulatedAgent:
         looping = len(mine) >= 2 and mine[-2].action == last
         p = self.params
         if (looping and t.rng.random() < p.collapse_persistence) or t.fires(p.collapse_rate):
-            return last
+            return _written(last)
         return None
 
     def _turns_left_for_me(self, view: AgentView) -> int:

@@ -214,15 +214,17 @@ class WhoDunitEnv:
         ):
             errors.append("unknown property or value")
         if action.kind == "respond":
-            question = action if action.property is not None else self._pending_request()
-            if question is None or question.kind not in ("request_specific", "respond"):
+            # Intel answers the Accuser's pending yes/no question (§3), never one of its own:
+            # a respond that states its question must state the pending one.
+            question = self._pending_request()
+            if question is None or question.kind != "request_specific":
                 errors.append("there is no yes/no question to answer")
-            elif question is action:
-                # A respond that states its own question is checked as that question is.
-                if not (action.character is not None and 1 <= action.character <= n):
-                    errors.append(f"character must be between 1 and {n}")
-                if action.value not in game.attributes.get(action.property or "", ()):
-                    errors.append("unknown property or value")
+            elif action.property is not None and (
+                action.character,
+                action.property,
+                action.value,
+            ) != (question.character, question.property, question.value):
+                errors.append("a yes/no answer must answer the pending question")
             if action.answer is None:
                 errors.append("a yes/no answer is needed")
         if action.kind == "share":

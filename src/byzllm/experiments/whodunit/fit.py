@@ -22,7 +22,8 @@ run is an honest test of the fit.
 * *decision entropy*: the entropy (nats) of the action-number position, renormalized over
   its reported top-k; mean, s.d. and median on *clean* turns (valid, not false, not a
   repetition) and on *faulty* turns (invalid or false); for Intel also on its false yes/no
-  answers.
+  answers, leaving out those that write its last answer again (a collapse copies its last
+  reply with that reply's confidence, and the copy answers the question pending now).
 
 **Mapping onto the parameters.** ``s`` is a game's size scale
 ``(suspects / reference_suspects) ** size_exponent``; in a rogue episode (probability
@@ -226,12 +227,18 @@ def _tally(turns: Sequence[Mapping[str, Any]]) -> dict[str, _RoleTally]:
     for episode in _episodes(turns):
         stated: set[tuple[Any, ...]] = set()
         question: Mapping[str, Any] | None = None
+        answers: dict[str, Any] = {}  # per agent: the yes/no of its last applied answer
         for r in episode:
-            _turn(r, tally.setdefault(str(r["role"]), _RoleTally()), stated, question)
-            applied = r.get("decision", "continue") == "continue"
             action = r.get("action") or {}
-            if applied:
+            copy = action.get("kind") == "respond" and answers.get(str(r.get("agent"))) == (
+                action.get("answer")
+            )
+            role = tally.setdefault(str(r["role"]), _RoleTally())
+            _turn(r, role, stated, question, copies_last_answer=copy)
+            if r.get("decision", "continue") == "continue":
                 question = action if action.get("kind") == "request_specific" else None
+                if action.get("kind") == "respond" and r["valid"]:
+                    answers[str(r.get("agent"))] = action.get("answer")
     return tally
 
 
@@ -240,8 +247,11 @@ def _turn(
     t: _RoleTally,
     stated: set[tuple[Any, ...]],
     question: Mapping[str, Any] | None,
+    *,
+    copies_last_answer: bool = False,
 ) -> None:
-    """Count one turn into its role's tally (``stated``: the topics already stated)."""
+    """Count one turn into its role's tally (``stated``: the topics already stated;
+    ``copies_last_answer``: a yes/no answer that writes what the agent's last answer wrote)."""
     t.turns += 1
     valid = bool(r["valid"])
     applied = r.get("decision", "continue") == "continue"
@@ -269,7 +279,18 @@ def _turn(
         t.faulty.append(h)
     elif applied and not repeated:
         t.clean.append(h)
-    if kind == "respond" and r["role"] == "intel" and false and valid and not repeated:
+    # A reply that writes the last answer again may be a collapse, whose confidence is the
+    # copied reply's, not the answer's own: left out of the false answers' entropy. Whether
+    # an answer equals the last one does not depend on how sure the agent is of it, so the
+    # answers kept show the same confidence as all of them would without collapses.
+    if (
+        kind == "respond"
+        and r["role"] == "intel"
+        and false
+        and valid
+        and not repeated
+        and not copies_last_answer
+    ):
         t.wrong_answers.append(h)
 
 
