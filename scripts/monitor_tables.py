@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import difflib
+import pickle
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -275,6 +276,17 @@ def run_plan(needs: Plan, jobs: int = 1, log: Callable[[str], None] | None = Non
             for pipeline, outcome in pool.map(_run_one, items):
                 record(pipeline, outcome)
     return Results(done)
+
+
+def load_results(path: Path, needs: Plan) -> Results:
+    """The outcomes ``--save`` kept in ``path``; every pipeline of ``needs`` must be there."""
+    results = pickle.loads(path.read_bytes())
+    if not isinstance(results, Results):
+        raise SystemExit(f"{path} does not hold the outcomes of monitor_tables.py --save")
+    missing = [p.describe() for p in needs if p not in results.outcomes]
+    if missing:
+        raise SystemExit(f"{path} lacks {len(missing)} pipeline(s), e.g. {missing[0]}")
+    return results
 
 
 @dataclass
@@ -585,9 +597,16 @@ def _ablation_bullets(results: Results, claims: Claims) -> list[str]:
     # The turn count alone, against random.
     turn_vs_random = [o.diff("turn-only-1", "random-1") for o in on]
     claims.check(
-        all(d.value > 0 for d in turn_vs_random),
-        "the turn count alone gains more than the random baseline on every seed",
+        not any(significant(d) and d.value < 0 for d in turn_vs_random),
+        "the random baseline never clearly gains more than the turn count alone",
     )
+    above = [s for s, d in zip(seeds, turn_vs_random, strict=True) if d.value > 0]
+    claims.check(bool(above), "the turn count alone gains more than random on some seed")
+    if len(above) == len(seeds):
+        where, does = "on every seed", "at least as well as random"
+    else:
+        rest = [s for s in seeds if s not in above]
+        where, does = f"on {seed_list(above)} (not on {seed_list(rest)})", "about as well as random"
     clear = [s for s, d in zip(seeds, turn_vs_random, strict=True) if significant(d)]
     if len(clear) == len(seeds):
         clearly = "and clearly so on every seed"
@@ -597,12 +616,12 @@ def _ablation_bullets(results: Results, claims: Claims) -> list[str]:
         clearly = "but clearly so on none"
     bullets.append(
         f"**The turn count alone** gains {' / '.join(_turn_gains(on))} points on seeds "
-        f"{' / '.join(map(str, seeds))}, more than the random baseline on every seed {clearly} "
+        f"{' / '.join(map(str, seeds))}, more than the random baseline {where} {clearly} "
         "(turn count only minus random, paired as above, from "
         "`byzllm.experiments.monitor.ablations.success_difference` on each evaluation's games: "
         f"{', '.join(interval(d) for d in turn_vs_random)}). A monitor that reads no "
-        "uncertainty at all does at least as well as random, so beating random is no evidence "
-        "that the uncertainty features matter."
+        f"uncertainty at all does {does}, so beating random is no evidence that the "
+        "uncertainty features matter."
     )
 
     # What the features add with the default simulation.
@@ -734,29 +753,54 @@ def _pattern(template: str) -> str:
     out = ""
     for piece in re.split(r"(\{\w+\})", template):
         if re.fullmatch(r"\{\w+\}", piece):
-            out += f"(?P<{piece[1:-1]}>[^()]{{1,60}}?)"
+            out += f"(?P<{piece[1:-1]}>[^()]{{1,120}}?)"
         else:
             words = re.split(r"(\s+)", piece)
             out += "".join(r"\s+" if w.isspace() else re.escape(w) for w in words if w)
     return out
 
 
+def _joint_minus_per_role(results: Results, seed: int) -> Difference:
+    """The joint rule's Success-Rate minus the per-role rule's on ``seed``'s test games: the
+    two evaluations play the same units (ids and random streams), so the games pair."""
+    per_role, joint = results(seed), results(seed, joint=True)
+    games = [g for g in per_role.games if g.get("condition") == "monitor-1"] + [
+        {**g, "condition": "joint-1"} for g in joint.games if g.get("condition") == "monitor-1"
+    ]
+    found = success_difference(games, "joint-1", "monitor-1")
+    if found is None:
+        raise SystemExit(f"no test games of monitor-1 on seed {seed}")
+    return found
+
+
 def _joint_values(results: Results, claims: Claims) -> dict[str, str]:
     seeds = list(ABLATION_SEEDS)
     per_role = [results(s).diff("monitor-1", "none") for s in seeds]
     joint = [results(s, joint=True).diff("monitor-1", "none") for s in seeds]
-    claims.check(
-        all(j.value < p.value for j, p in zip(joint, per_role, strict=True)),
-        "the joint selection gains less than the per-role one (every seed)",
-    )
+    paired = [_joint_minus_per_role(results, s) for s in seeds]
     first = results(seeds[0])
+    clear = [s for s, d in zip(seeds, paired, strict=True) if significant(d)]
+    claims.check(
+        all(d.value < 0 for d in paired if significant(d)),
+        "the joint selection never clearly gains more than the per-role one",
+    )
+    claims.check(any(d.value < 0 for d in paired), "the joint selection gains less on some seed")
+    if all(d.value < 0 for d in paired):
+        reading = (
+            f"the joint search is larger and overfits the {first.validation_games} validation "
+            "games a little more"
+        )
+    else:
+        reading = "neither rule gains more on every seed, and the larger joint search buys nothing"
     return {
         "runs": str(REPEATS),
         "test": str(first.test_games()),
         "seeds": " / ".join(map(str, seeds)),
         "per_role": " / ".join(points(d) for d in per_role),
         "joint": " / ".join(points(d) for d in joint),
-        "validation": str(first.validation_games),
+        "paired": ", ".join(interval(d) for d in paired),
+        "clear": f"clearly on {seed_list(clear)}" if clear else "every interval containing 0",
+        "reading": reading,
         "turns": " / ".join(_turn_gains([results(s) for s in seeds])),
     }
 
@@ -766,8 +810,8 @@ QUOTES: list[Quote] = [
         "joint",
         "WhoDunitEnv-Asym ({runs} runs of {test} test games, split seeds {seeds}) the per-role "
         "rule gained {per_role} Success-Rate points over no intervention and the joint rule "
-        "{joint}: the joint search is larger and overfits the {validation} validation games a "
-        "little more. (A monitor of the turn count alone gains {turns} on the same games:",
+        "{joint}; joint minus per-role, paired on the same games, is {paired}, {clear}: "
+        "{reading}. (A monitor of the turn count alone gains {turns} on the same games:",
         _joint_values,
     )
 ]
@@ -874,6 +918,19 @@ def main(argv: list[str] | None = None) -> int:
         help="only these split seeds, e.g. 0,1 (tables only: print or --check their rows)",
     )
     parser.add_argument("--jobs", "-j", type=int, default=1, help="pipelines run in parallel")
+    parser.add_argument(
+        "--save",
+        type=Path,
+        metavar="FILE",
+        help="also keep the pipelines' outcomes in FILE (a pickle), for --load",
+    )
+    parser.add_argument(
+        "--load",
+        type=Path,
+        metavar="FILE",
+        help="read the outcomes --save kept instead of running the pipelines (to reword the "
+        "prose against the same numbers; run afresh after any change of the simulator)",
+    )
     args = parser.parse_args(argv)
     parts = list(dict.fromkeys(args.only or PARTS))
     partial = args.seeds is not None
@@ -881,11 +938,20 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--seeds writes nothing: add --print or --check")
     if partial and not set(parts) & set(BLOCKS):
         raise SystemExit(f"--seeds checks the rows of the tables ({', '.join(BLOCKS)})")
-    results = run_plan(
-        plan(parts, args.seeds), args.jobs, log=lambda m: print(m, file=sys.stderr, flush=True)
-    )
+    needs = plan(parts, args.seeds)
+    if args.load is not None:
+        results = load_results(args.load, needs)
+    else:
+        results = run_plan(needs, args.jobs, log=lambda m: print(m, file=sys.stderr, flush=True))
+    if args.save is not None:
+        args.save.write_bytes(pickle.dumps(results))
     blocks, quotes, broken = generate(results, parts, partial=partial)
     if broken and not partial:
+        # The numbers the prose must be reworded against, as --print shows them.
+        for name, block in blocks.items():
+            print(f"{begin(name)}\n\n{block}\n\n{end(name)}\n")
+        for part, values in quotes.items():
+            print(f"{part}: {values}")
         print(f"the prose of {DOC.name} claims what this run does not bear out:", file=sys.stderr)
         for claim in broken:
             print(f"  - {claim}", file=sys.stderr)
