@@ -4,6 +4,7 @@
     python scripts/monitor_tables.py --check          # exit 1 when the docs differ from a fresh run
     python scripts/monitor_tables.py --print          # print the blocks
     python scripts/monitor_tables.py --only ablations --seeds 0 --check   # one part, one seed
+    python scripts/monitor_tables.py --save out.pkl   # keep the outcomes; --load out.pkl rereads
 
 Each table is the documented pipeline run in this process, through the functions the CLI
 calls: ``byzllm monitor collect --set seed=S [--set ...]`` (:func:`collect_units`), ``monitor

@@ -188,3 +188,18 @@ def test_sign_test_past_a_floats_range() -> None:
 
     assert 0.0 < sign_test_p(600, 500) < 0.01
     assert sign_test_p(5000, 5000) == 1.0
+
+
+def test_sign_test_equals_its_defining_sum_on_every_small_split() -> None:
+    """The running product gives the binomial tail's definition, 2 * sum C(n, i) / 2**n."""
+    import math
+    from fractions import Fraction
+
+    from byzllm.runs import sign_test_p
+
+    for n in range(1, 41):
+        for positive in range(n + 1):
+            k = min(positive, n - positive)
+            tail = sum(math.comb(n, i) for i in range(k + 1))
+            expected = min(1.0, float(Fraction(2 * tail, 2**n)))
+            assert sign_test_p(positive, n - positive) == expected, (positive, n)

@@ -44,8 +44,12 @@ TESTS = "```python\nassert add(1, 1) == 2\nassert add(0, 5) == 5\n```"
 
 
 def _logprobs(text: str) -> list[TokenLogprob]:
-    """One token per character, each with a two-way top-k."""
-    return [TokenLogprob(token=c, logprob=-0.1, top=[(c, -0.1), ("?", -2.4)]) for c in text]
+    """One token per character, each with a two-way top-k (one object per distinct character:
+    a megabyte reply would otherwise build a million)."""
+    by_char = {
+        c: TokenLogprob(token=c, logprob=-0.1, top=[(c, -0.1), ("?", -2.4)]) for c in set(text)
+    }
+    return [by_char[c] for c in text]
 
 
 class Scripted(ChatModel):
