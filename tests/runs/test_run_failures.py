@@ -328,6 +328,19 @@ async def _unserializable(payload: dict[str, Any]) -> Blob:
     return Blob(value=b"\xff\xfe" if payload["i"] == 3 else payload["i"])
 
 
+# A run whose units have all finished commits them at once: with an hour's commit interval
+# this would otherwise wait out the hour (here: fail on the timeout).
+@pytest.mark.timeout(60)
+async def test_a_long_commit_interval_does_not_hold_a_finished_run(tmp_path: Path) -> None:
+    units = [make_unit({"i": i}) for i in range(3)]
+    summary = await run_units(
+        tmp_path, units, _unserializable, progress=False, commit_interval_s=3600.0
+    )
+    assert (summary.done, summary.failed) == (3, 0)
+    with Store.open(tmp_path) as store:
+        assert sorted(r["value"] for r in store.records("blob")) == [0, 1, 2]
+
+
 @pytest.mark.parametrize("commit_interval_s", [0.0, 10.0])
 async def test_records_that_cannot_be_written_fail_their_unit_alone(
     tmp_path: Path, commit_interval_s: float

@@ -268,6 +268,10 @@ class _Writer:
         self._interval = commit_interval_s
         self._max_group = max_group
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        # Set once no more units will come (all_submitted, close): the wait for more units to
+        # share a transaction ends at once (a run whose units had all finished waited out a
+        # long commit interval before it could end).
+        self._all_submitted = threading.Event()
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name="byzllm-store-writer", daemon=True)
         self._thread.start()
@@ -287,7 +291,7 @@ class _Writer:
                 group: list[UnitResult] = [item]
                 # Let a few more units finish so they share this transaction.
                 if self._interval > 0:
-                    time.sleep(self._interval)
+                    self._all_submitted.wait(self._interval)
                 while len(group) < self._max_group:
                     try:
                         item = self._queue.get_nowait()
@@ -310,8 +314,13 @@ class _Writer:
         with contextlib.suppress(RuntimeError):
             self._loop.call_soon_threadsafe(self._on_committed, group)
 
+    def all_submitted(self) -> None:
+        """No more units will come: commit what is queued without waiting for company."""
+        self._all_submitted.set()
+
     def close(self) -> None:
         """Commit everything submitted so far, then stop (blocks until done)."""
+        self._all_submitted.set()
         self._queue.put(self._STOP)
         self._thread.join()
 
@@ -594,6 +603,7 @@ async def run_units(
                 try:
                     await asyncio.gather(*tasks)
                     finished_submitting = True
+                    writer.all_submitted()
                     if committed >= submitted and not all_committed.done():
                         all_committed.set_result(None)
                     await all_committed
