@@ -283,3 +283,24 @@ async def test_ray_keeps_the_runs_signal_handlers_and_the_works_exception(
     finally:
         await executor.aclose()
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_broken_pools_leftover_workers_are_killed() -> None:
+    """A worker still waiting for work in a pool that broke would hold the pool's thread, and
+    the interpreter's exit, forever (a finished test session hung there): they are killed."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from byzllm.runs._executor import _kill_leftovers
+
+    pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        assert pool.submit(os.getpid).result(timeout=60) > 0
+        workers = list(pool._processes.values())
+        assert workers and all(w.is_alive() for w in workers)
+        _kill_leftovers(pool)
+        for worker in workers:
+            worker.join(timeout=30)
+        assert not any(w.is_alive() for w in workers)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)

@@ -383,6 +383,17 @@ def _is_broken(pool: ProcessPoolExecutor) -> bool:
     return bool(getattr(pool, "_broken", True))
 
 
+def _kill_leftovers(pool: ProcessPoolExecutor) -> None:
+    """SIGKILL every worker of a broken ``pool`` still alive. Python's pool terminates its
+    workers when it breaks, but a worker it starts for a unit submitted in the same moment
+    can miss that and wait for work forever; the pool's thread then waits for it, and so does
+    this interpreter's exit (a finished test session hung there)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            if process.is_alive():
+                process.kill()
+
+
 async def _how_its_worker_died(pool: ProcessPoolExecutor) -> str:
     """How the worker of a broken one-worker ``pool`` ended: ``killed by SIGKILL``, ``exit
     code 3``. Read once the pool's own thread has reaped it (reading it here as well raced
@@ -391,6 +402,7 @@ async def _how_its_worker_died(pool: ProcessPoolExecutor) -> str:
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(10):
             await asyncio.to_thread(pool.shutdown, wait=True)
+    _kill_leftovers(pool)
     codes = [process.exitcode for process in processes]
     if len(codes) != 1 or codes[0] is None:
         return "exit status unknown"
@@ -572,8 +584,9 @@ class ProcessExecutor(Executor):
         """A fresh pool for a broken one (once: the units that were in it all come here)."""
         if broken is not self._pool:
             return
-        self._count_break()
         broken.shutdown(wait=False, cancel_futures=True)
+        _kill_leftovers(broken)
+        self._count_break()
         self._pool = self._new_pool(self._workers)
 
     def _count_break(self) -> None:
@@ -621,6 +634,8 @@ class ProcessExecutor(Executor):
         for pool in (self._pool, self._lone):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
+                if _is_broken(pool):
+                    _kill_leftovers(pool)
         self._pool = self._lone = None
         self._seats = None
         self._told_limit = None  # the next run's runner says its own
