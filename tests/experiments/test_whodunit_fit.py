@@ -295,3 +295,37 @@ def test_sim_compare_gives_a_rate_every_game_won_the_wilson_interval() -> None:
     assert found["Success-Rate"].low == pytest.approx(10 / 13.841459, abs=1e-6)
     assert found["Precision"].low == pytest.approx(10 / 13.841459, abs=1e-6)
     assert found["Game-Length"].low == 5.0
+
+
+def test_a_false_answer_that_copies_the_last_one_leaves_the_signal_alone() -> None:
+    """An Intel answer writing its last answer again may be a collapse (a copied reply with the
+    copied confidence): it counts as a false message, not in the false answers' entropy."""
+
+    def turn(n: int, role: str, action: dict[str, Any], *, false: bool = False) -> dict[str, Any]:
+        sure = [["1", -0.01], ["2", -4.6]]
+        return {
+            "game_id": "g",
+            "repeat": 0,
+            "turn": n,
+            "role": role,
+            "agent": role,
+            "action": action,
+            "valid": True,
+            "decision": "continue",
+            "hallucination": false,
+            "repetition": False,
+            "distributions": [sure],
+        }
+
+    ask = {"kind": "request_specific", "character": 1, "property": "hat", "value": "red"}
+    ask2 = {"kind": "request_specific", "character": 2, "property": "hat", "value": "red"}
+    turns = [
+        turn(1, "accuser", ask),
+        turn(2, "intel", {"kind": "respond", "answer": True}, false=True),
+        turn(3, "accuser", ask2),
+        turn(4, "intel", {"kind": "respond", "answer": True}, false=True),  # the same reply
+    ]
+    profile = fit_whodunit(turns, [{"game_id": "g", "n_suspects": 10}], run="r")
+    intel = profile.evidence["intel"]
+    assert intel["wrong_messages"] == 2  # both are false answers to their own question
+    assert intel["entropy_false_answer_n"] == 1  # only the first speaks for the signal
