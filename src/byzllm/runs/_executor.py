@@ -394,6 +394,13 @@ def _kill_leftovers(pool: ProcessPoolExecutor) -> None:
                 process.kill()
 
 
+def _end_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down without waiting; a broken one's leftover workers are killed."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    if _is_broken(pool):
+        _kill_leftovers(pool)
+
+
 async def _how_its_worker_died(pool: ProcessPoolExecutor) -> str:
     """How the worker of a broken one-worker ``pool`` ended: ``killed by SIGKILL``, ``exit
     code 3``. Read once the pool's own thread has reaped it (reading it here as well raced
@@ -584,8 +591,7 @@ class ProcessExecutor(Executor):
         """A fresh pool for a broken one (once: the units that were in it all come here)."""
         if broken is not self._pool:
             return
-        broken.shutdown(wait=False, cancel_futures=True)
-        _kill_leftovers(broken)
+        _end_pool(broken)
         self._count_break()
         self._pool = self._new_pool(self._workers)
 
@@ -633,9 +639,7 @@ class ProcessExecutor(Executor):
     async def aclose(self) -> None:
         for pool in (self._pool, self._lone):
             if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
-                if _is_broken(pool):
-                    _kill_leftovers(pool)
+                _end_pool(pool)
         self._pool = self._lone = None
         self._seats = None
         self._told_limit = None  # the next run's runner says its own
