@@ -6,9 +6,10 @@ import gzip
 import importlib.util
 import json
 import os
+import secrets
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,41 @@ import pytest
 # Commands run by the tests keep no help pages in the home folder (byzllm.cli._help_cache);
 # the tests of that cache choose their own folders.
 os.environ.setdefault("BYZLLM_HELP_CACHE", "off")
+# Output width is each test's choice (tests that need one set COLUMNS): a pytest-xdist worker
+# starts with COLUMNS=80 and LINES=24 in its environment, which would fold long paths and
+# table cells that a pipe with no COLUMNS keeps on one line.
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
 
 #: The public data sets live beside the repository, never inside it.
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+#: uids in one test process's share of the sandbox's range (of 100 million).
+_SANDBOX_UID_SHARE = 1_000_000
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_sandbox_uids() -> Iterator[None]:
+    """Sandboxed programs of this test process take their uids from a share of the sandbox's
+    range that is its own.
+
+    The sandbox tests look for leftovers among the host's processes by uid, so programs of
+    another suite on the same machine (a random share), or of another worker of this one
+    (the next share: pytest-xdist gives its workers one run id and numbers them ``gwN``),
+    are not taken for this process's leftovers.
+    """
+    from byzllm.sandbox import _run
+
+    shares = _run._UID_SPAN // _SANDBOX_UID_SHARE
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    first = int(run_id, 16) if run_id else secrets.randbelow(shares)
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    saved = _run._UID_BASE, _run._UID_SPAN
+    _run._UID_BASE = saved[0] + _SANDBOX_UID_SHARE * ((first + worker) % shares)
+    _run._UID_SPAN = _SANDBOX_UID_SHARE
+    yield
+    _run._UID_BASE, _run._UID_SPAN = saved
 
 
 @pytest.fixture
@@ -127,3 +160,33 @@ def modules_loaded_after(code: str, names: Sequence[str]) -> list[str]:
 def loaded_after() -> Callable[[str, Sequence[str]], list[str]]:
     """:func:`modules_loaded_after`, for tests."""
     return modules_loaded_after
+
+
+# Under pytest-xdist (`pytest -n N`, set in pyproject.toml) the tests of one file run on one
+# worker, so a module's expensive fixtures are built once. Two sets of files share a worker:
+# the sandbox tests read the host's process table for leftover sandboxed programs (another
+# worker's programs would be taken for leftovers), and the Ray tests each start a local
+# Ray instance. Longest groups first, so no worker is left with a long group at the end.
+_SHARED_WORKER = {"sandbox": "sandbox", "test_ray_": "ray"}
+_LONG_FIRST = ("real_model", "sandbox")
+
+
+def _worker_group(item: pytest.Item) -> str:
+    path = Path(str(item.path))
+    for part, group in _SHARED_WORKER.items():
+        if part in path.parts or path.name.startswith(part):
+            return group
+    return str(path)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_worker_group(item)))
+
+    def rank(item: pytest.Item) -> int:
+        for position, name in enumerate(_LONG_FIRST):
+            if item.get_closest_marker(name) is not None or name in Path(str(item.path)).parts:
+                return position
+        return len(_LONG_FIRST)
+
+    items.sort(key=rank)  # stable: the order within a rank is unchanged

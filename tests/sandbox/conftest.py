@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 import os
-import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
 from byzllm.sandbox import _run, sandbox_support
-
-#: This test session's share of the sandbox's uid range: other suites running sandboxed
-#: programs on the same machine at the same time (their uids are in the same range) are not
-#: taken for this session's leftovers.
-_SESSION_SPAN = 1_000_000
-_UID_BASE = _run._UID_BASE + _SESSION_SPAN * secrets.randbelow(_run._UID_SPAN // _SESSION_SPAN)
-_UID_SPAN = _SESSION_SPAN
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _own_uid_range() -> Iterator[None]:
-    """Runs of this session take their uids from the session's share of the range."""
-    saved = _run._UID_BASE, _run._UID_SPAN
-    _run._UID_BASE, _run._UID_SPAN = _UID_BASE, _UID_SPAN
-    yield
-    _run._UID_BASE, _run._UID_SPAN = saved
 
 
 @pytest.fixture(scope="session")
@@ -63,7 +46,8 @@ def _sandbox_processes() -> list[int]:
             uid = os.stat(f"/proc/{entry}").st_uid
         except (OSError, KeyError, ValueError):
             continue
-        if _UID_BASE <= uid < _UID_BASE + _UID_SPAN:
+        # This process's share of the uid range (tests/conftest.py, _own_sandbox_uids).
+        if _run._UID_BASE <= uid < _run._UID_BASE + _run._UID_SPAN:
             found.append(int(entry))
     return found
 
