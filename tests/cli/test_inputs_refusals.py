@@ -3,6 +3,7 @@ ignore, act on too broadly or answer with a traceback."""
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -219,6 +220,26 @@ def test_codegen_says_what_it_cannot_do(
     assert code == 0
     hint = next(line for line in err.splitlines() if "no --monitors" in line)
     assert "`byzllm codegen train RUN_DIR`" in hint
+
+
+def test_a_codegen_report_over_fewer_problems_than_n_test_says_so(
+    tmp_path: Path, humaneval_file: Callable[..., Path]
+) -> None:
+    problems = humaneval_file(tmp_path / "he.jsonl", 20)  # a test split of 6
+    for n_test, warned in ((40, True), (6, False)):
+        run = tmp_path / f"run-{n_test}"
+        code, _, _ = _invoke(
+            "codegen", "run", "--set", f"problems={problems}", "--set", f"n_test={n_test}",
+            "--set", "conditions=[zero-shot]", "-o", str(run),
+        )  # fmt: skip
+        assert code == 0
+        for json_flag in ([], ["--json"]):
+            code, out, err = _invoke("codegen", "report", str(run), *json_flag)
+            assert code == 0
+            warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+            expected = f"warning: n_test={n_test}, but the table's rows hold 6 test problems"
+            assert [w.startswith(expected) for w in warnings] == ([True] if warned else [])
+        assert json.loads(out)["n_test"] == n_test
 
 
 def test_every_section_a_user_fills_in_refuses_a_bool_for_a_number() -> None:

@@ -19,6 +19,7 @@ from byzllm.experiments.codegen import (
     paired_gain,
     run_in_memory,
     run_units,
+    short_of_asked,
     table1_rows,
     train_monitors,
 )
@@ -146,3 +147,14 @@ def test_cli_collect_train_run_report(tmp_path: Path) -> None:
 def test_cli_without_problems_says_how(tmp_path: Path) -> None:
     result = RUNNER.invoke(app, ["codegen", "run", "-o", str(tmp_path / "r")])
     assert result.exit_code == 2 and "problems" in result.output
+
+
+def test_short_of_asked_names_the_rows_below_n_test() -> None:
+    rows = [{"problems": 12}, {"problems": 40}, {"problems": 9}]
+    assert short_of_asked(rows, 40) == (
+        "warning: n_test=40, but the table's rows hold 9 to 12 test problems "
+        "(a test split shorter than n_test, or a run not finished)"
+    )
+    assert "hold 12 test problems" in str(short_of_asked(rows[:2], 40))  # one count
+    assert short_of_asked(rows, 9) is None  # none below what was asked
+    assert short_of_asked(rows, None) is None  # n_test unset: the whole split was asked

@@ -218,13 +218,17 @@ def report(
             gain_line,
             gain_rows,
             problem_rows,
+            short_of_asked,
             table1_rows,
         )
+        from byzllm.runs import Store
         from byzllm.runs.reports import write_csv
 
         rows = common.stored_records(
             run_dir, "codegen_problem", missing="CodeGen results (run `byzllm codegen run`)"
         )
+        with Store.open(run_dir) as store:
+            n_test = (store.latest_config() or {}).get("n_test")
         table = table1_rows(rows)
         if not table:  # a collect run: train and validation problems only, no conditions
             raise InputError(
@@ -235,6 +239,7 @@ def report(
             )
         gains = gain_rows(rows)
         per_problem = problem_rows(rows)
+        short = short_of_asked(table, n_test)
         # Per stage (code, ratings, judge, tests), with the warning of every report. A
         # simulated role's "unreadable" replies are drawn (no_code_rate), not model output:
         # they are not parse health (the table's column still counts them).
@@ -260,10 +265,13 @@ def report(
                     "sim_params": sim_params,
                     "parse_health": health.to_json(),
                     "request_health": requests.to_json(),
+                    "n_test": n_test,
                 }
             )
             common.show_parse_health(health, json_output=True)
             common.show_request_health(requests, json_output=True)
+            if short is not None:
+                typer.echo(short, err=True)
             return
         pretty = [
             {
@@ -290,6 +298,8 @@ def report(
             )
         common.show_parse_health(health, json_output=False)
         common.show_request_health(requests, json_output=False)
+        if short is not None:
+            typer.echo(short, err=True)
 
 
 def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: bool) -> None:

@@ -26,7 +26,7 @@ from .experiment import (
 )
 from .fit import CODEGEN_METRICS, compare_codegen_run, fit_codegen, fit_codegen_run
 from .records import CodeGenProblemRecord, CodeGenTurnRecord
-from .report import CONDITION_NAMES, paired_gain, problem_rows, table1_rows
+from .report import CONDITION_NAMES, paired_gain, problem_rows, short_of_asked, table1_rows
 from .splits import check_disjoint, codegen_splits
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "resolve_execution",
     "run_in_memory",
     "run_units",
+    "short_of_asked",
     "table1_rows",
     "train_monitors",
     "work",

@@ -31,6 +31,7 @@ __all__ = [
     "gain_rows",
     "paired_gain",
     "problem_rows",
+    "short_of_asked",
     "table1_rows",
     "test_only",
 ]
@@ -124,6 +125,25 @@ def table1_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def short_of_asked(table: Sequence[dict[str, Any]], n_test: int | None) -> str | None:
+    """A warning when a Table 1 row holds fewer test problems than the run's ``n_test`` asked,
+    else ``None``: a table over 12 problems must not pass for one of 40.
+
+    Either the test split held fewer (``byzllm codegen run`` says so when it starts, but the
+    report may be read long after) or the run has not finished.
+    """
+    if not n_test:
+        return None
+    short = sorted({int(r["problems"]) for r in table if int(r["problems"]) < n_test})
+    if not short:
+        return None
+    held = " to ".join(str(n) for n in dict.fromkeys((short[0], short[-1])))
+    return (
+        f"warning: n_test={n_test}, but the table's rows hold {held} test problems "
+        "(a test split shorter than n_test, or a run not finished)"
+    )
 
 
 def paired_gain(
