@@ -162,26 +162,30 @@ def loaded_after() -> Callable[[str, Sequence[str]], list[str]]:
     return modules_loaded_after
 
 
-# Under pytest-xdist (`pytest -n N`, set in pyproject.toml) the tests of one file run on one
-# worker, so a module's expensive fixtures are built once. Two sets of files share a worker:
-# the sandbox tests read the host's process table for leftover sandboxed programs (another
-# worker's programs would be taken for leftovers), and the Ray tests each start a local
-# Ray instance. Longest groups first, so no worker is left with a long group at the end.
-_SHARED_WORKER = {"sandbox": "sandbox", "test_ray_": "ray"}
+# Under pytest-xdist (`pytest -n N`, set in pyproject.toml) tests go to whichever worker is
+# free, one by one, except two sets that each stay on one worker: the sandbox tests read the
+# host's process table for leftover sandboxed programs (rootless, another worker's programs
+# would be taken for leftovers), and the Ray tests share a local Ray instance per module. The
+# long tests are handed out first, so that no worker is left with one at the end.
+_ONE_WORKER = {"sandbox": "sandbox", "test_ray_": "ray"}
 _LONG_FIRST = ("real_model", "sandbox")
 
 
-def _worker_group(item: pytest.Item) -> str:
-    path = Path(str(item.path))
-    for part, group in _SHARED_WORKER.items():
-        if part in path.parts or path.name.startswith(part):
+def worker_group(path: Path) -> str | None:
+    """The pytest-xdist group of the tests in ``path`` (``None``: any worker)."""
+    for part, group in _ONE_WORKER.items():
+        if part in path.parts[:-1] or path.name.startswith(part):
             return group
-    return str(path)
+    return None
 
 
+# First: pytest-xdist reads the groups in its own hook of the same name.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(_worker_group(item)))
+        group = worker_group(Path(str(item.path)))
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
     def rank(item: pytest.Item) -> int:
         for position, name in enumerate(_LONG_FIRST):
