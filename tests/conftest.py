@@ -171,10 +171,20 @@ _ONE_WORKER = {"sandbox": "sandbox", "test_ray_": "ray"}
 _LONG_FIRST = ("real_model", "sandbox")
 
 
+def _in_tests(path: Path) -> tuple[str, ...]:
+    """The parts of ``path`` below this folder (none for a file outside it): a folder of the
+    same name above the checkout must not count."""
+    try:
+        return path.resolve().relative_to(Path(__file__).resolve().parent).parts
+    except ValueError:
+        return ()
+
+
 def worker_group(path: Path) -> str | None:
     """The pytest-xdist group of the tests in ``path`` (``None``: any worker)."""
+    parts = _in_tests(path)
     for part, group in _ONE_WORKER.items():
-        if part in path.parts[:-1] or path.name.startswith(part):
+        if part in parts[:-1] or any(name.startswith(part) for name in parts[-1:]):
             return group
     return None
 
@@ -183,13 +193,13 @@ def worker_group(path: Path) -> str | None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        group = worker_group(Path(str(item.path)))
+        group = worker_group(item.path)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
 
     def rank(item: pytest.Item) -> int:
         for position, name in enumerate(_LONG_FIRST):
-            if item.get_closest_marker(name) is not None or name in Path(str(item.path)).parts:
+            if item.get_closest_marker(name) is not None or name in _in_tests(item.path):
                 return position
         return len(_LONG_FIRST)
 
