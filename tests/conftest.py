@@ -167,8 +167,7 @@ def loaded_after() -> Callable[[str, Sequence[str]], list[str]]:
 # host's process table for leftover sandboxed programs (rootless, another worker's programs
 # would be taken for leftovers), and the Ray tests share a local Ray instance per module. The
 # long tests are handed out first, so that no worker is left with one at the end.
-_ONE_WORKER = {"sandbox": "sandbox", "test_ray_": "ray"}
-_LONG_FIRST = ("real_model", "sandbox")
+_LONG_FIRST = ("real_model", "sandbox")  # folders of tests/
 
 
 def _in_tests(path: Path) -> tuple[str, ...]:
@@ -183,9 +182,10 @@ def _in_tests(path: Path) -> tuple[str, ...]:
 def worker_group(path: Path) -> str | None:
     """The pytest-xdist group of the tests in ``path`` (``None``: any worker)."""
     parts = _in_tests(path)
-    for part, group in _ONE_WORKER.items():
-        if part in parts[:-1] or any(name.startswith(part) for name in parts[-1:]):
-            return group
+    if parts[:1] == ("sandbox",):
+        return "sandbox"
+    if parts and parts[-1].startswith("test_ray_"):
+        return "ray"
     return None
 
 
@@ -198,9 +198,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(group))
 
     def rank(item: pytest.Item) -> int:
-        for position, name in enumerate(_LONG_FIRST):
-            if item.get_closest_marker(name) is not None or name in _in_tests(item.path):
-                return position
-        return len(_LONG_FIRST)
+        folder = _in_tests(item.path)[:1]
+        return next(
+            (i for i, name in enumerate(_LONG_FIRST) if folder == (name,)), len(_LONG_FIRST)
+        )
 
     items.sort(key=rank)  # stable: the order within a rank is unchanged

@@ -136,10 +136,11 @@ def short_of_asked(table: Sequence[dict[str, Any]], n_test: int | None) -> str |
     """
     if not n_test:
         return None
-    short = sorted({int(r["problems"]) for r in table if int(r["problems"]) < n_test})
+    short = [int(r["problems"]) for r in table if int(r["problems"]) < n_test]
     if not short:
         return None
-    held = " to ".join(str(n) for n in dict.fromkeys((short[0], short[-1])))
+    low, high = min(short), max(short)
+    held = str(low) if low == high else f"{low} to {high}"
     return (
         f"warning: n_test={n_test}, but the table's rows hold {held} test problems "
         "(a test split shorter than n_test, or a run not finished)"
