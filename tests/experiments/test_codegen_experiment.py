@@ -56,6 +56,13 @@ def _config(tmp_path: Path, **changes: object) -> CodeGenConfig:
     return CodeGenConfig.model_validate({**base, **changes})
 
 
+def test_training_without_validation_turns_names_codegen_collect(tmp_path: Path) -> None:
+    rows = asyncio.run(run_in_memory(collect_units(_config(tmp_path))))
+    train_only = [r for r in rows if r["kind"] == "codegen_turn" and r["split"] == "train"]
+    with pytest.raises(InputError, match="run `byzllm codegen collect` first"):
+        train_monitors(train_only)
+
+
 def test_pipeline_reports_three_conditions_with_intervals(tmp_path: Path) -> None:
     cfg = _config(tmp_path)
     rows = asyncio.run(run_in_memory(collect_units(cfg)))

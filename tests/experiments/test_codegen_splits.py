@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from byzllm.errors import InputError
+from byzllm.errors import ConfigError, InputError
 from byzllm.experiments.codegen import (
     CodeGenConfig,
     check_disjoint,
@@ -71,7 +71,8 @@ def test_without_held_out_test_all_problems_train_or_validate() -> None:
     assert (len(splits.train), len(splits.validation), len(splits.test)) == (115, 49, 0)
 
 
-def test_collect_and_run_use_disjoint_problems(tmp_path: Path) -> None:
+def _config(tmp_path: Path, n: int) -> CodeGenConfig:
+    """A simulated CodeGen config over a HumanEval-format file of ``n`` tiny problems."""
     rows = [
         {
             "task_id": p.id,
@@ -80,17 +81,31 @@ def test_collect_and_run_use_disjoint_problems(tmp_path: Path) -> None:
             "test": p.hidden_test,
             "entry_point": p.entry_point,
         }
-        for p in _problems(40)
+        for p in _problems(n)
     ]
     path = tmp_path / "he.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    cfg = CodeGenConfig.model_validate(
+    return CodeGenConfig.model_validate(
         {"problems": str(path), "execution": "simulated", "conditions": ["zero-shot", "none"]}
     )
+
+
+def test_collect_and_run_use_disjoint_problems(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, 40)
     tuned = {u.payload["problem"]["id"] for u in collect_units(cfg)}
     tested = {u.payload["problem"]["id"] for u in run_units(cfg)}
     assert len(tested) == 12 and len(tuned) == 28 and not tuned & tested
     assert _ids(load_split(cfg, "test")) == tested
+
+
+def test_an_empty_split_is_a_clear_error(tmp_path: Path) -> None:
+    # One problem leaves the test split empty (30% of 1 rounds to 0): the run would have
+    # run nothing and said only "0 of 0 units done".
+    with pytest.raises(ConfigError, match=r"the test split is empty: .* train 1, validation 0"):
+        run_units(_config(tmp_path, 1))
+    # Two problems leave validation empty: collecting would give nothing to select on.
+    with pytest.raises(ConfigError, match="the validation split is empty"):
+        collect_units(_config(tmp_path, 2))
 
 
 @pytest.mark.skipif(not HUMANEVAL.is_file(), reason="HumanEval is not in ../shared/data")

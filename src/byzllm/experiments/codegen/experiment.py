@@ -93,6 +93,16 @@ def load_split(cfg: CodeGenConfig, split: str) -> list[CodeProblem]:
             train_fraction=cfg.train_fraction,
         )
         problems = splits.get(split)
+        if not problems:
+            # Refused here, not when splitting: a run needs only its own split, and an empty
+            # one would run nothing and report nothing without saying why.
+            names = ("train", "validation", "test")
+            sizes = ", ".join(f"{name} {len(splits.get(name))}" for name in names)
+            raise ConfigError(
+                f"the {split} split is empty: the problems of {cfg.problems} split into "
+                f"{sizes} (test_fraction={held_out}, train_fraction={cfg.train_fraction}); "
+                "use a larger problem file"
+            )
     return problems[:limit] if limit else problems
 
 
@@ -323,7 +333,7 @@ def train_monitors(
             "the turns mix features computed with renormalize=True and renormalize=False: "
             "train on one collect run's turns"
         )
-    train, validation = datasets_from_rows(rows)
+    train, validation = datasets_from_rows(rows, collect_command="byzllm codegen collect")
     simulated = any(bool(r.get("simulated")) for r in rows)
     monitors, _ = train_monitor_set(
         train,

@@ -307,6 +307,8 @@ def _order(row: dict[str, Any]) -> tuple[str, int, int]:
 def datasets_from_rows(
     turn_rows: Sequence[dict[str, Any]],
     game_rows: Sequence[dict[str, Any]] | None = None,
+    *,
+    collect_command: str = "byzllm monitor collect",
 ) -> tuple[TurnDataset, TurnDataset]:
     """Train and validation :class:`TurnDataset` from stored ``monitor_turn`` rows.
 
@@ -316,6 +318,7 @@ def datasets_from_rows(
     rate and the gains (a GovSim lake that collapses in month 1 has none: its turns start in
     month 2). Without them the games are those the turn rows name, which is every game only
     where each game has a monitored turn (WhoDunit; CodeGen with two rounds or more).
+    ``collect_command``: the command that collects them, named when a split has none.
 
     With several collect repeats, each (game, repeat) is its own training game. Rows are put
     in a canonical order first (game, repeat, turn), so the fitted monitors do not depend on
@@ -345,6 +348,6 @@ def datasets_from_rows(
         games = None if outcomes is None else outcomes[split]
         if not (by_split.get(split) if games is None else games):
             what = "turns" if games is None else "games"
-            raise InputError(f"no {split} {what} collected: run `byzllm monitor collect` first")
+            raise InputError(f"no {split} {what} collected: run `{collect_command}` first")
         datasets.append(TurnDataset.from_rows(by_split[split], games))
     return datasets[0], datasets[1]
