@@ -237,7 +237,12 @@ def _culprit_key(game: WhoDunitGame) -> frozenset[tuple[str, str]]:
 def generate_games(
     n: int, config: GameConfig | None = None, *, seed: int = 0, prefix: str | None = None
 ) -> list[WhoDunitGame]:
-    """``n`` distinct games (no two share lineup and culprit), reproducible from ``seed``."""
+    """``n`` distinct games (no two share lineup and culprit), reproducible from ``seed``.
+
+    A small table may allow fewer distinct games than ``n`` (16 suspects over four two-valued
+    attributes: one lineup, 16 games): drawing stops with a :class:`ConfigError` after as
+    many tries as :func:`make_splits` allows, rather than never.
+    """
     if n < 0:
         raise InputError("the number of games must be non-negative")
     config = config or GameConfig()
@@ -245,7 +250,14 @@ def generate_games(
     prefix = prefix if prefix is not None else f"{config.variant}-s{seed}"
     games: list[WhoDunitGame] = []
     keys: set[object] = set()
+    tries = 0
     while len(games) < n:
+        tries += 1
+        if tries > 100 * n + 1000:
+            raise ConfigError(
+                f"cannot draw {n} distinct games (found {len(games)}): the table allows too "
+                "few lineups and culprits; use more attributes or fewer games"
+            )
         game = generate_game(config, rng, f"{prefix}-{len(games):04d}")
         key = _game_key(game)
         if key not in keys:
