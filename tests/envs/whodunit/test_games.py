@@ -87,6 +87,9 @@ def test_complexity_levers() -> None:
         {"attributes": {"a": ("x", "x")}},  # a value repeated
         {"n_attributes": 21},  # Table 4 has 20
         {"variant": "sym", "n_agents": 8, "facts_per_agent": 3},  # 24 facts > 20 attributes
+        # Two two-valued facts leave each of 199 other suspects a 1/4 chance to match them:
+        # a draw identifies the culprit with probability 0.75**199, about 1e-25.
+        {"variant": "sym", "n_suspects": 200, "n_agents": 2, "facts_per_agent": 1},
         {"variant": "nope"},
     ],
 )
