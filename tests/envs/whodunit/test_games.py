@@ -13,7 +13,7 @@ from byzllm.envs.whodunit import (
     generate_games,
     make_splits,
 )
-from byzllm.errors import InputError
+from byzllm.errors import ConfigError, InputError
 
 
 def _key(game: WhoDunitGame, i: int) -> tuple[str, ...]:
@@ -87,12 +87,24 @@ def test_complexity_levers() -> None:
         {"attributes": {"a": ("x", "x")}},  # a value repeated
         {"n_attributes": 21},  # Table 4 has 20
         {"variant": "sym", "n_agents": 8, "facts_per_agent": 3},  # 24 facts > 20 attributes
+        # Two two-valued facts leave each of 199 other suspects a 1/4 chance to match them:
+        # a draw identifies the culprit with probability 0.75**199, about 1e-25.
+        {"variant": "sym", "n_suspects": 200, "n_agents": 2, "facts_per_agent": 1},
         {"variant": "nope"},
     ],
 )
 def test_impossible_configs_are_clear_errors(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         GameConfig.model_validate(kwargs)
+
+
+def test_more_games_than_the_table_allows_is_a_clear_error() -> None:
+    # Two suspects over one two-valued attribute: one lineup, two culprits, two games. Asking
+    # for more used to draw forever.
+    tiny = GameConfig(attributes={"a": ("x", "y")}, n_suspects=2)
+    assert len(generate_games(2, tiny, seed=0)) == 2
+    with pytest.raises(ConfigError, match="cannot draw 3 distinct games"):
+        generate_games(3, tiny, seed=0)
 
 
 def test_check_game_rejects_broken_games() -> None:

@@ -55,3 +55,9 @@ def test_repeated_runs_standard_errors_are_across_runs() -> None:
     assert s.precision_se == pytest.approx(abs(1 - 2 / 3) / math.sqrt(2) / math.sqrt(2))
     assert s.game_length == pytest.approx(18.5)
     assert s.game_length_se == pytest.approx(2.0)  # sd = 2*sqrt(2), / sqrt(2)
+
+
+def test_an_empty_run_is_left_out_of_every_statistic() -> None:
+    # An empty run beside one with games is one run: the game-length standard error is
+    # RUN_A's across its games (it was NaN, read from the empty run).
+    assert summarize_runs([[], RUN_A]) == summarize_runs([RUN_A])

@@ -13,6 +13,7 @@ half: ``n_attributes`` is configurable); symmetric 20 suspects, 20 turns, all 20
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable
 from typing import Literal
@@ -59,6 +60,11 @@ ATTRIBUTE_TABLE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("occupation", ("professional", "student")),
 )
 
+#: The least chance that one draw of a symmetric game's facts identifies the culprit
+#: (:meth:`GameConfig._check_facts_can_identify`); 1e-4 still finds a game in a fraction of
+#: a second.
+_MIN_IDENTIFY = 1e-4
+
 _DEFAULTS: dict[str, dict[str, int]] = {
     "asym": {"n_suspects": 10, "n_attributes": 10, "max_turns": 31},
     "sym": {"n_suspects": 20, "n_attributes": 20, "max_turns": 20},
@@ -100,7 +106,28 @@ class GameConfig(StrictNumbers):
                 f"{self.n_agents} agents x {self.facts_per_agent} facts need that many distinct "
                 f"attributes; the table has {len(table)}"
             )
+        if self.variant == "sym":
+            self._check_facts_can_identify(table)
         return self
+
+    def _check_facts_can_identify(self, table: dict[str, tuple[str, ...]]) -> None:
+        """Refuse a symmetric setting whose facts almost never single out the culprit.
+
+        Another suspect shares every fact's value with probability ``q``, the product of
+        ``1 / values`` over the facts' attributes, so one draw of facts identifies the culprit
+        with probability about ``(1 - q) ** (N - 1)``, at best on the attributes with the most
+        values. Below :data:`_MIN_IDENTIFY` :func:`generate_game` would draw lineups for many
+        minutes before giving up (two facts among 200 suspects: about 1e-25).
+        """
+        need = self.n_agents * self.facts_per_agent
+        sizes = sorted((len(set(values)) for values in table.values()), reverse=True)[:need]
+        q = math.prod(1.0 / size for size in sizes)
+        if (1.0 - q) ** (self.suspect_count() - 1) < _MIN_IDENTIFY:
+            raise ValueError(
+                f"{need} facts about the culprit (agents x facts per agent) almost never tell "
+                f"it apart from {self.suspect_count() - 1} other suspects: use more facts per "
+                "agent, more agents or fewer suspects"
+            )
 
     def suspect_count(self) -> int:
         return self.n_suspects or _DEFAULTS[self.variant]["n_suspects"]
@@ -237,7 +264,12 @@ def _culprit_key(game: WhoDunitGame) -> frozenset[tuple[str, str]]:
 def generate_games(
     n: int, config: GameConfig | None = None, *, seed: int = 0, prefix: str | None = None
 ) -> list[WhoDunitGame]:
-    """``n`` distinct games (no two share lineup and culprit), reproducible from ``seed``."""
+    """``n`` distinct games (no two share lineup and culprit), reproducible from ``seed``.
+
+    A small table may allow fewer distinct games than ``n`` (16 suspects over four two-valued
+    attributes: one lineup, 16 games): drawing stops with a :class:`ConfigError` after as
+    many tries as :func:`make_splits` allows, rather than never.
+    """
     if n < 0:
         raise InputError("the number of games must be non-negative")
     config = config or GameConfig()
@@ -245,7 +277,14 @@ def generate_games(
     prefix = prefix if prefix is not None else f"{config.variant}-s{seed}"
     games: list[WhoDunitGame] = []
     keys: set[object] = set()
+    tries = 0
     while len(games) < n:
+        tries += 1
+        if tries > 100 * n + 1000:
+            raise ConfigError(
+                f"cannot draw {n} distinct games (found {len(games)}): the table allows too "
+                "few lineups and culprits; use more attributes or fewer games"
+            )
         game = generate_game(config, rng, f"{prefix}-{len(games):04d}")
         key = _game_key(game)
         if key not in keys:

@@ -87,7 +87,8 @@ def game_metrics(results: Sequence[GameResult]) -> Metrics:
 
 def summarize_runs(runs: Sequence[Sequence[GameResult]]) -> MetricSummary:
     """Mean ± standard error of the metrics over repeated runs."""
-    per_run = [game_metrics(r) for r in runs if r]
+    played = [r for r in runs if r]  # an empty run defines no metric
+    per_run = [game_metrics(r) for r in played]
     games = sum(m.games for m in per_run)
     simulated = any(g.simulated for r in runs for g in r)
     common = {
@@ -99,7 +100,7 @@ def summarize_runs(runs: Sequence[Sequence[GameResult]]) -> MetricSummary:
     }
     if len(per_run) == 1:
         only = per_run[0]
-        lengths = [float(g.total_turns) for g in runs[0]]
+        lengths = [float(g.total_turns) for g in played[0]]
         return MetricSummary(
             success_rate=only.success_rate,
             success_rate_se=_binomial_se(only.success_rate, only.games),
