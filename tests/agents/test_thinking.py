@@ -12,8 +12,9 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from byzllm.agents._thinking import blank_thinking
+from byzllm.agents._thinking import after_thinking, blank_thinking
 from byzllm.agents.codegen import read_code, read_feedback, read_ratings, read_tests
+from byzllm.agents.consensus._parse import read_confidence, read_score, read_yes_probability
 from byzllm.agents.govsim import read_catch
 from byzllm.agents.whodunit import AgentView, read_action
 
@@ -125,3 +126,65 @@ def test_whodunit_move_drafted_while_thinking_is_no_move() -> None:
     )
     cut_off = '<think>\nI could accuse now: {"action": 3, "character": 2} but better ask first'
     assert read_action(cut_off, view).fell_back
+
+
+@given(_PIECES, st.integers(min_value=0, max_value=30))
+def test_after_thinking_is_a_prefix_of_the_blanked_reply(text: str, limit: int) -> None:
+    blanked = blank_thinking(text)
+    window = after_thinking(text, limit)
+    assert blanked.startswith(window)
+    assert len(window.lstrip()) == min(limit, len(blanked.lstrip()))
+
+
+def _whodunit_view() -> AgentView:
+    return AgentView(
+        game_id="g",
+        variant="asym",
+        role="accuser",
+        name="Beth",
+        partners=("Alex",),
+        attributes={"hat": ("red", "blue")},
+        n_suspects=4,
+        culprit_description={"hat": "red"},
+        turn=1,
+        max_turns=10,
+    )
+
+
+def test_a_long_reasoning_does_not_cut_off_the_decision() -> None:
+    # Parsers read a bounded number of characters; they counted the thinking among them, so
+    # 24,000 characters of it (about 6,000 tokens) left a GovSim catch unread ("the reply was
+    # all reasoning"), and 105,000 left the score, the judge, the code and the tests unread
+    # and a WhoDunit move refused as too long.
+    def thought(chars: int) -> str:
+        return (
+            "<think>\n" + ("Let me weigh it again. " * (chars // 23 + 1))[:chars] + "\n</think>\n"
+        )
+
+    catch = thought(24_000) + "Answer: 5 tons"
+    reading = read_catch(catch, stock=100)
+    assert not reading.fell_back and reading.value.amount == 5
+    start, end = reading.value.span
+    assert catch[start:end] == "5"
+    long = thought(105_000)
+    assert read_score(long + "0.9").value == 0.9
+    assert read_confidence(long + "Confidence: 0.7").value == 0.7
+    assert read_yes_probability(None, long + "Yes").value == 1.0
+    judge = long + "Solution 1: WRONG\nBest: 2"
+    feedback = read_feedback(judge, 2).value
+    assert (feedback.verdicts, feedback.pick) == ({1: False}, 2)
+    assert [judge[s:e] for s, e in feedback.spans] == ["WRONG", "2"]
+    assert (
+        "a + b" in read_code(long + "```python\ndef add(a, b):\n    return a + b\n```", "add").value
+    )
+    tests = long + "```python\nassert add(1, 2) == 3\n```"
+    assert read_tests(tests).value.tests == ("assert add(1, 2) == 3",)
+    assert read_ratings(long + "Feedback helpfulness: 4").value == (4, None)
+    move = thought(70_000) + '{"thoughts": "ask", "action": 3, "character": 2}'
+    parsed = read_action(move, _whodunit_view())
+    assert not parsed.fell_back and parsed.value.action.character == 2
+    assert [move[s:e] for s, e in parsed.value.decision_spans] == ["3", "2"]
+    # What follows the reasoning is still bounded.
+    assert read_action(thought(10) + "x" * 70_000, _whodunit_view()).reason.startswith(
+        "Your reply was too long (70000"
+    )

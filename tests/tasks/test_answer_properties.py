@@ -185,3 +185,16 @@ def test_equivalence_is_symmetric_and_reflexive(a: str, b: str) -> None:
         assert answers_equivalent(task, a, b) == answers_equivalent(task, b, a)
         if normalize_answer(task, a) is not None:
             assert answers_equivalent(task, a, a)
+
+
+@given(
+    st.integers(min_value=-(10**6), max_value=10**6),
+    # Arithmetic and a few letters (not enough to write a label such as "answer:").
+    st.text(alphabet=" =+-*/x.,:0123456789abcdeh\n", max_size=60),
+)
+def test_a_bracketed_remark_after_a_number_answer_is_not_the_answer(
+    value: int, remark: str
+) -> None:
+    # "Answer: 120 minutes (= 2 hours)" answers 120, whatever the remark holds.
+    reply = f"Answer: {value} ({remark})"
+    assert extract_answer(NUMBER, reply) == str(value)

@@ -63,6 +63,12 @@ PIQA = Task(
         ("Answer: $18.00", "18"),
         ("Final answer: 1,234 dollars", "1234"),
         ("So 5 + 3 = 8.\nFinal answer: 5 + 3 = 8", "8"),
+        # An equals sign inside a bracketed remark is not the answer's: 2, 3 and 100 before.
+        ("Answer: 120 minutes (= 2 hours)", "120"),
+        ("Answer: 45 (cost = 3 x 15)", "45"),
+        ("Answer: 120 (I first got 2 x 50 = 100, then fixed it)", "120"),
+        ("Answer: (5 + 3) = 8", "8"),
+        ("Answer: 5 (so x = 3", "5"),
         ("The answer is \\boxed{42}.", "42"),
         ("\\boxed{12} was wrong; Answer: 13", "13"),
         ("Answer: 13 ... on reflection \\boxed{12}", "12"),

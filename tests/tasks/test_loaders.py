@@ -53,6 +53,19 @@ def test_math500_filters_level_and_samples_deterministically(tmp_path: Path) -> 
     )
 
 
+def test_math500_refuses_a_duplicate_id(tmp_path: Path) -> None:
+    # Two questions under one id were loaded as two tasks that every report keyed as one
+    # question; the duplicate is refused even on a line the level filter leaves out.
+    rows = [math_row(1, 4), math_row(2, 3), {**math_row(3, 4), "unique_id": "test/algebra/2.json"}]
+    path = write_jsonl(tmp_path / "m.jsonl", rows)
+    with pytest.raises(InputError, match=r"m\.jsonl:3: id 'test/algebra/2\.json' already used"):
+        load_math500(path, level=4)
+    assert [t.id for t in load_math500(write_jsonl(tmp_path / "ok.jsonl", rows[:2]))] == [
+        "test/algebra/1.json",
+        "test/algebra/2.json",
+    ]
+
+
 def test_math500_reports_bad_lines(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(math_row(1, 4)) + "\n\n{not json}\n", encoding="utf-8")

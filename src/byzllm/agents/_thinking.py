@@ -10,14 +10,16 @@ decided yet.
 
 Blanking keeps the reply's length and its line breaks, so the character offsets of what is
 read (the decision positions a monitor reads log-probabilities at) stay offsets into the
-reply the model wrote.
+reply the model wrote. Parsers read a bounded number of characters of a reply; they count
+them from where the reasoning ends (:func:`after_thinking`), or a model that reasons at
+length would have its decision cut off with the reasoning.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["blank_thinking"]
+__all__ = ["after_thinking", "blank_thinking"]
 
 _TAG_RE = re.compile(r"<(/?)think>", re.IGNORECASE)
 _NOT_NEWLINE_RE = re.compile(r"[^\n]")
@@ -60,3 +62,16 @@ def blank_thinking(text: str) -> str:
         position = end
     parts.append(text[position:])
     return "".join(parts)
+
+
+def after_thinking(text: str, limit: int) -> str:
+    """``text`` blanked (:func:`blank_thinking`) and cut ``limit`` characters past its leading
+    blanks, the reasoning's among them: a prefix of the blanked reply, so its offsets are
+    still offsets into ``text``.
+
+    >>> after_thinking("<think>" + "7? " * 50 + "</think> 5 and more", 2).strip()
+    '5'
+    """
+    blanked = blank_thinking(text)
+    start = len(blanked) - len(blanked.lstrip())
+    return blanked[: start + limit]

@@ -135,8 +135,10 @@ def _choice(task: Task, text: str, *, last: bool) -> str | None:
 def _interpret(task: Task, segment: str) -> str | None:
     """Canonical form of a short, located answer (``None``: not an answer of this kind)."""
     if task.kind == "number":
-        # "5 + 3 = 8": the result follows the last equals sign.
-        value = parse_number(segment.rsplit("=", 1)[-1]) if "=" in segment else None
+        # "5 + 3 = 8": the result follows the last equals sign, but not one of a remark in
+        # brackets: "120 minutes (= 2 hours)" and "45 (cost = 3 x 15)" answer 120 and 45.
+        outside = _outside_brackets(segment)
+        value = parse_number(outside.rsplit("=", 1)[-1]) if "=" in outside else None
         if value is None:
             value = parse_number(segment)
         return canonical_number(value) if value is not None else None
@@ -145,6 +147,21 @@ def _interpret(task: Task, segment: str) -> str | None:
     if task.kind == "choice":
         return _choice(task, segment, last=False)
     return _math_segment(segment)
+
+
+def _outside_brackets(text: str) -> str:
+    """``text`` without what round or square brackets enclose (an unclosed one runs to the
+    end): ``"(5 + 3) = 8 (check: 4 + 4 = 8)"`` -> ``" = 8 "``."""
+    kept: list[str] = []
+    depth = 0
+    for char in text:
+        if char in "([":
+            depth += 1
+        elif char in ")]" and depth:
+            depth -= 1
+        elif not depth:
+            kept.append(char)
+    return "".join(kept)
 
 
 # An escaped dollar (``$\\$36$``) is money inside the formula, not its end.

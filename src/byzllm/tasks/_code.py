@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from byzllm.errors import InputError
 
-from ._files import json_array, json_object, read_text
+from ._files import claim_id, json_array, json_object, read_text
 
 __all__ = [
     "CodeProblem",
@@ -127,8 +127,10 @@ def _text_field(obj: dict[str, Any], key: str, where: str, *, required: bool = T
 def load_humaneval(path: str | Path) -> list[CodeProblem]:
     """HumanEval problems from ``HumanEval.jsonl(.gz)``, in file order."""
     problems = []
+    seen: dict[str, str] = {}
     for where, obj in _objects(path):
         task_id = _text_field(obj, "task_id", where)
+        claim_id(seen, task_id, where)
         prompt = _text_field(obj, "prompt", where)
         canonical = _text_field(obj, "canonical_solution", where)
         test = _text_field(obj, "test", where)
@@ -179,10 +181,12 @@ def _cases(value: Any, where: str, key: str) -> list[IOTest] | None:
 def load_livecodebench(path: str | Path) -> list[CodeProblem]:
     """LiveCodeBench problems (the fields in the module docstring), in file order."""
     problems = []
+    seen: dict[str, str] = {}
     for where, obj in _objects(path):
         qid = obj.get("question_id", obj.get("task_id"))
         if not isinstance(qid, str | int):
             raise InputError(f"{where}: needs a question_id")
+        claim_id(seen, str(qid), where)
         content = _text_field(obj, "question_content", where)
         title = _text_field(obj, "question_title", where, required=False)
         starter = _text_field(obj, "starter_code", where, required=False)

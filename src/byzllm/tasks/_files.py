@@ -10,7 +10,7 @@ from typing import Any
 
 from byzllm.errors import InputError
 
-__all__ = ["json_array", "json_object", "read_text"]
+__all__ = ["claim_id", "json_array", "json_object", "read_text"]
 
 
 def read_text(path: str | Path) -> tuple[Path, str]:
@@ -56,3 +56,13 @@ def json_array(text: str, file: Path, what: str = "a JSON array") -> list[Any]:
     """The whole text of ``file`` as a JSON array (of ``what``)."""
     items: list[Any] = _parse(text, str(file), list, what, whole_file=True)
     return items
+
+
+def claim_id(seen: dict[str, str], task_id: str, where: str) -> None:
+    """Record that ``where`` holds the question ``task_id``; an InputError when an earlier
+    line already did. Runs, reports and splits key questions by id: two questions under one
+    id would be counted as one question, and a seeded split could put the same problem in
+    both its training and its validation part."""
+    first = seen.setdefault(task_id, where)
+    if first != where:
+        raise InputError(f"{where}: id {task_id[:80]!r} already used at {first}")

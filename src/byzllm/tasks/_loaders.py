@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from byzllm._strict import StrictNumbers
 from byzllm.errors import InputError
 
-from ._files import json_array, json_object, read_text
+from ._files import claim_id, json_array, json_object, read_text
 from ._lines import LineIndex, TaskLines
 from ._text import canonical_number, parse_number
 from ._types import Task
@@ -94,17 +94,20 @@ def load_math500(
     ``load_math500(path, level=4, k=30, seed=0)``.
     """
     tasks: list[Task] = []
+    seen: dict[str, str] = {}
     for file, lineno, row in _jsonl(path):
         where = f"{file}:{lineno}"
         problem = _field(row, "problem", where)
         answer = _field(row, "answer", where)
         row_level = _parse_level(row.get("level"), where)
+        unique_id = row.get("unique_id")
+        task_id = str(unique_id) if unique_id else f"math500/{lineno}"
+        claim_id(seen, task_id, where)
         if level is not None and row_level != level:
             continue
-        task_id = row.get("unique_id")
         tasks.append(
             Task(
-                id=str(task_id) if task_id else f"math500/{lineno}",
+                id=task_id,
                 question=problem,
                 answer=answer.strip(),
                 kind="math",

@@ -16,8 +16,9 @@ reply holds nothing it can read, and the reason:
   assert, with the span of each expected value (the right-hand side of ``==``). Default: no
   test.
 
-Replies are cut to :data:`MAX_REPLY_CHARS` before reading, and every scan is linear in the
-reply's length, so a 1 MB adversarial reply costs milliseconds.
+Replies are cut to :data:`MAX_REPLY_CHARS` past a reasoning model's thinking before reading,
+and every scan is linear in the reply's length, so a 1 MB adversarial reply costs
+milliseconds.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from .._parsed import Parsed
-from .._thinking import blank_thinking
+from .._thinking import after_thinking
 
 __all__ = [
     "MAX_CODE_CHARS",
@@ -119,7 +120,8 @@ def read_code(text: str, entry_point: str | None = None) -> Parsed[str]:
     """
     if not isinstance(text, str) or not text.strip():
         return Parsed("", True, "the reply is empty")
-    text = blank_thinking(text)
+    # Leading blanks (the thinking's) dropped: code_blocks reads MAX_REPLY_CHARS from the start.
+    text = after_thinking(text, MAX_REPLY_CHARS).lstrip()
     blocks = [b for b in code_blocks(text) if b.strip()]
     if blocks:
         wanted = "Solution" if entry_point and not _is_function_name(entry_point) else entry_point
@@ -153,7 +155,7 @@ def read_ratings(text: str) -> Parsed[tuple[int | None, int | None]]:
     if not isinstance(text, str):
         return Parsed((None, None), True, "the reply is not text")
     found: dict[str, int | None] = {"feedback": None, "tests": None}
-    for line in blank_thinking(text)[:MAX_REPLY_CHARS].splitlines():
+    for line in after_thinking(text, MAX_REPLY_CHARS).splitlines():
         if len(line) > 500 or not _RATINGS_LINE.search(line):
             continue
         for key, pattern in _RATING.items():
@@ -183,7 +185,7 @@ def read_feedback(text: str, n_solutions: int) -> Parsed[ParsedFeedback]:
     """
     if not isinstance(text, str) or not text.strip():
         return Parsed(ParsedFeedback(), True, "the reply is empty")
-    body = blank_thinking(text)[:MAX_REPLY_CHARS]
+    body = after_thinking(text, MAX_REPLY_CHARS)
     verdicts: dict[int, bool] = {}
     spans: list[tuple[int, int]] = []
     for m in _VERDICT.finditer(body):
@@ -275,7 +277,7 @@ def read_tests(text: str) -> Parsed[ParsedTests]:
     """
     if not isinstance(text, str) or not text.strip():
         return Parsed(ParsedTests(), True, "the reply is empty")
-    body = blank_thinking(text)[:MAX_REPLY_CHARS]
+    body = after_thinking(text, MAX_REPLY_CHARS)
     candidates = _assert_lines(body)
     if any(in_block for _, _, in_block in candidates):
         # A reply with code blocks keeps its tests there; an assert in the prose around them

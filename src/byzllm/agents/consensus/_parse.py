@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from byzllm.tasks import Task, extract_answer
 
 from .._parsed import Parsed
-from .._thinking import blank_thinking
+from .._thinking import after_thinking, blank_thinking
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -116,7 +116,7 @@ def _strip_debris(text: str) -> str:
 def _first_number(text: str) -> float | None:
     if not isinstance(text, str):
         return None
-    text = clean_reply(text[:MAX_REPLY_CHARS])
+    text = clean_reply(after_thinking(text, MAX_REPLY_CHARS))
     starts, ends = _debris_spans(text)
     for match in _NUMBER_RE.finditer(text):
         k = bisect_right(starts, match.start()) - 1
@@ -160,7 +160,8 @@ def read_score(text: str) -> Parsed[float]:
       digits, only control sequences or debris) → :data:`DEFAULT_SCORE` (0.5, "maximally
       uncertain") with ``fell_back=True``; ``fell_back`` is false whenever a number was read.
 
-    Only the first :data:`MAX_REPLY_CHARS` characters are read. Never raises.
+    Only the first :data:`MAX_REPLY_CHARS` characters after a reasoning model's thinking are
+    read. Never raises.
     """
     return _unit(text, DEFAULT_SCORE, "score")
 
@@ -249,7 +250,7 @@ def read_yes_probability(
     total = mass["yes"] + mass["no"]
     if total > 0.0:
         return Parsed(mass["yes"] / total)
-    found = _YES_NO_RE.search(clean_reply(text[:MAX_REPLY_CHARS]))
+    found = _YES_NO_RE.search(clean_reply(after_thinking(text, MAX_REPLY_CHARS)))
     if found is not None:
         return Parsed(1.0 if found.group(1).lower() == "yes" else 0.0)
     return Parsed(default, fell_back=True, reason="no Yes or No in the reply")

@@ -15,7 +15,8 @@ above the stock now in the lake is *invalid*, as is a reply with no number at al
 or an empty reply: the parser then returns the documented default, :data:`FALLBACK_CATCH` (0
 tons: a fisher who gives no valid amount catches nothing that month), with ``fell_back`` set
 and the reason, so that the runs count it (parse health, stage ``catch``). Only the first
-:data:`MAX_REPLY_CHARS` characters of a reply are read (a 1 MB reply costs no more than that).
+:data:`MAX_REPLY_CHARS` characters of a reply after a reasoning model's thinking are read (a
+1 MB reply costs no more than that).
 
 :func:`find_amounts` lists every amount an utterance writes (integers, with the character span
 of each), for the simulated fishers' reading of a discussion and for the monitor's decision
@@ -29,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from byzllm.agents._parsed import Parsed
-from byzllm.agents._thinking import blank_thinking
+from byzllm.agents._thinking import after_thinking
 
 __all__ = [
     "FALLBACK_CATCH",
@@ -99,7 +100,7 @@ def read_catch(text: str, stock: int) -> Parsed[ParsedCatch]:
     default = ParsedCatch(FALLBACK_CATCH, (0, 0))
     if not isinstance(text, str) or not text.strip():
         return Parsed(default, True, "the reply was empty; end with a line 'Answer: N tons'.")
-    head = blank_thinking(text)[:MAX_REPLY_CHARS]
+    head = after_thinking(text, MAX_REPLY_CHARS)
     if not head.strip():
         return Parsed(default, True, "the reply was all reasoning; end with 'Answer: N tons'.")
     chosen: re.Match[str] | None = None

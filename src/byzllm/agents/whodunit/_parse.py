@@ -24,7 +24,7 @@ from typing import Any
 from byzllm.errors import InputError
 
 from .._parsed import Parsed
-from .._thinking import blank_thinking
+from .._thinking import after_thinking, blank_thinking
 from ._types import AgentView, WhoDunitAction, action_kinds
 
 __all__ = [
@@ -39,7 +39,8 @@ __all__ = [
     "read_action",
 ]
 
-#: Replies longer than this are rejected outright (a runaway or adversarial generation).
+#: Replies longer than this after a reasoning model's thinking are rejected outright (a
+#: runaway or adversarial generation).
 MAX_REPLY_CHARS = 65_536
 #: At most this many ``{`` positions are tried as the start of the action object.
 _MAX_CANDIDATES = 64
@@ -206,9 +207,10 @@ def find_action_object(text: str) -> dict[str, JsonField] | None:
     """The last top-level JSON-like object in ``text`` with an ``"action"`` key, or ``None``.
 
     Keys are lower-cased. Objects nested inside an earlier candidate are not tried again.
-    Only the first :data:`MAX_REPLY_CHARS` characters are read (bounded time on any input).
+    Reasoning blocks are blanked, and only the first :data:`MAX_REPLY_CHARS` characters after
+    them are read (bounded time on any input).
     """
-    text = text[:MAX_REPLY_CHARS]
+    text = after_thinking(text, MAX_REPLY_CHARS)
     reader = _Reader(text)
     found: dict[str, JsonField] | None = None
     pos = text.find("{")
@@ -321,13 +323,15 @@ def _property_value(text: str, view: AgentView) -> tuple[str, str]:
 
 def parse_action(text: str, view: AgentView) -> ParsedAction:
     """Parse ``text`` into a validated action for ``view``'s role, or raise a hinted error."""
-    if len(text) > MAX_REPLY_CHARS:
-        raise ActionParseError(
-            f"Your reply was too long ({len(text)} characters). Reply briefly: short thoughts, "
-            "then one JSON object."
-        )
     # Offsets into the blanked reply are offsets into the reply: the spans stay valid.
     text = blank_thinking(text)
+    # The reasoning does not count: a model may think at length before its one JSON object.
+    length = len(text.strip())
+    if length > MAX_REPLY_CHARS:
+        raise ActionParseError(
+            f"Your reply was too long ({length} characters). Reply briefly: short thoughts, "
+            "then one JSON object."
+        )
     fields = find_action_object(text)
     if fields is None:
         raise ActionParseError(
