@@ -1064,6 +1064,12 @@ def emit_rows(
     console().print(table)
 
 
+#: The title of the table every ``train`` command prints under its selected monitors: each
+#: role's ablation monitors, the turn-count-only control among them, with their validation
+#: gains, so that no monitor's gain is shown without what the turn count alone gains.
+ABLATIONS_TITLE = "Selected and ablation monitors (Table 3; rank and gain on validation)"
+
+
 def show_parse_health(health: ParseHealth | None, *, json_output: bool) -> None:
     """Print a run's parse health (:mod:`byzllm.experiments.parse_health`).
 

@@ -126,7 +126,7 @@ def train(
     common.emit_rows(
         ablations,
         json_output=False,
-        title="Selected and ablation monitors (Table 3; rank and gain on validation)",
+        title=common.ABLATIONS_TITLE,
         simulated=simulated,
     )
     for role in monitors.meta.get("flat_roles") or ():
