@@ -110,6 +110,9 @@ def train(
     with Store.open(training.run_dir) as store:
         turns = store.records("codegen_turn")
         cfg = store.latest_config() or {}
+        unfinished = common.unfinished_units(store, "split")
+    if unfinished:
+        typer.secho(common.collect_unfinished_warning(unfinished, "codegen"), fg="yellow", err=True)
     monitors = train_monitors(
         turns,
         degrees=training.degrees,
@@ -122,7 +125,13 @@ def train(
     simulated = bool(monitors.meta.get("simulated"))
     if json_output:
         common.print_json(
-            {"monitors": str(path), "simulated": simulated, "rows": rows, "ablations": ablations}
+            {
+                "monitors": str(path),
+                "simulated": simulated,
+                "rows": rows,
+                "ablations": ablations,
+                "unfinished": unfinished,
+            }
         )
         return
     common.emit_rows(
