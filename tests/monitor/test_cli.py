@@ -21,6 +21,16 @@ def test_help_lists_the_pipeline() -> None:
         assert command in result.output
 
 
+def test_config_example_counts_the_default_conditions() -> None:
+    from byzllm.experiments.monitor import MonitorExperimentConfig
+    from byzllm.monitor.conditions import DEFAULT_CONDITIONS
+
+    words = {9: "nine", 10: "ten", 11: "eleven"}
+    assert f"# default: all {words[len(DEFAULT_CONDITIONS)]}" in str(
+        MonitorExperimentConfig.__doc__
+    )
+
+
 def test_evaluate_with_garbage_monitors_file(tmp_path: Path) -> None:
     bad = tmp_path / "monitors.json"
     bad.write_text("{definitely not json")
