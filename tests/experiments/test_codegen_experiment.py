@@ -130,6 +130,17 @@ def test_cli_collect_train_run_report(tmp_path: Path) -> None:
     assert collect.exit_code == 0, collect.output
     train = RUNNER.invoke(app, ["codegen", "train", str(tmp_path / "c")])
     assert train.exit_code == 0, train.output
+    # Every report of a monitor's gain shows the turn-count-only monitor's beside it.
+    assert "turn count only" in train.output and "best single feature" in train.output
+    trained = RUNNER.invoke(app, ["codegen", "train", str(tmp_path / "c"), "--json"])
+    controls = [r for r in json.loads(trained.stdout)["ablations"] if r["role"] == "judge"]
+    assert [r["monitor"] for r in controls] == [
+        "selected",
+        "2nd best",
+        "worst",
+        "turn count only",
+        "best single feature",
+    ]
     monitors = tmp_path / "c" / "monitors.json"
     run_args = ["codegen", "run", *sets, "-m", str(monitors), "-o", str(tmp_path / "r")]
     assert RUNNER.invoke(app, run_args).exit_code == 0

@@ -21,6 +21,16 @@ def test_help_lists_the_pipeline() -> None:
         assert command in result.output
 
 
+def test_config_example_counts_the_default_conditions() -> None:
+    from byzllm.experiments.monitor import MonitorExperimentConfig
+    from byzllm.monitor.conditions import DEFAULT_CONDITIONS
+
+    words = {9: "nine", 10: "ten", 11: "eleven"}
+    assert f"# default: all {words[len(DEFAULT_CONDITIONS)]}" in str(
+        MonitorExperimentConfig.__doc__
+    )
+
+
 def test_evaluate_with_garbage_monitors_file(tmp_path: Path) -> None:
     bad = tmp_path / "monitors.json"
     bad.write_text("{definitely not json")
@@ -345,3 +355,34 @@ def test_report_names_the_test_units_that_did_not_finish(tmp_path: Path) -> None
         runner.invoke(app, ["monitor", "report", str(tmp_path / "eval"), "--json"]).stdout
     )
     assert report["unfinished"] == {"monitor-1": {"failed": len(failed), "pending": 0}}
+
+
+def test_train_names_the_collect_units_that_did_not_finish(tmp_path: Path) -> None:
+    """A failed collect unit dropped its game from training and from the validation games the
+    thresholds and gains are chosen on, without a word (a longer game times out more often,
+    so the games that finished need not be like the ones that did not)."""
+    import json
+    import sqlite3
+
+    run = tmp_path / "col"
+    small = ["--set", "n_train=30", "--set", "n_validation=20"]
+    assert runner.invoke(app, ["monitor", "collect", "-o", str(run), *small]).exit_code == 0
+    done = runner.invoke(app, ["monitor", "train", str(run), "--json"])
+    assert json.loads(done.stdout)["unfinished"] == {} and "warning: " not in done.output
+    with sqlite3.connect(run / "results.sqlite") as conn:
+        units = conn.execute("SELECT id, payload FROM units").fetchall()
+        failed = [uid for uid, p in units if json.loads(p)["split"] == "validation"][::4]
+        marks = ",".join("?" * len(failed))
+        conn.execute(
+            f"UPDATE units SET status='failed', error='TimeoutError: x' WHERE id IN ({marks})",
+            failed,
+        )
+        conn.execute(f"DELETE FROM records WHERE unit_id IN ({marks})", failed)
+    result = runner.invoke(app, ["monitor", "train", str(run)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert f"warning: {len(failed)} collect unit(s) failed and 0 did not run" in text
+    assert f"(validation: {len(failed)} failed)" in text
+    assert "rerun `byzllm monitor collect` with --retry-failed, then train again" in text
+    trained = json.loads(runner.invoke(app, ["monitor", "train", str(run), "--json"]).stdout)
+    assert trained["unfinished"] == {"validation": {"failed": len(failed), "pending": 0}}

@@ -185,3 +185,13 @@ def test_position_entropies_hand_computed() -> None:
     ]
     values = position_entropies(dists)
     assert values == pytest.approx([math.log(2), 0.0, 1.5 * math.log(2)])
+
+
+def test_malformed_entry_is_named_by_its_position_among_all() -> None:
+    # An empty top-k list (absent) before the malformed one: the message must name the
+    # position the bad entry is at (2, then 1), not its index among the non-empty ones.
+    good = [("a", math.log(0.5)), ("b", math.log(0.5))]
+    with pytest.raises(InputError, match="decision position 2:"):
+        turn_features([good, [], [("c", "x")]], turn=1)
+    with pytest.raises(InputError, match="decision position 1:"):
+        turn_features([[], [("c", None)]], turn=1)

@@ -215,6 +215,19 @@ def test_joint_choice_never_fires_without_gain() -> None:
     assert choice == {"A": (0, 0)} and gain == 0.0
 
 
+def test_joint_choice_gain_is_that_of_the_choice_on_a_grid_without_zero() -> None:
+    # Games y = (1, 1, 0), b = 2/3: weights (-1/3, -1/3, +2/3). On the grid (0.5, 0.95)
+    # every choice fires: τ = 0.5 catches the two successes (gain -2/9), τ = 0.95 all three
+    # (gain 0). The returned choice and its union gain must agree.
+    weights = np.array([-1.0, -1.0, 2.0]) / 3
+    minima = np.array([0.1, 0.2, 0.9])
+    choice, gain = joint_choice({"A": [minima]}, weights, thresholds=[0.5, 0.95])
+    assert choice == {"A": (0, 1)}
+    assert gain == pytest.approx(0.0)
+    k = choice["A"][1]
+    assert gain == pytest.approx(weights[minima < [0.5, 0.95][k]].sum() / 3)
+
+
 def test_dataset_from_arrays_matches_rows() -> None:
     rows = validation_set()
     again = TurnDataset.from_arrays(

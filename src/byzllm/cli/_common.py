@@ -1064,6 +1064,57 @@ def emit_rows(
     console().print(table)
 
 
+def unfinished_units(store: Any, by: str) -> dict[str, dict[str, int]]:
+    """A run folder's units that failed or never ran, counted per value of their payload's
+    ``by`` (``{"monitor-1": {"failed": 9, "pending": 0}}`` by ``"condition"``); empty when
+    every unit is done."""
+    found: dict[str, dict[str, int]] = {}
+    for status in ("failed", "pending"):
+        for unit in store.units(status):
+            name = str(unit["payload"].get(by, "?"))
+            counts = found.setdefault(name, {"failed": 0, "pending": 0})
+            counts[status] += 1
+    return found
+
+
+def unfinished_warning(
+    unfinished: Mapping[str, Mapping[str, int]], *, units: str, left_out: str, rerun: str
+) -> str:
+    """One line: what a table computed from a run folder leaves out (:func:`unfinished_units`).
+    Units that failed are not a random sample of the games (a longer game times out more
+    often), so ``left_out`` says what the results are over and ``rerun`` how to complete
+    them."""
+    failed = sum(c["failed"] for c in unfinished.values())
+    pending = sum(c["pending"] for c in unfinished.values())
+    parts = ", ".join(
+        f"{name}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+        for name, counts in sorted(unfinished.items())
+    )
+    return (
+        f"warning: {failed} {units} unit(s) failed and {pending} did not run ({parts}); "
+        f"{left_out}, and the ones that failed need not be like them: {rerun}"
+    )
+
+
+def collect_unfinished_warning(unfinished: dict[str, dict[str, int]], area: str) -> str:
+    """The warning of a ``train`` command whose collect run did not finish: the monitors are
+    fitted, and their thresholds and gains chosen, on the games that did (``area``:
+    ``monitor`` or ``codegen``, whose collect command completes them)."""
+    return unfinished_warning(
+        unfinished,
+        units="collect",
+        left_out="the monitors were fitted, and their thresholds and validation gains chosen, "
+        "on the games that finished",
+        rerun=f"rerun `byzllm {area} collect` with --retry-failed, then train again",
+    )
+
+
+#: The title of the table every ``train`` command prints under its selected monitors: each
+#: role's ablation monitors, the turn-count-only control among them, with their validation
+#: gains, so that no monitor's gain is shown without what the turn count alone gains.
+ABLATIONS_TITLE = "Selected and ablation monitors (Table 3; rank and gain on validation)"
+
+
 def show_parse_health(health: ParseHealth | None, *, json_output: bool) -> None:
     """Print a run's parse health (:mod:`byzllm.experiments.parse_health`).
 

@@ -94,19 +94,25 @@ def train(
 ) -> None:
     """Select the judge's and the tester's monitors (the D.2 grid); save them as JSON.
 
-    Selection is on the validation problems of a `byzllm codegen collect` run.
+    Selection is on the validation problems of a `byzllm codegen collect` run. Prints the
+    winners like the paper's Table 5, then the ablation monitors saved with them (each
+    role's second-best and worst grid monitor, its turn-count-only monitor and its best
+    single-feature monitor) with their validation gains.
 
     Example:
 
         byzllm codegen train runs/cgc
     """
     from byzllm.experiments.codegen import train_monitors
-    from byzllm.monitor import table5_rows
+    from byzllm.monitor import ablation_rows, table5_rows
     from byzllm.runs import Store
 
     with Store.open(training.run_dir) as store:
         turns = store.records("codegen_turn")
         cfg = store.latest_config() or {}
+        unfinished = common.unfinished_units(store, "split")
+    if unfinished:
+        typer.secho(common.collect_unfinished_warning(unfinished, "codegen"), fg="yellow", err=True)
     monitors = train_monitors(
         turns,
         degrees=training.degrees,
@@ -115,15 +121,27 @@ def train(
     )
     path = monitors.save(training.target())
     rows = table5_rows(monitors)
+    ablations = ablation_rows(monitors)
     simulated = bool(monitors.meta.get("simulated"))
     if json_output:
-        common.print_json({"monitors": str(path), "simulated": simulated, "rows": rows})
+        common.print_json(
+            {
+                "monitors": str(path),
+                "simulated": simulated,
+                "rows": rows,
+                "ablations": ablations,
+                "unfinished": unfinished,
+            }
+        )
         return
     common.emit_rows(
         rows,
         json_output=False,
         title="CodeGen monitors (gain in points on validation)",
         simulated=simulated,
+    )
+    common.emit_rows(
+        ablations, json_output=False, title=common.ABLATIONS_TITLE, simulated=simulated
     )
     typer.echo(f"wrote {path}", err=True)
 

@@ -95,6 +95,9 @@ def train(
         turns = store.records("monitor_turn")
         games = store.records("monitor_game")
         cfg = store.latest_config() or {}
+        unfinished = common.unfinished_units(store, "split")
+    if unfinished:
+        typer.secho(common.collect_unfinished_warning(unfinished, "monitor"), fg="yellow", err=True)
     simulated = any(bool(t.get("simulated")) for t in turns)
     monitors, selections = train_from_turns(
         turns, cfg, degrees=training.degrees, alpha=training.alpha, joint=joint, games=games
@@ -111,6 +114,7 @@ def train(
                 "selection": monitors.meta["selection"],
                 "expected_gain": monitors.meta["expected_gain"],
                 "flat_roles": monitors.meta.get("flat_roles", []),
+                "unfinished": unfinished,
                 "rows": rows,
                 "ablations": ablations,
                 "grid": {s.role: [g.model_dump() for g in s.grid] for s in selections},
@@ -126,7 +130,7 @@ def train(
     common.emit_rows(
         ablations,
         json_output=False,
-        title="Selected and ablation monitors (Table 3; rank and gain on validation)",
+        title=common.ABLATIONS_TITLE,
         simulated=simulated,
     )
     for role in monitors.meta.get("flat_roles") or ():
@@ -259,7 +263,7 @@ def report(
         with Store.open(run_dir) as store:
             games = store.records("monitor_game")
             cfg = store.latest_config()
-            unfinished = _unfinished_by_condition(store)
+            unfinished = common.unfinished_units(store, "condition")
         env_name = str(
             (cfg or {}).get("env") or next((g.get("env") for g in games), None) or "whodunit"
         )
@@ -380,7 +384,16 @@ def report(
             )
         )
         if unfinished:
-            typer.secho(_unfinished_warning(unfinished), fg="yellow", err=True)
+            typer.secho(
+                common.unfinished_warning(
+                    unfinished,
+                    units="test",
+                    left_out="success rates and gains above are over the games that finished",
+                    rerun="rerun `byzllm monitor evaluate` with --retry-failed",
+                ),
+                fg="yellow",
+                err=True,
+            )
         if outcomes:
             console.print(
                 rich_table(
@@ -429,34 +442,6 @@ def report(
             )
         for path in written:
             typer.echo(f"wrote {path}", err=True)
-
-
-def _unfinished_by_condition(store: Any) -> dict[str, dict[str, int]]:
-    """Test units that failed or never ran, per condition (``{"monitor-1": {"failed": 9,
-    "pending": 0}}``); empty when every unit is done."""
-    found: dict[str, dict[str, int]] = {}
-    for status in ("failed", "pending"):
-        for unit in store.units(status):
-            condition = str(unit["payload"].get("condition", "?"))
-            counts = found.setdefault(condition, {"failed": 0, "pending": 0})
-            counts[status] += 1
-    return found
-
-
-def _unfinished_warning(unfinished: dict[str, dict[str, int]]) -> str:
-    """One line: what the tables leave out. Failed games are not a random sample: a condition
-    that intervenes plays longer games, which time out more often."""
-    failed = sum(c["failed"] for c in unfinished.values())
-    pending = sum(c["pending"] for c in unfinished.values())
-    parts = ", ".join(
-        f"{name}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
-        for name, counts in sorted(unfinished.items())
-    )
-    return (
-        f"warning: {failed} test unit(s) failed and {pending} did not run ({parts}); success "
-        "rates and gains above are over the games that finished, and the ones that failed need "
-        "not be like them: rerun `byzllm monitor evaluate` with --retry-failed"
-    )
 
 
 def _ci(points: dict[str, float | None]) -> str:

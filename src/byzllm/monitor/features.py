@@ -109,15 +109,17 @@ def check_alternatives(top_logprobs: int, *, renormalize: bool) -> None:
 
 
 def _padded_logprobs(distributions: Sequence[TopLogprobs]) -> FloatArray:
-    """Stack positions into a ``(positions, k_max)`` array padded with ``-inf`` (p = 0)."""
-    rows = [d for d in distributions if len(d) > 0]
+    """Stack the non-empty positions into a ``(positions, k_max)`` array padded with ``-inf``
+    (p = 0). An error names the position by its index among all of ``distributions``."""
+    # (index among all positions, top-k list): empty positions count as absent.
+    rows = [(i, d) for i, d in enumerate(distributions) if len(d) > 0]
     if not rows:
         return np.empty((0, 0))
-    width = max(len(r) for r in rows)
+    width = max(len(r) for _, r in rows)
     out = np.full((len(rows), width), -np.inf)
-    for i, row in enumerate(rows):
+    for k, (i, row) in enumerate(rows):
         try:
-            out[i, : len(row)] = [float(lp) for _, lp in row]
+            out[k, : len(row)] = [float(lp) for _, lp in row]
         except (TypeError, ValueError) as err:
             raise InputError(
                 f"decision position {i}: top-k entries must be (token, logprob)"

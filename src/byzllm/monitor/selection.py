@@ -362,17 +362,21 @@ def joint_choice(
     docstring the system's expected gain is ``(1/N) Σ_g 1[some role fires on g] w_g`` with
     ``w_g = b - y_g`` — not the sum of the roles' standalone gains, which counts a game
     caught by two roles twice and lets each role pay for false alarms the other makes
-    redundant. Coordinate ascent: starting from "never fire", each role in turn takes the
+    redundant. Coordinate ascent: starting from each role's first candidate at the first τ
+    (with the default grid τ = 0, which never fires), each role in turn takes the
     (candidate, τ) with the best gain on the games the other roles do not already catch;
     a role switches only on a strict improvement, so the union gain never decreases and the
-    loop ends. Returns ``{role: (candidate index, τ index)}`` and the union gain.
+    loop ends. Returns ``{role: (candidate index, τ index)}`` and the union gain of exactly
+    those choices.
     """
     w = np.asarray(weights, dtype=np.float64)
     taus = np.asarray(thresholds, dtype=np.float64)
     roles = list(candidate_minima)
     n = w.size
     choice = {r: (0, 0) for r in roles}
-    fired = {r: np.zeros(n, dtype=bool) for r in roles}
+    # What the starting choice fires on: nothing at τ = 0, but a grid without 0 starts from
+    # a choice that fires, and a role that never switches keeps it.
+    fired = {r: np.asarray(candidate_minima[r][0]) < taus[0] for r in roles}
     for _ in range(max_rounds):
         changed = False
         for role in roles:

@@ -25,7 +25,7 @@ class MonitorExperimentConfig(WhoDunitPlayers):
     n_validation: null
     n_test: null
     repeats: 3              # evaluation runs per condition (standard errors)
-    conditions: [none, monitor-1, random-1, turn-only-1]   # default: all nine
+    conditions: [none, monitor-1, random-1, turn-only-1]   # default: all ten
     agents: simulated       # or: llm (then set model, base_url)
     sim: {hallucination_rate: 0.04}
 
