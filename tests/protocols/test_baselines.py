@@ -30,6 +30,8 @@ def test_confidence_vote_by_mean() -> None:
 
 def test_confidence_vote_ties_keep_own_then_larger_group() -> None:
     assert confidence_vote([(0, "a", 1.0), (1, "b", 1.0)], own=0)[0] == "a"
+    # Its own 1.0 ties the adversary's only when its whole group says 1.0: (1.0 + 0.8) / 2.
+    assert confidence_vote([(0, "a", 1.0), (1, "a", 0.8), (2, "b", 1.0)], own=0)[0] == "b"
     # own ("c") not among the best: larger group wins the tie, then the smaller key.
     assert (
         confidence_vote([(0, "c", 0.1), (1, "b", 1.0), (2, "b", 1.0), (3, "a", 1.0)], own=0)[0]
