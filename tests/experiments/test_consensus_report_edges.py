@@ -152,3 +152,37 @@ def test_printed_tables_say_what_their_brackets_are(tmp_path: Path, questions: s
             assert NO_INTERVAL_NOTE in flat and flat.count("[n/a]") > 42
         else:
             assert "[n/a]" not in flat
+
+
+def test_oracle_attack_rows_are_marked_in_every_table() -> None:
+    """Rows under an attack that reads the answer key (collude) were printed like the paper's
+    replay rows in Tables 1 and 2, the CSV and the JSON: only the matrix marked them."""
+    from byzllm.experiments.consensus.config import Composition
+    from byzllm.experiments.consensus.report import ORACLE_NOTE, oracle_attack
+
+    compositions = [
+        Composition(strong=4, weak=2, byzantine=1, attack="replay"),
+        Composition(strong=4, weak=1, byzantine=2, attack="collude"),
+        Composition(strong=4, weak=3, byzantine=0, attack="collude"),  # no adversary
+    ]
+    config = demo_config(questions=2).model_copy(
+        update={"topologies": ["complete"], "protocols": ["sac"], "T": [1]}
+    )
+    config = config.model_copy(update={"compositions": compositions})
+    summary = summarize(run_in_memory(config))
+    marked = {"4s2w1b-replay": False, "4s1w2b-collude": True, "4s3w0b-collude": False}
+    assert {meta["composition"]: oracle_attack(meta["composition"]) for meta, _ in summary} == (
+        marked
+    )
+    rows = metrics_rows(summary)
+    assert sorted(row["Composition"] for row in rows) == [
+        "4s1w2b-collude †",
+        "4s2w1b-replay",
+        "4s3w0b-collude",
+    ]
+    assert ORACLE_NOTE in table_notes(rows)
+    assert ORACLE_NOTE not in table_notes([r for r in rows if "†" not in r["Composition"]])
+    assert {r["Composition"] for r in round_rows(summary)} == {r["Composition"] for r in rows}
+    assert {r["composition"]: r["oracle_attack"] for r in csv_rows(summary)} == marked
+    json_rows = metrics_rows(summary, for_json=True)
+    assert {r["composition"]: r["oracle_attack"] for r in json_rows} == marked

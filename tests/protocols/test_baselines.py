@@ -30,6 +30,8 @@ def test_confidence_vote_by_mean() -> None:
 
 def test_confidence_vote_ties_keep_own_then_larger_group() -> None:
     assert confidence_vote([(0, "a", 1.0), (1, "b", 1.0)], own=0)[0] == "a"
+    # Its own 1.0 ties the adversary's only when its whole group says 1.0: (1.0 + 0.8) / 2.
+    assert confidence_vote([(0, "a", 1.0), (1, "a", 0.8), (2, "b", 1.0)], own=0)[0] == "b"
     # own ("c") not among the best: larger group wins the tie, then the smaller key.
     assert (
         confidence_vote([(0, "c", 0.1), (1, "b", 1.0), (2, "b", 1.0), (3, "a", 1.0)], own=0)[0]
@@ -97,6 +99,38 @@ async def test_wmsr_runs_on_numbers() -> None:
     trace = await run_question(WMSR(F=1), Network(nx.complete_graph(4), agents), TASK, T=3)
     for row in trace.rounds[-1][:3]:
         assert as_number(row.answer) is not None
+
+
+async def test_wmsr_averages_fractions_and_latex_numbers() -> None:
+    """Only plain floats took part: an agent answering ``1`` ignored neighbours answering
+    ``\\frac{1}{2}``, ``1/2`` and ``−1`` (all numbers to the answer checker), and they kept
+    their answers."""
+    from byzllm.agents.consensus import Response
+    from byzllm.protocols import QuestionState
+
+    task = Task(id="m", question="q", answer="\\frac{3}{4}", kind="math")
+    network = Network(nx.star_graph(3), [*_population(), SimulatedAgent("s3", STRONG_PROFILE)])
+    state = QuestionState(task=task, network=network)
+    state.current = {i: Response.of(a) for i, a in enumerate(["1", "\\frac{1}{2}", "1/2", "−1"])}
+    state.inbox = {i: {j: state.current[j] for j in network.neighbours[i]} for i in range(4)}
+    nxt = await WMSR(F=0).step(state)
+    # Centre: (1 + 1/2 + 1/2 - 1) / 4; each leaf: (its value + 1) / 2.
+    assert {i: r.answer for i, r in nxt.items()} == {0: "0.25", 1: "0.75", 2: "0.75", 3: "0"}
+    assert state.info[0]["retained"] == [1, 2, 3]
+
+
+def test_answer_number_reads_what_the_answer_checker_reads() -> None:
+    from byzllm.protocols.wmsr import answer_number
+
+    task = Task(id="m", question="q", answer="\\frac{3}{4}", kind="math")
+    assert answer_number(task, "\\frac{3}{4}") == 0.75 and answer_number(task, "−1") == -1.0
+    assert answer_number(task, "2.5") == 2.5 and answer_number(task, "\\boxed{2}") == 2.0
+    assert answer_number(task, "\\sqrt{2}") is None and answer_number(task, "x") is None
+    assert answer_number(task, None) is None
+    assert answer_number(CHOICE, "option2") is None
+
+
+CHOICE = Task(id="c", question="q", answer="option2", kind="choice", choices=("option1", "option2"))
 
 
 async def test_debate_refines_on_all_neighbours() -> None:

@@ -320,13 +320,12 @@ def matrix(
         from byzllm.experiments.consensus.matrix import (
             DEFAULT_PROTOCOLS,
             DEFAULT_TOPOLOGIES,
-            ORACLE_NOTE,
             attack_label,
             matrix_config,
             matrix_heatmap,
             matrix_rows,
         )
-        from byzllm.experiments.consensus.report import INTERVAL_NOTE, summarize
+        from byzllm.experiments.consensus.report import INTERVAL_NOTE, ORACLE_NOTE, summarize
         from byzllm.runs.reports import simulated_title, write_csv
 
         try:

@@ -13,8 +13,10 @@ The rule as its authors run it, in each round t, for every honest agent i:
 
 No receiver-side check takes place, so one sender reporting 1.0 out-ranks every honest group
 whose members report anything less: the attack surface the SAC paper exposes (§6). An honest
-agent that itself reports 1.0 ties the adversary and keeps its answer, so how often real models
-say exactly 1.0 matters (the simulated profiles' ``confidence_at_one_*`` parameters).
+agent ties the adversary and keeps its answer only when everyone in its neighbourhood who
+gives that answer, itself included, reports exactly 1.0 (its own 1.0 beside a neighbour's 0.8
+averages 0.9 and loses), so how often real models say exactly 1.0 matters (the simulated
+profiles' ``confidence_at_one_*`` parameters).
 
 Option ``confidence_threshold`` (default 0, the rule as the SAC paper describes it): responses
 whose reported confidence is below the threshold do not vote; CP-WBFT's authors use 0.5

@@ -3,21 +3,25 @@
 Each round every honest agent i with value x_i removes, among its neighbours' values, the F
 largest values strictly greater than x_i (all of them if fewer than F) and the F smallest
 values strictly smaller than x_i, then moves to the uniform average of its own value and the
-remaining ones. Answers that are not numbers do not take part (an agent without a numeric
-value keeps its response). The result is generally not one of the candidate answers: this is
+remaining ones. An answer's value is the number it reads as, written plainly (``-2.5``) or
+as the task's answer checker reads it (``\\frac{3}{4}``, ``3/4``, ``−2``: its normalized key).
+Answers that are not numbers do not take part (an agent without a numeric value keeps its
+response). The result is generally not one of the candidate answers: this is
 the baseline showing why trimmed *means* do not fit discrete LLM answers.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import ClassVar
 
-from byzllm.agents.consensus import Response
+from byzllm.agents.consensus import Response, answer_key
+from byzllm.tasks import Task
 
 from ._engine import ConsensusProtocol, QuestionState
 
-__all__ = ["WMSR", "as_number", "format_number", "wmsr_update"]
+__all__ = ["WMSR", "answer_number", "as_number", "format_number", "wmsr_update"]
 
 
 def as_number(answer: str | None) -> float | None:
@@ -28,6 +32,25 @@ def as_number(answer: str | None) -> float | None:
     try:
         value = float(text)
     except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def answer_number(task: Task, answer: str | None) -> float | None:
+    """``answer``'s value as a finite float (:func:`as_number`), or, when it is not a plain
+    float, the number the task's answer checker reads it as (its normalized key): a fraction
+    (``3/4``, ``\\frac{3}{4}``), a boxed or typographic number (``\\boxed{2}``, ``−2``). Plain
+    floats alone left every such answer out of the averages, a right one included. ``None``
+    when neither is a number (an option label, ``sqrt(2)``)."""
+    value = as_number(answer)
+    if value is not None or answer is None:
+        return value
+    key = answer_key(task, answer)
+    if key is None:
+        return None
+    try:
+        value = float(Fraction(key))
+    except (ValueError, ZeroDivisionError, OverflowError):
         return None
     return value if math.isfinite(value) else None
 
@@ -58,9 +81,11 @@ class WMSR(ConsensusProtocol):
     async def step(self, state: QuestionState) -> dict[int, Response]:
         nxt: dict[int, Response] = {}
         for i in sorted(state.network.honest):
-            own = as_number(state.current[i].answer)
+            own = answer_number(state.task, state.current[i].answer)
             values = {
-                j: v for j, m in state.inbox[i].items() if (v := as_number(m.answer)) is not None
+                j: v
+                for j, m in state.inbox[i].items()
+                if (v := answer_number(state.task, m.answer)) is not None
             }
             if own is None:
                 nxt[i] = state.current[i]

@@ -368,6 +368,7 @@ def consensus_sections(
         Summary,
         metrics_rows,
         round_rows,
+        table_notes,
     )
 
     rows: list[dict[str, Any]] = []
@@ -391,7 +392,12 @@ def consensus_sections(
     sections = [
         Section(
             "Table 1: §5.1 metrics per configuration (%)",
-            table_html(table1, note=f"brackets: {INTERVAL_NOTE}", css="summary table1"),
+            table_html(
+                table1,
+                # What the brackets and the marks (an oracle attack's †) mean, as the CLI says.
+                note="; ".join([f"brackets: {INTERVAL_NOTE}", *table_notes(table1)]),
+                css="summary table1",
+            ),
             anchor="table1",
         ),
         Section(

@@ -22,7 +22,7 @@ from byzllm.protocols import ConsensusMetrics
 from byzllm.runs import format_validation_error
 
 from .config import Composition, ConsensusConfig, DatasetConfig, ProtocolName, parse_label
-from .report import INTERVAL_NOTE
+from .report import INTERVAL_NOTE, ORACLE_NOTE, oracle_attack
 
 __all__ = [
     "DEFAULT_ADVERSARIES",
@@ -103,7 +103,7 @@ def matrix_rows(
         row: dict[str, Any] = {
             "attack": attack,
             # Reads the answer key to send a surely wrong answer (the paper's replay does not).
-            "oracle_attack": attack in ORACLE_ATTACKS,
+            "oracle_attack": oracle_attack(str(meta["composition"])),
             "adversaries": b,
             "protocol": meta["protocol"],
             "topology": meta["topology"],
@@ -203,7 +203,7 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
         label = "BFTI (points)" if metric == "BFTI" else "H-Majority (%)"
         ax.set_title(simulated_title(label, simulated) or label, fontsize=9)
         fig.colorbar(image, ax=ax, fraction=0.03)
-    if any(a in ORACLE_ATTACKS for a, _ in row_keys):
+    if any(b > 0 and a in ORACLE_ATTACKS for a, b in row_keys):
         fig.text(0.01, 0.005, ORACLE_NOTE, fontsize=6, va="bottom", wrap=True)
         fig.tight_layout(rect=(0, 0.025, 1, 1))  # room for the note below the panels
     else:
@@ -211,16 +211,10 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
     return save_png(fig, path, crop=False)
 
 
-#: What the mark of an oracle attack means (under the tables and the heat-map).
-ORACLE_NOTE = (
-    "† oracle attack: it reads the answer key to send a surely wrong answer, which the "
-    "paper's adversary (replay) cannot; not comparable with the paper"
-)
-
-
 def attack_label(attack: str, b: int) -> str:
-    """A matrix row's label: ``attack ×b``, marked † for an oracle attack (:data:`ORACLE_NOTE`)."""
-    return f"{attack} ×{b}" + (" †" if attack in ORACLE_ATTACKS else "")
+    """A matrix row's label: ``attack ×b``, marked † for an oracle attack with at least one
+    adversary (:data:`ORACLE_NOTE`; without one, nobody reads the answer key)."""
+    return f"{attack} ×{b}" + (" †" if b > 0 and attack in ORACLE_ATTACKS else "")
 
 
 def _ink_on(rgba: Sequence[float]) -> str:

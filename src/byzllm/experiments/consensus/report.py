@@ -38,12 +38,14 @@ __all__ = [
     "METHOD_LABELS",
     "MIN_QUESTIONS",
     "NO_INTERVAL_NOTE",
+    "ORACLE_NOTE",
     "TOPOLOGY_LABELS",
     "ConfigKey",
     "Summary",
     "consensus_intervals",
     "count_intervals",
     "metrics_rows",
+    "oracle_attack",
     "round_rows",
     "summarize",
     "table_notes",
@@ -60,6 +62,12 @@ GROUP_CELL_NOTE = "W / S IAA→FAA: the bracket is the interval of the final acc
 
 #: Why a cell shows ``[n/a]``: a bootstrap over one question has no spread to resample.
 NO_INTERVAL_NOTE = "[n/a]: no interval from fewer than 2 distinct questions"
+
+#: What the mark of an oracle attack means (under the tables and the heat-map).
+ORACLE_NOTE = (
+    "† oracle attack: it reads the answer key to send a surely wrong answer, which the "
+    "paper's adversary (replay) cannot; not comparable with the paper"
+)
 
 #: Distinct questions an interval needs: resampling a single question always draws that
 #: question, so its bootstrap interval has zero width, a certainty one question cannot give.
@@ -191,6 +199,23 @@ def _question_order(
 
 
 ConfigKey = tuple[str, str, str, int, int]
+
+
+def oracle_attack(composition: str) -> bool:
+    """Whether the adversaries of a composition (its label) read the answer key: an oracle
+    attack (:data:`~byzllm.agents.consensus.ORACLE_ATTACKS`) with at least one adversary.
+    Its rows are marked † (:data:`ORACLE_NOTE`) wherever a table shows them."""
+    from byzllm.agents.consensus import ORACLE_ATTACKS
+
+    from .config import parse_label
+
+    parts = parse_label(composition)
+    return parts is not None and parts.byzantine > 0 and parts.attack in ORACLE_ATTACKS
+
+
+def _composition_cell(composition: str) -> str:
+    """A composition as the tables print it: marked † under an oracle attack."""
+    return composition + (" †" if oracle_attack(composition) else "")
 
 
 def _composition_order(label: str) -> tuple[Any, ...]:
@@ -477,12 +502,14 @@ def _with_ci(
 
 
 def table_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """What the brackets of Table 1 rows (:func:`metrics_rows`, as printed) mean beyond
-    :data:`INTERVAL_NOTE`, to print under it: the group cells' bracket, and ``[n/a]`` where
-    a cell has it."""
+    """What the brackets and marks of Table 1 rows (:func:`metrics_rows`, as printed) mean
+    beyond :data:`INTERVAL_NOTE`, to print under it: the group cells' bracket, ``[n/a]``
+    where a cell has it, and the † of an oracle attack's rows (:data:`ORACLE_NOTE`)."""
     notes = [GROUP_CELL_NOTE]
     if any("[n/a]" in str(cell) for row in rows for cell in row.values()):
         notes.append(NO_INTERVAL_NOTE)
+    if any(str(row.get("Composition", "")).endswith(" †") for row in rows):
+        notes.append(ORACLE_NOTE)
     return notes
 
 
@@ -526,6 +553,7 @@ def metrics_rows(
             rows.append(
                 {
                     **meta,
+                    "oracle_attack": oracle_attack(meta["composition"]),
                     "n_questions": m.n_questions,
                     "IAA": m.IAA,
                     "FAA": m.FAA,
@@ -544,7 +572,7 @@ def metrics_rows(
             {
                 "Method": METHOD_LABELS.get(meta["protocol"], meta["protocol"]),
                 "Topology": TOPOLOGY_LABELS.get(meta["topology"], meta["topology"]),
-                "Composition": meta["composition"],
+                "Composition": _composition_cell(meta["composition"]),
                 **{key: meta[key] for key in swept},
                 "IAA": _with_ci(meta, "IAA", m.IAA),
                 "FAA": _with_ci(meta, "FAA", m.FAA),
@@ -577,6 +605,7 @@ def csv_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list
             "protocol": meta["protocol"],
             "topology": meta["topology"],
             "composition": meta["composition"],
+            "oracle_attack": oracle_attack(meta["composition"]),
             "F": meta["F"],
             "T": meta["T"],
             "n_questions": m.n_questions,
@@ -606,7 +635,7 @@ def round_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> li
                 {
                     "Method": METHOD_LABELS.get(meta["protocol"], meta["protocol"]),
                     "Topology": TOPOLOGY_LABELS.get(meta["topology"], meta["topology"]),
-                    "Composition": meta["composition"],
+                    "Composition": _composition_cell(meta["composition"]),
                     **{key: meta[key] for key in swept},
                     "Round": "Init" if t == 0 else f"Rnd {t}",
                     "W %": _with_ci(meta, f"round{t}.weak", r.weak),
