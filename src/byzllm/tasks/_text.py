@@ -31,10 +31,11 @@ MAX_NUMBER_CHARS = 64
 MAX_SEGMENT_CHARS = 500
 
 # A number: optional sign (only where it cannot be a binary minus: not after a word character
-# or a closing bracket), then digits with optional thousands separators and decimals, or a
-# bare ".5". The trailing lookahead keeps "1,000" from being read as "1" followed by ",000".
+# or a closing bracket), then an optional currency symbol ("-$5" is minus five dollars),
+# then digits with optional thousands separators and decimals, or a bare ".5". The trailing
+# lookahead keeps "1,000" from being read as "1" followed by ",000".
 _NUMBER_RE = re.compile(
-    r"(?<![\w.)\]])(?P<sign>-)?"
+    r"(?<![\w.)\]])(?P<sign>-)?(?:[$€£¥]\s?)?"
     r"(?P<body>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
     r"(?:\s*/\s*(?P<den>\d+)(?![\d.]))?"
 )
