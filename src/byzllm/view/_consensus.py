@@ -276,11 +276,12 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
     table per topology, rows attack × adversaries b, columns protocols, each cell BFTI with
     its 95% interval and H-Majority, coloured by BFTI on one scale shared by every table
     (the SAC paper, §5.1's metrics; ``byzllm consensus matrix``)."""
-    from byzllm.experiments.consensus.report import METHOD_LABELS, TOPOLOGY_LABELS
+    from byzllm.experiments.consensus.report import METHOD_LABELS, ORACLE_NOTE, TOPOLOGY_LABELS
     from byzllm.runs.reports import format_interval
 
     from ._glossary import definition
 
+    oracle = {(r["attack"], r["adversaries"]) for r in rows if r.get("oracle_attack")}
     values = [100 * r["BFTI"] for r in rows if r.get("BFTI") is not None]
     scale = max([abs(v) for v in values if v == v] + [1.0])
     protocols = list(dict.fromkeys(r["protocol"] for r in rows))
@@ -309,7 +310,8 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
                     f"<td class='heat' style='background:{colour}'>{esc(bfti)}"
                     f"<br><small>H-Maj {esc(hmaj)}</small></td>"
                 )
-            body.append(f"<tr><td>{esc(attack or 'none')}</td><td>{esc(b)}</td>{''.join(tds)}</tr>")
+            name = (attack or "none") + (" †" if (attack, b) in oracle else "")
+            body.append(f"<tr><td>{esc(name)}</td><td>{esc(b)}</td>{''.join(tds)}</tr>")
         parts.append(
             f"<h3>{esc(TOPOLOGY_LABELS.get(str(topology), topology))}</h3>"
             f"<table class='heatmap'><thead><tr>{head}</tr></thead>"
@@ -321,6 +323,8 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
         f"interval; colour: BFTI on one scale for every table, red −{scale:.0f} … white 0 … "
         f"green +{scale:.0f}; H-Maj: H-Majority (%).</p>"
     )
+    if oracle:  # the matrix's PNG and table carry the same mark and note
+        legend += f"<p class='note'>{esc(ORACLE_NOTE)}</p>"
     return legend + "".join(parts)
 
 
