@@ -105,6 +105,7 @@ def train(
     from byzllm.runs import Store
 
     with Store.open(training.run_dir) as store:
+        common.require_collected_turns(training.run_dir, store.kinds(), "codegen_turn")
         turns = store.records("codegen_turn")
         cfg = store.latest_config() or {}
     monitors = train_monitors(

@@ -92,6 +92,7 @@ def train(
     from byzllm.runs import Store
 
     with Store.open(training.run_dir) as store:
+        common.require_collected_turns(training.run_dir, store.kinds(), "monitor_turn")
         turns = store.records("monitor_turn")
         games = store.records("monitor_game")
         cfg = store.latest_config() or {}

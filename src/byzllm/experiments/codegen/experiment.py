@@ -323,7 +323,7 @@ def train_monitors(
             "the turns mix features computed with renormalize=True and renormalize=False: "
             "train on one collect run's turns"
         )
-    train, validation = datasets_from_rows(rows)
+    train, validation = datasets_from_rows(rows, collect_command="byzllm codegen collect")
     simulated = any(bool(r.get("simulated")) for r in rows)
     monitors, _ = train_monitor_set(
         train,

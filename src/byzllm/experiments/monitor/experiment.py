@@ -307,6 +307,8 @@ def _order(row: dict[str, Any]) -> tuple[str, int, int]:
 def datasets_from_rows(
     turn_rows: Sequence[dict[str, Any]],
     game_rows: Sequence[dict[str, Any]] | None = None,
+    *,
+    collect_command: str = "byzllm monitor collect",
 ) -> tuple[TurnDataset, TurnDataset]:
     """Train and validation :class:`TurnDataset` from stored ``monitor_turn`` rows.
 
@@ -320,6 +322,9 @@ def datasets_from_rows(
     With several collect repeats, each (game, repeat) is its own training game. Rows are put
     in a canonical order first (game, repeat, turn), so the fitted monitors do not depend on
     the order the store returns finished units in.
+
+    ``collect_command``: the command whose run holds such rows, named when a split has none
+    (CodeGen's turns come from ``byzllm codegen collect``).
     """
     by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in sorted(turn_rows, key=_order):
@@ -345,6 +350,6 @@ def datasets_from_rows(
         games = None if outcomes is None else outcomes[split]
         if not (by_split.get(split) if games is None else games):
             what = "turns" if games is None else "games"
-            raise InputError(f"no {split} {what} collected: run `byzllm monitor collect` first")
+            raise InputError(f"no {split} {what} collected: run `{collect_command}` first")
         datasets.append(TurnDataset.from_rows(by_split[split], games))
     return datasets[0], datasets[1]
