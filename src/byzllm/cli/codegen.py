@@ -204,7 +204,8 @@ def report(
     run failures, and the run's parse health per stage (code, ratings, judge, tests; a
     warning above 20%) and model requests. The monitor's gain is shown over no
     intervention, the turn-count-only monitor and the best single-feature monitor, "not
-    significant" where its interval contains 0 (JSON: `paired_gain`).
+    significant" where its interval contains 0 or the problems fail the exact sign test
+    (then with its counts and p; JSON: `paired_gain`).
 
     Examples:
 

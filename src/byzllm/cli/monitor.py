@@ -221,8 +221,9 @@ def report(
     gives each condition's Success-Rate difference to no intervention and to the selected
     monitor in points with 95% paired bootstrap intervals, then two lines: the selected
     monitor's gain over the turn-count-only monitor and over the best single-feature monitor,
-    each with its 95% interval and "not significant" where the interval contains 0 (JSON:
-    `control_gains`). Also the run's parse
+    each with its 95% interval and "not significant" where the interval contains 0 or the
+    games fail the exact sign test (then with its counts and p; JSON: `control_gains`). Also
+    the run's parse
     health (model moves parsed and how many fell back to a passed turn), with a warning when
     more than 20% did, and its model requests (sent, cached, retried, timed out, errors by
     kind).
