@@ -208,7 +208,9 @@ def report(
             "ablations.png (Table 3) here.",
         ),
     ] = None,
-    csv: Annotated[Path | None, common.csv_option("conditions.csv and ablations.csv")] = None,
+    csv: Annotated[
+        Path | None, common.csv_option("conditions.csv, ablations.csv and control_gains.csv")
+    ] = None,
     json_output: common.JsonOption = False,
 ) -> None:
     """Success-Rate, Precision and Game-Length (± standard error) per condition, the ablations.
