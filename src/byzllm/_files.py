@@ -16,16 +16,32 @@ __all__ = ["atomic_path", "write_text_atomic"]
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """A path beside ``path`` to write; renamed onto ``path`` when the block ends without an
     error, removed otherwise (the rename is atomic on one file system). A folder (``.``, an
-    existing directory) is :class:`IsADirectoryError` naming it, before anything is written."""
+    existing directory) is :class:`IsADirectoryError` naming it, before anything is written.
+
+    A missing parent folder is created, as every other writer of the command line does
+    (``sim fit -o profiles/p.yaml``); an error on the hidden partial file names ``path``,
+    the file the caller asked for (``graph build -o graphs/g.json`` failed with "No such
+    file or directory: graphs/.g.json.4711.partial")."""
     final = Path(path)
     if not final.name or final.is_dir():
         raise IsADirectoryError(errno.EISDIR, "Is a directory, not a file name", str(path))
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file where the folder should be
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(final.parent)) from None
     partial = final.with_name(f".{final.name}.{os.getpid()}.partial")
     try:
         yield partial
         os.replace(partial, final)
+    except OSError as err:
+        if err.filename == str(partial):
+            err.filename = str(path)
+        raise
     finally:
-        partial.unlink(missing_ok=True)
+        # Not there, or its folder is a file: nothing to remove, and the error that ended
+        # the block is the one to report.
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            partial.unlink()
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:

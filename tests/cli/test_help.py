@@ -102,3 +102,20 @@ def test_prose_is_not_broken_where_the_source_wraps(
     for paragraph in _prose(_command(path).help or ""):
         words = " ".join(paragraph.split())
         assert any(words.replace("\\[", "[") in line for line in lines), paragraph
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        # The report writes control_gains.csv beside the two files its help named.
+        (("monitor", "report"), "Write conditions.csv, ablations.csv and control_gains.csv here."),
+        # Keys the config takes that `whodunit play` has as options, missing from the list.
+        (("whodunit", "run"), "final_move (free | accuse, with decoding schema), redo_temperature"),
+    ],
+)
+def test_help_names_what_the_command_takes_and_writes(
+    path: tuple[str, ...], words: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "2000")
+    result = RUNNER.invoke(app, [*path, "--help"])
+    assert words in _plain(result.output)

@@ -222,6 +222,47 @@ def test_codegen_says_what_it_cannot_do(
     assert "`byzllm codegen train RUN_DIR`" in hint
 
 
+def test_a_train_command_on_another_run_names_the_command_it_needs(
+    tmp_path: Path, humaneval_file: Callable[..., Path]
+) -> None:
+    """`monitor train` on a `codegen collect` run (and the reverse) named `byzllm monitor
+    collect` as the missing step, and `codegen train` on a `codegen run` run did too."""
+    problems = humaneval_file(tmp_path / "he.jsonl", 20)
+    cg_collect, cg_run = tmp_path / "cg-collect", tmp_path / "cg-run"
+    mon_collect = tmp_path / "mon-collect"
+    for command in (
+        ["codegen", "collect", "--set", f"problems={problems}", "-o", str(cg_collect)],
+        ["codegen", "run", "--set", f"problems={problems}", "--set", "n_test=1",
+         "--set", "conditions=[none]", "-o", str(cg_run)],
+        ["monitor", "collect", "--set", "n_train=4", "--set", "n_validation=2",
+         "-o", str(mon_collect)],
+    ):  # fmt: skip
+        assert _invoke(*command)[0] == 0
+    code, _, err = _invoke("monitor", "train", str(cg_collect))
+    assert code == 2
+    assert _error_line(err) == (
+        f"error: {cg_collect} holds CodeGen turns, not WhoDunit or GovSim ones: train its "
+        f"monitors with `byzllm codegen train {cg_collect}`"
+    )
+    code, _, err = _invoke("codegen", "train", str(mon_collect))
+    assert code == 2
+    assert _error_line(err) == (
+        f"error: {mon_collect} holds WhoDunit or GovSim turns, not CodeGen ones: train its "
+        f"monitors with `byzllm monitor train {mon_collect}`"
+    )
+    code, _, err = _invoke("codegen", "train", str(cg_run))
+    assert code == 2
+    assert _error_line(err) == "error: no train turns collected: run `byzllm codegen collect` first"
+    empty = tmp_path / "consensus"
+    assert _invoke("consensus", "run", "--set", "dataset.n=1", "-o", str(empty))[0] == 0
+    code, _, err = _invoke("monitor", "train", str(empty))
+    assert code == 2
+    assert _error_line(err) == (
+        f"error: {empty} holds no collected WhoDunit or GovSim turns (it has: "
+        "consensus_question, consensus_round): run `byzllm monitor collect` first"
+    )
+
+
 def test_a_codegen_report_over_fewer_problems_than_n_test_says_so(
     tmp_path: Path, humaneval_file: Callable[..., Path]
 ) -> None:

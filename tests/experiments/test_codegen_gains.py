@@ -105,7 +105,10 @@ def test_a_gain_on_three_problems_is_not_significant_however_clear() -> None:
     three = next(g for g in gain_rows(rows(3)) if g["comparison"] == "monitor-1 - none")
     assert (three["ci_low"], three["ci_high"], three["better"], three["worse"]) == (1, 1, 3, 0)
     assert sign_test_p(3, 0) == 0.25 and three["verdict"] == "not significant"
-    assert "not significant" in gain_line(three)
+    assert gain_line(three) == (
+        "h: monitor-1 - none = +100.0 points [+100.0, +100.0], not significant "
+        "(sign test: 3 better, 0 worse, p = 0.25) on 3 problems (paired)"
+    )
     six = next(g for g in gain_rows(rows(6)) if g["comparison"] == "monitor-1 - none")
     assert six["verdict"] == "significant"
 

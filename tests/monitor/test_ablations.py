@@ -515,6 +515,22 @@ def test_control_gains_by_hand() -> None:
     assert "single-feature-1 not trained" in missing["sentence"]
 
 
+def test_a_gain_above_zero_that_fails_the_sign_test_says_why() -> None:
+    """An interval above 0 called "not significant" read as a contradiction: the line now
+    gives the sign test that decided it. 5 games better, 0 worse: p = 2 / 2**5 = 0.0625."""
+    gain = _d(0.2, 0.067, 0.333).model_copy(update={"better": 5, "worse": 0})
+    assert verdict(gain) == "not significant"
+    assert gain_sentence("turn-only-1", gain, metric="Survival-Rate") == (
+        "monitor gain over the turn-count-only monitor: +20.0 points of Survival-Rate "
+        "(95% CI [+6.7, +33.3], not significant (sign test: 5 better, 0 worse, p = 0.06); "
+        "paired bootstrap over 10 test games)"
+    )
+    # Six of six pass (p = 2 / 64 = 0.03): significant, no flag.
+    six = gain.model_copy(update={"better": 6})
+    assert verdict(six) == "significant"
+    assert "significant" not in gain_sentence("turn-only-1", six)
+
+
 def test_gain_sentences_never_print_negative_zero() -> None:
     # docs/govsim.md quoted "95% CI [-0.0, +16.7]": a lower end just below zero.
     line = gain_sentence("turn-only-1", _d(0.083, -0.0001, 0.167), metric="Survival-Rate")

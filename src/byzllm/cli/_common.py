@@ -93,6 +93,7 @@ __all__ = [
     "model_option",
     "plural",
     "print_json",
+    "require_collected_turns",
     "require_model",
     "run_dir_option",
     "run_options",
@@ -843,6 +844,35 @@ class TrainOptions:
     def target(self) -> Path:
         """``--out``, else ``RUN_DIR/monitors.json``."""
         return self.out or self.run_dir / "monitors.json"
+
+
+#: The turn records each collect pipeline stores, with its command area and what it plays.
+_COLLECTED_TURNS = {
+    "monitor_turn": ("monitor", "WhoDunit or GovSim"),
+    "codegen_turn": ("codegen", "CodeGen"),
+}
+
+
+def require_collected_turns(run_dir: Path, kinds: Mapping[str, int], kind: str) -> None:
+    """Refuse a ``train`` RUN_DIR that holds no ``kind`` turn records (``Store.kinds()``) in
+    one line saying what it holds instead: the other pipeline's turns come with the command
+    that trains them, anything else with the collect command to run first. Without it,
+    `monitor train` on a `codegen collect` run (and the reverse) said to run `byzllm monitor
+    collect`, which the user had just done."""
+    if kinds.get(kind):
+        return
+    area, plays = _COLLECTED_TURNS[kind]
+    for other, (other_area, other_plays) in _COLLECTED_TURNS.items():
+        if other != kind and kinds.get(other):
+            raise InputError(
+                f"{run_dir} holds {other_plays} turns, not {plays} ones: train its monitors "
+                f"with `byzllm {other_area} train {run_dir}`"
+            )
+    held = ", ".join(kinds) or "nothing"
+    raise InputError(
+        f"{run_dir} holds no collected {plays} turns (it has: {held}): "
+        f"run `byzllm {area} collect` first"
+    )
 
 
 _TRAIN_PARAMETERS: dict[str, Any] = {

@@ -108,6 +108,7 @@ def train(
     from byzllm.runs import Store
 
     with Store.open(training.run_dir) as store:
+        common.require_collected_turns(training.run_dir, store.kinds(), "codegen_turn")
         turns = store.records("codegen_turn")
         cfg = store.latest_config() or {}
         unfinished = common.unfinished_units(store, "split")
@@ -221,7 +222,8 @@ def report(
     run failures, and the run's parse health per stage (code, ratings, judge, tests; a
     warning above 20%) and model requests. The monitor's gain is shown over no
     intervention, the turn-count-only monitor and the best single-feature monitor, "not
-    significant" where its interval contains 0 (JSON: `paired_gain`).
+    significant" where its interval contains 0 or the problems fail the exact sign test
+    (then with its counts and p; JSON: `paired_gain`).
 
     Examples:
 

@@ -92,6 +92,7 @@ def train(
     from byzllm.runs import Store
 
     with Store.open(training.run_dir) as store:
+        common.require_collected_turns(training.run_dir, store.kinds(), "monitor_turn")
         turns = store.records("monitor_turn")
         games = store.records("monitor_game")
         cfg = store.latest_config() or {}
@@ -211,7 +212,9 @@ def report(
             "ablations.png (Table 3) here.",
         ),
     ] = None,
-    csv: Annotated[Path | None, common.csv_option("conditions.csv and ablations.csv")] = None,
+    csv: Annotated[
+        Path | None, common.csv_option("conditions.csv, ablations.csv and control_gains.csv")
+    ] = None,
     json_output: common.JsonOption = False,
 ) -> None:
     """Success-Rate, Precision and Game-Length (± standard error) per condition, the ablations.
@@ -224,8 +227,9 @@ def report(
     gives each condition's Success-Rate difference to no intervention and to the selected
     monitor in points with 95% paired bootstrap intervals, then two lines: the selected
     monitor's gain over the turn-count-only monitor and over the best single-feature monitor,
-    each with its 95% interval and "not significant" where the interval contains 0 (JSON:
-    `control_gains`). Also the run's parse
+    each with its 95% interval and "not significant" where the interval contains 0 or the
+    games fail the exact sign test (then with its counts and p; JSON: `control_gains`). Also
+    the run's parse
     health (model moves parsed and how many fell back to a passed turn), with a warning when
     more than 20% did, and its model requests (sent, cached, retried, timed out, errors by
     kind).

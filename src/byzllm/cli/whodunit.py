@@ -221,9 +221,9 @@ def run(opts: common.RunOptions) -> None:
     Config keys: game (variant, n_suspects, n_attributes, max_turns, n_agents,
     facts_per_agent), split (train | validation | test | generated), seed, n_games, repeats,
     agents (simulated | llm), sim (simulation parameters), top_logprobs, max_reprompts,
-    max_tokens, wording, decoding (free | schema), prompt (paper | compact), and the model keys
-    model, base_url, api_key_env, max_concurrency, cache, cache_salt, timeout_s, retry (as
-    every experiment).
+    max_tokens, wording, decoding (free | schema), prompt (paper | compact), final_move (free |
+    accuse, with decoding schema), redo_temperature, and the model keys model, base_url,
+    api_key_env, max_concurrency, cache, cache_salt, timeout_s, retry (as every experiment).
     """
     from byzllm.experiments.whodunit import WhoDunitRunConfig, expand_units, work
 

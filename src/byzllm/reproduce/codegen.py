@@ -92,7 +92,8 @@ def control_gains(
 ) -> list[dict[str, Any]]:
     """``monitor-1`` minus the turn-count-only and minus the best single-feature monitor, in
     points of Pass@1 with paired 95% intervals over test problems and "not significant" where
-    the interval contains 0 (:func:`~byzllm.experiments.monitor.ablations.control_gain_rows`);
+    the interval contains 0 or the problems fail the sign test
+    (:func:`~byzllm.experiments.monitor.ablations.control_gain_rows`);
     ``conditions`` (the run's) says why a missing control is missing."""
     from byzllm.experiments.monitor.ablations import control_gain_rows, not_evaluated
 

@@ -188,3 +188,14 @@ def test_the_transcript_names_the_collapse_month() -> None:
     assert "Survival-Time 3 of 12 months (collapsed in month 3)" in head
     row = {**row, "survival_time": 12, "collapsed": False, "efficiency": 1.0}
     assert "(no collapse)" in transcript(row).splitlines()[2]
+
+
+def test_the_transcript_title_says_repeat_not_r() -> None:
+    """The title read "# govsim-play-R100-s3 r0 (simulated)", above "R0 = 100": the repeat
+    number looked like the starting stock R_0."""
+    from byzllm.experiments.govsim.report import transcript
+
+    row = {"game_id": "g-R100", "r0": 100, "months": 12, "survival_time": 12, "efficiency": 1.0}
+    assert transcript({**row, "repeat": 2, "simulated": True}).splitlines()[0] == (
+        "# g-R100 repeat 2 (simulated)"
+    )

@@ -215,12 +215,14 @@ def gain_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def gain_line(g: dict[str, Any]) -> str:
     """One :func:`gain_rows` row as the report prints it."""
+    from byzllm.experiments.monitor.ablations import verdict_flag
+
     if g["gain"] is None:
         return (
             f"{g['source']}: {g['comparison']} = n/a ({g['comparison'].split(' - ')[-1]} not "
             "run: add it to conditions, with a monitors file that has it)"
         )
-    flag = "" if g["verdict"] == "significant" else f", {g['verdict']}"
+    flag = verdict_flag(g["ci_low"], g["ci_high"], better=g.get("better"), worse=g.get("worse"))
     # The one number format of every report (runs/reports.py): never ``-0.0``.
     gain = format_interval(g["gain"], scale=100, signed=True)
     bounds = format_bounds(g["ci_low"], g["ci_high"], scale=100, signed=True)

@@ -130,7 +130,8 @@ def transcript(row: dict[str, Any]) -> str:
     """A game as Markdown: each month's harvest and meeting (undone meetings marked)."""
     label = " (simulated)" if row.get("simulated") else ""
     lines = [
-        f"# {row['game_id']} r{row.get('repeat', 0)}{label}",
+        # "repeat", not "r": "r0" beside "R0 = 100" read as the starting stock.
+        f"# {row['game_id']} repeat {row.get('repeat', 0)}{label}",
         "",
         f"R0 = {row['r0']}; Survival-Time {row['survival_time']} of {row['months']} months "
         f"({_ending(row)}); efficiency {100 * float(row['efficiency']):.1f}%; "

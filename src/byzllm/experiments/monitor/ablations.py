@@ -55,6 +55,7 @@ __all__ = [
     "not_evaluated",
     "success_difference",
     "verdict",
+    "verdict_flag",
 ]
 
 #: Rows of the ablation table, in the order of the rogue-agents paper's Table 3 (the
@@ -233,6 +234,27 @@ def interval_verdict(
     return "significant"
 
 
+def verdict_flag(
+    low: float | None,
+    high: float | None,
+    *,
+    better: int | None = None,
+    worse: int | None = None,
+) -> str:
+    """What a report line adds after a gain's interval (:func:`interval_verdict`): nothing
+    when significant, ``", not significant"`` (or ``", n/a"``) otherwise, and, where the
+    interval excludes 0 but the units fail the sign test, the counts and p that decided it:
+    ``"95% CI [+6.7, +33.3], not significant"`` alone read as a contradiction."""
+    word = interval_verdict(low, high, better=better, worse=worse)
+    if word == "significant":
+        return ""
+    excludes_zero = low is not None and high is not None and not low <= 0.0 <= high
+    if word == "not significant" and excludes_zero and better is not None and worse is not None:
+        p = sign_test_p(better, worse)
+        return f", not significant (sign test: {better} better, {worse} worse, p = {p:.2f})"
+    return f", {word}"
+
+
 def verdict(gain: Difference | None) -> str:
     """:func:`interval_verdict` of a gain's interval; ``"n/a"`` without a gain."""
     if gain is None:
@@ -321,16 +343,16 @@ def gain_sentence(
 ) -> str:
     """The report's line on the selected monitor's gain over ``control`` (a key of
     :data:`CONTROLS`): the gain in points, its 95% interval, and "not significant" when the
-    interval contains 0. ``reasons`` (:func:`not_evaluated`) says why a gain is missing;
-    ``units`` names what was resampled (CodeGen: test problems)."""
+    interval contains 0 or the games fail the sign test (:func:`verdict_flag`). ``reasons``
+    (:func:`not_evaluated`) says why a gain is missing; ``units`` names what was resampled
+    (CodeGen: test problems)."""
     name = CONTROLS.get(control, control)
     if gain is None:
         why = (reasons or {}).get(control)
         detail = f"{control} {why}" if why else f"needs both {_SELECTED} and {control} evaluated"
         return f"monitor gain over {name}: n/a ({detail})"
     how = "paired" if gain.paired else "unpaired"
-    word = verdict(gain)
-    flag = "" if word == "significant" else f", {word}"
+    flag = verdict_flag(gain.low, gain.high, better=gain.better, worse=gain.worse)
     points = format_interval(gain.value, scale=100, signed=True)
     bounds = format_bounds(gain.low, gain.high, scale=100, signed=True)
     return (

@@ -323,6 +323,9 @@ def datasets_from_rows(
     With several collect repeats, each (game, repeat) is its own training game. Rows are put
     in a canonical order first (game, repeat, turn), so the fitted monitors do not depend on
     the order the store returns finished units in.
+
+    ``collect_command``: the command whose run holds such rows, named when a split has none
+    (CodeGen's turns come from ``byzllm codegen collect``).
     """
     by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in sorted(turn_rows, key=_order):
