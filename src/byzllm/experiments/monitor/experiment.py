@@ -318,7 +318,6 @@ def datasets_from_rows(
     rate and the gains (a GovSim lake that collapses in month 1 has none: its turns start in
     month 2). Without them the games are those the turn rows name, which is every game only
     where each game has a monitored turn (WhoDunit; CodeGen with two rounds or more).
-    ``collect_command``: the command that collects them, named when a split has none.
 
     With several collect repeats, each (game, repeat) is its own training game. Rows are put
     in a canonical order first (game, repeat, turn), so the fitted monitors do not depend on
