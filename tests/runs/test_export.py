@@ -189,3 +189,27 @@ async def test_nan_and_infinity_in_a_record_come_back_as_stored(tmp_path: Path) 
         assert math.isnan(row["x"]) and row["y"] == float("-inf")
         [typed] = store.typed_records(Measured)
         assert math.isnan(typed.x) and typed.y == float("-inf")
+
+
+def test_csv_keeps_nan_and_infinity_apart_from_a_missing_value(tmp_path: Path) -> None:
+    """pandas wrote a NaN as an empty cell, the cell of a missing value: a record's NaN came
+    back as None, while the same NaN inside a list of the row read back as NaN."""
+    import csv
+    import math
+
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = [
+        {"x": float("nan"), "xs": [float("nan")]},
+        {"x": None, "xs": [None]},
+        {"x": float("inf"), "xs": [float("inf")]},
+        {"x": float("-inf"), "xs": [float("-inf")]},
+        {"x": 1.5, "xs": [1.5]},
+    ]
+    path = write_table(rows, tmp_path / "t.csv", "csv")
+    with path.open(encoding="utf-8", newline="") as handle:
+        cells = [row["x"] for row in csv.DictReader(handle)]
+    assert cells == ["NaN", "", "Infinity", "-Infinity", "1.5"]
+    assert [float(cell) for cell in cells[2:]] == [float("inf"), float("-inf"), 1.5]
+    back = pd.read_csv(path)["x"].tolist()
+    assert math.isnan(back[0]) and back[2:] == [float("inf"), float("-inf"), 1.5]

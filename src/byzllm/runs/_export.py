@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,9 +20,14 @@ JSON_FIELD_METADATA = {b"byzllm.encoding": b"json"}
 
 
 def _flat(value: Any) -> Any:
-    """Nested values become JSON text: CSV cells are flat."""
+    """Nested values become JSON text: CSV cells are flat. NaN and infinity are spelt as in
+    that JSON (``NaN``, ``Infinity``, ``-Infinity``): pandas writes a NaN as an empty cell,
+    the cell of a missing value, so a stored NaN came back as ``None``; pandas and
+    ``float()`` read these spellings back as the same floats."""
     if isinstance(value, (dict, list, tuple)):
         return json.dumps(value, sort_keys=True)
+    if isinstance(value, float) and not math.isfinite(value):
+        return json.dumps(value)
     return value
 
 
