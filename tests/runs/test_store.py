@@ -71,6 +71,32 @@ def test_records_come_back_in_grid_order_with_units(tmp_path: Path) -> None:
         assert store.records("note", with_payload=True)[0]["payload"] == {"x": 0}
 
 
+def test_a_grown_grid_puts_every_unit_in_its_place(tmp_path: Path) -> None:
+    """Units stored by a smaller grid took their old places in a larger one: run x = 0, 2, 4,
+    then x = 0..4, and records came back 0, 1, 2, 4, 3. Units the grid lacks follow it."""
+    points = {x: make_unit({"x": x}, label=f"x{x}") for x in range(6)}
+    now = time.time()
+
+    def done(store: Store, xs: list[int]) -> None:
+        store.write_results(
+            [UnitResult(points[x].id, "done", now, now, records=[Point(x=x)]) for x in xs]
+        )
+
+    with Store(tmp_path) as store:
+        store.register_units([points[x] for x in (0, 2, 4, 5)])
+        done(store, [0, 2, 4, 5])
+        statuses = store.register_units([points[x] for x in range(5)])
+        assert [statuses[points[x].id] for x in range(5)] == [
+            "done", "pending", "done", "pending", "done"
+        ]  # fmt: skip
+        done(store, [1, 3])
+        assert [r["x"] for r in store.records("point")] == [0, 1, 2, 3, 4, 5]
+        assert [u["label"] for u in store.units()] == ["x0", "x1", "x2", "x3", "x4", "x5"]
+        # A repeated unit keeps its first place.
+        store.register_units([points[x] for x in (5, 4, 5, 3)])
+        assert [u["label"] for u in store.units()][:3] == ["x5", "x4", "x3"]
+
+
 def test_iter_records_reads_one_record_at_a_time(tmp_path: Path) -> None:
     """The same records as records(), handed out as the reader asks: the first arrives
     before the rest are read, and a damaged value still fails as a store error."""

@@ -635,16 +635,33 @@ class Store:
 
     @_guarded
     def register_units(self, units: Sequence[Unit]) -> dict[str, str]:
-        """Add units not yet known (as ``pending``); return the status of every given unit."""
+        """Add units not yet known (as ``pending``); return the status of every given unit.
+
+        ``units`` is the invocation's whole grid, and its order becomes the store's: units
+        already stored take their place in it, and units the store keeps that this grid lacks
+        follow it, in their former order. Keeping old places instead made a grown grid's
+        records come out of :meth:`records` and the exports out of order (q = 0, 2, 4 run
+        first, then q = 0..4: 0, 1, 2, 4, 3).
+        """
+        grid: dict[str, Unit] = {}
+        for unit in units:
+            grid.setdefault(unit.id, unit)  # a repeated unit keeps its first place
         with self._write() as conn:
             conn.executemany(
-                "INSERT OR IGNORE INTO units (id, ordinal, label, payload) VALUES (?, ?, ?, ?)",
+                "INSERT INTO units (id, ordinal, label, payload) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET ordinal = excluded.ordinal",
                 (
                     (unit.id, ordinal, unit.label, json.dumps(unit.payload, sort_keys=True))
-                    for ordinal, unit in enumerate(units)
+                    for ordinal, unit in enumerate(grid.values())
                 ),
             )
-            statuses = dict(conn.execute("SELECT id, status FROM units").fetchall())
+            stored = conn.execute("SELECT id, status FROM units ORDER BY ordinal, id").fetchall()
+            others = [unit_id for unit_id, _ in stored if unit_id not in grid]
+            conn.executemany(
+                "UPDATE units SET ordinal = ? WHERE id = ?",
+                ((len(grid) + k, unit_id) for k, unit_id in enumerate(others)),
+            )
+        statuses = dict(stored)
         return {unit.id: statuses[unit.id] for unit in units}
 
     @_guarded
