@@ -40,8 +40,9 @@ Adversaries' scores are left out of the judge's error rates (their message to a 
 not recorded); when summing retained answers, an adversary counts with its public answer.
 
 :func:`compare_consensus` reruns the run's configuration with every honest group simulated on
-its fitted profile and returns the §5.1 metrics of both, each with a bootstrap interval over
-questions.
+its fitted profile and returns the §5.1 metrics of both on the questions both hold (the run's
+finished ones: an interrupted run is compared on what it finished), each with a bootstrap
+interval over questions.
 """
 
 from __future__ import annotations
@@ -499,12 +500,15 @@ def _key(record: Mapping[str, Any]) -> tuple[str, str, str, int, int]:
     )
 
 
-def _traces(records: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], list[QuestionTrace]]:
-    groups: dict[tuple[Any, ...], list[QuestionTrace]] = {}
+def _traces(
+    records: Sequence[Mapping[str, Any]],
+) -> dict[tuple[Any, ...], dict[tuple[str, str], QuestionTrace]]:
+    """Per configuration (:func:`_key`), each question's trace by (seed, task id)."""
+    groups: dict[tuple[Any, ...], dict[tuple[str, str], QuestionTrace]] = {}
     for r in records:
         trace = r["trace"]
         trace = trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace)
-        groups.setdefault(_key(r), []).append(trace)
+        groups.setdefault(_key(r), {})[(str(r.get("seed")), trace.task_id)] = trace
     return groups
 
 
@@ -530,9 +534,13 @@ def compare_consensus(
     real, sim = _traces(questions), _traces(twin)
     out = []
     for key in sorted(real):
-        if key not in sim:
+        # Like with like: the twin reruns the whole configured grid, and a run that was
+        # interrupted (or grown with other questions) holds only some of it.
+        shared = sorted(real[key].keys() & sim.get(key, {}).keys())
+        if not shared:
             continue
-        a, b = _intervals(real[key], resamples), _intervals(sim[key], resamples)
+        a = _intervals([real[key][q] for q in shared], resamples)
+        b = _intervals([sim[key][q] for q in shared], resamples)
         meta = dict(zip(("protocol", "topology", "composition", "F", "T"), key, strict=True))
         rows = [comparison_row(m, a[m], b[m]) for m in CONSENSUS_METRICS if m in a and m in b]
         out.append((meta, rows))
