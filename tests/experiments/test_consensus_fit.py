@@ -199,6 +199,34 @@ def test_round_zero_is_counted_once_per_question_whatever_the_protocols() -> Non
     assert profile.sources["strong"]["strength"].endswith("n = 120")  # 30 questions x 4 agents
 
 
+def test_scores_and_confidences_count_once_per_question_whatever_the_topologies() -> None:
+    """Every topology asks an agent the same scoring and confidence prompts on a question:
+    the self-trust's n was the strong agents' solutions times the topologies (360 for 120),
+    and a judged answer or a confidence counted again for every topology."""
+    config = ConsensusConfig.model_validate(
+        {
+            "protocols": ["sac", "cp-wbft"],
+            "topologies": ["merg", "complete", "erdos-renyi"],
+            "dataset": {"n": 30},
+        }
+    )
+    sources = fit_consensus(run_in_memory(config), run="x", config=config).sources["strong"]
+    assert sources["self_trust"].endswith("n = 120")  # 30 questions x 4 agents
+    # The same records again under other topology names: the same prompts, no new evidence.
+    one = config.model_copy(update={"topologies": ["complete"]})
+    records = run_in_memory(one)
+    again = [{**r, "topology": name} for name in ("merg", "erdos-renyi") for r in records]
+    once = fit_consensus(records, run="x", config=one)
+    thrice = fit_consensus(records + again, run="x", config=one)
+    for group in ("strong", "weak"):
+        for name in ("self_trust", "false_accept", "false_reject", "score_accept"):
+            assert thrice.sources[group][name] == once.sources[group][name], (group, name)
+        for name in ("confidence_at_one_right", "confidence_at_one_wrong", "confidence_wrong"):
+            assert thrice.sources[group][name] == once.sources[group][name], (group, name)
+        for name in ("scores_given", "confidences"):
+            assert thrice.evidence[group][name] == once.evidence[group][name], (group, name)
+
+
 def test_score_noise_is_fitted_through_the_clipping_at_0_and_1() -> None:
     """The simulator clips each score to [0, 1]: the plain s.d. of the scores fitted a noise
     of 0.2 as 0.14 (and the accepting level 0.9 as 0.86) on every seed."""

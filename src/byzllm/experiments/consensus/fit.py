@@ -5,7 +5,9 @@
 agent's answer and correctness per round, the receiver-side scores it gave (SAC, W-MSR), its
 own self-score, its verbalized confidence (CP-WBFT) and whom it retained. Only what an LLM
 run records is read, so fitting a simulated run is an honest test of the fit. The statistics
-(each judged answer, confidence and refine situation counted once per question and agent):
+(each judged answer, confidence and refine situation counted once per question and agent;
+a judged answer, a confidence and a self-score once over all the topologies and protocols the
+question ran under, which ask the agent the same prompts again):
 
 * ``strength``: accuracy at round 0 (the SAC paper, §5.1, IAA of the group).
 * ``error_correlation``: share of wrong round-0 answers equal to the task's most plausible
@@ -48,7 +50,7 @@ interval over questions.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from statistics import NormalDist, fmean
 from typing import Any
 
@@ -102,6 +104,15 @@ class _Tally:
         self.anew_right: list[bool] = []
 
 
+class _Asked:
+    """What one agent has already been asked on one question, over every record of it."""
+
+    def __init__(self) -> None:
+        self.judged: set[str] = set()
+        self.confided: set[str] = set()
+        self.self_trust = False
+
+
 def _tasks(config: ConsensusConfig | None) -> dict[str, Task]:
     if config is None:
         return {}
@@ -112,11 +123,18 @@ def _tasks(config: ConsensusConfig | None) -> dict[str, Task]:
 
 
 def _question(
-    trace: QuestionTrace, tally: Mapping[str, _Tally], task: Task | None, *, first_seen: bool
+    trace: QuestionTrace,
+    tally: Mapping[str, _Tally],
+    task: Task | None,
+    asked: Callable[[int], _Asked],
+    *,
+    first_seen: bool,
 ) -> None:
     """Add one question record's statistics. Round 0's (solving, distractors) only where
     ``first_seen``: every protocol of a question starts from the same answers, and counting
-    them once per protocol multiplied their ``n`` by the protocols of the run."""
+    them once per protocol multiplied their ``n`` by the protocols of the run. ``asked(i)``:
+    what agent i was already asked on this question in the records added before (another
+    topology or protocol asks it the same scoring and confidence prompts again)."""
     rounds = trace.rounds
     for i, group in enumerate(trace.groups):
         if group not in tally:
@@ -135,10 +153,10 @@ def _question(
                     t_.spread.append(not listed)
         # At temperature 0 a repeated situation repeats its reply: each (judged answer,
         # confidence in an answer, refine situation) counts once per question, or answers that
-        # persist longer would weigh more.
+        # persist longer (or questions run on more topologies) would weigh more.
         seen: set[str | None] = set()
-        judged: set[str] = set()
-        confided: set[str] = set()
+        done = asked(i)
+        judged, confided = done.judged, done.confided
         for t, rnd in enumerate(rounds):
             row = rnd[i]
             for j, score in row.scores.items():
@@ -156,7 +174,8 @@ def _question(
             believes: bool | None = None
             if row.self_score is not None:
                 believes = row.self_score >= 0.5
-                if row.key is not None and row.key == first.key and t == 0:
+                if row.key is not None and row.key == first.key and t == 0 and not done.self_trust:
+                    done.self_trust = True
                     t_.self_trust.append(believes)
             if row.confidence is not None and row.key is not None and row.key not in confided:
                 confided.add(row.key)
@@ -379,12 +398,19 @@ def fit_consensus(
     simulated = False
     solved: dict[tuple[str, Any], list[tuple[str, bool]]] = {}
     starts: set[tuple[str, Any, Any]] = set()
+    asked: dict[tuple[Any, ...], _Asked] = {}
     for record in questions:
         trace = record["trace"]
         trace = trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace)
         simulated = simulated or bool(record.get("simulated"))
         start = (trace.task_id, record.get("seed"), record.get("composition"))
-        _question(trace, tally, tasks.get(trace.task_id), first_seen=start not in starts)
+        names = [a.get("name") for a in record.get("agents") or []]
+
+        def agent(i: int, start: tuple[Any, ...] = start, names: list[Any] = names) -> _Asked:
+            who = names[i] if i < len(names) and names[i] is not None else i
+            return asked.setdefault((*start, who), _Asked())
+
+        _question(trace, tally, tasks.get(trace.task_id), agent, first_seen=start not in starts)
         starts.add(start)
         # Every protocol of a question starts from the same answers: count each question once.
         solved.setdefault(
