@@ -5,7 +5,9 @@
 agent's answer and correctness per round, the receiver-side scores it gave (SAC, W-MSR), its
 own self-score, its verbalized confidence (CP-WBFT) and whom it retained. Only what an LLM
 run records is read, so fitting a simulated run is an honest test of the fit. The statistics
-(each judged answer, confidence and refine situation counted once per question and agent):
+(each judged answer, confidence and refine situation counted once per question and agent;
+a judged answer, a confidence and a self-score once over all the topologies and protocols the
+question ran under, which ask the agent the same prompts again):
 
 * ``strength``: accuracy at round 0 (the SAC paper, §5.1, IAA of the group).
 * ``error_correlation``: share of wrong round-0 answers equal to the task's most plausible
@@ -40,14 +42,15 @@ Adversaries' scores are left out of the judge's error rates (their message to a 
 not recorded); when summing retained answers, an adversary counts with its public answer.
 
 :func:`compare_consensus` reruns the run's configuration with every honest group simulated on
-its fitted profile and returns the §5.1 metrics of both, each with a bootstrap interval over
-questions.
+its fitted profile and returns the §5.1 metrics of both on the questions both hold (the run's
+finished ones: an interrupted run is compared on what it finished), each with a bootstrap
+interval over questions.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from statistics import NormalDist, fmean
 from typing import Any
 
@@ -101,6 +104,15 @@ class _Tally:
         self.anew_right: list[bool] = []
 
 
+class _Asked:
+    """What one agent has already been asked on one question, over every record of it."""
+
+    def __init__(self) -> None:
+        self.judged: set[str] = set()
+        self.confided: set[str] = set()
+        self.self_trust = False
+
+
 def _tasks(config: ConsensusConfig | None) -> dict[str, Task]:
     if config is None:
         return {}
@@ -111,11 +123,18 @@ def _tasks(config: ConsensusConfig | None) -> dict[str, Task]:
 
 
 def _question(
-    trace: QuestionTrace, tally: Mapping[str, _Tally], task: Task | None, *, first_seen: bool
+    trace: QuestionTrace,
+    tally: Mapping[str, _Tally],
+    task: Task | None,
+    asked: Callable[[int], _Asked],
+    *,
+    first_seen: bool,
 ) -> None:
     """Add one question record's statistics. Round 0's (solving, distractors) only where
     ``first_seen``: every protocol of a question starts from the same answers, and counting
-    them once per protocol multiplied their ``n`` by the protocols of the run."""
+    them once per protocol multiplied their ``n`` by the protocols of the run. ``asked(i)``:
+    what agent i was already asked on this question in the records added before (another
+    topology or protocol asks it the same scoring and confidence prompts again)."""
     rounds = trace.rounds
     for i, group in enumerate(trace.groups):
         if group not in tally:
@@ -134,10 +153,10 @@ def _question(
                     t_.spread.append(not listed)
         # At temperature 0 a repeated situation repeats its reply: each (judged answer,
         # confidence in an answer, refine situation) counts once per question, or answers that
-        # persist longer would weigh more.
+        # persist longer (or questions run on more topologies) would weigh more.
         seen: set[str | None] = set()
-        judged: set[str] = set()
-        confided: set[str] = set()
+        done = asked(i)
+        judged, confided = done.judged, done.confided
         for t, rnd in enumerate(rounds):
             row = rnd[i]
             for j, score in row.scores.items():
@@ -155,7 +174,8 @@ def _question(
             believes: bool | None = None
             if row.self_score is not None:
                 believes = row.self_score >= 0.5
-                if row.key is not None and row.key == first.key and t == 0:
+                if row.key is not None and row.key == first.key and t == 0 and not done.self_trust:
+                    done.self_trust = True
                     t_.self_trust.append(believes)
             if row.confidence is not None and row.key is not None and row.key not in confided:
                 confided.add(row.key)
@@ -378,12 +398,19 @@ def fit_consensus(
     simulated = False
     solved: dict[tuple[str, Any], list[tuple[str, bool]]] = {}
     starts: set[tuple[str, Any, Any]] = set()
+    asked: dict[tuple[Any, ...], _Asked] = {}
     for record in questions:
         trace = record["trace"]
         trace = trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace)
         simulated = simulated or bool(record.get("simulated"))
         start = (trace.task_id, record.get("seed"), record.get("composition"))
-        _question(trace, tally, tasks.get(trace.task_id), first_seen=start not in starts)
+        names = [a.get("name") for a in record.get("agents") or []]
+
+        def agent(i: int, start: tuple[Any, ...] = start, names: list[Any] = names) -> _Asked:
+            who = names[i] if i < len(names) and names[i] is not None else i
+            return asked.setdefault((*start, who), _Asked())
+
+        _question(trace, tally, tasks.get(trace.task_id), agent, first_seen=start not in starts)
         starts.add(start)
         # Every protocol of a question starts from the same answers: count each question once.
         solved.setdefault(
@@ -499,12 +526,15 @@ def _key(record: Mapping[str, Any]) -> tuple[str, str, str, int, int]:
     )
 
 
-def _traces(records: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], list[QuestionTrace]]:
-    groups: dict[tuple[Any, ...], list[QuestionTrace]] = {}
+def _traces(
+    records: Sequence[Mapping[str, Any]],
+) -> dict[tuple[Any, ...], dict[tuple[str, str], QuestionTrace]]:
+    """Per configuration (:func:`_key`), each question's trace by (seed, task id)."""
+    groups: dict[tuple[Any, ...], dict[tuple[str, str], QuestionTrace]] = {}
     for r in records:
         trace = r["trace"]
         trace = trace if isinstance(trace, QuestionTrace) else QuestionTrace.model_validate(trace)
-        groups.setdefault(_key(r), []).append(trace)
+        groups.setdefault(_key(r), {})[(str(r.get("seed")), trace.task_id)] = trace
     return groups
 
 
@@ -530,9 +560,13 @@ def compare_consensus(
     real, sim = _traces(questions), _traces(twin)
     out = []
     for key in sorted(real):
-        if key not in sim:
+        # Like with like: the twin reruns the whole configured grid, and a run that was
+        # interrupted (or grown with other questions) holds only some of it.
+        shared = sorted(real[key].keys() & sim.get(key, {}).keys())
+        if not shared:
             continue
-        a, b = _intervals(real[key], resamples), _intervals(sim[key], resamples)
+        a = _intervals([real[key][q] for q in shared], resamples)
+        b = _intervals([sim[key][q] for q in shared], resamples)
         meta = dict(zip(("protocol", "topology", "composition", "F", "T"), key, strict=True))
         rows = [comparison_row(m, a[m], b[m]) for m in CONSENSUS_METRICS if m in a and m in b]
         out.append((meta, rows))
