@@ -117,6 +117,38 @@ async def test_limits_rejections_name_their_limit() -> None:
     assert (threads.status, threads.limit) == ("rejected", "processes"), threads
 
 
+async def test_a_timeout_is_a_process_rejection_only_with_processes_the_program_started() -> None:
+    # The processes a run holds before the program starts any (its first; for tests the
+    # solution's and the test's worker, the tests' own process apart) reach a low limit
+    # alone: a loop there is a timeout, not a fork refused.
+    hang = "def f():\n    while True:\n        pass\n"
+    # Forks until refused, then every process waits.
+    forks = textwrap.dedent(
+        """
+        import os, time
+        def f():
+            for _ in range(10):
+                try:
+                    if os.fork() == 0:
+                        break
+                except OSError:
+                    break
+            time.sleep(60)
+        """
+    )
+    loop, tests, bomb, tests_bomb = await asyncio.gather(
+        run_program("while True:\n    pass\n", limits=SandboxLimits(timeout_s=1, max_processes=1)),
+        run_tests(hang, "f()", limits=SandboxLimits(timeout_s=1, max_processes=3)),
+        run_program(forks + "f()\n", limits=SandboxLimits(timeout_s=2, max_processes=4)),
+        run_tests(forks, "f()", limits=SandboxLimits(timeout_s=2, max_processes=4)),
+    )
+    assert (loop.status, loop.limit) == ("timed_out", None), loop.detail
+    assert (tests.status, tests.limit) == ("timed_out", None), tests.detail
+    for held in (bomb, tests_bomb):
+        assert (held.status, held.limit) == ("rejected", "processes"), held.detail
+        assert held.detail.endswith("still at the limit when time ran out")
+
+
 async def test_cpu_time_limit() -> None:
     result = await run_program(
         "while True:\n    pass\n", limits=SandboxLimits(timeout_s=5, cpu_s=1)

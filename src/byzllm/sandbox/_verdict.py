@@ -144,8 +144,7 @@ def judge(
     if execution.cgroup_hit is not None:
         return _cgroup_rejection(outcome, execution.cgroup_hit)
     if report.get("timed_out") or execution.host_timed_out:
-        processes = report.get("processes")
-        if isinstance(processes, int) and processes >= limits.max_processes:
+        if _held_at_process_limit(report, limits):
             return outcome.rejected("processes", "still at the limit when time ran out")
         return outcome.result("timed_out", f"wall-time limit of {limits.timeout_s:g} s reached")
     if not report:
@@ -167,6 +166,18 @@ def judge(
     if error.short_type == "AssertionError":
         return outcome.result("failed", _describe(error, name_line))
     return outcome.result("crashed", _describe(error, name_line))
+
+
+def _held_at_process_limit(report: dict[str, Any], limits: SandboxLimits) -> bool:
+    """Whether a run that ran out of time was at its process limit, with processes the
+    program started itself: the processes a run holds before it starts any (the program's
+    first; for tests the solution's process and the worker of the running test) are no sign
+    of a fork refused, even where they alone reach a low ``max_processes``."""
+    processes = report.get("processes")
+    before_any = 2 if "tests" in report else 1
+    return (
+        isinstance(processes, int) and processes >= limits.max_processes and processes > before_any
+    )
 
 
 def _cgroup_rejection(outcome: _Outcome, hit: tuple[LimitName, str, str]) -> SandboxResult:
