@@ -101,6 +101,14 @@ def test_entry_point_must_be_an_identifier() -> None:
         asyncio.run(run_tests("", "", entry_point="f); import os; os.system('x'"))
 
 
+@pytest.mark.parametrize("keyword", ["class", "lambda", "None", "True"])
+def test_entry_point_must_not_be_a_keyword(keyword: str) -> None:
+    # An identifier no function can have: it was run, and judged a crash of the solution
+    # (``check(class)`` does not compile) or ``check(None)`` tested a constant.
+    with pytest.raises(InputError, match="keyword"):
+        asyncio.run(run_tests("def f():\n    pass\n", "", entry_point=keyword))
+
+
 async def test_limits_rejections_name_their_limit() -> None:
     files, disk, threads = await asyncio.gather(
         _run("handles = [open('/dev/null') for _ in range(1000)]"),
