@@ -91,6 +91,7 @@ class _Outcome:
     stdout: str
     stderr: str
     duration_s: float
+    isolated: bool = True
 
     def result(self, status: Status, detail: str) -> SandboxResult:
         return SandboxResult(
@@ -100,6 +101,7 @@ class _Outcome:
             stdout=self.stdout,
             stderr=self.stderr,
             duration_s=self.duration_s,
+            isolated=self.isolated,
         )
 
     def rejected(self, limit: LimitName, why: str, *, thread: bool = False) -> SandboxResult:
@@ -138,6 +140,7 @@ def judge(
         stdout=stdout,
         stderr=stderr,
         duration_s=execution.duration_s,
+        isolated=execution.isolated,
     )
     if execution.output_exceeded:
         return outcome.rejected("output", "the program was stopped")
@@ -300,12 +303,20 @@ def judge_tests(
         stderr=_decode(execution.stderr),
         duration_s=execution.duration_s,
         tests=outcomes,
+        isolated=execution.isolated,
     )
     if execution.output_exceeded:
         detail = "rejected by the " + _LIMIT_TEXT["output"].format(limits=limits)
         return result.model_copy(update={"status": "rejected", "detail": detail, "limit": "output"})
     if execution.cgroup_hit is not None:
-        run = _Outcome(limits, result.exit_code, result.stdout, result.stderr, result.duration_s)
+        run = _Outcome(
+            limits,
+            result.exit_code,
+            result.stdout,
+            result.stderr,
+            result.duration_s,
+            result.isolated,
+        )
         rejected = _cgroup_rejection(run, execution.cgroup_hit)
         return rejected.model_copy(update={"tests": outcomes})
     for index, outcome in enumerate(outcomes):
