@@ -157,6 +157,36 @@ async def test_a_timeout_is_a_process_rejection_only_with_processes_the_program_
         assert held.detail.endswith("still at the limit when time ran out")
 
 
+async def test_a_run_keeps_max_processes_of_its_own() -> None:
+    # With root and without: without root the run's leader, PID 1 and the tests' process
+    # share the program's uid, and once took that many processes from its limit.
+    forks = textwrap.dedent(
+        """
+        import os, time
+        started = 1
+        for _ in range(20):
+            try:
+                if os.fork() == 0:
+                    time.sleep(30)
+                    os._exit(0)
+            except OSError:
+                break
+            started += 1
+        print(started)
+        """
+    )
+    program, tests = await asyncio.gather(
+        run_program(forks, limits=SandboxLimits(timeout_s=20, max_processes=4)),
+        run_tests(
+            "def f():\n    return 1\n",
+            "assert f() == 1",
+            limits=SandboxLimits(timeout_s=20, max_processes=2),
+        ),
+    )
+    assert (program.status, program.stdout) == ("passed", "4\n"), program.detail
+    assert tests.status == "passed", tests.detail
+
+
 async def test_cpu_time_limit() -> None:
     result = await run_program(
         "while True:\n    pass\n", limits=SandboxLimits(timeout_s=5, cpu_s=1)

@@ -370,7 +370,7 @@ def _start_program(
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)  # drops every capability
         # RLIMIT_NPROC counts every process of the uid, so it is set after the uid change.
-        _limit(resource.RLIMIT_NPROC, config["max_processes"])
+        _limit(resource.RLIMIT_NPROC, _process_limit(config))
         _libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         if config["seccomp"]:
             _install_filter(config["seccomp"])
@@ -386,6 +386,22 @@ def _start_program(
         os._exit(EXEC_FAILED)
     assert role is not None
     _run_role(config, role, argv, keep_fds)
+
+
+def _process_limit(config: dict[str, Any]) -> int:
+    """``RLIMIT_NPROC`` of the run's processes: ``max_processes`` of the program's own.
+
+    With root the program has a uid of its own (and the tests' process another), so that is
+    ``max_processes``. Without root every process of the run has the one uid of the run's
+    user namespace, where the kernel counts them all against the limit: the run's leader (or
+    ``unshare``), PID 1 and, for tests, the tests' process are added, or they would take
+    that many processes from the program (and a solution's worker could not start under a
+    low ``max_processes``).
+    """
+    if not config.get("rootless"):
+        return int(config["max_processes"])
+    harness = 2 + (1 if config.get("tests") is not None else 0)
+    return int(config["max_processes"]) + harness
 
 
 def close_all_but(keep: tuple[int, ...] | list[int]) -> None:
