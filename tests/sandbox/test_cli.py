@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from byzllm.cli import app
+from byzllm.sandbox import _run, _support
 
 runner = CliRunner()
 
@@ -40,6 +41,31 @@ def test_run_with_limits(tmp_path: Path) -> None:
     done = runner.invoke(app, ["sandbox", "run", str(program), "--memory", "128", "--json"])
     assert done.exit_code == 1
     assert json.loads(done.stdout)["limit"] == "memory"
+
+
+def test_an_unsafe_run_without_isolation_is_never_silent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = _support.support()
+    unavailable = _support.Support(dict(found.mechanisms), "no namespaces here (for a test)")
+    monkeypatch.setattr(_run, "support", lambda: unavailable)
+    program = tmp_path / "ok.py"
+    program.write_text("print('hello')\n")
+    done = runner.invoke(app, ["sandbox", "run", str(program), "--unsafe", "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["isolated"] is False
+    assert "WITHOUT isolation" in done.stderr
+    text = runner.invoke(app, ["sandbox", "run", str(program), "--unsafe"])
+    assert "WITHOUT isolation" in text.stderr and "status: passed" in text.stdout
+
+
+@pytest.mark.usefixtures("require_sandbox")
+def test_a_sandboxed_run_says_it_was_isolated(tmp_path: Path) -> None:
+    program = tmp_path / "ok.py"
+    program.write_text("print('hello')\n")
+    done = runner.invoke(app, ["sandbox", "run", str(program), "--unsafe", "--json"])
+    assert json.loads(done.stdout)["isolated"] is True
+    assert "WITHOUT" not in done.stderr
 
 
 def test_a_missing_program_is_bad_input(tmp_path: Path) -> None:

@@ -101,6 +101,14 @@ def test_entry_point_must_be_an_identifier() -> None:
         asyncio.run(run_tests("", "", entry_point="f); import os; os.system('x'"))
 
 
+@pytest.mark.parametrize("keyword", ["class", "lambda", "None", "True"])
+def test_entry_point_must_not_be_a_keyword(keyword: str) -> None:
+    # An identifier no function can have: it was run, and judged a crash of the solution
+    # (``check(class)`` does not compile) or ``check(None)`` tested a constant.
+    with pytest.raises(InputError, match="keyword"):
+        asyncio.run(run_tests("def f():\n    pass\n", "", entry_point=keyword))
+
+
 async def test_limits_rejections_name_their_limit() -> None:
     files, disk, threads = await asyncio.gather(
         _run("handles = [open('/dev/null') for _ in range(1000)]"),
@@ -115,6 +123,68 @@ async def test_limits_rejections_name_their_limit() -> None:
     assert (files.status, files.limit) == ("rejected", "files"), files
     assert (disk.status, disk.limit) == ("rejected", "disk"), disk
     assert (threads.status, threads.limit) == ("rejected", "processes"), threads
+
+
+async def test_a_timeout_is_a_process_rejection_only_with_processes_the_program_started() -> None:
+    # The processes a run holds before the program starts any (its first; for tests the
+    # solution's and the test's worker, the tests' own process apart) reach a low limit
+    # alone: a loop there is a timeout, not a fork refused.
+    hang = "def f():\n    while True:\n        pass\n"
+    # Forks until refused, then every process waits.
+    forks = textwrap.dedent(
+        """
+        import os, time
+        def f():
+            for _ in range(10):
+                try:
+                    if os.fork() == 0:
+                        break
+                except OSError:
+                    break
+            time.sleep(60)
+        """
+    )
+    loop, tests, bomb, tests_bomb = await asyncio.gather(
+        run_program("while True:\n    pass\n", limits=SandboxLimits(timeout_s=1, max_processes=1)),
+        run_tests(hang, "f()", limits=SandboxLimits(timeout_s=1, max_processes=3)),
+        run_program(forks + "f()\n", limits=SandboxLimits(timeout_s=2, max_processes=4)),
+        run_tests(forks, "f()", limits=SandboxLimits(timeout_s=2, max_processes=4)),
+    )
+    assert (loop.status, loop.limit) == ("timed_out", None), loop.detail
+    assert (tests.status, tests.limit) == ("timed_out", None), tests.detail
+    for held in (bomb, tests_bomb):
+        assert (held.status, held.limit) == ("rejected", "processes"), held.detail
+        assert held.detail.endswith("still at the limit when time ran out")
+
+
+async def test_a_run_keeps_max_processes_of_its_own() -> None:
+    # With root and without: without root the run's leader, PID 1 and the tests' process
+    # share the program's uid, and once took that many processes from its limit.
+    forks = textwrap.dedent(
+        """
+        import os, time
+        started = 1
+        for _ in range(20):
+            try:
+                if os.fork() == 0:
+                    time.sleep(30)
+                    os._exit(0)
+            except OSError:
+                break
+            started += 1
+        print(started)
+        """
+    )
+    program, tests = await asyncio.gather(
+        run_program(forks, limits=SandboxLimits(timeout_s=20, max_processes=4)),
+        run_tests(
+            "def f():\n    return 1\n",
+            "assert f() == 1",
+            limits=SandboxLimits(timeout_s=20, max_processes=2),
+        ),
+    )
+    assert (program.status, program.stdout) == ("passed", "4\n"), program.detail
+    assert tests.status == "passed", tests.detail
 
 
 async def test_cpu_time_limit() -> None:

@@ -86,6 +86,13 @@ async def test_unsafe_runs_with_limits_and_a_clean_environment(
     assert os.environ["OPENAI_API_KEY"] == "sk-not-for-the-program"
 
 
+async def test_an_unsafe_run_says_it_had_no_isolation(no_isolation: None) -> None:
+    program = await run_program("print(1)", allow_unsafe=True)
+    tests = await run_tests("def f():\n    return 1", "assert f() == 1", allow_unsafe=True)
+    assert (program.status, program.isolated) == ("passed", False)
+    assert (tests.status, tests.isolated) == ("passed", False)
+
+
 def test_a_probe_that_runs_out_of_time_is_not_remembered(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

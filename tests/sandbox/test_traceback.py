@@ -141,3 +141,18 @@ def test_a_fake_traceback_cannot_turn_a_pass_into_anything_else() -> None:
         duration_s=0.1,
     )
     assert judge(execution, SandboxLimits()).status == "passed"
+
+
+def test_a_timeout_at_a_low_process_limit_names_the_limit_only_past_the_runs_own() -> None:
+    def judged(report: dict[str, object], max_processes: int) -> tuple[str, str | None]:
+        execution = Execution(report=report, stdout=b"", stderr=b"", duration_s=1.0)
+        result = judge(execution, SandboxLimits(timeout_s=1, max_processes=max_processes))
+        return result.status, result.limit
+
+    timed_out = {"event": "exit", "timed_out": True}
+    # A program's first process alone; a solution's process and its test's worker alone.
+    assert judged({**timed_out, "processes": 1}, 1) == ("timed_out", None)
+    assert judged({**timed_out, "processes": 2, "tests": b""}, 2) == ("timed_out", None)
+    # Processes the program started, up to the limit.
+    assert judged({**timed_out, "processes": 2}, 2) == ("rejected", "processes")
+    assert judged({**timed_out, "processes": 3, "tests": b""}, 3) == ("rejected", "processes")

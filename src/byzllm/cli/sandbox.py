@@ -68,6 +68,13 @@ def run_command(
         data = _read(stdin, "--stdin file") if stdin is not None else ""
         limits = SandboxLimits(timeout_s=timeout, memory_mb=memory)
         result = asyncio.run(run_program(source, stdin=data, limits=limits, allow_unsafe=unsafe))
+        if not result.isolated:
+            # Asked for with --unsafe, but never to pass unnoticed: nothing was isolated.
+            typer.echo(
+                "warning: the sandbox is unavailable here: the program ran WITHOUT isolation "
+                "(your network and files were within its reach)",
+                err=True,
+            )
         if json_output:
             print_json(result.model_dump())
         else:

@@ -370,7 +370,7 @@ def _start_program(
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)  # drops every capability
         # RLIMIT_NPROC counts every process of the uid, so it is set after the uid change.
-        _limit(resource.RLIMIT_NPROC, config["max_processes"])
+        _limit(resource.RLIMIT_NPROC, _process_limit(config))
         _libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         if config["seccomp"]:
             _install_filter(config["seccomp"])
@@ -386,6 +386,22 @@ def _start_program(
         os._exit(EXEC_FAILED)
     assert role is not None
     _run_role(config, role, argv, keep_fds)
+
+
+def _process_limit(config: dict[str, Any]) -> int:
+    """``RLIMIT_NPROC`` of the run's processes: ``max_processes`` of the program's own.
+
+    With root the program has a uid of its own (and the tests' process another), so that is
+    ``max_processes``. Without root every process of the run has the one uid of the run's
+    user namespace, where the kernel counts them all against the limit: the run's leader (or
+    ``unshare``), PID 1 and, for tests, the tests' process are added, or they would take
+    that many processes from the program (and a solution's worker could not start under a
+    low ``max_processes``).
+    """
+    if not config.get("rootless"):
+        return int(config["max_processes"])
+    harness = 2 + (1 if config.get("tests") is not None else 0)
+    return int(config["max_processes"]) + harness
 
 
 def close_all_but(keep: tuple[int, ...] | list[int]) -> None:
@@ -520,18 +536,21 @@ def _install_filter(program: bytes) -> None:  # pragma: no cover - runs in the c
     _libc_call("prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)
 
 
-def _count_processes(isolated: bool = True) -> int:
-    """The run's processes but this one. Isolated, this is PID 1 of the run's own PID
-    namespace: every process of /proc. Without isolation /proc is the host's: only the
-    processes of this one's session (the host starts it in a new one) are the run's."""
+def _count_processes(isolated: bool = True, harness: tuple[int, ...] = ()) -> int:
+    """The run's processes but this one and ``harness`` (the tests' process, which runs as a
+    uid of its own: none of the program's process limit). Isolated, this is PID 1 of the
+    run's own PID namespace: every process of /proc. Without isolation /proc is the host's:
+    only the processes of this one's session (the host starts it in a new one) are the run's."""
     try:
         names = [name for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
         return -1
     if isolated:
-        return len(names) - 1  # minus PID 1
+        return len(names) - 1 - sum(str(pid) in names for pid in harness)  # minus PID 1
     session, own, count = os.getsid(0), os.getpid(), 0
     for name in names:
+        if int(name) in harness:
+            continue
         try:
             with open(f"/proc/{name}/stat", "rb") as handle:
                 fields = handle.read().rsplit(b")", 1)[1].split()
@@ -632,9 +651,9 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
         # Read until the tests' process closes its end (it exits): a full pipe never blocks it.
         while len(outcomes) < _MAX_OUTCOMES and (chunk := os.read(result_read, 65_536)):
             outcomes += chunk
-        report = _wait_for(tester, started, report, isolated, others)
+        report = _wait_for(tester, started, report, isolated, others, harness=(tester,))
     except _Deadline:
-        report.update(timed_out=True, processes=_count_processes(isolated))
+        report.update(timed_out=True, processes=_count_processes(isolated, (tester,)))
         report["duration_s"] = time.monotonic() - started
     finally:
         _signal.setitimer(_signal.ITIMER_REAL, 0)
@@ -676,8 +695,10 @@ def _wait_for(
     report: dict[str, Any],
     isolated: bool = True,
     others: dict[int, tuple[int, Any]] | None = None,
+    harness: tuple[int, ...] = (),
 ) -> dict[str, Any]:
-    """Reap every process until ``child`` ends (``others``: how the rest ended, by pid)."""
+    """Reap every process until ``child`` ends (``others``: how the rest ended, by pid;
+    ``harness``: processes not counted as the program's, :func:`_count_processes`)."""
     try:
         while True:
             pid, status, usage = os.wait4(-1, 0)
@@ -686,14 +707,14 @@ def _wait_for(
             if others is not None:
                 others[pid] = (status, usage)
     except _Deadline:
-        report.update(timed_out=True, processes=_count_processes(isolated))
+        report.update(timed_out=True, processes=_count_processes(isolated, harness))
         report["duration_s"] = time.monotonic() - started
         return report
     except ChildProcessError:  # pragma: no cover - the child is always ours to wait for
         report.update(event="setup", message="lost track of the program process")
         return report
     report["duration_s"] = time.monotonic() - started
-    report["processes"] = _count_processes(isolated)
+    report["processes"] = _count_processes(isolated, harness)
     report["cpu_s"] = usage.ru_utime + usage.ru_stime
     report["max_rss_kb"] = usage.ru_maxrss
     report["core_dumped"] = os.WCOREDUMP(status)

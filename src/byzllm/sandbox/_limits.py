@@ -83,6 +83,9 @@ class SandboxResult(BaseModel):
     * ``crashed``: any other abnormal end: an uncaught exception (``detail``: its last line and
       where), a signal (its name), a non-zero exit status;
     * ``rejected``: the run broke a resource limit (``limit`` says which).
+
+    ``isolated`` is False for a run made without any isolation (``allow_unsafe=True`` where
+    the sandbox is unavailable): the program shared the caller's network and file system.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -96,6 +99,7 @@ class SandboxResult(BaseModel):
     limit: LimitName | None = None
     #: One outcome per test (:func:`~byzllm.sandbox.run_test_cases`); None for a program.
     tests: list[TestOutcome] | None = None
+    isolated: bool = True
 
     @property
     def passed(self) -> bool:

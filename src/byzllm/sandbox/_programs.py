@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import keyword
 import math
 from collections.abc import Sequence
 
@@ -66,8 +67,14 @@ def test_program(
 
 
 def _check_entry_point(entry_point: str | None) -> None:
-    if entry_point is not None and not entry_point.isidentifier():
-        raise InputError(f"entry_point must be a Python identifier, got {entry_point!r}")
+    # A keyword (``class``, ``None``) is an identifier no function can be named: the tests'
+    # ``check(class)`` would not compile, or ``check(None)`` would test a constant.
+    if entry_point is not None and (
+        not entry_point.isidentifier() or keyword.iskeyword(entry_point)
+    ):
+        raise InputError(
+            f"entry_point must be a Python identifier, not a keyword, got {entry_point!r}"
+        )
 
 
 async def run_test_cases(

@@ -91,6 +91,7 @@ class _Outcome:
     stdout: str
     stderr: str
     duration_s: float
+    isolated: bool = True
 
     def result(self, status: Status, detail: str) -> SandboxResult:
         return SandboxResult(
@@ -100,6 +101,7 @@ class _Outcome:
             stdout=self.stdout,
             stderr=self.stderr,
             duration_s=self.duration_s,
+            isolated=self.isolated,
         )
 
     def rejected(self, limit: LimitName, why: str, *, thread: bool = False) -> SandboxResult:
@@ -138,14 +140,14 @@ def judge(
         stdout=stdout,
         stderr=stderr,
         duration_s=execution.duration_s,
+        isolated=execution.isolated,
     )
     if execution.output_exceeded:
         return outcome.rejected("output", "the program was stopped")
     if execution.cgroup_hit is not None:
         return _cgroup_rejection(outcome, execution.cgroup_hit)
     if report.get("timed_out") or execution.host_timed_out:
-        processes = report.get("processes")
-        if isinstance(processes, int) and processes >= limits.max_processes:
+        if _held_at_process_limit(report, limits):
             return outcome.rejected("processes", "still at the limit when time ran out")
         return outcome.result("timed_out", f"wall-time limit of {limits.timeout_s:g} s reached")
     if not report:
@@ -167,6 +169,18 @@ def judge(
     if error.short_type == "AssertionError":
         return outcome.result("failed", _describe(error, name_line))
     return outcome.result("crashed", _describe(error, name_line))
+
+
+def _held_at_process_limit(report: dict[str, Any], limits: SandboxLimits) -> bool:
+    """Whether a run that ran out of time was at its process limit, with processes the
+    program started itself: the processes a run holds before it starts any (the program's
+    first; for tests the solution's process and the worker of the running test) are no sign
+    of a fork refused, even where they alone reach a low ``max_processes``."""
+    processes = report.get("processes")
+    before_any = 2 if "tests" in report else 1
+    return (
+        isinstance(processes, int) and processes >= limits.max_processes and processes > before_any
+    )
 
 
 def _cgroup_rejection(outcome: _Outcome, hit: tuple[LimitName, str, str]) -> SandboxResult:
@@ -289,12 +303,20 @@ def judge_tests(
         stderr=_decode(execution.stderr),
         duration_s=execution.duration_s,
         tests=outcomes,
+        isolated=execution.isolated,
     )
     if execution.output_exceeded:
         detail = "rejected by the " + _LIMIT_TEXT["output"].format(limits=limits)
         return result.model_copy(update={"status": "rejected", "detail": detail, "limit": "output"})
     if execution.cgroup_hit is not None:
-        run = _Outcome(limits, result.exit_code, result.stdout, result.stderr, result.duration_s)
+        run = _Outcome(
+            limits,
+            result.exit_code,
+            result.stdout,
+            result.stderr,
+            result.duration_s,
+            result.isolated,
+        )
         rejected = _cgroup_rejection(run, execution.cgroup_hit)
         return rejected.model_copy(update={"tests": outcomes})
     for index, outcome in enumerate(outcomes):
