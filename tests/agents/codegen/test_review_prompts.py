@@ -48,3 +48,23 @@ def test_the_judge_sees_how_each_solution_fared_on_the_examples() -> None:
     view = _view("def add(a, b): return a - b", 2, (none,))
     text = _text(render_judge_prompt(view))  # type: ignore[arg-type]
     assert "examples in the problem statement" not in text
+
+
+def test_tests_of_a_solution_method_call_it_through_the_class() -> None:
+    # LiveCodeBench's functional problems: the starter code is LeetCode's class Solution and
+    # the hidden tests call Solution().f(...); a test calling f(...) alone is a NameError on
+    # every solution, the right one included.
+    prompt = (
+        "Return the sum of nums.\n\nComplete this code:\n"
+        "class Solution:\n    def maxSum(self, nums: List[int]) -> int:\n        "
+    )
+    solution = Solution(coder="c", role="Programmer", round=1, code="class Solution: ...")
+    view = ReviewView(
+        problem_id="lcb", prompt=prompt, entry_point="maxSum", round=2, solutions=(solution,)
+    )
+    tester = _text(render_tester_prompt(view))  # type: ignore[arg-type]
+    assert "`assert Solution().maxSum(...) == expected`" in tester
+    assert "Define `maxSum` as a method of `Solution`." in tester
+    # A plain function (HumanEval) is called by its name.
+    plain = _text(render_tester_prompt(_view("def add(a, b): return a + b", 2)))  # type: ignore[arg-type]
+    assert "`assert add(...) == expected`" in plain and "Define `add`." in plain

@@ -5,13 +5,17 @@ al., 2024d): a Python assistant, an algorithm developer, a computer scientist an
 programmer; our wording of each is below. The judge reads the previous solutions and how
 each fared on the examples the problem states, and gives a verdict on each and a pick (the
 positions a monitor reads); the tester reads the previous solutions too (§4.1: both evaluate
-``S^{j-1}``) and writes ``assert`` tests from the specification; a coder sees the previous
+``S^{j-1}``) and writes ``assert`` tests from the specification, calling the entry point as
+the hidden tests do (``Solution().f(...)`` where the starter code makes ``f`` a method of
+``class Solution``, as in LiveCodeBench's functional problems); a coder sees the previous
 solutions, the feedback, the tests and how every solution fared on them, writes a new
 solution in one fenced code block, and rates how helpful the feedback and the tests were
 (1-5). Long solutions and results are cut to keep prompts bounded.
 """
 
 from __future__ import annotations
+
+import re
 
 from byzllm.llm import ChatMessage, chat_messages
 
@@ -63,8 +67,28 @@ def _result_line(i: int, r: TestResult) -> str:
     return head
 
 
+def _is_solution_method(prompt: str, entry_point: str) -> bool:
+    """Whether the problem's starter code makes ``entry_point`` a method of LeetCode's
+    ``class Solution`` (LiveCodeBench's functional problems): their hidden tests call
+    ``Solution().entry_point(...)``, and a test calling ``entry_point(...)`` alone fails on
+    every solution with a ``NameError``."""
+    return (
+        re.search(r"^\s*class\s+Solution\b", prompt, re.MULTILINE) is not None
+        and re.search(rf"\bdef\s+{re.escape(entry_point)}\s*\(\s*self\b", prompt) is not None
+    )
+
+
+def _callee(prompt: str, entry_point: str) -> str:
+    """How a test calls the entry point: ``Solution().f`` for a method of ``class Solution``
+    (:func:`_is_solution_method`), else ``f``."""
+    return f"Solution().{entry_point}" if _is_solution_method(prompt, entry_point) else entry_point
+
+
 def _task(view_prompt: str, entry_point: str | None) -> str:
-    target = f" Define `{entry_point}`." if entry_point else ""
+    target = ""
+    if entry_point:
+        method = _is_solution_method(view_prompt, entry_point)
+        target = f" Define `{entry_point}`" + (" as a method of `Solution`." if method else ".")
     return f"Problem:\n```python\n{_cut(view_prompt, 8000)}\n```\n{target}".rstrip()
 
 
@@ -127,6 +151,7 @@ def render_judge_prompt(view: ReviewView) -> list[ChatMessage]:
 def render_tester_prompt(view: ReviewView) -> list[ChatMessage]:
     """The tester's turn: unit tests, one ``assert`` per line."""
     name = view.entry_point or "the solution"
+    call = _callee(view.prompt, view.entry_point) if view.entry_point else name
     system = (
         "You write unit tests for Python functions: varied inputs, edge cases, and the exact "
         "expected outputs from the specification."
@@ -136,7 +161,7 @@ def render_tester_prompt(view: ReviewView) -> list[ChatMessage]:
         f"The candidate solutions so far:\n\n{_solutions_block(view.solutions)}\n\n"
         f"Write 3 to 8 unit tests for `{name}` that tell correct solutions from wrong ones, "
         "in one ```python code block, one line each, of "
-        f"the form `assert {name}(...) == expected`. Derive the expected values from the "
+        f"the form `assert {call}(...) == expected`. Derive the expected values from the "
         "specification, not from any candidate solution."
     )
     return chat_messages(system, user)
