@@ -68,6 +68,15 @@ def test_speech_amounts_and_repeated_meeting_sampling() -> None:
     assert again is not None and again.temperature == fisher.redo_temperature and again.seed == 1
 
 
+def test_speech_reads_only_amounts_of_fish() -> None:
+    """ "month 3" and "5 of us" are no amounts (§4.1 reads mentions of resource amounts): they
+    were the utterance's first amount, the proposal the fit reads, and decision positions."""
+    tokens = ["In", " month", " 3", ",", " the", " 5", " of", " us", " take", " 10", " tons"]
+    speech = asyncio.run(LLMFisher("Ana", Scripted([tokens])).speak(VIEW, random.Random(0)))
+    assert speech.amounts == (10,)
+    assert [d[0][0] for d in speech.distributions] == [" 10"]
+
+
 def test_simulated_fault_signal_and_greed() -> None:
     rogue = FisherParams(rogue_rate=1.0)
     quiet = FisherParams(rogue_rate=1.0, fault_signal=0.0)

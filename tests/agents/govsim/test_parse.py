@@ -65,3 +65,26 @@ def test_thousands_unicode_minus_and_the_answer_label() -> None:
     assert read_catch("**Answer:** 12 tons", 100).value.amount == 12
     assert read_catch("Answer: 2,5 tons", 100).value.amount == 2  # a decimal comma
     assert read_catch("Answer: 1,000 tons", 5000).value.amount == 1000
+
+
+def test_numbers_that_are_not_amounts_of_fish() -> None:
+    said = (
+        "In month 3 the 5 of us (5 fishers) should keep 50% of 80 tons: 8 tons each for 2 months."
+    )
+    assert [a for a, _ in find_amounts(said)] == [80, 8]
+    assert [a for a, _ in find_amounts("Month #4: 12 tons; 10 percent; 1 fisherman takes 9")] == [
+        12,
+        9,
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    amount=st.integers(0, 10**6),
+    before=st.text(alphabet="abcmonthdays #%\n", max_size=20),
+)
+def test_an_amount_in_tons_is_always_read(amount: int, before: str) -> None:
+    text = f"{before} take {amount} tons"
+    found = find_amounts(text)
+    assert found and found[-1][0] == amount
+    assert text[slice(*found[-1][1])] == str(amount)

@@ -20,7 +20,9 @@ and the reason, so that the runs count it (parse health, stage ``catch``). Only 
 
 :func:`find_amounts` lists every amount an utterance writes (integers, with the character span
 of each), for the simulated fishers' reading of a discussion and for the monitor's decision
-positions (§4.1: "all the positions corresponding to mentions of resource amounts").
+positions (§4.1: "all the positions corresponding to mentions of resource amounts"). Numbers
+that name something else are not amounts: a month by its number (``"month 3"``), a count of
+months or fishers (``"2 months"``, ``"5 fishers"``), a percentage (``"50%"``).
 """
 
 from __future__ import annotations
@@ -55,6 +57,15 @@ _NUMBER = re.compile(
     r"(?<![\w.])([-\u2212]\s?)?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![\w])"
 )
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+# Numbers an utterance writes that are not amounts of fish (§4.1 reads "mentions of resource
+# amounts"): a month or round named by its number ("month 3"), or a count of months, fishers
+# or a percentage ("2 months", "5 fishers", "5 of us", "50%").
+_NOT_AMOUNT_BEFORE = re.compile(r"\b(?:month|round|week|year|day)s?\s*#?\s*$", re.IGNORECASE)
+_NOT_AMOUNT_AFTER = re.compile(
+    r"^\s*(?:%|per\s*cent\b|of\s+us\b|(?:months?|rounds?|weeks?|years?|days?|fishers?|"
+    r"fisherm[ae]n|people|persons?|times?)\b)",
+    re.IGNORECASE,
+)
 # The label: the word "answer" and a colon or equals sign ("**Answer:**", "Answer ="), not
 # any "answer" in the prose ("To answer this, the lake holds 100 tons").
 _ANSWER = re.compile(r"\banswer[\s*]*[:=][\s*]*", re.IGNORECASE)
@@ -82,11 +93,19 @@ def _number(match: re.Match[str]) -> tuple[float, tuple[int, int]] | None:
 
 def find_amounts(text: str) -> list[tuple[int, tuple[int, int]]]:
     """Every non-negative whole amount in ``text`` with its span (too-long digit runs and
-    negative numbers skipped)."""
+    negative numbers skipped, and numbers that are not amounts of fish: ``"month 3"``,
+    ``"2 months"``, ``"5 fishers"``, ``"50%"``)."""
+    text = text[:MAX_REPLY_CHARS]
     found: list[tuple[int, tuple[int, int]]] = []
-    for match in _NUMBER.finditer(text[:MAX_REPLY_CHARS]):
+    for match in _NUMBER.finditer(text):
         read = _number(match)
         if read is None or not math.isfinite(read[0]) or read[0] < 0:
+            continue
+        start, end = read[1]
+        # Only the few characters around the number are looked at: linear in the reply.
+        if _NOT_AMOUNT_BEFORE.search(text[max(0, start - 12) : start]) or (
+            _NOT_AMOUNT_AFTER.match(text[end : end + 16])
+        ):
             continue
         found.append((math.floor(read[0]), read[1]))
     return found
