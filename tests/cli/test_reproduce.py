@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from byzllm.cli import app
 from byzllm.reproduce import REPRODUCTIONS, config_path
+from byzllm.reproduce.page import NO_SENSITIVITY
 
 RUNNER = CliRunner()
 
@@ -170,6 +171,35 @@ def test_a_run_on_a_model_has_its_own_folder_and_page_command(
         "Regenerate: `byzllm reproduce sac-table1 --model openai/fake-model --base-url "
         f"{server.base_url} -n 1 -o runs/reproduce/sac-table1-fake-model`"
     ) in page
+
+
+def test_a_run_with_one_group_on_a_model_reruns_nothing_and_shows_its_parse_health(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--weak-model`` alone: the strong group stays simulated, so the run is labelled
+    simulated; its sensitivity section reran the config eight times in memory, every weak
+    agent's call sent to the model again (as "extra simulated runs"), and its page dropped
+    the parse health of the model's replies."""
+    from byzllm.testing import FakeOpenAIServer
+
+    def script(request: dict[str, object]) -> str:
+        return "0.8" if "Score" in str(request["messages"]) else "Answer: 7"
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    run_dir = tmp_path / "weak-on-a-model"
+    with FakeOpenAIServer(script) as server:
+        args = ["reproduce", "sac-table1", "--weak-model", "openai/fake-model", "-n", "1"]
+        args += ["--base-url", server.base_url, "-o", str(run_dir), "--json"]
+        result = RUNNER.invoke(app, args)
+        sent = len(server.requests)
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["simulated"] is True and "sensitivity" not in payload
+    # The run's own calls only: one question, two weak agents, six configurations.
+    calls = sum(s["calls"] for s in payload["parse_health"]["stages"])
+    assert 0 < sent <= calls + 1  # + the endpoint check before the first unit
+    page = (run_dir / "report" / "reproduce.md").read_text()
+    assert "## Parse health" in page and f"## Sensitivity\n\n{NO_SENSITIVITY}" in page
 
 
 @pytest.mark.parametrize(

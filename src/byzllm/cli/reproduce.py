@@ -355,11 +355,15 @@ def _run(
     csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)
     from byzllm.reproduce.page import consensus_sensitivity
 
-    # Simulated runs: the headline as each assumption moves (a few in-memory reruns).
-    sensitivity = consensus_sensitivity(entry.name, cfg, entry.compare) if simulated else None
+    # Runs whose every agent is simulated: the headline as each assumption moves (a few
+    # in-memory reruns). A run with only its weak group on --weak-model is labelled
+    # simulated too, but rerunning it would call that model eight more times.
+    all_simulated = cfg.cpu_bound
+    sensitivity = consensus_sensitivity(entry.name, cfg, entry.compare) if all_simulated else None
     page, extra = _pages(
-        entry, run_dir, run_dir, rows, simulated, INTERVAL_NOTE, sensitivity, records=records
-    )
+        entry, run_dir, run_dir, rows, simulated, INTERVAL_NOTE, sensitivity, records=records,
+        model_replies=not all_simulated,
+    )  # fmt: skip
     if not partial and reused is not None:
         extra["reused_units"] = reused.total
         extra["reused_from"] = {str(path): n for path, n in reused.sources.items()}
@@ -696,15 +700,18 @@ def _pages(
     *,
     controls: list[dict[str, Any]] | None = None,
     records: Sequence[Mapping[str, Any]] = (),
+    model_replies: bool | None = None,
 ) -> tuple[Path, dict[str, Any]]:
     """Write report/reproduce.md and view.html with the gaps' explanations, the sensitivity
-    section and (rogue-agents entries) the monitor's gains over the controls; for a run of
-    real models also the parse health of its unit ``records`` (page, ``extra`` and, from
-    :func:`_print_comparison`, the console)."""
+    section and (rogue-agents entries) the monitor's gains over the controls; for a run with
+    agents on real models (``model_replies``; default: not ``simulated``) also the parse
+    health of its unit ``records`` (page, ``extra`` and, from :func:`_print_comparison`, the
+    console)."""
     from byzllm.experiments import parse_health
     from byzllm.reproduce.page import sensitivity_rows, write_pages
 
-    health = None if simulated or not records else parse_health.from_records(records)
+    replies = not simulated if model_replies is None else model_replies
+    health = parse_health.from_records(records) if replies and records else None
     markdown, page, gaps = write_pages(
         run_dir,
         view_source,
