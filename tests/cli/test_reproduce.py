@@ -202,6 +202,53 @@ def test_a_run_with_one_group_on_a_model_reruns_nothing_and_shows_its_parse_heal
     assert "## Parse health" in page and f"## Sensitivity\n\n{NO_SENSITIVITY}" in page
 
 
+class _FakeLocalServer:
+    """Stands in for the llama.cpp server that ``--real`` starts: a scripted fake."""
+
+    def __init__(self, alias: str, **_: object) -> None:
+        from byzllm.testing import FakeOpenAIServer
+
+        self._fake = FakeOpenAIServer(lambda request: "3 + 4 = 7\nAnswer: 7")
+
+    def __enter__(self) -> _FakeLocalServer:
+        self._fake.__enter__()
+        self.base_url = self._fake.base_url
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._fake.__exit__(*exc)
+
+
+def test_a_real_pages_regenerate_line_is_the_command_that_made_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The --real page's Regenerate line dropped ``-o`` (a pilot in a folder of its own,
+    as docs/reproduce.md runs one) and gave ``-n`` as the questions the page covers, which a
+    ``--partial`` page has fewer of than the run plans."""
+    import sqlite3
+
+    monkeypatch.setattr("byzllm.llm.LocalServer", _FakeLocalServer)
+    run_dir = tmp_path / "pilot"
+    args = ["reproduce", "sac-table1", "--real", "qwen0.5b", "-n", "2", "-o", str(run_dir)]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    command = (
+        f"byzllm reproduce sac-table1 --real qwen0.5b --real-weak smollm2 -n 2 -j 1 -o {run_dir}"
+    )
+    page = run_dir / "report" / "real.md"
+    assert f"Regenerate: `{command}`" in page.read_text()
+    # As if the run had stopped before its last unit (the last protocol of the second
+    # question: a real run goes question by question) had finished.
+    with sqlite3.connect(run_dir / "results.sqlite") as db:
+        (unit,) = db.execute("SELECT id FROM units ORDER BY ordinal DESC LIMIT 1").fetchone()
+        db.execute("DELETE FROM records WHERE unit_id = ?", (unit,))
+    result = RUNNER.invoke(app, [*args, "--partial"])
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert "**Partial: 1 of the 2 planned questions**" in text
+    assert f"Regenerate: `{command}`" in text
+
+
 @pytest.mark.parametrize(
     ("models", "folder"),
     [
