@@ -249,6 +249,23 @@ def test_a_real_pages_regenerate_line_is_the_command_that_made_the_run(
     assert f"Regenerate: `{command}`" in text
 
 
+def test_real_weak_is_refused_where_no_agent_is_weak(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ra-fig4 --real qwen0.5b --real-weak qwen1.5b`` started the qwen0.5b server and
+    played every seat on it, the weak model silently ignored."""
+
+    def started(alias: str, **_: object) -> None:
+        raise AssertionError(f"a server was started for {alias}")
+
+    monkeypatch.setattr("byzllm.llm.LocalServer", started)
+    args = ["reproduce", "ra-fig4", "--real", "qwen0.5b", "--real-weak", "qwen1.5b"]
+    result = RUNNER.invoke(app, [*args, "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert "error: --real-weak is for the SAC entries: ra-fig4 has no weak agents" in result.output
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize(
     ("models", "folder"),
     [

@@ -94,7 +94,7 @@ def reproduce(
         str | None,
         typer.Option(
             "--real-weak",
-            help="With --real: the weak agents' shipped model [default: smollm2].",
+            help="With --real on a SAC entry: the weak agents' shipped model [default: smollm2].",
             show_default=False,
         ),
     ] = None,
@@ -178,10 +178,14 @@ def reproduce(
             flag = "--partial" if partial else "--real-weak"
             raise InputError(f"{flag} goes with --real (a run on the shipped models)")
         if real is not None:
-            real_weak = real_weak or "smollm2"
             if entry.real_config is None:
                 real_ones = ", ".join(r.name for r in REPRODUCTIONS.values() if r.real_config)
                 raise InputError(f"--real is available for {real_ones}, not {name}")
+            if real_weak is not None and entry.kind == "monitor":
+                # Every seat of a rogue-agents game plays --real's model: a weak model given
+                # here would be ignored, and the run would not be the one asked for.
+                raise InputError(f"--real-weak is for the SAC entries: {name} has no weak agents")
+            real_weak = real_weak or "smollm2"
             if model or weak_model or base_url:
                 raise InputError("--real starts its own servers: leave out --model/--base-url")
             real_dir = run_dir or Path("runs") / "reproduce" / _real_folder(entry, real, real_weak)
