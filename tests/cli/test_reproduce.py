@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from byzllm.cli import app
 from byzllm.reproduce import REPRODUCTIONS, config_path
+from byzllm.reproduce.page import NO_SENSITIVITY
 
 RUNNER = CliRunner()
 
@@ -170,6 +171,99 @@ def test_a_run_on_a_model_has_its_own_folder_and_page_command(
         "Regenerate: `byzllm reproduce sac-table1 --model openai/fake-model --base-url "
         f"{server.base_url} -n 1 -o runs/reproduce/sac-table1-fake-model`"
     ) in page
+
+
+def test_a_run_with_one_group_on_a_model_reruns_nothing_and_shows_its_parse_health(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--weak-model`` alone: the strong group stays simulated, so the run is labelled
+    simulated; its sensitivity section reran the config eight times in memory, every weak
+    agent's call sent to the model again (as "extra simulated runs"), and its page dropped
+    the parse health of the model's replies."""
+    from byzllm.testing import FakeOpenAIServer
+
+    def script(request: dict[str, object]) -> str:
+        return "0.8" if "Score" in str(request["messages"]) else "Answer: 7"
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    run_dir = tmp_path / "weak-on-a-model"
+    with FakeOpenAIServer(script) as server:
+        args = ["reproduce", "sac-table1", "--weak-model", "openai/fake-model", "-n", "1"]
+        args += ["--base-url", server.base_url, "-o", str(run_dir), "--json"]
+        result = RUNNER.invoke(app, args)
+        sent = len(server.requests)
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["simulated"] is True and "sensitivity" not in payload
+    # The run's own calls only: one question, two weak agents, six configurations.
+    calls = sum(s["calls"] for s in payload["parse_health"]["stages"])
+    assert 0 < sent <= calls + 1  # + the endpoint check before the first unit
+    page = (run_dir / "report" / "reproduce.md").read_text()
+    assert "## Parse health" in page and f"## Sensitivity\n\n{NO_SENSITIVITY}" in page
+
+
+class _FakeLocalServer:
+    """Stands in for the llama.cpp server that ``--real`` starts: a scripted fake."""
+
+    def __init__(self, alias: str, **_: object) -> None:
+        from byzllm.testing import FakeOpenAIServer
+
+        self._fake = FakeOpenAIServer(lambda request: "3 + 4 = 7\nAnswer: 7")
+
+    def __enter__(self) -> _FakeLocalServer:
+        self._fake.__enter__()
+        self.base_url = self._fake.base_url
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._fake.__exit__(*exc)
+
+
+def test_a_real_pages_regenerate_line_is_the_command_that_made_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The --real page's Regenerate line dropped ``-o`` (a pilot in a folder of its own,
+    as docs/reproduce.md runs one) and gave ``-n`` as the questions the page covers, which a
+    ``--partial`` page has fewer of than the run plans."""
+    import sqlite3
+
+    monkeypatch.setattr("byzllm.llm.LocalServer", _FakeLocalServer)
+    run_dir = tmp_path / "pilot"
+    args = ["reproduce", "sac-table1", "--real", "qwen0.5b", "-n", "2", "-o", str(run_dir)]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    command = (
+        f"byzllm reproduce sac-table1 --real qwen0.5b --real-weak smollm2 -n 2 -j 1 -o {run_dir}"
+    )
+    page = run_dir / "report" / "real.md"
+    assert f"Regenerate: `{command}`" in page.read_text()
+    # As if the run had stopped before its last unit (the last protocol of the second
+    # question: a real run goes question by question) had finished.
+    with sqlite3.connect(run_dir / "results.sqlite") as db:
+        (unit,) = db.execute("SELECT id FROM units ORDER BY ordinal DESC LIMIT 1").fetchone()
+        db.execute("DELETE FROM records WHERE unit_id = ?", (unit,))
+    result = RUNNER.invoke(app, [*args, "--partial"])
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert "**Partial: 1 of the 2 planned questions**" in text
+    assert f"Regenerate: `{command}`" in text
+
+
+def test_real_weak_is_refused_where_no_agent_is_weak(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ra-fig4 --real qwen0.5b --real-weak qwen1.5b`` started the qwen0.5b server and
+    played every seat on it, the weak model silently ignored."""
+
+    def started(alias: str, **_: object) -> None:
+        raise AssertionError(f"a server was started for {alias}")
+
+    monkeypatch.setattr("byzllm.llm.LocalServer", started)
+    args = ["reproduce", "ra-fig4", "--real", "qwen0.5b", "--real-weak", "qwen1.5b"]
+    result = RUNNER.invoke(app, [*args, "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert "error: --real-weak is for the SAC entries: ra-fig4 has no weak agents" in result.output
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize(

@@ -25,8 +25,10 @@ the default population, and one repeat (so the numbers say how the same monitor 
 different population, not what a monitor retrained on it would do); CodeGen's entry replays
 its test problems the same way under Table 1's three conditions (zero-shot, multi-agent,
 multi-agent + monitor). The cost (simulated runs, units and seconds) is printed with the
-section. A real-model run has no simulator assumption to move: its section says so and
-points to ``byzllm sim fit`` / ``sim compare``, which fit the simulator to the run.
+section. A run with agents on real models (every group, or one: ``--weak-model`` alone) has
+none: a real model has no simulator assumption to move, and a rerun would call it again; its
+section says so and points to ``byzllm sim fit`` / ``sim compare``, which fit the simulator to
+the run.
 
 The ranges are plausible, not measured: where a source gives a range (the SAC paper, Table 1:
 strong agents' initial accuracy 81-86%), it is used; elsewhere each range spans the values
@@ -487,7 +489,8 @@ def monitor_sensitivity(
 
 #: The sensitivity section of a run without sensitivity runs (real models).
 NO_SENSITIVITY = (
-    "Not run: this run's agents are real models, so there is no simulator assumption to move. "
+    "Not run: agents of this run are real models, which have no simulator assumption to move "
+    "(and a rerun would call them again). "
     "`byzllm sim fit RUN_DIR` fits the simulator's parameters to this run and `byzllm sim "
     "compare` sets the fitted twin beside it, cell by cell."
 )
