@@ -23,6 +23,8 @@ from typing import Any
 
 from byzllm.experiments.codegen.report import CONDITION_NAMES, table1_rows, test_only
 
+from ._diff import shown_difference
+
 __all__ = ["BENCHMARKS", "TABLE1", "as_games", "control_gains", "table1_comparison"]
 
 #: Table 1: benchmark -> condition -> Pass@1 (%), LLAMA-3.1-70B. ``none`` is the multi-agent
@@ -47,7 +49,7 @@ def _cell(row: dict[str, Any], ours: Mapping[str, Any] | None, paper: float) -> 
     row["pass_at_1_low"] = low
     row["pass_at_1_high"] = high
     row["pass_at_1_paper"] = paper
-    row["pass_at_1_diff"] = None if value is None else round(value - paper, 1)
+    row["pass_at_1_diff"] = None if value is None else shown_difference(value - paper)
 
 
 def table1_comparison(problems: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,6 +15,8 @@ from typing import Any
 from byzllm.experiments.consensus.config import parse_label
 from byzllm.protocols import ConsensusMetrics
 
+from ._diff import shown_difference
+
 __all__ = [
     "PER_ROUND",
     "SUMMARY_METRICS",
@@ -172,7 +174,7 @@ def _cells(
     row[f"{name}_high"] = None if high is None else round(100 * high, 1)
     row[f"{name}_paper"] = paper
     row[f"{name}_diff"] = (
-        None if ours is None or paper is None else round(100 * float(ours) - paper, 1)
+        None if ours is None or paper is None else shown_difference(100 * float(ours) - paper)
     )
 
 
@@ -258,6 +260,6 @@ def table1_comparison(
             ours = None if value is None else round(100 * float(value), 1)
             row[name] = ours
             row[f"{name}_paper"] = published[name]
-            row[f"{name}_diff"] = None if ours is None else round(ours - published[name], 1)
+            row[f"{name}_diff"] = None if ours is None else shown_difference(ours - published[name])
         rows.append(row)
     return rows

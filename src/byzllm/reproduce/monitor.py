@@ -15,6 +15,8 @@ from byzllm.experiments.monitor.ablations import success_difference
 from byzllm.experiments.monitor.environments import get_environment
 from byzllm.experiments.monitor.outcomes import outcome_rows
 
+from ._diff import shown_difference
+
 __all__ = [
     "FIG4_GAINS",
     "FIG5_GAINS",
@@ -57,7 +59,7 @@ def _put(
     row[f"{name}_low"] = None if low is None else round(float(low), 1)
     row[f"{name}_high"] = None if high is None else round(float(high), 1)
     row[f"{name}_paper"] = paper
-    row[f"{name}_diff"] = None if ours is None else round(ours - paper, 1)
+    row[f"{name}_diff"] = None if ours is None else shown_difference(ours - paper)
 
 
 def _gain(games: Sequence[dict[str, Any]], condition: str) -> tuple[float | None, Any, Any]:

@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Any
 from byzllm._files import write_text_atomic
 from byzllm.runs.reports import format_interval
 
+from ._diff import shown_difference
+
 if TYPE_CHECKING:
     from byzllm.experiments.parse_health import ParseHealth
 
@@ -340,6 +342,7 @@ def gap_rows(
                     if spans
                     else unexplained
                 )
+            given = _number(row.get(f"{metric}_diff"))
             out.append(
                 {
                     "cell": cell_label(row),
@@ -348,9 +351,9 @@ def gap_rows(
                     "low": None if low is None else round(low, 1),
                     "high": None if high is None else round(high, 1),
                     "paper": paper,
-                    # The row's own difference where it has one: it is taken before
-                    # rounding, and the table and this line must say the same number.
-                    "diff": round(_number(row.get(f"{metric}_diff")) or (ours - paper), 1),
+                    # The row's own difference where it has one: the table and this line
+                    # must say the same number.
+                    "diff": shown_difference(ours - paper if given is None else given),
                     "explanation": why,
                 }
             )
