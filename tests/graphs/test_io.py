@@ -137,6 +137,26 @@ def test_edge_list_round_trip_property(pairs: list[tuple[int, int]]) -> None:
     assert set(map(frozenset, again.edges())) == set(map(frozenset, G.edges()))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=30) | st.sampled_from(["²", "٣", "1" * 5000, "0" * 12 + "3"]))
+def test_any_node_count_in_the_header_loads_or_is_refused(value: str) -> None:
+    """Header values ``str.isdigit`` passes but ``int`` refuses ("²", 5,000 digits) raised a
+    ValueError from ``int`` instead of an InputError naming the line."""
+    text = f"# byzllm-graph n={value}\n0 1\n"
+    try:
+        G = parse_edge_list(text)
+    except InputError:
+        return
+    assert G.number_of_nodes() >= 2
+
+
+def test_header_node_counts() -> None:
+    assert parse_edge_list("# byzllm-graph n=4\n0 1\n").number_of_nodes() == 4
+    for value in ["²", "1" * 5000, "-3", "4x"]:
+        with pytest.raises(InputError, match=":1: bad n="):
+            parse_edge_list(f"# byzllm-graph n={value}\n0 1\n")
+
+
 def test_huge_garbage_input_is_rejected_quickly() -> None:
     with pytest.raises(InputError):
         parse_edge_list("x" * 1_000_000)

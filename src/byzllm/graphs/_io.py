@@ -45,6 +45,10 @@ __all__ = [
 
 _HEADER = re.compile(r"#\s*byzllm-graph\b(.*)")
 
+#: A node number or count in an edge list, checked before ``int`` reads it: ``str.isdigit``
+#: also passes "²", which ``int`` refuses, and ``int`` refuses more than 4,300 digits.
+_NUMBER = re.compile(r"\d{1,9}")
+
 
 def _check_labels(G: nx.Graph[Any]) -> int:
     """The node count of a graph that can be saved as one that loads back: nodes 0..n-1,
@@ -197,7 +201,7 @@ def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str
         if match:
             for key, value in re.findall(r"(\w+)=(\S+)", match.group(1)):
                 if key == "n":
-                    if not value.isdigit():
+                    if not _NUMBER.fullmatch(value):
                         raise InputError(f"{where}:{lineno}: bad n={value!r:.40}")
                     header_n = int(value)
                 elif key == "directed":
@@ -209,7 +213,7 @@ def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str
         if not line:
             continue
         fields = re.split(r"[,\s]+", line)
-        if len(fields) != 2 or not all(re.fullmatch(r"\d{1,9}", f) for f in fields):
+        if len(fields) != 2 or not all(map(_NUMBER.fullmatch, fields)):
             raise InputError(f"{where}:{lineno}: expected two node numbers, got {raw!r:.60}")
         pairs.append((int(fields[0]), int(fields[1])))
     if n is None:
