@@ -254,6 +254,15 @@ def test_a_byte_order_mark_is_not_part_of_the_file(tmp_path: Path) -> None:
         assert load_graph(path).number_of_nodes() == 3
 
 
+@pytest.mark.parametrize("suffix", [".json", ".edges"])
+def test_labels_equal_to_integers_are_saved_as_integers(tmp_path: Path, suffix: str) -> None:
+    """Float labels 0.0..n-1.0 pass the label check; the edge list wrote "0.0 1.0", which
+    loading then refused."""
+    G = nx.Graph([(0.0, 1.0), (1.0, 2.0)])
+    path = save_graph(G, tmp_path / f"g{suffix}")
+    assert sorted(load_graph(path).edges()) == [(0, 1), (1, 2)]
+
+
 def test_saving_refuses_what_loading_would(tmp_path: Path) -> None:
     """An empty graph and a self-loop were saved, then refused when loaded back."""
     looped = nx.Graph([(0, 1), (1, 1)])

@@ -180,7 +180,9 @@ def write_edge_list(G: nx.Graph[Any]) -> str:
     """Edge-list text of ``G`` with a header line carrying ``n`` and ``directed``."""
     n = _check_labels(G)
     lines = [f"# byzllm-graph n={n} directed={'true' if G.is_directed() else 'false'}"]
-    lines += [f"{u} {v}" for u, v in sorted(G.edges())]
+    # int(): labels equal to 0..n-1 that are not ints (0.0, 1.0) pass _check_labels, as they do
+    # for JSON, and must be written as the integers loading expects, not "0.0 1.0".
+    lines += [f"{int(u)} {int(v)}" for u, v in sorted(G.edges())]
     return "\n".join(lines) + "\n"
 
 
