@@ -61,6 +61,12 @@ def test_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     result = runner.invoke(app, ["graph", "draw", str(g), "--byzantine", "9", "--out", "a.png"])
     assert result.exit_code == 2
+    # "²" passes str.isdigit but not int, nor do 5,000 digits: they raised a ValueError.
+    for node in ["²", "1" * 5000]:
+        result = runner.invoke(
+            app, ["graph", "draw", str(g), "--byzantine", node, "--out", "a.png"]
+        )
+        assert result.exit_code == 2 and "expects node numbers" in result.output, result.output
 
 
 def test_bad_params_name_the_parameter(tmp_path: Path) -> None:

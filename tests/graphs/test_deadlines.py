@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import networkx as nx
+import numpy as np
 import pytest
 
 from byzllm.graphs import r_robustness
@@ -41,6 +42,20 @@ def test_local_search_returns_what_it_has_at_a_past_deadline() -> None:
     view = graph_view(nx.random_regular_graph(4, 60, seed=3))
     assert local_search_pair(view, 4, deadline=_past()) is None
     assert local_search_pair(view, 4, deadline=None) == local_search_pair(view, 4)
+
+
+def test_local_search_past_its_deadline_makes_no_eigen_decomposition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its Fiedler start (a dense decomposition: seconds at 2,000 nodes, where the bounds
+    before it often use up its third of the limit) ran before the first look at the clock."""
+    view = graph_view(nx.random_regular_graph(4, 60, seed=3))
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("eigen-decomposition past the deadline")
+
+    monkeypatch.setattr(np.linalg, "eigh", refused)
+    assert local_search_pair(view, 4, deadline=_past()) is None
 
 
 @pytest.mark.parametrize("n", [3, 40, 2500])

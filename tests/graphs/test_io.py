@@ -137,6 +137,26 @@ def test_edge_list_round_trip_property(pairs: list[tuple[int, int]]) -> None:
     assert set(map(frozenset, again.edges())) == set(map(frozenset, G.edges()))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=30) | st.sampled_from(["²", "٣", "1" * 5000, "0" * 12 + "3"]))
+def test_any_node_count_in_the_header_loads_or_is_refused(value: str) -> None:
+    """Header values ``str.isdigit`` passes but ``int`` refuses ("²", 5,000 digits) raised a
+    ValueError from ``int`` instead of an InputError naming the line."""
+    text = f"# byzllm-graph n={value}\n0 1\n"
+    try:
+        G = parse_edge_list(text)
+    except InputError:
+        return
+    assert G.number_of_nodes() >= 2
+
+
+def test_header_node_counts() -> None:
+    assert parse_edge_list("# byzllm-graph n=4\n0 1\n").number_of_nodes() == 4
+    for value in ["²", "1" * 5000, "-3", "4x"]:
+        with pytest.raises(InputError, match=":1: bad n="):
+            parse_edge_list(f"# byzllm-graph n={value}\n0 1\n")
+
+
 def test_huge_garbage_input_is_rejected_quickly() -> None:
     with pytest.raises(InputError):
         parse_edge_list("x" * 1_000_000)
@@ -232,6 +252,15 @@ def test_a_byte_order_mark_is_not_part_of_the_file(tmp_path: Path) -> None:
         path = tmp_path / name
         path.write_bytes(b"\xef\xbb\xbf" + text.encode())
         assert load_graph(path).number_of_nodes() == 3
+
+
+@pytest.mark.parametrize("suffix", [".json", ".edges"])
+def test_labels_equal_to_integers_are_saved_as_integers(tmp_path: Path, suffix: str) -> None:
+    """Float labels 0.0..n-1.0 pass the label check; the edge list wrote "0.0 1.0", which
+    loading then refused."""
+    G = nx.Graph([(0.0, 1.0), (1.0, 2.0)])
+    path = save_graph(G, tmp_path / f"g{suffix}")
+    assert sorted(load_graph(path).edges()) == [(0, 1), (1, 2)]
 
 
 def test_saving_refuses_what_loading_would(tmp_path: Path) -> None:

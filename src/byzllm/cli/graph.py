@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -247,8 +248,10 @@ def draw_command(
         G = load_graph(path)
         bad: list[int] = []
         for part in filter(None, (p.strip() for p in byzantine.split(","))):
-            if not part.isdigit():
-                raise InputError(f"--byzantine expects node numbers, got {part!r}")
+            # Not str.isdigit: it passes "²", which int refuses; nor an unbounded run of
+            # digits (int refuses over 4,300). No graph has 10-digit node numbers.
+            if not re.fullmatch(r"[0-9]{1,9}", part):
+                raise InputError(f"--byzantine expects node numbers, got {part!r:.40}")
             bad.append(int(part))
         draw_graph(G, out, byzantine=bad, title=title)
     typer.echo(f"wrote {out}")

@@ -208,6 +208,10 @@ def local_search_pair(
     n = view.n
     if n < 4 or upper <= 0:
         return None
+    if deadline is not None and time.perf_counter() > deadline:
+        # Before the Fiedler start below: a dense eigen-decomposition takes seconds at 2,000
+        # nodes, and the bounds computed before this search may have used up its time.
+        return None
     rng = np.random.default_rng(seed)
     adj = _adjacency(view)
     adj_t = adj.T.copy()

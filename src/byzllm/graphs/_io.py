@@ -45,6 +45,10 @@ __all__ = [
 
 _HEADER = re.compile(r"#\s*byzllm-graph\b(.*)")
 
+#: A node number or count in an edge list, checked before ``int`` reads it: ``str.isdigit``
+#: also passes "²", which ``int`` refuses, and ``int`` refuses more than 4,300 digits.
+_NUMBER = re.compile(r"\d{1,9}")
+
 
 def _check_labels(G: nx.Graph[Any]) -> int:
     """The node count of a graph that can be saved as one that loads back: nodes 0..n-1,
@@ -176,7 +180,9 @@ def write_edge_list(G: nx.Graph[Any]) -> str:
     """Edge-list text of ``G`` with a header line carrying ``n`` and ``directed``."""
     n = _check_labels(G)
     lines = [f"# byzllm-graph n={n} directed={'true' if G.is_directed() else 'false'}"]
-    lines += [f"{u} {v}" for u, v in sorted(G.edges())]
+    # int(): labels equal to 0..n-1 that are not ints (0.0, 1.0) pass _check_labels, as they do
+    # for JSON, and must be written as the integers loading expects, not "0.0 1.0".
+    lines += [f"{int(u)} {int(v)}" for u, v in sorted(G.edges())]
     return "\n".join(lines) + "\n"
 
 
@@ -197,7 +203,7 @@ def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str
         if match:
             for key, value in re.findall(r"(\w+)=(\S+)", match.group(1)):
                 if key == "n":
-                    if not value.isdigit():
+                    if not _NUMBER.fullmatch(value):
                         raise InputError(f"{where}:{lineno}: bad n={value!r:.40}")
                     header_n = int(value)
                 elif key == "directed":
@@ -209,7 +215,7 @@ def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str
         if not line:
             continue
         fields = re.split(r"[,\s]+", line)
-        if len(fields) != 2 or not all(re.fullmatch(r"\d{1,9}", f) for f in fields):
+        if len(fields) != 2 or not all(map(_NUMBER.fullmatch, fields)):
             raise InputError(f"{where}:{lineno}: expected two node numbers, got {raw!r:.60}")
         pairs.append((int(fields[0]), int(fields[1])))
     if n is None:
