@@ -85,6 +85,21 @@ def test_bad_json_documents(doc: str) -> None:
         graph_from_json(doc)
 
 
+def test_a_later_format_version_is_refused(tmp_path: Path) -> None:
+    """A file of another format version loaded as version 1, without a word."""
+    assert graph_from_json('{"version": 1, "n": 2, "edges": [[0, 1]]}').number_of_edges() == 1
+    for version in ("2", "99", "true", '"1"'):
+        with pytest.raises(InputError, match="format version"):
+            graph_from_json(f'{{"version": {version}, "n": 2, "edges": [[0, 1]]}}')
+
+
+def test_a_self_loop_in_a_file_names_the_file(tmp_path: Path) -> None:
+    for name, text in [("g.json", '{"n": 3, "edges": [[1, 1]]}'), ("g.edges", "1 1\n0 2\n")]:
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        with pytest.raises(InputError, match=rf"{name}.*self-loop on node 1"):
+            load_graph(tmp_path / name)
+
+
 def test_missing_and_binary_files(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read"):
         load_graph(tmp_path / "absent.json")

@@ -114,11 +114,12 @@ class _Parsed:
     directed: bool
     edges: list[tuple[int, int]]
     graph_attributes: dict[str, Any] = field(default_factory=dict)
+    where: str = "graph file"
 
     def __post_init__(self) -> None:
         for u, v in self.edges:
             if u == v:
-                raise InputError(f"self-loop on node {u} is not allowed")
+                raise InputError(f"{self.where}: self-loop on node {u} is not allowed")
 
     def graph(self) -> nx.Graph[int]:
         import networkx as nx
@@ -156,6 +157,9 @@ def _parse_json(doc: Any, where: str) -> _Parsed:
         raise InputError(f"{where}: expected a JSON object")
     if doc.get("format", "byzllm-graph") != "byzllm-graph":
         raise InputError(f"{where}: unknown format {doc.get('format')!r}")
+    version = doc.get("version", 1)
+    if version != 1 or isinstance(version, bool):  # a later format may mean other things
+        raise InputError(f"{where}: format version {version!r:.20} (this byzllm reads 1)")
     n = _check_n(doc.get("n"), where)
     directed = doc.get("directed", False)
     if not isinstance(directed, bool):
@@ -173,7 +177,7 @@ def _parse_json(doc: Any, where: str) -> _Parsed:
         attributes["construction"] = doc["construction"]
     if isinstance(doc.get("params"), dict):
         attributes["params"] = doc["params"]
-    return _Parsed(n, directed, edges, attributes)
+    return _Parsed(n, directed, edges, attributes, where)
 
 
 def write_edge_list(G: nx.Graph[Any]) -> str:
@@ -235,7 +239,8 @@ def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str
                 "give the node count to keep isolated nodes"
             )
     n = _check_n(n, where)
-    return _Parsed(n, directed, [(_node(u, n, where), _node(v, n, where)) for u, v in pairs])
+    edges = [(_node(u, n, where), _node(v, n, where)) for u, v in pairs]
+    return _Parsed(n, directed, edges, where=where)
 
 
 def save_graph(G: nx.Graph[Any], path: str | Path) -> Path:
