@@ -148,6 +148,7 @@ def main() -> None:
         "sac_ratio_to_anchor": round(sac_ms / anchor, 4),
     }
     met = sac_ms <= 1.0
+    targets = "<= 1 ms per SAC question"
     if not args.quick:
         units = expand_units(matrix_config())
         engine_s, engine_cpu_s = _run_units(units)
@@ -172,7 +173,10 @@ def main() -> None:
             }
         )
         met = met and command_s < 5.0
-    print("targets: <= 1 ms per SAC question, default matrix < 5 s:", "met" if met else "NOT met")
+        targets += ", default matrix < 5 s"
+    # Only what was measured is judged: --quick leaves the matrix out.
+    result.update({"targets": targets, "met": met})
+    print(f"targets: {targets}:", "met" if met else "NOT met")
     print(json.dumps(result))
 
 
