@@ -3,7 +3,10 @@
 * per question: the demo's setting (n = 7: 4 strong, 2 weak, 1 replaying adversary; F = 3,
   T = 6; the SAC paper, Table 1) on the complete graph, 30 questions run one after another
   through the runner's work function (engine, agents and records; no store), for SAC,
-  CP-WBFT and majority;
+  CP-WBFT and majority, each protocol in a fresh process (a process remembers the simulated
+  agents' draws and a question's placement and parsed answers, which every protocol of the
+  setting shares: measured after SAC in one process, CP-WBFT and majority cost about 0.8x
+  what they cost on their own);
 * matrix, engine only: every unit of the default ``byzllm consensus matrix`` (6 attacks × 5
   protocols × 3 topologies × 1-2 adversaries × 15 questions) through the same work function;
 * matrix, command: ``byzllm consensus matrix`` end to end in a fresh folder (runner, store,
@@ -30,11 +33,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from byzllm.experiments.consensus.demo import demo_config
@@ -78,6 +83,14 @@ def _per_question_ms(protocol: str, questions: int) -> tuple[float, float]:
     return wall / len(units) * 1000, cpu / len(units) * 1000
 
 
+def _per_question_fresh_ms(protocol: str, questions: int) -> tuple[float, float]:
+    """:func:`_per_question_ms` in a fresh process: what one protocol costs on its own, not
+    after another protocol left its draws behind in this one."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(_per_question_ms, protocol, questions).result()
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -114,7 +127,9 @@ def main() -> None:
 
     anchor = _anchor_ms()
     print(f"anchor (1M pure-Python additions): {anchor:.1f} ms")
-    per_question = {p: _per_question_ms(p, args.questions) for p in ("sac", "cp-wbft", "majority")}
+    per_question = {
+        p: _per_question_fresh_ms(p, args.questions) for p in ("sac", "cp-wbft", "majority")
+    }
     for protocol, (ms, cpu_ms) in per_question.items():
         print(
             f"{protocol:9s} n=7 T=6 complete: {ms:6.2f} ms per simulated question "
@@ -133,6 +148,7 @@ def main() -> None:
         "sac_ratio_to_anchor": round(sac_ms / anchor, 4),
     }
     met = sac_ms <= 1.0
+    targets = "<= 1 ms per SAC question"
     if not args.quick:
         units = expand_units(matrix_config())
         engine_s, engine_cpu_s = _run_units(units)
@@ -157,7 +173,10 @@ def main() -> None:
             }
         )
         met = met and command_s < 5.0
-    print("targets: <= 1 ms per SAC question, default matrix < 5 s:", "met" if met else "NOT met")
+        targets += ", default matrix < 5 s"
+    # Only what was measured is judged: --quick leaves the matrix out.
+    result.update({"targets": targets, "met": met})
+    print(f"targets: {targets}:", "met" if met else "NOT met")
     print(json.dumps(result))
 
 

@@ -135,7 +135,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="server latency (s)")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--top-logprobs", type=int, default=5, help="-1: no log-probabilities")
-    parser.add_argument("--repeat", type=int, default=3, help="timed batches; best is reported")
+    parser.add_argument("--repeat", type=int, default=3, help="timed batches; the median is judged")
     parser.add_argument("--quick", action="store_true", help="500 requests, one batch")
     args = parser.parse_args()
     n = 500 if args.quick else args.requests

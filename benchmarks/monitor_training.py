@@ -45,7 +45,10 @@ def synthetic_turns(n_turns: int, seed: int) -> tuple[TurnDataset, TurnDataset]:
                 }
             )
         game += 1
-    cut = next(i for i, r in enumerate(rows) if i >= 0.7 * len(rows) and r["turn"] == 1)
+    # The split is by game: validation starts at the first game that starts at 70% or later.
+    cut = next((i for i, r in enumerate(rows) if i >= 0.7 * len(rows) and r["turn"] == 1), None)
+    if cut is None:
+        raise SystemExit(f"{n_turns} turns leave no game for validation: pass more --turns")
     return TurnDataset.from_rows(rows[:cut]), TurnDataset.from_rows(rows[cut:])
 
 

@@ -71,6 +71,10 @@ def main() -> None:
     args = parser.parse_args()
     n = 2_000 if args.quick else args.units
 
+    # Warm-up, not timed: the first run in a process pays one-off costs (imports the runner
+    # and store make on first use, SQLite's set-up) that made the first figure measured here,
+    # async no-op work, 0.4x its own rate at 2,000 units and 0.9x at 20,000.
+    measure(100, noop_async, args.concurrency)
     async_rate, bytes_per_unit = measure(n, noop_async, args.concurrency)
     print(
         f"async no-op work: {n} units, {async_rate:,.0f} units/s, "
@@ -83,7 +87,8 @@ def main() -> None:
         f"async work storing one small record per unit: {record_rate:,.0f} units/s, "
         f"{record_bytes:,.0f} store bytes/unit"
     )
-    print("target: >= 2,000 units/s:", "met" if min(async_rate, sync_rate) >= 2000 else "NOT met")
+    met = min(async_rate, sync_rate) >= 2000
+    print("target: >= 2,000 units/s:", "met" if met else "NOT met")
     print(
         json.dumps(
             {
@@ -95,6 +100,8 @@ def main() -> None:
                 "bytes_per_unit": round(bytes_per_unit, 1),
                 "one_record_units_per_s": round(record_rate, 1),
                 "one_record_bytes_per_unit": round(record_bytes, 1),
+                "target_units_per_s": 2000,
+                "met": met,
             }
         )
     )
