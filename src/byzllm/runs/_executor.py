@@ -109,6 +109,13 @@ class Executor(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release resources; units still running may be abandoned (the run was stopped)."""
 
+    def running_at_most(self) -> int | None:
+        """The most units that can be running at this moment, or ``None`` when every unit
+        handed to :meth:`run` runs at once. An executor that queues units (for a worker, a
+        seat) says so here: the progress line counts the units handed to it as running only
+        up to this number, the others are waiting."""
+        return None
+
 
 class LocalExecutor(Executor):
     """Runs work in this process: ``async def`` work on the event loop, sync work in threads.
@@ -587,6 +594,13 @@ class ProcessExecutor(Executor):
         # beside the pool's, and the seats keep their sum within the limit.)
         return await self._run_alone(work, unit, seat)
 
+    def running_at_most(self) -> int | None:
+        # The pool's workers, and the lone worker where a broken pool's units rerun. More
+        # units than that wait in the pool's queue (-j 8 on 2 cores showed "8 running").
+        if self._pool is None:
+            return None
+        return self._workers + (1 if self._lone is not None else 0)
+
     def _replace(self, broken: ProcessPoolExecutor) -> None:
         """A fresh pool for a broken one (once: the units that were in it all come here)."""
         if broken is not self._pool:
@@ -797,6 +811,11 @@ class RayExecutor(Executor):
             return await self._run(work, unit, None)
         async with self._seats.taken() as seat:
             return await self._run(work, unit, seat)
+
+    def running_at_most(self) -> int | None:
+        # With seats, a unit without one waits for it; without, Ray queues what the cluster
+        # has no room for, which only Ray knows.
+        return None if self._seats is None else self._seats.seats
 
     async def _run(self, work: WorkFn, unit: Unit, seat: Seat) -> list[Record]:
         if self._remote is None:

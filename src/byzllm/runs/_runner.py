@@ -548,10 +548,13 @@ async def run_units(
                     # Cancelled by abort(): the unit stays not done.
 
             def live_status(counts: RequestCounts) -> LiveStatus:
+                # Units handed to the executor beyond what it runs at once are waiting (in a
+                # worker pool's queue, for a seat), not running.
+                at_most = executor.running_at_most()
                 return LiveStatus(
                     done=done_count,
                     failed=failed_count,
-                    units_in_flight=in_flight,
+                    units_in_flight=in_flight if at_most is None else min(in_flight, at_most),
                     requests_in_flight=counts.in_flight,
                     requests=counts.requests,
                     retries=counts.retries,

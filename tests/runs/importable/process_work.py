@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from typing import Any, ClassVar
 
 from byzllm.runs import Record
@@ -20,6 +21,12 @@ def square(payload: dict[str, Any]) -> Computed:
     if payload["n"] < 0:
         raise ValueError("negative input")
     return Computed(n=payload["n"], square=payload["n"] ** 2, pid=os.getpid())
+
+
+def slow_square(payload: dict[str, Any]) -> Computed:
+    """:func:`square`, after ``payload["s"]`` seconds."""
+    time.sleep(payload["s"])
+    return square(payload)
 
 
 async def async_square(payload: dict[str, Any]) -> list[Record]:
