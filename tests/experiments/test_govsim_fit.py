@@ -23,6 +23,7 @@ from byzllm.experiments._fitting import FittedProfile
 from byzllm.experiments.govsim import GovSimRunConfig, expand_units, fit_govsim, work
 from byzllm.experiments.govsim.fit import (
     CatchObservation,
+    ProposalMixture,
     ProposalObservation,
     month_one_greed,
     observations,
@@ -104,6 +105,25 @@ def test_month_one_greed_without_proposals_is_the_median_ratio() -> None:
     assert month_one_greed(catches, None) == pytest.approx(0.3)
     capped = [CatchObservation("g", 1, "Ana", 100, 10, 100, 5, None, None)]
     assert month_one_greed(capped, None) is None  # a wish at the stock says nothing
+
+
+def test_month_one_greed_of_exact_estimates_is_the_greed_that_rounds_every_catch() -> None:
+    """Fishers who estimate the sustainable share exactly make the catches' likelihood a
+    spike at the greed that rounds every catch right and flat elsewhere: the bounded search
+    missed it and returned 10, the top of its range."""
+    mixture = ProposalMixture(
+        rate=1e-6, noise=0.001, factor=1.5, rogue=(), expected_rogue=0.0, log_likelihood=0.0
+    )
+    # s* = 10 on 100 tons and 5 fishers: a catch of 13 is round((1 + g) * 10) for g in
+    # [0.25, 0.35), where (noise 0.001 * 20 tons) it has probability 1; 0 elsewhere.
+    catches = [_catch(1, 13) for _ in range(5)]
+    greed = month_one_greed(catches, mixture)
+    assert greed is not None and 0.25 < greed < 0.35
+    # s* = 8 on 80 tons: a catch of 10 is round((1 + g) * 8) for g in [0.1875, 0.3125); both
+    # catches hold for g in [0.25, 0.3125).
+    shared = [*catches, CatchObservation("h", 1, "Ana", 10, 8, 80, 5, None, None)]
+    greed = month_one_greed(shared, mixture)
+    assert greed is not None and 0.25 < greed < 0.3125
 
 
 def test_persuadability_is_the_least_squares_slope_by_hand() -> None:
@@ -208,6 +228,15 @@ def test_a_run_without_rogue_episodes_fits_none() -> None:
     assert fitted["rogue_multiplier"] == FisherParams().rogue_multiplier
     assert "proposals look rogue" in sources["rogue_multiplier"]
     assert fitted["persuadability"] == pytest.approx(0.8, abs=0.06)
+
+
+def test_fishers_with_accurate_estimates_get_their_greed_and_persuadability() -> None:
+    """A model that computes the sustainable share (estimate_noise 0.01) fitted greed 10.0,
+    the top of its range, for a truth of 0.3, and persuadability 0.99 through it."""
+    truth = {"rogue_rate": 0.0, "greed": 0.3, "estimate_noise": 0.01, "persuadability": 0.6}
+    fitted = fit_govsim(_simulate(truth, n_games=10), run="exact").groups["sim"]
+    assert fitted["greed"] == pytest.approx(0.3, abs=0.02)
+    assert fitted["persuadability"] == pytest.approx(0.6, abs=0.06)
 
 
 def test_the_fit_reads_nothing_only_the_simulator_knows(
