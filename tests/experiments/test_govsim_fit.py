@@ -286,3 +286,26 @@ def test_an_estimate_at_the_top_of_its_range_is_not_written(
     profile = fit_govsim(zeros, run="zeros")
     assert profile.groups["sim"]["estimate_noise"] == FisherParams().estimate_noise
     assert "reached the top of its range" in profile.sources["sim"]["estimate_noise"]
+
+
+def test_compare_gives_only_survival_the_wilson_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Efficiency is a share per game: ten games all at 100% got Wilson's [0.72, 1], as if
+    it were a rate, where the report gives [1, 1]; Survival-Rate keeps Wilson's bounds."""
+    from byzllm.experiments.govsim import fit as govsim_fit
+
+    games = [
+        {"game_id": f"g{i}", "split": "test", "survival_rate": 1.0, "survival_time": 12,
+         "efficiency": 1.0}
+        for i in range(10)
+    ]  # fmt: skip
+    monkeypatch.setattr(govsim_fit, "_read", lambda run_dir: games)
+    monkeypatch.setattr(govsim_fit, "simulate_twin", lambda run_dir, params, repeats: games)
+    own = FittedProfile(
+        domain="govsim", run="x", run_simulated=True, groups={"sim": {}}, sources={}
+    )
+    ((meta, rows),) = govsim_fit.compare_govsim_run("unused", own, resamples=200)
+    found = {r.metric: r for r in rows}
+    assert meta == {"split": "test"}
+    assert found["Efficiency"].real_low == found["Efficiency"].simulated_low == 1.0
+    assert found["Survival-Rate"].real_low == pytest.approx(10 / 13.841459, abs=1e-6)
+    assert found["Survival-Time"].real_low == 12.0

@@ -95,6 +95,7 @@ from .experiment import work
 
 __all__ = [
     "GOVSIM_METRICS",
+    "GOVSIM_RATES",
     "CatchObservation",
     "ProposalMixture",
     "ProposalObservation",
@@ -115,6 +116,9 @@ GOVSIM_METRICS: dict[str, Metric] = {
     "Survival-Time": lambda r: float(r["survival_time"]),
     "Efficiency": lambda r: float(r["efficiency"]),
 }
+#: The metrics that are rates (a game survives or not); Efficiency is a share per game, and
+#: a Wilson interval at 100% would claim games that could have done worse (as in the report).
+GOVSIM_RATES = frozenset({"Survival-Rate"})
 
 #: Why the parameters no govsim run identifies keep their value.
 _UNSEEN = {
@@ -628,5 +632,6 @@ def compare_govsim_run(
         GOVSIM_METRICS,
         unit=lambda r: str(r["game_id"]),
         group=("split",),
+        rates=GOVSIM_RATES,
         resamples=resamples,
     )
