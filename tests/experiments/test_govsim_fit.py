@@ -168,6 +168,15 @@ def test_a_run_without_proposals_keeps_those_defaults_and_says_why() -> None:
         fit_govsim([], run="hand")
 
 
+def test_the_profile_counts_a_games_repeats_as_plays_of_one_game() -> None:
+    """Two plays of one game read "on 2 games", where sim compare counts 1."""
+    plays = [_game(), _game(repeat=1)]
+    profile = fit_govsim(plays, run="hand")
+    assert profile.sources["sim"]["greed"].startswith("fitted from hand on 1 games (2 plays): ")
+    assert profile.evidence["catches"]["games"] == 1
+    assert profile.evidence["catches"]["plays"] == 2
+
+
 # -- recovery on simulated runs --------------------------------------------------------------
 
 SETTINGS: dict[str, dict[str, float]] = {

@@ -459,13 +459,16 @@ def fit_govsim(
     props, catches = observations(games)
     if not catches:
         raise InputError(f"{run} has no GovSim catches to fit a profile from")
-    n_games = len(games)
-    fit = Estimates(f"fitted from {run} on {n_games} games", dict(_UNSEEN))
+    # A game played again (a repeat) is another play of the same game, not another game.
+    n_games, n_plays = len({str(g["game_id"]) for g in games}), len(games)
+    plays = f" ({n_plays} plays)" if n_plays != n_games else ""
+    fit = Estimates(f"fitted from {run} on {n_games} games{plays}", dict(_UNSEEN))
     first = _month_one(catches)
     ratios = [c.wish / c.share for c in first]
     fit.evidence |= {
         "catches": {
             "games": n_games,
+            "plays": n_plays,
             "catches": len(catches),
             "month_one_catches": len(first),
             "month_one_median_ratio": round(median(ratios), 4) if ratios else None,
