@@ -370,3 +370,24 @@ def test_a_config_takes_a_fitted_profile_file(tmp_path: Path) -> None:
     config.write_text(yaml.safe_dump({"sim": "wrong.yaml"}), "utf-8")
     with pytest.raises(ConfigError, match="govsim run, not a codegen one"):
         load_config(config, CodeGenConfig)
+
+
+def test_compare_gives_only_pass_at_1_the_wilson_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Interventions per debate is a count: ten debates without one got Wilson's [0, 0.28],
+    as if it were a rate; Pass@1 keeps Wilson's bounds."""
+    from byzllm.experiments.codegen import fit as codegen_fit
+
+    debates = [
+        {"problem_id": f"P/{i}", "split": "test", "condition": "none", "passed": True,
+         "resets": 0, "resamples": 0}
+        for i in range(10)
+    ]  # fmt: skip
+    monkeypatch.setattr(codegen_fit, "_read", lambda run_dir: (debates, {}))
+    monkeypatch.setattr(codegen_fit, "simulate_twin", lambda run_dir, params, repeats: debates)
+    own = FittedProfile(
+        domain="codegen", run="x", run_simulated=True, groups={"sim": {}}, sources={}
+    )
+    ((_, rows),) = codegen_fit.compare_codegen_run("unused", own, resamples=200)
+    found = {r.metric: r for r in rows}
+    assert found["Interventions"].real_high == found["Interventions"].simulated_high == 0.0
+    assert found["Pass@1"].real_low == pytest.approx(10 / 13.841459, abs=1e-6)

@@ -23,6 +23,7 @@ from byzllm.experiments._fitting import FittedProfile
 from byzllm.experiments.govsim import GovSimRunConfig, expand_units, fit_govsim, work
 from byzllm.experiments.govsim.fit import (
     CatchObservation,
+    ProposalMixture,
     ProposalObservation,
     month_one_greed,
     observations,
@@ -106,6 +107,25 @@ def test_month_one_greed_without_proposals_is_the_median_ratio() -> None:
     assert month_one_greed(capped, None) is None  # a wish at the stock says nothing
 
 
+def test_month_one_greed_of_exact_estimates_is_the_greed_that_rounds_every_catch() -> None:
+    """Fishers who estimate the sustainable share exactly make the catches' likelihood a
+    spike at the greed that rounds every catch right and flat elsewhere: the bounded search
+    missed it and returned 10, the top of its range."""
+    mixture = ProposalMixture(
+        rate=1e-6, noise=0.001, factor=1.5, rogue=(), expected_rogue=0.0, log_likelihood=0.0
+    )
+    # s* = 10 on 100 tons and 5 fishers: a catch of 13 is round((1 + g) * 10) for g in
+    # [0.25, 0.35), where (noise 0.001 * 20 tons) it has probability 1; 0 elsewhere.
+    catches = [_catch(1, 13) for _ in range(5)]
+    greed = month_one_greed(catches, mixture)
+    assert greed is not None and 0.25 < greed < 0.35
+    # s* = 8 on 80 tons: a catch of 10 is round((1 + g) * 8) for g in [0.1875, 0.3125); both
+    # catches hold for g in [0.25, 0.3125).
+    shared = [*catches, CatchObservation("h", 1, "Ana", 10, 8, 80, 5, None, None)]
+    greed = month_one_greed(shared, mixture)
+    assert greed is not None and 0.25 < greed < 0.3125
+
+
 def test_persuadability_is_the_least_squares_slope_by_hand() -> None:
     # greed 0.5: own intentions u = 1.5 * proposal = 15 and 12; the medians 12 and 12.
     # (wish - u)(G - u): (14 - 15)(12 - 15) = 3 and 0; (G - u)^2: 9 and 0 -> p = 1/3.
@@ -146,6 +166,15 @@ def test_a_run_without_proposals_keeps_those_defaults_and_says_why() -> None:
     assert not profile.run_simulated
     with pytest.raises(InputError, match="no GovSim games"):
         fit_govsim([], run="hand")
+
+
+def test_the_profile_counts_a_games_repeats_as_plays_of_one_game() -> None:
+    """Two plays of one game read "on 2 games", where sim compare counts 1."""
+    plays = [_game(), _game(repeat=1)]
+    profile = fit_govsim(plays, run="hand")
+    assert profile.sources["sim"]["greed"].startswith("fitted from hand on 1 games (2 plays): ")
+    assert profile.evidence["catches"]["games"] == 1
+    assert profile.evidence["catches"]["plays"] == 2
 
 
 # -- recovery on simulated runs --------------------------------------------------------------
@@ -210,6 +239,15 @@ def test_a_run_without_rogue_episodes_fits_none() -> None:
     assert fitted["persuadability"] == pytest.approx(0.8, abs=0.06)
 
 
+def test_fishers_with_accurate_estimates_get_their_greed_and_persuadability() -> None:
+    """A model that computes the sustainable share (estimate_noise 0.01) fitted greed 10.0,
+    the top of its range, for a truth of 0.3, and persuadability 0.99 through it."""
+    truth = {"rogue_rate": 0.0, "greed": 0.3, "estimate_noise": 0.01, "persuadability": 0.6}
+    fitted = fit_govsim(_simulate(truth, n_games=10), run="exact").groups["sim"]
+    assert fitted["greed"] == pytest.approx(0.3, abs=0.02)
+    assert fitted["persuadability"] == pytest.approx(0.6, abs=0.06)
+
+
 def test_the_fit_reads_nothing_only_the_simulator_knows(
     games: dict[str, list[dict[str, Any]]], profiles: dict[str, FittedProfile]
 ) -> None:
@@ -257,3 +295,26 @@ def test_an_estimate_at_the_top_of_its_range_is_not_written(
     profile = fit_govsim(zeros, run="zeros")
     assert profile.groups["sim"]["estimate_noise"] == FisherParams().estimate_noise
     assert "reached the top of its range" in profile.sources["sim"]["estimate_noise"]
+
+
+def test_compare_gives_only_survival_the_wilson_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Efficiency is a share per game: ten games all at 100% got Wilson's [0.72, 1], as if
+    it were a rate, where the report gives [1, 1]; Survival-Rate keeps Wilson's bounds."""
+    from byzllm.experiments.govsim import fit as govsim_fit
+
+    games = [
+        {"game_id": f"g{i}", "split": "test", "survival_rate": 1.0, "survival_time": 12,
+         "efficiency": 1.0}
+        for i in range(10)
+    ]  # fmt: skip
+    monkeypatch.setattr(govsim_fit, "_read", lambda run_dir: games)
+    monkeypatch.setattr(govsim_fit, "simulate_twin", lambda run_dir, params, repeats: games)
+    own = FittedProfile(
+        domain="govsim", run="x", run_simulated=True, groups={"sim": {}}, sources={}
+    )
+    ((meta, rows),) = govsim_fit.compare_govsim_run("unused", own, resamples=200)
+    found = {r.metric: r for r in rows}
+    assert meta == {"split": "test"}
+    assert found["Efficiency"].real_low == found["Efficiency"].simulated_low == 1.0
+    assert found["Survival-Rate"].real_low == pytest.approx(10 / 13.841459, abs=1e-6)
+    assert found["Survival-Time"].real_low == 12.0

@@ -8,14 +8,16 @@ conditions), in memory. :func:`mean_comparison` and :func:`grouped_comparison` t
 and the twin's records into :class:`~._fitting.ComparisonRow` s: each metric is a mean over
 units (a game or a problem; its repeats averaged first) with a percentile bootstrap interval
 over units (:func:`~._intervals.bootstrap_interval`, the units in the order of their ids:
-:mod:`._order`), as every report of these domains gives its metrics.
+:mod:`._order`), as every report of these domains gives its metrics: the metrics a domain
+names as rates (a success counted over units) get Wilson's bounds when every unit is 0 or
+every unit is 1, the others (a share per unit, a count) their bootstrap interval.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,17 +108,16 @@ def replay_games(
 
 
 def _interval(
-    rows: Sequence[Mapping[str, Any]], metric: Metric, unit: UnitOf, resamples: int
+    rows: Sequence[Mapping[str, Any]], metric: Metric, unit: UnitOf, resamples: int, *, rate: bool
 ) -> Interval:
-    """Mean of ``metric`` over units (each unit's rows averaged first), bootstrapped."""
+    """Mean of ``metric`` over units (each unit's rows averaged first), bootstrapped
+    (``rate``: a rate, whose interval at 0 or 1 is Wilson's)."""
     per_unit: dict[str, list[float]] = defaultdict(list)
     for row in rows:
         value = metric(row)
         if value is not None:
             per_unit[unit(row)].append(float(value))
     values = [sum(v) / len(v) for v in in_unit_order(per_unit)]
-    # A 0/1 outcome (success, survival) is a rate: all of one kind gets Wilson's bounds.
-    rate = all(x in (0.0, 1.0) for v in per_unit.values() for x in v)
     return bootstrap_interval(values, resamples=resamples, rate=rate)
 
 
@@ -126,15 +127,17 @@ def mean_comparison(
     metrics: Mapping[str, Metric],
     *,
     unit: UnitOf,
+    rates: Collection[str] = (),
     resamples: int = 2000,
 ) -> list[ComparisonRow]:
     """One :class:`ComparisonRow` per metric (in ``metrics``' order): its mean over the
-    units of ``real`` and of ``twin`` (``unit`` names a record's unit), with intervals."""
+    units of ``real`` and of ``twin`` (``unit`` names a record's unit), with intervals;
+    ``rates``: the metrics that are rates (module docstring)."""
     return [
         comparison_row(
             name,
-            _interval(real, metric, unit, resamples),
-            _interval(twin, metric, unit, resamples),
+            _interval(real, metric, unit, resamples, rate=name in rates),
+            _interval(twin, metric, unit, resamples, rate=name in rates),
         )
         for name, metric in metrics.items()
     ]
@@ -148,6 +151,7 @@ def grouped_comparison(
     unit: UnitOf,
     group: Sequence[str],
     order: Callable[[tuple[Any, ...]], Any] | None = None,
+    rates: Collection[str] = (),
     resamples: int = 2000,
 ) -> list[tuple[dict[str, Any], list[ComparisonRow]]]:
     """:func:`mean_comparison` per value of the record keys ``group`` (a table each, with
@@ -161,6 +165,6 @@ def grouped_comparison(
     for k in keys:
         mine = [r for r in real if key(r) == k]
         theirs = [r for r in twin if key(r) == k]
-        rows = mean_comparison(mine, theirs, metrics, unit=unit, resamples=resamples)
+        rows = mean_comparison(mine, theirs, metrics, unit=unit, rates=rates, resamples=resamples)
         out.append((dict(zip(group, k, strict=True)), rows))
     return out

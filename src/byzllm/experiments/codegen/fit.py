@@ -113,6 +113,7 @@ from .experiment import work
 
 __all__ = [
     "CODEGEN_METRICS",
+    "CODEGEN_RATES",
     "CodeGenEvidence",
     "collect_evidence",
     "compare_codegen_run",
@@ -130,6 +131,8 @@ CODEGEN_METRICS: dict[str, Metric] = {
     "Pass@1": lambda r: 1.0 if r["passed"] else 0.0,
     "Interventions": lambda r: float(int(r["resets"]) + int(r["resamples"])),
 }
+#: The metrics that are rates (a debate passes or not); interventions are a count.
+CODEGEN_RATES = frozenset({"Pass@1"})
 
 _AFTER_ROUND_ONE = (
     "after round 1 a coder's correctness shows only through the prompt's examples, which "
@@ -951,5 +954,6 @@ def compare_codegen_run(
         unit=lambda r: str(r["problem_id"]),
         group=("split", "condition"),
         order=_order,
+        rates=CODEGEN_RATES,
         resamples=resamples,
     )

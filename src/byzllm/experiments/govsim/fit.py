@@ -33,8 +33,10 @@ stock next month ``R = min(2 · stock_after, R_0)``:
   with it.
 * ``greed``: the maximum likelihood of month 1's uncapped catches (no meeting yet), a clean
   one being ``round((1 + greed) E)`` and a rogue one ``round(k E)`` with the proposals' ``ρ``,
-  ``σ`` and ``k``. Without proposals (an LLM that never names an amount) it is the median of
-  month 1's ``wish / s*`` less one (the evidence keeps that median ratio in every case).
+  ``σ`` and ``k``, searched first at the greeds where a catch's rounding changes (with a
+  small ``σ`` the likelihood is a narrow spike there). Without proposals (an LLM that never
+  names an amount) it is the median of month 1's ``wish / s*`` less one (the evidence keeps
+  that median ratio in every case).
 * ``persuadability`` ``π``: the least squares of ``wish = (1 − π) u + π G``, ``u = (1 +
   greed) · proposal``, over the catches of month ``j + 1`` whose fisher's proposal at meeting
   ``j`` looks clean (posterior below one half), not capped at the stock and not a parse
@@ -65,7 +67,7 @@ with a percentile bootstrap interval over games (a game's repeats averaged first
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
@@ -93,6 +95,7 @@ from .experiment import work
 
 __all__ = [
     "GOVSIM_METRICS",
+    "GOVSIM_RATES",
     "CatchObservation",
     "ProposalMixture",
     "ProposalObservation",
@@ -113,6 +116,9 @@ GOVSIM_METRICS: dict[str, Metric] = {
     "Survival-Time": lambda r: float(r["survival_time"]),
     "Efficiency": lambda r: float(r["efficiency"]),
 }
+#: The metrics that are rates (a game survives or not); Efficiency is a share per game, and
+#: a Wilson interval at 100% would claim games that could have done worse (as in the report).
+GOVSIM_RATES = frozenset({"Survival-Rate"})
 
 #: Why the parameters no govsim run identifies keep their value.
 _UNSEEN = {
@@ -346,6 +352,9 @@ def proposal_mixture(
 
 # -- the catches -----------------------------------------------------------------------------
 
+#: The range of the fitted greed (its parameter's).
+_GREED = (0.0, 10.0)
+
 
 def _month_one(catches: Sequence[CatchObservation]) -> list[CatchObservation]:
     """Month 1's catches with something to say: uncapped, on a positive share."""
@@ -359,8 +368,14 @@ def month_one_greed(
 
     With the proposals' mixture: the maximum likelihood of the catches, a clean one being
     ``round((1 + greed) E)`` and a rogue one ``round(k E)`` with the proposals' ``ρ``, ``σ``
-    and ``k`` (the rogue part does not move with ``greed``). Without it: the median of
-    ``wish / s*`` less one.
+    and ``k`` (the rogue part does not move with ``greed``), on ``[0, 10]``. Without it: the
+    median of ``wish / s*`` less one.
+
+    The likelihood is searched where it changes fastest, the greeds at which some catch's
+    rounding changes (``(wish ± 1/2) / s* − 1``) and each catch's own ratio
+    (:func:`_minimize_on`): accurate estimates (a small ``σ``) make it a narrow spike at the
+    greeds that round every catch right, flat elsewhere, which one search over the whole
+    range misses.
     """
     first = _month_one(catches)
     if not first:
@@ -378,7 +393,37 @@ def month_one_greed(
         clean = math.log1p(-rate) + _log_rounded(wish, up * share, up * noise * scale)
         return -float(np.logaddexp(rogue, clean).sum())
 
-    return float(minimize_scalar(nll, bounds=(0.0, 10.0), method="bounded").x)
+    # Where a catch's rounding changes, and each catch's own ratio.
+    ends = np.clip(np.concatenate([(wish + d) / share - 1.0 for d in (-0.5, 0.0, 0.5)]), *_GREED)
+    return _minimize_on(nll, ends, *_GREED)
+
+
+def _minimize_on(
+    f: Callable[[float], float], ends: npt.NDArray[np.float64], lo: float, hi: float
+) -> float:
+    """The x in [lo, hi] minimizing ``f``, a function that changes fastest at ``ends``.
+
+    A grid and the quantiles of ``ends`` find the best region (between the best sample's
+    neighbours, where a unimodal ``f`` has its minimum); there every end, and every midpoint
+    between two ends, is tried (``f`` may be a step between ends); a bounded search then
+    refines between the best point's neighbours. The cost grows with the ends inside that
+    region only.
+    """
+
+    def best_of(points: npt.NDArray[np.float64]) -> tuple[float, float, float, float]:
+        xs = np.unique(points)
+        values = [f(float(x)) for x in xs]
+        k = int(np.argmin(values))
+        return float(xs[max(0, k - 1)]), float(xs[min(len(xs) - 1, k + 1)]), float(xs[k]), values[k]
+
+    coarse = np.concatenate([np.linspace(lo, hi, 101), np.quantile(ends, np.linspace(0, 1, 201))])
+    left, right, _, _ = best_of(coarse)
+    fine = np.unique(np.concatenate([[left, right], ends[(ends > left) & (ends < right)]]))
+    left, right, x, value = best_of(np.concatenate([fine, (fine[1:] + fine[:-1]) / 2]))
+    if right <= left:
+        return x
+    refined = minimize_scalar(f, bounds=(left, right), method="bounded")
+    return float(refined.x) if refined.fun <= value else x
 
 
 def persuadability_slope(paired: Sequence[CatchObservation], greed: float) -> float | None:
@@ -414,13 +459,16 @@ def fit_govsim(
     props, catches = observations(games)
     if not catches:
         raise InputError(f"{run} has no GovSim catches to fit a profile from")
-    n_games = len(games)
-    fit = Estimates(f"fitted from {run} on {n_games} games", dict(_UNSEEN))
+    # A game played again (a repeat) is another play of the same game, not another game.
+    n_games, n_plays = len({str(g["game_id"]) for g in games}), len(games)
+    plays = f" ({n_plays} plays)" if n_plays != n_games else ""
+    fit = Estimates(f"fitted from {run} on {n_games} games{plays}", dict(_UNSEEN))
     first = _month_one(catches)
     ratios = [c.wish / c.share for c in first]
     fit.evidence |= {
         "catches": {
             "games": n_games,
+            "plays": n_plays,
             "catches": len(catches),
             "month_one_catches": len(first),
             "month_one_median_ratio": round(median(ratios), 4) if ratios else None,
@@ -474,7 +522,7 @@ def fit_govsim(
             if mixture is not None
             else "median of month 1's wish / sustainable share, less one (no meeting yet)"
         )
-        fit.put("greed", min(10.0, max(0.0, greed)), how, len(first))
+        fit.put("greed", min(_GREED[1], max(_GREED[0], greed)), how, len(first))
         greed = fit.values["greed"]
 
     if mixture is not None:
@@ -587,5 +635,6 @@ def compare_govsim_run(
         GOVSIM_METRICS,
         unit=lambda r: str(r["game_id"]),
         group=("split",),
+        rates=GOVSIM_RATES,
         resamples=resamples,
     )
