@@ -341,9 +341,15 @@ def monitor_sections(
     gains over no intervention, health, and every game with its monitor scores, triggers and
     resets (the rogue-agents paper, §4.2). A collect run (no test game) gets its games per
     split instead of the evaluation's table."""
+    from byzllm.monitor.report import MONITORS_SIMULATED_NOTE, monitors_transferred
+
     simulated = any(bool(g.get("simulated")) for g in games)
     plain = [dict(g) for g in games]
     title, summary = _monitor_summary(plain) if is_evaluation(plain) else _collect_summary(plain)
+    if monitors_transferred(plain):
+        # Real games, triggers learned from simulated ones: the header's "real-model
+        # results" alone would pass the interventions for real ones (as `monitor report`).
+        summary = f"<p class='warning'>{esc(MONITORS_SIMULATED_NOTE)}</p>{summary}"
     sections = [
         Section(title, summary, anchor="summary"),
         health_section(plain),
