@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
+from byzllm.cli import app
 from byzllm.monitor.report import MONITORS_SIMULATED_NOTE, monitors_transferred
+from byzllm.view import render_view
 from byzllm.view._games import monitor_sections
 from byzllm.view._html import esc
+
+RUNNER = CliRunner()
 
 
 def _monitor_game(
@@ -61,3 +68,35 @@ def test_monitors_trained_on_the_same_kind_of_agents_add_no_note() -> None:
     for games in (real, simulated, _evaluation()):
         assert not monitors_transferred(games)
         assert esc(MONITORS_SIMULATED_NOTE) not in _summary(games)
+
+
+def test_a_govsim_page_names_the_interval_the_report_names(tmp_path: Path) -> None:
+    """Every fisher restrained: Survival-Rate 100%, whose interval is Wilson's (no bootstrap
+    of five survivals reaches below 100%); the page's note said "95% percentile bootstrap
+    over games" all the same."""
+    from byzllm.experiments.govsim import INTERVAL_NOTE
+
+    run = tmp_path / "gs"
+    sets = ["n_games=5", "govsim.sim.greed=0", "govsim.sim.rogue_rate=0"]
+    result = RUNNER.invoke(
+        app, ["govsim", "run", *[a for s in sets for a in ("--set", s)], "-o", str(run)]
+    )
+    assert result.exit_code == 0, result.output
+    page = render_view(run)
+    assert "100.0 [56.6, 100.0]" in page  # Wilson's interval of 5 of 5
+    assert esc(f"brackets: {INTERVAL_NOTE}") in page and "Wilson" in INTERVAL_NOTE
+
+
+def test_a_codegen_page_names_the_interval_the_report_names(
+    tmp_path: Path, toy_problems: Path
+) -> None:
+    from byzllm.experiments.codegen.report import INTERVAL_NOTE
+
+    run = tmp_path / "cg"
+    sets = [f"problems={toy_problems}", "n_test=2", "execution=simulated"]
+    result = RUNNER.invoke(
+        app, ["codegen", "run", *[a for s in sets for a in ("--set", s)], "-o", str(run)]
+    )
+    assert result.exit_code == 0, result.output
+    page = render_view(run)
+    assert esc(f"brackets: {INTERVAL_NOTE}") in page and "Wilson" in INTERVAL_NOTE

@@ -530,7 +530,7 @@ def govsim_sections(
 ) -> tuple[list[Section], bool]:
     """A GovSim batch: the three metrics with intervals, health, and every game with its
     stock curve and transcript (Piatti et al. 2024; the rogue-agents paper, §4.1)."""
-    from byzllm.experiments.govsim.report import summary_rows, transcript
+    from byzllm.experiments.govsim.report import INTERVAL_NOTE, summary_rows, transcript
 
     plain = [dict(g) for g in games]
     rows = summary_rows(plain)
@@ -541,7 +541,8 @@ def govsim_sections(
     sections = [
         Section(
             "GovSim: Survival-Rate, Survival-Time, Efficiency",
-            table_html(shown, note="brackets: 95% percentile bootstrap over games"),
+            # The report's own note: a rate of 0 or 100% has a Wilson interval, no bootstrap.
+            table_html(shown, note=f"brackets: {INTERVAL_NOTE}"),
             anchor="summary",
         ),
         health_section(plain),
@@ -629,7 +630,7 @@ def codegen_sections(
 ) -> tuple[list[Section], bool]:
     """A CodeGen run: Pass@1 per condition with intervals (Table 1), the paired gain of the
     monitor, and every problem's debate."""
-    from byzllm.experiments.codegen.report import paired_gain, table1_rows
+    from byzllm.experiments.codegen.report import INTERVAL_NOTE, paired_gain, table1_rows
 
     plain = [dict(p) for p in problems]
     rows = table1_rows(plain)
@@ -664,7 +665,7 @@ def codegen_sections(
     sections = [
         Section(
             "CodeGen: Pass@1 per condition (the rogue-agents paper, Table 1)",
-            table_html(shown, note="brackets: 95% percentile bootstrap over problems")
+            table_html(shown, note=f"brackets: {INTERVAL_NOTE}")
             + bars_svg(bars, "Pass@1 %")
             + (table_html(gains, note="paired over the same problems") if gains else ""),
             anchor="summary",
