@@ -530,7 +530,12 @@ def govsim_sections(
 ) -> tuple[list[Section], bool]:
     """A GovSim batch: the three metrics with intervals, health, and every game with its
     stock curve and transcript (Piatti et al. 2024; the rogue-agents paper, §4.1)."""
-    from byzllm.experiments.govsim.report import INTERVAL_NOTE, summary_rows, transcript
+    from byzllm.experiments.govsim.report import (
+        INTERVAL_NOTE,
+        season_stocks,
+        summary_rows,
+        transcript,
+    )
 
     plain = [dict(g) for g in games]
     rows = summary_rows(plain)
@@ -562,10 +567,13 @@ def govsim_sections(
         unit_rows.append(row)
         if len(details) < max_details:
             details[key] = (
+                # The months' starting stocks, then where the last harvest left the lake (a
+                # collapse drawn below its line, as the report's plot draws it).
                 lake_svg(
-                    list(g.get("stocks") or []),
+                    season_stocks(g),
                     r0=int(g.get("r0", 0)),
                     collapse_below=int(g.get("collapse_below", 5)),
+                    months=len(g.get("stocks") or []),
                 )
                 # A season's transcript is long by nature: cut only far beyond one reply.
                 + f"<pre>{esc(transcript(g), limit=10 * TEXT_LIMIT)}</pre>"
