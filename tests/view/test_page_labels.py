@@ -100,3 +100,30 @@ def test_a_codegen_page_names_the_interval_the_report_names(
     assert result.exit_code == 0, result.output
     page = render_view(run)
     assert esc(f"brackets: {INTERVAL_NOTE}") in page and "Wilson" in INTERVAL_NOTE
+
+
+def _requests_html(records: list[dict[str, Any]]) -> str:
+    from byzllm.view._health import health_section
+
+    return health_section(records).html
+
+
+def test_requests_not_recorded_are_not_shown_as_zero() -> None:
+    """Real-model records written before requests were counted: the report says "not
+    recorded", the page showed a table of zero requests, retries and failures."""
+    from byzllm.experiments import request_health
+
+    records = [{"simulated": False, "parse": {}} for _ in range(3)]
+    assert request_health.from_records(records).status == "not recorded"
+    html = _requests_html(records)
+    assert esc("model requests: not recorded") in html
+    assert "<th>requests</th>" not in html
+
+
+def test_request_errors_by_kind_are_shown_as_the_report_shows_them() -> None:
+    counts = {"requests": 10, "cached": 0, "retries": 1, "timeouts": 1, "failures": 0}
+    records = [{"simulated": False, "requests": {**counts, "errors": {"http_503": 1}}}] * 2
+    html = _requests_html(records)
+    # 2 retries of 20 requests: under the warning's threshold, so only the table says why.
+    assert "warning" not in html
+    assert "<td>2 (10.0%)</td>" in html and "<td>http_503 2</td>" in html
