@@ -127,3 +127,16 @@ def test_request_errors_by_kind_are_shown_as_the_report_shows_them() -> None:
     # 2 retries of 20 requests: under the warning's threshold, so only the table says why.
     assert "warning" not in html
     assert "<td>2 (10.0%)</td>" in html and "<td>http_503 2</td>" in html
+
+
+def test_a_whodunit_page_says_over_how_many_runs_its_games_were_played(tmp_path: Path) -> None:
+    """Three games played twice: `whodunit report` says "6 (2 runs)"; the page said 6 games,
+    as if six had been drawn."""
+    run = tmp_path / "wd"
+    args = ["whodunit", "run", "--set", "n_games=3", "--set", "repeats=2", "-o", str(run)]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    page = render_view(run)
+    summary = page[page.index('id="summary"') : page.index('id="health"')]
+    assert "<th>games</th><th>runs</th>" in summary
+    assert "<td>6</td><td>2</td>" in summary

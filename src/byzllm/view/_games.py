@@ -136,7 +136,8 @@ def whodunit_sections(
     simulated = any(bool(g.get("simulated")) for g in games)
     shown = [
         {
-            **_columns(r, "variant", "agents", "suspects", "games"),
+            # games: plays, over the runs (`whodunit report`: "12 (2 runs)").
+            **_columns(r, "variant", "agents", "suspects", "games", "runs"),
             "Success-Rate %": _pct_ci(r, "success_rate", 100),
             "Precision %": _pct_ci(r, "precision", 100),
             "Game-Length": _pct_ci(r, "game_length", 1, digits=2),
