@@ -32,3 +32,24 @@ def test_without_an_oracle_row_there_is_no_note() -> None:
     # Collude with no adversary: nobody reads the answer key (matrix.attack_label).
     page = heatmap_html([_cell("replay", 1, False), _cell("collude", 0, False)])
     assert "†" not in page
+
+
+def test_a_cell_shows_what_the_matrix_prints() -> None:
+    """`consensus matrix` prints BFTI, BFTI over the honest agents and H-Majority, each with
+    its interval; the page's cell had no honest BFTI (under mimic, BFTI moves with the
+    adversary's own answer) and H-Majority without its interval."""
+    cell = {
+        **_cell("mimic", 2, True),
+        "BFTI": -0.286,
+        "BFTI_low": -0.286,
+        "BFTI_high": -0.286,
+        "BFTI_honest": 0.05,
+        "BFTI_honest_low": 0.01,
+        "BFTI_honest_high": 0.09,
+        "H_Majority_low": 0.7,
+        "H_Majority_high": 1.0,
+    }
+    page = heatmap_html([cell])
+    assert "-28.6 [-28.6, -28.6]<br><small>honest +5.0 [+1.0, +9.0]</small>" in page
+    assert "<small>H-Maj 90.0 [70.0, 100.0]</small>" in page
+    assert "honest: BFTI over the honest agents" in page

@@ -97,3 +97,40 @@ def test_records_without_a_lake_still_load_and_open() -> None:
     with_lake = monitor_sections([_game()], max_details=10)[0][-1].units
     assert with_lake is not None
     assert "<svg class='lake'" in next(iter(with_lake.details.values()))
+
+
+def test_a_collapsed_batch_game_ends_below_the_collapse_line() -> None:
+    """A GovSim batch game that collapsed in month 2 (174 tons at its start, 0 after its
+    harvest): its curve stopped at 174 tons, above the dashed line, and a game that
+    collapsed in month 1 was a single dot; `govsim report`'s plot ends at 0."""
+    from byzllm.view._games import govsim_sections
+
+    game = {
+        "game_id": "govsim-test-R225-s0",
+        "split": "test",
+        "repeat": 0,
+        "r0": 225,
+        "agents": "simulated",
+        "months": 12,
+        "collapse_below": 5,
+        "collapsed": True,
+        "survival_time": 2,
+        "survival_rate": 0.0,
+        "efficiency": 0.3,
+        "stocks": [225, 174],
+        "harvests": [
+            {"month": 1, "stock_before": 225, "stock_after": 87, "wishes": {}, "catches": {}},
+            {"month": 2, "stock_before": 174, "stock_after": 0, "wishes": {}, "catches": {}},
+        ],
+        "simulated": True,
+    }
+    sections, _ = govsim_sections([game], max_details=1)
+    detail = next(s.units for s in sections if s.units is not None).details[
+        "govsim-test-R225-s0/r0"
+    ]
+    titles = re.findall(r"<title>([^<]*tons)</title>", detail)
+    assert titles[-2:] == ["month 2 (start): 174 tons", "after the last harvest: 0 tons"]
+    # Three points on the curve, the last on the axis (y of 0 tons), below the collapse line.
+    points = re.search(r"<polyline points='([^']*)'", detail)
+    assert points is not None and len(points.group(1).split()) == 3
+    assert points.group(1).split()[-1].endswith(",144.0")

@@ -235,6 +235,7 @@ def report(
         from byzllm.errors import InputError
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.codegen.report import (
+            INTERVAL_NOTE,
             gain_line,
             gain_rows,
             problem_rows,
@@ -307,9 +308,7 @@ def report(
             for r in table
         ]
         common.emit_rows(pretty, json_output=False, title="CodeGen (Table 1)", simulated=simulated)
-        from byzllm.runs._intervals import BOOTSTRAP_METHOD
-
-        typer.echo(f"intervals: {BOOTSTRAP_METHOD}; repeats averaged per problem", err=True)
+        typer.echo(f"intervals: {INTERVAL_NOTE}", err=True)
         for g in gains:
             typer.echo(gain_line(g), err=True)
         if problems:

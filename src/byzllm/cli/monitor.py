@@ -38,10 +38,6 @@ def _config(opts: common.RunOptions) -> Any:
     return opts.load(MonitorExperimentConfig)
 
 
-#: The report's note where real agents ran monitors trained on simulated ones.
-MONITORS_SIMULATED_NOTE = "monitors trained on simulated agents' games (the test games are not)"
-
-
 @app.command()
 @common.run_options(stage="collect")
 def collect(opts: common.RunOptions) -> None:
@@ -254,8 +250,10 @@ def report(
         from byzllm.experiments.monitor.environments import get_environment
         from byzllm.experiments.monitor.outcomes import OUTCOME_NOTE, outcome_rows
         from byzllm.monitor.report import (
+            MONITORS_SIMULATED_NOTE,
             SE_NOTE,
             evaluation_rows,
+            monitors_transferred,
             plot_ablation_gains,
             plot_success_bars,
             plot_trigger_histogram,
@@ -281,7 +279,7 @@ def report(
         simulated = any(r["simulated"] for r in rows)
         # Monitors trained on simulated agents and played on real ones: the games are real,
         # what triggers the interventions is not, and the report says so.
-        transferred = not simulated and any(g.get("monitors_simulated") for g in games)
+        transferred = monitors_transferred(games)
         caption = SE_NOTE + (f" · {MONITORS_SIMULATED_NOTE}" if transferred else "")
         health = parse_health.from_records(games)
         requests = request_health.from_records(games)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,10 @@ from .conditions import CONDITION_LABELS, CONDITIONS
 from .dataset import game_success
 
 __all__ = [
+    "MONITORS_SIMULATED_NOTE",
     "SE_NOTE",
     "evaluation_rows",
+    "monitors_transferred",
     "plot_ablation_gains",
     "plot_success_bars",
     "plot_trigger_histogram",
@@ -47,6 +49,19 @@ SE_NOTE = (
     "§5 says it reports; its Table 3 values match the binomial standard error over all plays "
     "pooled instead); with one run, the binomial standard error across games"
 )
+
+#: What a report of real agents' games says when their monitors were trained on simulated
+#: agents' games (:func:`monitors_transferred`).
+MONITORS_SIMULATED_NOTE = "monitors trained on simulated agents' games (the test games are not)"
+
+
+def monitors_transferred(games: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether real agents' games ran monitors trained on simulated agents' games: the games
+    are real, what triggered their interventions was learned from simulated agents (records'
+    ``monitors_simulated``); a simulated run is labelled simulated as a whole instead."""
+    if any(g.get("simulated") for g in games):
+        return False
+    return any(g.get("monitors_simulated") for g in games)
 
 
 def _mean(xs: Sequence[float]) -> float:

@@ -273,9 +273,10 @@ def _heat_colour(value: float | None, scale: float) -> str:
 
 def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
     """The attack × protocol heat-map of a run with several attacks (``matrix_rows``): one
-    table per topology, rows attack × adversaries b, columns protocols, each cell BFTI with
-    its 95% interval and H-Majority, coloured by BFTI on one scale shared by every table
-    (the SAC paper, §5.1's metrics; ``byzllm consensus matrix``)."""
+    table per topology, rows attack × adversaries b, columns protocols, each cell BFTI, BFTI
+    over the honest agents and H-Majority with their 95% intervals, as ``byzllm consensus
+    matrix`` prints them, coloured by BFTI on one scale shared by every table (the SAC
+    paper, §5.1's metrics)."""
     from byzllm.experiments.consensus.report import METHOD_LABELS, ORACLE_NOTE, TOPOLOGY_LABELS
     from byzllm.runs.reports import format_interval
 
@@ -304,10 +305,23 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
                 bfti = format_interval(
                     r["BFTI"], r.get("BFTI_low"), r.get("BFTI_high"), scale=100, signed=True
                 )
-                hmaj = format_interval(r.get("H_Majority"), scale=100)
+                # As `consensus matrix` prints a cell: BFTI over the honest agents too (an
+                # adversary that changes its own answer, as mimic does, moves BFTI by itself).
+                honest = format_interval(
+                    r.get("BFTI_honest"),
+                    r.get("BFTI_honest_low"),
+                    r.get("BFTI_honest_high"),
+                    scale=100,
+                    signed=True,
+                )
+                hmaj = format_interval(
+                    r.get("H_Majority"), r.get("H_Majority_low"), r.get("H_Majority_high"),
+                    scale=100,
+                )  # fmt: skip
                 colour = _heat_colour(None if r["BFTI"] is None else 100 * r["BFTI"], scale)
                 tds.append(
                     f"<td class='heat' style='background:{colour}'>{esc(bfti)}"
+                    f"<br><small>honest {esc(honest)}</small>"
                     f"<br><small>H-Maj {esc(hmaj)}</small></td>"
                 )
             name = (attack or "none") + (" †" if (attack, b) in oracle else "")
@@ -321,7 +335,9 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
     legend = (
         f"<p class='note'><span class='term' title='{tip}'>BFTI</span> in points with its 95% "
         f"interval; colour: BFTI on one scale for every table, red −{scale:.0f} … white 0 … "
-        f"green +{scale:.0f}; H-Maj: H-Majority (%).</p>"
+        f"green +{scale:.0f}; honest: BFTI over the honest agents (an adversary that changes "
+        "its own answer, as mimic does, moves BFTI by itself); H-Maj: H-Majority (%) with its "
+        "95% interval.</p>"
     )
     if oracle:  # the matrix's PNG and table carry the same mark and note
         legend += f"<p class='note'>{esc(ORACLE_NOTE)}</p>"

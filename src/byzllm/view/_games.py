@@ -136,7 +136,8 @@ def whodunit_sections(
     simulated = any(bool(g.get("simulated")) for g in games)
     shown = [
         {
-            **_columns(r, "variant", "agents", "suspects", "games"),
+            # games: plays, over the runs (`whodunit report`: "12 (2 runs)").
+            **_columns(r, "variant", "agents", "suspects", "games", "runs"),
             "Success-Rate %": _pct_ci(r, "success_rate", 100),
             "Precision %": _pct_ci(r, "precision", 100),
             "Game-Length": _pct_ci(r, "game_length", 1, digits=2),
@@ -341,9 +342,15 @@ def monitor_sections(
     gains over no intervention, health, and every game with its monitor scores, triggers and
     resets (the rogue-agents paper, §4.2). A collect run (no test game) gets its games per
     split instead of the evaluation's table."""
+    from byzllm.monitor.report import MONITORS_SIMULATED_NOTE, monitors_transferred
+
     simulated = any(bool(g.get("simulated")) for g in games)
     plain = [dict(g) for g in games]
     title, summary = _monitor_summary(plain) if is_evaluation(plain) else _collect_summary(plain)
+    if monitors_transferred(plain):
+        # Real games, triggers learned from simulated ones: the header's "real-model
+        # results" alone would pass the interventions for real ones (as `monitor report`).
+        summary = f"<p class='warning'>{esc(MONITORS_SIMULATED_NOTE)}</p>{summary}"
     sections = [
         Section(title, summary, anchor="summary"),
         health_section(plain),
@@ -524,7 +531,12 @@ def govsim_sections(
 ) -> tuple[list[Section], bool]:
     """A GovSim batch: the three metrics with intervals, health, and every game with its
     stock curve and transcript (Piatti et al. 2024; the rogue-agents paper, §4.1)."""
-    from byzllm.experiments.govsim.report import summary_rows, transcript
+    from byzllm.experiments.govsim.report import (
+        INTERVAL_NOTE,
+        season_stocks,
+        summary_rows,
+        transcript,
+    )
 
     plain = [dict(g) for g in games]
     rows = summary_rows(plain)
@@ -535,7 +547,8 @@ def govsim_sections(
     sections = [
         Section(
             "GovSim: Survival-Rate, Survival-Time, Efficiency",
-            table_html(shown, note="brackets: 95% percentile bootstrap over games"),
+            # The report's own note: a rate of 0 or 100% has a Wilson interval, no bootstrap.
+            table_html(shown, note=f"brackets: {INTERVAL_NOTE}"),
             anchor="summary",
         ),
         health_section(plain),
@@ -555,10 +568,13 @@ def govsim_sections(
         unit_rows.append(row)
         if len(details) < max_details:
             details[key] = (
+                # The months' starting stocks, then where the last harvest left the lake (a
+                # collapse drawn below its line, as the report's plot draws it).
                 lake_svg(
-                    list(g.get("stocks") or []),
+                    season_stocks(g),
                     r0=int(g.get("r0", 0)),
                     collapse_below=int(g.get("collapse_below", 5)),
+                    months=len(g.get("stocks") or []),
                 )
                 # A season's transcript is long by nature: cut only far beyond one reply.
                 + f"<pre>{esc(transcript(g), limit=10 * TEXT_LIMIT)}</pre>"
@@ -623,7 +639,7 @@ def codegen_sections(
 ) -> tuple[list[Section], bool]:
     """A CodeGen run: Pass@1 per condition with intervals (Table 1), the paired gain of the
     monitor, and every problem's debate."""
-    from byzllm.experiments.codegen.report import paired_gain, table1_rows
+    from byzllm.experiments.codegen.report import INTERVAL_NOTE, paired_gain, table1_rows
 
     plain = [dict(p) for p in problems]
     rows = table1_rows(plain)
@@ -658,7 +674,7 @@ def codegen_sections(
     sections = [
         Section(
             "CodeGen: Pass@1 per condition (the rogue-agents paper, Table 1)",
-            table_html(shown, note="brackets: 95% percentile bootstrap over problems")
+            table_html(shown, note=f"brackets: {INTERVAL_NOTE}")
             + bars_svg(bars, "Pass@1 %")
             + (table_html(gains, note="paired over the same problems") if gains else ""),
             anchor="summary",

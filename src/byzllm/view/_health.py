@@ -16,8 +16,9 @@ from ._html import Section, esc, table_html
 
 __all__ = ["configuration_rows", "health_section"]
 
-#: The request counts the page's table shows, in order.
-_REQUEST_COLUMNS = ("units", "requests", "cached", "retries", "timeouts", "failures")
+#: The request counts the page's table shows, in order: the report's table (retries with
+#: their share, errors by kind) after the units counted.
+_REQUEST_COLUMNS = ("units", "requests", "cached", "retries", "timeouts", "failed calls", "errors")
 
 
 def _warnings(lines: Iterable[str]) -> str:
@@ -63,11 +64,16 @@ def health_section(
             table_html(per_configuration, note="parse fall-backs per configuration and stage")
         )
     parts.append(_warnings(requests.warnings()))
-    parts.append(
-        table_html(
-            [requests.to_json()],
-            _REQUEST_COLUMNS,
-            note="model requests of the run (zero for simulated agents)",
+    if requests.status == "not recorded":
+        # Records written before requests were counted: a table of zeros would say that no
+        # request was sent, retried or lost.
+        parts.append(f"<p class='note'>{esc(requests.note)}</p>")
+    else:
+        parts.append(
+            table_html(
+                [{"units": requests.units, **requests.rows()[0]}],
+                _REQUEST_COLUMNS,
+                note="model requests of the run (zero for simulated agents)",
+            )
         )
-    )
     return Section("Parse health and model requests", "".join(parts), anchor="health")

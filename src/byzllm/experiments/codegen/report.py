@@ -27,6 +27,7 @@ from .config import CODEGEN_CONDITIONS
 
 __all__ = [
     "CONDITION_NAMES",
+    "INTERVAL_NOTE",
     "gain_line",
     "gain_rows",
     "paired_gain",
@@ -50,6 +51,10 @@ CONDITION_NAMES: dict[str, str] = {
     "turn-only-1": "Multi-agent + turn-count-only monitor",
     "single-feature-1": "Multi-agent + best single-feature monitor",
 }
+
+
+#: How Table 1's Pass@1 intervals are computed (:func:`table1_rows`), as its captions say.
+INTERVAL_NOTE = f"{BOOTSTRAP_METHOD}; repeats averaged per problem"
 
 
 def _order(condition: str) -> int:

@@ -27,6 +27,7 @@ __all__ = [
     "METRICS",
     "metric_intervals",
     "plot_stocks",
+    "season_stocks",
     "summary_rows",
     "transcript",
 ]
@@ -93,20 +94,29 @@ def summary_rows(
     return out
 
 
+def season_stocks(row: dict[str, Any]) -> list[int]:
+    """A game's stock at the start of each month it played (``stocks``), then where its last
+    harvest left the lake when that is lower: a collapsed game's curve ends below the
+    collapse line, in the month Survival-Time counts, not at the stock it started that
+    month with."""
+    stocks = [int(s) for s in row.get("stocks") or []]
+    after = [int(h.get("stock_after", 0)) for h in row.get("harvests") or []]
+    if after and len(after) == len(stocks) and after[-1] < stocks[-1]:
+        return [*stocks, after[-1]]
+    return stocks
+
+
 def plot_stocks(rows: Sequence[dict[str, Any]], path: str | Path, *, title: str = "") -> Path:
-    """The stock at the start of each month, one line per game (PNG); the collapse threshold
-    dashed. Titles of simulated results say so."""
+    """The stock at the start of each month, one line per game (PNG), ending where the last
+    harvest left the lake (:func:`season_stocks`); the collapse threshold dashed. Titles of
+    simulated results say so."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.4, 4.0))
     ax = fig.add_subplot()
     gamma = None
     for row in rows:
-        stocks = list(row.get("stocks") or [])
-        after = [int(h.get("stock_after", 0)) for h in row.get("harvests") or []]
-        if after and len(after) == len(stocks) and after[-1] < stocks[-1]:
-            # The month the game ended: show where the last harvest left the lake.
-            stocks = [*stocks, after[-1]]
+        stocks = season_stocks(row)
         ax.plot(range(1, len(stocks) + 1), stocks, alpha=0.6, linewidth=1.0)
         gamma = gamma if gamma is not None else row.get("collapse_below", 5)
     ax.axhline(5 if gamma is None else gamma, color="black", linestyle="--", linewidth=0.8)

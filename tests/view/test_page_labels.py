@@ -1,0 +1,142 @@
+"""What a page says about where its results come from, beside the report commands' words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from byzllm.cli import app
+from byzllm.monitor.report import MONITORS_SIMULATED_NOTE, monitors_transferred
+from byzllm.view import render_view
+from byzllm.view._games import monitor_sections
+from byzllm.view._html import esc
+
+RUNNER = CliRunner()
+
+
+def _monitor_game(
+    condition: str, game: int, repeat: int, success: bool, **fields: Any
+) -> dict[str, Any]:
+    """A WhoDunit monitor evaluation's test game, as the store gives it back."""
+    return {
+        "env": "whodunit",
+        "split": "test",
+        "condition": condition,
+        "game_id": f"asym-test-{game:04d}",
+        "repeat": repeat,
+        "success": success,
+        "accused": True,
+        "total_turns": 12,
+        "resets": int(condition != "none" and not success),
+        "resamples": 0,
+        "triggers": [],
+        "turn_scores": [],
+        "transcript": [],
+        "agents": "llm",
+        "simulated": False,
+        **fields,
+    }
+
+
+def _evaluation(**fields: Any) -> list[dict[str, Any]]:
+    return [
+        _monitor_game(condition, game, repeat, (game + repeat) % 3 != 0, **fields)
+        for condition in ("none", "monitor-1")
+        for game in range(4)
+        for repeat in range(2)
+    ]
+
+
+def _summary(games: list[dict[str, Any]]) -> str:
+    sections, _ = monitor_sections(games, max_details=0)
+    return next(s.html for s in sections if s.anchor == "summary")
+
+
+def test_real_games_with_monitors_trained_on_simulated_ones_say_so() -> None:
+    """`monitor report` captions such a run "monitors trained on simulated agents' games";
+    the page said only "real-model results" in its header."""
+    games = _evaluation(monitors_simulated=True)
+    assert monitors_transferred(games)
+    assert esc(MONITORS_SIMULATED_NOTE) in _summary(games)
+
+
+def test_monitors_trained_on_the_same_kind_of_agents_add_no_note() -> None:
+    real = _evaluation(monitors_simulated=False)
+    simulated = _evaluation(monitors_simulated=True, simulated=True, agents="simulated")
+    for games in (real, simulated, _evaluation()):
+        assert not monitors_transferred(games)
+        assert esc(MONITORS_SIMULATED_NOTE) not in _summary(games)
+
+
+def test_a_govsim_page_names_the_interval_the_report_names(tmp_path: Path) -> None:
+    """Every fisher restrained: Survival-Rate 100%, whose interval is Wilson's (no bootstrap
+    of five survivals reaches below 100%); the page's note said "95% percentile bootstrap
+    over games" all the same."""
+    from byzllm.experiments.govsim import INTERVAL_NOTE
+
+    run = tmp_path / "gs"
+    sets = ["n_games=5", "govsim.sim.greed=0", "govsim.sim.rogue_rate=0"]
+    result = RUNNER.invoke(
+        app, ["govsim", "run", *[a for s in sets for a in ("--set", s)], "-o", str(run)]
+    )
+    assert result.exit_code == 0, result.output
+    page = render_view(run)
+    assert "100.0 [56.6, 100.0]" in page  # Wilson's interval of 5 of 5
+    assert esc(f"brackets: {INTERVAL_NOTE}") in page and "Wilson" in INTERVAL_NOTE
+
+
+def test_a_codegen_page_names_the_interval_the_report_names(
+    tmp_path: Path, toy_problems: Path
+) -> None:
+    from byzllm.experiments.codegen.report import INTERVAL_NOTE
+
+    run = tmp_path / "cg"
+    sets = [f"problems={toy_problems}", "n_test=2", "execution=simulated"]
+    result = RUNNER.invoke(
+        app, ["codegen", "run", *[a for s in sets for a in ("--set", s)], "-o", str(run)]
+    )
+    assert result.exit_code == 0, result.output
+    page = render_view(run)
+    assert esc(f"brackets: {INTERVAL_NOTE}") in page and "Wilson" in INTERVAL_NOTE
+
+
+def _requests_html(records: list[dict[str, Any]]) -> str:
+    from byzllm.view._health import health_section
+
+    return health_section(records).html
+
+
+def test_requests_not_recorded_are_not_shown_as_zero() -> None:
+    """Real-model records written before requests were counted: the report says "not
+    recorded", the page showed a table of zero requests, retries and failures."""
+    from byzllm.experiments import request_health
+
+    records = [{"simulated": False, "parse": {}} for _ in range(3)]
+    assert request_health.from_records(records).status == "not recorded"
+    html = _requests_html(records)
+    assert esc("model requests: not recorded") in html
+    assert "<th>requests</th>" not in html
+
+
+def test_request_errors_by_kind_are_shown_as_the_report_shows_them() -> None:
+    counts = {"requests": 10, "cached": 0, "retries": 1, "timeouts": 1, "failures": 0}
+    records = [{"simulated": False, "requests": {**counts, "errors": {"http_503": 1}}}] * 2
+    html = _requests_html(records)
+    # 2 retries of 20 requests: under the warning's threshold, so only the table says why.
+    assert "warning" not in html
+    assert "<td>2 (10.0%)</td>" in html and "<td>http_503 2</td>" in html
+
+
+def test_a_whodunit_page_says_over_how_many_runs_its_games_were_played(tmp_path: Path) -> None:
+    """Three games played twice: `whodunit report` says "6 (2 runs)"; the page said 6 games,
+    as if six had been drawn."""
+    run = tmp_path / "wd"
+    args = ["whodunit", "run", "--set", "n_games=3", "--set", "repeats=2", "-o", str(run)]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    page = render_view(run)
+    summary = page[page.index('id="summary"') : page.index('id="health"')]
+    assert "<th>games</th><th>runs</th>" in summary
+    assert "<td>6</td><td>2</td>" in summary
