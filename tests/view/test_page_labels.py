@@ -100,6 +100,8 @@ def test_a_codegen_page_names_the_interval_the_report_names(
     assert result.exit_code == 0, result.output
     page = render_view(run)
     assert esc(f"brackets: {INTERVAL_NOTE}") in page and "Wilson" in INTERVAL_NOTE
+    # Four problems hold one test problem: a table over 1 must not pass for one over 2.
+    assert esc("warning: n_test=2, but the table's rows hold 1 test problems") in page
 
 
 def _requests_html(records: list[dict[str, Any]]) -> str:

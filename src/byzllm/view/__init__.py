@@ -129,7 +129,8 @@ def _codegen(store: Store, max_details: int) -> tuple[list[Section], bool, str]:
     from ._games import codegen_sections
 
     problems = store.records("codegen_problem")
-    sections, simulated = codegen_sections(problems, max_details=max_details)
+    n_test = (store.latest_config() or {}).get("n_test")
+    sections, simulated = codegen_sections(problems, max_details=max_details, n_test=n_test)
     return sections, simulated, f"CodeGen debates ({len(problems)})"
 
 

@@ -635,11 +635,17 @@ def _debate_html(record: Mapping[str, Any]) -> str:
 
 
 def codegen_sections(
-    problems: Sequence[Mapping[str, Any]], *, max_details: int
+    problems: Sequence[Mapping[str, Any]], *, max_details: int, n_test: int | None = None
 ) -> tuple[list[Section], bool]:
     """A CodeGen run: Pass@1 per condition with intervals (Table 1), the paired gain of the
-    monitor, and every problem's debate."""
-    from byzllm.experiments.codegen.report import INTERVAL_NOTE, paired_gain, table1_rows
+    monitor, and every problem's debate; ``n_test``: the test problems the run asked for,
+    warned about as ``codegen report`` does when a row holds fewer."""
+    from byzllm.experiments.codegen.report import (
+        INTERVAL_NOTE,
+        paired_gain,
+        short_of_asked,
+        table1_rows,
+    )
 
     plain = [dict(p) for p in problems]
     rows = table1_rows(plain)
@@ -671,10 +677,12 @@ def codegen_sections(
          100 * r["ci_high"])
         for r in rows
     ]  # fmt: skip
+    short = short_of_asked(rows, n_test)
     sections = [
         Section(
             "CodeGen: Pass@1 per condition (the rogue-agents paper, Table 1)",
-            table_html(shown, note=f"brackets: {INTERVAL_NOTE}")
+            (f"<p class='warning'>{esc(short)}</p>" if short else "")
+            + table_html(shown, note=f"brackets: {INTERVAL_NOTE}")
             + bars_svg(bars, "Pass@1 %")
             + (table_html(gains, note="paired over the same problems") if gains else ""),
             anchor="summary",
