@@ -18,6 +18,7 @@ from byzllm.runs import (
     LocalExecutor,
     ProcessExecutor,
     RayExecutor,
+    SilentProgress,
     Store,
     _executor,
     executor_by_name,
@@ -289,25 +290,13 @@ def test_simulated_work_gets_workers_without_secrets() -> None:
     assert simulated.keep_secrets is False and other.keep_secrets is True
 
 
-class _Heartbeats:
+class _Heartbeats(SilentProgress):
     """A silent reporter that keeps the units each heartbeat counts as running."""
 
     interval_s = 0.2
 
     def __init__(self) -> None:
         self.running: list[int] = []
-
-    def start(self, description: str, total: int, already_done: int, to_run: int) -> None:
-        pass
-
-    def update(self, done: int, failed: int) -> None:
-        pass
-
-    def unit_failed(self, label: str, error: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
     def heartbeat(self, status: Any) -> None:
         self.running.append(status.units_in_flight)

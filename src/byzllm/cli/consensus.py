@@ -428,21 +428,9 @@ def matrix(
 
 
 def _matrix_cell(row: dict[str, Any]) -> str:
-    from byzllm.runs.reports import format_interval
+    from byzllm.experiments.consensus.matrix import cell_figures
 
-    bfti = format_interval(
-        row["BFTI"], row.get("BFTI_low"), row.get("BFTI_high"), scale=100, signed=True
-    )
-    honest = format_interval(
-        row.get("BFTI_honest"),
-        row.get("BFTI_honest_low"),
-        row.get("BFTI_honest_high"),
-        scale=100,
-        signed=True,
-    )
-    hmaj = format_interval(
-        row["H_Majority"], row.get("H_Majority_low"), row.get("H_Majority_high"), scale=100
-    )
+    bfti, honest, hmaj = cell_figures(row)
     return f"{bfti}\nhonest {honest}\nH {hmaj}"
 
 

@@ -277,8 +277,8 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
     over the honest agents and H-Majority with their 95% intervals, as ``byzllm consensus
     matrix`` prints them, coloured by BFTI on one scale shared by every table (the SAC
     paper, §5.1's metrics)."""
+    from byzllm.experiments.consensus.matrix import cell_figures
     from byzllm.experiments.consensus.report import METHOD_LABELS, ORACLE_NOTE, TOPOLOGY_LABELS
-    from byzllm.runs.reports import format_interval
 
     from ._glossary import definition
 
@@ -302,22 +302,8 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
                 if r is None:
                     tds.append("<td>-</td>")
                     continue
-                bfti = format_interval(
-                    r["BFTI"], r.get("BFTI_low"), r.get("BFTI_high"), scale=100, signed=True
-                )
-                # As `consensus matrix` prints a cell: BFTI over the honest agents too (an
-                # adversary that changes its own answer, as mimic does, moves BFTI by itself).
-                honest = format_interval(
-                    r.get("BFTI_honest"),
-                    r.get("BFTI_honest_low"),
-                    r.get("BFTI_honest_high"),
-                    scale=100,
-                    signed=True,
-                )
-                hmaj = format_interval(
-                    r.get("H_Majority"), r.get("H_Majority_low"), r.get("H_Majority_high"),
-                    scale=100,
-                )  # fmt: skip
+                # As `consensus matrix` prints a cell.
+                bfti, honest, hmaj = cell_figures(r)
                 colour = _heat_colour(None if r["BFTI"] is None else 100 * r["BFTI"], scale)
                 tds.append(
                     f"<td class='heat' style='background:{colour}'>{esc(bfti)}"

@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_PROTOCOLS",
     "DEFAULT_TOPOLOGIES",
     "MATRIX_QUESTIONS",
+    "cell_figures",
     "matrix_config",
     "matrix_heatmap",
     "matrix_rows",
@@ -209,6 +210,19 @@ def matrix_heatmap(rows: Sequence[Mapping[str, Any]], path: str | Path, *, simul
     else:
         fig.tight_layout()
     return save_png(fig, path, crop=False)
+
+
+def cell_figures(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    """A matrix cell as it is printed and shown: BFTI, BFTI over the honest agents (an
+    adversary that changes its own answer, as mimic does, moves BFTI by itself) and
+    H-Majority, each in points with its interval."""
+    from byzllm.runs.reports import format_interval
+
+    def interval(name: str, signed: bool) -> str:
+        low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
+        return format_interval(row.get(name), low, high, scale=100, signed=signed)
+
+    return interval("BFTI", True), interval("BFTI_honest", True), interval("H_Majority", False)
 
 
 def attack_label(attack: str, b: int) -> str:
