@@ -101,3 +101,23 @@ def test_sampling_agents_get_distinct_stable_seeds() -> None:
     assert agent_seed(0, "strong-0") == agent_seed(0, "strong-0")
     assert len({agent_seed(0, f"strong-{k}") for k in range(4)}) == 4
     assert agent_seed(0, "strong-0") != agent_seed(1, "strong-0")
+
+
+async def test_the_judge_asks_for_no_more_alternatives_than_the_model_allows() -> None:
+    """A model capped below 20 alternatives refused every anchored judging request (before
+    sending it: "top_logprobs=20 exceeds the cap of 10"), so a run on such a server with
+    ``judging: anchored`` could not score anything; P(Yes) needs only Yes and No among them."""
+    from byzllm.llm import get_model
+    from byzllm.testing import FakeOpenAIServer
+
+    with FakeOpenAIServer(lambda _: "Yes") as server:
+        model = get_model(
+            "openai/fake", base_url=server.base_url, api_key_env=None, max_top_logprobs=10
+        )
+        agent = LLMAgent("a", model, judging="anchored")
+        ctx = CallContext(f=1)
+        score = await agent.score(TASK, Response.of("42"), Response.of("42"), ctx)
+        confidence = await agent.confidence(TASK, Response.of("42"), ctx)
+        requests = server.requests
+    assert [r["top_logprobs"] for r in requests] == [10, 10]
+    assert score > 0.5 and 0.0 <= confidence <= 1.0  # the same answer, and P(Yes) read

@@ -15,7 +15,8 @@
 (:func:`render_anchored_score_prompt`, :func:`render_anchored_confidence_prompt`): the judge's
 own worked solution (the reply behind its current answer) and final answer are shown beside
 the judged answer, the reply is Yes or No in one token, and P(Yes) is read from that token's
-top-20 log-probabilities (:func:`read_yes_probability`). The score is
+top-20 log-probabilities (fewer when the model's ``max_top_logprobs`` caps it lower;
+:func:`read_yes_probability`). The score is
 (agree + P(Yes)) / 2, where agree is 1 when the judged final answer is the judge's own final
 answer (:func:`same_answer`, the equivalence votes use; no ground truth involved) and 0
 otherwise: B.1's "solve independently, then evaluate" with the comparison of final answers
@@ -103,8 +104,12 @@ class LLMAgent(ConsensusAgent):
         self.judging: Judging = judging
         self.refining: Refining = refining
         self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
-        # Judging is deterministic whatever the agent samples with: one greedy token.
-        self.judge_config = GenerateConfig(temperature=0.0, max_tokens=1, top_logprobs=_JUDGE_TOP_K)
+        # Judging is deterministic whatever the agent samples with: one greedy token. Its
+        # alternatives stay within the model's cap (a request above it is refused before it
+        # is sent): P(Yes) needs only "Yes" and "No" among them.
+        cap = getattr(model, "max_top_logprobs", _JUDGE_TOP_K)
+        judge_k = min(_JUDGE_TOP_K, cap) if isinstance(cap, int) else _JUDGE_TOP_K
+        self.judge_config = GenerateConfig(temperature=0.0, max_tokens=1, top_logprobs=judge_k)
         # The full reply behind each answer this agent gave, per question: its "worked
         # solution", which the anchored judge shows beside what it judges.
         self._worked: dict[tuple[str, str | None], str] = {}
