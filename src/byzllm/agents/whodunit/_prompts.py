@@ -10,10 +10,11 @@ states the same rules, actions and knowledge in about half the tokens, for small
 one line per action with its fields, the JSON as one filled-in example instead of a template
 with ``//`` comments (which a 0.5B model copies literally), and each property's values listed
 (the paper lists only the names). A small model copies the example's values too, so the
-example is a *true* move built from the agent's own knowledge: the Accuser asks about one of
-the culprit's own values, Intel broadcasts a value with the exact list of characters that
-have it, a player shares its first fact. Copied, it is a legal and truthful move (repeated, it
-is the collapse the monitor is there to catch), never a hallucination the prompt planted.
+example is a *true* move built from the agent's own knowledge: the Accuser asks for general
+information (naming no character, see :func:`compact_example`), Intel broadcasts a value with
+the exact list of characters that have it, a player shares its first fact. Copied, it is a
+legal and truthful move (repeated, it is the collapse the monitor is there to catch), never a
+hallucination the prompt planted.
 The per-turn user prompt (Figs. 11, 15) is the same in both styles.
 """
 
