@@ -112,6 +112,28 @@ async def test_reprompt_with_hints_then_success(accuser_view: AgentView) -> None
     assert len(turn.replies) == 3
 
 
+async def test_a_reply_cut_off_at_max_tokens_is_said_to_be_cut_off(
+    accuser_view: AgentView,
+) -> None:
+    """A reply the server cut at ``max_tokens`` was rejected as "no JSON object": the model
+    was told it ignored the format (and wrote as much again), and the records blamed the
+    model for a limit set too low."""
+    cut = '{"thoughts": "Character 3 has a brown hat, and the Winner also has a brown hat, so'
+    model = ScriptedModel(
+        [
+            Completion(text=cut, logprobs=tokens_of(cut), finish_reason="length"),
+            "I think character 3.",
+            '{"action": 3, "character": 3}',
+        ]
+    )
+    turn = await LLMAgent("Beth", model).act(accuser_view, random.Random(0))
+    assert turn.action == A(kind="accuse", character=3) and not turn.fallback
+    first, second = turn.parse_errors
+    assert first.startswith("Your reply was cut off at the length limit") and "no JSON" in first
+    assert "cut off" not in second  # a reply that ended on its own is not said to be cut off
+    assert "cut off at the length limit" in model.calls[1][-1]["content"]
+
+
 async def test_fallback_after_the_reprompt_limit(player_view: AgentView) -> None:
     model = ScriptedModel(["nope"] * 10)
     turn = await LLMAgent("Alex", model, max_reprompts=3).act(player_view, random.Random(0))

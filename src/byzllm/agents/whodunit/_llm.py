@@ -7,7 +7,9 @@ parse or validate is answered with a specific hint and the model asked again, up
 ``max_reprompts`` times (default 3); then the documented fallback applies: the turn is passed
 (:data:`FALLBACK_ACTION`, ``WhoDunitAction(kind="pass")``, no message content) and the turn is
 marked ``fallback`` (what the runs count as a WhoDunit move fall-back, their parse health).
-Every rejected reply's reason is kept in ``AgentTurn.parse_errors``. A resampled turn (the
+Every rejected reply's reason is kept in ``AgentTurn.parse_errors``; a reply the server cut
+off at ``max_tokens`` (``finish_reason`` ``"length"``) is said to be cut off, to the model
+and in that reason. A resampled turn (the
 rogue-agents paper, §6.1: the monitor discards a reply and the same turn is asked again,
 ``view.draw`` > 0) is asked at ``redo_temperature`` (default 0.7) with the draw as the
 sampling seed: at temperature 0, and through the response cache, the same request would get
@@ -62,6 +64,10 @@ __all__ = ["LLMAgent", "decision_distributions"]
 
 #: How much of a rejected reply is echoed back in the re-prompt conversation.
 _ECHO_CHARS = 4000
+#: What a rejected reply's reason starts with when the server cut it off at ``max_tokens``.
+_CUT_OFF = (
+    "Your reply was cut off at the length limit before it was complete: keep your thoughts short."
+)
 
 
 class LLMAgent:
@@ -161,13 +167,19 @@ class LLMAgent:
             replies.append(text)
             reading = read_action(text, view)
             if reading.fell_back:
-                errors.append(reading.reason)
+                reason = reading.reason
+                if completion.finish_reason == "length":
+                    # Cut off by max_tokens, not a format error: the model can fix it by
+                    # writing less, and a record that said "no JSON object" would blame the
+                    # model for a limit set too low.
+                    reason = f"{_CUT_OFF} {reason}"
+                errors.append(reason)
                 messages = [
                     *messages,
                     {"role": "assistant", "content": text[:_ECHO_CHARS]},
                     {
                         "role": "user",
-                        "content": f"Your reply could not be used: {reading.reason} {retry}",
+                        "content": f"Your reply could not be used: {reason} {retry}",
                     },
                 ]
                 continue
