@@ -18,6 +18,7 @@ import signal
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -299,8 +300,12 @@ def test_a_broken_pools_leftover_workers_are_killed() -> None:
         workers = list(pool._processes.values())
         assert workers and all(w.is_alive() for w in workers)
         _kill_leftovers(pool)
-        for worker in workers:
-            worker.join(timeout=30)
+        # The pool's own thread reaps its workers too: when it wins the race for a worker's
+        # exit status, this thread's join and is_alive read "alive" until that thread has
+        # stored it (seen under load), so wait for the status rather than read it once.
+        deadline = time.monotonic() + 30
+        while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert not any(w.is_alive() for w in workers)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
