@@ -43,7 +43,8 @@ def _graph_svg(n: int, edges: Sequence[Sequence[int]], groups: Sequence[str]) ->
         f'<line x1="{pos[u][0]:.1f}" y1="{pos[u][1]:.1f}" x2="{pos[v][0]:.1f}" '
         f'y2="{pos[v][1]:.1f}"/>'
         for u, v in edges
-        if u < n and v < n
+        # An edge of an edited store may name no node (null, a text): it is not drawn.
+        if isinstance(u, int) and isinstance(v, int) and 0 <= u < n and 0 <= v < n
     )
     nodes = "".join(
         f'<circle cx="{x:.1f}" cy="{y:.1f}" r="13" fill="{_GROUP_COLOUR.get(g, "#57606a")}"/>'
