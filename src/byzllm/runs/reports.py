@@ -35,6 +35,7 @@ __all__ = [
     "format_value",
     "line_plot",
     "markdown_table",
+    "partly_simulated_note",
     "rich_table",
     "rows_from_frame",
     "simulated_title",
@@ -45,6 +46,15 @@ __all__ = [
 SIMULATED_NOTE = "simulated agents (not real LLMs)"
 
 Row = Mapping[str, Any]
+
+
+def partly_simulated_note(on_model: Mapping[str, str]) -> str:
+    """The label of a run where only some groups of agents ran on a model (``--weak-model``
+    alone): which ones did, and that the others are simulated. ``on_model``: group -> model.
+    Such a run still counts as simulated (its ``simulated`` flag is set); this only says how
+    much of it is."""
+    groups = ", ".join(f"{group} agents on {model}" for group, model in on_model.items())
+    return f"partly simulated: {groups}; the other agents simulated (not real LLMs)"
 
 
 def simulated_title(title: str | None, simulated: bool) -> str | None:
