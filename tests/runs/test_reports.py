@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.console import Console
 
 from byzllm.runs.reports import (
     bar_plot,
+    finite_number,
     format_bounds,
     format_interval,
     format_pm,
@@ -37,6 +40,32 @@ def test_format_value() -> None:
     assert format_value(True) == "yes"
     assert format_value(float("nan")) == "nan"
     assert format_value(3) == "3"
+
+
+def test_a_value_that_is_not_a_finite_number_is_shown_as_missing() -> None:
+    """A stored field holding a text or a huge integer stopped every table and page."""
+    assert finite_number(0.25) == 0.25 and finite_number(3) == 3.0
+    for odd in (None, True, "0.5", "abc", float("nan"), float("inf"), -float("inf"), 10**400):
+        assert finite_number(odd) is None
+        assert format_interval(odd) == "-"
+    assert format_interval(0.5, "abc", 10**400) == "0.5" and format_bounds(0.1, None) == ""
+
+
+@given(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.text(max_size=8),
+        st.floats(),
+        st.integers(min_value=-(10**400), max_value=10**400),
+        st.lists(st.integers(), max_size=2),
+    )
+)
+def test_any_stored_value_formats_without_error(value: object) -> None:
+    number = finite_number(value)
+    text = format_interval(value, value, value, scale=100)
+    assert (text == "-") == (number is None)
+    assert number is None or (isinstance(number, float) and abs(number) < float("inf"))
 
 
 def test_format_interval_is_one_format_without_negative_zero() -> None:

@@ -284,3 +284,72 @@ def test_a_deeply_nested_value_is_shown_cut(
         nested = [nested]
     assert "nested deeper than" in json.dumps(bounded(nested))
     assert "nested deeper than" in esc(nested)
+
+
+def _details(folder: Path) -> str:
+    """Every unit's detail in a page's chunk files, decoded as the page's script does."""
+    texts = []
+    for chunk in folder.glob("u*-*.js"):
+        packed = re.fullmatch(r'byzllmChunk\("u\d+",\d+,"([^"]+)"\);\n', chunk.read_text())
+        assert packed, chunk.name
+        texts.extend(json.loads(gzip.decompress(base64.b64decode(packed.group(1)))).values())
+    return "".join(texts)
+
+
+def test_values_that_are_not_numbers_show_as_a_dash(tmp_path: Path) -> None:
+    """A monitor game whose scores, entropies, turns and lake hold null or a text where a
+    number is expected (an edited store, an older record): the page's build stopped with a
+    traceback (``float(None)`` on the first score)."""
+    from .test_lake import _game
+
+    game = _game(
+        turn_scores=[
+            {"turn": 3, "role": "fisher", "agent": "Ann", "p_success": None},
+            {"turn": 4, "role": "fisher", "agent": "Ben", "p_success": "abc"},
+            {"turn": None, "role": "fisher", "agent": "Ann", "p_success": 0.5},
+        ],
+        transcript=[
+            {"turn": 3, "role": "fisher", "agent": "Ann", "action": "10", "tokens": [["1", None]]},
+            {"turn": "x", "role": "fisher", "agent": "Ben", "action": "9", "tokens": [["9", 0.2]]},
+        ],
+    )
+    game["triggers"][0]["turn"] = None
+    game["triggers"][1]["score"] = "abc"
+    game["lake"]["turn_months"][5] = "abc"
+    game["lake"]["collapse_below"] = None
+    game["outcome"]["r0"] = "abc"
+    _write(tmp_path / "run", "monitor_game", [game])
+    assert write_view(tmp_path / "run").is_file()
+    detail = _details(tmp_path / "run" / "view_files")
+    assert "t3 -</span>" in detail and "t4 -</span>" in detail and "t- 0.50</span>" in detail
+    assert "H=-" in detail and "H=0.20" in detail
+    # Neither untouched trigger nor collapse line is drawn without its number; R0 falls back
+    # to the first stock, as for a record without one.
+    assert "class='alarm'" not in detail and "class='collapse'" not in detail
+    assert "R0 = 100; dashed red: collapse below -" in detail
+
+
+def test_a_govsim_game_without_a_number_for_its_efficiency_or_lake(tmp_path: Path) -> None:
+    """``efficiency``, ``r0`` or ``collapse_below`` of null stopped the page's build; a
+    missing efficiency read as 0.0%."""
+    result = RUNNER.invoke(app, ["govsim", "run", "--set", "n_games=1", "-o", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    with Store.open(tmp_path / "a") as store:
+        (game,) = json.loads(json.dumps(store.records("govsim_game")))
+    game.update(efficiency=None, r0=None, collapse_below="abc")
+    _write(tmp_path / "run", "govsim_game", [game])
+    text = write_view(tmp_path / "run").read_text(encoding="utf-8")
+    assert '"efficiency %":"-"' in text
+    assert "R0 = -; dashed red: collapse below -" in _details(tmp_path / "run" / "view_files")
+
+
+def test_an_edge_that_names_no_node_is_not_drawn(
+    demo_records: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    record = _copy(demo_records[0])
+    drawn = len(record["edges"])
+    record["edges"] += [[None, 1], ["a", 0], [-1, 0]]
+    _write(tmp_path / "run", "consensus_question", [record])
+    write_view(tmp_path / "run")
+    detail = _details(tmp_path / "run" / "view_files")
+    assert detail.count("<line ") == drawn

@@ -142,3 +142,31 @@ def test_a_whodunit_page_says_over_how_many_runs_its_games_were_played(tmp_path:
     summary = page[page.index('id="summary"') : page.index('id="health"')]
     assert "<th>games</th><th>runs</th>" in summary
     assert "<td>6</td><td>2</td>" in summary
+
+
+def test_a_run_with_one_group_on_a_model_says_it_is_partly_simulated(tmp_path: Path) -> None:
+    """``--weak-model`` alone: the weak agents ran on a model, the strong ones simulated. The
+    page said "simulated agents (not real LLMs)", as for a run without any model."""
+    import json
+
+    from byzllm.runs import Store
+
+    from .test_hardening_records import _write
+
+    run = tmp_path / "demo"
+    result = RUNNER.invoke(app, ["demo", "--questions", "1", "-o", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "<span class='label simulated'>simulated agents (not real LLMs)</span>" in (
+        render_view(run)
+    )
+    with Store.open(run) as store:
+        records = json.loads(json.dumps(store.records("consensus_question")))
+    for record in records:
+        for agent in record["agents"]:
+            if agent["group"] == "weak":
+                agent.update(family="llm", model="openai/fake-model")
+    _write(tmp_path / "mixed", "consensus_question", records)
+    assert (
+        "<span class='label simulated'>partly simulated: weak agents on openai/fake-model; "
+        "the other agents simulated (not real LLMs)</span>"
+    ) in render_view(tmp_path / "mixed")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,12 +28,14 @@ __all__ = [
     "SIMULATED_NOTE",
     "bar_plot",
     "columns_of",
+    "finite_number",
     "format_bounds",
     "format_interval",
     "format_pm",
     "format_value",
     "line_plot",
     "markdown_table",
+    "partly_simulated_note",
     "rich_table",
     "rows_from_frame",
     "simulated_title",
@@ -43,6 +46,15 @@ __all__ = [
 SIMULATED_NOTE = "simulated agents (not real LLMs)"
 
 Row = Mapping[str, Any]
+
+
+def partly_simulated_note(on_model: Mapping[str, str]) -> str:
+    """The label of a run where only some groups of agents ran on a model (``--weak-model``
+    alone): which ones did, and that the others are simulated. ``on_model``: group -> model.
+    Such a run still counts as simulated (its ``simulated`` flag is set); this only says how
+    much of it is."""
+    groups = ", ".join(f"{group} agents on {model}" for group, model in on_model.items())
+    return f"partly simulated: {groups}; the other agents simulated (not real LLMs)"
 
 
 def simulated_title(title: str | None, simulated: bool) -> str | None:
@@ -80,11 +92,21 @@ def format_pm(
     return text if math.isnan(se) else f"{text} ± {scale * se:.{digits}f}"
 
 
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float when it is a finite number, else None: None, a bool, a text (even
+    one that reads as a number), NaN, an infinity, an integer too large for a float.
+
+    The one rule of every table and page for a value that is not a number: it is shown as
+    missing (``-``). Records come from a store a user can edit, and from older versions of
+    the library, so a field may hold ``null`` or a text where a number is expected.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
-    number = float(value)
-    return None if math.isnan(number) else number
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _fixed(number: float, digits: int, signed: bool) -> str:
@@ -99,8 +121,8 @@ def format_bounds(
     low: Any, high: Any, *, scale: float = 1.0, digits: int = 1, signed: bool = False
 ) -> str:
     """``[18.0, 28.3]``: an interval's bounds times ``scale``; empty when either is missing
-    (None or NaN)."""
-    lo, hi = _number(low), _number(high)
+    (not a finite number: :func:`finite_number`)."""
+    lo, hi = finite_number(low), finite_number(high)
     if lo is None or hi is None:
         return ""
     return f"[{_fixed(scale * lo, digits, signed)}, {_fixed(scale * hi, digits, signed)}]"
@@ -117,9 +139,10 @@ def format_interval(
     missing: str = "-",
 ) -> str:
     """``23.1 [18.0, 28.3]``: a value and its 95% interval, all times ``scale``, the one
-    format of every table and page; ``missing`` without a value (None or NaN), the value
-    alone without an interval. ``signed`` writes ``+`` on positive numbers (differences)."""
-    point = _number(value)
+    format of every table and page; ``missing`` without a value (not a finite number:
+    :func:`finite_number`), the value alone without an interval. ``signed`` writes ``+`` on
+    positive numbers (differences)."""
+    point = finite_number(value)
     if point is None:
         return missing
     text = _fixed(scale * point, digits, signed)

@@ -44,6 +44,7 @@ from urllib.parse import quote
 
 from byzllm._files import write_text_atomic
 from byzllm.errors import InputError
+from byzllm.runs.reports import SIMULATED_NOTE
 
 from ._compare import comparison_html
 from ._glossary import (
@@ -90,10 +91,12 @@ DEFAULT_MAX_DETAILS = 500
 
 #: A domain's part of the page: (the run's store, max_details) -> (its sections, whether the
 #: results are simulated, what the run is: "consensus run (180 question runs, 30 questions)").
-ViewBuilder = Callable[["Store", int], tuple[list[Section], bool, str]]
+#: Simulated may be a text instead of True: the label of a partly simulated run (some groups
+#: on a model, the others simulated), shown in place of "simulated agents (not real LLMs)".
+ViewBuilder = Callable[["Store", int], tuple[list[Section], bool | str, str]]
 
 
-def _consensus(store: Store, max_details: int) -> tuple[list[Section], bool, str]:
+def _consensus(store: Store, max_details: int) -> tuple[list[Section], bool | str, str]:
     from byzllm.runs import collector_paused
 
     from ._consensus import consensus_sections
@@ -209,7 +212,7 @@ def _layout(
             )
         unfinished = _unfinished(store)
         build = next((VIEWS[kind] for kind in VIEWS if kind in kinds), None)
-        flag: bool | None  # None: no record says either way
+        flag: bool | str | None  # None: no record says either way; a text: partly simulated
         if build is not None:
             sections, flag, what = build(store, max_details)
         else:
@@ -218,11 +221,14 @@ def _layout(
             records = {kind: store.records(kind) for kind in kinds}
             sections, flag = generic_sections(records, max_details=max_details)
             what = ", ".join(kinds)
-    kind = {
-        True: "simulated agents (not real LLMs)",
-        False: "real-model results",
-        None: "records that do not say whether they are simulated",
-    }[flag]
+    if isinstance(flag, str):  # partly simulated: simulated, with the label saying how much
+        kind, flag = flag, True
+    else:
+        kind = {
+            True: SIMULATED_NOTE,
+            False: "real-model results",
+            None: "records that do not say whether they are simulated",
+        }[flag]
     glossary = Section(
         "Glossary (hover a dotted column name for its line)", glossary_html(), anchor="glossary"
     )

@@ -8,26 +8,15 @@ section explains), grey when the paper has no number for it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from byzllm.runs.reports import format_interval
+from byzllm.runs.reports import finite_number, format_interval
 
 from ._glossary import definition, label
 from ._html import esc
 
 __all__ = ["comparison_html"]
-
-
-def _num(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(x) else x
 
 
 def _verdict(paper: float | None, ours: float | None, low: float | None, high: float | None) -> str:
@@ -39,9 +28,9 @@ def _verdict(paper: float | None, ours: float | None, low: float | None, high: f
 
 
 def _cells(row: Mapping[str, Any], metric: str) -> str:
-    paper = _num(row.get(f"{metric}_paper"))
-    ours = _num(row.get(metric))
-    low, high = _num(row.get(f"{metric}_low")), _num(row.get(f"{metric}_high"))
+    paper = finite_number(row.get(f"{metric}_paper"))
+    ours = finite_number(row.get(metric))
+    low, high = finite_number(row.get(f"{metric}_low")), finite_number(row.get(f"{metric}_high"))
     verdict = _verdict(paper, ours, low, high)
     ours_text = format_interval(ours, low, high)
     diff = None if paper is None or ours is None else ours - paper

@@ -43,7 +43,8 @@ def _graph_svg(n: int, edges: Sequence[Sequence[int]], groups: Sequence[str]) ->
         f'<line x1="{pos[u][0]:.1f}" y1="{pos[u][1]:.1f}" x2="{pos[v][0]:.1f}" '
         f'y2="{pos[v][1]:.1f}"/>'
         for u, v in edges
-        if u < n and v < n
+        # An edge of an edited store may name no node (null, a text): it is not drawn.
+        if isinstance(u, int) and isinstance(v, int) and 0 <= u < n and 0 <= v < n
     )
     nodes = "".join(
         f'<circle cx="{x:.1f}" cy="{y:.1f}" r="13" fill="{_GROUP_COLOUR.get(g, "#57606a")}"/>'
@@ -362,8 +363,10 @@ _COUNTED = (*_CONFIGURATION, "simulated", "parse", "requests")
 
 def consensus_sections(
     records: Iterable[Mapping[str, Any]], *, max_details: int, max_plots: int = 24
-) -> tuple[list[Section], bool]:
-    """The sections of a consensus run's page and whether it is simulated.
+) -> tuple[list[Section], bool | str]:
+    """The sections of a consensus run's page and whether it is simulated: a bool, or for a
+    run where only some groups ran on a model the label saying which
+    (:func:`~byzllm.runs.reports.partly_simulated_note`).
 
     ``records`` (``consensus_question`` dicts, as the store gives them) are read once, as
     they come: each gives its row, its detail and its counts to the summary, and is dropped,
@@ -376,13 +379,18 @@ def consensus_sections(
         round_rows,
         table_notes,
     )
+    from byzllm.runs.reports import partly_simulated_note
 
     rows: list[dict[str, Any]] = []
     details: dict[str, str] = {}
     counted: list[dict[str, Any]] = []  # what parse and request health read of each record
     graphs: dict[_GraphKey, str] = {}
     summing = Summary()
+    on_model: dict[str, str] = {}  # group -> model, for the groups an LLM played
     for k, record in enumerate(records):
+        for agent in record.get("agents") or []:
+            if isinstance(agent, Mapping) and agent.get("family") == "llm":
+                on_model.setdefault(str(agent.get("group")), str(agent.get("model")))
         row = _row(record, k, summing.add(record)[-1])
         rows.append(row)
         if len(details) < max_details:
@@ -391,6 +399,8 @@ def consensus_sections(
     summary = summing.result()
     simulated = any(meta["simulated"] for meta, _ in summary)
     table1 = metrics_rows(summary)
+    # --weak-model alone: simulated, yet "not real LLMs" alone would hide the model's agents.
+    label: bool | str = partly_simulated_note(on_model) if simulated and on_model else simulated
     for row, (meta, _) in zip(table1, summary, strict=True):
         row["F"], row["T"] = meta["F"], meta["T"]
         row["calls/q"] = f"{meta['calls_per_question']:.1f}"
@@ -453,4 +463,4 @@ def consensus_sections(
             anchor="questions",
         )
     )
-    return sections, simulated
+    return sections, label

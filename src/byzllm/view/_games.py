@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from byzllm.runs.reports import format_interval
+from byzllm.runs.reports import finite_number, format_interval
 
 from ._health import health_section
 from ._html import TEXT_LIMIT, Section, Units, bounded, cut, esc, table_html
@@ -32,16 +32,22 @@ __all__ = [
 ]
 
 
-def _token_html(token: str, entropy: float, n_alternatives: int, title: str = "") -> str:
+def _token_html(token: str, entropy: Any, n_alternatives: int, title: str = "") -> str:
     """A decision token coloured by its distribution's entropy: green (sure) to red (spread),
-    in proportion to the entropy over its maximum, log(k)."""
+    in proportion to the entropy over its maximum, log(k); grey, with ``H=-``, for an entropy
+    that is not a number (:func:`~byzllm.runs.reports.finite_number`)."""
+    h = finite_number(entropy)
     top = max(math.log(max(n_alternatives, 2)), 1e-9)
-    share = min(1.0, max(0.0, entropy / top))
-    colour = f"hsl({int(120 * (1 - share))},70%,80%)"
-    tip = f"entropy {entropy:.2f} nats" + (f"; {title}" if title else "")
+    if h is None:
+        colour = "#eaeef2"
+    else:
+        share = min(1.0, max(0.0, h / top))
+        colour = f"hsl({int(120 * (1 - share))},70%,80%)"
+    shown = format_interval(h, digits=2)
+    tip = f"entropy {shown} nats" + (f"; {title}" if title else "")
     return (
         f"<span class='tok' style='background:{colour}' title='{esc(tip)}'>{esc(token)} "
-        f"<small>H={entropy:.2f}</small></span>"
+        f"<small>H={shown}</small></span>"
     )
 
 
@@ -53,7 +59,7 @@ def _token(distribution: Sequence[Sequence[Any]]) -> str:
 
     try:
         (h,) = position_entropies([[(str(t), float(lp)) for t, lp in distribution]])
-    except (InputError, ValueError):
+    except (InputError, ValueError, TypeError, OverflowError):  # a stored value not a number
         return f"<span class='tok'>{esc(distribution[0][0])}</span>"
     alternatives = ", ".join(f"{tok!s} {math.exp(float(lp)):.2f}" for tok, lp in distribution[:5])
     return _token_html(str(distribution[0][0]), h, len(distribution), f"top tokens: {alternatives}")
@@ -61,7 +67,7 @@ def _token(distribution: Sequence[Sequence[Any]]) -> str:
 
 def _transcript(turns: Sequence[Mapping[str, Any]]) -> str:
     rows = []
-    for t in sorted(turns, key=lambda r: int(r.get("turn", 0))):
+    for t in sorted(turns, key=_turn_order):
         tokens = " ".join(_token(d) for d in t.get("distributions") or [])
         flags = [
             name
@@ -94,6 +100,26 @@ def _transcript(turns: Sequence[Mapping[str, Any]]) -> str:
         for r in rows
     )
     return f"<table class='transcript'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _turn_order(row: Mapping[str, Any]) -> tuple[bool, float]:
+    """Where a stored turn goes in its transcript: by its number, one without a number
+    (``null`` or a text in an edited store) last."""
+    turn = finite_number(row.get("turn"))
+    return (turn is None, turn or 0.0)
+
+
+def _turn_key(row: Mapping[str, Any]) -> tuple[float, str] | None:
+    """(turn, role): how a monitor game's scores, triggers and transcript rows find each
+    other; None (matching nothing) for a turn that is not a number."""
+    turn = finite_number(row.get("turn"))
+    return None if turn is None else (turn, str(row.get("role")))
+
+
+def _game_key(row: Mapping[str, Any]) -> tuple[str, float | None]:
+    """(game, repeat): how a WhoDunit game finds its turns (a repeat that is not a number
+    matches only turns whose repeat is not one either)."""
+    return (str(row["game_id"]), finite_number(row.get("repeat", 0)))
 
 
 def _game_row(game: Mapping[str, Any], **columns: Any) -> dict[str, Any]:
@@ -152,9 +178,9 @@ def whodunit_sections(
         ),
         health_section(list(games)),
     ]
-    by_game: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    by_game: dict[tuple[str, float | None], list[Mapping[str, Any]]] = {}
     for t in turns:
-        by_game.setdefault((str(t["game_id"]), int(t.get("repeat", 0))), []).append(t)
+        by_game.setdefault(_game_key(t), []).append(t)
     unit_rows: list[dict[str, Any]] = []
     details: dict[str, str] = {}
     for g in games:
@@ -166,7 +192,7 @@ def whodunit_sections(
         )
         key = row["id"]
         unit_rows.append(row)
-        game_turns = by_game.get((str(g["game_id"]), int(g.get("repeat", 0))), [])
+        game_turns = by_game.get(_game_key(g), [])
         if len(details) < max_details and game_turns:
             details[key] = (
                 f"<p>culprit {esc(g.get('culprit'))}, accused "
@@ -413,20 +439,17 @@ def _score_strip(scores: Sequence[Mapping[str, Any]], triggers: Sequence[Mapping
     (the rogue-agents paper, §2: a turn below the threshold triggers an intervention)."""
     if not scores:
         return "<p class='note'>no per-turn monitor scores in this record</p>"
-    fired = {(int(t.get("turn", -1)), str(t.get("role"))) for t in triggers}
+    fired = {_turn_key(t) for t in triggers} - {None}
     cells = []
     for s in scores:
-        p = float(s.get("p_success", 0.0))
-        hue = int(120 * max(0.0, min(1.0, p)))
-        outline = (
-            "outline:2px solid #cf222e;"
-            if (int(s.get("turn", -1)), str(s.get("role"))) in fired
-            else ""
-        )
+        # A score that is not a number (null in an edited or older store) reads "-", grey.
+        p = finite_number(s.get("p_success"))
+        colour = "#eaeef2" if p is None else f"hsl({int(120 * max(0.0, min(1.0, p)))},70%,80%)"
+        outline = "outline:2px solid #cf222e;" if _turn_key(s) in fired else ""
         cells.append(
-            f"<span class='tok' style='background:hsl({hue},70%,80%);{outline}' "
+            f"<span class='tok' style='background:{colour};{outline}' "
             f"title='turn {esc(s.get('turn'))}, {esc(s.get('role'))} {esc(s.get('agent'))}'>"
-            f"t{esc(s.get('turn'))} {p:.2f}</span>"
+            f"t{esc(s.get('turn'))} {format_interval(p, digits=2)}</span>"
         )
     return "<p>P(success) per scored turn: " + " ".join(cells) + "</p>"
 
@@ -438,16 +461,17 @@ def _monitor_transcript(
     P(success) for each."""
     if not turns:
         return ""
-    by_turn = {(int(s.get("turn", -1)), str(s.get("role"))): s.get("p_success") for s in scores}
+    by_turn = {_turn_key(s): s.get("p_success") for s in scores}
     body = []
     for t in turns:
-        p = by_turn.get((int(t.get("turn", -1)), str(t.get("role"))))
-        tokens = " ".join(_token_html(str(tok), float(h), 10) for tok, h in t.get("tokens") or [])
+        key = _turn_key(t)
+        p = None if key is None else by_turn.get(key)
+        tokens = " ".join(_token_html(str(tok), h, 10) for tok, h in t.get("tokens") or [])
         body.append(
             f"<tr><td>{esc(t.get('turn'))}</td><td>{esc(t.get('role'))}</td>"
             f"<td>{esc(t.get('agent'))}</td><td style='text-align:left'>{esc(t.get('action'))}</td>"
             f"<td style='text-align:left'>{tokens}</td>"
-            f"<td>{'-' if p is None else f'{float(p):.2f}'}</td></tr>"
+            f"<td>{format_interval(p, digits=2)}</td></tr>"
         )
     head = "".join(
         f"<th>{c}</th>"
@@ -562,7 +586,7 @@ def govsim_sections(
             R0=g.get("r0"),
             outcome="collapsed" if g.get("collapsed") else "survived",
             months=g.get("survival_time"),
-            **{"efficiency %": f"{100 * float(g.get('efficiency', 0)):.1f}"},
+            **{"efficiency %": format_interval(g.get("efficiency"), scale=100)},
         )
         key = row["id"]
         unit_rows.append(row)
@@ -572,8 +596,8 @@ def govsim_sections(
                 # collapse drawn below its line, as the report's plot draws it).
                 lake_svg(
                     season_stocks(g),
-                    r0=int(g.get("r0", 0)),
-                    collapse_below=int(g.get("collapse_below", 5)),
+                    r0=finite_number(g.get("r0")),
+                    collapse_below=finite_number(g.get("collapse_below", 5)),
                     months=len(g.get("stocks") or []),
                 )
                 # A season's transcript is long by nature: cut only far beyond one reply.

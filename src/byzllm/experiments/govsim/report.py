@@ -19,6 +19,7 @@ from typing import Any
 
 from byzllm._figures import save_png
 from byzllm.runs import BOOTSTRAP_METHOD, Interval, bootstrap_interval
+from byzllm.runs.reports import format_interval
 
 from .._order import in_unit_order
 
@@ -139,12 +140,14 @@ def _ending(row: dict[str, Any]) -> str:
 def transcript(row: dict[str, Any]) -> str:
     """A game as Markdown: each month's harvest and meeting (undone meetings marked)."""
     label = " (simulated)" if row.get("simulated") else ""
+    # A value that is not a number (null in an edited store) reads "-", as in every table.
+    efficiency = format_interval(row.get("efficiency"), scale=100)
     lines = [
         # "repeat", not "r": "r0" beside "R0 = 100" read as the starting stock.
         f"# {row['game_id']} repeat {row.get('repeat', 0)}{label}",
         "",
         f"R0 = {row['r0']}; Survival-Time {row['survival_time']} of {row['months']} months "
-        f"({_ending(row)}); efficiency {100 * float(row['efficiency']):.1f}%; "
+        f"({_ending(row)}); efficiency {efficiency}{'' if efficiency == '-' else '%'}; "
         f"resets {row.get('resets', 0)}",
         "",
     ]
