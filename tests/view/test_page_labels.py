@@ -166,7 +166,18 @@ def test_a_run_with_one_group_on_a_model_says_it_is_partly_simulated(tmp_path: P
             if agent["group"] == "weak":
                 agent.update(family="llm", model="openai/fake-model")
     _write(tmp_path / "mixed", "consensus_question", records)
-    assert (
-        "<span class='label simulated'>partly simulated: weak agents on openai/fake-model; "
-        "the other agents simulated (not real LLMs)</span>"
-    ) in render_view(tmp_path / "mixed")
+    note = (
+        "partly simulated: weak agents on openai/fake-model; the other agents simulated "
+        "(not real LLMs)"
+    )
+    assert f"<span class='label simulated'>{note}</span>" in render_view(tmp_path / "mixed")
+    # `consensus report` says the same under its tables, in its CSV and its JSON.
+    mixed = str(tmp_path / "mixed")
+    report = RUNNER.invoke(app, ["consensus", "report", mixed], env={"COLUMNS": "400"})
+    assert report.exit_code == 0, report.output
+    assert note in report.output and "simulated agents (not real LLMs)" not in report.output
+    table1 = (tmp_path / "mixed" / "report" / "table1.csv").read_text(encoding="utf-8")
+    assert table1.splitlines()[1].startswith("partly simulated,")
+    as_json = RUNNER.invoke(app, ["consensus", "report", mixed, "--json"])
+    shown = json.loads(as_json.stdout)
+    assert shown["simulated"] is True and shown["on_model"] == {"weak": "openai/fake-model"}

@@ -174,20 +174,22 @@ def _remove_stale_plots(target: Path, written: Iterable[Path]) -> int:
     return removed
 
 
-def _write_outputs(run_dir: Path, summary: Any, out_dir: Path | None) -> tuple[list[Path], int]:
+def _write_outputs(
+    run_dir: Path, summary: Any, out_dir: Path | None, label: bool | str
+) -> tuple[list[Path], int]:
     """Write the CSV tables and plots; the files written, and how many stale plots were
     removed (only from the run's own report folder: a folder given with ``--out`` may hold
-    plots the user keeps)."""
+    plots the user keeps). ``label``: what the tables say of the results
+    (:func:`~byzllm.experiments.consensus.report.results_label`)."""
     from byzllm.experiments.consensus.report import csv_rows, round_rows
     from byzllm.runs.reports import line_plot, write_csv
 
     own = run_dir / "report"
     target = out_dir or own
     target.mkdir(parents=True, exist_ok=True)
-    simulated = any(meta["simulated"] for meta, _ in summary)
     written = [
-        write_csv(csv_rows(summary), target / "table1.csv", simulated=simulated),
-        write_csv(round_rows(summary), target / "table2_rounds.csv", simulated=simulated),
+        write_csv(csv_rows(summary), target / "table1.csv", simulated=label),
+        write_csv(round_rows(summary), target / "table2_rounds.csv", simulated=label),
     ]
     for meta, metrics in summary:
         rounds = [r.round for r in metrics.per_round]
@@ -459,7 +461,9 @@ def report(
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.consensus.report import (
             INTERVAL_NOTE,
+            llm_groups,
             metrics_rows,
+            results_label,
             round_rows,
             scorer_auc_lines,
             summarize,
@@ -472,10 +476,15 @@ def report(
         health = parse_health.from_records(questions)
         requests = request_health.from_records(questions)
         simulated = any(meta["simulated"] for meta, _ in summary)
+        on_model: dict[str, str] = {}  # the groups that ran on a model (--weak-model alone)
+        for question in questions:
+            on_model = {**llm_groups(question), **on_model}
+        label = results_label(simulated, on_model)
         if json_output:
             common.print_json(
                 {
                     "simulated": simulated,
+                    "on_model": on_model,
                     "rows": metrics_rows(summary, for_json=True),
                     "interval_method": INTERVAL_NOTE,
                     "parse_health": health.to_json(),
@@ -496,7 +505,7 @@ def report(
             rich_table(
                 _literal(table1),
                 title="Consensus under Byzantine faults (Table 1 layout)",
-                simulated=simulated,
+                simulated=label,
             )
         )
         console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
@@ -506,7 +515,7 @@ def report(
                 rich_table(
                     _literal(round_rows(summary)),
                     title="Per-round accuracy (Table 2)",
-                    simulated=simulated,
+                    simulated=label,
                 )
             )
             console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
@@ -515,7 +524,7 @@ def report(
             console.print(line, highlight=False)
         common.show_request_health(requests, json_output=False)
         try:
-            written, removed = _write_outputs(run_dir, summary, out)
+            written, removed = _write_outputs(run_dir, summary, out, label)
         except OSError as err:
             if out is not None:
                 raise  # the folder asked for: one error line (cli_errors)

@@ -38,6 +38,7 @@ __all__ = [
     "partly_simulated_note",
     "rich_table",
     "rows_from_frame",
+    "simulated_note",
     "simulated_title",
     "write_csv",
 ]
@@ -55,6 +56,14 @@ def partly_simulated_note(on_model: Mapping[str, str]) -> str:
     much of it is."""
     groups = ", ".join(f"{group} agents on {model}" for group, model in on_model.items())
     return f"partly simulated: {groups}; the other agents simulated (not real LLMs)"
+
+
+def simulated_note(simulated: bool | str) -> str | None:
+    """What a table says of its results: :data:`SIMULATED_NOTE` when simulated, the label
+    itself for a partly simulated run (:func:`partly_simulated_note`), else None."""
+    if isinstance(simulated, str):
+        return simulated or SIMULATED_NOTE
+    return SIMULATED_NOTE if simulated else None
 
 
 def simulated_title(title: str | None, simulated: bool) -> str | None:
@@ -165,16 +174,18 @@ def rich_table(
     *,
     title: str | None = None,
     caption: str | None = None,
-    simulated: bool = False,
+    simulated: bool | str = False,
     digits: int = 3,
 ) -> Table:
-    """A rich table of ``rows``; numeric columns right-aligned."""
+    """A rich table of ``rows``; numeric columns right-aligned. ``simulated``: a bool, or the
+    label of a partly simulated run (:func:`simulated_note`), as the caption."""
     from rich.table import Table
 
     cols = list(columns) if columns is not None else columns_of(rows)
-    if simulated:
-        caption = f"{caption} · {SIMULATED_NOTE}" if caption else SIMULATED_NOTE
-    table = Table(title=simulated_title(title, simulated), caption=caption)
+    note = simulated_note(simulated)
+    if note:
+        caption = f"{caption} · {note}" if caption else note
+    table = Table(title=simulated_title(title, bool(simulated)), caption=caption)
     for col in cols:
         numeric = any(
             isinstance(row.get(col), (int, float)) and not isinstance(row.get(col), bool)
@@ -194,10 +205,11 @@ def markdown_table(
     rows: Sequence[Row],
     columns: Sequence[str] | None = None,
     *,
-    simulated: bool = False,
+    simulated: bool | str = False,
     digits: int = 3,
 ) -> str:
-    """A GitHub-flavoured markdown table (pipes escaped); a note line when simulated."""
+    """A GitHub-flavoured markdown table (pipes escaped); a note line when simulated (wholly,
+    or in part: :func:`simulated_note`)."""
     cols = list(columns) if columns is not None else columns_of(rows)
     if not cols:
         return "_(no rows)_\n"
@@ -208,9 +220,10 @@ def markdown_table(
     for row in rows:
         cells = (_markdown_cell(format_value(row.get(col), digits)) for col in cols)
         lines.append("| " + " | ".join(cells) + " |")
-    if simulated:
+    note = simulated_note(simulated)
+    if note:
         lines.append("")
-        lines.append(f"_Results from {SIMULATED_NOTE}._")
+        lines.append(f"_Results from {note}._")
     return "\n".join(lines) + "\n"
 
 
@@ -219,21 +232,24 @@ def write_csv(
     path: str | Path,
     columns: Sequence[str] | None = None,
     *,
-    simulated: bool | None = None,
+    simulated: bool | str | None = None,
     notes: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write rows to a CSV file (header first; missing cells empty); returns the path.
 
-    ``simulated`` (for result tables) adds a first column ``results`` saying ``simulated`` or
-    ``real model`` on every row, so the label travels with any copy of the file; ``notes``
-    (``{"interval_method": ...}``) add a column each, the same on every row.
+    ``simulated`` (for result tables) adds a first column ``results`` saying ``simulated``,
+    ``partly simulated`` (a label: :func:`simulated_note`) or ``real model`` on every row, so
+    the label travels with any copy of the file; ``notes`` (``{"interval_method": ...}``) add
+    a column each, the same on every row.
     """
     if notes:
         rows = [{**row, **notes} for row in rows]
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     cols = list(columns) if columns is not None else columns_of(rows)
-    label = None if simulated is None else ("simulated" if simulated else "real model")
+    label = None if simulated is None else "real model"
+    if simulated:
+        label = "partly simulated" if isinstance(simulated, str) else "simulated"
     if label is not None:
         cols = ["results", *(c for c in cols if c != "results")]
     with atomic_path(out) as partial, partial.open("w", encoding="utf-8", newline="") as handle:

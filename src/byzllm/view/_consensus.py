@@ -375,11 +375,12 @@ def consensus_sections(
     from byzllm.experiments.consensus.report import (
         INTERVAL_NOTE,
         Summary,
+        llm_groups,
         metrics_rows,
+        results_label,
         round_rows,
         table_notes,
     )
-    from byzllm.runs.reports import partly_simulated_note
 
     rows: list[dict[str, Any]] = []
     details: dict[str, str] = {}
@@ -388,9 +389,7 @@ def consensus_sections(
     summing = Summary()
     on_model: dict[str, str] = {}  # group -> model, for the groups an LLM played
     for k, record in enumerate(records):
-        for agent in record.get("agents") or []:
-            if isinstance(agent, Mapping) and agent.get("family") == "llm":
-                on_model.setdefault(str(agent.get("group")), str(agent.get("model")))
+        on_model = {**llm_groups(record), **on_model}  # a group's first model kept
         row = _row(record, k, summing.add(record)[-1])
         rows.append(row)
         if len(details) < max_details:
@@ -399,8 +398,7 @@ def consensus_sections(
     summary = summing.result()
     simulated = any(meta["simulated"] for meta, _ in summary)
     table1 = metrics_rows(summary)
-    # --weak-model alone: simulated, yet "not real LLMs" alone would hide the model's agents.
-    label: bool | str = partly_simulated_note(on_model) if simulated and on_model else simulated
+    label = results_label(simulated, on_model)
     for row, (meta, _) in zip(table1, summary, strict=True):
         row["F"], row["T"] = meta["F"], meta["T"]
         row["calls/q"] = f"{meta['calls_per_question']:.1f}"

@@ -44,8 +44,10 @@ __all__ = [
     "Summary",
     "consensus_intervals",
     "count_intervals",
+    "llm_groups",
     "metrics_rows",
     "oracle_attack",
+    "results_label",
     "round_rows",
     "summarize",
     "table_notes",
@@ -199,6 +201,25 @@ def _question_order(
 
 
 ConfigKey = tuple[str, str, str, int, int]
+
+
+def llm_groups(record: Mapping[str, Any]) -> dict[str, str]:
+    """Group -> model of the agents of a ``consensus_question`` record that ran on a model."""
+    return {
+        str(agent.get("group")): str(agent.get("model"))
+        for agent in record.get("agents") or []
+        if isinstance(agent, Mapping) and agent.get("family") == "llm"
+    }
+
+
+def results_label(simulated: bool, on_model: Mapping[str, str]) -> bool | str:
+    """What a run's tables say of its results: ``simulated``, or for a simulated run where
+    some groups ran on a model (``--weak-model`` alone; ``on_model``: :func:`llm_groups`)
+    the label saying which (:func:`~byzllm.runs.reports.partly_simulated_note`): "not real
+    LLMs" alone would hide the model's agents."""
+    from byzllm.runs.reports import partly_simulated_note
+
+    return partly_simulated_note(on_model) if simulated and on_model else simulated
 
 
 def oracle_attack(composition: str) -> bool:
