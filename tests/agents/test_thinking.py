@@ -112,20 +112,8 @@ def test_govsim_catch_after_the_reasoning() -> None:
 
 
 def test_whodunit_move_drafted_while_thinking_is_no_move() -> None:
-    view = AgentView(
-        game_id="g",
-        variant="asym",
-        role="accuser",
-        name="Beth",
-        partners=("Alex",),
-        attributes={"hat": ("red", "blue")},
-        n_suspects=4,
-        culprit_description={"hat": "red"},
-        turn=1,
-        max_turns=10,
-    )
     cut_off = '<think>\nI could accuse now: {"action": 3, "character": 2} but better ask first'
-    assert read_action(cut_off, view).fell_back
+    assert read_action(cut_off, _whodunit_view()).fell_back
 
 
 @given(_PIECES, st.integers(min_value=0, max_value=30))

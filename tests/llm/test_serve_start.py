@@ -17,8 +17,11 @@ import byzllm.llm._serve as serve
 from byzllm.llm import ModelUnavailableError
 from byzllm.llm._local import GgufModel
 
-_DIES_ON_FIRST_POST = """
-import http.server, json, os, signal, sys
+
+def _stand_in(on_post: str) -> str:
+    """A stand-in server's script: it lists one model, and on POST runs ``on_post``."""
+    return """
+import http.server, json, os, signal, sys, threading
 
 class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
@@ -32,10 +35,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_POST(self):
-        os.kill(os.getpid(), signal.SIG%s)
+ON_POST
 
 http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
-"""
+""".replace("ON_POST", on_post)
+
+
+_DIES_ON_FIRST_POST = _stand_in("        os.kill(os.getpid(), signal.SIG%s)")
 
 
 class _StandIn(serve.LocalServer):
@@ -79,11 +85,7 @@ def test_a_server_that_dies_on_its_first_request_fails_its_start(tmp_path: Path)
 def test_a_server_that_answers_its_first_request_starts(tmp_path: Path) -> None:
     script = tmp_path / "server.py"
     # The same server, answering the completion instead of dying.
-    script.write_text(
-        (_DIES_ON_FIRST_POST % "ILL").replace(
-            "os.kill(os.getpid(), signal.SIGILL)", "self.do_GET()"
-        )
-    )
+    script.write_text(_stand_in("        self.do_GET()"))
     with _StandIn(script) as server:
         assert server.running
     assert not server.running
@@ -100,27 +102,11 @@ def test_a_cut_short_model_file_is_one_error_before_any_server_starts(tmp_path: 
         serve.LocalServer(str(cut), port=0)
 
 
-_DIES_AFTER_ITS_FIRST_ANSWER = """
-import http.server, json, os, signal, sys, threading
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        body = json.dumps({"data": [{"id": "fake"}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self):
-        self.do_GET()
-        print("about to die", file=sys.stderr, flush=True)
-        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGILL)).start()
-
-http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
-"""
+_DIES_AFTER_ITS_FIRST_ANSWER = _stand_in(
+    "        self.do_GET()\n"
+    '        print("about to die", file=sys.stderr, flush=True)\n'
+    "        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGILL)).start()"
+)
 
 
 @pytest.mark.usefixtures("no_model")
