@@ -32,6 +32,10 @@ __all__ = [
 ]
 
 
+#: The background of a score or entropy that is not a number (shown as "-").
+_NOT_A_NUMBER = "#eaeef2"
+
+
 def _token_html(token: str, entropy: Any, n_alternatives: int, title: str = "") -> str:
     """A decision token coloured by its distribution's entropy: green (sure) to red (spread),
     in proportion to the entropy over its maximum, log(k); grey, with ``H=-``, for an entropy
@@ -39,7 +43,7 @@ def _token_html(token: str, entropy: Any, n_alternatives: int, title: str = "") 
     h = finite_number(entropy)
     top = max(math.log(max(n_alternatives, 2)), 1e-9)
     if h is None:
-        colour = "#eaeef2"
+        colour = _NOT_A_NUMBER
     else:
         share = min(1.0, max(0.0, h / top))
         colour = f"hsl({int(120 * (1 - share))},70%,80%)"
@@ -444,7 +448,7 @@ def _score_strip(scores: Sequence[Mapping[str, Any]], triggers: Sequence[Mapping
     for s in scores:
         # A score that is not a number (null in an edited or older store) reads "-", grey.
         p = finite_number(s.get("p_success"))
-        colour = "#eaeef2" if p is None else f"hsl({int(120 * max(0.0, min(1.0, p)))},70%,80%)"
+        colour = _NOT_A_NUMBER if p is None else f"hsl({int(120 * max(0.0, min(1.0, p)))},70%,80%)"
         outline = "outline:2px solid #cf222e;" if _turn_key(s) in fired else ""
         cells.append(
             f"<span class='tok' style='background:{colour};{outline}' "
