@@ -5,7 +5,9 @@ the rogue-agents paper, §4.1).
 Stated tolerances (80 simulated games each, every fisher's proposal and catch): ``greed``
 within 0.06 (month 1's catches, about 400 of them: its standard error is about 0.03),
 ``estimate_noise`` within 15% relative, ``persuadability`` within 0.06, ``rogue_rate``
-within 0.03 and ``rogue_multiplier`` within 0.3 (a ratio of two fitted numbers).
+within 0.03 and ``rogue_multiplier`` within 0.3 (a ratio of two fitted numbers). At a high
+greed, where many catches are capped at the stock: within 0.5 by the censored likelihood
+(the true mixture), within 0.6 by the median at greed 8, a stated lower bound at greed 10.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
@@ -25,6 +28,7 @@ from byzllm.experiments.govsim.fit import (
     CatchObservation,
     ProposalMixture,
     ProposalObservation,
+    _log_catch,
     month_one_greed,
     observations,
     persuadability_slope,
@@ -103,8 +107,34 @@ def test_month_one_greed_without_proposals_is_the_median_ratio() -> None:
     catches = [_catch(1, 12), _catch(1, 13), _catch(1, 30), _catch(2, 50)]
     # wish / s*: 1.2, 1.3, 3.0 (month 2 is left out); the median less one.
     assert month_one_greed(catches, None) == pytest.approx(0.3)
-    capped = [CatchObservation("g", 1, "Ana", 100, 10, 100, 5, None, None)]
-    assert month_one_greed(capped, None) is None  # a wish at the stock says nothing
+    # A wish at the stock counts at its cap, 100 / 10, the least its ratio can be (it was
+    # left out, which moved the median to 1.25).
+    capped = CatchObservation("g", 1, "Ana", 100, 10, 100, 5, None, None)
+    assert month_one_greed([*catches[:2], capped], None) == pytest.approx(0.3)
+    assert month_one_greed([capped], None) == pytest.approx(9.0)  # a lower bound
+
+
+def test_a_catch_at_the_stock_is_censored_by_hand() -> None:
+    """A catch at the stock stands for every intention that rounds to the stock or above.
+
+    On 100 tons, 5 fishers (s* = 10, S = 20), greed 8 and noise 0.15, an intention is
+    N(90, 27²): a capped catch has probability Φ((90 − 99.5) / 27) = Φ(−0.35185) = 0.36248;
+    one of 90 tons below it Φ(0.5 / 27) − Φ(−0.5 / 27) = 0.014775.
+    """
+    wish, cap = np.array([100.0, 90.0]), np.array([100.0, 100.0])
+    mean, sd = np.array([90.0, 90.0]), np.array([27.0, 27.0])
+    assert np.exp(_log_catch(wish, cap, mean, sd)) == pytest.approx([0.36248, 0.014775], rel=1e-4)
+    # A cap of 0 takes every draw.
+    assert _log_catch(np.zeros(1), np.zeros(1), np.ones(1), np.ones(1))[0] == 0.0
+
+
+def test_month_one_greed_of_capped_catches_is_the_top_of_its_range() -> None:
+    """Only capped catches: the likelihood grows with greed (they were left out: no greed)."""
+    mixture = ProposalMixture(
+        rate=0.06, noise=0.15, factor=3.9, rogue=(), expected_rogue=0.0, log_likelihood=0.0
+    )
+    capped = [CatchObservation("g", 1, "Ana", 100, 10, 100, 5, None, None)] * 5
+    assert month_one_greed(capped, mixture) == pytest.approx(10.0, abs=1e-3)
 
 
 def test_month_one_greed_of_exact_estimates_is_the_greed_that_rounds_every_catch() -> None:
@@ -246,6 +276,36 @@ def test_fishers_with_accurate_estimates_get_their_greed_and_persuadability() ->
     fitted = fit_govsim(_simulate(truth, n_games=10), run="exact").groups["sim"]
     assert fitted["greed"] == pytest.approx(0.3, abs=0.02)
     assert fitted["persuadability"] == pytest.approx(0.6, abs=0.06)
+
+
+@pytest.mark.parametrize("greed", [8.0, 10.0])
+def test_a_high_greed_is_recovered_from_capped_catches(greed: float) -> None:
+    """At greed 8 about 40% of month 1's catches hit the stock, at 10 about 60%; leaving
+    them out fitted 6.2 and 6.5 with the true mixture, and 6.7 and 7.1 by the median (the
+    games empty the lake in month 1: no proposals). With the true mixture the censored
+    likelihood holds 0.5 (its standard error on 400 catches is about 0.2); the median holds
+    0.6 at 8 (the rogue catches above it pull it up by about 0.2) and at 10, with more than
+    half capped, is a lower bound that says so."""
+    truth = {"greed": greed}
+    games = _simulate(truth)
+    _, catches = observations(games)
+    params = FisherParams.model_validate(truth)
+    mixture = ProposalMixture(
+        rate=params.rogue_rate,
+        noise=params.estimate_noise,
+        factor=(1.0 + greed) * params.rogue_multiplier,
+        rogue=(),
+        expected_rogue=0.0,
+        log_likelihood=0.0,
+    )
+    assert month_one_greed(catches, mixture) == pytest.approx(greed, abs=0.5)
+    profile = fit_govsim(games, run="greedy")
+    fitted, source = profile.groups["sim"]["greed"], profile.sources["sim"]["greed"]
+    if greed < 9:
+        assert fitted == pytest.approx(greed, abs=0.6)
+        assert "a lower bound" not in source
+    else:
+        assert 8.9 <= fitted <= greed and "a lower bound" in source
 
 
 def test_the_fit_reads_nothing_only_the_simulator_knows(

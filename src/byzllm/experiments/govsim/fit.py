@@ -31,12 +31,16 @@ stock next month ``R = min(2 · stock_after, R_0)``:
   taken exactly as the rounded (and at 0 clipped) normal it is, so proposals on a small
   stock weigh what they say. Every proposal's posterior probability of being rogue comes
   with it.
-* ``greed``: the maximum likelihood of month 1's uncapped catches (no meeting yet), a clean
-  one being ``round((1 + greed) E)`` and a rogue one ``round(k E)`` with the proposals' ``ρ``,
-  ``σ`` and ``k``, searched first at the greeds where a catch's rounding changes (with a
-  small ``σ`` the likelihood is a narrow spike there). Without proposals (an LLM that never
-  names an amount) it is the median of month 1's ``wish / s*`` less one (the evidence keeps
-  that median ratio in every case).
+* ``greed``: the maximum likelihood of month 1's catches (no meeting yet), a clean one being
+  ``min(stock, round((1 + greed) E))`` and a rogue one ``min(stock, round(k E))`` with the
+  proposals' ``ρ``, ``σ`` and ``k``, searched first at the greeds where a catch's rounding
+  changes (with a small ``σ`` the likelihood is a narrow spike there). A catch capped at
+  the stock is censored: it contributes ``P(round((1 + greed) E) ≥ stock)``, not its
+  rounded value (:func:`month_one_greed`). Without proposals (an LLM that never names an
+  amount, or games whose lake month 1 emptied) it is the median of month 1's ``wish / s*``
+  less one, a capped catch counted at its cap: a lower bound once half the catches are
+  capped, and its source says so (the evidence keeps that median ratio and the capped
+  count in every case).
 * ``persuadability`` ``π``: the least squares of ``wish = (1 − π) u + π G``, ``u = (1 +
   greed) · proposal``, over the catches of month ``j + 1`` whose fisher's proposal at meeting
   ``j`` looks clean (posterior below one half), not capped at the stock and not a parse
@@ -262,6 +266,26 @@ def _log_rounded(
     return np.asarray(np.maximum(out, -700.0), dtype=float)
 
 
+def _log_catch(
+    wish: npt.NDArray[np.float64],
+    cap: npt.NDArray[np.float64],
+    mean: npt.NDArray[np.float64],
+    sd: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """log P(min(cap, round(max(0, X))) = wish) for X ~ N(mean, sd²), elementwise: a
+    simulated fisher's catch, its intention rounded, at 0 clipped and capped at the stock.
+
+    Below the cap it is :func:`_log_rounded`; at the cap (a censored catch) it is every
+    intention that rounds to the cap or above, ``P(X ≥ cap − ½) = Φ((mean − cap + ½) / sd)``
+    (a cap of 0 takes every draw). Leaving capped catches out instead keeps only the lower
+    intentions where many are capped, which biases the fit low at a high greed.
+    """
+    tail = np.where(cap <= 0, 0.0, log_ndtr((mean - cap + 0.5) / sd))
+    return np.asarray(
+        np.where(wish >= cap, np.maximum(tail, -700.0), _log_rounded(wish, mean, sd)), dtype=float
+    )
+
+
 @dataclass(frozen=True)
 class ProposalMixture:
     """The proposals' fitted two-part mixture (module docstring): ``rate`` ``ρ``,
@@ -357,8 +381,8 @@ _GREED = (0.0, 10.0)
 
 
 def _month_one(catches: Sequence[CatchObservation]) -> list[CatchObservation]:
-    """Month 1's catches with something to say: uncapped, on a positive share."""
-    return [c for c in catches if c.month == 1 and c.share > 0 and c.wish < c.stock]
+    """Month 1's catches on a positive share, those capped at the stock included."""
+    return [c for c in catches if c.month == 1 and c.share > 0]
 
 
 def month_one_greed(
@@ -367,9 +391,16 @@ def month_one_greed(
     """``greed`` from month 1's catches (module docstring), ``None`` without any.
 
     With the proposals' mixture: the maximum likelihood of the catches, a clean one being
-    ``round((1 + greed) E)`` and a rogue one ``round(k E)`` with the proposals' ``ρ``, ``σ``
-    and ``k`` (the rogue part does not move with ``greed``), on ``[0, 10]``. Without it: the
-    median of ``wish / s*`` less one.
+    ``min(stock, round((1 + greed) E))`` and a rogue one ``min(stock, round(k E))`` with the
+    proposals' ``ρ``, ``σ`` and ``k`` (the rogue part does not move with ``greed``), on
+    ``[0, 10]``. A catch below the stock contributes the probability of its rounded value; a
+    catch at the stock (capped: the environment caps every wish at the stock, the
+    rogue-agents paper, §4.1, ``a ∈ [0, R_j]``) is censored and contributes the probability
+    that the intention reached it, ``P(round((1 + greed) E) ≥ stock) = Φ(((1 + greed) s* −
+    stock + ½) / ((1 + greed) σ S))`` with ``S = stock / n`` (:func:`_log_catch`). Without
+    it: the median of ``wish / s*`` less one, a capped catch counted at its cap (a lower
+    bound of its intention): the intentions' median while fewer than half the catches are
+    capped, a lower bound of it beyond.
 
     The likelihood is searched where it changes fastest, the greeds at which some catch's
     rounding changes (``(wish ± 1/2) / s* − 1``) and each catch's own ratio
@@ -381,16 +412,19 @@ def month_one_greed(
     if not first:
         return None
     if mixture is None:
+        # A capped catch's ratio is its cap's, the least its intention's can be: it ranks
+        # above the median whenever fewer than half the catches are capped.
         return median(c.wish / c.share for c in first) - 1.0
     wish = np.array([c.wish for c in first], dtype=float)
     share = np.array([c.share for c in first], dtype=float)
-    scale = np.array([c.stock / c.fishers for c in first], dtype=float)
+    stock = np.array([c.stock for c in first], dtype=float)
+    scale = stock / np.array([c.fishers for c in first], dtype=float)
     rate, noise, factor = mixture.rate, mixture.noise, mixture.factor
-    rogue = math.log(rate) + _log_rounded(wish, factor * share, factor * noise * scale)
+    rogue = math.log(rate) + _log_catch(wish, stock, factor * share, factor * noise * scale)
 
     def nll(g: float) -> float:
         up = 1.0 + g
-        clean = math.log1p(-rate) + _log_rounded(wish, up * share, up * noise * scale)
+        clean = math.log1p(-rate) + _log_catch(wish, stock, up * share, up * noise * scale)
         return -float(np.logaddexp(rogue, clean).sum())
 
     # Where a catch's rounding changes, and each catch's own ratio.
@@ -465,12 +499,14 @@ def fit_govsim(
     fit = Estimates(f"fitted from {run} on {n_games} games{plays}", dict(_UNSEEN))
     first = _month_one(catches)
     ratios = [c.wish / c.share for c in first]
+    capped = sum(c.wish >= c.stock for c in first)
     fit.evidence |= {
         "catches": {
             "games": n_games,
             "plays": n_plays,
             "catches": len(catches),
             "month_one_catches": len(first),
+            "month_one_capped": capped,
             "month_one_median_ratio": round(median(ratios), 4) if ratios else None,
         },
         "proposals": {"proposals": len(props)},
@@ -513,14 +549,17 @@ def fit_govsim(
 
     greed = month_one_greed(catches, mixture)
     if greed is None:
-        fit.unseen["greed"] = "no uncapped month-1 catch on a positive sustainable share"
+        fit.unseen["greed"] = "no month-1 catch on a positive sustainable share"
         greed = base.greed
     else:
         how = (
             "maximum likelihood of month 1's catches (no meeting yet) as (1 + greed) times "
-            "an estimate, with the proposals' noise and rogue mixture"
+            "an estimate, with the proposals' noise and rogue mixture (a catch at the stock "
+            "censored)"
             if mixture is not None
-            else "median of month 1's wish / sustainable share, less one (no meeting yet)"
+            else "median of month 1's wish / sustainable share, less one (no meeting yet; a "
+            "catch at the stock counted at it"
+            + ("; at least half were: a lower bound)" if 2 * capped >= len(first) else ")")
         )
         fit.put("greed", min(_GREED[1], max(_GREED[0], greed)), how, len(first))
         greed = fit.values["greed"]
