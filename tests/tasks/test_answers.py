@@ -352,6 +352,27 @@ def test_latex_digit_groups_and_percentages_key_as_their_number() -> None:
     assert is_correct(fifty, "50\\%")
 
 
+@pytest.mark.parametrize(
+    "written", ["50%", "50\\%", "50 \\%", "50\\,\\%", "50 percent", "50\\text{ percent}", "$50\\%$"]
+)
+def test_a_percentage_is_judged_as_its_number_as_it_is_keyed(written: str) -> None:
+    """ "50\\%" keyed as 50 but math-verify judged it as 0.5: right against a gold of
+    \\frac{1}{2} (where "50", with the same key, is wrong) and of 0.5, so a vote merged a right
+    answer with a wrong one. MATH-500 and GSM8K golds for percentages are the bare number."""
+    assert normalize_answer(math_task("50"), written) == "50"
+    assert is_correct(math_task("50"), written)
+    assert is_correct(math_task("50\\%"), written)
+    assert not is_correct(math_task("\\frac{1}{2}"), written)
+    assert not is_correct(math_task("0.5"), written)
+    assert answers_equivalent(math_task("1"), written, "50")
+    assert not answers_equivalent(math_task("1"), written, "0.5")
+    # A gold written with a percent sign is its number too; 12.5\\% is 12.5, not 1/8.
+    assert not is_correct(math_task("50\\%"), "\\frac{1}{2}")
+    assert is_correct(math_task("12.5"), "12.5\\%")
+    assert not is_correct(math_task("\\frac{1}{8}"), "12.5\\%")
+    assert normalize_answer(math_task("1"), "\\frac{1}{4}\\%") == "0.25"
+
+
 def test_a_choice_named_by_its_own_text() -> None:
     """PIQA and ARC options end with a dot or start with a number: "Answer: <the option's
     text>" was None for 1,305 of 1,838 PIQA and 1,242 of 3,530 ARC questions (the reply's
