@@ -414,3 +414,17 @@ def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:
     assert extract_answer(math_task("5"), "Answer: -∞") == "-∞"
     assert extract_answer(math_task("a^*"), "Answer: a^*") == "a^*"
     assert extract_answer(math_task("5"), "Answer: 5**") == "5"
+
+
+def test_a_mixed_number_is_its_whole_plus_its_fraction() -> None:
+    """MATH-500's gold "137 \\frac{1}{2}" (test/algebra/2470, "express your answer as a mixed
+    number") lost its space on the way to a plain number: 1371/2, so 137.5 was judged wrong
+    and 685.5 right."""
+    task = math_task("137 \\frac{1}{2}")
+    assert normalize_answer(task, task.answer) == "137.5"
+    for right in ("137.5", "275/2", "137\\frac{1}{2}", "137 1/2", "\\frac{275}{2}"):
+        assert is_correct(task, right)
+        assert normalize_answer(task, right) == "137.5"
+    assert not is_correct(task, "685.5")
+    assert normalize_answer(task, "-2 \\frac{1}{4}") == "-2.25"  # the sign is the whole's
+    assert normalize_answer(task, "1 000") == "1000"  # a spaced thousands group, as before

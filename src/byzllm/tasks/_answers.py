@@ -302,11 +302,26 @@ def _math_text(text: str) -> str:
     return clean_segment(dropped) if dropped != cleaned and dropped.strip() else cleaned
 
 
+#: A mixed number: a whole, a space, a proper fraction (``"137 1/2"``, after
+#: :func:`latex_digits` read ``"137 \\frac{1}{2}"``).
+_MIXED_NUMBER_RE = re.compile(r"(-?)(\d+)\s+(\d+/\d+)")
+
+
 def _plain_number(text: str) -> Fraction | None:
     """``text`` as a number when it is nothing but one (``"-3"``, ``"1,000"``, ``"2/3"``,
-    LaTeX's ``"1\\,000"`` and ``"1{,}000"``)."""
+    LaTeX's ``"1\\,000"`` and ``"1{,}000"``, a mixed number ``"137 \\frac{1}{2}"`` = 137.5)."""
     cleaned = latex_digits(ascii_digits(text))
-    cleaned = cleaned.replace("\\$", "").replace("$", "").replace(" ", "")
+    cleaned = cleaned.replace("\\$", "").replace("$", "").strip()
+    mixed = _MIXED_NUMBER_RE.fullmatch(cleaned)
+    if mixed is not None:
+        # Without its space "137 1/2" read as 1371/2 (MATH-500's gold 137 \frac{1}{2}).
+        sign, whole, fraction = mixed.groups()
+        whole_value, fraction_value = parse_number(whole), parse_number(fraction)
+        if whole_value is None or fraction_value is None or fraction_value >= 1:
+            return None  # "2 3/2" is no mixed number: left to math-verify
+        value = whole_value + fraction_value
+        return -value if sign else value
+    cleaned = cleaned.replace(" ", "")
     if not re.fullmatch(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?|-?\.\d+", cleaned):
         return None
     return parse_number(cleaned)
