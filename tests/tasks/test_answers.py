@@ -428,3 +428,14 @@ def test_a_mixed_number_is_its_whole_plus_its_fraction() -> None:
     assert not is_correct(task, "685.5")
     assert normalize_answer(task, "-2 \\frac{1}{4}") == "-2.25"  # the sign is the whole's
     assert normalize_answer(task, "1 000") == "1000"  # a spaced thousands group, as before
+
+
+@pytest.mark.parametrize("written", ["\\text{0.5}", "\\mathrm{0.5}", "\\textbf{1/2}"])
+def test_a_number_in_a_text_wrapper_is_that_number(written: str) -> None:
+    """math-verify parsed "\\text{0.5}" as a symbol named 0.5: keyed "0.5" beside the number
+    0.5, yet judged wrong against a gold of 0.5 or \\frac{1}{2}."""
+    for gold in ("0.5", "\\frac{1}{2}"):
+        task = math_task(gold)
+        assert normalize_answer(task, written) == normalize_answer(task, "0.5") == "0.5"
+        assert is_correct(task, written)
+    assert not is_correct(math_task("2"), written)

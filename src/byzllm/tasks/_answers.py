@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from ._math import math_key, verify_math
+from ._math import math_key, unwrap_text, verify_math
 from ._text import (
     MAX_SEGMENT_CHARS,
     ascii_digits,
@@ -309,9 +309,10 @@ _MIXED_NUMBER_RE = re.compile(r"(-?)(\d+)\s+(\d+/\d+)")
 
 def _plain_number(text: str) -> Fraction | None:
     """``text`` as a number when it is nothing but one (``"-3"``, ``"1,000"``, ``"2/3"``,
-    LaTeX's ``"1\\,000"`` and ``"1{,}000"``, a mixed number ``"137 \\frac{1}{2}"`` = 137.5)."""
-    cleaned = latex_digits(ascii_digits(text))
-    cleaned = cleaned.replace("\\$", "").replace("$", "").strip()
+    LaTeX's ``"1\\,000"`` and ``"1{,}000"``, a mixed number ``"137 \\frac{1}{2}"`` = 137.5, a
+    number in a text wrapper ``"\\text{0.5}"``)."""
+    # math-verify parses "\text{0.5}" as a symbol named 0.5: keyed "0.5", judged wrong.
+    cleaned = latex_digits(ascii_digits(unwrap_text(text.replace("\\$", "")))).strip()
     mixed = _MIXED_NUMBER_RE.fullmatch(cleaned)
     if mixed is not None:
         # Without its space "137 1/2" read as 1371/2 (MATH-500's gold 137 \frac{1}{2}).
