@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from fractions import Fraction
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,6 +16,7 @@ from byzllm.tasks import (
     is_correct,
     normalize_answer,
 )
+from byzllm.tasks._text import canonical_number
 
 NUMBER = Task(id="n", question="q", answer="42", kind="number")
 MATH = Task(id="m", question="q", answer="\\frac{1}{2}", kind="math")
@@ -198,3 +200,54 @@ def test_a_bracketed_remark_after_a_number_answer_is_not_the_answer(
     # "Answer: 120 minutes (= 2 hours)" answers 120, whatever the remark holds.
     reply = f"Answer: {value} ({remark})"
     assert extract_answer(NUMBER, reply) == str(value)
+
+
+#: How a percent is written after a number (math-verify reads each as one).
+PERCENT_SUFFIXES = ["%", "\\%", " \\%", "\\,\\%", " percent", "\\text{ percent}", "\\text{\\%}"]
+
+
+@st.composite
+def written_numbers(draw: st.DrawFn, value: Fraction) -> str:
+    """``value`` written as a MATH answer might be: ``0.5``, ``1/2``, ``\\frac{1}{2}``,
+    ``\\dfrac{2}{4}``, ``$0.50$``, optionally followed by a percent sign or word."""
+    scale = draw(st.sampled_from([1, 2, 5]))
+    num, den = value.numerator * scale, value.denominator * scale
+    sign = "-" if num < 0 else ""
+    forms = [f"{num}/{den}", f"{sign}\\frac{{{abs(num)}}}{{{den}}}"]
+    forms.append(f"{sign}\\dfrac{{{abs(num)}}}{{{den}}}")
+    decimal = canonical_number(value)
+    if "/" not in decimal:
+        forms += [decimal, f"{decimal}.0" if "." not in decimal else f"{decimal}0"]
+    text = draw(st.sampled_from(forms))
+    if draw(st.booleans()):
+        text += draw(st.sampled_from(PERCENT_SUFFIXES))
+    return f"${text}$" if draw(st.booleans()) else text
+
+
+@st.composite
+def gold_and_two_answers(draw: st.DrawFn) -> tuple[str, str, str]:
+    """Two writings of one number, and a gold of that number, a hundredth or a hundredfold
+    of it (so that reading a percent sign as /100 or not decides the judgement)."""
+    value = Fraction(
+        draw(st.integers(min_value=-150, max_value=150)), draw(st.sampled_from([1, 2, 3, 4, 8]))
+    )
+    gold_value = value * draw(st.sampled_from([Fraction(1), Fraction(1, 100), Fraction(100)]))
+    return (
+        draw(written_numbers(gold_value)),
+        draw(written_numbers(value)),
+        draw(written_numbers(value)),
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=gold_and_two_answers())
+def test_answers_with_one_key_are_judged_alike(case: tuple[str, str, str]) -> None:
+    """Votes, majorities and W-MSR merge answers by key; a key must never merge a right
+    answer with a wrong one. "50\\%" was keyed 50 but judged 0.5 (right against a gold of
+    \\frac{1}{2}, where "50" is wrong)."""
+    gold, a, b = case
+    task = Task(id="m", question="q", answer=gold, kind="math")
+    key = normalize_answer(task, a)
+    assert key is not None and key == normalize_answer(task, b)
+    assert is_correct(task, a) == is_correct(task, b)
+    assert answers_equivalent(task, a, b)

@@ -352,6 +352,27 @@ def test_latex_digit_groups_and_percentages_key_as_their_number() -> None:
     assert is_correct(fifty, "50\\%")
 
 
+@pytest.mark.parametrize(
+    "written", ["50%", "50\\%", "50 \\%", "50\\,\\%", "50 percent", "50\\text{ percent}", "$50\\%$"]
+)
+def test_a_percentage_is_judged_as_its_number_as_it_is_keyed(written: str) -> None:
+    """ "50\\%" keyed as 50 but math-verify judged it as 0.5: right against a gold of
+    \\frac{1}{2} (where "50", with the same key, is wrong) and of 0.5, so a vote merged a right
+    answer with a wrong one. MATH-500 and GSM8K golds for percentages are the bare number."""
+    assert normalize_answer(math_task("50"), written) == "50"
+    assert is_correct(math_task("50"), written)
+    assert is_correct(math_task("50\\%"), written)
+    assert not is_correct(math_task("\\frac{1}{2}"), written)
+    assert not is_correct(math_task("0.5"), written)
+    assert answers_equivalent(math_task("1"), written, "50")
+    assert not answers_equivalent(math_task("1"), written, "0.5")
+    # A gold written with a percent sign is its number too; 12.5\\% is 12.5, not 1/8.
+    assert not is_correct(math_task("50\\%"), "\\frac{1}{2}")
+    assert is_correct(math_task("12.5"), "12.5\\%")
+    assert not is_correct(math_task("\\frac{1}{8}"), "12.5\\%")
+    assert normalize_answer(math_task("1"), "\\frac{1}{4}\\%") == "0.25"
+
+
 def test_a_choice_named_by_its_own_text() -> None:
     """PIQA and ARC options end with a dot or start with a number: "Answer: <the option's
     text>" was None for 1,305 of 1,838 PIQA and 1,242 of 3,530 ARC questions (the reply's
@@ -393,3 +414,28 @@ def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:
     assert extract_answer(math_task("5"), "Answer: -∞") == "-∞"
     assert extract_answer(math_task("a^*"), "Answer: a^*") == "a^*"
     assert extract_answer(math_task("5"), "Answer: 5**") == "5"
+
+
+def test_a_mixed_number_is_its_whole_plus_its_fraction() -> None:
+    """MATH-500's gold "137 \\frac{1}{2}" (test/algebra/2470, "express your answer as a mixed
+    number") lost its space on the way to a plain number: 1371/2, so 137.5 was judged wrong
+    and 685.5 right."""
+    task = math_task("137 \\frac{1}{2}")
+    assert normalize_answer(task, task.answer) == "137.5"
+    for right in ("137.5", "275/2", "137\\frac{1}{2}", "137 1/2", "\\frac{275}{2}"):
+        assert is_correct(task, right)
+        assert normalize_answer(task, right) == "137.5"
+    assert not is_correct(task, "685.5")
+    assert normalize_answer(task, "-2 \\frac{1}{4}") == "-2.25"  # the sign is the whole's
+    assert normalize_answer(task, "1 000") == "1000"  # a spaced thousands group, as before
+
+
+@pytest.mark.parametrize("written", ["\\text{0.5}", "\\mathrm{0.5}", "\\textbf{1/2}"])
+def test_a_number_in_a_text_wrapper_is_that_number(written: str) -> None:
+    """math-verify parsed "\\text{0.5}" as a symbol named 0.5: keyed "0.5" beside the number
+    0.5, yet judged wrong against a gold of 0.5 or \\frac{1}{2}."""
+    for gold in ("0.5", "\\frac{1}{2}"):
+        task = math_task(gold)
+        assert normalize_answer(task, written) == normalize_answer(task, "0.5") == "0.5"
+        assert is_correct(task, written)
+    assert not is_correct(math_task("2"), written)

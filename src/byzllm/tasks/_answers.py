@@ -13,7 +13,8 @@ answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. 
 * **choice** — the Commonsense170k labels (``option1``, ``answer2``, ``solution1``,
   ``ending3``) written with any case or spacing, or, when the answer is nothing else, a
   bare number (``"2"``, ``"(2)"``) or letter (``"B"``) naming a choice by position;
-* **math** — math-verify (see :mod:`._math`), with an exact-number fast path.
+* **math** — math-verify (see :mod:`._math`), with an exact-number fast path; a percentage
+  is its number on both sides (``"50\\%"`` is 50, never 0.5: :func:`_math_text`).
 
 Every function accepts arbitrary (hostile, huge) text and never raises on it.
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from ._math import math_key, verify_math
+from ._math import math_key, unwrap_text, verify_math
 from ._text import (
     MAX_SEGMENT_CHARS,
     ascii_digits,
@@ -250,10 +251,10 @@ def normalize_answer(task: Task, text: str | None) -> str | None:
     ``number`` → shortest exact number (``"1,000.0"`` → ``"1000"``, ``"0.5"`` → ``"0.5"``);
     ``boolean`` → ``"true"``/``"false"``; ``choice`` → the label as listed in
     ``task.choices``; ``math`` → a number's shortest exact form when the answer evaluates to a
-    rational (``"\\frac{1}{2}"``, ``"0.5"`` → ``"0.5"``; ``"2^{10}"`` → ``"1024"``), a verbal
-    answer in lower case (``"\\text{Evelyn}"`` → ``"evelyn"``), else SymPy's text of
-    math-verify's parse (``"\\sqrt{2}"`` → ``"sqrt(2)"``; ``"x = 5"`` → ``"5"``), else the
-    answer without whitespace. ``None`` when the text is not an answer of the task's kind.
+    rational (``"\\frac{1}{2}"``, ``"0.5"`` → ``"0.5"``; ``"2^{10}"`` → ``"1024"``; ``"50\\%"`` →
+    ``"50"``), a verbal answer in lower case (``"\\text{Evelyn}"`` → ``"evelyn"``), else SymPy's
+    text of math-verify's parse (``"\\sqrt{2}"`` → ``"sqrt(2)"``; ``"x = 5"`` → ``"5"``), else
+    the answer without whitespace. ``None`` when the text is not an answer of the task's kind.
     Depends only on ``task.kind`` and ``task.choices``.
     """
     if text is None or not isinstance(text, str):
@@ -262,12 +263,9 @@ def normalize_answer(task: Task, text: str | None) -> str | None:
     if not segment or len(segment) > MAX_SEGMENT_CHARS:
         return None
     if task.kind == "math":
-        cleaned = clean_segment(segment)
+        cleaned = _math_text(segment)
         if not cleaned:
             return None
-        # A percentage is keyed as its number, as is_correct compares it with the gold
-        # ("50\\%" is right for 50): math-verify's parse keyed it 0.5, beside answers of 0.5.
-        cleaned = _PERCENT_SIGN.sub("", cleaned) or cleaned
         number = _plain_number(cleaned)
         return canonical_number(number) if number is not None else math_key(cleaned)
     if task.kind == "choice":
@@ -275,14 +273,56 @@ def normalize_answer(task: Task, text: str | None) -> str | None:
     return _interpret(task, segment)
 
 
-_PERCENT_SIGN = re.compile(r"\s*\\?%$")
+#: Spaces, LaTeX's included (``\\,``, ``\\ ``, ``~``).
+_SPACES = r"(?:\s|\\[,;:! ]|~)*"
+# A percent word after a number or a closing brace ("50 percent", "50\\text{ percent}",
+# "50\\text{\\%}"), else a percent sign anywhere ("50\\%", "50 %", "(10\\%, 20\\%)"): the
+# forms math-verify reads as a percentage.
+_PERCENT_RE = re.compile(
+    rf"(?<=[\d}}]){_SPACES}(?:\\(?:text|textrm|mathrm|mbox)\s*\{{\s*(?:\\?%|percent(?:age)?|pct)"
+    rf"\s*\}}|(?:percent(?:age)?|pct)\b)|{_SPACES}\\?%",
+    re.IGNORECASE,
+)
+
+
+def _math_text(text: str) -> str:
+    """A math answer (or gold) as compared and keyed: markup stripped (:func:`clean_segment`)
+    and its percentages read as their numbers, ``"50\\%"`` as ``"50"``.
+
+    One rule for keys and judgements, so that two answers with one key are both right or both
+    wrong: a percent sign is a unit, dropped like ``number``'s units. Not ``50\\% = 0.5``:
+    every question in MATH-500 and GSM8K that asks for a percentage has the percentage's
+    number as its gold (``10``, ``60``; none writes ``\\%``), and MATH's own grader strips
+    ``\\%`` alike. math-verify, left alone, had ``50\\%`` right against both ``50`` and
+    ``\\frac{1}{2}`` while its key was ``50``.
+    """
+    cleaned = clean_segment(text)
+    dropped = _PERCENT_RE.sub("", cleaned)
+    # "%" alone is kept: an answer of nothing but a unit stays a (wrong) answer.
+    return clean_segment(dropped) if dropped != cleaned and dropped.strip() else cleaned
+
+
+#: A mixed number: a whole, a space, a proper fraction (``"137 1/2"``, after
+#: :func:`latex_digits` read ``"137 \\frac{1}{2}"``).
+_MIXED_NUMBER_RE = re.compile(r"(-?)(\d+)\s+(\d+/\d+)")
 
 
 def _plain_number(text: str) -> Fraction | None:
     """``text`` as a number when it is nothing but one (``"-3"``, ``"1,000"``, ``"2/3"``,
-    LaTeX's ``"1\\,000"`` and ``"1{,}000"``)."""
-    cleaned = latex_digits(ascii_digits(text))
-    cleaned = cleaned.replace("\\$", "").replace("$", "").replace(" ", "")
+    LaTeX's ``"1\\,000"`` and ``"1{,}000"``, a mixed number ``"137 \\frac{1}{2}"`` = 137.5, a
+    number in a text wrapper ``"\\text{0.5}"``)."""
+    # math-verify parses "\text{0.5}" as a symbol named 0.5: keyed "0.5", judged wrong.
+    cleaned = latex_digits(ascii_digits(unwrap_text(text.replace("\\$", "")))).strip()
+    mixed = _MIXED_NUMBER_RE.fullmatch(cleaned)
+    if mixed is not None:
+        # Without its space "137 1/2" read as 1371/2 (MATH-500's gold 137 \frac{1}{2}).
+        sign, whole, fraction = mixed.groups()
+        whole_value, fraction_value = parse_number(whole), parse_number(fraction)
+        if whole_value is None or fraction_value is None or fraction_value >= 1:
+            return None  # "2 3/2" is no mixed number: left to math-verify
+        value = whole_value + fraction_value
+        return -value if sign else value
+    cleaned = cleaned.replace(" ", "")
     if not re.fullmatch(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?|-?\.\d+", cleaned):
         return None
     return parse_number(cleaned)
@@ -299,7 +339,7 @@ def answers_equivalent(task: Task, a: str | None, b: str | None) -> bool:
     if task.kind == "math":
         if len(a) > MAX_SEGMENT_CHARS or len(b) > MAX_SEGMENT_CHARS:
             return False
-        clean_a, clean_b = clean_segment(a), clean_segment(b)
+        clean_a, clean_b = _math_text(a), _math_text(b)
         if not clean_a or not clean_b:
             return False
         num_a, num_b = _plain_number(clean_a), _plain_number(clean_b)
@@ -322,7 +362,7 @@ def is_correct(task: Task, answer: str | None) -> bool:
         return answers_equivalent(task, task.answer, answer)
     if len(answer) > MAX_SEGMENT_CHARS:
         return False
-    gold, cleaned = clean_segment(task.answer), clean_segment(answer)
+    gold, cleaned = _math_text(task.answer), _math_text(answer)
     if not cleaned:
         return False
     num_gold, num_answer = _plain_number(gold), _plain_number(cleaned)

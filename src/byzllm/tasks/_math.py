@@ -26,7 +26,15 @@ from typing import Any
 
 from ._text import canonical_number
 
-__all__ = ["MAX_MATH_CHARS", "is_tame", "math_key", "parse_math", "verify_math", "word_answer"]
+__all__ = [
+    "MAX_MATH_CHARS",
+    "is_tame",
+    "math_key",
+    "parse_math",
+    "unwrap_text",
+    "verify_math",
+    "word_answer",
+]
 
 #: Longest answer string handed to math-verify's parser.
 MAX_MATH_CHARS = 200
@@ -222,9 +230,14 @@ _TEXT_WRAPPER_RE = re.compile(r"\\(?:text|textbf|textit|mathrm|mbox)\s*\{([^{}]*
 _WORDS_RE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
 
 
+def unwrap_text(answer: str) -> str:
+    """``answer`` without its ``$`` and text wrappers: ``"\\text{Evelyn}"`` -> ``"Evelyn"``."""
+    return _TEXT_WRAPPER_RE.sub(lambda m: m.group(1), answer.replace("$", ""))
+
+
 def word_answer(answer: str) -> str | None:
     """A verbal answer (``\\text{Evelyn}``, ``(C)``, ``east``) in lower case, else ``None``."""
-    text = _TEXT_WRAPPER_RE.sub(lambda m: m.group(1), answer.replace("$", ""))
+    text = unwrap_text(answer)
     text = " ".join(text.split()).strip(" .")
     if text.startswith("(") and text.endswith(")"):
         text = text[1:-1].strip()

@@ -67,3 +67,14 @@ def test_response_of_cuts_huge_texts_and_equal_responses_are_one_object() -> Non
     long_answer = "9" * 500  # long answers are not kept
     assert Response.of(long_answer) is not Response.of(long_answer)
     assert Response.of(long_answer) == Response(text=long_answer, answer=long_answer)
+
+
+def test_one_key_one_judgement_for_percentages() -> None:
+    """A vote merges "50%" with "50" (one key); against a gold of \\frac{1}{2} the first was
+    judged right and the second wrong, so a merged vote mixed a right and a wrong answer."""
+    half = Task(id="m", question="?", answer="\\frac{1}{2}", kind="math")
+    assert same_answer(half, "50%", "50") and answer_key(half, "50\\%") == "50"
+    assert not is_right(half, "50%") and not is_right(half, "50")
+    assert is_right(half, "0.5") and not same_answer(half, "50%", "0.5")
+    fifty = Task(id="f", question="?", answer="50", kind="math")
+    assert is_right(fifty, "50%") and is_right(fifty, "50 percent") and is_right(fifty, "50")
