@@ -310,6 +310,20 @@ def test_real_weak_is_refused_where_no_agent_is_weak(
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("name", ["ra-fig4", "ra-table1"])
+def test_weak_model_is_refused_where_no_agent_is_weak(name: str, tmp_path: Path) -> None:
+    """``ra-fig4 --weak-model M`` ignored M and ran the simulated population (every player
+    of a rogue-agents entry is on ``--model``)."""
+    run_dir = tmp_path / "r"
+    args = ["reproduce", name, "--weak-model", "openai/some-model", "-n", "6"]
+    result = RUNNER.invoke(app, [*args, "-o", str(run_dir)])
+    assert result.exit_code == 2, result.output
+    assert f"error: --weak-model is for the SAC entries: {name} has no weak agents" in (
+        result.output
+    )
+    assert not run_dir.exists()
+
+
 @pytest.mark.parametrize(
     ("models", "folder"),
     [

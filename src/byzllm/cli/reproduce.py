@@ -174,6 +174,10 @@ def reproduce(
         if problems is not None and entry.kind != "codegen":
             codegen = ", ".join(r.name for r in REPRODUCTIONS.values() if r.kind == "codegen")
             raise InputError(f"--problems is for {codegen}, not {name}")
+        if weak_model is not None and entry.kind != "consensus":
+            # Every player of a rogue-agents entry runs on --model: a weak model given here
+            # would be ignored, and the run simulated where a model was asked for.
+            raise InputError(f"--weak-model is for the SAC entries: {name} has no weak agents")
         if real is None and (partial or real_weak is not None):
             flag = "--partial" if partial else "--real-weak"
             raise InputError(f"{flag} goes with --real (a run on the shipped models)")
