@@ -246,6 +246,27 @@ def test_a_run_with_one_group_on_a_model_says_which_wherever_it_is_labelled(
     assert ">simulated<" not in comparison
 
 
+def test_a_run_with_only_the_weak_group_on_a_model_has_its_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--weak-model`` alone ran in the simulated run's folder (runs/reproduce/NAME), which
+    holds another config: after ``reproduce sac-table1`` it was refused (exit 2)."""
+    from byzllm.testing import FakeOpenAIServer
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    simulated = RUNNER.invoke(app, ["reproduce", "sac-table1", "-n", "1", "--json"])
+    assert simulated.exit_code == 0, simulated.output
+    with FakeOpenAIServer(lambda request: "Answer: 7") as server:
+        args = ["reproduce", "sac-table1", "--weak-model", "openai/fake-model", "-n", "1"]
+        result = RUNNER.invoke(app, [*args, "--base-url", server.base_url, "--json"])
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "runs" / "reproduce" / "sac-table1-weak-fake-model"
+    assert json.loads(result.stdout)["csv"] == str(
+        (folder / "report" / "paper_comparison.csv").relative_to(tmp_path)
+    )
+
+
 class _FakeLocalServer:
     """Stands in for the llama.cpp server that ``--real`` starts: a scripted fake."""
 

@@ -43,6 +43,7 @@ def reproduce(
         Path | None,
         fixed_run_dir_option(
             "runs/reproduce/NAME; NAME-MODEL with --model, e.g. sac-table1-gpt-4o-mini; "
+            "NAME-weak-MODEL with --weak-model alone; "
             "NAME-real with --real qwen0.5b, NAME-real-STRONG-WEAK with other shipped models"
         ),
     ] = None,
@@ -199,7 +200,11 @@ def reproduce(
             return
         # A run on a model has a folder of its own: the simulated run's folder holds
         # another config, which the binding of run folders would refuse.
-        folder = name if model is None else f"{name}-{model.split('/', 1)[-1].replace('/', '-')}"
+        folder = name
+        if model is not None:
+            folder += f"-{_folder_word(model)}"
+        elif weak_model is not None:  # the weak group alone on a model
+            folder += f"-weak-{_folder_word(weak_model)}"
         job = _Job(
             entry,
             run_dir or Path("runs") / "reproduce" / folder,
@@ -211,6 +216,11 @@ def reproduce(
             force=force,
         )
         {"codegen": _run_codegen, "monitor": _run_monitor}.get(entry.kind, _run)(job)
+
+
+def _folder_word(model: str) -> str:
+    """A model's name in a run folder's: without its provider, one path segment."""
+    return model.split("/", 1)[-1].replace("/", "-")
 
 
 #: The shipped models of the real configs (strong, weak): their runs keep the folder NAME-real.
