@@ -159,8 +159,13 @@ def test_a_run_on_a_model_has_its_own_folder_and_page_command(
         result = RUNNER.invoke(app, [*args, "--base-url", server.base_url, "--json"])
     assert result.exit_code == 0, result.output
     # The replies' parse health: in the JSON and on the comparison's own page.
-    stages = {s["stage"]: s for s in json.loads(result.stdout)["parse_health"]["stages"]}
+    payload = json.loads(result.stdout)
+    stages = {s["stage"]: s for s in payload["parse_health"]["stages"]}
     assert stages["answer"]["calls"] > 0 and stages["answer"]["fallbacks"] == 0
+    # Every group on the model: real, and the JSON says which model each ran on.
+    model = "openai/fake-model"
+    assert payload["simulated"] is False
+    assert payload["on_model"] == {"strong": model, "weak": model}
     compared = tmp_path / "runs/reproduce/sac-table1-fake-model/report/reproduce.md"
     assert "## Parse health" in compared.read_text()
     # Beside the simulated run's runs/reproduce/sac-table1, which holds another config.
@@ -200,6 +205,66 @@ def test_a_run_with_one_group_on_a_model_reruns_nothing_and_shows_its_parse_heal
     assert 0 < sent <= calls + 1  # + the endpoint check before the first unit
     page = (run_dir / "report" / "reproduce.md").read_text()
     assert "## Parse health" in page and f"## Sensitivity\n\n{NO_SENSITIVITY}" in page
+
+
+def test_a_run_with_one_group_on_a_model_says_which_wherever_it_is_labelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--weak-model`` alone: the weak agents on a model, the strong ones simulated. The
+    printed table, the page, the CSV and the view's comparison said "simulated agents (not
+    real LLMs)" / ``simulated``, as for a run without any model, and the JSON did not say
+    which groups ran on which model."""
+    from byzllm.testing import FakeOpenAIServer
+
+    def script(request: dict[str, object]) -> str:
+        return "0.8" if "Score" in str(request["messages"]) else "Answer: 7"
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    run_dir = tmp_path / "weak-on-a-model"
+    note = (
+        "partly simulated: weak agents on openai/fake-model; the other agents simulated "
+        "(not real LLMs)"
+    )
+    with FakeOpenAIServer(script) as server:
+        args = ["reproduce", "sac-table1", "--weak-model", "openai/fake-model", "-n", "1"]
+        args += ["--base-url", server.base_url, "-o", str(run_dir)]
+        as_json = RUNNER.invoke(app, [*args, "--json"])
+        printed = RUNNER.invoke(app, args, env={"COLUMNS": "400"})  # resumed: nothing runs
+    assert as_json.exit_code == 0, as_json.output
+    payload = json.loads(as_json.stdout)
+    assert payload["simulated"] is True and payload["on_model"] == {"weak": "openai/fake-model"}
+    assert printed.exit_code == 0, printed.output
+    assert f"ours: {note}; brackets" in printed.stdout
+    assert "simulated agents (not real LLMs)" not in printed.stdout.replace(note, "")
+    page = (run_dir / "report" / "reproduce.md").read_text()
+    assert f"Ours: {note}." in page
+    with (run_dir / "report" / "paper_comparison.csv").open(encoding="utf-8") as handle:
+        assert {row["results"] for row in csv.DictReader(handle)} == {"partly simulated"}
+    view = (run_dir / "view.html").read_text()
+    comparison = view[view.index('id="paper"') : view.index('id="gaps"')]
+    assert f'<td title="{note}">partly simulated</td>' in comparison
+    assert ">simulated<" not in comparison
+
+
+def test_a_run_with_only_the_weak_group_on_a_model_has_its_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--weak-model`` alone ran in the simulated run's folder (runs/reproduce/NAME), which
+    holds another config: after ``reproduce sac-table1`` it was refused (exit 2)."""
+    from byzllm.testing import FakeOpenAIServer
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    simulated = RUNNER.invoke(app, ["reproduce", "sac-table1", "-n", "1", "--json"])
+    assert simulated.exit_code == 0, simulated.output
+    with FakeOpenAIServer(lambda request: "Answer: 7") as server:
+        args = ["reproduce", "sac-table1", "--weak-model", "openai/fake-model", "-n", "1"]
+        result = RUNNER.invoke(app, [*args, "--base-url", server.base_url, "--json"])
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "runs" / "reproduce" / "sac-table1-weak-fake-model"
+    assert json.loads(result.stdout)["csv"] == str(
+        (folder / "report" / "paper_comparison.csv").relative_to(tmp_path)
+    )
 
 
 class _FakeLocalServer:
@@ -264,6 +329,20 @@ def test_real_weak_is_refused_where_no_agent_is_weak(
     assert result.exit_code == 2, result.output
     assert "error: --real-weak is for the SAC entries: ra-fig4 has no weak agents" in result.output
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("name", ["ra-fig4", "ra-table1"])
+def test_weak_model_is_refused_where_no_agent_is_weak(name: str, tmp_path: Path) -> None:
+    """``ra-fig4 --weak-model M`` ignored M and ran the simulated population (every player
+    of a rogue-agents entry is on ``--model``)."""
+    run_dir = tmp_path / "r"
+    args = ["reproduce", name, "--weak-model", "openai/some-model", "-n", "6"]
+    result = RUNNER.invoke(app, [*args, "-o", str(run_dir)])
+    assert result.exit_code == 2, result.output
+    assert f"error: --weak-model is for the SAC entries: {name} has no weak agents" in (
+        result.output
+    )
+    assert not run_dir.exists()
 
 
 @pytest.mark.parametrize(

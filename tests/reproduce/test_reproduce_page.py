@@ -112,6 +112,21 @@ def test_sensitivity_table_and_page() -> None:
     assert f"## Sensitivity\n\n{NO_SENSITIVITY}" in real
 
 
+def test_a_partly_simulated_page_says_which_groups_ran_on_which_model() -> None:
+    """A run with only its weak group on a model (``--weak-model`` alone) said "simulated
+    agents (not real LLMs)", as a run without any model does."""
+    from byzllm.runs.reports import partly_simulated_note
+
+    label = partly_simulated_note({"weak": "openai/gpt-3.5-turbo"})
+    page = page_markdown(title="t", simulated=label, note="n", gaps=[], sensitivity=None)
+    assert (
+        "Ours: partly simulated: weak agents on openai/gpt-3.5-turbo; the other agents "
+        "simulated (not real LLMs)."
+    ) in page
+    wholly = page_markdown(title="t", simulated=True, note="n", gaps=[], sensitivity=None)
+    assert "Ours: simulated agents (not real LLMs)." in wholly
+
+
 def test_a_baseline_replay_is_its_own_column_and_counts_as_a_run() -> None:
     sensitivity = _sensitivity()
     sensitivity.baseline = [_row("merg", 5.0, 2, 8, 7.6)]

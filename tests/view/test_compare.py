@@ -37,6 +37,20 @@ def test_each_cell_is_paper_ours_and_difference_coloured_by_the_interval() -> No
     assert 'title="FAA: Final Agent Accuracy' in html
 
 
+def test_the_results_column_of_a_partly_simulated_run_says_so() -> None:
+    """Each row's ``results`` cell: ``simulated``, ``real model``, or, for a run with only
+    some groups on a model, ``partly simulated`` with the run's label on hover (it said
+    ``simulated``)."""
+    rows = [{"protocol": "sac", "simulated": True, "FAA": 60.0, "FAA_paper": 62.4}]
+    keys = ["protocol"]
+    assert "<td>simulated</td>" in comparison_html(rows, ["FAA"], keys)
+    real = [{**rows[0], "simulated": False}]
+    assert "<td>real model</td>" in comparison_html(real, ["FAA"], keys)
+    note = "partly simulated: weak agents on m; the other agents simulated (not real LLMs)"
+    html = comparison_html(rows, ["FAA"], keys, partly=note)
+    assert f'<td title="{note}">partly simulated</td>' in html and ">simulated<" not in html
+
+
 def test_without_an_interval_a_cell_is_inside_only_when_equal() -> None:
     rows = [{"condition": "monitor", "gain": 6.1, "gain_paper": 6.1}]
     assert _cells(comparison_html(rows, ["gain"], ["condition"]))[0][0] == "paper in"

@@ -461,10 +461,10 @@ def report(
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.consensus.report import (
             INTERVAL_NOTE,
-            llm_groups,
             metrics_rows,
             results_label,
             round_rows,
+            run_llm_groups,
             scorer_auc_lines,
             summarize,
             table_notes,
@@ -476,9 +476,7 @@ def report(
         health = parse_health.from_records(questions)
         requests = request_health.from_records(questions)
         simulated = any(meta["simulated"] for meta, _ in summary)
-        on_model: dict[str, str] = {}  # the groups that ran on a model (--weak-model alone)
-        for question in questions:
-            on_model = {**llm_groups(question), **on_model}
+        on_model = run_llm_groups(questions)  # the groups that ran on a model
         label = results_label(simulated, on_model)
         if json_output:
             common.print_json(

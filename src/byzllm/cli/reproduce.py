@@ -43,6 +43,7 @@ def reproduce(
         Path | None,
         fixed_run_dir_option(
             "runs/reproduce/NAME; NAME-MODEL with --model, e.g. sac-table1-gpt-4o-mini; "
+            "NAME-weak-MODEL with --weak-model alone; "
             "NAME-real with --real qwen0.5b, NAME-real-STRONG-WEAK with other shipped models"
         ),
     ] = None,
@@ -174,6 +175,10 @@ def reproduce(
         if problems is not None and entry.kind != "codegen":
             codegen = ", ".join(r.name for r in REPRODUCTIONS.values() if r.kind == "codegen")
             raise InputError(f"--problems is for {codegen}, not {name}")
+        if weak_model is not None and entry.kind != "consensus":
+            # Every player of a rogue-agents entry runs on --model: a weak model given here
+            # would be ignored, and the run simulated where a model was asked for.
+            raise InputError(f"--weak-model is for the SAC entries: {name} has no weak agents")
         if real is None and (partial or real_weak is not None):
             flag = "--partial" if partial else "--real-weak"
             raise InputError(f"{flag} goes with --real (a run on the shipped models)")
@@ -195,7 +200,11 @@ def reproduce(
             return
         # A run on a model has a folder of its own: the simulated run's folder holds
         # another config, which the binding of run folders would refuse.
-        folder = name if model is None else f"{name}-{model.split('/', 1)[-1].replace('/', '-')}"
+        folder = name
+        if model is not None:
+            folder += f"-{_folder_word(model)}"
+        elif weak_model is not None:  # the weak group alone on a model
+            folder += f"-weak-{_folder_word(weak_model)}"
         job = _Job(
             entry,
             run_dir or Path("runs") / "reproduce" / folder,
@@ -207,6 +216,11 @@ def reproduce(
             force=force,
         )
         {"codegen": _run_codegen, "monitor": _run_monitor}.get(entry.kind, _run)(job)
+
+
+def _folder_word(model: str) -> str:
+    """A model's name in a run folder's: without its provider, one path segment."""
+    return model.split("/", 1)[-1].replace("/", "-")
 
 
 #: The shipped models of the real configs (strong, weak): their runs keep the folder NAME-real.
@@ -307,7 +321,12 @@ def _run(
     from byzllm.errors import InputError
     from byzllm.experiments.consensus.config import ConsensusConfig
     from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
-    from byzllm.experiments.consensus.report import INTERVAL_NOTE, summarize
+    from byzllm.experiments.consensus.report import (
+        INTERVAL_NOTE,
+        results_label,
+        run_llm_groups,
+        summarize,
+    )
     from byzllm.experiments.consensus.setup import load_dataset
     from byzllm.reproduce import config_path
     from byzllm.runs.reports import write_csv
@@ -356,7 +375,9 @@ def _run(
     summary = summarize(records)
     rows = entry.compare(summary)
     simulated = any(r["simulated"] for r in rows)
-    csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)
+    on_model = run_llm_groups(records)  # the groups that ran on a model
+    label = results_label(simulated, on_model)  # which, when only some did (--weak-model)
+    csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=label)
     from byzllm.reproduce.page import consensus_sensitivity
 
     # Runs whose every agent is simulated: the headline as each assumption moves (a few
@@ -365,15 +386,14 @@ def _run(
     all_simulated = cfg.cpu_bound
     sensitivity = consensus_sensitivity(entry.name, cfg, entry.compare) if all_simulated else None
     page, extra = _pages(
-        entry, run_dir, run_dir, rows, simulated, INTERVAL_NOTE, sensitivity, records=records,
+        entry, run_dir, run_dir, rows, label, INTERVAL_NOTE, sensitivity, records=records,
         model_replies=not all_simulated,
     )  # fmt: skip
+    extra["on_model"] = on_model
     if not partial and reused is not None:
         extra["reused_units"] = reused.total
         extra["reused_from"] = {str(path): n for path, n in reused.sources.items()}
-    _print_comparison(
-        entry, rows, simulated, INTERVAL_NOTE, csv_path, page, json_output, extra=extra
-    )
+    _print_comparison(entry, rows, label, INTERVAL_NOTE, csv_path, page, json_output, extra=extra)
     if not simulated:
         from byzllm.reproduce.real_page import RealRun, write_real_report
 
@@ -707,7 +727,7 @@ def _pages(
     run_dir: Path,
     view_source: Path,
     rows: list[dict[str, Any]],
-    simulated: bool,
+    simulated: bool | str,
     note: str,
     sensitivity: Any,
     *,
@@ -716,7 +736,9 @@ def _pages(
     model_replies: bool | None = None,
 ) -> tuple[Path, dict[str, Any]]:
     """Write report/reproduce.md and view.html with the gaps' explanations, the sensitivity
-    section and (rogue-agents entries) the monitor's gains over the controls; for a run with
+    section and (rogue-agents entries) the monitor's gains over the controls. ``simulated``:
+    a bool, or the label of a partly simulated run
+    (:func:`~byzllm.experiments.consensus.report.results_label`). For a run with
     agents on real models (``model_replies``; default: not ``simulated``) also the parse
     health of its unit ``records`` (page, ``extra`` and, from :func:`_print_comparison`, the
     console)."""
@@ -756,7 +778,7 @@ def _pages(
 def _print_comparison(
     entry: Any,
     rows: list[dict[str, Any]],
-    simulated: bool,
+    simulated: bool | str,
     note: str,
     csv_path: Path,
     page: Path,
@@ -764,9 +786,12 @@ def _print_comparison(
     *,
     extra: dict[str, Any] | None = None,
 ) -> None:
+    """The comparison on the console (or as JSON). ``simulated``: a bool, or the label of a
+    partly simulated run, printed under the table (the JSON keeps ``simulated: true``)."""
+    from rich.markup import escape
     from rich.table import Table
 
-    from byzllm.runs.reports import format_interval, simulated_title
+    from byzllm.runs.reports import format_interval, simulated_note, simulated_title
 
     extra = dict(extra or {})
     health = extra.pop("parse_health", None)
@@ -776,7 +801,7 @@ def _print_comparison(
                 "name": entry.name,
                 "paper": entry.paper,
                 "table": entry.table,
-                "simulated": simulated,
+                "simulated": bool(simulated),
                 "interval_method": note,
                 "remark": entry.remark,
                 "rows": rows,
@@ -792,7 +817,7 @@ def _print_comparison(
 
     keys = [k for k in ROW_KEYS if rows and k in rows[0]]
     title = f"{entry.paper}, {entry.table}: ours [95% CI] / paper (difference)"
-    table = Table(title=simulated_title(title, simulated))
+    table = Table(title=simulated_title(title, bool(simulated)))
     for k in keys:
         table.add_column(k)
     for metric in entry.metrics:
@@ -816,7 +841,7 @@ def _print_comparison(
         table.add_row(*cells)
     out = console()
     out.print(table)
-    label = "simulated agents (not real LLMs)" if simulated else "real models"
+    label = escape(simulated_note(simulated) or "real models")  # a model's name is not markup
     out.print(f"[dim]ours: {label}; brackets: {note}; definitions: byzllm metrics[/dim]")
     if entry.remark:
         out.print(entry.remark, markup=False, highlight=False)

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from byzllm._files import write_text_atomic
-from byzllm.runs.reports import format_interval
+from byzllm.runs.reports import format_interval, simulated_note
 
 from ._diff import shown_difference
 
@@ -558,7 +558,7 @@ def gap_sentence(gap: Mapping[str, Any]) -> str:
 def page_markdown(
     *,
     title: str,
-    simulated: bool,
+    simulated: bool | str,
     note: str,
     gaps: Sequence[Mapping[str, Any]],
     sensitivity: Sensitivity | None,
@@ -568,14 +568,15 @@ def page_markdown(
     health: ParseHealth | None = None,
 ) -> str:
     """``report/reproduce.md``: the gaps with their explanations, the sensitivity section and
-    (rogue-agents entries) the monitor's gains over the two controls. Without sensitivity
+    (rogue-agents entries) the monitor's gains over the two controls. ``simulated``: a bool,
+    or the label of a partly simulated run (``--weak-model`` alone:
+    :func:`~byzllm.runs.reports.partly_simulated_note`), which the page gives. Without sensitivity
     runs (real models) the section says why there are none. ``health`` (runs of real
     models): the parse health, model replies parsed per stage and how many fell back to
     their documented default, with its warnings."""
     lines = [f"# {title}", ""]
-    lines.append(
-        "Ours: simulated agents (not real LLMs)." if simulated else "Ours: real-model results."
-    )
+    said = simulated_note(simulated)
+    lines.append(f"Ours: {said}." if said else "Ours: real-model results.")
     lines += [f"Intervals: {note}.", ""]
     if remark:
         lines += [remark, ""]
@@ -623,7 +624,7 @@ def write_pages(
     *,
     entry: Any,
     rows: Sequence[Mapping[str, Any]],
-    simulated: bool,
+    simulated: bool | str,
     note: str,
     sensitivity: Sensitivity | None,
     controls: Sequence[Mapping[str, Any]] = (),
@@ -633,7 +634,7 @@ def write_pages(
     with the comparison, the monitor's control gains, the gaps and the sensitivity section
     first); return both paths and the gap rows. Every page has both sections, real-model
     runs included (their gaps are :data:`REAL_UNEXPLAINED`, their sensitivity section
-    :data:`NO_SENSITIVITY`)."""
+    :data:`NO_SENSITIVITY`). ``simulated``: as :func:`page_markdown` takes it."""
     from pathlib import Path
 
     from byzllm.view import Section, comparison_html, esc, table_html, write_view
@@ -663,7 +664,8 @@ def write_pages(
     md_path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(md_path, markdown)
     caption = f"intervals: {note}" + (f". {entry.remark}" if entry.remark else "")
-    compare = comparison_html(rows, entry.metrics, ROW_KEYS, note=caption)
+    partly = simulated if isinstance(simulated, str) else None
+    compare = comparison_html(rows, entry.metrics, ROW_KEYS, note=caption, partly=partly)
     lead = [Section(title, compare, anchor="paper")]
     if controls:
         lead.append(

@@ -36,6 +36,7 @@ __all__ = [
     "line_plot",
     "markdown_table",
     "partly_simulated_note",
+    "results_cell",
     "rich_table",
     "rows_from_frame",
     "simulated_note",
@@ -64,6 +65,14 @@ def simulated_note(simulated: bool | str) -> str | None:
     if isinstance(simulated, str):
         return simulated or SIMULATED_NOTE
     return SIMULATED_NOTE if simulated else None
+
+
+def results_cell(simulated: bool | str) -> str:
+    """The ``results`` cell of a result table's row: ``simulated``, ``partly simulated`` (the
+    label of a partly simulated run: :func:`partly_simulated_note`) or ``real model``."""
+    if not simulated:
+        return "real model"
+    return "partly simulated" if isinstance(simulated, str) else "simulated"
 
 
 def simulated_title(title: str | None, simulated: bool) -> str | None:
@@ -238,18 +247,16 @@ def write_csv(
     """Write rows to a CSV file (header first; missing cells empty); returns the path.
 
     ``simulated`` (for result tables) adds a first column ``results`` saying ``simulated``,
-    ``partly simulated`` (a label: :func:`simulated_note`) or ``real model`` on every row, so
-    the label travels with any copy of the file; ``notes`` (``{"interval_method": ...}``) add
-    a column each, the same on every row.
+    ``partly simulated`` (a label: :func:`simulated_note`) or ``real model`` on every row
+    (:func:`results_cell`), so the label travels with any copy of the file; ``notes``
+    (``{"interval_method": ...}``) add a column each, the same on every row.
     """
     if notes:
         rows = [{**row, **notes} for row in rows]
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     cols = list(columns) if columns is not None else columns_of(rows)
-    label = None if simulated is None else "real model"
-    if simulated:
-        label = "partly simulated" if isinstance(simulated, str) else "simulated"
+    label = None if simulated is None else results_cell(simulated)
     if label is not None:
         cols = ["results", *(c for c in cols if c != "results")]
     with atomic_path(out) as partial, partial.open("w", encoding="utf-8", newline="") as handle:

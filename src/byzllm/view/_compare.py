@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from byzllm.runs.reports import finite_number, format_interval
+from byzllm.runs.reports import finite_number, format_interval, results_cell
 
 from ._glossary import definition, label
 from ._html import esc
@@ -52,10 +52,14 @@ def comparison_html(
     keys: Sequence[str],
     *,
     note: str | None = None,
+    partly: str | None = None,
 ) -> str:
     """The comparison table of ``rows`` (``<metric>``, ``<metric>_low/_high/_paper`` keys):
     the row's ``keys`` that it has, whether it is simulated, then paper / ours / difference for
-    each of ``metrics``, coloured by whether the paper's number is inside our interval."""
+    each of ``metrics``, coloured by whether the paper's number is inside our interval.
+    ``partly``: the label of a partly simulated run
+    (:func:`~byzllm.runs.reports.partly_simulated_note`): its rows, flagged simulated, say
+    ``partly simulated``, with the label on hover."""
     shown = [k for k in keys if any(k in r for r in rows)]
     cols = [m for m in metrics if any(m in r or f"{m}_paper" in r for r in rows)]
 
@@ -73,9 +77,11 @@ def comparison_html(
     body = []
     for row in rows:
         sim = row.get("simulated")
-        kind = "-" if sim is None else ("simulated" if sim else "real model")
+        how = partly if sim and partly else None  # a row of a partly simulated run
+        kind = "-" if sim is None else results_cell(how or bool(sim))
+        tip = f' title="{esc(how)}"' if how else ""
         cells = "".join(f"<td>{esc(row.get(k))}</td>" for k in shown)
-        cells += f"<td>{esc(kind)}</td>" + "".join(_cells(row, m) for m in cols)
+        cells += f"<td{tip}>{esc(kind)}</td>" + "".join(_cells(row, m) for m in cols)
         body.append(f"<tr>{cells}</tr>")
     legend = (
         "<p class='note'><span class='tok' style='background:#dafbe1'>green</span>: the paper's "

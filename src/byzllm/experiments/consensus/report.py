@@ -49,6 +49,7 @@ __all__ = [
     "oracle_attack",
     "results_label",
     "round_rows",
+    "run_llm_groups",
     "summarize",
     "table_notes",
 ]
@@ -210,6 +211,15 @@ def llm_groups(record: Mapping[str, Any]) -> dict[str, str]:
         for agent in record.get("agents") or []
         if isinstance(agent, Mapping) and agent.get("family") == "llm"
     }
+
+
+def run_llm_groups(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Group -> model over a run's ``consensus_question`` records (:func:`llm_groups`), the
+    first model a group ran on kept."""
+    on_model: dict[str, str] = {}
+    for record in records:
+        on_model = {**llm_groups(record), **on_model}
+    return on_model
 
 
 def results_label(simulated: bool, on_model: Mapping[str, str]) -> bool | str:
