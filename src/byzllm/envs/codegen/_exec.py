@@ -11,7 +11,8 @@ syntax (:func:`syntax_error`) parses only, it never runs code.
   function's body; LiveCodeBench code is used as written.
 - :func:`hidden_outcome` runs the problem's hidden tests on a program (Pass@1, the rogue-agents
   paper, §4.1): HumanEval's ``check(entry_point)``; LiveCodeBench's stdin/stdout cases (output
-  compared line by line, trailing whitespace ignored) or functional cases (``Solution().f(*args)``
+  compared as LiveCodeBench's checker does: line by line, blanks around each line ignored,
+  numbers compared as decimals) or functional cases (``Solution().f(*args)``
   compared as JSON values). A failure keeps the sandbox's account of it (the failing
   assertion for HumanEval).
 - :func:`generated_test_result` runs the tester's ``assert`` statements against a program, each
@@ -44,6 +45,7 @@ import hashlib
 import json
 import secrets
 from collections.abc import Awaitable, Callable
+from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -153,11 +155,39 @@ async def _humaneval(problem: CodeProblem, program: str, limits: SandboxLimits) 
     )
 
 
-def _same_output(got: str, expected: str) -> bool:
-    def lines(text: str) -> list[str]:
-        return [line.rstrip() for line in text.strip().splitlines()]
+def _numbers(line: str) -> list[Decimal] | None:
+    """The whitespace-separated numbers of ``line`` (``None`` when one is not a number)."""
+    try:
+        return [Decimal(token) for token in line.split()]
+    except (InvalidOperation, ValueError):
+        return None
 
-    return lines(got) == lines(expected)
+
+def _same_line(got: str, expected: str) -> bool:
+    if got == expected:
+        return True
+    got_numbers, expected_numbers = _numbers(got), _numbers(expected)
+    if got_numbers is None or expected_numbers is None:
+        return False
+    try:
+        return got_numbers == expected_numbers
+    except InvalidOperation:  # a signalling NaN refuses to be compared
+        return False
+
+
+def _same_output(got: str, expected: str) -> bool:
+    """Whether a program's output ``got`` is the ``expected`` one, by LiveCodeBench's checker
+    of stdin problems: both stripped, split at newlines, each line stripped, the same number of
+    lines, and each line equal or, token by token, the same decimal numbers (``3.0`` is
+    ``3``)."""
+
+    def lines(text: str) -> list[str]:
+        return [line.strip() for line in text.strip().split("\n")]
+
+    got_lines, expected_lines = lines(got), lines(expected)
+    return len(got_lines) == len(expected_lines) and all(
+        _same_line(g, e) for g, e in zip(got_lines, expected_lines, strict=True)
+    )
 
 
 _FUNCTIONAL = """
