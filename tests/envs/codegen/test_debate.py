@@ -425,3 +425,15 @@ def test_the_simulated_tester_tests_a_stdin_program_from_its_samples() -> None:
             for s, t in ((reference, sound), (wrong, sound), (reference, unsound))
         )
     ] == [(1, 0, True), (0, 1, True), (0, 1, True)]
+
+
+@needs_sandbox
+def test_the_judge_sees_how_each_stdin_program_fared_on_the_samples() -> None:
+    # A stdin problem's samples were no example (no function to call): the judge saw none.
+    model = Scripted(_stdin_script([CASES]))
+    result = asyncio.run(play_debate(STDIN, llm_team(model), rounds=2))
+    visible = result.rounds[1].visible
+    assert [(r.passed, r.failed) for r in visible] == [(1, 0), (0, 1), (1, 0), (1, 0)]
+    asked = model.asked["judge"][0]
+    assert "Results on the examples in the problem statement:" in asked
+    assert "Solution 2: 0/1 tests passed; expected '3', got '2'" in asked

@@ -24,8 +24,9 @@ syntax (:func:`syntax_error`) parses only, it never runs code.
   its own with the case's input as standard input, its output compared as LiveCodeBench's
   checker does; each has its share of the deadline, as a test does (at least a second).
 - :func:`visible_result` runs the examples the prompt shows
-  (:func:`byzllm.agents.codegen.visible_examples`) the same way: what a solution observably
-  does, which the environment shows the judge (``ReviewView.visible``).
+  (:func:`byzllm.agents.codegen.visible_examples`; a stdin problem's samples,
+  :func:`~byzllm.agents.codegen.visible_stdin_examples`) the same way: what a solution
+  observably does, which the environment shows the judge (``ReviewView.visible``).
 
 **Simulated execution.** With ``execution="simulated"`` nothing runs; the environment, not any
 role, derives outcomes from a simulated coder's own account of its code (``Solution.sim``):
@@ -393,11 +394,13 @@ async def visible_result(
     limits: SandboxLimits | None = None,
 ) -> TestResult:
     """``solution`` on the examples ``problem``'s prompt shows (module docstring)."""
-    examples = visible_examples(problem.prompt, problem.entry_point)
-    simulated = execution == "simulated"
-    if not examples:
-        return TestResult(status="no_tests", simulated=simulated)
-    suite = TestSuite(tests=[e.test() for e in examples])
+    if problem.reads_stdin:
+        suite = TestSuite(cases=visible_stdin_examples(problem.prompt))
+    else:
+        examples = visible_examples(problem.prompt, problem.entry_point)
+        suite = TestSuite(tests=[e.test() for e in examples])
+    if not suite.size:
+        return TestResult(status="no_tests", simulated=execution == "simulated")
     return await generated_test_result(problem, solution, suite, execution=execution, limits=limits)
 
 
