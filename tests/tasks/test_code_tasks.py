@@ -137,6 +137,7 @@ def test_livecodebench_stdin_and_functional(tmp_path: Path) -> None:
     assert first.hidden_from == "public" and first.io_tests[0].output == "3\n"
     assert first.metadata["platform"] == "atcoder"
     assert "standard input" in first.prompt
+    assert first.reads_stdin and not second.reads_stdin  # a program, and a method to call
     assert second.id == "7" and second.entry_point == "double"
     assert second.hidden_from == "hidden" and second.io_tests[0].input == "5"
     assert "class Solution" in second.prompt

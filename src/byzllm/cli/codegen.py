@@ -322,6 +322,7 @@ def report(
 
 
 def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: bool) -> None:
+    from byzllm.agents.codegen import TestSuite
     from byzllm.errors import InputError
 
     chosen = [r for r in rows if r["problem_id"] == problem and int(r["repeat"]) == 0]
@@ -341,7 +342,8 @@ def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: 
             if rnd.get("feedback"):
                 console.print("judge:\n" + str(rnd["feedback"].get("text", "")), markup=False)
             if rnd.get("tests"):
-                console.print("tests:\n" + "\n".join(rnd["tests"].get("tests", [])), markup=False)
+                suite = TestSuite.model_validate(rnd["tests"])  # asserts, or stdin cases
+                console.print("tests:\n" + suite.text(), markup=False)
             for i, res in enumerate(rnd.get("results", []), start=1):
                 console.print(
                     f"  solution {i}: {res['passed']}/{res['passed'] + res['failed']} tests passed",

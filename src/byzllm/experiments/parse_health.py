@@ -126,7 +126,7 @@ STAGES: dict[str, StageText] = {
     ),
     "tests": StageText(
         "CodeGen tests",
-        "tester replies held no readable assert",
+        "tester replies held no readable test (an assert, or an input and its output)",
         "those replies added no generated test to their round",
     ),
     "logprobs": StageText(

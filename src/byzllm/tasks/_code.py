@@ -81,6 +81,12 @@ class CodeProblem(BaseModel):
     hidden_from: Literal["hidden", "public", "none"] = "hidden"
     metadata: dict[str, str] = Field(default_factory=dict)
 
+    @property
+    def reads_stdin(self) -> bool:
+        """Whether a solution is a program that reads standard input and prints its answer
+        (a LiveCodeBench stdin problem: no function to call), tested on inputs and outputs."""
+        return self.source == "livecodebench" and self.entry_point is None
+
 
 class CodeSplits(BaseModel):
     """The 70/30 train / validation split of HumanEval (§4.1), and the test problems."""

@@ -8,11 +8,19 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from byzllm.agents.codegen import CodeGenSimParams, Feedback, ReviewView, Solution
+from byzllm.agents.codegen import (
+    CodeGenSimParams,
+    Feedback,
+    ReviewView,
+    SimCode,
+    SimulatedTester,
+    Solution,
+)
 from byzllm.agents.codegen import TestSuite as Suite
 from byzllm.envs import Decision, TurnObservation
 from byzllm.envs.codegen import (
     Team,
+    generated_test_result,
     hidden_outcome,
     llm_team,
     play_debate,
@@ -20,7 +28,7 @@ from byzllm.envs.codegen import (
 )
 from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig, TokenLogprob
 from byzllm.sandbox import SandboxLimits, sandbox_support
-from byzllm.tasks import CodeProblem
+from byzllm.tasks import CodeProblem, IOTest
 
 needs_sandbox = pytest.mark.skipif(
     not sandbox_support().get("available"), reason="the sandbox cannot run here"
@@ -61,6 +69,7 @@ class Scripted(ChatModel):
         self.script = script
         self.calls: dict[str, int] = {}
         self.configs: dict[str, list[GenerateConfig | None]] = {}
+        self.asked: dict[str, list[str]] = {}  # each request's last message, by role
 
     async def generate(
         self, messages: Sequence[ChatMessage], config: GenerateConfig | None = None
@@ -72,6 +81,7 @@ class Scripted(ChatModel):
         n = self.calls.get(role, 0)
         self.calls[role] = n + 1
         self.configs.setdefault(role, []).append(config)
+        self.asked.setdefault(role, []).append(messages[-1]["content"])
         text = self.script(role, n)
         return Completion(text=text, logprobs=_logprobs(text))
 
@@ -310,3 +320,120 @@ def test_simulated_execution_agrees_with_the_sandbox() -> None:
         )
         assert sim == real
         assert runs[0].final_seat == runs[1].final_seat
+
+
+# A LiveCodeBench stdin problem, as the loader makes it: no function, a statement with samples.
+STDIN = CodeProblem(
+    id="abc/sum",
+    source="livecodebench",
+    prompt="### Sum\n\nRead A and B and print A+B.\n\nSample Input 1\n\n1 2\n\n"
+    "Sample Output 1\n\n3\n\nRead the input from standard input and print the answer.",
+    io_tests=(IOTest(input="1 2\n", output="3\n"), IOTest(input="5 7\n", output="12\n")),
+)
+SUM = "```python\na, b = map(int, input().split())\nprint(a + b)\n```\nTests helpfulness: 4"
+PRODUCT = "```python\na, b = map(int, input().split())\nprint(a * b)\n```"
+CASES = (
+    "Input:\n```\n1 2\n```\nExpected output:\n```\n3\n```\n"
+    "Input:\n```\n2 2\n```\nExpected output:\n```\n4\n```\n"
+    "Input:\n```\n-4 10\n```\nExpected output:\n```\n6\n```"
+)
+
+
+def _stdin_script(tester: list[str]) -> Callable[[str, int], str]:
+    def script(role: str, n: int) -> str:
+        if role == "judge":
+            return JUDGE
+        if role == "tester":
+            return tester[min(n, len(tester) - 1)]
+        return PRODUCT if "algorithm developer" in role else SUM
+
+    return script
+
+
+@needs_sandbox
+def test_the_tester_of_a_stdin_program_writes_inputs_and_outputs_that_run() -> None:
+    # The tester used to be asked for `assert the solution(...) == expected`, and its asserts
+    # ran against a program that read an empty standard input: every test failed on every
+    # solution, the right one included.
+    model = Scripted(_stdin_script([CASES]))
+    result = asyncio.run(play_debate(STDIN, llm_team(model), rounds=2))
+    asked = model.asked["tester"][0]
+    assert "Expected output:" in asked and "assert" not in asked
+    second = result.rounds[1]
+    assert second.tests is not None and second.tests.tests == []
+    assert [c.input for c in second.tests.cases] == ["1 2\n", "2 2\n", "-4 10\n"]
+    # a + b passes the three; a * b passes only 2 2 -> 4 (the output 2 for 1 2 is wrong).
+    assert [(r.passed, r.failed) for r in second.results] == [(3, 0), (1, 2), (3, 0), (3, 0)]
+    assert second.results[1].errors[0] == "expected '3', got '2' (in case 1, input '1 2\\n')"
+    tester_turn = next(t for t in result.turns if t.obs.role == "tester")
+    # Decision positions: the characters of the expected outputs "3", "4" and "6".
+    assert len(tester_turn.obs.distributions) == 3
+    assert tester_turn.obs.action["tests"] == 3 and "Expected output:" in tester_turn.text
+    assert result.parse["tests"] == {"calls": 1, "fallbacks": 0}
+    assert result.passed and result.final_rule == "tests"
+    # The coders were shown the cases and their results.
+    assert "Unit tests:\nInput:\n```\n1 2\n```" in model.asked["You are a careful programmer"][1]
+
+
+@needs_sandbox
+def test_unreadable_stdin_tests_are_asked_again_then_counted() -> None:
+    model = Scripted(_stdin_script(["```python\nassert main() == 3\n```", "no tests"]))
+    result = asyncio.run(play_debate(STDIN, llm_team(model), rounds=2))
+    assert "'Input:'" in model.asked["tester"][1]  # the re-prompt names the format
+    assert result.parse["tests"] == {"calls": 1, "fallbacks": 1}
+    assert all(r.status == "no_tests" for r in result.rounds[1].results)
+
+
+@needs_sandbox
+def test_a_stdin_case_that_hangs_or_crashes_fails_alone() -> None:
+    code = "a, b = map(int, input().split())\nwhile a < 0:\n    pass\nprint(a + b // (b - 9))"
+    suite = Suite(
+        cases=[
+            IOTest(input="1 2\n", output="0\n"),  # 1 + 2 // -7 = 0
+            IOTest(input="-1 2\n", output="1\n"),  # hangs
+            IOTest(input="1 9\n", output="1\n"),  # divides by zero
+            IOTest(input="", output="1\n"),  # reads past the end of its input
+        ]
+    )
+    solution = Solution(coder="c", role="Programmer", round=1, code=code)
+    limits = SandboxLimits(timeout_s=1.0)
+    result = asyncio.run(generated_test_result(STDIN, solution, suite, limits=limits))
+    assert (result.passed, result.failed, result.status) == (1, 3, "ran")
+    assert result.errors[0].startswith("timed_out: ")
+    assert "ZeroDivisionError" in result.errors[1] and "EOFError" in result.errors[2]
+
+
+@needs_sandbox
+def test_the_simulated_tester_tests_a_stdin_program_from_its_samples() -> None:
+    model = Scripted(_stdin_script([CASES]))
+    tester = SimulatedTester(CodeGenSimParams(tester_error_rate=0.0, unsound_test_rate=0.0))
+    team = llm_team(model)
+    team = Team(coders=team.coders, judge=team.judge, tester=tester)
+    result = asyncio.run(play_debate(STDIN, team, rounds=2))
+    second = result.rounds[1]
+    assert second.tests is not None and second.tests.cases == [IOTest(input="1 2\n", output="3\n")]
+    assert [(r.passed, r.failed) for r in second.results] == [(1, 0), (0, 1), (1, 0), (1, 0)]
+    # Simulated execution follows the same rule: the reference prints the sample's output.
+    reference = Solution(coder="c", role="Programmer", round=1, code="", sim=SimCode(correct=True))
+    wrong = reference.model_copy(update={"sim": SimCode(correct=False, bug="negate")})
+    sound = second.tests
+    unsound = Suite(cases=[IOTest(input="1 2\n", output="3#\n")])
+    assert [
+        (r.passed, r.failed, r.simulated)
+        for r in (
+            asyncio.run(generated_test_result(STDIN, s, t, execution="simulated"))
+            for s, t in ((reference, sound), (wrong, sound), (reference, unsound))
+        )
+    ] == [(1, 0, True), (0, 1, True), (0, 1, True)]
+
+
+@needs_sandbox
+def test_the_judge_sees_how_each_stdin_program_fared_on_the_samples() -> None:
+    # A stdin problem's samples were no example (no function to call): the judge saw none.
+    model = Scripted(_stdin_script([CASES]))
+    result = asyncio.run(play_debate(STDIN, llm_team(model), rounds=2))
+    visible = result.rounds[1].visible
+    assert [(r.passed, r.failed) for r in visible] == [(1, 0), (0, 1), (1, 0), (1, 0)]
+    asked = model.asked["judge"][0]
+    assert "Results on the examples in the problem statement:" in asked
+    assert "Solution 2: 0/1 tests passed; expected '3', got '2'" in asked

@@ -12,7 +12,12 @@ environment; no role ever runs code (the environment does, in the sandbox).
 >>> silent = CodeGenSimParams(fault_signal=0.0)  # faulty judgements leave no trace
 """
 
-from ._examples import VisibleExample, example_arguments, visible_examples
+from ._examples import (
+    VisibleExample,
+    example_arguments,
+    visible_examples,
+    visible_stdin_examples,
+)
 from ._llm import LLMCoder, LLMJudge, LLMTester, span_distributions
 from ._parse import (
     MAX_REPLY_CHARS,
@@ -21,9 +26,11 @@ from ._parse import (
     ParsedTests,
     code_blocks,
     defines,
+    format_stdin_test,
     read_code,
     read_feedback,
     read_ratings,
+    read_stdin_tests,
     read_tests,
 )
 from ._prompts import (
@@ -94,15 +101,18 @@ __all__ = [
     "code_blocks",
     "defines",
     "example_arguments",
+    "format_stdin_test",
     "perturb",
     "read_code",
     "read_feedback",
     "read_ratings",
+    "read_stdin_tests",
     "read_tests",
     "render_coder_prompt",
     "render_judge_prompt",
     "render_tester_prompt",
     "span_distributions",
     "visible_examples",
+    "visible_stdin_examples",
     "wrong_variant",
 ]

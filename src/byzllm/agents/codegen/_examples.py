@@ -10,6 +10,11 @@ unit tests, the environment runs every solution on them and shows the judge the 
 Only examples that are a direct call of the entry point with literal arguments and a literal
 result are kept, so each becomes one ``assert`` whose outcome is fixed by the code under test.
 Reading a prompt never runs code (:func:`ast.literal_eval` only).
+
+A LiveCodeBench stdin problem (a program reading standard input) shows its examples as
+AtCoder's statements do: a line ``Sample Input 1``, the input, a line ``Sample Output 1``, the
+output (:func:`visible_stdin_examples`), each sample's text running from the first non-blank
+line after its heading to the next blank line.
 """
 
 from __future__ import annotations
@@ -20,13 +25,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["VisibleExample", "example_arguments", "visible_examples"]
+from byzllm.tasks import IOTest
+
+__all__ = ["VisibleExample", "example_arguments", "visible_examples", "visible_stdin_examples"]
 
 #: The separators of inline examples in HumanEval docstrings.
 _INLINE = re.compile(
     r"^(?P<call>.+?\))\s*(?:==>|==|➞|=>|->|should return|returns|=)\s*(?P<value>.+?)\s*$"
 )
 _MAX_EXAMPLES = 20
+#: The heading of a sample of a stdin problem's statement (AtCoder's: ``Sample Input 1``).
+_SAMPLE = re.compile(r"^sample\s+(input|output)\s*(\d{0,3})\s*:?$", re.IGNORECASE)
 
 
 class VisibleExample(BaseModel):
@@ -99,4 +108,41 @@ def visible_examples(prompt: str, entry_point: str | None) -> list[VisibleExampl
         example = VisibleExample(call=call, expected=expected)
         if example not in examples:
             examples.append(example)
+    return examples[:_MAX_EXAMPLES]
+
+
+def _sample_text(lines: list[str], start: int) -> str:
+    """The sample whose heading is ``lines[start - 1]``: its first non-blank line to the next
+    blank one (module docstring)."""
+    i = start
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    taken: list[str] = []
+    while i < len(lines) and lines[i].strip():
+        taken.append(lines[i].rstrip())
+        i += 1
+    return "\n".join(taken)
+
+
+def visible_stdin_examples(prompt: str) -> list[IOTest]:
+    """The samples a stdin problem's ``prompt`` shows (module docstring), each an input and
+    the output it should print, in prompt order, without repeats: each ``Sample Input N``
+    paired with the ``Sample Output N`` of the same number."""
+    lines = prompt.splitlines()
+    inputs: dict[str, str] = {}
+    examples: list[IOTest] = []
+    for i, line in enumerate(lines):
+        match = _SAMPLE.match(line.strip())
+        if match is None:
+            continue
+        kind, number = match.group(1).lower(), match.group(2)
+        text = _sample_text(lines, i + 1)
+        if kind == "input":
+            inputs[number] = text
+            continue
+        given = inputs.pop(number, None)
+        if given:
+            example = IOTest(input=given + "\n", output=text + "\n")
+            if example not in examples:
+                examples.append(example)
     return examples[:_MAX_EXAMPLES]

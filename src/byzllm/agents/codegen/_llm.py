@@ -6,7 +6,8 @@ in the agent's generation that hold important information for its action selecti
 monitor"). The judgement the judge communicates is its verdict on each solution and its pick,
 so its positions are the tokens of every verdict word (``CORRECT`` / ``WRONG``) and of the
 pick's number; the tester's judgement is what each tested call should return, so its positions
-are the tokens of every expected value (the right-hand side of ``assert f(x) == expected``).
+are the tokens of every expected value (the right-hand side of ``assert f(x) == expected``;
+on a program that reads standard input, the text of every expected output).
 Free-text reasoning is left out: its tokens carry style as much as judgement. The tokens of
 the completion's log-probability stream that overlap those character spans are kept, in
 order.
@@ -27,7 +28,14 @@ from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig
 from .._parsed import Parsed
 from .._spans import span_distributions
 from .._thinking import blank_thinking
-from ._parse import ParsedFeedback, read_code, read_feedback, read_ratings, read_tests
+from ._parse import (
+    ParsedFeedback,
+    read_code,
+    read_feedback,
+    read_ratings,
+    read_stdin_tests,
+    read_tests,
+)
 from ._prompts import render_coder_prompt, render_judge_prompt, render_tester_prompt
 from ._types import CODER_ROLES, CoderView, Feedback, ReviewView, Solution, TestSuite, TopLogprobs
 
@@ -217,18 +225,25 @@ class LLMTester(_Reviewer):
     default_name = "Tester"
 
     async def write_tests(self, view: ReviewView) -> TestSuite:
+        # A program that reads standard input is tested on inputs and outputs, not asserts.
+        read = read_stdin_tests if view.stdin else read_tests
+        hint = (
+            "Write each test as a line 'Input:' and a ``` block with what the program reads, "
+            "then a line 'Expected output:' and a ``` block with what it prints."
+            if view.stdin
+            else "Write one `assert f(...) == expected` per line in a ```python code block."
+        )
+
         def reparse(text: str) -> Sequence[tuple[int, int]]:
-            return read_tests(text).value.spans
+            return read(text).value.spans
 
         completion, reading, replies, errors = await self._asker.ask(
-            render_tester_prompt(view),
-            read_tests,
-            "Write one `assert f(...) == expected` per line in a ```python code block.",
-            draw=view.attempt,
+            render_tester_prompt(view), read, hint, draw=view.attempt
         )
         parsed = reading.value
         return TestSuite(
             tests=list(parsed.tests),
+            cases=list(parsed.cases),
             distributions=_positions(completion, parsed.spans, reparse),
             fallback=reading.fell_back,
             parse_errors=errors,

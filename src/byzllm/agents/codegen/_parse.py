@@ -15,6 +15,11 @@ reply holds nothing it can read, and the reason:
 - :func:`read_tests`: the tester's ``assert`` statements, each checked to be one valid Python
   assert, with the span of each expected value (the right-hand side of ``==``). Default: no
   test.
+- :func:`read_stdin_tests`: on a problem whose program reads standard input (LiveCodeBench's
+  stdin problems), the tester's test cases instead: a fenced block after a line ending in
+  ``Input:`` (what the program reads), then a fenced block after a line ending in ``Expected
+  output:`` (what it prints; :func:`format_stdin_test` writes one), with the span of each
+  expected output. Default: no test.
 
 Replies are cut to :data:`MAX_REPLY_CHARS` past a reasoning model's thinking before reading,
 and every scan is linear in the reply's length, so a 1 MB adversarial reply costs
@@ -27,6 +32,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from byzllm.tasks import IOTest
+
 from .._parsed import Parsed
 from .._thinking import after_thinking
 
@@ -38,9 +45,11 @@ __all__ = [
     "ParsedTests",
     "code_blocks",
     "defines",
+    "format_stdin_test",
     "read_code",
     "read_feedback",
     "read_ratings",
+    "read_stdin_tests",
     "read_tests",
 ]
 
@@ -51,6 +60,8 @@ MAX_CODE_CHARS = 50_000
 #: Most tests kept from one tester reply; longest test kept.
 MAX_TESTS = 20
 MAX_TEST_CHARS = 1_000
+#: Longest input, and longest expected output, kept of one stdin test case.
+MAX_CASE_CHARS = 10_000
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+.-]*)")
 # Blanks, ``#`` and ``*`` between the words are one character class each: adjacent optional
@@ -212,11 +223,13 @@ def read_feedback(text: str, n_solutions: int) -> Parsed[ParsedFeedback]:
 
 @dataclass(frozen=True)
 class ParsedTests:
-    """The tester's asserts, the spans of their expected values, and the dropped ones."""
+    """The tester's asserts (or, on a stdin problem, its input / expected-output ``cases``),
+    the spans of their expected values, and the dropped ones."""
 
     tests: tuple[str, ...] = ()
     spans: tuple[tuple[int, int], ...] = ()
     dropped: int = 0
+    cases: tuple[IOTest, ...] = ()
 
 
 def _expected_span(line: str) -> tuple[int, int] | None:
@@ -300,3 +313,100 @@ def read_tests(text: str) -> Parsed[ParsedTests]:
         reason = "no valid assert statement" + (f" ({dropped} did not parse)" if dropped else "")
         return Parsed(ParsedTests(dropped=dropped), True, reason)
     return Parsed(ParsedTests(tuple(tests), tuple(spans), dropped))
+
+
+#: The labels of a stdin test's two blocks: the last word of the line before the block's fence
+#: (``Input:``, ``**Expected output 2:**``, ``stdin``), markdown and a number around it aside.
+_CASE_LABEL = re.compile(r"\b(input|stdin|output|stdout)(?:\s*#?\d{1,3})?$", re.IGNORECASE)
+_LABEL_CHARS = 200
+
+
+def format_stdin_test(case: IOTest) -> str:
+    """``case`` written as :func:`read_stdin_tests` reads it (and the tester is asked to)."""
+    return (
+        f"Input:\n```\n{case.input.rstrip(chr(10))}\n```\n"
+        f"Expected output:\n```\n{case.output.rstrip(chr(10))}\n```"
+    )
+
+
+def _label(line: str) -> str:
+    """``"input"``, ``"output"`` or ``""``: what a line announces of the block after it."""
+    if len(line) > _LABEL_CHARS:
+        return ""
+    match = _CASE_LABEL.search(line.strip().strip("*_#>`:.()- \t"))
+    if match is None:
+        return ""
+    return "input" if match.group(1).lower() in ("input", "stdin") else "output"
+
+
+def _labelled_blocks(body: str) -> list[tuple[str, str, int, int]]:
+    """Each fenced block of ``body`` with the label of the line before its fence: ``(label,
+    content, start, end)``, the content's offsets in ``body``. Fences are read as
+    :func:`code_blocks` reads them (an unclosed last block runs to the end); one line scan."""
+    found: list[tuple[str, str, int, int]] = []
+    label = ""
+    fence = ""  # the open block's fence character; "" outside blocks
+    lines: list[str] = []
+    start = end = offset = 0
+    for raw in body.splitlines(keepends=True):
+        line = raw.splitlines()[0]  # without its line break, whichever it is
+        begin = offset
+        offset += len(raw)
+        match = _FENCE.match(line)
+        if not fence:
+            if match:
+                fence, lines, start, end = match.group(1)[0], [], offset, offset
+            elif line.strip():
+                label = _label(line)
+            continue
+        if match and match.group(1)[0] == fence and not match.group(2):
+            found.append((label, "\n".join(lines), start, end))
+            fence, label = "", ""
+            continue
+        lines.append(line)
+        end = begin + len(line)
+    if fence:
+        found.append((label, "\n".join(lines), start, end))
+    return found
+
+
+def read_stdin_tests(text: str) -> Parsed[ParsedTests]:
+    """The tester's stdin test cases (module docstring); default none.
+
+    Each ``Input:`` block is paired with the ``Expected output:`` block that follows it; an
+    input without its output, an output without its input, and a case longer than
+    :data:`MAX_CASE_CHARS` either side are counted in ``dropped``. At most :data:`MAX_TESTS`
+    cases are kept. The spans cover each expected output's text.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return Parsed(ParsedTests(), True, "the reply is empty")
+    body = after_thinking(text, MAX_REPLY_CHARS)
+    cases: list[IOTest] = []
+    spans: list[tuple[int, int]] = []
+    dropped = 0
+    pending: str | None = None  # the input waiting for its expected output
+    for label, content, start, end in _labelled_blocks(body):
+        if label == "input":
+            dropped += pending is not None
+            pending = content
+            continue
+        if label != "output":
+            continue  # a block of code or prose: no test
+        if pending is None:
+            dropped += 1
+            continue
+        given, pending = pending, None
+        if len(cases) >= MAX_TESTS or len(given) > MAX_CASE_CHARS or len(content) > MAX_CASE_CHARS:
+            dropped += 1
+            continue
+        # A program reads whole lines: the input ends with a newline, as LiveCodeBench's do.
+        cases.append(IOTest(input=given + "\n" if given else "", output=content))
+        if end > start:
+            spans.append((start, end))
+    dropped += pending is not None
+    if not cases:
+        reason = "no test case (an 'Input:' block followed by an 'Expected output:' block)"
+        if dropped:
+            reason += f" ({dropped} incomplete or too long)"
+        return Parsed(ParsedTests(dropped=dropped), True, reason)
+    return Parsed(ParsedTests(spans=tuple(spans), dropped=dropped, cases=tuple(cases)))

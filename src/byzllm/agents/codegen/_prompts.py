@@ -7,7 +7,9 @@ each fared on the examples the problem states, and gives a verdict on each and a
 positions a monitor reads); the tester reads the previous solutions too (§4.1: both evaluate
 ``S^{j-1}``) and writes ``assert`` tests from the specification, calling the entry point as
 the hidden tests do (``Solution().f(...)`` where the starter code makes ``f`` a method of
-``class Solution``, as in LiveCodeBench's functional problems); a coder sees the previous
+``class Solution``, as in LiveCodeBench's functional problems), or, where the solutions are
+programs reading standard input (LiveCodeBench's stdin problems), input / expected-output
+cases in the format :func:`~._parse.format_stdin_test` writes; a coder sees the previous
 solutions, the feedback, the tests and how every solution fared on them, writes a new
 solution in one fenced code block, and rates how helpful the feedback and the tests were
 (1-5). Long solutions and results are cut to keep prompts bounded.
@@ -18,7 +20,9 @@ from __future__ import annotations
 import re
 
 from byzllm.llm import ChatMessage, chat_messages
+from byzllm.tasks import IOTest
 
+from ._parse import format_stdin_test
 from ._types import CoderView, ReviewView, Solution, TestResult
 
 __all__ = [
@@ -104,8 +108,8 @@ def render_coder_prompt(view: CoderView, role: str) -> list[ChatMessage]:
         parts.append("Previous solutions:\n\n" + _solutions_block(view.solutions))
         if view.feedback is not None:
             parts.append("Judge's feedback:\n" + _cut(view.feedback.text or "(none)", _SHOWN_TEXT))
-        if view.tests is not None and view.tests.tests:
-            parts.append("Unit tests:\n" + "\n".join(view.tests.tests))
+        if view.tests is not None and view.tests.size:
+            parts.append("Unit tests:\n" + view.tests.text())
         if view.results:
             parts.append(
                 "Test results:\n"
@@ -148,8 +152,36 @@ def render_judge_prompt(view: ReviewView) -> list[ChatMessage]:
     return chat_messages(system, user)
 
 
+#: How a stdin test case is written (the tester's prompt shows it; ``read_stdin_tests`` reads it).
+_STDIN_CASE = format_stdin_test(
+    IOTest(input="<exactly what the program reads>", output="<exactly what it should print>")
+)
+
+
+def _render_stdin_tester_prompt(view: ReviewView) -> list[ChatMessage]:
+    """The tester's turn on a program that reads standard input: input / output cases."""
+    system = (
+        "You write unit tests for programs that read standard input and print their answer: "
+        "varied inputs, edge cases, and the exact output the specification requires."
+    )
+    user = (
+        f"{_task(view.prompt, view.entry_point)}\n\n"
+        f"The candidate solutions so far:\n\n{_solutions_block(view.solutions)}\n\n"
+        "Each solution is a whole program: it reads its input from standard input and prints "
+        "its answer. Write 3 to 8 test cases that tell correct programs from wrong ones. Write "
+        "each one as below: a line 'Input:' and a ``` block holding the input, then a line "
+        f"'Expected output:' and a ``` block holding the output.\n\n{_STDIN_CASE}\n\n"
+        "Follow the input format of the specification exactly. Derive each expected output "
+        "from the specification, not from any candidate solution."
+    )
+    return chat_messages(system, user)
+
+
 def render_tester_prompt(view: ReviewView) -> list[ChatMessage]:
-    """The tester's turn: unit tests, one ``assert`` per line."""
+    """The tester's turn: unit tests, one ``assert`` per line; on a problem whose program
+    reads standard input (``view.stdin``), input / expected-output cases instead."""
+    if view.stdin:
+        return _render_stdin_tester_prompt(view)
     name = view.entry_point or "the solution"
     call = _callee(view.prompt, view.entry_point) if view.entry_point else name
     system = (

@@ -43,9 +43,13 @@ a monitor can learn nothing from it.
 (:func:`~._examples.visible_examples`): up to ``tests_per_round`` of them, each expecting the
 prompt's value, or a wrong value (an unsound test) with probability ``unsound_test_rate``, or
 ``faulty_unsound_rate`` in a faulty turn (probability ``tester_error_rate``). A prompt without
-a usable example gets no test. The tests run in the sandbox like an LLM tester's; its decision
-positions (each expected value) report ``test_confidence`` (faulty turns moved towards
-``faulty_confidence`` by ``fault_signal``).
+a usable example gets no test. On a problem whose program reads standard input
+(``ReviewView.stdin``) the examples are the statement's samples
+(:func:`~._examples.visible_stdin_examples`) and each test is an input with its expected
+output (an unsound one expects the output with ``#`` appended), drawn by the same parameters.
+The tests run in the sandbox like an LLM tester's; its decision positions (each expected value
+or output) report ``test_confidence`` (faulty turns moved towards ``faulty_confidence`` by
+``fault_signal``).
 
 Simulated coders also produce broken replies for robustness studies: no code at all with
 probability ``no_code_rate`` (a counted parse fall-back) and code with a syntax error with
@@ -59,9 +63,11 @@ import hashlib
 import math
 from typing import Any
 
+from byzllm.tasks import IOTest
+
 from .. import _seeding
 from .._params import Confidence, NonNegative, Probability, SimParameters, parameter
-from ._examples import visible_examples
+from ._examples import visible_examples, visible_stdin_examples
 from ._types import (
     CODER_ROLES,
     CoderView,
@@ -598,21 +604,31 @@ class SimulatedTester:
         base = ("codegen-tester", self.salt, view.key, view.round, view.attempt)
         faulty = _seeding.uniform(*base, "faulty") < p.tester_error_rate
         rate = p.faulty_unsound_rate if faulty else p.unsound_test_rate
-        examples = visible_examples(view.prompt, view.entry_point)
+        # An example is (what is run, what it should give): a call and the source of its
+        # value, or, for a program that reads standard input, an input and its output.
+        examples = (
+            [(e.input, e.output) for e in visible_stdin_examples(view.prompt)]
+            if view.stdin
+            else [(e.call, e.expected) for e in visible_examples(view.prompt, view.entry_point)]
+        )
         chosen = _seeding.stream(*base, "choose").sample(
             examples, min(p.tests_per_round, len(examples))
         )
         tests: list[str] = []
+        cases: list[IOTest] = []
         calls: list[str] = []
         sound: list[bool] = []
         dists: list[TopLogprobs] = []
-        for k, example in enumerate(chosen):
+        for k, (call, expected) in enumerate(chosen):
             ok = _seeding.uniform(*base, "sound", k) >= rate
-            expected = example.expected
-            if not ok:
-                expected = repr(_wrong_value(ast.literal_eval(example.expected)))
-            tests.append(f"assert {example.call} == {expected}")
-            calls.append(example.call)
+            if view.stdin:
+                expected = expected if ok else str(_wrong_value(expected.rstrip("\n"))) + "\n"
+                cases.append(IOTest(input=call, output=expected))
+            else:
+                if not ok:
+                    expected = repr(_wrong_value(ast.literal_eval(expected)))
+                tests.append(f"assert {call} == {expected}")
+            calls.append(call)
             sound.append(ok)
             conf = _confidence(p.test_confidence, faulty, p, *base, "conf", k)
             written = expected[:20]
@@ -620,6 +636,7 @@ class SimulatedTester:
             dists.append(_distribution(written, others, conf, p.top_k))
         return TestSuite(
             tests=tests,
+            cases=cases,
             distributions=dists,
             noise=["faulty_tests"] if faulty else [],
             sim=SimTests(calls=calls, sound=sound),

@@ -20,6 +20,10 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from byzllm.tasks import IOTest
+
+from ._parse import format_stdin_test
+
 __all__ = [
     "CODER_ROLES",
     "CodeGenCoder",
@@ -113,9 +117,10 @@ class TestResult(BaseModel):
 class SimTests(BaseModel):
     """A simulated tester's own account of its (real) tests, kept for analysis.
 
-    Test ``k`` checks the prompt's example call ``calls[k]``; ``sound[k]`` says whether its
-    expected value is the prompt's (an unsound test expects a wrong value). Nothing reads it
-    to run the tests: they run in the sandbox, or simulated execution reads their text.
+    Test ``k`` checks the prompt's example call ``calls[k]`` (on a stdin problem: the input of
+    the prompt's sample ``k``); ``sound[k]`` says whether its expected value is the prompt's
+    (an unsound test expects a wrong value). Nothing reads it to run the tests: they run in
+    the sandbox, or simulated execution reads their text.
     """
 
     calls: list[str]
@@ -123,15 +128,17 @@ class SimTests(BaseModel):
 
 
 class TestSuite(BaseModel):
-    """The tester's unit tests ``T^j``: one ``assert`` statement each.
+    """The tester's unit tests ``T^j``: one ``assert`` statement each, or, on a problem whose
+    program reads standard input (:attr:`ReviewView.stdin`), ``cases``: an input the program
+    reads and the output it should print, each.
 
-    ``distributions`` are the top-k distributions at the tests' decision positions (the first
-    token of each expected value). ``fallback``: no usable test was found (the suite is empty).
-    ``sim`` is set for a simulated tester, whose tests are symbolic and whose results are
-    simulated (labelled so).
+    ``distributions`` are the top-k distributions at the tests' decision positions (the tokens
+    of each expected value or output). ``fallback``: no usable test was found (the suite is
+    empty). ``sim`` is set for a simulated tester.
     """
 
     tests: list[str] = Field(default_factory=list)
+    cases: list[IOTest] = Field(default_factory=list)
     distributions: list[TopLogprobs] = Field(default_factory=list)
     fallback: bool = False
     parse_errors: list[str] = Field(default_factory=list)
@@ -140,6 +147,17 @@ class TestSuite(BaseModel):
     noise: list[str] = Field(default_factory=list)
     sim: SimTests | None = None
     simulated: bool = False
+
+    @property
+    def size(self) -> int:
+        """How many tests the suite holds, asserts and stdin cases."""
+        return len(self.tests) + len(self.cases)
+
+    def text(self) -> str:
+        """The tests as the coders read them: each assert on its line, each stdin case as its
+        input and expected-output blocks (:func:`~._parse.format_stdin_test`)."""
+        parts = ["\n".join(self.tests)] if self.tests else []
+        return "\n\n".join(parts + [format_stdin_test(c) for c in self.cases])
 
 
 class Feedback(BaseModel):
@@ -171,6 +189,9 @@ class ReviewView(BaseModel):
     observably does: its result on the examples the prompt shows, run by the environment
     (``status="no_tests"`` when the prompt shows none). The solutions carry no simulated
     account (``sim`` is ``None``): reviewers see code and behaviour, not correctness.
+    ``stdin``: the solutions are programs that read standard input and print their answer
+    (LiveCodeBench's stdin problems), so the tester writes input / expected-output cases, not
+    asserts.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -183,6 +204,7 @@ class ReviewView(BaseModel):
     solutions: tuple[Solution, ...]
     visible: tuple[TestResult, ...] = ()
     key: str = ""
+    stdin: bool = False
 
 
 class CoderView(BaseModel):

@@ -60,7 +60,7 @@ from byzllm.agents.codegen import (
 from byzllm.envs._interfaces import Decision, Intervener, TurnObservation
 from byzllm.errors import InputError
 from byzllm.sandbox import SandboxLimits
-from byzllm.tasks import CodeProblem
+from byzllm.tasks import CodeProblem, IOTest
 
 from ._exec import (
     Execution,
@@ -185,9 +185,11 @@ def _normalized(code: str) -> str:
 def _combined(suites: Sequence[TestSuite]) -> list[TestSuite]:
     """Every accepted test in one suite (duplicates dropped)."""
     tests: list[str] = []
+    cases: list[IOTest] = []
     for s in suites:
         tests += [t for t in s.tests if t not in tests]
-    return [TestSuite(tests=tests)] if tests else []
+        cases += [c for c in s.cases if c not in cases]
+    return [TestSuite(tests=tests, cases=cases)] if tests or cases else []
 
 
 async def _choose(
@@ -314,6 +316,7 @@ async def play_debate(
                 solutions=public,
                 visible=visible,
                 key=key,
+                stdin=problem.reads_stdin,
             )
 
         feedback, suite = await asyncio.gather(
@@ -331,9 +334,9 @@ async def play_debate(
                 llm = not feedback.simulated
             else:
                 counts.add("tests", suite.fallback)
-                action = {"tests": len(suite.tests), "dropped": suite.dropped}
+                action = {"tests": suite.size, "dropped": suite.dropped}
                 dists, name, fb = suite.distributions, tester.name, suite.fallback
-                errors, text, noise = suite.parse_errors, "\n".join(suite.tests), suite.noise
+                errors, text, noise = suite.parse_errors, suite.text(), suite.noise
                 llm = not suite.simulated
             if llm:
                 counts.parse.add_logprobs(dists, fell_back=fb)

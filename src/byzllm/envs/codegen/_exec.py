@@ -11,17 +11,22 @@ syntax (:func:`syntax_error`) parses only, it never runs code.
   function's body; LiveCodeBench code is used as written.
 - :func:`hidden_outcome` runs the problem's hidden tests on a program (Pass@1, the rogue-agents
   paper, §4.1): HumanEval's ``check(entry_point)``; LiveCodeBench's stdin/stdout cases (output
-  compared line by line, trailing whitespace ignored) or functional cases (``Solution().f(*args)``
+  compared as LiveCodeBench's checker does: line by line, blanks around each line ignored,
+  numbers compared as decimals) or functional cases (``Solution().f(*args)``
   compared as JSON values). A failure keeps the sandbox's account of it (the failing
   assertion for HumanEval).
 - :func:`generated_test_result` runs the tester's ``assert`` statements against a program, each
   on its own with its own deadline (a failing or hanging test does not stop the others), in a
   process apart from the solution's (:func:`byzllm.sandbox.run_test_cases`: return values
   cross as plain data, and objects as handles that stay in the solution's process), so
-  nothing the solution prints or returns can forge a result.
+  nothing the solution prints or returns can forge a result. The tester's stdin cases (a
+  problem whose program reads standard input) run as the hidden stdin cases do: each a run of
+  its own with the case's input as standard input, its output compared as LiveCodeBench's
+  checker does; each has its share of the deadline, as a test does (at least a second).
 - :func:`visible_result` runs the examples the prompt shows
-  (:func:`byzllm.agents.codegen.visible_examples`) the same way: what a solution observably
-  does, which the environment shows the judge (``ReviewView.visible``).
+  (:func:`byzllm.agents.codegen.visible_examples`; a stdin problem's samples,
+  :func:`~byzllm.agents.codegen.visible_stdin_examples`) the same way: what a solution
+  observably does, which the environment shows the judge (``ReviewView.visible``).
 
 **Simulated execution.** With ``execution="simulated"`` nothing runs; the environment, not any
 role, derives outcomes from a simulated coder's own account of its code (``Solution.sim``):
@@ -30,8 +35,10 @@ tests) and returns the prompt's value on each of its examples; a wrong one fails
 tests and returns, on an example, the prompt's value changed by its bug exactly where the bug
 shows (:func:`byzllm.agents.codegen.bug_hits` and :func:`~byzllm.agents.codegen.perturb`, the
 rules its code follows in the sandbox). A test ``assert <example call> == <literal>`` passes
-when that value equals the literal; any other test fails. Every such result says
-``simulated``. The judge and the tester never see these accounts. That the reference returns
+when that value equals the literal; any other test fails. A stdin case passes when the code
+is the reference and the case is one of the prompt's samples with its output
+(:func:`~byzllm.agents.codegen.visible_stdin_examples`); any other fails. Every such result
+says ``simulated``. The judge and the tester never see these accounts. That the reference returns
 the prompt's value assumes the prompt's examples are right: three HumanEval prompts (47, 130,
 148) show one its canonical solution does not return, and there simulated and sandbox
 execution give the judge and the tester different evidence.
@@ -44,6 +51,7 @@ import hashlib
 import json
 import secrets
 from collections.abc import Awaitable, Callable
+from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -58,9 +66,10 @@ from byzllm.agents.codegen import (
     example_arguments,
     perturb,
     visible_examples,
+    visible_stdin_examples,
 )
 from byzllm.sandbox import SandboxLimits, SandboxResult, run_program, run_test_cases, run_tests
-from byzllm.tasks import CodeProblem
+from byzllm.tasks import CodeProblem, IOTest
 
 __all__ = [
     "Execution",
@@ -153,11 +162,52 @@ async def _humaneval(problem: CodeProblem, program: str, limits: SandboxLimits) 
     )
 
 
-def _same_output(got: str, expected: str) -> bool:
-    def lines(text: str) -> list[str]:
-        return [line.rstrip() for line in text.strip().splitlines()]
+def _numbers(line: str) -> list[Decimal] | None:
+    """The whitespace-separated numbers of ``line`` (``None`` when one is not a number)."""
+    try:
+        return [Decimal(token) for token in line.split()]
+    except (InvalidOperation, ValueError):
+        return None
 
-    return lines(got) == lines(expected)
+
+def _same_line(got: str, expected: str) -> bool:
+    if got == expected:
+        return True
+    got_numbers, expected_numbers = _numbers(got), _numbers(expected)
+    if got_numbers is None or expected_numbers is None:
+        return False
+    try:
+        return got_numbers == expected_numbers
+    except InvalidOperation:  # a signalling NaN refuses to be compared
+        return False
+
+
+def _same_output(got: str, expected: str) -> bool:
+    """Whether a program's output ``got`` is the ``expected`` one, by LiveCodeBench's checker
+    of stdin problems: both stripped, split at newlines, each line stripped, the same number of
+    lines, and each line equal or, token by token, the same decimal numbers (``3.0`` is
+    ``3``)."""
+
+    def lines(text: str) -> list[str]:
+        return [line.strip() for line in text.strip().split("\n")]
+
+    got_lines, expected_lines = lines(got), lines(expected)
+    return len(got_lines) == len(expected_lines) and all(
+        _same_line(g, e) for g, e in zip(got_lines, expected_lines, strict=True)
+    )
+
+
+async def _stdin_case(program: str, case: IOTest, limits: SandboxLimits) -> tuple[str, str]:
+    """Run ``program`` in the sandbox on ``case.input`` as its standard input: ``("passed",
+    "")`` when it exits cleanly printing ``case.output`` (:func:`_same_output`), else the
+    status (the sandbox's, or ``failed`` for another output) and what went wrong."""
+    result = await run_program(program, stdin=case.input, limits=limits)
+    if result.status != "passed":
+        return result.status, _describe(result)
+    if not _same_output(result.stdout, case.output):
+        got = result.stdout.strip()[:300]
+        return "failed", f"expected {case.output.strip()[:300]!r}, got {got!r}"
+    return "passed", ""
 
 
 _FUNCTIONAL = """
@@ -177,18 +227,9 @@ async def _livecodebench(
         return HiddenOutcome(passed=False, status="no_tests", detail="the problem has no tests")
     for k, case in enumerate(problem.io_tests, start=1):
         if case.testtype == "stdin":
-            result = await run_program(program, stdin=case.input, limits=limits)
-            if result.status != "passed":
-                return HiddenOutcome(
-                    passed=False, status=result.status, detail=f"case {k}: {_describe(result)}"
-                )
-            if not _same_output(result.stdout, case.output):
-                got = result.stdout.strip()[:300]
-                return HiddenOutcome(
-                    passed=False,
-                    status="failed",
-                    detail=f"case {k}: expected {case.output.strip()[:300]!r}, got {got!r}",
-                )
+            status, detail = await _stdin_case(program, case, limits)
+            if status != "passed":
+                return HiddenOutcome(passed=False, status=status, detail=f"case {k}: {detail}")
             continue
         marker = f"@@byzllm-{secrets.token_hex(8)}@@"
         func = problem.metadata.get("func_name", "")
@@ -249,8 +290,10 @@ async def hidden_outcome(
     return await _livecodebench(problem, program, limits)
 
 
-#: The shortest deadline of one generated test.
+#: The shortest deadline of one generated test, and of one stdin case (a run of its own,
+#: which starts a process first).
 _MIN_TEST_S = 0.5
+_MIN_CASE_S = 1.0
 
 
 def _valid_test(test: str) -> bool:
@@ -308,19 +351,38 @@ def _simulated_passes(problem: CodeProblem, sim: SimCode, test: str) -> bool:
     return ran and bool(value == literal)
 
 
+def _simulated_case(problem: CodeProblem, sim: SimCode, case: IOTest) -> bool:
+    """Simulated execution of a stdin case: the reference prints the prompt's output for one
+    of its samples; any other case fails (a wrong program's account says nothing of what it
+    prints)."""
+    return sim.correct and any(
+        e.input == case.input and _same_output(e.output, case.output)
+        for e in visible_stdin_examples(problem.prompt)
+    )
+
+
 def _simulated_result(problem: CodeProblem, solution: Solution, suite: TestSuite) -> TestResult:
-    """Simulated execution of ``assert <example call> == <literal>`` tests (module docstring)."""
-    if solution.sim is None or not suite.tests:
+    """Simulated execution of ``assert <example call> == <literal>`` tests and of stdin cases
+    (module docstring)."""
+    if solution.sim is None or not suite.size:
         return TestResult(status="no_tests", simulated=True)
+    sim = solution.sim
     passed = failed = 0
     errors: list[str] = []
-    for test in suite.tests:
-        if _simulated_passes(problem, solution.sim, test):
+    outcomes = [
+        (_simulated_passes(problem, sim, test), f"AssertionError (simulated) (in `{test[:200]}`)")
+        for test in suite.tests
+    ] + [
+        (_simulated_case(problem, sim, case), f"wrong output (simulated) (in case {k})")
+        for k, case in enumerate(suite.cases, start=1)
+    ]
+    for ok, error in outcomes:
+        if ok:
             passed += 1
             continue
         failed += 1
         if len(errors) < 5:
-            errors.append(f"AssertionError (simulated) (in `{test[:200]}`)")
+            errors.append(error)
     return TestResult(passed=passed, failed=failed, errors=errors, simulated=True)
 
 
@@ -332,11 +394,13 @@ async def visible_result(
     limits: SandboxLimits | None = None,
 ) -> TestResult:
     """``solution`` on the examples ``problem``'s prompt shows (module docstring)."""
-    examples = visible_examples(problem.prompt, problem.entry_point)
-    simulated = execution == "simulated"
-    if not examples:
-        return TestResult(status="no_tests", simulated=simulated)
-    suite = TestSuite(tests=[e.test() for e in examples])
+    if problem.reads_stdin:
+        suite = TestSuite(cases=visible_stdin_examples(problem.prompt))
+    else:
+        examples = visible_examples(problem.prompt, problem.entry_point)
+        suite = TestSuite(tests=[e.test() for e in examples])
+    if not suite.size:
+        return TestResult(status="no_tests", simulated=execution == "simulated")
     return await generated_test_result(problem, solution, suite, execution=execution, limits=limits)
 
 
@@ -352,34 +416,49 @@ async def generated_test_result(
     if execution == "simulated":
         return _simulated_result(problem, solution, suite)
     tests = [t for t in suite.tests if _valid_test(t)]
-    if not tests:
+    cases = suite.cases
+    total = len(tests) + len(cases)
+    if not total:
         return TestResult(status="no_tests")
     if not solution.code.strip():
-        return TestResult(failed=len(tests), status="aborted", errors=["no code was written"])
+        return TestResult(failed=total, status="aborted", errors=["no code was written"])
     limits = limits or SandboxLimits()
     assembled = assemble(problem, solution.code)
     # The same deterministic program and tests give the same results: run them once.
+    shown = [f"{c.input}\x1e{c.output}" for c in cases]
     cache_key = hashlib.sha256(
-        "\x1f".join([assembled, *tests, repr(limits)]).encode("utf-8", "replace")
+        "\x1f".join([assembled, *tests, "\x1d", *shown, repr(limits)]).encode("utf-8", "replace")
     ).hexdigest()
     hit = _TEST_CACHE.get(cache_key)
     if hit is not None:
         return hit
-    # Each test on its own, in a process apart from the solution's (return values cross as
-    # plain data or handles), with its own deadline: one hanging test fails alone.
-    per_test = max(_MIN_TEST_S, limits.timeout_s / (len(tests) + 1))
-    result = await run_test_cases(assembled, tests, limits=limits, test_timeout_s=per_test)
-    if result.tests is None:
-        return TestResult(
-            failed=len(tests), status="aborted", errors=[f"{result.status}: {_describe(result)}"]
-        )
-    errors = [
-        f"{outcome.detail or outcome.status} (in `{test[:200]}`)"
-        for test, outcome in zip(tests, result.tests, strict=True)
-        if outcome.status != "passed"
-    ]
+    errors: list[str] = []
+    if tests:
+        # Each test on its own, in a process apart from the solution's (return values cross
+        # as plain data or handles), with its own deadline: one hanging test fails alone.
+        per_test = max(_MIN_TEST_S, limits.timeout_s / (len(tests) + 1))
+        result = await run_test_cases(assembled, tests, limits=limits, test_timeout_s=per_test)
+        if result.tests is None:
+            return TestResult(
+                failed=total, status="aborted", errors=[f"{result.status}: {_describe(result)}"]
+            )
+        errors += [
+            f"{outcome.detail or outcome.status} (in `{test[:200]}`)"
+            for test, outcome in zip(tests, result.tests, strict=True)
+            if outcome.status != "passed"
+        ]
+    # A stdin case is a run of its own: one that crashes or hangs fails that case alone. One
+    # after the other, each with its share of the deadline (as an assert has), so a program
+    # that hangs on every case costs about one deadline, not one per case.
+    per_case = max(_MIN_CASE_S, limits.timeout_s / (len(cases) + 1))
+    case_limits = limits.model_copy(update={"timeout_s": min(limits.timeout_s, per_case)})
+    for k, case in enumerate(cases, start=1):
+        status, detail = await _stdin_case(assembled, case, case_limits)
+        if status != "passed":
+            reason = detail if status == "failed" else f"{status}: {detail}"
+            errors.append(f"{reason} (in case {k}, input {case.input[:200]!r})")
     failed = len(errors)
-    ran = TestResult(passed=len(tests) - failed, failed=failed, errors=errors[:5])
+    ran = TestResult(passed=total - failed, failed=failed, errors=errors[:5])
     if len(_TEST_CACHE) >= _CACHE_LIMIT:
         _TEST_CACHE.clear()
     _TEST_CACHE[cache_key] = ran

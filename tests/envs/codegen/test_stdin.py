@@ -1,0 +1,68 @@
+"""LiveCodeBench's stdin problems in CodeGen: a program reads standard input and prints its
+answer, checked the way LiveCodeBench's own checker checks it (the rogue-agents paper, §4.1,
+tests on LiveCodeBench)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from byzllm.agents.codegen import Solution
+from byzllm.envs.codegen import hidden_outcome
+from byzllm.envs.codegen._exec import _same_output
+from byzllm.sandbox import sandbox_support
+from byzllm.tasks import CodeProblem, IOTest
+
+needs_sandbox = pytest.mark.skipif(
+    not sandbox_support().get("available"), reason="the sandbox cannot run here"
+)
+
+SUM = CodeProblem(
+    id="abc/sum",
+    source="livecodebench",
+    prompt="Read A and B and print A+B.\n\nRead the input from standard input and print the "
+    "answer.",
+    io_tests=(IOTest(input="1 2\n", output="3\n"), IOTest(input="5 7\n", output="12\n")),
+)
+
+
+def _solution(code: str) -> Solution:
+    return Solution(coder="c", role="Programmer", round=1, code=code)
+
+
+@pytest.mark.parametrize(
+    ("got", "expected", "same"),
+    [
+        ("3\n", "3", True),
+        ("3   \n\n\n", "\n3", True),  # blanks around the whole output
+        ("1 2\n  3 4 \r\n", "1 2\n3 4", True),  # blanks around each line, and a CR
+        ("3.0\n", "3", True),  # the same decimal number
+        ("1.50 2\n", "1.5 2.000", True),
+        ("1e2", "100", True),
+        ("3.01", "3", False),
+        ("1 2", "1  2", True),  # tokens: the same numbers
+        ("a  b", "a b", False),  # not numbers: the lines differ
+        ("Yes", "yes", False),
+        ("3\n4", "3", False),  # another number of lines
+        ("3\n\n4", "3\n4", False),  # an empty line inside the output counts
+        ("", "", True),
+        ("NaN", "NaN", True),  # equal text, although NaN is no number equal to itself
+        ("sNaN", "sNaN 1", False),  # a signalling NaN is not compared: no exception
+        ("sNaN", "1", False),
+    ],
+)
+def test_output_is_compared_as_livecodebench_compares_it(
+    got: str, expected: str, same: bool
+) -> None:
+    assert _same_output(got, expected) is same
+
+
+@needs_sandbox
+def test_hidden_stdin_cases_accept_what_livecodebench_accepts() -> None:
+    # "3.0" for 3 and a line with blanks around it pass LiveCodeBench's checker; they failed
+    # here when only trailing blanks were ignored.
+    code = "a, b = map(int, input().split())\nprint(f' {float(a + b)}  ')\n"
+    assert asyncio.run(hidden_outcome(SUM, _solution(code))).passed
+    wrong = asyncio.run(hidden_outcome(SUM, _solution("print(3)")))
+    assert not wrong.passed and wrong.detail == "case 2: expected '12', got '3'"
