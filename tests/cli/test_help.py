@@ -119,3 +119,16 @@ def test_help_names_what_the_command_takes_and_writes(
     monkeypatch.setenv("COLUMNS", "2000")
     result = RUNNER.invoke(app, [*path, "--help"])
     assert words in _plain(result.output)
+
+
+def _flags(path: tuple[str, ...]) -> set[str]:
+    """The options the command at ``path`` takes (every spelling)."""
+    return {flag for p in _command(path).params for flag in (*p.opts, *p.secondary_opts)}
+
+
+@pytest.mark.parametrize("path", [p for p in COMMANDS if "--model" in _flags(p)], ids=" ".join)
+def test_model_help_names_weak_model_only_where_the_command_has_it(path: tuple[str, ...]) -> None:
+    """One shared ``--model`` help told WhoDunit, GovSim, monitor and CodeGen commands about
+    the consensus commands' ``--weak-model``, which they do not take."""
+    (model,) = [p for p in _command(path).params if "--model" in p.opts]
+    assert ("--weak-model" in (model.help or "")) == ("--weak-model" in _flags(path))

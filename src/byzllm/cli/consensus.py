@@ -62,7 +62,7 @@ def _warn_robustness(cfg: ConsensusConfig) -> None:
 
 
 @app.command("run")
-@common.run_options(concurrency=64)
+@common.run_options(concurrency=64, model=common.ConsensusModelOption)
 def run(opts: common.RunOptions, weak_model: common.WeakModelOption = None) -> None:
     """Run a consensus sweep: protocols × topologies × compositions × F × T × seeds.
 
@@ -282,7 +282,7 @@ def matrix(
     ] = 15,
     seed: Annotated[int, typer.Option("--seed", help="Graphs, placements, questions, agents.")] = 0,
     rounds: Annotated[int, typer.Option("--rounds", "-T", min=0, help="Rounds T.")] = 6,
-    model: common.ModelOption = None,
+    model: common.ConsensusModelOption = None,
     weak_model: common.WeakModelOption = None,
     base_url: common.BaseUrlOption = None,
     concurrency: common.ConcurrencyOption = 64,
