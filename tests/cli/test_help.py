@@ -126,9 +126,13 @@ def _flags(path: tuple[str, ...]) -> set[str]:
     return {flag for p in _command(path).params for flag in (*p.opts, *p.secondary_opts)}
 
 
-@pytest.mark.parametrize("path", [p for p in COMMANDS if "--model" in _flags(p)], ids=" ".join)
-def test_model_help_names_weak_model_only_where_the_command_has_it(path: tuple[str, ...]) -> None:
-    """One shared ``--model`` help told WhoDunit, GovSim, monitor and CodeGen commands about
-    the consensus commands' ``--weak-model``, which they do not take."""
-    (model,) = [p for p in _command(path).params if "--model" in p.opts]
-    assert ("--weak-model" in (model.help or "")) == ("--weak-model" in _flags(path))
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "byzllm")
+def test_option_help_names_only_the_commands_own_options(path: tuple[str, ...]) -> None:
+    """An option's help is shared by several commands: a flag it names must be one this
+    command takes. The shared --model help told WhoDunit, GovSim, monitor and CodeGen
+    commands about the consensus commands' --weak-model; the shared --executor help pointed
+    `consensus matrix` to a --ray-address it lacked."""
+    own = _flags(path)
+    for param in _command(path).params:
+        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", getattr(param, "help", None) or ""))
+        assert named <= own, (param.name, named - own)

@@ -287,6 +287,7 @@ def matrix(
     base_url: common.BaseUrlOption = None,
     concurrency: common.ConcurrencyOption = 64,
     executor: common.ExecutorOption = "auto",
+    ray_address: common.RayAddressOption = None,
     out: Annotated[Path | None, _report_folder_option("matrix.csv and matrix.png")] = None,
     force: common.ForceOption = False,
     json_output: common.JsonOption = False,
@@ -364,6 +365,7 @@ def matrix(
             config=cfg,
             concurrency=concurrency,
             executor=executor,
+            ray_address=ray_address,
             description="consensus matrix",
             force=force,
         )
