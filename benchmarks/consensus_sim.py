@@ -15,8 +15,11 @@
   process) for the ratio;
 * anchor: a fixed pure-Python loop timed in the same run, so that runs on machines under
   different loads compare by their ratio;
-* CPU time beside every wall time (this process's, and the command's own as a child): on a
-  shared machine the wall times follow the load, the CPU times much less. With worker
+* CPU time beside every wall time (of the thread that runs the units, and the command's own
+  as a child): on a shared machine the wall times follow the load, the CPU times much less.
+  The units run in one thread, so its CPU time covers what the wall time covers; the
+  process's also counted numpy's OpenBLAS threads, which spin on a free core for a while
+  once woken, into the timed loop, and put its CPU time above its wall time. With worker
   processes (``--executor auto``) the command's CPU time is its own process's only: the
   workers are children of multiprocessing's fork server, which the command does not wait
   for, so their time is not counted.
@@ -61,17 +64,17 @@ def _anchor_ms() -> float:
 
 
 def _run_units(units: list[Unit]) -> tuple[float, float]:
-    """Seconds (wall, CPU) to run ``units`` one after another through the runner's work
-    function."""
+    """Seconds (wall, CPU of this thread) to run ``units`` one after another through the
+    runner's work function (simulated agents: all in this thread)."""
 
     async def run() -> None:
         for unit in units:
             await consensus_unit(dict(unit.payload))
 
     asyncio.run(consensus_unit(dict(units[0].payload)))  # warm-up: graphs, data set, imports
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu = time.perf_counter(), time.thread_time()
     asyncio.run(run())
-    return time.perf_counter() - start, time.process_time() - cpu
+    return time.perf_counter() - start, time.thread_time() - cpu
 
 
 def _per_question_ms(protocol: str, questions: int) -> tuple[float, float]:

@@ -215,6 +215,7 @@ def main() -> None:
                 "bare_client_ratio": round(floor_wall / bound, 4),
                 "all_cpu_ms_per_call": [round(run["cpu_ms_per_call"], 4) for run in runs],
                 "server_max_in_flight": server_stats["max_in_flight"],
+                "server_cpu_s": round(server_stats["cpu_s"], 3),
                 "wrong": wrong,
                 "target_ratio": TARGET_RATIO,
                 "target_cpu_ms": TARGET_CPU_MS,

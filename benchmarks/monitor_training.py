@@ -2,8 +2,9 @@
 
 The full grid — 2 roles × 7 feature subsets × 5 degrees × 101 thresholds, plus the random
 baseline — on ``--turns`` turns (default 10,000; 70% train games, 30% validation games).
-Target: under 10 s on 2 cores. The data are synthetic (features drawn so that failing games
-are more uncertain), only their size matters here.
+Target, for 10,000 turns only: under 10 s on 2 cores (another ``--turns``, ``--quick``
+included, prints its time with the verdict "not judged"). The data are synthetic (features
+drawn so that failing games are more uncertain), only their size matters here.
 
     python benchmarks/monitor_training.py            # 10,000 turns
     python benchmarks/monitor_training.py --quick    # 2,000 turns
@@ -18,6 +19,10 @@ import time
 import numpy as np
 
 from byzllm.monitor import TurnDataset, format_table5, train_monitor_set
+
+#: The size the target is stated for, and the target.
+TARGET_TURNS = 10_000
+TARGET_S = 10.0
 
 
 def synthetic_turns(n_turns: int, seed: int) -> tuple[TurnDataset, TurnDataset]:
@@ -54,7 +59,7 @@ def synthetic_turns(n_turns: int, seed: int) -> tuple[TurnDataset, TurnDataset]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=10_000)
+    parser.add_argument("--turns", type=int, default=TARGET_TURNS)
     parser.add_argument("--quick", action="store_true", help="2,000 turns")
     args = parser.parse_args()
     n_turns = 2_000 if args.quick else args.turns
@@ -70,12 +75,18 @@ def main() -> None:
     print(f"candidates: {sum(len(s.grid) for s in selections)} monitors x 101 thresholds")
     print(format_table5(monitors))
     print(f"scikit-learn import: {import_seconds:.2f} s (once per process, not in the grid time)")
-    print(f"full selection grid: {seconds:.2f} s (target < 10 s on 2 cores)")
+    if n_turns == TARGET_TURNS:
+        verdict = "met" if seconds < TARGET_S else "NOT met"
+    else:
+        verdict = f"not judged: target is for {TARGET_TURNS:,} turns"
+    print(f"full selection grid: {seconds:.2f} s (target < {TARGET_S:g} s on 2 cores: {verdict})")
     record = {
         "benchmark": "monitor_training",
         "turns": n_turns,
         "seconds": round(seconds, 3),
         "import_seconds": round(import_seconds, 3),
+        "target_s": TARGET_S,
+        "verdict": verdict,
     }
     print(json.dumps(record))
 

@@ -22,9 +22,10 @@ which also lists each graph's r and s with their bounds, exactness and wall and 
     python benchmarks/robustness.py --quick    # n = 16 20 24, 3 graphs, 30 s limit
     python benchmarks/robustness.py --sizes 64 --no-milp
 
-Target (issue: exact robustness to n = 64): at n = 64 every graph exact within 120 s, each
-size's ``target_all_exact_within_120_s`` in the JSON; with the MILP run, ``milp_over_ours``
-is the ratio of median seconds.
+Target (issue: exact robustness to n = 64): at n = 64 every graph exact within 120 s, judged
+at that size only: its summary line and its ``target_verdict`` in the JSON say met or NOT
+met, every other size's says "not judged: target is for n = 64"; with the MILP run,
+``milp_over_ours`` is the ratio of median seconds.
 """
 
 from __future__ import annotations
@@ -127,6 +128,18 @@ def _ours_line(n: int, g: int, ours: dict[str, Any]) -> str:
     return line
 
 
+#: The size the target (every graph exact within 120 s) is stated for.
+TARGET_N = 64
+
+
+def _target_verdict(n: int, met: bool) -> str:
+    """The target's verdict at size ``n``: judged at :data:`TARGET_N` only (smaller graphs
+    meet it at no merit, larger ones were never promised it)."""
+    if n != TARGET_N:
+        return f"not judged: target is for n = {TARGET_N}"
+    return "met" if met else "NOT met"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, 3 graphs, 30 s")
@@ -196,8 +209,7 @@ def main() -> None:
             "milp_over_ours": (
                 round(statistics.median(milp_t) / max(ours_med, 1e-9), 2) if milp_t else None
             ),
-            # The issue's target (n = 64: every graph exact within 120 s), judged at any size.
-            "target_all_exact_within_120_s": ours_ok == count and max(ours_t) < 120,
+            "target_verdict": _target_verdict(n, ours_ok == count and max(ours_t) < 120),
             "graphs": per_graph,
         }
         summary = f"n={n:3d}: ours median {ours_med:7.2f} s, exact {ours_ok}/{count}"
@@ -208,6 +220,8 @@ def main() -> None:
             capped = " (capped at the limit)" if milp_ok < count else ""
             summary += f" | plain MILP median {milp_med:7.2f} s{capped}, exact {milp_ok}/{count}"
             summary += f" | ratio {milp_med / max(ours_med, 1e-9):6.1f}x"
+        if n == TARGET_N:
+            summary += f" | target: every graph exact within 120 s: {row['target_verdict']}"
         print(summary, flush=True)
         results.append(row)
         if not args.no_merg:

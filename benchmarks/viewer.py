@@ -3,16 +3,19 @@
 A consensus sweep of simulated agents (the attack matrix's grid, enough questions for 10,000
 units) goes through the runner into a store; ``byzllm view`` writes its page and the chunk
 files of every unit's trace; Chromium loads it, runs its script and dumps the DOM, which is
-timed, then opens the run's last unit (its trace loaded from its chunk). Targets: the page
-written in under 3 s (issue: fast everywhere; ``write_met``), the folder under 30 MB, open in
-under 2 s. Wall times follow the machine's load, which the JSON reports beside them.
+timed, then opens the run's last unit (its trace loaded from its chunk). Targets, for the
+10,000-unit run only (``--units 10000``, the default): the page written in under 3 s (issue:
+fast everywhere; ``write_verdict``: met, NOT met, or not judged for another ``--units``), the
+folder under 30 MB, open in under 2 s. Wall times follow the machine's load, which the JSON
+reports beside them.
 
     python benchmarks/viewer.py                 # 10,000 units
     python benchmarks/viewer.py --units 2000    # a smaller run
 
 Prints one JSON line {"benchmark": "viewer", "units": ..., "page_mb": ..., "folder_mb": ...,
-"write_seconds": ..., "first_paint_ms": ..., "ready_ms": ..., "last_unit_ready_ms": ...,
-"open_seconds": ..., "open_last_unit_seconds": ...}; needs Debian's chromium.
+"write_seconds": ..., "write_target_s": ..., "write_verdict": ..., "first_paint_ms": ...,
+"ready_ms": ..., "last_unit_ready_ms": ..., "open_seconds": ..., "open_last_unit_seconds":
+...}; needs Debian's chromium.
 ``write_seconds`` is the page build (``byzllm view``); ``first_paint_ms`` and ``ready_ms`` are
 the page's own clock (first contentful paint; the list rendered), ``last_unit_ready_ms`` the
 same page opening its last unit from its chunk, all from navigation on; ``open_seconds``
@@ -39,6 +42,10 @@ from byzllm.view import write_view
 
 #: Units per question of the default matrix: 6 attacks × 2 adversary counts × 5 × 3.
 _CELLS = 180
+#: The run size (``--units``) the targets are stated for.
+TARGET_UNITS = 10_000
+#: The page written in under this many seconds.
+TARGET_WRITE_S = 3.0
 
 
 def _open(chromium: str, url: str) -> tuple[float, str]:
@@ -64,7 +71,7 @@ def _page_clock(dom: str) -> dict[str, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--units", type=int, default=10_000, help="units in the run (about)")
+    parser.add_argument("--units", type=int, default=TARGET_UNITS, help="units in the run (about)")
     args = parser.parse_args()
     chromium = shutil.which("chromium")
     if chromium is None:
@@ -93,6 +100,10 @@ def main() -> None:
     # The first detail in the DOM is the opened unit's (the script's own text comes last).
     at = last_dom.find('<div class="detail">')
     opened = at >= 0 and last in last_dom and "<svg" in last_dom[at : at + 5000]
+    if args.units == TARGET_UNITS:
+        write_verdict = "met" if write_seconds < TARGET_WRITE_S else "NOT met"
+    else:
+        write_verdict = f"not judged: target is for {TARGET_UNITS:,} units"
     print(
         json.dumps(
             {
@@ -101,8 +112,8 @@ def main() -> None:
                 "page_mb": round(size_mb, 2),
                 "folder_mb": round(folder_mb, 2),
                 "write_seconds": round(write_seconds, 2),
-                "write_target_s": 3.0,
-                "write_met": write_seconds < 3.0,
+                "write_target_s": TARGET_WRITE_S,
+                "write_verdict": write_verdict,
                 "load_average": round(os.getloadavg()[0], 2),
                 "first_paint_ms": clock.get("fcp-ms"),
                 "ready_ms": clock.get("ready-ms"),

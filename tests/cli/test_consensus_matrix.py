@@ -169,3 +169,12 @@ def test_mimic_moves_bfti_by_itself_and_the_honest_bfti_shows_it(tmp_path: Path)
     assert row["BFTI_honest_low"] <= row["BFTI_honest"] <= row["BFTI_honest_high"]
     table = RUNNER.invoke(app, args)
     assert "honest +" in table.stdout or "honest -" in table.stdout
+
+
+def test_ray_address_reaches_the_executor(tmp_path: Path) -> None:
+    """--ray-address, which the --executor help points to, is the matrix's too: given without
+    --executor ray it is refused by the executor, as in `consensus run`."""
+    args = ["consensus", "matrix", "-o", str(tmp_path / "mx"), "-n", "1", "-T", "1"]
+    result = RUNNER.invoke(app, [*args, "--executor", "local", "--ray-address", "auto"])
+    assert result.exit_code == 2, result.output
+    assert "a Ray address needs the ray executor" in result.output

@@ -119,3 +119,20 @@ def test_help_names_what_the_command_takes_and_writes(
     monkeypatch.setenv("COLUMNS", "2000")
     result = RUNNER.invoke(app, [*path, "--help"])
     assert words in _plain(result.output)
+
+
+def _flags(path: tuple[str, ...]) -> set[str]:
+    """The options the command at ``path`` takes (every spelling)."""
+    return {flag for p in _command(path).params for flag in (*p.opts, *p.secondary_opts)}
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "byzllm")
+def test_option_help_names_only_the_commands_own_options(path: tuple[str, ...]) -> None:
+    """An option's help is shared by several commands: a flag it names must be one this
+    command takes. The shared --model help told WhoDunit, GovSim, monitor and CodeGen
+    commands about the consensus commands' --weak-model; the shared --executor help pointed
+    `consensus matrix` to a --ray-address it lacked."""
+    own = _flags(path)
+    for param in _command(path).params:
+        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", getattr(param, "help", None) or ""))
+        assert named <= own, (param.name, named - own)

@@ -57,6 +57,7 @@ __all__ = [
     "BaseUrlOption",
     "ConcurrencyOption",
     "ConfigArgument",
+    "ConsensusModelOption",
     "DemoModelOption",
     "ExecutorOption",
     "ForceOption",
@@ -299,9 +300,17 @@ MarkdownOption = Annotated[
 ModelOption = Annotated[
     str | None,
     model_option(
+        "Run the agents on this LLM, e.g. openai/gpt-4o-mini, instead of the simulated population."
+    ),
+]
+#: ``--model`` of the commands that also take ``--weak-model`` (:data:`WeakModelOption`):
+#: only their help names it, since the other commands have no weak group.
+ConsensusModelOption = Annotated[
+    str | None,
+    model_option(
         "Run the agents on this LLM, e.g. openai/gpt-4o-mini, instead of the simulated "
-        "population (in the consensus commands: every honest agent, unless their "
-        "--weak-model gives the weak group another)."
+        "population (in a consensus run: every honest agent, unless --weak-model gives the "
+        "weak group another)."
     ),
 ]
 #: ``byzllm demo``'s ``--model``: also ``local``, the model the local extra ships, in process.
@@ -807,19 +816,21 @@ _RUN_PARAMETERS: dict[str, Any] = {
 
 
 def run_options(
-    *, concurrency: int = 16, stage: str | None = None
+    *, concurrency: int = 16, stage: str | None = None, model: Any = ModelOption
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Give a command the run option families: its parameter ``opts: RunOptions`` becomes
     ``CONFIG --run-dir --force --set --model --base-url -j --retry-failed --max-failures
     --executor --ray-address --json`` on the command line (after the command's own
     options), and the command receives them as one :class:`RunOptions`. Put it under
     ``@app.command()``; ``stage`` is the pipeline stage its runs go to (as in
-    :meth:`RunOptions.execute`), for the default ``--run-dir`` its help shows."""
+    :meth:`RunOptions.execute`), for the default ``--run-dir`` its help shows; ``model`` is
+    its ``--model`` (:data:`ConsensusModelOption` for a command that also takes
+    ``--weak-model``)."""
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         area = command.__module__.rsplit(".", 1)[-1]
         run_dir = Annotated[Path | None, run_dir_option(area, stage)]
-        parameters = {**_RUN_PARAMETERS, "run_dir": run_dir}
+        parameters = {**_RUN_PARAMETERS, "run_dir": run_dir, "model": model}
         defaults = RunOptions(concurrency=concurrency)
         return _option_family("opts", parameters, defaults)(command)
 

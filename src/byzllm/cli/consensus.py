@@ -62,7 +62,7 @@ def _warn_robustness(cfg: ConsensusConfig) -> None:
 
 
 @app.command("run")
-@common.run_options(concurrency=64)
+@common.run_options(concurrency=64, model=common.ConsensusModelOption)
 def run(opts: common.RunOptions, weak_model: common.WeakModelOption = None) -> None:
     """Run a consensus sweep: protocols × topologies × compositions × F × T × seeds.
 
@@ -282,11 +282,12 @@ def matrix(
     ] = 15,
     seed: Annotated[int, typer.Option("--seed", help="Graphs, placements, questions, agents.")] = 0,
     rounds: Annotated[int, typer.Option("--rounds", "-T", min=0, help="Rounds T.")] = 6,
-    model: common.ModelOption = None,
+    model: common.ConsensusModelOption = None,
     weak_model: common.WeakModelOption = None,
     base_url: common.BaseUrlOption = None,
     concurrency: common.ConcurrencyOption = 64,
     executor: common.ExecutorOption = "auto",
+    ray_address: common.RayAddressOption = None,
     out: Annotated[Path | None, _report_folder_option("matrix.csv and matrix.png")] = None,
     force: common.ForceOption = False,
     json_output: common.JsonOption = False,
@@ -364,6 +365,7 @@ def matrix(
             config=cfg,
             concurrency=concurrency,
             executor=executor,
+            ray_address=ray_address,
             description="consensus matrix",
             force=force,
         )

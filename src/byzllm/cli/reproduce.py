@@ -10,9 +10,9 @@ import typer
 
 from ._common import (
     BaseUrlOption,
+    ConsensusModelOption,
     ForceOption,
     JsonOption,
-    ModelOption,
     WeakModelOption,
     cli_errors,
     console,
@@ -47,7 +47,7 @@ def reproduce(
             "NAME-real with --real qwen0.5b, NAME-real-STRONG-WEAK with other shipped models"
         ),
     ] = None,
-    model: ModelOption = None,
+    model: ConsensusModelOption = None,
     weak_model: WeakModelOption = None,
     base_url: BaseUrlOption = None,
     questions: Annotated[
