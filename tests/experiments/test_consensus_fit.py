@@ -13,6 +13,7 @@ from byzllm.experiments.consensus.config import ConsensusConfig
 from byzllm.experiments.consensus.experiment import run_in_memory
 from byzllm.experiments.consensus.fit import (
     CONSENSUS_METRICS,
+    _score_levels,
     compare_consensus,
     fit_consensus,
     simulated_twin,
@@ -225,6 +226,28 @@ def test_scores_and_confidences_count_once_per_question_whatever_the_topologies(
             assert thrice.sources[group][name] == once.sources[group][name], (group, name)
         for name in ("scores_given", "confidences"):
             assert thrice.evidence[group][name] == once.evidence[group][name], (group, name)
+
+
+def test_score_levels_stay_in_their_parameters_range() -> None:
+    """Scores only ever 0 or 1 (every one censored): the levels were searched on [0.5, 1.5]
+    and [-0.5, 0.5] and stopped at 1.5 and -0.5 (written clipped to 1 and 0), the noise at
+    0.032 where the flat likelihood left it, so the simulator drew scores of 0.97 to 1.0.
+    Within the levels' range the likelihood is largest at 1 and 0 with no noise: the noise's
+    floor, 0.001, which the scores' rounding to 0.01 makes exact."""
+    accept, reject, sigma, n = _score_levels([1.0] * 15, [0.0] * 15) or (0.0, 0.0, 0.0, 0)
+    assert (accept, reject, n) == (pytest.approx(1.0), pytest.approx(0.0), 30)
+    assert sigma == pytest.approx(1e-3)
+
+
+def test_score_levels_are_searched_from_more_than_one_start() -> None:
+    """30 scores of 1.0 beside 2 of 0.0 and 8 of 0.1: one start (an even split, the spread
+    of the uncensored scores, 0) stopped after one step at the rejecting level 0.5 and a
+    noise of 1.2; the maximum is near 0.078 and 0.040 (the two scores at 0 are a censored
+    tail below the eight at 0.1)."""
+    accept, reject, sigma, _ = _score_levels([1.0] * 30, [0.0] * 2 + [0.1] * 8) or (0, 0, 0, 0)
+    assert accept == pytest.approx(1.0)
+    assert reject == pytest.approx(0.078, abs=0.005)
+    assert sigma == pytest.approx(0.040, abs=0.005)
 
 
 def test_score_noise_is_fitted_through_the_clipping_at_0_and_1() -> None:

@@ -131,7 +131,13 @@ def test_a_catch_at_the_stock_is_censored_by_hand() -> None:
 def test_month_one_greed_of_capped_catches_is_the_top_of_its_range() -> None:
     """Only capped catches: the likelihood grows with greed (they were left out: no greed)."""
     mixture = ProposalMixture(
-        rate=0.06, noise=0.15, factor=3.9, rogue=(), expected_rogue=0.0, log_likelihood=0.0
+        rate=0.06,
+        noise=0.15,
+        factor=3.9,
+        rogue=(),
+        expected_rogue=0.0,
+        log_likelihood=0.0,
+        informative=0,
     )
     capped = [CatchObservation("g", 1, "Ana", 100, 10, 100, 5, None, None)] * 5
     assert month_one_greed(capped, mixture) == pytest.approx(10.0, abs=1e-3)
@@ -142,7 +148,13 @@ def test_month_one_greed_of_exact_estimates_is_the_greed_that_rounds_every_catch
     spike at the greed that rounds every catch right and flat elsewhere: the bounded search
     missed it and returned 10, the top of its range."""
     mixture = ProposalMixture(
-        rate=1e-6, noise=0.001, factor=1.5, rogue=(), expected_rogue=0.0, log_likelihood=0.0
+        rate=1e-6,
+        noise=0.001,
+        factor=1.5,
+        rogue=(),
+        expected_rogue=0.0,
+        log_likelihood=0.0,
+        informative=0,
     )
     # s* = 10 on 100 tons and 5 fishers: a catch of 13 is round((1 + g) * 10) for g in
     # [0.25, 0.35), where (noise 0.001 * 20 tons) it has probability 1; 0 elsewhere.
@@ -179,6 +191,45 @@ def test_the_proposal_mixture_on_two_clean_clusters() -> None:
     assert all(r < 1e-6 for r in mix.rogue[:90]) and all(r > 0.999 for r in mix.rogue[90:])
     with pytest.raises(InputError, match="no proposals"):
         proposal_mixture([])
+
+
+def test_only_a_positive_amount_on_a_positive_share_counts_for_the_mixture() -> None:
+    """18 proposals within two tons of the share 25 and 2 at four times it, beside 100
+    proposals of 0 on a zero share (a lake below two tons per fisher): the mixture's rogue
+    share is 2 / 20 and 2 proposals look rogue. A proposal on a zero share is 0 in both
+    parts, its posterior the prior 0.1: summing it counted 2 + 100 · 0.1 = 12 rogue ones."""
+    clean = [ProposalObservation("g", 1, f"f{i}", 25 + (i % 5) - 2, 25, 50.0) for i in range(18)]
+    rogue = [ProposalObservation("g", 1, f"r{i}", 100, 25, 50.0) for i in range(2)]
+    empty = [ProposalObservation("g", 2, f"e{i}", 0, 0, 1.2) for i in range(100)]
+    mix = proposal_mixture(clean + rogue + empty)
+    assert mix.informative == 20
+    assert mix.rate == pytest.approx(0.1, abs=0.01)
+    assert mix.expected_rogue == pytest.approx(2.0, abs=0.01)
+    assert proposal_mixture(empty).informative == 0
+    # An amount of 0 on a positive share is censored (every draw below half a ton).
+    assert proposal_mixture([ProposalObservation("g", 1, "z", 0, 25, 50.0)]).informative == 0
+
+
+def test_uninformative_proposals_leave_the_mixture_unfitted() -> None:
+    """Every proposal 0 on a zero share (the lake below two tons per fisher at the meeting):
+    the likelihood is flat in the noise below the default's, so the search stayed at its
+    start, and the noise (0.01 for a truth of 0.15) and rogue rate were written as fitted;
+    greed, fitted with that noise, came out 2.70 for a truth of 2.0. Now the mixture keeps
+    its defaults and says why, and greed is month 1's median ratio less one (2.2247)."""
+    games = _simulate({"greed": 2.0}, n_games=30, seed=2)
+    props, _ = observations(games)
+    assert props and all(p.amount == 0 and p.share == 0 for p in props)
+    profile = fit_govsim(games, run="empty")
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    for name in ("estimate_noise", "rogue_rate", "rogue_multiplier", "persuadability"):
+        assert fitted[name] == getattr(FisherParams(), name)
+        assert "none of the 5 proposals is a positive amount on a positive" in sources[name]
+    assert profile.evidence["proposals"]["informative"] == 0
+    median_ratio = profile.evidence["catches"]["month_one_median_ratio"]
+    assert fitted["greed"] == pytest.approx(median_ratio - 1)
+    assert fitted["greed"] == pytest.approx(2.0, abs=0.25)
+    assert "median of month 1's" in sources["greed"]
+    assert "the proposals do not identify the noise" in sources["greed"]
 
 
 def test_a_run_without_proposals_keeps_those_defaults_and_says_why() -> None:
@@ -221,9 +272,9 @@ SETTINGS: dict[str, dict[str, float]] = {
 }
 
 
-def _simulate(truth: dict[str, float], n_games: int = 80) -> list[dict[str, Any]]:
+def _simulate(truth: dict[str, float], n_games: int = 80, seed: int = 1) -> list[dict[str, Any]]:
     cfg = GovSimRunConfig.model_validate(
-        {"split": "generated", "n_games": n_games, "seed": 1, "govsim": {"sim": truth}}
+        {"split": "generated", "n_games": n_games, "seed": seed, "govsim": {"sim": truth}}
     )
     return asyncio.run(run_in_memory(expand_units(cfg), work))
 
@@ -297,6 +348,7 @@ def test_a_high_greed_is_recovered_from_capped_catches(greed: float) -> None:
         rogue=(),
         expected_rogue=0.0,
         log_likelihood=0.0,
+        informative=0,
     )
     assert month_one_greed(catches, mixture) == pytest.approx(greed, abs=0.5)
     profile = fit_govsim(games, run="greedy")

@@ -253,10 +253,27 @@ def _score_levels(
             like[bottom] += weight * stats.norm.cdf(0.005, level, sigma)
         return float(-np.sum(np.log(np.maximum(like, 1e-300))))
 
-    spread = float(np.std(scores[inside])) if inside.sum() > 1 else 0.1
-    start = [fmean(high), fmean(low), math.log(max(spread, 0.01)), 0.0]
-    bounds = [(0.5, 1.5), (-0.5, 0.5), (math.log(1e-3), math.log(2.0)), (-8.0, 8.0)]
-    result = optimize.minimize(loss, start, method="L-BFGS-B", bounds=bounds)
+    # The levels and the noise within the ranges of their parameters (the simulator's levels
+    # are probabilities): searched beyond them, scores all 0 or 1 stopped at levels of 1.5
+    # and -0.5, written clipped to 1 and 0 beside a noise fitted for the unclipped levels.
+    bounds = [(0.5, 1.0), (0.0, 0.5), (math.log(1e-3), 0.0), (-8.0, 8.0)]
+    # Several starts of the noise, at the observed split: one start at an even split and the
+    # spread of the uncensored scores (0 when they are all equal) took one step into a
+    # corner of the range (30 scores of 1.0 beside 2 of 0.0 and 8 of 0.1 stopped at the
+    # rejecting level 0.5 and a noise of 1.2, against 0.08 and 0.04).
+    split = math.log(len(high) / len(low))
+    result = min(
+        (
+            optimize.minimize(
+                loss,
+                [fmean(high), fmean(low), math.log(sigma), split],
+                method="L-BFGS-B",
+                bounds=bounds,
+            )
+            for sigma in (0.01, 0.05, 0.2)
+        ),
+        key=lambda r: float(r.fun),
+    )
     if not np.isfinite(result.fun):  # (L-BFGS-B may stop "abnormally" at a good optimum)
         return None
     accept, reject, log_sigma, _ = (float(v) for v in result.x)

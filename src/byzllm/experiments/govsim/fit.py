@@ -30,23 +30,32 @@ stock next month ``R = min(2 · stock_after, R_0)``:
   likelihood of the proposals under that two-part mixture, each proposal's probability
   taken exactly as the rounded (and at 0 clipped) normal it is, so proposals on a small
   stock weigh what they say. Every proposal's posterior probability of being rogue comes
-  with it.
+  with it. Only a positive amount on a positive share identifies them: on a zero share (a
+  stock below two tons per fisher) both parts are 0, and any ``σ`` up to the default's
+  rounds the estimate to 0; an amount of 0 stands for every draw below half a ton, a
+  probability that stays near ½ however large ``σ`` grows. Without such an *informative*
+  proposal the likelihood is flat, its search stops near its start, and the three keep
+  their defaults (so does ``persuadability``, whose clean proposals the mixture names).
 * ``greed``: the maximum likelihood of month 1's catches (no meeting yet), a clean one being
   ``min(stock, round((1 + greed) E))`` and a rogue one ``min(stock, round(k E))`` with the
-  proposals' ``ρ``, ``σ`` and ``k``, searched first at the greeds where a catch's rounding
-  changes (with a small ``σ`` the likelihood is a narrow spike there). A catch capped at
-  the stock is censored: it contributes ``P(round((1 + greed) E) ≥ stock)``, not its
-  rounded value (:func:`month_one_greed`). Without proposals (an LLM that never names an
-  amount, or games whose lake month 1 emptied) it is the median of month 1's ``wish / s*``
-  less one, a capped catch counted at its cap: a lower bound once half the catches are
-  capped, and its source says so (the evidence keeps that median ratio and the capped
-  count in every case).
+  proposals' ``ρ``, ``σ`` and ``k`` (when the proposals identify ``ρ`` and ``σ``), searched
+  first at the greeds where a catch's rounding changes (with a small ``σ`` the likelihood
+  is a narrow spike there). A catch capped at the stock is censored: it contributes
+  ``P(round((1 + greed) E) ≥ stock)``, not its rounded value (:func:`month_one_greed`).
+  Without proposals (an LLM that never names an amount, or games whose lake month 1
+  emptied), or with proposals that leave ``ρ`` or ``σ`` unfitted, it is the median of month
+  1's ``wish / s*`` less one: the likelihood needs the noise the catches scatter with, the
+  median needs none, and a default noise is an assumption that a greed fitted through it
+  would pass off as data (a noise fitted too small read noisy catches as greed). There a
+  capped catch counts at its cap: a lower bound once half the catches are capped, and its
+  source says so (the evidence keeps that median ratio and the capped count in every
+  case).
 * ``persuadability`` ``π``: the least squares of ``wish = (1 − π) u + π G``, ``u = (1 +
   greed) · proposal``, over the catches of month ``j + 1`` whose fisher's proposal at meeting
   ``j`` looks clean (posterior below one half), not capped at the stock and not a parse
   fall-back (the fitted ``greed``; a rounded proposal stands for ``E``).
-* ``rogue_multiplier``: ``k / (1 + greed)`` (clipped to its range), when the proposals hold
-  at least two rogue ones in expectation.
+* ``rogue_multiplier``: ``k / (1 + greed)`` (clipped to its range), when the informative
+  proposals hold at least two rogue ones in expectation.
 
 **Not identified here** (they keep ``base``, and their sources say why): the digit
 confidences (``confidence_logit``, ``confidence_sd``, ``rogue_confidence_drop``,
@@ -59,7 +68,8 @@ fishers. An LLM's proposal may mean something other than a per-fisher limit (a t
 the group); the fit reads it as the simulator does, and such amounts mostly inflate the
 clean part's noise rather than land in the rogue part (group totals of five fishers fitted
 ``estimate_noise`` 2.0 against 0.15). An estimate at the top of its search range is not
-written (the parameter keeps its default, and its source says why). Recovery on simulated
+written, nor are the mixture's parameters without an informative proposal (the parameter
+keeps its default, and its source says why). Recovery on simulated
 runs (``tests/experiments/test_govsim_fit.py``, ``docs/govsim.md``) states the tolerances.
 
 :func:`compare_govsim_run` replays every game of the run (the stored units: the same games,
@@ -290,7 +300,9 @@ def _log_catch(
 class ProposalMixture:
     """The proposals' fitted two-part mixture (module docstring): ``rate`` ``ρ``,
     ``noise`` ``σ``, ``factor`` ``k``; ``rogue`` the posterior of each proposal being rogue
-    (input order); ``expected_rogue`` their sum."""
+    (input order); ``informative`` the proposals that can identify the mixture (a positive
+    amount on a positive share, :func:`_informative`) and ``expected_rogue`` the sum of their
+    posteriors."""
 
     rate: float
     noise: float
@@ -298,6 +310,23 @@ class ProposalMixture:
     rogue: tuple[float, ...]
     expected_rogue: float
     log_likelihood: float
+    informative: int
+
+
+def _informative(
+    amount: npt.NDArray[np.float64], share: npt.NDArray[np.float64]
+) -> npt.NDArray[np.bool_]:
+    """Which proposals can tell the mixture's parameters apart (module docstring).
+
+    On a zero share both parts have the mean 0 (``k · 0``), so the proposal says nothing of
+    ``ρ`` or ``k``, and its scale ``S`` is below 2 tons (the stock is below two per
+    fisher): any noise up to the default's rounds it to 0 almost surely, a bound on ``σ``
+    far looser than the proposals on a full lake need. An amount of 0 is censored: it
+    stands for every draw below half a ton, a probability that tends to ½ however large
+    ``σ`` grows, so it bounds ``σ`` from one side only. Only a positive amount on a positive
+    share is an interval of the normal in both parts.
+    """
+    return np.asarray((amount > 0) & (share > 0), dtype=np.bool_)
 
 
 def _arrays(
@@ -328,6 +357,12 @@ _RATE_TOP, _NOISE_TOP, _FACTOR_TOP = 0.5, 5.0, 200.0
 _AT_THE_BOUND = (
     "the fit reached the top of its range ({value:.4g} of at most {top:g}): the proposals do "
     "not identify it (read them: an amount for the whole group, or another unit than tons?)"
+)
+#: Why the mixture's parameters keep their defaults when no proposal can identify them.
+_UNINFORMATIVE = (
+    "none of the {n} proposals is a positive amount on a positive sustainable share: amounts "
+    "of 0 and proposals on a zero share fit any noise up to the default's about equally and "
+    "cannot tell a rogue proposal from a clean one (a flat likelihood)"
 )
 
 
@@ -364,13 +399,16 @@ def proposal_mixture(
     theta = [float(x) for x in best.x]
     rogue, clean = _parts(theta, amount, share, scale)
     posterior = np.exp(rogue - np.logaddexp(rogue, clean))
+    # An uninformative proposal's posterior is (nearly) the prior ρ: it counts no rogue one.
+    telling = _informative(amount, share)
     return ProposalMixture(
         rate=theta[0],
         noise=theta[1],
         factor=theta[2],
         rogue=tuple(float(p) for p in posterior),
-        expected_rogue=float(posterior.sum()),
+        expected_rogue=float(posterior[telling].sum()),
         log_likelihood=-float(best.fun),
+        informative=int(telling.sum()),
     )
 
 
@@ -511,29 +549,36 @@ def fit_govsim(
         },
         "proposals": {"proposals": len(props)},
     }
-    mixture = None
+    # The mixture fitted to the proposals, and the one month 1's greed is fitted with: only
+    # once the proposals identify its rate and noise (the median path otherwise, module
+    # docstring).
+    found: ProposalMixture | None = None
+    mixture: ProposalMixture | None = None
     if props:
-        mixture = proposal_mixture(props, start_factor=(1.0 + base.greed) * base.rogue_multiplier)
+        found = proposal_mixture(props, start_factor=(1.0 + base.greed) * base.rogue_multiplier)
         fit.evidence["proposals"] |= {
-            "rogue_rate": round(mixture.rate, 4),
-            "estimate_noise": round(mixture.noise, 4),
-            "rogue_factor": round(mixture.factor, 4),
-            "expected_rogue": round(mixture.expected_rogue, 2),
-            "log_likelihood": round(mixture.log_likelihood, 2),
+            "informative": found.informative,
+            "rogue_rate": round(found.rate, 4),
+            "estimate_noise": round(found.noise, 4),
+            "rogue_factor": round(found.factor, 4),
+            "expected_rogue": round(found.expected_rogue, 2),
+            "log_likelihood": round(found.log_likelihood, 2),
         }
         # An estimate at the top of its search range is where the proposals pushed it, not
         # a value they identify (all proposals 0 fitted a noise of 5.0, all huge a rogue rate
-        # of 0.5): such a parameter keeps its default and says why.
+        # of 0.5); without an informative proposal the likelihood is flat and the search
+        # stops near its start (five proposals of 0 on a zero share fitted a noise of 0.01
+        # for a truth of 0.15). Such a parameter keeps its default and says why.
         for name, value, top, what in (
             (
                 "rogue_rate",
-                mixture.rate,
+                found.rate,
                 _RATE_TOP,
                 "share of rogue proposals, maximum likelihood of the rounded-normal mixture",
             ),
             (
                 "estimate_noise",
-                mixture.noise,
+                found.noise,
                 _NOISE_TOP,
                 "sd of the clean proposals around the sustainable share, per stock / fisher "
                 "(the same mixture)",
@@ -541,8 +586,16 @@ def fit_govsim(
         ):
             if value >= top * (1 - 1e-3):
                 fit.unseen[name] = _AT_THE_BOUND.format(value=value, top=top)
+            elif not found.informative:
+                fit.unseen[name] = _UNINFORMATIVE.format(n=len(props))
             else:
-                fit.put(name, value, what, len(props))
+                fit.put(name, value, what, found.informative)
+        if not found.informative:
+            for name in ("rogue_multiplier", "persuadability"):
+                fit.unseen[name] = _UNINFORMATIVE.format(n=len(props))
+            found = None
+        elif "rogue_rate" in fit.values and "estimate_noise" in fit.values:
+            mixture = found
     else:
         for name in ("rogue_rate", "estimate_noise", "rogue_multiplier", "persuadability"):
             fit.unseen[name] = "no utterance of the run names an amount (no proposals)"
@@ -557,17 +610,16 @@ def fit_govsim(
             "an estimate, with the proposals' noise and rogue mixture (a catch at the stock "
             "censored)"
             if mixture is not None
-            else "median of month 1's wish / sustainable share, less one (no meeting yet; a "
-            "catch at the stock counted at it"
+            else "median of month 1's wish / sustainable share, less one (no meeting yet"
+            + ("; the proposals do not identify the noise" if props else "")
+            + "; a catch at the stock counted at it"
             + ("; at least half were: a lower bound)" if 2 * capped >= len(first) else ")")
         )
         fit.put("greed", min(_GREED[1], max(_GREED[0], greed)), how, len(first))
         greed = fit.values["greed"]
 
-    if mixture is not None:
-        rogue_at = {
-            (p.play, p.month, p.fisher): r for p, r in zip(props, mixture.rogue, strict=True)
-        }
+    if found is not None:
+        rogue_at = {(p.play, p.month, p.fisher): r for p, r in zip(props, found.rogue, strict=True)}
         paired = [
             c
             for c in catches
@@ -592,20 +644,21 @@ def fit_govsim(
                 "over the catches after a clean proposal (not capped)",
                 len(paired),
             )
-        if mixture.factor >= _FACTOR_TOP * (1 - 1e-3):
+        if found.factor >= _FACTOR_TOP * (1 - 1e-3):
             fit.unseen["rogue_multiplier"] = _AT_THE_BOUND.format(
-                value=mixture.factor, top=_FACTOR_TOP
+                value=found.factor, top=_FACTOR_TOP
             )
-        elif mixture.expected_rogue >= _MIN_ROGUE:
+        elif found.expected_rogue >= _MIN_ROGUE:
             fit.put(
                 "rogue_multiplier",
-                min(100.0, max(1.0, mixture.factor / (1.0 + greed))),
-                f"rogue factor {mixture.factor:.4f} of the proposals / (1 + greed)",
-                len(props),
+                min(100.0, max(1.0, found.factor / (1.0 + greed))),
+                f"rogue factor {found.factor:.4f} of the proposals / (1 + greed)",
+                found.informative,
             )
         else:
             fit.unseen["rogue_multiplier"] = (
-                f"fewer than {_MIN_ROGUE:g} of the {len(props)} proposals look rogue"
+                f"fewer than {_MIN_ROGUE:g} of the {found.informative} informative proposals "
+                "look rogue"
             )
     return sim_profile("govsim", base, fit, run, games)
 
