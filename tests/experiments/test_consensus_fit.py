@@ -185,6 +185,32 @@ def test_compare_of_an_interrupted_run_uses_the_questions_it_finished() -> None:
         assert row.simulated == pytest.approx(row.real), row.metric
 
 
+def test_the_twin_of_an_interrupted_run_plays_only_the_questions_it_finished(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The twin played the whole configured grid (30 questions for a run that finished 10)
+    and then compared the 10 both held: the other 20 were simulated for nothing."""
+    import byzllm.experiments.consensus.experiment as experiment
+
+    config = ConsensusConfig.model_validate(
+        {"protocols": ["majority"], "topologies": ["complete"], "T": [1], "dataset": {"n": 30}}
+    )
+    records = run_in_memory(config)
+    finished = records[:10]
+    played: list[str] = []
+    unit = experiment.consensus_unit
+
+    async def counting(payload: dict[str, object]) -> object:
+        played.append(str(payload["task_id"]))
+        return await unit(payload)
+
+    monkeypatch.setattr(experiment, "consensus_unit", counting)
+    own = fit_consensus(records, run="own", config=config)
+    ((_, rows),) = compare_consensus(finished, config, own, resamples=50)
+    assert sorted(played) == sorted(str(r["task_id"]) for r in finished)
+    assert all(row.n_real == row.n_simulated == 10 for row in rows)
+
+
 def test_round_zero_is_counted_once_per_question_whatever_the_protocols() -> None:
     """Every protocol of a question starts from the same answers: the strength's n was the
     strong answers times the protocols (1,800 for 600 distinct answers)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -29,7 +30,13 @@ from .setup import (
     robustness_report,
 )
 
-__all__ = ["consensus_unit", "expand_units", "graph_checks", "run_in_memory"]
+__all__ = [
+    "consensus_unit",
+    "expand_units",
+    "graph_checks",
+    "question_label",
+    "run_in_memory",
+]
 
 
 def expand_units(config: ConsensusConfig) -> list[Unit]:
@@ -58,12 +65,30 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
                                     "task_id": task.id,
                                     **_protocol_options(config, protocol),
                                 }
-                                label = (
-                                    f"{protocol}/{topology}/{composition_model.label}/F{F}/T{T}"
-                                    f"/s{seed}/{task.id}"
+                                label = question_label(
+                                    {
+                                        "protocol": protocol,
+                                        "topology": topology,
+                                        "composition": composition_model.label,
+                                        "F": F,
+                                        "T": T,
+                                        "seed": seed,
+                                        "task_id": task.id,
+                                    }
                                 )
                                 units.append(make_unit(payload, label=label))
     return units
+
+
+def question_label(question: Mapping[str, Any]) -> str:
+    """The label of a question's unit (``sac/complete/4s2w1b-replay/F3/T6/s0/synthetic/0/0``)
+    from its configuration: a ``consensus_question`` record's fields (``composition`` is the
+    composition's label) name the unit that wrote it."""
+    q = question
+    return (
+        f"{q['protocol']}/{q['topology']}/{q['composition']}/F{q['F']}/T{q['T']}"
+        f"/s{q['seed']}/{q['task_id']}"
+    )
 
 
 def _protocol_options(config: ConsensusConfig, protocol: str) -> dict[str, Any]:
@@ -260,9 +285,12 @@ def _like(first: ConsensusRound, values: dict[str, Any]) -> ConsensusRound:
     return record
 
 
-def run_in_memory(config: ConsensusConfig, *, batch: int = 256) -> list[dict[str, Any]]:
-    """Every unit of ``config`` run in this process, without a store: the
-    ``consensus_question`` records as dicts, in grid order.
+def run_in_memory(
+    config: ConsensusConfig, *, batch: int = 256, only: Collection[str] | None = None
+) -> list[dict[str, Any]]:
+    """Every unit of ``config`` (those labelled as in ``only`` when given:
+    :func:`question_label`) run in this process, without a store: the ``consensus_question``
+    records as dicts, in grid order.
 
     For simulated agents (milliseconds per question): ``byzllm sim compare``'s twin, the
     documentation's generated tables. Runs with LLM agents belong on the runner, which
@@ -274,6 +302,9 @@ def run_in_memory(config: ConsensusConfig, *, batch: int = 256) -> list[dict[str
 
     return asyncio.run(
         records_in_memory(
-            expand_units(config), consensus_unit, kinds={"consensus_question"}, batch=batch
+            [u for u in expand_units(config) if only is None or u.label in only],
+            consensus_unit,
+            kinds={"consensus_question"},
+            batch=batch,
         )
     )

@@ -41,10 +41,10 @@ A parameter the run gives no evidence for keeps its default, and its source says
 Adversaries' scores are left out of the judge's error rates (their message to a receiver is
 not recorded); when summing retained answers, an adversary counts with its public answer.
 
-:func:`compare_consensus` reruns the run's configuration with every honest group simulated on
-its fitted profile and returns the §5.1 metrics of both on the questions both hold (the run's
-finished ones: an interrupted run is compared on what it finished), each with a bootstrap
-interval over questions.
+:func:`compare_consensus` reruns the run's questions (its finished ones: an interrupted run is
+compared on what it finished, and only that is rerun) with every honest group simulated on its
+fitted profile and returns the §5.1 metrics of both on the questions both hold, each with a
+bootstrap interval over questions.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ from byzllm.tasks import Task
 
 from .._fitting import ComparisonRow, FittedProfile, comparison_row
 from .config import AgentBackend, ConsensusConfig, GroupBackends
-from .experiment import run_in_memory
+from .experiment import question_label, run_in_memory
 from .report import consensus_intervals
 from .setup import load_dataset
 
@@ -573,12 +573,15 @@ def compare_consensus(
     """
     if profile.domain != "consensus":
         raise InputError(f"the profile was fitted on a {profile.domain} run, not a consensus one")
-    twin = run_in_memory(simulated_twin(config, profile))
+    # The twin plays the questions the run holds: an interrupted run (or one grown with
+    # other questions) holds only some of its configured grid.
+    twin = run_in_memory(
+        simulated_twin(config, profile), only={question_label(q) for q in questions}
+    )
     real, sim = _traces(questions), _traces(twin)
     out = []
     for key in sorted(real):
-        # Like with like: the twin reruns the whole configured grid, and a run that was
-        # interrupted (or grown with other questions) holds only some of it.
+        # Like with like, should the twin miss a question the run holds.
         shared = sorted(real[key].keys() & sim.get(key, {}).keys())
         if not shared:
             continue
