@@ -7,10 +7,12 @@ import importlib.util
 import json
 import os
 import secrets
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,6 +143,48 @@ def humaneval_file() -> Callable[..., Path]:
 def toy_problems(tmp_path: Path) -> Path:
     """Four HumanEval-format problems (``add_k``), for CodeGen runs on the simulator."""
     return write_humaneval(tmp_path / "he.jsonl", 4, prefix="Toy")
+
+
+def edit_stored_record(
+    run_dir: Path,
+    kind: str,
+    field: str,
+    value: Any,
+    *,
+    unit: str | None = None,
+    position: int = 0,
+) -> str:
+    """Set ``field`` (dotted into objects and lists: ``requests.retries``,
+    ``trace.rounds.0.0.calls``) of one record in a run's SQLite file, as a hand edit would:
+    the ``position``-th record of ``kind`` of ``unit`` (default: the first unit that has
+    one). Returns the unit's id."""
+    from byzllm.runs._codec import pack_batch, pack_json, unpack_records
+
+    with sqlite3.connect(run_dir / "results.sqlite") as conn:
+        rows = conn.execute(
+            "SELECT unit_id, seq, json FROM records WHERE kind=? ORDER BY unit_id, seq", (kind,)
+        ).fetchall()
+        unit_id, seq, stored = next(row for row in rows if unit in (None, row[0]))
+        texts = unpack_records(stored)
+        record = json.loads(texts[position])
+        target = record
+        *path, last = field.split(".")
+        for part in path:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        if isinstance(target, list):
+            target[int(last)] = value
+        else:
+            target[last] = value
+        texts[position] = json.dumps(record)
+        packed = pack_json(texts[0]) if len(texts) == 1 else pack_batch(texts)
+        conn.execute("UPDATE records SET json=? WHERE unit_id=? AND seq=?", (packed, unit_id, seq))
+    return str(unit_id)
+
+
+@pytest.fixture(scope="session")
+def edit_record() -> Callable[..., str]:
+    """:func:`edit_stored_record` as a fixture, for tests in any folder."""
+    return edit_stored_record
 
 
 def modules_loaded_after(code: str, names: Sequence[str]) -> list[str]:

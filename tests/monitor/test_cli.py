@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -386,3 +387,31 @@ def test_train_names_the_collect_units_that_did_not_finish(tmp_path: Path) -> No
     assert "rerun `byzllm monitor collect` with --retry-failed, then train again" in text
     trained = json.loads(runner.invoke(app, ["monitor", "train", str(run), "--json"]).stdout)
     assert trained["unfinished"] == {"validation": {"failed": len(failed), "pending": 0}}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("total_turns", None), ("resets", "abc"), ("requests.requests", "abc")],
+)
+def test_report_on_an_edited_game_is_one_error_line(
+    tmp_path: Path, edit_record: Callable[..., str], field: str, value: Any
+) -> None:
+    """A game record edited by hand (a number turned into null or text) is named with its
+    unit and field when the report loads it, not met as a traceback in a sum."""
+    assert _evaluate(tmp_path, _monitors_file(tmp_path)).exit_code == 0
+    unit = edit_record(tmp_path / "eval", "monitor_game", field, value)
+    line = _one_error_line(runner.invoke(app, ["monitor", "report", str(tmp_path / "eval")]))
+    assert "monitor_game record 1 of unit" in line and f"({unit})" in line
+    assert f": {field.split('.')[0]}: " in line
+
+
+def test_train_on_an_edited_turn_is_one_error_line(
+    tmp_path: Path, edit_record: Callable[..., str]
+) -> None:
+    run = tmp_path / "collect"
+    small = ["--set", "n_train=2", "--set", "n_validation=1"]
+    assert runner.invoke(app, ["monitor", "collect", "-o", str(run), *small]).exit_code == 0
+    unit = edit_record(run, "monitor_turn", "turn", None, position=1)
+    line = _one_error_line(runner.invoke(app, ["monitor", "train", str(run)]))
+    assert "monitor_turn record 2 of unit" in line and f"({unit})" in line
+    assert ": turn: Input should be a valid integer (got None)" in line

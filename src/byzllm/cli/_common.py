@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from byzllm.experiments.parse_health import ParseHealth
     from byzllm.experiments.request_health import RequestHealth
     from byzllm.llm import Model
-    from byzllm.runs import Executor, RunSummary, Unit, WorkFn
+    from byzllm.runs import Executor, Record, RunSummary, Unit, WorkFn
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -495,9 +495,10 @@ def load_cli_config(
     return load_config(path, model, parse_overrides(list(set_values or [])))
 
 
-def stored_records(run_dir: Path, kind: str, *, missing: str) -> list[dict[str, Any]]:
-    """A report's records: those of ``kind`` in the run at ``run_dir``; a run without any
-    is an :class:`~byzllm.errors.InputError` saying ``<run_dir> has no <missing>``."""
+def stored_records(run_dir: Path, kind: type[Record], *, missing: str) -> list[dict[str, Any]]:
+    """A report's records: those of ``kind`` in the run at ``run_dir``, each checked against
+    its class (:meth:`~byzllm.runs.Store.iter_records`); a run without any is an
+    :class:`~byzllm.errors.InputError` saying ``<run_dir> has no <missing>``."""
     from byzllm.runs import Store
 
     with Store.open(run_dir) as store:

@@ -104,12 +104,13 @@ def train(
         byzllm codegen train runs/cgc
     """
     from byzllm.experiments.codegen import train_monitors
+    from byzllm.experiments.codegen.records import CodeGenTurnRecord
     from byzllm.monitor import ablation_rows, table5_rows
     from byzllm.runs import Store
 
     with Store.open(training.run_dir) as store:
         common.require_collected_turns(training.run_dir, store.kinds(), "codegen_turn")
-        turns = store.records("codegen_turn")
+        turns = store.records(CodeGenTurnRecord)
         cfg = store.latest_config() or {}
         unfinished = common.unfinished_units(store, "split")
     if unfinished:
@@ -234,6 +235,7 @@ def report(
     with common.cli_errors():
         from byzllm.errors import InputError
         from byzllm.experiments import parse_health, request_health
+        from byzllm.experiments.codegen.records import CodeGenProblemRecord
         from byzllm.experiments.codegen.report import (
             INTERVAL_NOTE,
             gain_line,
@@ -246,7 +248,7 @@ def report(
         from byzllm.runs.reports import write_csv
 
         rows = common.stored_records(
-            run_dir, "codegen_problem", missing="CodeGen results (run `byzllm codegen run`)"
+            run_dir, CodeGenProblemRecord, missing="CodeGen results (run `byzllm codegen run`)"
         )
         with Store.open(run_dir) as store:
             n_test = (store.latest_config() or {}).get("n_test")

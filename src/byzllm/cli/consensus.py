@@ -117,11 +117,12 @@ def _question_stream(run_dir: Path, unit_ids: set[str] | None = None) -> Iterato
 
 def _read_questions(run_dir: Path, unit_ids: set[str] | None) -> Iterator[dict[str, Any]]:
     from byzllm.errors import InputError
+    from byzllm.experiments.consensus.records import ConsensusQuestion
     from byzllm.runs import Store
 
     found = False
     with Store.open(run_dir) as store:
-        for row in store.iter_records("consensus_question", with_unit=True):
+        for row in store.iter_records(ConsensusQuestion, with_unit=True):
             if unit_ids is None or row["unit_id"] in unit_ids:
                 found = True
                 yield row

@@ -166,10 +166,11 @@ def report(
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.govsim import INTERVAL_NOTE, METRICS, plot_stocks, summary_rows
         from byzllm.experiments.govsim import transcript as render
+        from byzllm.experiments.govsim.records import GovSimGameRecord
         from byzllm.runs.reports import write_csv
 
         games = common.stored_records(
-            run_dir, "govsim_game", missing="GovSim games (run `byzllm govsim run`)"
+            run_dir, GovSimGameRecord, missing="GovSim games (run `byzllm govsim run`)"
         )
         rows = summary_rows(games)
         health = parse_health.from_records(games)

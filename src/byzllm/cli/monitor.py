@@ -84,13 +84,14 @@ def train(
         byzllm monitor train runs/mon-collect --out monitors.json --json
     """
     from byzllm.experiments.monitor.pipeline import train_from_turns
+    from byzllm.experiments.monitor.records import MonitorGameRecord, MonitorTurnRecord
     from byzllm.monitor import ablation_rows, table5_rows
     from byzllm.runs import Store
 
     with Store.open(training.run_dir) as store:
         common.require_collected_turns(training.run_dir, store.kinds(), "monitor_turn")
-        turns = store.records("monitor_turn")
-        games = store.records("monitor_game")
+        turns = store.records(MonitorTurnRecord)
+        games = store.records(MonitorGameRecord)
         cfg = store.latest_config() or {}
         unfinished = common.unfinished_units(store, "split")
     if unfinished:
@@ -249,6 +250,7 @@ def report(
         )
         from byzllm.experiments.monitor.environments import get_environment
         from byzllm.experiments.monitor.outcomes import OUTCOME_NOTE, outcome_rows
+        from byzllm.experiments.monitor.records import MonitorGameRecord
         from byzllm.monitor.report import (
             MONITORS_SIMULATED_NOTE,
             SE_NOTE,
@@ -263,7 +265,7 @@ def report(
         from byzllm.runs.reports import format_pm, rich_table, write_csv
 
         with Store.open(run_dir) as store:
-            games = store.records("monitor_game")
+            games = store.records(MonitorGameRecord)
             cfg = store.latest_config()
             unfinished = common.unfinished_units(store, "condition")
         env_name = str(

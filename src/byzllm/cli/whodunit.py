@@ -248,10 +248,11 @@ def report(run_dir: common.RunDirArgument, json_output: common.JsonOption = Fals
     with common.cli_errors():
         from byzllm.experiments import parse_health, request_health
         from byzllm.experiments.whodunit import report_rows
+        from byzllm.experiments.whodunit.records import WhoDunitGameRecord
         from byzllm.runs import Store
 
         with Store.open(run_dir) as store:
-            games = store.records("whodunit_game")
+            games = store.records(WhoDunitGameRecord)
         if not games:  # another kind of run, or none finished: not an empty success
             from byzllm.errors import InputError
 

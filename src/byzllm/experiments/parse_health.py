@@ -21,9 +21,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from byzllm.agents import ParseCounts
+from byzllm.runs import UnitRequests
 
 if TYPE_CHECKING:
     from byzllm.runs import Store
@@ -36,6 +37,7 @@ __all__ = [
     "ParseHealth",
     "StageHealth",
     "StageText",
+    "UnitCounts",
     "from_records",
     "from_store",
     "logprob_counts",
@@ -54,6 +56,17 @@ UNIT_KINDS = (
     "govsim_game",
     "codegen_problem",
 )
+
+
+class UnitCounts(BaseModel):
+    """The fields of a unit-level record (one of :data:`UNIT_KINDS`) that the parse and
+    request health read: what :func:`unit_records` checks the records against (their own
+    classes would cost ``runs show`` the import of every domain)."""
+
+    simulated: bool = False
+    parse: dict[str, dict[str, int]] | None = None
+    requests: UnitRequests = None
+
 
 #: The status of a run's parse health.
 Status = Literal["ok", "warning", "n/a (simulated)", "not recorded"]
@@ -310,9 +323,13 @@ def from_store(store: Store, kinds: Sequence[str] = UNIT_KINDS) -> ParseHealth |
 
 
 def unit_records(store: Store, kinds: Sequence[str] = UNIT_KINDS) -> list[dict[str, Any]]:
-    """Every unit-level record in ``store``, of the ``kinds`` it holds, in ``kinds`` order."""
+    """Every unit-level record in ``store``, of the ``kinds`` it holds, in ``kinds`` order;
+    an :class:`~byzllm.errors.InputError` for one whose counts are not numbers
+    (:class:`UnitCounts`)."""
     present = store.kinds()
-    return [row for kind in kinds if present.get(kind) for row in store.records(kind)]
+    return [
+        row for kind in kinds if present.get(kind) for row in store.records(kind, check=UnitCounts)
+    ]
 
 
 def logprob_counts(

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from byzllm.runs import REQUEST_COUNTS
+
 from .parse_health import UNIT_KINDS, Coverage, unit_records
 
 if TYPE_CHECKING:
@@ -31,8 +33,6 @@ __all__ = ["UNIT_KINDS", "WARN_ABOVE", "RequestHealth", "from_records", "from_st
 
 #: A run whose retried requests exceed this share of its requests gets a warning line.
 WARN_ABOVE = 0.2
-
-_COUNTS = ("requests", "cached", "retries", "timeouts", "failures")
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ class RequestHealth(Coverage):
 
 def from_records(records: Iterable[Mapping[str, Any]]) -> RequestHealth:
     """Sum the ``requests`` counts of unit-level records (dicts from the store, or models)."""
-    totals = dict.fromkeys(_COUNTS, 0)
+    totals = dict.fromkeys(REQUEST_COUNTS, 0)
     errors: dict[str, int] = {}
     units = recorded = simulated = retried = 0
     for record in records:
@@ -132,7 +132,7 @@ def from_records(records: Iterable[Mapping[str, Any]]) -> RequestHealth:
         if not isinstance(counts, Mapping):
             continue
         recorded += 1
-        for name in _COUNTS:
+        for name in REQUEST_COUNTS:
             totals[name] += int(counts.get(name, 0) or 0)
         retried += bool(counts.get("retries"))
         kinds = counts.get("errors")

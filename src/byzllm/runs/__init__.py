@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     )
     from ._model_config import ModelConfig
     from ._progress import LiveStatus, PlainProgress, ProgressReporter, RichProgress, SilentProgress
-    from ._records import PackedRecords, Record, UnitRequests, pack_records
+    from ._records import REQUEST_COUNTS, PackedRecords, Record, UnitRequests, pack_records
     from ._repair import RepairReport, repair_store
     from ._reuse import Reused, reuse_units, sibling_runs
     from ._runner import (
@@ -144,6 +144,7 @@ _LAZY: dict[str, str] = {
     "ProgressReporter": "._progress",
     "RichProgress": "._progress",
     "SilentProgress": "._progress",
+    "REQUEST_COUNTS": "._records",
     "PackedRecords": "._records",
     "Record": "._records",
     "UnitRequests": "._records",
@@ -181,6 +182,7 @@ __all__ = [
     "AUTO_PROCESS_MIN_UNITS",
     "BOOTSTRAP_METHOD",
     "EXECUTOR_NAMES",
+    "REQUEST_COUNTS",
     "STORE_FILENAME",
     "UNIT_ID_SCHEME",
     "ConfigError",

@@ -11,11 +11,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ._codec import pack_batch, pack_json
 
-__all__ = ["PackedRecords", "Record", "UnitRequests", "coerce_records", "pack_records"]
+__all__ = [
+    "REQUEST_COUNTS",
+    "PackedRecords",
+    "Record",
+    "UnitRequests",
+    "coerce_records",
+    "pack_records",
+]
 
 _CAMEL_BOUNDARY = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -26,10 +33,35 @@ RESERVED_FIELDS = frozenset({"unit_id", "unit_label", "payload"})
 RESERVED_KINDS = frozenset({"units"})
 
 
+#: The counts of a unit's model requests (:meth:`byzllm.llm.RequestCounts.to_dict`), besides
+#: ``errors`` (``{kind: n}``).
+REQUEST_COUNTS = ("requests", "cached", "retries", "timeouts", "failures")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_request_counts(counts: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Refuse request counts that are not whole numbers (a ``null`` or a text in an edited
+    record), which the reports that total them cannot add up; other keys are kept as they
+    are."""
+    if counts is None:
+        return None
+    for name in REQUEST_COUNTS:
+        if name in counts and not _whole(counts[name]):
+            raise ValueError(f"its {name!r} count must be a whole number, not {counts[name]!r}")
+    errors = counts.get("errors", {})
+    if not isinstance(errors, dict) or not all(_whole(n) for n in errors.values()):
+        raise ValueError(f"its 'errors' must map each kind to a whole number, not {errors!r}")
+    return counts
+
+
 #: A record's ``requests`` field: the unit's model requests, as
 #: :func:`byzllm.llm.track_requests` counts them (declare ``requests: UnitRequests = None``).
 UnitRequests = Annotated[
     dict[str, Any] | None,
+    AfterValidator(_check_request_counts),
     Field(
         description="the unit's model requests: {requests, cached, retries, timeouts, failures, "
         "errors: {kind: n}} (byzllm.llm.track_requests; all zero for simulated agents; None in "

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
 from byzllm.errors import ByzllmError, InputError
 
 from ._codec import parse_record, unpack_record_bytes, unpack_records
@@ -362,6 +364,28 @@ def _pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def record_problem(model: type[BaseModel], text: str | bytes, row: Any) -> ValidationError | None:
+    """What is wrong with one stored record (its JSON ``text``, read as ``row``) for
+    ``model``; None when it validates (:meth:`Store.iter_records`).
+
+    Strict, on the JSON as stored: a record byzllm wrote always passes, and a text where a
+    number belongs ("12" included) does not, as pydantic's lax mode would let it.
+    """
+    validator = model.__pydantic_validator__
+    try:
+        try:
+            validator.validate_json(text, strict=True)
+        except ValidationError as err:
+            if not any(item["type"] == "json_invalid" for item in err.errors()):
+                raise
+            # JSON that only the fallback parser reads (a lone surrogate escape): check the
+            # values it read, in lax mode, which takes its lists for tuples.
+            validator.validate_python(row)
+    except ValidationError as err:
+        return err
+    return None
 
 
 def _record_rows_of(
@@ -855,26 +879,67 @@ class Store:
 
     @_guarded
     def records(
-        self, kind: str, *, with_unit: bool = False, with_payload: bool = False
+        self,
+        kind: str | type[Record],
+        *,
+        with_unit: bool = False,
+        with_payload: bool = False,
+        check: type[BaseModel] | None = None,
     ) -> list[dict[str, Any]]:
         """Every record of ``kind`` as a dict, in grid order.
 
-        ``with_unit=True`` adds ``unit_id`` and ``unit_label`` keys (for grouping by unit);
-        ``with_payload=True`` adds the unit's payload under ``payload`` (what defined it:
-        protocol, seed, ...), so reports can group by it.
+        ``kind`` is a kind's name, or its :class:`Record` class: each record is then checked
+        against that class before it is returned, as a report needs (``check``:
+        :meth:`iter_records`). ``with_unit=True`` adds ``unit_id`` and ``unit_label`` keys
+        (for grouping by unit); ``with_payload=True`` adds the unit's payload under
+        ``payload`` (what defined it: protocol, seed, ...), so reports can group by it.
         """
         with collector_paused():
-            return list(self.iter_records(kind, with_unit=with_unit, with_payload=with_payload))
+            rows = self.iter_records(
+                kind, with_unit=with_unit, with_payload=with_payload, check=check
+            )
+            return list(rows)
 
     def iter_records(
-        self, kind: str, *, with_unit: bool = False, with_payload: bool = False
+        self,
+        kind: str | type[Record],
+        *,
+        with_unit: bool = False,
+        with_payload: bool = False,
+        check: type[BaseModel] | None = None,
     ) -> Iterator[dict[str, Any]]:
         """:meth:`records` one at a time, read as they are asked for: a summary that adds up
         as it reads holds one record, not the run (a 12,000-question demo's records took
-        1.2 GB as a list). The store stays open until the iteration ends."""
+        1.2 GB as a list). The store stays open until the iteration ends.
+
+        Given a :class:`Record` class as ``kind`` (or a model of the fields a caller reads as
+        ``check``), every record is validated against it, as strictly as the store wrote it,
+        before it is returned: the store is a file a user can edit, and a ``null`` or a text
+        where a number belongs made a report fail deep in a sum. A record that does not
+        validate is an :class:`InputError` naming the file, the unit, the record and the
+        field.
+        """
+        name = kind.kind if isinstance(kind, type) else kind
+        model = check or (kind if isinstance(kind, type) else None)
+        unit_before, position = None, 0
         try:
-            for unit, label, payload, text in self._record_rows(kind, decoded=False):
+            for unit, label, payload, text in self._record_rows(name, decoded=False):
                 row: dict[str, Any] = parse_record(text)
+                if model is not None:
+                    # Which of the unit's records of this kind (a unit may write several).
+                    position = position + 1 if unit == unit_before else 0
+                    unit_before = unit
+                    problem = record_problem(model, text, row)
+                    if problem is not None:
+                        from ._config import format_validation_error
+
+                        where = f"{name} record {position + 1} of unit {label!r} ({unit})"
+                        raise InputError(
+                            format_validation_error(
+                                problem, model, f"{where} in {self.path}", what="value in"
+                            )
+                            + " (the record was edited by hand or damaged)"
+                        )
                 if with_unit:
                     row["unit_id"] = unit
                     row["unit_label"] = label

@@ -1,0 +1,94 @@
+"""A report on a run whose records were edited by hand (a ``null`` or a text where a number
+belongs) is one error line naming the file, the unit and the field, with exit code 2: the
+records are checked as they are loaded, before any sum over them."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from byzllm.cli import app
+
+RUNNER = CliRunner()
+
+#: The smallest run of each domain (simulated agents).
+RUNS = {
+    "consensus": ["consensus", "run", "--set", "dataset.n=2", "--set", "topologies=[complete]"],
+    "govsim": ["govsim", "run", "--set", "n_games=1"],
+    "whodunit": ["whodunit", "run", "--set", "n_games=1"],
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One finished run per domain, copied by each test (never changed)."""
+    folder = tmp_path_factory.mktemp("runs")
+    made = {}
+    for domain, command in RUNS.items():
+        result = RUNNER.invoke(app, [*command, "-o", str(folder / domain)])
+        assert result.exit_code == 0, result.output
+        made[domain] = folder / domain
+    return made
+
+
+def _one_error_line(result: Result) -> str:
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("domain", "kind", "field", "value", "command"),
+    [
+        # The consensus report's round-call totals, and its configuration columns.
+        ("consensus", "consensus_question", "trace.rounds.0.0.calls", None, "consensus report"),
+        ("consensus", "consensus_question", "trace.rounds.0.0.input_tokens", "abc",
+         "consensus report"),
+        ("consensus", "consensus_question", "F", "abc", "consensus report"),
+        ("consensus", "consensus_question", "seed", None, "consensus report"),
+        # Request health, in every report that shows it.
+        ("consensus", "consensus_question", "requests.requests", "abc", "consensus report"),
+        ("whodunit", "whodunit_game", "requests.requests", "abc", "whodunit report"),
+        ("govsim", "govsim_game", "requests.retries", "abc", "govsim report"),
+        ("consensus", "consensus_question", "requests.requests", "abc", "runs show"),
+        ("govsim", "govsim_game", "requests.errors", {"timeout": None}, "runs show"),
+        # The GovSim and WhoDunit reports' metrics.
+        ("govsim", "govsim_game", "survival_rate", "abc", "govsim report"),
+        ("govsim", "govsim_game", "efficiency", "abc", "govsim report"),
+        ("govsim", "govsim_game", "resets", None, "govsim report"),
+        ("whodunit", "whodunit_game", "hallucinations", "abc", "whodunit report"),
+        ("whodunit", "whodunit_game", "parse", "abc", "whodunit report"),
+    ],
+)  # fmt: skip
+def test_a_report_on_an_edited_record_is_one_error_line(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    edit_record: Callable[..., str],
+    domain: str,
+    kind: str,
+    field: str,
+    value: Any,
+    command: str,
+) -> None:
+    run_dir = tmp_path / domain
+    shutil.copytree(runs[domain], run_dir)
+    unit = edit_record(run_dir, kind, field, value)
+    line = _one_error_line(RUNNER.invoke(app, [*command.split(), str(run_dir)]))
+    assert f"{kind} record 1 of unit" in line and f"({unit})" in line
+    assert str(run_dir / "results.sqlite") in line
+    assert f": {field.split('.')[0]}" in line
+
+
+def test_reports_on_the_unedited_runs_still_succeed(runs: dict[str, Path], tmp_path: Path) -> None:
+    for domain, run_dir in runs.items():
+        out = ["--out", str(tmp_path / "report")] if domain == "consensus" else []
+        for command in ([domain, "report", str(run_dir), *out], ["runs", "show", str(run_dir)]):
+            result = RUNNER.invoke(app, command)
+            assert result.exit_code == 0, result.output
