@@ -78,6 +78,7 @@ __all__ = [
     "WeakModelOption",
     "bind_run_dir",
     "checked_model",
+    "checked_on_failure",
     "cli_errors",
     "console",
     "csv_option",
@@ -506,6 +507,30 @@ def stored_records(run_dir: Path, kind: type[Record], *, missing: str) -> list[d
     if not records:
         raise InputError(f"{run_dir} has no {missing}")
     return records
+
+
+@contextlib.contextmanager
+def checked_on_failure(run_dir: Path, kind: type[Record]) -> Iterator[None]:
+    """A report over ``kind``'s records read unchecked (by the kind's name), its records
+    checked only when it fails: a report that fails as an edited or damaged record makes it
+    fail (a ``TypeError`` deep in a sum) ends with the :class:`InputError` naming that record
+    (:meth:`~byzllm.runs.Store.iter_records`), any other failure as it was.
+
+    For records too big to check on every read: a consensus question holds its whole trace,
+    and checking costs more than reading (the default ``consensus matrix``'s 2,700: 0.33 s of
+    CPU to read, 0.89 s to read checked).
+    """
+    try:
+        yield
+    except (TypeError, ValueError, KeyError, AttributeError, ArithmeticError) as err:
+        if isinstance(err, ByzllmError):
+            raise
+        from byzllm.runs import Store
+
+        with Store.open(run_dir) as store:
+            for _ in store.iter_records(kind):  # raises at the first record that is wrong
+                pass
+        raise
 
 
 def default_run_dir(config: Path | str | None, area: str, root: Path | str = "runs") -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePath
@@ -117,17 +118,25 @@ def _question_stream(run_dir: Path, unit_ids: set[str] | None = None) -> Iterato
 
 def _read_questions(run_dir: Path, unit_ids: set[str] | None) -> Iterator[dict[str, Any]]:
     from byzllm.errors import InputError
-    from byzllm.experiments.consensus.records import ConsensusQuestion
     from byzllm.runs import Store
 
     found = False
     with Store.open(run_dir) as store:
-        for row in store.iter_records(ConsensusQuestion, with_unit=True):
+        # Unchecked: a report over them checks them when it fails (_checked_on_failure).
+        for row in store.iter_records("consensus_question", with_unit=True):
             if unit_ids is None or row["unit_id"] in unit_ids:
                 found = True
                 yield row
     if not found:
         raise InputError(f"{run_dir} holds no consensus results")
+
+
+def _checked_on_failure(run_dir: Path) -> contextlib.AbstractContextManager[None]:
+    """A report over the run's question records, which are checked when it fails
+    (:func:`~byzllm.cli._common.checked_on_failure`)."""
+    from byzllm.experiments.consensus.records import ConsensusQuestion
+
+    return common.checked_on_failure(run_dir, ConsensusQuestion)
 
 
 def _report_folder_option(contents: str) -> Any:
@@ -375,9 +384,10 @@ def matrix(
         # The parse and request counts are kept as the summary reads each question once.
         counts: list[dict[str, Any]] = []
         stream = _question_stream(target_dir, {u.id for u in units})
-        rows = matrix_rows(summarize(_keeping_counts(stream, counts)))
-        health = parse_health.from_records(counts)
-        requests = request_health.from_records(counts)
+        with _checked_on_failure(target_dir):
+            rows = matrix_rows(summarize(_keeping_counts(stream, counts)))
+            health = parse_health.from_records(counts)
+            requests = request_health.from_records(counts)
         simulated = any(r["simulated"] for r in rows)
         folder = out or target_dir / "report"
         csv_path = write_csv(rows, folder / "matrix.csv", simulated=simulated)
@@ -475,11 +485,12 @@ def report(
         from byzllm.runs.reports import rich_table
 
         questions = _questions(run_dir)
-        summary = summarize(questions)
-        health = parse_health.from_records(questions)
-        requests = request_health.from_records(questions)
+        with _checked_on_failure(run_dir):
+            summary = summarize(questions)
+            health = parse_health.from_records(questions)
+            requests = request_health.from_records(questions)
+            on_model = run_llm_groups(questions)  # the groups that ran on a model
         simulated = any(meta["simulated"] for meta, _ in summary)
-        on_model = run_llm_groups(questions)  # the groups that ran on a model
         label = results_label(simulated, on_model)
         if json_output:
             common.print_json(
@@ -635,10 +646,11 @@ def demo(
             raise typer.Exit(common.summary_exit_code(summary))
         counts: list[dict[str, Any]] = []
         records = _keeping_counts(_question_stream(run_dir, {u.id for u in units}), counts)
-        rows = demo_rows(records, for_json=json_output)
-        # A real model's replies: how many were parsed and how many fell back (the table is
-        # read from them).
-        health = None if real is None else parse_health.from_records(counts)
+        with _checked_on_failure(run_dir):
+            rows = demo_rows(records, for_json=json_output)
+            # A real model's replies: how many were parsed and how many fell back (the table
+            # is read from them).
+            health = None if real is None else parse_health.from_records(counts)
         if json_output:
             common.print_json(
                 {
