@@ -43,10 +43,12 @@ a monitor can learn nothing from it.
 (:func:`~._examples.visible_examples`): up to ``tests_per_round`` of them, each expecting the
 prompt's value, or a wrong value (an unsound test) with probability ``unsound_test_rate``, or
 ``faulty_unsound_rate`` in a faulty turn (probability ``tester_error_rate``). A prompt without
-a usable example gets no test. On a problem whose program reads standard input
-(``ReviewView.stdin``) the examples are the statement's samples
-(:func:`~._examples.visible_stdin_examples`) and each test is an input with its expected
-output (an unsound one expects the output with ``#`` appended), drawn by the same parameters.
+a usable example gets no test. On a LiveCodeBench functional problem the examples are the
+statement's LeetCode ``Input:`` / ``Output:`` lines and each test calls ``Solution().f(...)``.
+On a problem whose program reads standard input (``ReviewView.stdin``) the examples are the
+statement's samples (:func:`~._examples.visible_stdin_examples`) and each test is an input
+with its expected output (an unsound one expects the output with ``#`` appended), drawn by
+the same parameters.
 The tests run in the sandbox like an LLM tester's; its decision positions (each expected value
 or output) report ``test_confidence`` (faulty turns moved towards ``faulty_confidence`` by
 ``fault_signal``).
