@@ -502,3 +502,36 @@ def test_simulated_execution_answers_the_statements_examples() -> None:
         generated_test_result(FUNCTIONAL, everywhere, suite, execution="simulated")
     )
     assert (outcome.passed, outcome.failed) == (1, 0)
+
+
+@needs_sandbox
+def test_simulated_coders_on_a_functional_problem_agree_with_the_sandbox() -> None:
+    # A wrong simulated coder's method used to crash on load (its wrapper looked for a
+    # function), so the sandbox failed every example that simulated execution passed.
+    reference = "class Solution:\n    def double(self, x: int) -> int:\n        return 2 * x\n"
+    problem = CodeProblem(
+        id="lc/double",
+        source="livecodebench",
+        prompt="Return twice x.\n\nExample 1:\n\nInput: x = 2\nOutput: 4\n\nExample 2:\n\n"
+        "Input: x = 5\nOutput: 10\n\nExample 3:\n\nInput: x = -1\nOutput: -2\n\n"
+        f"Complete this code:\n{reference}",
+        entry_point="double",
+        reference=reference,
+        io_tests=(IOTest(input="3", output="6", testtype="functional"),),
+        metadata={"func_name": "double"},
+    )
+    params = CodeGenSimParams(coder_skill=0.0, bug_coverage=0.5, unsound_test_rate=0.3)
+    for k in range(3):
+        runs = [
+            asyncio.run(
+                play_debate(
+                    problem, simulated_team(problem, params), rounds=2, execution=e, key=f"k{k}"
+                )
+            )
+            for e in ("simulated", "sandbox")
+        ]
+        sim, real = (
+            [[(x.passed, x.failed) for x in r.results + r.visible] for r in run.rounds]
+            for run in runs
+        )
+        assert sim == real and any(x != (0, 0) for x in sim[1])

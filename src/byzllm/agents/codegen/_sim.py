@@ -69,7 +69,7 @@ from byzllm.tasks import IOTest
 
 from .. import _seeding
 from .._params import Confidence, NonNegative, Probability, SimParameters, parameter
-from ._examples import visible_examples, visible_stdin_examples
+from ._examples import is_solution_method, visible_examples, visible_stdin_examples
 from ._types import (
     CODER_ROLES,
     CoderView,
@@ -338,6 +338,11 @@ def _byz_hits(args, kwargs, kind={kind!r}, coverage={coverage!r}):
     return int(_byz_hashlib.sha256(key).hexdigest()[:8], 16) / 4294967296 < coverage
 
 
+"""
+
+#: The wrapper of a function (HumanEval's entry point).
+_PERTURB_FUNCTION = """
+
 _byz_reference_{name} = {name}
 
 
@@ -347,10 +352,28 @@ def {name}(*args, **kwargs):
     return _byz_perturb(value) if hit else value
 """
 
+#: The wrapper of a method of LeetCode's ``class Solution`` (a LiveCodeBench functional
+#: problem, called as ``Solution().f(...)``): the arguments hashed are those after ``self``,
+#: the ones its examples show (:func:`~._examples.example_arguments`).
+_PERTURB_METHOD = """
+
+_byz_reference_{name} = Solution.{name}
+
+
+def _byz_wrapped_{name}(self, *args, **kwargs):
+    hit = _byz_hits(args, kwargs)
+    value = _byz_reference_{name}(self, *args, **kwargs)
+    return _byz_perturb(value) if hit else value
+
+
+Solution.{name} = _byz_wrapped_{name}
+"""
+
 
 def wrong_variant(reference: str, entry_point: str, bug: str, coverage: float = 1.0) -> str:
     """``reference`` with ``entry_point`` wrapped so that its return value is perturbed on the
-    inputs :func:`bug_hits` selects (every input at ``coverage = 1``).
+    inputs :func:`bug_hits` selects (every input at ``coverage = 1``); a method of ``class
+    Solution`` (:func:`~._examples.is_solution_method`) is wrapped in its class.
 
     The value changes (a number by one, a boolean negated, a string or a list lengthened or
     cut, ...), so tests comparing return values on those inputs fail; whether they do is for
@@ -360,8 +383,13 @@ def wrong_variant(reference: str, entry_point: str, bug: str, coverage: float = 
         raise ValueError(f"unknown bug kind {bug!r}")
     if not 0.0 <= coverage <= 1.0:
         raise ValueError("coverage must be in [0, 1]")
+    method = is_solution_method(reference, entry_point)
+    wrapper = _PERTURB_METHOD if method else _PERTURB_FUNCTION
     return (
-        reference.rstrip() + "\n" + _PERTURB.format(kind=bug, name=entry_point, coverage=coverage)
+        reference.rstrip()
+        + "\n"
+        + _PERTURB.format(kind=bug, coverage=coverage)
+        + wrapper.format(name=entry_point)
     )
 
 
