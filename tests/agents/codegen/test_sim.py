@@ -199,6 +199,19 @@ def test_wrong_variant_changes_every_return_value_at_full_coverage() -> None:
         assert callable(func) and all(func(x) != 2 * x for x in range(-3, 4))
 
 
+def test_wrong_variant_of_a_solution_method_wraps_the_method() -> None:
+    # A method of `class Solution` was wrapped as a function: `_byz_reference_f = f` raised
+    # NameError when the code loaded, so every such wrong solution crashed on every test.
+    reference = "class Solution:\n    def f(self, x: int) -> int:\n        return x * 2\n"
+    namespace: dict[str, Any] = {}
+    # Plain Python of our own making (no model output): safe to run in-process here.
+    exec(compile(wrong_variant(reference, "f", "off_by_one", 0.5), "<variant>", "exec"), namespace)
+    solution = namespace["Solution"]()
+    hits = [bug_hits("off_by_one", (x,), {}, 0.5) for x in range(200)]
+    assert [solution.f(x) != 2 * x for x in range(200)] == hits  # the arguments after self
+    assert 60 < sum(hits) < 140 and solution.f(x=3) in (6, 7)
+
+
 def test_wrong_variant_hits_exactly_the_inputs_bug_hits_picks() -> None:
     reference = "def f(x):\n    return x * 2\n"
     func = _load(reference, "off_by_one", 0.5)

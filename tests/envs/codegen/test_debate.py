@@ -26,6 +26,7 @@ from byzllm.envs.codegen import (
     play_debate,
     simulated_team,
 )
+from byzllm.envs.codegen._exec import visible_result
 from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig, TokenLogprob
 from byzllm.sandbox import SandboxLimits, sandbox_support
 from byzllm.tasks import CodeProblem, IOTest
@@ -437,3 +438,100 @@ def test_the_judge_sees_how_each_stdin_program_fared_on_the_samples() -> None:
     asked = model.asked["judge"][0]
     assert "Results on the examples in the problem statement:" in asked
     assert "Solution 2: 0/1 tests passed; expected '3', got '2'" in asked
+
+
+# A LiveCodeBench functional problem, as the loader makes it: a method of `class Solution`,
+# the statement's examples in LeetCode's layout.
+FUNCTIONAL = CodeProblem(
+    id="lc/largest",
+    source="livecodebench",
+    prompt="### Largest sum\n\nReturn the sum of the k largest elements of nums.\n\u00a0\n"
+    "Example 1:\n\nInput: nums = [1,2,3], k = 2\nOutput: 5\nExplanation: 2 + 3 = 5.\n\n"
+    "Example 2:\n\nInput: nums = [-4], k = 1\nOutput: -4\n\n\u00a0\nConstraints:\n\n"
+    "1 <= k <= nums.length\n\nComplete this code:\nclass Solution:\n"
+    "    def largestSum(self, nums: List[int], k: int) -> int:",
+    entry_point="largestSum",
+    io_tests=(IOTest(input="[1,2,3]\n2", output="5", testtype="functional"),),
+    metadata={"func_name": "largestSum"},
+)
+LARGEST = (
+    "```python\nclass Solution:\n    def largestSum(self, a, k):\n"
+    "        return sum(sorted(a)[-k:])\n```\nTests helpfulness: 4"
+)
+SMALLEST = LARGEST.replace("[-k:]", "[:k]")
+
+
+@needs_sandbox
+def test_the_judge_sees_how_each_method_fared_on_the_statements_examples() -> None:
+    # LeetCode's Input: / Output: examples were never read: the judge saw no example run.
+    tests = "```python\nassert Solution().largestSum([2, 1], 1) == 2\n```"
+
+    def script(role: str, n: int) -> str:
+        if role in ("judge", "tester"):
+            return JUDGE if role == "judge" else tests
+        return SMALLEST if "algorithm developer" in role else LARGEST
+
+    model = Scripted(script)
+    result = asyncio.run(play_debate(FUNCTIONAL, llm_team(model), rounds=2))
+    visible = result.rounds[1].visible
+    # sum(sorted(a)[:k]) gives 3 on the first example and -4 on the second.
+    assert [(r.passed, r.failed) for r in visible] == [(2, 0), (1, 1), (2, 0), (2, 0)]
+    asked = model.asked["judge"][0]
+    assert "Results on the examples in the problem statement:" in asked
+    assert "Solution 2: 1/2 tests passed" in asked and "largestSum([1, 2, 3], 2)" in asked
+
+
+def test_simulated_execution_answers_the_statements_examples() -> None:
+    # The reference returns each example's value; a wrong one changes it where its bug shows.
+    reference = Solution(coder="c", role="Programmer", round=1, code="", sim=SimCode(correct=True))
+    everywhere = reference.model_copy(
+        update={"sim": SimCode(correct=False, bug="negate", coverage=1.0)}
+    )
+    nowhere = reference.model_copy(update={"sim": SimCode(correct=False, bug="negate", coverage=0)})
+    results = [
+        asyncio.run(visible_result(FUNCTIONAL, s, execution="simulated"))
+        for s in (reference, everywhere, nowhere)
+    ]
+    assert [(r.passed, r.failed, r.simulated) for r in results] == [
+        (2, 0, True),
+        (0, 2, True),
+        (2, 0, True),
+    ]
+    suite = Suite(tests=["assert Solution().largestSum([1, 2, 3], 2) == -6"])  # negated 5
+    outcome = asyncio.run(
+        generated_test_result(FUNCTIONAL, everywhere, suite, execution="simulated")
+    )
+    assert (outcome.passed, outcome.failed) == (1, 0)
+
+
+@needs_sandbox
+def test_simulated_coders_on_a_functional_problem_agree_with_the_sandbox() -> None:
+    # A wrong simulated coder's method used to crash on load (its wrapper looked for a
+    # function), so the sandbox failed every example that simulated execution passed.
+    reference = "class Solution:\n    def double(self, x: int) -> int:\n        return 2 * x\n"
+    problem = CodeProblem(
+        id="lc/double",
+        source="livecodebench",
+        prompt="Return twice x.\n\nExample 1:\n\nInput: x = 2\nOutput: 4\n\nExample 2:\n\n"
+        "Input: x = 5\nOutput: 10\n\nExample 3:\n\nInput: x = -1\nOutput: -2\n\n"
+        f"Complete this code:\n{reference}",
+        entry_point="double",
+        reference=reference,
+        io_tests=(IOTest(input="3", output="6", testtype="functional"),),
+        metadata={"func_name": "double"},
+    )
+    params = CodeGenSimParams(coder_skill=0.0, bug_coverage=0.5, unsound_test_rate=0.3)
+    for k in range(3):
+        runs = [
+            asyncio.run(
+                play_debate(
+                    problem, simulated_team(problem, params), rounds=2, execution=e, key=f"k{k}"
+                )
+            )
+            for e in ("simulated", "sandbox")
+        ]
+        sim, real = (
+            [[(x.passed, x.failed) for x in r.results + r.visible] for r in run.rounds]
+            for run in runs
+        )
+        assert sim == real and any(x != (0, 0) for x in sim[1])

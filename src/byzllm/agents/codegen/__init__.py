@@ -15,6 +15,7 @@ environment; no role ever runs code (the environment does, in the sandbox).
 from ._examples import (
     VisibleExample,
     example_arguments,
+    leetcode_examples,
     visible_examples,
     visible_stdin_examples,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "defines",
     "example_arguments",
     "format_stdin_test",
+    "leetcode_examples",
     "perturb",
     "read_code",
     "read_feedback",

@@ -17,11 +17,10 @@ solution in one fenced code block, and rates how helpful the feedback and the te
 
 from __future__ import annotations
 
-import re
-
 from byzllm.llm import ChatMessage, chat_messages
 from byzllm.tasks import IOTest
 
+from ._examples import is_solution_method
 from ._parse import format_stdin_test
 from ._types import CoderView, ReviewView, Solution, TestResult
 
@@ -71,27 +70,16 @@ def _result_line(i: int, r: TestResult) -> str:
     return head
 
 
-def _is_solution_method(prompt: str, entry_point: str) -> bool:
-    """Whether the problem's starter code makes ``entry_point`` a method of LeetCode's
-    ``class Solution`` (LiveCodeBench's functional problems): their hidden tests call
-    ``Solution().entry_point(...)``, and a test calling ``entry_point(...)`` alone fails on
-    every solution with a ``NameError``."""
-    return (
-        re.search(r"^\s*class\s+Solution\b", prompt, re.MULTILINE) is not None
-        and re.search(rf"\bdef\s+{re.escape(entry_point)}\s*\(\s*self\b", prompt) is not None
-    )
-
-
 def _callee(prompt: str, entry_point: str) -> str:
     """How a test calls the entry point: ``Solution().f`` for a method of ``class Solution``
-    (:func:`_is_solution_method`), else ``f``."""
-    return f"Solution().{entry_point}" if _is_solution_method(prompt, entry_point) else entry_point
+    (:func:`~._examples.is_solution_method`), else ``f``."""
+    return f"Solution().{entry_point}" if is_solution_method(prompt, entry_point) else entry_point
 
 
 def _task(view_prompt: str, entry_point: str | None) -> str:
     target = ""
     if entry_point:
-        method = _is_solution_method(view_prompt, entry_point)
+        method = is_solution_method(view_prompt, entry_point)
         target = f" Define `{entry_point}`" + (" as a method of `Solution`." if method else ".")
     return f"Problem:\n```python\n{_cut(view_prompt, 8000)}\n```\n{target}".rstrip()
 

@@ -43,10 +43,12 @@ a monitor can learn nothing from it.
 (:func:`~._examples.visible_examples`): up to ``tests_per_round`` of them, each expecting the
 prompt's value, or a wrong value (an unsound test) with probability ``unsound_test_rate``, or
 ``faulty_unsound_rate`` in a faulty turn (probability ``tester_error_rate``). A prompt without
-a usable example gets no test. On a problem whose program reads standard input
-(``ReviewView.stdin``) the examples are the statement's samples
-(:func:`~._examples.visible_stdin_examples`) and each test is an input with its expected
-output (an unsound one expects the output with ``#`` appended), drawn by the same parameters.
+a usable example gets no test. On a LiveCodeBench functional problem the examples are the
+statement's LeetCode ``Input:`` / ``Output:`` lines and each test calls ``Solution().f(...)``.
+On a problem whose program reads standard input (``ReviewView.stdin``) the examples are the
+statement's samples (:func:`~._examples.visible_stdin_examples`) and each test is an input
+with its expected output (an unsound one expects the output with ``#`` appended), drawn by
+the same parameters.
 The tests run in the sandbox like an LLM tester's; its decision positions (each expected value
 or output) report ``test_confidence`` (faulty turns moved towards ``faulty_confidence`` by
 ``fault_signal``).
@@ -67,7 +69,7 @@ from byzllm.tasks import IOTest
 
 from .. import _seeding
 from .._params import Confidence, NonNegative, Probability, SimParameters, parameter
-from ._examples import visible_examples, visible_stdin_examples
+from ._examples import is_solution_method, visible_examples, visible_stdin_examples
 from ._types import (
     CODER_ROLES,
     CoderView,
@@ -336,6 +338,11 @@ def _byz_hits(args, kwargs, kind={kind!r}, coverage={coverage!r}):
     return int(_byz_hashlib.sha256(key).hexdigest()[:8], 16) / 4294967296 < coverage
 
 
+"""
+
+#: The wrapper of a function (HumanEval's entry point).
+_PERTURB_FUNCTION = """
+
 _byz_reference_{name} = {name}
 
 
@@ -345,10 +352,28 @@ def {name}(*args, **kwargs):
     return _byz_perturb(value) if hit else value
 """
 
+#: The wrapper of a method of LeetCode's ``class Solution`` (a LiveCodeBench functional
+#: problem, called as ``Solution().f(...)``): the arguments hashed are those after ``self``,
+#: the ones its examples show (:func:`~._examples.example_arguments`).
+_PERTURB_METHOD = """
+
+_byz_reference_{name} = Solution.{name}
+
+
+def _byz_wrapped_{name}(self, *args, **kwargs):
+    hit = _byz_hits(args, kwargs)
+    value = _byz_reference_{name}(self, *args, **kwargs)
+    return _byz_perturb(value) if hit else value
+
+
+Solution.{name} = _byz_wrapped_{name}
+"""
+
 
 def wrong_variant(reference: str, entry_point: str, bug: str, coverage: float = 1.0) -> str:
     """``reference`` with ``entry_point`` wrapped so that its return value is perturbed on the
-    inputs :func:`bug_hits` selects (every input at ``coverage = 1``).
+    inputs :func:`bug_hits` selects (every input at ``coverage = 1``); a method of ``class
+    Solution`` (:func:`~._examples.is_solution_method`) is wrapped in its class.
 
     The value changes (a number by one, a boolean negated, a string or a list lengthened or
     cut, ...), so tests comparing return values on those inputs fail; whether they do is for
@@ -358,8 +383,13 @@ def wrong_variant(reference: str, entry_point: str, bug: str, coverage: float = 
         raise ValueError(f"unknown bug kind {bug!r}")
     if not 0.0 <= coverage <= 1.0:
         raise ValueError("coverage must be in [0, 1]")
+    method = is_solution_method(reference, entry_point)
+    wrapper = _PERTURB_METHOD if method else _PERTURB_FUNCTION
     return (
-        reference.rstrip() + "\n" + _PERTURB.format(kind=bug, name=entry_point, coverage=coverage)
+        reference.rstrip()
+        + "\n"
+        + _PERTURB.format(kind=bug, coverage=coverage)
+        + wrapper.format(name=entry_point)
     )
 
 

@@ -24,9 +24,11 @@ syntax (:func:`syntax_error`) parses only, it never runs code.
   its own with the case's input as standard input, its output compared as LiveCodeBench's
   checker does; each has its share of the deadline, as a test does (at least a second).
 - :func:`visible_result` runs the examples the prompt shows
-  (:func:`byzllm.agents.codegen.visible_examples`; a stdin problem's samples,
-  :func:`~byzllm.agents.codegen.visible_stdin_examples`) the same way: what a solution
-  observably does, which the environment shows the judge (``ReviewView.visible``).
+  (:func:`byzllm.agents.codegen.visible_examples`: HumanEval's doctests, a functional
+  problem's LeetCode ``Input:`` / ``Output:`` examples as ``Solution().f(...)`` calls; a stdin
+  problem's samples, :func:`~byzllm.agents.codegen.visible_stdin_examples`) the same way:
+  what a solution observably does, which the environment shows the judge
+  (``ReviewView.visible``).
 
 **Simulated execution.** With ``execution="simulated"`` nothing runs; the environment, not any
 role, derives outcomes from a simulated coder's own account of its code (``Solution.sim``):
