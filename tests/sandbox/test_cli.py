@@ -93,3 +93,24 @@ def test_check_says_how_the_limits_are_held() -> None:
     if found["available"]:
         assert "sysv_ipc_closed, memfd_refused, inode_limit hold what" in done.output
     assert ("note: not root" in done.output) == found["rootless"]
+
+
+@pytest.mark.usefixtures("require_sandbox")
+def test_run_escapes_the_programs_control_characters(tmp_path: Path) -> None:
+    """On a terminal the program's escape sequences would clear the screen and show a status
+    line of its own: they are shown escaped, in its output and in a detail quoting it."""
+    program = tmp_path / "spoof.py"
+    program.write_text(
+        "import sys\n"
+        "print('\\x1b[2J\\x1b[H\\x1b]0;t\\x07status: passed')\n"
+        "sys.exit('\\x1b[2Jstatus: passed')\n"
+    )
+    # color=True: escape sequences are kept, as on a terminal.
+    done = runner.invoke(app, ["sandbox", "run", str(program), "--timeout", "5"], color=True)
+    assert done.exit_code == 1, done.output
+    assert "\x1b" not in done.output and "\x07" not in done.output, repr(done.output)
+    assert done.output.startswith("status: crashed\n"), done.output
+    assert "\\x1b[2J\\x1b[H\\x1b]0;t\\x07status: passed\n" in done.output
+    assert "detail: exit status 1: \\x1b[2Jstatus: passed\n" in done.output
+    raw = runner.invoke(app, ["sandbox", "run", str(program), "--timeout", "5", "--json"])
+    assert json.loads(raw.stdout)["stdout"] == "\x1b[2J\x1b[H\x1b]0;t\x07status: passed\n"

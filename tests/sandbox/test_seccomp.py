@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-from byzllm.sandbox import SandboxLimits, _seccomp, run_program, sandbox_support
+from byzllm.sandbox import SandboxLimits, _seccomp, run_program, run_tests, sandbox_support
 from byzllm.sandbox._bootstrap import signal_guard
 from byzllm.sandbox._seccomp import filter_program, signal_calls
 
@@ -162,3 +162,53 @@ async def test_without_the_extra_the_deny_list_holds(hand_built: None) -> None:
         f"memfd {errno.EPERM}",
         f"inet {errno.EAFNOSUPPORT}",
     ], result
+
+
+#: pidfd_send_signal through the descriptor of a /proc/PID folder: its own process (signal 0,
+#: harmless) and PID 1 (SIGINT: Python's handler, in a PID 1 of the caller's uid without root).
+PIDFD_SIGNALS = """
+import errno, os, signal
+for target, number in (("/proc/self", 0), ("/proc/1", signal.SIGINT)):
+    fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        signal.pidfd_send_signal(fd, number)
+        print("signalled")
+    except OSError as error:
+        print(errno.errorcode[error.errno])
+"""
+
+
+async def test_no_process_is_signalled_through_a_proc_descriptor(require_sandbox: None) -> None:
+    """pidfd_send_signal takes any /proc/PID folder's descriptor as its target, which no
+    filter can map to a pid: refused whatever it names. Without root it reached PID 1 (whose
+    SIGINT made the run a SandboxError, its SIGALRM a time-out at once) and the tests'
+    process."""
+    itself = PIDFD_SIGNALS.replace('("/proc/1", signal.SIGINT)', "")
+    bare = subprocess.run(
+        [sys.executable, "-c", itself],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert bare.stdout.split() == ["signalled"]  # a plain process may
+    limits = SandboxLimits(timeout_s=20)
+    result = await run_program(PIDFD_SIGNALS, limits=limits)
+    assert (result.status, result.stdout.split()) == ("passed", ["EPERM", "EPERM"]), result
+    killer = """
+def add(a, b):
+    return a - b
+
+import os, signal
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and int(pid) != os.getpid():
+        fd = os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except OSError:
+            pass
+"""
+    tests = "def check(candidate):\n    assert candidate(2, 2) == 4\n"
+    judged = await run_tests(killer, tests, entry_point="add", limits=limits)
+    assert judged.status == "failed", judged  # the tests ran: not "killed by SIGKILL"
+    assert judged.detail.startswith("AssertionError at tests line 2"), judged

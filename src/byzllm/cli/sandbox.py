@@ -47,8 +47,9 @@ def run_command(
 
     The result is one of passed, failed (an assertion failed: shown), timed_out, crashed
     (exception, signal or non-zero exit: shown) or rejected (a limit: which one), with the
-    program's output. Use it to check the sandbox on your machine, e.g. with a program that
-    tries to open a socket or write to your home folder.
+    program's output, its control characters escaped (\\x1b: the program cannot drive your
+    terminal; --json gives the output as it was). Use it to check the sandbox on your
+    machine, e.g. with a program that tries to open a socket or write to your home folder.
 
     Exit codes: 0 the program passed; 1 it did not; 2 bad input; 3 the sandbox is unavailable
     here (see `byzllm sandbox check`; --unsafe runs the program anyway, without isolation).
@@ -80,12 +81,12 @@ def run_command(
         else:
             typer.echo(f"status: {result.status}")
             if result.detail:
-                typer.echo(f"detail: {result.detail}")
+                typer.echo(f"detail: {_shown(result.detail)}")
             typer.echo(f"exit code: {result.exit_code}   duration: {result.duration_s:.2f} s")
             for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
                 if text:
                     typer.echo(f"--- {name} ---")
-                    typer.echo(text, nl=not text.endswith("\n"))
+                    typer.echo(_shown(text), nl=not text.endswith("\n"))
         raise typer.Exit(0 if result.passed else 1)
 
 
@@ -145,6 +146,19 @@ def _notes(found: dict[str, bool | str]) -> list[str]:
     if found.get("zygote"):
         notes.append("runs are forked from a warm zygote (no interpreter start per run)")
     return notes
+
+
+#: Control characters but newline and tab (C0, DEL, C1), each as its ``\\xNN`` escape.
+_CONTROLS = {
+    code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)) if chr(code) not in "\n\t"
+}
+
+
+def _shown(text: str) -> str:
+    """The program's text (its output, or a detail quoting it) as it may reach a terminal:
+    escape sequences written raw would let the program drive the terminal, e.g. clear the
+    screen and print a status line of its own."""
+    return text.translate(_CONTROLS)
 
 
 def _read(path: Path, what: str) -> str:

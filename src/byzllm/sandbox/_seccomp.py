@@ -31,7 +31,11 @@ because only it knows the pids, and it runs with the standard library alone) ref
 to signal or limit the sandbox's PID 1 and the tests' process (``kill``, ``tkill``,
 ``tgkill``, ``rt_sigqueueinfo``, ``rt_tgsigqueueinfo``, ``pidfd_open``, ``prlimit64`` on those
 pids, and ``kill(-1)``): with root a different uid already keeps the program from them;
-without root it has the same uid.
+without root it has the same uid. ``pidfd_send_signal`` names its target by a descriptor,
+not a pid, and a descriptor of a ``/proc/PID`` folder, which any process may open, is one:
+no filter can tell which process it names, so this filter refuses the call (``EPERM``)
+whatever its target. Without root, a program could otherwise interrupt PID 1 (Python's
+``SIGINT`` handler, or its ``SIGALRM`` deadline) or kill the tests' process.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ _REFUSED = {
     "delete_module": (176, 106), "open_by_handle_at": (304, 265), "name_to_handle_at": (303, 264),
     "swapon": (167, 224), "swapoff": (168, 225), "reboot": (169, 142), "acct": (163, 89),
     "quotactl": (179, 60), "memfd_create": (319, 279), "memfd_secret": (447, 447),
+    "pidfd_send_signal": (424, 424),
 }
 # fmt: on
 _X86_64 = {name: numbers[0] for name, numbers in _REFUSED.items()}
@@ -130,7 +135,7 @@ _ALLOWED_NAMES = """
     mmap munmap mprotect mremap madvise msync mincore mlock mlock2 munlock mlockall
     munlockall brk get_mempolicy set_mempolicy mbind rt_sigaction rt_sigprocmask
     rt_sigreturn rt_sigpending rt_sigtimedwait rt_sigsuspend sigaltstack pause kill tkill
-    tgkill rt_sigqueueinfo rt_tgsigqueueinfo pidfd_open pidfd_send_signal restart_syscall
+    tgkill rt_sigqueueinfo rt_tgsigqueueinfo pidfd_open restart_syscall
     getpid getppid gettid getuid geteuid getgid getegid getresuid getresgid getgroups getpgid
     getpgrp getsid setsid setpgid setuid setgid setreuid setregid setresuid setresgid
     setgroups setfsuid setfsgid capget capset prctl arch_prctl seccomp fork vfork execve

@@ -66,3 +66,36 @@ def test_hidden_stdin_cases_accept_what_livecodebench_accepts() -> None:
     assert asyncio.run(hidden_outcome(SUM, _solution(code))).passed
     wrong = asyncio.run(hidden_outcome(SUM, _solution("print(3)")))
     assert not wrong.passed and wrong.detail == "case 2: expected '12', got '3'"
+
+
+DOUBLE = CodeProblem(
+    id="lcb/double",
+    source="livecodebench",
+    entry_point="double",
+    prompt="class Solution:\n    def double(self, x: int) -> int:\n        pass\n",
+    io_tests=(IOTest(input="4", output="8", testtype="functional"),),
+    metadata={"func_name": "double"},
+)
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    "printed",
+    ["'[' * 100_000 + ']' * 100_000", "'1' * 5_000"],  # nested too deep; an int too long
+)
+def test_a_functional_value_python_cannot_parse_fails_the_case(printed: str) -> None:
+    """The value a functional case prints is the program's to shape: JSON nested past the
+    recursion limit, or an int past Python's digits limit, fails the case (compared as
+    text) instead of raising out of the hidden tests."""
+    right = "class Solution:\n    def double(self, x):\n        return 2 * x\n"
+    assert asyncio.run(hidden_outcome(DOUBLE, _solution(right))).passed
+    forged = (
+        "import json\n\n"
+        "class Solution:\n"
+        "    def double(self, x):\n"
+        f"        json.dumps = lambda value: {printed}\n"
+        "        return 2 * x\n"
+    )
+    outcome = asyncio.run(hidden_outcome(DOUBLE, _solution(forged)))
+    assert (outcome.passed, outcome.status) == (False, "failed"), outcome
+    assert outcome.detail.startswith("case 1: expected '8', got "), outcome

@@ -249,7 +249,10 @@ async def _livecodebench(
         try:
             got_value = json.loads(value_line[len(marker) :])
             expected = json.loads(case.output)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
+            # Not JSON, or JSON that Python will not build (nested past the recursion limit,
+            # an int past the digits limit): the program printed this line and may have made
+            # it so, on purpose. Compared as text, as any other value that is not JSON.
             got_value, expected = value_line[len(marker) :], case.output.strip()
         if got_value != expected:
             return HiddenOutcome(
