@@ -229,6 +229,28 @@ def test_zero_shot_debates_alone_fit_the_skill() -> None:
     assert "the run holds no debate" in profile.sources["sim"]["difficulty_sd"]
 
 
+@pytest.mark.parametrize("passed", [True, False])
+def test_zero_shot_debates_of_one_outcome_fit_no_skill(passed: bool) -> None:
+    """Ten zero-shot debates all passing (or all failing): no skill of [-10, 10] gives a
+    Pass@1 of 1 (or 0); the fit wrote 10 (or -10), the end of its range."""
+    records = [
+        {
+            "problem_id": f"P/{i}",
+            "repeat": 0,
+            "condition": "zero-shot",
+            "passed": passed,
+            "transcript": [{"round": 1, "solutions": [_solution(0, GOOD)]}],
+        }
+        for i in range(10)
+    ]
+    profile = fit_codegen(records, {}, run="zs")
+    assert profile.groups["sim"]["coder_skill"] == CodeGenSimParams().coder_skill
+    assert (
+        f"the default, not fitted from zs: the 10 zero-shot debates' Pass@1 {float(passed):.4f} "
+        "lies beyond what any skill of [-10, 10] gives"
+    ) in profile.sources["sim"]["coder_skill"]
+
+
 def _coders(first: list[FirstSolution], coverage: float) -> FittedProfile:
     """The profile of a run whose round-1 solutions did ``first`` (the fit's other parts see
     no turn), given ``bug_coverage``."""

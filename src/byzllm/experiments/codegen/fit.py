@@ -39,7 +39,8 @@ solution, a first judgement) is counted once.
   keeps ``base`` and its source says why (the others are fitted again with it held); one at
   the bottom (0.01 and 0, the parameters' own 0) is written, and its source says so. A run
   without debates but with zero-shot debates gives ``coder_skill`` alone from their Pass@1
-  (hidden tests), through the same difficulty integral.
+  (hidden tests), through the same difficulty integral; a Pass@1 that no skill of
+  ``[−10, 10]`` gives (0 or 1) leaves it at ``base``, saying why.
 * *The judge*: on every solution the prompt's examples judged (``visible``), a verdict
   *disagrees* when it contradicts what they showed. A faulty turn (``judge_error_rate``)
   contradicts all of them; a clean one each with probability ``verdict_noise``: the two are
@@ -194,6 +195,11 @@ _AT_THE_BOTTOM = {
     "difficulty_sd": (_SD[0], "a problem's solutions agree no more often than chance"),
     "skill_spread": (_SPREAD[0], "the seats pass about alike"),
 }
+#: Why coder_skill keeps its default when the zero-shot Pass@1 lies beyond its range.
+_ZERO_SHOT_END = (
+    "the {n} zero-shot debates' Pass@1 {rate:.4f} lies beyond what any skill of [-10, 10] "
+    "gives: the skill would run to an end of its range"
+)
 #: Fewer expected faulty judge turns than this: fault_signal is not estimated.
 _MIN_FAULTY = 2.0
 
@@ -633,8 +639,10 @@ def fit_coders(
     return {k: v for k, v in fitted.items() if k not in unseen}, unseen
 
 
-def _zero_shot_skill(zero: Sequence[tuple[str, int, bool]], base: CodeGenSimParams) -> float:
-    """``coder_skill`` whose expected zero-shot Pass@1 (over the difficulty) is the run's."""
+def _zero_shot_skill(zero: Sequence[tuple[str, int, bool]], base: CodeGenSimParams) -> float | None:
+    """``coder_skill`` whose expected zero-shot Pass@1 (over the difficulty) is the run's, or
+    ``None`` where no skill of its range gives it (a Pass@1 of 0 or 1: the skill would run
+    to an end of its range, which says only that it lies beyond)."""
     rate = sum(p for _, _, p in zero) / len(zero)
     offsets = [base.skill_spread * SEAT_OFFSETS[s % len(SEAT_OFFSETS)] for _, s, _ in zero]
     d = math.sqrt(2.0) * base.difficulty_sd * _NODES
@@ -643,6 +651,8 @@ def _zero_shot_skill(zero: Sequence[tuple[str, int, bool]], base: CodeGenSimPara
     def expected(skill: float) -> float:
         return float(np.mean([(w * expit(skill + o - d)).sum() for o in offsets]))
 
+    if not expected(_SKILL[0]) < rate < expected(_SKILL[1]):
+        return None
     return bisect_increasing(expected, rate, *_SKILL)
 
 
@@ -781,14 +791,20 @@ def _fit_first_round(
                 fit.put(name, value, what + note, len(first))
         fit.unseen |= unseen
     elif ev.zero_shot:
+        fit.unseen["difficulty_sd"] = fit.unseen["skill_spread"] = "the run holds no debate"
+        skill = _zero_shot_skill(ev.zero_shot, base)
+        if skill is None:
+            fit.unseen["coder_skill"] = _ZERO_SHOT_END.format(
+                rate=_zero_shot_rate(ev), n=len(ev.zero_shot)
+            )
+            return
         fit.put(
             "coder_skill",
-            _zero_shot_skill(ev.zero_shot, base),
+            skill,
             "the skill whose expected zero-shot Pass@1 over the difficulty (difficulty_sd "
             f"{base.difficulty_sd:g}) is the run's {_zero_shot_rate(ev):.4f}",
             len(ev.zero_shot),
         )
-        fit.unseen["difficulty_sd"] = fit.unseen["skill_spread"] = "the run holds no debate"
     else:
         for name in _CODERS:
             fit.unseen[name] = skill_why
