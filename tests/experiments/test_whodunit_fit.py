@@ -428,3 +428,44 @@ def test_entropies_beyond_what_the_model_gives_are_written_as_bounds(false_answe
     assert (
         "(above the most the model gives, 0.6930 at 100: the top of its range, a lower bound)"
     ) in profile.sources["sim"]["temperature"]
+
+
+@pytest.mark.parametrize("sure", [0.5, 0.52])
+def test_no_fault_signal_beside_the_flattest_temperature(sure: float) -> None:
+    """Clean Intel turns spread over three actions fit the temperature at the top of its
+    range, where every report is all but even: fault_signal from 0 to 1 moves the false
+    answers' expected entropy from 0.69296 to 0.69314 nats. False answers at 0.50 / 0.50
+    wrote fault_signal 1 and at 0.52 / 0.48 wrote 0; now it keeps its default, saying why."""
+    three = [[str(k), -math.log(3)] for k in (1, 2, 3)]
+    false = [["1", math.log(sure)], ["2", math.log(1 - sure)]]
+    ask = {"kind": "request_specific", "character": 1, "property": "hat", "value": "red"}
+    ask2 = {"kind": "request_specific", "character": 2, "property": "hat", "value": "red"}
+    turns = []
+    for g in range(10):
+        turns += [
+            _hand_turn(f"g{g}", 1, "accuser", ask),
+            _hand_turn(
+                f"g{g}", 2, "intel", {"kind": "respond", "answer": True}, distributions=[three]
+            ),
+            _hand_turn(f"g{g}", 3, "accuser", ask2),
+            _hand_turn(
+                f"g{g}",
+                4,
+                "intel",
+                {"kind": "respond", "answer": False},
+                hallucination=True,
+                distributions=[false],
+            ),
+        ]
+    games = [{"game_id": f"g{g}", "n_suspects": 10} for g in range(10)]
+    profile = fit_whodunit(turns, games, run="r", base=SimParams(fault_signal=0.6))
+    assert profile.groups["sim"]["temperature"] == 100.0
+    assert profile.groups["sim"]["fault_signal"] == 0.6
+    assert profile.sources["sim"]["fault_signal"] == (
+        "set for the fit, not fitted from r: the clean Intel turns are flatter than any "
+        "temperature makes a report (temperature at the top of its range, 100): there every "
+        "report is all but even, and fault_signal from 0 to 1 moves the false answers' "
+        "expected entropy by about 2e-4 nats"
+    )
+    # Without a reason a parameter's source still says only that it was not fitted.
+    assert profile.sources["sim"]["collapse_rate"].endswith("; the default, not fitted from r")

@@ -53,7 +53,11 @@ every parameter not listed here come from ``base`` (default: the declared defaul
 Where no value of a parameter's range gives its statistic (an invalid-move share above what
 the size scale and the rogue mixture make at rate 1, clean turns flatter than any tempered
 two-point report), the fit writes the nearest end, which is then only a bound of what the
-run asks for, and its source says so (:func:`_solve`).
+run asks for, and its source says so (:func:`_solve`). Clean Intel turns flatter than any
+temperature makes a report leave ``fault_signal`` unfitted: at the top temperature every
+report is all but even, and the whole range of ``fault_signal`` moves the false answers'
+expected entropy by about 2e-4 nats (false answers at 0.50 / 0.50 fitted it 1, at 0.52 /
+0.48 fitted it 0).
 
 **Identifiability limits** (why the other parameters keep ``base``): one lineup size fixes
 only ``rate * s``, not the size law; the run shows marginal rates, which a rogue mixture and a
@@ -124,6 +128,12 @@ FACT_KINDS = frozenset({"respond", "respond_broad", "share"})
 _ROLES = ("accuser", "intel", "player")
 #: Bounds of the fitted temperature (a target beyond them gives an end, and the source says so).
 _T_RANGE = (0.01, 100.0)
+#: Why fault_signal is not fitted when the temperature reaches the top of its range.
+_FLATTEST = (
+    "the clean Intel turns are flatter than any temperature makes a report (temperature at "
+    "the top of its range, {top:g}): there every report is all but even, and fault_signal "
+    "from 0 to 1 moves the false answers' expected entropy by about 2e-4 nats"
+)
 
 
 # -- statistics ------------------------------------------------------------------------------
@@ -442,6 +452,7 @@ def fit_whodunit(
         )
     intel = tally.get("intel")
     temperature = base.temperature
+    flattest = False  # clean turns flatter than any temperature reports
     if intel is not None and intel.clean:
         target = median(intel.clean)
         rc = base.recall_confidence
@@ -453,7 +464,12 @@ def fit_whodunit(
             f"recall_confidence {rc}{note}",
             len(intel.clean),
         )
-    if intel is not None and intel.wrong_answers:
+        flattest = bool(note) and temperature == _T_RANGE[1]
+    if intel is not None and intel.wrong_answers and flattest:
+        # At the top temperature every report is all but even: fault_signal's whole range
+        # moves the false answers' expected entropy by about 2e-4 nats (a flat likelihood).
+        fit.unseen["fault_signal"] = _FLATTEST.format(top=_T_RANGE[1])
+    elif intel is not None and intel.wrong_answers:
         target = fmean(intel.wrong_answers)
         h = fit.values.get("hallucination_rate", base.hallucination_rate)
         share = _rogue_share(h, scales, base)
