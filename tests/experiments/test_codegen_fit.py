@@ -27,7 +27,7 @@ import yaml
 
 from byzllm.agents.codegen import CodeGenSimParams
 from byzllm.errors import ConfigError, InputError
-from byzllm.experiments._fitting import FittedProfile
+from byzllm.experiments._fitting import Estimates, FittedProfile, sim_profile
 from byzllm.experiments.codegen import (
     CodeGenConfig,
     fit_codegen,
@@ -227,6 +227,159 @@ def test_zero_shot_debates_alone_fit_the_skill() -> None:
     profile = fit_codegen(records, {}, run="zs")
     assert profile.groups["sim"]["coder_skill"] == pytest.approx(-0.25, abs=1e-3)
     assert "the run holds no debate" in profile.sources["sim"]["difficulty_sd"]
+
+
+@pytest.mark.parametrize("passed", [True, False])
+def test_zero_shot_debates_of_one_outcome_fit_no_skill(passed: bool) -> None:
+    """Ten zero-shot debates all passing (or all failing): no skill of [-10, 10] gives a
+    Pass@1 of 1 (or 0); the fit wrote 10 (or -10), the end of its range."""
+    records = [
+        {
+            "problem_id": f"P/{i}",
+            "repeat": 0,
+            "condition": "zero-shot",
+            "passed": passed,
+            "transcript": [{"round": 1, "solutions": [_solution(0, GOOD)]}],
+        }
+        for i in range(10)
+    ]
+    profile = fit_codegen(records, {}, run="zs")
+    assert profile.groups["sim"]["coder_skill"] == CodeGenSimParams().coder_skill
+    assert (
+        f"the default, not fitted from zs: the 10 zero-shot debates' Pass@1 {float(passed):.4f} "
+        "lies beyond what any skill of [-10, 10] gives"
+    ) in profile.sources["sim"]["coder_skill"]
+
+
+def _coders(first: list[FirstSolution], coverage: float) -> FittedProfile:
+    """The profile of a run whose round-1 solutions did ``first`` (the fit's other parts see
+    no turn), given ``bug_coverage``."""
+    from byzllm.experiments.codegen import fit as codegen_fit
+
+    ev = codegen_fit.CodeGenEvidence(debates=1, first=first)
+    estimates = Estimates("fitted from hand on 1 debates")
+    estimates.evidence["coders"] = {}
+    codegen_fit._fit_first_round(ev, CodeGenSimParams(bug_coverage=coverage), estimates)
+    estimates.values.pop("bug_coverage", None)
+    return sim_profile("codegen", CodeGenSimParams(bug_coverage=coverage), estimates, "hand", [])
+
+
+CODERS = ("coder_skill", "difficulty_sd", "skill_spread")
+
+
+@pytest.mark.parametrize("failed", [0, 2])
+def test_one_outcome_fits_no_coder_parameter(failed: int) -> None:
+    """20 problems x 3 seats, every solution passing both examples (or failing them): the
+    likelihood rises with the skill without end and is flat in the other two. The fit wrote
+    coder_skill 10 (its bound), difficulty_sd 0.01 (its bound) and skill_spread 2.45 (where
+    the flat search stopped); failing, -10, 0.01 and 0."""
+    first = [FirstSolution(f"P/{p}", seat, 2, failed) for p in range(20) for seat in range(3)]
+    profile = _coders(first, 1.0)
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    way = "rises" if failed == 0 else "falls"
+    for name in CODERS:
+        assert fitted[name] == getattr(CodeGenSimParams(), name)
+        assert "the default, not fitted from hand: all 60 round-1 solutions" in sources[name]
+        assert f"the likelihood keeps rising as coder_skill {way} without end" in sources[name]
+    assert profile.evidence["coders"]["first_round_pass_examples"] == (60 if failed == 0 else 0)
+
+
+@pytest.mark.parametrize("skill", [12.0, -12.0])
+def test_a_simulated_run_of_one_outcome_fits_no_coder_parameter(
+    tmp_path: Path, skill: float
+) -> None:
+    """Seeded: 20 problems with examples, 3 coders. At skill 12 every round-1 solution is
+    right and passes; at -12 every one is wrong and 5 of 60 pass their examples by chance
+    (wrong code passes k examples at (1 - 0.6)^k). The fit wrote 10, 0.01, 2.35 and -10,
+    0.01, 0; the skill at -10 is where the likelihood still rose (no pass beyond chance)."""
+    cfg = CodeGenConfig.model_validate(
+        {
+            "problems": str(problems_file(tmp_path / "problems.jsonl", 27)),
+            "test_fraction": 0.9,
+            "execution": "simulated",
+            "conditions": ["none"],
+            "coders": 3,
+            "rounds": 2,
+            "sim": {"coder_skill": skill, "difficulty_sd": 1.0, "bug_coverage": 0.6},
+        }
+    )
+    rows = asyncio.run(run_in_memory(run_units(cfg)))
+    records = [r for r in rows if r["kind"] == "codegen_problem"]
+    from byzllm.tasks import load_humaneval
+
+    prompts = {p.id: (p.prompt, p.entry_point) for p in load_humaneval(cfg.problems or "")}
+    profile = fit_codegen(records, prompts, run="sim")
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    coders = profile.evidence["coders"]
+    assert coders["first_round_solutions"] == 60 and coders["first_round_shared_problems"] == 20
+    assert coders["first_round_pass_examples"] == (60 if skill > 0 else 5)
+    why = "all 60 round-1 solutions pass" if skill > 0 else "reached an end of its range (-10"
+    for name in CODERS:
+        assert fitted[name] == getattr(CodeGenSimParams(), name)
+        assert why in sources[name], sources[name]
+
+
+def test_coder_parameters_at_an_end_of_their_range_keep_their_defaults() -> None:
+    """Hand-made: a problem's three solutions all pass (5 problems) or all fail (5): the
+    likelihood rises with difficulty_sd without end; held at 1.5, the skill is 0 (by
+    symmetry) and the seats pass alike (spread 0, the bottom of its range, said). Seat 0
+    always passing, seat 2 never and seat 1 half the time: skill_spread runs to its top.
+    Two of 20 passing one example where wrong code passes it half the time: the skill
+    runs to -10. The fit wrote difficulty_sd 10, skill_spread 5 and coder_skill -10."""
+    concordant = [
+        FirstSolution(f"P/{p}", s, 2, 0 if p < 5 else 2) for p in range(10) for s in range(3)
+    ]
+    profile = _coders(concordant, 1.0)
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    assert fitted["difficulty_sd"] == 1.5
+    assert "reached the top of its range (10 of at most 10)" in sources["difficulty_sd"]
+    assert fitted["coder_skill"] == pytest.approx(0.0, abs=1e-3)
+    assert fitted["skill_spread"] == 0.0
+    assert (
+        "(at the bottom of its range, 0: the seats pass about alike), n = 30"
+        in (sources["skill_spread"])
+    )
+
+    apart = [
+        FirstSolution(f"P/{p}", s, 2, 0 if s == 0 or (s == 1 and p % 2) else 2)
+        for p in range(10)
+        for s in range(3)
+    ]
+    profile = _coders(apart, 1.0)
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    assert fitted["skill_spread"] == 0.5
+    assert "reached the top of its range (5 of at most 5)" in sources["skill_spread"]
+    # Held at 0.5 the seats sit at 0.25, 0.085 and -0.085: half pass at about minus their mean.
+    assert fitted["coder_skill"] == pytest.approx(-0.0833, abs=0.01)
+
+    below = [FirstSolution(f"P/{p}", p % 3, 1, 0 if p < 2 else 1) for p in range(20)]
+    profile = _coders(below, 0.5)
+    for name in ("coder_skill", "skill_spread"):
+        assert profile.groups["sim"][name] == getattr(CodeGenSimParams(), name)
+        assert "reached an end of its range (-10 of [-10, 10])" in profile.sources["sim"][name]
+
+
+def test_coder_parameters_inside_their_range_are_fitted() -> None:
+    """Hand-made: each of 10 problems has one failing solution of three (seat 0 failing
+    four times, the others three): 20 of 30 pass, the seats alike as far as the fit can tell
+    (the most skilled seat fails most: spread 0) and a problem's solutions agree less than
+    chance (difficulty_sd at the bottom of its range, said), so the skill is logit(2/3) =
+    log 2. The difficulty's spread is seen in the 10 problems run more than once."""
+    first = [
+        FirstSolution(f"P/{p}", s, 2, 0 if (p + s) % 3 else 2) for p in range(10) for s in range(3)
+    ]
+    profile = _coders(first, 1.0)
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    assert fitted["coder_skill"] == pytest.approx(math.log(2), abs=1e-3)
+    assert fitted["difficulty_sd"] == 0.01 and fitted["skill_spread"] == 0.0
+    assert sources["difficulty_sd"].endswith(
+        "(at the bottom of its range, 0.01: a problem's solutions agree no more often than "
+        "chance), n = 10"
+    )
+    assert (
+        sources["coder_skill"].startswith("fitted from hand")
+        and "bottom" not in (sources["coder_skill"])
+    )
 
 
 # -- recovery on a simulated run -------------------------------------------------------------

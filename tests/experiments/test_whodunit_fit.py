@@ -329,3 +329,143 @@ def test_a_false_answer_that_copies_the_last_one_leaves_the_signal_alone() -> No
     intel = profile.evidence["intel"]
     assert intel["wrong_messages"] == 2  # both are false answers to their own question
     assert intel["entropy_false_answer_n"] == 1  # only the first speaks for the signal
+
+
+def _hand_turn(
+    game: str, n: int, role: str, action: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
+    """One hand-made turn record: valid, applied and true unless ``extra`` says otherwise."""
+    return {
+        "game_id": game,
+        "repeat": 0,
+        "turn": n,
+        "role": role,
+        "agent": role,
+        "action": action,
+        "valid": True,
+        "decision": "continue",
+        "hallucination": False,
+        "repetition": False,
+        "distributions": [],
+    } | extra
+
+
+def test_a_rate_beyond_what_the_model_gives_is_written_as_a_bound() -> None:
+    """Lineups of 5 (size scale 0.5, the default rogue mixture: rogue in 12.5% of episodes,
+    six times the rate there): at role_loss_rate 1 the model makes at most 0.875 * 0.5 +
+    0.125 * 1 = 0.5625 invalid moves. Seven of every ten turns invalid: the fit wrote 1 as
+    if it gave 0.70; now its source says it is the top of the range, a lower bound. One
+    false share in three lies within reach: 0.4375 x + 0.125 = 1/3, x = 0.47619."""
+    turns, games = [], []
+    for g in range(10):
+        games.append({"game_id": f"g{g}", "n_suspects": 5})
+        for t in range(10):
+            if t < 7:
+                turns.append(_hand_turn(f"g{g}", t, "player", {"kind": "pass"}, valid=False))
+            else:
+                share = {"kind": "share", "fact": f"f{g}-{t}"}
+                turns.append(_hand_turn(f"g{g}", t, "player", share, hallucination=t == 9))
+    profile = fit_whodunit(turns, games, run="r")
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    assert fitted["role_loss_rate"] == 1.0
+    assert sources["role_loss_rate"].endswith(
+        "(above the most the model gives, 0.5625 at 1: the top of its range, a lower bound), "
+        "n = 100"
+    )
+    assert fitted["hallucination_rate"] == pytest.approx(0.2083333 / 0.4375, abs=1e-4)
+    assert "bound" not in sources["hallucination_rate"]
+
+
+@pytest.mark.parametrize("false_answers", ["sure", "flat"])
+def test_entropies_beyond_what_the_model_gives_are_written_as_bounds(false_answers: str) -> None:
+    """Clean Intel answers at 0.9 / 0.1 fit a temperature inside its range. False answers
+    surer than the clean ones lie below what fault_signal 0 gives (the clean entropy), and
+    false answers spread over three actions (ln 3) above what 1 gives (at most ln 2): the
+    fit wrote 0 and 1 as if they gave them; their sources now say they are bounds. Clean
+    turns spread over three actions are flatter than any tempered two-point report: the
+    temperature's source said "(clipped)" and now says which bound."""
+    two = [["1", math.log(0.9)], ["2", math.log(0.1)]]
+    three = [[str(k), -math.log(3)] for k in (1, 2, 3)]
+    sure = [["1", math.log(0.99)], ["2", math.log(0.01)]]
+    turns = []
+    for g in range(10):
+        ask = {"kind": "request_specific", "character": 1, "property": "hat", "value": "red"}
+        ask2 = {"kind": "request_specific", "character": 2, "property": "hat", "value": "red"}
+        false = sure if false_answers == "sure" else three
+        turns += [
+            _hand_turn(f"g{g}", 1, "accuser", ask),
+            _hand_turn(
+                f"g{g}", 2, "intel", {"kind": "respond", "answer": True}, distributions=[two]
+            ),
+            _hand_turn(f"g{g}", 3, "accuser", ask2),
+            _hand_turn(
+                f"g{g}",
+                4,
+                "intel",
+                {"kind": "respond", "answer": False},
+                hallucination=True,
+                distributions=[false],
+            ),
+        ]
+    games = [{"game_id": f"g{g}", "n_suspects": 10} for g in range(10)]
+    profile = fit_whodunit(turns, games, run="r")
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    assert profile.evidence["intel"]["entropy_false_answer_n"] == 10
+    assert 0.01 < fitted["temperature"] < 100 and "bound" not in sources["temperature"]
+    if false_answers == "sure":
+        assert fitted["fault_signal"] == 0.0
+        assert (
+            "(below the least the model gives, 0.3251 at 0: the bottom of its range, an "
+            in (sources["fault_signal"])
+        )
+    else:
+        assert fitted["fault_signal"] == 1.0
+        assert "at 1: the top of its range, a lower bound), n = 10" in sources["fault_signal"]
+
+    flat = [{**t, "distributions": [three]} if t["role"] == "intel" else t for t in turns]
+    profile = fit_whodunit(flat, games, run="r")
+    assert profile.groups["sim"]["temperature"] == 100.0
+    assert (
+        "(above the most the model gives, 0.6930 at 100: the top of its range, a lower bound)"
+    ) in profile.sources["sim"]["temperature"]
+
+
+@pytest.mark.parametrize("sure", [0.5, 0.52])
+def test_no_fault_signal_beside_the_flattest_temperature(sure: float) -> None:
+    """Clean Intel turns spread over three actions fit the temperature at the top of its
+    range, where every report is all but even: fault_signal from 0 to 1 moves the false
+    answers' expected entropy from 0.69296 to 0.69314 nats. False answers at 0.50 / 0.50
+    wrote fault_signal 1 and at 0.52 / 0.48 wrote 0; now it keeps its default, saying why."""
+    three = [[str(k), -math.log(3)] for k in (1, 2, 3)]
+    false = [["1", math.log(sure)], ["2", math.log(1 - sure)]]
+    ask = {"kind": "request_specific", "character": 1, "property": "hat", "value": "red"}
+    ask2 = {"kind": "request_specific", "character": 2, "property": "hat", "value": "red"}
+    turns = []
+    for g in range(10):
+        turns += [
+            _hand_turn(f"g{g}", 1, "accuser", ask),
+            _hand_turn(
+                f"g{g}", 2, "intel", {"kind": "respond", "answer": True}, distributions=[three]
+            ),
+            _hand_turn(f"g{g}", 3, "accuser", ask2),
+            _hand_turn(
+                f"g{g}",
+                4,
+                "intel",
+                {"kind": "respond", "answer": False},
+                hallucination=True,
+                distributions=[false],
+            ),
+        ]
+    games = [{"game_id": f"g{g}", "n_suspects": 10} for g in range(10)]
+    profile = fit_whodunit(turns, games, run="r", base=SimParams(fault_signal=0.6))
+    assert profile.groups["sim"]["temperature"] == 100.0
+    assert profile.groups["sim"]["fault_signal"] == 0.6
+    assert profile.sources["sim"]["fault_signal"] == (
+        "set for the fit, not fitted from r: the clean Intel turns are flatter than any "
+        "temperature makes a report (temperature at the top of its range, 100): there every "
+        "report is all but even, and fault_signal from 0 to 1 moves the false answers' "
+        "expected entropy by about 2e-4 nats"
+    )
+    # Without a reason a parameter's source still says only that it was not fitted.
+    assert profile.sources["sim"]["collapse_rate"].endswith("; the default, not fitted from r")

@@ -204,8 +204,8 @@ class Estimates:
     #: How every statistic is introduced, e.g. "fitted from RUN on 40 games".
     basis: str
     unseen: dict[str, str] = field(default_factory=dict)
-    #: Whether the profile's sources say why a parameter was not fitted (from ``unseen``,
-    #: else "no evidence in the run"); the WhoDunit fit gives no reasons.
+    #: Whether the profile's sources say why a parameter without a reason in ``unseen`` was
+    #: not fitted ("no evidence in the run"); the WhoDunit fit gives only those it has.
     reasons: bool = True
     evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
     values: dict[str, float] = field(default_factory=dict)
@@ -240,7 +240,10 @@ def sim_profile(
             continue
         value = getattr(params, name)
         group[name] = float(value)
-        why = f": {fit.unseen.get(name, 'no evidence in the run')}" if fit.reasons else ""
+        if name in fit.unseen:
+            why = f": {fit.unseen[name]}"
+        else:
+            why = ": no evidence in the run" if fit.reasons else ""
         if value != getattr(defaults, name):
             sources[name] = f"set for the fit, not fitted from {run}{why}"
         else:

@@ -30,9 +30,17 @@ solution, a first judgement) is counted once.
   are the maximum likelihood of whether each solution passes all its ``k`` examples,
   ``P = σ(skill + spread · offset_seat − d) + (1 − σ(·)) (1 − bug_coverage)^k``, with the
   problem's difficulty ``d ~ N(0, difficulty_sd²)`` shared by every seat and repeat of a
-  problem (integrated by Gauss-Hermite quadrature). A run without debates but with
-  zero-shot debates gives ``coder_skill`` alone from their Pass@1 (hidden tests), through
-  the same difficulty integral.
+  problem (integrated by Gauss-Hermite quadrature). The passes identify them only in part
+  (:func:`fit_coders`): ``coder_skill`` needs passes and fails (all passing, the likelihood
+  rises with the skill without end and is flat in the other two: all three keep ``base``),
+  ``difficulty_sd`` a problem with more than one solution, ``skill_spread`` more than one
+  seat. An estimate at the top of its search range (``difficulty_sd`` 10, ``skill_spread``
+  5), or a ``coder_skill`` at ``±10``, is where the likelihood still rose, not a value: it
+  keeps ``base`` and its source says why (the others are fitted again with it held); one at
+  the bottom (0.01 and 0, the parameters' own 0) is written, and its source says so. A run
+  without debates but with zero-shot debates gives ``coder_skill`` alone from their Pass@1
+  (hidden tests), through the same difficulty integral; a Pass@1 that no skill of
+  ``[−10, 10]`` gives (0 or 1) leaves it at ``base``, saying why.
 * *The judge*: on every solution the prompt's examples judged (``visible``), a verdict
   *disagrees* when it contradicts what they showed. A faulty turn (``judge_error_rate``)
   contradicts all of them; a clean one each with probability ``verdict_noise``: the two are
@@ -78,6 +86,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,6 +166,40 @@ _UNSEEN = {
 _SKILL = (-10.0, 10.0)
 _SD = (0.01, 10.0)
 _SPREAD = (0.0, 5.0)
+#: The coder parameters of the round-1 passes' likelihood (:func:`fit_coders`).
+_CODERS = ("coder_skill", "difficulty_sd", "skill_spread")
+#: Why the three keep their defaults when the round-1 solutions show one outcome only.
+_ONE_OUTCOME = (
+    "all {n} round-1 solutions {what}: the likelihood keeps rising as coder_skill {way} "
+    "without end, and there it is flat in difficulty_sd and skill_spread (it needs passes "
+    "and fails)"
+)
+#: Why an estimate at the top of its search range keeps its default.
+_AT_THE_TOP = (
+    "the fit reached the top of its range ({value:.4g} of at most {top:g}): the likelihood "
+    "still rises beyond it ({why}); the other coder parameters were fitted with it at {base:g}"
+)
+_TOP_WHY = {
+    "difficulty_sd": "a problem's solutions pass or fail together about as often as they can",
+    "skill_spread": "the seats' passes lie about as far apart as they can",
+}
+#: Why the three keep their defaults when coder_skill reaches an end of its range.
+_SKILL_END = (
+    "the fit reached an end of its range ({value:.4g} of [-10, 10]): the likelihood still "
+    "rises beyond it (at the bottom: fewer solutions pass than wrong code does by chance, "
+    "(1 - bug_coverage)^k), and there it is flat in difficulty_sd and skill_spread"
+)
+#: The bottom of the search range where it is (nearly) the parameter's own, 0, and what an
+#: estimate there says: written, and its source says so.
+_AT_THE_BOTTOM = {
+    "difficulty_sd": (_SD[0], "a problem's solutions agree no more often than chance"),
+    "skill_spread": (_SPREAD[0], "the seats pass about alike"),
+}
+#: Why coder_skill keeps its default when the zero-shot Pass@1 lies beyond its range.
+_ZERO_SHOT_END = (
+    "the {n} zero-shot debates' Pass@1 {rate:.4f} lies beyond what any skill of [-10, 10] "
+    "gives: the skill would run to an end of its range"
+)
 #: Fewer expected faulty judge turns than this: fault_signal is not estimated.
 _MIN_FAULTY = 2.0
 
@@ -528,10 +571,29 @@ def _skill_nll(
 
 def fit_coders(
     first: Sequence[FirstSolution], coverage: float, base: CodeGenSimParams
-) -> dict[str, float]:
-    """``coder_skill`` and, where the data can tell them, ``difficulty_sd`` (a problem seen
-    more than once) and ``skill_spread`` (more than one seat): the maximum likelihood of
-    which round-1 solutions pass all their examples (module docstring)."""
+) -> tuple[dict[str, float], dict[str, str]]:
+    """``(fitted, unseen)``: ``coder_skill``, ``difficulty_sd`` and ``skill_spread`` where
+    the round-1 passes identify them, the maximum likelihood of which round-1 solutions pass
+    all their examples (module docstring); ``unseen`` says why the others keep ``base``.
+
+    The likelihood identifies ``coder_skill`` only when some solutions pass and some fail
+    (all passing, it rises with the skill without end, and is flat in the other two);
+    ``difficulty_sd`` needs a problem with more than one solution, ``skill_spread`` more
+    than one seat. An estimate that reaches the top of its search range (``difficulty_sd``
+    10, ``skill_spread`` 5: a problem's solutions or a seat's agreeing about as much as they
+    can) is where the likelihood still rose, not a value: it keeps ``base``, and the others
+    are fitted again with it. A ``coder_skill`` at an end of ``±10`` (fewer passes than
+    wrong code makes by chance, ``(1 − bug_coverage)^k``) is withheld with the other two,
+    which the likelihood no longer sees there.
+    """
+    passes = sum(s.failed == 0 for s in first)
+    if passes in (0, len(first)):
+        why = _ONE_OUTCOME.format(
+            n=len(first),
+            what="pass all their prompt's examples" if passes else "fail one or more of them",
+            way="rises" if passes else "falls",
+        )
+        return {}, dict.fromkeys(_CODERS, why)
     index: dict[str, int] = {}
     for s in first:
         index.setdefault(s.problem, len(index))
@@ -539,28 +601,48 @@ def fit_coders(
     miss = np.array([(1.0 - coverage) ** s.examples for s in first])
     passed = np.array([1.0 if s.failed == 0 else 0.0 for s in first])
     group = np.array([index[s.problem] for s in first], dtype=np.intp)
-    counts = np.bincount(group)
-    free_sd = bool((counts >= 2).any())
-    free_spread = len({s.seat % len(SEAT_OFFSETS) for s in first}) >= 2
-    start = [base.coder_skill, base.difficulty_sd, base.skill_spread]
-    bounds = [_SKILL, _SD if free_sd else (base.difficulty_sd,) * 2]
-    bounds.append(_SPREAD if free_spread else (base.skill_spread,) * 2)
-    result = minimize(
-        lambda th: _skill_nll(list(th), offsets, miss, passed, group, len(index)),
-        np.array(start),
-        method="L-BFGS-B",
-        bounds=bounds,
-    )
-    out = {"coder_skill": float(result.x[0])}
-    if free_sd:
-        out["difficulty_sd"] = float(result.x[1])
-    if free_spread:
-        out["skill_spread"] = float(result.x[2])
-    return out
+    unseen: dict[str, str] = {}
+    if not (np.bincount(group) >= 2).any():
+        unseen["difficulty_sd"] = "no problem's examples ran more than one solution"
+    if len({s.seat % len(SEAT_OFFSETS) for s in first}) < 2:
+        unseen["skill_spread"] = "the examples ran one seat's solutions only"
+    # A parameter not free is held at its base value (a bound of zero width).
+    held = {"difficulty_sd": base.difficulty_sd, "skill_spread": base.skill_spread}
+    while True:
+        bounds = [_SKILL, _SD, _SPREAD]
+        for i, name in enumerate(held, start=1):
+            if name in unseen:
+                bounds[i] = (held[name], held[name])
+        result = minimize(
+            lambda th: _skill_nll(list(th), offsets, miss, passed, group, len(index)),
+            np.array([base.coder_skill, base.difficulty_sd, base.skill_spread]),
+            method="L-BFGS-B",
+            bounds=bounds,
+        )
+        skill, sd, spread = (float(v) for v in result.x)
+        ran = {
+            name: _AT_THE_TOP.format(value=value, top=top, why=_TOP_WHY[name], base=held[name])
+            for name, value, top in (
+                ("difficulty_sd", sd, _SD[1]),
+                ("skill_spread", spread, _SPREAD[1]),
+            )
+            if name not in unseen and value >= top * (1 - 1e-3)
+        }
+        if not ran:
+            break
+        # The others moved with it: fitted again with it held at base.
+        unseen |= ran
+    if min(skill - _SKILL[0], _SKILL[1] - skill) < 1e-3:
+        why = _SKILL_END.format(value=skill)
+        return {}, {name: unseen.get(name, why) for name in _CODERS}
+    fitted = {"coder_skill": skill, "difficulty_sd": sd, "skill_spread": spread}
+    return {k: v for k, v in fitted.items() if k not in unseen}, unseen
 
 
-def _zero_shot_skill(zero: Sequence[tuple[str, int, bool]], base: CodeGenSimParams) -> float:
-    """``coder_skill`` whose expected zero-shot Pass@1 (over the difficulty) is the run's."""
+def _zero_shot_skill(zero: Sequence[tuple[str, int, bool]], base: CodeGenSimParams) -> float | None:
+    """``coder_skill`` whose expected zero-shot Pass@1 (over the difficulty) is the run's, or
+    ``None`` where no skill of its range gives it (a Pass@1 of 0 or 1: the skill would run
+    to an end of its range, which says only that it lies beyond)."""
     rate = sum(p for _, _, p in zero) / len(zero)
     offsets = [base.skill_spread * SEAT_OFFSETS[s % len(SEAT_OFFSETS)] for _, s, _ in zero]
     d = math.sqrt(2.0) * base.difficulty_sd * _NODES
@@ -569,6 +651,8 @@ def _zero_shot_skill(zero: Sequence[tuple[str, int, bool]], base: CodeGenSimPara
     def expected(skill: float) -> float:
         return float(np.mean([(w * expit(skill + o - d)).sum() for o in offsets]))
 
+    if not expected(_SKILL[0]) < rate < expected(_SKILL[1]):
+        return None
     return bisect_increasing(expected, rate, *_SKILL)
 
 
@@ -658,6 +742,11 @@ def _fit_first_round(
     fit.evidence["coders"] |= {
         "first_round_solutions": len(first),
         "first_round_pass_examples": passing,
+        "first_round_problems": len({s.problem for s in first}),
+        "first_round_shared_problems": sum(
+            n >= 2 for n in Counter(s.problem for s in first).values()
+        ),
+        "first_round_seats": len({s.seat % len(SEAT_OFFSETS) for s in first}),
         "zero_shot_debates": len(ev.zero_shot),
         "zero_shot_pass": sum(p for _, _, p in ev.zero_shot),
     }
@@ -679,29 +768,45 @@ def _fit_first_round(
         coverage = float(round(coverage, 4))
     skill_why = "no round-1 solution was run on its prompt's examples and no zero-shot debate"
     if first:
-        fitted_coders = fit_coders(first, coverage, base)
+        fitted_coders, unseen = fit_coders(first, coverage, base)
         what = (
             "maximum likelihood of which round-1 solutions pass all their prompt's examples "
             "(difficulty shared by a problem's seats and repeats, given bug_coverage "
             f"{coverage:g})"
         )
+        # The difficulty's spread is seen only in problems with more than one solution.
+        shared = fit.evidence["coders"]["first_round_shared_problems"]
         for name, value in fitted_coders.items():
-            fit.put(name, value, what, len(first))
-        if "difficulty_sd" not in fitted_coders:
-            fit.unseen["difficulty_sd"] = "no problem's examples ran more than one solution"
-        if "skill_spread" not in fitted_coders:
-            fit.unseen["skill_spread"] = "the examples ran one seat's solutions only"
+            low, why = _AT_THE_BOTTOM.get(name, (-math.inf, ""))
+            note = f" (at the bottom of its range, {low:g}: {why})" if value <= low + 1e-3 else ""
+            if name == "difficulty_sd":
+                fit.put(
+                    name,
+                    value,
+                    f"{what}; its spread seen in the problems whose examples ran two or more "
+                    f"solutions{note}",
+                    shared,
+                )
+            else:
+                fit.put(name, value, what + note, len(first))
+        fit.unseen |= unseen
     elif ev.zero_shot:
+        fit.unseen["difficulty_sd"] = fit.unseen["skill_spread"] = "the run holds no debate"
+        skill = _zero_shot_skill(ev.zero_shot, base)
+        if skill is None:
+            fit.unseen["coder_skill"] = _ZERO_SHOT_END.format(
+                rate=_zero_shot_rate(ev), n=len(ev.zero_shot)
+            )
+            return
         fit.put(
             "coder_skill",
-            _zero_shot_skill(ev.zero_shot, base),
+            skill,
             "the skill whose expected zero-shot Pass@1 over the difficulty (difficulty_sd "
             f"{base.difficulty_sd:g}) is the run's {_zero_shot_rate(ev):.4f}",
             len(ev.zero_shot),
         )
-        fit.unseen["difficulty_sd"] = fit.unseen["skill_spread"] = "the run holds no debate"
     else:
-        for name in ("coder_skill", "difficulty_sd", "skill_spread"):
+        for name in _CODERS:
             fit.unseen[name] = skill_why
 
 

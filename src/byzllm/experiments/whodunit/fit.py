@@ -50,6 +50,15 @@ every parameter not listed here come from ``base`` (default: the declared defaul
   is the one whose expected entropy equals the mean entropy of the false answers (0 when
   they look like clean ones, 1 at most).
 
+Where no value of a parameter's range gives its statistic (an invalid-move share above what
+the size scale and the rogue mixture make at rate 1, clean turns flatter than any tempered
+two-point report), the fit writes the nearest end, which is then only a bound of what the
+run asks for, and its source says so (:func:`_solve`). Clean Intel turns flatter than any
+temperature makes a report leave ``fault_signal`` unfitted: at the top temperature every
+report is all but even, and the whole range of ``fault_signal`` moves the false answers'
+expected entropy by about 2e-4 nats (false answers at 0.50 / 0.50 fitted it 1, at 0.52 /
+0.48 fitted it 0).
+
 **Identifiability limits** (why the other parameters keep ``base``): one lineup size fixes
 only ``rate * s``, not the size law; the run shows marginal rates, which a rogue mixture and a
 higher base rate explain equally (fitting a run without rogue episodes on the default rogue
@@ -117,8 +126,14 @@ WHODUNIT_METRICS = ("Success-Rate", "Precision", "Game-Length")
 FACT_KINDS = frozenset({"respond", "respond_broad", "share"})
 
 _ROLES = ("accuser", "intel", "player")
-#: Bounds of the fitted temperature (a target outside them is clipped, and the source says so).
+#: Bounds of the fitted temperature (a target beyond them gives an end, and the source says so).
 _T_RANGE = (0.01, 100.0)
+#: Why fault_signal is not fitted when the temperature reaches the top of its range.
+_FLATTEST = (
+    "the clean Intel turns are flatter than any temperature makes a report (temperature at "
+    "the top of its range, {top:g}): there every report is all but even, and fault_signal "
+    "from 0 to 1 moves the false answers' expected entropy by about 2e-4 nats"
+)
 
 
 # -- statistics ------------------------------------------------------------------------------
@@ -333,13 +348,26 @@ def _rogue_share(rate: float, scales: Mapping[float, int], base: SimParams) -> f
     return rogue / (rogue + normal) if rogue + normal > 0 else 0.0
 
 
-def _solve(target: float, f: Callable[[float], float], lo: float, hi: float) -> float:
-    """The x in [lo, hi] with f(x) = target for an increasing f (clipped to the ends)."""
-    if target <= f(lo):
-        return lo
-    if target >= f(hi):
-        return hi
-    return bisect_increasing(f, target, lo, hi, steps=80)
+def _solve(target: float, f: Callable[[float], float], lo: float, hi: float) -> tuple[float, str]:
+    """The x in [lo, hi] with f(x) = target for an increasing f, and ``""``; where no x of the
+    range gives the target, the nearest end and a note for its source saying so: the end is
+    then a bound of what the statistic asks for, not a value that reproduces it."""
+    low, high = f(lo), f(hi)
+    if target < low:
+        return lo, (
+            f" (below the least the model gives, {low:.4f} at {lo:g}: the bottom of its range, "
+            "an upper bound)"
+        )
+    if target > high:
+        return hi, (
+            f" (above the most the model gives, {high:.4f} at {hi:g}: the top of its range, "
+            "a lower bound)"
+        )
+    if target == low:
+        return lo, ""
+    if target == high:
+        return hi, ""
+    return bisect_increasing(f, target, lo, hi, steps=80), ""
 
 
 def _two_point_entropy(confidence: float, temperature: float) -> float:
@@ -390,7 +418,7 @@ def fit_whodunit(
     scales = _scales(turns, sizes, base)
     fit = Estimates(f"fitted from {run}", reasons=False)
 
-    def invert(observed: float) -> float:
+    def invert(observed: float) -> tuple[float, str]:
         return _solve(observed, lambda x: _expected_rate(x, scales, base), 0.0, 1.0)
 
     mean_scale = sum(s * w for s, w in scales.items()) / sum(scales.values())
@@ -398,10 +426,12 @@ def fit_whodunit(
     # A repetition is a collapse (or ordinary play), which a role loss cannot interrupt.
     chances = pooled.turns - pooled.repeated
     invalid_rate = pooled.invalid / chances if chances else 0.0
+    rate, note = invert(invalid_rate)
     fit.put(
         "role_loss_rate",
-        invert(invalid_rate),
-        f"invalid-move share {invalid_rate:.4f} of the turns that are not repetitions, {how}",
+        rate,
+        f"invalid-move share {invalid_rate:.4f} of the turns that are not repetitions, {how}"
+        + note,
         chances,
     )
     fit.put(
@@ -413,38 +443,44 @@ def fit_whodunit(
     )
     if pooled.facts:
         wrong_rate = pooled.wrong / pooled.facts
+        rate, note = invert(wrong_rate)
         fit.put(
             "hallucination_rate",
-            invert(wrong_rate),
-            f"false share {wrong_rate:.4f} of fact-stating messages, {how}",
+            rate,
+            f"false share {wrong_rate:.4f} of fact-stating messages, {how}{note}",
             pooled.facts,
         )
     intel = tally.get("intel")
     temperature = base.temperature
+    flattest = False  # clean turns flatter than any temperature reports
     if intel is not None and intel.clean:
         target = median(intel.clean)
         rc = base.recall_confidence
-        temperature = _solve(target, lambda x: _two_point_entropy(rc, x), *_T_RANGE)
-        clipped = " (clipped)" if temperature in _T_RANGE else ""
+        temperature, note = _solve(target, lambda x: _two_point_entropy(rc, x), *_T_RANGE)
         fit.put(
             "temperature",
             temperature,
             f"median decision entropy {target:.4f} of clean Intel turns, given "
-            f"recall_confidence {rc}{clipped}",
+            f"recall_confidence {rc}{note}",
             len(intel.clean),
         )
-    if intel is not None and intel.wrong_answers:
+        flattest = bool(note) and temperature == _T_RANGE[1]
+    if intel is not None and intel.wrong_answers and flattest:
+        # At the top temperature every report is all but even: fault_signal's whole range
+        # moves the false answers' expected entropy by about 2e-4 nats (a flat likelihood).
+        fit.unseen["fault_signal"] = _FLATTEST.format(top=_T_RANGE[1])
+    elif intel is not None and intel.wrong_answers:
         target = fmean(intel.wrong_answers)
         h = fit.values.get("hallucination_rate", base.hallucination_rate)
         share = _rogue_share(h, scales, base)
-        signal = _solve(
+        signal, note = _solve(
             target, lambda f: _false_answer_entropy(f, temperature, share, base), 0.0, 1.0
         )
         fit.put(
             "fault_signal",
             signal,
             f"mean decision entropy {target:.4f} of false Intel answers, given the fitted "
-            "temperature and the hallucinated confidence range",
+            f"temperature and the hallucinated confidence range{note}",
             len(intel.wrong_answers),
         )
     fit.evidence = {role: _evidence(t) for role, t in sorted(tally.items())}
