@@ -409,8 +409,8 @@ def _units_html(key: str, units: Units, rows: Sequence[Mapping[str, Any]]) -> st
 
 def _script_json(value: Any) -> str:
     # Inside <script>, "</script" ends the element and "<!--<script" makes the parser swallow
-    # the page's own scripts (script_json); a number that is not finite is no JSON (bounded).
-    return script_json(json.dumps(bounded(value), separators=(",", ":"), ensure_ascii=False))
+    # the page's own scripts (script_json). The caller bounds what came from records.
+    return script_json(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
 
 def _utf8(text: str) -> bytes:
@@ -483,8 +483,11 @@ def _build(
                 if batch:
                     files[f"{key}-{chunk}.js"] = _chunk_js(key, chunk, batch)
             data[key] = {
-                "columns": u.columns,
-                "rows": rows,
+                # Names and cells come from records: bounded (cut, no NaN, no lone surrogate).
+                # A detail is HTML whose texts esc cut already: cut again as a whole, it lost
+                # its end mid-markup (a transcript past 20,000 characters showed half).
+                "columns": bounded(u.columns),
+                "rows": bounded(rows),
                 "details": inline,
                 "dir": folder,
                 "missing": f"<p class='note'>{esc(u.missing_detail)}</p>",
