@@ -384,3 +384,17 @@ def test_an_edge_that_names_no_node_is_not_drawn(
     write_view(tmp_path / "run")
     detail = _details(tmp_path / "run" / "view_files")
     assert detail.count("<line ") == drawn
+
+
+def test_a_composition_label_of_another_shape_leaves_the_page(
+    demo_records: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """The heat-map's cells read a configuration's attack from its composition label: one of
+    another shape stopped the page's build with a ValueError traceback, while
+    ``byzllm consensus report`` shows the configuration in Table 1."""
+    record = _copy(demo_records[0])
+    record["composition"] = "<b>mixed</b>"
+    _write(tmp_path / "run", "consensus_question", [record, *demo_records[1:]])
+    text = write_view(tmp_path / "run").read_text(encoding="utf-8")
+    table1 = text[text.index('id="table1"') : text.index('id="table2"')]
+    assert "&lt;b&gt;mixed&lt;/b&gt;" in table1 and "<b>mixed" not in text
