@@ -61,6 +61,19 @@ def test_filters_on_none_and_booleans_keep_their_rows(chromium: str, tmp_path: P
         assert 'data-ready="1"' in dom and "1 of 5 shown" in dom, value
 
 
+def test_filters_on_values_with_cr_or_nul_keep_their_rows(chromium: str, tmp_path: Path) -> None:
+    """The HTML parser reads an option's CR as LF and its NUL as U+FFFD, while the rows'
+    JSON kept both: choosing such a value (an edited store's attack "a\\r\\nb") showed 0 rows."""
+    rows = [
+        {"id": f"u{k}", "k": k, "flag": ["a\r\nb", "c\rd", "n\0ul", "ok"][k % 4]} for k in range(8)
+    ]
+    units = Units(columns=["k", "flag"], filters=["flag"], rows=rows)
+    path = _write(tmp_path, units)
+    for value in ("a%0Ab", "c%0Ad", "n%EF%BF%BDul", "ok"):
+        dom, _ = dump_dom(chromium, path.resolve().as_uri() + f"#f.flag={value}")
+        assert 'data-ready="1"' in dom and "2 of 8 shown" in dom, value
+
+
 def test_the_fragment_decodes_each_value_and_survives_odd_ones(
     chromium: str, tmp_path: Path
 ) -> None:

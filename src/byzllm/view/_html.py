@@ -371,14 +371,21 @@ _JS = r"""
 """
 
 
+#: Line ends the HTML parser reads as one LF (in a filter option's value too).
+_CR = re.compile("\r\n?")
+
+
 def _cell(value: Any) -> str | None:
     """A unit list's cell as the page shows and filters it: text (a text cut at
     :data:`_CELL_LIMIT`, its bidirectional controls visible; ``True`` as Python writes it,
-    in the page's script and in the filter's options alike), ``None`` for no value."""
+    in the page's script and in the filter's options alike), ``None`` for no value. CR and
+    NUL are written as the HTML parser reads a filter option's value (LF, U+FFFD): the row's
+    JSON kept them, so choosing such an option matched no row."""
     if value is None:
         return None
-    return visible(str(bounded(value) if isinstance(value, dict | list | tuple) else value),
+    text = visible(str(bounded(value) if isinstance(value, dict | list | tuple) else value),
                    _CELL_LIMIT)  # fmt: skip
+    return _CR.sub("\n", text).replace("\0", "\ufffd")
 
 
 def _list_rows(units: Units) -> list[dict[str, Any]]:
