@@ -61,6 +61,19 @@ def test_filters_on_none_and_booleans_keep_their_rows(chromium: str, tmp_path: P
         assert 'data-ready="1"' in dom and "1 of 5 shown" in dom, value
 
 
+def test_filters_on_values_with_cr_or_nul_keep_their_rows(chromium: str, tmp_path: Path) -> None:
+    """The HTML parser reads an option's CR as LF and its NUL as U+FFFD, while the rows'
+    JSON kept both: choosing such a value (an edited store's attack "a\\r\\nb") showed 0 rows."""
+    rows = [
+        {"id": f"u{k}", "k": k, "flag": ["a\r\nb", "c\rd", "n\0ul", "ok"][k % 4]} for k in range(8)
+    ]
+    units = Units(columns=["k", "flag"], filters=["flag"], rows=rows)
+    path = _write(tmp_path, units)
+    for value in ("a%0Ab", "c%0Ad", "n%EF%BF%BDul", "ok"):
+        dom, _ = dump_dom(chromium, path.resolve().as_uri() + f"#f.flag={value}")
+        assert 'data-ready="1"' in dom and "2 of 8 shown" in dom, value
+
+
 def test_the_fragment_decodes_each_value_and_survives_odd_ones(
     chromium: str, tmp_path: Path
 ) -> None:
@@ -115,3 +128,26 @@ def test_a_monitor_collect_run_is_not_titled_an_evaluation(tmp_path: Path) -> No
     assert "evaluation" not in title.group(1) and "per condition (test games" not in text
     summary = text[text.index('id="summary"') : text.index('id="health"')]
     assert ">train<" in summary and ">validation<" in summary
+
+
+def test_a_page_name_that_is_not_utf8_gets_its_folder_and_opens(
+    chromium: str, tmp_path: Path
+) -> None:
+    """``byzllm view RUN -o`` a name with a byte that is not UTF-8 (b"p\\xff.html", as a
+    file from an old archive has) stopped with a UnicodeEncodeError traceback when the page
+    named its folder."""
+    import os
+
+    from byzllm.runs import Store
+    from byzllm.view import write_view
+
+    run = tmp_path / "demo"
+    result = RUNNER.invoke(app, ["demo", "--questions", "1", "-o", str(run)])
+    assert result.exit_code == 0, result.output
+    with Store.open(run) as store:
+        unit = store.units("done")[-1]["id"]
+    page = write_view(run, tmp_path / os.fsdecode(b"p\xff.html"))
+    assert (tmp_path / os.fsdecode(b"p\xff_files")).is_dir()
+    assert '"dir":"p%FF_files"' in page.read_text(encoding="utf-8")
+    dom, errors = dump_dom(chromium, page.resolve().as_uri() + f"#open={unit}")
+    assert 'data-ready="1"' in dom and '<table class="rounds">' in dom and not errors

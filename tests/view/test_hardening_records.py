@@ -262,6 +262,37 @@ def test_a_very_long_answer_is_cut_with_a_mark(
     assert esc("z" * 50_000).endswith("(cut: 30,000 more characters of 50,000)")
 
 
+def test_a_long_transcript_is_whole_in_the_single_file_page(tmp_path: Path) -> None:
+    """render_view's page holds its details in its own data, which was cut at 20,000
+    characters as a whole: a WhoDunit transcript of three 8,000-character messages lost its
+    last turn mid-markup, under a mark counting characters of HTML."""
+    result = RUNNER.invoke(
+        app, ["whodunit", "run", "--set", "n_games=1", "-o", str(tmp_path / "a")]
+    )
+    assert result.exit_code == 0, result.output
+    with Store.open(tmp_path / "a") as store:
+        (game,) = json.loads(json.dumps(store.records("whodunit_game")))
+        turns = json.loads(json.dumps(store.records("whodunit_turn")))[:3]
+    for k, turn in enumerate(turns):
+        turn["message"] = f"m{k}" + "x" * 8_000
+    now = time.time()
+    unit = make_unit({"game": 0})
+    records = [record_class("whodunit_game")(**game)]
+    records += [record_class("whodunit_turn")(**turn) for turn in turns]
+    with Store(tmp_path / "run") as store:
+        store.register_units([unit])
+        store.write_results([UnitResult(unit.id, "done", now, now, records)])
+    text = render_view(tmp_path / "run")
+    raw = re.search(r"<script type='application/json' id='units-data'>(.*?)</script>", text, re.S)
+    assert raw
+    details = [
+        d for section in json.loads(raw.group(1)).values() for d in section["details"].values()
+    ]
+    (detail,) = details
+    assert "(cut: " not in detail and detail.endswith("</tbody></table>")
+    assert all(f"m{k}" + "x" * 8_000 in detail for k in range(3))
+
+
 def test_a_deeply_nested_value_is_shown_cut(
     demo_records: list[dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -353,3 +384,17 @@ def test_an_edge_that_names_no_node_is_not_drawn(
     write_view(tmp_path / "run")
     detail = _details(tmp_path / "run" / "view_files")
     assert detail.count("<line ") == drawn
+
+
+def test_a_composition_label_of_another_shape_leaves_the_page(
+    demo_records: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """The heat-map's cells read a configuration's attack from its composition label: one of
+    another shape stopped the page's build with a ValueError traceback, while
+    ``byzllm consensus report`` shows the configuration in Table 1."""
+    record = _copy(demo_records[0])
+    record["composition"] = "<b>mixed</b>"
+    _write(tmp_path / "run", "consensus_question", [record, *demo_records[1:]])
+    text = write_view(tmp_path / "run").read_text(encoding="utf-8")
+    table1 = text[text.index('id="table1"') : text.index('id="table2"')]
+    assert "&lt;b&gt;mixed&lt;/b&gt;" in table1 and "<b>mixed" not in text

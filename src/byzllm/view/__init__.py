@@ -35,6 +35,7 @@ then its runs get every record kind listed with its fields.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -270,7 +271,10 @@ def write_view(
     title, kind, simulated, sections = _layout(
         run_dir, sys.maxsize if max_details is None else max_details, lead
     )
-    text, files = page_files(title, kind, simulated, sections, quote(folder.name))
+    # The folder's name as the page's relative address: its bytes percent-encoded (a name
+    # that is not UTF-8, such as b"p\xff", reaches Python with a surrogate that quote() of
+    # the text cannot encode).
+    text, files = page_files(title, kind, simulated, sections, quote(os.fsencode(folder.name)))
     target.parent.mkdir(parents=True, exist_ok=True)
     if folder.is_dir():
         for old in folder.iterdir():

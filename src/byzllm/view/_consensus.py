@@ -420,9 +420,13 @@ def consensus_sections(
             anchor="table2",
         ),
     ]
+    from byzllm.experiments.consensus.config import parse_label
     from byzllm.experiments.consensus.matrix import matrix_rows
 
-    cells = matrix_rows(summary)
+    # The heat-map reads each configuration's attack and adversaries from its composition
+    # label; a label of another shape (an edited store) has neither and stopped the page's
+    # build, though Table 1 shows it like any other.
+    cells = matrix_rows([c for c in summary if parse_label(str(c[0]["composition"]))])
     if len({(r["attack"], r["adversaries"]) for r in cells}) > 1:
         sections.append(
             Section("BFTI per attack × protocol (heat-map)", heatmap_html(cells), anchor="heatmap")

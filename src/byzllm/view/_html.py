@@ -371,14 +371,21 @@ _JS = r"""
 """
 
 
+#: Line ends the HTML parser reads as one LF (in a filter option's value too).
+_CR = re.compile("\r\n?")
+
+
 def _cell(value: Any) -> str | None:
     """A unit list's cell as the page shows and filters it: text (a text cut at
     :data:`_CELL_LIMIT`, its bidirectional controls visible; ``True`` as Python writes it,
-    in the page's script and in the filter's options alike), ``None`` for no value."""
+    in the page's script and in the filter's options alike), ``None`` for no value. CR and
+    NUL are written as the HTML parser reads a filter option's value (LF, U+FFFD): the row's
+    JSON kept them, so choosing such an option matched no row."""
     if value is None:
         return None
-    return visible(str(bounded(value) if isinstance(value, dict | list | tuple) else value),
+    text = visible(str(bounded(value) if isinstance(value, dict | list | tuple) else value),
                    _CELL_LIMIT)  # fmt: skip
+    return _CR.sub("\n", text).replace("\0", "\ufffd")
 
 
 def _list_rows(units: Units) -> list[dict[str, Any]]:
@@ -409,8 +416,8 @@ def _units_html(key: str, units: Units, rows: Sequence[Mapping[str, Any]]) -> st
 
 def _script_json(value: Any) -> str:
     # Inside <script>, "</script" ends the element and "<!--<script" makes the parser swallow
-    # the page's own scripts (script_json); a number that is not finite is no JSON (bounded).
-    return script_json(json.dumps(bounded(value), separators=(",", ":"), ensure_ascii=False))
+    # the page's own scripts (script_json). The caller bounds what came from records.
+    return script_json(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
 
 def _utf8(text: str) -> bytes:
@@ -483,8 +490,11 @@ def _build(
                 if batch:
                     files[f"{key}-{chunk}.js"] = _chunk_js(key, chunk, batch)
             data[key] = {
-                "columns": u.columns,
-                "rows": rows,
+                # Names and cells come from records: bounded (cut, no NaN, no lone surrogate).
+                # A detail is HTML whose texts esc cut already: cut again as a whole, it lost
+                # its end mid-markup (a transcript past 20,000 characters showed half).
+                "columns": bounded(u.columns),
+                "rows": bounded(rows),
                 "details": inline,
                 "dir": folder,
                 "missing": f"<p class='note'>{esc(u.missing_detail)}</p>",
