@@ -92,3 +92,33 @@ def test_reports_on_the_unedited_runs_still_succeed(runs: dict[str, Path], tmp_p
         for command in ([domain, "report", str(run_dir), *out], ["runs", "show", str(run_dir)]):
             result = RUNNER.invoke(app, command)
             assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("domain", "kind", "field", "value"),
+    [
+        ("consensus", "consensus_question", "F", "<b>3</b>"),
+        ("consensus", "consensus_question", "trace.rounds.0.0.calls", "abc"),
+        ("govsim", "govsim_game", "efficiency", "abc"),
+        ("whodunit", "whodunit_game", "total_turns", "abc"),
+    ],
+)
+def test_the_page_of_an_edited_record_is_one_error_line(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    edit_record: Callable[..., str],
+    domain: str,
+    kind: str,
+    field: str,
+    value: Any,
+) -> None:
+    """The viewer reads every record unchecked; where one makes the page fail (text in a
+    number it sums), the records are checked and the error names it, as a report's does,
+    instead of a traceback from the page's tables."""
+    run_dir = tmp_path / domain
+    shutil.copytree(runs[domain], run_dir)
+    unit = edit_record(run_dir, kind, field, value)
+    result = RUNNER.invoke(app, ["view", str(run_dir), "-o", str(tmp_path / "page.html")])
+    line = _one_error_line(result)
+    assert f"{kind} record 1 of unit" in line and f"({unit})" in line
+    assert f": {field.split('.')[0]}" in line

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import RunDirArgument, cli_errors, flag_option
+from ._common import RunDirArgument, checked_on_failure, cli_errors, flag_option
 
 __all__ = ["view"]
 
@@ -51,7 +51,9 @@ def view(
     with cli_errors():
         from byzllm.view import write_view
 
-        path = write_view(run_dir, out, max_details=max_details)
+        # The page reads every record unchecked; a record that makes it fail is named.
+        with checked_on_failure(run_dir):
+            path = write_view(run_dir, out, max_details=max_details)
         typer.echo(str(path))
         if open_:
             import webbrowser
