@@ -439,3 +439,21 @@ def test_a_number_in_a_text_wrapper_is_that_number(written: str) -> None:
         assert normalize_answer(task, written) == normalize_answer(task, "0.5") == "0.5"
         assert is_correct(task, written)
     assert not is_correct(math_task("2"), written)
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("Answer: 1/2.", "0.5"),
+        ("So each friend gets 3/4.", "0.75"),
+        ("Answer: -3/4.", "-0.75"),
+        ("The ratio is 1/2.5", "2.5"),  # a decimal after the slash: no denominator of 2
+    ],
+)
+def test_a_fraction_ending_a_sentence_is_that_fraction(reply: str, read: str) -> None:
+    """The full stop after a fraction's denominator cancelled the fraction: "3/4." read as 3
+    (its first number) or as 4 (the last), so a reply ending "3/4." was right for a gold of 4."""
+    assert extract_answer(number_task(), reply) == read
+    assert not is_correct(number_task("4"), extract_answer(number_task("4"), reply))
+    math = math_task("0.5")  # math's scan reads numbers alike
+    assert normalize_answer(math, extract_answer(math, reply)) == read

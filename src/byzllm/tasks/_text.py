@@ -32,12 +32,13 @@ MAX_SEGMENT_CHARS = 500
 
 # A number: optional sign (only where it cannot be a binary minus: not after a word character
 # or a closing bracket), then an optional currency symbol ("-$5" is minus five dollars),
-# then digits with optional thousands separators and decimals, or a bare ".5". The trailing
-# lookahead keeps "1,000" from being read as "1" followed by ",000".
+# then digits with optional thousands separators and decimals, or a bare ".5", then an
+# optional denominator: not one cut short ("1/23" is no 1/2) nor one that goes on as a decimal
+# ("1/2.5"), but one ending a sentence ("is 3/4.", read as 3 or as 4 before).
 _NUMBER_RE = re.compile(
     r"(?<![\w.)\]])(?P<sign>-)?(?:[$€£¥]\s?)?"
     r"(?P<body>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
-    r"(?:\s*/\s*(?P<den>\d+)(?![\d.]))?"
+    r"(?:\s*/\s*(?P<den>\d+)(?!\d|\.\d))?"
 )
 
 _MAX_BOX_ATTEMPTS = 8
