@@ -457,3 +457,42 @@ def test_a_fraction_ending_a_sentence_is_that_fraction(reply: str, read: str) ->
     assert not is_correct(number_task("4"), extract_answer(number_task("4"), reply))
     math = math_task("0.5")  # math's scan reads numbers alike
     assert normalize_answer(math, extract_answer(math, reply)) == read
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("Answer: 2 1/2", "2.5"),
+        ("Answer: 1 1/2 hours", "1.5"),
+        ("Answer: -3 1/4", "-3.25"),
+        ("\\boxed{2 1/2}", "2.5"),
+        ("\\boxed{2\\frac{1}{2}}", "2.5"),
+        ("Answer: 2 \\frac{1}{2}", "2.5"),
+        ("So the show lasts 3 1/2 hours.", "3.5"),
+        ("Answer: a 3 1/2-inch nail", "3.5"),
+        ("Answer: 4 3/4 of them", "4.75"),  # GSM8K writes a number, a space, a fraction so
+        ("Answer: 3 1/2 - 2 = 1 1/2", "1.5"),
+        # Not mixed numbers: no space, an improper fraction, a hyphen (GSM8K's subtraction,
+        # "4-1.5"), a line break, a time's minutes, a decimal whole, a list.
+        ("Answer: 11/2", "5.5"),
+        ("Answer: 2 3/2", "2"),
+        ("Answer: 2-1/2", "2"),
+        ("They had 5000\n3/5 of them", "0.6"),
+        ("By 16:00 2/3 of them had voted", "2/3"),
+        ("Answer: 2.5 1/2", "2.5"),
+        ("Answer: 2 3 4", "2"),
+    ],
+)
+def test_a_mixed_number_answer_is_its_whole_plus_its_fraction(reply: str, read: str) -> None:
+    """A mixed number "2 1/2" read as 2 (its first number) after a label, as 1/2 (the last)
+    in a scan: a reply of two and a half hours was right for a gold of 2."""
+    assert extract_answer(number_task(), reply) == read
+    assert normalize_answer(number_task(), read) == read
+
+
+def test_a_mixed_number_is_judged_as_one_number() -> None:
+    assert is_correct(number_task("2.5"), extract_answer(number_task(), "Answer: 2 1/2"))
+    assert not is_correct(number_task("2"), extract_answer(number_task(), "Answer: 2 1/2"))
+    assert not is_correct(number_task("1"), extract_answer(number_task(), "It took 1 1/2 hours"))
+    assert answers_equivalent(number_task(), "2 1/2", "2.5")
+    assert answers_equivalent(number_task(), "5/2", "$2 1/2")
