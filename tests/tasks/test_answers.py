@@ -496,3 +496,29 @@ def test_a_mixed_number_is_judged_as_one_number() -> None:
     assert not is_correct(number_task("1"), extract_answer(number_task(), "It took 1 1/2 hours"))
     assert answers_equivalent(number_task(), "2 1/2", "2.5")
     assert answers_equivalent(number_task(), "5/2", "$2 1/2")
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("Answer: 2½", "2.5"),
+        ("Answer: 2 ½ hours", "2.5"),
+        ("Answer: ½", "0.5"),
+        ("Answer: −½", "-0.5"),
+        ("Answer: 12¾ cups", "12.75"),
+        ("The two friends ate ¾ of their pizzas.", "0.75"),
+        ("Answer: 1⁄3", "1/3"),  # a fraction slash
+    ],
+)
+def test_a_unicode_fraction_is_its_value(reply: str, read: str) -> None:
+    """A vulgar fraction "½" was no number and "2½" read as 2: a reply of two and a half was
+    right for a gold of 2."""
+    assert extract_answer(number_task(), reply) == read
+    assert not is_correct(number_task("2"), extract_answer(number_task("2"), reply))
+
+
+def test_a_unicode_mixed_number_is_judged_as_its_value() -> None:
+    assert is_correct(math_task("\\frac{5}{2}"), "2½")
+    assert normalize_answer(math_task("2"), "½") == "0.5"
+    assert not is_correct(math_task("2"), "2½")
+    assert answers_equivalent(number_task(), "2½", "2 1/2")

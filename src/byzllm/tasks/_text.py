@@ -74,14 +74,24 @@ class _DigitMap(dict[int, str]):
         return mapped
 
 
-_DIGITS = _DigitMap(_MINUS_SIGNS)
+_DIGITS = _DigitMap({**_MINUS_SIGNS, ord("\u2044"): "/"})  # and the fraction slash: "1⁄2"
+
+#: Unicode's vulgar fractions, as their compatibility text with a plain slash: "½" is "1/2".
+_VULGAR = {
+    ord(char): unicodedata.normalize("NFKC", char).replace("\u2044", "/")
+    for char in "¼½¾⅐⅑⅒⅓⅔⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞↉"
+}
+# Where a vulgar fraction follows a digit or a word, a space goes: "2½" is the mixed number
+# "2 1/2", not 21/2 (a sign or a currency symbol stays glued: "-½").
+_VULGAR_GLUED_RE = re.compile(f"(?<=[^\\s\\-$€£¥])(?=[{''.join(map(chr, _VULGAR))}])")
 
 
 def ascii_digits(text: str) -> str:
-    """Map Unicode decimal digits (Arabic-Indic, full-width, ...) and minus signs to ASCII."""
+    """Map Unicode decimal digits (Arabic-Indic, full-width, ...), minus signs and vulgar
+    fractions (``"2½"`` -> ``"2 1/2"``, ``"¾"`` -> ``"3/4"``) to ASCII."""
     if text.isascii():
         return text
-    return text.translate(_DIGITS)
+    return _VULGAR_GLUED_RE.sub(" ", text.translate(_DIGITS)).translate(_VULGAR)
 
 
 def _number_from_match(match: re.Match[str], fraction: Fraction | None = None) -> Fraction | None:
@@ -116,7 +126,7 @@ def _mixed_fraction(text: str, whole: re.Match[str], part: re.Match[str]) -> Fra
         or not body.replace(",", "").isdigit()
         or part.start() != part.start("body")  # a sign or a currency: a number of its own
         or not num.isdigit()
-        or max(len(num), len(den)) > MAX_NUMBER_CHARS
+        or max(len(body), len(num), len(den)) > MAX_NUMBER_CHARS
         or (start >= 2 and text[start - 1] == ":" and text[start - 2].isdigit())
         or _MIXED_GAP_RE.fullmatch(text, whole.end(), part.start()) is None
     ):
@@ -154,11 +164,20 @@ def find_numbers(text: str) -> list[Fraction]:
 
 def last_number(text: str) -> Fraction | None:
     """The last number in ``text`` (only that one is converted: cheap on huge inputs)."""
-    last: tuple[re.Match[str], Fraction | None] | None = None
-    for match, fraction in _numbers(ascii_digits(text)):
+    text = ascii_digits(text)
+    before: re.Match[str] | None = None
+    last: re.Match[str] | None = None
+    for match in _NUMBER_RE.finditer(text):
         if len(match.group("body")) <= MAX_NUMBER_CHARS:
-            last = match, fraction
-    return _number_from_match(*last) if last is not None else None
+            before, last = last, match
+    if last is None:
+        return None
+    # A fraction ends a mixed number begun by the number before it: "1 1/2" is 1.5.
+    if before is not None:
+        fraction = _mixed_fraction(text, before, last)
+        if fraction is not None:
+            return _number_from_match(before, fraction)
+    return _number_from_match(last)
 
 
 def mixed_number(text: str) -> Fraction | None:
