@@ -522,3 +522,22 @@ def test_a_unicode_mixed_number_is_judged_as_its_value() -> None:
     assert normalize_answer(math_task("2"), "½") == "0.5"
     assert not is_correct(math_task("2"), "2½")
     assert answers_equivalent(number_task(), "2½", "2 1/2")
+
+
+@pytest.mark.parametrize(
+    ("reply", "read", "key"),
+    [
+        ("Answer: 2 1/2 hours", "2 1/2", "2.5"),
+        ("Answer: 2½ hours", "2½", "2.5"),
+        ("Answer: 2 ½ hours", "2 ½", "2.5"),
+        ("Answer: -3 1/4 (since -13/4)", "-3 1/4", "-3.25"),
+    ],
+)
+def test_a_math_mixed_number_before_words_is_the_answer(reply: str, read: str, key: str) -> None:
+    """A mixed number before prose was no "number then words": math-verify read the whole
+    "2 1/2 hours" as 1.5 and "2½ hours" as 2."""
+    task = math_task("\\frac{5}{2}")
+    answer = extract_answer(task, reply)
+    assert answer == read
+    assert normalize_answer(task, answer) == key
+    assert is_correct(task, answer) == (key == "2.5")

@@ -172,8 +172,14 @@ _INLINE_MATH_RE = re.compile(
     r"(?<!\\)\$\$?((?:\\\$|[^$]){1,500}?)(?<!\\)\$\$?|\\\((.{1,500}?)\\\)|\\\[(.{1,500}?)\\\]"
 )
 # A number, then prose or a remark: "6 (or 5)", "5 (since 2+3=7)" are 6 and 5, not the
-# last number math-verify would find in the remark.
-_NUMBER_THEN_WORDS_RE = re.compile(r"^(-?[\d.,/]+)\s+(?:[A-Za-z]|[(\[;]).*$", re.DOTALL)
+# last number math-verify would find in the remark. A mixed number is one number: "2 1/2
+# hours" and "2½ hours" are 2.5 (math-verify read 1.5 and 2).
+_VULGAR_CHARS = "\u00bc-\u00be\u2150-\u215e"  # ¼ to ¾, ⅐ to ⅞
+_NUMBER_THEN_WORDS_RE = re.compile(
+    rf"^(-?(?:[\d.,/]+(?:[ \t]+\d+/\d+|[ \t]*[{_VULGAR_CHARS}])?|[{_VULGAR_CHARS}]))"
+    r"\s+(?:[A-Za-z]|[(\[;]).*$",
+    re.DOTALL,
+)
 #: Characters that are markup or punctuation, never an answer alone (``∅`` and ``∞`` are).
 _MARKUP_ONLY = "$*_`~ \t.,;:!?'\"()[]{}"
 #: The prompts' own placeholder, echoed back instead of an answer.
