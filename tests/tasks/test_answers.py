@@ -439,3 +439,105 @@ def test_a_number_in_a_text_wrapper_is_that_number(written: str) -> None:
         assert normalize_answer(task, written) == normalize_answer(task, "0.5") == "0.5"
         assert is_correct(task, written)
     assert not is_correct(math_task("2"), written)
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("Answer: 1/2.", "0.5"),
+        ("So each friend gets 3/4.", "0.75"),
+        ("Answer: -3/4.", "-0.75"),
+        ("The ratio is 1/2.5", "2.5"),  # a decimal after the slash: no denominator of 2
+    ],
+)
+def test_a_fraction_ending_a_sentence_is_that_fraction(reply: str, read: str) -> None:
+    """The full stop after a fraction's denominator cancelled the fraction: "3/4." read as 3
+    (its first number) or as 4 (the last), so a reply ending "3/4." was right for a gold of 4."""
+    assert extract_answer(number_task(), reply) == read
+    assert not is_correct(number_task("4"), extract_answer(number_task("4"), reply))
+    math = math_task("0.5")  # math's scan reads numbers alike
+    assert normalize_answer(math, extract_answer(math, reply)) == read
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("Answer: 2 1/2", "2.5"),
+        ("Answer: 1 1/2 hours", "1.5"),
+        ("Answer: -3 1/4", "-3.25"),
+        ("\\boxed{2 1/2}", "2.5"),
+        ("\\boxed{2\\frac{1}{2}}", "2.5"),
+        ("Answer: 2 \\frac{1}{2}", "2.5"),
+        ("So the show lasts 3 1/2 hours.", "3.5"),
+        ("Answer: a 3 1/2-inch nail", "3.5"),
+        ("Answer: 4 3/4 of them", "4.75"),  # GSM8K writes a number, a space, a fraction so
+        ("Answer: 3 1/2 - 2 = 1 1/2", "1.5"),
+        # Not mixed numbers: no space, an improper fraction, a hyphen (GSM8K's subtraction,
+        # "4-1.5"), a line break, a time's minutes, a decimal whole, a list.
+        ("Answer: 11/2", "5.5"),
+        ("Answer: 2 3/2", "2"),
+        ("Answer: 2-1/2", "2"),
+        ("They had 5000\n3/5 of them", "0.6"),
+        ("By 16:00 2/3 of them had voted", "2/3"),
+        ("Answer: 2.5 1/2", "2.5"),
+        ("Answer: 2 3 4", "2"),
+    ],
+)
+def test_a_mixed_number_answer_is_its_whole_plus_its_fraction(reply: str, read: str) -> None:
+    """A mixed number "2 1/2" read as 2 (its first number) after a label, as 1/2 (the last)
+    in a scan: a reply of two and a half hours was right for a gold of 2."""
+    assert extract_answer(number_task(), reply) == read
+    assert normalize_answer(number_task(), read) == read
+
+
+def test_a_mixed_number_is_judged_as_one_number() -> None:
+    assert is_correct(number_task("2.5"), extract_answer(number_task(), "Answer: 2 1/2"))
+    assert not is_correct(number_task("2"), extract_answer(number_task(), "Answer: 2 1/2"))
+    assert not is_correct(number_task("1"), extract_answer(number_task(), "It took 1 1/2 hours"))
+    assert answers_equivalent(number_task(), "2 1/2", "2.5")
+    assert answers_equivalent(number_task(), "5/2", "$2 1/2")
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("Answer: 2½", "2.5"),
+        ("Answer: 2 ½ hours", "2.5"),
+        ("Answer: ½", "0.5"),
+        ("Answer: −½", "-0.5"),
+        ("Answer: 12¾ cups", "12.75"),
+        ("The two friends ate ¾ of their pizzas.", "0.75"),
+        ("Answer: 1⁄3", "1/3"),  # a fraction slash
+    ],
+)
+def test_a_unicode_fraction_is_its_value(reply: str, read: str) -> None:
+    """A vulgar fraction "½" was no number and "2½" read as 2: a reply of two and a half was
+    right for a gold of 2."""
+    assert extract_answer(number_task(), reply) == read
+    assert not is_correct(number_task("2"), extract_answer(number_task("2"), reply))
+
+
+def test_a_unicode_mixed_number_is_judged_as_its_value() -> None:
+    assert is_correct(math_task("\\frac{5}{2}"), "2½")
+    assert normalize_answer(math_task("2"), "½") == "0.5"
+    assert not is_correct(math_task("2"), "2½")
+    assert answers_equivalent(number_task(), "2½", "2 1/2")
+
+
+@pytest.mark.parametrize(
+    ("reply", "read", "key"),
+    [
+        ("Answer: 2 1/2 hours", "2 1/2", "2.5"),
+        ("Answer: 2½ hours", "2½", "2.5"),
+        ("Answer: 2 ½ hours", "2 ½", "2.5"),
+        ("Answer: -3 1/4 (since -13/4)", "-3 1/4", "-3.25"),
+    ],
+)
+def test_a_math_mixed_number_before_words_is_the_answer(reply: str, read: str, key: str) -> None:
+    """A mixed number before prose was no "number then words": math-verify read the whole
+    "2 1/2 hours" as 1.5 and "2½ hours" as 2."""
+    task = math_task("\\frac{5}{2}")
+    answer = extract_answer(task, reply)
+    assert answer == read
+    assert normalize_answer(task, answer) == key
+    assert is_correct(task, answer) == (key == "2.5")

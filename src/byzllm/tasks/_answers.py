@@ -8,7 +8,8 @@ answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. 
   either, a kind-specific scan of the whole reply: the last number (``number``, ``math``),
   the last true/false/yes/no word (``boolean``), the last explicit choice label (``choice``);
 * **number** — exact rational equality after stripping currency, thousands separators and
-  units: ``"$1,234"``, ``"1234.0"`` and ``"1234 dollars"`` are equal;
+  units: ``"$1,234"``, ``"1234.0"`` and ``"1234 dollars"`` are equal; a mixed number is one
+  number (``"2 1/2 hours"`` is 2.5);
 * **boolean** — ``true``/``yes`` and ``false``/``no``, any case;
 * **choice** — the Commonsense170k labels (``option1``, ``answer2``, ``solution1``,
   ``ending3``) written with any case or spacing, or, when the answer is nothing else, a
@@ -34,6 +35,7 @@ from ._text import (
     find_labelled,
     last_number,
     latex_digits,
+    mixed_number,
     parse_number,
 )
 from ._types import Task
@@ -170,8 +172,14 @@ _INLINE_MATH_RE = re.compile(
     r"(?<!\\)\$\$?((?:\\\$|[^$]){1,500}?)(?<!\\)\$\$?|\\\((.{1,500}?)\\\)|\\\[(.{1,500}?)\\\]"
 )
 # A number, then prose or a remark: "6 (or 5)", "5 (since 2+3=7)" are 6 and 5, not the
-# last number math-verify would find in the remark.
-_NUMBER_THEN_WORDS_RE = re.compile(r"^(-?[\d.,/]+)\s+(?:[A-Za-z]|[(\[;]).*$", re.DOTALL)
+# last number math-verify would find in the remark. A mixed number is one number: "2 1/2
+# hours" and "2½ hours" are 2.5 (math-verify read 1.5 and 2).
+_VULGAR_CHARS = "\u00bc-\u00be\u2150-\u215e"  # ¼ to ¾, ⅐ to ⅞
+_NUMBER_THEN_WORDS_RE = re.compile(
+    rf"^(-?(?:[\d.,/]+(?:[ \t]+\d+/\d+|[ \t]*[{_VULGAR_CHARS}])?|[{_VULGAR_CHARS}]))"
+    r"\s+(?:[A-Za-z]|[(\[;]).*$",
+    re.DOTALL,
+)
 #: Characters that are markup or punctuation, never an answer alone (``∅`` and ``∞`` are).
 _MARKUP_ONLY = "$*_`~ \t.,;:!?'\"()[]{}"
 #: The prompts' own placeholder, echoed back instead of an answer.
@@ -302,9 +310,9 @@ def _math_text(text: str) -> str:
     return clean_segment(dropped) if dropped != cleaned and dropped.strip() else cleaned
 
 
-#: A mixed number: a whole, a space, a proper fraction (``"137 1/2"``, after
-#: :func:`latex_digits` read ``"137 \\frac{1}{2}"``).
-_MIXED_NUMBER_RE = re.compile(r"(-?)(\d+)\s+(\d+/\d+)")
+#: A whole, a space, a fraction (``"137 1/2"``, after :func:`latex_digits` read
+#: ``"137 \\frac{1}{2}"``): a mixed number, or nothing plain.
+_MIXED_NUMBER_RE = re.compile(r"-?\d+\s+\d+/\d+")
 
 
 def _plain_number(text: str) -> Fraction | None:
@@ -313,15 +321,10 @@ def _plain_number(text: str) -> Fraction | None:
     number in a text wrapper ``"\\text{0.5}"``)."""
     # math-verify parses "\text{0.5}" as a symbol named 0.5: keyed "0.5", judged wrong.
     cleaned = latex_digits(ascii_digits(unwrap_text(text.replace("\\$", "")))).strip()
-    mixed = _MIXED_NUMBER_RE.fullmatch(cleaned)
-    if mixed is not None:
-        # Without its space "137 1/2" read as 1371/2 (MATH-500's gold 137 \frac{1}{2}).
-        sign, whole, fraction = mixed.groups()
-        whole_value, fraction_value = parse_number(whole), parse_number(fraction)
-        if whole_value is None or fraction_value is None or fraction_value >= 1:
-            return None  # "2 3/2" is no mixed number: left to math-verify
-        value = whole_value + fraction_value
-        return -value if sign else value
+    if _MIXED_NUMBER_RE.fullmatch(cleaned):
+        # Without its space "137 1/2" read as 1371/2 (MATH-500's gold 137 \frac{1}{2}); "2 3/2"
+        # is no mixed number (None): left to math-verify.
+        return mixed_number(cleaned)
     cleaned = cleaned.replace(" ", "")
     if not re.fullmatch(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?|-?\.\d+", cleaned):
         return None

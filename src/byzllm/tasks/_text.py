@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from fractions import Fraction
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "find_labelled",
     "find_numbers",
     "last_number",
+    "mixed_number",
     "parse_number",
 ]
 
@@ -32,12 +34,13 @@ MAX_SEGMENT_CHARS = 500
 
 # A number: optional sign (only where it cannot be a binary minus: not after a word character
 # or a closing bracket), then an optional currency symbol ("-$5" is minus five dollars),
-# then digits with optional thousands separators and decimals, or a bare ".5". The trailing
-# lookahead keeps "1,000" from being read as "1" followed by ",000".
+# then digits with optional thousands separators and decimals, or a bare ".5", then an
+# optional denominator: not one cut short ("1/23" is no 1/2) nor one that goes on as a decimal
+# ("1/2.5"), but one ending a sentence ("is 3/4.", read as 3 or as 4 before).
 _NUMBER_RE = re.compile(
     r"(?<![\w.)\]])(?P<sign>-)?(?:[$€£¥]\s?)?"
     r"(?P<body>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
-    r"(?:\s*/\s*(?P<den>\d+)(?![\d.]))?"
+    r"(?:\s*/\s*(?P<den>\d+)(?!\d|\.\d))?"
 )
 
 _MAX_BOX_ATTEMPTS = 8
@@ -71,21 +74,32 @@ class _DigitMap(dict[int, str]):
         return mapped
 
 
-_DIGITS = _DigitMap(_MINUS_SIGNS)
+_DIGITS = _DigitMap({**_MINUS_SIGNS, ord("\u2044"): "/"})  # and the fraction slash: "1⁄2"
+
+#: Unicode's vulgar fractions, as their compatibility text with a plain slash: "½" is "1/2".
+_VULGAR = {
+    ord(char): unicodedata.normalize("NFKC", char).replace("\u2044", "/")
+    for char in "¼½¾⅐⅑⅒⅓⅔⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞↉"
+}
+# Where a vulgar fraction follows a digit or a word, a space goes: "2½" is the mixed number
+# "2 1/2", not 21/2 (a sign or a currency symbol stays glued: "-½").
+_VULGAR_GLUED_RE = re.compile(f"(?<=[^\\s\\-$€£¥])(?=[{''.join(map(chr, _VULGAR))}])")
 
 
 def ascii_digits(text: str) -> str:
-    """Map Unicode decimal digits (Arabic-Indic, full-width, ...) and minus signs to ASCII."""
+    """Map Unicode decimal digits (Arabic-Indic, full-width, ...), minus signs and vulgar
+    fractions (``"2½"`` -> ``"2 1/2"``, ``"¾"`` -> ``"3/4"``) to ASCII."""
     if text.isascii():
         return text
-    return text.translate(_DIGITS)
+    return _VULGAR_GLUED_RE.sub(" ", text.translate(_DIGITS)).translate(_VULGAR)
 
 
-def _number_from_match(match: re.Match[str]) -> Fraction | None:
+def _number_from_match(match: re.Match[str], fraction: Fraction | None = None) -> Fraction | None:
+    """The number ``match`` found, plus ``fraction`` when it is a mixed number's whole."""
     body = match.group("body").replace(",", "")
     if len(body) > MAX_NUMBER_CHARS:
         return None
-    value = Fraction(body)
+    value = Fraction(body) + (fraction or 0)
     den = match.group("den")
     if den is not None:
         if len(den) > MAX_NUMBER_CHARS or int(den) == 0:
@@ -94,11 +108,55 @@ def _number_from_match(match: re.Match[str]) -> Fraction | None:
     return -value if match.group("sign") else value
 
 
+# Between a mixed number's whole and its fraction: spaces, as GSM8K's solutions write "3 1/2
+# hours". Not a line break ("5000\n3/5 of"), nor a hyphen: GSM8K writes a subtraction so
+# ("4-1.5"), never a mixed number.
+_MIXED_GAP_RE = re.compile(r"[ \t]+")
+
+
+def _mixed_fraction(text: str, whole: re.Match[str], part: re.Match[str]) -> Fraction | None:
+    """The proper fraction ``part`` when it ends a mixed number begun by the integer ``whole``
+    (``"2 1/2"``: 1/2), else ``None`` (``"2 3/2"``, ``"2.5 1/2"``, the minutes of ``"16:00
+    2/3 of them"``)."""
+    body, num, den = whole.group("body"), part.group("body"), part.group("den")
+    start = whole.start()
+    if (
+        den is None
+        or whole.group("den") is not None
+        or not body.replace(",", "").isdigit()
+        or part.start() != part.start("body")  # a sign or a currency: a number of its own
+        or not num.isdigit()
+        or max(len(body), len(num), len(den)) > MAX_NUMBER_CHARS
+        or (start >= 2 and text[start - 1] == ":" and text[start - 2].isdigit())
+        or _MIXED_GAP_RE.fullmatch(text, whole.end(), part.start()) is None
+    ):
+        return None
+    numerator, denominator = int(num), int(den)
+    return Fraction(numerator, denominator) if 0 < numerator < denominator else None
+
+
+def _numbers(text: str) -> Iterator[tuple[re.Match[str], Fraction | None]]:
+    """The number matches of ``text`` (ASCII digits) in order, each with the fraction that
+    makes it a mixed number's whole, if any; that fraction is then no number of its own."""
+    held: re.Match[str] | None = None
+    for match in _NUMBER_RE.finditer(text):
+        if held is not None:
+            fraction = _mixed_fraction(text, held, match)
+            yield held, fraction
+            held = None
+            if fraction is not None:
+                continue
+        held = match
+    if held is not None:
+        yield held, None
+
+
 def find_numbers(text: str) -> list[Fraction]:
-    """All numbers in ``text`` in order (commas as thousands separators, simple fractions)."""
+    """All numbers in ``text`` in order (commas as thousands separators, simple fractions,
+    mixed numbers: ``"2 1/2"`` is 2.5)."""
     out: list[Fraction] = []
-    for match in _NUMBER_RE.finditer(ascii_digits(text)):
-        value = _number_from_match(match)
+    for match, fraction in _numbers(ascii_digits(text)):
+        value = _number_from_match(match, fraction)
         if value is not None:
             out.append(value)
     return out
@@ -106,37 +164,63 @@ def find_numbers(text: str) -> list[Fraction]:
 
 def last_number(text: str) -> Fraction | None:
     """The last number in ``text`` (only that one is converted: cheap on huge inputs)."""
+    text = ascii_digits(text)
+    before: re.Match[str] | None = None
     last: re.Match[str] | None = None
-    for match in _NUMBER_RE.finditer(ascii_digits(text)):
+    for match in _NUMBER_RE.finditer(text):
         if len(match.group("body")) <= MAX_NUMBER_CHARS:
-            last = match
-    return _number_from_match(last) if last is not None else None
+            before, last = last, match
+    if last is None:
+        return None
+    # A fraction ends a mixed number begun by the number before it: "1 1/2" is 1.5.
+    if before is not None:
+        fraction = _mixed_fraction(text, before, last)
+        if fraction is not None:
+            return _number_from_match(before, fraction)
+    return _number_from_match(last)
+
+
+def mixed_number(text: str) -> Fraction | None:
+    """``text`` as a mixed number when it is one and nothing else (``"137 1/2"`` = 137.5,
+    ``"-3 1/4"`` = -3.25; ``"2 3/2"`` is none)."""
+    matches = _NUMBER_RE.finditer(text)
+    whole, part = next(matches, None), next(matches, None)
+    if whole is None or part is None or whole.start() != 0 or part.end() != len(text):
+        return None
+    fraction = _mixed_fraction(text, whole, part)
+    return _number_from_match(whole, fraction) if fraction is not None else None
 
 
 #: LaTeX between digit groups: thin, negative thin, medium and thick spaces, a control space,
 #: a tie ("1\\,000", "1~000"), or a braced comma ("1{,}000", MATH's "1,\\!000").
 _LATEX_GROUP_SPACE = re.compile(r"(?<=\d)(?:\\[,!;: ]|~)(?=\d{3}(?!\d))")
 _LATEX_GROUP_COMMA = re.compile(r"(?<=\d)(?:\{,\}|,\\!)(?=\d{3}(?!\d))")
-# Not after a digit or a brace: "2\\frac{1}{4}" is two and a quarter, not 21/4.
-_LATEX_FRACTION = re.compile(r"(?<![\d}])\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+# Not after a brace ("x^{2}\\frac{1}{2}" is a product); after a digit with a space, as a mixed
+# number: "2\\frac{1}{4}" is two and a quarter, not 21/4.
+_LATEX_FRACTION = re.compile(r"(?<!\})\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
 
 
 def latex_digits(text: str) -> str:
     """``text`` with LaTeX's digit-group separators made plain (``"1\\,000"``,
     ``"1{,}000"`` -> ``"1000"``, ``"1,000"``) and numeric fractions written ``a/b``
-    (``"\\frac{2000}{2}"`` -> ``"2000/2"``): read as they were, "1\\,000" was the number 1 (and
-    1 × 0 to math-verify)."""
+    (``"\\frac{2000}{2}"`` -> ``"2000/2"``, ``"2\\frac{1}{4}"`` -> ``"2 1/4"``): read as they
+    were, "1\\,000" was the number 1 (and 1 × 0 to math-verify)."""
     if "\\" not in text and "~" not in text and "{" not in text:
         return text
     text = _LATEX_GROUP_COMMA.sub(",", _LATEX_GROUP_SPACE.sub("", text))
-    return _LATEX_FRACTION.sub(r"\1/\2", text)
+    return _LATEX_FRACTION.sub(_plain_fraction, text)
+
+
+def _plain_fraction(match: re.Match[str]) -> str:
+    glued = match.start() > 0 and match.string[match.start() - 1].isdigit()
+    return f"{' ' if glued else ''}{match.group(1)}/{match.group(2)}"
 
 
 def parse_number(text: str) -> Fraction | None:
     """The first number in a short answer such as ``"$1,234.50"``, ``"-3/4"``, ``"18 eggs"``,
-    ``"1\\,000"`` (:func:`latex_digits`)."""
-    for match in _NUMBER_RE.finditer(ascii_digits(latex_digits(text))):
-        value = _number_from_match(match)
+    ``"1\\,000"`` (:func:`latex_digits`), ``"2 1/2 hours"`` (a mixed number: 2.5)."""
+    for match, fraction in _numbers(ascii_digits(latex_digits(text))):
+        value = _number_from_match(match, fraction)
         if value is not None:
             return value
     return None
