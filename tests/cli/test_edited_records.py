@@ -70,6 +70,10 @@ def _one_error_line(result: Result) -> str:
         ("govsim", "govsim_game", "survival_rate", "abc", "govsim report"),
         ("govsim", "govsim_game", "efficiency", "abc", "govsim report"),
         ("govsim", "govsim_game", "resets", None, "govsim report"),
+        # Inside a game's months, meetings and decisions (the plots, the transcripts).
+        ("govsim", "govsim_game", "harvests.0.stock_after", "abc", "govsim report"),
+        ("govsim", "govsim_game", "decisions.0.month", "abc", "govsim report"),
+        ("govsim", "govsim_game", "meetings.0.0.amounts", ["abc"], "govsim report"),
         ("whodunit", "whodunit_game", "hallucinations", "abc", "whodunit report"),
         ("whodunit", "whodunit_game", "parse", "abc", "whodunit report"),
     ],
@@ -108,6 +112,10 @@ def test_reports_on_the_unedited_runs_still_succeed(runs: dict[str, Path], tmp_p
         # GovSim: passed the fit silently (profile written), the Efficiency compared as text.
         ("govsim", "govsim_game", "efficiency", "abc"),
         ("govsim", "govsim_game", "r0", "abc"),
+        # Inside a game: a month's stock, a proposal's amount, a decision's month.
+        ("govsim", "govsim_game", "harvests.0.stock_before", "abc"),
+        ("govsim", "govsim_game", "meetings.0.0.amounts", ["abc"]),
+        ("govsim", "govsim_game", "decisions.0.month", "abc"),
         # WhoDunit: a turn number and a game's length read with int(), a move's validity.
         ("whodunit", "whodunit_turn", "turn", "abc"),
         ("whodunit", "whodunit_turn", "valid", "abc"),
@@ -138,7 +146,7 @@ def test_a_fit_on_an_edited_record_is_one_error_line(
     line = _one_error_line(result)
     assert f"{kind} record 1 of unit" in line and f"({unit})" in line
     assert str(run_dir / "results.sqlite") in line
-    assert f": {field}:" in line
+    assert f": {field}" in line  # the field, or an item in it (amounts.0)
     assert not profile.exists()
 
 
