@@ -25,11 +25,18 @@ RUNS = {
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def runs(
+    tmp_path_factory: pytest.TempPathFactory, humaneval_file: Callable[..., Path]
+) -> dict[str, Path]:
     """One finished run per domain, copied by each test (never changed)."""
     folder = tmp_path_factory.mktemp("runs")
+    problems = humaneval_file(folder / "he.jsonl", 4, prefix="Toy")
+    commands = {
+        **RUNS,
+        "codegen": ["codegen", "run", "--set", f"problems={problems}", "--set", "n_test=1"],
+    }
     made = {}
-    for domain, command in RUNS.items():
+    for domain, command in commands.items():
         result = RUNNER.invoke(app, [*command, "-o", str(folder / domain)])
         assert result.exit_code == 0, result.output
         made[domain] = folder / domain
@@ -63,6 +70,10 @@ def _one_error_line(result: Result) -> str:
         ("govsim", "govsim_game", "survival_rate", "abc", "govsim report"),
         ("govsim", "govsim_game", "efficiency", "abc", "govsim report"),
         ("govsim", "govsim_game", "resets", None, "govsim report"),
+        # Inside a game's months, meetings and decisions (the plots, the transcripts).
+        ("govsim", "govsim_game", "harvests.0.stock_after", "abc", "govsim report"),
+        ("govsim", "govsim_game", "decisions.0.month", "abc", "govsim report"),
+        ("govsim", "govsim_game", "meetings.0.0.amounts", ["abc"], "govsim report"),
         ("whodunit", "whodunit_game", "hallucinations", "abc", "whodunit report"),
         ("whodunit", "whodunit_game", "parse", "abc", "whodunit report"),
     ],
@@ -92,6 +103,60 @@ def test_reports_on_the_unedited_runs_still_succeed(runs: dict[str, Path], tmp_p
         for command in ([domain, "report", str(run_dir), *out], ["runs", "show", str(run_dir)]):
             result = RUNNER.invoke(app, command)
             assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("command", ["sim fit", "sim compare"])
+@pytest.mark.parametrize(
+    ("domain", "kind", "field", "value"),
+    [
+        # GovSim: passed the fit silently (profile written), the Efficiency compared as text.
+        ("govsim", "govsim_game", "efficiency", "abc"),
+        ("govsim", "govsim_game", "r0", "abc"),
+        # Inside a game: a month's stock, a proposal's amount, a decision's month.
+        ("govsim", "govsim_game", "harvests.0.stock_before", "abc"),
+        ("govsim", "govsim_game", "meetings.0.0.amounts", ["abc"]),
+        ("govsim", "govsim_game", "decisions.0.month", "abc"),
+        # WhoDunit: a turn number and a game's length read with int(), a move's validity.
+        ("whodunit", "whodunit_turn", "turn", "abc"),
+        ("whodunit", "whodunit_turn", "valid", "abc"),
+        ("whodunit", "whodunit_game", "total_turns", "abc"),
+        # CodeGen: Pass@1 and the interventions of a debate.
+        ("codegen", "codegen_problem", "passed", "abc"),
+        ("codegen", "codegen_problem", "resets", "abc"),
+        # Consensus: read unchecked, checked when the fit fails on the edited record.
+        ("consensus", "consensus_question", "trace.rounds.0.0.calls", None),
+    ],
+)  # fmt: skip
+def test_a_fit_on_an_edited_record_is_one_error_line(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    edit_record: Callable[..., str],
+    domain: str,
+    kind: str,
+    field: str,
+    value: Any,
+    command: str,
+) -> None:
+    run_dir = tmp_path / domain
+    shutil.copytree(runs[domain], run_dir)
+    unit = edit_record(run_dir, kind, field, value)
+    profile = tmp_path / "profile.yaml"
+    args = [*command.split(), str(run_dir)]
+    result = RUNNER.invoke(app, [*args, "-o", str(profile)] if command == "sim fit" else args)
+    line = _one_error_line(result)
+    assert f"{kind} record 1 of unit" in line and f"({unit})" in line
+    assert str(run_dir / "results.sqlite") in line
+    assert f": {field}" in line  # the field, or an item in it (amounts.0)
+    assert not profile.exists()
+
+
+def test_fits_on_the_unedited_runs_still_succeed(runs: dict[str, Path], tmp_path: Path) -> None:
+    for domain, run_dir in runs.items():
+        profile = tmp_path / f"{domain}.yaml"
+        result = RUNNER.invoke(app, ["sim", "fit", str(run_dir), "-o", str(profile)])
+        assert result.exit_code == 0, result.output
+        result = RUNNER.invoke(app, ["sim", "compare", str(run_dir), "--profile", str(profile)])
+        assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize(

@@ -405,6 +405,19 @@ def test_report_on_an_edited_game_is_one_error_line(
     assert f": {field.split('.')[0]}: " in line
 
 
+def test_report_on_an_edited_trigger_is_one_error_line(
+    tmp_path: Path, edit_record: Callable[..., str]
+) -> None:
+    """The report takes each game's first trigger turn: a turn edited into text ended in a
+    ValueError traceback (in a game of the ``none`` condition) or passed unread."""
+    assert _evaluate(tmp_path, _monitors_file(tmp_path)).exit_code == 0
+    trigger = {"game_id": "g", "turn": "abc", "role": "accuser", "agent": "A", "score": 0.5}
+    unit = edit_record(tmp_path / "eval", "monitor_game", "triggers", [trigger | {"acted": False}])
+    line = _one_error_line(runner.invoke(app, ["monitor", "report", str(tmp_path / "eval")]))
+    assert "monitor_game record 1 of unit" in line and f"({unit})" in line
+    assert ": triggers.0.turn: Input should be a valid integer (got 'abc')" in line
+
+
 def test_train_on_an_edited_turn_is_one_error_line(
     tmp_path: Path, edit_record: Callable[..., str]
 ) -> None:

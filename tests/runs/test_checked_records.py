@@ -108,6 +108,22 @@ def test_a_value_that_is_not_of_its_type_names_file_unit_record_and_field(
     assert str(run_dir / "results.sqlite") in message
 
 
+def test_typed_records_checks_as_records_do(
+    run: tuple[Path, list[str]], edit_record: Callable[..., str]
+) -> None:
+    """typed_records raised pydantic's ValidationError, without the file, unit or record."""
+    run_dir, units = run
+    with Store.open(run_dir) as store:
+        typed = store.typed_records(Step)
+    assert [s.index for s in typed] == [0, 1, 2] * 2 and typed[0].edge == (0, 1)
+    assert typed[0] == _step(0)
+    edit_record(run_dir, "step", "score", "high", unit=units[1], position=1)
+    with Store.open(run_dir) as store, pytest.raises(InputError) as caught:
+        store.typed_records(Step)
+    assert f"step record 2 of unit 'unit-1' ({units[1]})" in str(caught.value)
+    assert "score: Input should be a valid number (got 'high')" in str(caught.value)
+
+
 def test_iter_records_checks_as_records_do(
     run: tuple[Path, list[str]], edit_record: Callable[..., str]
 ) -> None:

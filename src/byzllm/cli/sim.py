@@ -7,7 +7,15 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from ._common import JsonOption, MarkdownOption, RunDirArgument, cli_errors, emit_rows, print_json
+from ._common import (
+    JsonOption,
+    MarkdownOption,
+    RunDirArgument,
+    checked_on_failure,
+    cli_errors,
+    emit_rows,
+    print_json,
+)
 
 __all__ = ["app"]
 
@@ -145,12 +153,15 @@ def _fit(run_dir: Path) -> Any:
         from byzllm.experiments._fitting import run_name
         from byzllm.experiments.consensus.config import ConsensusConfig
         from byzllm.experiments.consensus.fit import fit_consensus
+        from byzllm.experiments.consensus.records import ConsensusQuestion
 
         with Store.open(run_dir) as store:
+            # Unchecked (each holds its whole trace): checked if the fit fails.
             questions = store.records("consensus_question")
             raw = store.latest_config()
         config = ConsensusConfig.model_validate(raw) if raw else None
-        return fit_consensus(questions, run=run_name(run_dir), config=config)
+        with checked_on_failure(run_dir, ConsensusQuestion):
+            return fit_consensus(questions, run=run_name(run_dir), config=config)
     if domain == "govsim":
         from byzllm.experiments.govsim.fit import fit_govsim_run
 
@@ -329,14 +340,17 @@ def _comparison(run_dir: Path, domain: str, profile: Any, resamples: int) -> lis
     if domain == "consensus":
         from byzllm.experiments.consensus.config import ConsensusConfig
         from byzllm.experiments.consensus.fit import compare_consensus
+        from byzllm.experiments.consensus.records import ConsensusQuestion
 
         with Store.open(run_dir) as store:
+            # Unchecked (each holds its whole trace): checked if the comparison fails.
             questions = store.records("consensus_question")
             raw = store.latest_config()
         if not raw:
             raise InputError(f"{run_dir} does not record its configuration; cannot rerun it")
         config = ConsensusConfig.model_validate(raw)
-        return compare_consensus(questions, config, profile, resamples=resamples)
+        with checked_on_failure(run_dir, ConsensusQuestion):
+            return compare_consensus(questions, config, profile, resamples=resamples)
     if domain == "govsim":
         from byzllm.experiments.govsim.fit import compare_govsim_run
 

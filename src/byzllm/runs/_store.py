@@ -951,8 +951,14 @@ class Store:
 
     @_guarded
     def typed_records(self, model: type[RecordT]) -> list[RecordT]:
-        """Every record of ``model.kind``, validated back into ``model`` instances."""
-        return [model.model_validate_json(row[3]) for row in self._record_rows(model.kind)]
+        """Every record of ``model.kind``, validated back into ``model`` instances.
+
+        Each is checked as :meth:`iter_records` checks it first, so an edited or damaged record
+        is the same :class:`InputError` naming the file, the unit, the record and the field,
+        not pydantic's error without them.
+        """
+        with collector_paused():
+            return [model.model_validate(row) for row in self.iter_records(model)]
 
     def records_frame(
         self, kind: str, *, with_unit: bool = False, with_payload: bool = False

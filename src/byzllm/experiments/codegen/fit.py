@@ -119,6 +119,7 @@ from .._fitting import (
 from .._twin import Metric, grouped_comparison, replay_units
 from .config import CODEGEN_CONDITIONS
 from .experiment import work
+from .records import CodeGenProblemRecord
 
 __all__ = [
     "CODEGEN_METRICS",
@@ -971,9 +972,11 @@ def _fit_confidences(
 
 
 def _read(run_dir: str | Path) -> tuple[list[dict[str, Any]], dict[str, tuple[str, str | None]]]:
-    """The run's debates (without their payloads) and its problems' prompts."""
+    """The run's debates (without their payloads), each checked against its record class
+    (:meth:`Store.records`: an edited or damaged one is an :class:`InputError` naming it),
+    and its problems' prompts."""
     with Store.open(run_dir) as store:
-        rows = store.records("codegen_problem", with_payload=True)
+        rows = store.records(CodeGenProblemRecord, with_payload=True)
     if not rows:
         raise InputError(f"{run_dir} holds no CodeGen debates")
     prompts: dict[str, tuple[str, str | None]] = {}

@@ -102,9 +102,7 @@ def game_record(
         repeat=repeat,
         agents=agents,
         survival_rate=1.0 if result.survived else 0.0,
-        harvests=[h.model_dump() for h in result.harvests],
-        meetings=[[u.model_dump() for u in m] for m in result.meetings],
-        undone_meetings=[[u.model_dump() for u in m] for m in result.undone_meetings],
+        # harvests, meetings and undone_meetings: the result's own, copied unchanged.
         decisions=[
             {
                 "month": t.month,

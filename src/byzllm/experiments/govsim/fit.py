@@ -106,6 +106,7 @@ from .._fitting import (
 )
 from .._twin import Metric, grouped_comparison, replay_games
 from .experiment import work
+from .records import GovSimGameRecord
 
 __all__ = [
     "GOVSIM_METRICS",
@@ -664,8 +665,10 @@ def fit_govsim(
 
 
 def _read(run_dir: str | Path) -> list[dict[str, Any]]:
+    """The run's games, each checked against its record class (:meth:`Store.records`): an
+    edited or damaged one is an :class:`InputError` naming it, not a fit on its value."""
     with Store.open(run_dir) as store:
-        games = store.records("govsim_game")
+        games = store.records(GovSimGameRecord)
         kinds = store.kinds()
     if not games:
         if "monitor_game" in kinds:

@@ -4,11 +4,34 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
+from byzllm.agents.govsim import Utterance
+from byzllm.envs.govsim import Harvest
 from byzllm.runs import Record, UnitRequests
 
-__all__ = ["GovSimGameRecord"]
+__all__ = ["CatchDecision", "GovSimGameRecord"]
+
+
+class CatchDecision(BaseModel):
+    """One catch decision as a game record keeps it: the month, the fisher, its wish and
+    catch (None when it was discarded before the harvest), the monitor's decision, whether it
+    was applied (a reset discards the month's decisions), whether the amount fell back to
+    the parse default, the reply's text and how many decision positions it had.
+
+    Typed so that a checked read refuses an edited month or wish: the fit and the
+    transcripts read them as numbers."""
+
+    month: int
+    fisher: str
+    wish: int
+    catch: int | None
+    decision: str
+    applied: bool = True
+    fallback: bool
+    errors: list[str]
+    text: str
+    positions: int
 
 
 class GovSimGameRecord(Record):
@@ -34,10 +57,11 @@ class GovSimGameRecord(Record):
     efficiency: float
     total_catch: int
     stocks: list[int] = Field(description="stock at the start of each month played")
-    harvests: list[dict[str, Any]] = Field(default_factory=list)
-    meetings: list[list[dict[str, Any]]] = Field(default_factory=list)
-    undone_meetings: list[list[dict[str, Any]]] = Field(default_factory=list)
-    decisions: list[dict[str, Any]] = Field(
+    # Typed as the game's own models: the fit and the report read their numbers.
+    harvests: list[Harvest] = Field(default_factory=list)
+    meetings: list[list[Utterance]] = Field(default_factory=list)
+    undone_meetings: list[list[Utterance]] = Field(default_factory=list)
+    decisions: list[CatchDecision] = Field(
         default_factory=list,
         description="every catch decision: month, fisher, wish, catch, decision, fallback, "
         "reply text, decision positions",

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from byzllm.monitor import Trigger
 from byzllm.runs import Record, UnitRequests
 
 from ..parse_health import MoveParse
@@ -73,7 +74,8 @@ class MonitorGameRecord(Record):
     resamples: int
     parse_failures: int
     fallbacks: int
-    triggers: list[dict[str, Any]] = Field(default_factory=list)
+    # Typed: the report takes the first trigger's turn of each game.
+    triggers: list[Trigger] = Field(default_factory=list)
     transcript: list[dict[str, Any]] = Field(
         default_factory=list,
         description="every monitored turn: {turn, role, agent, action (short), tokens: [[most "

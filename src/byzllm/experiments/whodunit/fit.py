@@ -108,6 +108,7 @@ from .._fitting import (
 from .._order import natural_key
 from .._twin import replay_games
 from .experiment import work
+from .records import WhoDunitGameRecord, WhoDunitTurnRecord
 
 __all__ = [
     "WHODUNIT_METRICS",
@@ -489,9 +490,11 @@ def fit_whodunit(
 
 
 def _read(run_dir: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The run's turns and games, each checked against its record class
+    (:meth:`Store.records`): an edited or damaged one is an :class:`InputError` naming it."""
     with Store.open(run_dir) as store:
-        turns = store.records("whodunit_turn")
-        games = store.records("whodunit_game")
+        turns = store.records(WhoDunitTurnRecord)
+        games = store.records(WhoDunitGameRecord)
     if not games:
         raise InputError(f"{run_dir} holds no WhoDunit games")
     return turns, games
