@@ -234,3 +234,22 @@ async def test_an_endless_stream_gives_up_at_the_calls_deadline() -> None:
         with pytest.raises(ModelUnavailableError, match=r"max_total_s=0\.5s"):
             await model.generate(HI)
         await model.aclose()
+
+
+async def test_a_retry_after_date_past_year_9999_gets_the_usual_backoff() -> None:
+    body = json.dumps({"error": {"message": "busy"}}).encode()
+
+    async def far_future(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(
+            b"HTTP/1.1 503 X\r\nRetry-After: Wed, 21 Oct 10000 07:28:00 GMT\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        await writer.drain()
+
+    async with serve(far_future) as (url, seen):
+        model = get_model("openai/m", base_url=url, api_key_env=None, retry=FAST)
+        # A ValueError from the date arithmetic escaped the call, uncounted.
+        with track_requests() as counts, pytest.raises(ModelUnavailableError, match="HTTP 503"):
+            await model.generate(HI)
+        await model.aclose()
+    assert len(seen) == 3 and counts.failures == 1
