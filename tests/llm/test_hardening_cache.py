@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,6 +84,41 @@ async def test_a_write_lock_held_elsewhere_stops_neither_the_loop_nor_cache_hits
         await model.aclose()
     assert released_by == ["loop"]
     assert fresh.text == "reply new" and not fresh.cached
+
+
+async def test_a_write_lock_held_elsewhere_does_not_hold_the_reply_past_the_deadline(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "cache.sqlite"
+    async with FakeOpenAIServer(echo) as server:
+        model = get_model(
+            "openai/m",
+            base_url=server.base_url,
+            api_key_env=None,
+            cache=path,
+            retry={**FAST, "max_total_s": 0.5},
+        )
+        await model.generate(ask("seen"), CONFIG)
+        # Another connection holds the write lock: SQLite makes the write wait up to 60 s.
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            started = time.monotonic()
+            # The reply waited for the write: 60 s, past the call's 0.5 s deadline.
+            fresh = await asyncio.wait_for(model.generate(ask("new"), CONFIG), 10)
+            assert time.monotonic() - started < 5
+            assert fresh.text == "reply new" and not fresh.cached
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        # The write went on meanwhile, and lands once the lock is free.
+        for _ in range(200):
+            hit = await model.generate(ask("new"), CONFIG)
+            if hit.cached:
+                break
+            await asyncio.sleep(0.05)
+        assert hit.cached and hit.text == "reply new"
+        await model.aclose()
 
 
 async def test_read_only_mode_opens_the_file_read_only(tmp_path: Path) -> None:

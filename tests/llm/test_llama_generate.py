@@ -146,6 +146,17 @@ def test_completion_and_bad_requests(server: tuple[str, int, list[dict[str, Any]
     assert _request(server, "GET", "/health")[0] == 200
 
 
+def test_json_nested_too_deep_is_a_bad_request(
+    server: tuple[str, int, list[dict[str, Any]]],
+) -> None:
+    # json.loads raised RecursionError: a traceback on the server's stderr and the connection
+    # closed without an answer (which a client retries), not a 400.
+    deep = b"[" * 100_000 + b"]" * 100_000
+    status, payload = _request(server, "POST", "/v1/chat/completions", deep)
+    assert status == 400 and "not valid JSON" in payload["error"]["message"]
+    assert _request(server, "GET", "/health")[0] == 200
+
+
 def test_no_body_is_refused(server: tuple[str, int, list[dict[str, Any]]]) -> None:
     status, payload = _request(server, "POST", "/v1/chat/completions", b"")
     assert status == 400 and "JSON body" in payload["error"]["message"]

@@ -47,6 +47,11 @@ def test_tolerates_variants() -> None:
     assert completion.finish_reason is None
     weird_usage = {**body(), "usage": {"prompt_tokens": -4, "completion_tokens": "many"}}
     assert parse_chat_completion(weird_usage).usage.total_tokens == 0
+    # Absurd counts are no counts either: 10**400 tokens made a priced call raise
+    # OverflowError, and summed counts past 2**63 cannot be stored.
+    absurd = {**body(), "usage": {"prompt_tokens": 10**400, "completion_tokens": 1 << 63}}
+    assert parse_chat_completion(absurd).usage.total_tokens == 0
+    assert parse_chat_completion(json.dumps(absurd)).usage.total_tokens == 0
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,8 @@ import email.utils
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from byzllm.llm import ModelUnavailableError, RetryPolicy, TransientError
 from byzllm.llm._retry import call_with_retries, parse_retry_after
@@ -25,6 +27,32 @@ def test_parse_retry_after_forms() -> None:
     assert parse_retry_after({"Retry-After": "inf"}) == float("inf")  # the cap bounds it
     date = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert 25 <= (parse_retry_after({"Retry-After": date}) or 0) <= 31
+
+
+def test_a_date_past_the_calendars_end_is_garbage_not_a_crash() -> None:
+    # mktime_tz raised ValueError ("year 10000 is out of range") out of the model call.
+    assert parse_retry_after({"Retry-After": "Wed, 21 Oct 10000 07:28:00 GMT"}) is None
+    assert parse_retry_after({"Retry-After": "Wed, 21 Oct 99999999 07:28:00 GMT"}) is None
+
+
+_DATES = st.builds(
+    "{}, {} {} {} {:02}:{:02}:{:02} {}".format,
+    st.sampled_from(["Wed", "Sun", "Xyz"]),
+    st.integers(-5, 99),
+    st.sampled_from(["Jan", "Oct", "Dec", "Foo"]),
+    st.integers(-10, 10**9),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.sampled_from(["GMT", "+0000", "-2400", "+9999", "EST", ""]),
+)
+
+
+@given(value=st.one_of(st.text(max_size=40), _DATES))
+def test_parse_retry_after_never_raises_and_never_returns_a_negative_wait(value: str) -> None:
+    for headers in ({"Retry-After": value}, {"retry-after-ms": value}):
+        seconds = parse_retry_after(headers)
+        assert seconds is None or seconds >= 0.0  # (NaN fails this too)
 
 
 async def test_transient_errors_are_retried_until_success() -> None:

@@ -234,3 +234,39 @@ async def test_an_endless_stream_gives_up_at_the_calls_deadline() -> None:
         with pytest.raises(ModelUnavailableError, match=r"max_total_s=0\.5s"):
             await model.generate(HI)
         await model.aclose()
+
+
+async def test_a_retry_after_date_past_year_9999_gets_the_usual_backoff() -> None:
+    body = json.dumps({"error": {"message": "busy"}}).encode()
+
+    async def far_future(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(
+            b"HTTP/1.1 503 X\r\nRetry-After: Wed, 21 Oct 10000 07:28:00 GMT\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        await writer.drain()
+
+    async with serve(far_future) as (url, seen):
+        model = get_model("openai/m", base_url=url, api_key_env=None, retry=FAST)
+        # A ValueError from the date arithmetic escaped the call, uncounted.
+        with track_requests() as counts, pytest.raises(ModelUnavailableError, match="HTTP 503"):
+            await model.generate(HI)
+        await model.aclose()
+    assert len(seen) == 3 and counts.failures == 1
+
+
+async def test_an_absurd_token_count_is_no_count_and_does_not_break_pricing() -> None:
+    reply = {
+        "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10**400, "completion_tokens": 2},
+    }
+    async with serve(_respond(200, json.dumps(reply).encode())) as (url, seen):
+        model = get_model(
+            "openai/m", base_url=url, api_key_env=None, input_price_per_mtok=1.0, retry=FAST
+        )
+        # OverflowError (int too large to convert to float) escaped generate().
+        completion = await model.generate(HI)
+        await model.aclose()
+    assert completion.text == "hi" and len(seen) == 1
+    assert completion.usage.input_tokens == 0 and completion.usage.output_tokens == 2
+    assert model.usage.input_tokens == 0 and model.usage.cost == 0.0

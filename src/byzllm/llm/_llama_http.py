@@ -124,7 +124,9 @@ def _handler(served: _Served) -> type[BaseHTTPRequestHandler]:
                 return
             try:
                 body = json.loads(self.rfile.read(length))
-            except (UnicodeDecodeError, json.JSONDecodeError):
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                # (RecursionError: arrays nested thousands deep. Uncaught, it left a traceback
+                # on stderr and the connection closed unanswered, which clients retry.)
                 self._error(HTTPStatus.BAD_REQUEST, "the body is not valid JSON")
                 return
             if not isinstance(body, dict):

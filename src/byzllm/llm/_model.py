@@ -195,13 +195,14 @@ class Model(ChatModel):
             self.usage.add_cached()
             _tracking.note_cached()
             return self._checked(result.model_copy(update={"cached": True}), config)
-        future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Completion] = loop.create_future()
         flights[key] = future
+        deadline = loop.time() + self.retry.max_total_s
         try:
             completion = await self._fresh(messages, config)
             if self.cache is not None and self.cache_mode in ("on", "refresh"):
-                # Off the loop: another process may hold the write lock for a while.
-                await self.cache.aput(key, completion)
+                await self._store(self.cache, key, completion, deadline)
         except asyncio.CancelledError:
             future.set_exception(_LeaderCancelled())
             raise
@@ -215,6 +216,22 @@ class Model(ChatModel):
             flights.pop(key, None)
             if future.done() and not future.cancelled():
                 future.exception()  # mark retrieved: no "never retrieved" warning
+
+    async def _store(
+        self, cache: ResponseCache, key: str, completion: Completion, deadline: float
+    ) -> None:
+        """Write ``completion`` to the cache, waiting for the write at most until the call's
+        ``deadline`` (loop time). Another process holding the file's write lock makes SQLite
+        wait up to 60 s: that delays the write, not the answer past ``retry.max_total_s``
+        (a call with a 5 s deadline returned after 60 s). A write still waiting then finishes
+        on its own in the cache's thread; its failure is logged by :meth:`ResponseCache.put`
+        (a damaged file: by the next read or write that meets it)."""
+        write = asyncio.ensure_future(cache.aput(key, completion))
+        write.add_done_callback(_retrieve)  # also when this call is cancelled meanwhile
+        remaining = deadline - asyncio.get_running_loop().time()
+        done, _ = await asyncio.wait((write,), timeout=max(remaining, 0.0))
+        if write in done:
+            write.result()  # a damaged cache file raises here, fatal as before
 
     async def _fresh(self, messages: list[ChatMessage], config: GenerateConfig) -> Completion:
         """Ask the server (within the endpoint's limit, retrying transient failures)."""
@@ -403,6 +420,12 @@ class Model(ChatModel):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _retrieve(task: asyncio.Future[None]) -> None:
+    """Mark a background write's outcome as seen (no "exception never retrieved")."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _check_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:

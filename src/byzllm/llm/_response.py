@@ -19,6 +19,10 @@ from ._types import Completion, Usage
 
 __all__ = ["parse_chat_completion"]
 
+#: The largest token count of one reply taken as a count: no context window comes near it,
+#: and sums of such counts stay far inside a float (prices) and a 64-bit integer (stores).
+_MAX_TOKEN_COUNT = 1 << 32
+
 
 def parse_chat_completion(
     body: bytes | str | Mapping[str, Any], *, top_k: int | None = None, model: str = ""
@@ -108,6 +112,10 @@ def _usage_of(raw: Any) -> Usage:
 
     def count(key: str) -> int:
         value = raw.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+        if not isinstance(value, int) or isinstance(value, bool):
+            return 0
+        # Like a negative count, an absurd one is no count: 10**400 made pricing the call
+        # raise OverflowError (int too large to convert to float) out of generate().
+        return value if 0 <= value <= _MAX_TOKEN_COUNT else 0
 
     return Usage(input_tokens=count("prompt_tokens"), output_tokens=count("completion_tokens"))

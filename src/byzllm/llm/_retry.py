@@ -158,7 +158,13 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     parsed = email.utils.parsedate_tz(value)
     if parsed is None:
         return None
-    return max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
+    try:
+        when = email.utils.mktime_tz(parsed)
+    except (ValueError, OverflowError):
+        # A date the calendar cannot hold (year 10000 and later) is no HTTP date: it is
+        # garbage like any other, not a crash of the call that received it.
+        return None
+    return max(when - time.time(), 0.0)
 
 
 #: The largest exponent of the backoff's doubling: 2.0**1024 overflows a float, and any
