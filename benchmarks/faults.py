@@ -154,6 +154,7 @@ def main() -> None:
                 "requests_faulty": faulty["requests"],
                 "faults": faulty["faults"],
                 "errors_seen": summary.requests["errors"],
+                "retries": summary.requests["retries"],
                 "same_results": same,
             }
         )

@@ -1,0 +1,53 @@
+"""The benchmark scripts' verdicts and JSON lines (benchmarks/): every printed figure is in the
+JSON line, and a target is judged only in the setting it is stated for. The measurements
+themselves are stood in for; the scripts' own runs are the benchmarks."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (its ``main`` not run)."""
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(
+    module: ModuleType, argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> tuple[str, dict[str, Any]]:
+    """Run ``module.main()`` with ``argv``: its printed text and its last line's JSON."""
+    monkeypatch.setattr(sys, "argv", [module.__name__, *argv])
+    module.main()
+    out: str = capsys.readouterr().out
+    return out, json.loads(out.strip().splitlines()[-1])
+
+
+def _faults_run(wall: float, retries: int) -> Any:
+    summary = SimpleNamespace(
+        complete=True, total=2, requests={"errors": {"http_503": retries}, "retries": retries}
+    )
+    return wall, {"requests": 40, "faults": {"503": retries}}, summary, [{"accuracy": 1.0}]
+
+
+def test_faults_json_carries_the_retries_it_prints(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    faults = _load("faults")
+    runs = iter([_faults_run(1.0, 0), _faults_run(2.0, 7)])
+    monkeypatch.setattr(faults, "run_once", lambda *args: next(runs))
+    out, record = _run(faults, ["--quick"], monkeypatch, capsys)
+    assert "7 retries" in out
+    assert record["retries"] == 7
