@@ -51,3 +51,36 @@ def test_faults_json_carries_the_retries_it_prints(
     out, record = _run(faults, ["--quick"], monkeypatch, capsys)
     assert "7 retries" in out
     assert record["retries"] == 7
+
+
+@pytest.mark.parametrize(
+    ("argv", "verdict"),
+    [
+        ([], "met"),  # the stated setting: 10 questions, T = 3, 20% faults, 0.1-0.3 s
+        (["--quick"], "not judged"),
+        (["--latency", "0.01", "0.02"], "not judged"),
+        (["--fault-rate", "0.1"], "not judged"),
+    ],
+)
+def test_faults_judges_the_ratio_in_the_stated_setting_only(
+    argv: list[str], verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    faults = _load("faults")
+    runs = iter([_faults_run(1.0, 0), _faults_run(2.5, 7)])
+    monkeypatch.setattr(faults, "run_once", lambda *args: next(runs))
+    out, record = _run(faults, argv, monkeypatch, capsys)
+    assert record["verdict"].startswith(verdict)
+    assert f"(target <= 3: {record['verdict']})" in out
+    assert record["ratio"] == 2.5
+
+
+def test_faults_ratio_over_the_target_is_not_met(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    faults = _load("faults")
+    runs = iter([_faults_run(1.0, 0), _faults_run(3.5, 9)])
+    monkeypatch.setattr(faults, "run_once", lambda *args: next(runs))
+    _, record = _run(faults, [], monkeypatch, capsys)
+    assert record["verdict"] == "NOT met"
+    assert (record["questions"], record["rounds"], record["fault_rate"]) == (10, 3, 0.2)
+    assert record["latency_s"] == [0.1, 0.3]
