@@ -84,3 +84,24 @@ def test_faults_ratio_over_the_target_is_not_met(
     assert record["verdict"] == "NOT met"
     assert (record["questions"], record["rounds"], record["fault_rate"]) == (10, 3, 0.2)
     assert record["latency_s"] == [0.1, 0.3]
+
+
+def test_runner_overhead_judges_its_2_core_target_on_2_cores_only() -> None:
+    runner = _load("runner_overhead")
+    assert runner.verdict(2500.0, 2) == "met"
+    assert runner.verdict(1999.0, 2) == "NOT met"
+    assert runner.verdict(2500.0, 1) == "not judged: target is for 2 cores"
+    assert runner.verdict(900.0, 16) == "not judged: target is for 2 cores"
+
+
+@pytest.mark.parametrize(("cores", "verdict"), [(1, "not judged"), (2, "met"), (16, "not judged")])
+def test_runner_overhead_json_carries_the_cores_and_the_printed_verdict(
+    cores: int, verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    runner = _load("runner_overhead")
+    monkeypatch.setattr(runner, "measure", lambda n, work, concurrency: (5000.0, 250.0))
+    monkeypatch.setattr(runner, "usable_cores", lambda: cores)
+    out, record = _run(runner, ["--quick"], monkeypatch, capsys)
+    assert record["cores"] == cores
+    assert record["verdict"].startswith(verdict)
+    assert f"target: >= 2,000 units/s on 2 cores: {record['verdict']}" in out
