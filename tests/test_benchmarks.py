@@ -105,3 +105,66 @@ def test_runner_overhead_json_carries_the_cores_and_the_printed_verdict(
     assert record["cores"] == cores
     assert record["verdict"].startswith(verdict)
     assert f"target: >= 2,000 units/s on 2 cores: {record['verdict']}" in out
+
+
+def _stand_in_viewer(
+    viewer: ModuleType, monkeypatch: pytest.MonkeyPatch, *, folder_bytes: int, ready_ms: int
+) -> None:
+    """``viewer``'s run, page and Chromium stood in for: a folder of ``folder_bytes`` and a
+    page whose list and last unit are ready at ``ready_ms``."""
+
+    run: dict[str, int] = {}
+
+    async def no_run(run_dir: Path, units: list[Any], *args: Any, **kwargs: Any) -> None:
+        run["units"] = len(units)
+        (run_dir / "view_files").mkdir(parents=True)
+        (run_dir / "view_files" / "u0-1.js").write_bytes(b"x" * folder_bytes)
+
+    def write_view(run_dir: Path) -> Path:
+        page = run_dir / "view.html"
+        page.write_text("<html></html>")
+        return page
+
+    def chromium(path: str, url: str) -> tuple[float, str]:
+        count = run["units"]
+        last = url.rsplit("#open=", 1)[-1]
+        body = f'<body data-fcp-ms="100" data-ready-ms="{ready_ms}">'
+        detail = f'<div class="detail">{last}<svg></svg></div>'
+        return 2.5, f"{body}{count} of {count} shown{detail}</body>"
+
+    monkeypatch.setattr(viewer, "run_units", no_run)
+    monkeypatch.setattr(viewer, "write_view", write_view)
+    monkeypatch.setattr(viewer, "_open", chromium)
+    monkeypatch.setattr(viewer.shutil, "which", lambda name: "/usr/bin/chromium")
+
+
+@pytest.mark.parametrize(
+    ("folder_mb", "ready_ms", "folder", "opens"),
+    [(6, 800, "met", "met"), (31, 800, "NOT met", "met"), (6, 2100, "met", "NOT met")],
+)
+def test_viewer_judges_the_folder_and_open_targets_at_10000_units(
+    folder_mb: int,
+    ready_ms: int,
+    folder: str,
+    opens: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:
+    viewer = _load("viewer")
+    _stand_in_viewer(viewer, monkeypatch, folder_bytes=folder_mb * 10**6, ready_ms=ready_ms)
+    _, record = _run(viewer, [], monkeypatch, capsys)
+    assert record["all_units_listed"] and record["last_unit_opened"]
+    assert (record["folder_target_mb"], record["folder_verdict"]) == (30.0, folder)
+    assert (record["open_target_ms"], record["open_verdict"]) == (2000, opens)
+
+
+def test_viewer_judges_no_target_for_another_run_size(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    viewer = _load("viewer")
+    _stand_in_viewer(viewer, monkeypatch, folder_bytes=10**6, ready_ms=300)
+    _, record = _run(viewer, ["--units", "180"], monkeypatch, capsys)
+    not_judged = "not judged: target is for 10,000 units"
+    assert record["units"] == 180
+    assert record["folder_verdict"] == record["open_verdict"] == not_judged
+    assert record["write_verdict"] == not_judged
