@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -168,3 +169,58 @@ def test_viewer_judges_no_target_for_another_run_size(
     assert record["units"] == 180
     assert record["folder_verdict"] == record["open_verdict"] == not_judged
     assert record["write_verdict"] == not_judged
+
+
+class _FakeLocalServer:
+    """Stands in for :class:`byzllm.llm.LocalServer`: a scripted server, no model."""
+
+    def __init__(self, alias: str, port: int = 0) -> None:
+        from byzllm.testing import FakeOpenAIServer
+
+        self.model_name = f"fake-{alias}"
+        self._server = FakeOpenAIServer(lambda request: "Score: 0.5\nAnswer: 1")
+
+    def __enter__(self) -> _FakeLocalServer:
+        self.base_url = self._server.__enter__().base_url
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def real_model(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    module = _load("real_model")
+    monkeypatch.setattr(module, "LocalServer", _FakeLocalServer)
+    return module
+
+
+def test_real_model_judges_no_target_in_quick(
+    real_model: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    out, record = _run(real_model, ["--quick"], monkeypatch, capsys)
+    assert (record["questions"], record["rounds"]) == (2, 1)
+    assert record["verdict"] == "not judged: target is for 5 questions, T = 2"
+    assert f"target >= 2x: {record['verdict']})" in out
+    assert "target >= 2)" not in out
+
+
+def test_real_model_json_carries_every_printed_figure(
+    real_model: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    out, record = _run(real_model, [], monkeypatch, capsys)
+    assert (record["questions"], record["rounds"], record["target_speedup"]) == (5, 2, 2.0)
+    assert record["verdict"] in ("met", "NOT met")
+    number = r"([0-9.]+)"
+    printed = {
+        "wall_s": rf"byzllm: +{number} s",
+        "sequential_wall_s": rf"sequential reference: {number} s",
+        "output_tokens_per_s": rf"output tokens/s: byzllm {number},",
+        "sequential_output_tokens_per_s": rf", reference {number},",
+        "single_stream_tokens_per_s": rf"single stream {number}",
+    }
+    for key, pattern in printed.items():
+        found = re.search(pattern, out)
+        assert found is not None, pattern
+        # Printed to 0.1, kept to 0.01 (wall times) or 0.1 (rates).
+        assert record[key] == pytest.approx(float(found.group(1)), abs=0.051), key
