@@ -224,3 +224,21 @@ def test_real_model_json_carries_every_printed_figure(
         assert found is not None, pattern
         # Printed to 0.1, kept to 0.01 (wall times) or 0.1 (rates).
         assert record[key] == pytest.approx(float(found.group(1)), abs=0.051), key
+
+
+@pytest.mark.parametrize(("cores", "judged"), [(1, False), (2, True), (16, False)])
+def test_monitor_training_judges_10000_turns_on_2_cores_only(
+    cores: int, judged: bool, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monitor = _load("monitor_training")
+    monkeypatch.setattr(monitor, "usable_cores", lambda: cores)
+    out, record = _run(monitor, ["--turns", "10000"], monkeypatch, capsys)
+    assert record["cores"] == cores
+    if judged:
+        assert record["verdict"] in ("met", "NOT met")
+    else:
+        assert record["verdict"] == "not judged: target is for 10,000 turns on 2 cores"
+    assert f"target < 10 s on 2 cores: {record['verdict']})" in out
+    turns = f"turns: 10000 ({record['train_turns']} train, {record['validation_turns']} validation)"
+    assert turns in out
+    assert f"candidates: {record['candidates']} monitors" in out
