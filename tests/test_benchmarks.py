@@ -242,3 +242,15 @@ def test_monitor_training_judges_10000_turns_on_2_cores_only(
     turns = f"turns: 10000 ({record['train_turns']} train, {record['validation_turns']} validation)"
     assert turns in out
     assert f"candidates: {record['candidates']} monitors" in out
+
+
+@pytest.mark.parametrize(("cores", "verdict"), [(1, "not judged"), (2, "met"), (8, "not judged")])
+def test_govsim_sim_judges_its_10_s_target_on_2_cores(
+    cores: int, verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    govsim = _load("govsim_sim")
+    monkeypatch.setattr(govsim, "usable_cores", lambda: cores)
+    _, record = _run(govsim, [], monkeypatch, capsys)
+    assert (record["games"], record["cores"], record["target_s"]) == (20, cores, 10.0)
+    # 20 simulated games take a fraction of a second; "met" on 2 cores.
+    assert record["verdict"].startswith(verdict)
