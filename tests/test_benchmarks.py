@@ -254,3 +254,17 @@ def test_govsim_sim_judges_its_10_s_target_on_2_cores(
     assert (record["games"], record["cores"], record["target_s"]) == (20, cores, 10.0)
     # 20 simulated games take a fraction of a second; "met" on 2 cores.
     assert record["verdict"].startswith(verdict)
+
+
+@pytest.mark.parametrize(("cores", "verdict"), [(1, "not judged"), (2, "met"), (8, "not judged")])
+def test_whodunit_sim_judges_its_10_s_target_on_2_cores(
+    cores: int, verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    whodunit = _load("whodunit_sim")
+    monkeypatch.setattr(whodunit, "usable_cores", lambda: cores)
+    out, record = _run(whodunit, ["--quick"], monkeypatch, capsys)
+    assert (record["games"], record["cores"], record["target_s"]) == (180, cores, 10.0)
+    # 180 simulated games take well under a second; "met" on 2 cores.
+    assert record["verdict"].startswith(verdict)
+    assert f"(target < 10 s on 2 cores: {record['verdict']})" in out
+    assert f"over {record['games_per_suspect_count']} games" in out
