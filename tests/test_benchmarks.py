@@ -268,3 +268,24 @@ def test_whodunit_sim_judges_its_10_s_target_on_2_cores(
     assert record["verdict"].startswith(verdict)
     assert f"(target < 10 s on 2 cores: {record['verdict']})" in out
     assert f"over {record['games_per_suspect_count']} games" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "verdict"),
+    [
+        ([], "met"),  # the stated setting: 100,000 lines, 20 questions
+        (["--lines", "10000"], "not judged: target is for 100,000 lines, 20 questions"),
+        (["--questions", "5"], "not judged: target is for 100,000 lines, 20 questions"),
+    ],
+)
+def test_data_size_judges_the_stated_setting_only(
+    argv: list[str], verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    data_size = _load("data_size")
+    monkeypatch.setattr(data_size, "_files", lambda folder, lines, questions: (folder, folder))
+    # (CPU s, wall s, peak MB) of each run, the large file 1.2x the small one's time.
+    runs = {"small": (1.0, 1.0, 100.0), "large": (1.2, 1.3, 102.0)}
+    monkeypatch.setattr(data_size, "_run", lambda command, config, run_dir: runs[config.stem])
+    _, record = _run(data_size, argv, monkeypatch, capsys)
+    assert (record["time_ratio"], record["memory_ratio"]) == (1.2, 1.02)
+    assert record["verdict"] == verdict
