@@ -15,7 +15,9 @@ CPU time still measures its work where wall time measures the neighbours.
     python benchmarks/data_size.py --lines 10000   # quicker
 
 Target (issue: unit cost independent of data size): the large file within 1.5x the time and
-memory of the small one. Ends with one JSON line.
+memory of the small one, judged for the default setting only (100,000 lines, 20 questions);
+another ``--lines`` or ``--questions`` prints its ratios with the verdict "not judged" (a
+smaller file meets the target at no merit). Ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from pathlib import Path
 from byzllm.tasks import sample_tasks
 
 TARGET_RATIO = 1.5
+#: The setting the target is stated for: lines in the large file, questions sampled.
+TARGET_SETTING = (100_000, 20)
 
 CONFIG = """\
 protocols: [sac, cp-wbft, majority]
@@ -121,10 +125,14 @@ def main() -> None:
             f"{memory[name]:6.0f} MB peak (median of {args.repeats})",
             file=sys.stderr,
         )
-    ok = time_ratio <= TARGET_RATIO and memory_ratio <= TARGET_RATIO
+    if (args.lines, args.questions) == TARGET_SETTING:
+        ok = time_ratio <= TARGET_RATIO and memory_ratio <= TARGET_RATIO
+        verdict = "met" if ok else "NOT met"
+    else:
+        verdict = "not judged: target is for 100,000 lines, 20 questions"
     print(
         f"large / small: CPU time {time_ratio:.2f}x, memory {memory_ratio:.2f}x "
-        f"(target <= {TARGET_RATIO}x): {'met' if ok else 'NOT met'}; "
+        f"(target <= {TARGET_RATIO}x): {verdict}; "
         f"wall time {wall['large'] / wall['small']:.2f}x",
         file=sys.stderr,
     )
@@ -144,7 +152,7 @@ def main() -> None:
         "memory_ratio": round(memory_ratio, 2),
         "wall_ratio": round(wall["large"] / wall["small"], 2),
         "target_ratio": TARGET_RATIO,
-        "ok": ok,
+        "verdict": verdict,
     }
     print(json.dumps(result))
 

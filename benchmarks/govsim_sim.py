@@ -1,5 +1,7 @@
 """Benchmark: the 20 GovSim test games (App. D.1) of 12 months with simulated fishers (target:
-< 10 s on 2 cores). Prints one JSON line; the metrics it reports are *simulated*.
+< 10 s on 2 cores, judged only where this process may run on exactly 2 cores, its CPU
+affinity; elsewhere "not judged"). Prints one JSON line; the metrics it reports are
+*simulated*.
 
     python benchmarks/govsim_sim.py
 """
@@ -11,7 +13,12 @@ import asyncio
 import json
 import time
 
+from byzllm._process import usable_cores
 from byzllm.envs.govsim import GovSimResult, LakeConfig, make_splits, play_game, simulated_fishers
+
+#: The target, and the cores it is stated for.
+TARGET_S = 10.0
+TARGET_CORES = 2
 
 
 async def _play_all(seed: int) -> list[GovSimResult]:
@@ -31,6 +38,11 @@ def main() -> None:
     results = asyncio.run(_play_all(args.seed))
     seconds = time.perf_counter() - start
     n = len(results)
+    cores = usable_cores()
+    if cores == TARGET_CORES:
+        verdict = "met" if seconds < TARGET_S else "NOT met"
+    else:
+        verdict = f"not judged: target is for {TARGET_CORES} cores"
     print(
         json.dumps(
             {
@@ -38,6 +50,9 @@ def main() -> None:
                 "games": n,
                 "months": 12,
                 "seconds": round(seconds, 3),
+                "cores": cores,
+                "target_s": TARGET_S,
+                "verdict": verdict,
                 "simulated": True,
                 "survival_rate": sum(r.survived for r in results) / n,
                 "survival_time": sum(r.survival_time for r in results) / n,

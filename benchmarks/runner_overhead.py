@@ -8,7 +8,9 @@ async work that stores one small record per unit.
     python benchmarks/runner_overhead.py            # 20,000 units
     python benchmarks/runner_overhead.py --quick    # 2,000 units
 
-Target: at least 2,000 units/s on 2 cores. Ends with one JSON line.
+Target: at least 2,000 units/s on 2 cores, judged on the slower of async and sync no-op work
+where this process may run on exactly 2 cores (its CPU affinity); elsewhere the rates are
+printed with the verdict "not judged: target is for 2 cores". Ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from byzllm._process import usable_cores
 from byzllm.runs import Record, Store, make_unit, run_units
+
+#: The target, and the cores it is stated for.
+TARGET_UNITS_PER_S = 2000
+TARGET_CORES = 2
 
 
 class Marker(Record):
@@ -63,6 +70,15 @@ def measure(n: int, work: Any, concurrency: int) -> tuple[float, float]:
         return n / elapsed, _store_bytes(run_dir) / n
 
 
+def verdict(rate: float, cores: int) -> str:
+    """The target's verdict for the slower no-op ``rate`` measured on ``cores`` cores: judged
+    on :data:`TARGET_CORES` only (sync work's worker threads and the store share the cores, so
+    another count moves the rate)."""
+    if cores != TARGET_CORES:
+        return f"not judged: target is for {TARGET_CORES} cores"
+    return "met" if rate >= TARGET_UNITS_PER_S else "NOT met"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", type=int, default=20_000)
@@ -87,8 +103,9 @@ def main() -> None:
         f"async work storing one small record per unit: {record_rate:,.0f} units/s, "
         f"{record_bytes:,.0f} store bytes/unit"
     )
-    met = min(async_rate, sync_rate) >= 2000
-    print("target: >= 2,000 units/s:", "met" if met else "NOT met")
+    cores = usable_cores()
+    judged = verdict(min(async_rate, sync_rate), cores)
+    print(f"target: >= {TARGET_UNITS_PER_S:,} units/s on {TARGET_CORES} cores: {judged}")
     print(
         json.dumps(
             {
@@ -100,8 +117,9 @@ def main() -> None:
                 "bytes_per_unit": round(bytes_per_unit, 1),
                 "one_record_units_per_s": round(record_rate, 1),
                 "one_record_bytes_per_unit": round(record_bytes, 1),
-                "target_units_per_s": 2000,
-                "met": met,
+                "cores": cores,
+                "target_units_per_s": TARGET_UNITS_PER_S,
+                "verdict": judged,
             }
         )
     )

@@ -4,17 +4,21 @@ A consensus sweep of simulated agents (the attack matrix's grid, enough question
 units) goes through the runner into a store; ``byzllm view`` writes its page and the chunk
 files of every unit's trace; Chromium loads it, runs its script and dumps the DOM, which is
 timed, then opens the run's last unit (its trace loaded from its chunk). Targets, for the
-10,000-unit run only (``--units 10000``, the default): the page written in under 3 s (issue:
-fast everywhere; ``write_verdict``: met, NOT met, or not judged for another ``--units``), the
-folder under 30 MB, open in under 2 s. Wall times follow the machine's load, which the JSON
-reports beside them.
+10,000-unit run only (``--units 10000``, the default), each with its verdict in the JSON (met,
+NOT met, or not judged for another ``--units``): the page written in under 3 s (issue: fast
+everywhere; ``write_verdict``), the folder (page and chunk files) under 30 MB
+(``folder_verdict``), open in under 2 s (``open_verdict``: on the page's own clock, both the
+list ready and the last unit opened from its chunk; the wall times around Chromium also hold
+its own start, which opening a page in a running browser does not pay). Wall times follow the
+machine's load, which the JSON reports beside them.
 
     python benchmarks/viewer.py                 # 10,000 units
     python benchmarks/viewer.py --units 2000    # a smaller run
 
 Prints one JSON line {"benchmark": "viewer", "units": ..., "page_mb": ..., "folder_mb": ...,
-"write_seconds": ..., "write_target_s": ..., "write_verdict": ..., "first_paint_ms": ...,
-"ready_ms": ..., "last_unit_ready_ms": ..., "open_seconds": ..., "open_last_unit_seconds":
+"folder_target_mb": ..., "folder_verdict": ..., "write_seconds": ..., "write_target_s": ...,
+"write_verdict": ..., "first_paint_ms": ..., "ready_ms": ..., "last_unit_ready_ms": ...,
+"open_target_ms": ..., "open_verdict": ..., "open_seconds": ..., "open_last_unit_seconds":
 ...}; needs Debian's chromium.
 ``write_seconds`` is the page build (``byzllm view``); ``first_paint_ms`` and ``ready_ms`` are
 the page's own clock (first contentful paint; the list rendered), ``last_unit_ready_ms`` the
@@ -46,6 +50,10 @@ _CELLS = 180
 TARGET_UNITS = 10_000
 #: The page written in under this many seconds.
 TARGET_WRITE_S = 3.0
+#: The page folder (page and chunk files) under this many MB.
+TARGET_FOLDER_MB = 30.0
+#: The page open in under this many ms: its list ready, and its last unit opened.
+TARGET_OPEN_MS = 2000
 
 
 def _open(chromium: str, url: str) -> tuple[float, str]:
@@ -67,6 +75,14 @@ def _page_clock(dom: str) -> dict[str, int]:
     body = re.search(r"<body([^>]*)>", dom)
     found = re.findall(r'data-(fcp-ms|ready-ms)="(\d+)"', body.group(1) if body else "")
     return {name: int(value) for name, value in found}
+
+
+def verdict(met: bool, units: int) -> str:
+    """A target's verdict for a run asked for ``units`` units: judged at :data:`TARGET_UNITS`
+    only (every figure grows with the run)."""
+    if units != TARGET_UNITS:
+        return f"not judged: target is for {TARGET_UNITS:,} units"
+    return "met" if met else "NOT met"
 
 
 def main() -> None:
@@ -100,10 +116,10 @@ def main() -> None:
     # The first detail in the DOM is the opened unit's (the script's own text comes last).
     at = last_dom.find('<div class="detail">')
     opened = at >= 0 and last in last_dom and "<svg" in last_dom[at : at + 5000]
-    if args.units == TARGET_UNITS:
-        write_verdict = "met" if write_seconds < TARGET_WRITE_S else "NOT met"
-    else:
-        write_verdict = f"not judged: target is for {TARGET_UNITS:,} units"
+    # A page that did not list every unit or open the last one, or set no clock, has not
+    # opened: its time does not count.
+    opens_ms = [clock.get("ready-ms"), last_clock.get("ready-ms")]
+    open_met = shown and opened and all(ms is not None and ms < TARGET_OPEN_MS for ms in opens_ms)
     print(
         json.dumps(
             {
@@ -111,13 +127,17 @@ def main() -> None:
                 "units": len(units),
                 "page_mb": round(size_mb, 2),
                 "folder_mb": round(folder_mb, 2),
+                "folder_target_mb": TARGET_FOLDER_MB,
+                "folder_verdict": verdict(folder_mb < TARGET_FOLDER_MB, args.units),
                 "write_seconds": round(write_seconds, 2),
                 "write_target_s": TARGET_WRITE_S,
-                "write_verdict": write_verdict,
+                "write_verdict": verdict(write_seconds < TARGET_WRITE_S, args.units),
                 "load_average": round(os.getloadavg()[0], 2),
                 "first_paint_ms": clock.get("fcp-ms"),
                 "ready_ms": clock.get("ready-ms"),
                 "last_unit_ready_ms": last_clock.get("ready-ms"),
+                "open_target_ms": TARGET_OPEN_MS,
+                "open_verdict": verdict(open_met, args.units),
                 "open_seconds": round(open_seconds, 2),
                 "open_last_unit_seconds": round(last_seconds, 2),
                 "all_units_listed": shown,

@@ -1,0 +1,291 @@
+"""The benchmark scripts' verdicts and JSON lines (benchmarks/): every printed figure is in the
+JSON line, and a target is judged only in the setting it is stated for. The measurements
+themselves are stood in for; the scripts' own runs are the benchmarks."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (its ``main`` not run)."""
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(
+    module: ModuleType, argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> tuple[str, dict[str, Any]]:
+    """Run ``module.main()`` with ``argv``: its printed text and its last line's JSON."""
+    monkeypatch.setattr(sys, "argv", [module.__name__, *argv])
+    module.main()
+    out: str = capsys.readouterr().out
+    return out, json.loads(out.strip().splitlines()[-1])
+
+
+def _faults_run(wall: float, retries: int) -> Any:
+    summary = SimpleNamespace(
+        complete=True, total=2, requests={"errors": {"http_503": retries}, "retries": retries}
+    )
+    return wall, {"requests": 40, "faults": {"503": retries}}, summary, [{"accuracy": 1.0}]
+
+
+def test_faults_json_carries_the_retries_it_prints(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    faults = _load("faults")
+    runs = iter([_faults_run(1.0, 0), _faults_run(2.0, 7)])
+    monkeypatch.setattr(faults, "run_once", lambda *args: next(runs))
+    out, record = _run(faults, ["--quick"], monkeypatch, capsys)
+    assert "7 retries" in out
+    assert record["retries"] == 7
+
+
+@pytest.mark.parametrize(
+    ("argv", "verdict"),
+    [
+        ([], "met"),  # the stated setting: 10 questions, T = 3, 20% faults, 0.1-0.3 s
+        (["--quick"], "not judged"),
+        (["--latency", "0.01", "0.02"], "not judged"),
+        (["--fault-rate", "0.1"], "not judged"),
+    ],
+)
+def test_faults_judges_the_ratio_in_the_stated_setting_only(
+    argv: list[str], verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    faults = _load("faults")
+    runs = iter([_faults_run(1.0, 0), _faults_run(2.5, 7)])
+    monkeypatch.setattr(faults, "run_once", lambda *args: next(runs))
+    out, record = _run(faults, argv, monkeypatch, capsys)
+    assert record["verdict"].startswith(verdict)
+    assert f"(target <= 3: {record['verdict']})" in out
+    assert record["ratio"] == 2.5
+
+
+def test_faults_ratio_over_the_target_is_not_met(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    faults = _load("faults")
+    runs = iter([_faults_run(1.0, 0), _faults_run(3.5, 9)])
+    monkeypatch.setattr(faults, "run_once", lambda *args: next(runs))
+    _, record = _run(faults, [], monkeypatch, capsys)
+    assert record["verdict"] == "NOT met"
+    assert (record["questions"], record["rounds"], record["fault_rate"]) == (10, 3, 0.2)
+    assert record["latency_s"] == [0.1, 0.3]
+
+
+def test_runner_overhead_judges_its_2_core_target_on_2_cores_only() -> None:
+    runner = _load("runner_overhead")
+    assert runner.verdict(2500.0, 2) == "met"
+    assert runner.verdict(1999.0, 2) == "NOT met"
+    assert runner.verdict(2500.0, 1) == "not judged: target is for 2 cores"
+    assert runner.verdict(900.0, 16) == "not judged: target is for 2 cores"
+
+
+@pytest.mark.parametrize(("cores", "verdict"), [(1, "not judged"), (2, "met"), (16, "not judged")])
+def test_runner_overhead_json_carries_the_cores_and_the_printed_verdict(
+    cores: int, verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    runner = _load("runner_overhead")
+    monkeypatch.setattr(runner, "measure", lambda n, work, concurrency: (5000.0, 250.0))
+    monkeypatch.setattr(runner, "usable_cores", lambda: cores)
+    out, record = _run(runner, ["--quick"], monkeypatch, capsys)
+    assert record["cores"] == cores
+    assert record["verdict"].startswith(verdict)
+    assert f"target: >= 2,000 units/s on 2 cores: {record['verdict']}" in out
+
+
+def _stand_in_viewer(
+    viewer: ModuleType, monkeypatch: pytest.MonkeyPatch, *, folder_bytes: int, ready_ms: int
+) -> None:
+    """``viewer``'s run, page and Chromium stood in for: a folder of ``folder_bytes`` and a
+    page whose list and last unit are ready at ``ready_ms``."""
+
+    run: dict[str, int] = {}
+
+    async def no_run(run_dir: Path, units: list[Any], *args: Any, **kwargs: Any) -> None:
+        run["units"] = len(units)
+        (run_dir / "view_files").mkdir(parents=True)
+        (run_dir / "view_files" / "u0-1.js").write_bytes(b"x" * folder_bytes)
+
+    def write_view(run_dir: Path) -> Path:
+        page = run_dir / "view.html"
+        page.write_text("<html></html>")
+        return page
+
+    def chromium(path: str, url: str) -> tuple[float, str]:
+        count = run["units"]
+        last = url.rsplit("#open=", 1)[-1]
+        body = f'<body data-fcp-ms="100" data-ready-ms="{ready_ms}">'
+        detail = f'<div class="detail">{last}<svg></svg></div>'
+        return 2.5, f"{body}{count} of {count} shown{detail}</body>"
+
+    monkeypatch.setattr(viewer, "run_units", no_run)
+    monkeypatch.setattr(viewer, "write_view", write_view)
+    monkeypatch.setattr(viewer, "_open", chromium)
+    monkeypatch.setattr(viewer.shutil, "which", lambda name: "/usr/bin/chromium")
+
+
+@pytest.mark.parametrize(
+    ("folder_mb", "ready_ms", "folder", "opens"),
+    [(6, 800, "met", "met"), (31, 800, "NOT met", "met"), (6, 2100, "met", "NOT met")],
+)
+def test_viewer_judges_the_folder_and_open_targets_at_10000_units(
+    folder_mb: int,
+    ready_ms: int,
+    folder: str,
+    opens: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:
+    viewer = _load("viewer")
+    _stand_in_viewer(viewer, monkeypatch, folder_bytes=folder_mb * 10**6, ready_ms=ready_ms)
+    _, record = _run(viewer, [], monkeypatch, capsys)
+    assert record["all_units_listed"] and record["last_unit_opened"]
+    assert (record["folder_target_mb"], record["folder_verdict"]) == (30.0, folder)
+    assert (record["open_target_ms"], record["open_verdict"]) == (2000, opens)
+
+
+def test_viewer_judges_no_target_for_another_run_size(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    viewer = _load("viewer")
+    _stand_in_viewer(viewer, monkeypatch, folder_bytes=10**6, ready_ms=300)
+    _, record = _run(viewer, ["--units", "180"], monkeypatch, capsys)
+    not_judged = "not judged: target is for 10,000 units"
+    assert record["units"] == 180
+    assert record["folder_verdict"] == record["open_verdict"] == not_judged
+    assert record["write_verdict"] == not_judged
+
+
+class _FakeLocalServer:
+    """Stands in for :class:`byzllm.llm.LocalServer`: a scripted server, no model."""
+
+    def __init__(self, alias: str, port: int = 0) -> None:
+        from byzllm.testing import FakeOpenAIServer
+
+        self.model_name = f"fake-{alias}"
+        self._server = FakeOpenAIServer(lambda request: "Score: 0.5\nAnswer: 1")
+
+    def __enter__(self) -> _FakeLocalServer:
+        self.base_url = self._server.__enter__().base_url
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def real_model(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    module = _load("real_model")
+    monkeypatch.setattr(module, "LocalServer", _FakeLocalServer)
+    return module
+
+
+def test_real_model_judges_no_target_in_quick(
+    real_model: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    out, record = _run(real_model, ["--quick"], monkeypatch, capsys)
+    assert (record["questions"], record["rounds"]) == (2, 1)
+    assert record["verdict"] == "not judged: target is for 5 questions, T = 2"
+    assert f"target >= 2x: {record['verdict']})" in out
+    assert "target >= 2)" not in out
+
+
+def test_real_model_json_carries_every_printed_figure(
+    real_model: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    out, record = _run(real_model, [], monkeypatch, capsys)
+    assert (record["questions"], record["rounds"], record["target_speedup"]) == (5, 2, 2.0)
+    assert record["verdict"] in ("met", "NOT met")
+    number = r"([0-9.]+)"
+    printed = {
+        "wall_s": rf"byzllm: +{number} s",
+        "sequential_wall_s": rf"sequential reference: {number} s",
+        "output_tokens_per_s": rf"output tokens/s: byzllm {number},",
+        "sequential_output_tokens_per_s": rf", reference {number},",
+        "single_stream_tokens_per_s": rf"single stream {number}",
+    }
+    for key, pattern in printed.items():
+        found = re.search(pattern, out)
+        assert found is not None, pattern
+        # Printed to 0.1, kept to 0.01 (wall times) or 0.1 (rates).
+        assert record[key] == pytest.approx(float(found.group(1)), abs=0.051), key
+
+
+@pytest.mark.parametrize(("cores", "judged"), [(1, False), (2, True), (16, False)])
+def test_monitor_training_judges_10000_turns_on_2_cores_only(
+    cores: int, judged: bool, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monitor = _load("monitor_training")
+    monkeypatch.setattr(monitor, "usable_cores", lambda: cores)
+    out, record = _run(monitor, ["--turns", "10000"], monkeypatch, capsys)
+    assert record["cores"] == cores
+    if judged:
+        assert record["verdict"] in ("met", "NOT met")
+    else:
+        assert record["verdict"] == "not judged: target is for 10,000 turns on 2 cores"
+    assert f"target < 10 s on 2 cores: {record['verdict']})" in out
+    turns = f"turns: 10000 ({record['train_turns']} train, {record['validation_turns']} validation)"
+    assert turns in out
+    assert f"candidates: {record['candidates']} monitors" in out
+
+
+@pytest.mark.parametrize(("cores", "verdict"), [(1, "not judged"), (2, "met"), (8, "not judged")])
+def test_govsim_sim_judges_its_10_s_target_on_2_cores(
+    cores: int, verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    govsim = _load("govsim_sim")
+    monkeypatch.setattr(govsim, "usable_cores", lambda: cores)
+    _, record = _run(govsim, [], monkeypatch, capsys)
+    assert (record["games"], record["cores"], record["target_s"]) == (20, cores, 10.0)
+    # 20 simulated games take a fraction of a second; "met" on 2 cores.
+    assert record["verdict"].startswith(verdict)
+
+
+@pytest.mark.parametrize(("cores", "verdict"), [(1, "not judged"), (2, "met"), (8, "not judged")])
+def test_whodunit_sim_judges_its_10_s_target_on_2_cores(
+    cores: int, verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    whodunit = _load("whodunit_sim")
+    monkeypatch.setattr(whodunit, "usable_cores", lambda: cores)
+    out, record = _run(whodunit, ["--quick"], monkeypatch, capsys)
+    assert (record["games"], record["cores"], record["target_s"]) == (180, cores, 10.0)
+    # 180 simulated games take well under a second; "met" on 2 cores.
+    assert record["verdict"].startswith(verdict)
+    assert f"(target < 10 s on 2 cores: {record['verdict']})" in out
+    assert f"over {record['games_per_suspect_count']} games" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "verdict"),
+    [
+        ([], "met"),  # the stated setting: 100,000 lines, 20 questions
+        (["--lines", "10000"], "not judged: target is for 100,000 lines, 20 questions"),
+        (["--questions", "5"], "not judged: target is for 100,000 lines, 20 questions"),
+    ],
+)
+def test_data_size_judges_the_stated_setting_only(
+    argv: list[str], verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    data_size = _load("data_size")
+    monkeypatch.setattr(data_size, "_files", lambda folder, lines, questions: (folder, folder))
+    # (CPU s, wall s, peak MB) of each run, the large file 1.2x the small one's time.
+    runs = {"small": (1.0, 1.0, 100.0), "large": (1.2, 1.3, 102.0)}
+    monkeypatch.setattr(data_size, "_run", lambda command, config, run_dir: runs[config.stem])
+    _, record = _run(data_size, argv, monkeypatch, capsys)
+    assert (record["time_ratio"], record["memory_ratio"]) == (1.2, 1.02)
+    assert record["verdict"] == verdict
