@@ -570,3 +570,15 @@ def test_one_alternative_is_refused_where_it_is_renormalized() -> None:
             config.model_validate({"top_logprobs": 1})
         assert config.model_validate({"top_logprobs": 1, "renormalize": False}).top_logprobs == 1
         assert config.model_validate({"top_logprobs": 2}).top_logprobs == 2
+
+
+def test_outcomes_read_back_from_csv_are_read_strictly() -> None:
+    # A CSV export reads back "True" / "False": bool("False") is True, which made every
+    # game a success here while the per-condition table (evaluation_rows) read them right.
+    games = [{**g, "success": str(g["success"])} for g in PAIRED]
+    d = feature_gain(games)
+    assert d is not None and d.value == pytest.approx(1 / 3)
+    rates = {r["condition"]: r["success_rate"] for r in evaluation_rows(games)}
+    assert d.value == pytest.approx(rates["monitor-1"] - rates["turn-only-1"])
+    with pytest.raises(InputError, match="malformed"):
+        feature_gain([{**g, "success": "yes"} for g in PAIRED])

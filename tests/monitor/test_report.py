@@ -94,3 +94,33 @@ def test_plots_are_written(tmp_path: Path) -> None:
     hist = plot_trigger_histogram(trigger_turns(GAMES), tmp_path / "hist.png", simulated=True)
     for path in (bars, hist):
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_success_bars_show_the_turn_count_only_monitor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every report of a monitor's gain shows the turn-count-only monitor beside it: the
+    # Fig. 4 bars too, as a marker over the one-reset bar at its Success-Rate.
+    import byzllm.monitor.report as report
+
+    drawn: list[Any] = []
+
+    def keep(fig: Any, path: Path) -> Path:
+        drawn.append(fig)
+        return path
+
+    monkeypatch.setattr(report, "save_png", keep)
+    turn_only = [{**g, "condition": "turn-only-1"} for g in GAMES if g["condition"] == "none"]
+    rows = evaluation_rows([*GAMES, *turn_only])
+    plot_success_bars(rows, tmp_path / "bars.png")
+    (ax,) = drawn[0].axes
+    marks = {line.get_label(): line for line in ax.get_lines()}
+    assert "turn count only, 1 reset" in marks
+    x, y = marks["turn count only, 1 reset"].get_xydata()[0]
+    assert (x, y) == (1.0, pytest.approx(75.0))  # the monitor-1 bar; none's 0.75 as turn-only's
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "turn count only, 1 reset" in legend
+    # Without that condition nothing is drawn for it.
+    drawn.clear()
+    plot_success_bars(evaluation_rows(GAMES), tmp_path / "bars.png")
+    assert "turn count only, 1 reset" not in {ln.get_label() for ln in drawn[0].axes[0].get_lines()}

@@ -174,7 +174,9 @@ def _title(title: str, simulated: bool) -> str:
 def plot_success_bars(
     rows: Sequence[dict[str, Any]], path: str | Path, *, metric_label: str = "Success-Rate"
 ) -> Path:
-    """Fig. 4/5: Success-Rate by resets (bars), random baseline (crosses, dashed line).
+    """Fig. 4/5: Success-Rate by resets (bars), random baseline (crosses, dashed line), and,
+    where it was evaluated, the turn-count-only monitor with one reset (a diamond over the
+    one-reset bar): the monitor's gain is shown beside what the turn count alone buys.
 
     ``metric_label`` names the success the environment's monitors predict (GovSim:
     Survival-Rate)."""
@@ -204,6 +206,22 @@ def plot_success_bars(
     if random_points:
         px, py = zip(*random_points, strict=True)
         ax.plot(px, py, "k--", marker="x", markersize=9, label="random baseline")
+    turn_only = "turn-only-1" in by and "monitor-1" in bars
+    if turn_only:
+        # The paper's figure has no such control; without it a bar's height over no
+        # intervention reads as the uncertainty features' gain, part of which the turn count
+        # alone gives (docs/monitor.md, Ablations).
+        ax.plot(
+            [bars.index("monitor-1")],
+            [100 * by["turn-only-1"]["success_rate"]],
+            linestyle="none",
+            marker="D",
+            markersize=8,
+            color="#C44E52",
+            markeredgecolor="black",
+            label=_LABELS["turn-only-1"],
+        )
+    if random_points or turn_only:
         ax.legend(loc="lower right")
     ax.set_ylabel(f"{metric_label} (%)")
     ax.set_ylim(0, 100)

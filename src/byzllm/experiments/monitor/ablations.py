@@ -34,6 +34,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from byzllm.monitor.conditions import ABLATION_CONDITIONS, CONDITION_LABELS
+from byzllm.monitor.dataset import game_success
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval, sign_counts, sign_test_p
 from byzllm.runs.reports import format_bounds, format_interval
 
@@ -141,8 +142,10 @@ def interval_note(paired: bool | None = True) -> str:
 
 
 def _test_games(game_rows: Iterable[dict[str, Any]], condition: str) -> dict[tuple[str, int], bool]:
+    # Read strictly, as the per-condition table does (game_success): rows read back from CSV
+    # carry the string "False", which bool() counts as a success.
     return {
-        (str(g["game_id"]), int(g.get("repeat", 0))): bool(g["success"])
+        (str(g["game_id"]), int(g.get("repeat", 0))): game_success(g)
         for g in game_rows
         if g.get("condition") == condition and g.get("split", "test") == "test"
     }
