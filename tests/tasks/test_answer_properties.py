@@ -136,8 +136,14 @@ def test_boolean_words(word: str) -> None:
         "Answer: " * (MEGABYTE // 8),
         "-12 34/56 " * (MEGABYTE // 10),
         "2½⅔" * (MEGABYTE // 3),
+        "$2\\frac{1}{2}$ " * (MEGABYTE // 15),
+        "\\frac{" + "1" * MEGABYTE,
+        "1\\,000{,}" * (MEGABYTE // 10),
     ],
-    ids=["digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed", "vulgar"],
+    ids=[
+        *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
+        *("vulgar", "latex", "open-fraction", "latex-groups"),
+    ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
     answer = extract_answer(task, text)
@@ -305,10 +311,70 @@ def test_unicode_fractions_read_as_their_value(
     assert normalize_answer(MATH, written) == canonical_number(value)
 
 
+latex_tokens = st.sampled_from(
+    ["\\frac", "\\dfrac", "{", "}", "1", "2", "7", " ", "\\,", "{,}", "~", "$", "/", "-", "x"]
+)
+
+
 @fast
-@given(text=st.text(alphabet="123456789 /.,-:\n\t½¾x$", max_size=200) | st.text(max_size=100))
+@given(
+    text=st.text(alphabet="123456789 /.,-:\n\t½¾x$", max_size=200)
+    | st.text(max_size=100)
+    | st.lists(latex_tokens, max_size=60).map("".join)
+)
 def test_the_last_number_is_the_last_of_all_numbers(text: str) -> None:
     """The scan's shortcut (only the last number converted) reads as the full scan does."""
     numbers = find_numbers(text)
     if "0" not in ascii_digits(text):  # a zero denominator is no number, nor its whole
         assert last_number(text) == (numbers[-1] if numbers else None)
+
+
+LATEX_MATH = [("", ""), ("$", "$"), ("$$", "$$"), ("\\(", "\\)"), ("\\[", "\\]")]
+
+
+@fast
+@given(
+    words=st.text(alphabet="abcdefgh ,.:", max_size=40),
+    whole=st.none() | st.integers(min_value=0, max_value=10**6),
+    numerator=st.integers(min_value=1, max_value=10**6),
+    denominator=st.integers(min_value=2, max_value=10**6),
+    command=st.sampled_from(["frac", "dfrac", "tfrac"]),
+    math=st.sampled_from(LATEX_MATH),
+    space=st.booleans(),
+)
+def test_a_latex_fraction_ending_a_reply_is_read_whole(
+    words: str,
+    whole: int | None,
+    numerator: int,
+    denominator: int,
+    command: str,
+    math: tuple[str, str],
+    space: bool,
+) -> None:
+    """With no box and no label, "$\\frac{1}{2}$." read as its denominator, 2."""
+    if whole is not None:
+        numerator = numerator % denominator or 1  # a mixed number's fraction is proper
+    lead = "" if whole is None else f"{whole}{' ' if space else ''}"
+    fraction = f"\\{command}{{{numerator}}}{{{denominator}}}"
+    reply = f"{words} {math[0]}{lead}{fraction}{math[1]}."
+    value = (whole or 0) + Fraction(numerator, denominator)
+    assert last_number(reply) == value
+    assert find_numbers(reply)[-1] == value
+    assert extract_answer(NUMBER, reply) == canonical_number(value)
+    assert extract_answer(MATH, reply) == canonical_number(value)
+
+
+@fast
+@given(
+    value=st.integers(min_value=1000, max_value=10**15),
+    separator=st.sampled_from(["\\,", "{,}", ",\\!", "\\ ", "~"]),
+    math=st.sampled_from(LATEX_MATH),
+)
+def test_latex_digit_groups_in_a_reply_are_one_number(
+    value: int, separator: str, math: tuple[str, str]
+) -> None:
+    """A reply ending "$1\\,000$" ended with the number 0."""
+    written = f"{value:,}".replace(",", separator)
+    reply = f"In all it costs {math[0]}{written}{math[1]} dollars."
+    assert last_number(reply) == value
+    assert extract_answer(NUMBER, reply) == str(value)

@@ -403,6 +403,31 @@ def test_number_answers_written_as_latex(reply: str) -> None:
     assert is_correct(task, extract_answer(task, reply))
 
 
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("so the probability is $\\frac{1}{2}$.", "0.5"),
+        ("The chance is \\(\\dfrac{3}{4}\\) here", "0.75"),
+        ("which gives\n\\[ -\\tfrac{3}{8} \\]", "-0.375"),
+        ("She walks $$2\\frac{1}{4}$$ miles.", "2.25"),  # a mixed number
+        ("She walks 2 \\frac{1}{4} miles.", "2.25"),
+        ("It costs $1\\,000$ dollars.", "1000"),
+        ("It costs 1{,}250 dollars.", "1250"),
+        ("so $x = \\frac{2000}{2}$", "1000"),
+        ("so $\\frac{1}{2} + 3 = 3.5$", "3.5"),  # the last number is still the last one
+    ],
+)
+def test_the_scan_reads_latex_numbers(reply: str, read: str) -> None:
+    """With no box and no label, the scan read the last digits of a reply: "$\\frac{1}{2}$."
+    was 2 (right against a gold of 2), "$1\\,000$" was 0, "2\\frac{1}{4}" was 4."""
+    for kind in ("number", "math"):
+        task = Task(id="t", question="q", answer=read, kind=kind)
+        assert extract_answer(task, reply) == read
+        assert is_correct(task, extract_answer(task, reply))
+    assert not is_correct(number_task("2"), extract_answer(number_task("2"), reply))
+    assert not is_correct(math_task("2"), extract_answer(math_task("2"), reply))
+
+
 def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:
     """2\\frac{1}{4} is two and a quarter (not 21/4); ∅ and ∞ are answers (not markup); a
     trailing * after ^ or _ is a conjugate or dual, not emphasis."""

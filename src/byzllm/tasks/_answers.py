@@ -5,8 +5,9 @@ answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. 
 
 * **location** — the later of the last complete ``\\boxed{...}`` and the last answer label
   (``Final answer:`` is preferred over ``Answer:`` / ``the correct answer is``); without
-  either, a kind-specific scan of the whole reply: the last number (``number``, ``math``),
-  the last true/false/yes/no word (``boolean``), the last explicit choice label (``choice``);
+  either, a kind-specific scan of the whole reply: the last number (``number``, ``math``;
+  LaTeX's read as in a box: ``$\\frac{1}{2}$`` is 1/2, not 2), the last true/false/yes/no
+  word (``boolean``), the last explicit choice label (``choice``);
 * **number** — exact rational equality after stripping currency, thousands separators and
   units: ``"$1,234"``, ``"1234.0"`` and ``"1234 dollars"`` are equal; a mixed number is one
   number (``"2 1/2 hours"`` is 2.5);

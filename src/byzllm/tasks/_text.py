@@ -153,9 +153,9 @@ def _numbers(text: str) -> Iterator[tuple[re.Match[str], Fraction | None]]:
 
 def find_numbers(text: str) -> list[Fraction]:
     """All numbers in ``text`` in order (commas as thousands separators, simple fractions,
-    mixed numbers: ``"2 1/2"`` is 2.5)."""
+    mixed numbers: ``"2 1/2"`` is 2.5; LaTeX's as :func:`parse_number` reads them)."""
     out: list[Fraction] = []
-    for match, fraction in _numbers(ascii_digits(text)):
+    for match, fraction in _numbers(ascii_digits(latex_digits(text))):
         value = _number_from_match(match, fraction)
         if value is not None:
             out.append(value)
@@ -163,8 +163,13 @@ def find_numbers(text: str) -> list[Fraction]:
 
 
 def last_number(text: str) -> Fraction | None:
-    """The last number in ``text`` (only that one is converted: cheap on huge inputs)."""
-    text = ascii_digits(text)
+    """The last number in ``text`` (only that one is converted: cheap on huge inputs).
+
+    LaTeX numbers are read as :func:`parse_number` reads a boxed or labelled answer
+    (:func:`latex_digits`): a reply ending "the probability is $\\frac{1}{2}$." ends with
+    1/2, not with the denominator 2.
+    """
+    text = ascii_digits(latex_digits(text))
     before: re.Match[str] | None = None
     last: re.Match[str] | None = None
     for match in _NUMBER_RE.finditer(text):
