@@ -16,7 +16,13 @@ from byzllm.tasks import (
     is_correct,
     normalize_answer,
 )
-from byzllm.tasks._text import ascii_digits, canonical_number, find_numbers, last_number
+from byzllm.tasks._text import (
+    GROUP_SPACES,
+    ascii_digits,
+    canonical_number,
+    find_numbers,
+    last_number,
+)
 
 NUMBER = Task(id="n", question="q", answer="42", kind="number")
 MATH = Task(id="m", question="q", answer="\\frac{1}{2}", kind="math")
@@ -378,3 +384,39 @@ def test_latex_digit_groups_in_a_reply_are_one_number(
     reply = f"In all it costs {math[0]}{written}{math[1]} dollars."
     assert last_number(reply) == value
     assert extract_answer(NUMBER, reply) == str(value)
+
+
+@fast
+@given(
+    value=st.integers(min_value=1000, max_value=10**15),
+    separator=st.sampled_from(GROUP_SPACES),
+    sign=st.booleans(),
+    fraction=st.none() | st.tuples(st.integers(1, 98), st.integers(2, 99)),
+)
+def test_spaced_thousands_are_one_number(
+    value: int, separator: str, sign: bool, fraction: tuple[int, int] | None
+) -> None:
+    """ "$118 000." ended a reply with 0; "1 000" answered 1 (math's answer: 1000)."""
+    written = f"{'-' if sign else ''}{value:,}".replace(",", separator)
+    number = Fraction(-value if sign else value)
+    if fraction is not None and fraction[0] < fraction[1]:
+        written += f" {fraction[0]}/{fraction[1]}"
+        number += Fraction(*fraction) * (-1 if sign else 1)
+    assert last_number(f"so it costs {written}.") == number
+    assert find_numbers(f"{written} in all") == [number]
+    assert extract_answer(NUMBER, f"Answer: {written} dollars") == canonical_number(number)
+    assert normalize_answer(MATH, written) == normalize_answer(NUMBER, written)
+
+
+@fast
+@given(
+    numbers=st.lists(st.integers(0, 99) | st.integers(1000, 10**6), min_size=1, max_size=12),
+    separator=st.sampled_from([" ", "  ", ", ", "\n", " and "]),
+)
+def test_spaced_numbers_without_groups_of_three_stay_apart(
+    numbers: list[int], separator: str
+) -> None:
+    """ "2 3 4" is three numbers: a space joins only groups of three digits."""
+    text = separator.join(map(str, numbers))
+    assert find_numbers(text) == numbers
+    assert last_number(text) == numbers[-1]
