@@ -16,7 +16,13 @@ from byzllm.tasks import (
     is_correct,
     normalize_answer,
 )
-from byzllm.tasks._text import ascii_digits, canonical_number, find_numbers, last_number
+from byzllm.tasks._text import (
+    GROUP_SPACES,
+    ascii_digits,
+    canonical_number,
+    find_numbers,
+    last_number,
+)
 
 NUMBER = Task(id="n", question="q", answer="42", kind="number")
 MATH = Task(id="m", question="q", answer="\\frac{1}{2}", kind="math")
@@ -136,8 +142,14 @@ def test_boolean_words(word: str) -> None:
         "Answer: " * (MEGABYTE // 8),
         "-12 34/56 " * (MEGABYTE // 10),
         "2½⅔" * (MEGABYTE // 3),
+        "$2\\frac{1}{2}$ " * (MEGABYTE // 15),
+        "\\frac{" + "1" * MEGABYTE,
+        "1\\,000{,}" * (MEGABYTE // 10),
     ],
-    ids=["digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed", "vulgar"],
+    ids=[
+        *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
+        *("vulgar", "latex", "open-fraction", "latex-groups"),
+    ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
     answer = extract_answer(task, text)
@@ -305,10 +317,106 @@ def test_unicode_fractions_read_as_their_value(
     assert normalize_answer(MATH, written) == canonical_number(value)
 
 
+latex_tokens = st.sampled_from(
+    ["\\frac", "\\dfrac", "{", "}", "1", "2", "7", " ", "\\,", "{,}", "~", "$", "/", "-", "x"]
+)
+
+
 @fast
-@given(text=st.text(alphabet="123456789 /.,-:\n\t½¾x$", max_size=200) | st.text(max_size=100))
+@given(
+    text=st.text(alphabet="123456789 /.,-:\n\t½¾x$", max_size=200)
+    | st.text(max_size=100)
+    | st.lists(latex_tokens, max_size=60).map("".join)
+)
 def test_the_last_number_is_the_last_of_all_numbers(text: str) -> None:
     """The scan's shortcut (only the last number converted) reads as the full scan does."""
     numbers = find_numbers(text)
     if "0" not in ascii_digits(text):  # a zero denominator is no number, nor its whole
         assert last_number(text) == (numbers[-1] if numbers else None)
+
+
+LATEX_MATH = [("", ""), ("$", "$"), ("$$", "$$"), ("\\(", "\\)"), ("\\[", "\\]")]
+
+
+@fast
+@given(
+    words=st.text(alphabet="abcdefgh ,.:", max_size=40),
+    whole=st.none() | st.integers(min_value=0, max_value=10**6),
+    numerator=st.integers(min_value=1, max_value=10**6),
+    denominator=st.integers(min_value=2, max_value=10**6),
+    command=st.sampled_from(["frac", "dfrac", "tfrac"]),
+    math=st.sampled_from(LATEX_MATH),
+    space=st.booleans(),
+)
+def test_a_latex_fraction_ending_a_reply_is_read_whole(
+    words: str,
+    whole: int | None,
+    numerator: int,
+    denominator: int,
+    command: str,
+    math: tuple[str, str],
+    space: bool,
+) -> None:
+    """With no box and no label, "$\\frac{1}{2}$." read as its denominator, 2."""
+    if whole is not None:
+        numerator = numerator % denominator or 1  # a mixed number's fraction is proper
+    lead = "" if whole is None else f"{whole}{' ' if space else ''}"
+    fraction = f"\\{command}{{{numerator}}}{{{denominator}}}"
+    reply = f"{words} {math[0]}{lead}{fraction}{math[1]}."
+    value = (whole or 0) + Fraction(numerator, denominator)
+    assert last_number(reply) == value
+    assert find_numbers(reply)[-1] == value
+    assert extract_answer(NUMBER, reply) == canonical_number(value)
+    assert extract_answer(MATH, reply) == canonical_number(value)
+
+
+@fast
+@given(
+    value=st.integers(min_value=1000, max_value=10**15),
+    separator=st.sampled_from(["\\,", "{,}", ",\\!", "\\ ", "~"]),
+    math=st.sampled_from(LATEX_MATH),
+)
+def test_latex_digit_groups_in_a_reply_are_one_number(
+    value: int, separator: str, math: tuple[str, str]
+) -> None:
+    """A reply ending "$1\\,000$" ended with the number 0."""
+    written = f"{value:,}".replace(",", separator)
+    reply = f"In all it costs {math[0]}{written}{math[1]} dollars."
+    assert last_number(reply) == value
+    assert extract_answer(NUMBER, reply) == str(value)
+
+
+@fast
+@given(
+    value=st.integers(min_value=1000, max_value=10**15),
+    separator=st.sampled_from(GROUP_SPACES),
+    sign=st.booleans(),
+    fraction=st.none() | st.tuples(st.integers(1, 98), st.integers(2, 99)),
+)
+def test_spaced_thousands_are_one_number(
+    value: int, separator: str, sign: bool, fraction: tuple[int, int] | None
+) -> None:
+    """ "$118 000." ended a reply with 0; "1 000" answered 1 (math's answer: 1000)."""
+    written = f"{'-' if sign else ''}{value:,}".replace(",", separator)
+    number = Fraction(-value if sign else value)
+    if fraction is not None and fraction[0] < fraction[1]:
+        written += f" {fraction[0]}/{fraction[1]}"
+        number += Fraction(*fraction) * (-1 if sign else 1)
+    assert last_number(f"so it costs {written}.") == number
+    assert find_numbers(f"{written} in all") == [number]
+    assert extract_answer(NUMBER, f"Answer: {written} dollars") == canonical_number(number)
+    assert normalize_answer(MATH, written) == normalize_answer(NUMBER, written)
+
+
+@fast
+@given(
+    numbers=st.lists(st.integers(0, 99) | st.integers(1000, 10**6), min_size=1, max_size=12),
+    separator=st.sampled_from([" ", "  ", ", ", "\n", " and "]),
+)
+def test_spaced_numbers_without_groups_of_three_stay_apart(
+    numbers: list[int], separator: str
+) -> None:
+    """ "2 3 4" is three numbers: a space joins only groups of three digits."""
+    text = separator.join(map(str, numbers))
+    assert find_numbers(text) == numbers
+    assert last_number(text) == numbers[-1]

@@ -403,6 +403,31 @@ def test_number_answers_written_as_latex(reply: str) -> None:
     assert is_correct(task, extract_answer(task, reply))
 
 
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("so the probability is $\\frac{1}{2}$.", "0.5"),
+        ("The chance is \\(\\dfrac{3}{4}\\) here", "0.75"),
+        ("which gives\n\\[ -\\tfrac{3}{8} \\]", "-0.375"),
+        ("She walks $$2\\frac{1}{4}$$ miles.", "2.25"),  # a mixed number
+        ("She walks 2 \\frac{1}{4} miles.", "2.25"),
+        ("It costs $1\\,000$ dollars.", "1000"),
+        ("It costs 1{,}250 dollars.", "1250"),
+        ("so $x = \\frac{2000}{2}$", "1000"),
+        ("so $\\frac{1}{2} + 3 = 3.5$", "3.5"),  # the last number is still the last one
+    ],
+)
+def test_the_scan_reads_latex_numbers(reply: str, read: str) -> None:
+    """With no box and no label, the scan read the last digits of a reply: "$\\frac{1}{2}$."
+    was 2 (right against a gold of 2), "$1\\,000$" was 0, "2\\frac{1}{4}" was 4."""
+    for kind in ("number", "math"):
+        task = Task(id="t", question="q", answer=read, kind=kind)
+        assert extract_answer(task, reply) == read
+        assert is_correct(task, extract_answer(task, reply))
+    assert not is_correct(number_task("2"), extract_answer(number_task("2"), reply))
+    assert not is_correct(math_task("2"), extract_answer(math_task("2"), reply))
+
+
 def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:
     """2\\frac{1}{4} is two and a quarter (not 21/4); ∅ and ∞ are answers (not markup); a
     trailing * after ^ or _ is a conjugate or dual, not emphasis."""
@@ -428,6 +453,47 @@ def test_a_mixed_number_is_its_whole_plus_its_fraction() -> None:
     assert not is_correct(task, "685.5")
     assert normalize_answer(task, "-2 \\frac{1}{4}") == "-2.25"  # the sign is the whole's
     assert normalize_answer(task, "1 000") == "1000"  # a spaced thousands group, as before
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("The net proceeds are $400 000 - $282 000 = $118 000.", "118000"),  # GSM8K's style
+        ("It sold for 1 250 000 dollars", "1250000"),
+        ("It sold for 1\u202f250\u00a0000 dollars", "1250000"),  # narrow and no-break spaces
+        ("a total of -1 000.5 points", "-1000.5"),
+        ("rent is $1 000/month", "1000"),
+        ("Answer: 1 000 dollars", "1000"),
+        ("Answer: 2 1/2 hours", "2.5"),
+        ("Answer: 1 000 1/2 hours", "1000.5"),
+        ("Answer: 1 100/200", "1.5"),  # a mixed number, not 1100/200
+        ("Answer: 2 3 4", "2"),  # a list: its first number
+        ("we counted 2 3 4", "4"),
+        ("the room holds 12 345", "12345"),
+        ("by 16:30 250 people came", "250"),  # a time, not 30250
+        ("the year 2023 100 people", "100"),  # no lead of four digits
+        ("it is 0 500", "500"),  # no leading zero
+        ("it is 1 0000", "0"),  # no group of four digits
+    ],
+)
+def test_a_space_separates_thousands(reply: str, read: str) -> None:
+    """GSM8K writes thousands with a space ("$400 000", "$118 000"): the number kind read
+    "$118 000." as 0 and "1 000" as 1, while the math kind read "1 000" as 1000."""
+    assert extract_answer(number_task(read), reply) == read
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["1 000", "1 000 000", "-1 000", "1 000.5", "1 000 1/2", "1\u00a0000", "1\u202f000"],
+)
+def test_number_and_math_read_spaced_thousands_alike(written: str) -> None:
+    """A no-break or thin space was no separator for either kind: math keyed "1\u00a0000" as
+    0 yet judged it right against 1000."""
+    key = normalize_answer(number_task(), written)
+    assert key is not None and key == normalize_answer(math_task("0"), written)
+    assert is_correct(number_task(key), written) and is_correct(math_task(key), written)
+    assert extract_answer(math_task("0"), f"Answer: {written} dollars") == written
+    assert not is_correct(math_task("0"), written) and not is_correct(math_task("1"), written)
 
 
 @pytest.mark.parametrize("written", ["\\text{0.5}", "\\mathrm{0.5}", "\\textbf{1/2}"])

@@ -5,10 +5,12 @@ answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. 
 
 * **location** — the later of the last complete ``\\boxed{...}`` and the last answer label
   (``Final answer:`` is preferred over ``Answer:`` / ``the correct answer is``); without
-  either, a kind-specific scan of the whole reply: the last number (``number``, ``math``),
-  the last true/false/yes/no word (``boolean``), the last explicit choice label (``choice``);
+  either, a kind-specific scan of the whole reply: the last number (``number``, ``math``;
+  LaTeX's read as in a box: ``$\\frac{1}{2}$`` is 1/2, not 2), the last true/false/yes/no
+  word (``boolean``), the last explicit choice label (``choice``);
 * **number** — exact rational equality after stripping currency, thousands separators and
-  units: ``"$1,234"``, ``"1234.0"`` and ``"1234 dollars"`` are equal; a mixed number is one
+  units: ``"$1,234"``, ``"$1 234"``, ``"1234.0"`` and ``"1234 dollars"`` are equal (a space
+  joins groups of three digits only: ``"2 3 4"`` is three numbers); a mixed number is one
   number (``"2 1/2 hours"`` is 2.5);
 * **boolean** — ``true``/``yes`` and ``false``/``no``, any case;
 * **choice** — the Commonsense170k labels (``option1``, ``answer2``, ``solution1``,
@@ -27,6 +29,7 @@ from fractions import Fraction
 
 from ._math import math_key, unwrap_text, verify_math
 from ._text import (
+    GROUP_SPACES,
     MAX_SEGMENT_CHARS,
     ascii_digits,
     canonical_number,
@@ -173,10 +176,12 @@ _INLINE_MATH_RE = re.compile(
 )
 # A number, then prose or a remark: "6 (or 5)", "5 (since 2+3=7)" are 6 and 5, not the
 # last number math-verify would find in the remark. A mixed number is one number: "2 1/2
-# hours" and "2½ hours" are 2.5 (math-verify read 1.5 and 2).
+# hours" and "2½ hours" are 2.5 (math-verify read 1.5 and 2); so is one with spaced
+# thousands: "1 000 dollars" is 1000, as for ``number`` (math-verify read 1 × 0 × dollars).
 _VULGAR_CHARS = "\u00bc-\u00be\u2150-\u215e"  # ¼ to ¾, ⅐ to ⅞
 _NUMBER_THEN_WORDS_RE = re.compile(
-    rf"^(-?(?:[\d.,/]+(?:[ \t]+\d+/\d+|[ \t]*[{_VULGAR_CHARS}])?|[{_VULGAR_CHARS}]))"
+    rf"^(-?(?:[\d.,/]+(?:[{GROUP_SPACES}]\d{{3}}(?!\d))*(?:\.\d+)?"
+    rf"(?:[ \t]+\d+/\d+|[ \t]*[{_VULGAR_CHARS}])?|[{_VULGAR_CHARS}]))"
     r"\s+(?:[A-Za-z]|[(\[;]).*$",
     re.DOTALL,
 )
@@ -311,8 +316,10 @@ def _math_text(text: str) -> str:
 
 
 #: A whole, a space, a fraction (``"137 1/2"``, after :func:`latex_digits` read
-#: ``"137 \\frac{1}{2}"``): a mixed number, or nothing plain.
-_MIXED_NUMBER_RE = re.compile(r"-?\d+\s+\d+/\d+")
+#: ``"137 \\frac{1}{2}"``; ``"1 000 1/2"``): a mixed number, or nothing plain.
+_MIXED_NUMBER_RE = re.compile(rf"-?(?:\d{{1,3}}(?:[,{GROUP_SPACES}]\d{{3}})+|\d+)\s+\d+/\d+")
+#: Deletes spaces: between digits, LaTeX typesets nothing (``$1 000$`` is 1000).
+_NO_SPACES = str.maketrans("", "", GROUP_SPACES)
 
 
 def _plain_number(text: str) -> Fraction | None:
@@ -325,7 +332,7 @@ def _plain_number(text: str) -> Fraction | None:
         # Without its space "137 1/2" read as 1371/2 (MATH-500's gold 137 \frac{1}{2}); "2 3/2"
         # is no mixed number (None): left to math-verify.
         return mixed_number(cleaned)
-    cleaned = cleaned.replace(" ", "")
+    cleaned = cleaned.translate(_NO_SPACES)
     if not re.fullmatch(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?|-?\.\d+", cleaned):
         return None
     return parse_number(cleaned)

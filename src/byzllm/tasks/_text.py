@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 __all__ = [
+    "GROUP_SPACES",
     "MAX_NUMBER_CHARS",
     "MAX_SEGMENT_CHARS",
     "ascii_digits",
@@ -32,16 +33,28 @@ MAX_NUMBER_CHARS = 64
 #: Longest answer segment (after a label or inside ``\boxed{}``) we keep.
 MAX_SEGMENT_CHARS = 500
 
+#: Spaces that separate thousands ("1 000 000", as GSM8K writes "$400 000"): a space, a
+#: no-break space, a thin space, a narrow no-break space.
+GROUP_SPACES = " \u00a0\u2009\u202f"
+
 # A number: optional sign (only where it cannot be a binary minus: not after a word character
 # or a closing bracket), then an optional currency symbol ("-$5" is minus five dollars),
 # then digits with optional thousands separators and decimals, or a bare ".5", then an
 # optional denominator: not one cut short ("1/23" is no 1/2) nor one that goes on as a decimal
 # ("1/2.5"), but one ending a sentence ("is 3/4.", read as 3 or as 4 before).
+# A space separates thousands only between groups of three digits after a lead of one to three
+# (no leading zero), so "2 3 4" stays three numbers; not after a time ("16:30 250 people"),
+# nor before a fraction's slash: "1 100/200" is the mixed number 1 1/2 ("$1 000/month" is
+# 1000).
 _NUMBER_RE = re.compile(
     r"(?<![\w.)\]])(?P<sign>-)?(?:[$€£¥]\s?)?"
-    r"(?P<body>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    r"(?P<body>(?:\d{1,3}(?:,\d{3})+"
+    rf"|(?<!\d:)[1-9]\d{{0,2}}(?:[{GROUP_SPACES}]\d{{3}})+(?!\d|\s*/\s*\d)"
+    r"|\d+)(?:\.\d+)?|\.\d+)"
     r"(?:\s*/\s*(?P<den>\d+)(?!\d|\.\d))?"
 )
+#: Deletes thousands separators from a number's body.
+_NO_SEPARATORS = str.maketrans("", "", "," + GROUP_SPACES)
 
 _MAX_BOX_ATTEMPTS = 8
 
@@ -96,7 +109,7 @@ def ascii_digits(text: str) -> str:
 
 def _number_from_match(match: re.Match[str], fraction: Fraction | None = None) -> Fraction | None:
     """The number ``match`` found, plus ``fraction`` when it is a mixed number's whole."""
-    body = match.group("body").replace(",", "")
+    body = match.group("body").translate(_NO_SEPARATORS)
     if len(body) > MAX_NUMBER_CHARS:
         return None
     value = Fraction(body) + (fraction or 0)
@@ -123,7 +136,7 @@ def _mixed_fraction(text: str, whole: re.Match[str], part: re.Match[str]) -> Fra
     if (
         den is None
         or whole.group("den") is not None
-        or not body.replace(",", "").isdigit()
+        or not body.translate(_NO_SEPARATORS).isdigit()
         or part.start() != part.start("body")  # a sign or a currency: a number of its own
         or not num.isdigit()
         or max(len(body), len(num), len(den)) > MAX_NUMBER_CHARS
@@ -153,9 +166,9 @@ def _numbers(text: str) -> Iterator[tuple[re.Match[str], Fraction | None]]:
 
 def find_numbers(text: str) -> list[Fraction]:
     """All numbers in ``text`` in order (commas as thousands separators, simple fractions,
-    mixed numbers: ``"2 1/2"`` is 2.5)."""
+    mixed numbers: ``"2 1/2"`` is 2.5; LaTeX's as :func:`parse_number` reads them)."""
     out: list[Fraction] = []
-    for match, fraction in _numbers(ascii_digits(text)):
+    for match, fraction in _numbers(ascii_digits(latex_digits(text))):
         value = _number_from_match(match, fraction)
         if value is not None:
             out.append(value)
@@ -163,8 +176,13 @@ def find_numbers(text: str) -> list[Fraction]:
 
 
 def last_number(text: str) -> Fraction | None:
-    """The last number in ``text`` (only that one is converted: cheap on huge inputs)."""
-    text = ascii_digits(text)
+    """The last number in ``text`` (only that one is converted: cheap on huge inputs).
+
+    LaTeX numbers are read as :func:`parse_number` reads a boxed or labelled answer
+    (:func:`latex_digits`): a reply ending "the probability is $\\frac{1}{2}$." ends with
+    1/2, not with the denominator 2.
+    """
+    text = ascii_digits(latex_digits(text))
     before: re.Match[str] | None = None
     last: re.Match[str] | None = None
     for match in _NUMBER_RE.finditer(text):
