@@ -187,3 +187,78 @@ def test_the_page_of_an_edited_record_is_one_error_line(
     line = _one_error_line(result)
     assert f"{kind} record 1 of unit" in line and f"({unit})" in line
     assert f": {field.split('.')[0]}" in line
+
+
+@pytest.fixture(scope="module")
+def reproduced(
+    tmp_path_factory: pytest.TempPathFactory, humaneval_file: Callable[..., Path]
+) -> dict[str, tuple[Path, list[str]]]:
+    """One finished `byzllm reproduce` run per kind of entry, at the smallest size that trains
+    a monitor, with the arguments that resume it (copied by each test, never changed)."""
+    folder = tmp_path_factory.mktemp("reproduced")
+    problems = humaneval_file(folder / "he.jsonl", 4, prefix="Toy")
+    commands = {
+        "sac-table1": ["-n", "1"],
+        "ra-fig4": ["-n", "2"],
+        "ra-table1": ["-n", "2", "--problems", str(problems)],
+    }
+    made = {}
+    for name, args in commands.items():
+        result = RUNNER.invoke(app, ["reproduce", name, *args, "-o", str(folder / name), "--json"])
+        assert result.exit_code == 0, result.output
+        made[name] = (folder / name, args)
+    return made
+
+
+@pytest.mark.parametrize(
+    ("name", "stage", "kind", "field", "value"),
+    [
+        # The folder that is resumed (and that a table reusing another's units copies into).
+        ("sac-table1", "", "consensus_question", "trace.rounds.0.0.calls", None),
+        ("sac-table1", "", "consensus_question", "F", "abc"),
+        ("sac-table1", "", "consensus_question", "requests.requests", "abc"),
+        # A rogue-agents entry's collected turns (the monitors' training data) and its games.
+        ("ra-fig4", "collect", "monitor_turn", "turn", "abc"),
+        ("ra-fig4", "collect", "monitor_turn", "entropy", "abc"),
+        ("ra-fig4", "evaluate", "monitor_game", "total_turns", "abc"),
+        ("ra-fig4", "evaluate", "monitor_game", "success", "abc"),
+        ("ra-table1", "collect", "codegen_turn", "turn", "abc"),
+        ("ra-table1", "evaluate", "codegen_problem", "passed", "abc"),
+    ],
+)  # fmt: skip
+def test_reproduce_over_an_edited_record_is_one_error_line(
+    reproduced: dict[str, tuple[Path, list[str]]],
+    tmp_path: Path,
+    edit_record: Callable[..., str],
+    name: str,
+    stage: str,
+    kind: str,
+    field: str,
+    value: Any,
+) -> None:
+    """`byzllm reproduce` resumes its folders and reads their records back: an edited one ended
+    the command in a traceback (or passed into the table) where a report names it."""
+    source, args = reproduced[name]
+    run_dir = tmp_path / name
+    shutil.copytree(source, run_dir)
+    unit = edit_record(run_dir / stage, kind, field, value)
+    result = RUNNER.invoke(app, ["reproduce", name, *args, "-o", str(run_dir), "--json"])
+    # Progress lines come first (on stderr), then the one error line, and nothing else.
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "Traceback" not in result.output, result.output
+    (line,) = errors
+    assert f"{kind} record 1 of unit" in line and f"({unit})" in line
+    assert str(run_dir / stage / "results.sqlite") in line
+    assert f": {field.split('.')[0]}" in line
+
+
+def test_reproduce_resumes_an_unedited_run(
+    reproduced: dict[str, tuple[Path, list[str]]], tmp_path: Path
+) -> None:
+    for name, (source, args) in reproduced.items():
+        run_dir = tmp_path / name
+        shutil.copytree(source, run_dir)
+        result = RUNNER.invoke(app, ["reproduce", name, *args, "-o", str(run_dir), "--json"])
+        assert result.exit_code == 0, result.output

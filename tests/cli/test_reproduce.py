@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -372,3 +373,20 @@ def test_real_only_options_without_real_are_refused(tmp_path: Path, flag: list[s
     assert result.exit_code == 2
     assert "goes with --real" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "r").exists()
+
+
+def test_partial_over_an_edited_record_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit_record: Callable[..., str]
+) -> None:
+    """``--partial`` reports on a folder a user may have edited: an edited question record
+    ended it with an error that did not say which record; it is named, as in ``consensus
+    report``."""
+    monkeypatch.setattr("byzllm.llm.LocalServer", _FakeLocalServer)
+    run_dir = tmp_path / "pilot"
+    args = ["reproduce", "sac-table1", "--real", "qwen0.5b", "-n", "1", "-o", str(run_dir)]
+    assert RUNNER.invoke(app, args).exit_code == 0
+    unit = edit_record(run_dir, "consensus_question", "trace.rounds.0.0.calls", None)
+    result = RUNNER.invoke(app, [*args, "--partial"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: invalid value in consensus_question record 1 of ")
+    assert f"({unit})" in result.output and ": trace.rounds.0.0.calls: " in result.output

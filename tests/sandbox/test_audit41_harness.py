@@ -228,3 +228,16 @@ def test_cpu_time_counts_whole_seconds() -> None:
 async def test_an_invalid_test_timeout_is_refused(value: float) -> None:
     with pytest.raises(InputError, match="test_timeout_s"):
         await run_test_cases("def f():\n    return 1\n", ["assert f() == 1"], test_timeout_s=value)
+
+
+@pytest.mark.parametrize(
+    "solution", ["def f():\n    return 1\n", "raise ValueError(1)\n", "def f(:\n"]
+)
+@pytest.mark.parametrize("tests", [[], ()])
+async def test_no_tests_are_refused_whether_or_not_the_solution_loads(
+    solution: str, tests: list[str] | tuple[str, ...]
+) -> None:
+    # Run, a solution that loaded "passed" with tests=[], and one that did not "crashed"
+    # with "the tests ended without outcomes": two verdicts on no test, neither meaning one.
+    with pytest.raises(InputError, match="at least one test"):
+        await run_test_cases(solution, tests, limits=LIMITS)

@@ -14,6 +14,7 @@ from ._common import (
     ForceOption,
     JsonOption,
     WeakModelOption,
+    checked_on_failure,
     cli_errors,
     console,
     execute_units,
@@ -29,7 +30,7 @@ from .consensus import model_overrides
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from byzllm.runs import Reused
+    from byzllm.runs import Record, Reused, Unit
 
 __all__ = ["reproduce"]
 
@@ -278,15 +279,13 @@ def _stage(
     units: list[Any],
     work: Any,
     cfg: Any,
-    kind: str,
+    kind: str | type[Record],
     stage: str = "",
     on_locked: Callable[[], object] | None = None,
 ) -> list[dict[str, Any]]:
     """Run one stage's units into ``folder`` (stopping the command unless all are done) and
-    read back the records of ``kind`` of exactly these units (a reused folder may hold
-    others). ``on_locked`` runs once the folder is locked and bound to ``cfg``."""
-    from byzllm.runs import Store
-
+    read back their records of ``kind`` (:func:`_unit_records`). ``on_locked`` runs once the
+    folder is locked and bound to ``cfg``."""
     description = f"{job.entry.name}: {stage}" if stage else job.entry.name
     run = execute_units(
         folder,
@@ -300,6 +299,17 @@ def _stage(
     )
     if not run.complete:
         raise typer.Exit(summary_exit_code(run))
+    return _unit_records(folder, kind, units)
+
+
+def _unit_records(
+    folder: Path, kind: str | type[Record], units: Sequence[Unit]
+) -> list[dict[str, Any]]:
+    """The records of ``kind`` of exactly ``units`` in ``folder`` (a reused folder may hold
+    others' units). Given a record class, each is checked as it is read
+    (:meth:`~byzllm.runs.Store.records`): the folder may be one the user has edited."""
+    from byzllm.runs import Store
+
     ids = {u.id for u in units}
     with Store.open(folder) as store:
         return [r for r in store.records(kind, with_unit=True) if r["unit_id"] in ids]
@@ -321,6 +331,7 @@ def _run(
     from byzllm.errors import InputError
     from byzllm.experiments.consensus.config import ConsensusConfig
     from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+    from byzllm.experiments.consensus.records import ConsensusQuestion
     from byzllm.experiments.consensus.report import (
         INTERVAL_NOTE,
         results_label,
@@ -343,15 +354,7 @@ def _run(
         # its shared first answers in the response cache.
         units.sort(key=lambda unit: int(unit.payload["question"]))
     if partial:
-        from byzllm.runs import Store
-
-        ids = {u.id for u in units}
-        with Store.open(run_dir) as store:
-            records = [
-                r
-                for r in store.records("consensus_question", with_unit=True)
-                if r["unit_id"] in ids
-            ]
+        records = _unit_records(run_dir, ConsensusQuestion.kind, units)
     else:
         found: list[Reused] = []
 
@@ -362,59 +365,69 @@ def _run(
                 found.append(_reuse(entry.name, run_dir, units))
 
         records = _stage(
-            job, run_dir, units, consensus_unit, cfg, "consensus_question", on_locked=reuse
+            job, run_dir, units, consensus_unit, cfg, ConsensusQuestion.kind, on_locked=reuse
         )
         reused = found[0] if found else None
-    complete = _complete_questions(records, len(units) // max(1, len(load_dataset(cfg.dataset))))
-    if partial:
-        records = [r for r in records if r["task_id"] in complete]
-        if not records:
-            raise InputError(
-                f"no question of {run_dir} has finished under every protocol yet; run it first"
-            )
-    summary = summarize(records)
-    rows = entry.compare(summary)
-    simulated = any(r["simulated"] for r in rows)
-    on_model = run_llm_groups(records)  # the groups that ran on a model
-    label = results_label(simulated, on_model)  # which, when only some did (--weak-model)
-    csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=label)
-    from byzllm.reproduce.page import consensus_sensitivity
-
-    # Runs whose every agent is simulated: the headline as each assumption moves (a few
-    # in-memory reruns). A run with only its weak group on --weak-model is labelled
-    # simulated too, but rerunning it would call that model eight more times.
-    all_simulated = cfg.cpu_bound
-    sensitivity = consensus_sensitivity(entry.name, cfg, entry.compare) if all_simulated else None
-    page, extra = _pages(
-        entry, run_dir, run_dir, rows, label, INTERVAL_NOTE, sensitivity, records=records,
-        model_replies=not all_simulated,
-    )  # fmt: skip
-    extra["on_model"] = on_model
-    if not partial and reused is not None:
-        extra["reused_units"] = reused.total
-        extra["reused_from"] = {str(path): n for path, n in reused.sources.items()}
-    _print_comparison(entry, rows, label, INTERVAL_NOTE, csv_path, page, json_output, extra=extra)
-    if not simulated:
-        from byzllm.reproduce.real_page import RealRun, write_real_report
-
-        # The page is regenerated by the command that made the run: its -n as given (a
-        # --partial page covers fewer questions than the run plans) and its folder.
-        if config is None:
-            command = _command_of(job)
-        else:
-            strong, weak = (
-                str(g.model).split("/", 1)[-1] for g in (cfg.agents.strong, cfg.agents.weak)
-            )
-            command = _real_command(job, strong, weak)
-        markdown = write_real_report(
-            RealRun(entry, cfg, run_dir, wall_s=time.monotonic() - started, command=command),
-            rows=rows,
-            summary=summary,
-            records=records,
-            planned_questions=cfg.dataset.n if partial else None,
+    # The questions were read by their kind's name, unchecked (each holds its whole trace, as
+    # in `consensus report`): they are checked if the report fails, so that a record edited in
+    # the reused folder is named, not a traceback.
+    with checked_on_failure(run_dir, ConsensusQuestion):
+        complete = _complete_questions(
+            records, len(units) // max(1, len(load_dataset(cfg.dataset)))
         )
-        if not json_output:
-            typer.echo(markdown)
+        if partial:
+            records = [r for r in records if r["task_id"] in complete]
+            if not records:
+                raise InputError(
+                    f"no question of {run_dir} has finished under every protocol yet; run it first"
+                )
+        summary = summarize(records)
+        rows = entry.compare(summary)
+        simulated = any(r["simulated"] for r in rows)
+        on_model = run_llm_groups(records)  # the groups that ran on a model
+        label = results_label(simulated, on_model)  # which, when only some did (--weak-model)
+        csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=label)
+        from byzllm.reproduce.page import consensus_sensitivity
+
+        # Runs whose every agent is simulated: the headline as each assumption moves (a few
+        # in-memory reruns). A run with only its weak group on --weak-model is labelled
+        # simulated too, but rerunning it would call that model eight more times.
+        all_simulated = cfg.cpu_bound
+        sensitivity = (
+            consensus_sensitivity(entry.name, cfg, entry.compare) if all_simulated else None
+        )
+        page, extra = _pages(
+            entry, run_dir, run_dir, rows, label, INTERVAL_NOTE, sensitivity, records=records,
+            model_replies=not all_simulated,
+        )  # fmt: skip
+        extra["on_model"] = on_model
+        if not partial and reused is not None:
+            extra["reused_units"] = reused.total
+            extra["reused_from"] = {str(path): n for path, n in reused.sources.items()}
+        _print_comparison(
+            entry, rows, label, INTERVAL_NOTE, csv_path, page, json_output, extra=extra
+        )
+        if not simulated:
+            from byzllm.reproduce.real_page import RealRun, write_real_report
+
+            # The page is regenerated by the command that made the run: its -n as given (a
+            # --partial page covers fewer questions than the run plans) and its folder.
+            if config is None:
+                command = _command_of(job)
+            else:
+                strong, weak = (
+                    str(g.model).split("/", 1)[-1] for g in (cfg.agents.strong, cfg.agents.weak)
+                )
+                command = _real_command(job, strong, weak)
+            markdown = write_real_report(
+                RealRun(entry, cfg, run_dir, wall_s=time.monotonic() - started, command=command),
+                rows=rows,
+                summary=summary,
+                records=records,
+                planned_questions=cfg.dataset.n if partial else None,
+            )
+            if not json_output:
+                typer.echo(markdown)
 
 
 def _command_of(job: _Job) -> str:
@@ -563,6 +576,7 @@ def _run_monitor(
     from byzllm.experiments.monitor.ablations import interval_note
     from byzllm.experiments.monitor.config import MonitorExperimentConfig
     from byzllm.experiments.monitor.pipeline import train_from_turns
+    from byzllm.experiments.monitor.records import MonitorGameRecord, MonitorTurnRecord
     from byzllm.reproduce import config_path
     from byzllm.runs import Store
     from byzllm.runs.reports import write_csv
@@ -579,9 +593,9 @@ def _run_monitor(
     )  # fmt: skip
     if not done.complete:
         raise typer.Exit(summary_exit_code(done))
-    with Store.open(collect_dir) as store:
-        turns = store.records("monitor_turn")
-        collected_games = store.records("monitor_game")
+    with Store.open(collect_dir) as store:  # checked: a resumed folder may have been edited
+        turns = store.records(MonitorTurnRecord)
+        collected_games = store.records(MonitorGameRecord)
         recorded = store.latest_config()
     monitors, selections = train_from_turns(turns, recorded, games=collected_games)
     monitors.save(run_dir / "monitors.json")
@@ -601,7 +615,7 @@ def _run_monitor(
         if not done.complete:
             raise typer.Exit(summary_exit_code(done))
         with Store.open(folder) as store:
-            by_size[size] = store.records("monitor_game")
+            by_size[size] = store.records(MonitorGameRecord)
         last_dir = folder
     rows = entry.compare(by_size if entry.sizes else by_size[0])
     simulated = any(r["simulated"] for r in rows)
@@ -648,8 +662,6 @@ def _run_monitor(
     if not simulated and config is not None:
         from byzllm.reproduce.real_page import RealRun, write_real_monitor_report
 
-        with Store.open(collect_dir) as store:
-            collected = store.records("monitor_game")
         markdown = write_real_monitor_report(
             RealRun(
                 entry,
@@ -659,7 +671,7 @@ def _run_monitor(
                 command=_real_command(job, str(cfg.model).split("/", 1)[-1]),
             ),
             games=trained_games,
-            collected=collected,
+            collected=collected_games,
             selections=selections,
             controls=controls,
             random_probabilities=monitors.random_probabilities(),
@@ -676,6 +688,7 @@ def _run_codegen(job: _Job) -> None:
     from byzllm.errors import InputError
     from byzllm.experiments.codegen import CodeGenConfig, collect_units, run_units, work
     from byzllm.experiments.codegen.experiment import train_monitors
+    from byzllm.experiments.codegen.records import CodeGenProblemRecord, CodeGenTurnRecord
     from byzllm.reproduce import config_path
     from byzllm.reproduce.codegen import control_gains
     from byzllm.reproduce.page import codegen_sensitivity
@@ -698,12 +711,12 @@ def _run_codegen(job: _Job) -> None:
     # A folder holding another config (another -n) is refused unless --force.
     collect_dir = run_dir / "collect"
     units = collect_units(cfg)
-    turns = _stage(job, collect_dir, units, work, cfg, "codegen_turn", "collect")
+    turns = _stage(job, collect_dir, units, work, cfg, CodeGenTurnRecord, "collect")
     monitors = train_monitors(turns, meta={"agents": cfg.agents, "model": cfg.model})
     monitors.save(run_dir / "monitors.json")
     folder = run_dir / "evaluate"
     units = run_units(cfg, monitors)
-    records = _stage(job, folder, units, work, cfg, "codegen_problem", "evaluate")
+    records = _stage(job, folder, units, work, cfg, CodeGenProblemRecord, "evaluate")
     rows = entry.compare(records)
     simulated = any(r["simulated"] for r in rows)
     csv_path = write_csv(rows, run_dir / "report" / "paper_comparison.csv", simulated=simulated)

@@ -97,11 +97,18 @@ async def run_test_cases(
     ``limits.timeout_s``; above 0 and at most 3600 seconds, else :class:`InputError`);
     ``limits.timeout_s`` stays the limit of the whole run. ``tests`` in the result holds one
     :class:`TestOutcome` per test, and the result is ``passed`` iff every test passed;
-    otherwise it describes the first test that did not.
+    otherwise it describes the first test that did not. An empty ``tests`` is an
+    :class:`InputError`, before anything runs: no test gives no verdict (CodeGen, whose
+    tester may write none, says ``no_tests`` without calling this).
     """
+    cases = list(tests)
+    if not cases:
+        # Run, a solution that loads "passed" on nothing, and one that does not "crashed"
+        # without its error (the tests' process reports an outcome per test, so none here).
+        raise InputError("run_test_cases needs at least one test (tests is empty)")
     return await _run_cases(
         solution,
-        list(tests),
+        cases,
         limits=limits or SandboxLimits(),
         test_timeout_s=test_timeout_s,
         allow_unsafe=allow_unsafe,
