@@ -161,3 +161,38 @@ def test_unknown_executor_and_stray_ray_address_are_input_errors(tmp_path: Path)
     assert result.exit_code == 2 and "unknown executor 'threads'" in result.stderr
     result = RUNNER.invoke(app, ["consensus", "run", "-o", run_dir, "--ray-address", "auto"])
     assert result.exit_code == 2 and "needs the ray executor" in result.stderr
+
+
+def test_the_per_round_csv_holds_numbers_with_their_intervals(tmp_path: Path) -> None:
+    """table2_rounds.csv used to hold the printed cells ("23.3 [13.3, 35.0]", a † in the
+    composition): text where every reader of a CSV expects numbers. Its columns are now
+    those of table1.csv: each per-round accuracy in percent with ``_low`` and ``_high``."""
+    import csv
+
+    config = _write(
+        tmp_path / "mimic.yaml",
+        {
+            "protocols": ["sac"],
+            "topologies": ["complete"],
+            "compositions": [{"attack": "mimic"}],
+            "T": [2],
+            "dataset": {"name": "synthetic", "n": 3},
+        },
+    )
+    run_dir = tmp_path / "run"
+    assert RUNNER.invoke(app, ["consensus", "run", str(config), "-o", str(run_dir)]).exit_code == 0
+    assert RUNNER.invoke(app, ["consensus", "report", str(run_dir)]).exit_code == 0
+    report = RUNNER.invoke(app, ["consensus", "report", str(run_dir), "--json"])
+    assert report.exit_code == 0, report.output
+    (row,) = json.loads(report.stdout)["rows"]
+    with (run_dir / "report" / "table2_rounds.csv").open(newline="") as f:
+        rounds = list(csv.DictReader(f))
+    assert [r["round"] for r in rounds] == ["0", "1", "2"]
+    for line, expected in zip(rounds, row["per_round"], strict=True):
+        assert line["results"] == "simulated" and line["composition"] == row["composition"]
+        assert line["oracle_attack"] == "True"
+        for name in ("accuracy", "weak", "strong", "honest", "ra", "h_majority"):
+            low, high = row["intervals"][f"round{expected['round']}.{name}"]
+            assert float(line[name]) == round(100 * expected[name], 2)
+            assert float(line[f"{name}_low"]) == round(100 * low, 2)
+            assert float(line[f"{name}_high"]) == round(100 * high, 2)

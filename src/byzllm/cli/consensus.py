@@ -191,7 +191,7 @@ def _write_outputs(
     removed (only from the run's own report folder: a folder given with ``--out`` may hold
     plots the user keeps). ``label``: what the tables say of the results
     (:func:`~byzllm.experiments.consensus.report.results_label`)."""
-    from byzllm.experiments.consensus.report import csv_rows, round_rows
+    from byzllm.experiments.consensus.report import csv_rows, round_csv_rows
     from byzllm.runs.reports import line_plot, write_csv
 
     own = run_dir / "report"
@@ -199,7 +199,7 @@ def _write_outputs(
     target.mkdir(parents=True, exist_ok=True)
     written = [
         write_csv(csv_rows(summary), target / "table1.csv", simulated=label),
-        write_csv(round_rows(summary), target / "table2_rounds.csv", simulated=label),
+        write_csv(round_csv_rows(summary), target / "table2_rounds.csv", simulated=label),
     ]
     for meta, metrics in summary:
         rounds = [r.round for r in metrics.per_round]

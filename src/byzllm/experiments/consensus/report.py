@@ -48,6 +48,7 @@ __all__ = [
     "metrics_rows",
     "oracle_attack",
     "results_label",
+    "round_csv_rows",
     "round_rows",
     "run_llm_groups",
     "summarize",
@@ -644,14 +645,49 @@ def csv_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list
         }
         bounds = meta.get("intervals") or {}
         for name in _CSV_METRICS:
-            value = getattr(m, name)
-            row[name] = None if value is None else round(100 * value, 2)
-            low, high = bounds.get(name, (None, None))
-            row[f"{name}_low"] = None if low is None else round(100 * low, 2)
-            row[f"{name}_high"] = None if high is None else round(100 * high, 2)
+            _put_percent(row, name, getattr(m, name), bounds.get(name))
         row["interval_method"] = INTERVAL_NOTE
         rows.append(row)
     return rows
+
+
+def round_csv_rows(
+    summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]],
+) -> list[dict[str, Any]]:
+    """Table 2 as numbers for CSV, one row per configuration × round: each per-round
+    accuracy (:data:`~byzllm.protocols.ROUND_FIELDS`) in percent with ``<name>_low`` and
+    ``<name>_high``, as :func:`csv_rows` writes Table 1. The printed cells
+    (:func:`round_rows`, ``"23.3 [13.3, 35.0]"``) are text that no reader of a CSV takes
+    for a number."""
+    rows = []
+    for meta, m in summary:
+        bounds = meta.get("intervals") or {}
+        for r in m.per_round:
+            row: dict[str, Any] = {
+                "protocol": meta["protocol"],
+                "topology": meta["topology"],
+                "composition": meta["composition"],
+                "oracle_attack": oracle_attack(meta["composition"]),
+                "F": meta["F"],
+                "T": meta["T"],
+                "round": r.round,
+            }
+            for name in ROUND_FIELDS:
+                _put_percent(row, name, getattr(r, name), bounds.get(f"round{r.round}.{name}"))
+            row["interval_method"] = INTERVAL_NOTE
+            rows.append(row)
+    return rows
+
+
+def _put_percent(
+    row: dict[str, Any], name: str, value: float | None, bounds: Sequence[float | None] | None
+) -> None:
+    """``row[name]`` and its interval ``row[name_low]``, ``row[name_high]`` in percent (empty
+    where there is no value or no interval)."""
+    low, high = bounds if bounds is not None else (None, None)
+    row[name] = None if value is None else round(100 * value, 2)
+    row[f"{name}_low"] = None if low is None else round(100 * low, 2)
+    row[f"{name}_high"] = None if high is None else round(100 * high, 2)
 
 
 def round_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list[dict[str, Any]]:
