@@ -454,7 +454,7 @@ def _d(value: float, low: float, high: float) -> Difference:
 @pytest.mark.parametrize(
     ("low", "high", "word"),
     [
-        (-0.017, 0.075, "not significant"),  # the audit's WhoDunit gain: +2.8 [-1.7, +7.5]
+        (-0.017, 0.075, "not significant"),  # a WhoDunit gain of +2.8 [-1.7, +7.5]
         (0.0, 0.05, "not significant"),
         (-0.05, 0.0, "not significant"),
         (0.001, 0.05, "significant"),
