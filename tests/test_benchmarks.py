@@ -4,15 +4,18 @@ themselves are stood in for; the scripts' own runs are the benchmarks."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import re
 import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+
+from byzllm.runs import Record, make_unit, run_units
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -289,3 +292,90 @@ def test_data_size_judges_the_stated_setting_only(
     _, record = _run(data_size, argv, monkeypatch, capsys)
     assert (record["time_ratio"], record["memory_ratio"]) == (1.2, 1.02)
     assert record["verdict"] == verdict
+
+
+class _Question(Record):
+    kind: ClassVar[str] = "question"
+    index: int
+
+
+class _Round(Record):
+    kind: ClassVar[str] = "round"
+    index: int
+
+
+async def _demo_unit(payload: dict[str, Any]) -> list[Record]:
+    return [_Question(index=payload["index"]), *(_Round(index=r) for r in range(3))]
+
+
+def _stand_in_store(
+    store: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    mb: float,
+    read: dict[str, float],
+    rows_read: dict[str, float],
+) -> None:
+    """``store``'s demo stood in by a 2-unit run, its sizes by ``mb`` (the row-per-record copy
+    285 MB) and its reads by CPU seconds per kind: ``read`` for the store, ``rows_read`` for
+    the row-per-record copy."""
+
+    def demo(run_dir: Path, questions: int) -> None:
+        units = [make_unit({"index": i}) for i in range(2)]
+        asyncio.run(run_units(run_dir, units, _demo_unit, progress=False))
+
+    monkeypatch.setattr(store, "_demo", demo)
+    monkeypatch.setattr(store, "_mb", lambda folder: mb if folder.name == "demo" else 285.0)
+    reads = {"demo": read, "rows": rows_read}
+    monkeypatch.setattr(store, "_read_cpu", lambda folder, kind: reads[folder.name][kind])
+
+
+@pytest.mark.parametrize(
+    ("mb", "read", "size_verdict", "read_verdict"),
+    [
+        # Question records 12% slower, round records 40% faster: every kind 0.75x.
+        (49.0, {"question": 5.6, "round": 7.4}, "met", "met"),
+        (61.0, {"question": 5.6, "round": 7.4}, "NOT met", "met"),
+        # 11.2 + 8.1 = 19.3 s against 5.0 + 12.3 = 17.3 s: 1.116x, past the 10% margin.
+        (49.0, {"question": 11.2, "round": 8.1}, "met", "NOT met"),
+        # 11.0 + 8.1 = 19.1 s: 1.104x, judged as printed: 1.10x, within it.
+        (49.0, {"question": 11.0, "round": 8.1}, "met", "met"),
+    ],
+)
+def test_store_judges_its_size_and_reading_at_2000_questions(
+    mb: float,
+    read: dict[str, float],
+    size_verdict: str,
+    read_verdict: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:
+    store = _load("store")
+    rows_read = {"question": 5.0, "round": 12.3}
+    _stand_in_store(store, monkeypatch, mb=mb, read=read, rows_read=rows_read)
+    out, record = _run(store, [], monkeypatch, capsys)
+    assert (record["questions"], record["units"], record["records"]) == (2000, 2, 8)
+    assert (record["store_mb"], record["target_mb"]) == (mb, 60)
+    assert (record["size_verdict"], record["read_verdict"]) == (size_verdict, read_verdict)
+    assert record["target_read_ratio"] == 1.1
+    assert record["read_cpu_total_s"] == round(sum(read.values()), 2)
+    assert record["row_per_record_read_cpu_total_s"] == 17.3
+    assert record["read_ratio"] == round(sum(read.values()) / 17.3, 2)
+    ratios = {kind: round(read[kind] / rows_read[kind], 2) for kind in read}
+    assert record["read_ratio_by_kind"] == ratios
+    assert f"(target <= 60 MB: {size_verdict})" in out
+    assert f"{record['read_ratio']:5.2f}x (target <= 1.1x: {read_verdict})" in out
+    for kind, ratio in ratios.items():
+        assert re.search(rf"{kind} +{read[kind]:.2f} +{rows_read[kind]:.2f} +{ratio:.2f}x", out)
+
+
+def test_store_judges_no_target_for_another_demo_size(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    store = _load("store")
+    # Far over both targets; a 200-question store meets them at no merit, or fails for nothing.
+    slow = {"question": 50.0, "round": 50.0}
+    _stand_in_store(store, monkeypatch, mb=90.0, read=slow, rows_read={"question": 1, "round": 1})
+    _, record = _run(store, ["--questions", "200"], monkeypatch, capsys)
+    not_judged = "not judged: target is for 2,000 questions"
+    assert record["size_verdict"] == record["read_verdict"] == not_judged
