@@ -379,3 +379,84 @@ def test_store_judges_no_target_for_another_demo_size(
     _, record = _run(store, ["--questions", "200"], monkeypatch, capsys)
     not_judged = "not judged: target is for 2,000 questions"
     assert record["size_verdict"] == record["read_verdict"] == not_judged
+
+
+def _stand_in_sandbox(
+    sandbox: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    sandbox_s: float,
+    bare_s: float,
+    failures: list[str],
+) -> None:
+    """``sandbox``'s data stood in by 164 problems and its runs by their totals."""
+
+    async def measure(problems: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "sandbox_s": sandbox_s,
+            "bare_s": bare_s,
+            "sandbox_median_ms": 30.5,
+            "bare_median_ms": 59.4,
+            "failures": failures,
+        }
+
+    problems = [{"task_id": f"HumanEval/{i}"} for i in range(164)]
+    monkeypatch.setattr(sandbox, "sandbox_support", lambda: {"available": True})
+    monkeypatch.setattr(sandbox, "load", lambda path: problems)
+    monkeypatch.setattr(sandbox, "measure", measure)
+    monkeypatch.setattr(sandbox, "use_zygote", lambda on: None)
+
+
+@pytest.mark.parametrize(
+    ("argv", "sandbox_s", "verdict"),
+    [
+        # 164 runs: 5.0 s against 9.74 s bare, 0.51x, 28.9 ms less a run.
+        ([], 5.0, "met"),
+        # 12.0 s against 9.74 s: 1.23x and 13.8 ms more a run, within both targets.
+        ([], 12.0, "met"),
+        # 12.5 s: 1.28x, but 16.8 ms more a run: past +15 ms.
+        ([], 12.5, "NOT met"),
+        # The first 40 problems only: not the setting the targets are stated for.
+        (["--limit", "40"], 5.0, "not judged: target is for the 164 HumanEval problems"),
+    ],
+)
+def test_sandbox_prints_its_verdict_for_164_problems(
+    argv: list[str],
+    sandbox_s: float,
+    verdict: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:
+    sandbox = _load("sandbox")
+    _stand_in_sandbox(sandbox, monkeypatch, sandbox_s=sandbox_s, bare_s=9.74, failures=[])
+    data = tmp_path / "HumanEval.jsonl"
+    data.write_text("")
+    out, record = _run(sandbox, ["--data", str(data), *argv], monkeypatch, capsys)
+    assert record["verdict"] == verdict
+    assert f"targets: at most +15 ms per execution and x1.3 bare: {verdict}\n" in out
+    assert (record["target_extra_ms"], record["target_ratio"]) == (15.0, 1.3)
+    assert (record["sandbox_s"], record["bare_s"]) == (sandbox_s, 9.74)
+    assert f"sandbox {sandbox_s:.2f} s (median 30.5 ms), bare subprocess 9.74 s" in out
+    n = record["executions"]
+    assert (record["passed_in_sandbox"], record["failures"]) == (n, [])
+    assert f"passing in the sandbox: {n} of {n}" in out
+
+
+def test_sandbox_json_carries_the_failures_it_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    sandbox = _load("sandbox")
+    failures = ["HumanEval/7 (sandbox)", "HumanEval/9 (bare)", "HumanEval/9 (sandbox)"]
+    _stand_in_sandbox(sandbox, monkeypatch, sandbox_s=5.0, bare_s=9.74, failures=failures)
+    data = tmp_path / "HumanEval.jsonl"
+    data.write_text("")
+    monkeypatch.setattr(sys, "argv", ["sandbox", "--data", str(data)])
+    with pytest.raises(SystemExit) as exit_:
+        sandbox.main()
+    assert exit_.value.code == 1  # after the JSON line
+    out = capsys.readouterr().out
+    record = json.loads(out.strip().splitlines()[-1])
+    assert (record["passed_in_sandbox"], record["failures"]) == (162, failures)
+    assert "passing in the sandbox: 162 of 164" in out
+    assert f"FAILED: {', '.join(failures)}" in out
