@@ -460,3 +460,41 @@ def test_sandbox_json_carries_the_failures_it_prints(
     assert (record["passed_in_sandbox"], record["failures"]) == (162, failures)
     assert "passing in the sandbox: 162 of 164" in out
     assert f"FAILED: {', '.join(failures)}" in out
+
+
+def test_cli_startup_json_carries_every_case_it_prints(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    cli_startup = _load("cli_startup")
+    # Seconds per case, told apart by their command lines; `graph check --help` is not the
+    # slowest subcommand --help, so no other figure holds it.
+    seconds = {
+        "-c pass": 0.040,
+        "floor.py --help": 0.120,
+        "BYZLLM_HELP_CACHE=off": 0.245,
+        "consensus run --help": 0.070,
+        "graph check --help": 0.064,
+        "g.edges": 0.263,
+        "runs list": 0.205,
+        "main() --help": 0.045,
+    }
+
+    def timed(argv: list[str], env: dict[str, str]) -> float:
+        line = " ".join(argv)
+        return next(s for key, s in seconds.items() if key in line)
+
+    monkeypatch.setattr(cli_startup, "_time", timed)
+    out, record = _run(cli_startup, ["--repeats", "1"], monkeypatch, capsys)
+    line = re.compile(r"^(.+?) +([0-9.]+) ms  \( *([0-9.]+)x bare, +([0-9.]+)x typer floor\)$")
+    printed = [found.groups() for found in map(line.match, out.splitlines()) if found]
+    assert len(printed) == len(record["cases"]) == 8
+    for name, ms, to_bare, to_floor in printed:
+        figures = (float(ms), float(to_bare), float(to_floor))
+        case = record["cases"][name]
+        assert (case["ms"], case["ratio_to_bare"], case["ratio_to_typer_floor"]) == figures
+    assert record["graph_check_help_ms"] == 64.0
+    # 64 / 40 = 1.6x bare, 64 / 120 = 0.53x the typer floor.
+    graph_help = {"ms": 64.0, "ratio_to_bare": 1.6, "ratio_to_typer_floor": 0.53}
+    assert record["cases"]["byzllm graph check --help"] == graph_help
+    assert re.search(r"byzllm graph check --help +64\.0 ms  \( 1\.6x bare, 0\.53x typer", out)
+    assert record["slowest_subcommand_help_ms"] == 70.0
