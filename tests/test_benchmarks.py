@@ -498,3 +498,91 @@ def test_cli_startup_json_carries_every_case_it_prints(
     assert record["cases"]["byzllm graph check --help"] == graph_help
     assert re.search(r"byzllm graph check --help +64\.0 ms  \( 1\.6x bare, 0\.53x typer", out)
     assert record["slowest_subcommand_help_ms"] == 70.0
+
+
+def _stand_in_throughput(
+    throughput: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    walls: list[float],
+    cpu_s: float = 0.76,
+    wrong: int = 0,
+    cores: int = 2,
+) -> None:
+    """``llm_throughput``'s server and batches stood in: one batch per wall time in ``walls``,
+    each of ``cpu_s`` client CPU seconds (0.76 s: 0.38 ms a call of 2,000)."""
+
+    def measure(
+        n: int, latency: float, concurrency: int, top_logprobs: int | None, repeat: int
+    ) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
+        runs = [{"wall_s": wall, "cpu_s": cpu_s, "wrong": wrong} for wall in walls[:repeat]]
+        return runs, 1.65, {"requests": n * repeat, "max_in_flight": concurrency, "cpu_s": 9.5}
+
+    monkeypatch.setattr(throughput, "measure", measure)
+    monkeypatch.setattr(throughput, "usable_cores", lambda: cores)
+
+
+_NOT_JUDGED_THROUGHPUT = (
+    "not judged: target is for 2,000 requests, 50 ms latency, concurrency 64, top_logprobs 5 "
+    "on 2 cores"
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "cores", "verdict"),
+    [
+        ([], 2, "met"),  # the stated run: 2,000 requests, 50 ms, concurrency 64, 5 top logprobs
+        (["--quick"], 2, _NOT_JUDGED_THROUGHPUT),
+        (["--requests", "500"], 2, _NOT_JUDGED_THROUGHPUT),
+        (["--latency", "0.1"], 2, _NOT_JUDGED_THROUGHPUT),
+        (["--concurrency", "128"], 2, _NOT_JUDGED_THROUGHPUT),
+        (["--top-logprobs", "-1"], 2, _NOT_JUDGED_THROUGHPUT),
+        ([], 1, _NOT_JUDGED_THROUGHPUT),
+        ([], 16, _NOT_JUDGED_THROUGHPUT),
+    ],
+)
+def test_llm_throughput_judges_the_stated_run_only(
+    argv: list[str], cores: int, verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    throughput = _load("llm_throughput")
+    # 2,000 requests at 64 and 50 ms: a bound of 32 x 0.05 = 1.6 s; the median batch
+    # 1.94 s is 1.2125x it.
+    _stand_in_throughput(throughput, monkeypatch, walls=[1.9, 1.94, 2.1], cores=cores)
+    out, record = _run(throughput, argv, monkeypatch, capsys)
+    assert (record["cores"], record["verdict"]) == (cores, verdict)
+    assert f"ms a call: {verdict}\n" in out
+    assert "PASS" not in out and "pass" not in record
+    if not argv:
+        assert (record["bound_s"], record["ratio_to_bound"]) == (1.6, 1.2125)
+        assert record["client_cpu_ms_per_call"] == 0.38
+
+
+@pytest.mark.parametrize(
+    ("walls", "cpu_s"),
+    [
+        ([1.9, 2.01, 2.1], 0.76),  # median 2.01 s: 1.256x the 1.6 s bound
+        ([1.9, 1.94, 2.1], 4.02),  # 2.01 ms of client CPU a call
+    ],
+)
+def test_llm_throughput_over_a_target_is_not_met(
+    walls: list[float], cpu_s: float, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    throughput = _load("llm_throughput")
+    _stand_in_throughput(throughput, monkeypatch, walls=walls, cpu_s=cpu_s)
+    _, record = _run(throughput, [], monkeypatch, capsys)
+    assert record["verdict"] == "NOT met"
+
+
+@pytest.mark.parametrize(("argv", "verdict"), [([], "NOT met"), (["--quick"], "not judged")])
+def test_llm_throughput_wrong_answers_exit_1_in_any_run(
+    argv: list[str], verdict: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    throughput = _load("llm_throughput")
+    _stand_in_throughput(throughput, monkeypatch, walls=[1.9, 1.94, 2.1], wrong=1)
+    monkeypatch.setattr(sys, "argv", ["llm_throughput", *argv])
+    with pytest.raises(SystemExit) as exit_:
+        throughput.main()
+    assert exit_.value.code == 1  # after the JSON line
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["verdict"].startswith(verdict)
+    assert record["wrong"] == len(record["all_ratios"])
