@@ -115,9 +115,12 @@ def _stand_in_viewer(
     viewer: ModuleType, monkeypatch: pytest.MonkeyPatch, *, folder_bytes: int, ready_ms: int
 ) -> None:
     """``viewer``'s run, page and Chromium stood in for: a folder of ``folder_bytes`` and a
-    page whose list and last unit are ready at ``ready_ms``."""
+    page whose list and last unit are ready at ``ready_ms``. The grid is one question's (180
+    units) whatever ``--units`` asks: the verdicts follow ``--units``, and expanding 10,000
+    units is the measurement's cost, not the verdicts'."""
 
     run: dict[str, int] = {}
+    matrix_config = viewer.matrix_config
 
     async def no_run(run_dir: Path, units: list[Any], *args: Any, **kwargs: Any) -> None:
         run["units"] = len(units)
@@ -136,6 +139,10 @@ def _stand_in_viewer(
         detail = f'<div class="detail">{last}<svg></svg></div>'
         return 2.5, f"{body}{count} of {count} shown{detail}</body>"
 
+    def one_question(questions: int, T: int) -> Any:
+        return matrix_config(questions=1, T=T)
+
+    monkeypatch.setattr(viewer, "matrix_config", one_question)
     monkeypatch.setattr(viewer, "run_units", no_run)
     monkeypatch.setattr(viewer, "write_view", write_view)
     monkeypatch.setattr(viewer, "_open", chromium)
@@ -235,6 +242,10 @@ def test_monitor_training_judges_10000_turns_on_2_cores_only(
 ) -> None:
     monitor = _load("monitor_training")
     monkeypatch.setattr(monitor, "usable_cores", lambda: cores)
+    # The grid's training stood in: 2 roles' selections of 35 candidates each.
+    selections = [SimpleNamespace(grid=[None] * 35) for _ in range(2)]
+    monkeypatch.setattr(monitor, "train_monitor_set", lambda train, val: (None, selections))
+    monkeypatch.setattr(monitor, "format_table5", lambda monitors: "Table 5")
     out, record = _run(monitor, ["--turns", "10000"], monkeypatch, capsys)
     assert record["cores"] == cores
     if judged:
@@ -265,6 +276,9 @@ def test_whodunit_sim_judges_its_10_s_target_on_2_cores(
 ) -> None:
     whodunit = _load("whodunit_sim")
     monkeypatch.setattr(whodunit, "usable_cores", lambda: cores)
+    # Each list of games played only in its first 3 (the verdict follows the stood-in time).
+    play_all = whodunit._play_all
+    monkeypatch.setattr(whodunit, "_play_all", lambda games, params: play_all(games[:3], params))
     out, record = _run(whodunit, ["--quick"], monkeypatch, capsys)
     assert (record["games"], record["cores"], record["target_s"]) == (180, cores, 10.0)
     # 180 simulated games take well under a second; "met" on 2 cores.
