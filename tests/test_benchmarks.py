@@ -600,3 +600,34 @@ def test_llm_throughput_wrong_answers_exit_1_in_any_run(
     record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert record["verdict"].startswith(verdict)
     assert record["wrong"] == len(record["all_ratios"])
+
+
+@pytest.mark.parametrize(
+    ("seconds", "code", "stderr", "verdict"),
+    [
+        (1.2, 2, "error: no server at http://127.0.0.1:1/v1\n", "met"),
+        (5.3, 2, "error: no server at http://127.0.0.1:1/v1\n", "NOT met"),  # too slow
+        (1.2, 1, "error: no server at http://127.0.0.1:1/v1\n", "NOT met"),  # wrong exit code
+        (1.2, 2, "Traceback (most recent call last):\n  ...\n", "NOT met"),  # two lines
+    ],
+)
+def test_fail_fast_prints_its_verdict(
+    seconds: float,
+    code: int,
+    stderr: str,
+    verdict: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:
+    fail_fast = _load("fail_fast")
+    clock = iter([100.0, 100.0 + seconds])
+    monkeypatch.setattr(fail_fast, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
+    done = SimpleNamespace(returncode=code, stderr=stderr)
+    monkeypatch.setattr(fail_fast, "subprocess", SimpleNamespace(run=lambda args, **kw: done))
+    out, record = _run(fail_fast, [], monkeypatch, capsys)
+    lines = len(stderr.splitlines())
+    assert (record["seconds"], record["exit_code"]) == (seconds, code)
+    assert record["stderr_lines"] == lines
+    assert (record["target_s"], record["verdict"]) == (5.0, verdict)
+    assert f"{seconds:.2f} s, exit code {code}, {lines} line(s) on stderr" in out
+    assert f"(target: under 5 s, exit code 2, one line: {verdict})" in out
