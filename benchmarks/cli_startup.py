@@ -15,7 +15,8 @@ first ``--help`` in a new terminal setting costs.
 Target: ``byzllm --help`` in < 150 ms (median of 5) where the bare interpreter takes 28 ms;
 on a busier machine read the ratio to the bare interpreter (target <= 150/28 = 5.4). Small
 commands (``graph check``, ``runs list``): < 300 ms each.
-Ends with one JSON line.
+Ends with one JSON line, which holds every figure printed: each case's median and its ratios
+to the bare interpreter and to the typer floor (``cases``), and the verdicts.
 """
 
 from __future__ import annotations
@@ -150,6 +151,15 @@ def main() -> None:
                 "graph_check_met": small_met["graph check"],
                 "runs_list_ms": round(runs_ms, 1),
                 "runs_list_met": small_met["runs list"],
+                "graph_check_help_ms": round(median["byzllm graph check --help"], 1),
+                "cases": {
+                    name: {
+                        "ms": round(ms, 1),
+                        "ratio_to_bare": round(ms / bare, 1),
+                        "ratio_to_typer_floor": round(ms / floor_ms, 2),
+                    }
+                    for name, ms in median.items()
+                },
             }
         )
     )

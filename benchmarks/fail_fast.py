@@ -8,7 +8,8 @@ without it every unit retried its requests before failing.
 
     python benchmarks/fail_fast.py
 
-Target: under 5 s, exit code 2, one line. Ends with one JSON line.
+Target: under 5 s, exit code 2, one line; the verdict (met / NOT met) is printed and in the
+JSON line it ends with.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from byzllm.llm._serve import free_port
 
 SWEEP = Path(__file__).resolve().parents[1] / "examples" / "sweep.yaml"
+TARGET_S = 5.0
 
 
 def _closed_url() -> str:
@@ -43,13 +45,19 @@ def main() -> None:
         seconds = time.perf_counter() - started
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     print(lines[-1] if lines else "(no output)", file=sys.stderr)
+    met = seconds < TARGET_S and done.returncode == 2 and len(lines) == 1
+    verdict = "met" if met else "NOT met"
+    print(
+        f"{seconds:.2f} s, exit code {done.returncode}, {len(lines)} line(s) on stderr "
+        f"(target: under {TARGET_S:g} s, exit code 2, one line: {verdict})"
+    )
     result = {
         "benchmark": "fail_fast",
         "seconds": round(seconds, 2),
         "exit_code": done.returncode,
         "stderr_lines": len(lines),
-        "target_s": 5.0,
-        "ok": seconds < 5.0 and done.returncode == 2 and len(lines) == 1,
+        "target_s": TARGET_S,
+        "verdict": verdict,
     }
     print(json.dumps(result))
 
