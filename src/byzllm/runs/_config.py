@@ -362,6 +362,9 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     Values are YAML scalars, read as config files are (YAML 1.2): ``3`` is an int (``012`` is
     12), ``0.5`` a float, ``true``/``false`` a bool, ``null`` None, ``[1, 2]`` a list, anything
     else a string (``off``, ``1:30``). Quote to force a string: ``name='"3"'``.
+
+    The mapping keeps the command line's order, a repeated key at its last place:
+    :func:`apply_overrides` applies them in that order, so the last word wins.
     """
     overrides: dict[str, Any] = {}
     for item in items:
@@ -369,6 +372,10 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key or any(not part for part in key.split(".")):
             raise ConfigError(f"--set expects KEY=VALUE with a dotted key (a.b=3), got {item!r}")
+        # A repeated key moves to the end: left where it first came, its last value would be
+        # applied before a section set in between (`-s d.n=1 -s d={seed: 5} -s d.n=2`),
+        # which then replaced it.
+        overrides.pop(key, None)
         try:
             overrides[key] = _parse_scalar(raw)
         except ConfigError as err:  # a duplicate key in a {...} value
