@@ -27,6 +27,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError, PydanticUndefined
 
+from byzllm._files import path_kind
 from byzllm._strict import StrictNumbers
 from byzllm.errors import ConfigError
 
@@ -122,6 +123,12 @@ def resolve_config_path(
     if kind == "output":
         return candidates[0].resolve()
     what = what or kind
+    for candidate in candidates:
+        # There, but of the wrong kind (a folder for a file): "not found" would be untrue.
+        found = path_kind(candidate)
+        if found is not None:
+            wanted = "a folder" if kind == "directory" else "a file"
+            raise ConfigError(f"{what} {value}: {candidate} is {found}, not {wanted}")
     looked = " and ".join(f"{folder} ({what_it_is})" for folder, what_it_is in places)
     raise ConfigError(f"{what} not found: {value}" + (f", looked in {looked}" if looked else ""))
 
@@ -316,7 +323,10 @@ _StrictLoader.add_constructor(
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
+        found = path_kind(path)
+        if found is None:
+            raise ConfigError(f"config file not found: {path}")
+        raise ConfigError(f"config file {path} is {found}, not a YAML file")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
