@@ -1,15 +1,17 @@
 """Files written whole or not at all: a write that fails (a full disk, Ctrl-C) leaves no cut-off
-file under the final name that looks complete, and no stray partial file beside it."""
+file under the final name that looks complete, and no stray partial file beside it; and what
+stands at a path a reader was given (:func:`path_kind`), for its error to name."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "write_text_atomic"]
+__all__ = ["atomic_path", "path_kind", "write_text_atomic"]
 
 
 @contextlib.contextmanager
@@ -49,3 +51,18 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     with atomic_path(path) as partial:
         partial.write_text(text, encoding="utf-8")
     return Path(path)
+
+
+def path_kind(path: str | os.PathLike[str]) -> str | None:
+    """What stands at ``path`` (links followed): ``"a file"``, ``"a folder"``, ``"a pipe,
+    socket or device"``, or ``None`` when nothing does. For a reader's error: a folder or a
+    named pipe where a file is wanted was reported as "not found", though it is there."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # missing, a broken link, a name the system refuses
+        return None
+    if stat.S_ISREG(mode):
+        return "a file"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a pipe, socket or device"

@@ -39,6 +39,19 @@ def test_a_full_disk_is_one_line_even_when_the_write_names_no_file(
     )
 
 
+def test_running_out_of_memory_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """`sim compare --resamples 100000000000` asked numpy for 1.46 TiB: the MemoryError was a
+    traceback and exit 1. An array past any 64-bit address space fails the same way."""
+    import numpy as np
+
+    with pytest.raises(typer.Exit) as ended, cli_errors():
+        np.zeros(10**15)
+    assert ended.value.exit_code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: not enough memory (Unable to allocate")
+    assert err.endswith("; rerun with smaller settings") and "\n" not in err
+
+
 @pytest.mark.parametrize("area", ["whodunit", "govsim"])
 def test_play_against_a_closed_port_stops_at_once(area: str) -> None:
     """`play` retried a closed port for about a minute and exited 1, where the run commands

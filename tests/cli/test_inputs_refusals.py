@@ -323,3 +323,12 @@ def test_a_model_a_simulated_section_never_calls_is_named(tmp_path: Path) -> Non
         {"agents": {"strong": {"model": "openai/x", "backend": "llm"}}}
     )
     assert idle_models(llm) == []
+
+
+def test_a_data_set_path_that_is_a_folder_is_named_a_folder(tmp_path: Path) -> None:
+    code, _, err = _invoke(
+        "consensus", "run", "-o", str(tmp_path / "run"), "--set", "dataset.name=gsm8k",
+        "--set", f"dataset.path={tmp_path}", "--set", "dataset.n=1", "--set", "T=[1]",
+    )  # fmt: skip
+    assert code == 2
+    assert _error_line(err) == f"error: {tmp_path}: a folder, not a file"

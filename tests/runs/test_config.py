@@ -229,3 +229,13 @@ def test_huge_adversarial_configs_give_bounded_messages(tmp_path: Path) -> None:
     overrides = parse_overrides([f"graph.n={huge}"])
     with pytest.raises(ConfigError, match=r"graph\.n: Input should be a valid integer"):
         load_config(None, SweepConfig, overrides)
+
+
+def test_a_repeated_set_key_wins_over_a_section_set_between() -> None:
+    # The last --set of a key is the one that holds, even with its section replaced between
+    # the two: the repeated key kept its first place and was applied before the section.
+    sets = ["graph.n=1", "graph={kind: star}", "graph.n=2"]
+    overrides = parse_overrides(sets)
+    assert list(overrides) == ["graph", "graph.n"]
+    cfg = load_config(None, SweepConfig, overrides)
+    assert (cfg.graph.n, cfg.graph.kind) == (2, "star")

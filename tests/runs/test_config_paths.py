@@ -4,6 +4,7 @@ the working directory; a missing one names both places (docs/experiments.md, Con
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,25 @@ def test_a_resume_from_another_working_directory_runs_nothing_again(
     assert again.exit_code == 0, again.output
     summary = json.loads(again.stdout)
     assert (summary["done"], summary["skipped"]) == (0, 3)
+
+
+def test_a_path_of_the_wrong_kind_is_named_as_what_it_is(tmp_path: Path) -> None:
+    # A folder, or a named pipe, where a file is wanted was "not found", though it is there.
+    folder = tmp_path / "d.jsonl"
+    folder.mkdir()
+    with pytest.raises(ConfigError) as info:
+        load_config(None, DataConfig, {"data": str(folder)})
+    assert f"data: file {folder}: {folder} is a folder, not a file" in str(info.value)
+    plain = _write(tmp_path / "plain.txt", "")
+    with pytest.raises(ConfigError, match=r"plain\.txt is a file, not a folder$"):
+        resolve_config_path(plain, config_dir=None, kind="directory")
+    with pytest.raises(ConfigError, match=r"^config file .* is a folder, not a YAML file$"):
+        load_config(folder, DataConfig)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_as_config_is_refused_as_what_it_is(tmp_path: Path) -> None:
+    pipe = tmp_path / "c.yaml"
+    os.mkfifo(pipe)
+    with pytest.raises(ConfigError, match="is a pipe, socket or device, not a YAML file"):
+        load_config(pipe, DataConfig)

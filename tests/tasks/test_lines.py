@@ -143,3 +143,8 @@ def test_positions_by_id_and_views_without_some(tmp_path: Path) -> None:
     assert list(view) == expected and len(view) == 7
     assert all(a is b for a, b in zip(view, expected, strict=True))
     assert [view.position_of(f"gsm8k/{i}") for i in (0, 1, 2, 6)] == [None, 0, None, 3]
+
+
+def test_a_folder_is_not_called_missing(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r": a folder, not a file$"):
+        gsm8k_lines(tmp_path)

@@ -317,3 +317,9 @@ def test_unreadable_json_and_empty_files_are_one_clear_error(tmp_path: Path) -> 
     one.write_text(json.dumps({"problem": "p", "answer": "1", "level": "Level 2"}) + "\n")
     with pytest.raises(InputError, match="no MATH-500 problems at level 9"):
         load_math500(one, level=9)
+
+
+def test_a_folder_given_as_a_data_file_is_named_a_folder(tmp_path: Path) -> None:
+    # Only Commonsense reads a folder; MATH-500 said "no such file" of one that exists.
+    with pytest.raises(InputError, match=r": a folder, not a file$"):
+        load_math500(tmp_path)

@@ -388,6 +388,12 @@ def cli_errors() -> Iterator[None]:
         where = f": {err.filename}" if err.filename is not None else ""
         hint = "; free some space and rerun" if err.errno in _DISK_FULL else ""
         raise _failed(f"{err.strerror or err}{where}{hint}", 2) from None
+    except MemoryError as err:
+        # Settings past what the machine holds (`sim compare --resamples 100000000000` asked
+        # numpy for 1.46 TiB): one line saying so, not a traceback. numpy's message says how
+        # much was asked for; a bare MemoryError says nothing.
+        detail = f" ({err})" if str(err) else ""
+        raise _failed(f"not enough memory{detail}; rerun with smaller settings", 2) from None
     except ValueError as err:
         # An option's value that a record or a setting refuses (`govsim play --months 500`)
         # is a usage error, not a traceback; other ValueErrors are bugs and stay visible.

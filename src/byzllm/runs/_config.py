@@ -27,6 +27,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError, PydanticUndefined
 
+from byzllm._files import path_kind
 from byzllm._strict import StrictNumbers
 from byzllm.errors import ConfigError
 
@@ -122,6 +123,12 @@ def resolve_config_path(
     if kind == "output":
         return candidates[0].resolve()
     what = what or kind
+    for candidate in candidates:
+        # There, but of the wrong kind (a folder for a file): "not found" would be untrue.
+        found = path_kind(candidate)
+        if found is not None:
+            wanted = "a folder" if kind == "directory" else "a file"
+            raise ConfigError(f"{what} {value}: {candidate} is {found}, not {wanted}")
     looked = " and ".join(f"{folder} ({what_it_is})" for folder, what_it_is in places)
     raise ConfigError(f"{what} not found: {value}" + (f", looked in {looked}" if looked else ""))
 
@@ -316,7 +323,10 @@ _StrictLoader.add_constructor(
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
+        found = path_kind(path)
+        if found is None:
+            raise ConfigError(f"config file not found: {path}")
+        raise ConfigError(f"config file {path} is {found}, not a YAML file")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -362,6 +372,9 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     Values are YAML scalars, read as config files are (YAML 1.2): ``3`` is an int (``012`` is
     12), ``0.5`` a float, ``true``/``false`` a bool, ``null`` None, ``[1, 2]`` a list, anything
     else a string (``off``, ``1:30``). Quote to force a string: ``name='"3"'``.
+
+    The mapping keeps the command line's order, a repeated key at its last place:
+    :func:`apply_overrides` applies them in that order, so the last word wins.
     """
     overrides: dict[str, Any] = {}
     for item in items:
@@ -369,6 +382,10 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key or any(not part for part in key.split(".")):
             raise ConfigError(f"--set expects KEY=VALUE with a dotted key (a.b=3), got {item!r}")
+        # A repeated key moves to the end: left where it first came, its last value would be
+        # applied before a section set in between (`-s d.n=1 -s d={seed: 5} -s d.n=2`),
+        # which then replaced it.
+        overrides.pop(key, None)
         try:
             overrides[key] = _parse_scalar(raw)
         except ConfigError as err:  # a duplicate key in a {...} value

@@ -8,16 +8,25 @@ import json
 from pathlib import Path
 from typing import Any
 
+from byzllm._files import path_kind
 from byzllm.errors import InputError
 
-__all__ = ["claim_id", "json_array", "json_object", "read_text"]
+__all__ = ["claim_id", "json_array", "json_object", "read_text", "require_file"]
+
+
+def require_file(file: Path) -> None:
+    """An :class:`InputError` unless ``file`` is a regular file: ``no such file``, or what is
+    there instead (a data set's path may name a folder, which only Commonsense reads)."""
+    if file.is_file():
+        return
+    found = path_kind(file)
+    raise InputError(f"{file}: " + (f"{found}, not a file" if found else "no such file"))
 
 
 def read_text(path: str | Path) -> tuple[Path, str]:
     """The file at ``path`` and its UTF-8 text (decompressed when it ends in ``.gz``)."""
     file = Path(path)
-    if not file.is_file():
-        raise InputError(f"{file}: no such file")
+    require_file(file)
     try:
         if file.suffix == ".gz":
             with gzip.open(file, "rt", encoding="utf-8") as fh:

@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, overload
 
 from byzllm.errors import InputError
 
-from ._files import json_object
+from ._files import json_object, require_file
 from ._types import Task, TaskKind
 
 __all__ = ["LineIndex", "TaskLines"]
@@ -73,8 +73,7 @@ class LineIndex:
         """The index of ``path``, or ``None`` when it cannot be read line by line exactly
         (compressed, or with line breaks other than ``\\n``/``\\r\\n``)."""
         file = Path(path)
-        if not file.is_file():
-            raise InputError(f"{file}: no such file")
+        require_file(file)
         if file.suffix == ".gz":
             return None
         offsets, linenos = array("q"), array("q")
