@@ -634,12 +634,7 @@ def csv_rows(summary: Sequence[tuple[dict[str, Any], ConsensusMetrics]]) -> list
     rows = []
     for meta, m in summary:
         row: dict[str, Any] = {
-            "protocol": meta["protocol"],
-            "topology": meta["topology"],
-            "composition": meta["composition"],
-            "oracle_attack": oracle_attack(meta["composition"]),
-            "F": meta["F"],
-            "T": meta["T"],
+            **_configuration_columns(meta),
             "n_questions": m.n_questions,
             "distinct_questions": meta.get("distinct_questions", m.n_questions),
         }
@@ -663,20 +658,24 @@ def round_csv_rows(
     for meta, m in summary:
         bounds = meta.get("intervals") or {}
         for r in m.per_round:
-            row: dict[str, Any] = {
-                "protocol": meta["protocol"],
-                "topology": meta["topology"],
-                "composition": meta["composition"],
-                "oracle_attack": oracle_attack(meta["composition"]),
-                "F": meta["F"],
-                "T": meta["T"],
-                "round": r.round,
-            }
+            row: dict[str, Any] = {**_configuration_columns(meta), "round": r.round}
             for name in ROUND_FIELDS:
                 _put_percent(row, name, getattr(r, name), bounds.get(f"round{r.round}.{name}"))
             row["interval_method"] = INTERVAL_NOTE
             rows.append(row)
     return rows
+
+
+def _configuration_columns(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The columns that name a configuration in the CSV exports."""
+    return {
+        "protocol": meta["protocol"],
+        "topology": meta["topology"],
+        "composition": meta["composition"],
+        "oracle_attack": oracle_attack(meta["composition"]),
+        "F": meta["F"],
+        "T": meta["T"],
+    }
 
 
 def _put_percent(
