@@ -44,6 +44,7 @@ __all__ = [
     "load_config",
     "parse_overrides",
     "resolve_config_path",
+    "validation_problems",
 ]
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
@@ -507,6 +508,63 @@ def _suggest(model: type[BaseModel], loc: Sequence[int | str], tail: Sequence[st
     return None
 
 
+#: Error kinds whose message names the value itself: a path (as found, not as written), a
+#: profile file, a secret that must not be echoed.
+_NAMES_ITS_VALUE = ("path_not_found", "profile_file", "secret_in_value")
+#: Error kinds of validators (``raise ValueError`` / ``assert``), as opposed to pydantic's own.
+_VALIDATOR_KINDS = ("value_error", "assertion_error")
+
+
+def _got(kind: str, message: str, item: Mapping[str, Any]) -> str:
+    """`` (got VALUE)`` after a problem's message, or ``""`` where the value would be said
+    twice or would not help: the message names it already (a validator that quotes the
+    string it refuses, a path, a secret), or it is a whole section: a model validator is
+    handed its section with every default filled in, and its message names the keys at
+    fault."""
+    if kind in _NAMES_ITS_VALUE or "input" not in item:
+        return ""
+    value = item["input"]
+    if isinstance(value, Mapping | BaseModel) and kind in _VALIDATOR_KINDS:
+        return ""
+    if isinstance(value, str) and repr(value) in message:
+        return ""
+    return f" (got {_short(value)})"
+
+
+def validation_problems(
+    err: ValidationError, model: type[BaseModel], *, loc: Sequence[int | str] = ()
+) -> str:
+    """Every problem of ``err`` as ``where: what (got value)``, joined by ``; `` (the first
+    few spelt out, the rest counted). ``loc`` is put in front of every ``where``: the place
+    of ``model`` inside a larger config, for a validator that checks a section against
+    ``model`` and reports its problems as its own."""
+    prefix = [str(part) for part in loc]
+    problems: list[str] = []
+    for item in err.errors(include_url=False):
+        inner = tuple(item.get("loc", ()))
+        parts = [*prefix, *(str(part) for part in inner)]
+        kind = item.get("type", "")
+        if kind == "extra_forbidden":
+            # A section that does not exist (graph: {n: 10}) is named with the key below
+            # it, as the user wrote it (--set graph.n=10).
+            tail = _single_leaf(item.get("input"))
+            hint = _suggest(model, inner, tail)
+            where = _clip(".".join([*parts, *tail]))
+            text = f"{where}: unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
+        elif kind == "missing":
+            text = f"{_clip('.'.join(parts) or '<top>')}: required key is missing"
+        else:
+            message = str(item.get("msg", "invalid value")).removeprefix("Value error, ")
+            # The whole config's own validator (loc ()) names its keys in its message.
+            text = f"{_clip('.'.join(parts))}: {message}" if parts else message
+            text += _got(kind, message, item)
+        problems.append(text)
+    shown = problems[:_MAX_LISTED_ERRORS]
+    if len(problems) > len(shown):
+        shown.append(f"and {len(problems) - len(shown)} more")
+    return "; ".join(shown)
+
+
 def format_validation_error(
     err: ValidationError,
     model: type[BaseModel],
@@ -515,32 +573,9 @@ def format_validation_error(
     what: str = "config",
 ) -> str:
     """One line that lists every problem in a config: ``where: what (got value)``, after
-    ``invalid <what>`` (and the config's ``source``)."""
-    problems: list[str] = []
-    for item in err.errors(include_url=False):
-        loc = tuple(item.get("loc", ()))
-        where = _clip(".".join(str(part) for part in loc) or "<top>")
-        kind = item.get("type", "")
-        if kind == "extra_forbidden":
-            # A section that does not exist (graph: {n: 10}) is named with the key below
-            # it, as the user wrote it (--set graph.n=10).
-            tail = _single_leaf(item.get("input"))
-            where = _clip(".".join([*(str(part) for part in loc), *tail]))
-            hint = _suggest(model, loc, tail)
-            text = f"{where}: unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
-        elif kind == "missing":
-            text = f"{where}: required key is missing"
-        else:
-            message = str(item.get("msg", "invalid value")).removeprefix("Value error, ")
-            text = f"{where}: {message}"
-            if kind not in ("path_not_found", "secret_in_value") and "input" in item:
-                text += f" (got {_short(item['input'])})"
-        problems.append(text)
-    shown = problems[:_MAX_LISTED_ERRORS]
-    if len(problems) > len(shown):
-        shown.append(f"and {len(problems) - len(shown)} more")
+    ``invalid <what>`` (and the config's ``source``); see :func:`validation_problems`."""
     prefix = f"invalid {what} {source}" if source else f"invalid {what}"
-    return f"{prefix}: " + "; ".join(shown)
+    return f"{prefix}: " + validation_problems(err, model)
 
 
 def _field_default(model: type[BaseModel], name: str) -> tuple[Any, Any]:
