@@ -398,6 +398,11 @@ def test_a_data_set_path_that_is_a_folder_is_named_a_folder(tmp_path: Path) -> N
             "allows more) (got 30)",
         ),
         (["consensus", "run", "-s", "seeds=3"], "seeds: Input should be a valid list (got 3)"),
+        # A top-level key written under a section: the top-level key is suggested.
+        (
+            ["codegen", "collect", "-s", "dataset.problems=x.jsonl"],
+            "dataset.problems: unknown key (did you mean 'problems'?)",
+        ),
     ],
 )
 def test_a_wrong_set_value_names_the_field_and_the_value_once(

@@ -119,9 +119,14 @@ class _Deep(ExperimentConfig):
         # Misspelt leaves: the sibling, as a full dotted key, through lists and optionals.
         ({"agents.0.atack": "x"}, "agents.0.atack: unknown key (did you mean 'agents.0.attack'?)"),
         ({"backup.modle": "m"}, "backup.modle: unknown key (did you mean 'backup.model'?)"),
+        # A key of the top level put under a section, one that exists or one that does not.
+        ({"dataset.agents": []}, "dataset.agents: unknown key (did you mean 'agents'?)"),
+        ({"options.backup": {}}, "options.backup: unknown key (did you mean 'backup'?)"),
         # Nothing near: no suggestion rather than a wrong one.
         ({"dataset.x": 1}, "dataset.x: unknown key"),
         ({"zzz.qqq": 1}, "zzz.qqq: unknown key"),
+        # Not a key of a list of sections, which cannot be set by that name.
+        ({"attack": "x"}, "attack: unknown key"),
     ],
 )
 def test_unknown_dotted_keys_name_the_key_and_the_nearest_valid_one(

@@ -484,7 +484,8 @@ def _suggest(model: type[BaseModel], loc: Sequence[int | str], tail: Sequence[st
     """The valid key nearest to the unknown one (``loc`` where pydantic found it, ``tail``
     the path the user wrote below it): a sibling spelt alike, else, for a section that does
     not exist, the dotted key anywhere in the config closest to the whole key (``graph.n``
-    -> ``dataset.n``)."""
+    -> ``dataset.n``) or a key of the same name, the top level's too (``dataset.problems``
+    -> ``problems``)."""
     key = str(loc[-1])
     if len(key) > 200:
         return None
@@ -495,14 +496,16 @@ def _suggest(model: type[BaseModel], loc: Sequence[int | str], tail: Sequence[st
         nearer = ".".join([*parents, sibling[0], *tail])
         plain = ".".join(p for p in [*parents, sibling[0], *tail] if not p.isdigit())
         return nearer if plain in everywhere or not tail else ".".join([*parents, sibling[0]])
-    if not tail:
-        return None  # a misspelt leaf with no sibling alike: nothing nearer to offer
     wanted = ".".join(p for p in [*parents, key, *tail] if not p.isdigit())
-    close = difflib.get_close_matches(wanted, everywhere, n=1, cutoff=0.7)
-    if close:
-        return close[0]
+    if tail:  # a section that does not exist: the whole key may be near a valid one
+        close = difflib.get_close_matches(wanted, everywhere, n=1, cutoff=0.7)
+        if close:
+            return close[0]
     leaf = wanted.rsplit(".", 1)[-1]
-    same_leaf = [k for k in everywhere if k.rsplit(".", 1)[-1] == leaf and k != leaf]
+    # The same name in another section, the top level too (`dataset.problems` means
+    # `problems`). Under a section that exists, only a top-level key: a key in a list of
+    # sections (`compositions.attack`) cannot be set as it is named here.
+    same_leaf = [k for k in everywhere if k.rsplit(".", 1)[-1] == leaf and (tail or k == leaf)]
     if same_leaf:
         return max(same_leaf, key=lambda k: difflib.SequenceMatcher(None, wanted, k).ratio())
     return None
