@@ -73,7 +73,8 @@ def test_bad_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
         tmp_path / "bad5.yaml", {"agents": {"strong": {"profile": {"strength": 1.7}}}}
     )
     result = RUNNER.invoke(app, ["consensus", "run", str(out_of_range), "-o", str(tmp_path / "r")])
-    assert result.exit_code == 2 and "strong.profile: strength: Input should be" in result.stderr
+    assert result.exit_code == 2
+    assert "agents: strong.profile.strength: Input should be" in result.stderr
     llm = _write(tmp_path / "bad4.yaml", {"agents": {"strong": {"backend": "llm"}}})
     result = RUNNER.invoke(app, ["consensus", "run", str(llm), "-o", str(tmp_path / "r")])
     assert result.exit_code == 2 and "needs a model" in result.stderr

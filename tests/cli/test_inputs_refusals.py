@@ -332,3 +332,94 @@ def test_a_data_set_path_that_is_a_folder_is_named_a_folder(tmp_path: Path) -> N
     )  # fmt: skip
     assert code == 2
     assert _error_line(err) == f"error: {tmp_path}: a folder, not a file"
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        # A field validator's message, the value once, as written ([3, 1], not (3, 1)).
+        (
+            ["consensus", "run", "-s", "dataset.steps=[3,1]"],
+            "dataset.steps: steps must be 1-8 or a range [low, high] within it (got [3, 1])",
+        ),
+        # A profile checked against the simulated profile: named from the section, and the
+        # section (every backend setting) not dumped after it.
+        (
+            ["consensus", "run", "-s", "agents.strong.profile.strength=.nan"],
+            "agents: strong.profile.strength: Input should be less than or equal to 1 (got nan)",
+        ),
+        # A section's own validator: its message, not the section.
+        (
+            ["consensus", "run", "-s", "dataset.name=gsm8k"],
+            "dataset: dataset 'gsm8k' needs a path to its local file",
+        ),
+        (
+            ["consensus", "run", "-s", "compositions.0.placement=given"],
+            "compositions.0: placement 'given' needs 1 distinct byzantine_nodes, got []",
+        ),
+        (
+            ["consensus", "run", "-s", "agents.weak.backend=llm"],
+            "agents.weak: an llm backend needs a model, e.g. openai/gpt-4o-mini",
+        ),
+        # A validator that quotes what it refuses; a list names its item.
+        (
+            ["consensus", "run", "-s", "compositions.0.attack=bribe"],
+            "compositions.0.attack: unknown attack 'bribe'; choose one of replay, "
+            "confident-wrong, equivocate, collude, inject, mimic",
+        ),
+        (
+            ["consensus", "run", "-s", "topologies=[merg, moebius]"],
+            "topologies.1: unknown topology 'moebius'; choose from merg, gg-merg, complete, "
+            "preferential, erdos-renyi, k-circulant, ring-lattice, star, chain, tree, layered "
+            "or file:PATH",
+        ),
+        (
+            ["whodunit", "run", "-s", "base_url=localhost"],
+            "base_url: base_url must start with http:// or https://, got 'localhost' "
+            "(e.g. http://127.0.0.1:8000/v1)",
+        ),
+        # The whole config's validator: no "<top>", no dump of the config.
+        (
+            ["whodunit", "run", "-s", "final_move=accuse"],
+            "final_move: accuse needs decoding: schema",
+        ),
+        (
+            ["govsim", "run", "-s", "agents=llm"],
+            "agents: llm needs a model (e.g. model: openai/gpt-4o-mini)",
+        ),
+        (
+            ["codegen", "collect", "-s", "test_split=livecodebench"],
+            "test_split: livecodebench needs livecodebench: FILE",
+        ),
+        # pydantic's own messages: the value once.
+        (
+            ["whodunit", "run", "-s", "top_logprobs=30"],
+            "top_logprobs: must be at most max_top_logprobs=20 (raise that if the server "
+            "allows more) (got 30)",
+        ),
+        (["consensus", "run", "-s", "seeds=3"], "seeds: Input should be a valid list (got 3)"),
+        # A top-level key written under a section: the top-level key is suggested.
+        (
+            ["codegen", "collect", "-s", "dataset.problems=x.jsonl"],
+            "dataset.problems: unknown key (did you mean 'problems'?)",
+        ),
+    ],
+)
+def test_a_wrong_set_value_names_the_field_and_the_value_once(
+    tmp_path: Path, command: list[str], problem: str
+) -> None:
+    code, _, err = _invoke(*command, "-o", str(tmp_path / "run"))
+    assert code == 2
+    assert _error_line(err) == f"error: invalid config: {problem}"
+
+
+@pytest.mark.parametrize("domain", ["consensus", "govsim"])
+def test_a_wrong_profile_file_is_named_once(tmp_path: Path, domain: str) -> None:
+    profile = tmp_path / "notes.yaml"
+    profile.write_text("a: 1\n")
+    key = "agents.weak.profile" if domain == "consensus" else "govsim.sim"
+    code, _, err = _invoke(domain, "run", "-s", f"{key}={profile}", "-o", str(tmp_path / "r"))
+    assert code == 2
+    line = _error_line(err)
+    assert f": {profile} is not a profile written by `byzllm sim fit`: " in line
+    assert line.endswith("; a: unknown key"), line  # no "(got ...)" after it

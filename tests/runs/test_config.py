@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import Field
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from byzllm.errors import ConfigError
 from byzllm.runs import (
@@ -18,6 +18,7 @@ from byzllm.runs import (
     apply_overrides,
     load_config,
     parse_overrides,
+    validation_problems,
 )
 
 
@@ -118,9 +119,14 @@ class _Deep(ExperimentConfig):
         # Misspelt leaves: the sibling, as a full dotted key, through lists and optionals.
         ({"agents.0.atack": "x"}, "agents.0.atack: unknown key (did you mean 'agents.0.attack'?)"),
         ({"backup.modle": "m"}, "backup.modle: unknown key (did you mean 'backup.model'?)"),
+        # A key of the top level put under a section, one that exists or one that does not.
+        ({"dataset.agents": []}, "dataset.agents: unknown key (did you mean 'agents'?)"),
+        ({"options.backup": {}}, "options.backup: unknown key (did you mean 'backup'?)"),
         # Nothing near: no suggestion rather than a wrong one.
         ({"dataset.x": 1}, "dataset.x: unknown key"),
         ({"zzz.qqq": 1}, "zzz.qqq: unknown key"),
+        # Not a key of a list of sections, which cannot be set by that name.
+        ({"attack": "x"}, "attack: unknown key"),
     ],
 )
 def test_unknown_dotted_keys_name_the_key_and_the_nearest_valid_one(
@@ -239,3 +245,81 @@ def test_a_repeated_set_key_wins_over_a_section_set_between() -> None:
     assert list(overrides) == ["graph", "graph.n"]
     cfg = load_config(None, SweepConfig, overrides)
     assert (cfg.graph.n, cfg.graph.kind) == (2, "star")
+
+
+class _Span(ExperimentConfig):
+    low: int = 0
+    high: int = 1
+    unit: str = "s"
+
+    @field_validator("unit")
+    @classmethod
+    def _known_unit(cls, value: str) -> str:
+        if value not in ("s", "ms"):
+            raise ValueError(f"unknown unit {value!r}; choose s or ms")  # quotes the value
+        return value
+
+    @model_validator(mode="after")
+    def _ordered(self) -> _Span:
+        if self.low > self.high:
+            raise ValueError(f"low {self.low} is above high {self.high}")
+        return self
+
+
+class _Timed(ExperimentConfig):
+    span: _Span = Field(default_factory=_Span)
+    labels: list[str] = Field(default_factory=lambda: ["a"])
+    when: Literal["now", "later"] = "now"
+
+    @field_validator("labels")
+    @classmethod
+    def _some(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("must list at least one label")  # the error line adds the value
+        return value
+
+    @model_validator(mode="after")
+    def _later_needs_a_span(self) -> _Timed:
+        if self.when == "later" and self.span.high == 1:
+            raise ValueError("when: later needs span.high above 1")
+        return self
+
+
+@pytest.mark.parametrize(
+    ("overrides", "problem"),
+    [
+        # pydantic's own messages do not say the value: the line adds it once.
+        (
+            {"span.low": "x"},
+            "span.low: Input should be a valid integer, unable to parse "
+            "string as an integer (got 'x')",
+        ),
+        ({"labels": []}, "labels: must list at least one label (got [])"),
+        # A validator that quotes the string it refuses: not said again.
+        ({"span.unit": "h"}, "span.unit: unknown unit 'h'; choose s or ms"),
+        # A section's own validator is handed the whole section, defaults filled in: its
+        # message names the keys at fault, the section is not dumped after it.
+        ({"span.low": 5}, "span: low 5 is above high 1"),
+        # The whole config's validator: its message, with no "<top>" in front.
+        ({"when": "later"}, "when: later needs span.high above 1"),
+    ],
+)
+def test_each_problem_names_the_field_and_the_value_once(
+    overrides: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(None, _Timed, overrides)
+    assert str(info.value) == f"invalid config: {problem}"
+
+
+def test_validation_problems_of_a_section_checked_against_another_model() -> None:
+    # A validator that checks its section against another model names each problem from
+    # the section (as `agents.strong.profile` checks against the simulated profile).
+    with pytest.raises(ValidationError) as info:
+        SweepConfig.model_validate({"rounds": 0, "graph": {"n": "x"}})
+    line = validation_problems(info.value, SweepConfig, loc=("strong", "profile"))
+    assert line == (
+        "strong.profile.rounds: Input should be greater than or equal to 1 (got 0); "
+        "strong.profile.graph.n: Input should be a valid integer, unable to parse string as "
+        "an integer (got 'x')"
+    )

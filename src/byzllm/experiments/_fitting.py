@@ -28,7 +28,7 @@ from pydantic_core import PydanticCustomError
 from byzllm._files import write_text_atomic
 from byzllm.agents._params import SimParameters, parameter_source
 from byzllm.errors import ConfigError, InputError
-from byzllm.runs import Interval, config_path, format_validation_error
+from byzllm.runs import Interval, config_path, validation_problems
 
 __all__ = [
     "ComparisonRow",
@@ -83,7 +83,7 @@ class FittedProfile(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:  # one line, the config errors' format
-            line = format_validation_error(exc, cls).removeprefix("invalid config: ")
+            line = validation_problems(exc, cls)
             raise ConfigError(f"{p} is not a profile written by `byzllm sim fit`: {line}") from None
 
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         load_config,
         parse_overrides,
         resolve_config_path,
+        validation_problems,
     )
     from ._executor import (
         AUTO_PROCESS_MIN_UNITS,
@@ -118,6 +119,7 @@ _LAZY: dict[str, str] = {
     "load_config": "._config",
     "parse_overrides": "._config",
     "resolve_config_path": "._config",
+    "validation_problems": "._config",
     "AUTO_PROCESS_MIN_UNITS": "._executor",
     "EXECUTOR_NAMES": "._executor",
     "Executor": "._executor",
@@ -250,6 +252,7 @@ __all__ = [
     "sign_test_p",
     "unit_id",
     "usable_cores",
+    "validation_problems",
     "weighted_mean_intervals",
 ]
 

@@ -44,6 +44,7 @@ __all__ = [
     "load_config",
     "parse_overrides",
     "resolve_config_path",
+    "validation_problems",
 ]
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
@@ -483,7 +484,8 @@ def _suggest(model: type[BaseModel], loc: Sequence[int | str], tail: Sequence[st
     """The valid key nearest to the unknown one (``loc`` where pydantic found it, ``tail``
     the path the user wrote below it): a sibling spelt alike, else, for a section that does
     not exist, the dotted key anywhere in the config closest to the whole key (``graph.n``
-    -> ``dataset.n``)."""
+    -> ``dataset.n``) or a key of the same name, the top level's too (``dataset.problems``
+    -> ``problems``)."""
     key = str(loc[-1])
     if len(key) > 200:
         return None
@@ -494,17 +496,76 @@ def _suggest(model: type[BaseModel], loc: Sequence[int | str], tail: Sequence[st
         nearer = ".".join([*parents, sibling[0], *tail])
         plain = ".".join(p for p in [*parents, sibling[0], *tail] if not p.isdigit())
         return nearer if plain in everywhere or not tail else ".".join([*parents, sibling[0]])
-    if not tail:
-        return None  # a misspelt leaf with no sibling alike: nothing nearer to offer
     wanted = ".".join(p for p in [*parents, key, *tail] if not p.isdigit())
-    close = difflib.get_close_matches(wanted, everywhere, n=1, cutoff=0.7)
-    if close:
-        return close[0]
+    if tail:  # a section that does not exist: the whole key may be near a valid one
+        close = difflib.get_close_matches(wanted, everywhere, n=1, cutoff=0.7)
+        if close:
+            return close[0]
     leaf = wanted.rsplit(".", 1)[-1]
-    same_leaf = [k for k in everywhere if k.rsplit(".", 1)[-1] == leaf and k != leaf]
+    # The same name in another section, the top level too (`dataset.problems` means
+    # `problems`). Under a section that exists, only a top-level key: a key in a list of
+    # sections (`compositions.attack`) cannot be set as it is named here.
+    same_leaf = [k for k in everywhere if k.rsplit(".", 1)[-1] == leaf and (tail or k == leaf)]
     if same_leaf:
         return max(same_leaf, key=lambda k: difflib.SequenceMatcher(None, wanted, k).ratio())
     return None
+
+
+#: Error kinds whose message names the value itself: a path (as found, not as written), a
+#: profile file, a secret that must not be echoed.
+_NAMES_ITS_VALUE = ("path_not_found", "profile_file", "secret_in_value")
+#: Error kinds of validators (``raise ValueError`` / ``assert``), as opposed to pydantic's own.
+_VALIDATOR_KINDS = ("value_error", "assertion_error")
+
+
+def _got(kind: str, message: str, item: Mapping[str, Any]) -> str:
+    """`` (got VALUE)`` after a problem's message, or ``""`` where the value would be said
+    twice or would not help: the message names it already (a validator that quotes the
+    string it refuses, a path, a secret), or it is a whole section: a model validator is
+    handed its section with every default filled in, and its message names the keys at
+    fault."""
+    if kind in _NAMES_ITS_VALUE or "input" not in item:
+        return ""
+    value = item["input"]
+    if isinstance(value, Mapping | BaseModel) and kind in _VALIDATOR_KINDS:
+        return ""
+    if isinstance(value, str) and repr(value) in message:
+        return ""
+    return f" (got {_short(value)})"
+
+
+def validation_problems(
+    err: ValidationError, model: type[BaseModel], *, loc: Sequence[int | str] = ()
+) -> str:
+    """Every problem of ``err`` as ``where: what (got value)``, joined by ``; `` (the first
+    few spelt out, the rest counted). ``loc`` is put in front of every ``where``: the place
+    of ``model`` inside a larger config, for a validator that checks a section against
+    ``model`` and reports its problems as its own."""
+    prefix = [str(part) for part in loc]
+    problems: list[str] = []
+    for item in err.errors(include_url=False):
+        inner = tuple(item.get("loc", ()))
+        parts = [*prefix, *(str(part) for part in inner)]
+        kind = item.get("type", "")
+        if kind == "extra_forbidden":
+            # A section that does not exist (graph: {n: 10}) is named with the key below
+            # it, as the user wrote it (--set graph.n=10).
+            tail = _single_leaf(item.get("input"))
+            hint = _suggest(model, inner, tail)
+            where = _clip(".".join([*parts, *tail]))
+            text = f"{where}: unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
+        elif kind == "missing":
+            text = f"{_clip('.'.join(parts) or '<top>')}: required key is missing"
+        else:
+            message = str(item.get("msg", "invalid value")).removeprefix("Value error, ")
+            # The whole config's own validator (loc ()) names its keys in its message.
+            text = f"{_clip('.'.join(parts))}: {message}" if parts else message
+            text += _got(kind, message, item)
+        problems.append(text)
+    shown = problems[:_MAX_LISTED_ERRORS]
+    if len(problems) > len(shown):
+        shown.append(f"and {len(problems) - len(shown)} more")
+    return "; ".join(shown)
 
 
 def format_validation_error(
@@ -515,32 +576,9 @@ def format_validation_error(
     what: str = "config",
 ) -> str:
     """One line that lists every problem in a config: ``where: what (got value)``, after
-    ``invalid <what>`` (and the config's ``source``)."""
-    problems: list[str] = []
-    for item in err.errors(include_url=False):
-        loc = tuple(item.get("loc", ()))
-        where = _clip(".".join(str(part) for part in loc) or "<top>")
-        kind = item.get("type", "")
-        if kind == "extra_forbidden":
-            # A section that does not exist (graph: {n: 10}) is named with the key below
-            # it, as the user wrote it (--set graph.n=10).
-            tail = _single_leaf(item.get("input"))
-            where = _clip(".".join([*(str(part) for part in loc), *tail]))
-            hint = _suggest(model, loc, tail)
-            text = f"{where}: unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
-        elif kind == "missing":
-            text = f"{where}: required key is missing"
-        else:
-            message = str(item.get("msg", "invalid value")).removeprefix("Value error, ")
-            text = f"{where}: {message}"
-            if kind not in ("path_not_found", "secret_in_value") and "input" in item:
-                text += f" (got {_short(item['input'])})"
-        problems.append(text)
-    shown = problems[:_MAX_LISTED_ERRORS]
-    if len(problems) > len(shown):
-        shown.append(f"and {len(problems) - len(shown)} more")
+    ``invalid <what>`` (and the config's ``source``); see :func:`validation_problems`."""
     prefix = f"invalid {what} {source}" if source else f"invalid {what}"
-    return f"{prefix}: " + "; ".join(shown)
+    return f"{prefix}: " + validation_problems(err, model)
 
 
 def _field_default(model: type[BaseModel], name: str) -> tuple[Any, Any]:

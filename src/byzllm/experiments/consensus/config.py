@@ -24,14 +24,14 @@ written by ``byzllm sim fit`` (its section for that group is used).
 from __future__ import annotations
 
 import re
-from typing import Literal, NamedTuple
+from typing import Annotated, Literal, NamedTuple
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from byzllm.agents.consensus import ATTACKS
 from byzllm.errors import ConfigError
-from byzllm.runs import ExperimentConfig, ModelConfig, config_path, format_validation_error
+from byzllm.runs import ExperimentConfig, ModelConfig, config_path, validation_problems
 
 __all__ = [
     "AgentBackend",
@@ -68,6 +68,9 @@ def _check_topology(name: str, info: ValidationInfo) -> str:
         )
     return key
 
+
+#: A config's topology, checked one by one: an error names the item (``topologies.1``).
+_CheckedTopology = Annotated[Topology, AfterValidator(_check_topology)]
 
 ProtocolName = Literal["sac", "cp-wbft", "debate", "majority", "w-msr"]
 
@@ -186,7 +189,8 @@ class DatasetConfig(ExperimentConfig):
     def _steps_in_range(cls, value: int | tuple[int, int]) -> int | tuple[int, int]:
         low, high = (value, value) if isinstance(value, int) else value
         if not 1 <= low <= high <= 8:
-            raise ValueError(f"steps must be 1-8 or a range [low, high] within it, got {value!r}")
+            # Not the value: the config's error adds it as written ([3, 1], not (3, 1)).
+            raise ValueError("steps must be 1-8 or a range [low, high] within it")
         return value
 
     @model_validator(mode="after")
@@ -280,7 +284,8 @@ class GroupBackends(ExperimentConfig):
             try:
                 SimulatedProfile.model_validate({**base.model_dump(), **overrides})
             except ValidationError as err:
-                line = format_validation_error(err, SimulatedProfile, what=f"{group}.profile")
+                # Named from the section: agents: strong.profile.strength: ... (got 1.7).
+                line = validation_problems(err, SimulatedProfile, loc=(group, "profile"))
                 raise ValueError(line) from None
         return self
 
@@ -293,7 +298,7 @@ class ConsensusConfig(ExperimentConfig):
     """A consensus sweep; one unit = one question × one configuration of the grid."""
 
     protocols: list[ProtocolName] = Field(default_factory=lambda: list(_DEFAULT_PROTOCOLS))
-    topologies: list[Topology] = Field(default_factory=lambda: list(_DEFAULT_TOPOLOGIES))
+    topologies: list[_CheckedTopology] = Field(default_factory=lambda: list(_DEFAULT_TOPOLOGIES))
     compositions: list[Composition] = Field(default_factory=lambda: [Composition()])
     F: list[int] = Field(default_factory=lambda: [3])
     T: list[int] = Field(default_factory=lambda: [6])
@@ -313,11 +318,6 @@ class ConsensusConfig(ExperimentConfig):
         if not value:
             raise ValueError("must list at least one value")
         return value
-
-    @field_validator("topologies")
-    @classmethod
-    def _known_topologies(cls, value: list[str], info: ValidationInfo) -> list[str]:
-        return [_check_topology(name, info) for name in value]
 
     @field_validator("F", "T")
     @classmethod
