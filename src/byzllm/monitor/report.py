@@ -29,7 +29,7 @@ from typing import Any
 from byzllm._figures import save_png
 
 from .conditions import CONDITION_LABELS, CONDITIONS
-from .dataset import game_success
+from .dataset import game_flag, game_success
 
 __all__ = [
     "MONITORS_SIMULATED_NOTE",
@@ -81,7 +81,7 @@ def _binomial_se(p: float, n: int) -> float:
 
 
 def _run_metrics(games: Sequence[dict[str, Any]]) -> dict[str, float]:
-    accused = [g for g in games if g["accused"]]
+    accused = [g for g in games if game_flag(g, "accused")]
     wins = sum(game_success(g) for g in games)
     accused_wins = sum(game_success(g) for g in accused)
     return {
