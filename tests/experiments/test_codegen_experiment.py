@@ -176,3 +176,33 @@ def test_short_of_asked_names_the_rows_below_n_test() -> None:
     assert "hold 12 test problems" in str(short_of_asked(rows[:2], 40))  # one count
     assert short_of_asked(rows, 9) is None  # none below what was asked
     assert short_of_asked(rows, None) is None  # n_test unset: the whole split was asked
+
+
+def test_pass_at_1_reads_outcomes_read_back_from_csv_strictly() -> None:
+    # p1 passed one of its two runs, p2 none: Pass@1 (repeats averaged per problem, then
+    # over problems) = (1/2 + 0) / 2 = 0.25, whether "passed" is a bool or the string a CSV
+    # export gives back ("False", which bool() counts as true).
+    from byzllm.experiments.codegen.report import problem_rows
+
+    def row(pid: str, repeat: int, passed: object) -> dict[str, object]:
+        return {
+            "source": "humaneval",
+            "condition": "none",
+            "problem_id": pid,
+            "repeat": repeat,
+            "split": "test",
+            "passed": passed,
+            "resets": 0,
+            "resamples": 0,
+            "simulated": True,
+            "simulated_execution": True,
+            "hidden_status": "failed",
+            "hidden_detail": "AssertionError",
+        }
+
+    outcomes = [("p1", 0, True), ("p1", 1, False), ("p2", 0, False), ("p2", 1, False)]
+    as_text = [row(pid, rep, str(ok)) for pid, rep, ok in outcomes]
+    assert table1_rows(as_text)[0]["pass_at_1"] == pytest.approx(0.25)
+    assert [(r["problem"], r["passed"]) for r in problem_rows(as_text)] == [("p1", 1), ("p2", 0)]
+    with pytest.raises(InputError, match="game 'p2' is malformed: passed must be"):
+        table1_rows([*as_text[:2], row("p2", 0, "maybe")])

@@ -100,6 +100,11 @@ def test_monitor_pipeline_end_to_end(tmp_path: Path) -> None:
     assert outcomes["none"]["interventions_per_game"] == 0.0
     assert (tmp_path / "outcomes.csv").read_text().startswith("results,")
     assert not math.isnan(outcomes["none"]["survival_time"])
+    # Fig. 9 counts the shadow monitor's first triggers at the month, the clock it reads.
+    fig9 = data["trigger_turns"]
+    assert fig9["clock"] == "month"
+    months = [*fig9["success"], *fig9["failure"]]
+    assert months and all(2 <= m <= 12 for m in months)
     # Each game keeps its lake for the viewer's curve: a stock per month played and one after
     # the last harvest, the month of every decision asked (a trigger's turn finds its month).
     with Store.open(evaluate) as store:

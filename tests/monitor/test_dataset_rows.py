@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 from byzllm.errors import InputError
+from byzllm.experiments.monitor.environments import get_environment
+from byzllm.experiments.monitor.outcomes import outcome_rows
+from byzllm.experiments.whodunit.report import game_estimates
 from byzllm.monitor import TurnDataset
 from byzllm.monitor.dataset import parse_success
 from byzllm.monitor.report import evaluation_rows, trigger_turns
@@ -111,3 +114,26 @@ def test_report_refuses_an_unreadable_outcome() -> None:
         evaluation_rows(games)
     with pytest.raises(InputError, match="game 'b' is malformed"):
         trigger_turns(games)
+
+
+def test_precision_and_intervals_read_accusations_strictly() -> None:
+    # a won with an accusation, b lost with one, c lost without, d won with one:
+    # Success-Rate 2/4, Precision (wins among accused games) 2/3.
+    as_bools = [
+        _game("a", True, accused=True),
+        _game("b", False, accused=True),
+        _game("c", False, accused=False),
+        _game("d", True, accused=True),
+    ]
+    as_text = [{**g, "success": str(g["success"]), "accused": str(g["accused"])} for g in as_bools]
+    (row,) = evaluation_rows(as_text)
+    assert (row["success_rate"], row["precision"]) == (pytest.approx(0.5), pytest.approx(2 / 3))
+    estimates = game_estimates(as_text)
+    assert estimates == game_estimates(as_bools)
+    assert estimates["success_rate"][0] == pytest.approx(0.5)
+    assert estimates["precision"][0] == pytest.approx(2 / 3)
+    whodunit = get_environment("whodunit").metrics
+    (outcome,) = outcome_rows([{**g, "split": "test"} for g in as_text], whodunit)
+    assert outcome["precision"] == pytest.approx(2 / 3)
+    with pytest.raises(InputError, match="game 'c' is malformed: accused must be"):
+        game_estimates([*as_text[:2], {**as_text[2], "accused": "perhaps"}])

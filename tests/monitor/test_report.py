@@ -88,6 +88,51 @@ def test_trigger_turns_first_trigger_by_outcome() -> None:
     assert turns["failed_without_trigger"] == 0.0
 
 
+def _govsim_game(success: bool, triggers: list[int], lake: bool = True) -> dict[str, Any]:
+    """A GovSim ``none`` game of 5 fishers over 12 months, no reset: decision k of the
+    season (month 1's 1-5 included) falls in month (k - 1) // 5 + 1."""
+    game = {**_game("none", 0, success, False, 60, triggers=triggers), "env": "govsim"}
+    if lake:
+        game["lake"] = {
+            "stocks": [100] * 13,
+            "collapse_below": 5,
+            "turn_months": [(k - 1) // 5 + 1 for k in range(1, 61)],
+        }
+    return game
+
+
+def test_govsim_trigger_turns_count_months_the_monitor_reads() -> None:
+    # The monitor reads the month (TurnObservation.run_turn); a trigger records the decision
+    # count: decision 23 is in month 5, decisions 8 and 11 in months 2 and 3.
+    games = [_govsim_game(True, [23, 40]), _govsim_game(False, [11, 8]), _govsim_game(False, [])]
+    turns = trigger_turns(games)
+    assert turns["clock"] == "month"
+    assert (turns["success"], turns["failure"]) == ([5], [2])
+    assert turns["failed_without_trigger"] == 0.5
+    # A store written before the months were kept: decision counts, named as such, for every
+    # game (one figure never mixes months and decisions).
+    older = trigger_turns([games[0], _govsim_game(False, [11, 8], lake=False)])
+    assert older["clock"] == "catch decision"
+    assert (older["success"], older["failure"]) == ([23], [8])
+    # WhoDunitEnv: the game turn.
+    assert trigger_turns(GAMES)["clock"] == "turn"
+
+
+def test_trigger_histogram_axis_names_its_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import byzllm.monitor.report as report
+
+    drawn: list[Any] = []
+    monkeypatch.setattr(report, "save_png", lambda fig, path: drawn.append(fig) or path)
+    plot_trigger_histogram(
+        trigger_turns([_govsim_game(True, [23])]), tmp_path / "h.png", simulated=True
+    )
+    plot_trigger_histogram(trigger_turns(GAMES), tmp_path / "h.png", simulated=True)
+    labels = [fig.axes[0].get_xlabel() for fig in drawn]
+    assert labels == ["month of the first monitor trigger", "turn of the first monitor trigger"]
+
+
 def test_plots_are_written(tmp_path: Path) -> None:
     rows = evaluation_rows(GAMES)
     bars = plot_success_bars(rows, tmp_path / "a" / "bars.png")

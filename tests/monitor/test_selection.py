@@ -81,6 +81,47 @@ def test_grid_reproduces_tiny_hand_made_case_exactly() -> None:
     assert sel.monitor.predict_success(np.array([[1.0, 0.3, 1.0, 1.0]])) == pytest.approx([0.5])
 
 
+def _entropy_curved_varentropy_straight(prefix: str, n_games: int) -> TurnDataset:
+    """One-turn games: failures have middling entropy, successes low or high entropy (no
+    straight line in entropy separates them), and varentropy is high exactly on failures."""
+    rows: list[dict[str, object]] = []
+    for g in range(n_games):
+        ok = g % 2 == 0
+        entropy = (0.0 if g % 4 == 0 else 2.0) if ok else 1.0 + 0.01 * g
+        varentropy = (0.1 if ok else 1.0) + 0.01 * g
+        rows.append(
+            {
+                "game_id": f"{prefix}{g}",
+                "role": "r",
+                "entropy": entropy,
+                "varentropy": varentropy,
+                "kurtosis": 1.0,
+                "turn": 1,
+                "success": ok,
+            }
+        )
+    return TurnDataset.from_rows(rows)
+
+
+def test_a_tie_goes_to_the_lower_degree_before_the_earlier_feature() -> None:
+    # 6 successes and 6 failures on validation, b = 0.5: triggering exactly the failures gains
+    # 6 * 0.5 / 12 = 0.25, the most possible. Entropy reaches it from degree 2 on (a curve),
+    # varentropy at degree 1 already: the tie at 0.25 goes to one feature at degree 1, not to
+    # entropy (listed first) at degree 2.
+    train = _entropy_curved_varentropy_straight("t", 20)
+    validation = _entropy_curved_varentropy_straight("v", 12)
+    sel = select_role_monitor(train, validation, "r")
+    by_key = {(g.features, g.degree): g.gain for g in sel.grid}
+    assert by_key[(("entropy",), 1)] < 0.25
+    assert by_key[(("entropy",), 2)] == pytest.approx(0.25, abs=1e-12)
+    assert (sel.features, sel.degree) == (("varentropy",), 1)
+    assert sel.gain == pytest.approx(0.25, abs=1e-12)
+    # The grid is listed simplest first: by number of features, then degree.
+    keys = [(len(g.features), g.degree) for g in sel.grid]
+    assert keys == sorted(keys)
+    assert [g.features for g in sel.grid[:3]] == [("entropy",), ("varentropy",), ("kurtosis",)]
+
+
 def test_random_baseline_selection() -> None:
     # Accuser turns per game: (2, 1, 2, 1, 1); y = (1, 1, 0, 0, 0); b = 0.4. Then
     # gain(p) = [-0.6 (2p - p²) - 0.6 p + 0.4 (2p - p²) + 0.4 p + 0.4 p] / 5 = 0.04 (p² - p) <= 0:

@@ -33,21 +33,34 @@ class TurnObservation(BaseModel):
     (for WhoDunitEnv: where the agent generated the action number and a character id);
     it is empty when the turn had none.
 
-    ``turn`` is the game's total turn count, including this turn and every turn spent before
-    an intervention (it only grows). ``run_turn`` is the turn counted since the game's last
-    reset (1 on the first turn of the game and on the first turn after each reset; a
-    resampled turn keeps its run turn); it is what the agents' turn budget shows them. The
-    game loop sets it exactly; ``None`` means an environment that does not report it (an
-    intervener may then infer it from its own interventions). Without interventions the
-    two counts agree.
+    ``turn`` counts the game's turns so far, this one and every discarded one included (it
+    only grows). ``run_turn`` is the environment's own turn clock, the one a monitor's
+    turn-count feature reads (the monitor experiments train on it). Per environment:
+
+    - WhoDunitEnv: ``turn`` is the game's total turn count, ``run_turn`` the turn counted
+      since the last reset (1 on the first turn of the game and after each reset; what the
+      agents' turn budget shows them). Without interventions the two agree.
+    - GovSim: ``run_turn`` is the month (the paper's round, §4.1; a reset does not rewind
+      it), ``turn`` counts the catch decisions of all fishers, month 1's included, so the
+      two never agree: with 5 fishers and no reset, month 2's decisions are turns 6-10 and
+      month 12's are 56-60.
+    - CodeGen: ``run_turn`` is the feedback round ``j - 1``, ``turn`` counts the judge's and
+      the tester's turns.
+
+    A resampled turn keeps its ``run_turn``. The game loops set it exactly; ``None`` means
+    an environment that does not report it (an intervener may then infer it from its own
+    interventions, counting as WhoDunitEnv does).
     """
 
     game_id: str
-    turn: int = Field(ge=1, description="total turn count so far, including this turn (1-based)")
+    turn: int = Field(
+        ge=1, description="turns so far, this one and discarded ones included (1-based)"
+    )
     run_turn: int | None = Field(
         default=None,
         ge=1,
-        description="turn counted since the last reset, including this turn (1-based)",
+        description="the environment's turn clock, which monitors read (WhoDunitEnv: the "
+        "turn since the last reset; GovSim: the month; CodeGen: the feedback round)",
     )
     role: str
     agent: str

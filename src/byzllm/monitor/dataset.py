@@ -22,7 +22,7 @@ from byzllm.errors import InputError
 
 from .features import FEATURE_COLUMNS
 
-__all__ = ["TurnDataset", "game_success", "parse_success"]
+__all__ = ["TurnDataset", "game_flag", "game_success", "parse_success"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -31,9 +31,10 @@ FloatArray = npt.NDArray[np.float64]
 _OUTCOME_WORDS = {"true": True, "1": True, "false": False, "0": False}
 
 
-def parse_success(value: Any) -> bool:
-    """A row's ``success`` as a bool: a bool, the number 0 or 1, or the string true / false /
-    1 / 0 (any case, surrounding spaces ignored); anything else raises :class:`ValueError`.
+def parse_success(value: Any, name: str = "success") -> bool:
+    """A row's ``success`` (or other true/false field ``name``) as a bool: a bool, the number
+    0 or 1, or the string true / false / 1 / 0 (any case, surrounding spaces ignored);
+    anything else raises :class:`ValueError`.
 
     Strict so that an outcome that cannot be read is refused instead of counted as a success.
     """
@@ -45,17 +46,25 @@ def parse_success(value: Any) -> bool:
             return _OUTCOME_WORDS[word]
     elif isinstance(value, Real) and value in (0, 1):
         return bool(value)
-    raise ValueError(f"success must be true/false or 1/0, got {value!r}")
+    raise ValueError(f"{name} must be true/false or 1/0, got {value!r}")
+
+
+def game_flag(game: Mapping[str, Any], name: str) -> bool:
+    """A game row's true/false field ``name`` (``success``, WhoDunit's ``accused``, CodeGen's
+    ``passed``), read strictly (:func:`parse_success`: a "False" read back from CSV is false,
+    where ``bool("False")`` is true); a malformed one is an
+    :class:`~byzllm.errors.InputError` naming the game (its ``game_id``; CodeGen: its
+    ``problem_id``)."""
+    try:
+        return parse_success(game.get(name), name)
+    except ValueError as err:
+        label = game.get("game_id", game.get("problem_id"))
+        raise InputError(f"game {label!r} is malformed: {err}") from err
 
 
 def game_success(game: Mapping[str, Any]) -> bool:
-    """A game row's outcome, read strictly (:func:`parse_success`: a "False" read back from
-    CSV is a failure); a malformed one is an :class:`~byzllm.errors.InputError` naming the
-    game."""
-    try:
-        return parse_success(game.get("success"))
-    except ValueError as err:
-        raise InputError(f"game {game.get('game_id')!r} is malformed: {err}") from err
+    """A game row's outcome, read strictly (:func:`game_flag`)."""
+    return game_flag(game, "success")
 
 
 @dataclass(frozen=True)

@@ -114,12 +114,13 @@ class _BudgetedIntervener:
         self._lock = threading.Lock()
 
     def run_turn(self, obs: TurnObservation) -> int:
-        """The turn counted from the game's last reset (1 on the first turn after a reset).
+        """The environment's turn clock, the one monitors are trained on.
 
-        :attr:`TurnObservation.run_turn` when the environment reports it (the WhoDunitEnv
-        game loop always does). Otherwise inferred: a reset at total turn ``T`` starts a new
-        run at ``T + 1`` and a resample retries the same run turn; only this intervener's own
-        interventions are known to it then.
+        :attr:`TurnObservation.run_turn` when the environment reports it (every game loop
+        here does: WhoDunitEnv's turn since the last reset, GovSim's month, CodeGen's
+        feedback round). Otherwise inferred as WhoDunitEnv counts: a reset at total turn
+        ``T`` starts a new run at ``T + 1`` and a resample retries the same run turn; only
+        this intervener's own interventions are known to it then.
         """
         if obs.run_turn is not None:
             return obs.run_turn
@@ -159,13 +160,17 @@ class MonitorIntervener(_BudgetedIntervener):
     features were computed (default True, see :mod:`byzllm.monitor.features`).
 
     ``turn_clock`` says which turn count the monitor sees. ``"since_reset"`` (default): the
-    turn within the current run, restarting after each reset (:attr:`TurnObservation.run_turn`,
-    inferred when an environment does not set it), as in the paper's reference
-    implementation (its monitor reads the game turn minus the turns of previous runs). The
-    monitors are trained on games without interventions, where the two clocks agree; after
-    a reset the game starts afresh, and feeding the grown total count instead would make
-    every post-reset turn look like a late, failing one (and spend the other roles' budgets
-    at once). ``"total"`` uses :attr:`TurnObservation.turn` unchanged.
+    environment's turn clock, the one the monitors are trained on
+    (:attr:`TurnObservation.run_turn`, inferred when an environment does not set it). In
+    WhoDunitEnv that is the turn within the current run, restarting after each reset, as in
+    the paper's reference implementation (its monitor reads the game turn minus the turns of
+    previous runs); feeding the grown total count instead would make every post-reset turn
+    look like a late, failing one (and spend the other roles' budgets at once). In GovSim it
+    is the month, in CodeGen the feedback round. ``"total"`` uses
+    :attr:`TurnObservation.turn` unchanged: in WhoDunitEnv the total turn count, which
+    agrees with the training clock only until the first reset; in GovSim and CodeGen a
+    count of decisions (GovSim, 5 fishers: 6-10 in month 2, 56-60 in month 12, where the
+    monitors learned 2 and 12), a different unit from the one the monitors were trained on.
     """
 
     def __init__(

@@ -29,7 +29,7 @@ from typing import Any
 from byzllm._figures import save_png
 
 from .conditions import CONDITION_LABELS, CONDITIONS
-from .dataset import game_success
+from .dataset import game_flag, game_success
 
 __all__ = [
     "MONITORS_SIMULATED_NOTE",
@@ -81,7 +81,7 @@ def _binomial_se(p: float, n: int) -> float:
 
 
 def _run_metrics(games: Sequence[dict[str, Any]]) -> dict[str, float]:
-    accused = [g for g in games if g["accused"]]
+    accused = [g for g in games if game_flag(g, "accused")]
     wins = sum(game_success(g) for g in games)
     accused_wins = sum(game_success(g) for g in accused)
     return {
@@ -144,9 +144,17 @@ def evaluation_rows(game_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 def trigger_turns(game_rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """First-trigger turns of the shadow monitor in ``none`` games, split by outcome (E.1)."""
-    success: list[int] = []
-    failure: list[int] = []
+    """First-trigger turns of the shadow monitor in ``none`` games, split by outcome (E.1).
+
+    Counted on the clock the monitors read (:attr:`~byzllm.envs.TurnObservation.run_turn`),
+    which ``clock`` names. A trigger records the game's turn count, which is that clock in
+    WhoDunitEnv games without interventions (``"turn"``); in GovSim it counts catch
+    decisions, so each first trigger is counted at its month instead (``"month"``, from the
+    game's ``lake.turn_months``). A GovSim store written before the months were kept leaves
+    the decision count (``"catch decision"``) for every game, so one figure never mixes two
+    clocks.
+    """
+    firsts: list[tuple[bool, int, dict[str, Any]]] = []
     failed_untriggered = 0
     failed = 0
     for row in game_rows:
@@ -159,12 +167,43 @@ def trigger_turns(game_rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             if not turns:
                 failed_untriggered += 1
         if turns:
-            (success if won else failure).append(min(turns))
+            firsts.append((won, min(turns), row))
+    clock = "turn"
+    if any(row.get("env") == "govsim" for row in game_rows):
+        by_month = [
+            (won, month, row)
+            for won, turn, row in firsts
+            if (month := _month_of(row, turn)) is not None
+        ]
+        clock = "month" if len(by_month) == len(firsts) else "catch decision"
+        if clock == "month":
+            firsts = by_month
     return {
-        "success": sorted(success),
-        "failure": sorted(failure),
+        "success": sorted(turn for won, turn, _ in firsts if won),
+        "failure": sorted(turn for won, turn, _ in firsts if not won),
         "failed_without_trigger": failed_untriggered / failed if failed else math.nan,
+        "clock": clock,
     }
+
+
+def _month_of(row: Mapping[str, Any], turn: int) -> int | None:
+    """The month of a GovSim game's ``turn`` (its ``lake.turn_months``); ``None`` without."""
+    lake = row.get("lake")
+    months = lake.get("turn_months") if isinstance(lake, Mapping) else None
+    if not isinstance(months, list) or not 1 <= turn <= len(months):
+        return None
+    try:
+        return int(months[turn - 1])
+    except (TypeError, ValueError):  # a damaged record: no month to count it at
+        return None
+
+
+#: The x axis of the Fig. 9 histogram, by the clock :func:`trigger_turns` counted on.
+_CLOCK_AXIS = {
+    "turn": "turn of the first monitor trigger",
+    "month": "month of the first monitor trigger",
+    "catch decision": "catch decision of the first monitor trigger (all fishers, from month 1)",
+}
 
 
 def _title(title: str, simulated: bool) -> str:
@@ -232,7 +271,8 @@ def plot_success_bars(
 
 
 def plot_trigger_histogram(turns: dict[str, Any], path: str | Path, *, simulated: bool) -> Path:
-    """Fig. 9: the turn of the monitor's first trigger, successful vs failed games."""
+    """Fig. 9: the turn of the monitor's first trigger, successful vs failed games; the axis
+    names the clock :func:`trigger_turns` counted on (GovSim: the month)."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.4, 4.0))
@@ -248,7 +288,7 @@ def plot_trigger_histogram(turns: dict[str, Any], path: str | Path, *, simulated
         color=["#55A868", "#C44E52"],
         edgecolor="black",
     )
-    ax.set_xlabel("turn of the first monitor trigger")
+    ax.set_xlabel(_CLOCK_AXIS[turns.get("clock", "turn")])
     ax.set_ylabel("games")
     ax.legend()
     ax.set_title(_title("Monitor trigger turns, no intervention", simulated))

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from byzllm.experiments.codegen.report import CONDITION_NAMES, table1_rows, test_only
+from byzllm.monitor.dataset import game_flag
 
 from ._diff import shown_difference
 
@@ -82,7 +83,7 @@ def as_games(problems: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "repeat": int(r.get("repeat", 0)),
             "condition": r["condition"],
             "split": r.get("split", "test"),
-            "success": bool(r["passed"]),
+            "success": game_flag(r, "passed"),
             "simulated": bool(r.get("simulated")),
         }
         for r in problems

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from byzllm.agents.govsim import CatchTurn, FisherView, SpeechTurn
+from byzllm.envs import Decision, TurnObservation
 from byzllm.envs.govsim import (
     TEST_R0,
     TRAIN_VALIDATION_R0,
@@ -117,6 +118,26 @@ def test_rollback_restores_the_state_before_the_meeting() -> None:
     assert env.undone[0][0].text == "take 5"
     with pytest.raises(InputError):
         env.rollback_discussion()  # in the meeting phase there is nothing to roll back
+
+
+def test_the_monitor_clock_is_the_month_and_turn_counts_decisions() -> None:
+    # TurnObservation: run_turn is the month (what monitors train on), turn counts catch
+    # decisions, month 1's five included; a reset at the first decision of month 3 (turn 11)
+    # asks month 3 again (turns 12-16) without rewinding the month.
+    class ResetOnce:
+        def __init__(self) -> None:
+            self.seen: list[tuple[int, int | None]] = []
+
+        def decide(self, obs: TurnObservation) -> Decision:
+            self.seen.append((obs.turn, obs.run_turn))
+            return "reset" if obs.turn == 11 else "continue"
+
+    rec = ResetOnce()
+    fishers = [Fixed(n, 10) for n in LakeConfig().names()]
+    asyncio.run(play_game(GovSimGame(id="g", r0=100), fishers, intervener=rec))
+    assert rec.seen[:5] == [(t, 2) for t in range(6, 11)]
+    assert rec.seen[5:11] == [(t, 3) for t in range(11, 17)]
+    assert rec.seen[-5:] == [(t, 12) for t in range(57, 62)]
 
 
 def test_splits_follow_appendix_d1() -> None:

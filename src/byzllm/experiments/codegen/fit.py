@@ -105,6 +105,7 @@ from byzllm.agents.codegen import (
 )
 from byzllm.envs.codegen import syntax_error
 from byzllm.errors import InputError
+from byzllm.monitor.dataset import game_flag
 from byzllm.runs import Store
 
 from .._fitting import (
@@ -138,7 +139,7 @@ __all__ = [
 
 #: The metrics compared (the rogue-agents paper, §5 Table 1: Pass@1), per debate.
 CODEGEN_METRICS: dict[str, Metric] = {
-    "Pass@1": lambda r: 1.0 if r["passed"] else 0.0,
+    "Pass@1": lambda r: float(game_flag(r, "passed")),
     "Interventions": lambda r: float(int(r["resets"]) + int(r["resamples"])),
 }
 #: The metrics that are rates (a debate passes or not); interventions are a count.
@@ -373,7 +374,7 @@ def collect_evidence(
         if rec.get("condition") == "zero-shot":
             sols = (rounds.get(1) or {}).get("solutions") or []
             if sols and once("zero-shot", pid, rep):
-                ev.zero_shot.append((pid, _seat(sols[0], 0), bool(rec["passed"])))
+                ev.zero_shot.append((pid, _seat(sols[0], 0), game_flag(rec, "passed")))
         for rnd, seat, s in _solutions(rec):
             code = str(s.get("code") or "")
             fallback = bool(s.get("fallback"))

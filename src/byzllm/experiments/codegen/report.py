@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from byzllm.monitor.dataset import game_flag
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval, sign_counts
 from byzllm.runs.reports import format_bounds, format_interval
 
@@ -80,7 +81,9 @@ def _per_problem(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[s
     """Mean Pass@1 over repeats per (source, condition) and problem, test problems only."""
     acc: dict[tuple[str, str], dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for r in test_only(rows):
-        acc[(str(r["source"]), str(r["condition"]))][str(r["problem_id"])].append(bool(r["passed"]))
+        acc[(str(r["source"]), str(r["condition"]))][str(r["problem_id"])].append(
+            game_flag(r, "passed")
+        )
     return {k: {p: float(np.mean(v)) for p, v in d.items()} for k, d in acc.items()}
 
 
@@ -241,12 +244,12 @@ def problem_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per test problem and condition: passed runs, and the first failure's reason."""
     out = []
     for (pid, condition), group in _by_condition(rows, "problem_id"):
-        failed = [g for g in group if not g["passed"]]
+        failed = [g for g in group if not game_flag(g, "passed")]
         out.append(
             {
                 "problem": pid,
                 "condition": condition,
-                "passed": sum(bool(g["passed"]) for g in group),
+                "passed": len(group) - len(failed),
                 "runs": len(group),
                 "interventions": sum(int(g["resets"]) + int(g["resamples"]) for g in group),
                 "failure": (

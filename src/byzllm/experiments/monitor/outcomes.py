@@ -18,7 +18,7 @@ from typing import Any
 
 from byzllm.experiments.whodunit.report import game_estimates
 from byzllm.monitor.conditions import CONDITION_LABELS, CONDITIONS
-from byzllm.monitor.dataset import game_success
+from byzllm.monitor.dataset import game_flag, game_success
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
 
 from .._order import in_unit_order
@@ -41,7 +41,7 @@ def _value(row: dict[str, Any], key: str) -> float | None:
     if key == "precision" and "accused" in row:
         # WhoDunit's Precision: success among the games that ended in an accusation; a game
         # without one has no value, as in the report's per-run Precision.
-        return float(game_success(row)) if row["accused"] else None
+        return float(game_success(row)) if game_flag(row, "accused") else None
     return None
 
 

@@ -93,6 +93,7 @@ import numpy.typing as npt
 
 from byzllm.agents.whodunit import SimParams
 from byzllm.errors import InputError
+from byzllm.monitor.dataset import game_flag, game_success
 from byzllm.runs import Interval, Store, bootstrap_intervals, degenerate_rate_bounds
 
 from .._fitting import (
@@ -542,7 +543,7 @@ def _metric_intervals(games: Sequence[Mapping[str, Any]], resamples: int) -> dic
     sums = np.zeros((len(index), 4))  # plays, successes, accusations, turns
     for g in games:
         i = index[str(g["game_id"])]
-        sums[i] += (1, bool(g["success"]), bool(g["accused"]), int(g["total_turns"]))
+        sums[i] += (1, game_success(g), game_flag(g, "accused"), int(g["total_turns"]))
 
     def stats(idx: npt.NDArray[np.intp]) -> dict[str, float | None]:
         plays, wins, accused, turns = sums[idx].sum(axis=0)

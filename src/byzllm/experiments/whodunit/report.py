@@ -12,6 +12,7 @@ from byzllm.envs.whodunit import (
     MetricSummary,
     summarize_runs,
 )
+from byzllm.monitor.dataset import game_flag, game_success
 from byzllm.runs import (
     BOOTSTRAP_METHOD,
     degenerate_rate_bounds,
@@ -57,8 +58,9 @@ def game_estimates(games: Sequence[dict[str, Any]]) -> dict[str, tuple[float, fl
     # Per game and run: games played, won, with an accusation, won with one, turns.
     sums = np.zeros((len(ids), 5, len(runs)))
     for g in games:
-        accused = float(bool(g.get("accused")))
-        won = float(bool(g["success"]))
+        # Read strictly: rows read back from CSV hold "False", which bool() counts as true.
+        accused = float("accused" in g and game_flag(g, "accused"))
+        won = float(game_success(g))
         played = (1.0, won, accused, won * accused, float(g["total_turns"]))
         sums[ids[g["game_id"]], :, runs[int(g.get("repeat", 0))]] += played
     point = _per_run_means(sums.sum(axis=0)[None])
