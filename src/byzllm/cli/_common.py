@@ -553,7 +553,8 @@ def _record_classes(names: Iterable[str]) -> list[type[Record]]:
     pending = list(Record.__subclasses__())
     while pending:
         cls = pending.pop()
-        by_kind.setdefault(cls.kind, cls)
+        if cls.__module__.startswith("byzllm."):  # not a user's class of the same kind
+            by_kind.setdefault(cls.kind, cls)
         pending += cls.__subclasses__()
     return [by_kind[name] for name in names if name in by_kind]
 
