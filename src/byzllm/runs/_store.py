@@ -324,6 +324,11 @@ def _create_store_file(path: Path) -> None:
     The database is built under a temporary name and hard-linked into place, which fails if
     the file appeared meanwhile: a reader never sees a store without its tables, and two
     processes creating the same store at once end up sharing one.
+
+    A ``-wal`` or ``-shm`` file beside a store that does not exist is left from a deleted one
+    (a run killed, then its ``results.sqlite`` deleted to start afresh): SQLite would read
+    that ``-wal`` as the new file's, which then failed its integrity check as damaged or held
+    the deleted store's units. Such files are removed before the new store takes the name.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -342,6 +347,9 @@ def _create_store_file(path: Path) -> None:
             conn.execute("COMMIT")
         finally:
             conn.close()  # checkpoints the WAL into the main file and removes it
+        if not path.exists():
+            for suffix in ("-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
         try:
             os.link(temporary, path)
         except FileExistsError:
