@@ -122,6 +122,54 @@ def test_store_export_of_records_with_empty_dicts(tmp_path: Path) -> None:
     assert [r["unit_label"] for r in back] == ["k0", "k1", "k2"]
 
 
+class Move(Record):
+    kind: ClassVar[str] = "move"
+    n: int
+
+
+def test_an_export_during_a_run_is_one_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's commit landing between two files of an export: units.jsonl said the unit was
+    pending while game.jsonl held its record, and move.jsonl (read after the commit) held
+    its move where game.jsonl (read before) had no game. Every file now shows the store as
+    the export began."""
+    from byzllm.runs import _export
+
+    run = tmp_path / "run"
+    units = [make_unit({"k": k}, label=f"k{k}") for k in range(3)]
+    now = time.time()
+    with Store(run) as store:
+        store.register_units(units)
+        store.write_results([UnitResult(units[0].id, "done", now, now, [Game(n=0), Move(n=0)])])
+    real_write_table = _export.write_table
+    commits = []
+
+    def commit_after_the_first_file(rows: Any, path: Path, fmt: str) -> Path:
+        written = real_write_table(rows, path, fmt)
+        k = len(commits) + 1
+        if k < len(units):  # another process's run commits a unit after each file
+            with Store(run, create=False) as writer:
+                records = [Game(n=k), Move(n=k)]
+                writer.write_results([UnitResult(units[k].id, "done", now, now, records)])
+            commits.append(k)
+        return written
+
+    monkeypatch.setattr(_export, "write_table", commit_after_the_first_file)
+    with Store.open(run) as reader:
+        reader.export("jsonl", tmp_path / "out")
+    assert commits == [1, 2]  # both units were committed while the export read
+
+    def lines(name: str) -> list[dict[str, Any]]:
+        text = (tmp_path / "out" / f"{name}.jsonl").read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines()]
+
+    status = {row["id"]: row["status"] for row in lines("units")}
+    assert status == {units[0].id: "done", units[1].id: "pending", units[2].id: "pending"}
+    assert [r["unit_id"] for r in lines("game")] == [units[0].id]
+    assert [r["unit_id"] for r in lines("move")] == [units[0].id]
+
+
 @pytest.mark.parametrize("field", ["unit_id", "unit_label", "payload"])
 def test_a_record_field_the_store_adds_is_refused_at_definition(field: str) -> None:
     """Read with its unit (every export), such a field was silently replaced by the unit's."""

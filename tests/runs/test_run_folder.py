@@ -157,6 +157,30 @@ def test_readers_are_not_writers(tmp_path: Path) -> None:
             assert store.counts()["done"] == 2
 
 
+def test_a_store_deleted_after_a_crash_starts_afresh_despite_its_wal(tmp_path: Path) -> None:
+    """A run killed leaves its commits in results.sqlite-wal; deleting results.sqlite to start
+    afresh left that file beside the new store, which SQLite read as the new store's: the
+    rerun stopped at once with its new store "damaged", or (as here) found the deleted
+    store's units in it."""
+    path = tmp_path / STORE_FILENAME
+    store = Store(tmp_path)
+    try:
+        store.register_units(_units(40))
+        # What a killed run leaves: the WAL and its index, never checkpointed.
+        left = {s: Path(f"{path}{s}").read_bytes() for s in ("-wal", "-shm")}
+    finally:
+        store.close()  # (checkpoints and deletes them)
+    assert left["-wal"]
+    path.unlink()
+    for suffix, data in left.items():
+        Path(f"{path}{suffix}").write_bytes(data)
+
+    summary = asyncio.run(run_units(tmp_path, _units(3), slow_work, progress=False))
+    assert summary.done == 3
+    with Store.open(tmp_path) as store:
+        assert store.counts() == {"pending": 0, "done": 3, "failed": 0}
+
+
 # -- bad folders: one line, exit 2 -----------------------------------------------------------
 
 

@@ -324,6 +324,11 @@ def _create_store_file(path: Path) -> None:
     The database is built under a temporary name and hard-linked into place, which fails if
     the file appeared meanwhile: a reader never sees a store without its tables, and two
     processes creating the same store at once end up sharing one.
+
+    A ``-wal`` or ``-shm`` file beside a store that does not exist is left from a deleted one
+    (a run killed, then its ``results.sqlite`` deleted to start afresh): SQLite would read
+    that ``-wal`` as the new file's, which then failed its integrity check as damaged or held
+    the deleted store's units. Such files are removed before the new store takes the name.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -342,6 +347,9 @@ def _create_store_file(path: Path) -> None:
             conn.execute("COMMIT")
         finally:
             conn.close()  # checkpoints the WAL into the main file and removes it
+        if not path.exists():
+            for suffix in ("-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
         try:
             os.link(temporary, path)
         except FileExistsError:
@@ -552,6 +560,25 @@ class Store:
             raise
         else:
             conn.execute("COMMIT")
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction: every read in the block sees the store as it was at the
+        block's first read, whatever a run commits meanwhile (outside it, each statement
+        reads the latest commit). Within a transaction already open, that one serves."""
+        conn = self._conn
+        if conn.in_transaction:
+            yield
+            return
+        try:
+            conn.execute("BEGIN")
+        except sqlite3.DatabaseError as err:
+            raise _as_store_error(self.path, err) from None
+        try:
+            yield
+        finally:
+            with suppress(sqlite3.Error):  # ends the read: nothing was written
+                conn.execute("COMMIT")
 
     def _check_schema(self) -> None:
         tables = {
@@ -998,20 +1025,24 @@ class Store:
             raise InputError(f"unknown export format {fmt!r} (choose csv, jsonl or parquet)")
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        available = self.kinds()
-        chosen = list(available) if kinds is None else list(kinds)
-        unknown = [kind for kind in chosen if kind not in available]
-        if unknown:
-            raise InputError(
-                f"no records of kind {', '.join(unknown)} "
-                f"(available: {', '.join(available) or 'none'})"
-            )
-        written = []
-        if include_units:
-            unit_rows = self.units()
-            written.append(write_table(unit_rows, out / f"units.{fmt}", fmt))
-        for kind in chosen:
-            written.append(
-                write_table(self.records(kind, with_unit=True), out / f"{kind}.{fmt}", fmt)
-            )
-        return written
+        # Every file from one snapshot: read table by table, an export of a run in progress
+        # listed units as pending in units.<fmt> whose records the record files held, and a
+        # unit's records of one kind without those of another.
+        with self._snapshot():
+            available = self.kinds()
+            chosen = list(available) if kinds is None else list(kinds)
+            unknown = [kind for kind in chosen if kind not in available]
+            if unknown:
+                raise InputError(
+                    f"no records of kind {', '.join(unknown)} "
+                    f"(available: {', '.join(available) or 'none'})"
+                )
+            written = []
+            if include_units:
+                unit_rows = self.units()
+                written.append(write_table(unit_rows, out / f"units.{fmt}", fmt))
+            for kind in chosen:
+                written.append(
+                    write_table(self.records(kind, with_unit=True), out / f"{kind}.{fmt}", fmt)
+                )
+            return written
