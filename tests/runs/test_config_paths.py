@@ -72,7 +72,7 @@ def test_not_found_names_both_places(tmp_path: Path, monkeypatch: pytest.MonkeyP
     with pytest.raises(ConfigError) as caught:
         load_config(bad, ConsensusConfig)
     message = str(caught.value)
-    assert "topologies: graph file not found: g.json, looked in" in message
+    assert "topologies.0: graph file not found: g.json, looked in" in message  # the item named
     assert "dataset.path: data set not found: q.jsonl, looked in" in message
     assert message.count(f"{cwd.resolve()} (the working directory)") == 2
     assert message.count(f"{configs.resolve()} (beside the config)") == 2
