@@ -202,6 +202,26 @@ def test_the_disk_full_line_says_rerunning_resumes(tmp_path: Path) -> None:
     assert "disk is full" in message and "rerun the same command to resume" in message
 
 
+def test_a_disk_full_when_the_store_is_created_says_to_free_space_and_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store created on a full disk said only "cannot open results store ...: database or
+    disk is full", without the line every other full disk gets."""
+    import sqlite3
+
+    def full(*args: object, **kwargs: object) -> None:
+        err = sqlite3.OperationalError("database or disk is full")
+        err.sqlite_errorcode = 13  # type: ignore[attr-defined]
+        raise err
+
+    monkeypatch.setattr("byzllm.runs._store._create_store_file", full)
+    with pytest.raises(StoreError) as caught:
+        Store(tmp_path / "run")
+    message = str(caught.value)
+    assert "cannot create results store" in message and "the disk is full" in message
+    assert "free some space and rerun the same command" in message
+
+
 # -- read-only folders ------------------------------------------------------------------------
 
 

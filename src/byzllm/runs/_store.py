@@ -481,6 +481,11 @@ class Store:
                     check_same_thread=check_same_thread,
                 )
         except sqlite3.DatabaseError as err:
+            if sqlite_error_code(err) == _SQLITE_FULL:  # nothing is stored yet: nothing kept
+                raise StoreError(
+                    f"cannot create results store {self.path}: the disk is full "
+                    f"({_short(err)}); free some space and rerun the same command"
+                ) from None
             raise StoreError(f"cannot open results store {self.path}: {err}") from None
         except OSError as err:
             from ._lock import folder_error
