@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _verdict import verdict as judge
+
 _ENTRY = "from byzllm.cli import main; main()"
 
 _TYPER_FLOOR = '''
@@ -117,15 +119,15 @@ def main() -> None:
     graph_ms, runs_ms = median["byzllm graph check g.edges"], median["byzllm runs list"]
     small = max(graph_ms, runs_ms)
     help_met = help_ms < 150 or help_ms / bare <= 150 / 28
-    print(f"target: byzllm --help < 150 ms (ratio to bare <= 5.4): {_met(help_met)}")
+    print(f"target: byzllm --help < 150 ms (ratio to bare <= 5.4): {judge(help_met)}")
     # The issue asks it of every --help: the subcommands measured here are judged alike.
     sub_help = max(median["byzllm consensus run --help"], median["byzllm graph check --help"])
     sub_met = sub_help < 150 or sub_help / bare <= 150 / 28
-    print(f"target: subcommand --help < 150 ms (slowest measured): {_met(sub_met)}")
+    print(f"target: subcommand --help < 150 ms (slowest measured): {judge(sub_met)}")
     small_met = {"graph check": graph_ms < 300, "runs list": runs_ms < 300}
     for name, ms in (("graph check", graph_ms), ("runs list", runs_ms)):
         # Absolute: the bare interpreter here (40-60 ms) swings too much for a ratio to judge.
-        print(f"target: byzllm {name} < 300 ms: {_met(small_met[name])} ({ms / bare:.1f}x bare)")
+        print(f"target: byzllm {name} < 300 ms: {judge(small_met[name])} ({ms / bare:.1f}x bare)")
     print(
         json.dumps(
             {
@@ -163,10 +165,6 @@ def main() -> None:
             }
         )
     )
-
-
-def _met(met: bool) -> str:
-    return "met" if met else "NOT met"
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from typing import Any
 
 import networkx as nx
 
+from _verdict import verdict as judge
 from byzllm.agents.consensus import CallMeter, LLMAgent, make_adversary
 from byzllm.llm import GenerateConfig, get_model
 from byzllm.protocols import SAC, Network, run_consensus
@@ -190,14 +191,12 @@ def main() -> None:
         f"(naive {result['naive_calls_per_question']:.1f}; server saw {result['server_requests']})"
     )
     targets = f"ratio <= {TARGET_RATIO:g}, speed-up >= {TARGET_SPEEDUP:g}x"
-    if (questions, rounds, args.latency) == TARGET_SETTING:
-        met = (
-            result["ratio_to_bound"] <= TARGET_RATIO
-            and result["speedup_vs_reference"] >= TARGET_SPEEDUP
-        )
-        verdict = "met" if met else "NOT met"
-    else:
-        verdict = "not judged: target is for 30 questions, T = 6, 100 ms latency"
+    verdict = judge(
+        result["ratio_to_bound"] <= TARGET_RATIO
+        and result["speedup_vs_reference"] >= TARGET_SPEEDUP,
+        judged=(questions, rounds, args.latency) == TARGET_SETTING,
+        target_for="30 questions, T = 6, 100 ms latency",
+    )
     print(f"targets: {targets}: {verdict}")
     print(
         json.dumps(

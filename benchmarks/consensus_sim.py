@@ -45,6 +45,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from _verdict import verdict as judge
 from byzllm.experiments.consensus.demo import demo_config
 from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
 from byzllm.experiments.consensus.matrix import matrix_config
@@ -179,7 +180,7 @@ def main() -> None:
         targets += ", default matrix < 5 s"
     # Only what was measured is judged: --quick leaves the matrix out.
     result.update({"targets": targets, "met": met})
-    print(f"targets: {targets}:", "met" if met else "NOT met")
+    print(f"targets: {targets}:", judge(met))
     print(json.dumps(result))
 
 

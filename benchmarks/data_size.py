@@ -34,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _verdict import verdict as judge
 from byzllm.tasks import sample_tasks
 
 TARGET_RATIO = 1.5
@@ -125,11 +126,11 @@ def main() -> None:
             f"{memory[name]:6.0f} MB peak (median of {args.repeats})",
             file=sys.stderr,
         )
-    if (args.lines, args.questions) == TARGET_SETTING:
-        ok = time_ratio <= TARGET_RATIO and memory_ratio <= TARGET_RATIO
-        verdict = "met" if ok else "NOT met"
-    else:
-        verdict = "not judged: target is for 100,000 lines, 20 questions"
+    verdict = judge(
+        time_ratio <= TARGET_RATIO and memory_ratio <= TARGET_RATIO,
+        judged=(args.lines, args.questions) == TARGET_SETTING,
+        target_for="100,000 lines, 20 questions",
+    )
     print(
         f"large / small: CPU time {time_ratio:.2f}x, memory {memory_ratio:.2f}x "
         f"(target <= {TARGET_RATIO}x): {verdict}; "

@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _verdict import verdict as judge
 from byzllm.llm._serve import free_port
 
 SWEEP = Path(__file__).resolve().parents[1] / "examples" / "sweep.yaml"
@@ -46,7 +47,7 @@ def main() -> None:
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     print(lines[-1] if lines else "(no output)", file=sys.stderr)
     met = seconds < TARGET_S and done.returncode == 2 and len(lines) == 1
-    verdict = "met" if met else "NOT met"
+    verdict = judge(met)
     print(
         f"{seconds:.2f} s, exit code {done.returncode}, {len(lines)} line(s) on stderr "
         f"(target: under {TARGET_S:g} s, exit code 2, one line: {verdict})"

@@ -32,6 +32,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from _verdict import verdict as judge
+
 TARGET_RATIO = 3.0
 #: The setting the target is stated for: questions, rounds T, fault rate, latency (s).
 TARGET_SETTING = (10, 3, 0.2, (0.1, 0.3))
@@ -146,10 +148,11 @@ def main() -> None:
     print(f"client saw: {summary.requests['errors']}, {summary.requests['retries']} retries")
     print(f"same results: {same}")
     setting = (questions, args.rounds, args.fault_rate, latency)
-    if setting == TARGET_SETTING:
-        verdict = "met" if ratio <= TARGET_RATIO else "NOT met"
-    else:
-        verdict = "not judged: target is for 10 questions, T = 3, 20% faults, latency 0.1-0.3 s"
+    verdict = judge(
+        ratio <= TARGET_RATIO,
+        judged=setting == TARGET_SETTING,
+        target_for="10 questions, T = 3, 20% faults, latency 0.1-0.3 s",
+    )
     print(f"ratio faulty / fault-free: {ratio:.2f} (target <= {TARGET_RATIO:g}: {verdict})")
     print(
         json.dumps(

@@ -13,6 +13,7 @@ import asyncio
 import json
 import time
 
+from _verdict import verdict as judge
 from byzllm._process import usable_cores
 from byzllm.envs.govsim import GovSimResult, LakeConfig, make_splits, play_game, simulated_fishers
 
@@ -39,10 +40,9 @@ def main() -> None:
     seconds = time.perf_counter() - start
     n = len(results)
     cores = usable_cores()
-    if cores == TARGET_CORES:
-        verdict = "met" if seconds < TARGET_S else "NOT met"
-    else:
-        verdict = f"not judged: target is for {TARGET_CORES} cores"
+    verdict = judge(
+        seconds < TARGET_S, judged=cores == TARGET_CORES, target_for=f"{TARGET_CORES} cores"
+    )
     print(
         json.dumps(
             {

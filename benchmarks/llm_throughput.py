@@ -35,6 +35,7 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from _verdict import verdict as judge
 from byzllm._process import usable_cores
 
 TARGET_RATIO = 1.25
@@ -194,14 +195,11 @@ def main() -> None:
     cpu_ms = statistics.median(run["cpu_ms_per_call"] for run in runs)
     wall = statistics.median(run["wall_s"] for run in runs)
     cores = usable_cores()
-    if (n, args.latency, args.concurrency, top_logprobs, cores) == TARGET_SETTING:
-        met = ratio <= TARGET_RATIO and cpu_ms <= TARGET_CPU_MS and wrong == 0
-        verdict = "met" if met else "NOT met"
-    else:
-        verdict = (
-            "not judged: target is for 2,000 requests, 50 ms latency, concurrency 64, "
-            "top_logprobs 5 on 2 cores"
-        )
+    verdict = judge(
+        ratio <= TARGET_RATIO and cpu_ms <= TARGET_CPU_MS and wrong == 0,
+        judged=(n, args.latency, args.concurrency, top_logprobs, cores) == TARGET_SETTING,
+        target_for="2,000 requests, 50 ms latency, concurrency 64, top_logprobs 5 on 2 cores",
+    )
     print(
         f"requests: {n} x {repeat} batches  latency: {args.latency * 1000:.0f} ms  "
         f"concurrency: {args.concurrency}  top_logprobs: {top_logprobs}  cores: {cores}"

@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from _verdict import verdict as judge
 from byzllm._process import usable_cores
 from byzllm.monitor import TurnDataset, format_table5, train_monitor_set
 
@@ -80,10 +81,11 @@ def main() -> None:
     print(format_table5(monitors))
     print(f"scikit-learn import: {import_seconds:.2f} s (once per process, not in the grid time)")
     cores = usable_cores()
-    if (n_turns, cores) == (TARGET_TURNS, TARGET_CORES):
-        verdict = "met" if seconds < TARGET_S else "NOT met"
-    else:
-        verdict = f"not judged: target is for {TARGET_TURNS:,} turns on {TARGET_CORES} cores"
+    verdict = judge(
+        seconds < TARGET_S,
+        judged=(n_turns, cores) == (TARGET_TURNS, TARGET_CORES),
+        target_for=f"{TARGET_TURNS:,} turns on {TARGET_CORES} cores",
+    )
     print(f"full selection grid: {seconds:.2f} s (target < {TARGET_S:g} s on 2 cores: {verdict})")
     record = {
         "benchmark": "monitor_training",

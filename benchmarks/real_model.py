@@ -34,6 +34,7 @@ from typing import Any
 
 import networkx as nx
 
+from _verdict import verdict as judge
 from byzllm.agents.consensus import (
     CallMeter,
     LLMAgent,
@@ -176,10 +177,11 @@ def main() -> None:
         ours = asyncio.run(_byzllm(server, questions, rounds))
         reference = asyncio.run(_sequential(server, questions, rounds))
     speedup = reference["wall_s"] / ours["wall_s"]
-    if (questions, rounds) == TARGET_SETTING:
-        verdict = "met" if speedup >= TARGET_SPEEDUP else "NOT met"
-    else:
-        verdict = "not judged: target is for 5 questions, T = 2"
+    verdict = judge(
+        speedup >= TARGET_SPEEDUP,
+        judged=(questions, rounds) == TARGET_SETTING,
+        target_for="5 questions, T = 2",
+    )
     ours_tps = ours["output_tokens"] / ours["wall_s"]
     reference_tps = reference["output_tokens"] / reference["wall_s"]
     print(

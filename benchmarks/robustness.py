@@ -39,6 +39,7 @@ from typing import Any
 
 import networkx as nx
 
+from _verdict import verdict as judge
 from byzllm.graphs import (
     build,
     r_robustness,
@@ -135,9 +136,7 @@ TARGET_N = 64
 def _target_verdict(n: int, met: bool) -> str:
     """The target's verdict at size ``n``: judged at :data:`TARGET_N` only (smaller graphs
     meet it at no merit, larger ones were never promised it)."""
-    if n != TARGET_N:
-        return f"not judged: target is for n = {TARGET_N}"
-    return "met" if met else "NOT met"
+    return judge(met, judged=n == TARGET_N, target_for=f"n = {TARGET_N}")
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from _verdict import verdict as judge
 from byzllm._process import usable_cores
 from byzllm.runs import Record, Store, make_unit, run_units
 
@@ -74,9 +75,9 @@ def verdict(rate: float, cores: int) -> str:
     """The target's verdict for the slower no-op ``rate`` measured on ``cores`` cores: judged
     on :data:`TARGET_CORES` only (sync work's worker threads and the store share the cores, so
     another count moves the rate)."""
-    if cores != TARGET_CORES:
-        return f"not judged: target is for {TARGET_CORES} cores"
-    return "met" if rate >= TARGET_UNITS_PER_S else "NOT met"
+    return judge(
+        rate >= TARGET_UNITS_PER_S, judged=cores == TARGET_CORES, target_for=f"{TARGET_CORES} cores"
+    )
 
 
 def main() -> None:

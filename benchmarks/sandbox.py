@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _verdict import verdict as judge
 from byzllm.sandbox import run_tests, sandbox_support
 from byzllm.sandbox._programs import test_program
 from byzllm.sandbox._run import use_zygote
@@ -144,11 +145,11 @@ def main() -> None:
     )
     extra_ms = 1000 * (numbers["sandbox_s"] - numbers["bare_s"]) / n
     print(f"overhead: x{ratio:.2f}, {extra_ms:.1f} ms per execution")
-    if n == TARGET_PROBLEMS:
-        met = extra_ms <= TARGET_EXTRA_MS and ratio <= TARGET_RATIO
-        verdict = "met" if met else "NOT met"
-    else:
-        verdict = f"not judged: target is for the {TARGET_PROBLEMS} HumanEval problems"
+    verdict = judge(
+        extra_ms <= TARGET_EXTRA_MS and ratio <= TARGET_RATIO,
+        judged=n == TARGET_PROBLEMS,
+        target_for=f"the {TARGET_PROBLEMS} HumanEval problems",
+    )
     print(
         f"targets: at most +{TARGET_EXTRA_MS:g} ms per execution and x{TARGET_RATIO:g} bare: "
         f"{verdict}"

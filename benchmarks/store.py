@@ -38,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _verdict import verdict as judge
 from byzllm.runs import Store
 from byzllm.runs._codec import pack_json, unpack_records
 
@@ -94,9 +95,9 @@ def _demo(run_dir: Path, questions: int) -> None:
 def verdict(met: bool, questions: int) -> str:
     """A target's verdict for a demo of ``questions`` questions: judged at
     :data:`TARGET_QUESTIONS` only."""
-    if questions != TARGET_QUESTIONS:
-        return f"not judged: target is for {TARGET_QUESTIONS:,} questions"
-    return "met" if met else "NOT met"
+    return judge(
+        met, judged=questions == TARGET_QUESTIONS, target_for=f"{TARGET_QUESTIONS:,} questions"
+    )
 
 
 def main() -> None:

@@ -39,6 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _verdict import verdict as judge
 from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
 from byzllm.experiments.consensus.matrix import matrix_config
 from byzllm.runs import SilentProgress, run_units
@@ -80,9 +81,7 @@ def _page_clock(dom: str) -> dict[str, int]:
 def verdict(met: bool, units: int) -> str:
     """A target's verdict for a run asked for ``units`` units: judged at :data:`TARGET_UNITS`
     only (every figure grows with the run)."""
-    if units != TARGET_UNITS:
-        return f"not judged: target is for {TARGET_UNITS:,} units"
-    return "met" if met else "NOT met"
+    return judge(met, judged=units == TARGET_UNITS, target_for=f"{TARGET_UNITS:,} units")
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ import asyncio
 import json
 import time
 
+from _verdict import verdict as judge
 from byzllm._process import usable_cores
 from byzllm.agents.whodunit import SimParams
 from byzllm.envs.whodunit import (
@@ -52,10 +53,9 @@ def main() -> None:
     seconds = time.perf_counter() - start
     m = game_metrics(results)
     cores = usable_cores()
-    if cores == TARGET_CORES:
-        verdict = "met" if seconds < TARGET_S else "NOT met"
-    else:
-        verdict = f"not judged: target is for {TARGET_CORES} cores"
+    verdict = judge(
+        seconds < TARGET_S, judged=cores == TARGET_CORES, target_for=f"{TARGET_CORES} cores"
+    )
     print(
         f"simulated WhoDunitEnv-Asym, {len(games)} test games in {seconds:.2f} s "
         f"(target < {TARGET_S:g} s on {TARGET_CORES} cores: {verdict})"

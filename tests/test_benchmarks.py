@@ -18,6 +18,10 @@ import pytest
 from byzllm.runs import Record, make_unit, run_units
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+# The scripts import their shared verdict (benchmarks/_verdict.py) from beside them, as
+# `python benchmarks/<name>.py` lets them.
+if str(BENCHMARKS) not in sys.path:
+    sys.path.insert(0, str(BENCHMARKS))
 
 
 def _load(name: str) -> ModuleType:
