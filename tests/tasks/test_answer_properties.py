@@ -22,6 +22,7 @@ from byzllm.tasks._text import (
     canonical_number,
     find_numbers,
     last_number,
+    latex_digits,
 )
 
 NUMBER = Task(id="n", question="q", answer="42", kind="number")
@@ -145,10 +146,12 @@ def test_boolean_words(word: str) -> None:
         "$2\\frac{1}{2}$ " * (MEGABYTE // 15),
         "\\frac{" + "1" * MEGABYTE,
         "1\\,000{,}" * (MEGABYTE // 10),
+        "3\\frac12 " * (MEGABYTE // 9),
+        "\\frac" + "1" * MEGABYTE,
     ],
     ids=[
         *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
-        *("vulgar", "latex", "open-fraction", "latex-groups"),
+        *("vulgar", "latex", "open-fraction", "latex-groups", "braceless", "bare-digits"),
     ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
@@ -318,7 +321,7 @@ def test_unicode_fractions_read_as_their_value(
 
 
 latex_tokens = st.sampled_from(
-    ["\\frac", "\\dfrac", "{", "}", "1", "2", "7", " ", "\\,", "{,}", "~", "$", "/", "-", "x"]
+    ["\\frac", "\\dfrac", "{", "}", "1", "2", "7", "12", " ", "\\,", "{,}", "~", "$", "/", "-", "x"]
 )
 
 
@@ -368,6 +371,57 @@ def test_a_latex_fraction_ending_a_reply_is_read_whole(
     assert find_numbers(reply)[-1] == value
     assert extract_answer(NUMBER, reply) == canonical_number(value)
     assert extract_answer(MATH, reply) == canonical_number(value)
+
+
+@fast
+@given(
+    words=st.text(alphabet="abcdefgh ,.:", max_size=40),
+    whole=st.none() | st.integers(min_value=1, max_value=10**6),
+    numerator=st.integers(min_value=1, max_value=10**6),
+    denominator=st.integers(min_value=2, max_value=10**6),
+    braces=st.tuples(st.booleans(), st.booleans()),
+    command=st.sampled_from(["frac", "dfrac", "tfrac"]),
+    math=st.sampled_from(LATEX_MATH),
+)
+def test_a_braceless_latex_fraction_is_read_as_tex_reads_it(
+    words: str,
+    whole: int | None,
+    numerator: int,
+    denominator: int,
+    braces: tuple[bool, bool],
+    command: str,
+    math: tuple[str, str],
+) -> None:
+    """TeX takes one digit for an argument without braces: "\\frac12" is 1/2, and was no
+    number; "\\frac{1}2" was 1."""
+    numerator, denominator = numerator % 9 + 1, denominator % 8 + 2  # one digit each
+    if whole is not None:
+        numerator = numerator % denominator or 1  # a mixed number's fraction is proper
+    top = f"{{{numerator}}}" if braces[0] else f"{numerator}"
+    bottom = f"{{{denominator}}}" if braces[1] else f"{denominator}"
+    lead = "" if whole is None else str(whole)
+    reply = f"{words} {math[0]}{lead}\\{command}{top}{bottom}{math[1]}."
+    value = (whole or 0) + Fraction(numerator, denominator)
+    assert last_number(reply) == value
+    assert find_numbers(reply)[-1] == value
+    assert extract_answer(NUMBER, reply) == canonical_number(value)
+    assert extract_answer(MATH, reply) == canonical_number(value)
+    assert extract_answer(NUMBER, f"Answer: {reply}") == canonical_number(value)
+
+
+@fast
+@given(
+    digits=st.text(alphabet="0123456789", min_size=3, max_size=80),
+    junk=st.text(alphabet="\\frac{}12 $-", max_size=60),
+)
+def test_braceless_fractions_never_glue_digits(digits: str, junk: str) -> None:
+    """A bare digit run after "\\frac" is no fraction beyond its first two digits: "\\frac123"
+    is (1/2)·3 to TeX, never 1/23; garbage around it never raises."""
+    assert latex_digits(f"\\frac{digits}") == f"\\frac{digits}"
+    text = f"{junk}\\frac{digits}{junk}"
+    for task in ALL_KINDS:
+        answer = extract_answer(task, text)
+        assert answer is None or isinstance(answer, str)
 
 
 @fast

@@ -14,6 +14,7 @@ from byzllm.tasks import (
     is_correct,
     normalize_answer,
 )
+from byzllm.tasks._text import latex_digits
 
 
 def number_task(answer: str = "18") -> Task:
@@ -415,6 +416,11 @@ def test_number_answers_written_as_latex(reply: str) -> None:
         ("It costs 1{,}250 dollars.", "1250"),
         ("so $x = \\frac{2000}{2}$", "1000"),
         ("so $\\frac{1}{2} + 3 = 3.5$", "3.5"),  # the last number is still the last one
+        ("so the probability is $\\frac12$.", "0.5"),  # TeX's braceless arguments
+        ("so the probability is $\\frac{1}2$.", "0.5"),
+        ("so the probability is $\\dfrac12$.", "0.5"),
+        ("so the probability is \\(\\tfrac3{4}\\).", "0.75"),
+        ("She walks $2\\frac14$ miles.", "2.25"),
     ],
 )
 def test_the_scan_reads_latex_numbers(reply: str, read: str) -> None:
@@ -426,6 +432,32 @@ def test_the_scan_reads_latex_numbers(reply: str, read: str) -> None:
         assert is_correct(task, extract_answer(task, reply))
     assert not is_correct(number_task("2"), extract_answer(number_task("2"), reply))
     assert not is_correct(math_task("2"), extract_answer(math_task("2"), reply))
+
+
+@pytest.mark.parametrize(
+    ("reply", "number", "math"),
+    [
+        ("\\boxed{\\frac12}", "0.5", "\\frac12"),
+        ("Answer: $\\frac{1}2$", "0.5", "\\frac{1}2"),
+        ("Answer: \\dfrac12", "0.5", "\\dfrac12"),
+        ("Answer: $\\frac1{20}$", "0.05", "\\frac1{20}"),
+        ("Answer: $3\\frac12$ hours", "3.5", "3\\frac12"),
+    ],
+)
+def test_braceless_latex_fractions_are_their_value(reply: str, number: str, math: str) -> None:
+    """TeX reads one digit as an argument: "\\frac12" is 1/2. A box or label holding
+    "\\frac12" read as no number, "\\frac{1}2" as 1, "\\frac1{20}" as 20."""
+    assert extract_answer(number_task(number), reply) == number
+    assert extract_answer(math_task(number), reply) == math
+    assert normalize_answer(math_task(number), math) == number
+    assert is_correct(math_task(number), math)
+
+
+def test_a_braceless_fraction_followed_by_a_digit_is_no_fraction() -> None:
+    """TeX reads "\\frac123" as (1/2)·3: neither 1/23 nor 12/3."""
+    assert latex_digits("\\frac123") == "\\frac123"
+    assert latex_digits("\\frac1{23}") == "1/23"
+    assert latex_digits("\\frac{12}3") == "12/3"
 
 
 def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:

@@ -214,15 +214,20 @@ def mixed_number(text: str) -> Fraction | None:
 _LATEX_GROUP_SPACE = re.compile(r"(?<=\d)(?:\\[,!;: ]|~)(?=\d{3}(?!\d))")
 _LATEX_GROUP_COMMA = re.compile(r"(?<=\d)(?:\{,\}|,\\!)(?=\d{3}(?!\d))")
 # Not after a brace ("x^{2}\\frac{1}{2}" is a product); after a digit with a space, as a mixed
-# number: "2\\frac{1}{4}" is two and a quarter, not 21/4.
-_LATEX_FRACTION = re.compile(r"(?<!\})\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+# number: "2\\frac{1}{4}" is two and a quarter, not 21/4. An argument without braces is one
+# digit, as TeX reads it: "\\frac12" and "\\frac{1}2" are 1/2; "\\frac123" is (1/2)3, no
+# number, so a bare denominator followed by a digit is left alone.
+_LATEX_FRACTION = re.compile(
+    r"(?<!\})\\[dt]?frac\s*(?:\{\s*(-?\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d)(?!\d))"
+)
 
 
 def latex_digits(text: str) -> str:
     """``text`` with LaTeX's digit-group separators made plain (``"1\\,000"``,
     ``"1{,}000"`` -> ``"1000"``, ``"1,000"``) and numeric fractions written ``a/b``
-    (``"\\frac{2000}{2}"`` -> ``"2000/2"``, ``"2\\frac{1}{4}"`` -> ``"2 1/4"``): read as they
-    were, "1\\,000" was the number 1 (and 1 × 0 to math-verify)."""
+    (``"\\frac{2000}{2}"`` -> ``"2000/2"``, ``"2\\frac{1}{4}"`` -> ``"2 1/4"``, braceless
+    ``"\\frac12"`` -> ``"1/2"``): read as they were, "1\\,000" was the number 1 (and 1 × 0
+    to math-verify)."""
     if "\\" not in text and "~" not in text and "{" not in text:
         return text
     text = _LATEX_GROUP_COMMA.sub(",", _LATEX_GROUP_SPACE.sub("", text))
@@ -231,7 +236,9 @@ def latex_digits(text: str) -> str:
 
 def _plain_fraction(match: re.Match[str]) -> str:
     glued = match.start() > 0 and match.string[match.start() - 1].isdigit()
-    return f"{' ' if glued else ''}{match.group(1)}/{match.group(2)}"
+    numerator = match.group(1) or match.group(2)
+    denominator = match.group(3) or match.group(4)
+    return f"{' ' if glued else ''}{numerator}/{denominator}"
 
 
 def parse_number(text: str) -> Fraction | None:
