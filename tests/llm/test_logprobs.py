@@ -164,11 +164,56 @@ def test_token_from_bytes_or_id_when_text_is_missing() -> None:
         {"tokens": ["a", "b"], "token_logprobs": [-1.0]},
         {"tokens": "ab", "token_logprobs": [-1.0]},
         {"weird": 1},
+        {"content": [{"token": "a", "logprob": -1.0, "top_logprobs": "abc"}]},
+        [{"tok_str": "a", "prob": 0.5, "top_probs": 3}],
+        {"tokens": ["a"], "token_logprobs": [-1.0], "top_logprobs": "abc"},
+        {"tokens": ["a"], "token_logprobs": [-1.0], "top_logprobs": ["abc"]},
     ],
 )
 def test_unusable_blocks_raise_a_clear_error(raw: Any) -> None:
     with pytest.raises(ModelResponseError, match="logprobs"):
         normalize_logprobs(raw)
+
+
+#: Values that are no container of alternatives: read as "none", they hid a broken server.
+not_alternatives = (
+    st.text(max_size=40)
+    | st.integers()
+    | st.floats(allow_nan=True)
+    | st.booleans()
+    | st.just("x" * 1_000_000)
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_OK)
+@given(
+    top=not_alternatives,
+    shape=st.sampled_from(["openai", "bare", "probs", "legacy", "legacy-position"]),
+    position=st.integers(min_value=0, max_value=3),
+)
+def test_alternatives_of_the_wrong_type_are_a_malformed_block(
+    top: Any, shape: str, position: int
+) -> None:
+    """ "top_logprobs": "abc" read as no alternatives, as if the server had sent none."""
+    entries: list[dict[str, Any]] = [{"token": "a", "logprob": -1.0} for _ in range(4)]
+    if shape in ("openai", "bare"):
+        entries[position]["top_logprobs"] = top
+        raw: Any = {"content": entries} if shape == "openai" else entries
+        field = f"entry {position} top_logprobs"
+    elif shape == "probs":
+        raw = [{"tok_str": "a", "prob": 0.5} for _ in range(4)]
+        raw[position]["top_probs"] = top
+        field = f"entry {position} top_probs"
+    else:
+        tops: Any = top if shape == "legacy" else [[], [], [], []]
+        if shape == "legacy-position":
+            tops[position] = top
+        raw = {"tokens": ["a"] * 4, "token_logprobs": [-1.0] * 4, "top_logprobs": tops}
+        field = "top_logprobs" if shape == "legacy" else f"top_logprobs {position}"
+    with pytest.raises(ModelResponseError) as info:
+        normalize_logprobs(raw, top_k=5)
+    message = str(info.value)
+    assert field in message and "must be a list" in message and len(message) < 300
 
 
 json_values = st.recursive(

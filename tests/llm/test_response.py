@@ -67,6 +67,11 @@ def test_tolerates_variants() -> None:
         (b'{"choices": [{"message": {"content": 5}}]}', "message.content"),
         (b'{"choices": [{"finish_reason": "stop"}]}', "neither"),
         (b'{"error": {"message": "overloaded"}}', "overloaded"),
+        (
+            b'{"choices": [{"message": {"content": "a"}, "logprobs": {"content": '
+            b'[{"token": "a", "logprob": -0.1, "top_logprobs": "abc"}]}}]}',
+            "top_logprobs must be a list",
+        ),
         (b"[" * 100_000 + b"]" * 100_000, "not valid JSON"),
     ],
 )

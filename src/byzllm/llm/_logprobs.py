@@ -14,10 +14,12 @@ with ``token``, ``logprob`` and ``top_logprobs: [{token, logprob}, ...]``. Serve
 Rules: a generated-token entry without a usable token or log-probability makes the whole
 block invalid (:class:`ModelResponseError`) -- dropping it silently would misalign tokens
 and features. An unusable *alternative* is skipped (the top-k list is a truncated
-distribution anyway). Log-probabilities are clamped into ``[-9999, 0]`` (``-inf`` becomes
--9999, as OpenAI reports impossible tokens; tiny positive rounding becomes 0); NaN or clearly
-positive values are invalid. Alternatives are sorted by descending log-probability and cut to
-the requested ``k``.
+distribution anyway); alternatives that are neither a list nor an object
+(``"top_logprobs": "abc"``) make the block invalid, as a ``content`` that is no list does:
+read as "no alternatives" they would pass for a server that sent none. Log-probabilities are
+clamped into ``[-9999, 0]`` (``-inf`` becomes -9999, as OpenAI reports impossible tokens; tiny
+positive rounding becomes 0); NaN or clearly positive values are invalid. Alternatives are
+sorted by descending log-probability and cut to the requested ``k``.
 """
 
 from __future__ import annotations
@@ -151,11 +153,13 @@ def _entry(item: Any, index: int, top_k: int | None) -> TokenLogprob:
     if logprob is None:
         raise ModelResponseError(f"logprobs entry {index} ({token!r:.40}) has no valid logprob")
     top_raw: Any = None
+    top_key = _TOP_KEYS[0]
     for key in _TOP_KEYS:
         if key in item and item[key] is not None:
-            top_raw = item[key]
+            top_raw, top_key = item[key], key
             break
-    return TokenLogprob(token=token, logprob=logprob, top=_alternatives(top_raw, top_k))
+    where = f"logprobs entry {index} {top_key}"
+    return TokenLogprob(token=token, logprob=logprob, top=_alternatives(top_raw, top_k, where))
 
 
 def _legacy(raw: Mapping[str, Any], top_k: int | None) -> list[TokenLogprob]:
@@ -163,6 +167,10 @@ def _legacy(raw: Mapping[str, Any], top_k: int | None) -> list[TokenLogprob]:
     tops = raw.get("top_logprobs")
     if not isinstance(tokens, list) or not isinstance(logprobs, list):
         raise ModelResponseError("legacy logprobs need lists 'tokens' and 'token_logprobs'")
+    if tops is not None and not isinstance(tops, list):
+        raise ModelResponseError(
+            f"legacy logprobs: top_logprobs must be a list, got {type(tops).__name__}"
+        )
     if len(tokens) != len(logprobs):
         raise ModelResponseError(
             f"legacy logprobs: {len(tokens)} tokens but {len(logprobs)} token_logprobs"
@@ -174,12 +182,18 @@ def _legacy(raw: Mapping[str, Any], top_k: int | None) -> list[TokenLogprob]:
         logprob = _clamp(value)
         if logprob is None:
             raise ModelResponseError(f"legacy logprobs: token {i} has no valid logprob")
-        top_raw = tops[i] if isinstance(tops, list) and i < len(tops) else None
-        out.append(TokenLogprob(token=token, logprob=logprob, top=_alternatives(top_raw, top_k)))
+        top_raw = tops[i] if tops is not None and i < len(tops) else None
+        top = _alternatives(top_raw, top_k, f"legacy logprobs: top_logprobs {i}")
+        out.append(TokenLogprob(token=token, logprob=logprob, top=top))
     return out
 
 
-def _alternatives(raw: Any, top_k: int | None) -> list[tuple[str, float]]:
+def _alternatives(raw: Any, top_k: int | None, where: str) -> list[tuple[str, float]]:
+    """A position's alternatives (``None``: none sent), best first, cut to ``top_k``.
+
+    Unusable alternatives are skipped; a ``raw`` that is neither a list nor an object raises
+    :class:`ModelResponseError` naming ``where``.
+    """
     pairs: list[tuple[str, float]] = []
     if isinstance(raw, Mapping):
         for token, value in raw.items():
@@ -194,6 +208,8 @@ def _alternatives(raw: Any, top_k: int | None) -> list[tuple[str, float]]:
             logprob = _logprob_of(alt)
             if token is not None and logprob is not None:
                 pairs.append((token, logprob))
+    elif raw is not None:
+        raise ModelResponseError(f"{where} must be a list or an object, got {type(raw).__name__}")
     pairs.sort(key=lambda pair: -pair[1])  # stable: ties keep the server's order
     if top_k is not None:
         pairs = pairs[: max(top_k, 0)]
