@@ -148,10 +148,13 @@ def test_boolean_words(word: str) -> None:
         "1\\,000{,}" * (MEGABYTE // 10),
         "3\\frac12 " * (MEGABYTE // 9),
         "\\frac" + "1" * MEGABYTE,
+        "\\frac{{{" * (MEGABYTE // 8),
+        "\\frac{\\pi}{2} " * (MEGABYTE // 14),
     ],
     ids=[
         *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
         *("vulgar", "latex", "open-fraction", "latex-groups", "braceless", "bare-digits"),
+        *("open-nested-fractions", "symbol-fractions"),
     ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
@@ -321,7 +324,10 @@ def test_unicode_fractions_read_as_their_value(
 
 
 latex_tokens = st.sampled_from(
-    ["\\frac", "\\dfrac", "{", "}", "1", "2", "7", "12", " ", "\\,", "{,}", "~", "$", "/", "-", "x"]
+    [
+        *("\\frac", "\\dfrac", "{", "}", "1", "2", "7", "12", " ", "\\,", "{,}", "~", "$", "/"),
+        *("-", "x", "\\pi", "\\sqrt"),
+    ]
 )
 
 
@@ -407,6 +413,36 @@ def test_a_braceless_latex_fraction_is_read_as_tex_reads_it(
     assert extract_answer(NUMBER, reply) == canonical_number(value)
     assert extract_answer(MATH, reply) == canonical_number(value)
     assert extract_answer(NUMBER, f"Answer: {reply}") == canonical_number(value)
+
+
+#: A fraction's argument that is no number, as TeX reads one: a token or a braced group.
+symbols = st.sampled_from(["x", "\\pi", "{\\sqrt{3}}", "{\\alpha}", "{2\\sqrt{2}}", "e", "{n+1}"])
+
+
+@fast
+@given(
+    before=st.none() | st.integers(min_value=0, max_value=10**6),
+    parts=st.tuples(st.integers(0, 99), symbols, st.booleans()),
+    command=st.sampled_from(["frac", "dfrac", "tfrac"]),
+    math=st.sampled_from(LATEX_MATH),
+)
+def test_a_fraction_that_is_no_number_is_no_number(
+    before: int | None,
+    parts: tuple[int, str, bool],
+    command: str,
+    math: tuple[str, str],
+) -> None:
+    """ "$\\frac{\\pi}{2}$" ended a reply with 2 (its denominator), right for a gold of 2."""
+    digits, symbol, symbol_on_top = parts
+    top, bottom = (symbol, f"{{{digits}}}") if symbol_on_top else (f"{{{digits}}}", symbol)
+    lead = "" if before is None else f"in {before} steps, "
+    reply = f"{lead}we get {math[0]}\\{command}{top}{bottom}{math[1]}."
+    assert last_number(reply) == before
+    assert find_numbers(reply) == ([] if before is None else [before])
+    expected = None if before is None else str(before)
+    assert extract_answer(NUMBER, reply) == expected
+    assert extract_answer(MATH, reply) == expected
+    assert extract_answer(NUMBER, f"Answer: {math[0]}\\{command}{top}{bottom}{math[1]}") is None
 
 
 @fast

@@ -460,6 +460,29 @@ def test_a_braceless_fraction_followed_by_a_digit_is_no_fraction() -> None:
     assert latex_digits("\\frac{12}3") == "12/3"
 
 
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("So the angle is $\\frac{\\pi}{2}$.", None),
+        ("so $y = \\frac{x}{2}$", None),
+        ("which is \\(\\dfrac{\\sqrt{3}}{2}\\)", None),
+        ("$\\frac{\\frac{1}{x}}{\\sqrt{2}}$", None),
+        ("In 3 steps we reach $\\tfrac{\\pi}{4}$.", "3"),  # the last number stays the last
+        ("so it is $\\frac{2}{x} + 4$", "4"),
+    ],
+)
+def test_a_fraction_that_is_no_number_lends_no_digit(reply: str, read: str | None) -> None:
+    """The scan read "$\\frac{\\pi}{2}$" as its denominator 2, and a box or label holding it
+    as 2 for a number task: right against a gold of 2."""
+    for kind in ("number", "math"):
+        task = Task(id="t", question="q", answer="2", kind=kind)
+        assert extract_answer(task, reply) == read
+    assert extract_answer(number_task("2"), "\\boxed{\\frac{\\pi}{2}}") is None
+    assert extract_answer(number_task("2"), "Answer: $\\frac{x}{2}$") is None
+    assert extract_answer(math_task("2"), "Answer: $\\frac{\\pi}{2}$") == "\\frac{\\pi}{2}"
+    assert not is_correct(math_task("2"), "\\frac{\\pi}{2}")
+
+
 def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:
     """2\\frac{1}{4} is two and a quarter (not 21/4); ∅ and ∞ are answers (not markup); a
     trailing * after ^ or _ is a conjugate or dual, not emphasis."""

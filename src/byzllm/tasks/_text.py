@@ -220,18 +220,32 @@ _LATEX_GROUP_COMMA = re.compile(r"(?<=\d)(?:\{,\}|,\\!)(?=\d{3}(?!\d))")
 _LATEX_FRACTION = re.compile(
     r"(?<!\})\\[dt]?frac\s*(?:\{\s*(-?\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d)(?!\d))"
 )
+# A fraction's argument: a braced group (three levels deep, each at most 500 characters, so
+# that no input costs more than linear time), a control word or one character.
+_LATEX_ARGUMENT = (
+    r"(?:\{(?:[^{}]|\{(?:[^{}]|\{[^{}]{0,500}\}){0,500}\}){0,500}\}|\\[A-Za-z]+|[^\s{}\\])"
+)
+#: A fraction :data:`_LATEX_FRACTION` left, so no number (``\\frac{\\pi}{2}``), unless a digit
+#: follows its last one-character argument (``\\frac123``, TeX's (1/2)3, is left alone).
+_OTHER_FRACTION = re.compile(rf"\\[dt]?frac\s*{_LATEX_ARGUMENT}\s*{_LATEX_ARGUMENT}(?!\d)")
 
 
 def latex_digits(text: str) -> str:
     """``text`` with LaTeX's digit-group separators made plain (``"1\\,000"``,
     ``"1{,}000"`` -> ``"1000"``, ``"1,000"``) and numeric fractions written ``a/b``
     (``"\\frac{2000}{2}"`` -> ``"2000/2"``, ``"2\\frac{1}{4}"`` -> ``"2 1/4"``, braceless
-    ``"\\frac12"`` -> ``"1/2"``): read as they were, "1\\,000" was the number 1 (and 1 × 0
-    to math-verify)."""
+    ``"\\frac12"`` -> ``"1/2"``), other fractions blanked (``"\\frac{\\pi}{2}"``: no number):
+    read as they were, "1\\,000" was the number 1 (and 1 × 0 to math-verify), "\\frac{\\pi}{2}"
+    the number 2."""
     if "\\" not in text and "~" not in text and "{" not in text:
         return text
     text = _LATEX_GROUP_COMMA.sub(",", _LATEX_GROUP_SPACE.sub("", text))
-    return _LATEX_FRACTION.sub(_plain_fraction, text)
+    text = _LATEX_FRACTION.sub(_plain_fraction, text)
+    # The digits of a fraction that is no number are none of the text's numbers: "$\\frac{\\pi}
+    # {2}$" is no 2, as "$\\frac{1}{2}$" is no 2.
+    if "frac" not in text:
+        return text
+    return _OTHER_FRACTION.sub(" ", text)
 
 
 def _plain_fraction(match: re.Match[str]) -> str:
