@@ -35,9 +35,11 @@ def sac_filter(
     ``scores`` maps each neighbour j to s_{i→j}; ``self_score`` is s_{i→i}.
     """
     lower = [j for j in scores if scores[j] < self_score]
-    dropped = sorted(lower, key=lambda j: (scores[j], j))[: min(F, len(lower))]
-    retained = sorted(j for j in scores if j not in set(dropped))
-    return retained, sorted(dropped)
+    if not lower or F == 0:
+        return sorted(scores), []
+    dropped = sorted(lower, key=lambda j: (scores[j], j))[:F]
+    gone = set(dropped)
+    return sorted(j for j in scores if j not in gone), sorted(dropped)
 
 
 class SAC(ConsensusProtocol):

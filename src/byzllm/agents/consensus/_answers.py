@@ -53,16 +53,30 @@ def answer_key(task: Task, answer: str | None) -> str | None:
 
 @lru_cache(maxsize=65_536)
 def _cached_key(kind: str, choices: tuple[str, ...], answer: str) -> str:
-    normalize = _tasks_function("normalize_answer")
-    if normalize is not None:
-        probe = Task(id="_", question="", answer=answer, kind=kind, choices=choices)
-        try:
-            key = normalize(probe, answer)
-        except Exception:  # a normalizer must never take a protocol down
-            key = None
-        if isinstance(key, str) and key:
-            return key
+    key = _normalized(kind, choices, answer)
+    if isinstance(key, str) and key:
+        return key
     return _plain_key(kind, answer)
+
+
+#: What :func:`_normalized` gives for a text the normalizer raised on.
+_RAISED = object()
+
+
+@lru_cache(maxsize=65_536)
+def _normalized(kind: str, choices: tuple[str, ...], text: str) -> str | object | None:
+    """``byzllm.tasks.normalize_answer`` of ``text`` (it depends only on the task's kind and
+    choices), or :data:`_RAISED`: shared by the answer keys and the non-math ground-truth
+    checks, which compared two fresh normalizations per new answer (the truth's every time)."""
+    normalize = _tasks_function("normalize_answer")
+    if normalize is None:
+        return None
+    probe = Task(id="_", question="", answer=text, kind=kind, choices=choices)
+    try:
+        key: str | None = normalize(probe, text)
+    except Exception:  # a normalizer must never take a protocol down
+        return _RAISED
+    return key
 
 
 def is_right(task: Task, answer: str | None) -> bool:
@@ -75,6 +89,13 @@ def is_right(task: Task, answer: str | None) -> bool:
 @lru_cache(maxsize=65_536)
 def _cached_right(kind: str, truth: str, choices: tuple[str, ...], answer: str) -> bool:
     check = _tasks_function("is_correct")
+    if check is not None and kind != "math" and _tasks_function("normalize_answer") is not None:
+        # is_correct outside math: the truth's normalization equals the answer's (both
+        # remembered by _normalized; the truth's is asked for by every new answer).
+        key = _normalized(kind, choices, truth)
+        if key is None or key is _RAISED:
+            return False
+        return key == _normalized(kind, choices, answer)
     if check is not None:
         probe = Task(id="_", question="", answer=truth, kind=kind, choices=choices)
         try:
@@ -139,6 +160,22 @@ def wrong_answers(task: Task) -> list[str]:
     for any other answer, ``"a + 1"``, ``"-(a)"`` (only when ``a`` does not start with a minus
     sign) and ``"2*(a)"``. Never the answer itself; no two equal.
     """
+    known = _wrong_by_task.get(id(task))
+    if known is None or known[0] is not task:
+        if len(_wrong_by_task) >= _WRONG_TASKS:
+            _wrong_by_task.clear()
+        known = _wrong_by_task[id(task)] = (task, tuple(_wrong_answers(task)))
+    return list(known[1])
+
+
+#: :func:`wrong_answers` per task (by identity, the task kept beside its answers so that its
+#: id is not reused while remembered): every simulated agent that misses a task asks for
+#: them, each a few answer comparisons. Tasks are frozen, so their answers never change.
+_wrong_by_task: dict[int, tuple[Task, tuple[str, ...]]] = {}
+_WRONG_TASKS = 4096
+
+
+def _wrong_answers(task: Task) -> list[str]:
     raw = task.meta.get("distractors") if isinstance(task.meta, dict) else None
     out: list[str] = []
     if isinstance(raw, list | tuple):

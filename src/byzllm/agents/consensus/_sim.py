@@ -78,7 +78,7 @@ from pydantic import Field
 from byzllm.tasks import Task
 
 from .._params import Probability, SimParameters, parameter
-from .._seeding import choice, gauss, uniform
+from .._seeding import KeyPrefix, choice, uniform
 from ._answers import answer_key, fresh_wrong_answers, is_right, same_answer, wrong_answers
 from ._types import AgentGroup, CallContext, ConsensusAgent, Response, Retained
 
@@ -107,6 +107,12 @@ _INJECTION = re.compile(
 def looks_like_injection(text: str) -> bool:
     """Whether ``text`` embeds instructions aimed at the receiver's scoring prompt."""
     return _INJECTION.search(text[:20_000]) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _looks_injected(text: str) -> bool:
+    # Cached: every fresh score of a question asks it of the same few texts.
+    return looks_like_injection(text)
 
 
 def _open(u: float) -> float:
@@ -344,6 +350,8 @@ class SimulatedAgent(ConsensusAgent):
         self.group = group or ("strong" if profile.name == "strong" else "weak")
         self.seed = seed
         self.ground_truth = ground_truth
+        # Every draw of this agent's own is keyed by (seed, name, ...): written out once.
+        self._draw = KeyPrefix(seed, name)
         # Memos of stable draws (a solution per task, a verdict per response, a score per
         # (task, round, response), a confidence per (task, response)), each entry with the
         # truth it was drawn against: a simulated question asks for them hundreds of times,
@@ -387,12 +395,13 @@ class SimulatedAgent(ConsensusAgent):
 
     def _draw_solution(self, task: Task, truth: Task) -> str:
         keys = (self.seed, self.name, task.id)
-        if self._solves(task, uniform(*keys, "solve")):
+        draw = self._draw.uniform
+        if self._solves(task, draw(task.id, "solve")):
             return truth.answer
         wrong = wrong_answers(truth)
-        if uniform(*keys, "correlated") < self.profile.error_correlation or len(wrong) == 1:
+        if draw(task.id, "correlated") < self.profile.error_correlation or len(wrong) == 1:
             return wrong[0]
-        if uniform(*keys, "spread") < self.profile.answer_spread:
+        if draw(task.id, "spread") < self.profile.answer_spread:
             own = fresh_wrong_answers(truth)[len(wrong) :]
             if own:
                 return choice(own, *keys, "own-wrong")
@@ -428,24 +437,25 @@ class SimulatedAgent(ConsensusAgent):
         """
         if response.answer is None:
             return False
-        memo = (task.id, response.answer, response.text)
-        return _remembered(
-            self._verdicts, memo, self._truth(task), lambda: self._judge(task, response)
-        )
+        # (_remembered, inlined: asked for about 200 times per simulated question)
+        memo, truth = (task.id, response.answer, response.text), self._truth(task)
+        known = self._verdicts.get(memo)
+        if known is None or known[0] is not truth:
+            known = self._verdicts[memo] = (truth, self._judge(task, response))
+        return known[1]
 
     def _judge(self, task: Task, response: Response) -> bool:
         assert response.answer is not None
         p = self.profile
         if same_answer(task, response.answer, self.solution(task)):
-            return uniform(self.seed, self.name, task.id, "self-trust") < p.self_trust
-        keys = (self.seed, self.name, task.id, _text_id(response))
-        draw = uniform(*keys, "verify")
+            return self._draw.uniform(task.id, "self-trust") < p.self_trust
+        draw = self._draw.uniform(task.id, _text_id(response), "verify")
         if self._right(task, response.answer):
             return draw >= p.false_reject
         return draw < p.false_accept
 
     def _noisy(self, base: float, *keys: object) -> float:
-        value = base + gauss(self.profile.calibration_noise, self.seed, self.name, *keys)
+        value = base + self._draw.gauss(self.profile.calibration_noise, *keys)
         return round(min(1.0, max(0.0, value)), 2)
 
     # -- the four calls ----------------------------------------------------------------------
@@ -460,9 +470,17 @@ class SimulatedAgent(ConsensusAgent):
     async def score_all(
         self, task: Task, own: Response, peers: Mapping[int, Response], ctx: CallContext
     ) -> dict[int, float]:
-        # One pass, no call per peer: a simulated question scores ~250 responses.
-        truth, round_ = self._truth(task), ctx.round
-        return {j: self._scored(task, truth, round_, peer) for j, peer in peers.items()}
+        # One pass, no call per peer: a simulated question scores ~250 responses
+        # (_scored's memo read, inlined).
+        truth, round_, memos, task_id = self._truth(task), ctx.round, self._scores, task.id
+        scores = {}
+        for j, peer in peers.items():
+            memo = (task_id, round_, peer.text, peer.answer)
+            known = memos.get(memo)
+            if known is None or known[0] is not truth:
+                known = memos[memo] = (truth, self._score(task, round_, peer))
+            scores[j] = known[1]
+        return scores
 
     def _scored(self, task: Task, truth: Task, round_: int, peer: Response) -> float:
         memo = (task.id, round_, peer.text, peer.answer)
@@ -473,9 +491,8 @@ class SimulatedAgent(ConsensusAgent):
         alone (never of ``own``), so :meth:`score` keeps it per (task, round, response)."""
         keys = (task.id, round_, "score", _text_id(peer))
         if (
-            looks_like_injection(peer.text)
-            and uniform(self.seed, self.name, *keys, "inject")
-            < self.profile.injection_susceptibility
+            _looks_injected(peer.text)
+            and self._draw.uniform(*keys, "inject") < self.profile.injection_susceptibility
         ):
             return 1.0
         judged = self.judges_correct(task, peer)
@@ -487,15 +504,16 @@ class SimulatedAgent(ConsensusAgent):
     ) -> Response:
         # Dispositions are stable per (agent, task, answers involved), as at temperature 0.
         own_key = answer_key(task, own.answer)
-        keys = (self.seed, self.name, task.id, own_key)
+        draw = self._draw.uniform
         if retained and self.profile.refine_slip > 0:
             round_ = ctx.round if ctx is not None else 0
-            if uniform(*keys, round_, "slip") < self.profile.refine_slip:
-                anew = self._answer_anew(task, own, retained, (*keys, round_))
+            if draw(task.id, own_key, round_, "slip") < self.profile.refine_slip:
+                keys = (self.seed, self.name, task.id, own_key, round_)
+                anew = self._answer_anew(task, own, retained, keys)
                 if anew is not None:
                     return anew
         believes_own = self.judges_correct(task, own)
-        if believes_own and uniform(*keys, "anchor") < self.profile.anchoring:
+        if believes_own and draw(task.id, own_key, "anchor") < self.profile.anchoring:
             return own
         weights: dict[str, float] = {}
         representative: dict[str, Response] = {}
@@ -513,7 +531,7 @@ class SimulatedAgent(ConsensusAgent):
         top = max(weights.values())
         tied = sorted(k for k, w in weights.items() if w == top)
         best = own_key if own_key in tied else tied[0]
-        if best == own_key or uniform(*keys, best, "follow") >= self.profile.susceptibility:
+        if best == own_key or draw(task.id, own_key, best, "follow") >= self.profile.susceptibility:
             return own
         return representative[best]
 
@@ -532,7 +550,7 @@ class SimulatedAgent(ConsensusAgent):
         # temperature 0 gets the same reply in every round.
         keys = (task.id, "confidence", _text_id(response))
         at_one = p.confidence_at_one_right if right else p.confidence_at_one_wrong
-        if uniform(self.seed, self.name, *keys, "at-one") < at_one:
+        if self._draw.uniform(*keys, "at-one") < at_one:
             return 1.0
         # Below 1.0 otherwise, so the mass at exactly 1.0 is the parameter's.
         return min(0.99, self._noisy(p.confidence_right if right else p.confidence_wrong, *keys))

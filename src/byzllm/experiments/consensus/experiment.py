@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 import networkx as nx
 
 from byzllm.agents import ParseCounts
+from byzllm.agents.consensus import ConsensusAgent
 from byzllm.llm import track_requests
 from byzllm.protocols import (
+    AgentRound,
     Network,
     make_protocol,
     run_question,
@@ -220,40 +222,20 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
         "task_id": task.id,
         "simulated": simulated,
     }
+    rows = [row for rnd in trace.rounds for row in rnd]
     records: list[Record] = []
-    first: ConsensusRound | None = None
-    for row in (r for rnd in trace.rounds for r in rnd):
-        agent = agents[row.agent]
-        values: dict[str, Any] = {
-            "agent": row.agent,
-            "agent_name": agent.name,
-            "group": agent.group,
-            "round": row.round,
-            "answer": row.answer,
-            "correct": row.correct,
-            "self_score": row.self_score,
-            "scores": row.scores,
-            "confidence": row.confidence,
-            "peer_confidences": row.peer_confidences,
-            "retained": row.retained,
-            "filtered": row.filtered,
-            "calls": row.calls,
-            "cached_calls": row.cached_calls,
-            "saved_calls": row.saved_calls,
-            "input_tokens": row.input_tokens,
-            "output_tokens": row.output_tokens,
-            "latency_s": row.latency_s,
-            "parse": row.parse,
-        }
+    if rows:
+        agent = agents[rows[0].agent]
         # Every value comes from the validated trace: constructing without re-validation
-        # keeps a question's 50 round records from dominating a simulated sweep's time. The
-        # first is constructed, the others are built like it with their own values (every
-        # field set: the same record as a copy, at a fifth of model_copy's cost).
-        if first is None:
-            first = ConsensusRound.model_construct(**common, **values)
-            records.append(first)
-        else:
-            records.append(_like(first, values))
+        # keeps a question's 50 round records from dominating a simulated sweep's time.
+        first = ConsensusRound.model_construct(
+            **common,
+            **{k: v for k, v in rows[0].__dict__.items() if k not in _TRACE_ONLY},
+            agent_name=agent.name,
+            group=agent.group,
+        )
+        records.append(first)
+        records.extend(_round_records(first, rows[1:], agents))
     parse = ParseCounts.of(*(row.parse for rnd in trace.rounds for row in rnd))
     placement = _placement(topology, seed, F, spec, task.id)
     records.append(
@@ -274,15 +256,40 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
     return records
 
 
-def _like(first: ConsensusRound, values: dict[str, Any]) -> ConsensusRound:
-    """``first.model_copy(update=values)`` where ``first`` has every field set and
-    ``values`` names fields only: the same record, without copy's generic machinery."""
-    record = ConsensusRound.__new__(ConsensusRound)
-    object.__setattr__(record, "__dict__", {**first.__dict__, **values})
-    object.__setattr__(record, "__pydantic_fields_set__", first.__pydantic_fields_set__.copy())
-    object.__setattr__(record, "__pydantic_extra__", None)
-    object.__setattr__(record, "__pydantic_private__", None)
-    return record
+#: The fields of a trace's row that its round record leaves out.
+_TRACE_ONLY = frozenset(AgentRound.model_fields) - frozenset(ConsensusRound.model_fields)
+
+
+def _round_records(
+    first: ConsensusRound, rows: Sequence[AgentRound], agents: Sequence[ConsensusAgent]
+) -> list[ConsensusRound]:
+    """The round records of ``rows``, each ``first.model_copy(update=...)`` with its row's
+    values, its agent's name and group (``first`` has every field set), built without
+    copy's generic machinery: a simulated question makes 49 of them."""
+    templates: dict[int, dict[str, Any]] = {}
+    fields_set = first.__pydantic_fields_set__
+    new, setattr_ = ConsensusRound.__new__, object.__setattr__
+    records = []
+    for row in rows:
+        template = templates.get(row.agent)
+        if template is None:
+            agent = agents[row.agent]
+            template = templates[row.agent] = {
+                **first.__dict__,
+                "agent_name": agent.name,
+                "group": agent.group,
+            }
+        values = template.copy()  # (the record's fields in their order, as validation's)
+        values.update(row.__dict__)
+        for name in _TRACE_ONLY:
+            del values[name]
+        record = new(ConsensusRound)
+        setattr_(record, "__dict__", values)
+        setattr_(record, "__pydantic_fields_set__", fields_set.copy())
+        setattr_(record, "__pydantic_extra__", None)
+        setattr_(record, "__pydantic_private__", None)
+        records.append(record)
+    return records
 
 
 def run_in_memory(

@@ -31,6 +31,7 @@ from byzllm.agents.consensus import (
     ConsensusAgent,
     ReplayPool,
     SimulatedAgent,
+    SimulatedProfile,
     make_adversary,
 )
 from byzllm.errors import ConfigError
@@ -217,14 +218,31 @@ AgentFactory = Callable[[str, str, AgentBackend, int], ConsensusAgent]
 
 def simulated_factory(name: str, group: str, backend: AgentBackend, seed: int) -> ConsensusAgent:
     """A simulated agent of ``group`` with the backend's profile overrides."""
-    base = STRONG_PROFILE if group == "strong" else WEAK_PROFILE
-    # AgentBackend has already rejected unknown profile parameters.
     return SimulatedAgent(
         name,
-        base.model_copy(update=backend.profile),
+        _profile(group, backend),
         group="strong" if group == "strong" else "weak",
         seed=seed,
     )
+
+
+#: The profile of each (group, backend) asked for lately, with the overrides it was made from.
+_profiles: dict[tuple[str, int], tuple[AgentBackend, dict[str, Any], SimulatedProfile]] = {}
+
+
+def _profile(group: str, backend: AgentBackend) -> SimulatedProfile:
+    """The group's default profile with the backend's overrides. Profiles are frozen, so
+    one is made per backend and overrides, not per agent of every unit of a sweep."""
+    known = _profiles.get((group, id(backend)))
+    if known is not None and known[0] is backend and known[1] == backend.profile:
+        return known[2]
+    base = STRONG_PROFILE if group == "strong" else WEAK_PROFILE
+    # AgentBackend has already rejected unknown profile parameters.
+    profile = base.model_copy(update=backend.profile)
+    if len(_profiles) >= 256:
+        _profiles.clear()
+    _profiles[(group, id(backend))] = (backend, dict(backend.profile), profile)
+    return profile
 
 
 def layout(
