@@ -316,6 +316,21 @@ def _shared_memos(identity: tuple[Any, ...]) -> _Memos:
     return memos
 
 
+def _profile_values(profile: SimulatedProfile) -> dict[str, Any]:
+    """``profile.model_dump()`` (a fresh dict): dumped once per profile, which is frozen,
+    instead of once per agent of every unit (every result describes its agents)."""
+    known = _dumped_profiles.get(id(profile))
+    if known is None or known[0] is not profile:
+        if len(_dumped_profiles) >= 256:
+            _dumped_profiles.clear()
+        known = _dumped_profiles[id(profile)] = (profile, profile.model_dump())
+    return dict(known[1])
+
+
+#: Dumps of the profiles described lately, each beside its profile (so its id is not reused).
+_dumped_profiles: dict[int, tuple[SimulatedProfile, dict[str, Any]]] = {}
+
+
 def _text_id(response: Response) -> str:
     return _hash_text(response.text)
 
@@ -560,5 +575,5 @@ class SimulatedAgent(ConsensusAgent):
             **super().describe(),
             "family": "simulated",
             "seed": self.seed,
-            "profile": self.profile.model_dump(),
+            "profile": _profile_values(self.profile),
         }
