@@ -334,6 +334,18 @@ def test_a_data_set_path_that_is_a_folder_is_named_a_folder(tmp_path: Path) -> N
     assert _error_line(err) == f"error: {tmp_path}: a folder, not a file"
 
 
+def test_only_the_synthetic_data_set_is_limited_in_size(tmp_path: Path) -> None:
+    from byzllm.experiments.consensus.config import DatasetConfig
+    from byzllm.tasks import MAX_TASKS
+
+    assert DatasetConfig(n=MAX_TASKS).n == MAX_TASKS
+    # A file's n is bounded by the file: sampling more than it holds is its own error.
+    data = tmp_path / "gsm8k.jsonl"
+    data.write_text("")
+    big = DatasetConfig(name="gsm8k", path=str(data), n=MAX_TASKS + 1)
+    assert big.n == MAX_TASKS + 1
+
+
 @pytest.mark.parametrize(
     ("command", "problem"),
     [
@@ -347,6 +359,11 @@ def test_a_data_set_path_that_is_a_folder_is_named_a_folder(tmp_path: Path) -> N
         (
             ["consensus", "run", "-s", "agents.strong.profile.strength=.nan"],
             "agents: strong.profile.strength: Input should be less than or equal to 1 (got nan)",
+        ),
+        # The synthetic family builds every question first: a huge n is refused up front.
+        (
+            ["consensus", "run", "-s", "dataset.n=100000000"],
+            "dataset.n: the synthetic data set makes at most 100,000 questions (got 100000000)",
         ),
         # A section's own validator: its message, not the section.
         (
