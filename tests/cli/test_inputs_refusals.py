@@ -4,6 +4,7 @@ ignore, act on too broadly or answer with a traceback."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -440,3 +441,27 @@ def test_a_wrong_profile_file_is_named_once(tmp_path: Path, domain: str) -> None
     line = _error_line(err)
     assert f": {profile} is not a profile written by `byzllm sim fit`: " in line
     assert line.endswith("; a: unknown key"), line  # no "(got ...)" after it
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("command", "what"),
+    [
+        (["graph", "check", "{pipe}"], "cannot read"),
+        (["graph", "draw", "{pipe}", "-o", "{tmp}/g.png"], "cannot read"),
+        (["monitor", "evaluate", "-m", "{pipe}", "-o", "{tmp}/run"], "cannot read monitor set"),
+        (["codegen", "run", "-m", "{pipe}", "-o", "{tmp}/run"], "cannot read monitor set"),
+        (["sim", "compare", "{tmp}", "--profile", "{pipe}"], "cannot read profile"),
+    ],
+)
+def test_a_named_pipe_given_as_an_input_file_is_refused(
+    tmp_path: Path, command: list[str], what: str
+) -> None:
+    # Read whole, a pipe that nothing writes to blocked the command forever.
+    pipe = tmp_path / "input.json"
+    os.mkfifo(pipe)
+    args = [part.format(pipe=pipe, tmp=tmp_path) for part in command]
+    code, _, err = _invoke(*args)
+    assert code == 2
+    assert _error_line(err) == f"error: {what} {pipe}: a pipe, socket or device, not a file"
