@@ -122,6 +122,20 @@ class _Deep(ExperimentConfig):
         # A key of the top level put under a section, one that exists or one that does not.
         ({"dataset.agents": []}, "dataset.agents: unknown key (did you mean 'agents'?)"),
         ({"options.backup": {}}, "options.backup: unknown key (did you mean 'backup'?)"),
+        # Into a list of sections, the suggestion is a key --set takes: the index as
+        # written, else the first item's (`agents.attack` is "not a valid index").
+        (
+            {"agnets.0.attack": "x"},
+            "agnets.0.attack: unknown key (did you mean 'agents.0.attack'?)",
+        ),
+        ({"agent.attack": "x"}, "agent.attack: unknown key (did you mean 'agents.0.attack'?)"),
+        (
+            {"dataset.agents.0.model": "m"},
+            "dataset.agents.0.model: unknown key (did you mean 'agents.0.model'?)",
+        ),
+        # Both parts misspelt: each part matched, not only the first.
+        ({"agnets.0.atack": "x"}, "agnets.0.atack: unknown key (did you mean 'agents.0.attack'?)"),
+        ({"bakup.modle": "m"}, "bakup.modle: unknown key (did you mean 'backup.model'?)"),
         # Nothing near: no suggestion rather than a wrong one.
         ({"dataset.x": 1}, "dataset.x: unknown key"),
         ({"zzz.qqq": 1}, "zzz.qqq: unknown key"),

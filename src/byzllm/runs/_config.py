@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 import yaml
 from pydantic import (
@@ -482,33 +482,74 @@ def _single_leaf(value: Any) -> list[str]:
 
 def _suggest(model: type[BaseModel], loc: Sequence[int | str], tail: Sequence[str]) -> str | None:
     """The valid key nearest to the unknown one (``loc`` where pydantic found it, ``tail``
-    the path the user wrote below it): a sibling spelt alike, else, for a section that does
-    not exist, the dotted key anywhere in the config closest to the whole key (``graph.n``
-    -> ``dataset.n``) or a key of the same name, the top level's too (``dataset.problems``
-    -> ``problems``)."""
+    the path the user wrote below it): a sibling spelt alike, the keys below it matched part
+    by part, else, for a section that does not exist, the dotted key anywhere in the config
+    closest to the whole key (``graph.n`` -> ``dataset.n``) or a key of the same name, the
+    top level's too (``dataset.problems`` -> ``problems``). Named as ``--set`` takes it, with
+    an index into each list of sections it goes through (:func:`_settable`)."""
     key = str(loc[-1])
     if len(key) > 200:
         return None
     parents = [str(part) for part in loc[:-1]]
-    sibling = difflib.get_close_matches(key, _known_fields(model, loc[:-1]), n=1)
+    written = [*parents, key, *tail]
+    indices = [part for part in written if part.isdigit()]
     everywhere = _key_paths(model)
+    sibling = difflib.get_close_matches(key, _known_fields(model, loc[:-1]), n=1)
     if sibling:
-        nearer = ".".join([*parents, sibling[0], *tail])
-        plain = ".".join(p for p in [*parents, sibling[0], *tail] if not p.isdigit())
-        return nearer if plain in everywhere or not tail else ".".join([*parents, sibling[0]])
-    wanted = ".".join(p for p in [*parents, key, *tail] if not p.isdigit())
+        found = [p for p in parents if not p.isdigit()] + sibling
+        for part in (p for p in tail if not p.isdigit()):
+            below = _children(everywhere, ".".join(found))
+            near = [part] if part in below else difflib.get_close_matches(part, below, n=1)
+            if not near:
+                break
+            found.append(near[0])
+        return _settable(model, found, indices)
+    wanted = ".".join(p for p in written if not p.isdigit())
     if tail:  # a section that does not exist: the whole key may be near a valid one
         close = difflib.get_close_matches(wanted, everywhere, n=1, cutoff=0.7)
         if close:
-            return close[0]
+            return _settable(model, close[0].split("."), indices)
     leaf = wanted.rsplit(".", 1)[-1]
     # The same name in another section, the top level too (`dataset.problems` means
     # `problems`). Under a section that exists, only a top-level key: a key in a list of
-    # sections (`compositions.attack`) cannot be set as it is named here.
+    # sections (`compositions.attack`) is ambiguous without the item the user meant.
     same_leaf = [k for k in everywhere if k.rsplit(".", 1)[-1] == leaf and (tail or k == leaf)]
     if same_leaf:
-        return max(same_leaf, key=lambda k: difflib.SequenceMatcher(None, wanted, k).ratio())
+        best = max(same_leaf, key=lambda k: difflib.SequenceMatcher(None, wanted, k).ratio())
+        return _settable(model, best.split("."), indices)
     return None
+
+
+def _children(keys: Sequence[str], section: str) -> list[str]:
+    """The names of the keys directly below the dotted ``section`` among ``keys``."""
+    prefix = f"{section}."
+    return [k[len(prefix) :] for k in keys if k.startswith(prefix) and "." not in k[len(prefix) :]]
+
+
+def _settable(model: type[BaseModel], names: Sequence[str], indices: Sequence[str]) -> str:
+    """The field path ``names`` as a ``--set`` key: after each list of sections that the key
+    goes into, the index the user wrote (``indices``, in order), else ``0``. Without it,
+    ``compositions.strong`` was suggested, which ``--set`` refuses ("not a valid index")."""
+    given = iter(indices)
+    parts: list[str] = []
+    current: type[BaseModel] | None = model
+    for depth, name in enumerate(names):
+        parts.append(name)
+        field = current.model_fields.get(name) if current is not None else None
+        if field is None:
+            parts += names[depth + 1 :]
+            break
+        current = _section_model(field.annotation)
+        if depth < len(names) - 1 and _list_of_sections(field.annotation):
+            parts.append(next(given, "0"))
+    return ".".join(parts)
+
+
+def _list_of_sections(annotation: Any) -> bool:
+    """Whether a field holds a list of sections (``list[Section]``, optional or not)."""
+    if get_origin(annotation) in (list, tuple, Sequence):
+        return _section_model(annotation) is not None
+    return any(_list_of_sections(arg) for arg in get_args(annotation) if arg is not type(None))
 
 
 #: Error kinds whose message names the value itself: a path (as found, not as written), a
