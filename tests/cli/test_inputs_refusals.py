@@ -361,6 +361,11 @@ def test_only_the_synthetic_data_set_is_limited_in_size(tmp_path: Path) -> None:
             ["consensus", "run", "-s", "agents.strong.profile.strength=.nan"],
             "agents: strong.profile.strength: Input should be less than or equal to 1 (got nan)",
         ),
+        # A field of two types: what it takes, once.
+        (
+            ["consensus", "run", "-s", "dataset.steps=abc"],
+            "dataset.steps: expects an integer or a list of 2 integers (got 'abc')",
+        ),
         # The synthetic family builds every question first: a huge n is refused up front.
         (
             ["consensus", "run", "-s", "dataset.n=100000000"],

@@ -151,6 +151,39 @@ def test_unknown_dotted_keys_name_the_key_and_the_nearest_valid_one(
     assert str(info.value) == f"invalid config: {problem}"
 
 
+class _Unions(ExperimentConfig):
+    steps: int | tuple[int, int] = 3
+    picks: list[int | Literal["all"]] = Field(default_factory=list)
+    limit: float | str | None = None
+    level: int | None = None
+
+
+@pytest.mark.parametrize(
+    ("overrides", "problem"),
+    [
+        # Every member refused the value: one problem naming what the field takes, not one
+        # per member under pydantic's name for it (`steps.int: ...; steps.tuple[int, int]`).
+        ({"steps": "abc"}, "steps: expects an integer or a list of 2 integers (got 'abc')"),
+        ({"steps": [1]}, "steps: expects an integer or a list of 2 integers (got [1])"),
+        ({"steps": [1, "a"]}, "steps: expects an integer or a list of 2 integers (got [1, 'a'])"),
+        ({"picks": [1, 2.5]}, "picks.1: expects an integer or one of 'all' (got 2.5)"),
+        ({"limit": [1]}, "limit: expects a number or a string (got [1])"),
+        # Only `| None`: pydantic's own message, as for any field.
+        (
+            {"level": "x"},
+            "level: Input should be a valid integer, unable to parse string as "
+            "an integer (got 'x')",
+        ),
+    ],
+)
+def test_a_union_field_is_one_problem_naming_what_it_takes(
+    overrides: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(None, _Unions, overrides)
+    assert str(info.value) == f"invalid config: {problem}"
+
+
 def test_yaml_and_set_name_an_unknown_key_alike(tmp_path: Path) -> None:
     file = _write(tmp_path / "c.yaml", "graph:\n  n: 3\n")
     with pytest.raises(ConfigError) as from_yaml:

@@ -15,7 +15,8 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import (
@@ -575,6 +576,72 @@ def _got(kind: str, message: str, item: Mapping[str, Any]) -> str:
     return f" (got {_short(value)})"
 
 
+def _union_at(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[int, list[str]] | None:
+    """Where ``loc`` goes into a union field (``int | tuple[int, int]``, not a mere ``X |
+    None``), whose members pydantic names in the loc after it, and the members described;
+    ``None`` when it goes into none."""
+    annotation: Any = model
+    for depth, part in enumerate(loc):
+        annotation = _unwrapped(annotation)
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if get_origin(annotation) in (Union, UnionType) and len(members) > 1:
+            return depth, [_described(member) for member in members]
+        args = get_args(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            field = annotation.model_fields.get(str(part))
+            if field is None:
+                return None
+            annotation = field.annotation
+        elif get_origin(annotation) in (list, tuple, Sequence, dict, Mapping) and args:
+            # An item: a list's or a mapping's values, a fixed tuple's own place.
+            fixed = get_origin(annotation) is tuple and Ellipsis not in args
+            at = part if fixed and isinstance(part, int) and part < len(args) else -1
+            annotation = args[at]
+        else:
+            return None
+    return None
+
+
+def _unwrapped(annotation: Any) -> Any:
+    """``annotation`` without ``Annotated`` and without ``| None`` around one type."""
+    if get_origin(annotation) is Annotated:
+        return _unwrapped(get_args(annotation)[0])
+    members = [arg for arg in get_args(annotation) if arg is not type(None)]
+    if get_origin(annotation) in (Union, UnionType) and len(members) == 1:
+        return _unwrapped(members[0])
+    return annotation
+
+
+#: How a config error names what a union member takes, one and many.
+_DESCRIBED: dict[Any, tuple[str, str]] = {
+    bool: ("true or false", "booleans"),
+    int: ("an integer", "integers"),
+    float: ("a number", "numbers"),
+    str: ("a string", "strings"),
+}
+
+
+def _described(annotation: Any) -> str:
+    """What a value of ``annotation`` is, for a user: ``an integer``, ``a list of 2
+    integers``, ``a section``, ``one of 'a', 'b'``."""
+    annotation = _unwrapped(annotation)
+    if annotation in _DESCRIBED:
+        return _DESCRIBED[annotation][0]
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(arg) for arg in args)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "a section"
+    if origin in (dict, Mapping):
+        return "a mapping"
+    if origin in (list, tuple, Sequence, set, frozenset):
+        items = [arg for arg in args if arg is not Ellipsis]
+        many = _DESCRIBED.get(items[0], ("", "values"))[1] if len(set(items)) == 1 else "values"
+        fixed = origin is tuple and Ellipsis not in args
+        return f"a list of {len(items)} {many}" if fixed else f"a list of {many}"
+    return getattr(annotation, "__name__", str(annotation))
+
+
 def validation_problems(
     err: ValidationError, model: type[BaseModel], *, loc: Sequence[int | str] = ()
 ) -> str:
@@ -584,10 +651,24 @@ def validation_problems(
     ``model`` and reports its problems as its own."""
     prefix = [str(part) for part in loc]
     problems: list[str] = []
+    unions: set[tuple[Any, ...]] = set()  # the union fields already reported
     for item in err.errors(include_url=False):
         inner = tuple(item.get("loc", ()))
         parts = [*prefix, *(str(part) for part in inner)]
         kind = item.get("type", "")
+        union = _union_at(model, inner)
+        if union is not None:
+            # pydantic reports each member of a union that refused the value, named by its
+            # type (`steps.int: ...; steps.tuple[int, int].1: ...`): one line says them all.
+            depth, members = union
+            if inner[:depth] not in unions:
+                unions.add(inner[:depth])
+                where = _clip(".".join(parts[: len(prefix) + depth]))
+                # The value as given: a member's own error holds it (a deeper one, its part).
+                whole = [e for e in err.errors() if tuple(e["loc"]) == inner[: depth + 1]]
+                got = _got("union", "", whole[0]) if whole else ""
+                problems.append(f"{where}: expects {' or '.join(members)}{got}")
+            continue
         if kind == "extra_forbidden":
             # A section that does not exist (graph: {n: 10}) is named with the key below
             # it, as the user wrote it (--set graph.n=10).
