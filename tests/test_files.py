@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 
 import pytest
 
-from byzllm._files import atomic_path, write_text_atomic
+from byzllm._files import atomic_path, refuse_pipe, write_text_atomic
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_partial(tmp_path: Path) -> None:
@@ -81,3 +82,17 @@ def test_a_report_csv_cut_by_a_full_disk_is_not_left_behind(
     with pytest.raises(OSError):
         write_csv([{"a": 1}], tmp_path / "t.csv")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_refuse_pipe_refuses_what_a_whole_read_would_wait_on(tmp_path: Path) -> None:
+    # A missing file and a folder are the read's to report; a device never ends.
+    plain = tmp_path / "f.json"
+    plain.write_text("{}")
+    for path in (plain, tmp_path, tmp_path / "missing.json"):
+        refuse_pipe(path)
+    with pytest.raises(OSError) as err:
+        refuse_pipe(os.devnull)
+    assert (err.value.strerror, err.value.filename) == (
+        "a pipe, socket or device, not a file",
+        os.devnull,
+    )

@@ -11,7 +11,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "path_kind", "write_text_atomic"]
+__all__ = ["atomic_path", "path_kind", "refuse_pipe", "write_text_atomic"]
 
 
 @contextlib.contextmanager
@@ -53,6 +53,10 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     return Path(path)
 
 
+#: What :func:`path_kind` calls whatever is neither a file nor a folder.
+_SPECIAL = "a pipe, socket or device"
+
+
 def path_kind(path: str | os.PathLike[str]) -> str | None:
     """What stands at ``path`` (links followed): ``"a file"``, ``"a folder"``, ``"a pipe,
     socket or device"``, or ``None`` when nothing does. For a reader's error: a folder or a
@@ -65,4 +69,14 @@ def path_kind(path: str | os.PathLike[str]) -> str | None:
         return "a file"
     if stat.S_ISDIR(mode):
         return "a folder"
-    return "a pipe, socket or device"
+    return _SPECIAL
+
+
+def refuse_pipe(path: str | os.PathLike[str]) -> None:
+    """An :class:`OSError` naming ``path`` when it is a named pipe, a socket or a device, for
+    a reader to call before it reads a file whole: a pipe no program writes to blocked the
+    read forever (``mkfifo g.json; byzllm graph check g.json``), and ``/dev/zero`` never
+    ends. A missing file or a folder is left to the read, whose error says so."""
+    found = path_kind(path)
+    if found == _SPECIAL:
+        raise OSError(errno.EINVAL, f"{found}, not a file", os.fspath(path))

@@ -4,6 +4,7 @@ ignore, act on too broadly or answer with a traceback."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -334,6 +335,18 @@ def test_a_data_set_path_that_is_a_folder_is_named_a_folder(tmp_path: Path) -> N
     assert _error_line(err) == f"error: {tmp_path}: a folder, not a file"
 
 
+def test_only_the_synthetic_data_set_is_limited_in_size(tmp_path: Path) -> None:
+    from byzllm.experiments.consensus.config import DatasetConfig
+    from byzllm.tasks import MAX_TASKS
+
+    assert DatasetConfig(n=MAX_TASKS).n == MAX_TASKS
+    # A file's n is bounded by the file: sampling more than it holds is its own error.
+    data = tmp_path / "gsm8k.jsonl"
+    data.write_text("")
+    big = DatasetConfig(name="gsm8k", path=str(data), n=MAX_TASKS + 1)
+    assert big.n == MAX_TASKS + 1
+
+
 @pytest.mark.parametrize(
     ("command", "problem"),
     [
@@ -347,6 +360,16 @@ def test_a_data_set_path_that_is_a_folder_is_named_a_folder(tmp_path: Path) -> N
         (
             ["consensus", "run", "-s", "agents.strong.profile.strength=.nan"],
             "agents: strong.profile.strength: Input should be less than or equal to 1 (got nan)",
+        ),
+        # A field of two types: what it takes, once.
+        (
+            ["consensus", "run", "-s", "dataset.steps=abc"],
+            "dataset.steps: expects an integer or a list of 2 integers (got 'abc')",
+        ),
+        # The synthetic family builds every question first: a huge n is refused up front.
+        (
+            ["consensus", "run", "-s", "dataset.n=100000000"],
+            "dataset.n: the synthetic data set makes at most 100,000 questions (got 100000000)",
         ),
         # A section's own validator: its message, not the section.
         (
@@ -423,3 +446,27 @@ def test_a_wrong_profile_file_is_named_once(tmp_path: Path, domain: str) -> None
     line = _error_line(err)
     assert f": {profile} is not a profile written by `byzllm sim fit`: " in line
     assert line.endswith("; a: unknown key"), line  # no "(got ...)" after it
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("command", "what"),
+    [
+        (["graph", "check", "{pipe}"], "cannot read"),
+        (["graph", "draw", "{pipe}", "-o", "{tmp}/g.png"], "cannot read"),
+        (["monitor", "evaluate", "-m", "{pipe}", "-o", "{tmp}/run"], "cannot read monitor set"),
+        (["codegen", "run", "-m", "{pipe}", "-o", "{tmp}/run"], "cannot read monitor set"),
+        (["sim", "compare", "{tmp}", "--profile", "{pipe}"], "cannot read profile"),
+    ],
+)
+def test_a_named_pipe_given_as_an_input_file_is_refused(
+    tmp_path: Path, command: list[str], what: str
+) -> None:
+    # Read whole, a pipe that nothing writes to blocked the command forever.
+    pipe = tmp_path / "input.json"
+    os.mkfifo(pipe)
+    args = [part.format(pipe=pipe, tmp=tmp_path) for part in command]
+    code, _, err = _invoke(*args)
+    assert code == 2
+    assert _error_line(err) == f"error: {what} {pipe}: a pipe, socket or device, not a file"

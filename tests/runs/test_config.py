@@ -122,6 +122,20 @@ class _Deep(ExperimentConfig):
         # A key of the top level put under a section, one that exists or one that does not.
         ({"dataset.agents": []}, "dataset.agents: unknown key (did you mean 'agents'?)"),
         ({"options.backup": {}}, "options.backup: unknown key (did you mean 'backup'?)"),
+        # Into a list of sections, the suggestion is a key --set takes: the index as
+        # written, else the first item's (`agents.attack` is "not a valid index").
+        (
+            {"agnets.0.attack": "x"},
+            "agnets.0.attack: unknown key (did you mean 'agents.0.attack'?)",
+        ),
+        ({"agent.attack": "x"}, "agent.attack: unknown key (did you mean 'agents.0.attack'?)"),
+        (
+            {"dataset.agents.0.model": "m"},
+            "dataset.agents.0.model: unknown key (did you mean 'agents.0.model'?)",
+        ),
+        # Both parts misspelt: each part matched, not only the first.
+        ({"agnets.0.atack": "x"}, "agnets.0.atack: unknown key (did you mean 'agents.0.attack'?)"),
+        ({"bakup.modle": "m"}, "bakup.modle: unknown key (did you mean 'backup.model'?)"),
         # Nothing near: no suggestion rather than a wrong one.
         ({"dataset.x": 1}, "dataset.x: unknown key"),
         ({"zzz.qqq": 1}, "zzz.qqq: unknown key"),
@@ -134,6 +148,39 @@ def test_unknown_dotted_keys_name_the_key_and_the_nearest_valid_one(
 ) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(None, _Deep, overrides)
+    assert str(info.value) == f"invalid config: {problem}"
+
+
+class _Unions(ExperimentConfig):
+    steps: int | tuple[int, int] = 3
+    picks: list[int | Literal["all"]] = Field(default_factory=list)
+    limit: float | str | None = None
+    level: int | None = None
+
+
+@pytest.mark.parametrize(
+    ("overrides", "problem"),
+    [
+        # Every member refused the value: one problem naming what the field takes, not one
+        # per member under pydantic's name for it (`steps.int: ...; steps.tuple[int, int]`).
+        ({"steps": "abc"}, "steps: expects an integer or a list of 2 integers (got 'abc')"),
+        ({"steps": [1]}, "steps: expects an integer or a list of 2 integers (got [1])"),
+        ({"steps": [1, "a"]}, "steps: expects an integer or a list of 2 integers (got [1, 'a'])"),
+        ({"picks": [1, 2.5]}, "picks.1: expects an integer or one of 'all' (got 2.5)"),
+        ({"limit": [1]}, "limit: expects a number or a string (got [1])"),
+        # Only `| None`: pydantic's own message, as for any field.
+        (
+            {"level": "x"},
+            "level: Input should be a valid integer, unable to parse string as "
+            "an integer (got 'x')",
+        ),
+    ],
+)
+def test_a_union_field_is_one_problem_naming_what_it_takes(
+    overrides: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(None, _Unions, overrides)
     assert str(info.value) == f"invalid config: {problem}"
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from byzllm.errors import InputError
 from byzllm.tasks import extract_answer, is_correct, synthetic_tasks
-from byzllm.tasks._synthetic import MAX_VALUE
+from byzllm.tasks._synthetic import MAX_TASKS, MAX_VALUE
 
 
 def replay(task_meta: dict[str, object]) -> Fraction:
@@ -75,7 +75,13 @@ def test_question_wording_matches_the_operations() -> None:
     assert task.question.endswith("at the end?")
 
 
-@pytest.mark.parametrize(("n", "steps"), [(-1, 3), (3, 0), (3, 9), (3, (4, 2))])
+@pytest.mark.parametrize(("n", "steps"), [(-1, 3), (MAX_TASKS + 1, 3), (3, 0), (3, 9), (3, (4, 2))])
 def test_bad_arguments(n: int, steps: int | tuple[int, int]) -> None:
     with pytest.raises(InputError):
         synthetic_tasks(n, seed=0, steps=steps)
+
+
+def test_a_huge_n_is_refused_naming_the_limit_before_any_task_is_built() -> None:
+    # Every task is built before the first is returned: 10**8 ran for hours, silently.
+    with pytest.raises(InputError, match=r"^n must be 0-100,000 synthetic tasks, got 100,000,000$"):
+        synthetic_tasks(10**8)

@@ -25,7 +25,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError
 
-from byzllm._files import write_text_atomic
+from byzllm._files import refuse_pipe, write_text_atomic
 from byzllm.agents._params import SimParameters, parameter_source
 from byzllm.errors import ConfigError, InputError
 from byzllm.runs import Interval, config_path, validation_problems
@@ -75,10 +75,13 @@ class FittedProfile(BaseModel):
         """Read a profile written by :meth:`save` (a clear ConfigError otherwise)."""
         p = Path(path)
         try:
+            refuse_pipe(p)
             data = yaml.safe_load(p.read_text(encoding="utf-8"))
         except UnicodeDecodeError:
             raise ConfigError(f"cannot read profile {p}: not UTF-8 text") from None
-        except (OSError, yaml.YAMLError) as exc:
+        except OSError as exc:
+            raise ConfigError(f"cannot read profile {p}: {exc.strerror or exc}") from exc
+        except yaml.YAMLError as exc:
             raise ConfigError(f"cannot read profile {p}: {exc}") from exc
         try:
             return cls.model_validate(data)

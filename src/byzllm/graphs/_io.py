@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from byzllm._files import write_text_atomic
+from byzllm._files import refuse_pipe, write_text_atomic
 from byzllm.errors import InputError
 
 from ._core import GraphView, view_of_edges
@@ -278,6 +278,7 @@ def load_graph_view(
 def _read(path: str | Path, n: int | None, directed: bool | None) -> _Parsed:
     source = Path(path)
     try:
+        refuse_pipe(source)
         raw = source.read_bytes()
     except OSError as err:
         raise InputError(f"cannot read {source}: {err.strerror or err}") from None

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from byzllm import __version__
-from byzllm._files import write_text_atomic
+from byzllm._files import refuse_pipe, write_text_atomic
 from byzllm.errors import InputError
 
 from .dataset import TurnDataset
@@ -292,6 +292,7 @@ class MonitorSet:
         :class:`InputError` line naming the file."""
         source = Path(path)
         try:
+            refuse_pipe(source)
             raw = source.read_bytes()
         except OSError as err:
             raise InputError(f"cannot read monitor set {source}: {err.strerror or err}") from None

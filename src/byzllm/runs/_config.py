@@ -15,7 +15,8 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from types import UnionType
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import (
@@ -482,33 +483,74 @@ def _single_leaf(value: Any) -> list[str]:
 
 def _suggest(model: type[BaseModel], loc: Sequence[int | str], tail: Sequence[str]) -> str | None:
     """The valid key nearest to the unknown one (``loc`` where pydantic found it, ``tail``
-    the path the user wrote below it): a sibling spelt alike, else, for a section that does
-    not exist, the dotted key anywhere in the config closest to the whole key (``graph.n``
-    -> ``dataset.n``) or a key of the same name, the top level's too (``dataset.problems``
-    -> ``problems``)."""
+    the path the user wrote below it): a sibling spelt alike, the keys below it matched part
+    by part, else, for a section that does not exist, the dotted key anywhere in the config
+    closest to the whole key (``graph.n`` -> ``dataset.n``) or a key of the same name, the
+    top level's too (``dataset.problems`` -> ``problems``). Named as ``--set`` takes it, with
+    an index into each list of sections it goes through (:func:`_settable`)."""
     key = str(loc[-1])
     if len(key) > 200:
         return None
     parents = [str(part) for part in loc[:-1]]
-    sibling = difflib.get_close_matches(key, _known_fields(model, loc[:-1]), n=1)
+    written = [*parents, key, *tail]
+    indices = [part for part in written if part.isdigit()]
     everywhere = _key_paths(model)
+    sibling = difflib.get_close_matches(key, _known_fields(model, loc[:-1]), n=1)
     if sibling:
-        nearer = ".".join([*parents, sibling[0], *tail])
-        plain = ".".join(p for p in [*parents, sibling[0], *tail] if not p.isdigit())
-        return nearer if plain in everywhere or not tail else ".".join([*parents, sibling[0]])
-    wanted = ".".join(p for p in [*parents, key, *tail] if not p.isdigit())
+        found = [p for p in parents if not p.isdigit()] + sibling
+        for part in (p for p in tail if not p.isdigit()):
+            below = _children(everywhere, ".".join(found))
+            near = [part] if part in below else difflib.get_close_matches(part, below, n=1)
+            if not near:
+                break
+            found.append(near[0])
+        return _settable(model, found, indices)
+    wanted = ".".join(p for p in written if not p.isdigit())
     if tail:  # a section that does not exist: the whole key may be near a valid one
         close = difflib.get_close_matches(wanted, everywhere, n=1, cutoff=0.7)
         if close:
-            return close[0]
+            return _settable(model, close[0].split("."), indices)
     leaf = wanted.rsplit(".", 1)[-1]
     # The same name in another section, the top level too (`dataset.problems` means
     # `problems`). Under a section that exists, only a top-level key: a key in a list of
-    # sections (`compositions.attack`) cannot be set as it is named here.
+    # sections (`compositions.attack`) is ambiguous without the item the user meant.
     same_leaf = [k for k in everywhere if k.rsplit(".", 1)[-1] == leaf and (tail or k == leaf)]
     if same_leaf:
-        return max(same_leaf, key=lambda k: difflib.SequenceMatcher(None, wanted, k).ratio())
+        best = max(same_leaf, key=lambda k: difflib.SequenceMatcher(None, wanted, k).ratio())
+        return _settable(model, best.split("."), indices)
     return None
+
+
+def _children(keys: Sequence[str], section: str) -> list[str]:
+    """The names of the keys directly below the dotted ``section`` among ``keys``."""
+    prefix = f"{section}."
+    return [k[len(prefix) :] for k in keys if k.startswith(prefix) and "." not in k[len(prefix) :]]
+
+
+def _settable(model: type[BaseModel], names: Sequence[str], indices: Sequence[str]) -> str:
+    """The field path ``names`` as a ``--set`` key: after each list of sections that the key
+    goes into, the index the user wrote (``indices``, in order), else ``0``. Without it,
+    ``compositions.strong`` was suggested, which ``--set`` refuses ("not a valid index")."""
+    given = iter(indices)
+    parts: list[str] = []
+    current: type[BaseModel] | None = model
+    for depth, name in enumerate(names):
+        parts.append(name)
+        field = current.model_fields.get(name) if current is not None else None
+        if field is None:
+            parts += names[depth + 1 :]
+            break
+        current = _section_model(field.annotation)
+        if depth < len(names) - 1 and _list_of_sections(field.annotation):
+            parts.append(next(given, "0"))
+    return ".".join(parts)
+
+
+def _list_of_sections(annotation: Any) -> bool:
+    """Whether a field holds a list of sections (``list[Section]``, optional or not)."""
+    if get_origin(annotation) in (list, tuple, Sequence):
+        return _section_model(annotation) is not None
+    return any(_list_of_sections(arg) for arg in get_args(annotation) if arg is not type(None))
 
 
 #: Error kinds whose message names the value itself: a path (as found, not as written), a
@@ -534,6 +576,72 @@ def _got(kind: str, message: str, item: Mapping[str, Any]) -> str:
     return f" (got {_short(value)})"
 
 
+def _union_at(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[int, list[str]] | None:
+    """Where ``loc`` goes into a union field (``int | tuple[int, int]``, not a mere ``X |
+    None``), whose members pydantic names in the loc after it, and the members described;
+    ``None`` when it goes into none."""
+    annotation: Any = model
+    for depth, part in enumerate(loc):
+        annotation = _unwrapped(annotation)
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if get_origin(annotation) in (Union, UnionType) and len(members) > 1:
+            return depth, [_described(member) for member in members]
+        args = get_args(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            field = annotation.model_fields.get(str(part))
+            if field is None:
+                return None
+            annotation = field.annotation
+        elif get_origin(annotation) in (list, tuple, Sequence, dict, Mapping) and args:
+            # An item: a list's or a mapping's values, a fixed tuple's own place.
+            fixed = get_origin(annotation) is tuple and Ellipsis not in args
+            at = part if fixed and isinstance(part, int) and part < len(args) else -1
+            annotation = args[at]
+        else:
+            return None
+    return None
+
+
+def _unwrapped(annotation: Any) -> Any:
+    """``annotation`` without ``Annotated`` and without ``| None`` around one type."""
+    if get_origin(annotation) is Annotated:
+        return _unwrapped(get_args(annotation)[0])
+    members = [arg for arg in get_args(annotation) if arg is not type(None)]
+    if get_origin(annotation) in (Union, UnionType) and len(members) == 1:
+        return _unwrapped(members[0])
+    return annotation
+
+
+#: How a config error names what a union member takes, one and many.
+_DESCRIBED: dict[Any, tuple[str, str]] = {
+    bool: ("true or false", "booleans"),
+    int: ("an integer", "integers"),
+    float: ("a number", "numbers"),
+    str: ("a string", "strings"),
+}
+
+
+def _described(annotation: Any) -> str:
+    """What a value of ``annotation`` is, for a user: ``an integer``, ``a list of 2
+    integers``, ``a section``, ``one of 'a', 'b'``."""
+    annotation = _unwrapped(annotation)
+    if annotation in _DESCRIBED:
+        return _DESCRIBED[annotation][0]
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(arg) for arg in args)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "a section"
+    if origin in (dict, Mapping):
+        return "a mapping"
+    if origin in (list, tuple, Sequence, set, frozenset):
+        items = [arg for arg in args if arg is not Ellipsis]
+        many = _DESCRIBED.get(items[0], ("", "values"))[1] if len(set(items)) == 1 else "values"
+        fixed = origin is tuple and Ellipsis not in args
+        return f"a list of {len(items)} {many}" if fixed else f"a list of {many}"
+    return getattr(annotation, "__name__", str(annotation))
+
+
 def validation_problems(
     err: ValidationError, model: type[BaseModel], *, loc: Sequence[int | str] = ()
 ) -> str:
@@ -543,10 +651,24 @@ def validation_problems(
     ``model`` and reports its problems as its own."""
     prefix = [str(part) for part in loc]
     problems: list[str] = []
+    unions: set[tuple[Any, ...]] = set()  # the union fields already reported
     for item in err.errors(include_url=False):
         inner = tuple(item.get("loc", ()))
         parts = [*prefix, *(str(part) for part in inner)]
         kind = item.get("type", "")
+        union = _union_at(model, inner)
+        if union is not None:
+            # pydantic reports each member of a union that refused the value, named by its
+            # type (`steps.int: ...; steps.tuple[int, int].1: ...`): one line says them all.
+            depth, members = union
+            if inner[:depth] not in unions:
+                unions.add(inner[:depth])
+                where = _clip(".".join(parts[: len(prefix) + depth]))
+                # The value as given: a member's own error holds it (a deeper one, its part).
+                whole = [e for e in err.errors() if tuple(e["loc"]) == inner[: depth + 1]]
+                got = _got("union", "", whole[0]) if whole else ""
+                problems.append(f"{where}: expects {' or '.join(members)}{got}")
+            continue
         if kind == "extra_forbidden":
             # A section that does not exist (graph: {n: 10}) is named with the key below
             # it, as the user wrote it (--set graph.n=10).

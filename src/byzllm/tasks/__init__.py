@@ -26,10 +26,11 @@ from ._loaders import (
     load_tasks,
     sample_tasks,
 )
-from ._synthetic import synthetic_tasks
+from ._synthetic import MAX_TASKS, synthetic_tasks
 from ._types import Task, TaskKind
 
 __all__ = [
+    "MAX_TASKS",
     "CodeProblem",
     "CodeSplits",
     "IOTest",

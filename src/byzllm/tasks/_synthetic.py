@@ -28,10 +28,15 @@ from byzllm.errors import InputError
 
 from ._types import Task
 
-__all__ = ["MAX_VALUE", "synthetic_tasks"]
+__all__ = ["MAX_TASKS", "MAX_VALUE", "synthetic_tasks"]
 
 #: Every intermediate value stays in 1..MAX_VALUE.
 MAX_VALUE = 5_000
+
+#: The most tasks one call makes: far above any run's needs (the SAC paper asks 30 questions
+#: per configuration, §5.2), and about 20 s of work. Every task is built before the first is
+#: used, so ``n = 100000000`` took hours and all the memory without a word.
+MAX_TASKS = 100_000
 
 Operation = Literal["add", "subtract", "multiply", "divide"]
 
@@ -204,11 +209,12 @@ def _one_task(seed: int, index: int, steps: int | tuple[int, int]) -> Task:
 def synthetic_tasks(n: int, seed: int = 0, steps: int | tuple[int, int] = 3) -> list[Task]:
     """``n`` arithmetic word problems (kind ``number``) with ``steps`` operations each.
 
-    ``steps`` is a fixed count (1-8) or an inclusive range ``(low, high)`` drawn per task.
+    ``steps`` is a fixed count (1-8) or an inclusive range ``(low, high)`` drawn per task;
+    ``n`` is at most :data:`MAX_TASKS`.
     Every task has at least three distinct non-negative distractors, none equal to the answer.
     """
-    if n < 0:
-        raise InputError(f"n must be >= 0, got {n}")
+    if not 0 <= n <= MAX_TASKS:
+        raise InputError(f"n must be 0-{MAX_TASKS:,} synthetic tasks, got {n:,}")
     bounds = (steps, steps) if isinstance(steps, int) else tuple(steps)
     if len(bounds) != 2 or not 1 <= bounds[0] <= bounds[1] <= 8:
         raise InputError(f"steps must be between 1 and 8 (or a range within it), got {steps!r}")

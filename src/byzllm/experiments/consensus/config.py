@@ -167,7 +167,7 @@ class DatasetConfig(ExperimentConfig):
 
     name: Literal["synthetic", "math500", "gsm8k", "commonsense"] = "synthetic"
     path: str | None = None
-    n: int = Field(default=30, ge=1, description="questions sampled")
+    n: int = Field(default=30, ge=1, description="questions sampled (synthetic: at most 100,000)")
     seed: int = 0
     level: int | None = Field(default=None, description="MATH-500 level filter (paper: 4)")
     steps: int | tuple[int, int] = Field(
@@ -183,6 +183,17 @@ class DatasetConfig(ExperimentConfig):
         # working directory (docs/experiments.md, Configs). Absolute from here on, so a unit's
         # work finds it from any working directory.
         return str(config_path(value, info, "path", "data set")) if value else value
+
+    @field_validator("n")
+    @classmethod
+    def _synthetic_size(cls, value: int, info: ValidationInfo) -> int:
+        # A file's size bounds its n (asking for more is an error); the synthetic family has
+        # none, and builds every question before the run starts: refused here, before any.
+        from byzllm.tasks import MAX_TASKS
+
+        if info.data.get("name") == "synthetic" and value > MAX_TASKS:
+            raise ValueError(f"the synthetic data set makes at most {MAX_TASKS:,} questions")
+        return value
 
     @field_validator("steps")
     @classmethod
