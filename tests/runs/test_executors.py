@@ -324,3 +324,54 @@ def test_what_each_executor_says_can_run_at_once() -> None:
     assert LocalExecutor().running_at_most() is None
     assert ProcessExecutor(2).running_at_most() is None  # not started: nothing runs
     assert RayExecutor().running_at_most() is None
+
+
+def test_a_batch_of_units_in_a_worker_keeps_each_units_records_and_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Units handed over together still come back one by one: records for the good ones, its
+    # own error (as a value, not the batch's) for the bad one, a sys.exit included.
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().with_name("importable")))
+    import process_work  # type: ignore[import-not-found]
+
+    from byzllm.runs._executor import _packed_batch_in_process
+    from byzllm.runs._records import PackedRecords
+
+    def work(payload: dict[str, Any]) -> Any:
+        if payload["n"] == 7:
+            raise SystemExit(3)
+        return process_work.square(payload)
+
+    results = _packed_batch_in_process(work, [{"n": 2}, {"n": -1}, {"n": 3}, {"n": 7}])
+    assert [type(r) for r in results] == [PackedRecords, ValueError, PackedRecords, SystemExit]
+    assert str(results[1]) == "negative input"
+
+
+async def test_units_of_work_that_calls_no_model_reach_the_workers_several_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().with_name("importable")))
+    from concurrent.futures import ProcessPoolExecutor
+
+    import process_work  # type: ignore[import-not-found]
+
+    from byzllm.runs import ProcessExecutor, Store, make_unit, run_units
+    from byzllm.runs._executor import MAX_BATCH
+
+    submitted: list[int] = []
+    real_submit = ProcessPoolExecutor.submit
+
+    def counting_submit(self: Any, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        submitted.append(len(args[1]) if fn.__name__ == "_packed_batch_in_process" else 1)
+        return real_submit(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", counting_submit)
+    units = [make_unit({"n": n}, label=f"n{n}") for n in range(40)]
+    summary = await run_units(
+        tmp_path, units, process_work.square, executor=ProcessExecutor(2), progress=False
+    )
+    assert summary.done == 40
+    assert sum(submitted) == 40
+    assert len(submitted) < 40 and max(submitted) <= MAX_BATCH
+    with Store.open(tmp_path) as store:
+        assert sorted(r["n"] for r in store.records("computed")) == list(range(40))

@@ -740,6 +740,20 @@ def execute_units(
     return summary
 
 
+def preload(*modules: str) -> None:
+    """Import ``modules`` in a background thread: a command that draws after its units have
+    run loads the drawing library while worker processes run them (this process mostly
+    waits then), not after. A module that fails to import is left for its user to report."""
+    import importlib
+
+    def load() -> None:
+        for name in modules:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+    threading.Thread(target=load, name="byzllm-preload", daemon=True).start()
+
+
 def _discard_store(run_dir: Path | str) -> None:
     """Delete the results store of ``run_dir`` (its database and SQLite's side files), and
     nothing else of the folder."""

@@ -368,6 +368,7 @@ def matrix(
         # chain ran silently beside γ-MERG).
         _warn_robustness(cfg)
         units = expand_units(cfg)
+        common.preload("matplotlib.figure", "matplotlib.backends.backend_agg")
         summary_run = common.execute_units(
             target_dir,
             units,

@@ -364,12 +364,46 @@ def _packed_in_process(work: WorkFn, payload: dict[str, Any], seat: Seat = None)
         return pack_records(coerce_records(_call_in_process(work, payload, seat)))
 
 
+def _packed_batch_in_process(
+    work: WorkFn, payloads: list[dict[str, Any]]
+) -> list[PackedRecords | BaseException]:
+    """:func:`_packed_in_process` for several units one after another, in one worker: each
+    unit's packed records, or its exception (as a value: one unit's failure is its own)."""
+    results: list[PackedRecords | BaseException] = []
+    for payload in payloads:
+        try:
+            results.append(_packed_in_process(work, payload))
+        except (Exception, SystemExit) as err:  # (a library's sys.exit: this unit's, as ever)
+            results.append(err)
+    return results
+
+
 def _start_worker(secrets: dict[str, str]) -> None:  # pragma: no cover - in a worker
     """The initializer of every :class:`ProcessExecutor` worker: the run's secrets (sent
     through the worker's start-up pipe, never a file or an argument), and exit with the
     process that started it."""
     adopt_secrets(secrets)
     exit_with_parent()
+
+
+#: The most units handed to a worker at once (:class:`ProcessExecutor`, work that calls no
+#: model).
+MAX_BATCH = 8
+
+
+#: A unit waiting to be handed to a worker, with the future its records come back on.
+_Waiting = tuple[WorkFn, Unit, "asyncio.Future[PackedRecords]"]
+
+
+class _PoolBroke(Exception):
+    """A unit's pool broke while the unit was in it (a worker died): it runs again alone."""
+
+
+def _settle(batch: list[tuple[Any, Any, asyncio.Future[Any]]], error: BaseException) -> None:
+    """Every unit of ``batch`` still waiting fails with ``error``."""
+    for _, _, waiter in batch:
+        if not waiter.done():
+            waiter.set_exception(error)
 
 
 class WorkerDiedError(ByzllmError):
@@ -464,6 +498,12 @@ class ProcessExecutor(Executor):
     die alone, stop the run with :class:`WorkerPoolError` (fatal): the units not done stay
     pending.
 
+    Work that calls no model is handed to the workers a few units at a time (the units the
+    run has waiting together, at most :data:`MAX_BATCH` at once, split among the workers): a
+    simulated unit takes a millisecond or two, about what handing one unit over and its
+    records back cost this process, so one at a time kept the workers waiting for it. Each
+    unit still comes back with its own records or its own error.
+
     How many workers: ``max_workers``, else one per usable core, at most the run's
     ``concurrency``; for work that calls models, at most the endpoints' request limit too
     (``request_limit``, or what the runner tells :meth:`limit_requests`), and each unit then
@@ -498,6 +538,8 @@ class ProcessExecutor(Executor):
         self._workers = 1
         self._context: Any = None
         self._initargs: tuple[dict[str, str]] = ({},)
+        # Units waiting to be handed over together (work that calls no model: no seats).
+        self._waiting: list[_Waiting] = []
 
     async def start(self, concurrency: int) -> None:
         methods = multiprocessing.get_all_start_methods()
@@ -564,9 +606,89 @@ class ProcessExecutor(Executor):
 
     async def run(self, work: WorkFn, unit: Unit) -> PackedRecords:
         if self._seats is None:
-            return await self._run(work, unit, None)
+            return await self._run_batched(work, unit)
         async with self._seats.taken() as seat:
             return await self._run(work, unit, seat)
+
+    async def _run_batched(self, work: WorkFn, unit: Unit) -> PackedRecords:
+        """:meth:`_run` for work that calls no model, handed over with the units that wait
+        with it (:meth:`_hand_over`, once this loop turn's units have come)."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[PackedRecords] = loop.create_future()
+        self._waiting.append((work, unit, waiter))
+        if len(self._waiting) == 1:
+            loop.call_soon(self._hand_over)
+        try:
+            result = await waiter
+        except _PoolBroke:
+            # A worker of the pool died while this unit was in it (see _run).
+            return await self._run_alone(work, unit, None)
+        self._breaks_in_a_row = self._lone_deaths_in_a_row = 0
+        return result
+
+    def _hand_over(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        waiting = [entry for entry in waiting if not entry[2].done()]  # (cancelled meanwhile)
+        size = max(1, min(MAX_BATCH, -(-len(waiting) // self._workers)))
+        for start in range(0, len(waiting), size):
+            batch = waiting[start : start + size]
+            by_work: dict[int, list[_Waiting]] = {}
+            for entry in batch:
+                by_work.setdefault(id(entry[0]), []).append(entry)
+            for same_work in by_work.values():
+                self._submit_batch(same_work)
+
+    def _submit_batch(self, batch: list[_Waiting]) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            pool = self._pool
+            try:
+                if pool is None:
+                    raise RuntimeError("ProcessExecutor.run called before start()")
+                future = pool.submit(
+                    _packed_batch_in_process, batch[0][0], [unit.payload for _, unit, _ in batch]
+                )
+            except BrokenProcessPool:
+                # Another unit's worker died before these got in: a fresh pool.
+                try:
+                    self._replace(cast("ProcessPoolExecutor", pool))
+                except BaseException as err:
+                    _settle(batch, err)
+                    return
+                continue
+            except BaseException as err:
+                _settle(batch, err)
+                return
+            break
+        future.add_done_callback(
+            lambda done: loop.call_soon_threadsafe(self._deliver, pool, batch, done)
+        )
+
+    def _deliver(
+        self,
+        pool: ProcessPoolExecutor,
+        batch: list[_Waiting],
+        done: Any,
+    ) -> None:
+        error = done.exception()
+        if isinstance(error, BrokenProcessPool) and _is_broken(pool):
+            try:
+                self._replace(pool)
+            except BaseException as err:
+                _settle(batch, err)
+                return
+            _settle(batch, _PoolBroke())
+            return
+        if error is not None:
+            _settle(batch, error)
+            return
+        for (_, _, waiter), result in zip(batch, done.result(), strict=True):
+            if waiter.done():
+                continue
+            if isinstance(result, BaseException):
+                waiter.set_exception(result)
+            else:
+                waiter.set_result(result)
 
     async def _run(self, work: WorkFn, unit: Unit, seat: Seat) -> PackedRecords:
         while True:
