@@ -78,3 +78,23 @@ def test_one_key_one_judgement_for_percentages() -> None:
     assert is_right(half, "0.5") and not same_answer(half, "50%", "0.5")
     fifty = Task(id="f", question="?", answer="50", kind="math")
     assert is_right(fifty, "50%") and is_right(fifty, "50 percent") and is_right(fifty, "50")
+
+
+_NUMBERISH = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(["12", "12.0", " 12 ", "1,2", "12/1", "-12", "option2", "Option 2", "(2)"]),
+)
+
+
+@given(truth=_NUMBERISH, answer=_NUMBERISH, kind=st.sampled_from(["number", "choice", "boolean"]))
+@settings(max_examples=300)
+def test_is_right_outside_math_is_the_tasks_own_check(truth: str, answer: str, kind: str) -> None:
+    # is_right remembers normalizations and compares them outside math: it must judge every
+    # answer exactly as byzllm.tasks.is_correct does, garbage and empty truths included.
+    from byzllm.tasks import is_correct
+
+    choices = ("option1", "option2") if kind == "choice" else ()
+    if not truth.strip():
+        truth = "12"
+    task = Task(id="p", question="?", answer=truth, kind=kind, choices=choices)  # type: ignore[arg-type]
+    assert is_right(task, answer) == is_correct(task, answer)
