@@ -185,6 +185,20 @@ def test_every_role_renders_both_wordings() -> None:
                 assert "1. The" in user["content"]
 
 
+def test_the_accusers_recap_names_whom_to_accuse_in_both_wordings() -> None:
+    # Fig. 13's recap, "Award as soon as you are sure of who the Winner is": the award
+    # wording's verb needs its object ("award the prize to ..."), which the line once lacked
+    # ("Award the prize to as soon as you are sure ...").
+    expected = {
+        "award": "- Award the prize to the Winner as soon as you are sure who it is.",
+        "original": "- Accuse the Culprit as soon as you are sure who it is.",
+    }
+    for wording, line in expected.items():
+        system, _ = render_prompt(make_view("accuser", wording=wording))
+        assert line in system["content"].splitlines(), wording
+        assert " to as soon" not in system["content"]
+
+
 def test_view_fixture_sanity(intel_view: AgentView) -> None:
     assert intel_view.pending_request is not None
     assert intel_view.n_suspects == 12

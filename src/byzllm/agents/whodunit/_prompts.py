@@ -197,7 +197,7 @@ information, 3 to {accuse} a {suspect}
 
 Instructions Recap:
 - Focus on minimizing rounds to find the {culprit}.
-- {Accuse} as soon as you are sure who the {culprit} is.
+- {Accuse} the {culprit} as soon as you are sure who it is.
 - Request informative facts to narrow down the possibilities.
 - Follow the specified JSON format for output in Game mode.
 - Use your knowledge to eliminate {suspects} who cannot be the {culprit}.
