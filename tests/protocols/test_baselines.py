@@ -119,6 +119,34 @@ async def test_wmsr_averages_fractions_and_latex_numbers() -> None:
     assert state.info[0]["retained"] == [1, 2, 3]
 
 
+def _wmsr_step(task: Task, answers: list[str], F: int) -> dict[int, str | None]:
+    """One W-MSR step on a complete graph of agents answering ``answers``."""
+    import asyncio
+
+    from byzllm.agents.consensus import Response
+    from byzllm.protocols import QuestionState
+
+    agents = [SimulatedAgent(f"s{k}", STRONG_PROFILE) for k in range(len(answers))]
+    network = Network(nx.complete_graph(len(answers)), agents)
+    state = QuestionState(task=task, network=network)
+    state.current = {i: Response.of(a) for i, a in enumerate(answers)}
+    state.inbox = {i: {j: state.current[j] for j in network.neighbours[i]} for i in state.current}
+    nxt = asyncio.run(WMSR(F=F).step(state))
+    return {i: r.answer for i, r in nxt.items()}
+
+
+def test_wmsr_agreeing_values_stay_put() -> None:
+    """The mean of equal values is that value: a float sum moved three agents agreeing on a
+    right 0.1 to a wrong 0.10000000000000002, and rewrote a right \\frac{1}{3} as a wrong
+    0.3333333333333333."""
+    assert wmsr_update(0.1, {1: 0.1, 2: 0.1}, F=1) == (0.1, [])
+    # (0.1 + 0.2 + 0.3) / 3 = 0.2 exactly; a float sum gives 0.20000000000000004.
+    assert wmsr_update(0.2, {1: 0.1, 2: 0.3}, F=0)[0] == 0.2
+    for truth in ("0.1", "\\frac{1}{3}"):
+        task = Task(id="m", question="q", answer=truth, kind="math")
+        assert _wmsr_step(task, [truth] * 3, F=1) == {0: truth, 1: truth, 2: truth}
+
+
 def test_answer_number_reads_what_the_answer_checker_reads() -> None:
     from byzllm.protocols.wmsr import answer_number
 

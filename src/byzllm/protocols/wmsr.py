@@ -3,11 +3,12 @@
 Each round every honest agent i with value x_i removes, among its neighbours' values, the F
 largest values strictly greater than x_i (all of them if fewer than F) and the F smallest
 values strictly smaller than x_i, then moves to the uniform average of its own value and the
-remaining ones. An answer's value is the number it reads as, written plainly (``-2.5``) or
-as the task's answer checker reads it (``\\frac{3}{4}``, ``3/4``, ``−2``: its normalized key).
-Answers that are not numbers do not take part (an agent without a numeric value keeps its
-response). The result is generally not one of the candidate answers: this is
-the baseline showing why trimmed *means* do not fit discrete LLM answers.
+remaining ones (an agent whose value does not move keeps its answer as written). An answer's
+value is the number it reads as, written plainly (``-2.5``) or as the task's answer checker
+reads it (``\\frac{3}{4}``, ``3/4``, ``−2``: its normalized key). Answers that are not
+numbers do not take part (an agent without a numeric value keeps its response). The result
+is generally not one of the candidate answers: this is the baseline showing why trimmed
+*means* do not fit discrete LLM answers.
 """
 
 from __future__ import annotations
@@ -65,12 +66,17 @@ def format_number(value: float) -> str:
 
 
 def wmsr_update(own: float, neighbours: dict[int, float], F: int) -> tuple[float, list[int]]:
-    """One W-MSR step with uniform weights: ``(new value, removed neighbours)``."""
+    """One W-MSR step with uniform weights: ``(new value, removed neighbours)``.
+
+    The mean is taken exactly and rounded once, so values that agree stay put: a float sum
+    moved three agents agreeing on 0.1 to 0.10000000000000002, a different answer.
+    """
     larger = sorted((j for j, v in neighbours.items() if v > own), key=lambda j: -neighbours[j])
     smaller = sorted((j for j, v in neighbours.items() if v < own), key=lambda j: neighbours[j])
     removed = set(larger[:F]) | set(smaller[:F])
     kept = [v for j, v in neighbours.items() if j not in removed]
-    return (own + sum(kept)) / (1 + len(kept)), sorted(removed)
+    mean = sum(map(Fraction, kept), Fraction(own)) / (1 + len(kept))  # Fraction(float): exact
+    return float(mean), sorted(removed)
 
 
 class WMSR(ConsensusProtocol):
@@ -92,5 +98,7 @@ class WMSR(ConsensusProtocol):
                 continue
             new, removed = wmsr_update(own, values, self.F)
             state.note(i, retained=sorted(set(values) - set(removed)), filtered=removed)
-            nxt[i] = Response.of(format_number(new))
+            # A value that did not move keeps its answer as written: \frac{1}{3} rewritten as
+            # 0.3333333333333333 is another answer to the checker.
+            nxt[i] = state.current[i] if new == own else Response.of(format_number(new))
         return nxt
