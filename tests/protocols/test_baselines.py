@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from byzllm.agents.consensus import STRONG_PROFILE, SimulatedAgent, make_adversary
+from byzllm.agents.consensus import STRONG_PROFILE, SimulatedAgent, is_right, make_adversary
 from byzllm.protocols import (
     CPWBFT,
     WMSR,
@@ -65,6 +65,19 @@ def test_number_helpers() -> None:
     # Six significant digits made a unanimous, correct decimal answer wrong after one round.
     for value in (1234.5678, 2500000.5, 0.1234567, 1 / 3):
         assert float(format_number(value)) == value
+
+
+def test_format_number_writes_no_exponent() -> None:
+    """The answer checker does not read exponents: W-MSR's average 1e-05 was judged wrong for
+    the answer 0.00001, and its 2.5e-07 right for the answer 2.5."""
+    assert format_number(1e-05) == "0.00001" and format_number(-2.5e-07) == "-0.00000025"
+    for value in (1e-05, -2.5e-07, 1.5e-08, 0.1):
+        assert "e" not in format_number(value) and float(format_number(value)) == value
+    task = Task(id="m", question="q", answer="0.00001", kind="number")
+    assert _wmsr_step(task, ["0", "0.00002"], F=0) == {0: "0.00001", 1: "0.00001"}
+    task = Task(id="m", question="q", answer="2.5", kind="number")
+    assert _wmsr_step(task, ["0", "0.0000005"], F=0) == {0: "0.00000025", 1: "0.00000025"}
+    assert not is_right(task, format_number(2.5e-07))
 
 
 def _population(task_seed: int = 0) -> list[SimulatedAgent]:

@@ -14,6 +14,7 @@ is generally not one of the candidate answers: this is the baseline showing why 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from fractions import Fraction
 from typing import ClassVar
 
@@ -58,11 +59,13 @@ def answer_number(task: Task, answer: str | None) -> float | None:
 
 def format_number(value: float) -> str:
     """Integers without a decimal point, others in full (the shortest text that reads back
-    as the same float): six significant digits turned a unanimous, correct 1234.5678 into
-    a wrong 1234.57 after one round, and 2500000.5 into 2.5e+06."""
+    as the same float) and in plain decimal notation: six significant digits turned a
+    unanimous, correct 1234.5678 into a wrong 1234.57 after one round, and 2500000.5 into
+    2.5e+06; and the answer checker does not read exponents (``1e-05`` read as 1 on a
+    number task, ``2.5e-07`` as the right answer to a question whose answer is 2.5)."""
     if abs(value - round(value)) < 1e-9:
         return str(round(value))
-    return repr(value)
+    return format(Decimal(repr(value)), "f")
 
 
 def wmsr_update(own: float, neighbours: dict[int, float], F: int) -> tuple[float, list[int]]:
