@@ -171,6 +171,23 @@ def test_answer_number_reads_what_the_answer_checker_reads() -> None:
     assert answer_number(CHOICE, "option2") is None
 
 
+def test_answer_number_reads_no_number_where_the_checker_reads_none() -> None:
+    """A plain float parse read ``1,2`` (two solutions to the checker) as 12 and ``-2,3`` as
+    -23, so a unanimous, right ``1,2`` became a wrong ``12`` after one W-MSR round."""
+    from byzllm.protocols.wmsr import answer_number
+
+    task = Task(id="m", question="q", answer="1,2", kind="math")
+    assert answer_number(task, "1,2") is None and answer_number(task, "-2,3") is None
+    # The checker does not judge 1e3 equal to 1000 on a math task: no number to average.
+    thousand = Task(id="k", question="q", answer="1000", kind="math")
+    assert answer_number(task, "1e3") is None and not is_right(thousand, "1e3")
+    assert answer_number(task, "1,000") == 1000.0  # thousands separators, as the checker reads
+    assert _wmsr_step(task, ["1,2"] * 3, F=1) == {0: "1,2", 1: "1,2", 2: "1,2"}
+    # On a number task the checker reads the first number of "1,2": so does W-MSR.
+    number = Task(id="n", question="q", answer="1", kind="number")
+    assert answer_number(number, "1,2") == 1.0 and is_right(number, "1,2")
+
+
 CHOICE = Task(id="c", question="q", answer="option2", kind="choice", choices=("option1", "option2"))
 
 

@@ -4,11 +4,11 @@ Each round every honest agent i with value x_i removes, among its neighbours' va
 largest values strictly greater than x_i (all of them if fewer than F) and the F smallest
 values strictly smaller than x_i, then moves to the uniform average of its own value and the
 remaining ones (an agent whose value does not move keeps its answer as written). An answer's
-value is the number it reads as, written plainly (``-2.5``) or as the task's answer checker
-reads it (``\\frac{3}{4}``, ``3/4``, ``−2``: its normalized key). Answers that are not
-numbers do not take part (an agent without a numeric value keeps its response). The result
-is generally not one of the candidate answers: this is the baseline showing why trimmed
-*means* do not fit discrete LLM answers.
+value is the number the task's answer checker reads it as (``-2.5``, ``\\frac{3}{4}``,
+``3/4``, ``−2``: its normalized key). Answers that are not numbers do not take part (an agent
+without a numeric value keeps its response). The result is generally not one of the
+candidate answers: this is the baseline showing why trimmed *means* do not fit discrete LLM
+answers.
 """
 
 from __future__ import annotations
@@ -39,14 +39,13 @@ def as_number(answer: str | None) -> float | None:
 
 
 def answer_number(task: Task, answer: str | None) -> float | None:
-    """``answer``'s value as a finite float (:func:`as_number`), or, when it is not a plain
-    float, the number the task's answer checker reads it as (its normalized key): a fraction
-    (``3/4``, ``\\frac{3}{4}``), a boxed or typographic number (``\\boxed{2}``, ``−2``). Plain
-    floats alone left every such answer out of the averages, a right one included. ``None``
-    when neither is a number (an option label, ``sqrt(2)``)."""
-    value = as_number(answer)
-    if value is not None or answer is None:
-        return value
+    """The number the task's answer checker reads ``answer`` as (its normalized key), as a
+    finite float: a plain number, a fraction (``3/4``, ``\\frac{3}{4}``), a boxed or
+    typographic number (``\\boxed{2}``, ``−2``), ``1,000``. ``None`` when the checker reads
+    no number (an option label, ``sqrt(2)``, the set ``1,2``). Read as a plain float first
+    (:func:`as_number`), ``1,2`` averaged as 12 and ``-2,3`` as -23 where the checker reads
+    two solutions, and ``1e3`` as 1000 where it reads no number; a unanimous, right ``1,2``
+    turned into a wrong ``12`` after one round."""
     key = answer_key(task, answer)
     if key is None:
         return None
