@@ -41,6 +41,16 @@ def test_confidence_vote_ties_keep_own_then_larger_group() -> None:
     assert confidence_vote([(0, None, 1.0)], own=0) == (None, [])
 
 
+def test_confidence_vote_tie_keeps_own_answer_below_the_threshold() -> None:
+    """Own "c" at 0.4 abstains (threshold 0.5), but neighbour 1's "c" at 0.9 ties "b" at 0.9:
+    the agent's answer is among the best groups, so it keeps it (it moved to the smaller
+    key "b")."""
+    candidates = [(0, "c", 0.4), (1, "c", 0.9), (2, "b", 0.9)]
+    assert confidence_vote(candidates, own=0, threshold=0.5) == ("c", [1])
+    # Not tied: the better group still wins.
+    assert confidence_vote([(0, "c", 0.4), (1, "c", 0.8), (2, "b", 0.9)], 0, 0.5) == ("b", [2])
+
+
 def test_plurality() -> None:
     assert plurality(["a", "b", "b", None], own="a") == "b"
     assert plurality(["a", "b"], own="b") == "b"
