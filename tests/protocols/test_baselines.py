@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from byzllm.agents.consensus import STRONG_PROFILE, SimulatedAgent, make_adversary
+from byzllm.agents.consensus import STRONG_PROFILE, SimulatedAgent, is_right, make_adversary
 from byzllm.protocols import (
     CPWBFT,
     WMSR,
@@ -41,6 +41,16 @@ def test_confidence_vote_ties_keep_own_then_larger_group() -> None:
     assert confidence_vote([(0, None, 1.0)], own=0) == (None, [])
 
 
+def test_confidence_vote_tie_keeps_own_answer_below_the_threshold() -> None:
+    """Own "c" at 0.4 abstains (threshold 0.5), but neighbour 1's "c" at 0.9 ties "b" at 0.9:
+    the agent's answer is among the best groups, so it keeps it (it moved to the smaller
+    key "b")."""
+    candidates = [(0, "c", 0.4), (1, "c", 0.9), (2, "b", 0.9)]
+    assert confidence_vote(candidates, own=0, threshold=0.5) == ("c", [1])
+    # Not tied: the better group still wins.
+    assert confidence_vote([(0, "c", 0.4), (1, "c", 0.8), (2, "b", 0.9)], 0, 0.5) == ("b", [2])
+
+
 def test_plurality() -> None:
     assert plurality(["a", "b", "b", None], own="a") == "b"
     assert plurality(["a", "b"], own="b") == "b"
@@ -65,6 +75,19 @@ def test_number_helpers() -> None:
     # Six significant digits made a unanimous, correct decimal answer wrong after one round.
     for value in (1234.5678, 2500000.5, 0.1234567, 1 / 3):
         assert float(format_number(value)) == value
+
+
+def test_format_number_writes_no_exponent() -> None:
+    """The answer checker does not read exponents: W-MSR's average 1e-05 was judged wrong for
+    the answer 0.00001, and its 2.5e-07 right for the answer 2.5."""
+    assert format_number(1e-05) == "0.00001" and format_number(-2.5e-07) == "-0.00000025"
+    for value in (1e-05, -2.5e-07, 1.5e-08, 0.1):
+        assert "e" not in format_number(value) and float(format_number(value)) == value
+    task = Task(id="m", question="q", answer="0.00001", kind="number")
+    assert _wmsr_step(task, ["0", "0.00002"], F=0) == {0: "0.00001", 1: "0.00001"}
+    task = Task(id="m", question="q", answer="2.5", kind="number")
+    assert _wmsr_step(task, ["0", "0.0000005"], F=0) == {0: "0.00000025", 1: "0.00000025"}
+    assert not is_right(task, format_number(2.5e-07))
 
 
 def _population(task_seed: int = 0) -> list[SimulatedAgent]:
@@ -119,6 +142,34 @@ async def test_wmsr_averages_fractions_and_latex_numbers() -> None:
     assert state.info[0]["retained"] == [1, 2, 3]
 
 
+def _wmsr_step(task: Task, answers: list[str], F: int) -> dict[int, str | None]:
+    """One W-MSR step on a complete graph of agents answering ``answers``."""
+    import asyncio
+
+    from byzllm.agents.consensus import Response
+    from byzllm.protocols import QuestionState
+
+    agents = [SimulatedAgent(f"s{k}", STRONG_PROFILE) for k in range(len(answers))]
+    network = Network(nx.complete_graph(len(answers)), agents)
+    state = QuestionState(task=task, network=network)
+    state.current = {i: Response.of(a) for i, a in enumerate(answers)}
+    state.inbox = {i: {j: state.current[j] for j in network.neighbours[i]} for i in state.current}
+    nxt = asyncio.run(WMSR(F=F).step(state))
+    return {i: r.answer for i, r in nxt.items()}
+
+
+def test_wmsr_agreeing_values_stay_put() -> None:
+    """The mean of equal values is that value: a float sum moved three agents agreeing on a
+    right 0.1 to a wrong 0.10000000000000002, and rewrote a right \\frac{1}{3} as a wrong
+    0.3333333333333333."""
+    assert wmsr_update(0.1, {1: 0.1, 2: 0.1}, F=1) == (0.1, [])
+    # (0.1 + 0.2 + 0.3) / 3 = 0.2 exactly; a float sum gives 0.20000000000000004.
+    assert wmsr_update(0.2, {1: 0.1, 2: 0.3}, F=0)[0] == 0.2
+    for truth in ("0.1", "\\frac{1}{3}"):
+        task = Task(id="m", question="q", answer=truth, kind="math")
+        assert _wmsr_step(task, [truth] * 3, F=1) == {0: truth, 1: truth, 2: truth}
+
+
 def test_answer_number_reads_what_the_answer_checker_reads() -> None:
     from byzllm.protocols.wmsr import answer_number
 
@@ -128,6 +179,23 @@ def test_answer_number_reads_what_the_answer_checker_reads() -> None:
     assert answer_number(task, "\\sqrt{2}") is None and answer_number(task, "x") is None
     assert answer_number(task, None) is None
     assert answer_number(CHOICE, "option2") is None
+
+
+def test_answer_number_reads_no_number_where_the_checker_reads_none() -> None:
+    """A plain float parse read ``1,2`` (two solutions to the checker) as 12 and ``-2,3`` as
+    -23, so a unanimous, right ``1,2`` became a wrong ``12`` after one W-MSR round."""
+    from byzllm.protocols.wmsr import answer_number
+
+    task = Task(id="m", question="q", answer="1,2", kind="math")
+    assert answer_number(task, "1,2") is None and answer_number(task, "-2,3") is None
+    # The checker does not judge 1e3 equal to 1000 on a math task: no number to average.
+    thousand = Task(id="k", question="q", answer="1000", kind="math")
+    assert answer_number(task, "1e3") is None and not is_right(thousand, "1e3")
+    assert answer_number(task, "1,000") == 1000.0  # thousands separators, as the checker reads
+    assert _wmsr_step(task, ["1,2"] * 3, F=1) == {0: "1,2", 1: "1,2", 2: "1,2"}
+    # On a number task the checker reads the first number of "1,2": so does W-MSR.
+    number = Task(id="n", question="q", answer="1", kind="number")
+    assert answer_number(number, "1,2") == 1.0 and is_right(number, "1,2")
 
 
 CHOICE = Task(id="c", question="q", answer="option2", kind="choice", choices=("option1", "option2"))

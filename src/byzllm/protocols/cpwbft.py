@@ -53,8 +53,10 @@ def confidence_vote(
     means = {k: sum(c for _, c in v) / len(v) for k, v in groups.items()}
     best = max(means.values())
     tied = [k for k, m in means.items() if abs(m - best) <= 1e-12]
-    own_keys = [k for k in tied if any(a == own for a, _ in groups[k])]
-    winner = own_keys[0] if own_keys else min(tied, key=lambda k: (-len(groups[k]), k))
+    # The tie keeps the agent's own *answer*, whether or not its own response voted: below the
+    # threshold it abstains, yet its answer may still be among the best (through neighbours).
+    own_key = next((key for agent, key, _ in candidates if agent == own), None)
+    winner = own_key if own_key in tied else min(tied, key=lambda k: (-len(groups[k]), k))
     return winner, sorted(a for a, _ in groups[winner])
 
 

@@ -3,16 +3,18 @@
 Each round every honest agent i with value x_i removes, among its neighbours' values, the F
 largest values strictly greater than x_i (all of them if fewer than F) and the F smallest
 values strictly smaller than x_i, then moves to the uniform average of its own value and the
-remaining ones. An answer's value is the number it reads as, written plainly (``-2.5``) or
-as the task's answer checker reads it (``\\frac{3}{4}``, ``3/4``, ``−2``: its normalized key).
-Answers that are not numbers do not take part (an agent without a numeric value keeps its
-response). The result is generally not one of the candidate answers: this is
-the baseline showing why trimmed *means* do not fit discrete LLM answers.
+remaining ones (an agent whose value does not move keeps its answer as written). An answer's
+value is the number the task's answer checker reads it as (``-2.5``, ``\\frac{3}{4}``,
+``3/4``, ``−2``: its normalized key). Answers that are not numbers do not take part (an agent
+without a numeric value keeps its response). The result is generally not one of the
+candidate answers: this is the baseline showing why trimmed *means* do not fit discrete LLM
+answers.
 """
 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from fractions import Fraction
 from typing import ClassVar
 
@@ -37,14 +39,13 @@ def as_number(answer: str | None) -> float | None:
 
 
 def answer_number(task: Task, answer: str | None) -> float | None:
-    """``answer``'s value as a finite float (:func:`as_number`), or, when it is not a plain
-    float, the number the task's answer checker reads it as (its normalized key): a fraction
-    (``3/4``, ``\\frac{3}{4}``), a boxed or typographic number (``\\boxed{2}``, ``−2``). Plain
-    floats alone left every such answer out of the averages, a right one included. ``None``
-    when neither is a number (an option label, ``sqrt(2)``)."""
-    value = as_number(answer)
-    if value is not None or answer is None:
-        return value
+    """The number the task's answer checker reads ``answer`` as (its normalized key), as a
+    finite float: a plain number, a fraction (``3/4``, ``\\frac{3}{4}``), a boxed or
+    typographic number (``\\boxed{2}``, ``−2``), ``1,000``. ``None`` when the checker reads
+    no number (an option label, ``sqrt(2)``, the set ``1,2``). Read as a plain float first
+    (:func:`as_number`), ``1,2`` averaged as 12 and ``-2,3`` as -23 where the checker reads
+    two solutions, and ``1e3`` as 1000 where it reads no number; a unanimous, right ``1,2``
+    turned into a wrong ``12`` after one round."""
     key = answer_key(task, answer)
     if key is None:
         return None
@@ -57,20 +58,27 @@ def answer_number(task: Task, answer: str | None) -> float | None:
 
 def format_number(value: float) -> str:
     """Integers without a decimal point, others in full (the shortest text that reads back
-    as the same float): six significant digits turned a unanimous, correct 1234.5678 into
-    a wrong 1234.57 after one round, and 2500000.5 into 2.5e+06."""
+    as the same float) and in plain decimal notation: six significant digits turned a
+    unanimous, correct 1234.5678 into a wrong 1234.57 after one round, and 2500000.5 into
+    2.5e+06; and the answer checker does not read exponents (``1e-05`` read as 1 on a
+    number task, ``2.5e-07`` as the right answer to a question whose answer is 2.5)."""
     if abs(value - round(value)) < 1e-9:
         return str(round(value))
-    return repr(value)
+    return format(Decimal(repr(value)), "f")
 
 
 def wmsr_update(own: float, neighbours: dict[int, float], F: int) -> tuple[float, list[int]]:
-    """One W-MSR step with uniform weights: ``(new value, removed neighbours)``."""
+    """One W-MSR step with uniform weights: ``(new value, removed neighbours)``.
+
+    The mean is taken exactly and rounded once, so values that agree stay put: a float sum
+    moved three agents agreeing on 0.1 to 0.10000000000000002, a different answer.
+    """
     larger = sorted((j for j, v in neighbours.items() if v > own), key=lambda j: -neighbours[j])
     smaller = sorted((j for j, v in neighbours.items() if v < own), key=lambda j: neighbours[j])
     removed = set(larger[:F]) | set(smaller[:F])
     kept = [v for j, v in neighbours.items() if j not in removed]
-    return (own + sum(kept)) / (1 + len(kept)), sorted(removed)
+    mean = sum(map(Fraction, kept), Fraction(own)) / (1 + len(kept))  # Fraction(float): exact
+    return float(mean), sorted(removed)
 
 
 class WMSR(ConsensusProtocol):
@@ -92,5 +100,7 @@ class WMSR(ConsensusProtocol):
                 continue
             new, removed = wmsr_update(own, values, self.F)
             state.note(i, retained=sorted(set(values) - set(removed)), filtered=removed)
-            nxt[i] = Response.of(format_number(new))
+            # A value that did not move keeps its answer as written: \frac{1}{3} rewritten as
+            # 0.3333333333333333 is another answer to the checker.
+            nxt[i] = state.current[i] if new == own else Response.of(format_number(new))
         return nxt
