@@ -483,6 +483,66 @@ def test_a_fraction_that_is_no_number_lends_no_digit(reply: str, read: str | Non
     assert not is_correct(math_task("2"), "\\frac{\\pi}{2}")
 
 
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("... so the term is $x_{10}$", None),
+        ("so the curve is $x^2+y^2$", None),
+        ("so it is $e^{-2}$", None),
+        ("so it is $2^{x}$ or $4^{\\frac12}$", None),
+        ("so the side is $\\sqrt{2}$", None),
+        ("so the side is $3\\sqrt{2}$", None),  # 3√2, not 3
+        ("so it is $\\sqrt[3]{8}$", None),
+        ("so it is $\\frac{1}{2}\\sqrt{3}$", None),
+        ("In 3 steps we reach $a_{12}$.", "3"),  # the last number stays the last
+        ("so $x^{2} = 49$", "49"),
+        # A number's power with an integer exponent is its value.
+        ("so there are $2^{10}$ subsets", "1024"),
+        ("so it is $10^{-2}$", "0.01"),
+        ("so it is $(-2)^3$", "-8"),
+        ("so it is $-3^{2}$", "-9"),
+        ("so it is 10^6", "1000000"),
+        ("It weighs $1.5 \\times 10^{3}$ kg", "1500"),
+        ("The angle is $90^\\circ$.", "90"),  # degrees
+        ("In base two: $1011_{2}$", "1011"),  # a base numeral, as math-verify keys it
+    ],
+)
+def test_scripts_and_roots_lend_no_digit(reply: str, read: str | None) -> None:
+    """The scan read "$x_{10}$" as 10, "$x^2+y^2$" and "$\\sqrt{2}$" as 2, "$2^{10}$" as 10,
+    "$(-2)^3$" as 3 and "$1.5 \\times 10^{3}$" as 3: right against golds they are not."""
+    for kind in ("number", "math"):
+        task = Task(id="t", question="q", answer=read or "2", kind=kind)
+        assert extract_answer(task, reply) == read
+        if read is not None:
+            assert is_correct(task, extract_answer(task, reply))
+
+
+@pytest.mark.parametrize(
+    ("reply", "number", "math"),
+    [
+        ("\\boxed{2^{10}}", "1024", "2^{10}"),
+        ("Answer: $10^{3}$ grams", "1000", "10^{3}"),
+        ("Answer: $6 \\cdot 10^{2}$", "600", "6 \\cdot 10^{2}"),
+        ("Answer: $90^{\\circ}$", "90", "90^{\\circ}"),
+        ("\\boxed{\\sqrt{2}}", None, "\\sqrt{2}"),
+        ("\\boxed{2\\sqrt{5}}", None, "2\\sqrt{5}"),
+        ("Answer: $x_{10}$", None, "x_{10}"),
+        ("Answer: $x^{2}$", None, "x^{2}"),
+    ],
+)
+def test_a_boxed_or_labelled_power_or_root(reply: str, number: str | None, math: str) -> None:
+    """A number task read "\\boxed{2^{10}}" as 2 and "\\boxed{\\sqrt{2}}" as 2; math keeps
+    the answer as written and keys a number's power as its value, as it judges it."""
+    assert extract_answer(number_task(), reply) == number
+    assert extract_answer(math_task("0"), reply) == math
+    if number is not None:
+        assert normalize_answer(math_task("0"), math) == number
+        assert is_correct(math_task(number), math)
+        assert not is_correct(math_task("2"), math)
+    else:
+        assert not is_correct(math_task("2"), math) and not is_correct(math_task("10"), math)
+
+
 def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:
     """2\\frac{1}{4} is two and a quarter (not 21/4); ∅ and ∞ are answers (not markup); a
     trailing * after ^ or _ is a conjugate or dual, not emphasis."""
