@@ -626,3 +626,41 @@ def test_scripts_in_garbage_never_raise(text: str, digits: str) -> None:
         for task in ALL_KINDS:
             answer = extract_answer(task, written)
             assert answer is None or isinstance(answer, str)
+
+
+#: Lines that only open a display formula or a block, and lines of nothing.
+OPENING_LINES = [
+    "$$",
+    "$",
+    "\\[",
+    "\\(",
+    "\\begin{equation}",
+    "\\begin{align*}",
+    "```",
+    "```python",
+]
+
+
+@fast
+@given(
+    label=st.sampled_from(["Answer:", "Final answer:", "**Final Answer**", "The answer is:"]),
+    openers=st.lists(st.sampled_from([*OPENING_LINES, "", "  ", "**"]), max_size=6),
+    value=st.integers(min_value=-(10**6), max_value=10**6),
+    after=st.text(alphabet="$\\[]()` \nabc123.", max_size=40),
+)
+def test_the_answer_after_a_label_is_below_its_opening_lines(
+    label: str, openers: list[str], value: int, after: str
+) -> None:
+    """ "Answer:\\n$$\\n42\\n$$" answered "$$" (math) or the reply's last number (number)."""
+    reply = "\n".join(["It took 3 steps.", label, *openers, str(value), after])
+    assert extract_answer(NUMBER, reply) == str(value)
+    assert extract_answer(MATH, reply) == str(value)
+
+
+@fast
+@given(lines=st.lists(st.sampled_from([*OPENING_LINES, "", "**", "1", "x"]), max_size=2000))
+def test_opening_lines_in_garbage_never_raise(lines: list[str]) -> None:
+    reply = "Answer:\n" + "\n".join(lines)
+    for task in ALL_KINDS:
+        answer = extract_answer(task, reply)
+        assert answer is None or len(answer) <= 500

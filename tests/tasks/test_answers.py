@@ -339,6 +339,27 @@ def test_math_segments_by_hand(reply: str, read: str | None) -> None:
     assert extract_answer(math_task("5"), reply) == read
 
 
+@pytest.mark.parametrize(
+    ("reply", "math"),
+    [
+        ("Final answer:\n\\[\n\\frac{1}{2}\n\\]\nIt took 3 steps.", "\\frac{1}{2}"),
+        ("**Final Answer**\n\\[\n0.5\n\\]\nIt took 3 steps.", "0.5"),
+        ("Answer:\n$$\n\\frac{1}{2}\n$$\nIt took 3 steps.", "\\frac{1}{2}"),
+        ("Answer: $$\n0.5\n$$ in 3 steps", "0.5"),
+        ("Final answer:\n\\begin{equation}\n0.5\n\\end{equation} in 3 steps", "0.5"),
+        ("Answer:\n```text\n0.5\n```\nIt took 3 steps.", "0.5"),
+        ("Answer: \\[ 0.5 \\] in 3 steps", "0.5"),  # one line, as before
+    ],
+)
+def test_a_display_formula_after_a_label_is_the_answer(reply: str, math: str) -> None:
+    """A label followed by a display formula took its opening line as the answer: math
+    answered "\\[" (judged wrong), and a number task fell back to the reply's last number
+    (3 here)."""
+    assert extract_answer(math_task("0.5"), reply) == math
+    assert is_correct(math_task("0.5"), extract_answer(math_task("0.5"), reply))
+    assert extract_answer(number_task(), reply) == "0.5"
+
+
 def test_latex_digit_groups_and_percentages_key_as_their_number() -> None:
     """math-verify read "1\\,000" as 1 × 0 (right for a gold of 0, wrong for 1000), and keyed
     "50\\%" as 0.5, so majority and CP-WBFT votes grouped it with 0.5 rather than with 50."""

@@ -68,6 +68,10 @@ _LABEL_RE = re.compile(
     re.IGNORECASE,
 )
 
+#: A line that only opens a display formula or a block (``$$``, ``\\[``, ``\\begin{equation}``,
+#: a code fence): the answer after a label is on the lines below it.
+_OPENING_LINE_RE = re.compile(r"\$\$?|\\[\[(]|\\begin\{[A-Za-z]+\*?\}|`{3,}[\w+-]*")
+
 _MINUS_SIGNS = {
     ord("\u2212"): "-",  # minus sign
     ord("\u2013"): "-",  # en dash
@@ -413,7 +417,8 @@ def find_labelled(text: str) -> tuple[int, str] | None:
     """The text after the last answer label (``Final answer:`` wins over ``Answer:``).
 
     Returns the label's position and the rest of its line, or the next non-empty line when
-    the label ends its line (``"Answer:\\n42"``).
+    the label ends its line (``"Answer:\\n42"``); a line that only opens a display formula or a
+    block is passed over (``"Answer:\\n$$\\n42\\n$$"``: 42, not ``"$$"``).
     """
     last: re.Match[str] | None = None
     last_final: re.Match[str] | None = None
@@ -428,7 +433,7 @@ def find_labelled(text: str) -> tuple[int, str] | None:
     for line in rest.split("\n"):
         # The emphasis that closes a bold label ("**Answer:** 1/2") is not the answer's.
         line = line.strip().lstrip("*_").strip()
-        if line:
+        if line and not _OPENING_LINE_RE.fullmatch(line):
             return chosen.start(), line[:MAX_SEGMENT_CHARS]
     return chosen.start(), ""
 
