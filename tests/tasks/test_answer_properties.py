@@ -664,3 +664,22 @@ def test_opening_lines_in_garbage_never_raise(lines: list[str]) -> None:
     for task in ALL_KINDS:
         answer = extract_answer(task, reply)
         assert answer is None or len(answer) <= 500
+
+
+@fast
+@given(
+    reasoning=st.lists(st.integers(min_value=-(10**6), max_value=10**6), min_size=1, max_size=5),
+    # No digit, brace, backslash (it would escape the box's brace), colon or "w": no number,
+    # no box, no label of its own.
+    segment=st.text(alphabet="abcdefghijklmnopqrstuv $*.,;()[]", max_size=40),
+    where=st.sampled_from(["Answer: {}", "Final answer: {}", "The answer is {}", "\\boxed{{{}}}"]),
+)
+def test_a_box_or_label_without_a_number_answers_nothing(
+    reasoning: list[int], segment: str, where: str
+) -> None:
+    """ "We have 3 cases. Answer: \\text{none}" answered 3, the reasoning's last number."""
+    reply = f"We get {' then '.join(map(str, reasoning))}.\n{where.format(segment)}"
+    assert extract_answer(NUMBER, reply) is None
+    assert extract_answer(NUMBER, reply, scan=False) is None
+    # The reasoning alone is scanned: its last number.
+    assert extract_answer(NUMBER, reply.split("\n")[0]) == str(reasoning[-1])

@@ -360,6 +360,48 @@ def test_a_display_formula_after_a_label_is_the_answer(reply: str, math: str) ->
     assert extract_answer(number_task(), reply) == "0.5"
 
 
+@pytest.mark.parametrize(
+    ("reply", "math"),
+    [
+        ("We have 3 cases. Answer: \\text{none}", "\\text{none}"),
+        ("We have 3 cases. \\boxed{\\text{none}}", "\\text{none}"),
+        ("We have 3 cases. Answer: $x^{2}$", "x^{2}"),
+        ("We have 3 cases. Answer: [your numerical answer]", None),
+        ("We have 3 cases. Answer: $", None),
+        ("We have 3 cases.\nAnswer:", None),
+        ("We have 3 cases.\n**Final Answer:** **", None),
+    ],
+)
+def test_a_box_or_label_holding_no_answer_is_no_answer(reply: str, math: str | None) -> None:
+    """A box or label that held no number sent a number task (and math, after an echoed
+    placeholder or bare markup) to the reasoning's last number: each of these answered 3."""
+    assert extract_answer(number_task("3"), reply) is None
+    assert extract_answer(math_task("3"), reply) == math
+    assert extract_answer(number_task("3"), reply, scan=False) is None
+
+
+def test_a_label_holding_no_answer_of_the_kind_is_no_answer() -> None:
+    assert extract_answer(BOOLEAN, "It is true that 3 > 2. Answer: unsure") is None
+    assert extract_answer(ARC, "answer2 looks fine.\nAnswer: I cannot tell") is None
+    # Without a box or a label, the scan reads the reply as before.
+    assert extract_answer(number_task("3"), "We have 3 cases.") == "3"
+    assert extract_answer(BOOLEAN, "It is true that 3 > 2.") == "true"
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("\\boxed{12}. Answer: see above", "12"),  # the earlier of a box and a label
+        ("Answer: see below. \\boxed{12}", "12"),
+        ("Answer: 42\n\nThis is my final answer.", "42"),  # a "final answer" in prose
+        ("Answer: 42\nI hope the final answer is correct.", "42"),
+        ("Final answer: 10\nThe answer is what the question asks for: 3 things", "10"),
+    ],
+)
+def test_a_box_or_label_without_an_answer_gives_way_to_the_other(reply: str, read: str) -> None:
+    assert extract_answer(number_task(read), reply) == read
+
+
 def test_latex_digit_groups_and_percentages_key_as_their_number() -> None:
     """math-verify read "1\\,000" as 1 × 0 (right for a gold of 0, wrong for 1000), and keyed
     "50\\%" as 0.5, so majority and CP-WBFT votes grouped it with 0.5 rather than with 50."""

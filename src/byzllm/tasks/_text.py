@@ -413,8 +413,9 @@ def find_boxed(text: str) -> tuple[int, str] | None:
     return None
 
 
-def find_labelled(text: str) -> tuple[int, str] | None:
-    """The text after the last answer label (``Final answer:`` wins over ``Answer:``).
+def find_labelled(text: str, *, final: bool = True) -> tuple[int, str] | None:
+    """The text after the last answer label (``Final answer:`` wins over ``Answer:``; with
+    ``final=False``, the last label that is not a ``Final answer``).
 
     Returns the label's position and the rest of its line, or the next non-empty line when
     the label ends its line (``"Answer:\\n42"``); a line that only opens a display formula or a
@@ -423,10 +424,11 @@ def find_labelled(text: str) -> tuple[int, str] | None:
     last: re.Match[str] | None = None
     last_final: re.Match[str] | None = None
     for match in _LABEL_RE.finditer(text):
-        last = match
         if match.group("final"):
             last_final = match
-    chosen = last_final or last
+        else:
+            last = match
+    chosen = (last_final or last) if final else last
     if chosen is None:
         return None
     rest = text[chosen.end() : chosen.end() + 4 * MAX_SEGMENT_CHARS]
