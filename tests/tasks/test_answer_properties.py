@@ -16,6 +16,7 @@ from byzllm.tasks import (
     is_correct,
     normalize_answer,
 )
+from byzllm.tasks._math import math_key
 from byzllm.tasks._text import (
     GROUP_SPACES,
     ascii_digits,
@@ -150,11 +151,19 @@ def test_boolean_words(word: str) -> None:
         "\\frac" + "1" * MEGABYTE,
         "\\frac{{{" * (MEGABYTE // 8),
         "\\frac{\\pi}{2} " * (MEGABYTE // 14),
+        "9^64 " * (MEGABYTE // 5),
+        "x_{10}^{2} " * (MEGABYTE // 11),
+        "1.5 \\times 10^{3} " * (MEGABYTE // 18),
+        "\\sqrt" + "1" * MEGABYTE,
+        "10^" + "1" * MEGABYTE,
+        "^{_{" * (MEGABYTE // 4),
+        "3 (((" * (MEGABYTE // 5) + "^2",
     ],
     ids=[
         *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
         *("vulgar", "latex", "open-fraction", "latex-groups", "braceless", "bare-digits"),
-        *("open-nested-fractions", "symbol-fractions"),
+        *("open-nested-fractions", "symbol-fractions", "powers", "scripts", "scientific"),
+        *("root-digits", "power-digits", "open-scripts", "open-bases"),
     ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
@@ -327,6 +336,7 @@ latex_tokens = st.sampled_from(
     [
         *("\\frac", "\\dfrac", "{", "}", "1", "2", "7", "12", " ", "\\,", "{,}", "~", "$", "/"),
         *("-", "x", "\\pi", "\\sqrt"),
+        *("^", "_", "(", ")", ".", "3", "\\times", "\\cdot", "\\circ", "[", "]", "\\left("),
     ]
 )
 
@@ -510,3 +520,166 @@ def test_spaced_numbers_without_groups_of_three_stay_apart(
     text = separator.join(map(str, numbers))
     assert find_numbers(text) == numbers
     assert last_number(text) == numbers[-1]
+
+
+#: A number's power as MATH writes it (a braced exponent) and as plain text does ("10^6").
+POWER_FORMS = [
+    "{b}^{{{e}}}",
+    "{b}^{e}",
+    "{{{b}}}^{{{e}}}",
+    "{b} ^ {{{e}}}",
+    "\\left({b}\\right)^{{{e}}}",
+]
+
+
+@fast
+@given(
+    words=st.text(alphabet="abcdefgh ,.:", max_size=40),
+    base=st.integers(min_value=-999, max_value=999) | st.decimals(0, 99, places=2).map(str),
+    exponent=st.integers(min_value=-6, max_value=6),
+    form=st.sampled_from(POWER_FORMS),
+    math=st.sampled_from(LATEX_MATH),
+)
+def test_a_power_of_a_number_is_its_value(
+    words: str, base: int | str, exponent: int, form: str, math: tuple[str, str]
+) -> None:
+    """ "$2^{10}$" ended a reply with 10, "$(-2)^3$" with 3: a power's exponent was read as
+    the number. A number's power with an integer exponent is its value (math-verify's)."""
+    value = Fraction(base)
+    if isinstance(base, int) and base < 0:
+        form = form.replace("{b}", "({b})", 1) if form.startswith("{b}") else form
+    if value == 0 and exponent < 0:
+        return
+    written = form.format(b=base, e=exponent)
+    result = value**exponent
+    reply = f"{words} {math[0]}{written}{math[1]}."
+    assert last_number(reply) == result, written
+    assert find_numbers(reply)[-1] == result
+    assert extract_answer(NUMBER, reply) == canonical_number(result)
+    assert extract_answer(MATH, reply) == canonical_number(result)
+    assert extract_answer(NUMBER, f"Answer: {written}") == canonical_number(result)
+    assert normalize_answer(MATH, written) == canonical_number(result)
+    if "{e}}}" in form and isinstance(base, int):  # math-verify's evaluation agrees (floats
+        # make it inexact for decimal bases)
+        assert math_key(written) == canonical_number(result)
+
+
+#: Notation that is no rational number, each with a number inside: an index, an exponent, a
+#: root, a power with an exponent that is no integer.
+no_number_forms = st.sampled_from(
+    [
+        "x_{{{n}}}",
+        "a_{n}",
+        "x^{{{n}}}",
+        "x^{n}",
+        "(xy)^{{{n}}}",
+        "e^{{-{n}}}",
+        "\\pi^{n}",
+        "\\sqrt{{{n}}}",
+        "\\sqrt{n}",
+        "{n}\\sqrt{{3}}",
+        "{n} \\sqrt{{x}}",
+        "\\sqrt[{n}]{{x}}",
+        "{n}^{{x}}",
+        "{n}^{{\\frac{{1}}{{2}}}}",
+        "{n}^{{0.5}}",
+        "{n}^{{{n}^{{{n}}}}}",
+        "{n} \\times 10^{{x}}",
+    ]
+)
+
+
+@fast
+@given(
+    before=st.none() | st.integers(min_value=0, max_value=10**6),
+    n=st.integers(min_value=0, max_value=10**6),
+    form=no_number_forms,
+    math=st.sampled_from(LATEX_MATH),
+)
+def test_scripts_and_roots_are_no_number(
+    before: int | None, n: int, form: str, math: tuple[str, str]
+) -> None:
+    """ "$x_{10}$" ended a reply with 10, "$\\sqrt{2}$" and "$x^2$" with 2."""
+    written = form.format(n=n)
+    lead = "" if before is None else f"in {before} steps, "
+    reply = f"{lead}we get {math[0]}{written}{math[1]}."
+    assert last_number(reply) == before, written
+    assert find_numbers(reply) == ([] if before is None else [before])
+    expected = None if before is None else str(before)
+    assert extract_answer(NUMBER, reply) == expected
+    assert extract_answer(MATH, reply) == expected
+    assert extract_answer(NUMBER, f"Answer: {math[0]}{written}{math[1]}") is None
+
+
+@fast
+@given(
+    text=st.text(alphabet="^_{}()[]\\sqrtimescirclf 0123456789.,-+x$\n", max_size=300),
+    digits=st.text(alphabet="0123456789", min_size=1, max_size=200),
+)
+def test_scripts_in_garbage_never_raise(text: str, digits: str) -> None:
+    """Carets, underscores, roots and digit runs in any order: every reader returns, and a
+    power's value is never longer than a number is read (MAX_NUMBER_CHARS)."""
+    for written in (text, f"{digits}^{digits}", f"{digits} \\times 10^{{{digits}}}", text + digits):
+        latex_digits(written)
+        numbers = find_numbers(written)
+        assert all(len(canonical_number(abs(x))) <= 130 for x in numbers)
+        for task in ALL_KINDS:
+            answer = extract_answer(task, written)
+            assert answer is None or isinstance(answer, str)
+
+
+#: Lines that only open a display formula or a block, and lines of nothing.
+OPENING_LINES = [
+    "$$",
+    "$",
+    "\\[",
+    "\\(",
+    "\\begin{equation}",
+    "\\begin{align*}",
+    "```",
+    "```python",
+]
+
+
+@fast
+@given(
+    label=st.sampled_from(["Answer:", "Final answer:", "**Final Answer**", "The answer is:"]),
+    openers=st.lists(st.sampled_from([*OPENING_LINES, "", "  ", "**"]), max_size=6),
+    value=st.integers(min_value=-(10**6), max_value=10**6),
+    after=st.text(alphabet="$\\[]()` \nabc123.", max_size=40),
+)
+def test_the_answer_after_a_label_is_below_its_opening_lines(
+    label: str, openers: list[str], value: int, after: str
+) -> None:
+    """ "Answer:\\n$$\\n42\\n$$" answered "$$" (math) or the reply's last number (number)."""
+    reply = "\n".join(["It took 3 steps.", label, *openers, str(value), after])
+    assert extract_answer(NUMBER, reply) == str(value)
+    assert extract_answer(MATH, reply) == str(value)
+
+
+@fast
+@given(lines=st.lists(st.sampled_from([*OPENING_LINES, "", "**", "1", "x"]), max_size=2000))
+def test_opening_lines_in_garbage_never_raise(lines: list[str]) -> None:
+    reply = "Answer:\n" + "\n".join(lines)
+    for task in ALL_KINDS:
+        answer = extract_answer(task, reply)
+        assert answer is None or len(answer) <= 500
+
+
+@fast
+@given(
+    reasoning=st.lists(st.integers(min_value=-(10**6), max_value=10**6), min_size=1, max_size=5),
+    # No digit, brace, backslash (it would escape the box's brace), colon or "w": no number,
+    # no box, no label of its own.
+    segment=st.text(alphabet="abcdefghijklmnopqrstuv $*.,;()[]", max_size=40),
+    where=st.sampled_from(["Answer: {}", "Final answer: {}", "The answer is {}", "\\boxed{{{}}}"]),
+)
+def test_a_box_or_label_without_a_number_answers_nothing(
+    reasoning: list[int], segment: str, where: str
+) -> None:
+    """ "We have 3 cases. Answer: \\text{none}" answered 3, the reasoning's last number."""
+    reply = f"We get {' then '.join(map(str, reasoning))}.\n{where.format(segment)}"
+    assert extract_answer(NUMBER, reply) is None
+    assert extract_answer(NUMBER, reply, scan=False) is None
+    # The reasoning alone is scanned: its last number.
+    assert extract_answer(NUMBER, reply.split("\n")[0]) == str(reasoning[-1])

@@ -339,6 +339,69 @@ def test_math_segments_by_hand(reply: str, read: str | None) -> None:
     assert extract_answer(math_task("5"), reply) == read
 
 
+@pytest.mark.parametrize(
+    ("reply", "math"),
+    [
+        ("Final answer:\n\\[\n\\frac{1}{2}\n\\]\nIt took 3 steps.", "\\frac{1}{2}"),
+        ("**Final Answer**\n\\[\n0.5\n\\]\nIt took 3 steps.", "0.5"),
+        ("Answer:\n$$\n\\frac{1}{2}\n$$\nIt took 3 steps.", "\\frac{1}{2}"),
+        ("Answer: $$\n0.5\n$$ in 3 steps", "0.5"),
+        ("Final answer:\n\\begin{equation}\n0.5\n\\end{equation} in 3 steps", "0.5"),
+        ("Answer:\n```text\n0.5\n```\nIt took 3 steps.", "0.5"),
+        ("Answer: \\[ 0.5 \\] in 3 steps", "0.5"),  # one line, as before
+    ],
+)
+def test_a_display_formula_after_a_label_is_the_answer(reply: str, math: str) -> None:
+    """A label followed by a display formula took its opening line as the answer: math
+    answered "\\[" (judged wrong), and a number task fell back to the reply's last number
+    (3 here)."""
+    assert extract_answer(math_task("0.5"), reply) == math
+    assert is_correct(math_task("0.5"), extract_answer(math_task("0.5"), reply))
+    assert extract_answer(number_task(), reply) == "0.5"
+
+
+@pytest.mark.parametrize(
+    ("reply", "math"),
+    [
+        ("We have 3 cases. Answer: \\text{none}", "\\text{none}"),
+        ("We have 3 cases. \\boxed{\\text{none}}", "\\text{none}"),
+        ("We have 3 cases. Answer: $x^{2}$", "x^{2}"),
+        ("We have 3 cases. Answer: [your numerical answer]", None),
+        ("We have 3 cases. Answer: $", None),
+        ("We have 3 cases.\nAnswer:", None),
+        ("We have 3 cases.\n**Final Answer:** **", None),
+    ],
+)
+def test_a_box_or_label_holding_no_answer_is_no_answer(reply: str, math: str | None) -> None:
+    """A box or label that held no number sent a number task (and math, after an echoed
+    placeholder or bare markup) to the reasoning's last number: each of these answered 3."""
+    assert extract_answer(number_task("3"), reply) is None
+    assert extract_answer(math_task("3"), reply) == math
+    assert extract_answer(number_task("3"), reply, scan=False) is None
+
+
+def test_a_label_holding_no_answer_of_the_kind_is_no_answer() -> None:
+    assert extract_answer(BOOLEAN, "It is true that 3 > 2. Answer: unsure") is None
+    assert extract_answer(ARC, "answer2 looks fine.\nAnswer: I cannot tell") is None
+    # Without a box or a label, the scan reads the reply as before.
+    assert extract_answer(number_task("3"), "We have 3 cases.") == "3"
+    assert extract_answer(BOOLEAN, "It is true that 3 > 2.") == "true"
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("\\boxed{12}. Answer: see above", "12"),  # the earlier of a box and a label
+        ("Answer: see below. \\boxed{12}", "12"),
+        ("Answer: 42\n\nThis is my final answer.", "42"),  # a "final answer" in prose
+        ("Answer: 42\nI hope the final answer is correct.", "42"),
+        ("Final answer: 10\nThe answer is what the question asks for: 3 things", "10"),
+    ],
+)
+def test_a_box_or_label_without_an_answer_gives_way_to_the_other(reply: str, read: str) -> None:
+    assert extract_answer(number_task(read), reply) == read
+
+
 def test_latex_digit_groups_and_percentages_key_as_their_number() -> None:
     """math-verify read "1\\,000" as 1 × 0 (right for a gold of 0, wrong for 1000), and keyed
     "50\\%" as 0.5, so majority and CP-WBFT votes grouped it with 0.5 rather than with 50."""
@@ -481,6 +544,66 @@ def test_a_fraction_that_is_no_number_lends_no_digit(reply: str, read: str | Non
     assert extract_answer(number_task("2"), "Answer: $\\frac{x}{2}$") is None
     assert extract_answer(math_task("2"), "Answer: $\\frac{\\pi}{2}$") == "\\frac{\\pi}{2}"
     assert not is_correct(math_task("2"), "\\frac{\\pi}{2}")
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("... so the term is $x_{10}$", None),
+        ("so the curve is $x^2+y^2$", None),
+        ("so it is $e^{-2}$", None),
+        ("so it is $2^{x}$ or $4^{\\frac12}$", None),
+        ("so the side is $\\sqrt{2}$", None),
+        ("so the side is $3\\sqrt{2}$", None),  # 3√2, not 3
+        ("so it is $\\sqrt[3]{8}$", None),
+        ("so it is $\\frac{1}{2}\\sqrt{3}$", None),
+        ("In 3 steps we reach $a_{12}$.", "3"),  # the last number stays the last
+        ("so $x^{2} = 49$", "49"),
+        # A number's power with an integer exponent is its value.
+        ("so there are $2^{10}$ subsets", "1024"),
+        ("so it is $10^{-2}$", "0.01"),
+        ("so it is $(-2)^3$", "-8"),
+        ("so it is $-3^{2}$", "-9"),
+        ("so it is 10^6", "1000000"),
+        ("It weighs $1.5 \\times 10^{3}$ kg", "1500"),
+        ("The angle is $90^\\circ$.", "90"),  # degrees
+        ("In base two: $1011_{2}$", "1011"),  # a base numeral, as math-verify keys it
+    ],
+)
+def test_scripts_and_roots_lend_no_digit(reply: str, read: str | None) -> None:
+    """The scan read "$x_{10}$" as 10, "$x^2+y^2$" and "$\\sqrt{2}$" as 2, "$2^{10}$" as 10,
+    "$(-2)^3$" as 3 and "$1.5 \\times 10^{3}$" as 3: right against golds they are not."""
+    for kind in ("number", "math"):
+        task = Task(id="t", question="q", answer=read or "2", kind=kind)
+        assert extract_answer(task, reply) == read
+        if read is not None:
+            assert is_correct(task, extract_answer(task, reply))
+
+
+@pytest.mark.parametrize(
+    ("reply", "number", "math"),
+    [
+        ("\\boxed{2^{10}}", "1024", "2^{10}"),
+        ("Answer: $10^{3}$ grams", "1000", "10^{3}"),
+        ("Answer: $6 \\cdot 10^{2}$", "600", "6 \\cdot 10^{2}"),
+        ("Answer: $90^{\\circ}$", "90", "90^{\\circ}"),
+        ("\\boxed{\\sqrt{2}}", None, "\\sqrt{2}"),
+        ("\\boxed{2\\sqrt{5}}", None, "2\\sqrt{5}"),
+        ("Answer: $x_{10}$", None, "x_{10}"),
+        ("Answer: $x^{2}$", None, "x^{2}"),
+    ],
+)
+def test_a_boxed_or_labelled_power_or_root(reply: str, number: str | None, math: str) -> None:
+    """A number task read "\\boxed{2^{10}}" as 2 and "\\boxed{\\sqrt{2}}" as 2; math keeps
+    the answer as written and keys a number's power as its value, as it judges it."""
+    assert extract_answer(number_task(), reply) == number
+    assert extract_answer(math_task("0"), reply) == math
+    if number is not None:
+        assert normalize_answer(math_task("0"), math) == number
+        assert is_correct(math_task(number), math)
+        assert not is_correct(math_task("2"), math)
+    else:
+        assert not is_correct(math_task("2"), math) and not is_correct(math_task("10"), math)
 
 
 def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:

@@ -4,8 +4,9 @@
 answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. The rules:
 
 * **location** — the later of the last complete ``\\boxed{...}`` and the last answer label
-  (``Final answer:`` is preferred over ``Answer:`` / ``the correct answer is``); without
-  either, a kind-specific scan of the whole reply: the last number (``number``, ``math``;
+  (``Final answer:`` is preferred over ``Answer:`` / ``the correct answer is``), then the
+  other; a box or label holding no answer is no answer (no scan); without either, a
+  kind-specific scan of the whole reply: the last number (``number``, ``math``;
   LaTeX's read as in a box: ``$\\frac{1}{2}$`` is 1/2, not 2), the last true/false/yes/no
   word (``boolean``), the last explicit choice label (``choice``);
 * **number** — exact rational equality after stripping currency, thousands separators and
@@ -235,9 +236,12 @@ def _choice_scan(task: Task, text: str) -> str | None:
 def extract_answer(task: Task, text: str, *, scan: bool = True) -> str | None:
     """The final answer in a model reply, or ``None`` when there is none.
 
-    Looks at the later of the last ``\\boxed{}`` and the last answer label, else (unless
-    ``scan=False``: then ``None``) scans the whole reply (see the module docstring); a reply
-    longer than :data:`MAX_TEXT_CHARS` is read from its tail only. ``number``, ``boolean``
+    Looks at the later of the last ``\\boxed{}`` and the last answer label, then the earlier
+    one; without either (and unless ``scan=False``) scans the whole reply (see the module
+    docstring). A box or label holding no answer of the task's kind is no answer (``None``),
+    whatever the reasoning wrote before it, though when a ``final answer`` holds none the last
+    ``Answer:`` label is read. A reply longer than :data:`MAX_TEXT_CHARS` is read from its
+    tail only. ``number``, ``boolean``
     and ``choice`` answers come back canonical (``"18"``, ``"true"``, ``"option2"``); ``math``
     answers come back as written (LaTeX), stripped of ``$``/markdown wrappers and trailing
     punctuation.
@@ -251,11 +255,20 @@ def extract_answer(task: Task, text: str, *, scan: bool = True) -> str | None:
     candidates = sorted(
         (c for c in (boxed, labelled) if c is not None), key=lambda c: c[0], reverse=True
     )
+    if labelled is not None:
+        # "Answer: 42 ... This is my final answer.": a "final answer" in prose holds none, and
+        # the last plain label is read after it.
+        plain = find_labelled(text, final=False)
+        if plain is not None and plain[0] != labelled[0]:
+            candidates.append(plain)
     for _, segment in candidates:
         answer = _interpret(task, segment[:MAX_SEGMENT_CHARS])
         if answer is not None:
             return answer
-    return _scan(task, text) if scan else None
+    # A box or label that holds no answer ("Answer: \\text{none}", the prompt's placeholder
+    # echoed) is no answer, which the agents count as a parse fall-back; the reasoning's last
+    # number is not what the reply answered. The scan is for replies with neither.
+    return _scan(task, text) if scan and not candidates else None
 
 
 def normalize_answer(task: Task, text: str | None) -> str | None:

@@ -68,6 +68,10 @@ _LABEL_RE = re.compile(
     re.IGNORECASE,
 )
 
+#: A line that only opens a display formula or a block (``$$``, ``\\[``, ``\\begin{equation}``,
+#: a code fence): the answer after a label is on the lines below it.
+_OPENING_LINE_RE = re.compile(r"\$\$?|\\[\[(]|\\begin\{[A-Za-z]+\*?\}|`{3,}[\w+-]*")
+
 _MINUS_SIGNS = {
     ord("\u2212"): "-",  # minus sign
     ord("\u2013"): "-",  # en dash
@@ -230,22 +234,117 @@ _LATEX_ARGUMENT = (
 _OTHER_FRACTION = re.compile(rf"\\[dt]?frac\s*{_LATEX_ARGUMENT}\s*{_LATEX_ARGUMENT}(?!\d)")
 
 
+#: A number written as a power's base or before "\\times 10^n": digits (thousands separated by
+#: commas or not) with their decimals, not the tail of a longer number or of a word.
+_NUMERAL = r"(?<![\w.,])(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+#: A superscript or subscript: a bare digit run, as plain text writes powers ("10^6"), else
+#: a TeX argument.
+_SCRIPT = rf"(?:[-+]?\d+(?:\.\d+)?|{_LATEX_ARGUMENT})"
+#: A root with its coefficient (``3\\sqrt{2}``, ``\\sqrt[3]{9}``, ``\\sqrt2``): no rational
+#: number, so none of its digits is one.
+_LATEX_ROOT = re.compile(
+    r"(?:(?<![\w.,/])\d+(?:\.\d+)?(?:[ \t]*/[ \t]*\d+)?[ \t]*)?"
+    rf"\\sqrt\s*(?:\[[^\[\]]{{0,500}}\]\s*)?(?:\d+(?:\.\d+)?|{_LATEX_ARGUMENT})"
+)
+#: A subscript (``x_{10}``, ``a_{n+1}``): an index, never a value. A numeral's base
+#: (``1011_{2}``) goes with it and the numeral stays, as math-verify reads it (1011). No
+#: space after the ``_``: ``_Total:_ 42`` closes an emphasis before the number.
+_LATEX_SUBSCRIPT = re.compile(rf"_(?:\d+|{_LATEX_ARGUMENT})")
+#: Scientific notation, ``1.5 \\times 10^{3}``: the number 1500, not 1.5 and 1000.
+_SCIENTIFIC = re.compile(
+    rf"(?P<mantissa>{_NUMERAL})\s*(?:\\times|\\cdot|[×·*x])\s*"
+    rf"10[ \t]{{0,3}}\^[ \t]*(?P<exp>{_SCRIPT})"
+)
+#: A power: a number's (``2^{10}``, ``(-2)^3``, ``{2}^{10}``; not a function's value,
+#: ``f(2)^2``) is its value when the exponent is an integer, ``90^\\circ`` is 90 degrees; any
+#: other exponent lends no digit (``x^2``, ``e^{-2}``, ``2^{x}``), nor does the number under
+#: it (``2^{1/2}``).
+_LATEX_POWER = re.compile(
+    rf"(?:(?P<base>{_NUMERAL})|(?:\\left\s*|(?<![A-Za-z]))\(\s*(?P<round>-?{_NUMERAL})\s*"
+    r"(?:\\right\s*)?\)"
+    rf"|\{{\s*(?P<braced>-?{_NUMERAL})\s*\}})?[ \t]{{0,3}}\^[ \t]*(?P<exp>{_SCRIPT})"
+)
+_INTEGER_EXPONENT = re.compile(r"\{\s*([-+]?\d{1,4})\s*\}|([-+]?\d{1,4})")
+_DEGREES = re.compile(r"\\circ|\{\s*\\circ\s*\}")
+
+
 def latex_digits(text: str) -> str:
     """``text`` with LaTeX's digit-group separators made plain (``"1\\,000"``,
     ``"1{,}000"`` -> ``"1000"``, ``"1,000"``) and numeric fractions written ``a/b``
     (``"\\frac{2000}{2}"`` -> ``"2000/2"``, ``"2\\frac{1}{4}"`` -> ``"2 1/4"``, braceless
     ``"\\frac12"`` -> ``"1/2"``), other fractions blanked (``"\\frac{\\pi}{2}"``: no number):
     read as they were, "1\\,000" was the number 1 (and 1 × 0 to math-verify), "\\frac{\\pi}{2}"
-    the number 2."""
-    if "\\" not in text and "~" not in text and "{" not in text:
+    the number 2. Likewise a number's power with an integer exponent is its value
+    (``"2^{10}"`` -> ``"1024"``, ``"1.5 \\times 10^{3}"`` -> ``"1500"``), and roots,
+    subscripts and other exponents are blanked (``"\\sqrt{2}"``, ``"x_{10}"``, ``"x^2"``: no
+    number), while ``"90^\\circ"`` is 90."""
+    if not any(mark in text for mark in "\\~{^_"):
         return text
     text = _LATEX_GROUP_COMMA.sub(",", _LATEX_GROUP_SPACE.sub("", text))
     text = _LATEX_FRACTION.sub(_plain_fraction, text)
     # The digits of a fraction that is no number are none of the text's numbers: "$\\frac{\\pi}
     # {2}$" is no 2, as "$\\frac{1}{2}$" is no 2.
-    if "frac" not in text:
-        return text
-    return _OTHER_FRACTION.sub(" ", text)
+    if "frac" in text:
+        text = _OTHER_FRACTION.sub(" ", text)
+    # Nor are those of a root, a subscript or an exponent: "$x_{10}$" and "$\\sqrt{2}$" are
+    # no 10 and no 2, and "$2^{10}$" is 1024, not 10.
+    if "sqrt" in text:
+        text = _LATEX_ROOT.sub(" ", text)
+    if "_" in text:
+        text = _LATEX_SUBSCRIPT.sub(" ", text)
+    if "^" in text:
+        text = _LATEX_POWER.sub(_power, _SCIENTIFIC.sub(_scientific, text))
+    return text
+
+
+def _exact_power(base: str, exponent: str) -> Fraction | None:
+    """``base`` (a numeral) to the power ``exponent`` when that is an integer (braced or not)
+    whose magnitude times the base's characters is at most :data:`MAX_NUMBER_CHARS` (so the
+    value is short to read, known before computing it: ``2^{100}`` is ``None``), else
+    ``None``."""
+    match = _INTEGER_EXPONENT.fullmatch(exponent)
+    if match is None:
+        return None
+    power = int(match.group(1) or match.group(2))
+    # The value has at most |power| times the base's digits: checked before computing it.
+    if abs(power) * len(base) > MAX_NUMBER_CHARS:
+        return None
+    value = _numeral(base)
+    if value == 0 and power < 0:
+        return None
+    return value**power
+
+
+def _numeral(text: str) -> Fraction:
+    """A :data:`_NUMERAL` (with a sign, maybe) as a number: ``"1,500.5"`` is 1500.5."""
+    return Fraction(text.replace(",", ""))
+
+
+def _written(match: re.Match[str], value: Fraction | None) -> str:
+    """``value`` in place of ``match`` (a space if it is ``None`` or too long to read), apart
+    from a word or a digit on either side: "x(-2)^3" is no "x-8", "2^{3}4" no 84."""
+    text = canonical_number(value) if value is not None else ""
+    if not text or len(text) > MAX_NUMBER_CHARS:
+        return " "
+    string, start, end = match.string, match.start(), match.end()
+    left = " " if start > 0 and (string[start - 1].isalnum() or string[start - 1] == "_") else ""
+    right = " " if end < len(string) and string[end].isdigit() else ""
+    return f"{left}{text}{right}"
+
+
+def _scientific(match: re.Match[str]) -> str:
+    power = _exact_power("10", match.group("exp"))
+    # "1.5 \\times 10^{x}" is no number: neither 1.5 nor 10 is lent.
+    return _written(match, None if power is None else _numeral(match.group("mantissa")) * power)
+
+
+def _power(match: re.Match[str]) -> str:
+    base = match.group("base") or match.group("round") or match.group("braced")
+    if base is None:
+        return " "  # a symbol's or a group's exponent: "x^2", "(x+1)^{2}", "e^{i\\pi}"
+    if _DEGREES.fullmatch(match.group("exp")):
+        return _written(match, _numeral(base))
+    return _written(match, _exact_power(base, match.group("exp")))
 
 
 def _plain_fraction(match: re.Match[str]) -> str:
@@ -314,26 +413,29 @@ def find_boxed(text: str) -> tuple[int, str] | None:
     return None
 
 
-def find_labelled(text: str) -> tuple[int, str] | None:
-    """The text after the last answer label (``Final answer:`` wins over ``Answer:``).
+def find_labelled(text: str, *, final: bool = True) -> tuple[int, str] | None:
+    """The text after the last answer label (``Final answer:`` wins over ``Answer:``; with
+    ``final=False``, the last label that is not a ``Final answer``).
 
     Returns the label's position and the rest of its line, or the next non-empty line when
-    the label ends its line (``"Answer:\\n42"``).
+    the label ends its line (``"Answer:\\n42"``); a line that only opens a display formula or a
+    block is passed over (``"Answer:\\n$$\\n42\\n$$"``: 42, not ``"$$"``).
     """
     last: re.Match[str] | None = None
     last_final: re.Match[str] | None = None
     for match in _LABEL_RE.finditer(text):
-        last = match
         if match.group("final"):
             last_final = match
-    chosen = last_final or last
+        else:
+            last = match
+    chosen = (last_final or last) if final else last
     if chosen is None:
         return None
     rest = text[chosen.end() : chosen.end() + 4 * MAX_SEGMENT_CHARS]
     for line in rest.split("\n"):
         # The emphasis that closes a bold label ("**Answer:** 1/2") is not the answer's.
         line = line.strip().lstrip("*_").strip()
-        if line:
+        if line and not _OPENING_LINE_RE.fullmatch(line):
             return chosen.start(), line[:MAX_SEGMENT_CHARS]
     return chosen.start(), ""
 

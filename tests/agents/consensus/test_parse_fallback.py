@@ -236,6 +236,7 @@ def test_score_rule(reply: str, score: float, fell_back: bool) -> None:
         (NUMBER, "The counts are [3, 4] so the total is 7.", "7"),
         (NUMBER, "[7]", "7"),
         (NUMBER, "Answer: \x1b[1m7\x1b[0m", "7"),  # was "1", from the escape
+        (NUMBER, "Ada has 3 apples.\nAnswer: none", None),  # was "3", uncounted
         (MATH, "Answer: [-2, 2]", "[-2, 2]"),  # a located answer is taken as written
         (MATH, "\\boxed{[-2,2]}", "[-2,2]"),
         (BOOLQ, "\x1b[32mtrue\x1b[0m", "true"),

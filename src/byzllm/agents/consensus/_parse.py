@@ -188,9 +188,10 @@ def read_answer(task: Task, text: str) -> Parsed[str | None]:
 
     After :func:`clean_reply`, the task's answer extractor (:func:`byzllm.tasks.extract_answer`:
     the ``Answer:`` label, ``\\boxed{}``, ...; a huge reply is read from its tail) looks for a
-    located answer first, taken as written (``"Answer: [1, 2]"`` stays an interval). Only
-    without one is the whole reply scanned, and then without its markup debris (the brackets
-    :func:`read_score` ignores): ``"[1,2,"`` holds no answer rather than ``"2"``.
+    located answer first, taken as written (``"Answer: [1, 2]"`` stays an interval). Only a
+    reply with no box and no label is scanned whole (a label holding no answer is a fall-back),
+    and then without its markup debris (the brackets :func:`read_score` ignores): ``"[1,2,"``
+    holds no answer rather than ``"2"``.
     """
     if not isinstance(text, str):
         return Parsed(None, fell_back=True, reason="the reply is not text")
