@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from byzllm.agents.consensus import STRONG_PROFILE, SimulatedAgent, is_right, make_adversary
 from byzllm.protocols import (
@@ -212,3 +214,18 @@ def test_unknown_protocol_is_an_input_error() -> None:
 
     with pytest.raises(InputError, match="unknown protocol"):
         make_protocol("raft")
+
+
+@given(
+    st.lists(
+        st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300),
+        min_size=1,
+        max_size=9,
+    )
+)
+def test_wmsr_mean_is_the_exact_mean_rounded_once(values: list[float]) -> None:
+    from fractions import Fraction
+
+    from byzllm.protocols.wmsr import _exact_mean
+
+    assert _exact_mean(values) == float(sum(map(Fraction, values)) / len(values))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import ClassVar
 
 from byzllm.agents.consensus import Response, answer_key
@@ -47,8 +48,12 @@ def answer_number(task: Task, answer: str | None) -> float | None:
     two solutions, and ``1e3`` as 1000 where it reads no number; a unanimous, right ``1,2``
     turned into a wrong ``12`` after one round."""
     key = answer_key(task, answer)
-    if key is None:
-        return None
+    return None if key is None else _key_number(key)
+
+
+@lru_cache(maxsize=65_536)
+def _key_number(key: str) -> float | None:
+    # Remembered: a W-MSR round reads every neighbour's answer, the same few keys each time.
     try:
         value = float(Fraction(key))
     except (ValueError, ZeroDivisionError, OverflowError):
@@ -77,8 +82,17 @@ def wmsr_update(own: float, neighbours: dict[int, float], F: int) -> tuple[float
     smaller = sorted((j for j, v in neighbours.items() if v < own), key=lambda j: neighbours[j])
     removed = set(larger[:F]) | set(smaller[:F])
     kept = [v for j, v in neighbours.items() if j not in removed]
-    mean = sum(map(Fraction, kept), Fraction(own)) / (1 + len(kept))  # Fraction(float): exact
-    return float(mean), sorted(removed)
+    return _exact_mean([own, *kept]), sorted(removed)
+
+
+def _exact_mean(values: list[float]) -> float:
+    """The mean of ``values`` rounded once to the nearest float. A float is an integer over a
+    power of two: over the largest of them every value is an integer, their sum is exact, and
+    Python's integer division rounds correctly."""
+    ratios = [value.as_integer_ratio() for value in values]
+    denominator = max(d for _, d in ratios)
+    total = sum(n * (denominator // d) for n, d in ratios)
+    return total / (denominator * len(values))
 
 
 class WMSR(ConsensusProtocol):
