@@ -169,3 +169,21 @@ def test_a_root_holding_one_command_answers_as_the_whole_app(argv: list[str]) ->
     whole = CliRunner().invoke(app, argv, prog_name="byzllm")
     alone = CliRunner().invoke(app_for(argv), argv, prog_name="byzllm")
     assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output)
+
+
+def test_preload_imports_in_the_background_and_skips_what_fails(tmp_path: Path) -> None:
+    # The matrix command loads its drawing library while the units run: a module that fails
+    # to import there is left for its user to report, and nothing reaches stderr.
+    (tmp_path / "preloaded_mod.py").write_text("VALUE = 1\n")
+    (tmp_path / "broken_mod.py").write_text("raise RuntimeError('broken')\n")
+    code = (
+        "import sys, threading; sys.path.insert(0, sys.argv[1])\n"
+        "from byzllm.cli import _common\n"
+        "_common.preload('broken_mod', 'preloaded_mod')\n"
+        "[t.join() for t in threading.enumerate() if t.name == 'byzllm-preload']\n"
+        "print('preloaded_mod' in sys.modules, 'broken_mod' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["True", "False"] and done.stderr == ""
