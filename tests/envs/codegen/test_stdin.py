@@ -99,3 +99,27 @@ def test_a_functional_value_python_cannot_parse_fails_the_case(printed: str) -> 
     outcome = asyncio.run(hidden_outcome(DOUBLE, _solution(forged)))
     assert (outcome.passed, outcome.status) == (False, "failed"), outcome
     assert outcome.detail.startswith("case 1: expected '8', got "), outcome
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    "printing",
+    ["print('debug', end='')", "import sys; sys.stdout.write('x = 4')"],
+)
+def test_a_functional_case_reads_the_return_value_whatever_the_solution_printed(
+    printing: str,
+) -> None:
+    # LiveCodeBench judges a functional case by the method's return value. What the solution
+    # printed without a line break ran into the line that carries that value, and a correct
+    # solution failed with nothing to say why ("case 1: ").
+    code = f"class Solution:\n    def double(self, x):\n        {printing}\n        return 2 * x\n"
+    outcome = asyncio.run(hidden_outcome(DOUBLE, _solution(code)))
+    assert outcome.passed, outcome
+
+
+@needs_sandbox
+def test_a_functional_case_that_exits_before_returning_says_so() -> None:
+    code = "import os\n\nclass Solution:\n    def double(self, x):\n        os._exit(0)\n"
+    outcome = asyncio.run(hidden_outcome(DOUBLE, _solution(code)))
+    assert (outcome.passed, outcome.status) == (False, "failed")
+    assert outcome.detail == "case 1: the program exited before the call returned a value"

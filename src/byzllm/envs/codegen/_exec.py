@@ -218,8 +218,11 @@ import json as _byz_json
 _byz_lines = {inputs!r}.splitlines()
 _byz_args = [_byz_json.loads(_byz_line) for _byz_line in _byz_lines if _byz_line.strip()]
 _byz_value = Solution().{func}(*_byz_args)
-print({marker!r} + _byz_json.dumps(_byz_value), flush=True)
+print("\\n" + {marker!r} + _byz_json.dumps(_byz_value), flush=True)
 """
+# The marker starts a line of its own ("\n" first): what the solution printed without a
+# line break (``print(x, end="")``) would otherwise run into it, and a correct return value
+# would go unread. LiveCodeBench compares a functional problem's return value only.
 
 
 async def _livecodebench(
@@ -241,10 +244,12 @@ async def _livecodebench(
             (ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(marker)), None
         )
         if result.status != "passed" or value_line is None:
+            # A clean exit without the value: the program ended before the call returned.
+            why = _describe(result) or "the program exited before the call returned a value"
             return HiddenOutcome(
                 passed=False,
                 status=result.status if result.status != "passed" else "failed",
-                detail=f"case {k}: {_describe(result)}",
+                detail=f"case {k}: {why}",
             )
         try:
             got_value = json.loads(value_line[len(marker) :])
