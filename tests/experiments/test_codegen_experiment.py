@@ -206,3 +206,39 @@ def test_pass_at_1_reads_outcomes_read_back_from_csv_strictly() -> None:
     assert [(r["problem"], r["passed"]) for r in problem_rows(as_text)] == [("p1", 1), ("p2", 0)]
     with pytest.raises(InputError, match="game 'p2' is malformed: passed must be"):
         table1_rows([*as_text[:2], row("p2", 0, "maybe")])
+
+
+def test_transcript_numbers_the_final_solution_as_the_judge_and_results_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The record keeps the 0-based seat (1: the second coder); the transcript numbers
+    # solutions from 1 ("Solution 2" in the judge's verdicts, "solution 2" in the results), so
+    # the final answer is "solution 2", not "solution 1" (the first coder's number).
+    from byzllm.cli.codegen import _print_transcript
+
+    solutions = [{"coder": name, "code": f"# {name}"} for name in ("A", "B")]
+    record = {
+        "problem_id": "P/1",
+        "repeat": 0,
+        "condition": "none",
+        "simulated": True,
+        "passed": True,
+        "hidden_status": "passed",
+        "hidden_detail": "",
+        "final_seat": 1,
+        "final_rule": "tests",
+        "transcript": [
+            {"round": 1, "solutions": solutions},
+            {
+                "round": 2,
+                "feedback": {"text": "Solution 1: WRONG\nSolution 2: CORRECT\nBest: 2"},
+                "results": [{"passed": 0, "failed": 1}, {"passed": 1, "failed": 0}],
+                "solutions": solutions,
+            },
+        ],
+        "turns": [],
+    }
+    _print_transcript([record], "P/1", json_output=False)
+    shown = capsys.readouterr().out
+    assert "solution 2: 1/1 tests passed" in shown
+    assert "final: solution 2 by tests" in shown

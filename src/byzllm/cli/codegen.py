@@ -362,8 +362,12 @@ def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: 
                     markup=False,
                 )
         verdict = "PASSED" if r["passed"] else f"FAILED ({r['hidden_status']})"
+        # The record keeps the 0-based seat; solutions are numbered from 1 wherever they are
+        # shown (the judge's "Solution i", the test results above), so the final one is too.
+        seat = r["final_seat"]
+        final = "?" if seat is None else f"{int(seat) + 1}"
         console.print(
-            f"[bold]{verdict}[/bold] final: solution {r['final_seat']} "
+            f"[bold]{verdict}[/bold] final: solution {final} "
             + ("(the only one)" if r["final_rule"] == "only" else f"by {r['final_rule']}"),
             markup=True,
         )

@@ -10,7 +10,7 @@ import pytest
 
 from byzllm.agents.codegen import Solution
 from byzllm.envs.codegen import hidden_outcome
-from byzllm.envs.codegen._exec import _same_output
+from byzllm.envs.codegen._exec import _same_output, visible_result
 from byzllm.sandbox import sandbox_support
 from byzllm.tasks import CodeProblem, IOTest
 
@@ -99,3 +99,61 @@ def test_a_functional_value_python_cannot_parse_fails_the_case(printed: str) -> 
     outcome = asyncio.run(hidden_outcome(DOUBLE, _solution(forged)))
     assert (outcome.passed, outcome.status) == (False, "failed"), outcome
     assert outcome.detail.startswith("case 1: expected '8', got "), outcome
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    "printing",
+    ["print('debug', end='')", "import sys; sys.stdout.write('x = 4')"],
+)
+def test_a_functional_case_reads_the_return_value_whatever_the_solution_printed(
+    printing: str,
+) -> None:
+    # LiveCodeBench judges a functional case by the method's return value. What the solution
+    # printed without a line break ran into the line that carries that value, and a correct
+    # solution failed with nothing to say why ("case 1: ").
+    code = f"class Solution:\n    def double(self, x):\n        {printing}\n        return 2 * x\n"
+    outcome = asyncio.run(hidden_outcome(DOUBLE, _solution(code)))
+    assert outcome.passed, outcome
+
+
+@needs_sandbox
+def test_a_functional_case_that_exits_before_returning_says_so() -> None:
+    code = "import os\n\nclass Solution:\n    def double(self, x):\n        os._exit(0)\n"
+    outcome = asyncio.run(hidden_outcome(DOUBLE, _solution(code)))
+    assert (outcome.passed, outcome.status) == (False, "failed")
+    assert outcome.detail == "case 1: the program exited before the call returned a value"
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    "code",
+    [
+        # The starter code as LeetCode writes it: `List` is never imported.
+        "class Solution:\n    def double(self, xs: List[int]) -> int:\n        return 2 * xs[0]\n",
+        # Names of the standard modules LiveCodeBench's grader imports for every program.
+        "class Solution:\n    def double(self, xs):\n"
+        "        heap = []\n        heappush(heap, xs[0])\n"
+        "        return sum(Counter(heap * 2).values()) * heap[0] if inf > 0 else 0\n",
+        # Recursion deeper than Python's default limit of 1000, which the grader raises.
+        "class Solution:\n    def double(self, xs, n=3000):\n"
+        "        return 2 * xs[0] if n == 0 else self.double(xs, n - 1)\n",
+    ],
+)
+def test_livecodebench_code_runs_with_what_livecodebench_gives_it(code: str) -> None:
+    # LiveCodeBench's grader runs every program after star-importing typing and common
+    # standard modules and raising the recursion limit; here they were missing, and a solution
+    # that completed the starter code as shown crashed with "NameError: name 'List' is not
+    # defined", on the hidden cases and on the statement's examples alike.
+    problem = DOUBLE.model_copy(
+        update={
+            "prompt": "Example 1:\n\nInput: xs = [4]\nOutput: 8\n\n" + DOUBLE.prompt,
+            "io_tests": (IOTest(input="[4]", output="8", testtype="functional"),),
+        }
+    )
+    outcome = asyncio.run(hidden_outcome(problem, _solution(code)))
+    assert outcome.passed, outcome
+    shown = asyncio.run(visible_result(problem, _solution(code)))
+    assert (shown.passed, shown.failed) == (1, 0), shown
+    stdin = "a, b = map(int, sys.stdin.readline().split())\nprint(a + b)\n"
+    assert asyncio.run(hidden_outcome(SUM, _solution(stdin))).passed

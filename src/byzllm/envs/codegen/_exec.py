@@ -8,7 +8,12 @@ syntax (:func:`syntax_error`) parses only, it never runs code.
 - :func:`assemble` turns a coder's code into the program that is tested: for HumanEval, the
   problem's prompt (its imports and helper functions) followed by the code when the code
   restates the function, or the prompt completed by the code when the code is only the
-  function's body; LiveCodeBench code is used as written.
+  function's body; for LiveCodeBench, the code after one line that gives it what
+  LiveCodeBench's grader gives every program (:data:`LIVECODEBENCH_PRELUDE`: the names of
+  ``typing`` that LeetCode's starter code uses unimported, ``List[int]``, those of common
+  standard modules, ``Counter``, ``heappush``, ``inf``, and a high recursion limit), so a
+  solution that completes the starter code as shown is not failed by a ``NameError``. Line
+  numbers in a LiveCodeBench run's errors count that line.
 - :func:`hidden_outcome` runs the problem's hidden tests on a program (Pass@1, the rogue-agents
   paper, §4.1): HumanEval's ``check(entry_point)``; LiveCodeBench's stdin/stdout cases (output
   compared as LiveCodeBench's checker does: line by line, blanks around each line ignored,
@@ -86,6 +91,44 @@ __all__ = [
 #: ``"sandbox"``: run code in the sandbox; ``"simulated"``: simulated coders' outcomes only.
 Execution = Literal["sandbox", "simulated"]
 
+#: The standard modules LiveCodeBench's grader imports, and star-imports, before every program
+#: it runs (LeetCode's judge provides them too): its solutions use ``Counter``, ``heappush``,
+#: ``inf`` or ``lru_cache`` without importing them.
+_LIVECODEBENCH_MODULES = (
+    "string",
+    "re",
+    "datetime",
+    "collections",
+    "heapq",
+    "bisect",
+    "copy",
+    "math",
+    "random",
+    "statistics",
+    "itertools",
+    "functools",
+    "operator",
+    "io",
+    "sys",
+    "json",
+)
+#: What :func:`assemble` puts before LiveCodeBench code, on one line: the modules' names, then
+#: the built-ins again (``math``'s ``pow`` and ``re``'s ``compile`` must not replace them),
+#: ``typing``'s names (LeetCode's starter code annotates with ``List[int]`` and imports
+#: nothing), the modules themselves, and the grader's recursion limit.
+LIVECODEBENCH_PRELUDE = (
+    "; ".join(
+        [
+            *(f"from {module} import *" for module in _LIVECODEBENCH_MODULES),
+            "from builtins import *",
+            "from typing import *",
+            "import " + ", ".join(_LIVECODEBENCH_MODULES),
+            "sys.setrecursionlimit(600000)",
+        ]
+    )
+    + "\n"
+)
+
 _DETAIL_CHARS = 2000
 _CACHE: dict[str, SandboxResult] = {}
 _TEST_CACHE: dict[str, TestResult] = {}
@@ -116,7 +159,9 @@ def syntax_error(program: str) -> str | None:
 
 def assemble(problem: CodeProblem, code: str) -> str:
     """The program tested for ``code`` (module docstring)."""
-    if problem.source != "humaneval" or not problem.entry_point:
+    if problem.source == "livecodebench":
+        return LIVECODEBENCH_PRELUDE + code
+    if not problem.entry_point:
         return code
     if defines(code, problem.entry_point):
         return problem.prompt.rstrip() + "\n\n\n" + code.strip("\n") + "\n"
@@ -218,8 +263,11 @@ import json as _byz_json
 _byz_lines = {inputs!r}.splitlines()
 _byz_args = [_byz_json.loads(_byz_line) for _byz_line in _byz_lines if _byz_line.strip()]
 _byz_value = Solution().{func}(*_byz_args)
-print({marker!r} + _byz_json.dumps(_byz_value), flush=True)
+print("\\n" + {marker!r} + _byz_json.dumps(_byz_value), flush=True)
 """
+# The marker starts a line of its own ("\n" first): what the solution printed without a
+# line break (``print(x, end="")``) would otherwise run into it, and a correct return value
+# would go unread. LiveCodeBench compares a functional problem's return value only.
 
 
 async def _livecodebench(
@@ -241,10 +289,12 @@ async def _livecodebench(
             (ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(marker)), None
         )
         if result.status != "passed" or value_line is None:
+            # A clean exit without the value: the program ended before the call returned.
+            why = _describe(result) or "the program exited before the call returned a value"
             return HiddenOutcome(
                 passed=False,
                 status=result.status if result.status != "passed" else "failed",
-                detail=f"case {k}: {_describe(result)}",
+                detail=f"case {k}: {why}",
             )
         try:
             got_value = json.loads(value_line[len(marker) :])
