@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from byzllm.cli import app
@@ -35,6 +36,26 @@ def test_build_check_draw(tmp_path: Path) -> None:
     result = runner.invoke(app, ["graph", "draw", str(g), "--byzantine", "3,5", "--out", str(png)])
     assert result.exit_code == 0, result.output
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_draw_title_names_each_byzantine_node_once_in_node_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from matplotlib.axes import Axes
+
+    titles: list[str] = []
+    monkeypatch.setattr(Axes, "set_title", lambda self, label, **kw: titles.append(label))
+    g = tmp_path / "k12.json"
+    assert (
+        runner.invoke(app, ["graph", "build", "complete", "-n", "12", "--out", str(g)]).exit_code
+        == 0
+    )
+    png = str(tmp_path / "k12.png")
+    result = runner.invoke(app, ["graph", "draw", str(g), "--byzantine", "10,3,3,2", "--out", png])
+    assert result.exit_code == 0, result.output
+    # Three Byzantine nodes, each with every honest node as neighbour: 3-local. The title
+    # read "[10, 2, 3, 3]" (node 3 twice, numbers sorted as text).
+    assert titles == ["complete  (Byzantine [2, 3, 10]: 3-local)"]
 
 
 def test_random_build_with_seed_and_params(tmp_path: Path) -> None:

@@ -55,6 +55,14 @@ def test_gapped_labels_are_an_error_without_a_node_count() -> None:
     assert G.number_of_nodes() == 6
 
 
+def test_the_gap_error_names_the_header_line_that_keeps_isolated_nodes() -> None:
+    # `graph check` takes no node count: the message must say how a file gives one, and the
+    # line it names must load.
+    with pytest.raises(InputError, match="'# byzllm-graph n=<nodes>'"):
+        parse_edge_list("0 1\n1 5\n")
+    assert parse_edge_list("# byzllm-graph n=6\n0 1\n1 5\n").number_of_nodes() == 6
+
+
 def test_saving_needs_integer_labels(tmp_path: Path) -> None:
     G = nx.relabel_nodes(nx.path_graph(3), {0: "a"})
     with pytest.raises(InputError, match=r"0\.\.n-1"):

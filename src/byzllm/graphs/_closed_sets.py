@@ -532,6 +532,10 @@ def _find_compiled(
     stack, cursor, found = jit.new_state(work.n)
     symmetry = np.array(swaps, dtype=np.int64).reshape(len(swaps), 4)
     while True:
+        # Before each slice, the first included: a search that ends within one slice never
+        # looked at the clock, so the (r,s) level search (thousands of short searches) ran
+        # many times past its deadline. The Python search looks before its first seed too.
+        _check_deadline(deadline)
         code = jit.search(
             in_masks,
             out_masks,
@@ -549,7 +553,6 @@ def _find_compiled(
             return int(found[0]), int(found[1])
         if code == jit.EXHAUSTED:
             return None
-        _check_deadline(deadline)
 
 
 def _find_python(

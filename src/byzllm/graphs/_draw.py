@@ -10,7 +10,7 @@ import networkx as nx
 
 from byzllm.errors import InputError
 
-from ._core import GraphView, graph_view, mask_of
+from ._core import GraphView, graph_view, mask_of, nodes_of
 
 __all__ = ["draw_graph", "locality"]
 
@@ -41,14 +41,18 @@ def draw_graph(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    bad = list(byzantine)
     # The drawing needs the networkx graph itself: a bitmask view is refused here.
-    f_local = _locality(graph_view(G, min_nodes=1, allow_view=False), bad)
+    view = graph_view(G, min_nodes=1, allow_view=False)
+    # Each node once, in node order: the title named a node given twice twice ("[3, 3]", as
+    # if two agents were Byzantine) and sorted numbers as text ("[10, 2, 3]").
+    bad = nodes_of(view, mask_of(view, byzantine, what="byzantine nodes"))
+    f_local = _locality(view, bad)
     target = Path(path)
     if target.suffix.lower() != ".png":
         raise InputError(f"draw writes PNG files; got {target.name!r}")
     pos = nx.circular_layout(G)
-    colors = ["#d62728" if v in set(bad) else "#1f77b4" for v in G.nodes]
+    marked = set(bad)
+    colors = ["#d62728" if v in marked else "#1f77b4" for v in G.nodes]
     fig, ax = plt.subplots(figsize=(5, 5))
     try:
         nx.draw_networkx(
@@ -63,7 +67,7 @@ def draw_graph(
         )
         label = title or str(G.graph.get("construction", "graph"))
         if bad:
-            label += f"  (Byzantine {sorted(bad, key=str)}: {f_local}-local)"
+            label += f"  (Byzantine {bad}: {f_local}-local)"
         ax.set_title(label, fontsize=9)
         ax.set_axis_off()
         fig.savefig(target, dpi=120, bbox_inches="tight")

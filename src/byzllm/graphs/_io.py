@@ -234,9 +234,12 @@ def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str
         missing = sorted(set(range(n)) - labels)
         if missing:
             shown = ", ".join(map(str, missing[:5])) + (" …" if len(missing) > 5 else "")
+            # Name the header line: `graph check` takes no node count, so "give the node
+            # count" alone left a file with an isolated node uncheckable from the CLI.
             raise InputError(
                 f"{where}: node labels must be 0..n-1 without gaps (missing {shown}); "
-                "give the node count to keep isolated nodes"
+                "to keep isolated nodes give the node count as a first line "
+                "'# byzllm-graph n=<nodes>'"
             )
     n = _check_n(n, where)
     edges = [(_node(u, n, where), _node(v, n, where)) for u, v in pairs]
