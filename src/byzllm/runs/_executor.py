@@ -660,9 +660,13 @@ class ProcessExecutor(Executor):
                 _settle(batch, err)
                 return
             break
-        future.add_done_callback(
-            lambda done: loop.call_soon_threadsafe(self._deliver, pool, batch, done)
-        )
+
+        def delivered(done: Any) -> None:
+            # RuntimeError: the run's loop is closed (the run ended), nobody is waiting.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._deliver, pool, batch, done)
+
+        future.add_done_callback(delivered)
 
     def _deliver(
         self,
