@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from decimal import Decimal
 from fractions import Fraction
 
 import pytest
@@ -158,12 +159,16 @@ def test_boolean_words(word: str) -> None:
         "10^" + "1" * MEGABYTE,
         "^{_{" * (MEGABYTE // 4),
         "3 (((" * (MEGABYTE // 5) + "^2",
+        "1.5e-3 " * (MEGABYTE // 7),
+        "1e" + "9" * MEGABYTE,
+        "2e3^" * (MEGABYTE // 4),
     ],
     ids=[
         *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
         *("vulgar", "latex", "open-fraction", "latex-groups", "braceless", "bare-digits"),
         *("open-nested-fractions", "symbol-fractions", "powers", "scripts", "scientific"),
         *("root-digits", "power-digits", "open-scripts", "open-bases"),
+        *("e-notation", "e-digits", "e-powers"),
     ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
@@ -698,3 +703,51 @@ def test_a_box_or_label_without_a_number_answers_nothing(
     assert extract_answer(NUMBER, reply, scan=False) is None
     # The reasoning alone is scanned: its last number.
     assert extract_answer(NUMBER, reply.split("\n")[0]) == str(reasoning[-1])
+
+
+@fast
+@given(
+    mantissa=st.decimals(min_value=-(10**6), max_value=10**6, places=3, allow_nan=False),
+    exponent=st.integers(min_value=-20, max_value=20),
+    letter=st.sampled_from("eE"),
+    sign=st.sampled_from(["", "+"]),
+    words=st.sampled_from(["", " dollars", ".", " (rounded)"]),
+)
+def test_e_notation_is_read_as_its_value(
+    mantissa: Decimal, exponent: int, letter: str, sign: str, words: str
+) -> None:
+    """ "Answer: 1e3" read as 1 (number) and 3e (math): never the mantissa, always the value."""
+    written = f"{mantissa}{letter}{sign if exponent >= 0 else ''}{exponent}"
+    value = canonical_number(Fraction(mantissa) * Fraction(10) ** exponent)
+    for reply in (f"Answer: {written}{words}", f"So we get 3 and then {written}{words}"):
+        assert extract_answer(NUMBER, reply) == value
+        assert normalize_answer(MATH, extract_answer(MATH, reply)) == value
+    assert is_correct(Task(id="m", question="q", answer=value, kind="math"), written)
+
+
+@fast
+@given(
+    mantissa=st.integers(min_value=1, max_value=10**6),
+    exponent=st.one_of(
+        st.integers(min_value=33, max_value=10**12).map(str),
+        st.integers(min_value=-(10**12), max_value=-33).map(str),
+        st.from_regex(r"[0-9]{1,3}\.[0-9]{1,3}", fullmatch=True),
+    ),
+)
+def test_e_notation_beyond_reading_is_no_number(mantissa: int, exponent: str) -> None:
+    """An exponent that is no integer or is too large to write out makes no number, never the
+    mantissa alone ("1e3.5" and "1e100" read as 1 before)."""
+    reply = f"Answer: {mantissa}e{exponent}"
+    assert extract_answer(NUMBER, reply) is None
+    assert last_number(f"We get {mantissa}e{exponent}") is None
+
+
+@fast
+@given(text=st.text(alphabet="0123456789eE+-.,/^{} \\x", max_size=200))
+def test_e_notation_garbage_never_raises(text: str) -> None:
+    for task in (NUMBER, MATH):
+        answer = extract_answer(task, text)
+        assert answer is None or len(answer) <= 500
+        assert isinstance(is_correct(task, answer), bool)
+    key = normalize_answer(NUMBER, text)
+    assert key is None or normalize_answer(NUMBER, key) == key

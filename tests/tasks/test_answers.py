@@ -785,3 +785,60 @@ def test_a_math_mixed_number_before_words_is_the_answer(reply: str, read: str, k
     assert answer == read
     assert normalize_answer(task, answer) == key
     assert is_correct(task, answer) == (key == "2.5")
+
+
+@pytest.mark.parametrize(
+    ("reply", "number", "math"),
+    [
+        ("Answer: 1e3", "1000", "1e3"),
+        ("Answer: 1E3", "1000", "1E3"),
+        ("Answer: 1.5e-3", "0.0015", "1.5e-3"),
+        ("Answer: -2.5e+2 dollars", "-250", "-2.5e+2"),
+        ("Answer: $1.5e3$", "1500", "1.5e3"),
+        ("\\boxed{4e2}", "400", "4e2"),
+        ("We get 3 terms, so the total is 1e3.", "1000", "1000"),
+    ],
+)
+def test_e_notation_is_its_value(reply: str, number: str, math: str) -> None:
+    """ "Answer: 1e3" read as 1 and "1.5e-3" as 1.5 for a number task, while math-verify keyed
+    "1e3" as 3e and "1.5e-3" as 1.5e - 3: none was right against 1000 or 0.0015."""
+    assert extract_answer(number_task(), reply) == number
+    assert extract_answer(math_task("0"), reply) == math
+    assert normalize_answer(math_task("0"), math) == number
+    for task in (number_task(number), math_task(number)):
+        assert is_correct(task, extract_answer(task, reply))
+        assert not is_correct(math_task("1"), extract_answer(math_task("1"), reply))
+    assert answers_equivalent(math_task("0"), math, number)
+
+
+@pytest.mark.parametrize(
+    ("reply", "number", "math_key"),
+    [
+        # No e-notation: Euler's number, or a number and a word.
+        ("Answer: 2e", "2", "2*E"),
+        ("Answer: $e^{3}$", None, "exp(3)"),
+        ("Answer: 2e - 3", "2", "-3 + 2*E"),
+        # Neither its mantissa nor its power alone: an exponent that is no integer, one beyond
+        # what a power may be (as 10^{40} is), a power of e-notation.
+        ("Answer: 1e3.5", None, None),
+        ("Answer: 1e40", None, None),
+        ("Answer: 1e100", None, "1e100"),
+        ("Answer: 1e3^2", None, None),
+    ],
+)
+def test_what_is_no_e_notation_or_no_number(
+    reply: str, number: str | None, math_key: str | None
+) -> None:
+    assert extract_answer(number_task(), reply) == number
+    answer = extract_answer(math_task("0"), reply)
+    if math_key is not None:
+        assert normalize_answer(math_task("0"), answer) == math_key
+    for gold in ("1", "1000", "3"):
+        assert not is_correct(math_task(gold), answer)
+
+
+def test_math_verify_reads_e_notation_as_a_number() -> None:
+    """Inside an expression too: "x = 1e3" is x = 1000, not x = 3e."""
+    assert normalize_answer(math_task("0"), "x = 1e3") == "1000"
+    assert is_correct(math_task("1000"), "x = 1e3")
+    assert is_correct(math_task("2 \\times 10^{3}"), "2e3")

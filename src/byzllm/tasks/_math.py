@@ -69,6 +69,11 @@ def _sympy() -> Any:
     return importlib.import_module("sympy")
 
 
+#: The ``e`` of e-notation glued to its number (``1e3``, ``1.5e-3``), which math-verify reads as
+#: Euler's number (``1e3`` as 3e, ``1.5e-3`` as 1.5e - 3) while it reads ``1E3`` as 1000.
+_LOWER_E_NOTATION_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|\.\d+)e(?=[-+]?\d+(?!\.?\d))")
+
+
 def _wrap(answer: str) -> str:
     text = answer.strip().replace("\\$", "").replace("$", "").strip()
     return f"${text}$" if text else ""
@@ -82,7 +87,8 @@ def parse_math(answer: str) -> tuple[Any, ...]:
     """
     if len(answer) > MAX_MATH_CHARS:
         return ()
-    wrapped = _wrap(answer)
+    # A number written 1e3 means 1000, as the number readers take it.
+    wrapped = _LOWER_E_NOTATION_RE.sub(r"\1E", _wrap(answer))
     if not wrapped or _looks_explosive(wrapped):
         return ()
     from math_verify import parse

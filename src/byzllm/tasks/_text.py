@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 __all__ = [
+    "E_EXPONENT",
     "GROUP_SPACES",
     "MAX_NUMBER_CHARS",
     "MAX_SEGMENT_CHARS",
@@ -37,11 +38,16 @@ MAX_SEGMENT_CHARS = 500
 #: no-break space, a thin space, a narrow no-break space.
 GROUP_SPACES = " \u00a0\u2009\u202f"
 
+#: The exponent of e-notation, glued to its number: ``1e3`` is 1000, ``1.5E-3`` is 0.0015
+#: (``2e`` and ``e^{3}`` are none).
+E_EXPONENT = r"[eE][-+]?\d+"
+
 # A number: optional sign (only where it cannot be a binary minus: not after a word character
 # or a closing bracket), then an optional currency symbol ("-$5" is minus five dollars),
 # then digits with optional thousands separators and decimals, or a bare ".5", then an
-# optional denominator: not one cut short ("1/23" is no 1/2) nor one that goes on as a decimal
-# ("1/2.5"), but one ending a sentence ("is 3/4.", read as 3 or as 4 before).
+# optional exponent (e-notation, "1e3"; one that is no integer, "1e3.5", makes it no number,
+# not 1), then an optional denominator: not one cut short ("1/23" is no 1/2) nor one that goes
+# on as a decimal ("1/2.5"), but one ending a sentence ("is 3/4.", read as 3 or as 4 before).
 # A space separates thousands only between groups of three digits after a lead of one to three
 # (no leading zero), so "2 3 4" stays three numbers; not after a time ("16:30 250 people"),
 # nor before a fraction's slash: "1 100/200" is the mixed number 1 1/2 ("$1 000/month" is
@@ -51,6 +57,7 @@ _NUMBER_RE = re.compile(
     r"(?P<body>(?:\d{1,3}(?:,\d{3})+"
     rf"|(?<!\d:)[1-9]\d{{0,2}}(?:[{GROUP_SPACES}]\d{{3}})+(?!\d|\s*/\s*\d)"
     r"|\d+)(?:\.\d+)?|\.\d+)"
+    rf"(?P<exp>{E_EXPONENT}(?:\.\d+)?)?"
     r"(?:\s*/\s*(?P<den>\d+)(?!\d|\.\d))?"
 )
 #: Deletes thousands separators from a number's body.
@@ -117,6 +124,13 @@ def _number_from_match(match: re.Match[str], fraction: Fraction | None = None) -
     if len(body) > MAX_NUMBER_CHARS:
         return None
     value = Fraction(body) + (fraction or 0)
+    exponent = match.group("exp")
+    if exponent is not None:
+        # Read as "1 \times 10^{3}" is: an integer exponent, bounded as a power's is.
+        power = _exact_power("10", exponent[1:])
+        if power is None:
+            return None
+        value *= power
     den = match.group("den")
     if den is not None:
         if len(den) > MAX_NUMBER_CHARS or int(den) == 0:
@@ -140,6 +154,8 @@ def _mixed_fraction(text: str, whole: re.Match[str], part: re.Match[str]) -> Fra
     if (
         den is None
         or whole.group("den") is not None
+        or whole.group("exp") is not None
+        or part.group("exp") is not None
         or not body.translate(_NO_SEPARATORS).isdigit()
         or part.start() != part.start("body")  # a sign or a currency: a number of its own
         or not num.isdigit()
@@ -260,7 +276,7 @@ _SCIENTIFIC = re.compile(
 #: other exponent lends no digit (``x^2``, ``e^{-2}``, ``2^{x}``), nor does the number under
 #: it (``2^{1/2}``).
 _LATEX_POWER = re.compile(
-    rf"(?:(?P<base>{_NUMERAL})|(?:\\left\s*|(?<![A-Za-z]))\(\s*(?P<round>-?{_NUMERAL})\s*"
+    rf"(?:(?P<base>{_NUMERAL}(?:{E_EXPONENT})?)|(?:\\left\s*|(?<![A-Za-z]))\(\s*(?P<round>-?{_NUMERAL})\s*"
     r"(?:\\right\s*)?\)"
     rf"|\{{\s*(?P<braced>-?{_NUMERAL})\s*\}})?[ \t]{{0,3}}\^[ \t]*(?P<exp>{_SCRIPT})"
 )
@@ -340,8 +356,10 @@ def _scientific(match: re.Match[str]) -> str:
 
 def _power(match: re.Match[str]) -> str:
     base = match.group("base") or match.group("round") or match.group("braced")
-    if base is None:
-        return " "  # a symbol's or a group's exponent: "x^2", "(x+1)^{2}", "e^{i\\pi}"
+    if base is None or "e" in base.lower():
+        # A symbol's or a group's exponent ("x^2", "(x+1)^{2}", "e^{i\\pi}"); one of e-notation
+        # ("1e3^2") goes with it, not read as 1e3.
+        return " "
     if _DEGREES.fullmatch(match.group("exp")):
         return _written(match, _numeral(base))
     return _written(match, _exact_power(base, match.group("exp")))
@@ -356,7 +374,8 @@ def _plain_fraction(match: re.Match[str]) -> str:
 
 def parse_number(text: str) -> Fraction | None:
     """The first number in a short answer such as ``"$1,234.50"``, ``"-3/4"``, ``"18 eggs"``,
-    ``"1\\,000"`` (:func:`latex_digits`), ``"2 1/2 hours"`` (a mixed number: 2.5)."""
+    ``"1\\,000"`` (:func:`latex_digits`), ``"2 1/2 hours"`` (a mixed number: 2.5), ``"1.5e3"``
+    (e-notation: 1500)."""
     for match, fraction in _numbers(ascii_digits(latex_digits(text))):
         value = _number_from_match(match, fraction)
         if value is not None:
