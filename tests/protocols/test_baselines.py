@@ -195,9 +195,12 @@ def test_answer_number_reads_no_number_where_the_checker_reads_none() -> None:
     assert answer_number(task, "1e3") == 1000.0 and is_right(thousand, "1e3")
     assert answer_number(task, "1,000") == 1000.0  # thousands separators, as the checker reads
     assert _wmsr_step(task, ["1,2"] * 3, F=1) == {0: "1,2", 1: "1,2", 2: "1,2"}
-    # On a number task the checker reads the first number of "1,2": so does W-MSR.
+    # On a number task "1,2" is a decimal comma or a list: no number to the checker, nor to
+    # W-MSR (it read 1, the first number).
     number = Task(id="n", question="q", answer="1", kind="number")
-    assert answer_number(number, "1,2") == 1.0 and is_right(number, "1,2")
+    assert answer_number(number, "1,2") is None and not is_right(number, "1,2")
+    assert answer_number(number, "-2,3") is None and answer_number(number, "1,000") == 1000.0
+    assert _wmsr_step(number, ["1,2", "4", "1,2"], F=0) == {0: "1,2", 1: "4", 2: "1,2"}
 
 
 CHOICE = Task(id="c", question="q", answer="option2", kind="choice", choices=("option1", "option2"))

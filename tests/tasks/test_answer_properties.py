@@ -23,6 +23,7 @@ from byzllm.tasks._text import (
     ascii_digits,
     canonical_number,
     find_numbers,
+    has_unclear_comma,
     last_number,
     latex_digits,
 )
@@ -162,13 +163,15 @@ def test_boolean_words(word: str) -> None:
         "1.5e-3 " * (MEGABYTE // 7),
         "1e" + "9" * MEGABYTE,
         "2e3^" * (MEGABYTE // 4),
+        "1,2 " * (MEGABYTE // 4),
+        "1,0" * (MEGABYTE // 3),
     ],
     ids=[
         *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
         *("vulgar", "latex", "open-fraction", "latex-groups", "braceless", "bare-digits"),
         *("open-nested-fractions", "symbol-fractions", "powers", "scripts", "scientific"),
         *("root-digits", "power-digits", "open-scripts", "open-bases"),
-        *("e-notation", "e-digits", "e-powers"),
+        *("e-notation", "e-digits", "e-powers", "unclear-commas", "comma-runs"),
     ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
@@ -370,7 +373,9 @@ latex_tokens = st.sampled_from(
 def test_the_last_number_is_the_last_of_all_numbers(text: str) -> None:
     """The scan's shortcut (only the last number converted) reads as the full scan does."""
     numbers = find_numbers(text)
-    if "0" not in ascii_digits(text):  # a zero denominator is no number, nor its whole
+    # A zero denominator is no number, nor its whole; nor is a number with an unclear comma
+    # ("1/2,1"): find_numbers passes over them, a scan ending on one ends with none.
+    if "0" not in ascii_digits(text) and not has_unclear_comma(text):
         assert last_number(text) == (numbers[-1] if numbers else None)
 
 
@@ -751,3 +756,80 @@ def test_e_notation_garbage_never_raises(text: str) -> None:
         assert isinstance(is_correct(task, answer), bool)
     key = normalize_answer(NUMBER, text)
     assert key is None or normalize_answer(NUMBER, key) == key
+
+
+@st.composite
+def unclear_commas(draw: st.DrawFn) -> str:
+    """Digit groups joined by commas, one of them after a comma not a group of three digits:
+    ``1,2``, ``-12,345,6``, ``1,0000``."""
+    groups = draw(st.lists(st.from_regex(r"[0-9]{1,6}", fullmatch=True), min_size=2, max_size=5))
+    if all(len(group) == 3 for group in groups[1:]):
+        groups[-1] += draw(st.sampled_from(["0", "00"]))  # now four or five digits
+    sign = draw(st.sampled_from(["", "-", "$"]))
+    decimals = draw(st.sampled_from(["", ".5"]))
+    return f"{sign}{','.join(groups)}{decimals}"
+
+
+@fast
+@given(
+    number=unclear_commas(),
+    before=st.sampled_from(["", "7 + 2 = ", "about "]),
+    after=st.sampled_from(["", " kg", ".", " (rounded)", " or 18"]),
+    where=st.sampled_from(["Answer: {}", "Final answer: {}", "\\boxed{{{}}}"]),
+)
+def test_a_comma_between_other_than_thousands_is_no_number(
+    number: str, before: str, after: str, where: str
+) -> None:
+    """A decimal comma or a list of numbers (``1,2``) read as its first number (1)."""
+    reply = f"We have 3 cases.\n{where.format(before + number + after)}"
+    assert extract_answer(NUMBER, reply) is None
+    assert last_number(f"The total is {number}{after if after != ' or 18' else ''}") is None
+    assert number.replace("$", "") not in map(canonical_number, find_numbers(number))
+
+
+@fast
+@given(value=st.integers(min_value=-(10**15), max_value=10**15), cents=st.sampled_from(["", ".5"]))
+def test_thousands_commas_still_separate_thousands(value: int, cents: str) -> None:
+    written = f"{value:,}{cents}"
+    expected = canonical_number(Fraction(f"{value}{cents}"))
+    assert extract_answer(NUMBER, f"Answer: {written} dollars") == expected
+    assert extract_answer(NUMBER, f"so we get {written}.") == expected
+
+
+@fast
+@given(text=st.text(alphabet="0123456789,. -$/{}\\", max_size=300))
+def test_comma_garbage_never_raises(text: str) -> None:
+    for task in (NUMBER, MATH):
+        answer = extract_answer(task, f"Answer: {text}")
+        assert answer is None or len(answer) <= 500
+        assert isinstance(is_correct(task, answer), bool)
+
+
+@fast
+@given(
+    numbers=st.lists(
+        st.one_of(
+            st.integers(min_value=-(10**9), max_value=10**9).map(lambda n: (f"{n:,}", False)),
+            st.decimals(min_value=-999, max_value=999, places=2).map(lambda d: (str(d), False)),
+            unclear_commas().map(lambda text: (text, True)),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    # Not a lone space: "1 234" is one number, its thousands separated by a space.
+    glue=st.sampled_from([" and ", "; ", ", ", " + ", " or "]),
+)
+def test_an_answer_holding_an_unclear_comma_is_none(
+    numbers: list[tuple[str, bool]], glue: str
+) -> None:
+    """An answer is no number when one of its numbers has a comma that separates no
+    thousands; else its first number (``1,234`` is one number, ``1, 2`` a list)."""
+    answer = glue.join(text for text, _ in numbers)
+    unclear = any(flag for _, flag in numbers)
+    key = extract_answer(NUMBER, f"Answer: {answer}")
+    if unclear:
+        assert key is None
+    else:
+        assert key == canonical_number(Fraction(numbers[0][0].replace(",", "")))
+    if numbers[-1][1]:
+        assert last_number(f"We get {answer}.") is None

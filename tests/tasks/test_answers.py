@@ -842,3 +842,54 @@ def test_math_verify_reads_e_notation_as_a_number() -> None:
     assert normalize_answer(math_task("0"), "x = 1e3") == "1000"
     assert is_correct(math_task("1000"), "x = 1e3")
     assert is_correct(math_task("2 \\times 10^{3}"), "2e3")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Answer: 1,2",
+        "Answer: 1,23",
+        "Answer: -2,3",
+        "Answer: 1,2,3",
+        "Answer: 1,0000",
+        "Answer: 1,000,00",
+        "Answer: 1,00,000",
+        "Answer: 1 000,5",
+        "Answer: $1{,}5$",
+        "Answer: 1.5,2",
+        "\\boxed{1,5}",
+        "Answer: 5 + 3 = 1,2",
+        "Answer: 1,5 kg",
+        "We get 7 and the point (3,4).",
+    ],
+)
+def test_a_comma_between_other_than_thousands_makes_no_number(reply: str) -> None:
+    """ "Answer: 1,2" read as 1, "-2,3" as -2 and "1,0000" as 1000: a decimal comma or a list
+    of two numbers, silently its first number (and "5 + 3 = 1,2" as 5)."""
+    task = number_task("1")
+    assert extract_answer(task, reply) is None
+    for gold in ("1", "2", "1.2", "3", "4", "5", "7", "1000", "10000", "100000"):
+        assert not is_correct(number_task(gold), extract_answer(number_task(gold), reply))
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("Answer: 1,234", "1234"),
+        ("Answer: 1,000,000 dollars", "1000000"),
+        ("Answer: $1,234.50", "1234.5"),
+        ("Answer: $1{,}000$", "1000"),
+        ("Answer: 12, 13", "12"),  # a comma and a space: a list, read as "2 3 4" is
+        ("The point (1,2) is far; we walk 7.", "7"),
+    ],
+)
+def test_a_comma_between_thousands_separates_them(reply: str, read: str) -> None:
+    assert extract_answer(number_task(), reply) == read
+
+
+def test_math_keeps_a_comma_as_math_verify_reads_it() -> None:
+    task = math_task("\\{1, 2\\}")
+    assert (
+        extract_answer(task, "Answer: 1,2") == "1,2" and normalize_answer(task, "1,2") == "{1, 2}"
+    )
+    assert extract_answer(task, "The solutions are 1 and 3,2.") is None  # the scan: no number

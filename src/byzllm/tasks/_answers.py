@@ -13,6 +13,8 @@ answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. 
   units: ``"$1,234"``, ``"$1 234"``, ``"1234.0"`` and ``"1234 dollars"`` are equal (a space
   joins groups of three digits only: ``"2 3 4"`` is three numbers); a mixed number is one
   number (``"2 1/2 hours"`` is 2.5); so is e-notation (``"1e3"`` is 1000, for ``math`` too);
+  a comma between digits other than thousands (``"1,2"``: a decimal comma or a list) makes no
+  answer, neither 1 nor 1.2;
 * **boolean** — ``true``/``yes`` and ``false``/``no``, any case;
 * **choice** — the Commonsense170k labels (``option1``, ``answer2``, ``solution1``,
   ``ending3``) written with any case or spacing, or, when the answer is nothing else, a
@@ -38,6 +40,7 @@ from ._text import (
     clean_segment,
     find_boxed,
     find_labelled,
+    has_unclear_comma,
     last_number,
     latex_digits,
     mixed_number,
@@ -146,6 +149,9 @@ def _interpret(task: Task, segment: str) -> str | None:
         # "5 + 3 = 8": the result follows the last equals sign, but not one of a remark in
         # brackets: "120 minutes (= 2 hours)" and "45 (cost = 3 x 15)" answer 120 and 45.
         outside = _outside_brackets(segment)
+        # "1,2" and "5 + 3 = 1,2" are a decimal comma or a list: no answer, not 1 nor 5.
+        if has_unclear_comma(outside):
+            return None
         value = parse_number(outside.rsplit("=", 1)[-1]) if "=" in outside else None
         if value is None:
             value = parse_number(segment)
