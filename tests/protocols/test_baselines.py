@@ -80,8 +80,8 @@ def test_number_helpers() -> None:
 
 
 def test_format_number_writes_no_exponent() -> None:
-    """The answer checker does not read exponents: W-MSR's average 1e-05 was judged wrong for
-    the answer 0.00001, and its 2.5e-07 right for the answer 2.5."""
+    """W-MSR writes its averages in plain decimals (0.00001, not 1e-05), as the answers it
+    averages are written."""
     assert format_number(1e-05) == "0.00001" and format_number(-2.5e-07) == "-0.00000025"
     for value in (1e-05, -2.5e-07, 1.5e-08, 0.1):
         assert "e" not in format_number(value) and float(format_number(value)) == value
@@ -190,14 +190,17 @@ def test_answer_number_reads_no_number_where_the_checker_reads_none() -> None:
 
     task = Task(id="m", question="q", answer="1,2", kind="math")
     assert answer_number(task, "1,2") is None and answer_number(task, "-2,3") is None
-    # The checker does not judge 1e3 equal to 1000 on a math task: no number to average.
+    # The checker reads e-notation as its value, on a math task as on a number task.
     thousand = Task(id="k", question="q", answer="1000", kind="math")
-    assert answer_number(task, "1e3") is None and not is_right(thousand, "1e3")
+    assert answer_number(task, "1e3") == 1000.0 and is_right(thousand, "1e3")
     assert answer_number(task, "1,000") == 1000.0  # thousands separators, as the checker reads
     assert _wmsr_step(task, ["1,2"] * 3, F=1) == {0: "1,2", 1: "1,2", 2: "1,2"}
-    # On a number task the checker reads the first number of "1,2": so does W-MSR.
+    # On a number task "1,2" is a decimal comma or a list: no number to the checker, nor to
+    # W-MSR (it read 1, the first number).
     number = Task(id="n", question="q", answer="1", kind="number")
-    assert answer_number(number, "1,2") == 1.0 and is_right(number, "1,2")
+    assert answer_number(number, "1,2") is None and not is_right(number, "1,2")
+    assert answer_number(number, "-2,3") is None and answer_number(number, "1,000") == 1000.0
+    assert _wmsr_step(number, ["1,2", "4", "1,2"], F=0) == {0: "1,2", 1: "4", 2: "1,2"}
 
 
 CHOICE = Task(id="c", question="q", answer="option2", kind="choice", choices=("option1", "option2"))

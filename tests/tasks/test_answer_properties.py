@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from decimal import Decimal
 from fractions import Fraction
 
 import pytest
@@ -22,6 +23,7 @@ from byzllm.tasks._text import (
     ascii_digits,
     canonical_number,
     find_numbers,
+    has_unclear_comma,
     last_number,
     latex_digits,
 )
@@ -158,12 +160,18 @@ def test_boolean_words(word: str) -> None:
         "10^" + "1" * MEGABYTE,
         "^{_{" * (MEGABYTE // 4),
         "3 (((" * (MEGABYTE // 5) + "^2",
+        "1.5e-3 " * (MEGABYTE // 7),
+        "1e" + "9" * MEGABYTE,
+        "2e3^" * (MEGABYTE // 4),
+        "1,2 " * (MEGABYTE // 4),
+        "1,0" * (MEGABYTE // 3),
     ],
     ids=[
         *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
         *("vulgar", "latex", "open-fraction", "latex-groups", "braceless", "bare-digits"),
         *("open-nested-fractions", "symbol-fractions", "powers", "scripts", "scientific"),
         *("root-digits", "power-digits", "open-scripts", "open-bases"),
+        *("e-notation", "e-digits", "e-powers", "unclear-commas", "comma-runs"),
     ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
@@ -200,6 +208,21 @@ def test_answer_at_the_end_of_a_huge_reply_is_found() -> None:
 def test_pathological_math_answers_are_rejected_quickly(answer: str) -> None:
     assert not is_correct(MATH, answer)
     assert not answers_equivalent(MATH, answer, "5")
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("answer", ["1E100000000", "2.5E-100000000", "x = 1E99999", "1E61"])
+def test_e_notation_with_a_huge_exponent_is_not_parsed(answer: str) -> None:
+    """SymPy writes out every digit of an e-notation decimal while math-verify parses it:
+    ``1E100000000`` ran for minutes. Beyond 10^60 it is compared as a string."""
+    thousand = Task(id="k", question="q", answer="1000", kind="math")
+    assert not is_correct(thousand, answer) and not answers_equivalent(thousand, answer, "5")
+    assert math_key(answer) == answer.replace(" ", "")
+    assert is_correct(Task(id="e", question="q", answer=answer, kind="math"), answer)
+
+
+def test_e_notation_within_the_bound_is_still_read() -> None:
+    assert math_key("1E60") == "1" + "0" * 60 and math_key("2.5E-3") == "0.0025"
 
 
 def test_negative_numbers_and_dashes() -> None:
@@ -350,7 +373,9 @@ latex_tokens = st.sampled_from(
 def test_the_last_number_is_the_last_of_all_numbers(text: str) -> None:
     """The scan's shortcut (only the last number converted) reads as the full scan does."""
     numbers = find_numbers(text)
-    if "0" not in ascii_digits(text):  # a zero denominator is no number, nor its whole
+    # A zero denominator is no number, nor its whole; nor is a number with an unclear comma
+    # ("1/2,1"): find_numbers passes over them, a scan ending on one ends with none.
+    if "0" not in ascii_digits(text) and not has_unclear_comma(text):
         assert last_number(text) == (numbers[-1] if numbers else None)
 
 
@@ -683,3 +708,128 @@ def test_a_box_or_label_without_a_number_answers_nothing(
     assert extract_answer(NUMBER, reply, scan=False) is None
     # The reasoning alone is scanned: its last number.
     assert extract_answer(NUMBER, reply.split("\n")[0]) == str(reasoning[-1])
+
+
+@fast
+@given(
+    mantissa=st.decimals(min_value=-(10**6), max_value=10**6, places=3, allow_nan=False),
+    exponent=st.integers(min_value=-20, max_value=20),
+    letter=st.sampled_from("eE"),
+    sign=st.sampled_from(["", "+"]),
+    words=st.sampled_from(["", " dollars", ".", " (rounded)"]),
+)
+def test_e_notation_is_read_as_its_value(
+    mantissa: Decimal, exponent: int, letter: str, sign: str, words: str
+) -> None:
+    """ "Answer: 1e3" read as 1 (number) and 3e (math): never the mantissa, always the value."""
+    written = f"{mantissa}{letter}{sign if exponent >= 0 else ''}{exponent}"
+    value = canonical_number(Fraction(mantissa) * Fraction(10) ** exponent)
+    for reply in (f"Answer: {written}{words}", f"So we get 3 and then {written}{words}"):
+        assert extract_answer(NUMBER, reply) == value
+        assert normalize_answer(MATH, extract_answer(MATH, reply)) == value
+    assert is_correct(Task(id="m", question="q", answer=value, kind="math"), written)
+
+
+@fast
+@given(
+    mantissa=st.integers(min_value=1, max_value=10**6),
+    exponent=st.one_of(
+        st.integers(min_value=33, max_value=10**12).map(str),
+        st.integers(min_value=-(10**12), max_value=-33).map(str),
+        st.from_regex(r"[0-9]{1,3}\.[0-9]{1,3}", fullmatch=True),
+    ),
+)
+def test_e_notation_beyond_reading_is_no_number(mantissa: int, exponent: str) -> None:
+    """An exponent that is no integer or is too large to write out makes no number, never the
+    mantissa alone ("1e3.5" and "1e100" read as 1 before)."""
+    reply = f"Answer: {mantissa}e{exponent}"
+    assert extract_answer(NUMBER, reply) is None
+    assert last_number(f"We get {mantissa}e{exponent}") is None
+
+
+@fast
+@given(text=st.text(alphabet="0123456789eE+-.,/^{} \\x", max_size=200))
+def test_e_notation_garbage_never_raises(text: str) -> None:
+    for task in (NUMBER, MATH):
+        answer = extract_answer(task, text)
+        assert answer is None or len(answer) <= 500
+        assert isinstance(is_correct(task, answer), bool)
+    key = normalize_answer(NUMBER, text)
+    assert key is None or normalize_answer(NUMBER, key) == key
+
+
+@st.composite
+def unclear_commas(draw: st.DrawFn) -> str:
+    """Digit groups joined by commas, one of them after a comma not a group of three digits:
+    ``1,2``, ``-12,345,6``, ``1,0000``."""
+    groups = draw(st.lists(st.from_regex(r"[0-9]{1,6}", fullmatch=True), min_size=2, max_size=5))
+    if all(len(group) == 3 for group in groups[1:]):
+        groups[-1] += draw(st.sampled_from(["0", "00"]))  # now four or five digits
+    sign = draw(st.sampled_from(["", "-", "$"]))
+    decimals = draw(st.sampled_from(["", ".5"]))
+    return f"{sign}{','.join(groups)}{decimals}"
+
+
+@fast
+@given(
+    number=unclear_commas(),
+    before=st.sampled_from(["", "7 + 2 = ", "about "]),
+    after=st.sampled_from(["", " kg", ".", " (rounded)", " or 18"]),
+    where=st.sampled_from(["Answer: {}", "Final answer: {}", "\\boxed{{{}}}"]),
+)
+def test_a_comma_between_other_than_thousands_is_no_number(
+    number: str, before: str, after: str, where: str
+) -> None:
+    """A decimal comma or a list of numbers (``1,2``) read as its first number (1)."""
+    reply = f"We have 3 cases.\n{where.format(before + number + after)}"
+    assert extract_answer(NUMBER, reply) is None
+    assert last_number(f"The total is {number}{after if after != ' or 18' else ''}") is None
+    assert number.replace("$", "") not in map(canonical_number, find_numbers(number))
+
+
+@fast
+@given(value=st.integers(min_value=-(10**15), max_value=10**15), cents=st.sampled_from(["", ".5"]))
+def test_thousands_commas_still_separate_thousands(value: int, cents: str) -> None:
+    written = f"{value:,}{cents}"
+    expected = canonical_number(Fraction(f"{value}{cents}"))
+    assert extract_answer(NUMBER, f"Answer: {written} dollars") == expected
+    assert extract_answer(NUMBER, f"so we get {written}.") == expected
+
+
+@fast
+@given(text=st.text(alphabet="0123456789,. -$/{}\\", max_size=300))
+def test_comma_garbage_never_raises(text: str) -> None:
+    for task in (NUMBER, MATH):
+        answer = extract_answer(task, f"Answer: {text}")
+        assert answer is None or len(answer) <= 500
+        assert isinstance(is_correct(task, answer), bool)
+
+
+@fast
+@given(
+    numbers=st.lists(
+        st.one_of(
+            st.integers(min_value=-(10**9), max_value=10**9).map(lambda n: (f"{n:,}", False)),
+            st.decimals(min_value=-999, max_value=999, places=2).map(lambda d: (str(d), False)),
+            unclear_commas().map(lambda text: (text, True)),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    # Not a lone space: "1 234" is one number, its thousands separated by a space.
+    glue=st.sampled_from([" and ", "; ", ", ", " + ", " or "]),
+)
+def test_an_answer_holding_an_unclear_comma_is_none(
+    numbers: list[tuple[str, bool]], glue: str
+) -> None:
+    """An answer is no number when one of its numbers has a comma that separates no
+    thousands; else its first number (``1,234`` is one number, ``1, 2`` a list)."""
+    answer = glue.join(text for text, _ in numbers)
+    unclear = any(flag for _, flag in numbers)
+    key = extract_answer(NUMBER, f"Answer: {answer}")
+    if unclear:
+        assert key is None
+    else:
+        assert key == canonical_number(Fraction(numbers[0][0].replace(",", "")))
+    if numbers[-1][1]:
+        assert last_number(f"We get {answer}.") is None

@@ -785,3 +785,111 @@ def test_a_math_mixed_number_before_words_is_the_answer(reply: str, read: str, k
     assert answer == read
     assert normalize_answer(task, answer) == key
     assert is_correct(task, answer) == (key == "2.5")
+
+
+@pytest.mark.parametrize(
+    ("reply", "number", "math"),
+    [
+        ("Answer: 1e3", "1000", "1e3"),
+        ("Answer: 1E3", "1000", "1E3"),
+        ("Answer: 1.5e-3", "0.0015", "1.5e-3"),
+        ("Answer: -2.5e+2 dollars", "-250", "-2.5e+2"),
+        ("Answer: $1.5e3$", "1500", "1.5e3"),
+        ("\\boxed{4e2}", "400", "4e2"),
+        ("We get 3 terms, so the total is 1e3.", "1000", "1000"),
+    ],
+)
+def test_e_notation_is_its_value(reply: str, number: str, math: str) -> None:
+    """ "Answer: 1e3" read as 1 and "1.5e-3" as 1.5 for a number task, while math-verify keyed
+    "1e3" as 3e and "1.5e-3" as 1.5e - 3: none was right against 1000 or 0.0015."""
+    assert extract_answer(number_task(), reply) == number
+    assert extract_answer(math_task("0"), reply) == math
+    assert normalize_answer(math_task("0"), math) == number
+    for task in (number_task(number), math_task(number)):
+        assert is_correct(task, extract_answer(task, reply))
+        assert not is_correct(math_task("1"), extract_answer(math_task("1"), reply))
+    assert answers_equivalent(math_task("0"), math, number)
+
+
+@pytest.mark.parametrize(
+    ("reply", "number", "math_key"),
+    [
+        # No e-notation: Euler's number, or a number and a word.
+        ("Answer: 2e", "2", "2*E"),
+        ("Answer: $e^{3}$", None, "exp(3)"),
+        ("Answer: 2e - 3", "2", "-3 + 2*E"),
+        # Neither its mantissa nor its power alone: an exponent that is no integer, one beyond
+        # what a power may be (as 10^{40} is), a power of e-notation.
+        ("Answer: 1e3.5", None, None),
+        ("Answer: 1e40", None, None),
+        ("Answer: 1e100", None, "1e100"),
+        ("Answer: 1e3^2", None, None),
+    ],
+)
+def test_what_is_no_e_notation_or_no_number(
+    reply: str, number: str | None, math_key: str | None
+) -> None:
+    assert extract_answer(number_task(), reply) == number
+    answer = extract_answer(math_task("0"), reply)
+    if math_key is not None:
+        assert normalize_answer(math_task("0"), answer) == math_key
+    for gold in ("1", "1000", "3"):
+        assert not is_correct(math_task(gold), answer)
+
+
+def test_math_verify_reads_e_notation_as_a_number() -> None:
+    """Inside an expression too: "x = 1e3" is x = 1000, not x = 3e."""
+    assert normalize_answer(math_task("0"), "x = 1e3") == "1000"
+    assert is_correct(math_task("1000"), "x = 1e3")
+    assert is_correct(math_task("2 \\times 10^{3}"), "2e3")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Answer: 1,2",
+        "Answer: 1,23",
+        "Answer: -2,3",
+        "Answer: 1,2,3",
+        "Answer: 1,0000",
+        "Answer: 1,000,00",
+        "Answer: 1,00,000",
+        "Answer: 1 000,5",
+        "Answer: $1{,}5$",
+        "Answer: 1.5,2",
+        "\\boxed{1,5}",
+        "Answer: 5 + 3 = 1,2",
+        "Answer: 1,5 kg",
+        "We get 7 and the point (3,4).",
+    ],
+)
+def test_a_comma_between_other_than_thousands_makes_no_number(reply: str) -> None:
+    """ "Answer: 1,2" read as 1, "-2,3" as -2 and "1,0000" as 1000: a decimal comma or a list
+    of two numbers, silently its first number (and "5 + 3 = 1,2" as 5)."""
+    task = number_task("1")
+    assert extract_answer(task, reply) is None
+    for gold in ("1", "2", "1.2", "3", "4", "5", "7", "1000", "10000", "100000"):
+        assert not is_correct(number_task(gold), extract_answer(number_task(gold), reply))
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("Answer: 1,234", "1234"),
+        ("Answer: 1,000,000 dollars", "1000000"),
+        ("Answer: $1,234.50", "1234.5"),
+        ("Answer: $1{,}000$", "1000"),
+        ("Answer: 12, 13", "12"),  # a comma and a space: a list, read as "2 3 4" is
+        ("The point (1,2) is far; we walk 7.", "7"),
+    ],
+)
+def test_a_comma_between_thousands_separates_them(reply: str, read: str) -> None:
+    assert extract_answer(number_task(), reply) == read
+
+
+def test_math_keeps_a_comma_as_math_verify_reads_it() -> None:
+    task = math_task("\\{1, 2\\}")
+    assert (
+        extract_answer(task, "Answer: 1,2") == "1,2" and normalize_answer(task, "1,2") == "{1, 2}"
+    )
+    assert extract_answer(task, "The solutions are 1 and 3,2.") is None  # the scan: no number

@@ -116,6 +116,10 @@ def test_gsm8k_without_final_number(tmp_path: Path) -> None:
     write_jsonl(path, [{"question": "Q", "answer": "x\n#### many"}])
     with pytest.raises(InputError, match="no number after"):
         load_gsm8k(path)
+    # A decimal comma or a list, not the gold 1.
+    write_jsonl(path, [{"question": "Q", "answer": "x\n#### 1,2"}])
+    with pytest.raises(InputError, match="no number after"):
+        load_gsm8k(path)
 
 
 # --- Commonsense170k ----------------------------------------------------------------------

@@ -45,8 +45,7 @@ def answer_number(task: Task, answer: str | None) -> float | None:
     typographic number (``\\boxed{2}``, ``−2``), ``1,000``. ``None`` when the checker reads
     no number (an option label, ``sqrt(2)``, the set ``1,2``). Read as a plain float first
     (:func:`as_number`), ``1,2`` averaged as 12 and ``-2,3`` as -23 where the checker reads
-    two solutions, and ``1e3`` as 1000 where it reads no number; a unanimous, right ``1,2``
-    turned into a wrong ``12`` after one round."""
+    two solutions; a unanimous, right ``1,2`` turned into a wrong ``12`` after one round."""
     key = answer_key(task, answer)
     return None if key is None else _key_number(key)
 
@@ -65,8 +64,7 @@ def format_number(value: float) -> str:
     """Integers without a decimal point, others in full (the shortest text that reads back
     as the same float) and in plain decimal notation: six significant digits turned a
     unanimous, correct 1234.5678 into a wrong 1234.57 after one round, and 2500000.5 into
-    2.5e+06; and the answer checker does not read exponents (``1e-05`` read as 1 on a
-    number task, ``2.5e-07`` as the right answer to a question whose answer is 2.5)."""
+    2.5e+06; plain, as the answers it averages are written (``0.00001``, not ``1e-05``)."""
     if abs(value - round(value)) < 1e-9:
         return str(round(value))
     return format(Decimal(repr(value)), "f")

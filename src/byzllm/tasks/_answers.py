@@ -12,7 +12,9 @@ answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. 
 * **number** — exact rational equality after stripping currency, thousands separators and
   units: ``"$1,234"``, ``"$1 234"``, ``"1234.0"`` and ``"1234 dollars"`` are equal (a space
   joins groups of three digits only: ``"2 3 4"`` is three numbers); a mixed number is one
-  number (``"2 1/2 hours"`` is 2.5);
+  number (``"2 1/2 hours"`` is 2.5); so is e-notation (``"1e3"`` is 1000, for ``math`` too);
+  a comma between digits other than thousands (``"1,2"``: a decimal comma or a list) makes no
+  answer, neither 1 nor 1.2;
 * **boolean** — ``true``/``yes`` and ``false``/``no``, any case;
 * **choice** — the Commonsense170k labels (``option1``, ``answer2``, ``solution1``,
   ``ending3``) written with any case or spacing, or, when the answer is nothing else, a
@@ -30,6 +32,7 @@ from fractions import Fraction
 
 from ._math import math_key, unwrap_text, verify_math
 from ._text import (
+    E_EXPONENT,
     GROUP_SPACES,
     MAX_SEGMENT_CHARS,
     ascii_digits,
@@ -37,6 +40,7 @@ from ._text import (
     clean_segment,
     find_boxed,
     find_labelled,
+    has_unclear_comma,
     last_number,
     latex_digits,
     mixed_number,
@@ -145,6 +149,9 @@ def _interpret(task: Task, segment: str) -> str | None:
         # "5 + 3 = 8": the result follows the last equals sign, but not one of a remark in
         # brackets: "120 minutes (= 2 hours)" and "45 (cost = 3 x 15)" answer 120 and 45.
         outside = _outside_brackets(segment)
+        # "1,2" and "5 + 3 = 1,2" are a decimal comma or a list: no answer, not 1 nor 5.
+        if has_unclear_comma(outside):
+            return None
         value = parse_number(outside.rsplit("=", 1)[-1]) if "=" in outside else None
         if value is None:
             value = parse_number(segment)
@@ -178,10 +185,11 @@ _INLINE_MATH_RE = re.compile(
 # A number, then prose or a remark: "6 (or 5)", "5 (since 2+3=7)" are 6 and 5, not the
 # last number math-verify would find in the remark. A mixed number is one number: "2 1/2
 # hours" and "2½ hours" are 2.5 (math-verify read 1.5 and 2); so is one with spaced
-# thousands: "1 000 dollars" is 1000, as for ``number`` (math-verify read 1 × 0 × dollars).
+# thousands: "1 000 dollars" is 1000, as for ``number`` (math-verify read 1 × 0 × dollars), and
+# one in e-notation: "1e3 dollars".
 _VULGAR_CHARS = "\u00bc-\u00be\u2150-\u215e"  # ¼ to ¾, ⅐ to ⅞
 _NUMBER_THEN_WORDS_RE = re.compile(
-    rf"^(-?(?:[\d.,/]+(?:[{GROUP_SPACES}]\d{{3}}(?!\d))*(?:\.\d+)?"
+    rf"^(-?(?:[\d.,/]+(?:[{GROUP_SPACES}]\d{{3}}(?!\d))*(?:\.\d+)?(?:{E_EXPONENT})?"
     rf"(?:[ \t]+\d+/\d+|[ \t]*[{_VULGAR_CHARS}])?|[{_VULGAR_CHARS}]))"
     r"\s+(?:[A-Za-z]|[(\[;]).*$",
     re.DOTALL,
@@ -331,6 +339,8 @@ def _math_text(text: str) -> str:
 #: A whole, a space, a fraction (``"137 1/2"``, after :func:`latex_digits` read
 #: ``"137 \\frac{1}{2}"``; ``"1 000 1/2"``): a mixed number, or nothing plain.
 _MIXED_NUMBER_RE = re.compile(rf"-?(?:\d{{1,3}}(?:[,{GROUP_SPACES}]\d{{3}})+|\d+)\s+\d+/\d+")
+#: A number in e-notation and nothing else, glued as written: ``1.5e-3`` (``2e - 3`` is 2e − 3).
+_E_NOTATION_RE = re.compile(rf"-?(?:(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?|\.\d+){E_EXPONENT}")
 #: Deletes spaces: between digits, LaTeX typesets nothing (``$1 000$`` is 1000).
 _NO_SPACES = str.maketrans("", "", GROUP_SPACES)
 
@@ -338,13 +348,16 @@ _NO_SPACES = str.maketrans("", "", GROUP_SPACES)
 def _plain_number(text: str) -> Fraction | None:
     """``text`` as a number when it is nothing but one (``"-3"``, ``"1,000"``, ``"2/3"``,
     LaTeX's ``"1\\,000"`` and ``"1{,}000"``, a mixed number ``"137 \\frac{1}{2}"`` = 137.5, a
-    number in a text wrapper ``"\\text{0.5}"``)."""
+    number in a text wrapper ``"\\text{0.5}"``, e-notation ``"1e3"`` = 1000, as ``number``
+    reads it; math-verify read ``3e`` for ``1e3``)."""
     # math-verify parses "\text{0.5}" as a symbol named 0.5: keyed "0.5", judged wrong.
     cleaned = latex_digits(ascii_digits(unwrap_text(text.replace("\\$", "")))).strip()
     if _MIXED_NUMBER_RE.fullmatch(cleaned):
         # Without its space "137 1/2" read as 1371/2 (MATH-500's gold 137 \frac{1}{2}); "2 3/2"
         # is no mixed number (None): left to math-verify.
         return mixed_number(cleaned)
+    if _E_NOTATION_RE.fullmatch(cleaned):
+        return parse_number(cleaned)
     cleaned = cleaned.translate(_NO_SPACES)
     if not re.fullmatch(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?|-?\.\d+", cleaned):
         return None

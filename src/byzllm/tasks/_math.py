@@ -69,6 +69,11 @@ def _sympy() -> Any:
     return importlib.import_module("sympy")
 
 
+#: The ``e`` of e-notation glued to its number (``1e3``, ``1.5e-3``), which math-verify reads as
+#: Euler's number (``1e3`` as 3e, ``1.5e-3`` as 1.5e - 3) while it reads ``1E3`` as 1000.
+_LOWER_E_NOTATION_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|\.\d+)e(?=[-+]?\d+(?!\.?\d))")
+
+
 def _wrap(answer: str) -> str:
     text = answer.strip().replace("\\$", "").replace("$", "").strip()
     return f"${text}$" if text else ""
@@ -82,7 +87,8 @@ def parse_math(answer: str) -> tuple[Any, ...]:
     """
     if len(answer) > MAX_MATH_CHARS:
         return ()
-    wrapped = _wrap(answer)
+    # A number written 1e3 means 1000, as the number readers take it.
+    wrapped = _LOWER_E_NOTATION_RE.sub(r"\1E", _wrap(answer))
     if not wrapped or _looks_explosive(wrapped):
         return ()
     from math_verify import parse
@@ -98,11 +104,21 @@ def parse_math(answer: str) -> tuple[Any, ...]:
 
 _EXPLOSIVE_OPS_RE = re.compile(r"!|\\[dt]?binom|\\choose|\\Gamma|\\prod|\\sum")
 _BIG_LITERAL_RE = re.compile(r"\d{5,}")
+#: The exponent of a number in e-notation (``1E5``, ``2.5E-3``), without its leading zeros.
+_E_EXPONENT_RE = re.compile(r"(?<=[\d.])[eE][-+]?0*(\d+)")
+#: Largest exponent of e-notation handed to the parser: 10^60 has about
+#: :data:`_MAX_NUMBER_BITS` bits.
+_MAX_E_EXPONENT = 60
 
 
 def _looks_explosive(text: str) -> bool:
-    """Combinatorial operators on big literals, which SymPy evaluates while *parsing*
-    (``\\binom{10^6}{...}``): rejected before the parser sees them."""
+    """Combinatorial operators on big literals, and e-notation with a huge exponent
+    (``1E100000000``), which SymPy evaluates while *parsing* (``\\binom{10^6}{...}``; the
+    decimal's every digit): rejected before the parser sees them."""
+    if any(
+        len(digits) > 3 or int(digits) > _MAX_E_EXPONENT for digits in _E_EXPONENT_RE.findall(text)
+    ):
+        return True
     return bool(_EXPLOSIVE_OPS_RE.search(text) and _BIG_LITERAL_RE.search(text))
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 __all__ = [
+    "E_EXPONENT",
     "GROUP_SPACES",
     "MAX_NUMBER_CHARS",
     "MAX_SEGMENT_CHARS",
@@ -21,6 +22,7 @@ __all__ = [
     "find_boxed",
     "find_labelled",
     "find_numbers",
+    "has_unclear_comma",
     "last_number",
     "mixed_number",
     "parse_number",
@@ -37,21 +39,31 @@ MAX_SEGMENT_CHARS = 500
 #: no-break space, a thin space, a narrow no-break space.
 GROUP_SPACES = " \u00a0\u2009\u202f"
 
+#: The exponent of e-notation, glued to its number: ``1e3`` is 1000, ``1.5E-3`` is 0.0015
+#: (``2e`` and ``e^{3}`` are none).
+E_EXPONENT = r"[eE][-+]?\d+"
+
 # A number: optional sign (only where it cannot be a binary minus: not after a word character
-# or a closing bracket), then an optional currency symbol ("-$5" is minus five dollars),
-# then digits with optional thousands separators and decimals, or a bare ".5", then an
-# optional denominator: not one cut short ("1/23" is no 1/2) nor one that goes on as a decimal
-# ("1/2.5"), but one ending a sentence ("is 3/4.", read as 3 or as 4 before).
+# or a closing bracket; nor are its digits after a digit and a comma: "x1,2" holds no 2), then
+# an optional currency symbol ("-$5" is minus five dollars), then digits with optional
+# thousands separators and decimals, or a bare ".5", then an optional exponent (e-notation,
+# "1e3"; one that is no integer, "1e3.5", makes it no number, not 1), then an optional
+# denominator: not one cut short ("1/23" is no 1/2) nor one that goes on as a decimal
+# ("1/2.5"), but one ending a sentence ("is 3/4.", read as 3 or as 4 before); then a comma
+# that separates no thousands, if any ("1,2", "1,0000", "1/2,3": a decimal comma or a list, we
+# cannot tell which, so no number, not 1), with what it glues on.
 # A space separates thousands only between groups of three digits after a lead of one to three
 # (no leading zero), so "2 3 4" stays three numbers; not after a time ("16:30 250 people"),
 # nor before a fraction's slash: "1 100/200" is the mixed number 1 1/2 ("$1 000/month" is
 # 1000).
 _NUMBER_RE = re.compile(
-    r"(?<![\w.)\]])(?P<sign>-)?(?:[$€£¥]\s?)?"
-    r"(?P<body>(?:\d{1,3}(?:,\d{3})+"
+    r"(?<![\w.)\]])(?:(?P<sign>-)|(?<!\d,))(?:[$€£¥]\s?)?"
+    r"(?P<body>(?:\d{1,3}(?:,\d{3})+(?!\d)"
     rf"|(?<!\d:)[1-9]\d{{0,2}}(?:[{GROUP_SPACES}]\d{{3}})+(?!\d|\s*/\s*\d)"
     r"|\d+)(?:\.\d+)?|\.\d+)"
+    rf"(?P<exp>{E_EXPONENT}(?:\.\d+)?)?"
     r"(?:\s*/\s*(?P<den>\d+)(?!\d|\.\d))?"
+    r"(?P<comma>(?:,\d+(?:\.\d+)?(?:/\d+)?)+)?"
 )
 #: Deletes thousands separators from a number's body.
 _NO_SEPARATORS = str.maketrans("", "", "," + GROUP_SPACES)
@@ -114,9 +126,16 @@ def ascii_digits(text: str) -> str:
 def _number_from_match(match: re.Match[str], fraction: Fraction | None = None) -> Fraction | None:
     """The number ``match`` found, plus ``fraction`` when it is a mixed number's whole."""
     body = match.group("body").translate(_NO_SEPARATORS)
-    if len(body) > MAX_NUMBER_CHARS:
+    if len(body) > MAX_NUMBER_CHARS or match.group("comma") is not None:
         return None
     value = Fraction(body) + (fraction or 0)
+    exponent = match.group("exp")
+    if exponent is not None:
+        # Read as "1 \times 10^{3}" is: an integer exponent, bounded as a power's is.
+        power = _exact_power("10", exponent[1:])
+        if power is None:
+            return None
+        value *= power
     den = match.group("den")
     if den is not None:
         if len(den) > MAX_NUMBER_CHARS or int(den) == 0:
@@ -140,6 +159,7 @@ def _mixed_fraction(text: str, whole: re.Match[str], part: re.Match[str]) -> Fra
     if (
         den is None
         or whole.group("den") is not None
+        or any(m.group(g) is not None for m in (whole, part) for g in ("exp", "comma"))
         or not body.translate(_NO_SEPARATORS).isdigit()
         or part.start() != part.start("body")  # a sign or a currency: a number of its own
         or not num.isdigit()
@@ -214,9 +234,11 @@ def mixed_number(text: str) -> Fraction | None:
 
 
 #: LaTeX between digit groups: thin, negative thin, medium and thick spaces, a control space,
-#: a tie ("1\\,000", "1~000"), or a braced comma ("1{,}000", MATH's "1,\\!000").
+#: a tie ("1\\,000", "1~000"), or a braced comma ("1{,}000", MATH's "1,\\!000"), which is a
+#: comma, whatever follows: before digits other than a group of three ("1{,}5", LaTeX's
+#: decimal comma) it makes no number, as "1,5" does, not 1.
 _LATEX_GROUP_SPACE = re.compile(r"(?<=\d)(?:\\[,!;: ]|~)(?=\d{3}(?!\d))")
-_LATEX_GROUP_COMMA = re.compile(r"(?<=\d)(?:\{,\}|,\\!)(?=\d{3}(?!\d))")
+_LATEX_GROUP_COMMA = re.compile(r"(?<=\d)(?:\{,\}|,\\!)(?=\d)")
 # Not after a brace ("x^{2}\\frac{1}{2}" is a product); after a digit with a space, as a mixed
 # number: "2\\frac{1}{4}" is two and a quarter, not 21/4. An argument without braces is one
 # digit, as TeX reads it: "\\frac12" and "\\frac{1}2" are 1/2; "\\frac123" is (1/2)3, no
@@ -260,7 +282,7 @@ _SCIENTIFIC = re.compile(
 #: other exponent lends no digit (``x^2``, ``e^{-2}``, ``2^{x}``), nor does the number under
 #: it (``2^{1/2}``).
 _LATEX_POWER = re.compile(
-    rf"(?:(?P<base>{_NUMERAL})|(?:\\left\s*|(?<![A-Za-z]))\(\s*(?P<round>-?{_NUMERAL})\s*"
+    rf"(?:(?P<base>{_NUMERAL}(?:{E_EXPONENT})?)|(?:\\left\s*|(?<![A-Za-z]))\(\s*(?P<round>-?{_NUMERAL})\s*"
     r"(?:\\right\s*)?\)"
     rf"|\{{\s*(?P<braced>-?{_NUMERAL})\s*\}})?[ \t]{{0,3}}\^[ \t]*(?P<exp>{_SCRIPT})"
 )
@@ -340,8 +362,10 @@ def _scientific(match: re.Match[str]) -> str:
 
 def _power(match: re.Match[str]) -> str:
     base = match.group("base") or match.group("round") or match.group("braced")
-    if base is None:
-        return " "  # a symbol's or a group's exponent: "x^2", "(x+1)^{2}", "e^{i\\pi}"
+    if base is None or "e" in base.lower():
+        # A symbol's or a group's exponent ("x^2", "(x+1)^{2}", "e^{i\\pi}"); one of e-notation
+        # ("1e3^2") goes with it, not read as 1e3.
+        return " "
     if _DEGREES.fullmatch(match.group("exp")):
         return _written(match, _numeral(base))
     return _written(match, _exact_power(base, match.group("exp")))
@@ -356,12 +380,27 @@ def _plain_fraction(match: re.Match[str]) -> str:
 
 def parse_number(text: str) -> Fraction | None:
     """The first number in a short answer such as ``"$1,234.50"``, ``"-3/4"``, ``"18 eggs"``,
-    ``"1\\,000"`` (:func:`latex_digits`), ``"2 1/2 hours"`` (a mixed number: 2.5)."""
+    ``"1\\,000"`` (:func:`latex_digits`), ``"2 1/2 hours"`` (a mixed number: 2.5), ``"1.5e3"``
+    (e-notation: 1500).
+
+    ``None`` when that number's comma separates no thousands (``"1,2"``, ``"-2,3"``,
+    ``"1,0000"``; :func:`has_unclear_comma`), not its first digits.
+    """
     for match, fraction in _numbers(ascii_digits(latex_digits(text))):
+        if match.group("comma") is not None:
+            return None
         value = _number_from_match(match, fraction)
         if value is not None:
             return value
     return None
+
+
+def has_unclear_comma(text: str) -> bool:
+    """Whether a number in ``text`` has a comma that separates no thousands (``"1,2"``,
+    ``"1,23"``, ``"-2,3"``, ``"1,0000"``, LaTeX's ``"1{,}5"``): a decimal comma or a list of
+    numbers, which cannot be told apart (``"1,500"`` is 1500), so no one number."""
+    text = ascii_digits(latex_digits(text))
+    return any(match.group("comma") is not None for match in _NUMBER_RE.finditer(text))
 
 
 def canonical_number(value: Fraction) -> str:

@@ -26,6 +26,17 @@ def test_keys_and_equality() -> None:
     assert is_right(NUMBER, "12.0") and not is_right(NUMBER, None)
 
 
+def test_an_unclear_comma_is_no_number_in_a_key() -> None:
+    """The key of an answer the checker reads as no number dropped its commas: "1,2" was
+    keyed 12, one answer with "12" in a vote and the number 12 to W-MSR."""
+    assert answer_key(NUMBER, "1,2") == "1,2" and not same_answer(NUMBER, "1,2", "12")
+    assert not is_right(NUMBER, "1,2") and answer_key(NUMBER, "-2,3") == "-2,3"
+    assert answer_key(NUMBER, "1,234") == "1234" and same_answer(NUMBER, "$1,234", "1234")
+    # A math gold "1,2" (two solutions) is no number 12 to derive wrong answers from.
+    pair = Task(id="p", question="?", answer="1,2", kind="math")
+    assert "13" not in wrong_answers(pair) and "11" not in wrong_answers(pair)
+
+
 def test_wrong_answers_are_wrong() -> None:
     assert wrong_answers(NUMBER) == ["11", "13"]
     assert wrong_answers(CHOICE) == ["option1"]

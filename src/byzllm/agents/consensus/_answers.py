@@ -19,6 +19,8 @@ from byzllm.tasks import Task
 __all__ = ["answer_key", "fresh_wrong_answers", "is_right", "same_answer", "wrong_answers"]
 
 _NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
+#: A number with thousands separated by commas: the only commas a plain key drops.
+_THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _RATIONAL = re.compile(r"^-?\d+(?:\.\d+)?(?:/\d+)?$")
 
 
@@ -30,9 +32,16 @@ def _tasks_function(name: str) -> Callable[..., Any] | None:
 
 
 def _plain_key(kind: str, text: str) -> str:
-    """Fallback normalization: trimmed, lower-cased; numbers in their shortest form."""
-    key = text.strip().strip(".").replace(",", "").lower()
+    """Fallback normalization: trimmed, lower-cased; numbers in their shortest form.
+
+    Only thousands lose their commas (``"1,234"`` is 1234): ``"1,2"``, which the answer checker
+    reads as no number (a decimal comma or a list), was keyed 12, so W-MSR averaged it as 12
+    and a vote counted it with ``"12"``.
+    """
+    key = text.strip().strip(".").lower()
     key = key.removeprefix("$").removesuffix("$").strip()
+    if _THOUSANDS.fullmatch(key):
+        key = key.replace(",", "")
     if kind in ("number", "math") and _NUMBER.match(key):
         value = float(key)
         if math.isfinite(value) and value == int(value):
