@@ -470,14 +470,7 @@ def test_a_fraction_that_is_no_number_is_no_number(
     """ "$\\frac{\\pi}{2}$" ended a reply with 2 (its denominator), right for a gold of 2."""
     digits, symbol, symbol_on_top = parts
     top, bottom = (symbol, f"{{{digits}}}") if symbol_on_top else (f"{{{digits}}}", symbol)
-    lead = "" if before is None else f"in {before} steps, "
-    reply = f"{lead}we get {math[0]}\\{command}{top}{bottom}{math[1]}."
-    assert last_number(reply) == before
-    assert find_numbers(reply) == ([] if before is None else [before])
-    expected = None if before is None else str(before)
-    assert extract_answer(NUMBER, reply) == expected
-    assert extract_answer(MATH, reply) == expected
-    assert extract_answer(NUMBER, f"Answer: {math[0]}\\{command}{top}{bottom}{math[1]}") is None
+    _lends_no_digits(f"\\{command}{top}{bottom}", before, math)
 
 
 @fast
@@ -625,15 +618,7 @@ def test_scripts_and_roots_are_no_number(
     before: int | None, n: int, form: str, math: tuple[str, str]
 ) -> None:
     """ "$x_{10}$" ended a reply with 10, "$\\sqrt{2}$" and "$x^2$" with 2."""
-    written = form.format(n=n)
-    lead = "" if before is None else f"in {before} steps, "
-    reply = f"{lead}we get {math[0]}{written}{math[1]}."
-    assert last_number(reply) == before, written
-    assert find_numbers(reply) == ([] if before is None else [before])
-    expected = None if before is None else str(before)
-    assert extract_answer(NUMBER, reply) == expected
-    assert extract_answer(MATH, reply) == expected
-    assert extract_answer(NUMBER, f"Answer: {math[0]}{written}{math[1]}") is None
+    _lends_no_digits(form.format(n=n), before, math)
 
 
 @fast
@@ -833,3 +818,17 @@ def test_an_answer_holding_an_unclear_comma_is_none(
         assert key == canonical_number(Fraction(numbers[0][0].replace(",", "")))
     if numbers[-1][1]:
         assert last_number(f"We get {answer}.") is None
+
+
+def _lends_no_digits(written: str, before: int | None, math: tuple[str, str]) -> None:
+    """``written`` (LaTeX that is no number) at the end of a reply, in ``math``'s delimiters,
+    after the number ``before`` (if any): the reply's numbers are ``before``'s alone, and a
+    label holding only ``written`` answers nothing."""
+    lead = "" if before is None else f"in {before} steps, "
+    reply = f"{lead}we get {math[0]}{written}{math[1]}."
+    assert last_number(reply) == before, written
+    assert find_numbers(reply) == ([] if before is None else [before])
+    expected = None if before is None else str(before)
+    assert extract_answer(NUMBER, reply) == expected
+    assert extract_answer(MATH, reply) == expected
+    assert extract_answer(NUMBER, f"Answer: {math[0]}{written}{math[1]}") is None
