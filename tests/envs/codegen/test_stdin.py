@@ -157,3 +157,28 @@ def test_livecodebench_code_runs_with_what_livecodebench_gives_it(code: str) -> 
     assert (shown.passed, shown.failed) == (1, 0), shown
     stdin = "a, b = map(int, sys.stdin.readline().split())\nprint(a + b)\n"
     assert asyncio.run(hidden_outcome(SUM, _solution(stdin))).passed
+
+
+@needs_sandbox
+def test_method_examples_compare_as_the_hidden_cases_do() -> None:
+    # The hidden cases compare a method's value as JSON: a tuple is the list it prints as.
+    # The statement's examples, run for the judge, compared it by Python's ==, so a solution
+    # the hidden cases pass showed as failing every example.
+    swap = CodeProblem(
+        id="lcb/swap",
+        source="livecodebench",
+        entry_point="swap",
+        prompt=(
+            "Example 1:\n\nInput: a = 1, b = 2\nOutput: [2, 1]\n\n"
+            "class Solution:\n    def swap(self, a: int, b: int) -> List[int]:\n        pass\n"
+        ),
+        io_tests=(IOTest(input="1\n2", output="[2, 1]", testtype="functional"),),
+        metadata={"func_name": "swap"},
+    )
+    as_tuple = "class Solution:\n    def swap(self, a, b):\n        return (b, a)\n"
+    wrong = "class Solution:\n    def swap(self, a, b):\n        return [a, b]\n"
+    assert asyncio.run(hidden_outcome(swap, _solution(as_tuple))).passed
+    shown = asyncio.run(visible_result(swap, _solution(as_tuple)))
+    assert (shown.passed, shown.failed) == (1, 0), shown
+    shown = asyncio.run(visible_result(swap, _solution(wrong)))
+    assert (shown.passed, shown.failed) == (0, 1), shown

@@ -74,8 +74,15 @@ class VisibleExample(BaseModel):
     call: str
     expected: str
 
-    def test(self) -> str:
-        """The example as one ``assert`` statement."""
+    def test(self, *, as_json: bool = False) -> str:
+        """The example as one ``assert`` statement; ``as_json``: both sides compared as the
+        JSON they write, as LiveCodeBench judges a method's return value (a returned
+        ``(2, 1)`` is the ``[2, 1]`` it prints as, which Python's ``==`` denies)."""
+        if as_json:
+            return (
+                f"assert (lambda json: json.loads(json.dumps({self.call})) == "
+                f"json.loads(json.dumps({self.expected})))(__import__('json'))"
+            )
         return f"assert {self.call} == {self.expected}"
 
 

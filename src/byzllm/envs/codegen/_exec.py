@@ -453,7 +453,10 @@ async def visible_result(
         suite = TestSuite(cases=visible_stdin_examples(problem.prompt))
     else:
         examples = visible_examples(problem.prompt, problem.entry_point)
-        suite = TestSuite(tests=[e.test() for e in examples])
+        # Run as the hidden cases judge them: LiveCodeBench's method values as JSON,
+        # HumanEval's with its own ``==`` (simulated execution reads the plain form).
+        as_json = problem.source == "livecodebench" and execution == "sandbox"
+        suite = TestSuite(tests=[e.test(as_json=as_json) for e in examples])
     if not suite.size:
         return TestResult(status="no_tests", simulated=execution == "simulated")
     return await generated_test_result(problem, solution, suite, execution=execution, limits=limits)
