@@ -21,7 +21,11 @@ _blake2b = hashlib.blake2b
 
 
 def _digest(keys: tuple[object, ...]) -> bytes:
-    text = "\x1f".join(map(repr, keys))  # map: no generator frame per draw (simulated sweeps)
+    # map: no generator frame per draw (simulated sweeps)
+    return _digest_text("\x1f".join(map(repr, keys)))
+
+
+def _digest_text(text: str) -> bytes:
     return _blake2b(text.encode("utf-8", "replace"), digest_size=16).digest()
 
 
@@ -67,8 +71,7 @@ class KeyPrefix:
         self._text = "\x1f".join(map(repr, keys)) + "\x1f" if keys else ""
 
     def _digest(self, keys: tuple[object, ...]) -> bytes:
-        text = self._text + "\x1f".join(map(repr, keys)) if keys else self._text[:-1]
-        return _blake2b(text.encode("utf-8", "replace"), digest_size=16).digest()
+        return _digest_text(self._text + "\x1f".join(map(repr, keys)) if keys else self._text[:-1])
 
     def uniform(self, *keys: object) -> float:
         """``uniform(*prefix, *keys)``."""

@@ -16,6 +16,8 @@ from typing import Any, cast
 
 from byzllm.tasks import Task
 
+from .._object_memo import ObjectMemo
+
 __all__ = ["answer_key", "fresh_wrong_answers", "is_right", "same_answer", "wrong_answers"]
 
 _NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
@@ -169,19 +171,12 @@ def wrong_answers(task: Task) -> list[str]:
     for any other answer, ``"a + 1"``, ``"-(a)"`` (only when ``a`` does not start with a minus
     sign) and ``"2*(a)"``. Never the answer itself; no two equal.
     """
-    known = _wrong_by_task.get(id(task))
-    if known is None or known[0] is not task:
-        if len(_wrong_by_task) >= _WRONG_TASKS:
-            _wrong_by_task.clear()
-        known = _wrong_by_task[id(task)] = (task, tuple(_wrong_answers(task)))
-    return list(known[1])
+    return list(_WRONG_ANSWERS.get(task, lambda: tuple(_wrong_answers(task))))
 
 
-#: :func:`wrong_answers` per task (by identity, the task kept beside its answers so that its
-#: id is not reused while remembered): every simulated agent that misses a task asks for
+#: :func:`wrong_answers` per task object: every simulated agent that misses a task asks for
 #: them, each a few answer comparisons. Tasks are frozen, so their answers never change.
-_wrong_by_task: dict[int, tuple[Task, tuple[str, ...]]] = {}
-_WRONG_TASKS = 4096
+_WRONG_ANSWERS: ObjectMemo[tuple[str, ...]] = ObjectMemo(4096)
 
 
 def _wrong_answers(task: Task) -> list[str]:

@@ -60,6 +60,7 @@ from typing import Any
 from byzllm.errors import InputError
 from byzllm.tasks import Task, normalize_answer
 
+from .._object_memo import ObjectMemo
 from .._seeding import choice, choice_index, stream
 from ._answers import answer_key, is_right, wrong_answers
 from ._replay_pool import ReplayPool, answer_format, family
@@ -147,11 +148,9 @@ def _derived_wrong(task: Task) -> list[str]:
     return []
 
 
-#: wrong_options per task object (id -> (task, options)); the task is held so its id stays
-#: its own. Adversaries ask for a question's options in every round: computing them runs the
-#: answer normalizer on every candidate.
-_WRONG_OPTIONS: dict[int, tuple[Task, tuple[str, ...]]] = {}
-_WRONG_OPTIONS_MAX = 4096
+#: wrong_options per task object. Adversaries ask for a question's options in every round:
+#: computing them runs the answer normalizer on every candidate.
+_WRONG_OPTIONS: ObjectMemo[tuple[str, ...]] = ObjectMemo(4096)
 
 
 def wrong_options(task: Task) -> list[str]:
@@ -163,14 +162,7 @@ def wrong_options(task: Task) -> list[str]:
     as right; when none is left, wrong answers derived from the kind (the flipped boolean, the
     other labels, nearby numbers). Distinct answers only.
     """
-    known = _WRONG_OPTIONS.get(id(task))
-    if known is not None and known[0] is task:
-        return list(known[1])
-    options = _wrong_options(task)
-    if len(_WRONG_OPTIONS) >= _WRONG_OPTIONS_MAX:
-        _WRONG_OPTIONS.clear()
-    _WRONG_OPTIONS[id(task)] = (task, tuple(options))
-    return options
+    return list(_WRONG_OPTIONS.get(task, lambda: tuple(_wrong_options(task))))
 
 
 def _wrong_options(task: Task) -> list[str]:

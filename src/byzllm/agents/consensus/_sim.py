@@ -77,6 +77,7 @@ from pydantic import Field
 
 from byzllm.tasks import Task
 
+from .._object_memo import ObjectMemo
 from .._params import Probability, SimParameters, parameter
 from .._seeding import KeyPrefix, choice, uniform
 from ._answers import answer_key, fresh_wrong_answers, is_right, same_answer, wrong_answers
@@ -319,16 +320,11 @@ def _shared_memos(identity: tuple[Any, ...]) -> _Memos:
 def _profile_values(profile: SimulatedProfile) -> dict[str, Any]:
     """``profile.model_dump()`` (a fresh dict): dumped once per profile, which is frozen,
     instead of once per agent of every unit (every result describes its agents)."""
-    known = _dumped_profiles.get(id(profile))
-    if known is None or known[0] is not profile:
-        if len(_dumped_profiles) >= 256:
-            _dumped_profiles.clear()
-        known = _dumped_profiles[id(profile)] = (profile, profile.model_dump())
-    return dict(known[1])
+    return dict(_PROFILE_DUMPS.get(profile, profile.model_dump))
 
 
-#: Dumps of the profiles described lately, each beside its profile (so its id is not reused).
-_dumped_profiles: dict[int, tuple[SimulatedProfile, dict[str, Any]]] = {}
+#: The dumps of the profiles described lately.
+_PROFILE_DUMPS: ObjectMemo[dict[str, Any]] = ObjectMemo(256)
 
 
 def _text_id(response: Response) -> str:

@@ -226,23 +226,16 @@ def simulated_factory(name: str, group: str, backend: AgentBackend, seed: int) -
     )
 
 
-#: The profile of each (group, backend) asked for lately, with the overrides it was made from.
-_profiles: dict[tuple[str, int], tuple[AgentBackend, dict[str, Any], SimulatedProfile]] = {}
-
-
 def _profile(group: str, backend: AgentBackend) -> SimulatedProfile:
     """The group's default profile with the backend's overrides. Profiles are frozen, so
-    one is made per backend and overrides, not per agent of every unit of a sweep."""
-    known = _profiles.get((group, id(backend)))
-    if known is not None and known[0] is backend and known[1] == backend.profile:
-        return known[2]
-    base = STRONG_PROFILE if group == "strong" else WEAK_PROFILE
+    one is made per group and overrides, not per agent of every unit of a sweep."""
+    return _profile_of(group == "strong", tuple(sorted(backend.profile.items())))
+
+
+@lru_cache(maxsize=256)
+def _profile_of(strong: bool, overrides: tuple[tuple[str, float], ...]) -> SimulatedProfile:
     # AgentBackend has already rejected unknown profile parameters.
-    profile = base.model_copy(update=backend.profile)
-    if len(_profiles) >= 256:
-        _profiles.clear()
-    _profiles[(group, id(backend))] = (backend, dict(backend.profile), profile)
-    return profile
+    return (STRONG_PROFILE if strong else WEAK_PROFILE).model_copy(update=dict(overrides))
 
 
 def layout(
