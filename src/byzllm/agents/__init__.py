@@ -19,7 +19,8 @@ agents); ``_params`` (the simulators' named parameters, each with its source, wh
 parsers, which say whether they fell back to their documented default and are counted per
 stage (parse health); ``_thinking`` (a reasoning model's ``<think>`` blocks, blanked before any
 parser reads a reply); ``_spans`` (the reported distributions at a reply's decision positions,
-which the monitors read).
+which the monitors read); ``_object_memo`` (values worked out from a frozen object, such as a
+task's wrong answers, remembered by the object's identity).
 """
 
 from ._parsed import PARSE_STAGES, ParseCounts, Parsed, ParseStage
