@@ -407,6 +407,11 @@ async def run_units(
 
     grid = _unique(units)
     run_path = Path(run_dir)
+    executor = executor if executor is not None else LocalExecutor()
+    if grid:
+        # Worker processes start while this process checks the folder and registers the
+        # units (a finished run's rerun, which runs nothing, starts them for nothing).
+        executor.warm_up(work)
     started = time.monotonic()
     # Every request of the invocation counts for the run (tasks inherit the tally), the
     # endpoint check's too.
@@ -443,7 +448,6 @@ async def run_units(
             labels = {unit.id: unit.label for unit in todo}
 
             reporter = make_progress(progress)
-            executor = executor if executor is not None else LocalExecutor()
             loop = asyncio.get_running_loop()
 
             done_count = 0
