@@ -23,6 +23,7 @@ from ._games import (
     LakeConfig,
     make_games,
     make_splits,
+    split_sizes,
 )
 from ._loop import ROLE, GovSimResult, GovSimTurn, play_game
 from ._metrics import efficiency, game_outcome, survival_rate, survival_time
@@ -57,6 +58,7 @@ __all__ = [
     "play_game",
     "regrow",
     "simulated_fishers",
+    "split_sizes",
     "survival_rate",
     "survival_time",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "LakeConfig",
     "make_games",
     "make_splits",
+    "split_sizes",
 ]
 
 #: App. D.1: the train + validation pool, {105 + 5k | k ∈ [0, 19]}.
@@ -127,6 +128,16 @@ def make_splits(config: LakeConfig | None = None, *, seed: int = 0) -> GovSimSpl
         validation=_games("validation", validation, cfg.seeds_per_value),
         test=_games("test", list(TEST_R0), 1),
     )
+
+
+def split_sizes(config: LakeConfig | None = None) -> dict[str, int]:
+    """How many instances each split of :func:`make_splits` holds, without making them."""
+    cfg = config or LakeConfig()
+    return {
+        "train": (len(TRAIN_VALIDATION_R0) - cfg.validation_values) * cfg.seeds_per_value,
+        "validation": cfg.validation_values * cfg.seeds_per_value,
+        "test": len(TEST_R0),
+    }
 
 
 def make_games(n: int, *, seed: int = 0, low: int = 100, high: int = 300) -> list[GovSimGame]:

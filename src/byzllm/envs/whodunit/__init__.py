@@ -25,6 +25,7 @@ from ._env import (
 )
 from ._games import (
     ATTRIBUTE_TABLE,
+    SPLIT_SIZES,
     GameConfig,
     Splits,
     WhoDunitGame,
@@ -41,6 +42,7 @@ __all__ = [
     "ASYM_NAMES",
     "ATTRIBUTE_TABLE",
     "IRREVERSIBLE",
+    "SPLIT_SIZES",
     "SYM_NAMES",
     "VARIANT_ROLES",
     "AgentTurn",

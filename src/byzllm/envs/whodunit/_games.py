@@ -26,6 +26,7 @@ from byzllm.errors import ConfigError, InputError
 
 __all__ = [
     "ATTRIBUTE_TABLE",
+    "SPLIT_SIZES",
     "GameConfig",
     "Splits",
     "WhoDunitGame",
@@ -293,8 +294,13 @@ def generate_games(
     return games
 
 
+#: The train, validation and test splits' sizes (the rogue-agents paper, §4.1: 210, 90 and 180
+#: games); a small attribute table may allow fewer.
+SPLIT_SIZES: dict[str, int] = {"train": 210, "validation": 90, "test": 180}
+
+
 class Splits(BaseModel):
-    """Train / validation / test games (§4.1: 210 / 90 / 180)."""
+    """Train / validation / test games (§4.1: 210 / 90 / 180, :data:`SPLIT_SIZES`)."""
 
     train: list[WhoDunitGame]
     validation: list[WhoDunitGame]
@@ -308,7 +314,11 @@ def make_splits(
     config: GameConfig | None = None,
     *,
     seed: int = 0,
-    sizes: tuple[int, int, int] = (210, 90, 180),
+    sizes: tuple[int, int, int] = (
+        SPLIT_SIZES["train"],
+        SPLIT_SIZES["validation"],
+        SPLIT_SIZES["test"],
+    ),
     held_out: Iterable[WhoDunitGame] = (),
 ) -> Splits:
     """Disjoint splits: no culprit description and no (lineup, culprit) pair is shared.

@@ -4,6 +4,7 @@ paper, §4.1, §5 Table 1)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -107,6 +108,26 @@ class CodeGenConfig(AgentsConfig):
     )
     max_tokens: int | None = Field(default=1024, ge=1)
     renormalize: bool = True
+
+    def unit_grids(self, problems: Mapping[str, int] | None = None) -> dict[str, dict[str, int]]:
+        """The collect stage: one unit per train or validation problem × collect repeat; the
+        evaluate stage: one per test problem × condition × repeat
+        (:func:`~byzllm.experiments.codegen.collect_units`,
+        :func:`~byzllm.experiments.codegen.run_units`). ``problems``: each split's number of
+        problems, once its file is read; before, ``n_<split>`` where it is set, and a split
+        without it has no axis yet (the units' expansion checks again with the file's
+        count)."""
+        cut = {"train": self.n_train, "validation": self.n_validation, "test": self.n_test}
+        known = dict(problems) if problems is not None else {k: n for k, n in cut.items() if n}
+        collect: dict[str, int] = {}
+        if "train" in known and "validation" in known:
+            collect["train and validation problems"] = known["train"] + known["validation"]
+        collect["collect_repeats"] = self.collect_repeats
+        evaluate: dict[str, int] = {}
+        if "test" in known:
+            evaluate["test problems"] = known["test"]
+        evaluate |= {"conditions": len(set(self.conditions)), "repeats": self.repeats}
+        return {"collect": collect, "evaluate": evaluate}
 
     @field_validator("problems", "livecodebench")
     @classmethod

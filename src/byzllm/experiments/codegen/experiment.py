@@ -21,7 +21,6 @@ The monitor pipeline on CodeGen (the rogue-agents paper, §4.1, §4.2, D.2):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import partial
 from typing import Any
 
 from byzllm.agents.codegen import CodeGenSimParams
@@ -32,7 +31,14 @@ from byzllm.monitor.conditions import condition_monitors, make_intervener, missi
 from byzllm.monitor.features import turn_features
 from byzllm.monitor.intervene import scoring_error_count
 from byzllm.monitor.monitor_set import MonitorSet, train_monitor_set
-from byzllm.runs import Record, Unit, make_unit, prepare_model, reset_to_defaults
+from byzllm.runs import (
+    Record,
+    Unit,
+    check_grid,
+    make_unit,
+    prepare_model,
+    reset_to_defaults,
+)
 from byzllm.runs import run_in_memory as records_in_memory
 from byzllm.sandbox import SandboxLimits, SandboxUnavailableError, sandbox_support
 from byzllm.tasks import CodeProblem, load_humaneval, load_livecodebench
@@ -113,9 +119,11 @@ def _unit_config(cfg: CodeGenConfig) -> CodeGenConfig:
 def collect_units(cfg: CodeGenConfig) -> list[Unit]:
     """Train and validation problems, debated without intervention (one unit per problem and
     repeat)."""
-    return collect_stage(
-        _unit_config(cfg), "problem", partial(load_split, cfg), cfg.collect_repeats
-    )
+    splits = {split: load_split(cfg, split) for split in ("train", "validation")}
+    # The config counts only the splits it cuts (n_train, n_validation): the files decide.
+    sizes = {split: len(problems) for split, problems in splits.items()}
+    check_grid(cfg.unit_grids(sizes)["collect"], "collect")
+    return collect_stage(_unit_config(cfg), "problem", splits.__getitem__, cfg.collect_repeats)
 
 
 def run_units(cfg: CodeGenConfig, monitors: MonitorSet | None = None) -> list[Unit]:
@@ -147,6 +155,7 @@ def run_units(cfg: CodeGenConfig, monitors: MonitorSet | None = None) -> list[Un
         for c in needs:
             packed[c] = _unit_monitors(condition_monitors(c, monitors))
     test = load_split(cfg, "test")
+    check_grid(cfg.unit_grids({"test": len(test)})["evaluate"], "evaluate")
     if monitors is not None:
         _refuse_training_problems(test, monitors)
     if monitors is not None and "none" in packed:

@@ -337,6 +337,22 @@ class ConsensusConfig(ExperimentConfig):
             raise ValueError("values must be >= 0")  # the error line adds "(got ...)"
         return value
 
+    def unit_grids(self) -> dict[str, dict[str, int]]:
+        """One unit per protocol × topology × composition × F × T × seed × question
+        (:func:`~byzllm.experiments.consensus.experiment.expand_units`), ``dataset.n``
+        questions (a data-set file holding fewer is refused when the run loads it)."""
+        return {
+            "": {
+                "protocols": len(self.protocols),
+                "topologies": len(self.topologies),
+                "compositions": len(self.compositions),
+                "F values": len(self.F),
+                "T values": len(self.T),
+                "seeds": len(self.seeds),
+                "questions (dataset.n)": self.dataset.n,
+            }
+        }
+
     @property
     def simulated(self) -> bool:
         """Whether any group runs on simulated agents (results then say *simulated*)."""

@@ -8,13 +8,16 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from byzllm.agents.govsim import Fisher, FisherParams
-from byzllm.envs.govsim import LakeConfig, llm_fishers, simulated_fishers
+from byzllm.envs.govsim import LakeConfig, llm_fishers, simulated_fishers, split_sizes
 from byzllm.runs import ModelConfig
 
 from .._agents import AgentsConfig
 from .._fitting import profile_file
 
-__all__ = ["GovSimRunConfig", "GovSimSettings", "make_fishers"]
+__all__ = ["GENERATED_GAMES", "GovSimRunConfig", "GovSimSettings", "make_fishers"]
+
+#: Games generated (``split: generated``) when ``n_games`` is not set.
+GENERATED_GAMES = 20
 
 
 class GovSimSettings(BaseModel):
@@ -84,6 +87,17 @@ class GovSimRunConfig(AgentsConfig):
     seed: int = 0
     n_games: int | None = Field(default=None, ge=1)
     repeats: int = Field(default=1, ge=1)
+
+    def unit_grids(self) -> dict[str, dict[str, int]]:
+        """One unit per game × repeat (:func:`~byzllm.experiments.govsim.expand_units`):
+        ``n_games`` games, at most the split's (:data:`GENERATED_GAMES` generated without
+        it)."""
+        if self.split == "generated":
+            games = self.n_games or GENERATED_GAMES
+        else:
+            size = split_sizes(self.govsim.lake)[self.split]
+            games = min(self.n_games or size, size)
+        return {"": {f"{self.split} games": games, "repeats": self.repeats}}
 
     def fishers(self, *, salt: str) -> Sequence[Fisher]:
         """This config's fishers for one game (``salt``: the repeat's)."""

@@ -12,7 +12,7 @@ from byzllm.envs.govsim import GovSimGame, GovSimResult, make_games, make_splits
 from byzllm.llm import track_requests
 from byzllm.runs import Record, Unit, make_unit, prepare_model, reset_to_defaults
 
-from .config import GovSimRunConfig
+from .config import GENERATED_GAMES, GovSimRunConfig
 from .records import GovSimGameRecord
 
 __all__ = [
@@ -49,7 +49,7 @@ def select_games(cfg: GovSimRunConfig) -> list[GovSimGame]:
     """The games a config plays (a split of App. D.1, cut to ``n_games`` evenly, or
     ``n_games`` generated ones)."""
     if cfg.split == "generated":
-        return make_games(cfg.n_games or 20, seed=cfg.seed)
+        return make_games(cfg.n_games or GENERATED_GAMES, seed=cfg.seed)
     return evenly(make_splits(cfg.govsim.lake, seed=cfg.seed).get(cfg.split), cfg.n_games)
 
 

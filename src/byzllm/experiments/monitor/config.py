@@ -65,6 +65,28 @@ class MonitorExperimentConfig(WhoDunitPlayers):
     top_logprobs: int = Field(default=10, ge=1, description="at most max_top_logprobs")
     renormalize: bool = True
 
+    def unit_grids(self) -> dict[str, dict[str, int]]:
+        """The collect stage: one unit per train or validation game × collect repeat; the
+        evaluate stage: one per test game × condition × repeat
+        (:mod:`~byzllm.experiments.monitor.experiment`). A split gives ``n_<split>`` games,
+        at most its size (:meth:`~.environments.MonitorEnvironment.split_sizes`)."""
+        from .environments import get_environment
+
+        sizes = get_environment(self.env).split_sizes(self)
+        cut = {"train": self.n_train, "validation": self.n_validation, "test": self.n_test}
+        games = {split: min(cut[split] or size, size) for split, size in sizes.items()}
+        return {
+            "collect": {
+                "train and validation games": games["train"] + games["validation"],
+                "collect_repeats": self.collect_repeats,
+            },
+            "evaluate": {
+                "test games": games["test"],
+                "conditions": len(set(self.conditions)),
+                "repeats": self.repeats,
+            },
+        }
+
     @model_validator(mode="after")
     def _enough_alternatives(self) -> MonitorExperimentConfig:
         check_alternatives(self.top_logprobs, renormalize=self.renormalize)

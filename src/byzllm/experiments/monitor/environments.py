@@ -9,6 +9,8 @@ registry for the one a config's ``env`` key names. An environment says
   given ``trained_on``, the config the monitors were trained on when they are tested in
   another setting (another lineup size: the rogue-agents paper, Fig. 6; another seed), no
   instance repeats one of that config's training or validation instances;
+- :meth:`~MonitorEnvironment.split_sizes`: how many instances each split holds at most,
+  without drawing them (the config's bound on its units, :data:`byzllm.runs.MAX_UNITS`);
 - :meth:`~MonitorEnvironment.load_instance`: an instance back from a payload;
 - :meth:`~MonitorEnvironment.roles`: the roles a monitor is trained for (and the intervention
   budget is counted per, §4.2), and :meth:`~MonitorEnvironment.describe` for messages;
@@ -129,6 +131,8 @@ class MonitorEnvironment(Protocol):
         trained_on: MonitorExperimentConfig | None = None,
     ) -> list[Any]: ...
 
+    def split_sizes(self, cfg: MonitorExperimentConfig) -> dict[str, int]: ...
+
     def load_instance(self, data: Any) -> Any: ...
 
     def sim_params(self, cfg: MonitorExperimentConfig) -> dict[str, Any]: ...
@@ -202,20 +206,21 @@ class WhoDunitEnvironment:
         limit = _limit(cfg, split)
         return list(games[:limit] if limit else games)
 
+    def split_sizes(self, cfg: MonitorExperimentConfig) -> dict[str, int]:
+        from byzllm.envs.whodunit import SPLIT_SIZES
+
+        return dict(SPLIT_SIZES)
+
     @staticmethod
     def _splits(cfg: MonitorExperimentConfig, held_out: Sequence[Any] = ()) -> Splits:
-        from byzllm.envs.whodunit import make_splits
+        from byzllm.envs.whodunit import SPLIT_SIZES, make_splits
 
         try:
             return make_splits(cfg.game, seed=cfg.seed, held_out=held_out)
         except ConfigError:
             # A small table (few properties) has fewer distinct culprits than the paper's
             # 480 games: draw only the games asked for, still disjoint by culprit.
-            defaults = (210, 90, 180)
-            sizes = [
-                _limit(cfg, name) or default
-                for name, default in zip(("train", "validation", "test"), defaults, strict=True)
-            ]
+            sizes = [_limit(cfg, name) or SPLIT_SIZES[name] for name in SPLIT_SIZES]
             return make_splits(
                 cfg.game, seed=cfg.seed, sizes=(sizes[0], sizes[1], sizes[2]), held_out=held_out
             )
@@ -306,6 +311,11 @@ class GovSimEnvironment:
 
         # Evenly across the split's starting stocks, not its smallest lakes first.
         return evenly(make_splits(cfg.govsim.lake, seed=cfg.seed).get(split), _limit(cfg, split))
+
+    def split_sizes(self, cfg: MonitorExperimentConfig) -> dict[str, int]:
+        from byzllm.envs.govsim import split_sizes
+
+        return split_sizes(cfg.govsim.lake)
 
     def load_instance(self, data: Any) -> Any:
         from byzllm.envs.govsim import GovSimGame

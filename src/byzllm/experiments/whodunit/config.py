@@ -17,6 +17,7 @@ from byzllm.agents.whodunit import (
     WordingName,
 )
 from byzllm.envs.whodunit import (
+    SPLIT_SIZES,
     GameConfig,
     WhoDunitGame,
     llm_agents,
@@ -26,7 +27,10 @@ from byzllm.envs.whodunit import (
 from .._agents import AgentsConfig
 from .._fitting import profile_file
 
-__all__ = ["WhoDunitPlayers", "WhoDunitRunConfig"]
+__all__ = ["GENERATED_GAMES", "WhoDunitPlayers", "WhoDunitRunConfig"]
+
+#: Games generated (``split: generated``) when ``n_games`` is not set: a test split's worth.
+GENERATED_GAMES = SPLIT_SIZES["test"]
 
 
 class WhoDunitPlayers(AgentsConfig):
@@ -125,3 +129,14 @@ class WhoDunitRunConfig(WhoDunitPlayers):
     seed: int = 0
     n_games: int | None = Field(default=None, ge=1)
     repeats: int = Field(default=1, ge=1)
+
+    def unit_grids(self) -> dict[str, dict[str, int]]:
+        """One unit per game × repeat (:func:`~byzllm.experiments.whodunit.expand_units`):
+        ``n_games`` games, at most the split's (:data:`GENERATED_GAMES` generated without
+        it)."""
+        if self.split == "generated":
+            games = self.n_games or GENERATED_GAMES
+        else:
+            size = SPLIT_SIZES[self.split]
+            games = min(self.n_games or size, size)
+        return {"": {f"{self.split} games": games, "repeats": self.repeats}}

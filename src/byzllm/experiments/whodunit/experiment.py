@@ -20,7 +20,7 @@ from byzllm.llm import track_requests
 from byzllm.runs import Record, Unit, make_unit, prepare_model, reset_to_defaults
 
 from ..parse_health import move_counts
-from .config import WhoDunitRunConfig
+from .config import GENERATED_GAMES, WhoDunitRunConfig
 from .records import WhoDunitGameRecord, WhoDunitTurnRecord
 
 __all__ = ["expand_units", "game_records", "load_games", "select_games", "work"]
@@ -35,7 +35,7 @@ GRID_FIELDS = ("n_games", "repeats")
 def select_games(cfg: WhoDunitRunConfig) -> list[WhoDunitGame]:
     """The games a config plays (a split, or ``n_games`` freshly generated ones)."""
     if cfg.split == "generated":
-        return generate_games(cfg.n_games or 180, cfg.game, seed=cfg.seed)
+        return generate_games(cfg.n_games or GENERATED_GAMES, cfg.game, seed=cfg.seed)
     games = make_splits(cfg.game, seed=cfg.seed).get(cfg.split)
     return games[: cfg.n_games] if cfg.n_games else games
 
