@@ -165,6 +165,8 @@ def test_boolean_words(word: str) -> None:
         "2e3^" * (MEGABYTE // 4),
         "1,2 " * (MEGABYTE // 4),
         "1,0" * (MEGABYTE // 3),
+        "3 * " * (MEGABYTE // 4),
+        "(-3)\\cdot" * (MEGABYTE // 9),
     ],
     ids=[
         *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
@@ -172,6 +174,7 @@ def test_boolean_words(word: str) -> None:
         *("open-nested-fractions", "symbol-fractions", "powers", "scripts", "scientific"),
         *("root-digits", "power-digits", "open-scripts", "open-bases"),
         *("e-notation", "e-digits", "e-powers", "unclear-commas", "comma-runs"),
+        *("products", "bracketed-products"),
     ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
@@ -580,6 +583,75 @@ def test_a_power_of_a_number_is_its_value(
     if "{e}}}" in form and isinstance(base, int):  # math-verify's evaluation agrees (floats
         # make it inexact for decimal bases)
         assert math_key(written) == canonical_number(result)
+
+
+#: Multiplication signs as LaTeX and plain text write them, spaced or glued.
+TIMES_SIGNS = [" \\cdot ", "\\cdot", " \\times ", "\\times ", " × ", "×", " * ", "*"]
+
+
+@st.composite
+def products(draw: st.DrawFn) -> tuple[str, Fraction]:
+    """A product of two to four numbers as written (integers, decimals, fractions, negative
+    ones after the first bracketed or not) and its value."""
+    sign = draw(st.sampled_from(TIMES_SIGNS))
+    parts: list[str] = []
+    value = Fraction(1)
+    for index in range(draw(st.integers(min_value=2, max_value=4))):
+        kind = draw(st.sampled_from(["integer", "decimal", "fraction", "latex-fraction"]))
+        number = Fraction(draw(st.integers(min_value=0, max_value=999)))
+        if kind == "decimal":
+            number /= 100
+        text = canonical_number(number)
+        if kind.endswith("fraction"):
+            den = draw(st.integers(min_value=1, max_value=99))
+            text = f"\\frac{{{text}}}{{{den}}}" if kind == "latex-fraction" else f"{text}/{den}"
+            number /= den
+        if draw(st.booleans()):
+            number = -number
+            text = f"-{text}" if index == 0 or draw(st.booleans()) else f"(-{text})"
+            if "frac" in text and index > 0:
+                text = text.replace("(-", "-").rstrip(")")  # a bracket around \frac is no factor
+        parts.append(text)
+        value *= number
+    return sign.join(parts), value
+
+
+@fast
+@given(
+    words=st.text(alphabet="abcdefgh ,.:", max_size=40),
+    product=products(),
+    math=st.sampled_from(LATEX_MATH),
+)
+def test_a_product_of_numbers_is_its_value(
+    words: str, product: tuple[str, Fraction], math: tuple[str, str]
+) -> None:
+    """ "Answer: $3 \\cdot 5$" answered 3 and a reply ending "$3 \\cdot 5$." ended with 5:
+    a product of numbers is its value, as math-verify evaluates it."""
+    written, value = product
+    if "\\frac" in written and not math[0]:
+        return  # LaTeX outside a formula: kept to the forms a model writes
+    reply = f"{words} {math[0]}{written}{math[1]}."
+    assert last_number(reply) == value, written
+    assert extract_answer(NUMBER, reply) == canonical_number(value)
+    assert extract_answer(NUMBER, f"Answer: {math[0]}{written}{math[1]}") == canonical_number(value)
+    assert extract_answer(NUMBER, f"\\boxed{{{written}}}") == canonical_number(value)
+    assert normalize_answer(MATH, written) == canonical_number(value)
+
+
+@fast
+@given(
+    text=st.text(alphabet="0123456789 *×\\cdotimes()-./^{}e,\n", max_size=300),
+    digits=st.text(alphabet="0123456789", min_size=1, max_size=200),
+)
+def test_products_in_garbage_never_raise(text: str, digits: str) -> None:
+    """Multiplication signs and digit runs in any order: every reader returns, and a
+    product's value is never longer than a number is read (MAX_NUMBER_CHARS)."""
+    for written in (text, f"{digits} * {digits}", f"{digits}\\cdot{text}", text + digits):
+        latex_digits(written)
+        assert all(len(canonical_number(abs(x))) <= 130 for x in find_numbers(written))
+        for task in ALL_KINDS:
+            answer = extract_answer(task, written)
+            assert answer is None or isinstance(answer, str)
 
 
 #: Notation that is no rational number, each with a number inside: an index, an exponent, a

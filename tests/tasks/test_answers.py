@@ -606,6 +606,65 @@ def test_a_boxed_or_labelled_power_or_root(reply: str, number: str | None, math:
         assert not is_correct(math_task("2"), math) and not is_correct(math_task("10"), math)
 
 
+@pytest.mark.parametrize(
+    ("reply", "number", "math", "before"),
+    [
+        ("Answer: $3 \\cdot 5$", "15", "3 \\cdot 5", "3"),
+        ("Answer: $3 \\times 5$", "15", "3 \\times 5", "3"),
+        ("Answer: 3 × 5", "15", "3 × 5", "3"),
+        ("Answer: 3 * 5", "15", "3 * 5", "3"),
+        ("\\boxed{3\\cdot2^{10}}", "3072", "3\\cdot2^{10}", "3"),
+        ("Answer: $2 \\cdot 3 \\cdot 7$ ways", "42", "2 \\cdot 3 \\cdot 7", "2"),
+        ("Answer: $\\frac{1}{2} \\cdot 4$", "2", "\\frac{1}{2} \\cdot 4", "0.5"),
+        ("Answer: $(-3) \\cdot 5$", "-15", "(-3) \\cdot 5", "-3"),
+        ("Answer: $1.5 \\times 4$", "6", "1.5 \\times 4", "1.5"),
+    ],
+)
+def test_a_product_of_numbers_is_its_value(reply: str, number: str, math: str, before: str) -> None:
+    """A number task read "Answer: $3 \\cdot 5$" as 3 and "\\boxed{3\\cdot2^{10}}" as 3,
+    its first factor (``before``), while math-verify evaluates them (15, 3072)."""
+    assert extract_answer(number_task(), reply) == number
+    assert extract_answer(math_task("0"), reply) == math
+    assert normalize_answer(math_task("0"), math) == number
+    assert is_correct(number_task(number), extract_answer(number_task(number), reply))
+    assert is_correct(math_task(number), math)
+    assert not is_correct(number_task(before), extract_answer(number_task(before), reply))
+    assert not is_correct(math_task(before), math)
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("so the total is $3 \\cdot 5$.", "15"),  # its last factor before
+        ("We need $3\\cdot2^{10}$ bytes.", "3072"),  # 2, the power lost its base
+        ("so it costs 4 * 2.5 = 10 dollars", "10"),
+        ("so it takes 3 × 5 minutes", "15"),
+    ],
+)
+def test_a_scanned_product_of_numbers_is_its_value(reply: str, read: str) -> None:
+    for task in (number_task(read), math_task(read)):
+        assert extract_answer(task, reply) == read
+        assert is_correct(task, extract_answer(task, reply))
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        # Factors (or a value) too long to read lend nothing, as a power's do.
+        ("Answer: $" + "9" * 40 + " \\times " + "9" * 40 + "$", None),
+        ("Answer: 1e30 * 1e30 * 1e30", None),
+        ("Answer: 1/0 * 3", None),
+        # No product: a bullet on the next line, emphasis, a function's value, a sum.
+        ("Answer: 5\n* 3 apples", "5"),
+        ("Answer: **12**", "12"),
+        ("Answer: $3 \\cdot 4 + 2$", "12"),
+        ("Answer: 12 (3 * 4)", "12"),
+    ],
+)
+def test_what_is_no_product_or_one_too_long(reply: str, read: str | None) -> None:
+    assert extract_answer(number_task(), reply) == read
+
+
 def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:
     """2\\frac{1}{4} is two and a quarter (not 21/4); ∅ and ∞ are answers (not markup); a
     trailing * after ^ or _ is a conjugate or dual, not emphasis."""

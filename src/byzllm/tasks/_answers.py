@@ -12,7 +12,8 @@ answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. 
 * **number** — exact rational equality after stripping currency, thousands separators and
   units: ``"$1,234"``, ``"$1 234"``, ``"1234.0"`` and ``"1234 dollars"`` are equal (a space
   joins groups of three digits only: ``"2 3 4"`` is three numbers); a mixed number is one
-  number (``"2 1/2 hours"`` is 2.5); so is e-notation (``"1e3"`` is 1000, for ``math`` too);
+  number (``"2 1/2 hours"`` is 2.5); so is e-notation (``"1e3"`` is 1000, for ``math`` too)
+  and a product of numbers (``"3 \\cdot 5"`` is 15, not 3; :func:`._text.latex_digits`);
   a comma between digits other than thousands (``"1,2"``: a decimal comma or a list) makes no
   answer, neither 1 nor 1.2;
 * **boolean** — ``true``/``yes`` and ``false``/``no``, any case;
