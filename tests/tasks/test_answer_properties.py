@@ -167,6 +167,9 @@ def test_boolean_words(word: str) -> None:
         "1,0" * (MEGABYTE // 3),
         "3 * " * (MEGABYTE // 4),
         "(-3)\\cdot" * (MEGABYTE // 9),
+        "2x + " * (MEGABYTE // 5),
+        "a -1 " * (MEGABYTE // 5),
+        "2\\,\\pi " * (MEGABYTE // 7),
     ],
     ids=[
         *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
@@ -174,7 +177,7 @@ def test_boolean_words(word: str) -> None:
         *("open-nested-fractions", "symbol-fractions", "powers", "scripts", "scientific"),
         *("root-digits", "power-digits", "open-scripts", "open-bases"),
         *("e-notation", "e-digits", "e-powers", "unclear-commas", "comma-runs"),
-        *("products", "bracketed-products"),
+        *("products", "bracketed-products", "symbols", "signs", "named-symbols"),
     ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
@@ -691,6 +694,82 @@ def test_scripts_and_roots_are_no_number(
 ) -> None:
     """ "$x_{10}$" ended a reply with 10, "$\\sqrt{2}$" and "$x^2$" with 2."""
     _lends_no_digits(form.format(n=n), before, math)
+
+
+#: An expression with a symbol and a number: the number is none of the reply's.
+symbol_forms = st.sampled_from(
+    [
+        "{n}x",
+        "-{n}y",
+        "{n}\\pi",
+        "{n} \\pi",
+        "{n}\\,\\theta",
+        "{n}π",
+        "x/{n}",
+        "{n}/x",
+        "\\pi/{n}",
+        "π/{n}",
+        "x + {n}",
+        "x-{n}",
+        "{n} - x",
+        "{n} + 1 + x",
+        "x \\cdot {n}",
+        "{n} \\times \\pi",
+        "{n} \\cdot {n}x",
+        "\\pi r^2 + {n}",
+        "{n}e",
+        "{n}\\infty",
+    ]
+)
+
+
+@fast
+@given(
+    before=st.none() | st.integers(min_value=0, max_value=10**6),
+    n=st.integers(min_value=0, max_value=10**6),
+    form=symbol_forms,
+    math=st.sampled_from(LATEX_MATH),
+)
+def test_an_expression_with_a_symbol_is_no_number(
+    before: int | None, n: int, form: str, math: tuple[str, str]
+) -> None:
+    """ "$2\\pi$", "$x/2$" and "2x" ended a reply with 2 and answered 2 after a label."""
+    _lends_no_digits(form.format(n=n), before, math)
+
+
+@fast
+@given(
+    value=st.integers(min_value=-(10**6), max_value=10**6),
+    letter=st.sampled_from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    glued=st.booleans(),
+    tail=st.sampled_from(["", ".", " in all", " (see above)"]),
+)
+def test_a_letter_after_a_number_is_a_symbol_only_glued(
+    value: int, letter: str, glued: bool, tail: str
+) -> None:
+    """ "Answer: 2x" is 2 times x (math-verify's key: 2*x), no number; "Answer: 2 x", and a
+    unit's letter glued ("10s", "5m": math-verify drops it), keep their number."""
+    reply = f"Answer: {value}{'' if glued else ' '}{letter}{tail}"
+    unit = letter in "cdghlmost"
+    expected = str(value) if not glued or unit else None
+    assert extract_answer(NUMBER, reply) == expected
+    if glued and value != 0:  # (0 times x is 0 to SymPy)
+        # The same reading as math-verify's: the letter is a unit it drops, or a factor.
+        assert (math_key(f"{abs(value)}{letter}") == str(abs(value))) == unit
+
+
+@fast
+@given(
+    text=st.text(alphabet="0123456789 xyabπθ∞\\pialthe+-*/×÷()^{},.:\n", max_size=300),
+    digits=st.text(alphabet="0123456789", min_size=1, max_size=200),
+)
+def test_symbols_in_garbage_never_raise(text: str, digits: str) -> None:
+    for written in (text, f"{digits}x{text}", f"x/{digits}", text + digits):
+        latex_digits(written)
+        find_numbers(written)
+        for task in ALL_KINDS:
+            answer = extract_answer(task, written)
+            assert answer is None or isinstance(answer, str)
 
 
 @fast
