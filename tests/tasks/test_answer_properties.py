@@ -165,6 +165,11 @@ def test_boolean_words(word: str) -> None:
         "2e3^" * (MEGABYTE // 4),
         "1,2 " * (MEGABYTE // 4),
         "1,0" * (MEGABYTE // 3),
+        "3 * " * (MEGABYTE // 4),
+        "(-3)\\cdot" * (MEGABYTE // 9),
+        "2x + " * (MEGABYTE // 5),
+        "a -1 " * (MEGABYTE // 5),
+        "2\\,\\pi " * (MEGABYTE // 7),
     ],
     ids=[
         *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
@@ -172,6 +177,7 @@ def test_boolean_words(word: str) -> None:
         *("open-nested-fractions", "symbol-fractions", "powers", "scripts", "scientific"),
         *("root-digits", "power-digits", "open-scripts", "open-bases"),
         *("e-notation", "e-digits", "e-powers", "unclear-commas", "comma-runs"),
+        *("products", "bracketed-products", "symbols", "signs", "named-symbols"),
     ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
@@ -582,6 +588,75 @@ def test_a_power_of_a_number_is_its_value(
         assert math_key(written) == canonical_number(result)
 
 
+#: Multiplication signs as LaTeX and plain text write them, spaced or glued.
+TIMES_SIGNS = [" \\cdot ", "\\cdot", " \\times ", "\\times ", " × ", "×", " * ", "*"]
+
+
+@st.composite
+def products(draw: st.DrawFn) -> tuple[str, Fraction]:
+    """A product of two to four numbers as written (integers, decimals, fractions, negative
+    ones after the first bracketed or not) and its value."""
+    sign = draw(st.sampled_from(TIMES_SIGNS))
+    parts: list[str] = []
+    value = Fraction(1)
+    for index in range(draw(st.integers(min_value=2, max_value=4))):
+        kind = draw(st.sampled_from(["integer", "decimal", "fraction", "latex-fraction"]))
+        number = Fraction(draw(st.integers(min_value=0, max_value=999)))
+        if kind == "decimal":
+            number /= 100
+        text = canonical_number(number)
+        if kind.endswith("fraction"):
+            den = draw(st.integers(min_value=1, max_value=99))
+            text = f"\\frac{{{text}}}{{{den}}}" if kind == "latex-fraction" else f"{text}/{den}"
+            number /= den
+        if draw(st.booleans()):
+            number = -number
+            text = f"-{text}" if index == 0 or draw(st.booleans()) else f"(-{text})"
+            if "frac" in text and index > 0:
+                text = text.replace("(-", "-").rstrip(")")  # a bracket around \frac is no factor
+        parts.append(text)
+        value *= number
+    return sign.join(parts), value
+
+
+@fast
+@given(
+    words=st.text(alphabet="abcdefgh ,.:", max_size=40),
+    product=products(),
+    math=st.sampled_from(LATEX_MATH),
+)
+def test_a_product_of_numbers_is_its_value(
+    words: str, product: tuple[str, Fraction], math: tuple[str, str]
+) -> None:
+    """ "Answer: $3 \\cdot 5$" answered 3 and a reply ending "$3 \\cdot 5$." ended with 5:
+    a product of numbers is its value, as math-verify evaluates it."""
+    written, value = product
+    if "\\frac" in written and not math[0]:
+        return  # LaTeX outside a formula: kept to the forms a model writes
+    reply = f"{words} {math[0]}{written}{math[1]}."
+    assert last_number(reply) == value, written
+    assert extract_answer(NUMBER, reply) == canonical_number(value)
+    assert extract_answer(NUMBER, f"Answer: {math[0]}{written}{math[1]}") == canonical_number(value)
+    assert extract_answer(NUMBER, f"\\boxed{{{written}}}") == canonical_number(value)
+    assert normalize_answer(MATH, written) == canonical_number(value)
+
+
+@fast
+@given(
+    text=st.text(alphabet="0123456789 *×\\cdotimes()-./^{}e,\n", max_size=300),
+    digits=st.text(alphabet="0123456789", min_size=1, max_size=200),
+)
+def test_products_in_garbage_never_raise(text: str, digits: str) -> None:
+    """Multiplication signs and digit runs in any order: every reader returns, and a
+    product's value is never longer than a number is read (MAX_NUMBER_CHARS)."""
+    for written in (text, f"{digits} * {digits}", f"{digits}\\cdot{text}", text + digits):
+        latex_digits(written)
+        assert all(len(canonical_number(abs(x))) <= 130 for x in find_numbers(written))
+        for task in ALL_KINDS:
+            answer = extract_answer(task, written)
+            assert answer is None or isinstance(answer, str)
+
+
 #: Notation that is no rational number, each with a number inside: an index, an exponent, a
 #: root, a power with an exponent that is no integer.
 no_number_forms = st.sampled_from(
@@ -619,6 +694,82 @@ def test_scripts_and_roots_are_no_number(
 ) -> None:
     """ "$x_{10}$" ended a reply with 10, "$\\sqrt{2}$" and "$x^2$" with 2."""
     _lends_no_digits(form.format(n=n), before, math)
+
+
+#: An expression with a symbol and a number: the number is none of the reply's.
+symbol_forms = st.sampled_from(
+    [
+        "{n}x",
+        "-{n}y",
+        "{n}\\pi",
+        "{n} \\pi",
+        "{n}\\,\\theta",
+        "{n}π",
+        "x/{n}",
+        "{n}/x",
+        "\\pi/{n}",
+        "π/{n}",
+        "x + {n}",
+        "x-{n}",
+        "{n} - x",
+        "{n} + 1 + x",
+        "x \\cdot {n}",
+        "{n} \\times \\pi",
+        "{n} \\cdot {n}x",
+        "\\pi r^2 + {n}",
+        "{n}e",
+        "{n}\\infty",
+    ]
+)
+
+
+@fast
+@given(
+    before=st.none() | st.integers(min_value=0, max_value=10**6),
+    n=st.integers(min_value=0, max_value=10**6),
+    form=symbol_forms,
+    math=st.sampled_from(LATEX_MATH),
+)
+def test_an_expression_with_a_symbol_is_no_number(
+    before: int | None, n: int, form: str, math: tuple[str, str]
+) -> None:
+    """ "$2\\pi$", "$x/2$" and "2x" ended a reply with 2 and answered 2 after a label."""
+    _lends_no_digits(form.format(n=n), before, math)
+
+
+@fast
+@given(
+    value=st.integers(min_value=-(10**6), max_value=10**6),
+    letter=st.sampled_from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    glued=st.booleans(),
+    tail=st.sampled_from(["", ".", " in all", " (see above)"]),
+)
+def test_a_letter_after_a_number_is_a_symbol_only_glued(
+    value: int, letter: str, glued: bool, tail: str
+) -> None:
+    """ "Answer: 2x" is 2 times x (math-verify's key: 2*x), no number; "Answer: 2 x", and a
+    unit's letter glued ("10s", "5m": math-verify drops it), keep their number."""
+    reply = f"Answer: {value}{'' if glued else ' '}{letter}{tail}"
+    unit = letter in "cdghlmost"
+    expected = str(value) if not glued or unit else None
+    assert extract_answer(NUMBER, reply) == expected
+    if glued and value != 0:  # (0 times x is 0 to SymPy)
+        # The same reading as math-verify's: the letter is a unit it drops, or a factor.
+        assert (math_key(f"{abs(value)}{letter}") == str(abs(value))) == unit
+
+
+@fast
+@given(
+    text=st.text(alphabet="0123456789 xyabπθ∞\\pialthe+-*/×÷()^{},.:\n", max_size=300),
+    digits=st.text(alphabet="0123456789", min_size=1, max_size=200),
+)
+def test_symbols_in_garbage_never_raise(text: str, digits: str) -> None:
+    for written in (text, f"{digits}x{text}", f"x/{digits}", text + digits):
+        latex_digits(written)
+        find_numbers(written)
+        for task in ALL_KINDS:
+            answer = extract_answer(task, written)
+            assert answer is None or isinstance(answer, str)
 
 
 @fast

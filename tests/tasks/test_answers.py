@@ -606,6 +606,137 @@ def test_a_boxed_or_labelled_power_or_root(reply: str, number: str | None, math:
         assert not is_correct(math_task("2"), math) and not is_correct(math_task("10"), math)
 
 
+@pytest.mark.parametrize(
+    ("reply", "number", "math", "before"),
+    [
+        ("Answer: $3 \\cdot 5$", "15", "3 \\cdot 5", "3"),
+        ("Answer: $3 \\times 5$", "15", "3 \\times 5", "3"),
+        ("Answer: 3 × 5", "15", "3 × 5", "3"),
+        ("Answer: 3 * 5", "15", "3 * 5", "3"),
+        ("\\boxed{3\\cdot2^{10}}", "3072", "3\\cdot2^{10}", "3"),
+        ("Answer: $2 \\cdot 3 \\cdot 7$ ways", "42", "2 \\cdot 3 \\cdot 7", "2"),
+        ("Answer: $\\frac{1}{2} \\cdot 4$", "2", "\\frac{1}{2} \\cdot 4", "0.5"),
+        ("Answer: $(-3) \\cdot 5$", "-15", "(-3) \\cdot 5", "-3"),
+        ("Answer: $1.5 \\times 4$", "6", "1.5 \\times 4", "1.5"),
+    ],
+)
+def test_a_product_of_numbers_is_its_value(reply: str, number: str, math: str, before: str) -> None:
+    """A number task read "Answer: $3 \\cdot 5$" as 3 and "\\boxed{3\\cdot2^{10}}" as 3,
+    its first factor (``before``), while math-verify evaluates them (15, 3072)."""
+    assert extract_answer(number_task(), reply) == number
+    assert extract_answer(math_task("0"), reply) == math
+    assert normalize_answer(math_task("0"), math) == number
+    assert is_correct(number_task(number), extract_answer(number_task(number), reply))
+    assert is_correct(math_task(number), math)
+    assert not is_correct(number_task(before), extract_answer(number_task(before), reply))
+    assert not is_correct(math_task(before), math)
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("so the total is $3 \\cdot 5$.", "15"),  # its last factor before
+        ("We need $3\\cdot2^{10}$ bytes.", "3072"),  # 2, the power lost its base
+        ("so it costs 4 * 2.5 = 10 dollars", "10"),
+        ("so it takes 3 × 5 minutes", "15"),
+    ],
+)
+def test_a_scanned_product_of_numbers_is_its_value(reply: str, read: str) -> None:
+    for task in (number_task(read), math_task(read)):
+        assert extract_answer(task, reply) == read
+        assert is_correct(task, extract_answer(task, reply))
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        # Factors (or a value) too long to read lend nothing, as a power's do.
+        ("Answer: $" + "9" * 40 + " \\times " + "9" * 40 + "$", None),
+        ("Answer: 1e30 * 1e30 * 1e30", None),
+        ("Answer: 1/0 * 3", None),
+        # No product: a bullet on the next line, emphasis, a function's value, a sum.
+        ("Answer: 5\n* 3 apples", "5"),
+        ("Answer: **12**", "12"),
+        ("Answer: $3 \\cdot 4 + 2$", "12"),
+        ("Answer: 12 (3 * 4)", "12"),
+    ],
+)
+def test_what_is_no_product_or_one_too_long(reply: str, read: str | None) -> None:
+    assert extract_answer(number_task(), reply) == read
+
+
+@pytest.mark.parametrize(
+    ("reply", "math_key"),
+    [
+        ("Answer: $2\\pi$", "2*pi"),
+        ("\\boxed{2\\pi}", "2*pi"),
+        ("Answer: $x/2$", "x/2"),
+        ("Answer: $2x$", "2*x"),
+        ("Answer: 2x", "2*x"),
+        ("Answer: $\\pi r^2$", "pi*r**2"),
+        ("Answer: $2\\pi r$", "2*pi*r"),
+        ("Answer: $x + 1$", "x + 1"),
+        ("Answer: $x - 2$", "x - 2"),
+        ("Answer: $2/x$", "2/x"),
+        ("Answer: $n = 2k$", "2*k"),
+        ("Answer: 2π", "2*pi"),
+        ("Answer: $5\\,\\pi$", "5*pi"),
+        ("Answer: $3 \\cdot 5x$", "3*5*x"),
+        ("Answer: $3\\alpha$", "3*alpha"),
+        ("Answer: 5m/s", "(5*m)/s"),
+    ],
+)
+def test_an_expression_with_a_symbol_is_no_number_answer(reply: str, math_key: str) -> None:
+    """A number task read "Answer: $2\\pi$" and "Answer: $x/2$" as 2 and "2x" as 2: a
+    coefficient or a denominator lent its digits, judged right against a gold of 2, while a math
+    task keeps the expression (math-verify's key has the symbol). Such a label answers
+    nothing (a parse fall-back to the agents), as a label holding no number does."""
+    for gold in ("2", "5", "15", "3", "1"):
+        assert extract_answer(number_task(gold), reply) is None
+    answer = extract_answer(math_task("2"), reply)
+    assert normalize_answer(math_task("2"), answer) == math_key
+    assert not is_correct(math_task("2"), answer)
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("We need 12 apples, so the total is $2\\pi$.", "12"),  # not 2
+        ("so each one gets $x/2$.", None),
+        ("In 3 steps we reach $x + 1$.", "3"),  # not 1
+        ("so $2x = 14$ and $x = 7$.", "7"),
+        ("so it is 2π", None),
+    ],
+)
+def test_a_scanned_expression_with_a_symbol_lends_no_digits(reply: str, read: str | None) -> None:
+    """The scan read "... is $2\\pi$." as 2 and "$x/2$" as 2, as it read "$\\frac{\\pi}{2}$"
+    before a fraction that is no number lent no digits."""
+    for kind in ("number", "math"):
+        assert extract_answer(Task(id="t", question="q", answer="2", kind=kind), reply) == read
+
+
+@pytest.mark.parametrize(
+    ("reply", "read"),
+    [
+        ("Answer: 7 apples", "7"),
+        ("Answer: 5 m/s", "5"),
+        ("Answer: 60 km/h", "60"),
+        ("Answer: 2nd", "2"),
+        ("Answer: $5\\,\\text{cm}^2$", "5"),
+        # A unit's letter glued to its number, as math-verify drops it: 10 seconds, 5 metres.
+        ("Answer: 10s", "10"),
+        ("Answer: 5m", "5"),
+        ("Answer: $x = 7$", "7"),
+        ("Answer: 7 (because 2x = 14)", "7"),
+        ("Answer: 14, since 2x = 14", "14"),
+        ("Answer: a -8 change", "-8"),  # a word and a negative number
+        ("Answer: 10 - 4", "10"),
+    ],
+)
+def test_a_number_beside_words_or_units_is_still_read(reply: str, read: str) -> None:
+    assert extract_answer(number_task(), reply) == read
+
+
 def test_mixed_numbers_symbols_and_starred_answers_keep_their_meaning() -> None:
     """2\\frac{1}{4} is two and a quarter (not 21/4); ∅ and ∞ are answers (not markup); a
     trailing * after ^ or _ is a conjugate or dual, not emphasis."""
@@ -814,10 +945,10 @@ def test_e_notation_is_its_value(reply: str, number: str, math: str) -> None:
 @pytest.mark.parametrize(
     ("reply", "number", "math_key"),
     [
-        # No e-notation: Euler's number, or a number and a word.
-        ("Answer: 2e", "2", "2*E"),
+        # No e-notation: Euler's number, a symbol, so no number answer (not its coefficient).
+        ("Answer: 2e", None, "2*E"),
         ("Answer: $e^{3}$", None, "exp(3)"),
-        ("Answer: 2e - 3", "2", "-3 + 2*E"),
+        ("Answer: 2e - 3", None, "-3 + 2*E"),
         # Neither its mantissa nor its power alone: an exponent that is no integer, one beyond
         # what a power may be (as 10^{40} is), a power of e-notation.
         ("Answer: 1e3.5", None, None),

@@ -194,7 +194,7 @@ def play(
         for t in result.turns:
             note = []
             if not t.valid:
-                note.append("fallback" if t.fallback else "invalid")
+                note.append("invalid" if t.rejected else "fallback")
             note += [k for k, v in t.flags.model_dump().items() if v]
             note += [f"noise:{n}" for n in t.noise]
             extra = f"  [dim]({', '.join(note)})[/dim]" if note else ""

@@ -12,9 +12,12 @@ answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. 
 * **number** — exact rational equality after stripping currency, thousands separators and
   units: ``"$1,234"``, ``"$1 234"``, ``"1234.0"`` and ``"1234 dollars"`` are equal (a space
   joins groups of three digits only: ``"2 3 4"`` is three numbers); a mixed number is one
-  number (``"2 1/2 hours"`` is 2.5); so is e-notation (``"1e3"`` is 1000, for ``math`` too);
-  a comma between digits other than thousands (``"1,2"``: a decimal comma or a list) makes no
-  answer, neither 1 nor 1.2;
+  number (``"2 1/2 hours"`` is 2.5); so is e-notation (``"1e3"`` is 1000, for ``math`` too)
+  and a product of numbers (``"3 \\cdot 5"`` is 15, not 3; :func:`._text.latex_digits`),
+  while an expression with a symbol is no number (``"2\\pi"``, ``"x/2"``, ``"2x"``: no
+  answer, not 2; a unit's letter glued to a number, ``"10s"``, stays its unit, as
+  math-verify reads both); a comma between digits other than thousands (``"1,2"``: a
+  decimal comma or a list) makes no answer, neither 1 nor 1.2;
 * **boolean** — ``true``/``yes`` and ``false``/``no``, any case;
 * **choice** — the Commonsense170k labels (``option1``, ``answer2``, ``solution1``,
   ``ending3``) written with any case or spacing, or, when the answer is nothing else, a

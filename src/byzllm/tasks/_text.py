@@ -288,6 +288,73 @@ _LATEX_POWER = re.compile(
 )
 _INTEGER_EXPONENT = re.compile(r"\{\s*([-+]?\d{1,4})\s*\}|([-+]?\d{1,4})")
 _DEGREES = re.compile(r"\\circ|\{\s*\\circ\s*\}")
+#: A product's factor: a number (with e-notation, maybe a fraction: ``\\frac{1}{2}`` is ``1/2``
+#: by now), or a negative one in round brackets (``(-3)``, ``(-1/2)``; not a function's
+#: value, ``f(3)``).
+_FACTOR = (
+    rf"(?:{_NUMERAL}(?:{E_EXPONENT})?(?:[ \t]*/[ \t]*{_NUMERAL})?"
+    rf"|(?:\\left\s*|(?<![A-Za-z]))\(\s*-?{_NUMERAL}(?:[ \t]*/[ \t]*{_NUMERAL})?\s*"
+    r"(?:\\right\s*)?\))"
+)
+#: A multiplication sign on one line (a ``*`` that begins the next line is a bullet).
+_TIMES = r"[ \t]*(?:\\times(?![A-Za-z])|\\cdot(?![A-Za-z])|[×*])[ \t]*"
+#: A product of plain numbers (``3 \\cdot 5``, ``3\\times2^{10}`` once the power is 1024,
+#: ``3 × 5``, ``3 * 5``) with its sign (``-1 \\cdot (-1)`` is 1; a minus that is no sign, as
+#: :data:`_NUMBER_RE` tells, stays: ``x - 3 \\cdot 5``), not begun by a fraction's denominator
+#: (``x/2 \\cdot 3``) nor by a mixed number's or spaced thousands' last part (``2 1/2 \\cdot
+#: 4``), nor ending in a factor cut short (``3 \\cdot 5x``, ``3 \\cdot 4/x``, ``3 \\times 1 500``).
+_PRODUCT = re.compile(
+    rf"(?<![\d/][{GROUP_SPACES}])(?<!/)(?:(?<![\w.)\]])-)?{_FACTOR}(?:{_TIMES}-?{_FACTOR})+"
+    rf"(?![\w^/]|[.,]\d|[{GROUP_SPACES}]+\d)"
+)
+_TIMES_RE = re.compile(_TIMES)
+#: A factor's brackets and spaces, dropped to read it as a number.
+_FACTOR_MARKUP = re.compile(r"\\left|\\right|[()\s]")
+#: Where a :data:`_PRODUCT` may be: a quick look that spares most replies the full one.
+_TIMES_BETWEEN_NUMBERS = re.compile(r"[\d.)][ \t]*(?:\\times|\\cdot|[×*])[ \t]*(?:[-(\d.]|\\left)")
+#: ``\\cdot`` or ``\\times`` glued to the factor after it (``3\\cdot2^{10}``, ``2\\cdot(-1)``):
+#: TeX's control word ends before the digit or bracket, so the number is a power's base, and
+#: the bracket no function's, all the same.
+_GLUED_TIMES = re.compile(r"\\(?:cdot|times)(?=[\d.(])")
+
+#: Greek letters written in Unicode, and infinity: symbols, as LaTeX's ``\\pi`` is.
+_GREEK = "\u0391-\u03a9\u03b1-\u03c9\u221e"
+#: A named symbol: a Greek letter (LaTeX's, or Unicode's standing alone) or infinity.
+_NAMED_SYMBOL = (
+    r"(?:\\(?:(?:var)?(?:epsilon|theta|pi|rho|sigma|phi)|alpha|beta|gamma|delta|zeta|eta|iota"
+    r"|kappa|lambda|mu|nu|xi|tau|upsilon|chi|psi|omega|Gamma|Delta|Theta|Lambda|Xi|Pi|Sigma"
+    r"|Upsilon|Phi|Psi|Omega|infty|ell|hbar)(?![A-Za-z])"
+    rf"|(?<![^\W\d_])[{_GREEK}](?![^\W\d_]))"
+)
+#: A term of an expression: a number, maybe with a symbol it multiplies (``2\\pi``, ``2 π``,
+#: ``2x``: one Latin letter glued to it; ``2 x`` and ``2nd`` are a number and a word), or a
+#: symbol (a named one, or a Latin letter standing alone: ``x``, not ``\\cdot``'s letters).
+_TERM = (
+    rf"(?:{_NUMERAL}(?:{E_EXPONENT})?(?:(?:[ \t~]|\\[,;:! ])*{_NAMED_SYMBOL}"
+    r"|[A-Za-z](?![A-Za-z\d]))?"
+    rf"|{_NAMED_SYMBOL}|(?<![\\A-Za-z])[A-Za-z](?![A-Za-z]))"
+)
+_OPERATOR_COMMAND = r"\\(?:cdot|times|div|pm|mp)(?![A-Za-z])"
+#: An arithmetic operator between two terms, on one line; not a sign after a space ("a -8" is
+#: a word and a negative number, as :data:`_NUMBER_RE` reads it; "x - 8" and "x-8" are no 8).
+_OPERATOR = rf"(?:[ \t]*(?:[*/×÷]|{_OPERATOR_COMMAND})[ \t]*|[-+][ \t]*|[ \t]+[-+](?![\d.])[ \t]*)"
+#: Terms joined by operators: ``x/2``, ``2\\pi``, ``x + 1``, ``2/x``, ``2x``, ``\\pi r``
+#: (once ``r^2`` is blanked), ``n = 2k``'s ``2k``; with a number and a symbol, it is no number.
+_EXPRESSION = re.compile(rf"{_TERM}(?:{_OPERATOR}{_TERM})*")
+#: Where an :data:`_EXPRESSION` may hold a number and a symbol: a digit glued to a letter or
+#: before a named symbol, or an operator between a digit and a letter, one way or the other.
+#: A quick look that spares most replies the full one.
+_SYMBOL_NEAR_NUMBER = re.compile(
+    rf"\d(?:[A-Za-z]|(?:[ \t~]|\\[,;:! ])*(?:\\[A-Za-z]|[{_GREEK}])|{_OPERATOR}[A-Za-z{_GREEK}\\])"
+    rf"|[A-Za-z{_GREEK}]{_OPERATOR}[\d.]"
+)
+#: An expression's numbers and operator commands: what is left of it besides are its symbols.
+_NUMBER_OR_OPERATOR = re.compile(rf"\d+(?:\.\d+)?(?:{E_EXPONENT})?|{_OPERATOR_COMMAND}")
+_SYMBOL_CHAR = re.compile(rf"[A-Za-z{_GREEK}]")
+#: A number with a unit's letter glued to it and nothing else (``5m``, ``10s``, ``2h``): the
+#: one-letter units math-verify drops from an answer's end (``2x``, ``2e``, ``5L`` are
+#: products to it, as they are here).
+_NUMBER_AND_UNIT = re.compile(rf"{_NUMERAL}(?:{E_EXPONENT})?[cdghlmost]")
 
 
 def latex_digits(text: str) -> str:
@@ -299,9 +366,29 @@ def latex_digits(text: str) -> str:
     the number 2. Likewise a number's power with an integer exponent is its value
     (``"2^{10}"`` -> ``"1024"``, ``"1.5 \\times 10^{3}"`` -> ``"1500"``), and roots,
     subscripts and other exponents are blanked (``"\\sqrt{2}"``, ``"x_{10}"``, ``"x^2"``: no
-    number), while ``"90^\\circ"`` is 90."""
-    if not any(mark in text for mark in "\\~{^_"):
+    number), while ``"90^\\circ"`` is 90. A product of plain numbers is its value, LaTeX's or
+    plain text's (``"3 \\cdot 5"``, ``"3 \\times 5"``, ``"3 × 5"``, ``"3 * 5"`` -> ``"15"``,
+    ``"3\\cdot2^{10}"`` -> ``"3072"``), not its first factor; one whose factors together
+    exceed :data:`MAX_NUMBER_CHARS` characters, or whose value does, is blanked. Last, an
+    expression with a symbol and a number is blanked, as math-verify reads it a product or sum
+    with the symbol: a coefficient (``"2\\pi"``, ``"2 π"``, ``"2x"``), a denominator
+    (``"x/2"``), a term (``"x + 1"``); a Latin letter is a symbol standing alone or glued
+    to a number, but not a one-letter unit glued to one and nothing else (``"10s"``, ``"5m"``,
+    which math-verify drops) nor a word (``"2 apples"``, ``"2nd"``, ``"2 x"``)."""
+    if any(mark in text for mark in "\\~{^_"):
+        text = _latex_numbers(text)
+    # After the powers: "3\\cdot2^{10}" is 3 × 1024, not 3 (nor 1024).
+    if _TIMES_BETWEEN_NUMBERS.search(text) is not None:
+        text = _PRODUCT.sub(_product, text)
+    # A number in an expression with a symbol lends no digits, as one in "\\frac{\\pi}{2}"
+    # does not: "2\\pi", "x/2" and "2x" are no 2.
+    if _SYMBOL_NEAR_NUMBER.search(text) is None:
         return text
+    return _EXPRESSION.sub(_expression, text)
+
+
+def _latex_numbers(text: str) -> str:
+    """:func:`latex_digits`' LaTeX part: digit groups, fractions, roots, scripts, powers."""
     text = _LATEX_GROUP_COMMA.sub(",", _LATEX_GROUP_SPACE.sub("", text))
     text = _LATEX_FRACTION.sub(_plain_fraction, text)
     # The digits of a fraction that is no number are none of the text's numbers: "$\\frac{\\pi}
@@ -314,6 +401,7 @@ def latex_digits(text: str) -> str:
         text = _LATEX_ROOT.sub(" ", text)
     if "_" in text:
         text = _LATEX_SUBSCRIPT.sub(" ", text)
+    text = _GLUED_TIMES.sub(r"\g<0> ", text)
     if "^" in text:
         text = _LATEX_POWER.sub(_power, _SCIENTIFIC.sub(_scientific, text))
     return text
@@ -358,6 +446,30 @@ def _scientific(match: re.Match[str]) -> str:
     power = _exact_power("10", match.group("exp"))
     # "1.5 \\times 10^{x}" is no number: neither 1.5 nor 10 is lent.
     return _written(match, None if power is None else _numeral(match.group("mantissa")) * power)
+
+
+def _expression(match: re.Match[str]) -> str:
+    """An :data:`_EXPRESSION` as is, or blanked when it holds a number and a symbol."""
+    text = match.group()
+    if not any(char.isdigit() for char in text) or _NUMBER_AND_UNIT.fullmatch(text):
+        return text  # a symbol alone ("x"; "3 x" is no product), a number and its unit
+    if _SYMBOL_CHAR.search(_NUMBER_OR_OPERATOR.sub(" ", text)) is None:
+        return text  # numbers alone: "1/2", "10 - 4"
+    return _written(match, None)
+
+
+def _product(match: re.Match[str]) -> str:
+    factors = [_FACTOR_MARKUP.sub("", factor) for factor in _TIMES_RE.split(match.group())]
+    # The value has at most as many digits as its factors together, e-notation's aside (bounded
+    # as a power is, :func:`_exact_power`): bounded before computing it.
+    if sum(len(factor) for factor in factors) > MAX_NUMBER_CHARS:
+        return _written(match, None)
+    value: Fraction | None = Fraction(1)
+    for factor in factors:
+        number = _NUMBER_RE.fullmatch(factor)
+        read = _number_from_match(number) if number is not None else None
+        value = None if read is None or value is None else value * read
+    return _written(match, value)
 
 
 def _power(match: re.Match[str]) -> str:

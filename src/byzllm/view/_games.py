@@ -78,9 +78,13 @@ def _transcript(turns: Sequence[Mapping[str, Any]]) -> str:
             for name in ("hallucination", "repetition", "fallback")
             if t.get(name) and name != "fallback"
         ]
-        if t.get("fallback"):
+        # A pass for want of an action the agent wrote, or one for an action the rules refused
+        # (an invalid move); a record stored before "rejected" was tells only the first.
+        if t.get("rejected"):
+            flags.append("invalid (passed)")
+        elif t.get("fallback"):
             flags.append("passed (fallback)")
-        if not t.get("valid", True):
+        elif not t.get("valid", True):
             flags.append("invalid")
         rows.append(
             {

@@ -237,6 +237,8 @@ def test_score_rule(reply: str, score: float, fell_back: bool) -> None:
         (NUMBER, "[7]", "7"),
         (NUMBER, "Answer: \x1b[1m7\x1b[0m", "7"),  # was "1", from the escape
         (NUMBER, "Ada has 3 apples.\nAnswer: none", None),  # was "3", uncounted
+        (NUMBER, "Ada has 3 apples.\nAnswer: $2\\pi$", None),  # was "2", uncounted
+        (NUMBER, "Answer: $x/2$", None),  # was "2", uncounted
         (MATH, "Answer: [-2, 2]", "[-2, 2]"),  # a located answer is taken as written
         (MATH, "\\boxed{[-2,2]}", "[-2,2]"),
         (BOOLQ, "\x1b[32mtrue\x1b[0m", "true"),

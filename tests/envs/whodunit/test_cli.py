@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from byzllm.agents.whodunit import AgentTurn, AgentView, WhoDunitAction
 from byzllm.cli import app
 from byzllm.envs.whodunit import WhoDunitGame, check_game
 
@@ -68,6 +71,41 @@ def test_play_prints_a_transcript() -> None:
     assert res.exit_code == 0
     data = json.loads(res.output)
     assert data["variant"] == "sym" and data["simulated"] is True and data["turns"]
+
+
+class _Scripted:
+    """An agent that plays a fixed list of turns (then passes)."""
+
+    def __init__(self, name: str, turns: list[AgentTurn]) -> None:
+        self.name = name
+        self.turns = list(turns)
+
+    async def act(self, view: AgentView, rng: random.Random) -> AgentTurn:
+        return self.turns.pop(0) if self.turns else AgentTurn(action=WhoDunitAction(kind="pass"))
+
+
+def test_play_labels_a_refused_move_invalid_and_a_parse_fall_back_fallback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An action the rules refuse was replaced by the pass and its turn labelled "fallback",
+    as a reply with no action is: the note could never say "invalid"."""
+    import byzllm.envs.whodunit as whodunit
+
+    def scripted(game: WhoDunitGame) -> list[_Scripted]:
+        accuser = [
+            AgentTurn(action=WhoDunitAction(kind="share", fact=1)),  # not an Accuser's move
+            AgentTurn(action=WhoDunitAction(kind="accuse", character=1)),
+        ]
+        intel = [AgentTurn(action=WhoDunitAction(kind="pass"), fallback=True, parse_errors=["x"])]
+        return [_Scripted("accuser", accuser), _Scripted("intel", intel)]
+
+    monkeypatch.setattr(whodunit, "simulated_agents", scripted)
+    res = runner.invoke(app, ["whodunit", "play", "--variant", "asym", "--seed", "3"])
+    assert res.exit_code == 0, res.output
+    lines = [line for line in res.output.splitlines() if line.lstrip()[:1].isdigit()]
+    assert "(invalid)" in lines[0] and "fallback" not in lines[0]
+    assert "(fallback)" in lines[1] and "invalid" not in lines[1]
+    assert "invalid" not in lines[2] and "fallback" not in lines[2]
 
 
 def test_run_then_report(tmp_path: Path) -> None:

@@ -121,9 +121,10 @@ async def test_illegal_actions_become_the_counted_fallback(asym_game: WhoDunitGa
     result = await play_game(asym_game, [accuser, intel])
     first = result.turns[0]
     assert not first.valid and first.fallback and first.errors
+    assert first.rejected  # the record tells the refused action from a parse fall-back
     assert first.obs.action == {"kind": "pass", "action": None}
     assert result.fallbacks == 1  # the illegal share (a chosen pass is no fallback)
-    assert not result.turns[1].fallback
+    assert not result.turns[1].fallback and not result.turns[1].rejected
     assert result.invalid_actions == 1
 
 
@@ -138,6 +139,9 @@ async def test_parse_failures_and_fallbacks_are_counted(asym_game: WhoDunitGame)
     result = await play_game(asym_game, [accuser, intel])
     assert result.parse_failures == 2 + 4 + 2
     assert result.fallbacks == 1
+    passed = result.turns[1]  # the agent wrote no action: a fall-back, no refused one
+    assert passed.fallback and not passed.valid and not passed.rejected
+    assert result.invalid_actions == 0
     assert result.turns[1].fallback and not result.turns[1].valid
 
 

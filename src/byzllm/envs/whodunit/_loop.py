@@ -38,7 +38,12 @@ __all__ = ["GameResult", "TurnRecord", "play_game"]
 
 
 class TurnRecord(BaseModel):
-    """One agent turn: what the monitor saw, what the intervener decided, what happened."""
+    """One agent turn: what the monitor saw, what the intervener decided, what happened.
+
+    ``fallback`` marks a turn passed for want of a valid action: the agent wrote none
+    (a parse fall-back), or ``rejected``, the rules refused the one it wrote (an invalid
+    move, counted in :attr:`GameResult.invalid_actions`); ``valid`` is false for both.
+    """
 
     obs: TurnObservation
     budget_turn: int = Field(description="turn within the current budget, 1-based")
@@ -47,6 +52,9 @@ class TurnRecord(BaseModel):
     valid: bool = True
     errors: list[str] = Field(default_factory=list)
     fallback: bool = False
+    rejected: bool = Field(
+        default=False, description="the rules refused the agent's action, passed instead"
+    )
     irreversible: bool = False
     message: str = ""
     flags: AnalysisFlags = Field(default_factory=AnalysisFlags)
@@ -169,6 +177,7 @@ async def play_game(
             valid=not illegal and not turn.fallback,
             errors=errors,
             fallback=fallback,
+            rejected=bool(illegal),
             irreversible=action.kind in IRREVERSIBLE,
             noise=list(turn.noise),
             thoughts=turn.thoughts[:2000],

@@ -56,6 +56,9 @@ class WhoDunitTurnRecord(Record):
     valid: bool
     errors: list[str]
     fallback: bool
+    #: The rules refused the agent's action, passed instead (false in records stored before
+    #: it was recorded, when ``fallback`` covered both).
+    rejected: bool = False
     decision: str
     message: str
     remaining_candidates: list[int]
