@@ -731,6 +731,10 @@ def test_a_scanned_expression_with_a_symbol_lends_no_digits(reply: str, read: st
         ("Answer: 14, since 2x = 14", "14"),
         ("Answer: a -8 change", "-8"),  # a word and a negative number
         ("Answer: 10 - 4", "10"),
+        # A lone letter before a word is prose, not a symbol: no expression "12 - I".
+        ("Answer: 12 - I think so", "12"),
+        ("Answer: 12 - a dozen", "12"),
+        ("Answer: 12 + a tip", "12"),
     ],
 )
 def test_a_number_beside_words_or_units_is_still_read(reply: str, read: str) -> None:

@@ -326,13 +326,16 @@ _NAMED_SYMBOL = (
     r"|Upsilon|Phi|Psi|Omega|infty|ell|hbar)(?![A-Za-z])"
     rf"|(?<![^\W\d_])[{_GREEK}](?![^\W\d_]))"
 )
+#: After a lone letter, no word: "I" in "12 - I think so" and "a" in "12 - a dozen" are words of
+#: prose, not symbols.
+_NOT_BEFORE_A_WORD = r"(?![ \t]+[A-Za-z]{2})"
 #: A term of an expression: a number, maybe with a symbol it multiplies (``2\\pi``, ``2 π``,
 #: ``2x``: one Latin letter glued to it; ``2 x`` and ``2nd`` are a number and a word), or a
 #: symbol (a named one, or a Latin letter standing alone: ``x``, not ``\\cdot``'s letters).
 _TERM = (
     rf"(?:{_NUMERAL}(?:{E_EXPONENT})?(?:(?:[ \t~]|\\[,;:! ])*{_NAMED_SYMBOL}"
     r"|[A-Za-z](?![A-Za-z\d]))?"
-    rf"|{_NAMED_SYMBOL}|(?<![\\A-Za-z])[A-Za-z](?![A-Za-z]))"
+    rf"|{_NAMED_SYMBOL}|(?<![\\A-Za-z])[A-Za-z](?![A-Za-z]){_NOT_BEFORE_A_WORD})"
 )
 _OPERATOR_COMMAND = r"\\(?:cdot|times|div|pm|mp)(?![A-Za-z])"
 #: An arithmetic operator between two terms, on one line; not a sign after a space ("a -8" is
