@@ -1,5 +1,6 @@
 """The experiments, one subpackage per domain: configs, records, units + work functions, reports.
-Built on the run engine (byzllm.runs); shared here: reports, parse and request health, fitting.
+Built on the run engine (byzllm.runs); shared here: reports, parse and request health, fitting,
+the grid of a run of games (``_games_grid``).
 May import: byzllm.runs and every layer below it (monitor, protocols, envs, agents, ...).
 
 Each domain has ``config`` (pydantic), ``records`` (what one unit stores), ``experiment``

@@ -13,6 +13,7 @@ from byzllm.runs import ModelConfig
 
 from .._agents import AgentsConfig
 from .._fitting import profile_file
+from .._games_grid import games_grid
 
 __all__ = ["GENERATED_GAMES", "GovSimRunConfig", "GovSimSettings", "make_fishers"]
 
@@ -92,12 +93,8 @@ class GovSimRunConfig(AgentsConfig):
         """One unit per game × repeat (:func:`~byzllm.experiments.govsim.expand_units`):
         ``n_games`` games, at most the split's (:data:`GENERATED_GAMES` generated without
         it)."""
-        if self.split == "generated":
-            games = self.n_games or GENERATED_GAMES
-        else:
-            size = split_sizes(self.govsim.lake)[self.split]
-            games = min(self.n_games or size, size)
-        return {"": {f"{self.split} games": games, "repeats": self.repeats}}
+        size = None if self.split == "generated" else split_sizes(self.govsim.lake)[self.split]
+        return games_grid(self.split, self.n_games, size, GENERATED_GAMES, self.repeats)
 
     def fishers(self, *, salt: str) -> Sequence[Fisher]:
         """This config's fishers for one game (``salt``: the repeat's)."""

@@ -26,6 +26,7 @@ from byzllm.envs.whodunit import (
 
 from .._agents import AgentsConfig
 from .._fitting import profile_file
+from .._games_grid import games_grid
 
 __all__ = ["GENERATED_GAMES", "WhoDunitPlayers", "WhoDunitRunConfig"]
 
@@ -134,9 +135,5 @@ class WhoDunitRunConfig(WhoDunitPlayers):
         """One unit per game × repeat (:func:`~byzllm.experiments.whodunit.expand_units`):
         ``n_games`` games, at most the split's (:data:`GENERATED_GAMES` generated without
         it)."""
-        if self.split == "generated":
-            games = self.n_games or GENERATED_GAMES
-        else:
-            size = SPLIT_SIZES[self.split]
-            games = min(self.n_games or size, size)
-        return {"": {f"{self.split} games": games, "repeats": self.repeats}}
+        size = None if self.split == "generated" else SPLIT_SIZES[self.split]
+        return games_grid(self.split, self.n_games, size, GENERATED_GAMES, self.repeats)
