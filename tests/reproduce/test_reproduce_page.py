@@ -141,6 +141,30 @@ def test_a_baseline_replay_is_its_own_column_and_counts_as_a_run() -> None:
     assert "Cost: 4 extra simulated runs" in page and "`defaults, replayed`" in page
 
 
+def test_a_replayed_range_is_read_against_the_defaults_replayed_not_against_ours() -> None:
+    """A rogue-agents entry's runs replay fewer conditions and repeats than the entry: the
+    span took ours (the full run) as the defaults' point, so a range that never reached the
+    paper's number was said to contain it. Here every run and the replayed defaults give
+    3.3 or less; only ours (4.4) lies beyond the paper's 4.0."""
+    row = {"paper model": "GPT-4o", "gain": 4.4, "gain_low": 4.1, "gain_high": 4.8}
+    row.update({"gain_paper": 4.0, "gain_diff": 0.4})
+    rogue_rate = SENSITIVITY["whodunit"][0]
+
+    def replayed(gain: float) -> list[dict[str, Any]]:
+        return [{"paper model": "GPT-4o", "gain": gain, "gain_paper": 4.0}]
+
+    sensitivity = Sensitivity(headline="gain", baseline=replayed(3.3))
+    sensitivity.runs = [(rogue_rate, 0.1, replayed(3.3)), (rogue_rate, 0.4, replayed(0.0))]
+    [gap] = gap_rows("ra-fig4", [row], ["gain"], sensitivity)
+    assert gap["explanation"] == "unexplained"
+    # Where the replayed defaults do reach past it, the range spans it, from their value.
+    sensitivity.baseline = replayed(4.5)
+    [gap] = gap_rows("ra-fig4", [row], ["gain"], sensitivity)
+    assert gap["explanation"] == (
+        "simulator assumptions: `rogue_rate` over its range gives 0.0 to 4.5, which contains 4"
+    )
+
+
 def test_each_assumption_states_the_default_its_domain_declares() -> None:
     false_reject = SENSITIVITY["consensus"][1]
     assert false_reject.default == (

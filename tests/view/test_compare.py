@@ -67,3 +67,17 @@ def test_labels_and_definitions() -> None:
     for term in ("IAA", "FAA", "BFTI", "RA", "H-Majority", "Pass@1", "Survival-Time"):
         assert term in GLOSSARY
     assert "Monitor gain" in GLOSSARY
+
+
+def test_the_difference_is_the_rows_own() -> None:
+    """The page recomputed the difference from the rounded cells: ra-table2's Survival-Time
+    read 6.8 / 7.5 (-0.8) on the console and in the CSV, -0.7 on the page."""
+    rows = [
+        {"condition": "none", "survival_time": 6.8, "survival_time_low": 5.4,
+         "survival_time_high": 8.0, "survival_time_paper": 7.5, "survival_time_diff": -0.8},
+    ]  # fmt: skip
+    cells = _cells(comparison_html(rows, ["survival_time"], ["condition"]))
+    assert [text for _, text in cells] == ["7.5", "6.8 [5.4, 8.0]", "-0.8"]
+    # A row without its difference still gets one, from the cells.
+    del rows[0]["survival_time_diff"]
+    assert _cells(comparison_html(rows, ["survival_time"], ["condition"]))[2][1] == "-0.7"

@@ -288,10 +288,18 @@ def _number(value: Any) -> float | None:
 def _spanning(
     metric: str, row: Mapping[str, Any], paper: float, sensitivity: Sensitivity | None
 ) -> list[str]:
-    """The assumptions whose runs, with ours, span the paper's number in this cell."""
+    """The assumptions whose runs, with the defaults, span the paper's number in this cell.
+
+    The defaults' point is ours, or, where the runs are a reduced replay (``baseline``), the
+    defaults replayed the same way: ours then comes from more conditions and repeats than
+    any run, and a range stretched to it would name values the assumption never gave."""
     if sensitivity is None:
         return []
-    ours = _number(row.get(metric))
+    if sensitivity.baseline is None:
+        ours = _number(row.get(metric))
+    else:
+        match = next((r for r in sensitivity.baseline if _key(r) == _key(row)), None)
+        ours = None if match is None else _number(match.get(metric))
     found: list[str] = []
     by_assumption: dict[str, list[float]] = {}
     for assumption, _value, rows in sensitivity.runs:
