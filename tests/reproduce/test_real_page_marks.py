@@ -192,3 +192,16 @@ def test_cache_hits_are_not_explained_as_replayed_turns(tmp_path: Path) -> None:
         "such as those before a monitor's first reset or every turn of a condition that never "
         "resets);" in text
     )
+
+
+def test_a_cell_without_an_interval_is_marked_only_when_it_differs() -> None:
+    """With no interval (too few questions), the real SAC page marked every cell ✗, even one
+    equal to the paper's number, which the other pages (Markdown gaps, view.html) count as
+    agreeing: one rule now (``paper_within``)."""
+    from byzllm.reproduce.real_page import _cell
+
+    assert _cell({"IAA": 90.0, "IAA_paper": 90.0}, "IAA") == "90.0 / 90"
+    assert _cell({"IAA": 80.0, "IAA_paper": 90.0}, "IAA") == "80.0 / 90 ✗"
+    inside = {"IAA": 80.0, "IAA_low": 70.0, "IAA_high": 95.0, "IAA_paper": 90.0}
+    assert _cell(inside, "IAA") == "80.0 [70.0, 95.0] / 90"
+    assert _cell({**inside, "IAA_high": 85.0}, "IAA") == "80.0 [70.0, 85.0] / 90 ✗"

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from byzllm._files import write_text_atomic
-from byzllm.runs.reports import format_interval, simulated_note
+from byzllm.runs.reports import format_interval, paper_within, simulated_note
 
 from ._diff import shown_difference
 
@@ -335,10 +335,7 @@ def gap_rows(
                 continue
             low = _number(row.get(f"{metric}_low"))
             high = _number(row.get(f"{metric}_high"))
-            if low is not None and high is not None:
-                if low <= paper <= high:
-                    continue
-            elif ours == paper:
+            if paper_within(paper, ours, low, high):
                 continue
             cause = next((c for c in GAP_CAUSES if c.matches(entry, metric, row)), None)
             if cause is not None:

@@ -18,7 +18,7 @@ from typing import Any
 from byzllm._files import write_text_atomic
 from byzllm.agents import ParseCounts
 from byzllm.experiments.consensus.config import ConsensusConfig
-from byzllm.runs.reports import format_bounds, format_interval
+from byzllm.runs.reports import format_bounds, format_interval, paper_within
 
 __all__ = ["RealRun", "accused_character", "write_real_monitor_report", "write_real_report"]
 
@@ -45,8 +45,7 @@ def _cell(row: Mapping[str, Any], key: str) -> str:
         text += f" [{low:.1f}, {high:.1f}]"
     paper = row.get(f"{key}_paper")
     if paper is not None:
-        inside = low is not None and high is not None and low <= paper <= high
-        text += f" / {paper:g}{'' if inside else ' ✗'}"
+        text += f" / {paper:g}{'' if paper_within(paper, ours, low, high) else ' ✗'}"
     return text
 
 

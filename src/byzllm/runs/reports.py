@@ -35,6 +35,7 @@ __all__ = [
     "format_value",
     "line_plot",
     "markdown_table",
+    "paper_within",
     "partly_simulated_note",
     "results_cell",
     "rich_table",
@@ -166,6 +167,15 @@ def format_interval(
     text = _fixed(scale * point, digits, signed)
     bounds = format_bounds(low, high, scale=scale, digits=digits, signed=signed)
     return f"{text} {bounds}" if bounds else text
+
+
+def paper_within(paper: float, ours: float, low: float | None, high: float | None) -> bool:
+    """Whether a paper's number agrees with ours: it lies inside our 95% interval, or, where
+    we have no interval (too few questions for one), it equals ours. The one rule of every
+    page that marks a gap (the reproduce pages, their Markdown and HTML)."""
+    if low is not None and high is not None:
+        return low <= paper <= high
+    return ours == paper
 
 
 def columns_of(rows: Sequence[Row]) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from byzllm.runs.reports import finite_number, format_interval, results_cell
+from byzllm.runs.reports import finite_number, format_interval, paper_within, results_cell
 
 from ._glossary import definition, label
 from ._html import esc
@@ -22,9 +22,7 @@ __all__ = ["comparison_html"]
 def _verdict(paper: float | None, ours: float | None, low: float | None, high: float | None) -> str:
     if paper is None or ours is None:
         return "none"
-    if low is not None and high is not None:
-        return "in" if low <= paper <= high else "out"
-    return "in" if ours == paper else "out"
+    return "in" if paper_within(paper, ours, low, high) else "out"
 
 
 def _cells(row: Mapping[str, Any], metric: str) -> str:
