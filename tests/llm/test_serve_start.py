@@ -91,6 +91,40 @@ def test_a_server_that_answers_its_first_request_starts(tmp_path: Path) -> None:
     assert not server.running
 
 
+@pytest.mark.usefixtures("no_model")
+def test_the_server_child_gets_the_python_path_and_no_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child's environment kept only PATH, HOME and the locale: a byzllm chosen with
+    PYTHONPATH (a source tree) served with another installed copy's code, or not at all
+    (no module named byzllm). Keys stay out of it all the same."""
+    import json
+    import urllib.request
+
+    (tmp_path / "chosen").mkdir()
+    (tmp_path / "chosen" / "serve_marker.py").write_text("WHERE = 'the chosen tree'\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "chosen"))
+    monkeypatch.setenv("BYZLLM_TEST_API_KEY", "sk-never-in-the-child")
+    script = tmp_path / "server.py"
+    found = (
+        "        try:\n"
+        "            import serve_marker; where = serve_marker.WHERE\n"
+        "        except ImportError:\n"
+        "            where = 'not found'\n"
+        "        seen = [where, 'sk-never-in-the-child' in os.environ.values()]\n"
+    )
+    script.write_text(
+        _stand_in("        self.do_GET()").replace(
+            '        body = json.dumps({"data": [{"id": "fake"}]}).encode()\n',
+            found
+            + '        body = json.dumps({"data": [{"id": "fake"}], "seen": seen}).encode()\n',
+        )
+    )
+    with _StandIn(script) as server, urllib.request.urlopen(f"{server.base_url}/models") as reply:
+        seen = json.loads(reply.read())["seen"]
+    assert seen == ["the chosen tree", False]
+
+
 def test_a_cut_short_model_file_is_one_error_before_any_server_starts(tmp_path: Path) -> None:
     """Only the file's first four bytes were checked: the child's traceback came back, exit 1."""
     pytest.importorskip("llama_cpp")

@@ -426,3 +426,26 @@ async def test_a_trickling_server_times_out_an_attempt_on_both_stacks(
         server.close()
     assert ours == httpx_stack
     assert "timed out after 0.3s" in httpx_stack[1]
+
+
+async def test_each_model_on_an_endpoint_runs_under_its_own_timeout() -> None:
+    """Models on one endpoint share their HTTP clients, and a plain-http client sends the
+    request its first call captured: a second model with another ``timeout_s`` ran under the
+    first one's (timeout_s=0.3 waited a whole 1 s answer; timeout_s=30 was cut at 0.2 s and
+    reported "timed out after 30s")."""
+    from byzllm.llm import ModelUnavailableError
+
+    once: dict[str, Any] = {"api_key_env": None, "adaptive_timeout": False}
+    once["retry"] = {"max_attempts": 1}
+    question = [{"role": "user", "content": "q"}]
+    async with FakeOpenAIServer(latency=0.6) as server:
+        short = get_model("openai/m", base_url=server.base_url, timeout_s=0.2, **once)
+        with pytest.raises(ModelUnavailableError, match=r"timed out after 0\.2s"):
+            await short.generate(question)
+        patient = get_model("openai/m", base_url=server.base_url, timeout_s=30, **once)
+        assert (await patient.generate(question)).text == "echo: q"
+        hasty = get_model("openai/m", base_url=server.base_url, timeout_s=0.3, **once)
+        with pytest.raises(ModelUnavailableError, match=r"timed out after 0\.3s"):
+            await hasty.generate(question)
+        for model in (short, patient, hasty):
+            await model.aclose()

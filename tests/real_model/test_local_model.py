@@ -6,6 +6,7 @@ import asyncio
 import json
 import math
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,31 @@ def test_in_process_provider_matches_the_server(
     assert text == remote_text
     assert cached
     assert local.usage.calls == 1 and local.usage.cached_calls == 1
+
+
+def test_in_process_generation_is_cut_at_timeout_s(require_extra: Callable[..., None]) -> None:
+    """Nothing bounded an in-process generation but the call's deadline: with timeout_s=0.5
+    a 200-token reply ran its whole 2.5 s. It is cut at the cap and counted as a timeout,
+    and the model answers the next request at once."""
+    require_extra("llama_cpp", extra="local")
+    from byzllm.llm import ModelUnavailableError
+
+    model = get_model(
+        "llamacpp/smollm2", api_key_env=None, timeout_s=0.5, retry={"max_attempts": 1}
+    )
+    story = [{"role": "user", "content": "Write a long story about a cat."}]
+
+    async def run() -> float:
+        await model.generate(HELLO, GenerateConfig(temperature=0, max_tokens=1))  # loads it
+        started = time.monotonic()
+        with pytest.raises(ModelUnavailableError, match=r"timed out after 0\.5s"):
+            await model.generate(story, GenerateConfig(temperature=0, max_tokens=2000))
+        waited = time.monotonic() - started
+        assert (await model.generate(HELLO, GenerateConfig(temperature=0, max_tokens=1))).text
+        return waited
+
+    assert asyncio.run(run()) < 2.0
+    assert model.usage.errors == {"timeout": 1}
 
 
 def test_missing_and_corrupt_gguf_files_are_one_clear_error(

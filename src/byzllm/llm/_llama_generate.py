@@ -217,11 +217,14 @@ def generate_chat(
     model_name: str,
     context_tokens: int,
     abandoned: threading.Event | None = None,
+    deadline: float | None = None,
 ) -> dict[str, Any]:
     """Answer one OpenAI chat-completions request ``body`` with ``llama`` (not thread-safe).
 
     ``abandoned``, once set (the caller gave up: a deadline, a cancel), ends the generation
     at the next token: nobody reads the rest, and the model is held for the next request.
+    ``deadline`` (a :func:`time.monotonic` time) does the same once it has passed, and
+    raises :class:`TimeoutError`: a reply cut short there is no answer to return.
 
     Raises :class:`InputError` for a request the model cannot take (a prompt longer than the
     context window, malformed messages); the caller maps it to HTTP 400.
@@ -277,6 +280,8 @@ def generate_chat(
             break
         if abandoned is not None and abandoned.is_set():
             break
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"no complete reply after {len(generated)} tokens")
         piece = llama.detokenize([token], prev_tokens=generated)
         if want_logprobs:
             # The logits the token was just sampled from: the context's last position.

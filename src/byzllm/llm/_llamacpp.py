@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -40,6 +41,7 @@ from ._local import (
 from ._openai import request_body
 from ._provider import ModelAPI, ProviderSettings, register_provider
 from ._response import parse_chat_completion
+from ._retry import TransientError
 from ._types import ChatMessage, Completion, GenerateConfig
 
 __all__ = ["LLAMACPP_CONTEXT_TOKENS", "LlamaCppAPI"]
@@ -186,6 +188,11 @@ class LlamaCppAPI(ModelAPI):
         with loaded.lock:
             if abandoned.is_set():  # given up while it waited for the model: nothing to do
                 return {}
+            # timeout_s caps the generation, as the HTTP client caps an attempt over the
+            # network: nothing else bounded it (a 0.5 s cap let a 200-token reply run its
+            # 2.5 s). Counted from when the model is free: a request waiting behind others
+            # on its lock is queued, not stuck (the call's deadline bounds that wait).
+            timeout_s = self.settings.timeout_s
             try:
                 return generate_chat(
                     loaded.llama,
@@ -193,7 +200,10 @@ class LlamaCppAPI(ModelAPI):
                     model_name=self.model,  # the alias or file stem, never the file's path
                     context_tokens=LLAMACPP_CONTEXT_TOKENS,
                     abandoned=abandoned,
+                    deadline=time.monotonic() + timeout_s if math.isfinite(timeout_s) else None,
                 )
+            except TimeoutError:
+                raise TransientError(f"timed out after {timeout_s:g}s", kind="timeout") from None
             except InputError as exc:  # e.g. a prompt longer than the context window
                 raise ModelRequestError(
                     f"llama.cpp refused the request for {self.model!r}: {exc}",

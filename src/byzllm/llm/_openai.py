@@ -7,10 +7,11 @@ is parsed by :func:`parse_chat_completion`, so near-compatible servers and malfo
 are handled by our tolerant parser instead of failing inside the SDK's models.
 
 SDK clients hold connections bound to the event loop that used them, so there is one set
-of clients per running loop. For plain ``http://`` endpoints (local servers) the client's
-bytes move through :class:`~byzllm.llm._transport.FastHTTPTransport`; otherwise through the
-SDK's default stack, split over a few clients (``ceil(max_concurrency / 8)``, each request to
-the least busy) because that pool's bookkeeping per request grows with its connections.
+of clients per running loop (and endpoint, key and ``timeout_s``). For plain ``http://``
+endpoints (local servers) the client's bytes move through
+:class:`~byzllm.llm._transport.FastHTTPTransport`; otherwise through the SDK's default stack,
+split over a few clients (``ceil(max_concurrency / 8)``, each request to the least busy)
+because that pool's bookkeeping per request grows with its connections.
 
 On the plain-``http://`` path the SDK builds the request once per client set -- sent to a
 transport that only keeps it (:class:`_CaptureTransport`) -- and every call sends those
@@ -148,7 +149,8 @@ class _Shard:
 
 
 class _ClientSet:
-    """The SDK clients of one (loop, base URL, key), shared by every model using them."""
+    """The SDK clients of one (loop, base URL, key, timeout), shared by every model using
+    them."""
 
     def __init__(self, shards: list[_Shard]) -> None:
         self.shards = shards
@@ -156,9 +158,12 @@ class _ClientSet:
 
 
 # Creating SDK clients is not free (an SSL context for https), and sharing them shares their
-# keep-alive connections: models with the same endpoint and key reuse one set per loop.
+# keep-alive connections: models with the same endpoint, key and timeout reuse one set per
+# loop. The timeout is part of what is shared: a set's clients and its captured request
+# (read timeout, and the SDK's ``x-stainless-read-timeout`` header) carry the timeout_s of
+# the model that made them, which another model's attempts must not run under.
 _CLIENT_SETS: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[str, str | None], _ClientSet]
+    asyncio.AbstractEventLoop, dict[tuple[str, str | None, float], _ClientSet]
 ] = weakref.WeakKeyDictionary()
 
 
@@ -204,13 +209,17 @@ class OpenAIAPI(ModelAPI):
         per_loop = _CLIENT_SETS.get(loop)
         if per_loop is None:
             per_loop = _CLIENT_SETS[loop] = {}
-        key = (self._base_url, self.__key)
+        key = self._set_key()
         client_set = per_loop.get(key)
         if client_set is None:
             client_set = per_loop[key] = _ClientSet(self._make_clients())
         client_set.users.add(self)
         shards = client_set.shards
         return shards[0] if len(shards) == 1 else min(shards, key=_load_of)
+
+    def _set_key(self) -> tuple[str, str | None, float]:
+        """Which shared client set this model uses (see ``_CLIENT_SETS``)."""
+        return (self._base_url, self.__key, self.settings.timeout_s)
 
     def _sdk_client(self, http_client: httpx2.AsyncClient) -> AsyncOpenAI:
         from openai import AsyncOpenAI
@@ -386,7 +395,7 @@ class OpenAIAPI(ModelAPI):
     async def aclose(self) -> None:
         """Stop using this loop's shared clients; close them when no other model uses them."""
         per_loop = _CLIENT_SETS.get(asyncio.get_running_loop())
-        key = (self._base_url, self.__key)
+        key = self._set_key()
         if per_loop is None or key not in per_loop:
             return
         client_set = per_loop[key]

@@ -53,7 +53,18 @@ __all__ = [
 DEFAULT_SERVE_PORT = 8000
 _HOST = "127.0.0.1"
 #: Environment variables the server child may inherit (nothing that could hold a secret).
-_KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "OPENBLAS_CORETYPE")
+#: PYTHONPATH too: where it chooses which byzllm runs (a source tree), the child must run
+#: the same code, not another installed copy's, or fail to find byzllm at all.
+_KEPT_ENV = (
+    "PATH",
+    "PYTHONPATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "SYSTEMROOT",
+    "OPENBLAS_CORETYPE",
+)
 
 
 #: About forty tokens: enough to run the batched prompt kernels, not only single-token decoding.
