@@ -38,7 +38,7 @@ def serve(
         ),
     ] = 1,
 ) -> None:
-    """Serve a GGUF model on 127.0.0.1 with llama.cpp's OpenAI-compatible server.
+    """Serve a GGUF model on 127.0.0.1 with byzllm's OpenAI-compatible server (llama-cpp-python).
 
     Starts the server, waits until it answers, prints the --base-url and --model to use with
     every other command, and runs until Ctrl-C (which stops it cleanly). Needs the local

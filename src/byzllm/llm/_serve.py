@@ -117,7 +117,8 @@ def _check_file(gguf: GgufModel) -> None:
 
 
 class LocalServer:
-    """llama.cpp's OpenAI-compatible server for one GGUF model, as a managed child process.
+    """byzllm's OpenAI-compatible server (over llama-cpp-python) for one GGUF model, as a
+    managed child process.
 
     >>> with LocalServer("qwen0.5b") as server:          # doctest: +SKIP
     ...     print(server.base_url, server.model_name)    # http://127.0.0.1:8000/v1 qwen0.5b
