@@ -617,7 +617,10 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
             def tester_role() -> None:
                 HARNESS.tester(tests_end, result_write, tests_fd, ready_write)
 
-        _start_program(config, argv, config["tester_uid"], "/", keep, role=tester_role)
+        # The tests are hostile too (CodeGen runs a model's generated asserts): without root
+        # they share PID 1's uid, so they get the signal guard on PID 1 as the solution does.
+        tester_uid = config["tester_uid"]
+        _start_program(config, argv, tester_uid, "/", keep, protect=(1,), role=tester_role)
     os.close(tests_fd)
     os.close(result_write)
     os.close(tests_end)
