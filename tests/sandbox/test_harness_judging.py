@@ -160,6 +160,26 @@ async def test_a_livecodebench_problem_passes_its_generated_tests() -> None:
     assert (result.passed, result.failed) == (1, 0), result.errors
 
 
+async def test_the_longest_tests_a_tester_may_write_run() -> None:
+    # read_tests keeps up to MAX_TESTS tests of MAX_TEST_CHARS characters; beyond ASCII their
+    # JSON passed the 120,000-byte bound set when tests travelled on a command line, and the
+    # run raised InputError (an uncaught crash of CodeGen on a model's tests).
+    from byzllm.agents.codegen import MAX_TESTS, Solution, TestSuite
+    from byzllm.agents.codegen._parse import MAX_TEST_CHARS
+    from byzllm.envs.codegen import generated_test_result
+    from byzllm.tasks import CodeProblem
+
+    prompt = 'def f(s):\n    """Return s."""\n'
+    problem = CodeProblem(id="echo", source="humaneval", prompt=prompt, entry_point="f")
+    text = "\U0001f600" * ((MAX_TEST_CHARS - 20) // 2)
+    test = f"assert f('{text}') == '{text}'"
+    assert len(test) <= MAX_TEST_CHARS
+    solution = Solution(coder="c", role="r", round=1, code="def f(s):\n    return s\n")
+    suite = TestSuite(tests=[test] * MAX_TESTS)
+    result = await generated_test_result(problem, solution, suite, limits=LIMITS)
+    assert (result.passed, result.failed) == (MAX_TESTS, 0), result.errors
+
+
 SORT_TESTS = "def check(candidate):\n    assert candidate([3, 1, 2]) == sorted([3, 1, 2])\n"
 
 

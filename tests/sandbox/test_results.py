@@ -157,6 +157,21 @@ async def test_a_timeout_is_a_process_rejection_only_with_processes_the_program_
         assert held.detail.endswith("still at the limit when time ran out")
 
 
+async def test_threads_held_at_the_process_limit_are_a_process_rejection() -> None:
+    # RLIMIT_NPROC counts threads: threads that wait past the deadline once one could not
+    # start hold the limit in a single process. Only processes were counted, and this run
+    # was called timed_out.
+    bomb = await run_program(
+        "import threading, time\n"
+        "while True:\n"
+        "    threading.Thread(target=time.sleep, args=(30,)).start()\n",
+        limits=SandboxLimits(max_processes=8, timeout_s=2),
+    )
+    assert (bomb.status, bomb.limit) == ("rejected", "processes"), bomb.detail
+    assert bomb.detail.endswith("still at the limit when time ran out")
+    assert "can't start new thread" in bomb.stderr
+
+
 async def test_a_run_keeps_max_processes_of_its_own() -> None:
     # With root and without: without root the run's leader, PID 1 and the tests' process
     # share the program's uid, and once took that many processes from its limit.

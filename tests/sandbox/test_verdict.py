@@ -264,3 +264,18 @@ async def test_many_failing_tests_are_reported_not_timed_out(require_sandbox: No
     assert result.tests is not None and len(result.tests) == 200
     assert all(t.status == "failed" for t in result.tests)
     assert result.duration_s < LIMITS.timeout_s
+
+
+@pytest.mark.usefixtures("require_sandbox")
+async def test_the_tests_cannot_signal_the_sandboxs_first_process() -> None:
+    """The tests are hostile too (CodeGen runs a model's asserts). Without root they share
+    PID 1's uid, and had no signal guard: ``SIGINT`` to PID 1 ended the sandbox (a
+    ``SandboxError``, not a result) and ``SIGALRM`` made a passing run ``timed_out``."""
+    kill = "assert __import__('os').kill({pid}, {signal}) or True"
+    tests = [kill.format(pid=1, signal=2), kill.format(pid=1, signal=14)]
+    tests += [kill.format(pid=-1, signal=14), "assert f(2) == 3"]
+    solution = "def f(x):\n    return x + 1\n"
+    result = await run_test_cases(solution, tests, limits=LIMITS)
+    assert result.tests is not None, result
+    assert [t.status for t in result.tests] == ["crashed", "crashed", "crashed", "passed"]
+    assert all("PermissionError" in t.detail for t in result.tests[:3])

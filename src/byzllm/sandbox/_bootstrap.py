@@ -537,28 +537,28 @@ def _install_filter(program: bytes) -> None:  # pragma: no cover - runs in the c
 
 
 def _count_processes(isolated: bool = True, harness: tuple[int, ...] = ()) -> int:
-    """The run's processes but this one and ``harness`` (the tests' process, which runs as a
-    uid of its own: none of the program's process limit). Isolated, this is PID 1 of the
+    """The run's processes and threads (``RLIMIT_NPROC`` counts both: a thread bomb holds the
+    limit with a single process) but this one and ``harness`` (the tests' process, which runs
+    as a uid of its own: none of the program's process limit). Isolated, this is PID 1 of the
     run's own PID namespace: every process of /proc. Without isolation /proc is the host's:
     only the processes of this one's session (the host starts it in a new one) are the run's."""
     try:
         names = [name for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
         return -1
-    if isolated:
-        return len(names) - 1 - sum(str(pid) in names for pid in harness)  # minus PID 1
     session, own, count = os.getsid(0), os.getpid(), 0
     for name in names:
-        if int(name) in harness:
+        if int(name) in harness or int(name) == own:
             continue
         try:
             with open(f"/proc/{name}/stat", "rb") as handle:
                 fields = handle.read().rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             continue  # ended meanwhile
-        # After the command's closing parenthesis: state, ppid, pgrp, session, ...
-        if int(name) != own and len(fields) > 3 and int(fields[3]) == session:
-            count += 1
+        # After the command's closing parenthesis: state, ppid, pgrp, session, ...; the 18th
+        # is num_threads (a zombie's may be 0: it still holds its process slot until reaped).
+        if len(fields) > 17 and (isolated or int(fields[3]) == session):
+            count += max(1, int(fields[17]))
     return count
 
 
@@ -617,7 +617,10 @@ def _supervise_tests(config: dict[str, Any], started: float) -> dict[str, Any]:
             def tester_role() -> None:
                 HARNESS.tester(tests_end, result_write, tests_fd, ready_write)
 
-        _start_program(config, argv, config["tester_uid"], "/", keep, role=tester_role)
+        # The tests are hostile too (CodeGen runs a model's generated asserts): without root
+        # they share PID 1's uid, so they get the signal guard on PID 1 as the solution does.
+        tester_uid = config["tester_uid"]
+        _start_program(config, argv, tester_uid, "/", keep, protect=(1,), role=tester_role)
     os.close(tests_fd)
     os.close(result_write)
     os.close(tests_end)

@@ -15,8 +15,11 @@ from ._verdict import judge, judge_tests
 
 __all__ = ["run_program", "run_test_cases", "run_tests", "test_program"]
 
-#: The most the tests of one run may hold (they reach the tests' process on a pipe).
-_MAX_TESTS_BYTES = 120_000
+#: The most the tests of one run may hold, as JSON (every character past ASCII escaped: up
+#: to 12 bytes each). They reach the tests' process on a pipe, which reads them whole: a
+#: bound on its memory, far above what a tester writes (CodeGen keeps 20 tests of at most
+#: 1,000 characters, up to 240,000 bytes here).
+_MAX_TESTS_BYTES = 4_000_000
 #: The longest deadline of one test, as for a whole run (``SandboxLimits.timeout_s``).
 _MAX_TEST_TIMEOUT_S = 3600.0
 

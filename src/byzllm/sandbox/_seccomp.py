@@ -35,7 +35,9 @@ without root it has the same uid. ``pidfd_send_signal`` names its target by a de
 not a pid, and a descriptor of a ``/proc/PID`` folder, which any process may open, is one:
 no filter can tell which process it names, so this filter refuses the call (``EPERM``)
 whatever its target. Without root, a program could otherwise interrupt PID 1 (Python's
-``SIGINT`` handler, or its ``SIGALRM`` deadline) or kill the tests' process.
+``SIGINT`` handler, or its ``SIGALRM`` deadline) or kill the tests' process. The tests'
+process gets the filter too, guarding PID 1: the tests may be hostile as well (CodeGen runs
+a model's generated asserts).
 """
 
 from __future__ import annotations
