@@ -330,6 +330,7 @@ def stand_in_models(monkeypatch: pytest.MonkeyPatch, base_url: str) -> StandIns:
         model_name: str,
         context_tokens: int,
         abandoned: object = None,
+        deadline: float | None = None,
     ) -> dict[str, Any]:
         """The loaded model's reply, asked of the fake server in the same wire format."""
         request = urllib.request.Request(
