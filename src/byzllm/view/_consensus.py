@@ -216,11 +216,15 @@ def _round_plot_svg(meta: Mapping[str, Any], metrics: Any) -> str:
     def y(percent: float) -> float:
         return bottom - (bottom - top) * percent / 100
 
+    # F and T name the configuration too, as Table 1 groups it: a run of several F gave
+    # plots of one title.
+    bounds = "".join(f" · {key}={meta[key]}" for key in ("F", "T") if meta.get(key) is not None)
     parts = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
         f"viewBox='0 0 {width} {height}' font-family='sans-serif' font-size='10'>",
         f"<text x='{(left + right) / 2:.0f}' y='14' text-anchor='middle' font-size='11'>"
-        f"{esc(meta['protocol'])} · {esc(meta['topology'])} · {esc(meta['composition'])}</text>",
+        f"{esc(meta['protocol'])} · {esc(meta['topology'])} · {esc(meta['composition'])}"
+        f"{esc(bounds)}</text>",
     ]
     for percent in range(0, 101, 25):
         parts.append(
