@@ -81,3 +81,17 @@ def test_the_difference_is_the_rows_own() -> None:
     # A row without its difference still gets one, from the cells.
     del rows[0]["survival_time_diff"]
     assert _cells(comparison_html(rows, ["survival_time"], ["condition"]))[2][1] == "-0.7"
+
+
+def test_a_difference_that_is_no_percentage_says_its_unit() -> None:
+    """ra-table2's Survival-Time differs from the paper's by months (6.8 against 7.5: -0.7
+    months) and ra-table3's Game-Length by turns; the legend said every difference was in
+    points."""
+    rows = [{"condition": "none", "survival_rate": 30.0, "survival_rate_paper": 35,
+             "survival_time": 6.8, "survival_time_paper": 7.5}]  # fmt: skip
+    page = comparison_html(rows, ["survival_rate", "survival_time"], ["condition"])
+    assert "Differences are ours − paper, in points (Survival-Time in months).</p>" in page
+    table3 = [{"condition": "none", "length": 17.1, "length_paper": 16.2}]
+    assert "in points (length in turns)." in comparison_html(table3, ["length"], ["condition"])
+    consensus = [{"protocol": "sac", "FAA": 57.1, "FAA_paper": 62.4}]
+    assert "ours − paper, in points.</p>" in comparison_html(consensus, ["FAA"], ["protocol"])

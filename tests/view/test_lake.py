@@ -134,3 +134,37 @@ def test_a_collapsed_batch_game_ends_below_the_collapse_line() -> None:
     points = re.search(r"<polyline points='([^']*)'", detail)
     assert points is not None and len(points.group(1).split()) == 3
     assert points.group(1).split()[-1].endswith(",144.0")
+
+
+def test_a_batch_game_collapsing_in_the_last_month_is_listed_as_surviving() -> None:
+    """GovSim's Survival-Time counts a collapse in month 12 of 12 as reaching m, so
+    Survival-Rate counts the game as surviving (1 of 2 games: 50%); the list said
+    "collapsed", and its "survived" filter showed 0 of the games the rate counted."""
+    from byzllm.view._games import govsim_sections
+
+    def game(name: str, collapsed: bool, time: int, rate: float) -> dict[str, object]:
+        return {
+            "game_id": name,
+            "split": "test",
+            "repeat": 0,
+            "r0": 100,
+            "agents": "simulated",
+            "months": 12,
+            "collapse_below": 5,
+            "collapsed": collapsed,
+            "survival_time": time,
+            "survival_rate": rate,
+            "efficiency": 0.4,
+            "stocks": [100, 80],
+            "harvests": [],
+            "simulated": True,
+        }
+
+    late = game("govsim-test-R100-s0", True, 12, 1.0)
+    early = game("govsim-test-R255-s0", True, 5, 0.0)
+    sections, _ = govsim_sections([late, early], max_details=0)
+    assert "50.0 [" in sections[0].html  # Survival-Rate, as the summary table shows it
+    units = next(s.units for s in sections if s.units is not None)
+    assert [row["outcome"] for row in units.rows] == ["survived", "collapsed"]
+    nan = govsim_sections([{**late, "survival_rate": None}], max_details=0)[0]
+    assert next(s.units for s in nan if s.units is not None).rows[0]["outcome"] == "-"

@@ -44,3 +44,10 @@ def test_a_group_without_agents_draws_no_line() -> None:
     svg = _round_plot_svg(META, _metrics([0.5, 1.0], [None, None]))
     assert "series-strong" in svg and "series-weak" not in svg
     assert ">weak</text>" not in svg  # nor a legend entry
+
+
+def test_the_title_names_f_and_t() -> None:
+    """A run of F in {1, 3} drew two plots titled "sac · complete · 4s2w1b-replay" alike."""
+    plots = [_round_plot_svg({**META, "F": f, "T": 2}, _metrics([0.5], [0.0])) for f in (1, 3)]
+    assert "4s2w1b-replay&lt;x&gt; · F=1 · T=2</text>" in plots[0]
+    assert "4s2w1b-replay&lt;x&gt; · F=3 · T=2</text>" in plots[1]

@@ -1,7 +1,8 @@
 """The paper's number beside ours, cell by cell: ``byzllm reproduce``'s comparison table.
 
 Each metric of a row is three cells: the paper's number, ours with its 95% interval, and the
-difference (ours − paper, in points). A cell pair is green when the paper's number lies inside
+difference (ours − paper, in points; in months for Survival-Time and turns for
+Game-Length). A cell pair is green when the paper's number lies inside
 our interval (consistent with ours), red when it lies outside (a gap the page's "Gaps"
 section explains), grey when the paper has no number for it.
 """
@@ -17,6 +18,11 @@ from ._glossary import definition, label
 from ._html import esc
 
 __all__ = ["comparison_html"]
+
+
+#: The unit of a compared metric that is no percentage (its difference is not in points):
+#: the rogue-agents paper's Survival-Time in months and Game-Length in turns (§4.1).
+_UNITS = {"survival_time": "months", "game_length": "turns", "length": "turns"}
 
 
 def _verdict(paper: float | None, ours: float | None, low: float | None, high: float | None) -> str:
@@ -49,6 +55,12 @@ def _cells(row: Mapping[str, Any], metric: str) -> str:
         f'<td class="{verdict}" title="{tip}">{esc(ours_text)}</td>'
         f'<td class="{verdict}" title="{tip}">{format_interval(diff, signed=True)}</td>'
     )
+
+
+def _other_units(metrics: Sequence[str]) -> str:
+    """The legend's words for the shown metrics that are no percentage (``""`` if none)."""
+    units = [f"{label(m)} in {_UNITS[m]}" for m in metrics if m in _UNITS]
+    return f" ({', '.join(units)})" if units else ""
 
 
 def comparison_html(
@@ -92,7 +104,7 @@ def comparison_html(
         "<p class='note'><span class='tok' style='background:#dafbe1'>green</span>: the paper's "
         "number lies inside our 95% interval; <span class='tok' style='background:#ffebe9'>"
         "red</span>: outside (see the gaps below); grey: no number to compare. Differences are "
-        "ours − paper, in points.</p>"
+        f"ours − paper, in points{_other_units(cols)}.</p>"
     )
     caption = f"<p class='note'>{esc(note)}</p>" if note else ""
     return (

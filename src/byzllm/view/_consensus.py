@@ -216,11 +216,15 @@ def _round_plot_svg(meta: Mapping[str, Any], metrics: Any) -> str:
     def y(percent: float) -> float:
         return bottom - (bottom - top) * percent / 100
 
+    # F and T name the configuration too, as Table 1 groups it: a run of several F gave
+    # plots of one title.
+    bounds = "".join(f" · {key}={meta[key]}" for key in ("F", "T") if meta.get(key) is not None)
     parts = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
         f"viewBox='0 0 {width} {height}' font-family='sans-serif' font-size='10'>",
         f"<text x='{(left + right) / 2:.0f}' y='14' text-anchor='middle' font-size='11'>"
-        f"{esc(meta['protocol'])} · {esc(meta['topology'])} · {esc(meta['composition'])}</text>",
+        f"{esc(meta['protocol'])} · {esc(meta['topology'])} · {esc(meta['composition'])}"
+        f"{esc(bounds)}</text>",
     ]
     for percent in range(0, 101, 25):
         parts.append(
@@ -287,19 +291,30 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
     values = [100 * r["BFTI"] for r in rows if r.get("BFTI") is not None]
     scale = max([abs(v) for v in values if v == v] + [1.0])
     protocols = list(dict.fromkeys(r["protocol"] for r in rows))
+    # A run of its own compositions (or of several F or T) can hold two configurations of
+    # one attack and b: each then gets its row, named by its configuration (one cell hid the
+    # other); a matrix's attack and b name its configuration alone.
+    named = {(r["topology"], r["attack"], r["adversaries"], r["protocol"]) for r in rows}
+    apart = len(named) < len(rows)
+
+    def setting(r: Mapping[str, Any]) -> str:
+        return f"{r.get('composition')}, F={r.get('F')}, T={r.get('T')}" if apart else ""
+
     parts = []
     for topology in dict.fromkeys(r["topology"] for r in rows):
-        cells = {(r["attack"], r["adversaries"], r["protocol"]): r for r in rows
+        cells = {(r["attack"], r["adversaries"], setting(r), r["protocol"]): r for r in rows
                  if r["topology"] == topology}  # fmt: skip
-        keys = list(dict.fromkeys((a, b) for a, b, _ in cells))
-        head = "<th>attack</th><th>b</th>" + "".join(
-            f"<th>{esc(METHOD_LABELS.get(p, p))}</th>" for p in protocols
+        keys = list(dict.fromkeys((a, b, c) for a, b, c, _ in cells))
+        head = (
+            "<th>attack</th><th>b</th>"
+            + ("<th>configuration</th>" if apart else "")
+            + "".join(f"<th>{esc(METHOD_LABELS.get(p, p))}</th>" for p in protocols)
         )
         body = []
-        for attack, b in keys:
+        for attack, b, configuration in keys:
             tds = []
             for protocol in protocols:
-                r = cells.get((attack, b, protocol))
+                r = cells.get((attack, b, configuration, protocol))
                 if r is None:
                     tds.append("<td>-</td>")
                     continue
@@ -312,7 +327,8 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
                     f"<br><small>H-Maj {esc(hmaj)}</small></td>"
                 )
             name = (attack or "none") + (" †" if (attack, b) in oracle else "")
-            body.append(f"<tr><td>{esc(name)}</td><td>{esc(b)}</td>{''.join(tds)}</tr>")
+            extra = f"<td>{esc(configuration)}</td>" if apart else ""
+            body.append(f"<tr><td>{esc(name)}</td><td>{esc(b)}</td>{extra}{''.join(tds)}</tr>")
         parts.append(
             f"<h3>{esc(TOPOLOGY_LABELS.get(str(topology), topology))}</h3>"
             f"<table class='heatmap'><thead><tr>{head}</tr></thead>"

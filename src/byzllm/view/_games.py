@@ -592,7 +592,7 @@ def govsim_sections(
             g,
             split=g.get("split"),
             R0=g.get("r0"),
-            outcome="collapsed" if g.get("collapsed") else "survived",
+            outcome=_survival(g),
             months=g.get("survival_time"),
             **{"efficiency %": format_interval(g.get("efficiency"), scale=100)},
         )
@@ -613,7 +613,8 @@ def govsim_sections(
             )
     sections.append(
         _units_section(
-            "Games (click one for its stock curve and transcript)",
+            "Games (click one for its stock curve and transcript; outcome: as Survival-Rate "
+            "counts it, a collapse in the last month surviving)",
             ["game", "repeat", "split", "R0", "outcome", "months", "efficiency %"],
             ["split", "outcome"],
             unit_rows,
@@ -621,6 +622,18 @@ def govsim_sections(
         )
     )
     return sections, simulated
+
+
+def _survival(game: Mapping[str, Any]) -> str:
+    """A GovSim game's outcome as Survival-Rate counts it (the rogue-agents paper, §4.1:
+    Survival-Time reaching the season's m), so the list's "survived" are the games the
+    summary's rate counts: a collapse in the last month reaches m and survives, as in GovSim's
+    own code (its transcript still says "collapsed in month m"). ``-`` for a record whose
+    Survival-Rate is not a number."""
+    rate = finite_number(game.get("survival_rate"))
+    if rate is None:
+        return "-"
+    return "survived" if rate >= 1 else "collapsed"
 
 
 def _debate_html(record: Mapping[str, Any]) -> str:

@@ -95,8 +95,8 @@ def matrix_rows(
 ) -> list[dict[str, Any]]:
     """One row per cell: attack (and whether it is an oracle attack, which reads the answer
     key: :data:`~byzllm.agents.consensus.ORACLE_ATTACKS`), adversaries, protocol, topology,
-    BFTI, BFTI over the honest agents and H-Majority with their intervals (fractions), calls
-    and tokens per question, and the simulated label."""
+    composition, F, T, BFTI, BFTI over the honest agents and H-Majority with their intervals
+    (fractions), calls and tokens per question, and the simulated label."""
     rows = []
     for meta, m in summary:
         attack, b = _attack_and_b(str(meta["composition"]))
@@ -108,6 +108,11 @@ def matrix_rows(
             "adversaries": b,
             "protocol": meta["protocol"],
             "topology": meta["topology"],
+            # The configuration the cell is (a run of its own compositions, or of several F
+            # or T, can hold two cells of one attack and b).
+            "composition": meta["composition"],
+            "F": meta.get("F"),
+            "T": meta.get("T"),
             "n_questions": m.n_questions,
         }
         first, final = m.per_round[0].honest, m.per_round[-1].honest
