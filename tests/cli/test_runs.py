@@ -122,3 +122,25 @@ def test_runs_export_defaults_and_errors(run_dir: Path) -> None:
     assert bad.exit_code == 2 and "unknown export format" in bad.stderr
     unknown = runner.invoke(app, ["runs", "export", str(run_dir), "--kind", "nope"])
     assert unknown.exit_code == 2 and "no records of kind nope" in unknown.stderr
+
+
+@pytest.mark.parametrize("name", ["sweep.db", "sweep.sqlite", "sweep.sqlite3"])
+def test_a_run_folder_named_like_a_store_file_is_a_folder(tmp_path: Path, name: str) -> None:
+    """A run directory whose name ends like a store file's was written as that file, which
+    `runs show` (given a folder) refused and `runs list` called unreadable."""
+    target = tmp_path / "runs" / name
+    units = [make_unit({"q": q}, label=f"q{q}") for q in range(6)]
+    asyncio.run(run_units(target, units, outcome_work, config=DemoConfig(), progress=False))
+    assert (target / "results.sqlite").is_file()
+    rerun = asyncio.run(run_units(target, units, outcome_work, config=DemoConfig(), progress=False))
+    assert rerun.skipped == 5  # resumed: the failed unit is not rerun
+
+    shown = runner.invoke(app, ["runs", "show", str(target), "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["counts"] == {"total": 6, "pending": 0, "done": 5, "failed": 1}
+    listed = runner.invoke(app, ["runs", "list", str(tmp_path / "runs"), "--json"])
+    [entry] = json.loads(listed.stdout)["runs"]
+    assert entry["readable"] and entry["done"] == 5
+    exported = runner.invoke(app, ["runs", "export", str(target), "-f", "jsonl"])
+    assert exported.exit_code == 0, exported.output
+    assert (target / "export" / "outcome.jsonl").read_text().count("\n") == 5

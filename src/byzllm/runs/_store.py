@@ -311,9 +311,21 @@ class UnitResult:
         return self.finished_at - self.started_at
 
 
+def run_store_path(run_dir: str | Path) -> Path:
+    """The store file of the run directory ``run_dir``, whatever the folder's name (a run
+    into ``sweep.db`` is the folder ``sweep.db`` holding ``results.sqlite``)."""
+    return Path(run_dir).expanduser() / STORE_FILENAME
+
+
 def resolve_store_path(location: str | Path) -> Path:
+    """The store file of ``location``: a run directory's ``results.sqlite``, or ``location``
+    itself when it names a store file (``.sqlite``, ``.db``, ``.sqlite3``).
+
+    An existing directory is a run directory whatever its name: a run folder called
+    ``sweep.db`` holds ``sweep.db/results.sqlite``, which its name alone took for the store.
+    """
     path = Path(location).expanduser()
-    if path.suffix in {".sqlite", ".db", ".sqlite3"}:
+    if path.suffix in {".sqlite", ".db", ".sqlite3"} and not path.is_dir():
         return path
     return path / STORE_FILENAME
 
