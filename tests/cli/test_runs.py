@@ -144,3 +144,13 @@ def test_a_run_folder_named_like_a_store_file_is_a_folder(tmp_path: Path, name: 
     exported = runner.invoke(app, ["runs", "export", str(target), "-f", "jsonl"])
     assert exported.exit_code == 0, exported.output
     assert (target / "export" / "outcome.jsonl").read_text().count("\n") == 5
+
+
+def test_a_refused_export_creates_no_folder(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tables" / "sub"
+    refused = runner.invoke(app, ["runs", "export", str(run_dir), "-k", "nope", "--out", str(out)])
+    assert refused.exit_code == 2 and "no records of kind nope" in refused.stderr
+    assert not (tmp_path / "tables").exists()
+    assert not (run_dir / "export").exists()
+    runner.invoke(app, ["runs", "export", str(run_dir), "-k", "nope"])
+    assert not (run_dir / "export").exists()

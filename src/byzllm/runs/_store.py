@@ -1041,7 +1041,6 @@ class Store:
         if fmt not in ("csv", "jsonl", "parquet"):
             raise InputError(f"unknown export format {fmt!r} (choose csv, jsonl or parquet)")
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
         # Every file from one snapshot: read table by table, an export of a run in progress
         # listed units as pending in units.<fmt> whose records the record files held, and a
         # unit's records of one kind without those of another.
@@ -1054,6 +1053,8 @@ class Store:
                     f"no records of kind {', '.join(unknown)} "
                     f"(available: {', '.join(available) or 'none'})"
                 )
+            # Only now: a refused export left an empty folder behind.
+            out.mkdir(parents=True, exist_ok=True)
             written = []
             if include_units:
                 unit_rows = self.units()
