@@ -154,3 +154,11 @@ def test_a_refused_export_creates_no_folder(run_dir: Path, tmp_path: Path) -> No
     assert not (run_dir / "export").exists()
     runner.invoke(app, ["runs", "export", str(run_dir), "-k", "nope"])
     assert not (run_dir / "export").exists()
+
+
+def test_a_kind_asked_for_twice_is_exported_once(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tables"
+    args = ["runs", "export", str(run_dir), "-k", "outcome", "-k", "outcome", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["files"] == [str(out / "units.csv"), str(out / "outcome.csv")]

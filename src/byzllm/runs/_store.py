@@ -1046,7 +1046,8 @@ class Store:
         # unit's records of one kind without those of another.
         with self._snapshot():
             available = self.kinds()
-            chosen = list(available) if kinds is None else list(kinds)
+            # A kind asked for twice is one file, written and listed once.
+            chosen = list(available) if kinds is None else list(dict.fromkeys(kinds))
             unknown = [kind for kind in chosen if kind not in available]
             if unknown:
                 raise InputError(
