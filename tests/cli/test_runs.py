@@ -162,3 +162,17 @@ def test_a_kind_asked_for_twice_is_exported_once(run_dir: Path, tmp_path: Path) 
     result = runner.invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["files"] == [str(out / "units.csv"), str(out / "outcome.csv")]
+
+
+class NamedConfig(ExperimentConfig):
+    graph: str = "Erdős–Rényi"
+
+
+def test_runs_show_prints_the_config_as_written(tmp_path: Path) -> None:
+    """Non-ASCII config values were printed as YAML escapes ("Erd\\u0151s\\u2013R\\xE9nyi")."""
+    target = tmp_path / "run"
+    units = [make_unit({"q": 0})]
+    asyncio.run(run_units(target, units, outcome_work, config=NamedConfig(), progress=False))
+    text = runner.invoke(app, ["runs", "show", str(target)])
+    assert text.exit_code == 0, text.output
+    assert "graph: Erdős–Rényi" in text.stdout

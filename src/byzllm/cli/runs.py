@@ -7,6 +7,7 @@ results to a run directory (`runs/<name>/results.sqlite`). These commands read t
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -269,8 +270,15 @@ def _print_show(info: dict[str, Any], max_failures_shown: int) -> None:
         )
     )
     if info["config"] is not None:
+        from ._streams import speaks_utf8
+
         out.print(Text("config:", style="bold"))
-        out.print(Text(yaml.safe_dump(info["config"], sort_keys=False).rstrip()))
+        # Characters as written where stdout takes them (YAML's escapes, "Erd\u0151s", read
+        # as noise); escapes elsewhere, as print_json does: a "?" in their place is lossy.
+        config = yaml.safe_dump(
+            info["config"], sort_keys=False, allow_unicode=speaks_utf8(sys.stdout)
+        )
+        out.print(Text(config.rstrip()))
     if info["invocations"]:
         table = Table(title="invocations")
         for column in ("id", "status", "started", "finished", "done", "failed", "skipped"):
