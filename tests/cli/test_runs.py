@@ -176,3 +176,17 @@ def test_runs_show_prints_the_config_as_written(tmp_path: Path) -> None:
     text = runner.invoke(app, ["runs", "show", str(target)])
     assert text.exit_code == 0, text.output
     assert "graph: Erdős–Rényi" in text.stdout
+
+
+def test_runs_list_says_how_deep_it_looks(run_dir: Path, tmp_path: Path) -> None:
+    """A run four folders below ROOT is not searched: the list said "no runs under ROOT"."""
+    deep = tmp_path / "deep"
+    (deep / "a" / "b" / "c").mkdir(parents=True)
+    run_dir.rename(deep / "a" / "b" / "c" / "d")
+    hidden = runner.invoke(app, ["runs", "list", str(deep)])
+    assert hidden.exit_code == 0
+    assert f"no runs under {deep} up to 3 folders deep" in hidden.stdout
+    shown = runner.invoke(app, ["runs", "list", str(deep / "a"), "--json"])
+    assert [row["done"] for row in json.loads(shown.stdout)["runs"]] == [5]
+    help_text = runner.invoke(app, ["runs", "list", "--help"]).stdout
+    assert "up to three folders below it" in " ".join(help_text.replace("│", " ").split())

@@ -31,7 +31,8 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-#: How deep below ROOT `runs list` looks for stores.
+#: How deep below ROOT `runs list` looks for stores (a bound on the search, said in its help:
+#: `runs list .` in a home folder would otherwise walk all of it).
 _MAX_DEPTH = 3
 #: The unit counts `runs list` shows, in column order.
 _COUNT_COLUMNS = ("units", "done", "failed", "pending")
@@ -121,6 +122,9 @@ def list_runs(
 ) -> None:
     """List the runs under ROOT (default: ./runs) with their progress.
 
+    Run directories are searched in ROOT and up to three folders below it (ROOT/a/b/c);
+    deeper ones are not listed.
+
     A store that cannot be read (damaged, truncated, empty, not a byzllm store) is listed
     as "unreadable", with the reason on stderr; the other runs are listed as usual.
 
@@ -145,7 +149,7 @@ def list_runs(
             print_json({"root": str(root), "runs": overviews})
             return
         if not overviews:
-            typer.echo(f"no runs under {root} yet (try `byzllm demo`)")
+            typer.echo(f"no runs under {root} up to {_MAX_DEPTH} folders deep (try `byzllm demo`)")
             return
         from rich.table import Table
 
