@@ -122,3 +122,71 @@ def test_runs_export_defaults_and_errors(run_dir: Path) -> None:
     assert bad.exit_code == 2 and "unknown export format" in bad.stderr
     unknown = runner.invoke(app, ["runs", "export", str(run_dir), "--kind", "nope"])
     assert unknown.exit_code == 2 and "no records of kind nope" in unknown.stderr
+
+
+@pytest.mark.parametrize("name", ["sweep.db", "sweep.sqlite", "sweep.sqlite3"])
+def test_a_run_folder_named_like_a_store_file_is_a_folder(tmp_path: Path, name: str) -> None:
+    """A run directory whose name ends like a store file's was written as that file, which
+    `runs show` (given a folder) refused and `runs list` called unreadable."""
+    target = tmp_path / "runs" / name
+    units = [make_unit({"q": q}, label=f"q{q}") for q in range(6)]
+    asyncio.run(run_units(target, units, outcome_work, config=DemoConfig(), progress=False))
+    assert (target / "results.sqlite").is_file()
+    rerun = asyncio.run(run_units(target, units, outcome_work, config=DemoConfig(), progress=False))
+    assert rerun.skipped == 5  # resumed: the failed unit is not rerun
+
+    shown = runner.invoke(app, ["runs", "show", str(target), "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["counts"] == {"total": 6, "pending": 0, "done": 5, "failed": 1}
+    listed = runner.invoke(app, ["runs", "list", str(tmp_path / "runs"), "--json"])
+    [entry] = json.loads(listed.stdout)["runs"]
+    assert entry["readable"] and entry["done"] == 5
+    exported = runner.invoke(app, ["runs", "export", str(target), "-f", "jsonl"])
+    assert exported.exit_code == 0, exported.output
+    assert (target / "export" / "outcome.jsonl").read_text().count("\n") == 5
+
+
+def test_a_refused_export_creates_no_folder(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tables" / "sub"
+    refused = runner.invoke(app, ["runs", "export", str(run_dir), "-k", "nope", "--out", str(out)])
+    assert refused.exit_code == 2 and "no records of kind nope" in refused.stderr
+    assert not (tmp_path / "tables").exists()
+    assert not (run_dir / "export").exists()
+    runner.invoke(app, ["runs", "export", str(run_dir), "-k", "nope"])
+    assert not (run_dir / "export").exists()
+
+
+def test_a_kind_asked_for_twice_is_exported_once(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tables"
+    args = ["runs", "export", str(run_dir), "-k", "outcome", "-k", "outcome", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["files"] == [str(out / "units.csv"), str(out / "outcome.csv")]
+
+
+class NamedConfig(ExperimentConfig):
+    graph: str = "Erdős–Rényi"
+
+
+def test_runs_show_prints_the_config_as_written(tmp_path: Path) -> None:
+    """Non-ASCII config values were printed as YAML escapes ("Erd\\u0151s\\u2013R\\xE9nyi")."""
+    target = tmp_path / "run"
+    units = [make_unit({"q": 0})]
+    asyncio.run(run_units(target, units, outcome_work, config=NamedConfig(), progress=False))
+    text = runner.invoke(app, ["runs", "show", str(target)])
+    assert text.exit_code == 0, text.output
+    assert "graph: Erdős–Rényi" in text.stdout
+
+
+def test_runs_list_says_how_deep_it_looks(run_dir: Path, tmp_path: Path) -> None:
+    """A run four folders below ROOT is not searched: the list said "no runs under ROOT"."""
+    deep = tmp_path / "deep"
+    (deep / "a" / "b" / "c").mkdir(parents=True)
+    run_dir.rename(deep / "a" / "b" / "c" / "d")
+    hidden = runner.invoke(app, ["runs", "list", str(deep)])
+    assert hidden.exit_code == 0
+    assert f"no runs under {deep} up to 3 folders deep" in hidden.stdout
+    shown = runner.invoke(app, ["runs", "list", str(deep / "a"), "--json"])
+    assert [row["done"] for row in json.loads(shown.stdout)["runs"]] == [5]
+    help_text = runner.invoke(app, ["runs", "list", "--help"]).stdout
+    assert "up to three folders below it" in " ".join(help_text.replace("│", " ").split())

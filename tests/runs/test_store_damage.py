@@ -257,6 +257,27 @@ def test_truncated_store_salvages_rows_beyond_the_reach_of_sqlite(
     _resume_completes(store_copy.parent, N_UNITS - report.units["done"])
 
 
+def test_a_truncated_store_counts_no_record_row_it_never_held(
+    pristine: Path, tmp_path: Path
+) -> None:
+    """Past a file's end SQLite reads zeros, which walk as a row of rowid 0 and no values:
+    it was counted as a lost record row, more rows lost and kept than the store held."""
+    with sqlite3.connect(pristine) as conn:
+        (held,) = conn.execute("SELECT count(*) FROM records").fetchone()
+    for pages in range(16, pristine.stat().st_size // PAGE, 16):
+        run_dir = tmp_path / f"cut{pages}"
+        run_dir.mkdir()
+        store = run_dir / "results.sqlite"
+        shutil.copy(pristine, store)
+        with store.open("r+b") as handle:
+            handle.truncate(pages * PAGE + 100)  # mid-page: its tail reads as zeros
+        report = repair_store(run_dir)
+        with sqlite3.connect(store) as conn:
+            (kept,) = conn.execute("SELECT count(*) FROM records").fetchone()
+        assert report.records_lost >= 1
+        assert kept + report.records_lost <= held, pages
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_no_done_unit_ever_keeps_a_lost_or_garbled_record(
     pristine: Path, store_copy: Path, seed: int

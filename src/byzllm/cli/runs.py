@@ -7,6 +7,7 @@ results to a run directory (`runs/<name>/results.sqlite`). These commands read t
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,7 +31,8 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-#: How deep below ROOT `runs list` looks for stores.
+#: How deep below ROOT `runs list` looks for stores (a bound on the search, said in its help:
+#: `runs list .` in a home folder would otherwise walk all of it).
 _MAX_DEPTH = 3
 #: The unit counts `runs list` shows, in column order.
 _COUNT_COLUMNS = ("units", "done", "failed", "pending")
@@ -120,6 +122,9 @@ def list_runs(
 ) -> None:
     """List the runs under ROOT (default: ./runs) with their progress.
 
+    Run directories are searched in ROOT and up to three folders below it (ROOT/a/b/c);
+    deeper ones are not listed.
+
     A store that cannot be read (damaged, truncated, empty, not a byzllm store) is listed
     as "unreadable", with the reason on stderr; the other runs are listed as usual.
 
@@ -144,7 +149,7 @@ def list_runs(
             print_json({"root": str(root), "runs": overviews})
             return
         if not overviews:
-            typer.echo(f"no runs under {root} yet (try `byzllm demo`)")
+            typer.echo(f"no runs under {root} up to {_MAX_DEPTH} folders deep (try `byzllm demo`)")
             return
         from rich.table import Table
 
@@ -269,8 +274,15 @@ def _print_show(info: dict[str, Any], max_failures_shown: int) -> None:
         )
     )
     if info["config"] is not None:
+        from ._streams import speaks_utf8
+
         out.print(Text("config:", style="bold"))
-        out.print(Text(yaml.safe_dump(info["config"], sort_keys=False).rstrip()))
+        # Characters as written where stdout takes them (YAML's escapes, "Erd\u0151s", read
+        # as noise); escapes elsewhere, as print_json does: a "?" in their place is lossy.
+        config = yaml.safe_dump(
+            info["config"], sort_keys=False, allow_unicode=speaks_utf8(sys.stdout)
+        )
+        out.print(Text(config.rstrip()))
     if info["invocations"]:
         table = Table(title="invocations")
         for column in ("id", "status", "started", "finished", "done", "failed", "skipped"):

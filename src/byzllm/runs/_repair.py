@@ -943,7 +943,11 @@ def _salvage(
     valid_rowids: set[int] = set()
     for rowid, row in found.records.items():
         if not _valid_record(row):
-            found.lost_rowids.add(rowid)
+            # SQLite numbers rows from 1: a rowid 0 with no values is the zeros it reads past
+            # a truncated file's end, no row of the store (counted lost, it made the rows
+            # lost and kept outnumber the rows the store held).
+            if rowid >= 1:
+                found.lost_rowids.add(rowid)
             continue
         valid_rowids.add(rowid)
         by_seq = records_by_unit.setdefault(row["unit_id"], {})

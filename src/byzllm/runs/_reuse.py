@@ -15,7 +15,7 @@ from pathlib import Path
 
 from byzllm.errors import InputError
 
-from ._store import STORE_FILENAME, Store, StoreError
+from ._store import STORE_FILENAME, Store, StoreError, run_store_path
 from ._units import Unit
 
 __all__ = ["Reused", "reuse_units", "sibling_runs"]
@@ -76,7 +76,7 @@ def reuse_units(run_dir: str | Path, units: Sequence[Unit], sources: Iterable[Pa
                 continue
             try:
                 if target is None:
-                    target = Store(run_dir, create=True)
+                    target = Store(run_store_path(run_dir), create=True)
                     statuses = target.register_units(list(units))
                     ids = {unit for unit, status in statuses.items() if status != "done"}
                 if not ids:

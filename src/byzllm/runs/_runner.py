@@ -59,7 +59,7 @@ from ._lock import RunBusyError, WriterLock
 from ._progress import LiveStatus, ProgressReporter, make_progress
 from ._provenance import byzllm_version, git_commit
 from ._records import Record, coerce_records
-from ._store import Store, StoreError, UnitResult, format_error, resolve_store_path
+from ._store import Store, StoreError, UnitResult, format_error, run_store_path
 from ._units import Unit
 
 if TYPE_CHECKING:
@@ -407,6 +407,9 @@ async def run_units(
 
     grid = _unique(units)
     run_path = Path(run_dir)
+    # A folder whatever its name: `Store("sweep.db")` alone is a store file of that name,
+    # which `runs show`, the reports and a resume (all given a folder) never found.
+    store_path = run_store_path(run_path)
     executor = executor if executor is not None else LocalExecutor()
     if grid:
         # Worker processes start while this process checks the folder and registers the
@@ -421,7 +424,6 @@ async def run_units(
             await _check_endpoints_first(
                 run_path, grid, config, retry_failed, started, run_requests
             )
-        store_path = resolve_store_path(run_dir)
         # The writer lock is held for the whole run: from registering the units to the last commit.
         async with WriterLock(store_path, wait=wait, argv=argv, on_wait=_say_waiting):
             if on_locked is not None:
@@ -429,7 +431,7 @@ async def run_units(
             config_json, config_class = _config_dump(config)
 
             # verify: a damaged store stops the run here, one line naming `byzllm runs repair`.
-            store = Store(run_path, create=True, synchronous=synchronous, verify=True)
+            store = Store(store_path, create=True, synchronous=synchronous, verify=True)
             try:
                 statuses = store.register_units(grid)
                 run_id = store.begin_run(
@@ -640,7 +642,7 @@ async def run_units(
                     if heartbeat is not None:
                         heartbeat(live_status(run_requests))
                     reporter.close()
-                closing = Store(run_path, create=False)
+                closing = Store(store_path, create=False)
                 try:
                     closing.finish_run(
                         run_id,
@@ -725,9 +727,10 @@ def _to_run(status: str, retry_failed: bool) -> bool:
 
 def _stored_statuses(run_path: Path) -> dict[str, str]:
     """Each stored unit's status, read without writing (none when there is no store yet)."""
-    if not resolve_store_path(run_path).is_file():
+    store_path = run_store_path(run_path)
+    if not store_path.is_file():
         return {}
-    with Store.open(run_path) as store:
+    with Store.open(store_path) as store:
         return {row["id"]: row["status"] for row in store.units()}
 
 

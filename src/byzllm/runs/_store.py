@@ -311,9 +311,21 @@ class UnitResult:
         return self.finished_at - self.started_at
 
 
+def run_store_path(run_dir: str | Path) -> Path:
+    """The store file of the run directory ``run_dir``, whatever the folder's name (a run
+    into ``sweep.db`` is the folder ``sweep.db`` holding ``results.sqlite``)."""
+    return Path(run_dir).expanduser() / STORE_FILENAME
+
+
 def resolve_store_path(location: str | Path) -> Path:
+    """The store file of ``location``: a run directory's ``results.sqlite``, or ``location``
+    itself when it names a store file (``.sqlite``, ``.db``, ``.sqlite3``).
+
+    An existing directory is a run directory whatever its name: a run folder called
+    ``sweep.db`` holds ``sweep.db/results.sqlite``, which its name alone took for the store.
+    """
     path = Path(location).expanduser()
-    if path.suffix in {".sqlite", ".db", ".sqlite3"}:
+    if path.suffix in {".sqlite", ".db", ".sqlite3"} and not path.is_dir():
         return path
     return path / STORE_FILENAME
 
@@ -1029,19 +1041,21 @@ class Store:
         if fmt not in ("csv", "jsonl", "parquet"):
             raise InputError(f"unknown export format {fmt!r} (choose csv, jsonl or parquet)")
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
         # Every file from one snapshot: read table by table, an export of a run in progress
         # listed units as pending in units.<fmt> whose records the record files held, and a
         # unit's records of one kind without those of another.
         with self._snapshot():
             available = self.kinds()
-            chosen = list(available) if kinds is None else list(kinds)
+            # A kind asked for twice is one file, written and listed once.
+            chosen = list(available) if kinds is None else list(dict.fromkeys(kinds))
             unknown = [kind for kind in chosen if kind not in available]
             if unknown:
                 raise InputError(
                     f"no records of kind {', '.join(unknown)} "
                     f"(available: {', '.join(available) or 'none'})"
                 )
+            # Only now: a refused export left an empty folder behind.
+            out.mkdir(parents=True, exist_ok=True)
             written = []
             if include_units:
                 unit_rows = self.units()
