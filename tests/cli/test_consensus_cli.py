@@ -197,3 +197,46 @@ def test_the_per_round_csv_holds_numbers_with_their_intervals(tmp_path: Path) ->
             assert float(line[name]) == round(100 * expected[name], 2)
             assert float(line[f"{name}_low"]) == round(100 * low, 2)
             assert float(line[f"{name}_high"]) == round(100 * high, 2)
+
+
+def test_report_names_the_units_that_failed(tmp_path: Path) -> None:
+    """A unit that failed leaves its configuration's row over fewer questions than the
+    others: the report says which configuration, and how many units, in both modes."""
+    import asyncio
+    from typing import Any
+
+    from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+    from byzllm.runs import Record, run_units
+
+    cfg = ConsensusConfig.model_validate(
+        {"protocols": ["sac", "majority"], "topologies": ["complete"], "dataset": {"n": 3}}
+    )
+
+    async def failing(payload: dict[str, Any]) -> list[Record]:
+        if payload["protocol"] == "majority" and payload["question"] == 1:
+            raise RuntimeError("the model went away")
+        return await consensus_unit(payload)
+
+    run_dir = tmp_path / "run"
+    summary = asyncio.run(
+        run_units(run_dir, expand_units(cfg), failing, config=cfg, progress=False)
+    )
+    assert (summary.done, summary.failed) == (5, 1)
+    report = RUNNER.invoke(app, ["consensus", "report", str(run_dir), "--no-rounds"])
+    assert report.exit_code == 0, report.output
+    assert (
+        "warning: 1 consensus unit(s) failed and 0 did not run "
+        "(majority/complete/4s2w1b-replay/F3/T6: 1 failed); the rows above are over the "
+        "questions that finished"
+    ) in report.stderr
+    as_json = RUNNER.invoke(app, ["consensus", "report", str(run_dir), "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    assert json.loads(as_json.stdout)["unfinished"] == {
+        "majority/complete/4s2w1b-replay/F3/T6": {"failed": 1, "pending": 0}
+    }
+    # A run with every unit done says nothing of the kind.
+    done = tmp_path / "done"
+    asyncio.run(run_units(done, expand_units(cfg), consensus_unit, config=cfg, progress=False))
+    clean = RUNNER.invoke(app, ["consensus", "report", str(done), "--json"])
+    assert json.loads(clean.stdout)["unfinished"] == {}

@@ -1171,14 +1171,17 @@ def emit_rows(
     console().print(table)
 
 
-def unfinished_units(store: Any, by: str) -> dict[str, dict[str, int]]:
+def unfinished_units(
+    store: Any, by: str | Callable[[Mapping[str, Any]], str]
+) -> dict[str, dict[str, int]]:
     """A run folder's units that failed or never ran, counted per value of their payload's
-    ``by`` (``{"monitor-1": {"failed": 9, "pending": 0}}`` by ``"condition"``); empty when
-    every unit is done."""
+    ``by`` (``{"monitor-1": {"failed": 9, "pending": 0}}`` by ``"condition"``), or per name
+    ``by(payload)`` gives; empty when every unit is done."""
     found: dict[str, dict[str, int]] = {}
     for status in ("failed", "pending"):
         for unit in store.units(status):
-            name = str(unit["payload"].get(by, "?"))
+            payload = unit["payload"]
+            name = by(payload) if callable(by) else str(payload.get(by, "?"))
             counts = found.setdefault(name, {"failed": 0, "pending": 0})
             counts[status] += 1
     return found

@@ -131,6 +131,28 @@ def _read_questions(run_dir: Path, unit_ids: set[str] | None) -> Iterator[dict[s
         raise InputError(f"{run_dir} holds no consensus results")
 
 
+def _configuration_of(payload: Mapping[str, Any]) -> str:
+    """The configuration a unit runs (``sac/complete/4s2w1b-replay/F3/T6``): the report row
+    its question joins when it is done."""
+    from byzllm.experiments.consensus.config import Composition
+
+    composition = payload.get("composition")
+    label = Composition.model_validate(composition).label if isinstance(composition, dict) else "?"
+    return "/".join(
+        [str(payload.get("protocol", "?")), str(payload.get("topology", "?")), label]
+        + [f"{axis}{payload.get(axis, '?')}" for axis in ("F", "T")]
+    )
+
+
+def _unfinished(run_dir: Path) -> dict[str, dict[str, int]]:
+    """The run's units that failed or never ran, per configuration: the report's rows are
+    over the questions that finished, and a row missing some says so only through them."""
+    from byzllm.runs import Store
+
+    with Store.open(run_dir) as store:
+        return common.unfinished_units(store, _configuration_of)
+
+
 def _checked_on_failure(run_dir: Path) -> contextlib.AbstractContextManager[None]:
     """A report over the run's question records, which are checked when it fails
     (:func:`~byzllm.cli._common.checked_on_failure`)."""
@@ -493,6 +515,7 @@ def report(
             on_model = run_llm_groups(questions)  # the groups that ran on a model
         simulated = any(meta["simulated"] for meta, _ in summary)
         label = results_label(simulated, on_model)
+        unfinished = _unfinished(run_dir)
         if json_output:
             common.print_json(
                 {
@@ -507,6 +530,7 @@ def report(
                         for m, _ in summary
                         if "scorer_auc" in m
                     ],
+                    "unfinished": unfinished,
                 }
             )
             common.show_parse_health(health, json_output=True)
@@ -523,6 +547,17 @@ def report(
         )
         console.print(f"[dim]brackets: {INTERVAL_NOTE}[/dim]")
         _print_notes(console, table_notes(table1))
+        if unfinished:
+            typer.secho(
+                common.unfinished_warning(
+                    unfinished,
+                    units="consensus",
+                    left_out="the rows above are over the questions that finished",
+                    rerun="rerun `byzllm consensus run` with the same config and --retry-failed",
+                ),
+                fg="yellow",
+                err=True,
+            )
         if rounds:
             console.print(
                 rich_table(
