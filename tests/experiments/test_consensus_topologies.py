@@ -38,3 +38,24 @@ def test_graph_file_is_loaded_and_checked(tmp_path: Path) -> None:
     assert (report["r"], report["ok"]) == (2, False)
     with pytest.raises(ConfigError, match="has 7 nodes but the composition has 9"):
         build_graph(f"file:{path}", n=9, F=3)
+
+
+def test_preferential_attachment_is_built_for_f_plus_1() -> None:
+    """The SAC paper designs every topology (F+1)-robust (§4.2); preferential attachment is
+    built for a target r (App. A: a clique of 2r - 1 nodes, each other node joined to r of
+    them), so a run takes r = F + 1, capped at ⌈n/2⌉ as Erdős–Rényi is."""
+    from byzllm.graphs import r_robustness
+
+    # n = 7, F = 3: r = 4, a clique of 7 nodes (K7, 21 edges), 4-robust. The construction's
+    # default r = ⌈7/2⌉ - 1 = 3 gave K5 plus 2 nodes joined to 3 (16 edges), 3-robust.
+    graph = build_graph("preferential", n=7, seed=0, F=3)
+    assert graph.number_of_edges() == 21
+    assert robustness_report(graph, F=3)["ok"]
+    # n = 9, F = 1: r = 2, a triangle and 6 nodes joined to 2 of it: 3 + 12 edges, 2-robust.
+    sparse = build_graph("preferential", n=9, seed=0, F=1)
+    assert sparse.number_of_edges() == 15
+    assert r_robustness(sparse).r == 2
+    # n = 9, F = 3 (the paper's Table 6): r = 4, K7 plus 2 nodes joined to 4, as before.
+    assert build_graph("preferential", n=9, seed=0, F=3).number_of_edges() == 21 + 8
+    # F beyond what 7 nodes allow: capped at ⌈7/2⌉ = 4, the run then warns.
+    assert build_graph("preferential", n=7, seed=0, F=5).number_of_edges() == 21

@@ -1,7 +1,7 @@
 """From a configuration to a network: the graph, who is Byzantine, and the agents.
 
-* Graphs come from :func:`byzllm.graphs.build` (γ-MERG, complete, Erdős–Rényi verified to be
-  (F+1)-robust, Appendix A).
+* Graphs come from :func:`byzllm.graphs.build` (γ-MERG, complete, preferential attachment
+  built and Erdős–Rényi verified to be (F+1)-robust, Appendix A).
 * Byzantine placement: ``random`` (drawn afresh for every question from the run seed and the
   question id, so across questions an adversary sits everywhere and a topology is measured by
   what an adversary reaches in it, not by one lucky or unlucky node; the draw depends on
@@ -59,8 +59,12 @@ def build_graph(topology: str, n: int, seed: int = 0, F: int | None = None) -> n
     """The communication graph ``topology`` on ``n`` nodes (:func:`byzllm.graphs.build`,
     or :func:`byzllm.graphs.load_graph` for ``file:PATH``, whose node count must be ``n``).
 
-    Erdős–Rényi graphs are resampled until verified (F+1)-robust (§5.2), capped at the
-    largest robustness any n-node graph can have, ⌈n/2⌉ (then the run warns).
+    The random constructions take their target robustness from F: Erdős–Rényi graphs are
+    resampled until verified (F+1)-robust (§5.2), and preferential-attachment graphs are
+    built (F+1)-robust (a clique of 2F+1 nodes, the SAC paper, App. A); both capped at the
+    largest robustness any n-node graph can have, ⌈n/2⌉ (then the run warns). The SAC paper
+    designs every topology to be (F+1)-robust (§4.2), which the construction's own default,
+    r = ⌈n/2⌉ - 1, is not at the paper's n = 7, F = 3 (3-robust).
     """
     from byzllm.graphs import build, load_graph
 
@@ -73,7 +77,7 @@ def build_graph(topology: str, n: int, seed: int = 0, F: int | None = None) -> n
         graph_from_file: nx.Graph[Any] = loaded
         return graph_from_file
     params: dict[str, Any] = {}
-    if topology == "erdos-renyi" and F is not None:
+    if topology in ("erdos-renyi", "preferential") and F is not None:
         params["r"] = max(1, min(F + 1, math.ceil(n / 2)))
     graph: nx.Graph[Any] = build(topology, n=n, seed=seed, **params)
     return graph
