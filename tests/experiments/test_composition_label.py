@@ -49,3 +49,33 @@ def test_garbage_is_none_or_well_formed(text: str) -> None:
     parts = parse_label(text)
     if parts is not None:
         assert parts.strong >= 0 and parts.byzantine >= 0 and parts.attack
+
+
+def test_compositions_sharing_a_label_are_refused_unless_identical() -> None:
+    """The report groups rows by label: two compositions of one label but different
+    fields ran as two sets of units and pooled into one row (n_questions doubled)."""
+    import pytest
+
+    from byzllm.errors import ConfigError
+    from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.runs import load_config
+
+    for pair in (
+        [{"attack": "replay"}, {"attack": "replay", "defect_round": 3}],
+        [{"attack": "replay"}, {"attack": "replay", "byzantine_nodes": [3]}],
+        [
+            {"weak": 1, "byzantine": 2, "placement": "given", "byzantine_nodes": [0, 1]},
+            {"weak": 1, "byzantine": 2, "placement": "given", "byzantine_nodes": [1, 0]},
+        ],
+    ):
+        with pytest.raises(ConfigError, match=r"compositions\.0 and compositions\.1 are both"):
+            load_config(None, ConsensusConfig, {"compositions": pair})
+    # An exact repeat is one set of units (as a repeated seed is), and mimic's defect round
+    # is in its label: both are accepted.
+    repeated = [{"attack": "replay"}, {"attack": "replay"}]
+    assert len(load_config(None, ConsensusConfig, {"compositions": repeated}).compositions) == 2
+    mimics = [{"attack": "mimic"}, {"attack": "mimic", "defect_round": 3}]
+    labels = [
+        c.label for c in ConsensusConfig.model_validate({"compositions": mimics}).compositions
+    ]
+    assert labels == ["4s2w1b-mimic2", "4s2w1b-mimic3"]

@@ -330,6 +330,25 @@ class ConsensusConfig(ExperimentConfig):
             raise ValueError("must list at least one value")
         return value
 
+    @model_validator(mode="after")
+    def _distinct_labels(self) -> ConsensusConfig:
+        # The records keep a composition's label only, and the report groups its rows by
+        # it: two compositions that differ in a field their attack or placement ignores
+        # (defect_round off mimic, byzantine_nodes off 'given', given nodes in another
+        # order) ran twice and pooled into one row of twice the questions. Exact repeats
+        # are one set of units, like a repeated seed.
+        first: dict[str, int] = {}
+        for index, composition in enumerate(self.compositions):
+            earlier = first.setdefault(composition.label, index)
+            if earlier != index and composition != self.compositions[earlier]:
+                raise ValueError(
+                    f"compositions.{earlier} and compositions.{index} are both "
+                    f"{composition.label}: they differ only in what that attack and placement "
+                    "do not use (defect_round: mimic; byzantine_nodes: placement 'given'), "
+                    "and their results would pool in one row; keep one"
+                )
+        return self
+
     @field_validator("F", "T")
     @classmethod
     def _non_negative(cls, value: list[int]) -> list[int]:
