@@ -133,3 +133,41 @@ def test_budget_walk_proves_nothing_past_its_deadline() -> None:
     view = graph_view(nx.gnp_random_graph(30, 0.5, seed=1))
     walk = rs_by_budget(view, 5, time.perf_counter() - 1.0)
     assert (walk.proven, walk.pair) == (1, None)
+
+
+@needs_numba
+def test_both_twins_visit_the_same_search_nodes() -> None:
+    import numpy as np
+
+    from byzllm.graphs import _rs_budget
+    from byzllm.graphs import _rs_budget_jit as jit
+    from byzllm.graphs._closed_sets import _permute
+
+    rng = random.Random(9)
+    for case in range(12):
+        n = rng.randint(4, 20)
+        view = graph_view(nx.gnp_random_graph(n, 0.5, seed=case))
+        order = sorted(range(n), key=lambda i: (-view.in_masks[i].bit_count(), i))
+        work = _permute(view, order)
+        for k in range(n // 2):
+            for budget in range(3):
+                python = _rs_budget._BudgetSearch(work, k, None, _rs_budget._COMPLETION_LIMIT, [])
+                python.run(budget)
+                stack, cursor, found = jit.new_state(n, budget)
+                code = jit.PAUSED
+                while code == jit.PAUSED:
+                    code = jit.search(
+                        np.array(work.in_masks, dtype=np.uint64),
+                        np.array(work.out_masks, dtype=np.uint64),
+                        np.array([max(0, m.bit_count() - k) for m in work.in_masks]),
+                        np.array([m.bit_count() - k - 1 for m in work.in_masks]),
+                        k,
+                        budget,
+                        stack,
+                        cursor,
+                        found,
+                        1000,
+                        _rs_budget._COMPLETION_LIMIT,
+                        np.zeros((0, 4), dtype=np.int64),
+                    )
+                assert cursor[3] == python.visited, (case, k, budget)
