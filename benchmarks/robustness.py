@@ -26,6 +26,13 @@ Target (issue: exact robustness to n = 64): at n = 64 every graph exact within 1
 at that size only: its summary line and its ``target_verdict`` in the JSON say met or NOT
 met, every other size's says "not judged: target is for n = 64"; with the MILP run,
 ``milp_over_ours`` is the ratio of median seconds.
+
+Measured with ``--sizes 64 --no-milp`` (one run, 2-core machine, load average 2.2 at the start,
+4.4 at the end): r exact for 4 of the 5 graphs (22, 39, 56 and 69 s of wall time; seed 64002
+ends with bounds (16, 17)), s for none: the (r,s) budget search does not get through budget 1
+in its 120 s and ends with bounds (1, 12), (1, 6), (1, 11) and (1, 8) (98 to 118 s of CPU), so
+the target is not met. On 30 to 50 nodes every s comes out exact, in at most 15 s of CPU
+(docs/graphs.md, Limits).
 """
 
 from __future__ import annotations

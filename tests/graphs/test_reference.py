@@ -250,38 +250,7 @@ def test_closed_pair_search_with_free_nodes_matches_brute_force(compiled: bool) 
                                     assert view.outside(i, members) <= k
 
 
-@pytest.mark.parametrize("max_searches", [20, 2100])
-def test_rs_level_search_matches_dp(max_searches: int) -> None:
-    # The level search (used above 26 nodes) against the subset DP, on graphs the DP can do.
-    from byzllm.graphs._core import graph_view
-    from byzllm.graphs._rs_levels import rs_by_levels
-    from byzllm.graphs._subset_dp import dp_rs_robustness
-
-    rng = random.Random(17)
-    settled = 0
-    for case in range(30):
-        n = rng.randint(6, 18)
-        G = nx.gnp_random_graph(n, rng.uniform(0.2, 0.8), seed=case, directed=case % 4 == 0)
-        view = graph_view(G)
-        r = reference_r(G) if n <= 9 else r_robustness(G, method="dp").r
-        if r < 1:
-            continue
-        found = dp_rs_robustness(view, r)
-        expected = n if found is None else found[0]
-        out = rs_by_levels(view, r, None, max_searches=max_searches)
-        # Whatever it claims is proven must hold; a pair found gives s exactly.
-        assert out.proven <= expected
-        if out.pair is not None:
-            settled += 1
-            value, s1, s2 = out.pair
-            assert value == expected
-            assert verify_rs_certificate(
-                G, [i for i in G if s1 >> i & 1], [i for i in G if s2 >> i & 1], r, value + 1
-            )
-    assert settled >= (20 if max_searches > 100 else 5)
-
-
-def test_rs_above_dp_size_is_exact_by_levels_on_a_random_graph() -> None:
+def test_rs_above_dp_size_is_exact_by_the_budget_search_on_a_random_graph() -> None:
     G = nx.gnp_random_graph(30, 0.5, seed=30002)
     res = rs_robustness(G, time_limit=60)
     assert res.exact and res.method.startswith("search")
@@ -294,7 +263,7 @@ def test_rs_above_dp_size_is_exact_by_levels_on_a_random_graph() -> None:
 def test_rs_takes_a_pair_at_hand_that_meets_the_proven_floor(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A pair with one r-reachable node settles s = 1 (s >= 1 is proven): no level search."""
+    """A pair with one r-reachable node settles s = 1 (s >= 1 is proven): no budget search."""
     from byzllm.graphs import _robustness
     from byzllm.graphs._core import graph_view, mask_of
 
@@ -304,11 +273,11 @@ def test_rs_takes_a_pair_at_hand_that_meets_the_proven_floor(
     view = graph_view(G)
     pair = mask_of(view, first.certificate.s1), mask_of(view, first.certificate.s2)
 
-    def no_levels(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the level search ran")
+    def no_budget(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the budget search ran")
 
     monkeypatch.setattr(_robustness, "_pair_at_level", lambda *args: pair)
-    monkeypatch.setattr(_robustness, "rs_by_levels", no_levels)
+    monkeypatch.setattr(_robustness, "rs_by_budget", no_budget)
     again = rs_robustness(G, r=first.r, time_limit=60)
     assert (again.s, again.exact, again.bounds) == (1, True, (1, 1))
     assert again.certificate is not None

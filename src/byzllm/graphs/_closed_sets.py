@@ -28,7 +28,8 @@ upper bound. Each branch removes ``u`` from ``P1 ∩ P2``, so the search is comp
 ``P1 ∩ P2 = ∅``, where ``(P1, P2)`` is a witness pair.
 
 Graphs of up to 64 nodes run the same search compiled (``_closed_sets_jit``, needs numba).
-Nodes may be exempted from the condition (``free``); the (r,s) level search uses that.
+Nodes may be exempted from the condition (``free``); the probe for s = 1 of the (r,s)
+search (:mod:`._rs_budget`) uses that.
 """
 
 from __future__ import annotations
@@ -498,7 +499,7 @@ def _restore(mask: int, order: list[int]) -> int:
 def compiled_search_available() -> bool:
     """Whether the compiled search can run: ``numba`` installed and its JIT not switched off.
 
-    Asked once per process: the (r,s) level search runs thousands of searches.
+    Asked once per process: the (r,s) search may run many searches.
     """
     if importlib.util.find_spec("numba") is None:
         return False
@@ -533,8 +534,8 @@ def _find_compiled(
     symmetry = np.array(swaps, dtype=np.int64).reshape(len(swaps), 4)
     while True:
         # Before each slice, the first included: a search that ends within one slice never
-        # looked at the clock, so the (r,s) level search (thousands of short searches) ran
-        # many times past its deadline. The Python search looks before its first seed too.
+        # looked at the clock, so a caller running thousands of short searches ran many
+        # times past its deadline. The Python search looks before its first seed too.
         _check_deadline(deadline)
         code = jit.search(
             in_masks,
@@ -614,7 +615,7 @@ def find_closed_pair(
     ``free``: a mask of nodes exempt from the k-closed condition (they may have any number of
     in-neighbours outside their set). Each set still has a constrained member. This finds the
     pairs whose r-reachable members (r = k + 1) all lie in ``free``, which is how
-    :func:`~byzllm.graphs.rs_robustness` decides s.
+    :func:`~byzllm.graphs.rs_robustness` probes for s = 1.
 
     ``completions``: near the leaves, try giving every undecided node to one side, which finds
     pairs sooner; pass ``False`` where no pair is expected (a proof), where they only cost time.

@@ -30,7 +30,7 @@ from byzllm.errors import InputError
 
 from ._closed_sets import SearchTimeout, compiled_search_applies, find_closed_pair
 from ._core import GraphView, graph_view, mask_of, nodes_of
-from ._rs_levels import rs_by_levels
+from ._rs_budget import rs_by_budget
 from ._subset_dp import DP_MAX_NODES, dp_r_robustness, dp_rs_robustness
 
 __all__ = [
@@ -51,8 +51,11 @@ __all__ = [
 
 Method = Literal["auto", "dp", "search", "milp"]
 
-#: Searches one level of the (r,s) level search may take: every pair of nodes up to 64 nodes.
-_LEVEL_SEARCHES = 2100
+#: The share of the time left that the (r,s) budget search gets; the MILP has the rest.
+_BUDGET_SHARE = 0.85
+
+#: Seconds the probe for s = 1 (one search per likely node) gets when there is no time limit.
+_PROBE_SECONDS = 2.0
 
 #: The level :func:`r_robustness` proved for each of the last few graphs it solved (G is
 #: lb-robust), keyed by :func:`_solved_key`. ``rs_robustness(G, r=...)`` after
@@ -318,12 +321,12 @@ def rs_robustness(
 
     ``r`` defaults to ``r_robustness(G).r``; given, it is proven again only if no earlier
     ``r_robustness`` call on the same graph (among the last 16 graphs) proved it. Exact by subset
-    DP for n ≤ 26. Above that, once G is known to be r-robust (s ≥ 1), a level search
-    (``_rs_levels``) looks for the pair with the fewest r-reachable nodes, one or two at a time
-    (every pair of nodes with the compiled search, single nodes without it); that settles the
-    small s of most sparse and random graphs exactly. Otherwise the (r,s) MILP on HiGHS finishes
-    the job, starting from the proven level (``exact=False`` with proven bounds if
-    ``time_limit`` runs out; the level search takes at most half of it).
+    DP for n ≤ 26. Above that, once G is known to be r-robust (s ≥ 1), the budget search
+    (``_rs_budget``) proves budgets 1, 2, … of r-reachable members empty until one holds a pair
+    (after a short probe for s = 1); that settles the small s of most sparse and random graphs
+    exactly. Otherwise the (r,s) MILP on HiGHS finishes the job, starting from the proven level
+    (``exact=False`` with proven bounds if ``time_limit`` runs out; the budget search takes 85%
+    of it).
     """
     _check_time_limit(time_limit)
     started = time.perf_counter()
@@ -388,13 +391,13 @@ def rs_robustness(
     method = "milp"
     best: tuple[int, int, int] | None = None  # (value, S1, S2): a witnessed upper bound on s
     if r_proven:
-        # Levels of r-reachable nodes first (exact when s is small), with half the time left.
-        level_deadline = None
+        # The budget search first (exact when s is small), with 85% of the time left.
+        budget_deadline = None
         if time_limit is not None:
             now = time.perf_counter()
-            level_deadline = now + 0.5 * max(0.0, started + time_limit - now)
+            budget_deadline = now + _BUDGET_SHARE * max(0.0, started + time_limit - now)
         if known is None:
-            known = _pair_at_level(view, r, level_deadline)
+            known = _pair_at_level(view, r, budget_deadline)
         hint = 0
         if known is not None:
             best = _rs_pair_value(view, *known, r)
@@ -404,15 +407,31 @@ def rs_robustness(
             value, s1, s2 = best
             cert = _rs_certificate(view, s1, s2, r)
             return result(value, True, (value, value), cert, _search_label(n))
-        compiled = compiled_search_applies(n)
-        levels = rs_by_levels(
-            view, r, level_deadline, max_searches=_LEVEL_SEARCHES if compiled else n, hint=hint
+        # A probe for s = 1 first, with a tenth of that time (or 2 s).
+        now = time.perf_counter()
+        probe_deadline = now + (
+            _PROBE_SECONDS if budget_deadline is None else 0.1 * max(0.0, budget_deadline - now)
         )
-        if levels.pair is not None:
-            value, s1, s2 = levels.pair
+        walk = rs_by_budget(
+            view,
+            r,
+            budget_deadline,
+            upper=None if best is None else best[0],
+            hint=hint,
+            probe_deadline=probe_deadline,
+        )
+        if walk.pair is not None:
+            value, s1, s2 = walk.pair
             cert = _rs_certificate(view, s1, s2, r)
             return result(value, True, (value, value), cert, _search_label(n))
-        floor = max(floor, levels.proven)
+        if walk.proven >= n:
+            return result(n, True, (n, n), None, _search_label(n))
+        floor = max(floor, walk.proven)
+        if best is not None and floor >= best[0]:
+            # Every smaller budget proven empty: the pair at hand is optimal.
+            value, s1, s2 = best
+            cert = _rs_certificate(view, s1, s2, r)
+            return result(value, True, (value, value), cert, _search_label(n))
         method = f"{_search_label(n)}+milp"
     remaining = (
         None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
