@@ -340,3 +340,27 @@ def test_replies_that_fell_back_to_the_parser_default_are_not_read() -> None:
         "refine": 1,
         "score": 1,
     }
+
+
+def test_an_anchoring_through_the_default_susceptibility_says_so() -> None:
+    """Three strong agents on one SAC question, hand-made: agent 2 ("8") believes its own
+    (0.8), retains agents 0 and 1 ("7", scored 0.9 each: 1.8 against its own 1.0) and moves
+    to "7"; no agent doubts its own, so susceptibility is not fitted. The anchoring
+    1 - 1 / 0.7 (clipped to 0) divided by the default 0.7, and its source did not say so."""
+    rounds = [
+        [
+            _row(0, "7", scores={2: 0.2}, self_score=0.9),
+            _row(1, "7", self_score=0.9),
+            _row(2, "8", scores={0: 0.9, 1: 0.9}, self_score=0.8, retained=[0, 1]),
+        ],
+        [_row(0, "7", round=1), _row(1, "7", round=1), _row(2, "7", round=1)],
+    ]
+    trace = {"task_id": "q", "protocol": "sac", "truth": "7", "groups": ["strong"] * 3}
+    profile = fit_consensus([{"trace": trace | {"rounds": rounds}, "seed": 0}], run="hand")
+    fitted, sources = profile.groups["strong"], profile.sources["strong"]
+    assert "no evidence in hand" in sources["susceptibility"]
+    assert fitted["anchoring"] == 0.0
+    assert sources["anchoring"] == (
+        "fitted from hand: 1 - P(moves | believes its own) / susceptibility, P = 1.000, "
+        "susceptibility 0.7 (the default: no doubting occasion), n = 1"
+    )

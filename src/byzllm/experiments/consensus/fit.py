@@ -399,12 +399,16 @@ def _estimates(t_: _Tally, group: str) -> tuple[dict[str, float], dict[str, str]
         )
     if believe:
         susceptibility = values.get("susceptibility", _defaults(group).susceptibility)
+        # Without a doubting occasion the ratio divides by the default: the source says so,
+        # or the anchoring reads as measured when half of it is assumed.
+        assumed = "" if "susceptibility" in values else " (the default: no doubting occasion)"
         moved = _rate(believe)
         anchoring = 1.0 - moved / susceptibility if susceptibility > 0 else 1.0
         put(
             "anchoring",
             anchoring,
-            f"1 - P(moves | believes its own) / susceptibility, P = {moved:.3f}",
+            f"1 - P(moves | believes its own) / susceptibility, P = {moved:.3f}, "
+            f"susceptibility {susceptibility:g}{assumed}",
             len(believe),
         )
     if t_.anew:
