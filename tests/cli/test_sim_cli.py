@@ -75,10 +75,15 @@ def test_govsim_fit_and_compare_as_json(tmp_path: Path) -> None:
     assert fit["profile"] == str(out) and fit["domain"] == "govsim"
     assert json.loads(out.read_text())["groups"] == fit["groups"]  # .json writes JSON
     assert fit["sources"]["sim"]["greed"].startswith("fitted from gs on 8 games: ")
+    # The profile says which split it was fitted on (it said the run only).
+    assert fit["splits"] == ["generated"]
+    text = _run(["sim", "fit", str(run_dir), "-o", str(tmp_path / "p.yaml")])
+    assert "fitted from a simulated run: gs (generated split)" in text
     compare = json.loads(
         _run(["sim", "compare", str(run_dir), "-p", str(out), "--json", "--resamples", "200"])
     )
     assert compare["domain"] == "govsim" and compare["run_simulated"]
+    assert compare["profile_splits"] == ["generated"]
     (table,) = compare["tables"]
     assert table["split"] == "generated"
     assert [r["metric"] for r in table["rows"]] == ["Survival-Rate", "Survival-Time", "Efficiency"]

@@ -101,6 +101,36 @@ def test_bug_coverage_by_hand() -> None:
     assert fit_bug_coverage(first[3:]) is None
 
 
+def test_failures_of_one_example_each_keep_the_coverage_default() -> None:
+    """6 problems x 3 seats on 3 examples; the 6 solutions that fail one fail exactly one:
+    the truncated likelihood peaks at bug_coverage 0, where wrong code fails no example. The
+    fit wrote 0.0, and with it every solution passed with probability 1: a flat likelihood
+    that left coder_skill, difficulty_sd and skill_spread at their defaults, written as
+    fitted. Now the coverage keeps its default, 0.5, and the coders are fitted with it:
+    12 of 18 pass, P = σ(skill) + (1 - σ(skill)) 0.5^3 = 2/3, σ(skill) = 0.61905,
+    skill = 0.48551 (the two others at the bottom of their ranges: passes spread evenly)."""
+    from byzllm.experiments.codegen import fit as codegen_fit
+
+    first = [
+        FirstSolution(f"P/{p}", seat, 3, int((p + seat) % 3 == 0))
+        for p in range(6)
+        for seat in range(3)
+    ]
+    ev = codegen_fit.CodeGenEvidence(debates=1, first=first)
+    estimates = Estimates("fitted from hand on 1 debates")
+    estimates.evidence["coders"] = {}
+    codegen_fit._fit_first_round(ev, CodeGenSimParams(), estimates)
+    profile = sim_profile("codegen", CodeGenSimParams(), estimates, "hand", [])
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    assert fitted["bug_coverage"] == CodeGenSimParams().bug_coverage
+    assert (
+        "each of the 6 round-1 solutions failing one of k >= 2 examples failed exactly one"
+        in sources["bug_coverage"]
+    )
+    assert fitted["coder_skill"] == pytest.approx(math.log(0.61905 / 0.38095), abs=1e-3)
+    assert "given bug_coverage 0.5" in sources["coder_skill"]
+
+
 def _result(passed: int, failed: int, status: str = "ran") -> dict[str, Any]:
     return {"passed": passed, "failed": failed, "status": status}
 

@@ -294,3 +294,73 @@ def test_score_noise_is_fitted_through_the_clipping_at_0_and_1() -> None:
     assert fitted["calibration_noise"] == pytest.approx(0.2, abs=0.02)
     assert fitted["score_accept"] == pytest.approx(0.9, abs=0.03)
     assert "censored" in profile.sources["strong"]["calibration_noise"]
+
+
+def _row(agent: int, answer: str, **extra: object) -> dict[str, object]:
+    row = {"agent": agent, "round": 0, "answer": answer, "key": answer, "correct": answer == "7"}
+    return row | extra
+
+
+def test_replies_that_fell_back_to_the_parser_default_are_not_read() -> None:
+    """Two strong agents on one SAC question (T = 1), every row hand-made. Agent 0 (right,
+    "7") gave agent 1's wrong "8" the parser's default 0.5 (its scoring fell back once) and
+    itself 0.5; agent 1 scored agent 0's answer 0.9 and itself 0.3; agent 0's refinement fell
+    back (it keeps "7"), agent 1's moved to "7". The defaults were read as the model's: a
+    false accept of 1.0 (n = 1), a self-trust of 0.5 (n = 2) and a refine slip over 2
+    refinements. Now agent 0's scores, self-score and refinement are left out and counted."""
+    rounds = [
+        [
+            _row(0, "7", scores={1: 0.5}, self_score=0.5, retained=[1],
+                 parse={"score": {"calls": 2, "fallbacks": 1},
+                        "refine": {"calls": 1, "fallbacks": 1}}),
+            _row(1, "8", scores={0: 0.9}, self_score=0.3, retained=[0],
+                 parse={"score": {"calls": 2, "fallbacks": 0},
+                        "refine": {"calls": 1, "fallbacks": 0}}),
+        ],
+        [_row(0, "7", round=1), _row(1, "7", round=1)],
+    ]  # fmt: skip
+    trace = {
+        "task_id": "q",
+        "protocol": "sac",
+        "truth": "7",
+        "groups": ["strong", "strong"],
+        "rounds": rounds,
+    }
+    profile = fit_consensus([{"trace": trace, "seed": 0}], run="hand")
+    fitted, sources = profile.groups["strong"], profile.sources["strong"]
+    assert "no evidence in hand" in sources["false_accept"]
+    assert fitted["false_accept"] == STRONG_PROFILE.false_accept
+    # Agent 1's score of agent 0's right answer: 0.9, not a false reject.
+    assert fitted["false_reject"] == 0.0 and sources["false_reject"].endswith("n = 1")
+    assert fitted["self_trust"] == 0.0 and sources["self_trust"].endswith("n = 1")
+    # Agent 1 doubted its own (0.3) and moved to the heaviest retained answer, agent 0's.
+    assert fitted["susceptibility"] == 1.0 and sources["susceptibility"].endswith("n = 1")
+    assert fitted["refine_slip"] == 0.0 and sources["refine_slip"].endswith("n = 1")
+    assert profile.evidence["strong"]["agent_rounds_at_parse_default"] == {
+        "refine": 1,
+        "score": 1,
+    }
+
+
+def test_an_anchoring_through_the_default_susceptibility_says_so() -> None:
+    """Three strong agents on one SAC question, hand-made: agent 2 ("8") believes its own
+    (0.8), retains agents 0 and 1 ("7", scored 0.9 each: 1.8 against its own 1.0) and moves
+    to "7"; no agent doubts its own, so susceptibility is not fitted. The anchoring
+    1 - 1 / 0.7 (clipped to 0) divided by the default 0.7, and its source did not say so."""
+    rounds = [
+        [
+            _row(0, "7", scores={2: 0.2}, self_score=0.9),
+            _row(1, "7", self_score=0.9),
+            _row(2, "8", scores={0: 0.9, 1: 0.9}, self_score=0.8, retained=[0, 1]),
+        ],
+        [_row(0, "7", round=1), _row(1, "7", round=1), _row(2, "7", round=1)],
+    ]
+    trace = {"task_id": "q", "protocol": "sac", "truth": "7", "groups": ["strong"] * 3}
+    profile = fit_consensus([{"trace": trace | {"rounds": rounds}, "seed": 0}], run="hand")
+    fitted, sources = profile.groups["strong"], profile.sources["strong"]
+    assert "no evidence in hand" in sources["susceptibility"]
+    assert fitted["anchoring"] == 0.0
+    assert sources["anchoring"] == (
+        "fitted from hand: 1 - P(moves | believes its own) / susceptibility, P = 1.000, "
+        "susceptibility 0.7 (the default: no doubting occasion), n = 1"
+    )

@@ -376,6 +376,22 @@ def test_a_rate_beyond_what_the_model_gives_is_written_as_a_bound() -> None:
     assert "bound" not in sources["hallucination_rate"]
 
 
+def test_no_role_loss_rate_from_a_run_of_repetitions_only() -> None:
+    """Three turns, each a repetition (a collapse a role loss cannot interrupt): no turn
+    could show a role loss, and the fit wrote role_loss_rate 0 "fitted", n = 0. Now it and
+    role_loss_invalid keep their defaults and say why."""
+    share = {"kind": "share", "fact": "f"}
+    turns = [_hand_turn("g0", t, "player", share, repetition=True) for t in range(3)]
+    profile = fit_whodunit(turns, [{"game_id": "g0", "n_suspects": 10}], run="r")
+    fitted, sources = profile.groups["sim"], profile.sources["sim"]
+    for name in ("role_loss_rate", "role_loss_invalid"):
+        assert fitted[name] == getattr(SimParams(), name)
+        assert sources[name].endswith(
+            "the default, not fitted from r: every turn of the run repeats a message, which a "
+            "role loss cannot interrupt"
+        )
+
+
 @pytest.mark.parametrize("false_answers", ["sure", "flat"])
 def test_entropies_beyond_what_the_model_gives_are_written_as_bounds(false_answers: str) -> None:
     """Clean Intel answers at 0.9 / 0.1 fit a temperature inside its range. False answers

@@ -225,7 +225,8 @@ def fit(
             ]
             emit_rows(rows, json_output=False, title=f"{profile.domain}: {group}")
         label = "simulated" if profile.run_simulated else "real-model"
-        typer.echo(f"fitted from a {label} run: {profile.run}")
+        splits = f" ({', '.join(profile.splits)} split)" if profile.splits else ""
+        typer.echo(f"fitted from a {label} run: {profile.run}{splits}")
         kept = _not_fitted(profile)
         if kept:
             typer.echo(f"kept their defaults (no evidence in the run): {', '.join(kept)}")
@@ -303,6 +304,7 @@ def compare(
                     "run_simulated": run_simulated,
                     "profile_run": profile.run,
                     "profile_run_simulated": profile.run_simulated,
+                    "profile_splits": profile.splits,
                     "method": method,
                     "tables": [
                         {**meta, "rows": [r.model_dump() for r in rows]} for meta, rows in tables

@@ -3,7 +3,8 @@
 A :class:`FittedProfile` holds, per group of agents (consensus: ``strong`` / ``weak``;
 WhoDunit, GovSim and CodeGen: ``sim``), the simulator parameters estimated from a run, the
 source of each one ("fitted from RUN: <statistic>, n = ..." or the default's own source when
-the run carries no evidence for it) and the measured statistics behind them. Its YAML file
+the run carries no evidence for it) and the measured statistics behind them, with the run's
+name and the splits its fitted records were played on. Its YAML file
 plugs into a config: ``agents.<group>.profile: profile.yaml`` (consensus), ``sim:
 profile.yaml`` (WhoDunit, CodeGen) or ``govsim.sim: profile.yaml`` (GovSim;
 :func:`inline_profile`).
@@ -40,6 +41,7 @@ __all__ = [
     "load_profile_section",
     "profile_file",
     "profile_params",
+    "record_splits",
     "run_name",
     "sim_profile",
 ]
@@ -53,6 +55,11 @@ class FittedProfile(BaseModel):
     domain: str = Field(description="consensus, whodunit, govsim or codegen")
     run: str = Field(description="the run directory's name the profile was fitted from")
     run_simulated: bool = Field(description="whether that run's agents were themselves simulated")
+    splits: list[str] = Field(
+        default_factory=list,
+        description="the splits of the records fitted (train, validation, test, generated); "
+        "empty where the run's records have none (consensus)",
+    )
     groups: dict[str, dict[str, float]] = Field(description="group -> parameter -> value")
     sources: dict[str, dict[str, str]] = Field(description="group -> parameter -> source")
     evidence: dict[str, dict[str, Any]] = Field(
@@ -221,6 +228,12 @@ class Estimates:
         self.stat[name] = f"{self.basis}: {what}, n = {n}"
 
 
+def record_splits(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The splits ``rows`` were played on, sorted: what a profile fitted on them says it saw
+    (a profile fitted on a test split and then judged on it is judged in sample)."""
+    return sorted({str(row["split"]) for row in rows if row.get("split")})
+
+
 def sim_profile(
     domain: str,
     params: SimParameters,
@@ -257,6 +270,7 @@ def sim_profile(
         domain=domain,
         run=run,
         run_simulated=any(bool(row.get("simulated")) for row in rows),
+        splits=record_splits(rows),
         groups={"sim": group},
         sources={"sim": sources},
         evidence=fit.evidence,

@@ -26,8 +26,10 @@ solution, a first judgement) is counted once.
   example): a correct solution passes every example, a wrong one fails each with probability
   ``bug_coverage``. ``bug_coverage`` is the maximum likelihood of the failed counts of the
   solutions that fail at least one of ``k >= 2`` examples (a binomial truncated at 0: one
-  example says nothing of it). Then ``coder_skill``, ``difficulty_sd`` and ``skill_spread``
-  are the maximum likelihood of whether each solution passes all its ``k`` examples,
+  example says nothing of it); where each of them fails exactly one, the likelihood peaks at
+  0, where wrong code fails no example, and it keeps ``base``. Then ``coder_skill``,
+  ``difficulty_sd`` and ``skill_spread`` are the maximum likelihood of whether each
+  solution passes all its ``k`` examples,
   ``P = σ(skill + spread · offset_seat − d) + (1 − σ(·)) (1 − bug_coverage)^k``, with the
   problem's difficulty ``d ~ N(0, difficulty_sd²)`` shared by every seat and repeat of a
   problem (integrated by Gauss-Hermite quadrature). The passes identify them only in part
@@ -201,6 +203,12 @@ _AT_THE_BOTTOM = {
 _ZERO_SHOT_END = (
     "the {n} zero-shot debates' Pass@1 {rate:.4f} lies beyond what any skill of [-10, 10] "
     "gives: the skill would run to an end of its range"
+)
+#: Why bug_coverage keeps its default when its likelihood peaks at 0.
+_ONE_FAILED_EACH = (
+    "each of the {n} round-1 solutions failing one of k >= 2 examples failed exactly one: "
+    "the likelihood keeps rising as bug_coverage falls to 0, where wrong code would fail no "
+    "example at all, against the failures seen"
 )
 #: Fewer expected faulty judge turns than this: fault_signal is not estimated.
 _MIN_FAULTY = 2.0
@@ -758,6 +766,12 @@ def _fit_first_round(
         fit.unseen["bug_coverage"] = (
             "no round-1 solution fails one of two or more examples (one example says nothing of it)"
         )
+    elif round(fitted[0], 4) == 0.0:
+        # The truncated likelihood's supremum at 0 (as the profile rounds it) is no value: at
+        # 0 a wrong solution fails no example, so the coder fit saw every solution pass with
+        # probability 1 (a flat likelihood that left the coders' parameters at their starting
+        # values, written as fitted).
+        fit.unseen["bug_coverage"] = _ONE_FAILED_EACH.format(n=fitted[1])
     else:
         coverage, n = fitted
         fit.put(

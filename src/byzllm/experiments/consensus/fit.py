@@ -37,6 +37,10 @@ question ran under, which ask the agent the same prompts again):
   agent's own nor a retained neighbour's; ``slip_accuracy``: the share of those new answers
   that are right, among the occasions where no offered answer was right.
 
+A value the parser filled in is not read: where an agent-round's scoring, confidence or
+refinement fell back to its default (its parse health), that stage's values of the row are
+left out, and the evidence counts those rows per stage.
+
 A parameter the run gives no evidence for keeps its default, and its source says so.
 Adversaries' scores are left out of the judge's error rates (their message to a receiver is
 not recorded); when summing retained answers, an adversary counts with its public answer.
@@ -63,7 +67,7 @@ from byzllm.agents.consensus import (
     wrong_answers,
 )
 from byzllm.errors import InputError
-from byzllm.protocols import QuestionTrace
+from byzllm.protocols import AgentRound, QuestionTrace
 from byzllm.tasks import Task
 
 from .._fitting import ComparisonRow, FittedProfile, comparison_row
@@ -102,6 +106,8 @@ class _Tally:
         self.spread: list[bool] = []
         self.anew: list[bool] = []
         self.anew_right: list[bool] = []
+        #: Agent-rounds whose replies of a stage fell back to the parser's default, per stage.
+        self.defaulted: dict[str, int] = {}
 
 
 class _Asked:
@@ -111,6 +117,22 @@ class _Asked:
         self.judged: set[str] = set()
         self.confided: set[str] = set()
         self.self_trust = False
+
+
+#: The stages whose values the fit reads, as an agent-round's parse health names them.
+_READ_STAGES = ("score", "confidence", "refine")
+
+
+def _defaulted(row: AgentRound, t_: _Tally) -> frozenset[str]:
+    """The stages of ``row`` (:data:`_READ_STAGES`) where a reply fell back to the parser's
+    default (a score or confidence of 0.5, a refinement that keeps the agent's answer; the
+    SAC paper, Appendix B), counted into ``t_``. Which of a stage's replies fell back is not
+    recorded, so none of its values in the row is read: a default is the parser's number,
+    not the model's judgement."""
+    out = frozenset(s for s in _READ_STAGES if row.parse.get(s, {}).get("fallbacks"))
+    for stage in out:
+        t_.defaulted[stage] = t_.defaulted.get(stage, 0) + 1
+    return out
 
 
 def _tasks(config: ConsensusConfig | None) -> dict[str, Task]:
@@ -159,7 +181,9 @@ def _question(
         judged, confided = done.judged, done.confided
         for t, rnd in enumerate(rounds):
             row = rnd[i]
-            for j, score in row.scores.items():
+            defaulted = _defaulted(row, t_)
+            scores = {} if "score" in defaulted else row.scores
+            for j, score in scores.items():
                 peer = rnd[j]
                 if trace.groups[j] == "byzantine" or peer.key is None or peer.key in judged:
                     continue
@@ -172,14 +196,21 @@ def _question(
                 else:
                     t_.accept_wrong.append(score >= 0.5)
             believes: bool | None = None
-            if row.self_score is not None:
+            if row.self_score is not None and "score" not in defaulted:
                 believes = row.self_score >= 0.5
                 if row.key is not None and row.key == first.key and t == 0 and not done.self_trust:
                     done.self_trust = True
                     t_.self_trust.append(believes)
-            if row.confidence is not None and row.key is not None and row.key not in confided:
+            if (
+                row.confidence is not None
+                and "confidence" not in defaulted
+                and row.key is not None
+                and row.key not in confided
+            ):
                 confided.add(row.key)
                 t_.conf[row.correct].append(row.confidence)
+            if "refine" in defaulted:
+                continue  # the next answer is the parser's fallback, the agent's own
             anew = False
             if trace.protocol in _REFINING and row.retained and t + 1 < len(rounds):
                 after = rounds[t + 1][i]
@@ -189,11 +220,11 @@ def _question(
                 truth_offered = row.correct or any(rnd[j].correct for j in row.retained)
                 if anew and not truth_offered:
                     t_.anew_right.append(after.correct)
-            if anew or believes is None or t + 1 >= len(rounds) or not row.scores:
+            if anew or believes is None or t + 1 >= len(rounds) or not scores:
                 continue
             if row.key in seen:
                 continue
-            heaviest = _heaviest(row.key, believes, row.retained, row.scores, rnd)
+            heaviest = _heaviest(row.key, believes, row.retained, scores, rnd)
             if heaviest is not None and heaviest != row.key:
                 seen.add(row.key)
                 t_.moves[believes].append(rounds[t + 1][i].key == heaviest)
@@ -368,12 +399,16 @@ def _estimates(t_: _Tally, group: str) -> tuple[dict[str, float], dict[str, str]
         )
     if believe:
         susceptibility = values.get("susceptibility", _defaults(group).susceptibility)
+        # Without a doubting occasion the ratio divides by the default: the source says so,
+        # or the anchoring reads as measured when half of it is assumed.
+        assumed = "" if "susceptibility" in values else " (the default: no doubting occasion)"
         moved = _rate(believe)
         anchoring = 1.0 - moved / susceptibility if susceptibility > 0 else 1.0
         put(
             "anchoring",
             anchoring,
-            f"1 - P(moves | believes its own) / susceptibility, P = {moved:.3f}",
+            f"1 - P(moves | believes its own) / susceptibility, P = {moved:.3f}, "
+            f"susceptibility {susceptibility:g}{assumed}",
             len(believe),
         )
     if t_.anew:
@@ -395,6 +430,8 @@ def _estimates(t_: _Tally, group: str) -> tuple[dict[str, float], dict[str, str]
         "scores_given": len(t_.high) + len(t_.low),
         "confidences": len(t_.conf[True]) + len(t_.conf[False]),
         "refine_occasions": len(doubt) + len(believe),
+        # Agent-rounds whose values of a stage were left out: a reply fell back to the default.
+        "agent_rounds_at_parse_default": dict(sorted(t_.defaulted.items())),
     }
     return values, stat, evidence
 

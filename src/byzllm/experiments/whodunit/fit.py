@@ -31,7 +31,8 @@ run is an honest test of the fit.
 every parameter not listed here come from ``base`` (default: the declared defaults).
 
 * ``role_loss_rate``: the base rate whose expected invalid-move share, through the size scale
-  and the rogue mixture, equals the measured one; ``role_loss_invalid`` is set to 1 (role loss
+  and the rogue mixture, equals the measured one (not fitted when every turn is a repetition:
+  no turn could show it); ``role_loss_invalid`` is set to 1 (role loss
   is the simulator's main source of invalid moves, and a legal move made without the role
   cannot be told from ordinary play). A collapsed Intel that repeats an answer with no
   question pending is refused too, which the inversion counts as role loss: rare (1 invalid
@@ -427,22 +428,27 @@ def fit_whodunit(
     how = f"through size scale {mean_scale:.2f} and the rogue mixture"
     # A repetition is a collapse (or ordinary play), which a role loss cannot interrupt.
     chances = pooled.turns - pooled.repeated
-    invalid_rate = pooled.invalid / chances if chances else 0.0
-    rate, note = invert(invalid_rate)
-    fit.put(
-        "role_loss_rate",
-        rate,
-        f"invalid-move share {invalid_rate:.4f} of the turns that are not repetitions, {how}"
-        + note,
-        chances,
-    )
-    fit.put(
-        "role_loss_invalid",
-        1.0,
-        "role loss is seen only as invalid moves (a legal move made without the role looks "
-        "like ordinary play)",
-        pooled.turns,
-    )
+    if chances:
+        invalid_rate = pooled.invalid / chances
+        rate, note = invert(invalid_rate)
+        fit.put(
+            "role_loss_rate",
+            rate,
+            f"invalid-move share {invalid_rate:.4f} of the turns that are not repetitions, "
+            f"{how}{note}",
+            chances,
+        )
+        fit.put(
+            "role_loss_invalid",
+            1.0,
+            "role loss is seen only as invalid moves (a legal move made without the role looks "
+            "like ordinary play)",
+            pooled.turns,
+        )
+    else:
+        # No turn could show a role loss: a share of 0 out of 0 is no estimate.
+        why = "every turn of the run repeats a message, which a role loss cannot interrupt"
+        fit.unseen["role_loss_rate"] = fit.unseen["role_loss_invalid"] = why
     if pooled.facts:
         wrong_rate = pooled.wrong / pooled.facts
         rate, note = invert(wrong_rate)
