@@ -66,12 +66,14 @@ class SearchTimeout(Exception):
     """The decision search ran past its deadline."""
 
 
-def peel(view: GraphView, members: int, k: int, removed: int = 0) -> int:
+def peel(view: GraphView, members: int, k: int, removed: int = 0, *, free: int = 0) -> int:
     """Largest k-closed subset of ``members`` (as a bitmask).
 
     With ``removed`` given, ``members`` must already be k-closed: the nodes of ``removed`` are
     dropped and only their out-neighbours are re-checked. Nodes are dropped in rounds (all
-    offenders at once); the result does not depend on the order.
+    offenders at once); the result does not depend on the order. The nodes of ``free`` are
+    exempt: they stay whatever their in-neighbours outside (the (r,s) budget search's
+    r-reachable members, :mod:`._rs_budget`).
     """
     in_masks = view.in_masks
     out_masks = view.out_masks
@@ -82,9 +84,9 @@ def peel(view: GraphView, members: int, k: int, removed: int = 0) -> int:
             low = removed & -removed
             candidates |= out_masks[low.bit_length() - 1]
             removed ^= low
-        candidates &= members
+        candidates &= members & ~free
     else:
-        candidates = members
+        candidates = members & ~free
     while candidates:
         bad = 0
         outside = ~members
@@ -100,7 +102,7 @@ def peel(view: GraphView, members: int, k: int, removed: int = 0) -> int:
             low = bad & -bad
             candidates |= out_masks[low.bit_length() - 1]
             bad ^= low
-        candidates &= members
+        candidates &= members & ~free
     return members
 
 

@@ -49,10 +49,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ._closed_sets import SearchTimeout, _permute, _restore, _Swap, find_closed_pair, symmetries
+from ._closed_sets import (
+    SearchTimeout,
+    _permute,
+    _restore,
+    _Swap,
+    find_closed_pair,
+    peel,
+    symmetries,
+)
 from ._core import GraphView
 
-__all__ = ["BudgetOutcome", "find_budget_pair", "peel_free", "rs_by_budget"]
+__all__ = ["BudgetOutcome", "find_budget_pair", "rs_by_budget"]
 
 #: Search nodes per compiled slice between two looks at the clock.
 _SLICE = 20_000
@@ -65,37 +73,6 @@ _COMPLETION_LIMIT = 8
 #: ``h1`` nodes to drop from it because they cannot be constrained members (they may still
 #: join exempt); ``ne1`` nodes that may not be exempt in ``S1`` (committed members among them).
 _State = tuple[int, int, int, int, int, int, int, int, int, int, int, int]
-
-
-def peel_free(view: GraphView, members: int, k: int, removed: int, free: int) -> int:
-    """``peel`` with the nodes of ``free`` exempt: the largest subset of ``members`` whose
-    other nodes have at most ``k`` in-neighbours outside it. ``members`` must already be
-    closed (for the same ``free``); the nodes of ``removed`` are dropped first."""
-    in_masks, out_masks = view.in_masks, view.out_masks
-    members &= ~removed
-    candidates = 0
-    while removed:
-        low = removed & -removed
-        candidates |= out_masks[low.bit_length() - 1]
-        removed ^= low
-    candidates &= members & ~free
-    while candidates:
-        bad = 0
-        outside = ~members
-        while candidates:
-            low = candidates & -candidates
-            if (in_masks[low.bit_length() - 1] & outside).bit_count() > k:
-                bad |= low
-            candidates ^= low
-        if not bad:
-            break
-        members &= ~bad
-        while bad:
-            low = bad & -bad
-            candidates |= out_masks[low.bit_length() - 1]
-            bad ^= low
-        candidates &= members & ~free
-    return members
 
 
 def _bits_list(mask: int) -> list[int]:
@@ -130,7 +107,8 @@ class _BudgetSearch:
         self.stack: list[_State] = []
 
     def _peel(self, members: int, removed: int, free: int) -> int:
-        return peel_free(self.view, members, self.k, removed, free)
+        # ``members`` is closed already: with nothing removed, nothing changes.
+        return peel(self.view, members, self.k, removed, free=free) if removed else members
 
     def run(self, budget: int) -> tuple[int, int, int] | None:
         """``(S1, S2, exempt)`` with at most ``budget`` exempt members, or ``None``."""

@@ -30,7 +30,7 @@ _V, _W, _TOP, _VISITED = 0, 1, 2, 3
 
 @numba.njit(cache=True)
 def _peel_free(in_masks: Any, out_masks: Any, members: Any, k: int, removed: Any, free: Any) -> Any:
-    """``_rs_budget.peel_free``."""
+    """``_closed_sets.peel`` with ``free`` exempt, for a closed ``members`` (compiled)."""
     limit = np.uint64(k)
     members &= ~removed
     candidates = _ZERO
