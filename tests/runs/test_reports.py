@@ -20,6 +20,7 @@ from byzllm.runs.reports import (
     format_value,
     line_plot,
     markdown_table,
+    partly_simulated_note,
     rich_table,
     rows_from_frame,
     simulated_title,
@@ -148,6 +149,10 @@ def test_simulated_title() -> None:
     assert simulated_title("T", False) == "T"
     assert simulated_title("T", True) == "T (simulated)"
     assert simulated_title(None, True) == "(simulated)"
+    # A partly simulated run (``--weak-model`` alone) says so in its title too, not only in
+    # the line under its table.
+    label = partly_simulated_note({"weak": "openai/smollm2"})
+    assert simulated_title("T", label) == "T (partly simulated)"
 
 
 def test_signed_numbers_are_written_by_the_one_format_only() -> None:

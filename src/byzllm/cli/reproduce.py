@@ -830,7 +830,7 @@ def _print_comparison(
 
     keys = [k for k in ROW_KEYS if rows and k in rows[0]]
     title = f"{entry.paper}, {entry.table}: ours [95% CI] / paper (difference)"
-    table = Table(title=simulated_title(title, bool(simulated)))
+    table = Table(title=simulated_title(title, simulated))
     for k in keys:
         table.add_column(k)
     for metric in entry.metrics:

@@ -76,11 +76,14 @@ def results_cell(simulated: bool | str) -> str:
     return "partly simulated" if isinstance(simulated, str) else "simulated"
 
 
-def simulated_title(title: str | None, simulated: bool) -> str | None:
-    """``title`` with `` (simulated)`` appended when the results are simulated."""
+def simulated_title(title: str | None, simulated: bool | str) -> str | None:
+    """``title`` with `` (simulated)`` appended when the results are simulated, or
+    `` (partly simulated)`` for a partly simulated run (``simulated`` its label:
+    :func:`partly_simulated_note`)."""
     if not simulated:
         return title
-    return f"{title} (simulated)" if title else "(simulated)"
+    label = results_cell(simulated)
+    return f"{title} ({label})" if title else f"({label})"
 
 
 def format_value(value: Any, digits: int = 3) -> str:
@@ -204,7 +207,7 @@ def rich_table(
     note = simulated_note(simulated)
     if note:
         caption = f"{caption} · {note}" if caption else note
-    table = Table(title=simulated_title(title, bool(simulated)), caption=caption)
+    table = Table(title=simulated_title(title, simulated), caption=caption)
     for col in cols:
         numeric = any(
             isinstance(row.get(col), (int, float)) and not isinstance(row.get(col), bool)
