@@ -107,6 +107,29 @@ def test_more_games_than_the_table_allows_is_a_clear_error() -> None:
         generate_games(3, tiny, seed=0)
 
 
+def test_a_spent_table_stops_the_draws_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asking a two-game table for ten million games drew 100 * n + 1000 = a billion games
+    before it said so; it now stops once MAX_FRUITLESS_DRAWS draws in a row found nothing
+    new (a config may ask for that many: the run's grid bound allows 10 million)."""
+    from byzllm.envs.whodunit import _games
+
+    draws = 0
+    real = _games.generate_game
+
+    def counted(*args: object, **kwargs: object) -> object:
+        nonlocal draws
+        draws += 1
+        if draws > 20_000:
+            raise AssertionError("still drawing from a spent table")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_games, "generate_game", counted)
+    tiny = GameConfig(attributes={"a": ("x", "y")}, n_suspects=2)
+    with pytest.raises(ConfigError, match="cannot draw 10000000 distinct games"):
+        generate_games(10_000_000, tiny, seed=0)
+    assert draws <= _games.MAX_FRUITLESS_DRAWS + 2
+
+
 def test_check_game_rejects_broken_games() -> None:
     good = generate_games(1, GameConfig(variant="sym"), seed=2)[0]
     dup = good.model_copy(update={"suspects": (good.suspects[0], *good.suspects[:-1])})

@@ -262,6 +262,12 @@ def _culprit_key(game: WhoDunitGame) -> frozenset[tuple[str, str]]:
     return frozenset(game.culprit_description.items())
 
 
+#: Draws in a row that bring no new game before :func:`generate_games` gives up: the table is
+#: spent. Drawing the last of 500 possible games takes about 500 draws, and 10,000 in a row
+#: without one happens with a probability below e^-20.
+MAX_FRUITLESS_DRAWS = 10_000
+
+
 def generate_games(
     n: int, config: GameConfig | None = None, *, seed: int = 0, prefix: str | None = None
 ) -> list[WhoDunitGame]:
@@ -269,7 +275,9 @@ def generate_games(
 
     A small table may allow fewer distinct games than ``n`` (16 suspects over four two-valued
     attributes: one lineup, 16 games): drawing stops with a :class:`ConfigError` after as
-    many tries as :func:`make_splits` allows, rather than never.
+    many tries as :func:`make_splits` allows, rather than never, or once
+    :data:`MAX_FRUITLESS_DRAWS` draws in a row brought no new game (the table is spent: a
+    config may ask for millions of games, whose tries would have taken hours).
     """
     if n < 0:
         raise InputError("the number of games must be non-negative")
@@ -278,17 +286,20 @@ def generate_games(
     prefix = prefix if prefix is not None else f"{config.variant}-s{seed}"
     games: list[WhoDunitGame] = []
     keys: set[object] = set()
-    tries = 0
+    tries = fruitless = 0
     while len(games) < n:
         tries += 1
-        if tries > 100 * n + 1000:
+        if tries > 100 * n + 1000 or fruitless >= MAX_FRUITLESS_DRAWS:
             raise ConfigError(
                 f"cannot draw {n} distinct games (found {len(games)}): the table allows too "
                 "few lineups and culprits; use more attributes or fewer games"
             )
         game = generate_game(config, rng, f"{prefix}-{len(games):04d}")
         key = _game_key(game)
-        if key not in keys:
+        if key in keys:
+            fruitless += 1
+        else:
+            fruitless = 0
             keys.add(key)
             games.append(game)
     return games
