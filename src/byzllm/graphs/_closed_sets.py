@@ -119,7 +119,24 @@ def _check_deadline(deadline: float | None) -> None:
         raise SearchTimeout
 
 
-class _PairSearch:
+class _Ticked:
+    """A search that counts its nodes (``visited``) and looks at its ``deadline`` (a
+    :func:`time.perf_counter` value, or ``None``) every 128 of them."""
+
+    deadline: float | None
+    visited: int
+
+    def _tick(self) -> None:
+        self.visited += 1
+        if (
+            self.deadline is not None
+            and self.visited % 128 == 0
+            and time.perf_counter() > self.deadline
+        ):
+            raise SearchTimeout
+
+
+class _PairSearch(_Ticked):
     def __init__(
         self,
         view: GraphView,
@@ -135,15 +152,6 @@ class _PairSearch:
         self.visited = 0
         self.need = [max(0, m.bit_count() - k) for m in view.in_masks]
         self.completion_limit = completion_limit
-
-    def _tick(self) -> None:
-        self.visited += 1
-        if (
-            self.deadline is not None
-            and self.visited % 128 == 0
-            and time.perf_counter() > self.deadline
-        ):
-            raise SearchTimeout
 
     def _propagate(self, in1: int, in2: int, p1: int, p2: int) -> _Propagated | None:
         """Add forced members until nothing changes; ``None`` when a contradiction appears.

@@ -54,6 +54,7 @@ from ._closed_sets import (
     _permute,
     _restore,
     _Swap,
+    _Ticked,
     find_closed_pair,
     peel,
     symmetries,
@@ -84,7 +85,7 @@ def _bits_list(mask: int) -> list[int]:
     return out
 
 
-class _BudgetSearch:
+class _BudgetSearch(_Ticked):
     """The search over one graph (nodes in seed order); :meth:`run` from the seeds."""
 
     def __init__(
@@ -130,15 +131,6 @@ class _BudgetSearch:
                         self.stack.clear()
                         return found
         return None
-
-    def _tick(self) -> None:
-        self.visited += 1
-        if (
-            self.deadline is not None
-            and self.visited % 128 == 0
-            and time.perf_counter() > self.deadline
-        ):
-            raise SearchTimeout
 
     def _spawn_commit(self, state: _State, side1: int, side2: int) -> tuple[int, int]:
         """Children in which one of the undecided members ``side1`` / ``side2`` is exempt
