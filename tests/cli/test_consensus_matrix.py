@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -128,6 +129,69 @@ def test_auto_runs_a_large_simulated_matrix_in_worker_processes_with_the_same_ta
             tables[executor] = list(csv.DictReader(handle))
         assert len(started) == 1  # auto started the pool; local did not
     assert len(tables["auto"]) == 8 and tables["auto"] == tables["local"]
+
+
+@pytest.mark.slow
+def test_a_matrix_summed_with_a_helper_process_writes_what_one_process_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With worker processes, the matrix counts part of its records in a helper process and
+    bootstraps there while it draws the heat-map: the JSON, CSV and PNG are those of
+    ``--executor local``, which starts no helper (one process, as documented)."""
+    from byzllm.runs import _executor
+
+    monkeypatch.setattr(_executor, "AUTO_PROCESS_MIN_UNITS", 10)
+    monkeypatch.setattr(_executor, "usable_cores", lambda: 2)
+    helpers = []
+    helper_pool = _executor.helper_pool
+
+    def counted() -> object:
+        helpers.append(helper_pool())
+        return helpers[-1]
+
+    monkeypatch.setattr(_executor, "helper_pool", counted)
+    args = ["consensus", "matrix", "--attacks", "replay,collude", "--protocols", "sac,majority"]
+    args += ["--topologies", "complete,merg", "-n", "3", "-T", "2", "--json"]
+    outputs = {}
+    for executor in ("process", "local"):
+        out = tmp_path / f"{executor}-report"
+        run = [*args, "-o", str(tmp_path / executor), "--out", str(out), "--executor", executor]
+        result = RUNNER.invoke(app, run)
+        assert result.exit_code == 0, result.output
+        payload = json.loads(result.stdout)
+        del payload["csv"], payload["png"]
+        files = [(out / name).read_bytes() for name in ("matrix.csv", "matrix.png")]
+        outputs[executor] = (payload, files)
+    assert len(helpers) == 1 and helpers[0] is not None  # the process run's
+    assert len(outputs["process"][0]["rows"]) == 16
+    assert outputs["process"] == outputs["local"]
+    # A rerun runs no unit: no helper (its fork server may still be starting).
+    again = RUNNER.invoke(app, [*args, "-o", str(tmp_path / "process"), "--executor", "process"])
+    assert again.exit_code == 0, again.output
+    assert len(helpers) == 1 and json.loads(again.stdout)["rows"] == outputs["local"][0]["rows"]
+
+
+def test_a_dead_helper_leaves_its_work_to_this_process(tmp_path: Path) -> None:
+    """The helper only saves time: where it dies, its share is counted here."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from byzllm.cli.consensus import _beside
+
+    class Dying(ProcessPoolExecutor):
+        def submit(self, *args: object, **kwargs: object) -> Any:
+            future: Future[Any] = Future()
+            future.set_exception(BrokenProcessPool("a worker died"))
+            return future
+
+    class Dead(ProcessPoolExecutor):
+        def submit(self, *args: object, **kwargs: object) -> Any:
+            raise BrokenProcessPool("a worker died")
+
+    for kind in (Dying, Dead):
+        with kind(max_workers=1) as helper:
+            assert _beside(helper, sorted, [3, 1, 2])() == [1, 2, 3]
+    assert _beside(None, sorted, [2, 1])() == [1, 2]
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,12 @@ from byzllm.experiments.codegen.report import table1_rows
 from byzllm.experiments.consensus.config import ConsensusConfig
 from byzllm.experiments.consensus.experiment import expand_units as consensus_units
 from byzllm.experiments.consensus.experiment import run_in_memory as consensus_run
-from byzllm.experiments.consensus.report import consensus_intervals, metrics_rows, summarize
+from byzllm.experiments.consensus.report import (
+    consensus_intervals,
+    count_questions,
+    metrics_rows,
+    summarize,
+)
 from byzllm.experiments.govsim import GovSimRunConfig, summary_rows
 from byzllm.experiments.govsim import expand_units as govsim_units
 from byzllm.experiments.govsim import work as govsim_work
@@ -230,6 +235,31 @@ def test_consensus_rows_and_intervals_ignore_record_order(
         ("complete", "sac"),
         ("complete", "cp-wbft"),
     ]
+
+
+@pytest.mark.parametrize("simulated", [True, False])
+def test_consensus_summaries_counted_apart_merge_into_the_one_summary(
+    consensus_records: list[dict[str, Any]], simulated: bool
+) -> None:
+    """A summary split over two processes (``consensus matrix`` with worker processes): each
+    counts some of the records, in any order, a configuration's questions possibly in both;
+    merged, the two give the one summary, intervals (and a real run's scorer AUC) included,
+    and intervals computed apart are the result's own."""
+    records = [{**r, "simulated": simulated} for r in consensus_records]
+    whole = summarize(records)
+    shuffled = _shuffled(records)
+    for cut in (0, len(records) // 3, len(records)):
+        summary = count_questions(shuffled[:cut])
+        summary.merge(count_questions(shuffled[cut:]))
+        assert summary.result() == whole
+        assert summary.result(intervals=summary.intervals()) == whole
+    # Split by configuration, as the matrix's units come: the parts share none.
+    first = [r for r in records if r["protocol"] == "sac"]
+    summary = count_questions([r for r in records if r["protocol"] != "sac"])
+    summary.merge(count_questions(first))
+    assert summary.result() == whole
+    if not simulated:
+        assert all(meta["scorer_auc"] for meta, _ in whole)
 
 
 def test_consensus_fit_intervals_ignore_trace_order(

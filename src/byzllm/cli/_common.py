@@ -649,7 +649,7 @@ def execute_units(
     """
     import asyncio  # here, not at the top: `byzllm --help` should not pay for it
 
-    from byzllm.runs import ExperimentConfig, RunAbortedError, Store, executor_by_name, run_units
+    from byzllm.runs import RunAbortedError, Store, run_units
 
     units = list(units)
     note_run_dir(run_dir, json_output=json_output)  # a --json error or Ctrl-C names the folder
@@ -676,12 +676,7 @@ def execute_units(
 
         options["on_locked"] = bind_then
     if isinstance(executor, str):
-        executor = executor_by_name(
-            executor,
-            ray_address=ray_address,
-            cpu_bound=isinstance(config, ExperimentConfig) and config.cpu_bound,
-            units=len(units),
-        )
+        executor = resolve_executor(executor, ray_address=ray_address, config=config, units=units)
 
     async def main() -> RunSummary:
         task = asyncio.current_task()
@@ -738,6 +733,23 @@ def execute_units(
     else:
         typer.echo(_summary_line(summary), err=True)
     return summary
+
+
+def resolve_executor(
+    name: str, *, ray_address: str | None, config: Any, units: Sequence[Unit]
+) -> Executor:
+    """The executor ``--executor name`` gives a run of ``units`` under ``config``
+    (:func:`~byzllm.runs.executor_by_name`; ``auto`` reads the config's
+    :attr:`~byzllm.runs.ExperimentConfig.cpu_bound`): what :func:`execute_units` resolves a
+    name to, for a command that also needs to know where its units ran."""
+    from byzllm.runs import ExperimentConfig, executor_by_name
+
+    return executor_by_name(
+        name,
+        ray_address=ray_address,
+        cpu_bound=isinstance(config, ExperimentConfig) and config.cpu_bound,
+        units=len(units),
+    )
 
 
 def preload(*modules: str) -> None:

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from . import _common as common
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from byzllm.errors import InputError
     from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.experiments.consensus.report import Summary
+    from byzllm.runs import Executor, RunSummary
+
+_T = TypeVar("_T")
 
 __all__ = ["app", "demo", "matrix", "report", "run"]
 
@@ -117,18 +124,105 @@ def _question_stream(run_dir: Path, unit_ids: set[str] | None = None) -> Iterato
 
 
 def _read_questions(run_dir: Path, unit_ids: set[str] | None) -> Iterator[dict[str, Any]]:
-    from byzllm.errors import InputError
+    found = False
+    for row in _stored_questions(run_dir, unit_ids):
+        found = True
+        yield row
+    if not found:
+        raise _no_results(run_dir)
+
+
+def _stored_questions(run_dir: Path, unit_ids: Collection[str] | None) -> Iterator[dict[str, Any]]:
+    """The run's question records (of ``unit_ids`` only, when given; the others are not
+    read), none where it has none."""
     from byzllm.runs import Store
 
-    found = False
     with Store.open(run_dir) as store:
         # Unchecked: a report over them checks them when it fails (_checked_on_failure).
-        for row in store.iter_records("consensus_question", with_unit=True):
-            if unit_ids is None or row["unit_id"] in unit_ids:
-                found = True
-                yield row
-    if not found:
-        raise InputError(f"{run_dir} holds no consensus results")
+        yield from store.iter_records("consensus_question", with_unit=True, units=unit_ids)
+
+
+def _no_results(run_dir: Path) -> InputError:
+    from byzllm.errors import InputError
+
+    return InputError(f"{run_dir} holds no consensus results")
+
+
+def _count_questions(
+    run_dir: Path, unit_ids: Collection[str]
+) -> tuple[Summary, list[dict[str, Any]]]:
+    """The run's question records of ``unit_ids`` counted
+    (:func:`~byzllm.experiments.consensus.report.count_questions`), with each one's parse
+    and request counts (:func:`_keeping_counts`). At the top level: a matrix's helper
+    process runs it on its share (:func:`_matrix_summary`)."""
+    from byzllm.experiments.consensus.report import count_questions
+
+    counts: list[dict[str, Any]] = []
+    records = _keeping_counts(_stored_questions(run_dir, set(unit_ids)), counts)
+    return count_questions(records), counts
+
+
+#: The share of a matrix's question records its helper process counts
+#: (:func:`_matrix_summary`): it starts later than this process, which counts the rest, by
+#: its fork and imports (about 0.15 s, the time of a third of the default matrix's share).
+_HELPER_SHARE = 0.35
+
+
+def _matrix_helper(run_executor: Executor, run: RunSummary) -> ProcessPoolExecutor | None:
+    """A helper process for a matrix's summary and heat-map, where it pays: a run of at
+    least :data:`~byzllm.runs.AUTO_PROCESS_MIN_UNITS` questions (below that, the helper's
+    start costs about what it saves), on more than one core, that ran units in worker
+    processes just now. Never under ``--executor local``, which keeps the command in one
+    process; nor for a rerun that ran none, whose fork server (the helper's too) may still
+    be importing: waiting for it took longer than the whole summary."""
+    from byzllm.runs import _executor
+
+    if not isinstance(run_executor, _executor.ProcessExecutor) or run.done == 0:
+        return None
+    if run.total < _executor.AUTO_PROCESS_MIN_UNITS or _executor.usable_cores() < 2:
+        return None
+    return _executor.helper_pool()
+
+
+def _matrix_summary(
+    run_dir: Path, unit_ids: Sequence[str], helper: ProcessPoolExecutor | None
+) -> tuple[Summary, list[dict[str, Any]]]:
+    """:func:`_count_questions` of ``unit_ids``: with a ``helper``, a share of them
+    (:data:`_HELPER_SHARE`) counted there while this process counts the rest, the two
+    summaries then merged into what one would have given
+    (:meth:`~byzllm.experiments.consensus.report.Summary.merge`)."""
+    share = round(_HELPER_SHARE * len(unit_ids)) if helper is not None else 0
+    theirs = _beside(helper, _count_questions, run_dir, unit_ids[:share]) if share else None
+    summary, counts = _count_questions(run_dir, unit_ids[share:])
+    if theirs is not None:
+        part, part_counts = theirs()
+        summary.merge(part)
+        counts += part_counts
+    if not counts:
+        raise _no_results(run_dir)
+    return summary, counts
+
+
+def _beside(
+    helper: ProcessPoolExecutor | None, fn: Callable[..., _T], *args: Any
+) -> Callable[[], _T]:
+    """``fn(*args)`` started in ``helper`` (a top-level ``fn``, picklable ``args``); calling
+    what is returned waits for its result. Without a helper, or where it died or could not
+    start, ``fn`` runs here at that call instead: the helper only saves time."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    future = None
+    if helper is not None:
+        with contextlib.suppress(BrokenProcessPool, OSError):
+            future = helper.submit(fn, *args)
+
+    def result() -> _T:
+        if future is not None:
+            with contextlib.suppress(BrokenProcessPool):
+                return future.result()
+        return fn(*args)
+
+    return result
 
 
 def _configuration_of(payload: Mapping[str, Any]) -> str:
@@ -360,7 +454,7 @@ def matrix(
             matrix_heatmap,
             matrix_rows,
         )
-        from byzllm.experiments.consensus.report import INTERVAL_NOTE, ORACLE_NOTE, summarize
+        from byzllm.experiments.consensus.report import INTERVAL_NOTE, ORACLE_NOTE
         from byzllm.runs.reports import simulated_title, write_csv
 
         try:
@@ -390,6 +484,9 @@ def matrix(
         # chain ran silently beside γ-MERG).
         _warn_robustness(cfg)
         units = expand_units(cfg)
+        run_executor = common.resolve_executor(
+            executor, ray_address=ray_address, config=cfg, units=units
+        )
         common.preload("matplotlib.figure", "matplotlib.backends.backend_agg")
         summary_run = common.execute_units(
             target_dir,
@@ -397,24 +494,33 @@ def matrix(
             consensus_unit,
             config=cfg,
             concurrency=concurrency,
-            executor=executor,
-            ray_address=ray_address,
+            executor=run_executor,
             description="consensus matrix",
             force=force,
         )
         if not summary_run.complete:
             raise typer.Exit(common.summary_exit_code(summary_run))
-        # The parse and request counts are kept as the summary reads each question once.
-        counts: list[dict[str, Any]] = []
-        stream = _question_stream(target_dir, {u.id for u in units})
-        with _checked_on_failure(target_dir):
-            rows = matrix_rows(summarize(_keeping_counts(stream, counts)))
-            health = parse_health.from_records(counts)
-            requests = request_health.from_records(counts)
-        simulated = any(r["simulated"] for r in rows)
-        folder = out or target_dir / "report"
+        helper = _matrix_helper(run_executor, summary_run)
+        try:
+            with _checked_on_failure(target_dir):
+                # The parse and request counts are kept as the summary reads each question
+                # once.
+                summary, counts = _matrix_summary(target_dir, [u.id for u in units], helper)
+                health = parse_health.from_records(counts)
+                requests = request_health.from_records(counts)
+                intervals = _beside(helper, summary.intervals)
+                cells = matrix_rows(summary.result(intervals=False))
+            simulated = any(r["simulated"] for r in cells)
+            folder = out or target_dir / "report"
+            # The heat-map shows the cells' values alone: drawn while the helper computes
+            # their intervals (the bootstraps).
+            png_path = matrix_heatmap(cells, folder / "matrix.png", simulated=simulated)
+            with _checked_on_failure(target_dir):
+                rows = matrix_rows(summary.result(intervals=intervals()))
+        finally:
+            if helper is not None:
+                helper.shutdown(wait=False, cancel_futures=True)
         csv_path = write_csv(rows, folder / "matrix.csv", simulated=simulated)
-        png_path = matrix_heatmap(rows, folder / "matrix.png", simulated=simulated)
         if json_output:
             common.print_json(
                 {

@@ -501,6 +501,23 @@ def _start_servers(module: str | None = None) -> str:
     return "forkserver"
 
 
+def helper_pool() -> ProcessPoolExecutor | None:
+    """One worker process for a command's own work beside this process's (a report split
+    in two), forked from the fork server (:func:`_start_servers`, started where it is not
+    running) as :class:`ProcessExecutor`'s workers are: never a ``fork`` of this process,
+    whose threads and open stores a child would inherit mid-state. Without secrets, and it
+    exits with this process. ``None`` where there is no fork server: a spawned interpreter
+    starts in about what the split saves. Shut it down once its results are in."""
+    if _start_servers() != "forkserver":
+        return None
+    return ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=multiprocessing.get_context("forkserver"),
+        initializer=_start_worker,
+        initargs=({},),
+    )
+
+
 class ProcessExecutor(Executor):
     """Runs work in a pool of worker processes: real parallelism for CPU-bound work
     (simulations) that threads cannot give under the GIL.

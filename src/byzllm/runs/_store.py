@@ -905,10 +905,11 @@ class Store:
         }
 
     def _record_rows(
-        self, kind: str, *, decoded: bool = True
+        self, kind: str, *, decoded: bool = True, units: Collection[str] | None = None
     ) -> Iterator[tuple[str, str, str, str | bytes]]:
-        """(unit id, label, payload, JSON) of every record of ``kind``; with ``decoded=False``
-        the JSON as the UTF-8 bytes it was stored as, for :func:`parse_record`."""
+        """(unit id, label, payload, JSON) of every record of ``kind`` (of ``units`` only,
+        when given); with ``decoded=False`` the JSON as the UTF-8 bytes it was stored as, for
+        :func:`parse_record`."""
         unpack = unpack_records if decoded else unpack_record_bytes
         rows = self._conn.execute(
             "SELECT r.unit_id, u.label, u.payload, r.json FROM records r"
@@ -918,6 +919,8 @@ class Store:
         )
         # A row holds one record (compressed or text) or a batch of a unit's records.
         for unit, label, payload, value in rows:
+            if units is not None and unit not in units:
+                continue  # skipped before it is inflated: that, and parsing, is the cost
             for text in unpack(value):
                 yield unit, label, payload, text
 
@@ -951,10 +954,14 @@ class Store:
         with_unit: bool = False,
         with_payload: bool = False,
         check: type[BaseModel] | None = None,
+        units: Collection[str] | None = None,
     ) -> Iterator[dict[str, Any]]:
         """:meth:`records` one at a time, read as they are asked for: a summary that adds up
         as it reads holds one record, not the run (a 12,000-question demo's records took
         1.2 GB as a list). The store stays open until the iteration ends.
+
+        ``units``: the records of these unit ids only, the others skipped unread (a reader
+        split over processes reads each record in one of them).
 
         Given a :class:`Record` class as ``kind`` (or a model of the fields a caller reads as
         ``check``), every record is validated against it, as strictly as the store wrote it,
@@ -967,7 +974,7 @@ class Store:
         model = check or (kind if isinstance(kind, type) else None)
         unit_before, position = None, 0
         try:
-            for unit, label, payload, text in self._record_rows(name, decoded=False):
+            for unit, label, payload, text in self._record_rows(name, decoded=False, units=units):
                 row: dict[str, Any] = parse_record(text)
                 if model is not None:
                     # Which of the unit's records of this kind (a unit may write several).

@@ -44,6 +44,7 @@ __all__ = [
     "Summary",
     "consensus_intervals",
     "count_intervals",
+    "count_questions",
     "llm_groups",
     "metrics_rows",
     "oracle_attack",
@@ -320,10 +321,18 @@ def summarize(
     # The traces are hundreds of thousands of acyclic objects: with the cycle collector
     # running, its full passes over them took more than half of a matrix report's time.
     with collector_paused():
+        return count_questions(questions).result(intervals=intervals)
+
+
+def count_questions(questions: Iterable[Mapping[str, Any]]) -> Summary:
+    """:func:`summarize` up to its :meth:`~Summary.result`: the questions counted, the cycle
+    collector paused meanwhile. Questions counted apart (in another process) are put together
+    with :meth:`Summary.merge`."""
+    with collector_paused():
         summary = Summary()
         for question in questions:
             summary.add(question)
-        return summary.result(intervals=intervals)
+        return summary
 
 
 #: A stored round row's vote, and what it cost (with its parse counts), picked in C.
@@ -384,6 +393,25 @@ class _Configuration:
         self._tally(len(rounds), vote_counts(trace["groups"], votes), costs)
         self.simulated = True
         self.traces.clear()
+
+    def merge(self, other: _Configuration) -> None:
+        """Add the questions ``other`` counted (of the same configuration): the sums are
+        integers and every result reads the questions in an order of their own (task id,
+        seed, counts: :func:`count_intervals`, :meth:`traced_in_order`), so the order the
+        questions were counted in, here or there, changes nothing."""
+        if self.counts and other.counts and len(other.counts[0]) != len(self.counts[0]):
+            raise ValueError("all traces must have the same number of rounds")
+        self.counts += other.counts
+        self.questions += other.questions
+        self.seeds += other.seeds
+        self.calls += other.calls
+        self.cached_calls += other.cached_calls
+        self.saved_calls += other.saved_calls
+        self.tokens += other.tokens
+        self.parse.merge(other.parse)
+        self.simulated = self.simulated or other.simulated
+        # As add keeps them: none once a simulated question is in.
+        self.traces = [] if self.simulated else self.traces + other.traces
 
     def traced_in_order(self) -> list[QuestionTrace]:
         """The traces (a real run's: one per question added) by task id (natural order) and
@@ -446,9 +474,36 @@ class Summary:
             )
         return configuration.counts[-1]
 
-    def result(self, *, intervals: bool = True) -> list[tuple[dict[str, Any], ConsensusMetrics]]:
+    def merge(self, other: Summary) -> None:
+        """Add the questions ``other`` counted (:meth:`_Configuration.merge`): a summary split
+        over processes, each counting some of the records, gives the result of one."""
+        for key, seen in other._configurations.items():
+            if key in self._configurations:
+                self._configurations[key].merge(seen)
+            else:
+                self._configurations[key] = seen
+
+    def intervals(self) -> dict[ConfigKey, dict[str, list[float | None]]]:
+        """Each configuration's ``intervals`` (see :func:`summarize`): the bootstraps, most
+        of a result's time, computed apart (in another process) to pass to :meth:`result`."""
+        return {
+            key: {
+                k: [_bound(v.low), _bound(v.high)]
+                for k, v in count_intervals(
+                    np.array(seen.counts, dtype=np.int64), clusters=seen.questions
+                ).items()
+            }
+            for key, seen in self._configurations.items()
+        }
+
+    def result(
+        self, *, intervals: bool | Mapping[ConfigKey, dict[str, list[float | None]]] = True
+    ) -> list[tuple[dict[str, Any], ConsensusMetrics]]:
         """What :func:`summarize` returns for the questions added so far: one row per
-        configuration, in :func:`_configuration_order` (not the order the records came in)."""
+        configuration, in :func:`_configuration_order` (not the order the records came in).
+        ``intervals``: whether to compute them, or what :meth:`intervals` returned."""
+        if intervals is True:
+            intervals = self.intervals()
         out = []
         for key in sorted(self._configurations, key=_configuration_order):
             seen = self._configurations[key]
@@ -473,18 +528,15 @@ class Summary:
 
                 meta["scorer_auc"] = scorer_auc(seen.traced_in_order())
             meta["distinct_questions"] = len(set(seen.questions))
+            if intervals is not False:
+                meta["intervals"] = intervals[key]
             counts = np.array(seen.counts, dtype=np.int64)
-            if intervals:
-                # An undefined bound (NaN) is None: null in the JSON, empty in the CSV.
-                meta["intervals"] = {
-                    k: [_bound(v.low), _bound(v.high)]
-                    for k, v in count_intervals(counts, clusters=seen.questions).items()
-                }
             out.append((meta, metrics_from_counts(counts.sum(axis=0).tolist(), n)))
         return out
 
 
 def _bound(x: float) -> float | None:
+    """An undefined bound (NaN) as None: null in the JSON, empty in the CSV."""
     return None if math.isnan(x) else x
 
 
