@@ -6,14 +6,18 @@ store saves it as JSON under that kind, so reports can query one kind across all
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ._codec import pack_batch, pack_json
+from byzllm.errors import InputError
+
+from ._codec import pack_batch, pack_derived, pack_json
 
 __all__ = [
     "REQUEST_COUNTS",
@@ -85,6 +89,10 @@ class Record(BaseModel):
     """
 
     kind: ClassVar[str] = "record"
+    #: Set on a record that only restates another record of its unit (the kind named):
+    #: such records are not stored, but rebuilt by :meth:`derive` when the store is read.
+    #: The work still returns them, and they must be exactly what :meth:`derive` gives.
+    derived_from: ClassVar[str | None] = None
     # NaN and infinity are stored as such (JSON's NaN / Infinity tokens, which the store's
     # parser reads back): as null they came back as None, and typed_records refused them.
     model_config = ConfigDict(ser_json_inf_nan="constants")
@@ -101,6 +109,10 @@ class Record(BaseModel):
                 f"{cls.__name__}.kind {cls.kind!r} is reserved: an export writes the run's "
                 f"units table as {cls.kind}.<format>"
             )
+        if cls.derived_from is not None:
+            if cls.derive.__func__ is Record.derive.__func__:  # type: ignore[attr-defined]
+                raise TypeError(f"{cls.__name__} sets derived_from but does not define derive")
+            _DERIVED[cls.kind] = cls
         taken = sorted(RESERVED_FIELDS & set(cls.model_fields))
         if taken:
             raise TypeError(
@@ -108,6 +120,13 @@ class Record(BaseModel):
                 "a record it reads with its unit (records(with_unit=True), every export): "
                 "rename it"
             )
+
+    @classmethod
+    def derive(cls, source: dict[str, Any]) -> list[dict[str, Any]]:
+        """The records of this kind that ``source`` (a record of kind :attr:`derived_from`,
+        as the store reads it: JSON values) restates, as the store would read them, in the
+        order the work returned them."""
+        raise NotImplementedError(f"{cls.__name__} is not derived from another record")
 
     @classmethod
     def of(cls, *sources: object, **values: Any) -> Self:
@@ -123,6 +142,28 @@ class Record(BaseModel):
                     taken[name] = getattr(source, name)
                     break
         return cls(**taken, **values)
+
+
+#: The classes of derived records (:attr:`Record.derived_from`), by kind.
+_DERIVED: dict[str, type[Record]] = {}
+
+
+def derived_record_class(kind: str, module: str) -> type[Record]:
+    """The class that rebuilds stored records of ``kind``, defined in ``module``: imported
+    if it is not yet, when it is one of byzllm's own modules (a store names the module, and
+    a file must not make its reader import just any module)."""
+    if kind not in _DERIVED and (module == "byzllm" or module.startswith("byzllm.")):
+        import importlib
+
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
+    try:
+        return _DERIVED[kind]
+    except KeyError:
+        raise InputError(
+            f"the store's {kind} records are rebuilt from another record by {module}, "
+            "which is not imported: import it before reading them"
+        ) from None
 
 
 def coerce_records(result: object) -> list[Record]:
@@ -167,13 +208,29 @@ class PackedRecords:
 
 def pack_records(records: Sequence[Record]) -> PackedRecords:
     """``records`` as the store keeps them: one row per kind, a batch where the unit wrote
-    several records of the kind (in their order), packed by :mod:`byzllm.runs._codec`."""
-    by_kind: dict[str, list[str]] = {}
+    several records of the kind (in their order), packed by :mod:`byzllm.runs._codec`.
+
+    Records derived from another record of the unit (:attr:`Record.derived_from`, when the
+    unit wrote exactly one record of that kind) are one derived row, which counts them: the
+    store rebuilds them from that record when it is read."""
+    sources = Counter(type(record).kind for record in records)
+    texts: dict[str, list[str]] = {}  # per kind, in the order kinds first appear
+    derived: dict[str, type[Record]] = {}
     for record in records:
-        by_kind.setdefault(type(record).kind, []).append(record.model_dump_json())
-    return PackedRecords(
-        tuple(
-            (kind, pack_json(texts[0]) if len(texts) == 1 else pack_batch(texts))
-            for kind, texts in by_kind.items()
-        )
-    )
+        cls = type(record)
+        if cls.derived_from is not None and sources[cls.derived_from] == 1:
+            derived[cls.kind] = cls
+            texts.setdefault(cls.kind, [])
+        else:
+            texts.setdefault(cls.kind, []).append(record.model_dump_json())
+    rows: list[tuple[str, str | bytes]] = []
+    for kind, kind_texts in texts.items():
+        rebuilt = derived.get(kind)
+        if rebuilt is not None and rebuilt.derived_from is not None:
+            source = rebuilt.derived_from
+            rows.append((kind, pack_derived(sources[kind], rebuilt.__module__, source)))
+        elif len(kind_texts) == 1:
+            rows.append((kind, pack_json(kind_texts[0])))
+        else:
+            rows.append((kind, pack_batch(kind_texts)))
+    return PackedRecords(tuple(rows))
