@@ -163,3 +163,16 @@ def test_a_graph_file_that_does_not_load_is_named_by_its_item(tmp_path: Path) ->
     with pytest.raises(ConfigError) as caught:
         load_config(None, ConsensusConfig, {"topologies": ["merg", f"file:{path}"]})
     assert str(caught.value).endswith(f"topologies.1: {path.resolve()}: node 3 is outside 0..2")
+
+
+def test_a_directed_graph_file_is_refused_with_the_config(tmp_path: Path) -> None:
+    """A directed graph passed the config and the robustness checks, then failed every
+    unit of the run (the network refuses it: the SAC paper's graphs are undirected, §3.1)."""
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"n": 3, "directed": True, "edges": [[0, 1], [1, 2], [2, 0]]}))
+    with pytest.raises(ConfigError) as caught:
+        load_config(None, ConsensusConfig, {"topologies": [f"file:{path}"]})
+    message = str(caught.value)
+    assert message.endswith(
+        f"topologies.0: {path.resolve()}: a directed graph; consensus graphs are undirected (§3.1)"
+    )

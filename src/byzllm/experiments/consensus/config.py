@@ -68,9 +68,16 @@ def _check_topology(name: str, info: ValidationInfo) -> str:
     if name.startswith(GRAPH_FILE_PREFIX):
         path = config_path(name[len(GRAPH_FILE_PREFIX) :], info, "file", "graph file")
         try:
-            load_graph_view(path)  # read here, so that an error names its item, not graph_files
+            view = load_graph_view(path)  # read here: an error names its item, not graph_files
         except InputError as err:
             raise PydanticCustomError("graph_file", "{message}", {"message": str(err)}) from None
+        if view.directed:
+            # Refused here, not by every unit of the run (the SAC paper, §3.1).
+            raise PydanticCustomError(
+                "graph_file",
+                "{path}: a directed graph; consensus graphs are undirected (§3.1)",
+                {"path": str(path)},
+            )
         return f"{GRAPH_FILE_PREFIX}{path}"
     key = name.strip().lower().replace("_", "-")
     if key not in CONSTRUCTIONS:
