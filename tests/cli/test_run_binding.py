@@ -123,3 +123,87 @@ def test_force_removes_nothing_while_another_process_writes(tmp_path: Path) -> N
         code, _, err = _run(tmp_path, "--set", "protocols=[sac]")
         assert code == 2 and "holds a run of another config" in err
     assert _units(tmp_path) == before
+
+
+def _graph_run(run_dir: Path, graph: Path, *extra: str) -> Result:
+    args = ["consensus", "run", "--set", "dataset.n=2", "--set", "protocols=[sac]"]
+    # No adversary and F = 0: every connected graph passes the robustness checks quietly.
+    args += ["--set", "compositions=[{strong: 4, weak: 3, byzantine: 0}]", "--set", "F=[0]"]
+    args += ["--set", f"topologies=['file:{graph}']", *extra, "-o", str(run_dir), "--json"]
+    return RUNNER.invoke(app, args)
+
+
+def _question_edges(run_dir: Path) -> list[list[list[int]]]:
+    from byzllm.runs import Store
+
+    with Store.open(run_dir) as store:
+        return [q["edges"] for q in store.records("consensus_question")]
+
+
+def test_an_edited_graph_file_is_another_config(tmp_path: Path) -> None:
+    """The units of a ``file:`` topology named only the file's path: after the file was
+    edited, a rerun found every unit done and the report gave the old graph's results under
+    the new file."""
+    graph, run_dir = tmp_path / "g.json", tmp_path / "run"
+    doc = {"n": 7, "edges": [[u, v] for u in range(7) for v in range(u + 1, 7)]}
+    graph.write_text(json.dumps(doc))
+    assert _graph_run(run_dir, graph).exit_code == 0
+    # The same graph written otherwise (reversed pairs, another order, indented): resumed.
+    same = {"edges": [[v, u] for u, v in reversed(doc["edges"])], "n": 7, "directed": False}
+    graph.write_text(json.dumps(same, indent=2))
+    resumed = _graph_run(run_dir, graph)
+    assert resumed.exit_code == 0 and json.loads(resumed.stdout)["skipped"] == 2
+    # One edge fewer: another config, refused, nothing pooled.
+    graph.write_text(json.dumps({"n": 7, "edges": doc["edges"][1:]}))
+    before = _units(run_dir)
+    _refused(_graph_run(run_dir, graph), "graph_files")
+    assert _units(run_dir) == before
+    # --force: the edited graph's units are new units, the old ones and their records gone.
+    forced = _graph_run(run_dir, graph, "--force")
+    assert forced.exit_code == 0 and json.loads(forced.stdout)["done"] == 2
+    assert "removed 2 units" in forced.stderr
+    assert [len(edges) for edges in _question_edges(run_dir)] == [20, 20]
+    # Another node count: refused as well, before anything runs.
+    graph.write_text(json.dumps({"n": 8, "edges": doc["edges"][1:]}))
+    grown = _graph_run(run_dir, graph)
+    assert grown.exit_code == 2 and "has 8 nodes but the composition has 7" in grown.stderr
+    assert _units(run_dir)["done"] == 2
+
+
+def test_a_run_recorded_without_graph_files_is_not_resumed_into(tmp_path: Path) -> None:
+    """A store written before configs recorded their graphs' digests cannot tell which graph
+    its units ran: refused (the units now have other ids: they would run beside the old ones
+    and the report would count each question twice); --force runs them again."""
+    import asyncio
+    import sqlite3
+
+    from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+    from byzllm.runs import load_config, make_unit, run_units
+
+    graph, run_dir = tmp_path / "g.json", tmp_path / "run"
+    graph.write_text(json.dumps({"n": 7, "edges": [[u, u + 1] for u in range(6)] + [[0, 6]]}))
+    config = load_config(
+        None,
+        ConsensusConfig,
+        {
+            "protocols": ["sac"],
+            "topologies": [f"file:{graph}"],
+            "compositions": [{"strong": 4, "weak": 3, "byzantine": 0}],
+            "F": [0],
+            "dataset": {"n": 2},
+        },
+    )
+    # The store as such a run left it: units named by the path alone, no graph_files.
+    old = [
+        make_unit({k: v for k, v in u.payload.items() if k != "graph_digest"}, u.label)
+        for u in expand_units(config)
+    ]
+    asyncio.run(run_units(run_dir, old, consensus_unit, config=config, progress=False))
+    with sqlite3.connect(run_dir / "results.sqlite") as db:
+        db.execute("UPDATE runs SET config = json_remove(config, '$.graph_files')")
+    db.close()
+    _refused(_graph_run(run_dir, graph), "graph_files")
+    forced = _graph_run(run_dir, graph, "--force")
+    assert forced.exit_code == 0 and json.loads(forced.stdout)["done"] == 2
+    assert len(_question_edges(run_dir)) == 2

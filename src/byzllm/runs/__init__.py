@@ -28,7 +28,7 @@ from byzllm._lazy import lazy_attributes
 from byzllm.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ._binding import check_config, config_differences
+    from ._binding import ABSENT_IS_DEFAULT, check_config, config_differences
     from ._config import (
         MAX_UNITS,
         ExistingDir,
@@ -108,6 +108,7 @@ if TYPE_CHECKING:
 #: executors (asyncio, multiprocessing), the configs (pydantic, YAML), the intervals (numpy)
 #: or the model section (the model layer).
 _LAZY: dict[str, str] = {
+    "ABSENT_IS_DEFAULT": "._binding",
     "check_config": "._binding",
     "config_differences": "._binding",
     "MAX_UNITS": "._config",
@@ -185,6 +186,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "ABSENT_IS_DEFAULT",
     "AUTO_PROCESS_MIN_UNITS",
     "BOOTSTRAP_METHOD",
     "EXECUTOR_NAMES",

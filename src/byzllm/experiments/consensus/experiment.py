@@ -20,13 +20,14 @@ from byzllm.protocols import (
 )
 from byzllm.runs import Record, Unit, make_unit, prepare_model
 
-from .config import Composition, ConsensusConfig
+from .config import GRAPH_FILE_PREFIX, Composition, ConsensusConfig
 from .records import ConsensusQuestion, ConsensusRound
 from .setup import (
     build_agents,
     build_graph,
     byzantine_nodes,
     f_local_report,
+    graph_file_digest,
     layout,
     load_dataset,
     robustness_report,
@@ -50,6 +51,8 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
     for composition_model in config.compositions:
         composition = prepare_model(composition_model)
         for topology in config.topologies:
+            # A saved graph's content, not only its path: an edited file makes new units.
+            graph = _graph_digest(config, topology)
             for protocol in config.protocols:
                 for F in config.F:
                     for T in config.T:
@@ -65,6 +68,7 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
                                     "seed": seed,
                                     "question": index,
                                     "task_id": task.id,
+                                    **({"graph_digest": graph} if graph else {}),
                                     **_protocol_options(config, protocol),
                                 }
                                 label = question_label(
@@ -100,14 +104,26 @@ def _protocol_options(config: ConsensusConfig, protocol: str) -> dict[str, Any]:
     return {}
 
 
-@lru_cache(maxsize=256)
-def _graph(topology: str, n: int, seed: int, F: int) -> nx.Graph[Any]:
-    return build_graph(topology, n, seed, F)
+def _graph_digest(config: ConsensusConfig, topology: str) -> str:
+    """The digest of a ``file:`` topology's graph (``config.graph_files``; the file's graph
+    now for a config copied with other topologies, which ``model_copy`` does not validate);
+    ``""`` for a construction."""
+    if not topology.startswith(GRAPH_FILE_PREFIX):
+        return ""
+    path = topology[len(GRAPH_FILE_PREFIX) :]
+    return config.graph_files.get(path) or graph_file_digest(path)
 
 
 @lru_cache(maxsize=256)
-def _robustness(topology: str, n: int, seed: int, F: int) -> dict[str, Any]:
-    return robustness_report(_graph(topology, n, seed, F), F)
+def _graph(topology: str, n: int, seed: int, F: int, digest: str) -> nx.Graph[Any]:
+    """The graph of a unit; a saved graph's ``digest`` is in the key, so a file edited while
+    a process runs is read again (and refused when it is not the unit's graph)."""
+    return build_graph(topology, n, seed, F, digest)
+
+
+@lru_cache(maxsize=256)
+def _robustness(topology: str, n: int, seed: int, F: int, digest: str) -> dict[str, Any]:
+    return robustness_report(_graph(topology, n, seed, F, digest), F)
 
 
 def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
@@ -120,10 +136,11 @@ def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
     rows = []
     for composition in config.compositions:
         for topology in config.topologies:
+            digest = _graph_digest(config, topology)
             for seed in config.seeds:
                 for F in config.F:
-                    report = _robustness(topology, composition.n, seed, F)
-                    graph = _graph(topology, composition.n, seed, F)
+                    report = _robustness(topology, composition.n, seed, F, digest)
+                    graph = _graph(topology, composition.n, seed, F, digest)
                     checks = [
                         f_local_report(graph, layout(graph, composition, seed, task.id), F)
                         for task in tasks
@@ -154,8 +171,8 @@ def _composition(spec: str) -> Composition:
 
 
 @lru_cache(maxsize=256)
-def _edges(topology: str, n: int, seed: int, F: int) -> tuple[tuple[int, int], ...]:
-    return tuple(_sorted_edges(_graph(topology, n, seed, F)))
+def _edges(topology: str, n: int, seed: int, F: int, digest: str) -> tuple[tuple[int, int], ...]:
+    return tuple(_sorted_edges(_graph(topology, n, seed, F, digest)))
 
 
 def _sorted_edges(graph: nx.Graph[Any]) -> list[tuple[int, int]]:
@@ -168,12 +185,14 @@ class _Placement(NamedTuple):
 
 
 @lru_cache(maxsize=4096)
-def _placement(topology: str, seed: int, F: int, spec: str, task_id: str) -> _Placement:
+def _placement(
+    topology: str, seed: int, F: int, digest: str, spec: str, task_id: str
+) -> _Placement:
     """Where a question's adversaries sit and whether they are F-local: the same for every
     protocol of a sweep (a placement is drawn from the seed and the question alone), so
     computed once per (graph, composition, question), not once per unit. Read only."""
     composition = _composition(spec)
-    graph = _graph(topology, composition.n, seed, F)
+    graph = _graph(topology, composition.n, seed, F, digest)
     return _Placement(
         tuple(byzantine_nodes(graph, composition, seed, task_id)),
         f_local_report(graph, layout(graph, composition, seed, task_id), F),
@@ -200,8 +219,9 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
     composition = _composition(spec)
     protocol_name, topology = str(payload["protocol"]), str(payload["topology"])
     F, T, seed = int(payload["F"]), int(payload["T"]), int(payload["seed"])
+    digest = str(payload.get("graph_digest", ""))  # (absent from units made before it)
     task = load_dataset(config.dataset)[int(payload["question"])]
-    graph = _graph(topology, composition.n, seed, F)
+    graph = _graph(topology, composition.n, seed, F, digest)
     with track_requests() as requests:  # this question's model requests, every agent's
         agents = build_agents(graph, composition, config, seed, question=task.id)
         network = Network(graph, agents)
@@ -237,16 +257,19 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
         records.append(first)
         records.extend(_round_records(first, rows[1:], agents))
     parse = ParseCounts.of(*(row.parse for rnd in trace.rounds for row in rnd))
-    placement = _placement(topology, seed, F, spec, task.id)
+    placement = _placement(topology, seed, F, digest, spec, task.id)
     records.append(
         ConsensusQuestion(
             **common,
             composition_config=composition.model_dump(mode="json"),
             byzantine_nodes=list(placement.nodes),
-            edges=list(_edges(topology, composition.n, seed, F))
+            edges=list(_edges(topology, composition.n, seed, F, digest))
             if network.graph is graph
             else _sorted_edges(network.graph),
-            robustness={**_robustness(topology, composition.n, seed, F), **placement.f_local},
+            robustness={
+                **_robustness(topology, composition.n, seed, F, digest),
+                **placement.f_local,
+            },
             agents=[a.describe() for a in agents],
             trace=trace,
             parse=parse.to_dict(),

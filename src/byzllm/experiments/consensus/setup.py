@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -44,6 +46,8 @@ __all__ = [
     "build_graph",
     "byzantine_nodes",
     "f_local_report",
+    "graph_digest",
+    "graph_file_digest",
     "layout",
     "load_dataset",
     "ood_pool",
@@ -55,9 +59,13 @@ __all__ = [
 OOD_SEED_OFFSET = 104_729
 
 
-def build_graph(topology: str, n: int, seed: int = 0, F: int | None = None) -> nx.Graph[Any]:
+def build_graph(
+    topology: str, n: int, seed: int = 0, F: int | None = None, digest: str = ""
+) -> nx.Graph[Any]:
     """The communication graph ``topology`` on ``n`` nodes (:func:`byzllm.graphs.build`,
-    or :func:`byzllm.graphs.load_graph` for ``file:PATH``, whose node count must be ``n``).
+    or :func:`byzllm.graphs.load_graph` for ``file:PATH``, whose node count must be ``n``
+    and, when ``digest`` is given, whose :func:`graph_digest` must be ``digest``: the graph
+    a unit was made for, not one the file holds after an edit).
 
     The random constructions take their target robustness from F: Erdős–Rényi graphs are
     resampled until verified (F+1)-robust (§5.2), and preferential-attachment graphs are
@@ -74,6 +82,13 @@ def build_graph(topology: str, n: int, seed: int = 0, F: int | None = None) -> n
             raise ConfigError(
                 f"{topology} has {loaded.number_of_nodes()} nodes but the composition has {n}"
             )
+        found = graph_digest(loaded) if digest else digest
+        if found != digest:
+            raise ConfigError(
+                f"{topology} changed after the run was set up: its graph's digest is {found}, "
+                f"the unit was made for {digest}; run the config again to take the graph the "
+                "file holds now"
+            )
         graph_from_file: nx.Graph[Any] = loaded
         return graph_from_file
     params: dict[str, Any] = {}
@@ -81,6 +96,30 @@ def build_graph(topology: str, n: int, seed: int = 0, F: int | None = None) -> n
         params["r"] = max(1, min(F + 1, math.ceil(n / 2)))
     graph: nx.Graph[Any] = build(topology, n=n, seed=seed, **params)
     return graph
+
+
+def graph_digest(graph: nx.Graph[Any]) -> str:
+    """16 hex digits of the SHA-256 of what a graph is: its node count, whether it is
+    directed, and its edges (an undirected edge as (min, max)), sorted.
+
+    A saved graph's identity in a run (its config's ``graph_files``, its units' ids): not the
+    file's bytes, so re-saving or reformatting the file keeps it, while another edge or
+    another node count changes it.
+    """
+    directed = graph.is_directed()
+    edges = sorted(
+        (int(u), int(v)) if directed else (min(int(u), int(v)), max(int(u), int(v)))
+        for u, v in graph.edges
+    )
+    text = json.dumps([graph.number_of_nodes(), directed, edges], separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+
+
+def graph_file_digest(path: str) -> str:
+    """The :func:`graph_digest` of the graph saved at ``path``."""
+    from byzllm.graphs import load_graph
+
+    return graph_digest(load_graph(path))
 
 
 def robustness_report(graph: nx.Graph[Any], F: int) -> dict[str, Any]:
