@@ -207,3 +207,88 @@ def test_a_run_recorded_without_graph_files_is_not_resumed_into(tmp_path: Path) 
     forced = _graph_run(run_dir, graph, "--force")
     assert forced.exit_code == 0 and json.loads(forced.stdout)["done"] == 2
     assert len(_question_edges(run_dir)) == 2
+
+
+def _data_run(run_dir: Path, data: Path, *extra: str) -> Result:
+    args = ["consensus", "run", "--set", "dataset.name=gsm8k", "--set", f"dataset.path={data}"]
+    args += ["--set", "dataset.n=2", "--set", "protocols=[sac]", "--set", "topologies=[complete]"]
+    return RUNNER.invoke(app, [*args, *extra, "-o", str(run_dir), "--json"])
+
+
+def _write_questions(
+    data: Path, answers: list[int], separators: tuple[str, str] | None = None
+) -> None:
+    rows = [
+        {"question": f"What is {a} - 0?", "answer": f"{a} - 0 = {a}\n#### {a}"} for a in answers
+    ]
+    lines = (json.dumps(r, separators=separators) + "\n" for r in rows)
+    data.write_text("".join(lines), encoding="utf-8")
+
+
+def _truths(run_dir: Path) -> list[str]:
+    from byzllm.runs import Store
+
+    with Store.open(run_dir) as store:
+        return sorted(q["trace"]["truth"] for q in store.records("consensus_question"))
+
+
+def test_an_edited_data_set_file_is_another_config(tmp_path: Path) -> None:
+    """A data-set file was named by its path only: after an answer was edited, a rerun found
+    every unit done and the report gave the old answers' results under the edited file."""
+    data, run_dir = tmp_path / "q.jsonl", tmp_path / "run"
+    _write_questions(data, [3, 5])
+    assert _data_run(run_dir, data).exit_code == 0
+    # The same records written otherwise (other spacing): resumed.
+    _write_questions(data, [3, 5], separators=(" , ", " : "))
+    resumed = _data_run(run_dir, data)
+    assert resumed.exit_code == 0 and json.loads(resumed.stdout)["skipped"] == 2
+    # An answer edited: another config, refused, nothing pooled.
+    _write_questions(data, [3, 7])
+    before = _units(run_dir)
+    _refused(_data_run(run_dir, data), "dataset.digest")
+    assert _units(run_dir) == before and _truths(run_dir) == ["3", "5"]
+    # --force: the edited file's questions run again, the old units and records gone.
+    forced = _data_run(run_dir, data, "--force")
+    assert forced.exit_code == 0 and json.loads(forced.stdout)["done"] == 2
+    assert "removed 2 units" in forced.stderr
+    assert _truths(run_dir) == ["3", "7"]
+
+
+def test_a_run_recorded_without_a_data_set_digest_is_not_resumed_into(tmp_path: Path) -> None:
+    """A store written before configs recorded their data sets' digests cannot tell which
+    answers its units ran with: refused (the units now have other ids: they would run beside
+    the old ones and the report would count each question twice); --force runs them again.
+    A synthetic run's folder, whose units have no digest, still resumes."""
+    import asyncio
+    import sqlite3
+
+    from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
+    from byzllm.runs import load_config, make_unit, run_units
+
+    data, run_dir = tmp_path / "q.jsonl", tmp_path / "run"
+    _write_questions(data, [3, 5])
+    sections = {"protocols": ["sac"], "topologies": ["complete"]}
+    config = load_config(
+        None,
+        ConsensusConfig,
+        {**sections, "dataset": {"name": "gsm8k", "path": str(data), "n": 2}},
+    )
+    # The store as such a run left it: units named by the path alone, no dataset.digest.
+    old = []
+    for unit in expand_units(config):
+        dataset = {k: v for k, v in unit.payload["dataset"].items() if k != "digest"}
+        old.append(make_unit({**unit.payload, "dataset": dataset}, unit.label))
+    asyncio.run(run_units(run_dir, old, consensus_unit, config=config, progress=False))
+    synthetic = tmp_path / "synthetic"
+    assert _run(synthetic, "--set", "protocols=[sac]")[0] == 0
+    for folder in (run_dir, synthetic):
+        with sqlite3.connect(folder / "results.sqlite") as db:
+            db.execute("UPDATE runs SET config = json_remove(config, '$.dataset.digest')")
+        db.close()
+    code, out, _ = _run(synthetic, "--set", "protocols=[sac]")
+    assert code == 0 and json.loads(out)["skipped"] == 2
+    _refused(_data_run(run_dir, data), "dataset.digest")
+    forced = _data_run(run_dir, data, "--force")
+    assert forced.exit_code == 0 and json.loads(forced.stdout)["done"] == 2
+    assert _truths(run_dir) == ["3", "5"]

@@ -594,8 +594,9 @@ def _list_of_sections(annotation: Any) -> bool:
 
 
 #: Error kinds whose message names the value itself: a path (as found, not as written), a
-#: profile file, a graph file that does not load, a secret that must not be echoed.
-_NAMES_ITS_VALUE = ("path_not_found", "profile_file", "graph_file", "secret_in_value")
+#: profile file, a graph file that does not load, a data-set file that changed, a secret
+#: that must not be echoed.
+_NAMES_ITS_VALUE = ("path_not_found", "profile_file", "graph_file", "data_file", "secret_in_value")
 #: Error kinds of validators (``raise ValueError`` / ``assert``), as opposed to pydantic's own.
 _VALIDATOR_KINDS = ("value_error", "assertion_error")
 

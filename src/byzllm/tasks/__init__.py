@@ -19,6 +19,7 @@ from ._code import (
 from ._lines import TaskLines
 from ._loaders import (
     TaskSpec,
+    dataset_digest,
     gsm8k_lines,
     load_commonsense,
     load_gsm8k,
@@ -39,6 +40,7 @@ __all__ = [
     "TaskLines",
     "TaskSpec",
     "answers_equivalent",
+    "dataset_digest",
     "extract_answer",
     "gsm8k_lines",
     "is_correct",

@@ -8,11 +8,13 @@
 
 Sampling ``k`` tasks with a ``seed`` is deterministic and keeps file order, so the same
 arguments always give the same list. Malformed files raise :class:`~byzllm.errors.InputError`
-naming the file and line (or array index).
+naming the file and line (or array index). :func:`dataset_digest` names what a file holds.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -31,6 +33,7 @@ from ._types import Task
 
 __all__ = [
     "TaskSpec",
+    "dataset_digest",
     "gsm8k_lines",
     "load_commonsense",
     "load_gsm8k",
@@ -213,20 +216,28 @@ def load_commonsense(path: str | Path, k: int | None = None, seed: int = 0) -> l
     ``meta["choice_texts"]``. Accepts every LLM-Adapters test set, including HellaSwag's
     ``ending1..4``.
     """
-    folder = Path(path)
-    if folder.is_dir():
-        files = sorted(folder.glob("*.json"))
-        if not files:
-            raise InputError(f"{folder}: no *.json files in this folder")
-        tasks = [task for file in files for task in _commonsense_file(file)]
-    else:
-        tasks = _commonsense_file(folder)
+    tasks = [task for file in _commonsense_files(path) for task in _commonsense_file(file)]
     return sample_tasks(tasks, k, seed)
 
 
-def _commonsense_file(path: Path) -> list[Task]:
+def _commonsense_files(path: str | Path) -> list[Path]:
+    """The Commonsense files at ``path``: itself, or a folder's ``*.json`` files by name."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return [folder]
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise InputError(f"{folder}: no *.json files in this folder")
+    return files
+
+
+def _commonsense_items(path: Path) -> tuple[Path, list[Any]]:
     file, text = read_text(path)
-    data = json_array(text, file, "a JSON array of questions")
+    return file, json_array(text, file, "a JSON array of questions")
+
+
+def _commonsense_file(path: Path) -> list[Task]:
+    file, data = _commonsense_items(path)
     dataset = file.stem
     tasks: list[Task] = []
     for index, row in enumerate(data):
@@ -288,6 +299,34 @@ def _commonsense_task(
 # --- dispatch by name ---------------------------------------------------------------------
 
 DatasetName = Literal["math500", "gsm8k", "commonsense", "synthetic"]
+
+
+def dataset_digest(name: DatasetName, path: str | Path) -> str:
+    """16 hex digits of the SHA-256 of the records a data-set file holds, read as JSON: each
+    line's object of a MATH-500 or GSM8K file (blank lines skipped), each Commonsense file's
+    name and array (a folder: its ``*.json`` files by name); ``""`` for ``synthetic``.
+
+    A data-set file's identity in a run (a consensus config's ``dataset.digest``, its units'
+    ids): not the file's bytes, so the file re-saved with other spacing, key order, line
+    breaks or compression is the same data, while an edited question or answer, or a question
+    added or removed, is other data. A file that does not read raises the loaders'
+    :class:`~byzllm.errors.InputError`.
+    """
+    if name == "synthetic":
+        return ""
+    digest = hashlib.sha256()
+    records: Iterator[Any]
+    if name == "commonsense":
+        records = (
+            [file.name, items] for file, items in map(_commonsense_items, _commonsense_files(path))
+        )
+    else:
+        records = (row for _, _, row in _jsonl(path))
+    for record in records:
+        # Compact and key-sorted: one line per record, whatever the file's own layout.
+        digest.update(json.dumps(record, sort_keys=True, separators=(",", ":")).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()[:16]
 
 
 class TaskSpec(StrictNumbers):

@@ -193,6 +193,13 @@ class DatasetConfig(ExperimentConfig):
         description="synthetic only: arithmetic steps per question (1-8), or an inclusive "
         "range [low, high] drawn per question",
     )
+    digest: str = Field(
+        default="",
+        description="derived from path: the digest of the records the data-set file holds "
+        "(byzllm.tasks.dataset_digest), so that a run folder holds one version of the file; "
+        "a value given must match the file",
+        json_schema_extra=ABSENT_IS_DEFAULT,
+    )
 
     @field_validator("path")
     @classmethod
@@ -221,6 +228,33 @@ class DatasetConfig(ExperimentConfig):
             # Not the value: the config's error adds it as written ([3, 1], not (3, 1)).
             raise ValueError("steps must be 1-8 or a range [low, high] within it")
         return value
+
+    @field_validator("digest")
+    @classmethod
+    def _data_digest(cls, given: str, info: ValidationInfo) -> str:
+        # The path alone let an edited file pass for the data a run used: its units were
+        # "already done" and the report showed the old answers' results under the new file.
+        # The digest is of the records, not of the file's bytes: reformatting changes nothing.
+        from byzllm.tasks import dataset_digest
+
+        name, path = info.data.get("name"), info.data.get("path")
+        if name is None or name == "synthetic" or not path:
+            return ""
+        try:
+            digest = dataset_digest(name, path)
+        except InputError:
+            # Refused when the run loads the file, with the loaders' error naming its line.
+            return given
+        if given and given != digest:
+            # A recorded config validated again (sim fit, sim compare, each unit of a run):
+            # its results are of the data the file held then.
+            raise PydanticCustomError(
+                "data_file",
+                "{path} no longer holds the data this config was recorded with "
+                "(digest {given}, now {digest})",
+                {"path": path, "given": given, "digest": digest},
+            )
+        return digest
 
     @model_validator(mode="after")
     def _path_when_needed(self) -> DatasetConfig:

@@ -169,8 +169,10 @@ def byzantine_nodes(
 
 
 @lru_cache(maxsize=16)
-def _cached_file(name: str, path: str | None, level: int | None) -> Sequence[Task]:
-    """Every question of a data-set file (after MATH-500's level filter), in file order.
+def _cached_file(name: str, path: str | None, level: int | None, digest: str) -> Sequence[Task]:
+    """Every question of a data-set file (after MATH-500's level filter), in file order;
+    ``digest`` (:func:`byzllm.tasks.dataset_digest`) is in the key, so a file edited while a
+    process runs is read again, not served as it was.
 
     A GSM8K file is indexed, not parsed (:func:`byzllm.tasks.gsm8k_lines`): a run reads only
     the questions it samples and those its replay adversaries pick, so 20 questions from a
@@ -193,7 +195,7 @@ def _cached_dataset(spec: str) -> tuple[Task, ...]:
     if config.name == "synthetic":
         return tuple(tasks.synthetic_tasks(config.n, seed=config.seed, steps=config.steps))
     # The loaders sample exactly so: every question of the file, then ``sample_tasks``.
-    full = _cached_file(config.name, config.path, config.level)
+    full = _cached_file(config.name, config.path, config.level, config.digest)
     return tuple(tasks.sample_tasks(full, config.n, config.seed))
 
 
@@ -237,7 +239,7 @@ def _cached_ood(spec: str) -> Sequence[Task]:
 
         return tuple(synthetic_tasks(50, seed=config.seed + OOD_SEED_OFFSET, steps=config.steps))
     evaluated = {t.id for t in load_dataset(config)}
-    file = _cached_file(config.name, config.path, config.level)
+    file = _cached_file(config.name, config.path, config.level, config.digest)
     if isinstance(file, TaskLines):
         # One answer format and data set throughout: the file without the evaluated
         # questions (the file itself when every question is evaluated), never read whole.
