@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from typer.testing import CliRunner, Result
@@ -292,3 +293,71 @@ def test_a_run_recorded_without_a_data_set_digest_is_not_resumed_into(tmp_path: 
     forced = _data_run(run_dir, data, "--force")
     assert forced.exit_code == 0 and json.loads(forced.stdout)["done"] == 2
     assert _truths(run_dir) == ["3", "5"]
+
+
+def _codegen_run(run_dir: Path, problems: Path, *extra: str) -> Result:
+    args = ["codegen", "run", "--set", f"problems={problems}", "--set", "execution=simulated"]
+    args += ["--set", "conditions=[zero-shot]", *extra, "-o", str(run_dir), "--json"]
+    return RUNNER.invoke(app, args)
+
+
+def _edit_tests(problems: Path) -> None:
+    rows = [json.loads(line) for line in problems.read_text().splitlines()]
+    for row in rows:
+        row["test"] += "    assert candidate(0) is not None\n"
+    problems.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _codegen_rows(run_dir: Path) -> list[tuple[int, int]]:
+    report = RUNNER.invoke(app, ["codegen", "report", str(run_dir), "--json"])
+    return [(row["problems"], row["runs"]) for row in json.loads(report.stdout)["rows"]]
+
+
+def test_an_edited_problem_file_is_another_config(
+    tmp_path: Path, humaneval_file: Callable[..., Path]
+) -> None:
+    """A CodeGen config named its problem file by its path only: after every problem's test
+    was edited, a rerun ran the edited problems' units beside the old ones, and the report
+    counted 3 problems with 6 runs, the two versions pooled."""
+    problems, run_dir = humaneval_file(tmp_path / "he.jsonl", 10), tmp_path / "run"
+    first = _codegen_run(run_dir, problems)
+    assert first.exit_code == 0 and json.loads(first.stdout)["done"] == 3
+    # The same problems written otherwise (a JSON array): resumed.
+    rows = [json.loads(line) for line in problems.read_text().splitlines()]
+    problems.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    resumed = _codegen_run(run_dir, problems)
+    assert resumed.exit_code == 0 and json.loads(resumed.stdout)["skipped"] == 3
+    # Every problem's test edited: another config, refused, nothing pooled.
+    problems.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    _edit_tests(problems)
+    before = _units(run_dir)
+    _refused(_codegen_run(run_dir, problems), "problems_digest")
+    assert _units(run_dir) == before and _codegen_rows(run_dir) == [(3, 3)]
+    # --force: the edited problems run, the old problems' units and records are removed.
+    forced = _codegen_run(run_dir, problems, "--force")
+    assert forced.exit_code == 0 and json.loads(forced.stdout)["done"] == 3
+    assert "removed 3 units" in forced.stderr
+    assert _codegen_rows(run_dir) == [(3, 3)]
+
+
+def test_a_codegen_run_recorded_without_problem_digests_is_refused_once(
+    tmp_path: Path, humaneval_file: Callable[..., Path]
+) -> None:
+    """A folder run before configs recorded their problem files' digests cannot tell which
+    version of the file its units ran: refused; --force keeps every unit whose problem is
+    unchanged (the units carry their problems, so their ids are the same) and records the
+    digest, after which the folder resumes."""
+    import sqlite3
+
+    problems, run_dir = humaneval_file(tmp_path / "he.jsonl", 10), tmp_path / "run"
+    assert _codegen_run(run_dir, problems).exit_code == 0
+    with sqlite3.connect(run_dir / "results.sqlite") as db:
+        db.execute("UPDATE runs SET config = json_remove(config, '$.problems_digest')")
+    db.close()
+    _refused(_codegen_run(run_dir, problems), "problems_digest")
+    forced = _codegen_run(run_dir, problems, "--force")
+    assert forced.exit_code == 0 and json.loads(forced.stdout)["skipped"] == 3
+    assert "removed" not in forced.stderr
+    resumed = _codegen_run(run_dir, problems)
+    assert resumed.exit_code == 0 and json.loads(resumed.stdout)["skipped"] == 3
+    assert _codegen_rows(run_dir) == [(3, 3)]

@@ -31,7 +31,8 @@ __all__ = ["ABSENT_IS_DEFAULT", "check_config", "config_differences"]
 _MAX_NAMED = 6
 
 #: ``json_schema_extra`` of a field whose value enters its units' ids though the config
-#: derives it (consensus ``graph_files``, the content of the graph files): a recorded config
+#: derives it (consensus ``graph_files``, the content of the graph files), or names what its
+#: units carry (CodeGen ``problems_digest``: each unit holds its problem): a recorded config
 #: without it was written before the field existed and counts as holding its default, so a
 #: run recorded then is not taken for one of a config that sets it (its units would run
 #: again beside the old ones, and the report would count both).

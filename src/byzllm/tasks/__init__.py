@@ -14,6 +14,7 @@ from ._code import (
     IOTest,
     load_humaneval,
     load_livecodebench,
+    problem_file_digest,
     split_problems,
 )
 from ._lines import TaskLines
@@ -51,6 +52,7 @@ __all__ = [
     "load_math500",
     "load_tasks",
     "normalize_answer",
+    "problem_file_digest",
     "sample_tasks",
     "split_problems",
     "synthetic_tasks",

@@ -13,8 +13,6 @@ naming the file and line (or array index). :func:`dataset_digest` names what a f
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,7 +24,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from byzllm._strict import StrictNumbers
 from byzllm.errors import InputError
 
-from ._files import claim_id, json_array, json_object, read_text
+from ._files import claim_id, json_array, json_object, read_text, records_digest
 from ._lines import LineIndex, TaskLines
 from ._text import canonical_number, parse_number
 from ._types import Task
@@ -314,19 +312,11 @@ def dataset_digest(name: DatasetName, path: str | Path) -> str:
     """
     if name == "synthetic":
         return ""
-    digest = hashlib.sha256()
-    records: Iterator[Any]
     if name == "commonsense":
-        records = (
+        return records_digest(
             [file.name, items] for file, items in map(_commonsense_items, _commonsense_files(path))
         )
-    else:
-        records = (row for _, _, row in _jsonl(path))
-    for record in records:
-        # Compact and key-sorted: one line per record, whatever the file's own layout.
-        digest.update(json.dumps(record, sort_keys=True, separators=(",", ":")).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()[:16]
+    return records_digest(row for _, _, row in _jsonl(path))
 
 
 class TaskSpec(StrictNumbers):
