@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         format_validation_error,
         load_config,
         parse_overrides,
+        recorded_digest,
         resolve_config_path,
         validation_problems,
     )
@@ -120,6 +121,7 @@ _LAZY: dict[str, str] = {
     "apply_overrides": "._config",
     "check_grid": "._config",
     "config_path": "._config",
+    "recorded_digest": "._config",
     "format_validation_error": "._config",
     "load_config": "._config",
     "parse_overrides": "._config",
@@ -248,6 +250,7 @@ __all__ = [
     "parse_overrides",
     "percentile_bounds",
     "prepare_model",
+    "recorded_digest",
     "repair_store",
     "resample_counts",
     "reset_to_defaults",

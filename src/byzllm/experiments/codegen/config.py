@@ -8,13 +8,12 @@ from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
 from byzllm.agents.codegen import CodeGenSimParams
 from byzllm.errors import InputError
 from byzllm.monitor.conditions import CONDITIONS, Condition
 from byzllm.monitor.features import check_alternatives
-from byzllm.runs import ABSENT_IS_DEFAULT, config_path
+from byzllm.runs import ABSENT_IS_DEFAULT, config_path, recorded_digest
 
 from .._agents import AgentsConfig
 from .._fitting import profile_file
@@ -167,16 +166,9 @@ class CodeGenConfig(AgentsConfig):
         except InputError:
             # Refused when the run loads the file, with the loaders' error naming its line.
             return given
-        if given and given != digest:
-            # A recorded config validated again: its results are of the problems the file
-            # held then.
-            raise PydanticCustomError(
-                "data_file",
-                "{path} no longer holds the problems this config was recorded with "
-                "(digest {given}, now {digest})",
-                {"path": path, "given": given, "digest": digest},
-            )
-        return digest
+        # A recorded config validated again: its results are of the problems the file held
+        # then.
+        return recorded_digest(path, given, digest, "problems")
 
     @model_validator(mode="after")
     def _consistent(self) -> CodeGenConfig:

@@ -36,6 +36,7 @@ from byzllm.runs import (
     ExperimentConfig,
     ModelConfig,
     config_path,
+    recorded_digest,
     validation_problems,
 )
 
@@ -245,16 +246,9 @@ class DatasetConfig(ExperimentConfig):
         except InputError:
             # Refused when the run loads the file, with the loaders' error naming its line.
             return given
-        if given and given != digest:
-            # A recorded config validated again (sim fit, sim compare, each unit of a run):
-            # its results are of the data the file held then.
-            raise PydanticCustomError(
-                "data_file",
-                "{path} no longer holds the data this config was recorded with "
-                "(digest {given}, now {digest})",
-                {"path": path, "given": given, "digest": digest},
-            )
-        return digest
+        # A recorded config validated again (sim fit, sim compare, each unit of a run): its
+        # results are of the data the file held then.
+        return recorded_digest(path, given, digest, "data")
 
     @model_validator(mode="after")
     def _path_when_needed(self) -> DatasetConfig:
@@ -422,16 +416,11 @@ class ConsensusConfig(ExperimentConfig):
                 continue
             path = topology[len(GRAPH_FILE_PREFIX) :]
             digest = graph_file_digest(path)
-            if given.get(path, digest) != digest:
-                # A recorded config validated again (sim fit, sim compare): its results are
-                # of the graph the file held then.
-                raise PydanticCustomError(
-                    "graph_file",
-                    "{path} no longer holds the graph this config was recorded with "
-                    "(digest {given}, now {digest})",
-                    {"path": path, "given": given[path], "digest": digest},
-                )
-            digests[path] = digest
+            # A recorded config validated again (sim fit, sim compare): its results are of
+            # the graph the file held then.
+            digests[path] = recorded_digest(
+                path, given.get(path, ""), digest, "graph", kind="graph_file"
+            )
         return digests
 
     @field_validator("F", "T")
