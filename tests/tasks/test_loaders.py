@@ -240,6 +240,10 @@ def test_load_tasks_dispatch(tmp_path: Path) -> None:
         ({"name": "synthetic", "colour": "red"}, "invalid task spec: colour"),
         ({"name": "synthetic", "k": -1}, "invalid task spec: k"),
         ({"name": "synthetic", "steps": 9}, "steps must be between 1 and 8"),
+        # Only MATH-500 has levels: the others returned every question, unfiltered.
+        ({"name": "synthetic", "level": 4}, "level filters MATH-500 only; dataset 'synthetic'"),
+        ({"name": "gsm8k", "path": "g.jsonl", "level": 4}, "dataset 'gsm8k' has no levels"),
+        ({"name": "commonsense", "path": "c.json", "level": 4}, "'commonsense' has no levels"),
     ],
 )
 def test_load_tasks_bad_spec(spec: dict[str, object], message: str) -> None:

@@ -342,6 +342,7 @@ class TaskSpec(StrictNumbers):
     path: Path | None = None
     k: int | None = Field(default=None, ge=0)
     seed: int = 0
+    #: MATH-500 only: the problems of this level.
     level: int | None = None
     #: Synthetic tasks only: operations per problem, a count or an inclusive range.
     steps: int | tuple[int, int] = 3
@@ -363,6 +364,9 @@ def load_tasks(spec: TaskSpec | Mapping[str, Any] | str) -> list[Task]:
             first = err.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "spec"
             raise InputError(f"invalid task spec: {where}: {first['msg']}") from None
+    if spec.level is not None and spec.name != "math500":
+        # Only MATH-500 has levels: any other data set dropped the filter without a word.
+        raise InputError(f"level filters MATH-500 only; dataset {spec.name!r} has no levels")
     if spec.name == "synthetic":
         from ._synthetic import synthetic_tasks
 
