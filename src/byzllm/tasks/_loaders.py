@@ -212,9 +212,9 @@ def load_commonsense(path: str | Path, k: int | None = None, seed: int = 0) -> l
     ``path`` is one JSON file, or a folder whose ``*.json`` files are read in name order and
     sampled from together (the paper's mix of BoolQ, multiple-choice and completion items).
     The labels come from the question's ``Answer format: a/b/c`` line (falling back to the
-    answer's own prefix and the ``PrefixN:`` options in the text); choice texts go to
-    ``meta["choice_texts"]``. Accepts every LLM-Adapters test set, including HellaSwag's
-    ``ending1..4``.
+    answer's own prefix and the ``PrefixN:`` options in the text; fewer than two labels is an
+    :class:`~byzllm.errors.InputError`); choice texts go to ``meta["choice_texts"]``.
+    Accepts every LLM-Adapters test set, including HellaSwag's ``ending1..4``.
     """
     tasks = [task for file in _commonsense_files(path) for task in _commonsense_file(file)]
     return sample_tasks(tasks, k, seed)
@@ -277,8 +277,17 @@ def _commonsense_task(
             raise InputError(f"{where}: cannot tell the answer format of answer {answer[:40]!r}")
         prefix = match.group(1)
         numbers = sorted({int(n) for n in re.findall(rf"\b{prefix}(\d+)\s*:", instruction, re.I)})
-        labels = [f"{prefix.lower()}{n}" for n in numbers] or [answer]
-    labels = [label.lower() for label in labels]
+        labels = [f"{prefix.lower()}{n}" for n in numbers]
+    labels = list(dict.fromkeys(label.lower() for label in labels))
+    if len(labels) < 2:
+        # A question of one choice, or one whose choices were taken from its own answer, is
+        # no multiple choice: every answer in its format would be the ground truth, and no
+        # adversary could send a wrong one.
+        found = "/".join(labels) or "none"
+        raise InputError(
+            f"{where}: cannot tell the choices of answer {answer[:40]!r} (found {found}): "
+            "no 'Answer format: a/b' line nor two 'LabelN:' options in the question"
+        )
     if lowered not in labels:
         raise InputError(f"{where}: answer {answer[:40]!r} is not one of {'/'.join(labels)}")
     return Task(
