@@ -51,6 +51,8 @@ HELLASWAG = Task(
 PIQA = Task(
     id="p", question="q", answer="solution1", kind="choice", choices=("solution1", "solution2")
 )
+#: A set labelled by letters ("Answer format: A/B/C/D"), as the loader reads one.
+LETTERS = Task(id="l", question="q", answer="c", kind="choice", choices=("a", "b", "c", "d"))
 
 
 # --- extraction ---------------------------------------------------------------------------
@@ -145,6 +147,12 @@ def test_extract_boolean(text: str, expected: str | None) -> None:
         (HELLASWAG, "The best ending is ending3.", "ending3"),
         (PIQA, "Answer: Solution2", "solution2"),
         (PIQA, "I think the second one makes more sense.", None),
+        # Letter labels: "(C)" and "C." were no answer, though a bare "C" was c.
+        (LETTERS, "Answer: C", "c"),
+        (LETTERS, "Answer: C.", "c"),
+        (LETTERS, "Answer: (C)", "c"),
+        (LETTERS, "The correct answer is (b).", "b"),
+        (LETTERS, "Answer: E", None),
     ],
 )
 def test_extract_choice(task: Task, text: str, expected: str | None) -> None:

@@ -139,7 +139,10 @@ def _choice(task: Task, text: str, *, last: bool) -> str | None:
             return hits[0]
     position = _POSITION_RE.match(cleaned) or _LEADING_DIGIT_RE.match(cleaned)
     if position is not None:
-        return _choice_by_position(task, position.group(1))
+        token = position.group(1)
+        # Letter labels ("Answer format: A/B/C/D") are their own token: "(C)" and "C." name
+        # the choice c, which only the bare "C" did.
+        return lowered.get(token.lower()) or _choice_by_position(task, token)
     return None
 
 

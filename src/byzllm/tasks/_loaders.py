@@ -210,9 +210,9 @@ def load_commonsense(path: str | Path, k: int | None = None, seed: int = 0) -> l
     ``path`` is one JSON file, or a folder whose ``*.json`` files are read in name order and
     sampled from together (the paper's mix of BoolQ, multiple-choice and completion items).
     The labels come from the question's ``Answer format: a/b/c`` line (falling back to the
-    answer's own prefix and the ``PrefixN:`` options in the text); choice texts go to
-    ``meta["choice_texts"]``. Accepts every LLM-Adapters test set, including HellaSwag's
-    ``ending1..4``.
+    answer's own prefix and the ``PrefixN:`` options in the text; fewer than two labels is an
+    :class:`~byzllm.errors.InputError`); choice texts go to ``meta["choice_texts"]``.
+    Accepts every LLM-Adapters test set, including HellaSwag's ``ending1..4``.
     """
     tasks = [task for file in _commonsense_files(path) for task in _commonsense_file(file)]
     return sample_tasks(tasks, k, seed)
@@ -275,8 +275,17 @@ def _commonsense_task(
             raise InputError(f"{where}: cannot tell the answer format of answer {answer[:40]!r}")
         prefix = match.group(1)
         numbers = sorted({int(n) for n in re.findall(rf"\b{prefix}(\d+)\s*:", instruction, re.I)})
-        labels = [f"{prefix.lower()}{n}" for n in numbers] or [answer]
-    labels = [label.lower() for label in labels]
+        labels = [f"{prefix.lower()}{n}" for n in numbers]
+    labels = list(dict.fromkeys(label.lower() for label in labels))
+    if len(labels) < 2:
+        # A question of one choice, or one whose choices were taken from its own answer, is
+        # no multiple choice: every answer in its format would be the ground truth, and no
+        # adversary could send a wrong one.
+        found = "/".join(labels) or "none"
+        raise InputError(
+            f"{where}: cannot tell the choices of answer {answer[:40]!r} (found {found}): "
+            "no 'Answer format: a/b' line nor two 'LabelN:' options in the question"
+        )
     if lowered not in labels:
         raise InputError(f"{where}: answer {answer[:40]!r} is not one of {'/'.join(labels)}")
     return Task(
@@ -332,6 +341,7 @@ class TaskSpec(StrictNumbers):
     path: Path | None = None
     k: int | None = Field(default=None, ge=0)
     seed: int = 0
+    #: MATH-500 only: the problems of this level.
     level: int | None = None
     #: Synthetic tasks only: operations per problem, a count or an inclusive range.
     steps: int | tuple[int, int] = 3
@@ -353,6 +363,9 @@ def load_tasks(spec: TaskSpec | Mapping[str, Any] | str) -> list[Task]:
             first = err.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "spec"
             raise InputError(f"invalid task spec: {where}: {first['msg']}") from None
+    if spec.level is not None and spec.name != "math500":
+        # Only MATH-500 has levels: any other data set dropped the filter without a word.
+        raise InputError(f"level filters MATH-500 only; dataset {spec.name!r} has no levels")
     if spec.name == "synthetic":
         from ._synthetic import synthetic_tasks
 

@@ -254,6 +254,10 @@ class DatasetConfig(ExperimentConfig):
     def _path_when_needed(self) -> DatasetConfig:
         if self.name != "synthetic" and not self.path:
             raise ValueError(f"dataset {self.name!r} needs a path to its local file")
+        if self.level is not None and self.name != "math500":
+            # Only MATH-500 has levels: the filter was dropped without a word, and a run
+            # said "level 4" of questions drawn from the whole file.
+            raise ValueError(f"level filters MATH-500 only; dataset {self.name!r} has no levels")
         return self
 
 
