@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -232,9 +233,6 @@ async def test_wmsr_averages_fractions_and_latex_numbers() -> None:
 
 def _wmsr_step(task: Task, answers: list[str], F: int) -> dict[int, str | None]:
     """One W-MSR step on a complete graph of agents answering ``answers``."""
-    import asyncio
-
-    from byzllm.agents.consensus import Response
     from byzllm.protocols import QuestionState
 
     agents = [SimulatedAgent(f"s{k}", STRONG_PROFILE) for k in range(len(answers))]
@@ -287,6 +285,27 @@ def test_answer_number_reads_no_number_where_the_checker_reads_none() -> None:
     assert answer_number(number, "1,2") is None and not is_right(number, "1,2")
     assert answer_number(number, "-2,3") is None and answer_number(number, "1,000") == 1000.0
     assert _wmsr_step(number, ["1,2", "4", "1,2"], F=0) == {0: "1,2", 1: "4", 2: "1,2"}
+
+
+def test_wmsr_reads_thirds_writes_near_integers_and_notes_its_removals() -> None:
+    from byzllm.protocols import QuestionState
+    from byzllm.protocols.wmsr import answer_number
+
+    # The checker keeps 1/3 as a fraction (no finite decimal): W-MSR reads it as 1/3 too.
+    task = Task(id="m", question="q", answer="1/3", kind="math")
+    assert answer_number(task, "1/3") == 1 / 3 and answer_number(task, "-\\frac{1}{3}") == -1 / 3
+    # A mean a rounding error short of an integer is that integer, on either side of zero.
+    assert format_number(2.9999999999999996) == "3" and format_number(-2.9999999999999996) == "-3"
+    # Centre 0 of a star holds 5, leaves 1, 6, 100 with F = 1: 100 (largest above) and 1
+    # (smallest below) are removed, leaf 2 is retained; (5 + 6) / 2 = 5.5.
+    agents = [SimulatedAgent(f"s{k}", STRONG_PROFILE) for k in range(4)]
+    network = Network(nx.star_graph(3), agents)
+    state = QuestionState(task=TASK, network=network)
+    state.current = {i: Response.of(a) for i, a in enumerate(["5", "1", "6", "100"])}
+    state.inbox = {i: {j: state.current[j] for j in network.neighbours[i]} for i in range(4)}
+    nxt = asyncio.run(WMSR(F=1).step(state))
+    assert nxt[0].answer == "5.5"
+    assert (state.info[0]["retained"], state.info[0]["filtered"]) == ([2], [1, 3])
 
 
 CHOICE = Task(id="c", question="q", answer="option2", kind="choice", choices=("option1", "option2"))
