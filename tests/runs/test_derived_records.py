@@ -204,3 +204,46 @@ def test_consensus_round_records_are_their_question_rebuilt() -> None:
         return checked
 
     assert asyncio.run(check()) == 180 * 49
+
+
+def test_with_derived_builds_its_records_only_when_read() -> None:
+    from byzllm.runs import WithDerived, run_in_memory
+
+    records = _unit_records("g", 3)
+    game = records[-1]
+    lazy = WithDerived(game, Move, 3)
+    assert len(lazy) == 4 and lazy._built is None
+    # The store's rows: a count and the game, the moves never built.
+    assert pack_records(lazy) == pack_records(records) and lazy._built is None
+    # Read, they are the moves the work would have returned, then the game.
+    assert [r.model_dump() for r in lazy] == [r.model_dump() for r in records]
+    assert lazy[-1] is game and isinstance(lazy[0], Move)
+
+    def work(payload: dict[str, Any]) -> WithDerived:
+        return WithDerived(game, Move, 3)
+
+    unit = make_unit({"name": "g"})
+    only_games = asyncio.run(run_in_memory([unit], work, kinds={"test_game"}))
+    assert [row["kind"] for row in only_games] == ["test_game"]
+    every = asyncio.run(run_in_memory([unit], work))
+    assert [row["kind"] for row in every] == ["test_move"] * 3 + ["test_game"]
+
+
+def test_with_derived_travels_as_its_source() -> None:
+    import pickle
+
+    from byzllm.runs import WithDerived
+
+    lazy = WithDerived(_unit_records("g", 2)[-1], Move, 2)
+    back = pickle.loads(pickle.dumps(lazy))
+    assert back._built is None and list(back) == list(lazy)
+
+
+def test_with_derived_refuses_a_wrong_class_or_count() -> None:
+    from byzllm.runs import WithDerived
+
+    game = _unit_records("g", 2)[-1]
+    with pytest.raises(TypeError, match="not derived from Game"):
+        WithDerived(game, Game, 1)
+    with pytest.raises(ValueError, match="restates 2 Move records, not 5"):
+        list(WithDerived(game, Move, 5))

@@ -72,7 +72,14 @@ if TYPE_CHECKING:
     )
     from ._model_config import ModelConfig
     from ._progress import LiveStatus, PlainProgress, ProgressReporter, RichProgress, SilentProgress
-    from ._records import REQUEST_COUNTS, PackedRecords, Record, UnitRequests, pack_records
+    from ._records import (
+        REQUEST_COUNTS,
+        PackedRecords,
+        Record,
+        UnitRequests,
+        WithDerived,
+        pack_records,
+    )
     from ._repair import RepairReport, repair_store
     from ._reuse import Reused, reuse_units, sibling_runs
     from ._runner import (
@@ -157,6 +164,7 @@ _LAZY: dict[str, str] = {
     "PackedRecords": "._records",
     "Record": "._records",
     "UnitRequests": "._records",
+    "WithDerived": "._records",
     "pack_records": "._records",
     "RepairReport": "._repair",
     "repair_store": "._repair",
@@ -229,6 +237,7 @@ __all__ = [
     "UnitFailure",
     "UnitRequests",
     "UnitResult",
+    "WithDerived",
     "WorkFn",
     "apply_overrides",
     "bootstrap_interval",

@@ -67,7 +67,7 @@ from ._executor import Executor, LocalExecutor, WorkFn
 from ._lock import RunBusyError, WriterLock
 from ._progress import LiveStatus, ProgressReporter, make_progress
 from ._provenance import byzllm_version, git_commit
-from ._records import Record, coerce_records
+from ._records import Record, WithDerived, coerce_records
 from ._store import Store, StoreError, UnitResult, format_error, run_store_path
 from ._units import Unit
 
@@ -818,12 +818,19 @@ async def run_in_memory(
     runs on the event loop, one unit after another); nothing resumes, nothing is kept.
     """
 
-    async def play(payload: dict[str, Any]) -> list[Record]:
+    async def play(payload: dict[str, Any]) -> Sequence[Record]:
         # As the executors do: await only what is awaitable, so sync work is accepted too.
         result = work(payload)
         if inspect.isawaitable(result):
             result = await result
-        return coerce_records(result)
+        records = coerce_records(result)
+        if (
+            isinstance(records, WithDerived)
+            and kinds is not None
+            and records.derived.kind not in kinds
+        ):
+            return [records.source]  # (its derived records unbuilt)
+        return records
 
     pending = list(units)
     rows: list[dict[str, Any]] = []

@@ -309,7 +309,7 @@ class UnitResult:
     started_at: float
     finished_at: float
     #: Packed where the work ran when an executor did that (:class:`PackedRecords`).
-    records: list[Record] | PackedRecords = field(default_factory=list)
+    records: Sequence[Record] | PackedRecords = field(default_factory=list)
     error: str | None = None
 
     @property

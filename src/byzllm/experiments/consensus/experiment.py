@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 import networkx as nx
 
 from byzllm.agents import ParseCounts
-from byzllm.agents.consensus import ConsensusAgent
 from byzllm.llm import track_requests
 from byzllm.protocols import (
-    AgentRound,
     Network,
     make_protocol,
     run_question,
 )
-from byzllm.runs import Record, Unit, make_unit, prepare_model
+from byzllm.runs import Unit, WithDerived, make_unit, prepare_model
 
 from .config import GRAPH_FILE_PREFIX, Composition, ConsensusConfig
 from .records import ConsensusQuestion, ConsensusRound
@@ -206,8 +204,11 @@ def _unit_config(sections: str) -> ConsensusConfig:
     return ConsensusConfig.model_validate(json.loads(sections))
 
 
-async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
+async def consensus_unit(payload: dict[str, Any]) -> WithDerived:
     """The runner's work function: run one question under one configuration.
+
+    Its records: one :class:`ConsensusRound` per agent and round, then the
+    :class:`ConsensusQuestion` they restate (the round records built only when read).
 
     The payload's config sections hold only their non-default fields: validating them
     brings the defaults back.
@@ -243,76 +244,27 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
         "simulated": simulated,
     }
     rows = [row for rnd in trace.rounds for row in rnd]
-    records: list[Record] = []
-    if rows:
-        agent = agents[rows[0].agent]
-        # Every value comes from the validated trace: constructing without re-validation
-        # keeps a question's 50 round records from dominating a simulated sweep's time.
-        first = ConsensusRound.model_construct(
-            **common,
-            **{k: v for k, v in rows[0].__dict__.items() if k not in _TRACE_ONLY},
-            agent_name=agent.name,
-            group=agent.group,
-        )
-        records.append(first)
-        records.extend(_round_records(first, rows[1:], agents))
-    parse = ParseCounts.of(*(row.parse for rnd in trace.rounds for row in rnd))
+    parse = ParseCounts.of(*(row.parse for row in rows))
     placement = _placement(topology, seed, F, digest, spec, task.id)
-    records.append(
-        ConsensusQuestion(
-            **common,
-            composition_config=composition.model_dump(mode="json"),
-            byzantine_nodes=list(placement.nodes),
-            edges=list(_edges(topology, composition.n, seed, F, digest))
-            if network.graph is graph
-            else _sorted_edges(network.graph),
-            robustness={
-                **_robustness(topology, composition.n, seed, F, digest),
-                **placement.f_local,
-            },
-            agents=[a.describe() for a in agents],
-            trace=trace,
-            parse=parse.to_dict(),
-            requests=requests.to_dict(),
-        )
+    question = ConsensusQuestion(
+        **common,
+        composition_config=composition.model_dump(mode="json"),
+        byzantine_nodes=list(placement.nodes),
+        edges=list(_edges(topology, composition.n, seed, F, digest))
+        if network.graph is graph
+        else _sorted_edges(network.graph),
+        robustness={
+            **_robustness(topology, composition.n, seed, F, digest),
+            **placement.f_local,
+        },
+        agents=[a.describe() for a in agents],
+        trace=trace,
+        parse=parse.to_dict(),
+        requests=requests.to_dict(),
     )
-    return records
-
-
-#: The fields of a trace's row that its round record leaves out.
-_TRACE_ONLY = frozenset(AgentRound.model_fields) - frozenset(ConsensusRound.model_fields)
-
-
-def _round_records(
-    first: ConsensusRound, rows: Sequence[AgentRound], agents: Sequence[ConsensusAgent]
-) -> list[ConsensusRound]:
-    """The round records of ``rows``, each ``first.model_copy(update=...)`` with its row's
-    values, its agent's name and group (``first`` has every field set), built without
-    copy's generic machinery: a simulated question makes 49 of them."""
-    templates: dict[int, dict[str, Any]] = {}
-    fields_set = first.__pydantic_fields_set__
-    new, setattr_ = ConsensusRound.__new__, object.__setattr__
-    records = []
-    for row in rows:
-        template = templates.get(row.agent)
-        if template is None:
-            agent = agents[row.agent]
-            template = templates[row.agent] = {
-                **first.__dict__,
-                "agent_name": agent.name,
-                "group": agent.group,
-            }
-        values = template.copy()  # (the record's fields in their order, as validation's)
-        values.update(row.__dict__)
-        for name in _TRACE_ONLY:
-            del values[name]
-        record = new(ConsensusRound)
-        setattr_(record, "__dict__", values)
-        setattr_(record, "__pydantic_fields_set__", fields_set.copy())
-        setattr_(record, "__pydantic_extra__", None)
-        setattr_(record, "__pydantic_private__", None)
-        records.append(record)
-    return records
+    # The 49 round records restate the question record: built only where they are read
+    # (a sixth of a simulated question's time), never for the store, which keeps a count.
+    return WithDerived(question, ConsensusRound, len(rows))
 
 
 def run_in_memory(
