@@ -879,6 +879,25 @@ def test_a_verdict_after_an_answer_leaves_that_answer(
 
 @fast
 @given(
+    value=st.integers(min_value=-(10**6), max_value=10**6),
+    where=st.sampled_from(["Answer: {}", "Final answer: {}", "The answer is {}.", "\\boxed{{{}}}"]),
+    verb=st.sampled_from(["check", "verify", "double-check", "confirming", "recheck", "tested"]),
+    determiner=st.sampled_from(["our", "the", "my", "this"]),
+    label=st.sampled_from(["answer:", "answer is", "final answer:"]),
+    check=st.lists(st.integers(min_value=-99, max_value=99), min_size=1, max_size=3),
+)
+def test_a_check_after_an_answer_leaves_that_answer(
+    value: int, where: str, verb: str, determiner: str, label: str, check: list[int]
+) -> None:
+    """ "We may check our answer: 17 x 44 = 748" read the check as the answer."""
+    numbers = " = ".join(map(str, check))
+    reply = f"{where.format(value)}\nLet us {verb} {determiner} {label} {numbers}."
+    assert extract_answer(NUMBER, reply) == str(value)
+    assert extract_answer(MATH, reply) == str(value)
+
+
+@fast
+@given(
     first=st.sampled_from(["true", "false", "yes", "no"]),
     word=st.sampled_from([*VERDICTS, "true", "false"]),
     case=st.sampled_from([str.lower, str.upper, str.title]),

@@ -439,6 +439,25 @@ def test_a_verdict_after_an_answer_is_no_later_answer(reply: str) -> None:
     assert extract_answer(number_task("44"), reply) == "44"
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "So $17^{-1} \\equiv \\boxed{44} \\pmod{83}$.\n\nWe may check our answer: "
+        "$17 \\cdot 44 = 748 = 9 \\cdot 83 + 1$, so our answer is correct.",
+        "Answer: 44\nTo double-check the answer: 44 / 4 = 11.",
+        "The final answer is 44.\nLet me verify the final answer: 4 x 11 = 44, and 44 - 40 = 4.",
+        "Answer: 44\nRechecking this answer: 2 x 22 = 44, 44 < 83 = 83.",
+    ],
+)
+def test_a_label_after_a_verb_of_checking_is_no_label(reply: str) -> None:
+    """ "We may check our answer: 17 x 44 = 748 = ..." read the check as the answer: the
+    formula to a math task, a number of it to a number task."""
+    assert extract_answer(math_task("44"), reply) == "44"
+    assert extract_answer(number_task("44"), reply) == "44"
+    # An adjective is no verb of checking: its label is read.
+    assert extract_answer(number_task("44"), "Answer: 3. Verified answer: 44") == "44"
+
+
 def test_a_verdict_word_is_an_answer_where_it_answers_the_task() -> None:
     assert extract_answer(BOOLEAN, "Answer: false.\nNo: the answer is true.") == "true"
     assert extract_answer(BOOLEAN, "Answer: false. So the answer is correct.") == "false"

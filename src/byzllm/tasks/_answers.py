@@ -6,7 +6,8 @@ answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. 
 * **location** — the later of the last complete ``\\boxed{...}`` and the last answer label
   (``Final answer:`` is preferred over ``Answer:`` / ``the correct answer is``), then the
   other; a box or label holding no answer is no answer (no scan), and a label whose text is
-  a verdict on an answer (``"so our answer is correct"``) is no label; without either, a
+  a verdict on an answer (``"so our answer is correct"``) or that follows a verb of checking
+  (``"We may check our answer: ..."``) is no label; without either, a
   kind-specific scan of the whole reply: the last number (``number``, ``math``;
   LaTeX's read as in a box: ``$\\frac{1}{2}$`` is 1/2, not 2), the last true/false/yes/no
   word (``boolean``), the last explicit choice label (``choice``);

@@ -80,6 +80,15 @@ _LABEL_RE = re.compile(
     re.IGNORECASE,
 )
 
+#: A verb of checking and its object's determiner, just before a label: "We may check our
+#: answer: 17 x 44 = 748", "Let's verify the answer:" begin a check of the answer, not the
+#: answer ("Verified answer: 44" is a label).
+_CHECKING_RE = re.compile(
+    r"\b(?:re)?(?:check(?:s|ed|ing)?|verif(?:y|ies|ied|ying)|confirm(?:s|ed|ing)?"
+    r"|validat(?:e|es|ed|ing)|test(?:s|ed|ing)?)\s+(?:our|my|the|this|that|your|its|their)\s+\Z",
+    re.IGNORECASE,
+)
+
 #: A line that only opens a display formula or a block (``$$``, ``\\[``, ``\\begin{equation}``,
 #: a code fence): the answer after a label is on the lines below it.
 _OPENING_LINE_RE = re.compile(r"\$\$?|\\[\[(]|\\begin\{[A-Za-z]+\*?\}|`{3,}[\w+-]*")
@@ -575,9 +584,10 @@ def find_labelled(
 
     Returns the label's position and the rest of its line, or the next non-empty line when
     the label ends its line (``"Answer:\\n42"``); a line that only opens a display formula or a
-    block is passed over (``"Answer:\\n$$\\n42\\n$$"``: 42, not ``"$$"``). A label whose text
-    ``prose`` calls prose (a verdict on an answer: ``"so our answer is correct"``) is passed
-    over as no label, for the one before it.
+    block is passed over (``"Answer:\\n$$\\n42\\n$$"``: 42, not ``"$$"``). A label after a verb
+    of checking (``"We may check our answer: ..."``) is prose, no label, and so is one whose
+    text ``prose`` calls prose (a verdict on an answer: ``"so our answer is correct"``): the
+    label before it is read.
     """
     finals: list[re.Match[str]] = []
     plains: list[re.Match[str]] = []
@@ -585,9 +595,12 @@ def find_labelled(
         (finals if match.group("final") else plains).append(match)
     for matches in (finals, plains) if final else (plains,):
         for match in reversed(matches):
+            start = match.start()
+            if _CHECKING_RE.search(text[max(0, start - 40) : start]):
+                continue
             segment = _label_segment(text, match.end())
             if prose is None or not prose(segment):
-                return match.start(), segment
+                return start, segment
     return None
 
 
