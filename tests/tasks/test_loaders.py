@@ -292,6 +292,19 @@ def test_public_gsm8k(shared_data: Path) -> None:
 
 
 @pytest.mark.shared_data
+def test_public_solutions_read_their_own_answers(shared_data: Path) -> None:
+    """Every worked solution answers its own question: number_theory/1000 ends "We may check
+    our answer: ... so our answer is correct." and was read as "correct"."""
+    for task in load_math500(shared_data / "math500.jsonl"):
+        assert is_correct(task, extract_answer(task, task.meta["solution"])), task.id
+    path = shared_data / "gsm8k_test.jsonl"
+    rows = path.read_text(encoding="utf-8").splitlines()
+    for task, row in zip(load_gsm8k(path), rows, strict=True):
+        solution = json.loads(row)["answer"]  # the reasoning, then "#### <answer>"
+        assert is_correct(task, extract_answer(task, solution)), task.id
+
+
+@pytest.mark.shared_data
 def test_public_commonsense_mix(shared_data: Path) -> None:
     tasks = load_commonsense(shared_data / "commonsense", k=30, seed=0)
     assert len(tasks) == 30
