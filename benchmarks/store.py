@@ -40,7 +40,7 @@ from pathlib import Path
 
 from _verdict import verdict as judge
 from byzllm.runs import Store
-from byzllm.runs._codec import pack_json, unpack_records
+from byzllm.runs._codec import pack_json
 
 TARGET_MB = 60
 #: Reading "no slower": at most this times the row-per-record read (a 10% margin for noise).
@@ -50,21 +50,25 @@ TARGET_QUESTIONS = 2000
 
 
 def _row_per_record(source: Path, target: Path) -> None:
-    """``target``: a copy of the store at ``source`` with a row per record, numbered in the
-    order the unit's rows hold them (the layout before batches)."""
+    """``target``: a copy of the store at ``source`` with a row per record (the layout before
+    batches), round records included: the copy holds in full the records the store rebuilds
+    from another record (derived rows), as stores did before."""
     target.mkdir(parents=True)
     shutil.copy(source / "results.sqlite", target / "results.sqlite")
     conn = sqlite3.connect(target / "results.sqlite")
-    rows = conn.execute("SELECT unit_id, kind, json FROM records ORDER BY unit_id, seq").fetchall()
     conn.execute("DELETE FROM records")
     seqs: dict[str, int] = {}
-    for unit, kind, value in rows:
-        for text in unpack_records(value):
-            seq = seqs[unit] = seqs.get(unit, -1) + 1
-            conn.execute(
-                "INSERT INTO records (unit_id, seq, kind, json) VALUES (?, ?, ?, ?)",
-                (unit, seq, kind, pack_json(text)),
-            )
+    with Store.open(source) as store:
+        for kind in store.kinds():
+            for record in store.iter_records(kind, with_unit=True):
+                unit = record.pop("unit_id")
+                del record["unit_label"]
+                seq = seqs[unit] = seqs.get(unit, -1) + 1
+                text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+                conn.execute(
+                    "INSERT INTO records (unit_id, seq, kind, json) VALUES (?, ?, ?, ?)",
+                    (unit, seq, kind, pack_json(text)),
+                )
     conn.commit()
     conn.execute("VACUUM")
     conn.close()

@@ -142,6 +142,47 @@ def test_check_f_local_by_hand() -> None:
     assert check_f_local(D, [1], 0)  # nobody hears from node 1
 
 
+def test_check_f_local_ignores_edges_among_byzantine_nodes() -> None:
+    # Def. 3.2 of the SAC paper bounds the Byzantine in-neighbours of the *other* nodes:
+    # Byzantine triangle {0, 1, 2} (each sees two of its own), honest node 3 sees only 0.
+    G = nx.Graph([(0, 1), (1, 2), (0, 2), (0, 3)])
+    assert check_f_local(G, [0, 1, 2], 1)
+    assert not check_f_local(G, [0, 1, 2], 0)
+
+
+def test_verify_certificate_by_hand() -> None:
+    # LeBlanc et al. 2013: S is r-reachable when some member has at least r
+    # in-neighbours outside S; (S1, S2) shows "not r-robust" when neither is.
+    path = nx.path_graph(4)  # 0 - 1 - 2 - 3: nodes 1 and 2 each have one neighbour across
+    assert verify_certificate(path, {0, 1}, {2, 3}, 2)
+    assert not verify_certificate(path, {0, 1}, {2, 3}, 1)
+    # K4 on 0..3 with a pendant 4 at node 3: {0} is 2-reachable (three outside), {4} is not.
+    G = nx.complete_graph(4)
+    G.add_edge(3, 4)
+    assert not verify_certificate(G, {0}, {4}, 2)
+    assert not verify_certificate(G, {4}, {0}, 2)
+    # Directed: in-neighbours count. Node 1 hears 0 and 2; node 0 hears nobody.
+    D = nx.DiGraph([(0, 1), (2, 1)])
+    assert not verify_certificate(D, {1}, {0}, 2)
+    assert verify_certificate(D, {0}, {2}, 1)
+
+
+def test_verify_rs_certificate_by_hand() -> None:
+    from byzllm.graphs import verify_rs_certificate
+
+    # LeBlanc et al. 2013, (r, s)-robustness: (S1, S2) shows "not (r, s)-robust" when |X1| < |S1|,
+    # |X2| < |S2| and |X1| + |X2| < s, X_k the members with >= r neighbours outside S_k.
+    path = nx.path_graph(4)
+    # r = 1: X1 = {1}, X2 = {2}: 1 < 2, 1 < 2, and 2 < s exactly when s >= 3.
+    assert verify_rs_certificate(path, {0, 1}, {2, 3}, 1, 3)
+    assert not verify_rs_certificate(path, {0, 1}, {2, 3}, 1, 2)
+    # r = 2: nobody has two neighbours across: X1 = X2 = {}, 0 < s for s = 1.
+    assert verify_rs_certificate(path, {0, 1}, {2, 3}, 2, 1)
+    # S1 = {1} is wholly 1-reachable (X1 = S1): no certificate, whatever S2 and s.
+    assert not verify_rs_certificate(path, {1}, {2, 3}, 1, 3)
+    assert not verify_rs_certificate(path, {2, 3}, {1}, 1, 3)
+
+
 def test_spectral_lower_bound_is_valid() -> None:
     for seed in range(30):
         G = nx.gnp_random_graph(10, 0.6, seed=seed)

@@ -276,6 +276,17 @@ def test_evaluate_and_report_show_the_ablations(tmp_path: Path) -> None:
         assert lines[0].startswith("results,")
         assert all(line.startswith("simulated,") for line in lines[1:])
     assert "interval_method" in (out / "ablations.csv").read_text(encoding="utf-8")
+    # The columns docs/monitor.md names for each file: a label on every row, and the method
+    # of the file's own uncertainty (standard errors or intervals).
+    documented = {
+        "conditions.csv": {"results", "simulated", "se_method"},
+        "ablations.csv": {"results", "simulated", "interval_method"},
+        "control_gains.csv": {"results", "interval_method"},
+    }
+    for name, columns in documented.items():
+        lines = (out / name).read_text(encoding="utf-8").splitlines()
+        assert columns <= set(lines[0].split(",")), (name, lines[0])
+        assert len(lines) > 1 and all(line.startswith("simulated,") for line in lines[1:])
     result = runner.invoke(app, ["monitor", "report", str(run), "--json"])
     report = json.loads(result.stdout)
     assert {r["condition"] for r in report["rows"]} == set(CONDITIONS)

@@ -137,3 +137,18 @@ def test_precision_and_intervals_read_accusations_strictly() -> None:
     assert outcome["precision"] == pytest.approx(2 / 3)
     with pytest.raises(InputError, match="game 'c' is malformed: accused must be"):
         game_estimates([*as_text[:2], {**as_text[2], "accused": "perhaps"}])
+
+
+def test_game_counts_tell_distinct_games_from_plays() -> None:
+    """Game a in runs 0 and 1, game b in run 0: 2 games, 3 plays; a row without a game id
+    is a game of its own."""
+    from byzllm.monitor.dataset import game_counts
+
+    rows: list[dict[str, object]] = [
+        {"game_id": "a", "repeat": 0},
+        {"game_id": "a", "repeat": 1},
+        {"game_id": "b", "repeat": 0},
+    ]
+    assert game_counts(rows) == {"distinct_games": 2, "plays": 3}
+    assert game_counts([*rows, {"repeat": 0}]) == {"distinct_games": 3, "plays": 4}
+    assert game_counts([]) == {"distinct_games": 0, "plays": 0}

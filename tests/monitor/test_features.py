@@ -108,6 +108,26 @@ def test_malformed_logprobs_raise_input_error(bad: list[tuple[str, float]]) -> N
 def test_raw_mass_above_one_is_rejected() -> None:
     with pytest.raises(InputError):
         turn_features([_dist(0.9, 0.9)], turn=1, renormalize=False)
+    # Only rounding slack (1e-3) is tolerated: 0.55 + 0.55 = 1.1 is no distribution.
+    with pytest.raises(InputError):
+        turn_features([_dist(0.55, 0.55)], turn=1, renormalize=False)
+    assert turn_features([_dist(0.5, 0.5004)], turn=1, renormalize=False).n_positions == 1
+
+
+def test_one_alternative_is_refused_where_renormalized() -> None:
+    from byzllm.monitor.features import check_alternatives
+
+    with pytest.raises(InputError, match="top_logprobs"):
+        check_alternatives(1, renormalize=True)
+    check_alternatives(1, renormalize=False)
+    check_alternatives(2, renormalize=True)
+
+
+def test_matrix_columns_follow_feature_columns() -> None:
+    row = TurnFeatures(entropy=1.0, varentropy=2.0, kurtosis=3.0, turn=4, n_positions=1)
+    assert FEATURE_COLUMNS == ("entropy", "varentropy", "kurtosis", "turn")
+    assert features_matrix([row]).tolist() == [[1.0, 2.0, 3.0, 4.0]]
+    assert row.as_array().tolist() == [1.0, 2.0, 3.0, 4.0]
 
 
 def test_turn_must_be_positive() -> None:

@@ -169,3 +169,16 @@ def test_success_bars_show_the_turn_count_only_monitor(
     drawn.clear()
     plot_success_bars(evaluation_rows(GAMES), tmp_path / "bars.png")
     assert "turn count only, 1 reset" not in {ln.get_label() for ln in drawn[0].axes[0].get_lines()}
+
+
+def test_evaluation_rows_count_games_and_plays_apart() -> None:
+    """Two test games, each played in runs 0 and 1: 2 games, 4 plays per condition. ``games``
+    keeps counting plays (its old meaning); the named counts say which is which."""
+    games = [
+        {**_game(condition, repeat, True, True, 10), "game_id": game_id}
+        for condition in ("none", "monitor-1")
+        for repeat in (0, 1)
+        for game_id in ("test-0", "test-1")
+    ]
+    for row in evaluation_rows(games):
+        assert (row["games"], row["distinct_games"], row["plays"], row["runs"]) == (4, 2, 4, 2)

@@ -269,6 +269,42 @@ def test_joint_choice_gain_is_that_of_the_choice_on_a_grid_without_zero() -> Non
     assert gain == pytest.approx(weights[minima < [0.5, 0.95][k]].sum() / 3)
 
 
+def test_joint_gain_counts_a_game_two_roles_catch_once() -> None:
+    # Games g0, g1, g2 failed, g3 succeeded; b = 0.5 -> weights (+.5, +.5, +.5, -.5). A catches
+    # g0, g2 below 0.11 (gain 1.0 / 4); then B, on the games A leaves, catches g1 (its g0 is
+    # already caught): 0.5 / 4. The union {g0, g1, g2} gains 1.5 / 4, not the sum 2.0 / 4.
+    weights = np.array([0.5, 0.5, 0.5, -0.5])
+    a = np.array([0.1, 0.9, 0.1, 0.9])
+    b = np.array([0.1, 0.1, 0.9, 0.9])
+    choice, gain = joint_choice({"A": [a], "B": [b]}, weights)
+    assert choice == {"A": (0, 11), "B": (0, 11)}
+    assert gain == pytest.approx(1.5 / 4)
+
+
+def test_selected_gain_triggers_strictly_below_tau() -> None:
+    # §2 / D.2: a monitor triggers when P(success) falls *below* τ. Game minima 0.7 (S),
+    # 0.8 (S), 0.5 (F), 0.54 (F), 0.1 (F), b = 0.4 (weights -0.6 on S, +0.4 on F). At τ = 0.5
+    # only the 0.1 game triggers (the 0.5 game sits on τ): gain 0.4 / 5 = 0.08, not 0.16.
+    from byzllm.monitor import UncertaintyMonitor
+    from byzllm.monitor.selection import RoleCandidates, selection_for
+
+    validation = validation_set()
+    assert validation.game_success.tolist() == [True, True, False, False, False]
+    candidates = RoleCandidates(
+        role="accuser",
+        monitors=[UncertaintyMonitor(features=("entropy",), degree=1)],
+        minima=[np.array([0.7, 0.8, 0.5, 0.54, 0.1])],
+        n_train_turns=1,
+    )
+    taus = np.array([0.0, 0.5, 0.55])
+    chosen = selection_for(candidates, validation, 0.4, taus, chosen=(0, 1))
+    assert (chosen.threshold, chosen.gain) == (0.5, pytest.approx(0.08))
+    best = selection_for(candidates, validation, 0.4, taus)
+    assert (best.threshold, best.gain) == (0.55, pytest.approx(0.24))
+    # D.2's grid: τ ∈ {0, 0.01, ..., 1}, both ends included.
+    assert len(DEFAULT_GRID) == 101 and (DEFAULT_GRID[0], DEFAULT_GRID[-1]) == (0.0, 1.0)
+
+
 def test_dataset_from_arrays_matches_rows() -> None:
     rows = validation_set()
     again = TurnDataset.from_arrays(

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
 import networkx as nx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from byzllm.agents.consensus import STRONG_PROFILE, SimulatedAgent, is_right, make_adversary
+from byzllm.agents.consensus import (
+    STRONG_PROFILE,
+    CallContext,
+    ConsensusAgent,
+    Response,
+    ScoredResponse,
+    SimulatedAgent,
+    is_right,
+    make_adversary,
+)
 from byzllm.protocols import (
     CPWBFT,
     WMSR,
@@ -51,6 +64,80 @@ def test_confidence_vote_tie_keeps_own_answer_below_the_threshold() -> None:
     assert confidence_vote(candidates, own=0, threshold=0.5) == ("c", [1])
     # Not tied: the better group still wins.
     assert confidence_vote([(0, "c", 0.4), (1, "c", 0.8), (2, "b", 0.9)], 0, 0.5) == ("b", [2])
+
+
+def test_confidence_vote_threshold_and_float_ties() -> None:
+    # "Below the threshold" does not vote: a confidence equal to it votes.
+    assert confidence_vote([(0, "a", 0.5), (1, "b", 0.4)], own=1, threshold=0.5) == ("a", [0])
+    # (0.1 + 0.2) / 2 is 0.15000000000000002 in floats: a tie with 0.15 that keeps own "a".
+    assert confidence_vote([(0, "a", 0.15), (1, "b", 0.1), (2, "b", 0.2)], own=0)[0] == "a"
+
+
+def test_cpwbft_threshold_defaults_to_the_sac_papers_rule() -> None:
+    from byzllm.errors import InputError
+
+    assert CPWBFT().confidence_threshold == 0.0
+    assert CPWBFT(confidence_threshold=1.0).confidence_threshold == 1.0
+    with pytest.raises(InputError):
+        CPWBFT(confidence_threshold=1.01)
+
+
+class _Confident(ConsensusAgent):
+    """An honest agent reporting a fixed confidence in whatever it holds."""
+
+    def __init__(self, name: str, confidence: float) -> None:
+        self.name, self.group, self.conf = name, "strong", confidence
+
+    async def answer(self, task: Task, ctx: CallContext | None = None) -> Response:
+        raise NotImplementedError
+
+    async def score(
+        self, task: Task, own: Response | None, peer: Response, ctx: CallContext | None = None
+    ) -> float:
+        raise NotImplementedError
+
+    async def refine(
+        self,
+        task: Task,
+        own: Response,
+        retained: Sequence[ScoredResponse],
+        f: int,
+        ctx: CallContext | None = None,
+    ) -> Response:
+        raise NotImplementedError
+
+    async def confidence(
+        self, task: Task, response: Response, ctx: CallContext | None = None
+    ) -> float:
+        return self.conf
+
+
+async def _cpwbft_step(
+    answers: list[str], confidences: list[float], threshold: float = 0.0
+) -> tuple[dict[int, str | None], dict[int, dict[str, Any]]]:
+    """One CP-WBFT step on a path 0 - 1 - 2 of agents with fixed confidences."""
+    from byzllm.protocols import QuestionState
+
+    agents = [_Confident(f"c{k}", c) for k, c in enumerate(confidences)]
+    network = Network(nx.path_graph(len(answers)), agents)
+    state = QuestionState(task=TASK, network=network)
+    state.current = {i: Response.of(a) for i, a in enumerate(answers)}
+    state.inbox = {i: {j: state.current[j] for j in network.neighbours[i]} for i in state.current}
+    nxt = await CPWBFT(confidence_threshold=threshold).step(state)
+    return {i: r.answer for i, r in nxt.items()}, state.info
+
+
+async def test_cpwbft_step_by_hand() -> None:
+    # Agent 1 ("10" at 0.9) hears "11" at 0.8 (agent 0) and "9" at 0.7 (agent 2): its own
+    # response votes in {1} ∪ N_1 and wins (0.9); agents 0 and 2 each see their own answer
+    # lose to "10" at 0.9 and adopt it. Agent 1's notes: the supporters of "10" besides itself.
+    answers, info = await _cpwbft_step(["11", "10", "9"], [0.8, 0.9, 0.7])
+    assert answers == {0: "10", 1: "10", 2: "10"}
+    assert (info[1]["retained"], info[1]["filtered"]) == ([], [0, 2])
+    assert (info[0]["retained"], info[0]["filtered"]) == ([1], [])
+    # Threshold 0.95: no response votes, so every agent keeps its own answer.
+    answers, _ = await _cpwbft_step(["11", "10", "9"], [0.8, 0.9, 0.7], threshold=0.95)
+    assert answers == {0: "11", 1: "10", 2: "9"}
 
 
 def test_plurality() -> None:
@@ -146,9 +233,6 @@ async def test_wmsr_averages_fractions_and_latex_numbers() -> None:
 
 def _wmsr_step(task: Task, answers: list[str], F: int) -> dict[int, str | None]:
     """One W-MSR step on a complete graph of agents answering ``answers``."""
-    import asyncio
-
-    from byzllm.agents.consensus import Response
     from byzllm.protocols import QuestionState
 
     agents = [SimulatedAgent(f"s{k}", STRONG_PROFILE) for k in range(len(answers))]
@@ -201,6 +285,27 @@ def test_answer_number_reads_no_number_where_the_checker_reads_none() -> None:
     assert answer_number(number, "1,2") is None and not is_right(number, "1,2")
     assert answer_number(number, "-2,3") is None and answer_number(number, "1,000") == 1000.0
     assert _wmsr_step(number, ["1,2", "4", "1,2"], F=0) == {0: "1,2", 1: "4", 2: "1,2"}
+
+
+def test_wmsr_reads_thirds_writes_near_integers_and_notes_its_removals() -> None:
+    from byzllm.protocols import QuestionState
+    from byzllm.protocols.wmsr import answer_number
+
+    # The checker keeps 1/3 as a fraction (no finite decimal): W-MSR reads it as 1/3 too.
+    task = Task(id="m", question="q", answer="1/3", kind="math")
+    assert answer_number(task, "1/3") == 1 / 3 and answer_number(task, "-\\frac{1}{3}") == -1 / 3
+    # A mean a rounding error short of an integer is that integer, on either side of zero.
+    assert format_number(2.9999999999999996) == "3" and format_number(-2.9999999999999996) == "-3"
+    # Centre 0 of a star holds 5, leaves 1, 6, 100 with F = 1: 100 (largest above) and 1
+    # (smallest below) are removed, leaf 2 is retained; (5 + 6) / 2 = 5.5.
+    agents = [SimulatedAgent(f"s{k}", STRONG_PROFILE) for k in range(4)]
+    network = Network(nx.star_graph(3), agents)
+    state = QuestionState(task=TASK, network=network)
+    state.current = {i: Response.of(a) for i, a in enumerate(["5", "1", "6", "100"])}
+    state.inbox = {i: {j: state.current[j] for j in network.neighbours[i]} for i in range(4)}
+    nxt = asyncio.run(WMSR(F=1).step(state))
+    assert nxt[0].answer == "5.5"
+    assert (state.info[0]["retained"], state.info[0]["filtered"]) == ([2], [1, 3])
 
 
 CHOICE = Task(id="c", question="q", answer="option2", kind="choice", choices=("option1", "option2"))

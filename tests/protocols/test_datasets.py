@@ -45,3 +45,14 @@ async def test_sac_runs_on_each_data_set(
 def test_file_datasets_need_a_path() -> None:
     with pytest.raises(ValueError, match="needs a path"):
         ConsensusConfig.model_validate({"dataset": {"name": "gsm8k"}})
+
+
+@pytest.mark.parametrize("name", ["synthetic", "gsm8k", "commonsense"])
+def test_a_level_is_refused_where_there_are_no_levels(tmp_path: Path, name: str) -> None:
+    # The level filter is MATH-500's: a run of another data set with `level: 4` ran every
+    # question of the file as if it had been filtered.
+    data = tmp_path / "data.json"
+    data.write_text("[]\n")  # the path must exist; what it holds is read later
+    path = {} if name == "synthetic" else {"path": str(data)}
+    with pytest.raises(ValueError, match=f"level filters MATH-500 only; dataset '{name}'"):
+        ConsensusConfig.model_validate({"dataset": {"name": name, "level": 4, **path}})

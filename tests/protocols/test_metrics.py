@@ -13,7 +13,7 @@ from byzllm.protocols import (
     round_counts,
     vote_counts,
 )
-from byzllm.protocols.metrics import summed_counts
+from byzllm.protocols.metrics import group_accuracy, summed_counts
 
 
 def _trace(
@@ -79,8 +79,31 @@ def test_byzantine_votes_count_in_ra_but_not_h_majority() -> None:
 
 
 def test_empty_groups_are_none() -> None:
-    m = compute_metrics([_trace("q", ["strong"], [["1"]], "1")])
+    trace = _trace("q", ["strong"], [["1"]], "1")
+    m = compute_metrics([trace])
     assert m.W_IAA is None and m.H_Majority == 1.0 and m.BFTI == 0.0
+    assert group_accuracy([trace], lambda g: g == "weak", 0) is None
+
+
+def test_final_metrics_read_round_t_and_their_own_voters() -> None:
+    # SAC paper §5.1: RA is the majority over all agents V at round T, H-Majority the one over
+    # the honest agents H at round T, S FAA the strong group's accuracy at round T. Truth 1,
+    # groups strong x3, weak, byzantine x2.
+    # Round 0: (1, 1, 2 | 3 | 2, 2): all 1:2, 2:3 -> RA 0; honest 1:2, 2:1, 3:1 -> H 1.
+    # Round 1: (1, 2, 2 | 3 | 1, 1): all 1:3, 2:2 -> RA 1; honest 1:1, 2:2, 3:1 -> H 0.
+    groups = ["strong", "strong", "strong", "weak", "byzantine", "byzantine"]
+    rounds: list[list[str | None]] = [
+        ["1", "1", "2", "3", "2", "2"],
+        ["1", "2", "2", "3", "1", "1"],
+    ]
+    m = compute_metrics([_trace("q", groups, rounds, "1")])
+    assert m.n_rounds == 1
+    assert (m.per_round[0].ra, m.per_round[0].h_majority) == (0.0, 1.0)
+    assert m.RA == 1.0 and m.H_Majority == 0.0
+    assert pytest.approx(2 / 3) == m.S_IAA and pytest.approx(1 / 3) == m.S_FAA
+    assert m.W_IAA == 0.0 and m.W_FAA == 0.0
+    assert pytest.approx(2 / 6) == m.IAA and pytest.approx(3 / 6) == m.FAA
+    assert pytest.approx(1 / 6) == m.BFTI
 
 
 def test_traces_with_different_placements_pool_by_group() -> None:

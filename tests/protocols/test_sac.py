@@ -62,6 +62,7 @@ class TableAgent(ConsensusAgent):
     def __init__(self, name: str, first: str, table: dict[str, float]) -> None:
         self.name, self.group, self.first, self.table = name, "strong", first, table
         self.refine_inputs: list[tuple[int, str, list[tuple[str, float | None]]]] = []
+        self.refine_f: list[int] = []
 
     async def answer(self, task: Task, ctx: CallContext) -> Response:
         return Response.of(self.first)
@@ -81,6 +82,7 @@ class TableAgent(ConsensusAgent):
     ) -> Response:
         seen = [(r.answer or "", s) for r, s in retained]
         self.refine_inputs.append((ctx.round, own.answer or "", seen))
+        self.refine_f.append(f)
         best = max(retained, key=lambda p: p[1] or 0.0)
         own_score = self.table.get(own.answer or "", 0.5)
         return best[0] if (best[1] or 0.0) > own_score else own
@@ -132,6 +134,30 @@ async def test_retained_are_sorted_by_descending_score() -> None:
     leaves = [TableAgent(f"l{k}", x, {}) for k, x in enumerate("ABC")]
     await run_question(SAC(F=0), Network(nx.star_graph(3), [hub, *leaves]), task, T=1)
     assert [s for _, s in hub.refine_inputs[0][2]] == [0.9, 0.6, 0.3]
+
+
+@pytest.mark.parametrize(
+    ("F", "retained", "filtered", "seen"),
+    [
+        # F = 0: nothing is dropped even though every peer scores below the hub's own 1.0.
+        (0, [1, 2, 3], [], [("B", 0.9), ("A", 0.3), ("C", 0.3)]),
+        # F = 2: L = {1, 2, 3}; bottom_2 drops the two 0.3s (leaves 1 and 3).
+        (2, [2], [1, 3], [("B", 0.9)]),
+    ],
+)
+async def test_hub_filters_up_to_f_and_refines_with_f(
+    F: int, retained: list[int], filtered: list[int], seen: list[tuple[str, float]]
+) -> None:
+    # Algorithm 1 of the SAC paper, lines 5-7: R_i keeps N_i minus at most F of L_i, and the
+    # refinement (Eq. (5)) receives R_i by descending score (equal scores: lower index first)
+    # together with the bound F itself, which the refine prompt states.
+    task = Task(id="t", question="?", answer="A", kind="choice", choices=("A", "B", "C", "D"))
+    hub = TableAgent("hub", "D", {"A": 0.3, "B": 0.9, "C": 0.3, "D": 1.0})
+    leaves = [TableAgent(f"l{k}", x, {}) for k, x in enumerate("ABC")]
+    trace = await run_question(SAC(F=F), Network(nx.star_graph(3), [hub, *leaves]), task, T=1)
+    assert (trace.rounds[0][0].retained, trace.rounds[0][0].filtered) == (retained, filtered)
+    assert hub.refine_inputs == [(0, "D", seen)]
+    assert hub.refine_f == [F]
 
 
 def test_negative_f_is_rejected() -> None:

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from byzllm.errors import ConfigError
 from byzllm.runs import (
+    ABSENT_IS_DEFAULT,
     ExperimentConfig,
     ModelConfig,
     Record,
@@ -70,6 +71,19 @@ def test_fields_one_side_lacks_do_not_count() -> None:
     del recorded["rounds"]
     recorded["removed_since"] = 1
     assert config_differences(recorded, _Config()) == []
+
+
+class _Derived(ExperimentConfig):
+    seeds: list[int] = Field(default_factory=lambda: [0])
+    content: dict[str, str] = Field(default_factory=dict, json_schema_extra=ABSENT_IS_DEFAULT)
+
+
+def test_a_field_marked_absent_is_default_counts_when_the_record_lacks_it() -> None:
+    # A run recorded before the field existed held its default: a config that sets it is
+    # another config (its units are other units), one at the default the same.
+    recorded = _Other().model_dump(mode="json")
+    assert config_differences(recorded, _Derived(content={"g.json": "ab12"})) == ["content"]
+    assert config_differences(recorded, _Derived()) == []
 
 
 def test_another_config_is_refused_with_its_keys(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from byzllm.runs._intervals import (
     bootstrap_interval,
     bootstrap_intervals,
     percentile_bounds,
+    resample_counts,
+    sign_counts,
     weighted_mean_intervals,
 )
 
@@ -33,6 +35,46 @@ def test_three_units_hand_computed() -> None:
     # An 80% interval: the 10% quantile is 0 (mass 29.6%), the 90% one is 2/3 (74.1%..96.3%).
     eighty = bootstrap_interval([0.0, 0.0, 1.0], level=0.8, resamples=4000)
     assert (eighty.low, eighty.high) == (0.0, pytest.approx(2 / 3))
+
+
+def test_several_statistics_three_units_hand_computed() -> None:
+    # The {0, 0, 1} case above through the shared bootstrap: the 97.5% quantile lies in the
+    # mass at 1 (above 96.3%), the 90% one in the mass at 2/3 (74.1%..96.3%).
+    data = np.array([0.0, 0.0, 1.0])
+
+    def mean(idx: np.ndarray) -> dict[str, float | None]:
+        return {"mean": float(data[idx].mean())}
+
+    iv = bootstrap_intervals(3, mean, resamples=4000)["mean"]
+    assert (iv.low, iv.high) == (0.0, 1.0)
+    eighty = bootstrap_intervals(3, mean, level=0.8, resamples=4000)["mean"]
+    assert (eighty.low, eighty.high) == (0.0, pytest.approx(2 / 3))
+
+
+def test_resamples_where_the_statistic_is_undefined_are_left_out() -> None:
+    # Units (1 of 1) and (0 of 0): a resample of only the second has no trials (0 / 0, one
+    # resample in four); every other one has the ratio 1. The interval is that of the
+    # defined resamples, [1, 1], not NaN.
+    units = np.array([[1.0, 1.0], [0.0, 0.0]])
+
+    def ratio(x: np.ndarray) -> float:
+        with np.errstate(invalid="ignore"):
+            return float(x[:, 0].sum() / x[:, 1].sum())
+
+    iv = bootstrap_interval(units, ratio)
+    assert (iv.value, iv.low, iv.high) == (1.0, 1.0, 1.0)
+
+    def ratios(idx: np.ndarray) -> dict[str, float | None]:
+        return {"ratio": ratio(units[idx])}
+
+    shared = bootstrap_intervals(2, ratios)["ratio"]
+    assert (shared.value, shared.low, shared.high) == (1.0, 1.0, 1.0)
+
+
+def test_sign_counts_leave_ties_out_and_resamples_keep_every_unit() -> None:
+    assert sign_counts([1.0, 0.0, -2.0, 0.5, 0.0]) == (2, 1)
+    # Each resample draws n units with replacement: every row of counts adds up to n.
+    assert (resample_counts(5, resamples=50).sum(axis=1) == 5).all()
 
 
 def test_constant_data_and_degenerate_sizes() -> None:

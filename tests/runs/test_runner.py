@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -22,6 +27,9 @@ from byzllm.runs import (
     run_units,
 )
 from byzllm.runs._runner import format_error
+
+SECOND_SIGNAL_WORKER = Path(__file__).with_name("second_signal_worker.py")
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 class Value(Record):
@@ -207,6 +215,125 @@ async def test_work_that_never_suspends_still_lets_a_cancel_in(tmp_path: Path) -
     with Store.open(tmp_path) as store:
         assert 0 < store.counts()["done"] < 20
         assert store.runs()[-1]["status"] == "interrupted"
+
+
+async def slow_value_work(payload: dict[str, Any]) -> Value:
+    await asyncio.sleep(0.01)
+    return Value(n=payload["n"])
+
+
+class _SlowToClose(LocalExecutor):
+    """Takes 0.2 s to close, and says when it starts to: a second signal lands there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closing = asyncio.Event()
+
+    async def aclose(self) -> None:
+        self.closing.set()
+        await asyncio.sleep(0.2)
+        await super().aclose()
+
+
+async def test_a_second_cancel_while_the_run_stops_does_not_cut_the_stop_short(
+    tmp_path: Path,
+) -> None:
+    """A second SIGTERM (the loop's handler cancels the task again) while the run stops: the
+    finished units are still committed and the invocation is still recorded as interrupted
+    (it stayed 'running', shown as 'killed' once the process was gone)."""
+    executor = _SlowToClose()
+    task = asyncio.ensure_future(
+        run_units(
+            tmp_path,
+            _units(200),
+            slow_value_work,
+            executor=executor,
+            concurrency=2,
+            progress=False,
+        )
+    )
+    while not (tmp_path / "results.sqlite").exists():
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    task.cancel()
+    await executor.closing.wait()
+    task.cancel()  # the second signal, while the executor closes
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    with Store.open(tmp_path) as store:
+        [run] = store.runs()
+        assert run["status"] == "interrupted" and run["finished_at"] is not None
+        done = store.counts()["done"]
+        assert 0 < done < 200 and run["units_done"] == done
+        assert len(store.records("value")) == done
+
+
+async def test_a_cancel_after_the_units_while_the_run_stops_is_not_lost(tmp_path: Path) -> None:
+    """Every unit done, then cancelled while the run stops: the stop completes (recorded as
+    finished) and the cancel is still raised to the caller."""
+    executor = _SlowToClose()
+    task = asyncio.ensure_future(
+        run_units(tmp_path, _units(5), async_value_work, executor=executor, progress=False)
+    )
+    await executor.closing.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    with Store.open(tmp_path) as store:
+        [run] = store.runs()
+        assert run["status"] == "finished" and store.counts()["done"] == 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_second_signal_while_the_run_stops_keeps_the_store_consistent(
+    tmp_path: Path, sig: int
+) -> None:
+    """Ctrl-C (or SIGTERM) twice, the second while the run stops: exit 130 with the resume
+    line, the finished units and the invocation's end recorded, and the rerun resumes. A
+    second Ctrl-C used to raise wherever the stop was, leaving the invocation 'killed'."""
+    run_dir, marker = tmp_path / "run", tmp_path / "closing"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = [sys.executable, str(SECOND_SIGNAL_WORKER), str(run_dir), str(marker)]
+    proc = subprocess.Popen(
+        cmd,
+        stderr=subprocess.PIPE,
+        env=env,
+        # As a terminal delivers it (an ignored SIGINT would be inherited from the shell).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _done_units(run_dir):
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    while time.monotonic() < deadline and not marker.exists():
+        time.sleep(0.005)
+    time.sleep(0.05)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err.decode()
+    assert "Traceback" not in err.decode()
+    assert "rerun the same command to resume" in err.decode()
+    with Store.open(run_dir) as store:
+        [run] = store.runs()
+        done = store.counts()["done"]
+        assert run["status"] == "interrupted" and run["units_done"] == done
+        assert len(store.records("mark")) == done
+    marker.unlink()
+    rerun = subprocess.run(cmd, capture_output=True, env=env, timeout=60, check=False)
+    assert rerun.returncode == 0, rerun.stderr.decode()
+    with Store.open(run_dir) as store:
+        assert store.counts()["done"] == 400 and len(store.records("mark")) == 400
+
+
+def _done_units(run_dir: Path) -> int:
+    if not (run_dir / "results.sqlite").exists():
+        return 0
+    with Store.open(run_dir) as store:
+        return store.counts()["done"]
 
 
 async def test_config_and_provenance_are_recorded(tmp_path: Path) -> None:

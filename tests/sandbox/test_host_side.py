@@ -9,9 +9,11 @@ import asyncio
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -160,6 +162,128 @@ async def test_without_isolation_a_timeout_counts_only_the_runs_processes(
     limits = SandboxLimits(timeout_s=2, max_processes=2)
     result = await run_program("while True:\n    pass\n", limits=limits, allow_unsafe=True)
     assert (result.status, result.limit) == ("timed_out", None), result.detail
+
+
+@pytest.fixture
+def drops_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With root, an interpreter that the run's uids reach: this one, or else the system's of
+    the same version (this one may lie in root's home folder, closed to others)."""
+    if os.geteuid() != 0:
+        pytest.skip("without root a run without isolation keeps the caller's uid")
+    if not _run.unsafe_runs_drop_root():
+        version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        system = shutil.which(version, path="/usr/local/bin:/usr/bin")
+        if system is None:
+            pytest.skip(f"no {version} here that other uids reach")
+        monkeypatch.setattr(sys, "executable", system)
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(system)))
+        for name in ("prefix", "exec_prefix", "base_prefix", "base_exec_prefix"):
+            monkeypatch.setattr(sys, name, prefix)
+    if not _run.unsafe_runs_drop_root():
+        pytest.skip("no interpreter here that other uids reach")
+
+
+#: Forks 40 children that each sleep a second (a bounded bomb), then says how many started.
+FORKS = textwrap.dedent(
+    """
+    import os, time
+    started = 0
+    try:
+        for _ in range(40):
+            if os.fork() == 0:
+                time.sleep(1)
+                os._exit(0)
+            started += 1
+    finally:
+        print(started, os.getuid(), flush=True)
+        for _ in range(started):
+            os.wait()
+    """
+)
+
+
+async def test_without_isolation_root_still_holds_max_processes(
+    no_isolation: None, drops_root: None
+) -> None:
+    # Root's uid is exempt from RLIMIT_NPROC: kept, all 40 children started.
+    limits = SandboxLimits(timeout_s=10, max_processes=8)
+    result = await run_program(FORKS, limits=limits, allow_unsafe=True)
+    assert (result.status, result.limit, result.isolated) == ("rejected", "processes", False)
+    assert "process limit (8 processes)" in result.detail
+    started, uid = map(int, result.stdout.split())
+    assert started == 7 and uid != 0  # the program is the eighth
+
+
+async def test_without_isolation_root_dropped_the_program_works_as_before(
+    no_isolation: None, drops_root: None
+) -> None:
+    program = textwrap.dedent(
+        """
+        import os, sys, tempfile
+        with open("out.txt", "w") as handle:
+            handle.write(sys.stdin.read())
+        with tempfile.NamedTemporaryFile(dir=os.environ["TMPDIR"]) as handle:
+            pass
+        print(open(os.path.join(os.environ["HOME"], "out.txt")).read(), os.getuid() != 0)
+        print("to stderr", file=sys.stderr)
+        """
+    )
+    result = await run_program(program, stdin="hello", limits=LIMITS, allow_unsafe=True)
+    assert (result.status, result.stdout, result.stderr) == (
+        "passed",
+        "hello True\n",
+        "to stderr\n",
+    )
+    limits = SandboxLimits(timeout_s=1, max_output_bytes=10)
+    loud = await run_program("print('x' * 100)", limits=limits, allow_unsafe=True)
+    assert (loud.status, loud.limit, loud.stdout) == ("rejected", "output", "x" * 10)
+    slow = await run_program("import time; time.sleep(30)", limits=limits, allow_unsafe=True)
+    assert slow.status == "timed_out"
+    solution = "import os\ndef f():\n    return os.getuid()"
+    passed = await run_tests(solution, "assert f() != 0", allow_unsafe=True)
+    failed = await run_tests(solution, "def check(c):\n    assert c() == 0", entry_point="f",
+                             allow_unsafe=True)  # fmt: skip
+    assert (passed.status, failed.status) == ("passed", "failed"), (passed.detail, failed.detail)
+    assert "assert c() == 0" in failed.detail
+
+
+def test_an_unused_uid_reaches_only_what_others_may() -> None:
+    # Under /tmp, open to others (pytest's own temporary folders are not).
+    if os.stat("/tmp").st_mode & 0o1 == 0 or os.stat("/").st_mode & 0o1 == 0:
+        pytest.skip("/tmp is closed to others here")
+    with tempfile.TemporaryDirectory(dir="/tmp") as name:
+        _check_reach(Path(name))
+
+
+def _check_reach(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    folder = tmp_path / "python"
+    (folder / "bin").mkdir(parents=True)
+    interpreter = folder / "bin" / "python"
+    interpreter.write_text("")
+    (tmp_path / "link").symlink_to(folder)
+    paths = [str(interpreter), str(folder), str(tmp_path / "link")]
+    folder.chmod(0o755)
+    interpreter.chmod(0o755)
+    assert _run._reached_by_others(paths)
+    interpreter.chmod(0o750)  # the owner's group may run it, not others
+    assert not _run._reached_by_others(paths)
+    interpreter.chmod(0o755)
+    folder.chmod(0o711)  # searchable, not readable: the standard library cannot be listed
+    assert not _run._reached_by_others(paths)
+    assert _run._reached_by_others([str(interpreter)])
+    folder.chmod(0o700)  # root's home folder, say: the link leads there too
+    assert not _run._reached_by_others([str(interpreter)])
+    assert not _run._reached_by_others([str(tmp_path / "link")])
+    assert not _run._reached_by_others([str(tmp_path / "missing")])
+    folder.chmod(0o755)
+
+
+def test_without_root_a_run_without_isolation_keeps_the_callers_uid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_run.os, "geteuid", lambda: 1000)
+    assert not _run.unsafe_runs_drop_root()
 
 
 #: Many runs at once under a low open-file limit, each way; prints the exceptions' types and

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 
@@ -170,6 +171,7 @@ def test_boolean_words(word: str) -> None:
         "2x + " * (MEGABYTE // 5),
         "a -1 " * (MEGABYTE // 5),
         "2\\,\\pi " * (MEGABYTE // 7),
+        "Answer: 1\nThe answer is correct. " * (MEGABYTE // 33),
     ],
     ids=[
         *("digits", "boxes", "braces", "commas", "arabic", "inject", "labels", "mixed"),
@@ -177,7 +179,7 @@ def test_boolean_words(word: str) -> None:
         *("open-nested-fractions", "symbol-fractions", "powers", "scripts", "scientific"),
         *("root-digits", "power-digits", "open-scripts", "open-bases"),
         *("e-notation", "e-digits", "e-powers", "unclear-commas", "comma-runs"),
-        *("products", "bracketed-products", "symbols", "signs", "named-symbols"),
+        *("products", "bracketed-products", "symbols", "signs", "named-symbols", "verdicts"),
     ],
 )
 def test_megabyte_inputs_are_handled(task: Task, text: str) -> None:
@@ -844,6 +846,69 @@ def test_a_box_or_label_without_a_number_answers_nothing(
     assert extract_answer(NUMBER, reply, scan=False) is None
     # The reasoning alone is scanned: its last number.
     assert extract_answer(NUMBER, reply.split("\n")[0]) == str(reasoning[-1])
+
+
+#: Judgement words a reply may say of its answer after giving it.
+VERDICTS = ["correct", "right", "wrong", "incorrect", "valid", "reasonable", "consistent"]
+
+
+@fast
+@given(
+    value=st.integers(min_value=-(10**6), max_value=10**6),
+    where=st.sampled_from(["Answer: {}", "Final answer: {}", "The answer is {}.", "\\boxed{{{}}}"]),
+    label=st.sampled_from(["So our answer is", "The final answer is", "Answer:", "answer is:"]),
+    adverb=st.sampled_from(["", "indeed ", "also ", "not ", "**"]),
+    word=st.sampled_from([*VERDICTS, "true", "false"]),
+    case=st.sampled_from([str.lower, str.upper, str.title]),
+    after=st.sampled_from(["", ".", "!", "**.", " because 4 x 11 = 44.", ", as 2 + 2 = 4"]),
+)
+def test_a_verdict_after_an_answer_leaves_that_answer(
+    value: int,
+    where: str,
+    label: str,
+    adverb: str,
+    word: str,
+    case: Callable[[str], str],
+    after: str,
+) -> None:
+    """ "Answer: 44 ... so our answer is correct." read "correct" (math) or no answer (number)."""
+    reply = f"We get {value}.\n{where.format(value)}\n{label} {adverb}{case(word)}{after}"
+    assert extract_answer(NUMBER, reply) == str(value)
+    assert extract_answer(MATH, reply) == str(value)
+
+
+@fast
+@given(
+    value=st.integers(min_value=-(10**6), max_value=10**6),
+    where=st.sampled_from(["Answer: {}", "Final answer: {}", "The answer is {}.", "\\boxed{{{}}}"]),
+    verb=st.sampled_from(["check", "verify", "double-check", "confirming", "recheck", "tested"]),
+    determiner=st.sampled_from(["our", "the", "my", "this"]),
+    label=st.sampled_from(["answer:", "answer is", "final answer:"]),
+    check=st.lists(st.integers(min_value=-99, max_value=99), min_size=1, max_size=3),
+)
+def test_a_check_after_an_answer_leaves_that_answer(
+    value: int, where: str, verb: str, determiner: str, label: str, check: list[int]
+) -> None:
+    """ "We may check our answer: 17 x 44 = 748" read the check as the answer."""
+    numbers = " = ".join(map(str, check))
+    reply = f"{where.format(value)}\nLet us {verb} {determiner} {label} {numbers}."
+    assert extract_answer(NUMBER, reply) == str(value)
+    assert extract_answer(MATH, reply) == str(value)
+
+
+@fast
+@given(
+    first=st.sampled_from(["true", "false", "yes", "no"]),
+    word=st.sampled_from([*VERDICTS, "true", "false"]),
+    case=st.sampled_from([str.lower, str.upper, str.title]),
+)
+def test_a_boolean_task_reads_true_or_false_after_a_label_as_its_answer(
+    first: str, word: str, case: Callable[[str], str]
+) -> None:
+    """ "the answer is true" answers a yes/no question; "the answer is correct" judges one."""
+    reply = f"Answer: {first}\nOn reflection, the answer is {case(word)}."
+    expected = word if word in ("true", "false") else normalize_answer(BOOLEAN, first)
+    assert extract_answer(BOOLEAN, reply) == expected
 
 
 @fast

@@ -51,6 +51,8 @@ HELLASWAG = Task(
 PIQA = Task(
     id="p", question="q", answer="solution1", kind="choice", choices=("solution1", "solution2")
 )
+#: A set labelled by letters ("Answer format: A/B/C/D"), as the loader reads one.
+LETTERS = Task(id="l", question="q", answer="c", kind="choice", choices=("a", "b", "c", "d"))
 
 
 # --- extraction ---------------------------------------------------------------------------
@@ -145,6 +147,12 @@ def test_extract_boolean(text: str, expected: str | None) -> None:
         (HELLASWAG, "The best ending is ending3.", "ending3"),
         (PIQA, "Answer: Solution2", "solution2"),
         (PIQA, "I think the second one makes more sense.", None),
+        # Letter labels: "(C)" and "C." were no answer, though a bare "C" was c.
+        (LETTERS, "Answer: C", "c"),
+        (LETTERS, "Answer: C.", "c"),
+        (LETTERS, "Answer: (C)", "c"),
+        (LETTERS, "The correct answer is (b).", "b"),
+        (LETTERS, "Answer: E", None),
     ],
 )
 def test_extract_choice(task: Task, text: str, expected: str | None) -> None:
@@ -400,6 +408,67 @@ def test_a_label_holding_no_answer_of_the_kind_is_no_answer() -> None:
 )
 def test_a_box_or_label_without_an_answer_gives_way_to_the_other(reply: str, read: str) -> None:
     assert extract_answer(number_task(read), reply) == read
+
+
+#: A Social IQa question whose options are judgement words.
+SIQA = Task(
+    id="s",
+    question="q",
+    answer="answer1",
+    kind="choice",
+    choices=("answer1", "answer2", "answer3"),
+    meta={"choice_texts": {"answer1": "right", "answer2": "wrong", "answer3": "unsure"}},
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Answer: 44. Checking: 4 x 11 = 44, so the answer is right.",
+        "The answer is 44.\nSo our answer is correct.",
+        "Final answer: 44\nThe final answer is indeed correct!",
+        "\\boxed{44}\n\n17 x 44 = 748 = 9 x 83 + 1, so our answer is correct.",
+        "Answer: 44\nThe answer is **valid** because 44 < 83.",
+        "Answer: 44\nThe answer is true: 4 x 11 = 44.",
+    ],
+)
+def test_a_verdict_after_an_answer_is_no_later_answer(reply: str) -> None:
+    """ "so our answer is correct" (as a MATH solution ends) read as the answer "correct" to a
+    math task and as no answer to a number task, not the 44 it judged."""
+    assert extract_answer(math_task("44"), reply) == "44"
+    assert extract_answer(number_task("44"), reply) == "44"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "So $17^{-1} \\equiv \\boxed{44} \\pmod{83}$.\n\nWe may check our answer: "
+        "$17 \\cdot 44 = 748 = 9 \\cdot 83 + 1$, so our answer is correct.",
+        "Answer: 44\nTo double-check the answer: 44 / 4 = 11.",
+        "The final answer is 44.\nLet me verify the final answer: 4 x 11 = 44, and 44 - 40 = 4.",
+        "Answer: 44\nRechecking this answer: 2 x 22 = 44, 44 < 83 = 83.",
+    ],
+)
+def test_a_label_after_a_verb_of_checking_is_no_label(reply: str) -> None:
+    """ "We may check our answer: 17 x 44 = 748 = ..." read the check as the answer: the
+    formula to a math task, a number of it to a number task."""
+    assert extract_answer(math_task("44"), reply) == "44"
+    assert extract_answer(number_task("44"), reply) == "44"
+    # An adjective is no verb of checking: its label is read.
+    assert extract_answer(number_task("44"), "Answer: 3. Verified answer: 44") == "44"
+
+
+def test_a_verdict_word_is_an_answer_where_it_answers_the_task() -> None:
+    assert extract_answer(BOOLEAN, "Answer: false.\nNo: the answer is true.") == "true"
+    assert extract_answer(BOOLEAN, "Answer: false. So the answer is correct.") == "false"
+    assert extract_answer(SIQA, "Answer: answer2.\nNo, the answer is right.") == "answer1"
+    assert extract_answer(SIQA, "Answer: answer2. The answer is correct.") == "answer2"
+
+
+def test_a_verdict_with_no_answer_before_it_answers_nothing() -> None:
+    """As a label holding no answer does; math read the word "correct" as its answer."""
+    for task in (math_task("3"), number_task("3"), BOOLEAN, ARC):
+        assert extract_answer(task, "We have 3 cases. The answer is correct.") is None
 
 
 def test_latex_digit_groups_and_percentages_key_as_their_number() -> None:

@@ -190,6 +190,23 @@ def test_commonsense_without_answer_format_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "instruction",
+    [
+        # Options written otherwise than "Option1: ...": they were not found, and the question
+        # loaded with one choice, its own answer, so "option1" was no answer rather than wrong.
+        "Threading the needle, the _ was too thick. Choices: (option1) needle; (option2) floss.",
+        "Only one option is listed. Option2: floss",
+        "A format of one label: Option2: floss\n\nAnswer format: option2",
+    ],
+)
+def test_commonsense_question_with_fewer_than_two_choices(tmp_path: Path, instruction: str) -> None:
+    path = tmp_path / "wino.json"
+    path.write_text(json.dumps([commonsense_row(instruction, "option2")]), encoding="utf-8")
+    with pytest.raises(InputError, match=r"item 0: cannot tell the choices of answer 'option2'"):
+        load_commonsense(path)
+
+
+@pytest.mark.parametrize(
     ("content", "message"),
     [
         ("{}", "expected a JSON array"),
@@ -240,6 +257,10 @@ def test_load_tasks_dispatch(tmp_path: Path) -> None:
         ({"name": "synthetic", "colour": "red"}, "invalid task spec: colour"),
         ({"name": "synthetic", "k": -1}, "invalid task spec: k"),
         ({"name": "synthetic", "steps": 9}, "steps must be between 1 and 8"),
+        # Only MATH-500 has levels: the others returned every question, unfiltered.
+        ({"name": "synthetic", "level": 4}, "level filters MATH-500 only; dataset 'synthetic'"),
+        ({"name": "gsm8k", "path": "g.jsonl", "level": 4}, "dataset 'gsm8k' has no levels"),
+        ({"name": "commonsense", "path": "c.json", "level": 4}, "'commonsense' has no levels"),
     ],
 )
 def test_load_tasks_bad_spec(spec: dict[str, object], message: str) -> None:
@@ -268,6 +289,19 @@ def test_public_gsm8k(shared_data: Path) -> None:
     assert len(tasks) == 1319
     assert tasks[0].answer == "18"
     assert all(is_correct(t, t.answer) for t in tasks)
+
+
+@pytest.mark.shared_data
+def test_public_solutions_read_their_own_answers(shared_data: Path) -> None:
+    """Every worked solution answers its own question: number_theory/1000 ends "We may check
+    our answer: ... so our answer is correct." and was read as "correct"."""
+    for task in load_math500(shared_data / "math500.jsonl"):
+        assert is_correct(task, extract_answer(task, task.meta["solution"])), task.id
+    path = shared_data / "gsm8k_test.jsonl"
+    rows = path.read_text(encoding="utf-8").splitlines()
+    for task, row in zip(load_gsm8k(path), rows, strict=True):
+        solution = json.loads(row)["answer"]  # the reasoning, then "#### <answer>"
+        assert is_correct(task, extract_answer(task, solution)), task.id
 
 
 @pytest.mark.shared_data

@@ -124,7 +124,7 @@ def test_a_monitor_collect_run_is_not_titled_an_evaluation(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     text = render_view(run)
     title = re.search(r"<h1>(.*?)</h1>", text)
-    assert title and "monitor training games (5 games)" in title.group(1)
+    assert title and "monitor training games (5 games, 5 plays)" in title.group(1)
     assert "evaluation" not in title.group(1) and "per condition (test games" not in text
     summary = text[text.index('id="summary"') : text.index('id="health"')]
     assert ">train<" in summary and ">validation<" in summary

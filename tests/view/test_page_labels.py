@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -132,16 +133,17 @@ def test_request_errors_by_kind_are_shown_as_the_report_shows_them() -> None:
 
 
 def test_a_whodunit_page_says_over_how_many_runs_its_games_were_played(tmp_path: Path) -> None:
-    """Three games played twice: `whodunit report` says "6 (2 runs)"; the page said 6 games,
-    as if six had been drawn."""
+    """Three games played twice: 3 games, 6 plays, 2 runs, as `whodunit report` counts them
+    (the page said 6 games, as if six had been drawn)."""
     run = tmp_path / "wd"
     args = ["whodunit", "run", "--set", "n_games=3", "--set", "repeats=2", "-o", str(run)]
     result = RUNNER.invoke(app, args)
     assert result.exit_code == 0, result.output
     page = render_view(run)
     summary = page[page.index('id="summary"') : page.index('id="health"')]
-    assert "<th>games</th><th>runs</th>" in summary
-    assert "<td>6</td><td>2</td>" in summary
+    assert re.search(r">games</th><th[^>]*>plays</th><th>runs</th>", summary)
+    assert "<td>3</td><td>6</td><td>2</td>" in summary
+    assert "<h1>wd: WhoDunitEnv (3 games, 6 plays)</h1>" in page
 
 
 def test_a_run_with_one_group_on_a_model_says_it_is_partly_simulated(tmp_path: Path) -> None:
@@ -181,3 +183,36 @@ def test_a_run_with_one_group_on_a_model_says_it_is_partly_simulated(tmp_path: P
     as_json = RUNNER.invoke(app, ["consensus", "report", mixed, "--json"])
     shown = json.loads(as_json.stdout)
     assert shown["simulated"] is True and shown["on_model"] == {"weak": "openai/fake-model"}
+
+
+def test_a_monitor_page_and_report_count_games_and_plays_alike(tmp_path: Path) -> None:
+    """Four test games played in two runs: the page counted 4 games per condition (distinct)
+    and `monitor report` 8 (plays) under the same word. Both now say 4 games, 8 plays."""
+    import json
+
+    collect, evaluate = tmp_path / "collect", tmp_path / "eval"
+    collect_args = ["--set", "n_train=12", "--set", "n_validation=6", "-o", str(collect)]
+    evaluate_args = ["-m", str(collect / "monitors.json"), "-o", str(evaluate)]
+    evaluate_args += ["--set", "n_test=4", "--set", "repeats=2"]
+    evaluate_args += ["--set", "conditions=[none, monitor-1]"]
+    steps = [
+        ["monitor", "collect", *collect_args],
+        ["monitor", "train", str(collect)],
+        ["monitor", "evaluate", *evaluate_args],
+    ]
+    for args in steps:
+        result = RUNNER.invoke(app, args)
+        assert result.exit_code == 0, result.output
+    report = RUNNER.invoke(app, ["monitor", "report", str(evaluate), "--json"])
+    assert report.exit_code == 0, report.output
+    rows = json.loads(report.stdout)["rows"]
+    assert [(r["distinct_games"], r["plays"], r["runs"], r["games"]) for r in rows] == [
+        (4, 8, 2, 8)
+    ] * 2
+    table = RUNNER.invoke(app, ["monitor", "report", str(evaluate)])
+    assert re.search(r"│ none\s+│\s+2 │\s+4 │\s+8 │", table.stdout), table.stdout
+    page = render_view(evaluate)
+    summary = page[page.index('id="summary"') : page.index('id="health"')]
+    assert re.search(r">games</th><th[^>]*>plays</th><th>runs</th>", summary)
+    assert summary.count("<td>4</td><td>8</td><td>2</td>") == 2
+    assert "monitor evaluation (4 games, 16 plays)</h1>" in page

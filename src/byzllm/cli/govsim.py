@@ -196,6 +196,7 @@ def report(
                 "agents",
                 "split",
                 "games",
+                "plays",
                 "runs",
                 *(label for _, label, _ in METRICS),
                 "resets",

@@ -369,7 +369,9 @@ def report(
             {
                 "condition": r["condition"],
                 "runs": r["runs"],
-                "games": r["games"],
+                # Distinct test games, and their plays over the runs (`games` counts plays).
+                "games": r["distinct_games"],
+                "plays": r["plays"],
                 "success %": format_pm(r["success_rate"], r["success_rate_se"], scale=100),
                 "precision %": format_pm(r["precision"], r["precision_se"], scale=100),
                 "length": format_pm(r["game_length"], r["game_length_se"]),
@@ -459,7 +461,11 @@ def _outcome_cells(row: dict[str, Any], metrics: Any) -> dict[str, Any]:
     """A condition's metrics as ``value [low, high]`` cells (rates in %)."""
     from byzllm.runs.reports import format_interval
 
-    cells: dict[str, Any] = {"condition": row["condition"], "games": row["games"]}
+    cells: dict[str, Any] = {
+        "condition": row["condition"],
+        "games": row["distinct_games"],
+        "plays": row["plays"],
+    }
     for m in metrics:
         value, low, high = row[m.key], row[f"{m.key}_low"], row[f"{m.key}_high"]
         unit = " %" if m.scale == 100.0 else ""

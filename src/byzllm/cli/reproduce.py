@@ -518,9 +518,10 @@ def _run_real(job: _Job, strong: str, weak: str, *, partial: bool = False) -> No
 def _server_identity(alias: str) -> str:
     """What the response cache knows our own llama.cpp server by: the model it serves, not
     its port (a free one, new on every start), so a resumed run finds the answers it had."""
+    from byzllm.llm._local import server_identity
     from byzllm.llm._shipped import shipped_model
 
-    return f"llamacpp-server:{alias}:{shipped_model(alias).sha256}"
+    return server_identity(alias, shipped_model(alias).sha256)
 
 
 def _run_real_monitor(job: _Job, alias: str, *, partial: bool) -> None:

@@ -297,7 +297,9 @@ def _pretty(row: dict[str, Any]) -> dict[str, Any]:
         "variant": row["variant"],
         "agents": row["agents"],
         "suspects": row["suspects"],
-        "games": f"{row['games']} ({common.plural(row['runs'], 'run')})",
+        # Distinct games, and their plays over the runs: "3 | 6 (2 runs)".
+        "games": row["distinct_games"],
+        "plays": f"{row['plays']} ({common.plural(row['runs'], 'run')})",
         "Success-Rate %": pm("success_rate", 100),
         "95% CI": ci("success_rate", 100, 1),
         "Precision %": pm("precision", 100),

@@ -1,10 +1,12 @@
 """A content-addressed response cache in SQLite, safe to share across processes.
 
 The key is the SHA-256 of the canonical JSON of everything that determines the answer --
-provider, base URL, model, messages, generation settings and an explicit ``cache_salt``
-(seed / epoch: change it to draw fresh samples) -- and of nothing that does not: timeouts,
-concurrency, retry settings and the API key stay out, so the same experiment hits the same
-entries whatever the transport. Values are completions as JSON (no credentials in them).
+provider, base URL (or, in its place, what names the model served there: a local file's
+SHA-256, byzllm's own server's file, ``cache_endpoint``), model, messages, generation
+settings and an explicit ``cache_salt`` (seed / epoch: change it to draw fresh samples) --
+and of nothing that does not: timeouts, concurrency, retry settings and the API key stay
+out, so the same experiment hits the same entries whatever the transport. Values are
+completions as JSON (no credentials in them).
 
 The database runs in WAL mode so readers never block the one writer, and several worker
 processes can share a cache file; each process keeps two connections per file (one reads,

@@ -121,7 +121,8 @@ def get_model(
       (a seed / epoch: change it to draw fresh samples); ``cache_endpoint`` -- the name
       the cache keys requests by instead of ``base_url``, for a server whose address changes
       between runs while it serves the same model (``byzllm reproduce --real`` names its own
-      servers by model and SHA-256); a local GGUF model is keyed by its file's SHA-256.
+      servers by model and SHA-256); a local GGUF model is keyed by its file's SHA-256, and
+      so is byzllm's own server, which names its file when asked (docs/llm.md, "Cache").
     * ``timeout_s`` -- the cap of one attempt; ``adaptive_timeout`` -- also give up on an
       attempt after 8 times the endpoint's slowest answer once it has answered 5 requests
       (from 20 answers on, the 95th percentile of the latest; at least 2 s; doubled per

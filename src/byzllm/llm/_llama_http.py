@@ -3,7 +3,9 @@
 ``python -m byzllm.llm._llama_http --model FILE.gguf --alias NAME --port N --threads T``
 loads one GGUF model with llama-cpp-python and answers, on 127.0.0.1 only:
 
-* ``GET /v1/models`` — the one model, under ``NAME``;
+* ``GET /v1/models`` — the one model, under ``NAME``, with the SHA-256 of its file
+  (``sha256``: ``--sha256`` when given, else hashed at start), so that a client's response
+  cache can tell two files served under one name apart;
 * ``POST /v1/chat/completions`` — non-streaming chat completions through
   :func:`~byzllm.llm._llama_generate.generate_chat` (top-k log-probabilities in numpy, not a
   Python sort of the vocabulary; the model is loaded without ``logits_all``);
@@ -30,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from byzllm.errors import InputError
@@ -52,11 +55,18 @@ def _first_message(body: dict[str, Any]) -> str:
 class _Served:
     """The model's contexts (slots) and which one is busy or last served which prompt."""
 
-    def __init__(self, llamas: Sequence[Any], alias: str, context_tokens: int) -> None:
+    def __init__(
+        self,
+        llamas: Sequence[Any],
+        alias: str,
+        context_tokens: int,
+        sha256: str | None = None,
+    ) -> None:
         if not llamas:
             raise ValueError("at least one slot")
         self.llamas = list(llamas)
         self.alias = alias
+        self.sha256 = sha256
         self.context_tokens = context_tokens
         self._free = set(range(len(self.llamas)))
         self._last_first: list[str | None] = [None] * len(self.llamas)
@@ -104,6 +114,8 @@ def _handler(served: _Served) -> type[BaseHTTPRequestHandler]:
             path = self.path.rstrip("/")
             if path in ("/v1/models", "/models"):
                 model = {"id": served.alias, "object": "model", "owned_by": "byzllm"}
+                if served.sha256 is not None:
+                    model["sha256"] = served.sha256
                 self._reply(HTTPStatus.OK, {"object": "list", "data": [model]})
             elif path == "/health":
                 self._reply(HTTPStatus.OK, {"status": "ok"})
@@ -161,11 +173,14 @@ def make_server(
     port: int,
     context_tokens: int,
     host: str = "127.0.0.1",
+    sha256: str | None = None,
 ) -> ThreadingHTTPServer:
     """An HTTP server answering for ``llama`` (one context, or a sequence of them: the slots)
-    under ``alias`` (call ``serve_forever``)."""
+    under ``alias``, naming the file's ``sha256`` in its ``/v1/models`` entry when given (call
+    ``serve_forever``)."""
     llamas = list(llama) if isinstance(llama, (list, tuple)) else [llama]
-    server = ThreadingHTTPServer((host, port), _handler(_Served(llamas, alias, context_tokens)))
+    served = _Served(llamas, alias, context_tokens, sha256)
+    server = ThreadingHTTPServer((host, port), _handler(served))
     server.daemon_threads = True
     return server
 
@@ -178,8 +193,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--n_ctx", type=int, required=True)
     parser.add_argument("--slots", type=int, default=1)
+    parser.add_argument("--sha256", help="the file's SHA-256, when known (else hashed here)")
     args = parser.parse_args(argv)
     from llama_cpp import Llama
+
+    from ._local import GgufModel
+
+    sha256 = GgufModel(Path(args.model), args.alias, args.sha256).content_id()
 
     # The prompt (batch) threads too: llama-cpp-python's default is every core, which stalls
     # on a loaded machine.
@@ -193,7 +213,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         for _ in range(max(1, args.slots))
     ]
-    server = make_server(llamas, args.alias, port=args.port, context_tokens=args.n_ctx)
+    server = make_server(
+        llamas, args.alias, port=args.port, context_tokens=args.n_ctx, sha256=sha256
+    )
     print(f"serving {args.alias} on 127.0.0.1:{args.port}", file=sys.stderr, flush=True)
     try:
         server.serve_forever()

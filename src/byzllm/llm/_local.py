@@ -28,6 +28,7 @@ __all__ = [
     "default_threads",
     "require_llama_cpp",
     "resolve_gguf",
+    "server_identity",
 ]
 
 #: The alias of the default real model the ``local`` extra ships (one that can do the tasks).
@@ -82,6 +83,13 @@ class GgufModel:
 
     def __repr__(self) -> str:
         return f"GgufModel(name={self.name!r})"
+
+
+def server_identity(name: str, sha256: str) -> str:
+    """What the response cache knows byzllm's own server by, in place of its address: the
+    name it serves under and its GGUF file's SHA-256. The port is left out (a free one may be
+    new on every start), the weights are in (two files served under one name are two models)."""
+    return f"llamacpp-server:{name}:{sha256}"
 
 
 def default_threads() -> int:

@@ -17,7 +17,7 @@ import time
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Self
+from typing import Any, Self
 
 from byzllm.errors import InputError
 
@@ -120,6 +120,12 @@ class Model(ChatModel):
         # local model computing in a thread would go on, so it keeps only the cap).
         self.adaptive_timeout = adaptive_timeout and api.cancellable
         self._warned_no_logprobs = False
+        # What the server said it serves (ModelAPI.served_identity), once it has answered;
+        # the question in flight per event loop until then.
+        self._served: str | None = None
+        self._served_known = False
+        self._served_asks: dict[asyncio.AbstractEventLoop, asyncio.Future[str | None]] = {}
+        self._warned_unidentified = False
         # Who the first-request gate and the latency window belong to; the key enters
         # only as a digest (a rejected key must not block a corrected one).
         secrets = "\0".join(api.secrets()).encode("utf-8", "surrogatepass")
@@ -156,9 +162,10 @@ class Model(ChatModel):
         self._check_config(config)
         if self.cache is None:
             return await self._fresh(messages, config)
+        identity, storable = await self._cache_identity()
         key = cache_key(
             provider=self.api.provider,
-            base_url=self.cache_endpoint or self.api.cache_identity,
+            base_url=identity,
             model=self.api.model,
             messages=messages,
             config=config,
@@ -172,10 +179,63 @@ class Model(ChatModel):
                 hit.cached, hit.latency_s = True, 0.0  # freshly decoded: ours to set
                 # A lax model may have cached it: a strict one still needs its log-probabilities.
                 return self._checked(hit, config)
-        return await self._single_flight(key, messages, config)
+        return await self._single_flight(key, messages, config, store=storable)
+
+    async def _cache_identity(self) -> tuple[str, bool]:
+        """What the cache keys this model's requests by in place of the base URL, and whether
+        a fresh reply may be stored under it.
+
+        ``cache_endpoint`` when set; else what the server says it serves (byzllm's own server
+        names its GGUF file's SHA-256: two files served under one name at one address are two
+        models), asked once, before the first lookup; else the backend's
+        :attr:`~byzllm.llm._provider.ModelAPI.cache_identity` (the base URL). When the server
+        cannot be asked (it is down) the base URL is looked up -- a server that names no
+        model could always be replayed from the cache with the server stopped -- with a
+        warning, and nothing is stored under it: the reply may come from a server that
+        names its model once it is up. The next call asks again.
+        """
+        if self.cache_endpoint:
+            return self.cache_endpoint, True
+        if not self._served_known:
+            try:
+                self._served = await self._ask_served()
+            except TransientError as exc:
+                if not self._warned_unidentified:
+                    self._warned_unidentified = True
+                    _log.warning(
+                        "%s: could not ask %s which model it serves (%s); the response cache "
+                        "serves only replies stored for a server that names none, and "
+                        "stores no reply until it is asked",
+                        self.name,
+                        self.endpoint,
+                        exc,
+                    )
+                return self.api.cache_identity, False
+            self._served_known = True
+        return self._served or self.api.cache_identity, True
+
+    async def _ask_served(self) -> str | None:
+        """:meth:`ModelAPI.served_identity`, one question at a time per event loop: the calls
+        that arrive meanwhile share its answer (or its failure)."""
+        loop = asyncio.get_running_loop()
+        ask = self._served_asks.get(loop)
+        if ask is None:
+            ask = self._served_asks[loop] = asyncio.ensure_future(self.api.served_identity())
+
+            def done(future: asyncio.Future[str | None]) -> None:
+                self._served_asks.pop(loop, None)
+                _retrieve(future)  # also when every caller was cancelled meanwhile
+
+            ask.add_done_callback(done)
+        return await asyncio.shield(ask)
 
     async def _single_flight(
-        self, key: str, messages: list[ChatMessage], config: GenerateConfig
+        self,
+        key: str,
+        messages: list[ChatMessage],
+        config: GenerateConfig,
+        *,
+        store: bool = True,
     ) -> Completion:
         flights = _loop_flights()
         while True:
@@ -201,7 +261,7 @@ class Model(ChatModel):
         deadline = loop.time() + self.retry.max_total_s
         try:
             completion = await self._fresh(messages, config)
-            if self.cache is not None and self.cache_mode in ("on", "refresh"):
+            if store and self.cache is not None and self.cache_mode in ("on", "refresh"):
                 await self._store(self.cache, key, completion, deadline)
         except asyncio.CancelledError:
             future.set_exception(_LeaderCancelled())
@@ -422,8 +482,8 @@ class Model(ChatModel):
         await self.aclose()
 
 
-def _retrieve(task: asyncio.Future[None]) -> None:
-    """Mark a background write's outcome as seen (no "exception never retrieved")."""
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Mark a background task's outcome as seen (no "exception never retrieved")."""
     if not task.cancelled():
         task.exception()
 

@@ -29,6 +29,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -46,6 +47,7 @@ from ._errors import (
     ModelResponseError,
     redact,
 )
+from ._local import server_identity
 from ._provider import ModelAPI, ProviderSettings, register_provider
 from ._response import parse_chat_completion
 from ._retry import TransientError, parse_retry_after, permanent_refusal
@@ -79,6 +81,10 @@ _REFUSAL_ERRORS: dict[str, tuple[type[ModelRequestError], str]] = {
     ),
     "context": (ModelRequestError, "the prompt does not fit the model's context"),
 }
+#: The longest wait for a server's ``GET /models`` (byzllm's server and vLLM answer it at
+#: once, even while they generate).
+_MODELS_TIMEOUT_S = 10.0
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 #: What another 4xx status most likely means.
 _STATUS_HINTS = {
     400: "the server rejected the request (unsupported parameter or input too long?)",
@@ -185,6 +191,7 @@ class OpenAIAPI(ModelAPI):
         self._completions_url = f"{self._sdk_base_url}/chat/completions" + (
             f"?{query}" if query else ""
         )
+        self._models_url = f"{self._sdk_base_url}/models" + (f"?{query}" if query else "")
 
     @property
     def endpoint(self) -> str:
@@ -354,6 +361,43 @@ class OpenAIAPI(ModelAPI):
             failure = TransientError(self._scrub(f"unusable response: {exc}"), kind="bad_response")
         raise failure
 
+    async def served_identity(self) -> str | None:
+        """:func:`~byzllm.llm._local.server_identity` of the GGUF file the server says it
+        serves: byzllm's own server names its file's SHA-256 in its ``GET /models`` entry.
+        ``None`` when the server names none (vLLM, OpenAI, Ollama, ...) or answers the
+        listing with an HTTP error (it answered, and named nothing). Raises
+        :class:`TransientError` when it does not answer: no connection, no reply within
+        ``min(timeout_s, 10 s)``, a 5xx, 408, 409 or 429.
+        """
+        import openai
+
+        shard = self._client()
+        failure: Exception | None = None
+        content = b""
+        wait_s = min(self.settings.timeout_s, _MODELS_TIMEOUT_S)
+        try:
+            async with asyncio.timeout(wait_s):
+                reply: httpx2.Response = await shard.client.get(
+                    self._models_url,
+                    cast_to=httpx2.Response,
+                    options={"timeout": wait_s, "security": {"bearer_auth": True}},
+                )
+            content = reply.content
+        except (openai.APITimeoutError, TimeoutError):
+            failure = TransientError(f"no list of models within {wait_s:g}s", kind="timeout")
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            if status not in _RETRYABLE_STATUS and status < 500:
+                return None
+            failure = TransientError(f"HTTP {status} for the list of models", kind=f"http_{status}")
+        except (openai.APIConnectionError, httpx2.HTTPError) as exc:
+            failure = TransientError(
+                self._scrub(f"no list of models: {_cause(exc)}"), kind="connection"
+            )
+        if failure is not None:  # raised here: no SDK exception (the key) chained to it
+            raise failure
+        return served_file(content, self.model)
+
     def _status_error(self, exc: Any) -> Exception:
         status = int(getattr(exc, "status_code", 0) or 0)
         headers: Mapping[str, str] = {}
@@ -449,6 +493,30 @@ def _encode_json(body: dict[str, Any]) -> bytes:
             return json.dumps(body, allow_nan=False).encode("ascii")
     except (TypeError, ValueError) as exc:
         raise InputError(f"messages are not JSON-serializable: {exc}") from None
+
+
+def served_file(content: bytes, model: str) -> str | None:
+    """The :func:`~byzllm.llm._local.server_identity` a ``GET /models`` reply names for
+    ``model``: the entry of that id (else the only entry: byzllm's server answers every name
+    with its one model) when it carries a ``sha256`` of 64 lowercase hex digits; ``None``
+    for anything else, a body that is not JSON included."""
+    try:
+        listing = json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+    data = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(data, list):
+        return None
+    entries = [entry for entry in data if isinstance(entry, dict)]
+    named = [entry for entry in entries if entry.get("id") == model]
+    if not named and len(entries) == 1:
+        named = entries
+    if not named:
+        return None
+    name, sha256 = named[0].get("id"), named[0].get("sha256")
+    if not isinstance(name, str) or not name or not isinstance(sha256, str):
+        return None
+    return server_identity(name, sha256) if _SHA256.fullmatch(sha256) else None
 
 
 def _load_of(shard: _Shard) -> int:

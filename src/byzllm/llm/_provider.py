@@ -66,6 +66,16 @@ class ModelAPI(ABC):
         the endpoint, unless the endpoint does not say which model answers (a local file)."""
         return self.endpoint
 
+    async def served_identity(self) -> str | None:
+        """What the server says it serves, for the response cache to key requests by in place
+        of :attr:`cache_identity`, or ``None`` when it says nothing of the kind (the default:
+        a backend whose :attr:`cache_identity` already names the model).
+
+        Raises :class:`~byzllm.llm._retry.TransientError` when the server cannot be asked
+        (no answer): then nobody knows which model would answer.
+        """
+        return None
+
     @abstractmethod
     async def complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
         """Send one request and return its completion.

@@ -187,6 +187,10 @@ class LocalServer:
             str(self.threads),
             "--slots",
             str(self.slots),
+            # Known here (a shipped model's is published; another file is hashed once per
+            # process): the child reports it without hashing the file again.
+            "--sha256",
+            self.gguf.content_id(),
         ]
 
     def start(self) -> LocalServer:

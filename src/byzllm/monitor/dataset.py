@@ -22,7 +22,7 @@ from byzllm.errors import InputError
 
 from .features import FEATURE_COLUMNS
 
-__all__ = ["TurnDataset", "game_flag", "game_success", "parse_success"]
+__all__ = ["TurnDataset", "game_counts", "game_flag", "game_success", "parse_success"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -47,6 +47,19 @@ def parse_success(value: Any, name: str = "success") -> bool:
     elif isinstance(value, Real) and value in (0, 1):
         return bool(value)
     raise ValueError(f"{name} must be true/false or 1/0, got {value!r}")
+
+
+def game_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How many distinct games and how many plays the game rows ``rows`` (one per play) hold.
+
+    A game replayed in several runs (repeats) or conditions is one game and several plays;
+    reports and pages label the first count "games" and the second "plays", so that one word
+    never counts two things (180 test games x 2 runs: 180 games, 360 plays). A row without a
+    ``game_id`` counts as a game of its own.
+    """
+    ids = [row.get("game_id") for row in rows]
+    named = {str(game_id) for game_id in ids if game_id is not None}
+    return {"distinct_games": len(named) + ids.count(None), "plays": len(ids)}
 
 
 def game_flag(game: Mapping[str, Any], name: str) -> bool:

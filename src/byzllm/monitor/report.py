@@ -29,7 +29,7 @@ from typing import Any
 from byzllm._figures import save_png
 
 from .conditions import CONDITION_LABELS, CONDITIONS
-from .dataset import game_flag, game_success
+from .dataset import game_counts, game_flag, game_success
 
 __all__ = [
     "MONITORS_SIMULATED_NOTE",
@@ -93,7 +93,10 @@ def _run_metrics(games: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 
 def evaluation_rows(game_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per condition: metrics ± standard error, interventions, length ratio."""
+    """One row per condition: metrics ± standard error, interventions, length ratio.
+
+    ``games`` counts plays (a test game played in two runs counts twice), as it always has;
+    ``distinct_games`` and ``plays`` say each count by name (:func:`game_counts`)."""
     by_condition: dict[str, dict[int, list[dict[str, Any]]]] = defaultdict(
         lambda: defaultdict(list)
     )
@@ -124,6 +127,7 @@ def evaluation_rows(game_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]
                 "label": _LABELS.get(condition, condition),
                 "runs": len(per_run),
                 "games": len(all_games),
+                **game_counts(all_games),
                 "success_rate": _mean([m["success_rate"] for m in per_run]),
                 "success_rate_se": sr_se,
                 "precision": _mean(

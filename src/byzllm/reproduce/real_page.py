@@ -379,7 +379,8 @@ def write_real_monitor_report(
     for g in collected:
         by_split.setdefault(str(g.get("split")), []).append(g)
     trained = ", ".join(
-        f"{split} {len(rows_)} games ({sum(bool(g.get('success')) for g in rows_)} successes)"
+        f"{split} {_games_and_plays(rows_)} ({sum(bool(g.get('success')) for g in rows_)} "
+        "successes)"
         for split, rows_ in sorted(by_split.items(), key=lambda kv: kv[0] != "train")
     )
     lines += [
@@ -440,3 +441,15 @@ def write_real_monitor_report(
         f"byzllm reproduce {entry.name} --real {str(config.model).split('/', 1)[-1]}"
     )
     return _write_page(run.page, lines, cost, regenerate)
+
+
+def _games_and_plays(rows: list[dict[str, Any]]) -> str:
+    """``"12 games"``, or ``"12 games, 36 plays"`` when games were played more than once: the
+    tables above count distinct games, as every report does."""
+    from byzllm.monitor.dataset import game_counts
+
+    counts = game_counts(rows)
+    text = f"{counts['distinct_games']} games"
+    if counts["plays"] == counts["distinct_games"]:
+        return text
+    return f"{text}, {counts['plays']} plays"

@@ -28,7 +28,7 @@ from byzllm._lazy import lazy_attributes
 from byzllm.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ._binding import check_config, config_differences
+    from ._binding import ABSENT_IS_DEFAULT, check_config, config_differences
     from ._config import (
         MAX_UNITS,
         ExistingDir,
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         format_validation_error,
         load_config,
         parse_overrides,
+        recorded_digest,
         resolve_config_path,
         validation_problems,
     )
@@ -71,7 +72,14 @@ if TYPE_CHECKING:
     )
     from ._model_config import ModelConfig
     from ._progress import LiveStatus, PlainProgress, ProgressReporter, RichProgress, SilentProgress
-    from ._records import REQUEST_COUNTS, PackedRecords, Record, UnitRequests, pack_records
+    from ._records import (
+        REQUEST_COUNTS,
+        PackedRecords,
+        Record,
+        UnitRequests,
+        WithDerived,
+        pack_records,
+    )
     from ._repair import RepairReport, repair_store
     from ._reuse import Reused, reuse_units, sibling_runs
     from ._runner import (
@@ -108,6 +116,7 @@ if TYPE_CHECKING:
 #: executors (asyncio, multiprocessing), the configs (pydantic, YAML), the intervals (numpy)
 #: or the model section (the model layer).
 _LAZY: dict[str, str] = {
+    "ABSENT_IS_DEFAULT": "._binding",
     "check_config": "._binding",
     "config_differences": "._binding",
     "MAX_UNITS": "._config",
@@ -119,6 +128,7 @@ _LAZY: dict[str, str] = {
     "apply_overrides": "._config",
     "check_grid": "._config",
     "config_path": "._config",
+    "recorded_digest": "._config",
     "format_validation_error": "._config",
     "load_config": "._config",
     "parse_overrides": "._config",
@@ -154,6 +164,7 @@ _LAZY: dict[str, str] = {
     "PackedRecords": "._records",
     "Record": "._records",
     "UnitRequests": "._records",
+    "WithDerived": "._records",
     "pack_records": "._records",
     "RepairReport": "._repair",
     "repair_store": "._repair",
@@ -185,6 +196,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "ABSENT_IS_DEFAULT",
     "AUTO_PROCESS_MIN_UNITS",
     "BOOTSTRAP_METHOD",
     "EXECUTOR_NAMES",
@@ -225,6 +237,7 @@ __all__ = [
     "UnitFailure",
     "UnitRequests",
     "UnitResult",
+    "WithDerived",
     "WorkFn",
     "apply_overrides",
     "bootstrap_interval",
@@ -246,6 +259,7 @@ __all__ = [
     "parse_overrides",
     "percentile_bounds",
     "prepare_model",
+    "recorded_digest",
     "repair_store",
     "resample_counts",
     "reset_to_defaults",

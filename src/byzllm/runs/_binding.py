@@ -17,29 +17,45 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import to_jsonable_python
 
 from byzllm.errors import ConfigError
 
 from ._store import STORE_FILENAME, Store
 from ._units import _transport_fields
 
-__all__ = ["check_config", "config_differences"]
+__all__ = ["ABSENT_IS_DEFAULT", "check_config", "config_differences"]
 
 #: At most this many differing keys are named; the rest are counted.
 _MAX_NAMED = 6
+
+#: ``json_schema_extra`` of a field whose value enters its units' ids though the config
+#: derives it (consensus ``graph_files``, the content of the graph files), or names what its
+#: units carry (CodeGen ``problems_digest``: each unit holds its problem): a recorded config
+#: without it was written before the field existed and counts as holding its default, so a
+#: run recorded then is not taken for one of a config that sets it (its units would run
+#: again beside the old ones, and the report would count both).
+ABSENT_IS_DEFAULT: dict[str, Any] = {"absent_is_default": True}
 
 
 def _leaves(
     config: BaseModel, recorded: Mapping[str, Any], prefix: str = ""
 ) -> Iterator[tuple[str, Any, Any]]:
-    """(dotted key, new value, recorded value) of every field both configs have, descending
+    """(dotted key, new value, recorded value) of every field both configs have (and of the
+    :data:`ABSENT_IS_DEFAULT` fields the recorded one lacks, at their default), descending
     into nested config sections; transport fields are left out."""
     transport = _transport_fields(config) or {}
-    for name in type(config).model_fields:
-        if name not in recorded or transport.get(name) is True:
+    for name, field in type(config).model_fields.items():
+        if transport.get(name) is True:
+            continue
+        if name in recorded:
+            old = recorded[name]
+        elif _absent_is_default(field):
+            old = to_jsonable_python(field.get_default(call_default_factory=True))
+        else:
             continue  # a field added since the run started has no recorded value
         value = getattr(config, name)
-        old = recorded[name]
         key = f"{prefix}{name}"
         if isinstance(value, BaseModel) and isinstance(old, Mapping):
             yield from _leaves(value, old, f"{key}.")
@@ -48,10 +64,16 @@ def _leaves(
             yield key, new, old
 
 
+def _absent_is_default(field: FieldInfo) -> bool:
+    extra = field.json_schema_extra
+    return isinstance(extra, dict) and extra.get("absent_is_default") is True
+
+
 def config_differences(recorded: Mapping[str, Any], config: BaseModel) -> list[str]:
     """The dotted keys whose values differ between a recorded config (its JSON dump) and
     ``config``, in field order; transport fields and fields only one side knows (added to
-    or removed from the config class since) do not count."""
+    or removed from the config class since) do not count, except a field marked
+    :data:`ABSENT_IS_DEFAULT` that the recorded config lacks: it counts as at its default."""
     return [key for key, new, old in _leaves(config, recorded) if new != old]
 
 

@@ -191,6 +191,28 @@ def config_path(
         raise PydanticCustomError("path_not_found", "{message}", {"message": str(err)}) from None
 
 
+def recorded_digest(
+    path: str | os.PathLike[str],
+    given: str,
+    digest: str,
+    what: str,
+    *,
+    kind: str = "data_file",
+) -> str:
+    """``digest``, the content digest of the file at ``path`` now, refusing a ``given`` one
+    that differs (a validation error of ``kind``): a config recorded with a file's digest and
+    validated again (a resumed run, ``sim fit``, each unit of a run) must find in the file the
+    ``what`` ("data", "graph", "problems") its results are of. An empty ``given`` is none."""
+    if given and given != digest:
+        raise PydanticCustomError(
+            kind,
+            "{path} no longer holds the {what} this config was recorded with "
+            "(digest {given}, now {digest})",
+            {"path": str(path), "what": what, "given": given, "digest": digest},
+        )
+    return digest
+
+
 def _existing_path(value: Path, info: ValidationInfo) -> Path:
     return config_path(value, info, "path")
 
@@ -594,8 +616,9 @@ def _list_of_sections(annotation: Any) -> bool:
 
 
 #: Error kinds whose message names the value itself: a path (as found, not as written), a
-#: profile file, a secret that must not be echoed.
-_NAMES_ITS_VALUE = ("path_not_found", "profile_file", "secret_in_value")
+#: profile file, a graph file that does not load, a data-set file that changed, a secret
+#: that must not be echoed.
+_NAMES_ITS_VALUE = ("path_not_found", "profile_file", "graph_file", "data_file", "secret_in_value")
 #: Error kinds of validators (``raise ValueError`` / ``assert``), as opposed to pydantic's own.
 _VALIDATOR_KINDS = ("value_error", "assertion_error")
 

@@ -36,7 +36,7 @@ import sys
 import threading
 import traceback
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, cast
@@ -109,7 +109,7 @@ class Executor(ABC):
         processes keeps their sum within it (see the module's docstring)."""
 
     @abstractmethod
-    async def run(self, work: WorkFn, unit: Unit) -> list[Record] | PackedRecords:
+    async def run(self, work: WorkFn, unit: Unit) -> Sequence[Record] | PackedRecords:
         """Run ``work(unit.payload)`` and return its records (packed for the store, where the
         work ran in another process); raise if the work raised."""
 
@@ -143,7 +143,7 @@ class LocalExecutor(Executor):
     async def start(self, concurrency: int) -> None:
         self._max_workers = max(1, concurrency)
 
-    async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
+    async def run(self, work: WorkFn, unit: Unit) -> Sequence[Record]:
         if inspect.iscoroutinefunction(work):
             result = await work(unit.payload)
         elif self.sync_inline:
@@ -981,7 +981,7 @@ class RayExecutor(Executor):
             message = " ".join(str(err).split())[:300] or type(err).__name__
             raise ConfigError(f"cannot join the Ray cluster at {where}: {message}") from None
 
-    async def run(self, work: WorkFn, unit: Unit) -> list[Record]:
+    async def run(self, work: WorkFn, unit: Unit) -> Sequence[Record]:
         if self._seats is None:
             return await self._run(work, unit, None)
         async with self._seats.taken() as seat:
@@ -992,7 +992,7 @@ class RayExecutor(Executor):
         # has no room for, which only Ray knows.
         return None if self._seats is None else self._seats.seats
 
-    async def _run(self, work: WorkFn, unit: Unit, seat: Seat) -> list[Record]:
+    async def _run(self, work: WorkFn, unit: Unit, seat: Seat) -> Sequence[Record]:
         if self._remote is None:
             raise RuntimeError("RayExecutor.run called before start()")
         ref = self._remote.remote(work, unit.payload, seat)

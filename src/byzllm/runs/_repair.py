@@ -66,7 +66,7 @@ from typing import Any
 from byzllm._process import without_secrets
 from byzllm.errors import InputError
 
-from ._codec import record_count, unpack_records
+from ._codec import derived_row, record_count, unpack_records
 from ._lock import RunBusyError, WriterLock
 from ._pages import RawCell, read_cells
 from ._store import (
@@ -402,6 +402,8 @@ def _valid_record(row: dict[str, Any]) -> bool:
     if not isinstance(value, str | bytes):
         return False
     try:
+        if derived_row(value) is not None:  # (a count: its records are another row's)
+            return True
         return all(isinstance(json.loads(text), dict) for text in unpack_records(value))
     except ValueError:
         return False

@@ -42,10 +42,19 @@ import contextlib
 import gc
 import inspect
 import queue
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -58,7 +67,7 @@ from ._executor import Executor, LocalExecutor, WorkFn
 from ._lock import RunBusyError, WriterLock
 from ._progress import LiveStatus, ProgressReporter, make_progress
 from ._provenance import byzllm_version, git_commit
-from ._records import Record, coerce_records
+from ._records import Record, WithDerived, coerce_records
 from ._store import Store, StoreError, UnitResult, format_error, run_store_path
 from ._units import Unit
 
@@ -621,39 +630,50 @@ async def run_units(
                         recorded_status = "error"
                     for task in tasks:
                         task.cancel()
-                    await asyncio.gather(*tasks, return_exceptions=True)
+                    # To the end: a unit that finished is handed to the writer as it stops.
+                    await _to_the_end(asyncio.gather(*tasks, return_exceptions=True))
                     raise
                 status = "stopped" if stop.is_set() else "finished"
                 if fatal is not None:
                     status = "aborted"
                 recorded_status = status
             finally:
-                try:
-                    await collector.stop()
-                    if ticking is not None:
-                        ticking.cancel()
-                        await asyncio.gather(ticking, return_exceptions=True)
-                    # Commit every unit that already finished, even when interrupted.
-                    writer.close()
-                    await executor.aclose()
-                    # Let the last on_committed callbacks run before counting.
-                    await asyncio.sleep(0)
-                finally:
-                    if heartbeat is not None:
-                        heartbeat(live_status(run_requests))
-                    reporter.close()
-                closing = Store(store_path, create=False)
-                try:
-                    closing.finish_run(
-                        run_id,
-                        status=recorded_status,
-                        total=len(grid),
-                        skipped=skipped,
-                        done=done_count,
-                        failed=failed_count,
-                    )
-                finally:
-                    closing.close()
+
+                async def stop_run() -> None:
+                    try:
+                        await collector.stop()
+                        if ticking is not None:
+                            ticking.cancel()
+                            await asyncio.gather(ticking, return_exceptions=True)
+                        # Commit every unit that already finished, even when interrupted.
+                        writer.close()
+                        await executor.aclose()
+                        # Let the last on_committed callbacks run before counting.
+                        await asyncio.sleep(0)
+                    finally:
+                        if heartbeat is not None:
+                            heartbeat(live_status(run_requests))
+                        reporter.close()
+                    closing = Store(store_path, create=False)
+                    try:
+                        closing.finish_run(
+                            run_id,
+                            status=recorded_status,
+                            total=len(grid),
+                            skipped=skipped,
+                            done=done_count,
+                            failed=failed_count,
+                        )
+                    finally:
+                        closing.close()
+
+                # A second Ctrl-C or SIGTERM while the run stops waits for the stop (a few
+                # milliseconds: nothing here waits for a unit still running), then lands:
+                # cut short, it left finished units uncommitted and the invocation unrecorded.
+                with interrupts_held():
+                    cancelled_again = await _to_the_end(stop_run())
+                if cancelled_again and sys.exc_info()[1] is None:
+                    raise asyncio.CancelledError  # (the run had ended: the cancel still counts)
             if writer.error is not None:
                 raise StoreError(f"writing results to {store.path} failed: {writer.error}")
             summary = RunSummary(
@@ -673,6 +693,54 @@ async def run_units(
             if fatal is not None:
                 raise RunAbortedError(fatal, summary) from fatal
             return summary
+
+
+async def _to_the_end(awaitable: Awaitable[Any]) -> bool:
+    """Await ``awaitable`` to its end even when this task is cancelled meanwhile (a second
+    SIGTERM, a caller cancelling twice); returns whether it was, for the caller to raise the
+    cancel afterwards. What ``awaitable`` raises is raised."""
+    future = asyncio.ensure_future(awaitable)
+    cancelled = False
+    while not future.done():
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+            cancelled = cancelled or not future.done()
+    if not future.cancelled():
+        future.result()
+    return cancelled
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) held back while the block runs and delivered when it ends.
+
+    Under ``asyncio.run`` a second Ctrl-C raises ``KeyboardInterrupt`` wherever the code is;
+    in the block that stops a run (commit what finished, record how the invocation ended) it
+    left finished units uncommitted and the invocation recorded as running, shown as
+    ``killed``. Only on the main thread (the only one Python delivers signals to), and only
+    over a handler written in Python: an ignored SIGINT stays ignored, and an event loop's
+    handler (``add_signal_handler``) is a callback that waits for the loop anyway.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        held.append(signum)
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        for signum in held:  # each as it would have landed (asyncio's counts them)
+            previous(signum, None)
 
 
 def _say_waiting(refusal: str) -> None:
@@ -750,12 +818,19 @@ async def run_in_memory(
     runs on the event loop, one unit after another); nothing resumes, nothing is kept.
     """
 
-    async def play(payload: dict[str, Any]) -> list[Record]:
+    async def play(payload: dict[str, Any]) -> Sequence[Record]:
         # As the executors do: await only what is awaitable, so sync work is accepted too.
         result = work(payload)
         if inspect.isawaitable(result):
             result = await result
-        return coerce_records(result)
+        records = coerce_records(result)
+        if (
+            isinstance(records, WithDerived)
+            and kinds is not None
+            and records.derived.kind not in kinds
+        ):
+            return [records.source]  # (its derived records unbuilt)
+        return records
 
     pending = list(units)
     rows: list[dict[str, Any]] = []

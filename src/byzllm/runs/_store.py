@@ -43,8 +43,14 @@ from pydantic import BaseModel, ValidationError
 
 from byzllm.errors import ByzllmError, InputError
 
-from ._codec import parse_record, unpack_record_bytes, unpack_records
-from ._records import PackedRecords, Record, pack_records
+from ._codec import (
+    DerivedRow,
+    damaged,
+    derived_row,
+    parse_record,
+    unpack_record_bytes,
+)
+from ._records import PackedRecords, Record, derived_record_class, pack_records
 from ._units import Unit
 
 if TYPE_CHECKING:
@@ -303,7 +309,7 @@ class UnitResult:
     started_at: float
     finished_at: float
     #: Packed where the work ran when an executor did that (:class:`PackedRecords`).
-    records: list[Record] | PackedRecords = field(default_factory=list)
+    records: Sequence[Record] | PackedRecords = field(default_factory=list)
     error: str | None = None
 
     @property
@@ -418,9 +424,10 @@ def _record_rows_of(
     return [(unit_id, seq, kind, value) for seq, (kind, value) in enumerate(packed.rows)]
 
 
-#: How many records a ``records`` row holds: a batch's count from its ``#<n>:`` header, 1 else.
+#: How many records a ``records`` row holds: a batch's count from its ``#<n>:`` header (a
+#: derived row's from its ``@<n>:``), 1 else.
 _RECORDS_IN_ROW = (
-    "CASE WHEN typeof(json) = 'blob' AND substr(json, 1, 1) = X'23'"
+    "CASE WHEN typeof(json) = 'blob' AND substr(json, 1, 1) IN (X'23', X'40')"
     " THEN CAST(CAST(substr(json, 2, instr(json, X'3A') - 2) AS TEXT) AS INTEGER) ELSE 1 END"
 )
 
@@ -905,24 +912,51 @@ class Store:
         }
 
     def _record_rows(
-        self, kind: str, *, decoded: bool = True, units: Collection[str] | None = None
-    ) -> Iterator[tuple[str, str, str, str | bytes]]:
-        """(unit id, label, payload, JSON) of every record of ``kind`` (of ``units`` only,
-        when given); with ``decoded=False`` the JSON as the UTF-8 bytes it was stored as, for
-        :func:`parse_record`."""
-        unpack = unpack_records if decoded else unpack_record_bytes
+        self, kind: str, *, units: Collection[str] | None = None
+    ) -> Iterator[tuple[str, str, str, str | bytes | None, dict[str, Any] | None]]:
+        """(unit id, label, payload, JSON, values) of every record of ``kind`` (of ``units``
+        only, when given): the JSON as the UTF-8 bytes it was stored as, for
+        :func:`parse_record`, and no values; or, for a record rebuilt from another (a derived
+        row), its values and no JSON."""
         rows = self._conn.execute(
             "SELECT r.unit_id, u.label, u.payload, r.json FROM records r"
             " JOIN units u ON u.id = r.unit_id"
             " WHERE r.kind = ? AND u.status = 'done' ORDER BY u.ordinal, r.unit_id, r.seq",
             (kind,),
         )
-        # A row holds one record (compressed or text) or a batch of a unit's records.
+        # A row holds one record (compressed or text), a batch of a unit's records, or says
+        # how many records the unit's record of another kind restates (a derived row).
         for unit, label, payload, value in rows:
             if units is not None and unit not in units:
                 continue  # skipped before it is inflated: that, and parsing, is the cost
-            for text in unpack(value):
-                yield unit, label, payload, text
+            derived = derived_row(value)
+            if derived is None:
+                for text in unpack_record_bytes(value):
+                    yield unit, label, payload, text, None
+            else:
+                for values in self._derived(kind, unit, derived):
+                    yield unit, label, payload, None, values
+
+    def _derived(self, kind: str, unit: str, row: DerivedRow) -> list[dict[str, Any]]:
+        """The ``kind`` records a derived row of ``unit`` counts, rebuilt from the unit's
+        record they restate (:attr:`Record.derived_from`)."""
+        cls = derived_record_class(kind, row.module)
+        found = self._conn.execute(
+            "SELECT json FROM records WHERE unit_id = ? AND kind = ?", (unit, row.source_kind)
+        ).fetchall()
+        if len(found) != 1:
+            raise damaged(
+                f"unit {unit}'s {kind} records are rebuilt from its {row.source_kind} record, "
+                f"and it has {len(found)}"
+            )
+        (source,) = unpack_record_bytes(found[0][0])
+        records = cls.derive(parse_record(source))
+        if len(records) != row.count:
+            raise damaged(
+                f"unit {unit}'s {row.source_kind} record restates {len(records)} {kind} "
+                f"records, and its row counts {row.count}"
+            )
+        return records
 
     @_guarded
     def records(
@@ -973,10 +1007,17 @@ class Store:
         name = kind.kind if isinstance(kind, type) else kind
         model = check or (kind if isinstance(kind, type) else None)
         unit_before, position = None, 0
+        row: dict[str, Any]
         try:
-            for unit, label, payload, text in self._record_rows(name, decoded=False, units=units):
-                row: dict[str, Any] = parse_record(text)
+            for unit, label, payload, text, values in self._record_rows(name, units=units):
+                if values is not None:
+                    row = values
+                else:
+                    assert text is not None  # (a stored record's JSON)
+                    row = parse_record(text)
                 if model is not None:
+                    if text is None:  # rebuilt: checked as the JSON it would be stored as
+                        text = json.dumps(row, ensure_ascii=False).encode("utf-8")
                     # Which of the unit's records of this kind (a unit may write several).
                     position = position + 1 if unit == unit_before else 0
                     unit_before = unit

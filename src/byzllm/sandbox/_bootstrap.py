@@ -321,7 +321,7 @@ def _write_program(config: dict[str, Any], source: bytes) -> None:
     path = os.path.join(config["work"], config["program_name"])
     with open(path, "wb") as handle:
         handle.write(source)
-    if config["isolate"]:
+    if config["isolate"] or config.get("drop_root"):
         os.chown(path, config["uid"], config["uid"])
 
 
@@ -365,7 +365,9 @@ def _start_program(
         _limit(resource.RLIMIT_MSGQUEUE, 0)
         if config.get("rootless"):
             _drop_capabilities()  # the only uid there is, the caller's, stays
-        elif config["isolate"]:
+        elif config["isolate"] or config.get("drop_root"):
+            # Without isolation too where byzllm runs as root: root's uid is exempt from
+            # RLIMIT_NPROC, and would keep every other privilege.
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)  # drops every capability

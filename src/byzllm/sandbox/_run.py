@@ -19,10 +19,11 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -108,6 +109,39 @@ def python_roots() -> list[str]:
         os.path.dirname(os.path.abspath(sys.executable)),
     }
     return sorted({os.path.realpath(r) for r in roots} | roots)
+
+
+def _reached_by_others(paths: Iterable[str]) -> bool:
+    """Whether a uid that owns no file and is in no group reaches each of ``paths``: its
+    access is the "other" permission bits alone, which must grant search on every folder on
+    the way (along each path as given and as resolved), search on the path itself, and read
+    too where that is a folder."""
+    for given in paths:
+        for path in {given, os.path.realpath(given)}:
+            parts = [part for part in path.split("/") if part]
+            for depth in range(len(parts) + 1):
+                try:
+                    mode = os.stat("/" + "/".join(parts[:depth])).st_mode
+                except OSError:
+                    return False
+                needed = stat.S_IXOTH
+                if depth == len(parts) and stat.S_ISDIR(mode):
+                    needed |= stat.S_IROTH
+                if mode & needed != needed:
+                    return False
+    return True
+
+
+def unsafe_runs_drop_root() -> bool:
+    """Whether a run without isolation starts the program as the run's unused uids (as an
+    isolated run with root does) instead of byzllm's own.
+
+    Only root needs to: the kernel exempts root's uid from ``RLIMIT_NPROC``, so a program
+    keeping it would ignore ``max_processes``. Those uids must reach the interpreter, though:
+    where it lies in a folder closed to others (root's home folder, say), the program keeps
+    root's uid, and ``max_processes`` does not hold.
+    """
+    return os.geteuid() == 0 and _reached_by_others([sys.executable, *python_roots()])
 
 
 def program_env(work: str) -> dict[str, str]:
@@ -321,6 +355,7 @@ async def _execute(
     # Forked by the zygote: no interpreter starts, so no harness source travels. Either way
     # the tests reach only the tests' process, on a pipe of their own (see _observe).
     forked = isolated and _zygote_enabled and _warm.available()
+    drop_root = not isolated and unsafe_runs_drop_root()
     uid = _allocate_uid()
     tester_uid = _allocate_uid()
     status: _StatusPipe | None = None
@@ -340,7 +375,16 @@ async def _execute(
                 )
             except OSError as error:
                 raise SandboxError(f"cannot make the run's cgroup: {error}") from error
-        work = WORK if isolated or host_dir is None else host_dir
+        work = WORK
+        if not isolated and host_dir is not None:
+            # A folder of its own within the run's folder: with root's uid dropped, the
+            # run's folder stays root's (its owner could rename it in the shared temporary
+            # folder and leave a link there, through which the host would remove files).
+            work = os.path.join(host_dir, "work")
+            os.mkdir(work, 0o700)
+            if drop_root:
+                os.chmod(host_dir, 0o711)
+                os.chown(work, uid, uid)
         config = {
             "status_fd": status.write_fd,
             "source": source.encode("utf-8", "surrogatepass"),
@@ -351,6 +395,9 @@ async def _execute(
             # program runs as that uid with every capability dropped (see _bootstrap).
             "rootless": rootless,
             "uid": 0 if rootless else uid,
+            # Without isolation, as root: the program and the tests' process take the uids
+            # (unsafe_runs_drop_root), so that RLIMIT_NPROC holds.
+            "drop_root": drop_root,
             "keep": python_roots(),
             "python": sys.executable,
             "env": program_env(work),
@@ -390,7 +437,10 @@ async def _execute(
         async def spawn(fds: list[int]) -> _Sandbox:
             if tests is not None:
                 config["tests_fd"] = fds[4]  # the same number in the child (pass_fds)
-            Path(config_path).write_bytes(marshal.dumps(config))
+            # Its owner's alone: the run's folder may be open to others (see work above).
+            fd = os.open(config_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with open(fd, "wb") as handle:
+                handle.write(marshal.dumps(config))
             return await _Spawned.start(argv, fds, gone)
 
         return await _observe(spawn, status, stdin, limits, tests, isolated=isolated, cgroup=cgroup)

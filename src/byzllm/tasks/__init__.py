@@ -14,11 +14,13 @@ from ._code import (
     IOTest,
     load_humaneval,
     load_livecodebench,
+    problem_file_digest,
     split_problems,
 )
 from ._lines import TaskLines
 from ._loaders import (
     TaskSpec,
+    dataset_digest,
     gsm8k_lines,
     load_commonsense,
     load_gsm8k,
@@ -39,6 +41,7 @@ __all__ = [
     "TaskLines",
     "TaskSpec",
     "answers_equivalent",
+    "dataset_digest",
     "extract_answer",
     "gsm8k_lines",
     "is_correct",
@@ -49,6 +52,7 @@ __all__ = [
     "load_math500",
     "load_tasks",
     "normalize_answer",
+    "problem_file_digest",
     "sample_tasks",
     "split_problems",
     "synthetic_tasks",

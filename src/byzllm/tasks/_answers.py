@@ -5,7 +5,9 @@ answer into a canonical key; ``answers_equivalent`` and ``is_correct`` compare. 
 
 * **location** — the later of the last complete ``\\boxed{...}`` and the last answer label
   (``Final answer:`` is preferred over ``Answer:`` / ``the correct answer is``), then the
-  other; a box or label holding no answer is no answer (no scan); without either, a
+  other; a box or label holding no answer is no answer (no scan), and a label whose text is
+  a verdict on an answer (``"so our answer is correct"``) or that follows a verb of checking
+  (``"We may check our answer: ..."``) is no label; without either, a
   kind-specific scan of the whole reply: the last number (``number``, ``math``;
   LaTeX's read as in a box: ``$\\frac{1}{2}$`` is 1/2, not 2), the last true/false/yes/no
   word (``boolean``), the last explicit choice label (``choice``);
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import partial
 
 from ._math import math_key, unwrap_text, verify_math
 from ._text import (
@@ -139,7 +142,10 @@ def _choice(task: Task, text: str, *, last: bool) -> str | None:
             return hits[0]
     position = _POSITION_RE.match(cleaned) or _LEADING_DIGIT_RE.match(cleaned)
     if position is not None:
-        return _choice_by_position(task, position.group(1))
+        token = position.group(1)
+        # Letter labels ("Answer format: A/B/C/D") are their own token: "(C)" and "C." name
+        # the choice c, which only the bare "C" did.
+        return lowered.get(token.lower()) or _choice_by_position(task, token)
     return None
 
 
@@ -220,6 +226,30 @@ def _math_segment(segment: str) -> str | None:
     return cleaned or None
 
 
+#: A label's text that judges an answer instead of giving one: a judgement word first, maybe
+#: after adverbs ("so our answer is correct.", "the answer is indeed right", "Final answer:
+#: **valid**").
+_VERDICT_RE = re.compile(
+    r"[\s*_$]*(?:(?:also|indeed|still|now|then|thus|hence|therefore|so|not|quite|very|clearly"
+    r"|definitely|certainly|surely|probably|likely)\s+)*"
+    r"(?P<word>(?:in)?correct|right|wrong|true|false|(?:in)?valid|(?:un)?reasonable"
+    r"|(?:in)?consistent|(?:in)?accurate|plausible|confirmed|verified)(?![\w-])",
+    re.IGNORECASE,
+)
+
+
+def _is_verdict(task: Task, segment: str) -> bool:
+    """Whether a label's text is a verdict on an answer, not an answer: ``"correct"`` in
+    "Answer: 44. 4 x 11 = 44, so our answer is correct." (MATH's worked solutions end so).
+
+    A word that answers the task is no verdict: ``true`` to a ``boolean`` task, an option's own
+    text to a ``choice`` task (Social IQa has options "right", "wrong", "consistent")."""
+    match = _VERDICT_RE.match(segment)
+    if match is None:
+        return False
+    return task.kind == "math" or _interpret(task, match.group("word")) is None
+
+
 def _scan(task: Task, text: str) -> str | None:
     """Fallback when nothing is boxed or labelled: the last candidate in the whole text."""
     if task.kind in ("number", "math"):
@@ -251,25 +281,29 @@ def extract_answer(task: Task, text: str, *, scan: bool = True) -> str | None:
     one; without either (and unless ``scan=False``) scans the whole reply (see the module
     docstring). A box or label holding no answer of the task's kind is no answer (``None``),
     whatever the reasoning wrote before it, though when a ``final answer`` holds none the last
-    ``Answer:`` label is read. A reply longer than :data:`MAX_TEXT_CHARS` is read from its
-    tail only. ``number``, ``boolean``
-    and ``choice`` answers come back canonical (``"18"``, ``"true"``, ``"option2"``); ``math``
-    answers come back as written (LaTeX), stripped of ``$``/markdown wrappers and trailing
-    punctuation.
+    ``Answer:`` label is read. A label whose text is a verdict on an answer (``"Answer: 44 ...
+    so our answer is correct."``; :func:`_is_verdict`) is passed over for the label before
+    it. A reply longer than :data:`MAX_TEXT_CHARS` is read from its tail only. ``number``,
+    ``boolean`` and ``choice`` answers come back canonical (``"18"``, ``"true"``,
+    ``"option2"``); ``math`` answers come back as written (LaTeX), stripped of
+    ``$``/markdown wrappers and trailing punctuation.
     """
     if not isinstance(text, str) or not text.strip():
         return None
     # Final answers sit at the end of a reply; a huge reply is read from its tail only.
     text = text[-MAX_TEXT_CHARS:]
     boxed = find_boxed(text)
-    labelled = find_labelled(text)
+    # "Answer: 44. ... so our answer is correct.": the verdict is prose, not a later answer
+    # overriding 44 (as "correct"; to a number task, as no answer).
+    verdict = partial(_is_verdict, task)
+    labelled = find_labelled(text, prose=verdict)
     candidates = sorted(
         (c for c in (boxed, labelled) if c is not None), key=lambda c: c[0], reverse=True
     )
     if labelled is not None:
         # "Answer: 42 ... This is my final answer.": a "final answer" in prose holds none, and
         # the last plain label is read after it.
-        plain = find_labelled(text, final=False)
+        plain = find_labelled(text, final=False, prose=verdict)
         if plain is not None and plain[0] != labelled[0]:
             candidates.append(plain)
     for _, segment in candidates:
@@ -277,9 +311,12 @@ def extract_answer(task: Task, text: str, *, scan: bool = True) -> str | None:
         if answer is not None:
             return answer
     # A box or label that holds no answer ("Answer: \\text{none}", the prompt's placeholder
-    # echoed) is no answer, which the agents count as a parse fall-back; the reasoning's last
-    # number is not what the reply answered. The scan is for replies with neither.
-    return _scan(task, text) if scan and not candidates else None
+    # echoed, a verdict with no answer before it: "The answer is correct.") is no answer,
+    # which the agents count as a parse fall-back; the reasoning's last number is not what the
+    # reply answered. The scan is for replies with neither.
+    if not scan or candidates or find_labelled(text) is not None:
+        return None
+    return _scan(task, text)
 
 
 def normalize_answer(task: Task, text: str | None) -> str | None:

@@ -24,6 +24,7 @@ array), the fields read being:
   problems (the method of ``Solution`` that the tests call, one JSON argument per input line).
 
 Malformed files raise :class:`~byzllm.errors.InputError` naming the file and line.
+:func:`problem_file_digest` names what a problem file holds.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from byzllm.errors import InputError
 
-from ._files import claim_id, json_array, json_object, read_text
+from ._files import claim_id, json_array, json_object, read_text, records_digest
 
 __all__ = [
     "CodeProblem",
@@ -46,6 +47,7 @@ __all__ = [
     "IOTest",
     "load_humaneval",
     "load_livecodebench",
+    "problem_file_digest",
     "split_problems",
 ]
 
@@ -119,6 +121,21 @@ def _objects(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
     for file, lineno, line in _lines(path):
         where = f"{file}:{lineno}"
         yield where, json_object(line, where)
+
+
+def problem_file_digest(path: str | Path) -> str:
+    """16 hex digits of the SHA-256 of the problems a HumanEval or LiveCodeBench file holds:
+    each JSON-lines line's object, or each item of a JSON array, written compact with sorted
+    keys (:func:`~byzllm.tasks._files.records_digest`, as :func:`~byzllm.tasks.dataset_digest`
+    does for the consensus data sets).
+
+    A problem file's identity in a run (a CodeGen config's ``problems_digest`` and
+    ``livecodebench_digest``): the file re-saved with other spacing, key order, line breaks or
+    compression, or as a JSON array instead of JSON lines, is the same file, while an edited
+    prompt, solution or test, or a problem added, removed or moved, is another. A file that
+    does not read raises the loaders' :class:`~byzllm.errors.InputError`.
+    """
+    return records_digest(obj for _, obj in _objects(path))
 
 
 def _text_field(obj: dict[str, Any], key: str, where: str, *, required: bool = True) -> str:

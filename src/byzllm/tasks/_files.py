@@ -1,17 +1,20 @@
 """Reading the users' benchmark files: text (``.gz`` too) and JSON objects, every failure a
-one-line :class:`~byzllm.errors.InputError` naming the file (and line) at fault."""
+one-line :class:`~byzllm.errors.InputError` naming the file (and line) at fault; the digest
+of the records a file holds."""
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from byzllm._files import path_kind
 from byzllm.errors import InputError
 
-__all__ = ["claim_id", "json_array", "json_object", "read_text", "require_file"]
+__all__ = ["claim_id", "json_array", "json_object", "read_text", "records_digest", "require_file"]
 
 
 def require_file(file: Path) -> None:
@@ -75,3 +78,15 @@ def claim_id(seen: dict[str, str], task_id: str, where: str) -> None:
     first = seen.setdefault(task_id, where)
     if first != where:
         raise InputError(f"{where}: id {task_id[:80]!r} already used at {first}")
+
+
+def records_digest(records: Iterable[Any]) -> str:
+    """16 hex digits of the SHA-256 of ``records`` (JSON values read from a file), each written
+    compact with sorted keys, one line each: what a file holds, not how it is written, so other
+    spacing, key order, blank lines, line breaks or compression keep it, while a value edited,
+    or a record added, removed or moved, changes it."""
+    digest = hashlib.sha256()
+    for record in records:
+        digest.update(json.dumps(record, sort_keys=True, separators=(",", ":")).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()[:16]

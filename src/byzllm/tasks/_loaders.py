@@ -8,7 +8,7 @@
 
 Sampling ``k`` tasks with a ``seed`` is deterministic and keeps file order, so the same
 arguments always give the same list. Malformed files raise :class:`~byzllm.errors.InputError`
-naming the file and line (or array index).
+naming the file and line (or array index). :func:`dataset_digest` names what a file holds.
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from pydantic import ConfigDict, Field, ValidationError
 from byzllm._strict import StrictNumbers
 from byzllm.errors import InputError
 
-from ._files import claim_id, json_array, json_object, read_text
+from ._files import claim_id, json_array, json_object, read_text, records_digest
 from ._lines import LineIndex, TaskLines
 from ._text import canonical_number, parse_number
 from ._types import Task
 
 __all__ = [
     "TaskSpec",
+    "dataset_digest",
     "gsm8k_lines",
     "load_commonsense",
     "load_gsm8k",
@@ -209,24 +210,32 @@ def load_commonsense(path: str | Path, k: int | None = None, seed: int = 0) -> l
     ``path`` is one JSON file, or a folder whose ``*.json`` files are read in name order and
     sampled from together (the paper's mix of BoolQ, multiple-choice and completion items).
     The labels come from the question's ``Answer format: a/b/c`` line (falling back to the
-    answer's own prefix and the ``PrefixN:`` options in the text); choice texts go to
-    ``meta["choice_texts"]``. Accepts every LLM-Adapters test set, including HellaSwag's
-    ``ending1..4``.
+    answer's own prefix and the ``PrefixN:`` options in the text; fewer than two labels is an
+    :class:`~byzllm.errors.InputError`); choice texts go to ``meta["choice_texts"]``.
+    Accepts every LLM-Adapters test set, including HellaSwag's ``ending1..4``.
     """
-    folder = Path(path)
-    if folder.is_dir():
-        files = sorted(folder.glob("*.json"))
-        if not files:
-            raise InputError(f"{folder}: no *.json files in this folder")
-        tasks = [task for file in files for task in _commonsense_file(file)]
-    else:
-        tasks = _commonsense_file(folder)
+    tasks = [task for file in _commonsense_files(path) for task in _commonsense_file(file)]
     return sample_tasks(tasks, k, seed)
 
 
-def _commonsense_file(path: Path) -> list[Task]:
+def _commonsense_files(path: str | Path) -> list[Path]:
+    """The Commonsense files at ``path``: itself, or a folder's ``*.json`` files by name."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return [folder]
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise InputError(f"{folder}: no *.json files in this folder")
+    return files
+
+
+def _commonsense_items(path: Path) -> tuple[Path, list[Any]]:
     file, text = read_text(path)
-    data = json_array(text, file, "a JSON array of questions")
+    return file, json_array(text, file, "a JSON array of questions")
+
+
+def _commonsense_file(path: Path) -> list[Task]:
+    file, data = _commonsense_items(path)
     dataset = file.stem
     tasks: list[Task] = []
     for index, row in enumerate(data):
@@ -266,8 +275,17 @@ def _commonsense_task(
             raise InputError(f"{where}: cannot tell the answer format of answer {answer[:40]!r}")
         prefix = match.group(1)
         numbers = sorted({int(n) for n in re.findall(rf"\b{prefix}(\d+)\s*:", instruction, re.I)})
-        labels = [f"{prefix.lower()}{n}" for n in numbers] or [answer]
-    labels = [label.lower() for label in labels]
+        labels = [f"{prefix.lower()}{n}" for n in numbers]
+    labels = list(dict.fromkeys(label.lower() for label in labels))
+    if len(labels) < 2:
+        # A question of one choice, or one whose choices were taken from its own answer, is
+        # no multiple choice: every answer in its format would be the ground truth, and no
+        # adversary could send a wrong one.
+        found = "/".join(labels) or "none"
+        raise InputError(
+            f"{where}: cannot tell the choices of answer {answer[:40]!r} (found {found}): "
+            "no 'Answer format: a/b' line nor two 'LabelN:' options in the question"
+        )
     if lowered not in labels:
         raise InputError(f"{where}: answer {answer[:40]!r} is not one of {'/'.join(labels)}")
     return Task(
@@ -290,6 +308,26 @@ def _commonsense_task(
 DatasetName = Literal["math500", "gsm8k", "commonsense", "synthetic"]
 
 
+def dataset_digest(name: DatasetName, path: str | Path) -> str:
+    """16 hex digits of the SHA-256 of the records a data-set file holds, read as JSON: each
+    line's object of a MATH-500 or GSM8K file (blank lines skipped), each Commonsense file's
+    name and array (a folder: its ``*.json`` files by name); ``""`` for ``synthetic``.
+
+    A data-set file's identity in a run (a consensus config's ``dataset.digest``, its units'
+    ids): not the file's bytes, so the file re-saved with other spacing, key order, line
+    breaks or compression is the same data, while an edited question or answer, or a question
+    added or removed, is other data. A file that does not read raises the loaders'
+    :class:`~byzllm.errors.InputError`.
+    """
+    if name == "synthetic":
+        return ""
+    if name == "commonsense":
+        return records_digest(
+            [file.name, items] for file, items in map(_commonsense_items, _commonsense_files(path))
+        )
+    return records_digest(row for _, _, row in _jsonl(path))
+
+
 class TaskSpec(StrictNumbers):
     """Which tasks to load: a dataset name, its file, and how many to sample.
 
@@ -303,6 +341,7 @@ class TaskSpec(StrictNumbers):
     path: Path | None = None
     k: int | None = Field(default=None, ge=0)
     seed: int = 0
+    #: MATH-500 only: the problems of this level.
     level: int | None = None
     #: Synthetic tasks only: operations per problem, a count or an inclusive range.
     steps: int | tuple[int, int] = 3
@@ -324,6 +363,9 @@ def load_tasks(spec: TaskSpec | Mapping[str, Any] | str) -> list[Task]:
             first = err.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "spec"
             raise InputError(f"invalid task spec: {where}: {first['msg']}") from None
+    if spec.level is not None and spec.name != "math500":
+        # Only MATH-500 has levels: any other data set dropped the filter without a word.
+        raise InputError(f"level filters MATH-500 only; dataset {spec.name!r} has no levels")
     if spec.name == "synthetic":
         from ._synthetic import synthetic_tasks
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 
 __all__ = [
@@ -77,6 +77,15 @@ _BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _LABEL_RE = re.compile(
     r"(?P<final>final\s+answer)\s*(?:is\b)?\s*[:：]?"
     r"|\banswer\s*(?:is\b\s*[:：]?|[:：])",
+    re.IGNORECASE,
+)
+
+#: A verb of checking and its object's determiner, just before a label: "We may check our
+#: answer: 17 x 44 = 748", "Let's verify the answer:" begin a check of the answer, not the
+#: answer ("Verified answer: 44" is a label).
+_CHECKING_RE = re.compile(
+    r"\b(?:re)?(?:check(?:s|ed|ing)?|verif(?:y|ies|ied|ying)|confirm(?:s|ed|ing)?"
+    r"|validat(?:e|es|ed|ing)|test(?:s|ed|ing)?)\s+(?:our|my|the|this|that|your|its|their)\s+\Z",
     re.IGNORECASE,
 )
 
@@ -567,31 +576,44 @@ def find_boxed(text: str) -> tuple[int, str] | None:
     return None
 
 
-def find_labelled(text: str, *, final: bool = True) -> tuple[int, str] | None:
+def find_labelled(
+    text: str, *, final: bool = True, prose: Callable[[str], bool] | None = None
+) -> tuple[int, str] | None:
     """The text after the last answer label (``Final answer:`` wins over ``Answer:``; with
     ``final=False``, the last label that is not a ``Final answer``).
 
     Returns the label's position and the rest of its line, or the next non-empty line when
     the label ends its line (``"Answer:\\n42"``); a line that only opens a display formula or a
-    block is passed over (``"Answer:\\n$$\\n42\\n$$"``: 42, not ``"$$"``).
+    block is passed over (``"Answer:\\n$$\\n42\\n$$"``: 42, not ``"$$"``). A label after a verb
+    of checking (``"We may check our answer: ..."``) is prose, no label, and so is one whose
+    text ``prose`` calls prose (a verdict on an answer: ``"so our answer is correct"``): the
+    label before it is read.
     """
-    last: re.Match[str] | None = None
-    last_final: re.Match[str] | None = None
+    finals: list[re.Match[str]] = []
+    plains: list[re.Match[str]] = []
     for match in _LABEL_RE.finditer(text):
-        if match.group("final"):
-            last_final = match
-        else:
-            last = match
-    chosen = (last_final or last) if final else last
-    if chosen is None:
-        return None
-    rest = text[chosen.end() : chosen.end() + 4 * MAX_SEGMENT_CHARS]
+        (finals if match.group("final") else plains).append(match)
+    for matches in (finals, plains) if final else (plains,):
+        for match in reversed(matches):
+            start = match.start()
+            if _CHECKING_RE.search(text[max(0, start - 40) : start]):
+                continue
+            segment = _label_segment(text, match.end())
+            if prose is None or not prose(segment):
+                return start, segment
+    return None
+
+
+def _label_segment(text: str, end: int) -> str:
+    """The answer after a label ending at ``end``: the rest of its line, else the next line
+    that is not empty nor only opens a formula or a block (see :func:`find_labelled`)."""
+    rest = text[end : end + 4 * MAX_SEGMENT_CHARS]
     for line in rest.split("\n"):
         # The emphasis that closes a bold label ("**Answer:** 1/2") is not the answer's.
         line = line.strip().lstrip("*_").strip()
         if line and not _OPENING_LINE_RE.fullmatch(line):
-            return chosen.start(), line[:MAX_SEGMENT_CHARS]
-    return chosen.start(), ""
+            return line[:MAX_SEGMENT_CHARS]
+    return ""
 
 
 _WRAPPERS = (

@@ -150,6 +150,11 @@ class FakeOpenAIServer:
     max_top_logprobs:
         Requests asking for more alternatives get a 400, as vLLM answers above its
         ``--max-logprobs`` (default: no cap).
+    sha256:
+        Reported as the ``sha256`` of the ``GET /v1/models`` entry, as byzllm's own server
+        names the GGUF file it serves (a client's response cache then keys requests by it);
+        ``None`` (the default) reports none, as other servers. An attribute: set it to stand
+        in for a server restarted with other weights.
     """
 
     def __init__(
@@ -167,6 +172,7 @@ class FakeOpenAIServer:
         model_name: str | None = None,
         max_top_logprobs: int | None = None,
         api_key: str | None = None,
+        sha256: str | None = None,
     ) -> None:
         if not 0.0 <= fault_rate <= 1.0:
             raise InputError(f"fault_rate must be in [0, 1], got {fault_rate}")
@@ -193,6 +199,7 @@ class FakeOpenAIServer:
         self.model_name = model_name
         self.max_top_logprobs = max_top_logprobs
         self.api_key = api_key
+        self.sha256 = sha256
         self._rng = random.Random(seed)
         self._ids = itertools.count(1)
         self._stats = _Stats()
@@ -387,8 +394,10 @@ class FakeOpenAIServer:
             return False
         route = path.split("?", 1)[0].rstrip("/")
         if method == "GET" and route.endswith("/models"):
-            model = self.model_name or "fake-model"
-            listing = {"object": "list", "data": [{"id": model, "object": "model"}]}
+            entry: dict[str, str] = {"id": self.model_name or "fake-model", "object": "model"}
+            if self.sha256 is not None:
+                entry["sha256"] = self.sha256
+            listing = {"object": "list", "data": [entry]}
             await self._write(writer, 200, listing, keep_alive)
             return keep_alive
         if method != "POST" or not route.endswith("/chat/completions"):

@@ -40,7 +40,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from byzllm._files import write_text_atomic
@@ -112,13 +112,22 @@ def _consensus(store: Store, max_details: int) -> tuple[list[Section], bool | st
     return sections, simulated, f"consensus run ({len(rows)} question runs, {questions} questions)"
 
 
+def _counted(games: list[dict[str, Any]]) -> str:
+    """``"3 games, 6 plays"``: the distinct games of a page's title, then their plays (a game
+    replayed in several runs or conditions is one game), as the page's tables count them."""
+    from byzllm.monitor.dataset import game_counts
+
+    counts = game_counts(games)
+    return f"{counts['distinct_games']} games, {counts['plays']} plays"
+
+
 def _whodunit(store: Store, max_details: int) -> tuple[list[Section], bool, str]:
     from ._games import whodunit_sections
 
     games = store.records("whodunit_game")
     turns = store.records("whodunit_turn") if "whodunit_turn" in store.kinds() else []
     sections, simulated = whodunit_sections(games, turns, max_details=max_details)
-    return sections, simulated, f"WhoDunitEnv games ({len(games)})"
+    return sections, simulated, f"WhoDunitEnv ({_counted(games)})"
 
 
 def _govsim(store: Store, max_details: int) -> tuple[list[Section], bool, str]:
@@ -126,7 +135,7 @@ def _govsim(store: Store, max_details: int) -> tuple[list[Section], bool, str]:
 
     games = store.records("govsim_game")
     sections, simulated = govsim_sections(games, max_details=max_details)
-    return sections, simulated, f"GovSim games ({len(games)})"
+    return sections, simulated, f"GovSim ({_counted(games)})"
 
 
 def _codegen(store: Store, max_details: int) -> tuple[list[Section], bool, str]:
@@ -144,7 +153,7 @@ def _monitor(store: Store, max_details: int) -> tuple[list[Section], bool, str]:
     games = store.records("monitor_game")
     sections, simulated = monitor_sections(games, max_details=max_details)
     what = "monitor evaluation" if is_evaluation(games) else "monitor training games"
-    return sections, simulated, f"{what} ({len(games)} games)"
+    return sections, simulated, f"{what} ({_counted(games)})"
 
 
 #: Record kind -> the builder of the page of a run that holds it, tried in this order (the

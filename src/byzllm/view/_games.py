@@ -170,8 +170,10 @@ def whodunit_sections(
     simulated = any(bool(g.get("simulated")) for g in games)
     shown = [
         {
-            # games: plays, over the runs (`whodunit report`: "12 (2 runs)").
-            **_columns(r, "variant", "agents", "suspects", "games", "runs"),
+            # Distinct games, then their plays over the runs, as `whodunit report`.
+            **_columns(r, "variant", "agents", "suspects"),
+            "games": r["distinct_games"],
+            **_columns(r, "plays", "runs"),
             "Success-Rate %": _pct_ci(r, "success_rate", 100),
             "Precision %": _pct_ci(r, "precision", 100),
             "Game-Length": _pct_ci(r, "game_length", 1, digits=2),
@@ -301,7 +303,11 @@ def _monitor_summary(games: Sequence[dict[str, Any]]) -> tuple[str, str]:
     outcomes = outcome_rows(games, metrics)
     rows = []
     for r in outcomes:
-        row: dict[str, Any] = {"condition": r["label"], "games": r["games"], "runs": r["runs"]}
+        row: dict[str, Any] = {
+            "condition": r["label"],
+            "games": r["distinct_games"],
+            **_columns(r, "plays", "runs"),
+        }
         for m in metrics:
             unit = " %" if m.scale == 100.0 else ""
             row[m.label + unit] = format_interval(
@@ -347,20 +353,25 @@ def is_evaluation(games: Sequence[Mapping[str, Any]]) -> bool:
 def _collect_summary(games: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """(title, HTML) of a ``monitor collect`` run: its games per split and condition, with
     how many succeeded (no test game, so none of the evaluation's metrics)."""
-    groups: dict[tuple[str, str], list[bool]] = {}
+    from byzllm.monitor.dataset import game_counts
+
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for g in games:
-        key = (str(g.get("split")), str(g.get("condition")))
-        groups.setdefault(key, []).append(bool(g.get("success")))
-    rows = [
-        {
-            "split": split,
-            "condition": condition,
-            "games": len(wins),
-            "successes": sum(wins),
-            "success %": f"{100 * sum(wins) / len(wins):.1f}",
-        }
-        for (split, condition), wins in groups.items()
-    ]
+        groups.setdefault((str(g.get("split")), str(g.get("condition"))), []).append(g)
+    rows = []
+    for (split, condition), members in groups.items():
+        counts = game_counts(members)
+        wins = sum(bool(g.get("success")) for g in members)
+        rows.append(
+            {
+                "split": split,
+                "condition": condition,
+                "games": counts["distinct_games"],
+                "plays": counts["plays"],
+                "successes": wins,
+                "success %": f"{100 * wins / counts['plays']:.1f}",
+            }
+        )
     note = (
         "games played for the monitors to learn from (byzllm monitor collect): train them "
         "with byzllm monitor train, then evaluate them on test games with byzllm monitor "

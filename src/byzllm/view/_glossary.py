@@ -187,6 +187,12 @@ METRICS: tuple[Metric, ...] = (
         "fallback rate = fallbacks / calls, per stage",
     ),
     Metric(
+        "Games / plays",
+        "Games: distinct games; plays: games played, a game played in several runs (repeats) "
+        "or under several conditions counting once per play",
+        "plays = games × runs, per condition, when every game is played in every run",
+    ),
+    Metric(
         "Simulated / real",
         "Simulated: agents drawn from a statistical profile of named, sourced assumptions "
         "(or one fitted to a real run), no language model; real: the answers of a language "
@@ -233,6 +239,8 @@ _TERMS: dict[str, str] = {
     "w": "W / S IAA→FAA",
     "s": "W / S IAA→FAA",
     "p(success)": "P(success)",
+    "games": "Games / plays",
+    "plays": "Games / plays",
 }
 
 

@@ -10,9 +10,10 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from byzllm.agents.codegen import CodeGenSimParams
+from byzllm.errors import InputError
 from byzllm.monitor.conditions import CONDITIONS, Condition
 from byzllm.monitor.features import check_alternatives
-from byzllm.runs import config_path
+from byzllm.runs import ABSENT_IS_DEFAULT, config_path, recorded_digest
 
 from .._agents import AgentsConfig
 from .._fitting import profile_file
@@ -60,6 +61,18 @@ class CodeGenConfig(AgentsConfig):
     )
     livecodebench: str | None = Field(
         default=None, description="LiveCodeBench JSON(L) file: the test problems"
+    )
+    problems_digest: str = Field(
+        default="",
+        description="derived from problems: the digest of the problems the file holds "
+        "(byzllm.tasks.problem_file_digest), so that a run folder holds one version of the "
+        "file; a value given must match the file",
+        json_schema_extra=ABSENT_IS_DEFAULT,
+    )
+    livecodebench_digest: str = Field(
+        default="",
+        description="derived from livecodebench, as problems_digest from problems",
+        json_schema_extra=ABSENT_IS_DEFAULT,
     )
     test_split: Literal["humaneval", "livecodebench"] = Field(
         default="humaneval",
@@ -134,6 +147,28 @@ class CodeGenConfig(AgentsConfig):
     def _resolve(cls, value: str | os.PathLike[str] | None, info: ValidationInfo) -> str | None:
         # The config path rule: relative to the config file when it exists there.
         return None if value is None else str(config_path(value, info, "file", "problem file"))
+
+    @field_validator("problems_digest", "livecodebench_digest")
+    @classmethod
+    def _file_digest(cls, given: str, info: ValidationInfo) -> str:
+        # Units carry their problems, so an edited file makes new units, but the path alone
+        # let the config pass for the same one: the rerun ran them beside the old units, and
+        # the report pooled both versions of each problem. The digest is of the problems,
+        # not of the file's bytes: reformatting changes nothing.
+        from byzllm.tasks import problem_file_digest
+
+        assert info.field_name is not None
+        path = info.data.get(info.field_name.removesuffix("_digest"))
+        if not path:
+            return ""
+        try:
+            digest = problem_file_digest(path)
+        except InputError:
+            # Refused when the run loads the file, with the loaders' error naming its line.
+            return given
+        # A recorded config validated again: its results are of the problems the file held
+        # then.
+        return recorded_digest(path, given, digest, "problems")
 
     @model_validator(mode="after")
     def _consistent(self) -> CodeGenConfig:

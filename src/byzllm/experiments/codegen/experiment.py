@@ -64,6 +64,8 @@ __all__ = [
 GRID_FIELDS = (
     "problems",
     "livecodebench",
+    "problems_digest",  # each payload carries its problem itself
+    "livecodebench_digest",
     "test_split",
     "seed",
     "test_fraction",

@@ -30,8 +30,15 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 from pydantic_core import PydanticCustomError
 
 from byzllm.agents.consensus import ATTACKS
-from byzllm.errors import ConfigError
-from byzllm.runs import ExperimentConfig, ModelConfig, config_path, validation_problems
+from byzllm.errors import ConfigError, InputError
+from byzllm.runs import (
+    ABSENT_IS_DEFAULT,
+    ExperimentConfig,
+    ModelConfig,
+    config_path,
+    recorded_digest,
+    validation_problems,
+)
 
 __all__ = [
     "AgentBackend",
@@ -46,7 +53,8 @@ __all__ = [
 #: A topology: a construction name of :func:`byzllm.graphs.build` (``merg``, ``complete``,
 #: ``erdos-renyi``, ``ring-lattice``, ``star``, ``chain``, ...) or ``file:PATH`` for a graph
 #: saved with ``byzllm graph build`` / :func:`byzllm.graphs.save_graph` (JSON or edge list); a
-#: relative PATH is looked up beside the config file, then in the working directory.
+#: relative PATH is looked up beside the config file, then in the working directory, and the
+#: digest of the graph it holds goes into :attr:`ConsensusConfig.graph_files`.
 Topology = str
 
 #: Prefix of a topology read from a saved graph file.
@@ -54,12 +62,23 @@ GRAPH_FILE_PREFIX = "file:"
 
 
 def _check_topology(name: str, info: ValidationInfo) -> str:
-    """``name`` normalized (``file:`` paths made absolute by the config path rule), or a
-    ValueError naming the choices (config validation)."""
-    from byzllm.graphs import CONSTRUCTIONS
+    """``name`` normalized (``file:`` paths made absolute by the config path rule, the file
+    read as a graph), or a ValueError naming the choices (config validation)."""
+    from byzllm.graphs import CONSTRUCTIONS, load_graph_view
 
     if name.startswith(GRAPH_FILE_PREFIX):
         path = config_path(name[len(GRAPH_FILE_PREFIX) :], info, "file", "graph file")
+        try:
+            view = load_graph_view(path)  # read here: an error names its item, not graph_files
+        except InputError as err:
+            raise PydanticCustomError("graph_file", "{message}", {"message": str(err)}) from None
+        if view.directed:
+            # Refused here, not by every unit of the run (the SAC paper, §3.1).
+            raise PydanticCustomError(
+                "graph_file",
+                "{path}: a directed graph; consensus graphs are undirected (§3.1)",
+                {"path": str(path)},
+            )
         return f"{GRAPH_FILE_PREFIX}{path}"
     key = name.strip().lower().replace("_", "-")
     if key not in CONSTRUCTIONS:
@@ -175,6 +194,13 @@ class DatasetConfig(ExperimentConfig):
         description="synthetic only: arithmetic steps per question (1-8), or an inclusive "
         "range [low, high] drawn per question",
     )
+    digest: str = Field(
+        default="",
+        description="derived from path: the digest of the records the data-set file holds "
+        "(byzllm.tasks.dataset_digest), so that a run folder holds one version of the file; "
+        "a value given must match the file",
+        json_schema_extra=ABSENT_IS_DEFAULT,
+    )
 
     @field_validator("path")
     @classmethod
@@ -204,10 +230,34 @@ class DatasetConfig(ExperimentConfig):
             raise ValueError("steps must be 1-8 or a range [low, high] within it")
         return value
 
+    @field_validator("digest")
+    @classmethod
+    def _data_digest(cls, given: str, info: ValidationInfo) -> str:
+        # The path alone let an edited file pass for the data a run used: its units were
+        # "already done" and the report showed the old answers' results under the new file.
+        # The digest is of the records, not of the file's bytes: reformatting changes nothing.
+        from byzllm.tasks import dataset_digest
+
+        name, path = info.data.get("name"), info.data.get("path")
+        if name is None or name == "synthetic" or not path:
+            return ""
+        try:
+            digest = dataset_digest(name, path)
+        except InputError:
+            # Refused when the run loads the file, with the loaders' error naming its line.
+            return given
+        # A recorded config validated again (sim fit, sim compare, each unit of a run): its
+        # results are of the data the file held then.
+        return recorded_digest(path, given, digest, "data")
+
     @model_validator(mode="after")
     def _path_when_needed(self) -> DatasetConfig:
         if self.name != "synthetic" and not self.path:
             raise ValueError(f"dataset {self.name!r} needs a path to its local file")
+        if self.level is not None and self.name != "math500":
+            # Only MATH-500 has levels: the filter was dropped without a word, and a run
+            # said "level 4" of questions drawn from the whole file.
+            raise ValueError(f"level filters MATH-500 only; dataset {self.name!r} has no levels")
         return self
 
 
@@ -322,6 +372,13 @@ class ConsensusConfig(ExperimentConfig):
         le=1.0,
         description="CP-WBFT: responses reporting less confidence do not vote (authors: 0.5)",
     )
+    graph_files: dict[str, str] = Field(
+        default_factory=dict,
+        description="derived from topologies: each file: graph's path and the digest of the "
+        "graph it holds (graph_digest), so that a run folder holds one version of the file; "
+        "a value given must match the file",
+        json_schema_extra=ABSENT_IS_DEFAULT,
+    )
 
     @field_validator("protocols", "topologies", "compositions", "F", "T", "seeds")
     @classmethod
@@ -348,6 +405,27 @@ class ConsensusConfig(ExperimentConfig):
                     "and their results would pool in one row; keep one"
                 )
         return self
+
+    @field_validator("graph_files")
+    @classmethod
+    def _graph_digests(cls, given: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        # The path alone let an edited file pass for the graph a run used: its units were
+        # "already done" and the report showed the old graph's results under the new file.
+        # The digest is of the graph, not of the file's bytes: reformatting changes nothing.
+        from .setup import graph_file_digest
+
+        digests: dict[str, str] = {}
+        for topology in info.data.get("topologies", ()):
+            if not topology.startswith(GRAPH_FILE_PREFIX):
+                continue
+            path = topology[len(GRAPH_FILE_PREFIX) :]
+            digest = graph_file_digest(path)
+            # A recorded config validated again (sim fit, sim compare): its results are of
+            # the graph the file held then.
+            digests[path] = recorded_digest(
+                path, given.get(path, ""), digest, "graph", kind="graph_file"
+            )
+        return digests
 
     @field_validator("F", "T")
     @classmethod

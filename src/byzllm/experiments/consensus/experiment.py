@@ -3,30 +3,29 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 import networkx as nx
 
 from byzllm.agents import ParseCounts
-from byzllm.agents.consensus import ConsensusAgent
 from byzllm.llm import track_requests
 from byzllm.protocols import (
-    AgentRound,
     Network,
     make_protocol,
     run_question,
 )
-from byzllm.runs import Record, Unit, make_unit, prepare_model
+from byzllm.runs import Unit, WithDerived, make_unit, prepare_model
 
-from .config import Composition, ConsensusConfig
+from .config import GRAPH_FILE_PREFIX, Composition, ConsensusConfig
 from .records import ConsensusQuestion, ConsensusRound
 from .setup import (
     build_agents,
     build_graph,
     byzantine_nodes,
     f_local_report,
+    graph_file_digest,
     layout,
     load_dataset,
     robustness_report,
@@ -50,6 +49,8 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
     for composition_model in config.compositions:
         composition = prepare_model(composition_model)
         for topology in config.topologies:
+            # A saved graph's content, not only its path: an edited file makes new units.
+            graph = _graph_digest(config, topology)
             for protocol in config.protocols:
                 for F in config.F:
                     for T in config.T:
@@ -65,6 +66,7 @@ def expand_units(config: ConsensusConfig) -> list[Unit]:
                                     "seed": seed,
                                     "question": index,
                                     "task_id": task.id,
+                                    **({"graph_digest": graph} if graph else {}),
                                     **_protocol_options(config, protocol),
                                 }
                                 label = question_label(
@@ -100,14 +102,26 @@ def _protocol_options(config: ConsensusConfig, protocol: str) -> dict[str, Any]:
     return {}
 
 
-@lru_cache(maxsize=256)
-def _graph(topology: str, n: int, seed: int, F: int) -> nx.Graph[Any]:
-    return build_graph(topology, n, seed, F)
+def _graph_digest(config: ConsensusConfig, topology: str) -> str:
+    """The digest of a ``file:`` topology's graph (``config.graph_files``; the file's graph
+    now for a config copied with other topologies, which ``model_copy`` does not validate);
+    ``""`` for a construction."""
+    if not topology.startswith(GRAPH_FILE_PREFIX):
+        return ""
+    path = topology[len(GRAPH_FILE_PREFIX) :]
+    return config.graph_files.get(path) or graph_file_digest(path)
 
 
 @lru_cache(maxsize=256)
-def _robustness(topology: str, n: int, seed: int, F: int) -> dict[str, Any]:
-    return robustness_report(_graph(topology, n, seed, F), F)
+def _graph(topology: str, n: int, seed: int, F: int, digest: str) -> nx.Graph[Any]:
+    """The graph of a unit; a saved graph's ``digest`` is in the key, so a file edited while
+    a process runs is read again (and refused when it is not the unit's graph)."""
+    return build_graph(topology, n, seed, F, digest)
+
+
+@lru_cache(maxsize=256)
+def _robustness(topology: str, n: int, seed: int, F: int, digest: str) -> dict[str, Any]:
+    return robustness_report(_graph(topology, n, seed, F, digest), F)
 
 
 def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
@@ -120,10 +134,11 @@ def graph_checks(config: ConsensusConfig) -> list[dict[str, Any]]:
     rows = []
     for composition in config.compositions:
         for topology in config.topologies:
+            digest = _graph_digest(config, topology)
             for seed in config.seeds:
                 for F in config.F:
-                    report = _robustness(topology, composition.n, seed, F)
-                    graph = _graph(topology, composition.n, seed, F)
+                    report = _robustness(topology, composition.n, seed, F, digest)
+                    graph = _graph(topology, composition.n, seed, F, digest)
                     checks = [
                         f_local_report(graph, layout(graph, composition, seed, task.id), F)
                         for task in tasks
@@ -154,8 +169,8 @@ def _composition(spec: str) -> Composition:
 
 
 @lru_cache(maxsize=256)
-def _edges(topology: str, n: int, seed: int, F: int) -> tuple[tuple[int, int], ...]:
-    return tuple(_sorted_edges(_graph(topology, n, seed, F)))
+def _edges(topology: str, n: int, seed: int, F: int, digest: str) -> tuple[tuple[int, int], ...]:
+    return tuple(_sorted_edges(_graph(topology, n, seed, F, digest)))
 
 
 def _sorted_edges(graph: nx.Graph[Any]) -> list[tuple[int, int]]:
@@ -168,12 +183,14 @@ class _Placement(NamedTuple):
 
 
 @lru_cache(maxsize=4096)
-def _placement(topology: str, seed: int, F: int, spec: str, task_id: str) -> _Placement:
+def _placement(
+    topology: str, seed: int, F: int, digest: str, spec: str, task_id: str
+) -> _Placement:
     """Where a question's adversaries sit and whether they are F-local: the same for every
     protocol of a sweep (a placement is drawn from the seed and the question alone), so
     computed once per (graph, composition, question), not once per unit. Read only."""
     composition = _composition(spec)
-    graph = _graph(topology, composition.n, seed, F)
+    graph = _graph(topology, composition.n, seed, F, digest)
     return _Placement(
         tuple(byzantine_nodes(graph, composition, seed, task_id)),
         f_local_report(graph, layout(graph, composition, seed, task_id), F),
@@ -187,8 +204,11 @@ def _unit_config(sections: str) -> ConsensusConfig:
     return ConsensusConfig.model_validate(json.loads(sections))
 
 
-async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
+async def consensus_unit(payload: dict[str, Any]) -> WithDerived:
     """The runner's work function: run one question under one configuration.
+
+    Its records: one :class:`ConsensusRound` per agent and round, then the
+    :class:`ConsensusQuestion` they restate (the round records built only when read).
 
     The payload's config sections hold only their non-default fields: validating them
     brings the defaults back.
@@ -200,8 +220,9 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
     composition = _composition(spec)
     protocol_name, topology = str(payload["protocol"]), str(payload["topology"])
     F, T, seed = int(payload["F"]), int(payload["T"]), int(payload["seed"])
+    digest = str(payload.get("graph_digest", ""))  # (absent from units made before it)
     task = load_dataset(config.dataset)[int(payload["question"])]
-    graph = _graph(topology, composition.n, seed, F)
+    graph = _graph(topology, composition.n, seed, F, digest)
     with track_requests() as requests:  # this question's model requests, every agent's
         agents = build_agents(graph, composition, config, seed, question=task.id)
         network = Network(graph, agents)
@@ -223,73 +244,27 @@ async def consensus_unit(payload: dict[str, Any]) -> list[Record]:
         "simulated": simulated,
     }
     rows = [row for rnd in trace.rounds for row in rnd]
-    records: list[Record] = []
-    if rows:
-        agent = agents[rows[0].agent]
-        # Every value comes from the validated trace: constructing without re-validation
-        # keeps a question's 50 round records from dominating a simulated sweep's time.
-        first = ConsensusRound.model_construct(
-            **common,
-            **{k: v for k, v in rows[0].__dict__.items() if k not in _TRACE_ONLY},
-            agent_name=agent.name,
-            group=agent.group,
-        )
-        records.append(first)
-        records.extend(_round_records(first, rows[1:], agents))
-    parse = ParseCounts.of(*(row.parse for rnd in trace.rounds for row in rnd))
-    placement = _placement(topology, seed, F, spec, task.id)
-    records.append(
-        ConsensusQuestion(
-            **common,
-            composition_config=composition.model_dump(mode="json"),
-            byzantine_nodes=list(placement.nodes),
-            edges=list(_edges(topology, composition.n, seed, F))
-            if network.graph is graph
-            else _sorted_edges(network.graph),
-            robustness={**_robustness(topology, composition.n, seed, F), **placement.f_local},
-            agents=[a.describe() for a in agents],
-            trace=trace,
-            parse=parse.to_dict(),
-            requests=requests.to_dict(),
-        )
+    parse = ParseCounts.of(*(row.parse for row in rows))
+    placement = _placement(topology, seed, F, digest, spec, task.id)
+    question = ConsensusQuestion(
+        **common,
+        composition_config=composition.model_dump(mode="json"),
+        byzantine_nodes=list(placement.nodes),
+        edges=list(_edges(topology, composition.n, seed, F, digest))
+        if network.graph is graph
+        else _sorted_edges(network.graph),
+        robustness={
+            **_robustness(topology, composition.n, seed, F, digest),
+            **placement.f_local,
+        },
+        agents=[a.describe() for a in agents],
+        trace=trace,
+        parse=parse.to_dict(),
+        requests=requests.to_dict(),
     )
-    return records
-
-
-#: The fields of a trace's row that its round record leaves out.
-_TRACE_ONLY = frozenset(AgentRound.model_fields) - frozenset(ConsensusRound.model_fields)
-
-
-def _round_records(
-    first: ConsensusRound, rows: Sequence[AgentRound], agents: Sequence[ConsensusAgent]
-) -> list[ConsensusRound]:
-    """The round records of ``rows``, each ``first.model_copy(update=...)`` with its row's
-    values, its agent's name and group (``first`` has every field set), built without
-    copy's generic machinery: a simulated question makes 49 of them."""
-    templates: dict[int, dict[str, Any]] = {}
-    fields_set = first.__pydantic_fields_set__
-    new, setattr_ = ConsensusRound.__new__, object.__setattr__
-    records = []
-    for row in rows:
-        template = templates.get(row.agent)
-        if template is None:
-            agent = agents[row.agent]
-            template = templates[row.agent] = {
-                **first.__dict__,
-                "agent_name": agent.name,
-                "group": agent.group,
-            }
-        values = template.copy()  # (the record's fields in their order, as validation's)
-        values.update(row.__dict__)
-        for name in _TRACE_ONLY:
-            del values[name]
-        record = new(ConsensusRound)
-        setattr_(record, "__dict__", values)
-        setattr_(record, "__pydantic_fields_set__", fields_set.copy())
-        setattr_(record, "__pydantic_extra__", None)
-        setattr_(record, "__pydantic_private__", None)
-        records.append(record)
-    return records
+    # The 49 round records restate the question record: built only where they are read
+    # (a sixth of a simulated question's time), never for the store, which keeps a count.
+    return WithDerived(question, ConsensusRound, len(rows))
 
 
 def run_in_memory(

@@ -15,9 +15,15 @@ __all__ = ["ConsensusQuestion", "ConsensusRound"]
 
 
 class ConsensusRound(Record):
-    """One agent in one round of one unit (flat, for per-round analysis and CSV export)."""
+    """One agent in one round of one unit (flat, for per-round analysis and CSV export).
+
+    It restates the unit's :class:`ConsensusQuestion` (a row of its trace, with the
+    question's fields and the agent's name and group), so the store keeps it as a count and
+    rebuilds it from the question record when read (:meth:`derive`).
+    """
 
     kind: ClassVar[str] = "consensus_round"
+    derived_from: ClassVar[str | None] = "consensus_question"
 
     protocol: str
     topology: str
@@ -50,6 +56,25 @@ class ConsensusRound(Record):
         description="replies this agent parsed in this round, per stage: {stage: {calls, "
         "fallbacks}} (empty for simulated agents and adversaries that call no model)",
     )
+
+    @classmethod
+    def derive(cls, source: dict[str, Any]) -> list[dict[str, Any]]:
+        """The round records of a stored question record (JSON values), one per row of its
+        trace in round order, as the unit returned them."""
+        common = {name: source[name] for name in _QUESTION_FIELDS}
+        agents = source["agents"]
+        fields = cls.model_fields
+        records = []
+        for round_rows in source["trace"]["rounds"]:
+            for row in round_rows:
+                agent = agents[row["agent"]]
+                values = {**common, **row, "agent_name": agent["name"], "group": agent["group"]}
+                records.append({name: values[name] for name in fields if name in values})
+        return records
+
+
+#: The fields a round record takes from its question record.
+_QUESTION_FIELDS = ("protocol", "topology", "composition", "F", "T", "seed", "task_id", "simulated")
 
 
 class ConsensusQuestion(Record):

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -44,6 +46,8 @@ __all__ = [
     "build_graph",
     "byzantine_nodes",
     "f_local_report",
+    "graph_digest",
+    "graph_file_digest",
     "layout",
     "load_dataset",
     "ood_pool",
@@ -55,9 +59,13 @@ __all__ = [
 OOD_SEED_OFFSET = 104_729
 
 
-def build_graph(topology: str, n: int, seed: int = 0, F: int | None = None) -> nx.Graph[Any]:
+def build_graph(
+    topology: str, n: int, seed: int = 0, F: int | None = None, digest: str = ""
+) -> nx.Graph[Any]:
     """The communication graph ``topology`` on ``n`` nodes (:func:`byzllm.graphs.build`,
-    or :func:`byzllm.graphs.load_graph` for ``file:PATH``, whose node count must be ``n``).
+    or :func:`byzllm.graphs.load_graph` for ``file:PATH``, whose node count must be ``n``
+    and, when ``digest`` is given, whose :func:`graph_digest` must be ``digest``: the graph
+    a unit was made for, not one the file holds after an edit).
 
     The random constructions take their target robustness from F: Erdős–Rényi graphs are
     resampled until verified (F+1)-robust (§5.2), and preferential-attachment graphs are
@@ -74,6 +82,13 @@ def build_graph(topology: str, n: int, seed: int = 0, F: int | None = None) -> n
             raise ConfigError(
                 f"{topology} has {loaded.number_of_nodes()} nodes but the composition has {n}"
             )
+        found = graph_digest(loaded) if digest else digest
+        if found != digest:
+            raise ConfigError(
+                f"{topology} changed after the run was set up: its graph's digest is {found}, "
+                f"the unit was made for {digest}; run the config again to take the graph the "
+                "file holds now"
+            )
         graph_from_file: nx.Graph[Any] = loaded
         return graph_from_file
     params: dict[str, Any] = {}
@@ -81,6 +96,30 @@ def build_graph(topology: str, n: int, seed: int = 0, F: int | None = None) -> n
         params["r"] = max(1, min(F + 1, math.ceil(n / 2)))
     graph: nx.Graph[Any] = build(topology, n=n, seed=seed, **params)
     return graph
+
+
+def graph_digest(graph: nx.Graph[Any]) -> str:
+    """16 hex digits of the SHA-256 of what a graph is: its node count, whether it is
+    directed, and its edges (an undirected edge as (min, max)), sorted.
+
+    A saved graph's identity in a run (its config's ``graph_files``, its units' ids): not the
+    file's bytes, so re-saving or reformatting the file keeps it, while another edge or
+    another node count changes it.
+    """
+    directed = graph.is_directed()
+    edges = sorted(
+        (int(u), int(v)) if directed else (min(int(u), int(v)), max(int(u), int(v)))
+        for u, v in graph.edges
+    )
+    text = json.dumps([graph.number_of_nodes(), directed, edges], separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+
+
+def graph_file_digest(path: str) -> str:
+    """The :func:`graph_digest` of the graph saved at ``path``."""
+    from byzllm.graphs import load_graph
+
+    return graph_digest(load_graph(path))
 
 
 def robustness_report(graph: nx.Graph[Any], F: int) -> dict[str, Any]:
@@ -130,8 +169,10 @@ def byzantine_nodes(
 
 
 @lru_cache(maxsize=16)
-def _cached_file(name: str, path: str | None, level: int | None) -> Sequence[Task]:
-    """Every question of a data-set file (after MATH-500's level filter), in file order.
+def _cached_file(name: str, path: str | None, level: int | None, digest: str) -> Sequence[Task]:
+    """Every question of a data-set file (after MATH-500's level filter), in file order;
+    ``digest`` (:func:`byzllm.tasks.dataset_digest`) is in the key, so a file edited while a
+    process runs is read again, not served as it was.
 
     A GSM8K file is indexed, not parsed (:func:`byzllm.tasks.gsm8k_lines`): a run reads only
     the questions it samples and those its replay adversaries pick, so 20 questions from a
@@ -154,7 +195,7 @@ def _cached_dataset(spec: str) -> tuple[Task, ...]:
     if config.name == "synthetic":
         return tuple(tasks.synthetic_tasks(config.n, seed=config.seed, steps=config.steps))
     # The loaders sample exactly so: every question of the file, then ``sample_tasks``.
-    full = _cached_file(config.name, config.path, config.level)
+    full = _cached_file(config.name, config.path, config.level, config.digest)
     return tuple(tasks.sample_tasks(full, config.n, config.seed))
 
 
@@ -198,7 +239,7 @@ def _cached_ood(spec: str) -> Sequence[Task]:
 
         return tuple(synthetic_tasks(50, seed=config.seed + OOD_SEED_OFFSET, steps=config.steps))
     evaluated = {t.id for t in load_dataset(config)}
-    file = _cached_file(config.name, config.path, config.level)
+    file = _cached_file(config.name, config.path, config.level, config.digest)
     if isinstance(file, TaskLines):
         # One answer format and data set throughout: the file without the evaluated
         # questions (the file itself when every question is evaluated), never read whole.

@@ -74,7 +74,8 @@ def _ci(interval: Interval, scale: float) -> str:
 def summary_rows(
     rows: Sequence[dict[str, Any]], by: Sequence[str] = ("agents", "split")
 ) -> list[dict[str, Any]]:
-    """One row per group: games, runs, each metric with its interval (values and text)."""
+    """One row per group: games (distinct), plays (a game played in two runs counts twice),
+    runs, each metric with its interval (values and text)."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for member in rows:
         groups[tuple(member.get(k) for k in by)].append(member)
@@ -84,6 +85,7 @@ def summary_rows(
         intervals = metric_intervals(members)
         row = dict(zip(by, key, strict=True))
         row["games"] = len({str(r["game_id"]) for r in members})
+        row["plays"] = len(members)
         row["runs"] = len({int(r.get("repeat", 0)) for r in members})
         for metric, label, scale in METRICS:
             iv = intervals[metric]

@@ -325,6 +325,8 @@ def ablation_rows(
                 "label": CONDITION_LABELS.get(condition, condition),
                 "meaning": ABLATION_MEANINGS.get(condition, ""),
                 "games": r["games"],
+                "distinct_games": r["distinct_games"],
+                "plays": r["plays"],
                 "success_rate": r["success_rate"],
                 "success_rate_se": r["success_rate_se"],
                 "vs_none": _points(vs_none),

@@ -18,7 +18,7 @@ from typing import Any
 
 from byzllm.experiments.whodunit.report import game_estimates
 from byzllm.monitor.conditions import CONDITION_LABELS, CONDITIONS
-from byzllm.monitor.dataset import game_flag, game_success
+from byzllm.monitor.dataset import game_counts, game_flag, game_success
 from byzllm.runs import BOOTSTRAP_METHOD, bootstrap_interval
 
 from .._order import in_unit_order
@@ -49,7 +49,9 @@ def outcome_rows(
     game_rows: Sequence[dict[str, Any]], metrics: Sequence[OutcomeMetric]
 ) -> list[dict[str, Any]]:
     """One row per condition: ``{metric: value, metric_low, metric_high}`` (fractions for
-    rates), games, runs, interventions per game and the simulated label."""
+    rates), games (distinct: a game's plays over the runs are one unit of the intervals),
+    ``distinct_games`` and ``plays`` (:func:`~byzllm.monitor.dataset.game_counts`), runs,
+    interventions per game and the simulated label."""
     per: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
@@ -77,6 +79,7 @@ def outcome_rows(
             "condition": condition,
             "label": CONDITION_LABELS.get(condition, condition),
             "games": len(games),
+            **game_counts(condition_rows[condition]),
             "runs": len(runs[condition]),
         }
         for m in metrics:

@@ -12,7 +12,7 @@ from byzllm.envs.whodunit import (
     MetricSummary,
     summarize_runs,
 )
-from byzllm.monitor.dataset import game_flag, game_success
+from byzllm.monitor.dataset import game_counts, game_flag, game_success
 from byzllm.runs import (
     BOOTSTRAP_METHOD,
     degenerate_rate_bounds,
@@ -106,6 +106,9 @@ def report_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     as the rogue-agents paper's §5 reports them) and ``<metric>_low`` / ``<metric>_high``, the 95%
     bootstrap interval over games (:data:`INTERVAL_NOTE`).
 
+    ``games`` counts plays (a game played in two runs counts twice), as it always has;
+    ``distinct_games`` and ``plays`` say each count by name (:func:`game_counts`).
+
     Simulated rows carry the simulation's parameters (``sim_params``; ``None`` otherwise).
     """
     params: dict[tuple[str, str, int], Any] = {}
@@ -118,7 +121,8 @@ def report_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for (variant, agents, n), runs in sorted(load_games(rows).items()):
         s: MetricSummary = summarize_runs(runs)
-        bounds = game_intervals(by_key.get((variant, agents, n), []))
+        members = by_key.get((variant, agents, n), [])
+        bounds = game_intervals(members)
         out.append(
             {
                 "variant": variant,
@@ -126,6 +130,7 @@ def report_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "suspects": n,
                 "runs": s.runs,
                 "games": s.games,
+                **game_counts(members),
                 "success_rate": s.success_rate,
                 "success_rate_se": s.success_rate_se,
                 "precision": s.precision,
