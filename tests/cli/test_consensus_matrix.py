@@ -242,3 +242,11 @@ def test_ray_address_reaches_the_executor(tmp_path: Path) -> None:
     result = RUNNER.invoke(app, [*args, "--executor", "local", "--ray-address", "auto"])
     assert result.exit_code == 2, result.output
     assert "a Ray address needs the ray executor" in result.output
+
+
+def test_the_matrix_warms_its_workers_for_the_module_of_its_work() -> None:
+    # The fork server starts importing the work before the command imports it: by name.
+    from byzllm.cli.consensus import MATRIX_WORK_MODULE
+    from byzllm.experiments.consensus.experiment import consensus_unit
+
+    assert consensus_unit.__module__ == MATRIX_WORK_MODULE

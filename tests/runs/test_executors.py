@@ -286,13 +286,15 @@ def test_a_real_model_runs_workers_hold_the_key_only_in_os_environ() -> None:
 
 _WHERE_IMPORTED = """
 import asyncio, sys, tempfile
-from byzllm.runs import ProcessExecutor, Store, make_unit, run_units
+from byzllm.runs import ProcessExecutor, Store, make_unit, run_units, warm_workers
 from byzllm.runs._executor import _start_servers
 
 async def main(warm):
     executor = ProcessExecutor(2)
     if warm == "no":
         _start_servers()  # the fork server runs already, started without the module
+    if warm == "early":
+        warm_workers("imported_where")  # before this process imports it
     with tempfile.TemporaryDirectory() as folder:
         from imported_where import where_imported
 
@@ -309,13 +311,17 @@ asyncio.run(main(sys.argv[1]))
     "forkserver" not in __import__("multiprocessing").get_all_start_methods(),
     reason="workers are forked from a server that imported the work only with a fork server",
 )
-@pytest.mark.parametrize(("warm", "seen"), [("yes", "[False]"), ("no", "[True]")])
+@pytest.mark.parametrize(
+    ("warm", "seen"), [("yes", "[False]"), ("no", "[True]"), ("early", "[False]")]
+)
 def test_workers_are_forked_with_the_works_module_imported(warm: str, seen: str) -> None:
     """Each worker imported the work's module for itself (0.44 s of CPU each for the
     consensus experiment's) after the fork server had started: the runner now warms the
     executor up first, whose server imports the module once, and the workers forked from it
     have it. Where a server already runs (started without it), the workers import it as
-    before. A fresh interpreter per case, since a process starts its fork server once."""
+    before; one started early for the module (warm_workers: a command with more to do before
+    its run) is the server they fork from. A fresh interpreter per case, since a process
+    starts its fork server once."""
     env = {**os.environ, "PYTHONPATH": str(IMPORTABLE)}
     done = subprocess.run(
         [sys.executable, "-c", _WHERE_IMPORTED, warm], env=env, capture_output=True,

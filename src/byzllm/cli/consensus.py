@@ -24,6 +24,10 @@ _T = TypeVar("_T")
 
 __all__ = ["app", "demo", "matrix", "report", "run"]
 
+#: The module of the matrix's work function (``consensus_unit``), named so that its workers
+#: can start importing it before this module does.
+MATRIX_WORK_MODULE = "byzllm.experiments.consensus.experiment"
+
 app = typer.Typer(
     help="Byzantine-robust consensus (SAC, CP-WBFT, debate, majority, W-MSR): run and report.",
     no_args_is_help=True,
@@ -440,6 +444,13 @@ def matrix(
         byzllm consensus matrix -o runs/smollm2 --model openai/smollm2 --base-url URL -n 5 -T 2
     """
     with common.cli_errors():
+        if executor in ("auto", "process") and not (model or weak_model or base_url):
+            # Simulated agents: a matrix of the default size runs in worker processes, whose
+            # fork server now imports the work while this process imports, reads its options
+            # and builds the grid (0.6 s), instead of once the units are ready.
+            from byzllm.runs import warm_workers
+
+            warm_workers(MATRIX_WORK_MODULE)
         from rich.table import Table
 
         from byzllm.agents.consensus import ATTACKS

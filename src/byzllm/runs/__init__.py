@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         WorkFn,
         executor_by_name,
         usable_cores,
+        warm_workers,
     )
     from ._intervals import (
         BOOTSTRAP_METHOD,
@@ -143,6 +144,7 @@ _LAZY: dict[str, str] = {
     "WorkFn": "._executor",
     "executor_by_name": "._executor",
     "usable_cores": "._executor",
+    "warm_workers": "._executor",
     "BOOTSTRAP_METHOD": "._intervals",
     "Interval": "._intervals",
     "bootstrap_interval": "._intervals",
@@ -273,6 +275,7 @@ __all__ = [
     "unit_id",
     "usable_cores",
     "validation_problems",
+    "warm_workers",
     "weighted_mean_intervals",
 ]
 

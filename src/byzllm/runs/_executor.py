@@ -501,6 +501,18 @@ def _start_servers(module: str | None = None) -> str:
     return "forkserver"
 
 
+def warm_workers(module: str) -> None:
+    """Start the fork server now, importing ``module`` (a work function's), for a command
+    that will likely run its units in worker processes but has work of its own to do first
+    (imports, its options, its grid): the server's import then runs beside it on another
+    core, where :meth:`ProcessExecutor.warm_up` would start it only once the units are
+    ready, and the first units waited for it. Where the run stays in this process after all,
+    the server waits idle and ends with it. Nothing on one usable core, where ``auto`` keeps
+    units in this process and the import would compete with the command's own."""
+    if usable_cores() > 1 and _processes_work():
+        _start_servers(module)
+
+
 def helper_pool() -> ProcessPoolExecutor | None:
     """One worker process for a command's own work beside this process's (a report split
     in two), forked from the fork server (:func:`_start_servers`, started where it is not
