@@ -706,6 +706,15 @@ class ProcessExecutor(Executor):
         batch: list[_Waiting],
         done: Any,
     ) -> None:
+        if done.cancelled():
+            # Still in the queue when its pool was shut down (reading its exception raised in
+            # this callback): a broken pool's units run again alone, a closed one's were
+            # abandoned (the run stopped; the runner has cancelled them already).
+            if _is_broken(pool):
+                _settle(batch, _PoolBroke())
+            for _, _, waiter in batch:
+                waiter.cancel()
+            return
         error = done.exception()
         if isinstance(error, BrokenProcessPool) and _is_broken(pool):
             try:
