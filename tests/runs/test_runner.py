@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import signal
@@ -29,6 +30,7 @@ from byzllm.runs import (
 from byzllm.runs._runner import format_error
 
 SECOND_SIGNAL_WORKER = Path(__file__).with_name("second_signal_worker.py")
+GROUP_SIGNAL_WORKER = Path(__file__).with_name("group_signal_worker.py")
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
@@ -327,6 +329,88 @@ def test_a_second_signal_while_the_run_stops_keeps_the_store_consistent(
     assert rerun.returncode == 0, rerun.stderr.decode()
     with Store.open(run_dir) as store:
         assert store.counts()["done"] == 400 and len(store.records("mark")) == 400
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process groups in /proc")
+def test_a_terminals_ctrl_c_stops_a_process_run_as_one_to_the_run_alone(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C reaches the whole process group, worker processes included: the
+    run stops as on a Ctrl-C to it alone (exit 130, the resume line, the finished units and
+    the invocation's end recorded), no worker prints a traceback or outlives it, and the rerun
+    resumes. A worker waiting for work printed a KeyboardInterrupt traceback; a busy one sent
+    it back as its unit's result, and could leave the pool's result queue locked (the run
+    then hung at exit)."""
+    run_dir, marker = tmp_path / "run", tmp_path / "started"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = [sys.executable, str(GROUP_SIGNAL_WORKER), str(run_dir), str(marker)]
+    proc = subprocess.Popen(
+        cmd,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,  # a group of its own, as a terminal's foreground job
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        # The third unit runs, and both workers have started (each watches the run from a
+        # thread: the run's other processes, its fork server and multiprocessing's resource
+        # tracker, have one thread), one of them waiting for work.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (
+            marker.exists() and _threaded(set(_in_group(proc.pid)) - {proc.pid}) == 2
+        ):
+            assert proc.poll() is None
+            time.sleep(0.01)
+        time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    stderr = err.decode()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert "interrupted: 2 of 3 units done" in stderr, stderr
+    deadline = time.monotonic() + 10
+    while _in_group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _in_group(proc.pid), "processes of the run outlived it"
+    with Store.open(run_dir) as store:
+        [run] = store.runs()
+        assert run["status"] == "interrupted" and run["units_done"] == 2
+        assert len(store.records("computed")) == 2
+    marker.unlink()
+    rerun = subprocess.run(cmd, capture_output=True, env=env, timeout=60, check=False)
+    assert rerun.returncode == 0, rerun.stderr.decode()
+    with Store.open(run_dir) as store:
+        assert store.counts()["done"] == 3 and len(store.records("computed")) == 3
+
+
+def _in_group(group: int) -> list[int]:
+    """The live processes (not zombies) of process group ``group``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:  # gone meanwhile
+                continue
+            if fields[0] != "Z" and int(fields[2]) == group:
+                found.append(int(entry.name))
+    return found
+
+
+def _threaded(pids: set[int]) -> int:
+    """How many of the processes ``pids`` have more than one thread."""
+    count = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):  # gone meanwhile
+            count += len(list(Path(f"/proc/{pid}/task").iterdir())) > 1
+    return count
 
 
 def _done_units(run_dir: Path) -> int:
