@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import os
 import signal
 import subprocess
@@ -329,6 +330,49 @@ def test_a_second_signal_while_the_run_stops_keeps_the_store_consistent(
     assert rerun.returncode == 0, rerun.stderr.decode()
     with Store.open(run_dir) as store:
         assert store.counts()["done"] == 400 and len(store.records("mark")) == 400
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_second_signal_while_the_command_counts_the_units_keeps_its_output(
+    tmp_path: Path, sig: int
+) -> None:
+    """Ctrl-C (or SIGTERM) twice, the second while the stopped command counts the run's units
+    for its resume line and its --json document: both still come, once, and exit 130. It
+    used to print a bare 'interrupted' instead, and the JSON without its 'units'."""
+    run_dir, marker = tmp_path / "run", tmp_path / "counting"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = [sys.executable, str(SECOND_SIGNAL_WORKER), str(run_dir), str(marker), "counting"]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _done_units(run_dir):
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    while time.monotonic() < deadline and not marker.exists():
+        time.sleep(0.005)
+    time.sleep(0.05)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    stderr = err.decode()
+    assert proc.returncode == 130, stderr
+    with Store.open(run_dir) as store:
+        done = store.counts()["done"]
+    said = [line for line in stderr.splitlines() if line.startswith("interrupted")]
+    assert said == [
+        f"interrupted: {done} of 400 units done, 0 failed; rerun the same command to resume"
+    ], stderr
+    document = json.loads(out)
+    assert document["status"] == "interrupted" and document["exit_code"] == 130
+    assert document["units"] == {"total": 400, "done": done, "failed": 0, "pending": 400 - done}
 
 
 @pytest.mark.slow
