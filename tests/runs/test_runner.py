@@ -32,6 +32,7 @@ from byzllm.runs._runner import format_error
 
 SECOND_SIGNAL_WORKER = Path(__file__).with_name("second_signal_worker.py")
 GROUP_SIGNAL_WORKER = Path(__file__).with_name("group_signal_worker.py")
+EXIT_WAIT_WORKER = Path(__file__).with_name("exit_wait_worker.py")
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
@@ -373,6 +374,50 @@ def test_a_second_signal_while_the_command_counts_the_units_keeps_its_output(
     document = json.loads(out)
     assert document["status"] == "interrupted" and document["exit_code"] == 130
     assert document["units"] == {"total": 400, "done": done, "failed": 0, "pending": 400 - done}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_an_interrupted_command_waits_at_exit_ends_it_quietly(
+    tmp_path: Path, sig: int
+) -> None:
+    """After Ctrl-C the `byzllm` command has printed its resume line, and the interpreter
+    waits at exit for sync units still running in threads: a further Ctrl-C (or SIGTERM)
+    ends it at once with exit 130 and nothing more on stderr. Ctrl-C there used to print
+    "Exception ignored in: <module 'threading'>" and a traceback; SIGTERM killed it."""
+    run_dir = tmp_path / "run"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, str(EXIT_WAIT_WORKER), str(run_dir)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _done_units(run_dir) < 4:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)  # the four short units are done, two long ones run
+        said = ""
+        while not said.startswith("interrupted"):
+            said = proc.stderr.readline()
+            assert said, "the command ended without its resume line"
+        time.sleep(0.2)  # (from that line to the wait at exit: well under a millisecond)
+        proc.send_signal(sig)
+        rest = proc.stderr.read()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert said.startswith("interrupted: 4 of 20 units done"), said
+    assert proc.returncode == 130, rest
+    assert rest == ""
 
 
 @pytest.mark.slow
