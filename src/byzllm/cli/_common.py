@@ -650,8 +650,7 @@ def execute_units(
     """
     import asyncio  # here, not at the top: `byzllm --help` should not pay for it
 
-    from byzllm.runs import RunAbortedError, Store, run_units
-    from byzllm.runs._runner import interrupts_held
+    from byzllm.runs import RunAbortedError, Store, interrupts_held, run_units
 
     units = list(units)
     note_run_dir(run_dir, json_output=json_output)  # a --json error or Ctrl-C names the folder
