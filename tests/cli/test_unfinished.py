@@ -5,6 +5,7 @@ units, else one object saying so), never a second one, and nothing without --jso
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,22 @@ def test_a_run_interrupted_with_json_prints_its_counts(
     assert document["error"] in result.stderr and "rerun the same command" in result.stderr
     plain = RUNNER.invoke(app, ["consensus", "run", "-o", str(run_dir), "--set", "dataset.n=2"])
     assert plain.exit_code == 130 and plain.stdout == ""
+
+
+def test_a_command_interrupted_in_process_leaves_the_signal_handlers_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the console script's process ends quietly on a signal after an interrupted command
+    (byzllm.cli.main): a caller of the typer app keeps its own Ctrl-C and SIGTERM."""
+
+    async def stopped(*args: object, **kwargs: object) -> None:
+        _stop()
+
+    monkeypatch.setattr(byzllm.runs, "run_units", stopped)
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    result = RUNNER.invoke(app, ["consensus", "run", "-o", str(tmp_path), "--set", "dataset.n=2"])
+    assert result.exit_code == 130, result.output
+    assert {number: signal.getsignal(number) for number in handlers} == handlers
 
 
 def test_a_report_interrupted_with_json_prints_one_object(

@@ -3,6 +3,7 @@ when ray is not installed; the other Ray executor tests are in test_ray_executor
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -422,3 +423,32 @@ async def test_units_of_work_that_calls_no_model_reach_the_workers_several_at_a_
     assert len(submitted) < 40 and max(submitted) <= MAX_BATCH
     with Store.open(tmp_path) as store:
         assert sorted(r["n"] for r in store.records("computed")) == list(range(40))
+
+
+@pytest.mark.timeout(60)
+async def test_closing_with_units_still_queued_for_a_worker_reports_no_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stopped run closes its executor with units still in the pool's queue: closing the
+    pool cancels them, and delivering a cancelled batch raised in a loop callback (an
+    'Exception in callback ProcessExecutor._deliver' traceback after Ctrl-C)."""
+    monkeypatch.syspath_prepend(str(IMPORTABLE))
+    import process_work  # type: ignore[import-not-found]
+
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _, context: errors.append(context))
+    executor = ProcessExecutor(1, keep_secrets=False)
+    await executor.start(1)
+    # One worker, 24 units at once: three batches of 8, the third left in the pool's queue.
+    units = [make_unit({"n": n, "s": 0.01}) for n in range(24)]
+    tasks = [asyncio.ensure_future(executor.run(process_work.slow_square, u)) for u in units]
+    for _ in range(3):  # the units reach the pool (handed over on the loop's next turn)
+        await asyncio.sleep(0)
+    for task in tasks:  # as the runner stops: its units cancelled, then the executor closed
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await executor.aclose()
+    for _ in range(10):
+        await asyncio.sleep(0.01)
+    assert not errors, errors

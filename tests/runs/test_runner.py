@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import json
 import os
 import signal
 import subprocess
@@ -29,6 +31,8 @@ from byzllm.runs import (
 from byzllm.runs._runner import format_error
 
 SECOND_SIGNAL_WORKER = Path(__file__).with_name("second_signal_worker.py")
+GROUP_SIGNAL_WORKER = Path(__file__).with_name("group_signal_worker.py")
+EXIT_WAIT_WORKER = Path(__file__).with_name("exit_wait_worker.py")
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
@@ -327,6 +331,175 @@ def test_a_second_signal_while_the_run_stops_keeps_the_store_consistent(
     assert rerun.returncode == 0, rerun.stderr.decode()
     with Store.open(run_dir) as store:
         assert store.counts()["done"] == 400 and len(store.records("mark")) == 400
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_second_signal_while_the_command_counts_the_units_keeps_its_output(
+    tmp_path: Path, sig: int
+) -> None:
+    """Ctrl-C (or SIGTERM) twice, the second while the stopped command counts the run's units
+    for its resume line and its --json document: both still come, once, and exit 130. It
+    used to print a bare 'interrupted' instead, and the JSON without its 'units'."""
+    run_dir, marker = tmp_path / "run", tmp_path / "counting"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = [sys.executable, str(SECOND_SIGNAL_WORKER), str(run_dir), str(marker), "counting"]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _done_units(run_dir):
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    while time.monotonic() < deadline and not marker.exists():
+        time.sleep(0.005)
+    time.sleep(0.05)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    stderr = err.decode()
+    assert proc.returncode == 130, stderr
+    with Store.open(run_dir) as store:
+        done = store.counts()["done"]
+    said = [line for line in stderr.splitlines() if line.startswith("interrupted")]
+    assert said == [
+        f"interrupted: {done} of 400 units done, 0 failed; rerun the same command to resume"
+    ], stderr
+    document = json.loads(out)
+    assert document["status"] == "interrupted" and document["exit_code"] == 130
+    assert document["units"] == {"total": 400, "done": done, "failed": 0, "pending": 400 - done}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_an_interrupted_command_waits_at_exit_ends_it_quietly(
+    tmp_path: Path, sig: int
+) -> None:
+    """After Ctrl-C the `byzllm` command has printed its resume line, and the interpreter
+    waits at exit for sync units still running in threads: a further Ctrl-C (or SIGTERM)
+    ends it at once with exit 130 and nothing more on stderr. Ctrl-C there used to print
+    "Exception ignored in: <module 'threading'>" and a traceback; SIGTERM killed it."""
+    run_dir = tmp_path / "run"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, str(EXIT_WAIT_WORKER), str(run_dir)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _done_units(run_dir) < 4:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)  # the four short units are done, two long ones run
+        said = ""
+        while not said.startswith("interrupted"):
+            said = proc.stderr.readline()
+            assert said, "the command ended without its resume line"
+        time.sleep(0.2)  # (from that line to the wait at exit: well under a millisecond)
+        proc.send_signal(sig)
+        rest = proc.stderr.read()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert said.startswith("interrupted: 4 of 20 units done"), said
+    assert proc.returncode == 130, rest
+    assert rest == ""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process groups in /proc")
+def test_a_terminals_ctrl_c_stops_a_process_run_as_one_to_the_run_alone(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C reaches the whole process group, worker processes included: the
+    run stops as on a Ctrl-C to it alone (exit 130, the resume line, the finished units and
+    the invocation's end recorded), no worker prints a traceback or outlives it, and the rerun
+    resumes. A worker waiting for work printed a KeyboardInterrupt traceback; a busy one sent
+    it back as its unit's result, and could leave the pool's result queue locked (the run
+    then hung at exit)."""
+    run_dir, marker = tmp_path / "run", tmp_path / "started"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = [sys.executable, str(GROUP_SIGNAL_WORKER), str(run_dir), str(marker)]
+    proc = subprocess.Popen(
+        cmd,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,  # a group of its own, as a terminal's foreground job
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        # The third unit runs, and both workers have started (each watches the run from a
+        # thread: the run's other processes, its fork server and multiprocessing's resource
+        # tracker, have one thread), one of them waiting for work.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (
+            marker.exists() and _threaded(set(_in_group(proc.pid)) - {proc.pid}) == 2
+        ):
+            assert proc.poll() is None
+            time.sleep(0.01)
+        time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    stderr = err.decode()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert "interrupted: 2 of 3 units done" in stderr, stderr
+    deadline = time.monotonic() + 10
+    while _in_group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _in_group(proc.pid), "processes of the run outlived it"
+    with Store.open(run_dir) as store:
+        [run] = store.runs()
+        assert run["status"] == "interrupted" and run["units_done"] == 2
+        assert len(store.records("computed")) == 2
+    marker.unlink()
+    rerun = subprocess.run(cmd, capture_output=True, env=env, timeout=60, check=False)
+    assert rerun.returncode == 0, rerun.stderr.decode()
+    with Store.open(run_dir) as store:
+        assert store.counts()["done"] == 3 and len(store.records("computed")) == 3
+
+
+def _in_group(group: int) -> list[int]:
+    """The live processes (not zombies) of process group ``group``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:  # gone meanwhile
+                continue
+            if fields[0] != "Z" and int(fields[2]) == group:
+                found.append(int(entry.name))
+    return found
+
+
+def _threaded(pids: set[int]) -> int:
+    """How many of the processes ``pids`` have more than one thread."""
+    count = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):  # gone meanwhile
+            count += len(list(Path(f"/proc/{pid}/task").iterdir())) > 1
+    return count
 
 
 def _done_units(run_dir: Path) -> int:

@@ -38,8 +38,35 @@ def _printable_streams() -> None:
             reconfigure(errors="replace")
 
 
+def _end_quietly_on_signals(status: int) -> None:
+    """From now on, Ctrl-C (SIGINT) and SIGTERM end this process at once with ``status``,
+    quietly: for a command that ended interrupted, while the interpreter waits at exit for
+    what still runs (sync units in threads, which the run abandoned; a process pool's thread
+    waiting for its busy workers). A second Ctrl-C there raised KeyboardInterrupt in that wait
+    ("Exception ignored in: <module 'threading'>" and a traceback), and SIGTERM killed it
+    (no exit code 130). Nothing is left to do: the run's stop stored what finished and the command
+    has printed its lines; worker processes exit with this one."""
+    import contextlib
+    import os
+    import signal
+    import threading
+
+    def end(signum: int, frame: object) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # (a closed pipe: nothing more to say)
+                stream.flush()
+        os._exit(status)
+
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, end)
+
+
 def main() -> None:
-    """Entry point of the ``byzllm`` console script."""
+    """Entry point of the ``byzllm`` console script. It ends the process: a command that
+    ended interrupted (exit 130) leaves further signals ending it quietly with the same code
+    (:func:`_end_quietly_on_signals`), which the in-process callers of the commands (the
+    typer app, as tests call it) never get."""
     from ._help_cache import replay, run_and_keep
 
     argv = sys.argv[1:]
@@ -49,4 +76,11 @@ def main() -> None:
         raise SystemExit(status)
     from ._app import app_for
 
-    run_and_keep(argv, app_for(argv))
+    try:
+        run_and_keep(argv, app_for(argv))
+    except SystemExit as end:
+        from ._common import EXIT_INTERRUPTED
+
+        if end.code == EXIT_INTERRUPTED:
+            _end_quietly_on_signals(EXIT_INTERRUPTED)
+        raise

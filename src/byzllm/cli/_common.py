@@ -639,7 +639,8 @@ def execute_units(
     ``--json`` output stays parseable). The summary goes to stderr as one line, or to
     stdout as JSON with ``json_output``; anything else written to stdout while the units run
     (Ray's driver messages when a node dies) goes to stderr. Ctrl-C or SIGTERM stores every
-    finished unit, prints how to resume and exits 130. A fatal error (a rejected key, a
+    finished unit, prints how to resume and exits 130 (a second one while it counts the units
+    and prints is dropped). A fatal error (a rejected key, a
     missing model) raises :class:`~byzllm.runs.RunAbortedError`: one line and exit 2 under
     :func:`cli_errors` (with ``json_output`` the summary is printed first, with the error).
     ``executor`` (a name from ``--executor`` is resolved with ``ray_address``; ``auto``
@@ -649,7 +650,7 @@ def execute_units(
     """
     import asyncio  # here, not at the top: `byzllm --help` should not pay for it
 
-    from byzllm.runs import RunAbortedError, Store, run_units
+    from byzllm.runs import RunAbortedError, Store, interrupts_held, run_units
 
     units = list(units)
     note_run_dir(run_dir, json_output=json_output)  # a --json error or Ctrl-C names the folder
@@ -716,17 +717,21 @@ def execute_units(
             print_json({**err.summary.to_dict(), **ending})
         raise
     except (KeyboardInterrupt, asyncio.CancelledError):
-        counts = {"done": 0, "failed": 0, "pending": 0}
-        with contextlib.suppress(ByzllmError), Store.open(run_dir) as store:
-            counts = store.counts()
-        total = sum(counts.values())
-        message = (
-            f"interrupted: {counts['done']} of {total} units done, {counts['failed']} failed; "
-            "rerun the same command to resume"
-        )
-        typer.echo(message, err=True)
-        # --json (this stage's or its command's): the run's counts as one JSON document.
-        _print_failure("interrupted", EXIT_INTERRUPTED, message, counts)
+        # A second Ctrl-C or SIGTERM here cut the resume line and the --json counts short
+        # (a bare "interrupted" instead): held, and dropped, since the command is ending with
+        # exit 130 already, as they ask.
+        with interrupts_held(deliver=False):
+            counts = {"done": 0, "failed": 0, "pending": 0}
+            with contextlib.suppress(ByzllmError), Store.open(run_dir) as store:
+                counts = store.counts()
+            total = sum(counts.values())
+            message = (
+                f"interrupted: {counts['done']} of {total} units done, {counts['failed']} "
+                "failed; rerun the same command to resume"
+            )
+            typer.echo(message, err=True)
+            # --json (this stage's or its command's): the run's counts as one JSON document.
+            _print_failure("interrupted", EXIT_INTERRUPTED, message, counts)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if json_output:
         print_json(summary.to_dict())

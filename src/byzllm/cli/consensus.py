@@ -179,13 +179,13 @@ def _matrix_helper(run_executor: Executor, run: RunSummary) -> ProcessPoolExecut
     processes just now. Never under ``--executor local``, which keeps the command in one
     process; nor for a rerun that ran none, whose fork server (the helper's too) may still
     be importing: waiting for it took longer than the whole summary."""
-    from byzllm.runs import _executor
+    from byzllm.runs import AUTO_PROCESS_MIN_UNITS, ProcessExecutor, helper_pool, usable_cores
 
-    if not isinstance(run_executor, _executor.ProcessExecutor) or run.done == 0:
+    if not isinstance(run_executor, ProcessExecutor) or run.done == 0:
         return None
-    if run.total < _executor.AUTO_PROCESS_MIN_UNITS or _executor.usable_cores() < 2:
+    if run.total < AUTO_PROCESS_MIN_UNITS or usable_cores() < 2:
         return None
-    return _executor.helper_pool()
+    return helper_pool()
 
 
 def _matrix_summary(

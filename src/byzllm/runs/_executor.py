@@ -332,8 +332,8 @@ def _run_on_unit_loop(awaitable: Awaitable[Any]) -> Any:
     the same swap, so units run on its loop directly). What ``asyncio.run`` guarantees per unit
     holds here too: tasks the work left running are cancelled and awaited before the next unit,
     and a loop stopped by an interrupt (``KeyboardInterrupt``, ``SystemExit``) is closed by its
-    runner, the next unit getting a fresh one. SIGINT keeps its handler: Ctrl-C raises
-    ``KeyboardInterrupt`` out of the unit, as it did.
+    runner, the next unit getting a fresh one. SIGINT keeps the handler the process has (a
+    :class:`ProcessExecutor` worker ignores it: the run stops its units, :func:`_start_worker`).
     """
     runner: asyncio.Runner | None = getattr(_unit_runners, "runner", None)
     if runner is None:
@@ -386,9 +386,13 @@ def _packed_batch_in_process(
 
 
 def _start_worker(secrets: dict[str, str]) -> None:  # pragma: no cover - in a worker
-    """The initializer of every :class:`ProcessExecutor` worker: the run's secrets (sent
-    through the worker's start-up pipe, never a file or an argument), and exit with the
-    process that started it."""
+    """The initializer of every :class:`ProcessExecutor` worker: Ctrl-C left to the run, the
+    run's secrets (sent through the worker's start-up pipe, never a file or an argument), and
+    exit with the process that started it."""
+    # A terminal's Ctrl-C reaches the whole process group, workers included: the run alone
+    # stops (what finished is stored, the pool closed). Here it printed tracebacks, came back
+    # as a unit's result, and could leave the pool's result queue locked: the run hung at exit.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     adopt_secrets(secrets)
     exit_with_parent()
 
@@ -545,7 +549,10 @@ class ProcessExecutor(Executor):
 
     Workers never outlive this process: each watches it and exits the moment it is gone, even
     killed by SIGKILL (:func:`byzllm._process.exit_with_parent`); the fork server and
-    multiprocessing's resource tracker follow as soon as the last worker has exited.
+    multiprocessing's resource tracker follow as soon as the last worker has exited. Workers
+    ignore Ctrl-C (SIGINT), which a terminal sends to the whole process group: this process
+    alone stops the run, and a worker busy with units finishes them (their results are
+    dropped, the units rerun next time) before the pool lets it go.
 
     The fork server, and so every worker, starts without the environment's secret-looking
     variables (API keys, tokens: :func:`byzllm._process.looks_secret`), where this process
@@ -735,6 +742,15 @@ class ProcessExecutor(Executor):
         batch: list[_Waiting],
         done: Any,
     ) -> None:
+        if done.cancelled():
+            # Still in the queue when its pool was shut down (reading its exception raised in
+            # this callback): a broken pool's units run again alone, a closed one's were
+            # abandoned (the run stopped; the runner has cancelled them already).
+            if _is_broken(pool):
+                _settle(batch, _PoolBroke())
+            for _, _, waiter in batch:
+                waiter.cancel()
+            return
         error = done.exception()
         if isinstance(error, BrokenProcessPool) and _is_broken(pool):
             try:

@@ -712,21 +712,19 @@ async def _to_the_end(awaitable: Awaitable[Any]) -> bool:
 
 
 @contextlib.contextmanager
-def interrupts_held() -> Iterator[None]:
-    """Ctrl-C (SIGINT) held back while the block runs and delivered when it ends.
+def interrupts_held(*, deliver: bool = True) -> Iterator[None]:
+    """Ctrl-C (SIGINT) and SIGTERM held back while the block runs, and delivered when it ends
+    (dropped with ``deliver=False``, where the block ends the command as they would have).
 
-    Under ``asyncio.run`` a second Ctrl-C raises ``KeyboardInterrupt`` wherever the code is;
-    in the block that stops a run (commit what finished, record how the invocation ended) it
-    left finished units uncommitted and the invocation recorded as running, shown as
-    ``killed``. Only on the main thread (the only one Python delivers signals to), and only
-    over a handler written in Python: an ignored SIGINT stays ignored, and an event loop's
-    handler (``add_signal_handler``) is a callback that waits for the loop anyway.
+    Under ``asyncio.run`` a second Ctrl-C raises ``KeyboardInterrupt`` wherever the code is,
+    and so does SIGTERM under the command line's handler; in the block that stops a run
+    (commit what finished, record how the invocation ended) it left finished units
+    uncommitted and the invocation recorded as running, shown as ``killed``. Only on the main
+    thread (the only one Python delivers signals to), and only over a handler written in
+    Python: an ignored signal stays ignored, and an event loop's handler
+    (``add_signal_handler``) is a callback that waits for the loop anyway.
     """
     if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-    if not callable(previous):
         yield
         return
     held: list[int] = []
@@ -734,13 +732,20 @@ def interrupts_held() -> Iterator[None]:
     def hold(signum: int, frame: object) -> None:
         held.append(signum)
 
-    signal.signal(signal.SIGINT, hold)
+    previous: dict[int, Callable[[int, Any], Any]] = {}
+    for number in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(number)
+        if callable(handler):
+            previous[number] = handler
+            signal.signal(number, hold)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        for signum in held:  # each as it would have landed (asyncio's counts them)
-            previous(signum, None)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if deliver:
+            for signum in held:  # each as it would have landed (asyncio's counts them)
+                previous[signum](signum, None)
 
 
 def _say_waiting(refusal: str) -> None:

@@ -29,6 +29,14 @@ def slow_square(payload: dict[str, Any]) -> Computed:
     return square(payload)
 
 
+def marked_slow_square(payload: dict[str, Any]) -> Computed:
+    """:func:`slow_square`, touching the file ``payload["started"]`` names (if any) first."""
+    if "started" in payload:
+        with open(payload["started"], "w"):
+            pass
+    return slow_square(payload)
+
+
 async def async_square(payload: dict[str, Any]) -> list[Record]:
     await asyncio.sleep(0)
     return [square(payload)]
