@@ -138,10 +138,12 @@ def test_a_matrix_summed_with_a_helper_process_writes_what_one_process_does(
     """With worker processes, the matrix counts part of its records in a helper process and
     bootstraps there while it draws the heat-map: the JSON, CSV and PNG are those of
     ``--executor local``, which starts no helper (one process, as documented)."""
+    import byzllm.runs as runs
     from byzllm.runs import _executor
 
-    monkeypatch.setattr(_executor, "AUTO_PROCESS_MIN_UNITS", 10)
-    monkeypatch.setattr(_executor, "usable_cores", lambda: 2)
+    for module in (runs, _executor):  # (the command reads them through byzllm.runs)
+        monkeypatch.setattr(module, "AUTO_PROCESS_MIN_UNITS", 10)
+        monkeypatch.setattr(module, "usable_cores", lambda: 2)
     helpers = []
     helper_pool = _executor.helper_pool
 
@@ -149,7 +151,7 @@ def test_a_matrix_summed_with_a_helper_process_writes_what_one_process_does(
         helpers.append(helper_pool())
         return helpers[-1]
 
-    monkeypatch.setattr(_executor, "helper_pool", counted)
+    monkeypatch.setattr(runs, "helper_pool", counted)
     args = ["consensus", "matrix", "--attacks", "replay,collude", "--protocols", "sac,majority"]
     args += ["--topologies", "complete,merg", "-n", "3", "-T", "2", "--json"]
     outputs = {}

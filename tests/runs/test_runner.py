@@ -657,3 +657,23 @@ async def test_a_finished_run_starts_no_executor_and_a_failed_start_is_an_error(
     assert _Unreachable.starts == 1
     with Store.open(tmp_path) as store:
         assert store.runs()[-1]["status"] == "error"
+
+
+async def test_on_started_runs_once_the_units_are_registered_before_any_runs(
+    tmp_path: Path,
+) -> None:
+    # A caller's own background work (the matrix imports its drawing library) starts here:
+    # before the registration, its thread held up every insert's turn with the GIL.
+    seen: list[dict[str, int]] = []
+
+    def started() -> None:
+        with Store.open(tmp_path) as store:
+            seen.append(store.counts())
+
+    units = _units(5)
+    await run_units(tmp_path, units, async_value_work, progress=False, on_started=started)
+    assert seen == [{"pending": 5, "done": 0, "failed": 0}]
+    # A rerun with nothing left to run still calls it (the command still draws).
+    seen.clear()
+    await run_units(tmp_path, units, async_value_work, progress=False, on_started=started)
+    assert seen == [{"pending": 0, "done": 5, "failed": 0}]

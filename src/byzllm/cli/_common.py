@@ -760,7 +760,9 @@ def resolve_executor(
 def preload(*modules: str) -> None:
     """Import ``modules`` in a background thread: a command that draws after its units have
     run loads the drawing library while worker processes run them (this process mostly
-    waits then), not after. A module that fails to import is left for its user to report."""
+    waits then), not after; from :func:`~byzllm.runs.run_units`'s ``on_started``, not before
+    the run, whose registration of units the import held up. A module that fails to import
+    is left for its user to report."""
     import importlib
 
     def load() -> None:

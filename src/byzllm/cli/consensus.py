@@ -498,7 +498,6 @@ def matrix(
         run_executor = common.resolve_executor(
             executor, ray_address=ray_address, config=cfg, units=units
         )
-        common.preload("matplotlib.figure", "matplotlib.backends.backend_agg")
         summary_run = common.execute_units(
             target_dir,
             units,
@@ -508,6 +507,11 @@ def matrix(
             executor=run_executor,
             description="consensus matrix",
             force=force,
+            # The heat-map's library, imported while the units run (not after them), once
+            # they are registered (not while: each insert waited for the import's GIL turn).
+            on_started=lambda: common.preload(
+                "matplotlib.figure", "matplotlib.backends.backend_agg"
+            ),
         )
         if not summary_run.complete:
             raise typer.Exit(common.summary_exit_code(summary_run))

@@ -372,6 +372,7 @@ async def run_units(
     synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
     wait: bool = False,
     on_locked: Callable[[], object] | None = None,
+    on_started: Callable[[], object] | None = None,
 ) -> RunSummary:
     """Run every unit not yet done, storing each result in ``<run_dir>/results.sqlite``.
 
@@ -400,7 +401,10 @@ async def run_units(
     ``on_locked`` is called once the lock is held, before any unit is registered: where a
     caller checks the folder's recorded config (:func:`~byzllm.runs.check_config`, which
     ``force`` lets remove units), since nothing may be compared or removed while another
-    process writes to the folder.
+    process writes to the folder. ``on_started`` is called once the units are registered and
+    the executor has started, as the first units go out: where a caller starts work of its
+    own in a thread, which would otherwise hold up the registration (its many small steps
+    each wait for the thread's turn with the GIL: an import there took 0.3 s of it).
     """
     # What can refuse the run without its folder is checked before the lock creates it.
     if concurrency < 1:
@@ -615,6 +619,8 @@ async def run_units(
                         if not isinstance(err, (asyncio.CancelledError, KeyboardInterrupt)):
                             recorded_status = "error"
                         raise
+                if on_started is not None:
+                    on_started()
                 tasks += [
                     asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(todo)))
                 ]
