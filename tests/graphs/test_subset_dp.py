@@ -119,3 +119,24 @@ def test_the_other_solvers_take_the_view_too(tmp_path: Path) -> None:
     assert robustness_bounds(view) == robustness_bounds(G)
     with pytest.raises(InputError, match="networkx graph"):
         draw_graph(view, tmp_path / "g.png")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.integers(2, 9),
+    directed=st.booleans(),
+    bits=st.lists(st.booleans(), min_size=72, max_size=72),
+    r=st.integers(1, 5),
+)
+def test_is_r_robust_agrees_with_the_dp_on_graphs_with_a_poorly_connected_node(
+    n: int, directed: bool, bits: list[bool], r: int
+) -> None:
+    # is_r_robust refuses a graph with a node of fewer than r in-neighbours (r >= 2) before
+    # the DP: that node and the rest are a pair neither side of which is r-reachable. At
+    # r = 1 a directed graph's source node does not refuse it (what it points to is reachable).
+    pairs = [(u, v) for u in range(n) for v in range(n) if u != v]
+    edges = [(u, v) for (u, v), on in zip(pairs, bits, strict=False) if on and (directed or u < v)]
+    G: nx.Graph[int] = nx.DiGraph() if directed else nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from(edges)
+    assert is_r_robust(G, r) == (pure_r_robustness(graph_view(G))[0] >= r)

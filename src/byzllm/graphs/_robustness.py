@@ -265,6 +265,10 @@ def is_r_robust(G: Any, r: int, *, time_limit: float | None = None) -> bool:
         return True
     if r > (view.n + 1) // 2:
         return False  # no graph on n nodes is more than ⌈n/2⌉-robust (LeBlanc et al. 2013)
+    if r >= 2 and min(view.in_degrees) < r:
+        # ({v}, the rest), v with fewer than r in-neighbours: the rest has at most one
+        # in-neighbour outside it, v. Most of an Erdős–Rényi resampling's draws end here.
+        return False
     if view.n <= 14:
         return dp_r_robustness(view)[0] >= r
     from ._bounds import best_known_pair, lower_bound
