@@ -214,6 +214,35 @@ async def test_without_isolation_root_still_holds_max_processes(
     assert started == 7 and uid != 0  # the program is the eighth
 
 
+#: Starts a child in a session of its own that outlives the program, and says its pid.
+DETACHED = textwrap.dedent(
+    """
+    import os, time
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        time.sleep(30)
+        os._exit(0)
+    print(pid, flush=True)
+    """
+)
+
+
+async def test_without_isolation_root_leaves_no_detached_child_running(
+    no_isolation: None, drops_root: None
+) -> None:
+    # No namespace ends with the program: its uid, the run's alone, finds what it left.
+    result = await run_program(DETACHED, limits=LIMITS, allow_unsafe=True)
+    assert result.status == "passed", result.detail
+    child = int(result.stdout)
+    try:
+        with open(f"/proc/{child}/status", encoding="ascii") as handle:
+            state = next(line for line in handle if line.startswith("State:")).split()[1]
+    except FileNotFoundError:
+        state = "gone"
+    assert state in ("gone", "Z", "X")  # (a zombie at most, waiting for its reaper)
+
+
 async def test_without_isolation_root_dropped_the_program_works_as_before(
     no_isolation: None, drops_root: None
 ) -> None:

@@ -23,7 +23,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -445,6 +445,10 @@ async def _execute(
 
         return await _observe(spawn, status, stdin, limits, tests, isolated=isolated, cgroup=cgroup)
     finally:
+        if drop_root:
+            # No namespace ends with the program: what it left running (a child it detached
+            # from its process group) is found by the uids, the run's alone, and ended.
+            await _end_processes_of(uid, tester_uid)
         if cgroup is not None:
             cgroup.remove()
         _uids_in_use.discard(uid)
@@ -652,14 +656,33 @@ async def _observe(
             sandbox.close()
 
 
-def _has_processes(uid: int) -> bool:
-    """True while any process runs as ``uid`` (a run's own uid: its processes and no other)."""
+def _processes_of(*uids: int) -> Iterator[int]:
+    """The pids of the processes that run as one of ``uids`` (a run's own: its processes and
+    no other)."""
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             with contextlib.suppress(OSError):
-                if os.stat(f"/proc/{entry}").st_uid == uid:
-                    return True
-    return False
+                if os.stat(f"/proc/{entry}").st_uid in uids:
+                    yield int(entry)
+
+
+def _has_processes(uid: int) -> bool:
+    """True while any process runs as ``uid`` (a run's own uid: its processes and no other)."""
+    return next(_processes_of(uid), None) is not None
+
+
+async def _end_processes_of(*uids: int) -> None:
+    """Kill every process that runs as one of ``uids``, again until none is left (one may
+    fork meanwhile, within its run's process limit), or :data:`_TEARDOWN_S` has passed."""
+    deadline = time.monotonic() + _TEARDOWN_S
+    while time.monotonic() < deadline:
+        pids = list(_processes_of(*uids))
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.01)
 
 
 def _children(pid: int) -> list[int]:
