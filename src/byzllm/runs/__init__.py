@@ -28,8 +28,9 @@ from byzllm._lazy import lazy_attributes
 from byzllm.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ._binding import ABSENT_IS_DEFAULT, check_config, config_differences
+    from ._binding import check_config, config_differences
     from ._config import (
+        ABSENT_IS_DEFAULT,
         MAX_UNITS,
         ExistingDir,
         ExistingFile,
@@ -119,7 +120,7 @@ if TYPE_CHECKING:
 #: executors (asyncio, multiprocessing), the configs (pydantic, YAML), the intervals (numpy)
 #: or the model section (the model layer).
 _LAZY: dict[str, str] = {
-    "ABSENT_IS_DEFAULT": "._binding",
+    "ABSENT_IS_DEFAULT": "._config",
     "check_config": "._binding",
     "config_differences": "._binding",
     "MAX_UNITS": "._config",

@@ -17,26 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
 from byzllm.errors import ConfigError
 
+from ._config import absent_is_default
 from ._store import STORE_FILENAME, Store
 from ._units import _transport_fields
 
-__all__ = ["ABSENT_IS_DEFAULT", "check_config", "config_differences"]
+__all__ = ["check_config", "config_differences"]
 
 #: At most this many differing keys are named; the rest are counted.
 _MAX_NAMED = 6
-
-#: ``json_schema_extra`` of a field whose value enters its units' ids though the config
-#: derives it (consensus ``graph_files``, the content of the graph files), or names what its
-#: units carry (CodeGen ``problems_digest``: each unit holds its problem): a recorded config
-#: without it was written before the field existed and counts as holding its default, so a
-#: run recorded then is not taken for one of a config that sets it (its units would run
-#: again beside the old ones, and the report would count both).
-ABSENT_IS_DEFAULT: dict[str, Any] = {"absent_is_default": True}
 
 
 def _leaves(
@@ -51,7 +43,7 @@ def _leaves(
             continue
         if name in recorded:
             old = recorded[name]
-        elif _absent_is_default(field):
+        elif absent_is_default(field):
             old = to_jsonable_python(field.get_default(call_default_factory=True))
         else:
             continue  # a field added since the run started has no recorded value
@@ -62,11 +54,6 @@ def _leaves(
         else:
             new = config.model_dump(mode="json", include={name}).get(name)
             yield key, new, old
-
-
-def _absent_is_default(field: FieldInfo) -> bool:
-    extra = field.json_schema_extra
-    return isinstance(extra, dict) and extra.get("absent_is_default") is True
 
 
 def config_differences(recorded: Mapping[str, Any], config: BaseModel) -> list[str]:

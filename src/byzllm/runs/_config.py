@@ -28,6 +28,7 @@ from pydantic import (
     ValidationInfo,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError, PydanticUndefined
 
 from byzllm._files import path_kind
@@ -508,6 +509,22 @@ def _section_model(annotation: Any) -> type[BaseModel] | None:
     return models.pop() if len(models) == 1 else None
 
 
+#: ``json_schema_extra`` of a field whose value enters its units' ids though the config
+#: derives it (consensus ``graph_files``, the content of the graph files), or names what its
+#: units carry (CodeGen ``problems_digest``: each unit holds its problem): a recorded config
+#: without it was written before the field existed and counts as holding its default, so a
+#: run recorded then is not taken for one of a config that sets it (its units would run
+#: again beside the old ones, and the report would count both).
+ABSENT_IS_DEFAULT: dict[str, Any] = {"absent_is_default": True}
+
+
+def absent_is_default(field: FieldInfo) -> bool:
+    """Whether ``field`` is marked :data:`ABSENT_IS_DEFAULT`: derived by the config, never a
+    key a user is told to write."""
+    extra = field.json_schema_extra
+    return isinstance(extra, dict) and extra.get("absent_is_default") is True
+
+
 def _known_fields(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
     """Field names of the (nested) model that ``loc`` points into, for spelling suggestions
     (list indices and dict keys of sections are stepped over)."""
@@ -519,13 +536,17 @@ def _known_fields(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]
         if field is None:
             continue  # an index into a list (or a key of a dict) of sections
         current = _section_model(field.annotation)
-    return list(current.model_fields) if current is not None else []
+    if current is None:
+        return []
+    return [name for name, field in current.model_fields.items() if not absent_is_default(field)]
 
 
 def _key_paths(model: type[BaseModel], prefix: str = "", depth: int = 0) -> list[str]:
     """Every dotted key of a config model, sections included (``dataset``, ``dataset.n``)."""
     keys: list[str] = []
     for name, field in model.model_fields.items():
+        if absent_is_default(field):
+            continue  # derived by the config (a file's digest): not a key to suggest
         keys.append(prefix + name)
         section = _section_model(field.annotation)
         if section is not None and depth < 8:
