@@ -288,24 +288,25 @@ async def test_a_cancel_after_the_units_while_the_run_stops_is_not_lost(tmp_path
         assert run["status"] == "finished" and store.counts()["done"] == 5
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_second_signal_while_the_run_stops_keeps_the_store_consistent(
-    tmp_path: Path, sig: int
-) -> None:
-    """Ctrl-C (or SIGTERM) twice, the second while the run stops: exit 130 with the resume
-    line, the finished units and the invocation's end recorded, and the rerun resumes. A
-    second Ctrl-C used to raise wherever the stop was, leaving the invocation 'killed'."""
-    run_dir, marker = tmp_path / "run", tmp_path / "closing"
-    env = {
+def _worker_env() -> dict[str, str]:
+    """The environment of a worker script: this checkout's byzllm first."""
+    return {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
     }
-    cmd = [sys.executable, str(SECOND_SIGNAL_WORKER), str(run_dir), str(marker)]
+
+
+def _signalled_twice(
+    cmd: list[str], run_dir: Path, marker: Path, sig: int
+) -> tuple[int, bytes, bytes]:
+    """Run ``cmd`` (a worker script), send it ``sig`` once some of its units are done and
+    again 50 ms after it wrote ``marker`` (the moment the test aims at); its exit code,
+    stdout and stderr."""
     proc = subprocess.Popen(
         cmd,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=env,
+        env=_worker_env(),
         # As a terminal delivers it (an ignored SIGINT would be inherited from the shell).
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
@@ -317,8 +318,22 @@ def test_a_second_signal_while_the_run_stops_keeps_the_store_consistent(
         time.sleep(0.005)
     time.sleep(0.05)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err.decode()
+    out, err = proc.communicate(timeout=30)
+    return proc.returncode, out, err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_second_signal_while_the_run_stops_keeps_the_store_consistent(
+    tmp_path: Path, sig: int
+) -> None:
+    """Ctrl-C (or SIGTERM) twice, the second while the run stops: exit 130 with the resume
+    line, the finished units and the invocation's end recorded, and the rerun resumes. A
+    second Ctrl-C used to raise wherever the stop was, leaving the invocation 'killed'."""
+    run_dir, marker = tmp_path / "run", tmp_path / "closing"
+    cmd = [sys.executable, str(SECOND_SIGNAL_WORKER), str(run_dir), str(marker)]
+    returncode, _, err = _signalled_twice(cmd, run_dir, marker, sig)
+    assert returncode == 130, err.decode()
     assert "Traceback" not in err.decode()
     assert "rerun the same command to resume" in err.decode()
     with Store.open(run_dir) as store:
@@ -327,7 +342,7 @@ def test_a_second_signal_while_the_run_stops_keeps_the_store_consistent(
         assert run["status"] == "interrupted" and run["units_done"] == done
         assert len(store.records("mark")) == done
     marker.unlink()
-    rerun = subprocess.run(cmd, capture_output=True, env=env, timeout=60, check=False)
+    rerun = subprocess.run(cmd, capture_output=True, env=_worker_env(), timeout=60, check=False)
     assert rerun.returncode == 0, rerun.stderr.decode()
     with Store.open(run_dir) as store:
         assert store.counts()["done"] == 400 and len(store.records("mark")) == 400
@@ -342,29 +357,10 @@ def test_a_second_signal_while_the_command_counts_the_units_keeps_its_output(
     for its resume line and its --json document: both still come, once, and exit 130. It
     used to print a bare 'interrupted' instead, and the JSON without its 'units'."""
     run_dir, marker = tmp_path / "run", tmp_path / "counting"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-    }
     cmd = [sys.executable, str(SECOND_SIGNAL_WORKER), str(run_dir), str(marker), "counting"]
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not _done_units(run_dir):
-        time.sleep(0.01)
-    proc.send_signal(sig)
-    while time.monotonic() < deadline and not marker.exists():
-        time.sleep(0.005)
-    time.sleep(0.05)
-    proc.send_signal(sig)
-    out, err = proc.communicate(timeout=30)
+    returncode, out, err = _signalled_twice(cmd, run_dir, marker, sig)
     stderr = err.decode()
-    assert proc.returncode == 130, stderr
+    assert returncode == 130, stderr
     with Store.open(run_dir) as store:
         done = store.counts()["done"]
     said = [line for line in stderr.splitlines() if line.startswith("interrupted")]
@@ -386,10 +382,7 @@ def test_a_signal_while_an_interrupted_command_waits_at_exit_ends_it_quietly(
     ends it at once with exit 130 and nothing more on stderr. Ctrl-C there used to print
     "Exception ignored in: <module 'threading'>" and a traceback; SIGTERM killed it."""
     run_dir = tmp_path / "run"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-    }
+    env = _worker_env()
     proc = subprocess.Popen(
         [sys.executable, str(EXIT_WAIT_WORKER), str(run_dir)],
         stderr=subprocess.PIPE,
@@ -431,10 +424,7 @@ def test_a_terminals_ctrl_c_stops_a_process_run_as_one_to_the_run_alone(tmp_path
     it back as its unit's result, and could leave the pool's result queue locked (the run
     then hung at exit)."""
     run_dir, marker = tmp_path / "run", tmp_path / "started"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-    }
+    env = _worker_env()
     cmd = [sys.executable, str(GROUP_SIGNAL_WORKER), str(run_dir), str(marker)]
     proc = subprocess.Popen(
         cmd,
@@ -473,7 +463,7 @@ def test_a_terminals_ctrl_c_stops_a_process_run_as_one_to_the_run_alone(tmp_path
         assert run["status"] == "interrupted" and run["units_done"] == 2
         assert len(store.records("computed")) == 2
     marker.unlink()
-    rerun = subprocess.run(cmd, capture_output=True, env=env, timeout=60, check=False)
+    rerun = subprocess.run(cmd, capture_output=True, env=_worker_env(), timeout=60, check=False)
     assert rerun.returncode == 0, rerun.stderr.decode()
     with Store.open(run_dir) as store:
         assert store.counts()["done"] == 3 and len(store.records("computed")) == 3
