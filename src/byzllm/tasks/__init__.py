@@ -17,6 +17,7 @@ from ._code import (
     problem_file_digest,
     split_problems,
 )
+from ._files import records_digest
 from ._lines import TaskLines
 from ._loaders import (
     TaskSpec,
@@ -53,6 +54,7 @@ __all__ = [
     "load_tasks",
     "normalize_answer",
     "problem_file_digest",
+    "records_digest",
     "sample_tasks",
     "split_problems",
     "synthetic_tasks",

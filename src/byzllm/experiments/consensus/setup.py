@@ -17,8 +17,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -37,7 +35,7 @@ from byzllm.agents.consensus import (
     make_adversary,
 )
 from byzllm.errors import ConfigError
-from byzllm.tasks import Task, TaskLines
+from byzllm.tasks import Task, TaskLines, records_digest
 
 from .config import GRAPH_FILE_PREFIX, AgentBackend, Composition, ConsensusConfig, DatasetConfig
 
@@ -99,8 +97,8 @@ def build_graph(
 
 
 def graph_digest(graph: nx.Graph[Any]) -> str:
-    """16 hex digits of the SHA-256 of what a graph is: its node count, whether it is
-    directed, and its edges (an undirected edge as (min, max)), sorted.
+    """The :func:`~byzllm.tasks.records_digest` of what a graph is: its node count, whether
+    it is directed, and its edges (an undirected edge as (min, max)), sorted.
 
     A saved graph's identity in a run (its config's ``graph_files``, its units' ids): not the
     file's bytes, so re-saving or reformatting the file keeps it, while another edge or
@@ -108,11 +106,10 @@ def graph_digest(graph: nx.Graph[Any]) -> str:
     """
     directed = graph.is_directed()
     edges = sorted(
-        (int(u), int(v)) if directed else (min(int(u), int(v)), max(int(u), int(v)))
+        [int(u), int(v)] if directed else [min(int(u), int(v)), max(int(u), int(v))]
         for u, v in graph.edges
     )
-    text = json.dumps([graph.number_of_nodes(), directed, edges], separators=(",", ":"))
-    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+    return records_digest([[graph.number_of_nodes(), directed, edges]])
 
 
 def graph_file_digest(path: str) -> str:
