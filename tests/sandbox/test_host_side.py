@@ -276,6 +276,57 @@ async def test_without_isolation_root_dropped_the_program_works_as_before(
     assert "assert c() == 0" in failed.detail
 
 
+@pytest.fixture
+def root_keeps_its_uid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As root, with an interpreter that the run's uids cannot reach (one in root's home
+    folder), wherever this one lies."""
+    monkeypatch.setattr(_run.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(_run, "_reached_by_others", lambda paths: False)
+
+
+async def test_without_isolation_root_kept_says_max_processes_did_not_hold(
+    no_isolation: None, root_keeps_its_uid: None
+) -> None:
+    # Root's uid is exempt from RLIMIT_NPROC: a result silent on it read as a limit held.
+    limits = SandboxLimits(timeout_s=10, max_processes=8)
+    result = await run_program("print('hello')", limits=limits, allow_unsafe=True)
+    assert (result.status, result.isolated) == ("passed", False), result.detail
+    assert list(result.limits_not_held) == ["processes"]
+    assert "RLIMIT_NPROC" in result.limits_not_held["processes"]
+    assert sys.executable in result.limits_not_held["processes"]
+    solution = "def f():\n    return 1\n"
+    tests = await run_tests(solution, "assert f() == 1", limits=limits, allow_unsafe=True)
+    assert tests.status == "passed", tests.detail
+    assert list(tests.limits_not_held) == ["processes"]
+
+
+@pytest.mark.parametrize("reached", [True, False], ids=["reached", "not-reached"])
+def test_only_root_keeping_its_uid_leaves_a_limit_not_held(
+    monkeypatch: pytest.MonkeyPatch, reached: bool
+) -> None:
+    monkeypatch.setattr(_run, "_reached_by_others", lambda paths: reached)
+    monkeypatch.setattr(_run.os, "geteuid", lambda: 0)
+    drop_root = _run.unsafe_runs_drop_root()
+    assert drop_root is reached
+    not_held = _run.limits_not_held(isolated=False, drop_root=drop_root)
+    assert list(not_held) == ([] if reached else ["processes"])
+    assert _run.limits_not_held(isolated=True, drop_root=False) == {}
+    monkeypatch.setattr(_run.os, "geteuid", lambda: 1000)  # keeps the caller's uid, bound
+    assert _run.limits_not_held(isolated=False, drop_root=_run.unsafe_runs_drop_root()) == {}
+
+
+async def test_without_isolation_root_dropped_holds_every_limit(
+    no_isolation: None, drops_root: None
+) -> None:
+    result = await run_program("print('hello')", limits=LIMITS, allow_unsafe=True)
+    assert (result.status, result.isolated, result.limits_not_held) == ("passed", False, {})
+
+
+async def test_an_isolated_run_holds_every_limit() -> None:
+    result = await run_program("print('hello')", limits=LIMITS)
+    assert (result.status, result.isolated, result.limits_not_held) == ("passed", True, {})
+
+
 def test_an_unused_uid_reaches_only_what_others_may() -> None:
     # Under /tmp, open to others (pytest's own temporary folders are not).
     if os.stat("/tmp").st_mode & 0o1 == 0 or os.stat("/").st_mode & 0o1 == 0:

@@ -11,7 +11,7 @@ import json
 import re
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from byzllm._process import signal_name
@@ -92,6 +92,7 @@ class _Outcome:
     stderr: str
     duration_s: float
     isolated: bool = True
+    limits_not_held: dict[LimitName, str] = field(default_factory=dict)
 
     def result(self, status: Status, detail: str) -> SandboxResult:
         return SandboxResult(
@@ -102,6 +103,7 @@ class _Outcome:
             stderr=self.stderr,
             duration_s=self.duration_s,
             isolated=self.isolated,
+            limits_not_held=self.limits_not_held,
         )
 
     def rejected(self, limit: LimitName, why: str, *, thread: bool = False) -> SandboxResult:
@@ -141,6 +143,7 @@ def judge(
         stderr=stderr,
         duration_s=execution.duration_s,
         isolated=execution.isolated,
+        limits_not_held=execution.limits_not_held,
     )
     if execution.output_exceeded:
         return outcome.rejected("output", "the program was stopped")
@@ -304,6 +307,7 @@ def judge_tests(
         duration_s=execution.duration_s,
         tests=outcomes,
         isolated=execution.isolated,
+        limits_not_held=execution.limits_not_held,
     )
     if execution.output_exceeded:
         detail = "rejected by the " + _LIMIT_TEXT["output"].format(limits=limits)
@@ -316,6 +320,7 @@ def judge_tests(
             result.stderr,
             result.duration_s,
             result.isolated,
+            result.limits_not_held,
         )
         rejected = _cgroup_rejection(run, execution.cgroup_hit)
         return rejected.model_copy(update={"tests": outcomes})
