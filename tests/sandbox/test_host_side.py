@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -162,6 +163,46 @@ async def test_without_isolation_a_timeout_counts_only_the_runs_processes(
     limits = SandboxLimits(timeout_s=2, max_processes=2)
     result = await run_program("while True:\n    pass\n", limits=limits, allow_unsafe=True)
     assert (result.status, result.limit) == ("timed_out", None), result.detail
+
+
+#: Leaves a child in its process group (none of the uids' or namespaces' of a run of its
+#: own), and says both pids.
+LINGERS = textwrap.dedent(
+    """
+    import os, time
+    child = os.fork()
+    if child == 0:
+        time.sleep(30)
+        os._exit(0)
+    print(os.getpid(), child, flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("ends", ["timed_out", "passed"])
+async def test_without_isolation_nothing_in_the_programs_process_group_outlives_the_run(
+    no_isolation: None, monkeypatch: pytest.MonkeyPatch, ends: str
+) -> None:
+    # The program keeps byzllm's uid (root's, or the caller's without root): no namespace
+    # and no uid of the run's own end what it left; it was still running after a timeout.
+    monkeypatch.setattr(_run, "_reached_by_others", lambda paths: False)
+    program = LINGERS + ("time.sleep(30)\n" if ends == "timed_out" else "")
+    result = await run_program(program, limits=SandboxLimits(timeout_s=2), allow_unsafe=True)
+    pids = [int(pid) for pid in result.stdout.split()]
+    try:
+        assert (result.status, len(pids)) == (ends, 2), result.detail
+        deadline = time.monotonic() + 5
+        while any(map(_run._alive, pids)) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert not any(map(_run._alive, pids))
+    finally:
+        for pid in filter(_run._alive, pids):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    if b"main.py" in handle.read():
+                        os.kill(pid, signal.SIGKILL)
+            except OSError:  # ended meanwhile
+                pass
 
 
 @pytest.fixture
