@@ -150,7 +150,9 @@ def judge(
     if execution.cgroup_hit is not None:
         return _cgroup_rejection(outcome, execution.cgroup_hit)
     if report.get("timed_out") or execution.host_timed_out:
-        if _held_at_process_limit(report, limits):
+        # A process limit that did not bind the program (root's uid kept) held nothing.
+        held = "processes" not in execution.limits_not_held
+        if held and _held_at_process_limit(report, limits):
             return outcome.rejected("processes", "still at the limit when time ran out")
         return outcome.result("timed_out", f"wall-time limit of {limits.timeout_s:g} s reached")
     if not report:
