@@ -59,6 +59,29 @@ def test_an_unsafe_run_without_isolation_is_never_silent(
     assert "WITHOUT isolation" in text.stderr and "status: passed" in text.stdout
 
 
+@pytest.mark.parametrize("root", [True, False], ids=["root", "not-root"])
+def test_an_unsafe_run_warns_of_a_limit_that_did_not_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, root: bool
+) -> None:
+    # Root, whose uid the run keeps where the run's uids cannot reach the interpreter (one in
+    # root's home folder): RLIMIT_NPROC does not bind it. Without root, every limit holds.
+    found = _support.support()
+    unavailable = _support.Support(dict(found.mechanisms), "no namespaces here (for a test)")
+    monkeypatch.setattr(_run, "support", lambda: unavailable)
+    monkeypatch.setattr(_run.os, "geteuid", lambda: 0 if root else 1000)
+    monkeypatch.setattr(_run, "_reached_by_others", lambda paths: False)
+    program = tmp_path / "ok.py"
+    program.write_text("print('hello')\n")
+    done = runner.invoke(app, ["sandbox", "run", str(program), "--unsafe", "--json"])
+    assert done.exit_code == 0, done.output
+    not_held = json.loads(done.stdout)["limits_not_held"]
+    assert list(not_held) == (["processes"] if root else [])
+    warning = "warning: the processes limit did not hold: the program ran as root"
+    assert (warning in done.stderr) == root, done.stderr
+    text = runner.invoke(app, ["sandbox", "run", str(program), "--unsafe"])
+    assert (warning in text.stderr) == root and "status: passed" in text.stdout
+
+
 @pytest.mark.usefixtures("require_sandbox")
 def test_a_sandboxed_run_says_it_was_isolated(tmp_path: Path) -> None:
     program = tmp_path / "ok.py"

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -164,6 +165,46 @@ async def test_without_isolation_a_timeout_counts_only_the_runs_processes(
     assert (result.status, result.limit) == ("timed_out", None), result.detail
 
 
+#: Leaves a child in its process group (none of the uids' or namespaces' of a run of its
+#: own), and says both pids.
+LINGERS = textwrap.dedent(
+    """
+    import os, time
+    child = os.fork()
+    if child == 0:
+        time.sleep(30)
+        os._exit(0)
+    print(os.getpid(), child, flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("ends", ["timed_out", "passed"])
+async def test_without_isolation_nothing_in_the_programs_process_group_outlives_the_run(
+    no_isolation: None, monkeypatch: pytest.MonkeyPatch, ends: str
+) -> None:
+    # The program keeps byzllm's uid (root's, or the caller's without root): no namespace
+    # and no uid of the run's own end what it left; it was still running after a timeout.
+    monkeypatch.setattr(_run, "_reached_by_others", lambda paths: False)
+    program = LINGERS + ("time.sleep(30)\n" if ends == "timed_out" else "")
+    result = await run_program(program, limits=SandboxLimits(timeout_s=2), allow_unsafe=True)
+    pids = [int(pid) for pid in result.stdout.split()]
+    try:
+        assert (result.status, len(pids)) == (ends, 2), result.detail
+        deadline = time.monotonic() + 5
+        while any(map(_run._alive, pids)) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert not any(map(_run._alive, pids))
+    finally:
+        for pid in filter(_run._alive, pids):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    if b"main.py" in handle.read():
+                        os.kill(pid, signal.SIGKILL)
+            except OSError:  # ended meanwhile
+                pass
+
+
 @pytest.fixture
 def drops_root(monkeypatch: pytest.MonkeyPatch) -> None:
     """With root, an interpreter that the run's uids reach: this one, or else the system's of
@@ -274,6 +315,57 @@ async def test_without_isolation_root_dropped_the_program_works_as_before(
                              allow_unsafe=True)  # fmt: skip
     assert (passed.status, failed.status) == ("passed", "failed"), (passed.detail, failed.detail)
     assert "assert c() == 0" in failed.detail
+
+
+@pytest.fixture
+def root_keeps_its_uid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As root, with an interpreter that the run's uids cannot reach (one in root's home
+    folder), wherever this one lies."""
+    monkeypatch.setattr(_run.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(_run, "_reached_by_others", lambda paths: False)
+
+
+async def test_without_isolation_root_kept_says_max_processes_did_not_hold(
+    no_isolation: None, root_keeps_its_uid: None
+) -> None:
+    # Root's uid is exempt from RLIMIT_NPROC: a result silent on it read as a limit held.
+    limits = SandboxLimits(timeout_s=10, max_processes=8)
+    result = await run_program("print('hello')", limits=limits, allow_unsafe=True)
+    assert (result.status, result.isolated) == ("passed", False), result.detail
+    assert list(result.limits_not_held) == ["processes"]
+    assert "RLIMIT_NPROC" in result.limits_not_held["processes"]
+    assert sys.executable in result.limits_not_held["processes"]
+    solution = "def f():\n    return 1\n"
+    tests = await run_tests(solution, "assert f() == 1", limits=limits, allow_unsafe=True)
+    assert tests.status == "passed", tests.detail
+    assert list(tests.limits_not_held) == ["processes"]
+
+
+@pytest.mark.parametrize("reached", [True, False], ids=["reached", "not-reached"])
+def test_only_root_keeping_its_uid_leaves_a_limit_not_held(
+    monkeypatch: pytest.MonkeyPatch, reached: bool
+) -> None:
+    monkeypatch.setattr(_run, "_reached_by_others", lambda paths: reached)
+    monkeypatch.setattr(_run.os, "geteuid", lambda: 0)
+    drop_root = _run.unsafe_runs_drop_root()
+    assert drop_root is reached
+    not_held = _run.limits_not_held(isolated=False, drop_root=drop_root)
+    assert list(not_held) == ([] if reached else ["processes"])
+    assert _run.limits_not_held(isolated=True, drop_root=False) == {}
+    monkeypatch.setattr(_run.os, "geteuid", lambda: 1000)  # keeps the caller's uid, bound
+    assert _run.limits_not_held(isolated=False, drop_root=_run.unsafe_runs_drop_root()) == {}
+
+
+async def test_without_isolation_root_dropped_holds_every_limit(
+    no_isolation: None, drops_root: None
+) -> None:
+    result = await run_program("print('hello')", limits=LIMITS, allow_unsafe=True)
+    assert (result.status, result.isolated, result.limits_not_held) == ("passed", False, {})
+
+
+async def test_an_isolated_run_holds_every_limit() -> None:
+    result = await run_program("print('hello')", limits=LIMITS)
+    assert (result.status, result.isolated, result.limits_not_held) == ("passed", True, {})
 
 
 def test_an_unused_uid_reaches_only_what_others_may() -> None:

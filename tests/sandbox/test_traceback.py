@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from byzllm.sandbox._limits import SandboxLimits
+from byzllm.sandbox._limits import LimitName, SandboxLimits
 from byzllm.sandbox._run import Execution
 from byzllm.sandbox._traceback import ProgramError, last_error
 from byzllm.sandbox._verdict import judge
@@ -156,3 +156,16 @@ def test_a_timeout_at_a_low_process_limit_names_the_limit_only_past_the_runs_own
     # Processes the program started, up to the limit.
     assert judged({**timed_out, "processes": 2}, 2) == ("rejected", "processes")
     assert judged({**timed_out, "processes": 3, "tests": b""}, 3) == ("rejected", "processes")
+
+
+def test_a_timeout_past_a_process_limit_that_did_not_hold_is_a_timeout() -> None:
+    # Without isolation, as root with root's uid kept, RLIMIT_NPROC does not bind: the
+    # processes a program started past max_processes never met the limit.
+    report = {"event": "exit", "timed_out": True, "processes": 21}
+    not_held: dict[LimitName, str] = {"processes": "the program ran as root"}
+    execution = Execution(
+        report=report, stdout=b"", stderr=b"", duration_s=1.0, limits_not_held=not_held
+    )
+    result = judge(execution, SandboxLimits(timeout_s=1, max_processes=8))
+    assert (result.status, result.limit) == ("timed_out", None), result.detail
+    assert result.limits_not_held == not_held

@@ -76,6 +76,9 @@ def run_command(
                 "(your network and files were within its reach)",
                 err=True,
             )
+        for limit, why in result.limits_not_held.items():
+            # The limit was asked for: that it did not hold must not pass unnoticed either.
+            typer.echo(f"warning: the {limit} limit did not hold: {why}", err=True)
         if json_output:
             print_json(result.model_dump())
         else:

@@ -347,7 +347,8 @@ def _start_program(
     try:
         if config["isolate"]:
             # Its own session and process group: kill(0, ...) cannot reach the bootstrap. (Not
-            # without isolation: there the host kills the bootstrap's group, program included.)
+            # without isolation: there the bootstrap's group, program included, is killed as
+            # the run ends, by the bootstrap or the host.)
             os.setsid()
         for fd in keep_fds:
             os.set_inheritable(fd, True)
@@ -750,6 +751,12 @@ def run(config: dict[str, Any]) -> None:
     else:
         report = _supervise(config)
     _report(status_fd, report)
+    if not config["isolate"]:
+        # No PID namespace ends with this process: what the program left running in this
+        # process group (the host made this process its leader), past its deadline or after
+        # it exited, is killed here, in one call a fork cannot outrun, this process with it
+        # (the report is written). Only a process that left the group is out of reach.
+        os.killpg(os.getpgrp(), _signal.SIGKILL)
     # Leaving PID 1 makes the kernel kill whatever the program left behind.
     os._exit(0)
 

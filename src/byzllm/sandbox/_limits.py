@@ -86,6 +86,10 @@ class SandboxResult(BaseModel):
 
     ``isolated`` is False for a run made without any isolation (``allow_unsafe=True`` where
     the sandbox is unavailable): the program shared the caller's network and file system.
+    ``limits_not_held`` names each limit that did not bind the program, with why: empty for
+    every isolated run; without isolation, ``processes`` where byzllm runs as root and the
+    run's own uids cannot reach the interpreter (the program then keeps root's uid, which
+    ``RLIMIT_NPROC`` does not bind).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -100,6 +104,7 @@ class SandboxResult(BaseModel):
     #: One outcome per test (:func:`~byzllm.sandbox.run_test_cases`); None for a program.
     tests: list[TestOutcome] | None = None
     isolated: bool = True
+    limits_not_held: dict[LimitName, str] = Field(default_factory=dict)
 
     @property
     def passed(self) -> bool:

@@ -80,6 +80,8 @@ class Execution:
     #: The limit the run's cgroup enforced (:mod:`byzllm.sandbox._cgroup`), what the kernel
     #: did, and which cgroup held it; None when none was hit or the run had no cgroup.
     cgroup_hit: tuple[LimitName, str, str] | None = None
+    #: The limits that did not bind the program, each with why (:func:`limits_not_held`).
+    limits_not_held: dict[LimitName, str] = field(default_factory=dict)
 
 
 def use_zygote(enabled: bool) -> None:
@@ -142,6 +144,25 @@ def unsafe_runs_drop_root() -> bool:
     root's uid, and ``max_processes`` does not hold.
     """
     return os.geteuid() == 0 and _reached_by_others([sys.executable, *python_roots()])
+
+
+def limits_not_held(isolated: bool, drop_root: bool) -> dict[LimitName, str]:
+    """The limits that do not bind a run's program here, each with why (the run's result
+    says so: its limits would otherwise read as held).
+
+    One only: a run without isolation, as root, whose uids cannot reach the interpreter
+    (``drop_root`` False, :func:`unsafe_runs_drop_root`) keeps root's uid, which the kernel
+    exempts from ``RLIMIT_NPROC``. Every other limit holds there as anywhere.
+    """
+    if isolated or drop_root or os.geteuid() != 0:
+        return {}
+    return {
+        "processes": (
+            "the program ran as root, whom RLIMIT_NPROC does not bind: the run's own uids "
+            f"cannot reach the interpreter {sys.executable} (it, or a folder on its way, is "
+            "closed to others)"
+        )
+    }
 
 
 def program_env(work: str) -> dict[str, str]:
@@ -443,7 +464,11 @@ async def _execute(
                 handle.write(marshal.dumps(config))
             return await _Spawned.start(argv, fds, gone)
 
-        return await _observe(spawn, status, stdin, limits, tests, isolated=isolated, cgroup=cgroup)
+        execution = await _observe(
+            spawn, status, stdin, limits, tests, isolated=isolated, cgroup=cgroup
+        )
+        execution.limits_not_held = limits_not_held(isolated, drop_root)
+        return execution
     finally:
         if drop_root:
             # No namespace ends with the program: what it left running (a child it detached

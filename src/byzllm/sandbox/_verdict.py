@@ -11,7 +11,7 @@ import json
 import re
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from byzllm._process import signal_name
@@ -92,6 +92,7 @@ class _Outcome:
     stderr: str
     duration_s: float
     isolated: bool = True
+    limits_not_held: dict[LimitName, str] = field(default_factory=dict)
 
     def result(self, status: Status, detail: str) -> SandboxResult:
         return SandboxResult(
@@ -102,6 +103,7 @@ class _Outcome:
             stderr=self.stderr,
             duration_s=self.duration_s,
             isolated=self.isolated,
+            limits_not_held=self.limits_not_held,
         )
 
     def rejected(self, limit: LimitName, why: str, *, thread: bool = False) -> SandboxResult:
@@ -141,13 +143,16 @@ def judge(
         stderr=stderr,
         duration_s=execution.duration_s,
         isolated=execution.isolated,
+        limits_not_held=execution.limits_not_held,
     )
     if execution.output_exceeded:
         return outcome.rejected("output", "the program was stopped")
     if execution.cgroup_hit is not None:
         return _cgroup_rejection(outcome, execution.cgroup_hit)
     if report.get("timed_out") or execution.host_timed_out:
-        if _held_at_process_limit(report, limits):
+        # A process limit that did not bind the program (root's uid kept) held nothing.
+        held = "processes" not in execution.limits_not_held
+        if held and _held_at_process_limit(report, limits):
             return outcome.rejected("processes", "still at the limit when time ran out")
         return outcome.result("timed_out", f"wall-time limit of {limits.timeout_s:g} s reached")
     if not report:
@@ -304,6 +309,7 @@ def judge_tests(
         duration_s=execution.duration_s,
         tests=outcomes,
         isolated=execution.isolated,
+        limits_not_held=execution.limits_not_held,
     )
     if execution.output_exceeded:
         detail = "rejected by the " + _LIMIT_TEXT["output"].format(limits=limits)
@@ -316,6 +322,7 @@ def judge_tests(
             result.stderr,
             result.duration_s,
             result.isolated,
+            result.limits_not_held,
         )
         rejected = _cgroup_rejection(run, execution.cgroup_hit)
         return rejected.model_copy(update={"tests": outcomes})
