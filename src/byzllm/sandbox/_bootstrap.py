@@ -751,11 +751,12 @@ def run(config: dict[str, Any]) -> None:
     else:
         report = _supervise(config)
     _report(status_fd, report)
-    if not config["isolate"]:
+    if not config["isolate"] and os.getpgrp() == os.getpid():
         # No PID namespace ends with this process: what the program left running in this
         # process group (the host made this process its leader), past its deadline or after
         # it exited, is killed here, in one call a fork cannot outrun, this process with it
-        # (the report is written). Only a process that left the group is out of reach.
+        # (the report is written). Only a process that left the group is out of reach. (Only
+        # as the group's leader: in a group of the caller's, this would kill the caller.)
         os.killpg(os.getpgrp(), _signal.SIGKILL)
     # Leaving PID 1 makes the kernel kill whatever the program left behind.
     os._exit(0)
