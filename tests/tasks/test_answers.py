@@ -525,6 +525,27 @@ def test_a_choice_named_by_its_own_text() -> None:
     assert extract_answer(task, "Answer: 3") == "answer3"  # no option reads "3": a position
 
 
+def test_normalize_answer_reads_the_option_texts_it_documents() -> None:
+    """A choice key depends on ``meta["choice_texts"]`` too, as its docstring says."""
+    texts = {"answer1": "4", "answer2": "Use a pot.", "answer3": "Use a pot."}
+    task = Task(
+        id="p",
+        question="q",
+        answer="answer1",
+        kind="choice",
+        choices=("answer1", "answer2", "answer3"),
+        meta={"choice_texts": {"answer1": "4", "answer2": "24 hours"}},
+    )
+    assert normalize_answer(task, "24 HOURS.") == "answer2"
+    assert normalize_answer(task, "4") == "answer1"  # the option's text, not position 4
+    without = task.model_copy(update={"meta": {}})
+    assert normalize_answer(without, "24 hours") is None
+    assert normalize_answer(without, "4") is None  # a position past the last option
+    # A text two options share names neither.
+    shared = task.model_copy(update={"meta": {"choice_texts": texts}})
+    assert normalize_answer(shared, "use a pot") is None
+
+
 @pytest.mark.parametrize(
     "reply",
     ["\\boxed{1,\\!000}", "\\boxed{1{,}000}", "\\boxed{1\\,000}", "\\boxed{\\frac{2000}{2}}"],

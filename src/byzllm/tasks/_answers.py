@@ -324,12 +324,17 @@ def normalize_answer(task: Task, text: str | None) -> str | None:
 
     ``number`` → shortest exact number (``"1,000.0"`` → ``"1000"``, ``"0.5"`` → ``"0.5"``);
     ``boolean`` → ``"true"``/``"false"``; ``choice`` → the label as listed in
-    ``task.choices``; ``math`` → a number's shortest exact form when the answer evaluates to a
+    ``task.choices``, named by a label (``"Option 2"``, ``"(answer3)"``), by the text of
+    exactly one option in ``task.meta["choice_texts"]`` (``{"option1": "Use a pot.", ...}``,
+    as the Commonsense loader fills it: ``"use a pot"`` → ``"option1"``, case and a trailing
+    dot and markup aside), else by a position (``"2"``, ``"(B)"``, ``"2 because ..."``);
+    ``math`` → a number's shortest exact form when the answer evaluates to a
     rational (``"\\frac{1}{2}"``, ``"0.5"`` → ``"0.5"``; ``"2^{10}"`` → ``"1024"``; ``"50\\%"`` →
     ``"50"``), a verbal answer in lower case (``"\\text{Evelyn}"`` → ``"evelyn"``), else SymPy's
     text of math-verify's parse (``"\\sqrt{2}"`` → ``"sqrt(2)"``; ``"x = 5"`` → ``"5"``), else
     the answer without whitespace. ``None`` when the text is not an answer of the task's kind.
-    Depends only on ``task.kind`` and ``task.choices``.
+    Depends only on ``task.kind``, ``task.choices`` and, for ``choice``,
+    ``task.meta["choice_texts"]``.
     """
     if text is None or not isinstance(text, str):
         return None

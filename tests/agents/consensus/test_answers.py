@@ -109,3 +109,54 @@ def test_is_right_outside_math_is_the_tasks_own_check(truth: str, answer: str, k
         truth = "12"
     task = Task(id="p", question="?", answer=truth, kind=kind, choices=choices)  # type: ignore[arg-type]
     assert is_right(task, answer) == is_correct(task, answer)
+
+
+POT = Task(
+    id="pot",
+    question="?",
+    answer="answer3",
+    kind="choice",
+    choices=("answer1", "answer2", "answer3"),
+    meta={"choice_texts": {"answer1": "4", "answer2": "24 hours", "answer3": "Use a pot."}},
+)
+
+
+def test_an_option_named_by_its_text_is_its_label() -> None:
+    """normalize_answer reads a choice task's option texts; the keys and checks here dropped
+    them: "Use a pot" was keyed "use a pot", not answer3, and judged wrong."""
+    assert answer_key(POT, "use a pot") == "answer3" and answer_key(POT, "24 hours") == "answer2"
+    assert same_answer(POT, "answer3", "Use a pot.") and is_right(POT, "USE A POT")
+    assert answer_key(POT, "4") == "answer1"  # the option's text, not position 4
+    # The same labels with other texts: nothing remembered for POT leaks into it.
+    pan = POT.model_copy(update={"meta": {"choice_texts": {"answer3": "Use a pan."}}})
+    assert answer_key(pan, "use a pot") == "use a pot" and not is_right(pan, "use a pot")
+    assert answer_key(pan, "use a pan") == "answer3" and is_right(pan, "Use a pan")
+
+
+_OPTION_TEXTS = st.sampled_from(["4", "24 hours", "Use a pot.", "use a pot", "2", "yes"])
+
+
+@given(
+    texts=st.lists(_OPTION_TEXTS, min_size=3, max_size=3),
+    truth=st.one_of(_OPTION_TEXTS, st.sampled_from(["answer1", "answer3"])),
+    answer=st.one_of(_OPTION_TEXTS, _NUMBERISH, st.sampled_from(["answer2", "(3)", "B"])),
+)
+@settings(max_examples=300)
+def test_keys_and_checks_read_the_option_texts(texts: list[str], truth: str, answer: str) -> None:
+    # One notion of answer equality: the keys and checks here are byzllm.tasks' own, option
+    # texts included, whatever an answer or a truth is.
+    from byzllm.tasks import is_correct, normalize_answer
+
+    labels = ("answer1", "answer2", "answer3")
+    task = Task(
+        id="t",
+        question="?",
+        answer=truth,
+        kind="choice",
+        choices=labels,
+        meta={"choice_texts": dict(zip(labels, texts, strict=True))},
+    )
+    assert is_right(task, answer) == is_correct(task, answer)
+    key = normalize_answer(task, answer)
+    if key is not None:
+        assert answer_key(task, answer) == key

@@ -59,12 +59,35 @@ def answer_key(task: Task, answer: str | None) -> str | None:
     """
     if answer is None or not answer.strip():
         return None
-    return _cached_key(task.kind, task.choices, answer)
+    plain = task.kind != "choice" or answer in task.choices
+    return _cached_key(task.kind, task.choices, () if plain else _choice_texts(task), answer)
+
+
+#: The option texts of a choice task, as a hashable key: ``(("option1", "Use a pot."), ...)``.
+ChoiceTexts = tuple[tuple[str, str], ...]
+
+
+def _choice_texts(task: Task) -> ChoiceTexts:
+    """What ``normalize_answer`` reads of ``task`` besides its kind and choices: a choice
+    task's ``meta["choice_texts"]`` (an answer that is one option's text is its label).
+
+    Asked for only when an answer is not a label: a label, what agents exchange, is its own
+    key whatever the texts, and the keys are on every protocol's hot path."""
+    return _CHOICE_TEXTS.get(task, lambda: _read_choice_texts(task))
+
+
+def _read_choice_texts(task: Task) -> ChoiceTexts:
+    texts = task.meta.get("choice_texts") if isinstance(task.meta, dict) else None
+    return tuple((str(k), str(v)) for k, v in texts.items()) if isinstance(texts, dict) else ()
+
+
+#: :func:`_choice_texts` per task object: every answer key of a choice task asks for them.
+_CHOICE_TEXTS: ObjectMemo[ChoiceTexts] = ObjectMemo(4096)
 
 
 @lru_cache(maxsize=65_536)
-def _cached_key(kind: str, choices: tuple[str, ...], answer: str) -> str:
-    key = _normalized(kind, choices, answer)
+def _cached_key(kind: str, choices: tuple[str, ...], texts: ChoiceTexts, answer: str) -> str:
+    key = _normalized(kind, choices, texts, answer)
     if isinstance(key, str) and key:
         return key
     return _plain_key(kind, answer)
@@ -75,14 +98,18 @@ _RAISED = object()
 
 
 @lru_cache(maxsize=65_536)
-def _normalized(kind: str, choices: tuple[str, ...], text: str) -> str | object | None:
-    """``byzllm.tasks.normalize_answer`` of ``text`` (it depends only on the task's kind and
-    choices), or :data:`_RAISED`: shared by the answer keys and the non-math ground-truth
-    checks, which compared two fresh normalizations per new answer (the truth's every time)."""
+def _normalized(
+    kind: str, choices: tuple[str, ...], texts: ChoiceTexts, text: str
+) -> str | object | None:
+    """``byzllm.tasks.normalize_answer`` of ``text`` (it depends only on the task's kind,
+    choices and option texts), or :data:`_RAISED`: shared by the answer keys and the non-math
+    ground-truth checks, which compared two fresh normalizations per new answer (the truth's
+    every time)."""
     normalize = _tasks_function("normalize_answer")
     if normalize is None:
         return None
-    probe = Task(id="_", question="", answer=text, kind=kind, choices=choices)
+    meta = {"choice_texts": dict(texts)} if texts else {}
+    probe = Task(id="_", question="", answer=text, kind=kind, choices=choices, meta=meta)
     try:
         key: str | None = normalize(probe, text)
     except Exception:  # a normalizer must never take a protocol down
@@ -94,19 +121,24 @@ def is_right(task: Task, answer: str | None) -> bool:
     """Whether ``answer`` matches the task's ground truth (``byzllm.tasks.is_correct``)."""
     if answer is None:
         return False
-    return _cached_right(task.kind, task.answer, task.choices, answer)
+    labels = task.choices
+    plain = task.kind != "choice" or (answer in labels and task.answer in labels)
+    texts = () if plain else _choice_texts(task)
+    return _cached_right(task.kind, task.answer, task.choices, texts, answer)
 
 
 @lru_cache(maxsize=65_536)
-def _cached_right(kind: str, truth: str, choices: tuple[str, ...], answer: str) -> bool:
+def _cached_right(
+    kind: str, truth: str, choices: tuple[str, ...], texts: ChoiceTexts, answer: str
+) -> bool:
     check = _tasks_function("is_correct")
     if check is not None and kind != "math" and _tasks_function("normalize_answer") is not None:
         # is_correct outside math: the truth's normalization equals the answer's (both
         # remembered by _normalized; the truth's is asked for by every new answer).
-        key = _normalized(kind, choices, truth)
+        key = _normalized(kind, choices, texts, truth)
         if key is None or key is _RAISED:
             return False
-        return key == _normalized(kind, choices, answer)
+        return key == _normalized(kind, choices, texts, answer)
     if check is not None:
         probe = Task(id="_", question="", answer=truth, kind=kind, choices=choices)
         try:

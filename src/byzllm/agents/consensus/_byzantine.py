@@ -24,8 +24,9 @@ Strategies (select by name with :func:`make_adversary`):
     Appendix B.4, the paper's attack: broadcast a cached weak-model answer to an
     *out-of-distribution* question (same answer every round), confidence 1.0. The question is
     another one of the run's own answer format (same ``kind`` and ``choices``, same data set
-    when possible), so the replayed answer looks like any honest answer at the message level:
-    ``true``/``false`` on BoolQ, an option label on multiple choice, a number on arithmetic.
+    when possible; never the question itself, even under another id), so the replayed answer
+    looks like any honest answer at the message level: ``true``/``false`` on BoolQ, an
+    option label on multiple choice, a number on arithmetic.
     Whether it happens to be right for the question under attack is not checked (the
     adversary does not know).
 ``confident-wrong`` (oracle)
@@ -55,6 +56,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from itertools import chain, islice
 from typing import Any
 
 from byzllm.errors import InputError
@@ -63,7 +65,7 @@ from byzllm.tasks import Task, normalize_answer
 from .._object_memo import ObjectMemo
 from .._seeding import choice, choice_index, stream
 from ._answers import answer_key, is_right, wrong_answers
-from ._replay_pool import ReplayPool, answer_format, family
+from ._replay_pool import ReplayPool, answer_format, family, same_question
 from ._types import CallContext, ConsensusAgent, Response, Retained, RoundView
 
 __all__ = [
@@ -253,13 +255,15 @@ class ReplayAttack(ByzantineAgent):
     questions of the pool with x's answer format (:func:`answer_format`: same ``kind`` and
     ``choices``), those of x's own data set (``source`` and ``meta["dataset"]``) first, and
     replays the source's answer to the first one whose answer has x's format (an unreadable
-    answer is skipped). It never reads x's ground truth: a replayed answer that happens to be
-    right for x is sent as it is, as the paper's adversary would (the SAC paper, §5 and
+    answer is skipped). A question of the pool with x's text (:func:`same_question`: x put in
+    the data set twice, under two ids) is x itself, not another question: it is skipped where
+    it falls in the order. It never reads x's ground truth: a replayed answer that happens to
+    be right for x is sent as it is, as the paper's adversary would (the SAC paper, §5 and
     Appendix B.4: the answer was generated for another question). At most
     :data:`MAX_REPLAY_TRIES` questions are asked. Fallback, when no question of the pool fits
-    (x is the only question of its format, e.g. a one-question data set) or every try came
-    back unreadable: the source's own answer to x (a weak-model answer, still without the
-    truth); it is logged and shows as ``None`` in ``replayed_from``.
+    (x is the only question of its format, e.g. a one-question data set, or every other one
+    is x again) or every try came back unreadable: the source's own answer to x (a weak-model
+    answer, still without the truth); it is logged and shows as ``None`` in ``replayed_from``.
     """
 
     strategy = "replay"
@@ -292,7 +296,8 @@ class ReplayAttack(ByzantineAgent):
         The order depends only on the pool, the seed, this adversary's name and the question,
         so the pool keeps it for every other unit that asks the question again.
         """
-        key = (self.seed, self.name, task.id, answer_format(task), family(task))
+        # The question text too: the duplicates skipped depend on it.
+        key = (self.seed, self.name, task.id, task.question, answer_format(task), family(task))
         return list(self.ood_tasks.order(key, lambda: self._try_order(task)))
 
     def _try_order(self, task: Task) -> list[Task]:
@@ -307,11 +312,14 @@ class ReplayAttack(ByzantineAgent):
             # data file read on demand).
             rest = tier.rest(index)
             stream(self.seed, self.name, task.id, "ood-order", level).shuffle(rest)
-            wanted = rest[: MAX_REPLAY_TRIES - len(out) - 1]
-            out += [tier.tasks[index], *(tier.tasks[i] for i in wanted)]
+            # x's duplicates (x under another id) are skipped where they fall: the others
+            # keep their order, the one of a data set without duplicates.
+            tried = (tier.tasks[i] for i in chain((index,), rest))
+            fresh = (t for t in tried if not same_question(task, t))
+            out += islice(fresh, MAX_REPLAY_TRIES - len(out))
             if len(out) >= MAX_REPLAY_TRIES:
                 break
-        return out[:MAX_REPLAY_TRIES]
+        return out
 
     def _pick(self, task: Task, level: int, size: int) -> int:
         """The index of the first question tried in a tier of ``size`` questions."""
@@ -323,11 +331,15 @@ class ReplayAttack(ByzantineAgent):
         Its answer is the one replayed unless it is not in ``task``'s format;
         ``replayed_from`` records the question actually used once :meth:`public` has run. It
         is the first of :meth:`ood_candidates`, drawn without the shuffle that orders the
-        others (one pass over its tier: a data file's size).
+        others (one pass over its tier: a data file's size) unless the draw is a duplicate of
+        ``task``.
         """
         for level, tier in enumerate(self.ood_tasks.tiers(task)):
             if tier.tasks:
-                return tier.tasks[self._pick(task, level, len(tier.tasks))]
+                first = tier.tasks[self._pick(task, level, len(tier.tasks))]
+                if same_question(task, first):
+                    return next(iter(self.ood_candidates(task)), None)
+                return first
         return None
 
     async def prepare(self, task: Task, ctx: CallContext) -> None:

@@ -1,7 +1,8 @@
 """The replay adversary's out-of-distribution questions, indexed once (the SAC paper, App. B.4).
 
 :class:`~byzllm.agents.consensus._byzantine.ReplayAttack` tries, for a question x, the other
-questions of its pool with x's answer format, those of x's own data set first. Built from a
+questions of its pool with x's answer format, those of x's own data set first (never x, nor x
+asked again under another id: :func:`same_question`). Built from a
 plain list for every adversary, that meant grouping the whole pool and filtering it twice per
 question: with a 100,000-question data file, a unit cost more in this bookkeeping than in its
 consensus. A :class:`ReplayPool` groups its questions once (by answer format, then by data
@@ -19,7 +20,7 @@ from typing import overload
 
 from byzllm.tasks import Task, TaskLines
 
-__all__ = ["ReplayPool", "Tier", "answer_format", "family"]
+__all__ = ["ReplayPool", "Tier", "answer_format", "family", "same_question"]
 
 #: Try orders remembered per pool (one per seed, adversary and question); past it, forgotten.
 _MAX_ORDERS = 1 << 16
@@ -32,6 +33,15 @@ OrderKey = tuple[object, ...]
 def answer_format(task: Task) -> AnswerFormat:
     """What an answer to ``task`` looks like: its ``kind`` and its choice labels."""
     return (task.kind, tuple(task.choices))
+
+
+def same_question(task: Task, other: Task) -> bool:
+    """Whether ``other`` asks what ``task`` asks: the same question text (``Task.question``, as
+    the loader built it) in the same answer format (:func:`answer_format`: kind and choice
+    labels; a choice's text is part of the question text). Ids and data sets aside: a data
+    set may hold one question twice under two ids (Social-IQA's test split does), and an
+    answer to either is an answer to the other, not to another question."""
+    return task.question == other.question and answer_format(task) == answer_format(other)
 
 
 def family(task: Task) -> Family:
@@ -132,7 +142,10 @@ class ReplayPool(Sequence[Task]):
 
     def tiers(self, task: Task) -> tuple[Tier, Tier]:
         """The pool's questions of ``task``'s answer format, other than ``task`` (by id):
-        those of its data set, then the others, each in pool order."""
+        those of its data set, then the others, each in pool order. They may still hold a
+        duplicate of ``task`` under another id (:func:`same_question`): finding one needs
+        every question's text, which a data file read on demand does not read, so the reader
+        of a tier skips them."""
         key = (answer_format(task), family(task))
         own = self._own.get(key, _EMPTY)
         others = self._others.get(key)

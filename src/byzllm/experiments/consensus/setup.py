@@ -209,9 +209,9 @@ def ood_pool(config: DatasetConfig) -> list[Task]:
       every replayed answer has the data set's answer format. Per answer format (``kind`` and
       ``choices``) and sub-data set (``meta["dataset"]``), the questions that are *not*
       evaluated; where every question of that format is evaluated, the evaluated ones (the
-      adversary never picks the current question itself, and when a question is the only one
-      of its format it sends the weak source's own answer to that question, without reading
-      the ground truth: ``make_adversary("replay")``).
+      adversary never picks the current question itself, nor its text under another id, and
+      when a question is the only one of its format it sends the weak source's own answer to
+      that question, without reading the ground truth: ``make_adversary("replay")``).
     """
     return list(_cached_ood(config.model_dump_json()))
 
