@@ -167,3 +167,34 @@ def test_empty_meeting_replies_are_counted_as_fall_backs() -> None:
     assert catch_counts(result)["utterance"] == {"calls": 3, "fallbacks": 2}
     simulated = GovSimResult.model_construct(simulated=True, turns=[], meetings=[said])
     assert catch_counts(simulated) == {}
+
+
+def test_the_catch_warning_names_an_amount_above_the_stock() -> None:
+    """A model that asks for more than the lake holds falls back to 0 tons; the warning said
+    it "wrote no readable amount", blaming the format for a readable, greedy catch."""
+    from collections.abc import Sequence
+
+    from byzllm.envs.govsim import GovSimGame, LakeConfig, llm_fishers, play_game
+    from byzllm.experiments import parse_health
+    from byzllm.experiments.govsim import game_record
+    from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig
+
+    class Greedy(ChatModel):
+        name = "greedy"
+
+        async def generate(
+            self, messages: Sequence[ChatMessage], config: GenerateConfig | None = None
+        ) -> Completion:
+            if "your turn to speak" in str(messages[-1]["content"]):
+                return Completion(text="I propose 5 tons each.")
+            return Completion(text="Answer: 500 tons")
+
+    lake = LakeConfig(months=1)
+    result = asyncio.run(
+        play_game(GovSimGame(id="g", r0=100), llm_fishers(Greedy(), lake), config=lake)
+    )
+    assert all("more than the 100 tons" in t.errors[-1] for t in result.turns)
+    record = game_record(result, split="test", repeat=0, agents="llm", sim=None)
+    (warning,) = parse_health.from_records([record.model_dump()]).to_json()["warnings"]
+    assert "no readable amount" not in warning
+    assert "more than the lake held" in warning

@@ -115,7 +115,10 @@ STAGES: dict[str, StageText] = {
     "catch": StageText(
         "GovSim catch",
         "GovSim catch decisions fell back to 0 tons",
-        "the model wrote no readable amount (after re-prompts), so those fishers caught nothing",
+        # A readable amount outside the action set [0, R_j] (the rogue-agents paper, §4.1)
+        # falls back too: a greedy model's catches are not a format problem.
+        "the model gave no valid amount (none, a negative one, or more than the lake held) "
+        "after re-prompts, so those fishers caught nothing",
     ),
     "utterance": StageText(
         "GovSim meeting replies",

@@ -88,3 +88,25 @@ def test_an_amount_in_tons_is_always_read(amount: int, before: str) -> None:
     found = find_amounts(text)
     assert found and found[-1][0] == amount
     assert text[slice(*found[-1][1])] == str(amount)
+
+
+def test_a_markdown_list_item_is_an_amount_not_a_negative_number() -> None:
+    """ "- 8 tons" (a dash, a space, a number: a Markdown bullet) was read as −8: the catch fell
+    back to 0 tons and a bulleted proposal named no amount. A minus touching its digits is
+    still negative."""
+    r = read_catch("Reasoning: the lake can afford it.\nAnswer:\n- 8 tons", 100)
+    assert (r.value.amount, r.fell_back) == (8, False)
+    said = "My plan:\n- 8 tons for each of us\n- 40 tons in total"
+    assert [a for a, _ in find_amounts(said)] == [8, 40]
+    for negative in ("Answer: -8 tons", "Answer: \u22128 tons"):
+        assert read_catch(negative, 100).fell_back, negative
+    assert find_amounts("a loss of -40 tons") == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(amounts=st.lists(st.integers(0, 10**6), min_size=1, max_size=5))
+def test_bulleted_amounts_are_always_read(amounts: list[int]) -> None:
+    text = "\n".join(f"- {a} tons" for a in amounts)
+    assert [a for a, _ in find_amounts(text)] == amounts
+    r = read_catch(f"Answer:\n{text}", stock=10**6)
+    assert (r.value.amount, r.fell_back) == (amounts[0], False)

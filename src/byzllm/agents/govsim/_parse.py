@@ -9,7 +9,8 @@ order of preference,
    is invalid, whatever numbers its reasoning wrote before the label;
 2. without the label, the **last** number of the reply.
 
-The amount is in tons; a decimal is rounded down to whole tons (GovSim counts whole tons). The
+The amount is in tons; a decimal is rounded down to whole tons (GovSim counts whole tons); a
+minus sign touches its digits (``"-8"``), so a Markdown list item ``"- 8 tons"`` is 8. The
 action set is ``a ∈ [0, R_j]`` (the rogue-agents paper, §4.1), so a negative amount or one
 above the stock now in the lake is *invalid*, as is a reply with no number at all (``"lots"``)
 or an empty reply: the parser then returns the documented default, :data:`FALLBACK_CATCH` (0
@@ -52,9 +53,11 @@ MAX_AMOUNT_DIGITS = 9
 
 # A number: thousands groups first ("1,000" is a thousand, not 1.0: a catch far above the
 # stock read as one ton, unflagged), else digits with a decimal point or comma ("2,5").
-# The minus may be Unicode's (U+2212): "−5 tons" is negative, not 5.
+# The minus may be Unicode's (U+2212): "−5 tons" is negative, not 5. A sign touches its
+# digits: a dash and a space before a number is a Markdown list item ("- 8 tons each"), whose
+# amount is 8, not a negative catch.
 _NUMBER = re.compile(
-    r"(?<![\w.])([-\u2212]\s?)?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![\w])"
+    r"(?<![\w.])([-\u2212])?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![\w])"
 )
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 # Numbers an utterance writes that are not amounts of fish (§4.1 reads "mentions of resource

@@ -66,9 +66,9 @@ def expand_units(cfg: GovSimRunConfig, games: Sequence[GovSimGame] | None = None
 
 def catch_counts(result: GovSimResult) -> dict[str, dict[str, int]]:
     """Parse health of one game ({} when simulated): ``catch``, the catch decisions (a
-    fall-back: no readable amount after the re-prompts, so 0 tons), and ``utterance``, the
-    meeting replies, those held again after a reset included (a fall-back: an empty reply,
-    so the fisher said nothing)."""
+    fall-back: no valid amount after the re-prompts, that is none, a negative one or one
+    above the stock, so 0 tons), and ``utterance``, the meeting replies, those held again
+    after a reset included (a fall-back: an empty reply, so the fisher said nothing)."""
     if result.simulated:
         return {}
     counts = {
