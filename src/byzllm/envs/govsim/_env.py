@@ -200,7 +200,7 @@ class GovSimEnv:
         return record
 
     def count_turn(self) -> int:
-        """Count one harvest decision asked (also discarded ones); returns the new total."""
+        """Count one harvest decision shown (also discarded ones); returns the new total."""
         self.state.total_turns += 1
         return self.state.total_turns
 

@@ -6,8 +6,11 @@ shown to the optional intervener as a :class:`~byzllm.envs.TurnObservation`: rol
 ``"fisher"``, the decision's ``action`` (``{"kind": "catch", "tons": wish}``), and the
 distributions at the positions where the fisher wrote resource amounts (§4.1): its catch,
 then the amounts it mentioned at the last meeting. ``run_turn`` is the month (the clock the
-fishers see; a reset does not rewind it), ``turn`` the count of catch decisions asked so far,
-discarded ones included. Month 1 is not shown: there is no meeting before it to reset.
+fishers see; a reset does not rewind it), ``turn`` the count of catch decisions shown so far,
+those a reset or a resample discarded included. The decisions of the fishers after one whose
+decision brings a reset are never shown nor counted, nor their parse failures: asked at once
+for speed, they belong to a turn order the reset ended before it reached them. Month 1 is not
+shown: there is no meeting before it to reset.
 
 - ``"continue"`` for every fisher: the harvest is applied (irreversible).
 - ``"reset"`` (from any fisher): every wish of the month is discarded; the last meeting is
