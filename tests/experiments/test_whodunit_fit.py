@@ -297,6 +297,40 @@ def test_sim_compare_gives_a_rate_every_game_won_the_wilson_interval() -> None:
     assert found["Game-Length"].low == 5.0
 
 
+def test_sim_compare_gives_the_report_s_precision_of_a_run_with_repeats() -> None:
+    """Precision per run, then the mean over runs, as `whodunit report` prints it: run 0 wins
+    1 of its 2 accusations, run 1 2 of 3, so (1/2 + 2/3) / 2 = 7/12, not the pooled 3/5."""
+    from byzllm.experiments.whodunit import report_rows
+    from byzllm.experiments.whodunit.fit import _metric_intervals
+
+    outcomes = {
+        0: [(True, True), (False, True), (False, False)],
+        1: [(True, True), (True, True), (False, True)],
+    }
+    games = [
+        {
+            "game_id": f"g{i}",
+            "repeat": repeat,
+            "variant": "asym",
+            "agents": "simulated",
+            "n_suspects": 10,
+            "culprit": 1,
+            "success": won,
+            "accused": accused,
+            "total_turns": 4 + i,
+        }
+        for repeat, plays in outcomes.items()
+        for i, (won, accused) in enumerate(plays)
+    ]
+    found = _metric_intervals(games, resamples=200)
+    assert found["Precision"].value == pytest.approx(7 / 12)
+    assert found["Success-Rate"].value == pytest.approx((1 / 3 + 2 / 3) / 2)
+    assert found["Game-Length"].value == pytest.approx(5.0)
+    row = report_rows(games)[0]
+    assert found["Precision"].value == pytest.approx(row["precision"])
+    assert found["Success-Rate"].n == 3
+
+
 def test_a_false_answer_that_copies_the_last_one_leaves_the_signal_alone() -> None:
     """An Intel answer writing its last answer again may be a collapse (a copied reply with the
     copied confidence): it counts as a false message, not in the false answers' entropy."""

@@ -76,8 +76,9 @@ rate, not their cause. Recovery on simulated runs (``tests/experiments/test_whod
 
 :func:`compare_whodunit` replays every game of the run (the stored units: the same games and
 repeats) with simulated agents on the fitted parameters and returns Success-Rate, Precision and
-Game-Length (the rogue-agents paper, §4.1) of both, each with a percentile bootstrap interval
-over games (every repeat of a game resampled together).
+Game-Length (the rogue-agents paper, §4.1) of both, computed as ``byzllm whodunit report``
+computes them (each metric per run, then the mean over runs), each with a percentile bootstrap
+interval over games (every repeat of a game resampled together).
 """
 
 from __future__ import annotations
@@ -89,13 +90,9 @@ from pathlib import Path
 from statistics import fmean, median, stdev
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from byzllm.agents.whodunit import SimParams
 from byzllm.errors import InputError
-from byzllm.monitor.dataset import game_flag, game_success
-from byzllm.runs import Interval, Store, bootstrap_intervals, degenerate_rate_bounds
+from byzllm.runs import Interval, Store
 
 from .._fitting import (
     ComparisonRow,
@@ -107,10 +104,10 @@ from .._fitting import (
     run_name,
     sim_profile,
 )
-from .._order import natural_key
 from .._twin import replay_games
 from .experiment import work
 from .records import WhoDunitGameRecord, WhoDunitTurnRecord
+from .report import game_estimates
 
 __all__ = [
     "WHODUNIT_METRICS",
@@ -124,6 +121,9 @@ __all__ = [
 
 #: The metrics compared, in table order (the rogue-agents paper, §4.1).
 WHODUNIT_METRICS = ("Success-Rate", "Precision", "Game-Length")
+
+#: The keys of :data:`WHODUNIT_METRICS` in :func:`~.report.game_estimates`, in the same order.
+_REPORT_KEYS = ("success_rate", "precision", "game_length")
 
 #: Action kinds whose message states a fact the environment can check.
 FACT_KINDS = frozenset({"respond", "respond_broad", "share"})
@@ -542,31 +542,18 @@ def simulate_twin(
 
 
 def _metric_intervals(games: Sequence[Mapping[str, Any]], resamples: int) -> dict[str, Interval]:
-    """Bootstrap intervals of :data:`WHODUNIT_METRICS` over games (repeats kept together;
-    the games in the order of their ids, :func:`natural_key`, whatever the records' order)."""
-    ids = sorted({str(g["game_id"]) for g in games}, key=natural_key)
-    index = {game_id: k for k, game_id in enumerate(ids)}
-    sums = np.zeros((len(index), 4))  # plays, successes, accusations, turns
-    for g in games:
-        i = index[str(g["game_id"])]
-        sums[i] += (1, game_success(g), game_flag(g, "accused"), int(g["total_turns"]))
-
-    def stats(idx: npt.NDArray[np.intp]) -> dict[str, float | None]:
-        plays, wins, accused, turns = sums[idx].sum(axis=0)
-        return {
-            "Success-Rate": float(wins / plays),
-            "Precision": float(wins / accused) if accused > 0 else None,
-            "Game-Length": float(turns / plays),
-        }
-
-    found = bootstrap_intervals(len(index), stats, resamples=resamples)
-    # The rates of games all won (or all lost) get Wilson's bounds, as in every report.
-    units = {"Success-Rate": len(index), "Precision": int((sums[:, 2] > 0).sum())}
-    for name, n in units.items():
-        if name in found:
-            iv = found[name]
-            low, high = degenerate_rate_bounds(iv.value, iv.low, iv.high, n)
-            found[name] = Interval(iv.value, float(low), float(high), iv.n)
+    """:data:`WHODUNIT_METRICS` with their bootstrap intervals over games, as ``byzllm
+    whodunit report`` gives them (:func:`~.report.game_estimates`): each metric per run
+    (repeat), then the mean over runs; a game's repeats resampled together; the rates of
+    games all won (or all lost) get Wilson's bounds. A metric no run defines (Precision
+    without an accusation) is left out."""
+    n = len({str(g["game_id"]) for g in games})
+    estimates = game_estimates(games, resamples=resamples)
+    found: dict[str, Interval] = {}
+    for name, key in zip(WHODUNIT_METRICS, _REPORT_KEYS, strict=True):
+        point, low, high = estimates.get(key, (math.nan, math.nan, math.nan))
+        if math.isfinite(point):
+            found[name] = Interval(point, low, high, n)
     return found
 
 

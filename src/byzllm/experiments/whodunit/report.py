@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,9 +39,11 @@ def game_intervals(games: Sequence[dict[str, Any]]) -> dict[str, tuple[float, fl
     return {name: (low, high) for name, (_, low, high) in game_estimates(games).items()}
 
 
-def game_estimates(games: Sequence[dict[str, Any]]) -> dict[str, tuple[float, float, float]]:
-    """Success-Rate, Precision and Game-Length with their 95% bootstrap intervals over games:
-    ``(point, low, high)`` each.
+def game_estimates(
+    games: Sequence[Mapping[str, Any]], *, resamples: int = 2000
+) -> dict[str, tuple[float, float, float]]:
+    """Success-Rate, Precision and Game-Length with their 95% bootstrap intervals over games
+    (``resamples`` draws): ``(point, low, high)`` each.
 
     The statistic is the one the report prints (:func:`~byzllm.envs.whodunit.summarize_runs`):
     each metric per run (repeat), then the mean over runs; Precision is the success share
@@ -67,7 +69,7 @@ def game_estimates(games: Sequence[dict[str, Any]]) -> dict[str, tuple[float, fl
     if len(ids) == 1:
         low, high = point[0], point[0]
     else:
-        counts = resample_counts(len(ids))
+        counts = resample_counts(len(ids), resamples=resamples)
         with np.errstate(invalid="ignore", divide="ignore"):
             resampled = np.einsum("rg,gmk->rmk", counts, sums)
         low, high = percentile_bounds(_per_run_means(resampled))
