@@ -2,7 +2,8 @@
 
 Two mechanisms, one per kind of child (and :func:`usable_cores`, what a pool or a model
 server may size itself by; :func:`without_secrets` and :func:`secrets_hidden`, what a child
-that calls no model inherits of the environment; :func:`adopt_secrets`, what a worker keeps):
+that calls no model inherits of the environment; :func:`adopt_secrets`, what a worker keeps;
+:func:`release_workers`, what a process ending with ``os._exit`` does first):
 
 * :func:`die_with_parent` -- for a child started with :mod:`subprocess` (the llama.cpp server of
   ``byzllm serve``): pass it as ``preexec_fn`` and, on Linux, the kernel sends the child a
@@ -33,6 +34,7 @@ __all__ = [
     "die_with_parent",
     "exit_with_parent",
     "looks_secret",
+    "release_workers",
     "secrets_hidden",
     "secrets_of",
     "signal_name",
@@ -142,6 +144,38 @@ def exit_with_parent() -> None:
     threading.Thread(
         target=_watch, args=(sentinel,), name="byzllm-parent-watch", daemon=True
     ).start()
+
+
+def release_workers() -> None:
+    """For a process about to end with ``os._exit``, which skips multiprocessing's own exit:
+    SIGKILL its :mod:`multiprocessing` children still alive (a process pool's workers), then
+    unlink the named semaphores its multiprocessing objects made (the locks of the pools'
+    queues), as that exit does.
+
+    Each semaphore is registered with multiprocessing's resource tracker, a process that
+    outlives this one until its last worker is gone and warns at its end of every one still
+    registered ("There appear to be 5 leaked semaphore objects to clean up at shutdown"),
+    on the terminal after the command has ended. The workers go first: they would exit with
+    this process anyway (:func:`exit_with_parent`), but one still starting opens the
+    semaphores by name and, finding them gone, printed a traceback. Nothing waits here: a
+    semaphore that cannot be unlinked is left to the tracker, which unlinks it anyway."""
+    for child in multiprocessing.active_children():
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            child.kill()
+    util = sys.modules.get("multiprocessing.util")
+    synchronize = sys.modules.get("multiprocessing.synchronize")
+    if util is None or synchronize is None:
+        return  # no semaphore was made
+    cleanup = getattr(getattr(synchronize, "SemLock", None), "_cleanup", None)
+    registry = getattr(util, "_finalizer_registry", None)
+    if cleanup is None or not isinstance(registry, dict):
+        return
+    for finalizer in list(registry.values()):
+        # A semaphore's finalizer unlinks it and tells the tracker; it runs once (the exit's
+        # own run, had there been one, skips it).
+        if getattr(finalizer, "_callback", None) is cleanup:
+            with contextlib.suppress(Exception):
+                finalizer()
 
 
 def signal_name(number: int) -> str:

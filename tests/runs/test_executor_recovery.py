@@ -287,19 +287,40 @@ async def test_ray_keeps_the_runs_signal_handlers_and_the_works_exception(
 
 
 def test_a_broken_pools_leftover_workers_are_killed() -> None:
-    """A worker still waiting for work in a pool that broke would hold the pool's thread, and
-    the interpreter's exit, forever (a finished test session hung there): they are killed."""
+    """A worker left alive in a pool that broke holds the pool's thread, and the interpreter's
+    exit, forever (a finished test session hung there): closing the pool kills it. Python's
+    pool sends its workers SIGTERM when it breaks, and a stop sign once they are idle; a
+    worker it starts in that same moment misses both and waits for work forever. Here the
+    leftover is a busy worker that ignores SIGTERM.
+
+    The kill used to read the workers from the pool after its shutdown, which forgets them:
+    it killed nothing."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from byzllm.runs._executor import _kill_leftovers
+    from byzllm.runs._executor import _end_pool, _is_broken
 
-    pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(
+        max_workers=2,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=signal.signal,
+        initargs=(signal.SIGTERM, signal.SIG_IGN),
+    )
+    workers = []
     try:
-        assert pool.submit(os.getpid).result(timeout=60) > 0
+        assert all(f.result(timeout=60) > 0 for f in [pool.submit(os.getpid) for _ in range(2)])
         workers = list(pool._processes.values())
-        assert workers and all(w.is_alive() for w in workers)
-        _kill_leftovers(pool)
+        manager = pool._executor_manager_thread
+        assert len(workers) == 2 and manager is not None
+        for _ in workers:
+            pool.submit(time.sleep, 600)
+        time.sleep(0.5)  # (each idle worker takes one)
+        workers[0].kill()  # the pool breaks; the other worker, busy, outlives its SIGTERM
+        deadline = time.monotonic() + 30
+        while not _is_broken(pool) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _is_broken(pool)
+        _end_pool(pool)
         # The pool's own thread reaps its workers too: when it wins the race for a worker's
         # exit status, this thread's join and is_alive read "alive" until that thread has
         # stored it (seen under load), so wait for the status rather than read it once.
@@ -307,5 +328,10 @@ def test_a_broken_pools_leftover_workers_are_killed() -> None:
         while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not any(w.is_alive() for w in workers)
+        manager.join(timeout=30)
+        assert not manager.is_alive()  # what the interpreter's exit waits for
     finally:
+        for worker in workers:  # (the old code's leftover would hang this session's exit)
+            if worker.is_alive():
+                worker.kill()
         pool.shutdown(wait=False, cancel_futures=True)

@@ -414,6 +414,28 @@ def test_a_signal_while_an_interrupted_command_waits_at_exit_ends_it_quietly(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_second_signal_while_a_process_run_waits_at_exit_leaves_no_semaphores(
+    tmp_path: Path, sig: int
+) -> None:
+    """Ctrl-C (or SIGTERM) twice on a run in worker processes, the second while the
+    interpreter waits at exit for the pool's busy workers: exit 130 at once, and nothing more
+    on stderr. The semaphores of the pool's queues were left to multiprocessing's resource
+    tracker, which warned once the command had ended: "resource_tracker: There appear to be
+    5 leaked semaphore objects to clean up at shutdown"."""
+    run_dir, marker = tmp_path / "run", tmp_path / "ended"
+    cmd = [sys.executable, str(EXIT_WAIT_WORKER), str(run_dir), str(marker)]
+    returncode, _, err = _signalled_twice(cmd, run_dir, marker, sig)
+    stderr = err.decode()
+    assert returncode == 130, stderr
+    with Store.open(run_dir) as store:
+        done = store.counts()["done"]
+    assert stderr.splitlines() == [
+        f"interrupted: {done} of 20 units done, 0 failed; rerun the same command to resume"
+    ], stderr
+
+
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process groups in /proc")
 def test_a_terminals_ctrl_c_stops_a_process_run_as_one_to_the_run_alone(tmp_path: Path) -> None:

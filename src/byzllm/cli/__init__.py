@@ -45,16 +45,22 @@ def _end_quietly_on_signals(status: int) -> None:
     waiting for its busy workers). A second Ctrl-C there raised KeyboardInterrupt in that wait
     ("Exception ignored in: <module 'threading'>" and a traceback), and SIGTERM killed it
     (no exit code 130). Nothing is left to do: the run's stop stored what finished and the command
-    has printed its lines; worker processes exit with this one."""
+    has printed its lines. Its worker processes (which would exit with it anyway) are killed
+    and its process pools' semaphores unlinked first (:func:`~byzllm._process.release_workers`):
+    left to multiprocessing's resource tracker, those came back as a warning about leaked
+    semaphore objects once the command had ended."""
     import contextlib
     import os
     import signal
     import threading
 
+    from byzllm._process import release_workers
+
     def end(signum: int, frame: object) -> None:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # (a closed pipe: nothing more to say)
                 stream.flush()
+        release_workers()
         os._exit(status)
 
     if threading.current_thread() is threading.main_thread():

@@ -39,6 +39,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.process import BaseProcess
 from typing import Any, cast
 
 from byzllm._process import (
@@ -435,12 +436,19 @@ def _is_broken(pool: ProcessPoolExecutor) -> bool:
     return bool(getattr(pool, "_broken", True))
 
 
-def _kill_leftovers(pool: ProcessPoolExecutor) -> None:
-    """SIGKILL every worker of a broken ``pool`` still alive. Python's pool terminates its
-    workers when it breaks, but a worker it starts for a unit submitted in the same moment
-    can miss that and wait for work forever; the pool's thread then waits for it, and so does
-    this interpreter's exit (a finished test session hung there)."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+def _workers_of(pool: ProcessPoolExecutor) -> list[BaseProcess]:
+    """The worker processes ``pool`` started; read them before its ``shutdown``, which
+    forgets them (``_processes`` becomes ``None``) while its thread may still wait for them."""
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def _kill_leftovers(workers: list[BaseProcess]) -> None:
+    """SIGKILL every one of a broken pool's ``workers`` (:func:`_workers_of`) still alive.
+    Python's pool terminates its workers when it breaks, but a worker it starts for a unit
+    submitted in the same moment can miss that and wait for work forever; the pool's thread
+    then waits for it, and so does this interpreter's exit (the end of a run, or of a test
+    session, hung there)."""
+    for process in workers:
         with contextlib.suppress(OSError, ValueError, AttributeError):
             if process.is_alive():
                 process.kill()
@@ -448,20 +456,21 @@ def _kill_leftovers(pool: ProcessPoolExecutor) -> None:
 
 def _end_pool(pool: ProcessPoolExecutor) -> None:
     """Shut ``pool`` down without waiting; a broken one's leftover workers are killed."""
+    workers = _workers_of(pool)
     pool.shutdown(wait=False, cancel_futures=True)
     if _is_broken(pool):
-        _kill_leftovers(pool)
+        _kill_leftovers(workers)
 
 
 async def _how_its_worker_died(pool: ProcessPoolExecutor) -> str:
     """How the worker of a broken one-worker ``pool`` ended: ``killed by SIGKILL``, ``exit
     code 3``. Read once the pool's own thread has reaped it (reading it here as well raced
     that thread for the exit status)."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
+    processes = _workers_of(pool)
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(10):
             await asyncio.to_thread(pool.shutdown, wait=True)
-    _kill_leftovers(pool)
+    _kill_leftovers(processes)
     codes = [process.exitcode for process in processes]
     if len(codes) != 1 or codes[0] is None:
         return "exit status unknown"
