@@ -66,6 +66,30 @@ def test_overlapping_splits_are_refused() -> None:
         check_disjoint(CodeSplits(train=problems[:2] * 2, validation=[], test=[]))
 
 
+def test_a_problem_listed_under_two_ids_stays_in_one_split() -> None:
+    # The same prompt under a second id (a file merged from two sources) was split like two
+    # problems: with seed 1 one copy trained the monitors and the other tested them.
+    problems = _problems(20)
+    copy = problems[3].model_copy(update={"id": "Other/3", "prompt": "  " + problems[3].prompt})
+    with_copy = [*problems, copy]
+    for seed in range(12):
+        splits = codegen_splits(with_copy, seed=seed)
+        holding = [s for s in ("train", "validation", "test") if copy.id in _ids(splits.get(s))]
+        assert holding and problems[3] in splits.get(holding[0])
+        assert _ids(splits.train) | _ids(splits.validation) | _ids(splits.test) == _ids(with_copy)
+    # Without copies the splits are what they were.
+    plain = codegen_splits(problems, seed=1)
+    assert [p.id for p in plain.test] == [f"Tiny/{k}" for k in (0, 5, 9, 11, 17, 19)]
+    assert [p.id for p in plain.validation] == [f"Tiny/{k}" for k in (2, 4, 8, 18)]
+
+
+def test_splits_sharing_a_prompt_under_two_ids_are_refused() -> None:
+    problems = _problems(4)
+    copy = problems[0].model_copy(update={"id": "Other/0"})
+    with pytest.raises(InputError, match=r"train and test splits share 1 .*Tiny/0 \(the prompt"):
+        check_disjoint(CodeSplits(train=problems[:2], validation=problems[2:], test=[copy]))
+
+
 def test_without_held_out_test_all_problems_train_or_validate() -> None:
     splits = codegen_splits(_problems(164), seed=0, test_fraction=0.0)
     assert (len(splits.train), len(splits.validation), len(splits.test)) == (115, 49, 0)

@@ -240,6 +240,7 @@ def report(
             INTERVAL_NOTE,
             gain_line,
             gain_rows,
+            not_hidden,
             problem_rows,
             short_of_asked,
             table1_rows,
@@ -263,6 +264,7 @@ def report(
         gains = gain_rows(rows)
         per_problem = problem_rows(rows)
         short = short_of_asked(table, n_test)
+        warnings = [*not_hidden(rows), *([short] if short is not None else [])]
         # Per stage (code, ratings, judge, tests), with the warning of every report. A
         # simulated role's "unreadable" replies are drawn (no_code_rate), not model output:
         # they are not parse health (the table's column still counts them).
@@ -289,12 +291,13 @@ def report(
                     "parse_health": health.to_json(),
                     "request_health": requests.to_json(),
                     "n_test": n_test,
+                    "warnings": warnings,
                 }
             )
             common.show_parse_health(health, json_output=True)
             common.show_request_health(requests, json_output=True)
-            if short is not None:
-                typer.echo(short, err=True)
+            for line in warnings:
+                typer.echo(line, err=True)
             return
         pretty = [
             {
@@ -319,8 +322,8 @@ def report(
             )
         common.show_parse_health(health, json_output=False)
         common.show_request_health(requests, json_output=False)
-        if short is not None:
-            typer.echo(short, err=True)
+        for line in warnings:
+            typer.echo(line, err=True)
 
 
 def _print_transcript(rows: list[dict[str, Any]], problem: str, *, json_output: bool) -> None:

@@ -115,6 +115,16 @@ def test_faulty_judge_contradicts_the_evidence_and_is_less_sure() -> None:
     assert max(_top(faulty, "k")) < min(_top(clean, "k"))
 
 
+def test_a_faulty_judge_picks_a_solution_it_calls_correct_against_the_evidence() -> None:
+    # The pick follows the turn's own verdicts: a faulty turn names as best one of the
+    # solutions it calls CORRECT, which are those failing the examples (VISIBLE: 2 and 4).
+    faulty = SimulatedJudge(CodeGenSimParams(judge_error_rate=1.0))
+    for key in ("a", "b", "c", "d", "e", "f"):
+        feedback = asyncio.run(faulty.review(_view(key)))
+        assert feedback.pick in (2, 4)
+        assert feedback.pick is not None and feedback.verdicts[feedback.pick - 1] is True
+
+
 def test_verdict_noise_flips_verdicts_against_the_evidence() -> None:
     noisy = SimulatedJudge(CodeGenSimParams(judge_error_rate=0.0, verdict_noise=1.0))
     assert asyncio.run(noisy.review(_view())).verdicts == [False, True, False, True]

@@ -31,9 +31,10 @@ see the solutions. Its *evidence* on a solution is "passes every example" (a cra
 example: it does not); with no example to go by it believes a solution correct with
 probability ``unseen_correct_rate``. A turn is *faulty* with probability ``judge_error_rate``
 (a rogue judgement, the communication failure the paper monitors, §4.1): every verdict
-contradicts the evidence and the pick is a solution it calls wrong when there is one. A clean
-turn's verdict follows the evidence except with probability ``verdict_noise`` and its pick is
-a solution it calls correct. The judge's *reported* distributions at its decision positions
+contradicts the evidence and the pick is one of the solutions it calls correct, which its
+evidence says are wrong (any solution when it calls none correct). A clean turn's verdict
+follows the evidence except with probability ``verdict_noise`` and its pick is a solution it
+calls correct. The judge's *reported* distributions at its decision positions
 (each verdict word, the pick) put ``verdict_confidence`` (jittered) on the written token in a
 clean turn and ``verdict_confidence + fault_signal * (faulty_confidence - verdict_confidence)``
 in a faulty one: at ``fault_signal = 0`` a faulty judgement reports what a clean one would, and

@@ -282,6 +282,7 @@ async def work(payload: dict[str, Any]) -> list[Record]:
             repeat=repeat,
             hidden_status=result.hidden.status,
             hidden_detail=result.hidden.detail,
+            hidden_from=problem.hidden_from,
             triggers=[t.model_dump() for t in triggers],
             scoring_errors=scoring_error_count(intervener),
             agents=cfg.agents,

@@ -16,10 +16,13 @@ class CodeGenProblemRecord(Record):
     """One problem played once under one condition: Pass@1, interventions, the transcript.
 
     ``passed`` is the final answer's result on the hidden tests; ``hidden_detail`` says why it
-    failed (the failing assertion, a timeout, ...). ``simulated`` is true when any role was
-    simulated, ``simulated_execution`` when the outcome was simulated rather than run in the
-    sandbox. ``parse``: per stage (``code``, ``ratings``, ``judge``, ``tests``) the replies
-    read and the fall-backs; ``run_failures``: runs that did not finish.
+    failed (the failing assertion, a timeout, ...). ``hidden_from`` says what those tests were
+    (:attr:`~byzllm.tasks.CodeProblem.hidden_from`): ``hidden``, or for a LiveCodeBench
+    problem whose private cases did not read, ``public`` (its public cases, which its
+    statement shows every role) or ``none`` (no test: counted as failed). ``simulated`` is
+    true when any role was simulated, ``simulated_execution`` when the outcome was simulated
+    rather than run in the sandbox. ``parse``: per stage (``code``, ``ratings``, ``judge``,
+    ``tests``) the replies read and the fall-backs; ``run_failures``: runs that did not finish.
     """
 
     kind: ClassVar[str] = "codegen_problem"
@@ -32,6 +35,7 @@ class CodeGenProblemRecord(Record):
     passed: bool
     hidden_status: str
     hidden_detail: str
+    hidden_from: str = "hidden"  # records written before it was recorded: hidden tests
     final_seat: int | None
     final_rule: str  # "tests" or "vote" as configured; "only" where one solution was left
     final_code: str

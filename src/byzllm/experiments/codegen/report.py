@@ -31,6 +31,7 @@ __all__ = [
     "INTERVAL_NOTE",
     "gain_line",
     "gain_rows",
+    "not_hidden",
     "paired_gain",
     "problem_rows",
     "short_of_asked",
@@ -133,6 +134,34 @@ def table1_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def not_hidden(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """A ``warning:`` line per source whose test problems were not all judged on hidden tests:
+    a LiveCodeBench file whose private cases did not read (the official release's compressed
+    pickles, never unpickled) tests a problem on its public cases, the examples its statement
+    shows every role, or, without any case, counts it as failed. The Pass@1 of such a run is
+    not the benchmark's, and the table alone does not show it."""
+    kinds: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for r in test_only(rows):
+        kinds[str(r["source"])][str(r.get("hidden_from", "hidden"))].add(str(r["problem_id"]))
+    lines = []
+    for source, found in sorted(kinds.items()):
+        total = len(set().union(*found.values()))
+        public, none = len(found.get("public", ())), len(found.get("none", ()))
+        if public:
+            lines.append(
+                f"warning: {source}: {public} of {total} test problems were tested on their "
+                "public cases only, which their statements show the coders, the judge and the "
+                "tester: their private cases did not read (decompress private_test_cases to "
+                "JSON, docs/codegen.md)"
+            )
+        if none:
+            lines.append(
+                f"warning: {source}: {none} of {total} test problems have no test case at all "
+                "and count as failed"
+            )
+    return lines
 
 
 def short_of_asked(table: Sequence[dict[str, Any]], n_test: int | None) -> str | None:

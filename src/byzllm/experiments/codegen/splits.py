@@ -9,8 +9,11 @@ and validation, the paper's 70-30. With the defaults, HumanEval's 164 problems g
 all of HumanEval is split 70-30, as in the paper.
 
 One shuffle with ``random.Random(seed)`` decides every split; each split keeps file order.
-:func:`check_disjoint` refuses splits that share a problem; :func:`codegen_splits` checks its
-own result.
+The same problem listed twice under two ids (a file merged from two sources) is one problem:
+its copies go to the split of the copy the shuffle puts first, so a monitor is never tested on
+a problem it was fitted on under another name. Problems are the same when their prompts are,
+blanks aside (:func:`problem_text`). :func:`check_disjoint` refuses splits that share a
+problem, by id or by prompt; :func:`codegen_splits` checks its own result.
 """
 
 from __future__ import annotations
@@ -21,11 +24,18 @@ from collections.abc import Sequence
 from byzllm.errors import InputError
 from byzllm.tasks import CodeProblem, CodeSplits
 
-__all__ = ["check_disjoint", "codegen_splits"]
+__all__ = ["check_disjoint", "codegen_splits", "problem_text"]
+
+
+def problem_text(problem: CodeProblem) -> str:
+    """What makes two problems the same problem: the prompt every role reads, its blanks
+    collapsed (a copy re-indented or re-wrapped is still the same problem)."""
+    return " ".join(problem.prompt.split())
 
 
 def check_disjoint(splits: CodeSplits) -> None:
-    """Raise :class:`~byzllm.errors.InputError` when two splits share a problem id."""
+    """Raise :class:`~byzllm.errors.InputError` when two splits share a problem: the same id,
+    or the same prompt under two ids (:func:`problem_text`)."""
     names = ("train", "validation", "test")
     ids = {name: [p.id for p in splits.get(name)] for name in names}
     for name in names:
@@ -34,6 +44,12 @@ def check_disjoint(splits: CodeSplits) -> None:
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             shared = sorted(set(ids[a]) & set(ids[b]))
+            texts = {problem_text(p): p.id for p in splits.get(b)}
+            shared += sorted(
+                f"{p.id} (the prompt of {texts[problem_text(p)]})"
+                for p in splits.get(a)
+                if p.id not in ids[b] and problem_text(p) in texts
+            )
             if shared:
                 more = f" and {len(shared) - 3} more" if len(shared) > 3 else ""
                 raise InputError(
@@ -57,12 +73,17 @@ def codegen_splits(
     order = list(range(len(problems)))
     random.Random(seed).shuffle(order)
     n_test = round(test_fraction * len(problems))
-    rest = order[n_test:]
-    cut = round(train_fraction * len(rest))
+    cut = n_test + round(train_fraction * (len(problems) - n_test))
+    # The split of each position in the shuffled order; a copy of a problem already placed
+    # (the same prompt under another id) joins its first copy's split.
+    placed: dict[str, str] = {}
+    members: dict[str, list[int]] = {"train": [], "validation": [], "test": []}
+    for position, i in enumerate(order):
+        split = "test" if position < n_test else "train" if position < cut else "validation"
+        split = placed.setdefault(problem_text(problems[i]), split)
+        members[split].append(i)
     splits = CodeSplits(
-        train=[problems[i] for i in sorted(rest[:cut])],
-        validation=[problems[i] for i in sorted(rest[cut:])],
-        test=[problems[i] for i in sorted(order[:n_test])],
+        **{name: [problems[i] for i in sorted(kept)] for name, kept in members.items()}
     )
     check_disjoint(splits)
     return splits
