@@ -153,7 +153,9 @@ def test_garbage_and_adversarial_replies_never_raise(text: str) -> None:
     value = parsed.value
     assert parsed.fell_back == (not value.cases) and len(value.cases) <= MAX_TESTS
     assert all(len(c.input) <= MAX_CASE_CHARS + 1 for c in value.cases)
-    assert all(c.input.endswith("\n") and c.testtype == "stdin" for c in value.cases)
+    # A program reads whole lines: an input ends with a newline, unless it is empty (no input).
+    assert all(c.input == "" or c.input.endswith("\n") for c in value.cases)
+    assert all(c.testtype == "stdin" for c in value.cases)
     outputs = [c.output.splitlines() for c in value.cases]
     for a, b in value.spans:
         assert 0 <= a < b <= len(text)
@@ -212,3 +214,9 @@ def test_the_simulated_tester_writes_cases_from_the_samples() -> None:
     plain = _view(doc, stdin=False).model_copy(update={"entry_point": "add"})
     asserts = asyncio.run(SimulatedTester(clean).write_tests(plain))
     assert asserts.tests == ["assert add(1, 2) == 3"] and asserts.cases == []
+
+
+def test_an_empty_input_block_is_no_input_not_an_empty_line() -> None:
+    parsed = read_stdin_tests("Input:\n```\n```\nExpected output:\n```\n42\n```")
+    assert not parsed.fell_back
+    assert [(c.input, c.output) for c in parsed.value.cases] == [("", "42")]
