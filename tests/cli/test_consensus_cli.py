@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -203,7 +205,6 @@ def test_report_names_the_units_that_failed(tmp_path: Path) -> None:
     """A unit that failed leaves its configuration's row over fewer questions than the
     others: the report says which configuration, and how many units, in both modes."""
     import asyncio
-    from typing import Any
 
     from byzllm.experiments.consensus.config import ConsensusConfig
     from byzllm.experiments.consensus.experiment import consensus_unit, expand_units
@@ -240,3 +241,32 @@ def test_report_names_the_units_that_failed(tmp_path: Path) -> None:
     asyncio.run(run_units(done, expand_units(cfg), consensus_unit, config=cfg, progress=False))
     clean = RUNNER.invoke(app, ["consensus", "report", str(done), "--json"])
     assert json.loads(clean.stdout)["unfinished"] == {}
+
+
+def test_plots_of_a_partly_simulated_run_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The accuracy plots carry the run's label, as its tables and CSV do: a run with the
+    strong agents on a model printed "(partly simulated)" in the tables and titled its plots
+    "(simulated)"."""
+    import byzllm.runs.reports as reports
+    from byzllm.cli.consensus import _write_outputs
+    from byzllm.experiments.consensus.config import ConsensusConfig
+    from byzllm.experiments.consensus.experiment import run_in_memory
+    from byzllm.experiments.consensus.report import results_label, summarize
+
+    titles: list[str | None] = []
+    plot = reports.line_plot
+
+    def spy(path: Path, series: Any, **options: Any) -> Path:
+        titles.append(reports.simulated_title(options.get("title"), options["simulated"]))
+        return plot(path, series, **options)
+
+    monkeypatch.setattr(reports, "line_plot", spy)
+    config = ConsensusConfig.model_validate(
+        {"protocols": ["sac"], "topologies": ["merg"], "T": [1], "dataset": {"n": 2}}
+    )
+    summary = summarize(run_in_memory(config))
+    label = results_label(True, {"strong": "openai/gpt-4o-mini"})
+    _write_outputs(tmp_path, summary, None, label)
+    assert titles == ["sac on merg (4s2w1b-replay) (partly simulated)"]

@@ -337,3 +337,31 @@ def test_wmsr_mean_is_the_exact_mean_rounded_once(values: list[float]) -> None:
     from byzllm.protocols.wmsr import _exact_mean
 
     assert _exact_mean(values) == float(sum(map(Fraction, values)) / len(values))
+
+
+async def test_cpwbft_never_refines_and_the_config_says_so() -> None:
+    """CP-WBFT adopts the answer of the best-rated group by rule: no agent is asked to refine,
+    so the prompt style ``refining`` does nothing there (its description said it applied to
+    CP-WBFT)."""
+    from byzllm.experiments.consensus.config import AgentBackend
+
+    refined: list[str] = []
+
+    class Counting(SimulatedAgent):
+        async def refine(
+            self,
+            task: Task,
+            own: Response,
+            retained: Sequence[ScoredResponse],
+            f: int,
+            ctx: CallContext | None = None,
+        ) -> Response:
+            refined.append(self.name)
+            return await super().refine(task, own, retained, f, ctx)
+
+    agents: list[ConsensusAgent] = [Counting(f"s{k}", STRONG_PROFILE) for k in range(3)]
+    agents.append(make_adversary("confident-wrong", "b0"))
+    await run_question(CPWBFT(), Network(nx.complete_graph(4), agents), TASK, T=3)
+    assert refined == []
+    description = AgentBackend.model_fields["refining"].description or ""
+    assert "SAC" in description and "CP-WBFT" not in description

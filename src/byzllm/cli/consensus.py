@@ -336,7 +336,9 @@ def _write_outputs(
                 title=f"{meta['protocol']} on {meta['topology']} ({meta['composition']})",
                 xlabel="round",
                 ylabel="accuracy (%)",
-                simulated=meta["simulated"],
+                # The run's label, as its tables and CSV say it: a run with some groups on a
+                # model is "partly simulated", not "simulated".
+                simulated=label if meta["simulated"] else False,
                 ylim=(0, 100),
             )
         )

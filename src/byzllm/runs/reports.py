@@ -312,10 +312,13 @@ def line_plot(
     xlabel: str = "",
     ylabel: str = "",
     errors: Mapping[str, Sequence[float]] | None = None,
-    simulated: bool = False,
+    simulated: bool | str = False,
     ylim: tuple[float, float] | None = None,
 ) -> Path:
-    """A PNG line plot: one line per series name, ``(xs, ys)``; optional error bars."""
+    """A PNG line plot: one line per series name, ``(xs, ys)``; optional error bars.
+
+    ``simulated`` as :func:`simulated_title` takes it: the label of a partly simulated run
+    (:func:`partly_simulated_note`) titles the plot ``(partly simulated)``."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.4, 4.0))

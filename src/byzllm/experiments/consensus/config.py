@@ -282,9 +282,10 @@ class AgentBackend(ModelConfig):
     )
     refining: Literal["paper", "worked"] = Field(
         default="paper",
-        description="how LLM agents refine (SAC, CP-WBFT) and update (debate): 'paper' (the "
-        "SAC paper's B.2 prompt, final answer only) or 'worked' (own worked solution shown, "
-        "the check written out before the final line; for small models)",
+        # CP-WBFT adopts the best-rated answer by rule: it never asks an agent to refine.
+        description="how LLM agents refine (SAC) and update (debate): 'paper' (the SAC "
+        "paper's B.2 prompt, final answer only) or 'worked' (own worked solution shown, the "
+        "check written out before the final line; for small models)",
     )
 
     @field_validator("profile")

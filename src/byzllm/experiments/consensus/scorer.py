@@ -7,7 +7,9 @@ outscores a wrong one (ties count half; 0.5 = no signal, 1 = perfect). It is com
 group of scorers (``strong``, ``weak``) from the traces, over every (scorer, scored
 neighbour, round) pair, the label being whether the neighbour's answer at that round is
 correct. CP-WBFT's self-reported confidences get the same measure against the agent's own
-correctness (``confidence``). The interval is a percentile bootstrap over questions.
+correctness (``confidence``). The interval is a percentile bootstrap over questions; a
+question run under several seeds is one unit, its runs resampled together, as the report's
+other intervals resample it (:func:`~byzllm.experiments.consensus.report.count_intervals`).
 """
 
 from __future__ import annotations
@@ -62,11 +64,24 @@ def _pairs(trace: QuestionTrace) -> dict[str, list[tuple[float, bool]]]:
     return out
 
 
+def _by_question(traces: Sequence[QuestionTrace]) -> list[dict[str, list[tuple[float, bool]]]]:
+    """The :func:`_pairs` of ``traces``, those of one question (its task id: the same question
+    under several seeds) put together, in the order the questions first appear."""
+    merged: dict[str, dict[str, list[tuple[float, bool]]]] = {}
+    for trace in traces:
+        question = merged.setdefault(trace.task_id, {})
+        for group, pairs in _pairs(trace).items():
+            question.setdefault(group, []).extend(pairs)
+    return list(merged.values())
+
+
 def scorer_auc(traces: Sequence[QuestionTrace], seed: int = 0) -> dict[str, dict[str, Any]]:
     """``{group: {auc, low, high, pairs, questions}}`` for every group that scored (and
     ``confidence`` where confidences were reported); groups whose pairs hold only right or
-    only wrong responses have ``auc`` ``None``."""
-    per_question = [_pairs(t) for t in traces]
+    only wrong responses have ``auc`` ``None``. ``questions`` counts distinct questions: the
+    runs of one question under several seeds share its difficulty, so they are one unit of
+    the bootstrap (resampled one by one, k seeds gave an interval about √k too narrow)."""
+    per_question = _by_question(traces)
     groups = sorted({g for q in per_question for g in q if g != "byzantine"})
     rng = np.random.default_rng(seed)
     out: dict[str, dict[str, Any]] = {}
