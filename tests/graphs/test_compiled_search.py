@@ -103,3 +103,51 @@ def test_without_numba_the_python_search_runs(monkeypatch: pytest.MonkeyPatch) -
     res = r_robustness(G, method="search")
     assert res.exact and res.method == "search"
     assert res.r == r_robustness(G, method="dp").r
+
+
+def _threads_at_once(monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
+    """Every compiled search goes to threads after its first look at the clock, in slices
+    of a few nodes, so that jobs pause, resume and finish out of order."""
+    monkeypatch.setattr(closed_sets, "_SERIAL_SLICES", 0)
+    monkeypatch.setattr(closed_sets, "_SLICE", 23)
+    monkeypatch.setattr(closed_sets, "search_threads", lambda: threads)
+
+
+@needs_numba
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threaded_search_returns_the_pair_of_the_one_thread_search(
+    monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    # The earliest seed with a pair wins, whichever thread finds its pair first: the same
+    # pair as the pure-Python search, with and without completions and exempt nodes.
+    _threads_at_once(monkeypatch, threads)
+    rng = random.Random(64)
+    for case in range(40):
+        n = rng.randint(2, 40)
+        G = nx.gnp_random_graph(
+            n, rng.choice([0.15, 0.3, 0.5, 0.7]), seed=500 + case, directed=case % 4 == 0
+        )
+        view = graph_view(G)
+        free = 1 << rng.randrange(n) if case % 3 == 0 else 0
+        for k in range(n // 2 + 1):
+            for completions in (True, False):
+                expected = find_closed_pair(
+                    view, k, compiled=False, completions=completions, free=free
+                )
+                found = find_closed_pair(view, k, compiled=True, completions=completions, free=free)
+                assert found == expected, (case, k, completions)
+
+
+@needs_numba
+def test_threaded_search_stops_at_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    _threads_at_once(monkeypatch, 2)
+    view = graph_view(nx.gnp_random_graph(56, 0.5, seed=56001))
+    started = time.perf_counter()
+    with pytest.raises(SearchTimeout):
+        find_closed_pair(view, 13, started + 0.2, completions=False)
+    assert time.perf_counter() - started < 5
+
+
+@needs_numba
+def test_search_threads_is_at_least_one() -> None:
+    assert 1 <= closed_sets.search_threads() <= closed_sets._MAX_THREADS

@@ -36,7 +36,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
+import threading
 import time
+from typing import Any
 
 from ._core import GraphView
 
@@ -532,21 +535,31 @@ def _find_compiled(
     completion_limit: int,
     swaps: list[_Swap],
 ) -> tuple[int, int] | None:
-    """:class:`_PairSearch` over all seeds, compiled; same nodes visited, same answer."""
+    """:class:`_PairSearch` over all seeds, compiled; same nodes visited, same answer.
+
+    A search still running after :data:`_SERIAL_SLICES` slices goes on in
+    :func:`search_threads` threads, one seed pair at a time each (:func:`_find_threaded`).
+    """
     import numpy as np  # here, not at the top: the pure-Python search needs no numpy
 
     from . import _closed_sets_jit as jit
 
+    n = work.n
     in_masks = np.array(work.in_masks, dtype=np.uint64)
     out_masks = np.array(work.out_masks, dtype=np.uint64)
     need = np.array([max(0, m.bit_count() - k) for m in work.in_masks], dtype=np.int64)
-    stack, cursor, found = jit.new_state(work.n)
+    stack, cursor, found = jit.new_state(n)
     symmetry = np.array(swaps, dtype=np.int64).reshape(len(swaps), 4)
+    threads = search_threads()
+    slices = 0
     while True:
         # Before each slice, the first included: a search that ends within one slice never
         # looked at the clock, so a caller running thousands of short searches ran many
         # times past its deadline. The Python search looks before its first seed too.
         _check_deadline(deadline)
+        if threads > 1 and slices >= _SERIAL_SLICES:
+            args = (in_masks, out_masks, need, k, completion_limit, np.uint64(free), symmetry)
+            return _find_threaded(args, stack, cursor, free, deadline, threads)
         code = jit.search(
             in_masks,
             out_masks,
@@ -559,11 +572,131 @@ def _find_compiled(
             completion_limit,
             np.uint64(free),
             symmetry,
+            n * n,
         )
+        slices += 1
         if code == jit.FOUND:
             return int(found[0]), int(found[1])
         if code == jit.EXHAUSTED:
             return None
+
+
+#: Slices a compiled search runs on one thread before it spreads over several: most searches
+#: (the (r,s) probes run thousands) end within them and never pay for threads.
+_SERIAL_SLICES = 10
+
+
+@functools.cache
+def search_threads() -> int:
+    """Threads a long compiled closed-pair search uses: the CPUs this process may run on."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, _MAX_THREADS))
+
+
+#: At most this many threads, whatever the CPU count.
+_MAX_THREADS = 8
+
+
+def _find_threaded(
+    args: tuple[Any, ...],
+    stack: Any,
+    cursor: Any,
+    free: int,
+    deadline: float | None,
+    threads: int,
+) -> tuple[int, int] | None:
+    """The rest of a paused compiled search, its seed pairs spread over ``threads`` threads.
+
+    Jobs are the seed pair in progress (the paused stack) and then every later seed pair
+    ``(v, w)`` in the search's order; threads take them in that order. A thread that finds a
+    pair records it, and jobs after the earliest pair found are dropped; every job before it
+    runs to its end, so the pair returned is the one the search on one thread returns (the
+    first pair of the first seed that has one). The same search nodes are visited when no
+    pair exists; when one does, later seeds may have been searched in part.
+    """
+    import numpy as np
+
+    from . import _closed_sets_jit as jit
+
+    in_masks, out_masks, need, k, completion_limit, free_mask, symmetry = args
+    n = in_masks.shape[0]
+    v0, w0 = int(cursor[0]), int(cursor[1])
+    # Job: (stack, cursor, stop). First the seed in progress: it stops before the cursor's seed.
+    jobs: list[tuple[Any, Any, int]] = [(stack.copy(), cursor.copy(), v0 * n + w0)]
+    for v in range(v0, n):
+        if free >> v & 1:
+            continue
+        for w in range(max(w0, v + 1) if v == v0 else v + 1, n):
+            if not free >> w & 1:
+                jobs.append((None, np.array([v, w, 0, 0], dtype=np.int64), v * n + w + 1))
+    lock = threading.Lock()
+    next_job = [0]
+    best: list[tuple[int, int, int]] = []  # (job, S1, S2) of the earliest pair found
+    done = [False] * len(jobs)
+    failures: list[BaseException] = []
+
+    def ahead(job: int) -> bool:
+        """Whether a pair was found in an earlier job (this one can be dropped)."""
+        return bool(best) and best[0][0] < job
+
+    def work() -> None:
+        own_stack, _, found = jit.new_state(n)
+        try:
+            while True:
+                with lock:
+                    job = next_job[0]
+                    if job >= len(jobs) or ahead(job):
+                        return
+                    next_job[0] += 1
+                start, job_cursor, stop = jobs[job]
+                job_stack = own_stack if start is None else start
+                while True:
+                    if deadline is not None and time.perf_counter() > deadline:
+                        return
+                    if ahead(job):
+                        break
+                    code = jit.search(
+                        in_masks,
+                        out_masks,
+                        need,
+                        k,
+                        job_stack,
+                        job_cursor,
+                        found,
+                        _SLICE,
+                        completion_limit,
+                        free_mask,
+                        symmetry,
+                        stop,
+                    )
+                    if code == jit.PAUSED:
+                        continue
+                    with lock:
+                        done[job] = True
+                        if code == jit.FOUND and not (best and best[0][0] < job):
+                            best[:] = [(job, int(found[0]), int(found[1]))]
+                    break
+        except BaseException as error:  # re-raised by the caller's thread
+            with lock:
+                failures.append(error)
+                next_job[0] = len(jobs)
+
+    workers = [threading.Thread(target=work, daemon=True) for _ in range(threads)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    if failures:
+        raise failures[0]
+    last = best[0][0] if best else len(jobs)
+    if not all(done[:last]):
+        raise SearchTimeout
+    if best:
+        return best[0][1], best[0][2]
+    return None
 
 
 def _find_python(

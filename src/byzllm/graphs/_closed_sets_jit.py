@@ -202,7 +202,7 @@ def _push(stack: Any, top: int, in1: Any, in2: Any, p1: Any, p2: Any) -> int:
     return top + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def search(
     in_masks: npt.NDArray[np.uint64],
     out_masks: npt.NDArray[np.uint64],
@@ -215,6 +215,7 @@ def search(
     completion_limit: int,
     free: np.uint64,
     symmetry: npt.NDArray[np.int64],
+    stop: int,
 ) -> int:
     """Run the search for at most ``budget`` nodes from the state in ``stack``/``cursor``.
 
@@ -224,6 +225,11 @@ def search(
     constraint (their in-masks must be empty); they are never seeds. ``symmetry``: one row
     ``(a, b, c, d)`` per automorphism of ``_closed_sets.symmetries``, whose lex-leader
     constraints prune (``_closed_sets._breaks_symmetry``).
+
+    Seed pairs ``(v, w)`` are numbered ``v·n + w``; the search takes no seed numbered ``stop``
+    or more (returns :data:`EXHAUSTED` there, the cursor on that seed): ``n²`` searches them
+    all, a cursor on ``(v, w)`` with ``stop = v·n + w + 1`` that one seed alone. Runs without
+    the GIL, so threads can search different seeds at once.
     """
     n = in_masks.shape[0]
     slack1 = np.zeros(n, dtype=np.int64)
@@ -260,6 +266,8 @@ def search(
                     v += 1
                     w = v
                     continue
+                if v * n + w >= stop:
+                    break
                 ww = w
                 w += 1
                 if (free >> _U64(ww)) & _ONE:
