@@ -654,7 +654,7 @@ def _find_threaded(
                 start, job_cursor, stop = jobs[job]
                 job_stack = own_stack if start is None else start
                 while True:
-                    if deadline is not None and time.perf_counter() > deadline:
+                    if cancelled or (deadline is not None and time.perf_counter() > deadline):
                         return
                     if ahead(job):
                         break
@@ -684,11 +684,17 @@ def _find_threaded(
                 failures.append(error)
                 next_job[0] = len(jobs)
 
+    cancelled = False
     workers = [threading.Thread(target=work, daemon=True) for _ in range(threads)]
     for thread in workers:
         thread.start()
-    for thread in workers:
-        thread.join()
+    try:
+        for thread in workers:
+            thread.join()
+    finally:
+        # Interrupted (Ctrl-C in the caller's thread): the threads stop after their slice,
+        # rather than search on, unseen, in a process that lives on (a notebook).
+        cancelled = True
     if failures:
         raise failures[0]
     last = best[0][0] if best else len(jobs)
