@@ -204,7 +204,10 @@ class CodeGenSimParams(SimParameters):
     tests_per_round: int = parameter(
         5,
         meaning="at most this many of the prompt's examples become tests per round",
-        source=_assumed("HumanEval prompts show about two examples; 5 keeps them all"),
+        source=_assumed(
+            "HumanEval prompts show 2.3 examples on average; the 10 of 164 that show more "
+            "than 5 are tested on 5 of them"
+        ),
         ge=0,
         le=20,
     )
