@@ -271,7 +271,10 @@ class CodeGenSimParams(SimParameters):
     top_k: int = parameter(
         5,
         meaning="alternatives reported per decision position",
-        source=_assumed("the top-k size of common LLM APIs"),
+        source=_assumed(
+            "fewer than the 10 the LLM judge and tester ask for by default (top_logprobs, "
+            "the rogue-agents paper's k: §2, footnote 2)"
+        ),
         ge=2,
     )
 
