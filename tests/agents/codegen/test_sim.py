@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import gzip
 import inspect
 import json
 import math
@@ -14,9 +15,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from byzllm.agents._params import parameter_rows
+from byzllm.agents._params import parameter_rows, parameter_source
 from byzllm.agents.codegen import (
     CodeGenSimParams,
+    LLMJudge,
+    LLMTester,
     ReviewView,
     SimCode,
     SimulatedJudge,
@@ -103,6 +106,32 @@ def test_the_documented_parameter_table_matches_the_code() -> None:
         for r in parameter_rows(CodeGenSimParams())
     ]
     assert table == expected
+
+
+@pytest.mark.shared_data
+def test_the_tests_per_round_source_says_what_humaneval_shows(shared_data: Path) -> None:
+    # The source once said the cap of 5 "keeps them all": 10 HumanEval prompts show 6 to 8
+    # examples, of which the tester writes 5.
+    with gzip.open(shared_data / "HumanEval.jsonl.gz", "rt", encoding="utf-8") as lines:
+        problems = [json.loads(line) for line in lines if line.strip()]
+    cap = CodeGenSimParams().tests_per_round
+    shown = [len(visible_examples(p["prompt"], p["entry_point"])) for p in problems]
+    over = sum(n > cap for n in shown)
+    source = parameter_source(CodeGenSimParams, "tests_per_round")
+    assert f"{sum(shown) / len(shown):.1f} examples on average" in source
+    assert f"the {over} of {len(problems)} that show more than {cap}" in source
+
+
+def test_the_top_k_source_compares_it_with_the_llm_reviewers() -> None:
+    # The source once called 5 "the top-k size of common LLM APIs"; the LLM judge and tester
+    # ask for 10 by default (the paper's k), which the simulated ones do not match.
+    asked = {
+        inspect.signature(role).parameters["top_logprobs"].default for role in (LLMJudge, LLMTester)
+    }
+    assert asked == {10} and CodeGenSimParams().top_k < 10
+    source = parameter_source(CodeGenSimParams, "top_k")
+    assert "fewer than the 10 the LLM judge and tester ask for" in source
+    assert "§2, footnote 2" in source
 
 
 def test_faulty_judge_contradicts_the_evidence_and_is_less_sure() -> None:

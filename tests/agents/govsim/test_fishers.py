@@ -4,10 +4,12 @@ simulated one's parameters."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
 from collections.abc import Sequence
 
 from byzllm.agents.govsim import FisherParams, FisherView, LLMFisher, SimulatedFisher
+from byzllm.agents.govsim import _llm as fisher_module
 from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig, TokenLogprob
 
 VIEW = FisherView(
@@ -91,3 +93,11 @@ def test_simulated_fault_signal_and_greed() -> None:
     assert min(top) < min(top_quiet)
     greedy = SimulatedFisher("Ana", FisherParams(rogue_rate=0.0, greed=2.0), salt="s")
     assert greedy.decide_catch(VIEW).wish > b.wish
+
+
+def test_the_llm_fishers_top_k_cites_the_papers_footnote_where_it_is() -> None:
+    # The rogue-agents paper's k = 10 is footnote 2 of §2 (its monitoring section); the
+    # module once cited it as §4.1's.
+    doc = fisher_module.__doc__ or ""
+    assert "(``top_logprobs=10``, §2, footnote 2)" in doc
+    assert inspect.signature(LLMFisher).parameters["top_logprobs"].default == 10

@@ -204,7 +204,10 @@ class CodeGenSimParams(SimParameters):
     tests_per_round: int = parameter(
         5,
         meaning="at most this many of the prompt's examples become tests per round",
-        source=_assumed("HumanEval prompts show about two examples; 5 keeps them all"),
+        source=_assumed(
+            "HumanEval prompts show 2.3 examples on average; the 10 of 164 that show more "
+            "than 5 are tested on 5 of them"
+        ),
         ge=0,
         le=20,
     )
@@ -268,7 +271,10 @@ class CodeGenSimParams(SimParameters):
     top_k: int = parameter(
         5,
         meaning="alternatives reported per decision position",
-        source=_assumed("the top-k size of common LLM APIs"),
+        source=_assumed(
+            "fewer than the 10 the LLM judge and tester ask for by default (top_logprobs, "
+            "the rogue-agents paper's k: §2, footnote 2)"
+        ),
         ge=2,
     )
 

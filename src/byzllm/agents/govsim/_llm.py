@@ -1,7 +1,7 @@
 """LLM-backed GovSim fishers: render the prompts, call a ChatModel, parse, keep log-probs.
 
 A catch decision is asked at temperature 0 (the rogue-agents paper, App. D.3) with the top-k
-log-probabilities (``top_logprobs=10``, §4.1 footnote 2). A reply without a valid amount is
+log-probabilities (``top_logprobs=10``, §2, footnote 2). A reply without a valid amount is
 answered with the parser's hint and asked again, up to ``max_reprompts`` times; then the
 documented default applies (:data:`~byzllm.agents.govsim.FALLBACK_CATCH`, marked
 ``fallback``). Utterances are free text; an empty reply is an empty utterance (marked
