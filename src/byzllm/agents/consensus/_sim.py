@@ -151,8 +151,9 @@ class SimulatedProfile(SimParameters):
         "shared by every agent of the population; 0: each agent solves independently)",
         source=(
             "assumed 0: the SAC paper does not report it; `byzllm sim fit` measures it from "
-            "which agents solved each question at round 0 (Qwen2.5-Coder-0.5B on one- and "
-            "two-step arithmetic: 0.19, docs/results/sac-table1-real.md)"
+            "which agents solved each question at round 0, every honest pair pooled (4 "
+            "Qwen2.5-Coder-0.5B and 2 SmolLM2-135M agents on one- and two-step arithmetic: "
+            "0.19, docs/results/sac-table1-real.md)"
         ),
         ge=0,
         le=0.99,
