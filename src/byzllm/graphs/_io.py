@@ -49,6 +49,11 @@ _HEADER = re.compile(r"#\s*byzllm-graph\b(.*)")
 #: also passes "²", which ``int`` refuses, and ``int`` refuses more than 4,300 digits.
 _NUMBER = re.compile(r"\d{1,9}")
 
+#: The line ends an edge list may use (Unix, Windows, old Mac), as ``open`` reads them:
+#: ``str.splitlines`` also breaks at form feeds, vertical tabs, U+0085 and U+2028, so an error
+#: after one of those named a line further on than the one an editor shows.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
 
 def _check_labels(G: nx.Graph[Any]) -> int:
     """The node count of a graph that can be saved as one that loads back: nodes 0..n-1,
@@ -201,7 +206,7 @@ def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str
     header_n: int | None = None
     header_directed: bool | None = None
     pairs: list[tuple[int, int]] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in enumerate(_LINE_END.split(text), start=1):
         line = raw.strip()
         match = _HEADER.match(line)
         if match:
