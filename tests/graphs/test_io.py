@@ -324,3 +324,21 @@ def test_the_line_named_by_an_error_is_the_bad_line(
     with pytest.raises(InputError) as err:
         parse_edge_list(end.join(lines) + end)
     assert f"edge list:{at + 1}: " in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"n": 3, "edges": [["x" * 100_000, 1]]},
+        {"n": 3, "edges": [[10**4000, 1]]},
+        {"n": list(range(50_000))},
+        {"n": 10**4000},
+        {"n": 3, "format": "y" * 100_000},
+    ],
+)
+def test_a_json_error_quotes_a_value_shortly(doc: dict[str, object]) -> None:
+    """The JSON reader quoted whatever value it refused whole: one error line of 100,000
+    characters (a huge label, a list where 'n' goes, a long format name)."""
+    with pytest.raises(InputError) as err:
+        graph_from_json(json.dumps(doc))
+    assert len(str(err.value)) < 200
