@@ -100,3 +100,24 @@ def test_bad_params_name_the_parameter(tmp_path: Path) -> None:
     ]:
         result = runner.invoke(app, ["graph", "build", "er", "-n", "7", "-p", param, "-o", out])
         assert result.exit_code == 2 and expected in result.output, result.output
+
+
+def test_check_json_keys_and_exit_codes_are_the_documented_ones(tmp_path: Path) -> None:
+    """docs/graphs.md names every key of `graph check --json`, and the exit codes: 0 for any
+    report (r = 0 included), 2 for a file that does not load."""
+    docs = (Path(__file__).parents[2] / "docs" / "graphs.md").read_text(encoding="utf-8")
+    merg, split = tmp_path / "merg.json", tmp_path / "split.edges"
+    assert runner.invoke(app, ["graph", "build", "merg", "-n", "7", "-o", str(merg)]).exit_code == 0
+    split.write_text("0 1\n2 3\n", encoding="utf-8")
+    for path, r in [(merg, 4), (split, 0)]:
+        result = runner.invoke(app, ["graph", "check", str(path), "--json"])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.output)
+        assert report["r"] == r
+        nested = [report["certificate"], report["min_edges_for_r"], report.get("s_certificate", {})]
+        for key in [*report, *(k for part in nested for k in part)]:
+            assert f"`{key}`" in docs, key
+    (tmp_path / "bad.edges").write_text("0 x\n", encoding="utf-8")
+    result = runner.invoke(app, ["graph", "check", str(tmp_path / "bad.edges"), "--json"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["status"] == "error"

@@ -7,12 +7,14 @@ import pytest
 
 from byzllm.errors import InputError
 from byzllm.graphs import (
+    build,
     check_f_local,
     is_r_robust,
     r_robustness,
     rs_robustness,
     spectral_lower_bound,
     verify_certificate,
+    verify_rs_certificate,
 )
 
 
@@ -78,3 +80,34 @@ def test_time_limit_returns_proven_bounds() -> None:
     assert lower <= upper
     assert res.r == (upper if res.exact else lower)
     assert verify_certificate(G, res.certificate.s1, res.certificate.s2, upper + 1)
+
+
+def test_arguments_of_the_wrong_type_are_input_errors() -> None:
+    """Each raised a TypeError or AttributeError from inside, or was taken as something else:
+    ``time_limit=True`` ran with a limit of 1 s, and ``verify_rs_certificate`` with
+    ``s="3"`` answered False."""
+    G = nx.cycle_graph(6)
+    for limit in ("1", True, [1]):
+        with pytest.raises(InputError, match="time_limit"):
+            r_robustness(G, time_limit=limit)  # type: ignore[arg-type]
+        with pytest.raises(InputError, match="time_limit"):
+            rs_robustness(G, time_limit=limit)  # type: ignore[arg-type]
+        with pytest.raises(InputError, match="time_limit"):
+            is_r_robust(G, 2, time_limit=limit)  # type: ignore[arg-type]
+    for r in ("2", 2.5, True):
+        with pytest.raises(InputError, match="r must be an integer"):
+            verify_certificate(G, [0], [3], r)  # type: ignore[arg-type]
+        with pytest.raises(InputError, match="r must be an integer"):
+            verify_rs_certificate(G, [0], [3], r, 2)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="s must be an integer"):
+        verify_rs_certificate(G, [0], [3], 1, "3")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="not in the graph"):
+        verify_certificate(G, [[0]], [3], 2)
+    for nodes in (None, 3):
+        with pytest.raises(InputError, match="byzantine_nodes"):
+            check_f_local(G, nodes, 1)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="unknown graph"):
+        build(7, n=7)  # type: ignore[arg-type]
+    # The right types still work.
+    assert r_robustness(G, time_limit=5).r == 1
+    assert verify_rs_certificate(G, [0, 1, 2], [3, 4, 5], 1, 5)

@@ -293,3 +293,52 @@ def test_saving_refuses_what_loading_would(tmp_path: Path) -> None:
         with pytest.raises(InputError, match=why):
             save_graph(graph, tmp_path / "g.json")
         assert not (tmp_path / "g.json").exists()
+
+
+def test_an_error_names_the_line_an_editor_shows() -> None:
+    """``str.splitlines`` also breaks at form feeds, vertical tabs, U+0085 and U+2028: a bad
+    line after one was reported a line too far on."""
+    for odd in ["\f", "\v", "\x1c", "\x85", "\u2028"]:
+        with pytest.raises(InputError, match=r"edge list:2: expected two node numbers"):
+            parse_edge_list(f"0 1{odd}\n0 x\n")
+    # Windows and old Mac line ends are line ends.
+    for end in ["\r\n", "\r"]:
+        with pytest.raises(InputError, match=r"edge list:3: "):
+            parse_edge_list(f"0 1{end}1 2{end}2 x{end}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["0 1", "1,2", "# note", "", "  2\t0  ", "1 2 # c", "\f", "0 1\x85"]),
+        max_size=12,
+    ),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+    st.data(),
+)
+def test_the_line_named_by_an_error_is_the_bad_line(
+    lines: list[str], end: str, data: st.DataObject
+) -> None:
+    at = data.draw(st.integers(0, len(lines)))
+    lines.insert(at, "0 x")
+    with pytest.raises(InputError) as err:
+        parse_edge_list(end.join(lines) + end)
+    assert f"edge list:{at + 1}: " in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"n": 3, "edges": [["x" * 100_000, 1]]},
+        {"n": 3, "edges": [[10**4000, 1]]},
+        {"n": list(range(50_000))},
+        {"n": 10**4000},
+        {"n": 3, "format": "y" * 100_000},
+    ],
+)
+def test_a_json_error_quotes_a_value_shortly(doc: dict[str, object]) -> None:
+    """The JSON reader quoted whatever value it refused whole: one error line of 100,000
+    characters (a huge label, a list where 'n' goes, a long format name)."""
+    with pytest.raises(InputError) as err:
+        graph_from_json(json.dumps(doc))
+    assert len(str(err.value)) < 200

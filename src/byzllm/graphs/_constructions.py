@@ -263,6 +263,8 @@ def build(name: str, n: int, *, seed: int | None = None, **params: Any) -> nx.Gr
     >>> build("merg", n=7).number_of_edges()
     18
     """
+    if not isinstance(name, str):  # name.strip() raised an AttributeError
+        raise InputError(f"unknown graph {name!r:.40}; choose from {', '.join(CONSTRUCTIONS)}")
     key = name.strip().lower().replace("_", "-")
     aliases = {
         "gamma-merg": "merg",

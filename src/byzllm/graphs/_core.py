@@ -18,7 +18,15 @@ from byzllm.errors import InputError
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["GraphView", "bits", "graph_view", "mask_of", "nodes_of", "view_of_edges"]
+__all__ = [
+    "GraphView",
+    "bits",
+    "graph_view",
+    "mask_of",
+    "node_list",
+    "nodes_of",
+    "view_of_edges",
+]
 
 
 @dataclass(frozen=True)
@@ -162,10 +170,19 @@ def graph_view(
     return GraphView(tuple(labels), index, in_masks, out_masks, directed)
 
 
+def node_list(nodes: Iterable[Hashable], *, what: str = "set") -> list[Hashable]:
+    """``nodes`` as a list; :class:`InputError` when it is not a collection (``None``, one
+    number where a list of nodes goes: a TypeError from the loop reading it otherwise)."""
+    try:
+        return list(nodes)
+    except TypeError:
+        raise InputError(f"{what} must be a collection of nodes, got {nodes!r:.40}") from None
+
+
 def mask_of(view: GraphView, nodes: Iterable[Hashable], *, what: str = "set") -> int:
     """Bitmask of the given node labels; unknown labels raise :class:`InputError`."""
     mask = 0
-    for v in nodes:
+    for v in node_list(nodes, what=what):
         try:
             mask |= 1 << view.index[v]
         except (KeyError, TypeError):

@@ -49,6 +49,11 @@ _HEADER = re.compile(r"#\s*byzllm-graph\b(.*)")
 #: also passes "²", which ``int`` refuses, and ``int`` refuses more than 4,300 digits.
 _NUMBER = re.compile(r"\d{1,9}")
 
+#: The line ends an edge list may use (Unix, Windows, old Mac), as ``open`` reads them:
+#: ``str.splitlines`` also breaks at form feeds, vertical tabs, U+0085 and U+2028, so an error
+#: after one of those named a line further on than the one an editor shows.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
 
 def _check_labels(G: nx.Graph[Any]) -> int:
     """The node count of a graph that can be saved as one that loads back: nodes 0..n-1,
@@ -98,11 +103,18 @@ def _jsonable(value: Any) -> bool:
     return True
 
 
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to a length an error line can hold: a file's values are the file's
+    size (a 100,000-character label, a list where a number goes)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def _node(value: Any, n: int, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"{where}: node labels must be integers, got {value!r}")
+        raise InputError(f"{where}: node labels must be integers, got {_shown(value)}")
     if not 0 <= value < n:
-        raise InputError(f"{where}: node {value} is outside 0..{n - 1}")
+        raise InputError(f"{where}: node {_shown(value)} is outside 0..{n - 1}")
     return value
 
 
@@ -136,9 +148,9 @@ class _Parsed:
 
 def _check_n(n: Any, where: str) -> int:
     if isinstance(n, bool) or not isinstance(n, int):
-        raise InputError(f"{where}: 'n' must be an integer, got {n!r}")
+        raise InputError(f"{where}: 'n' must be an integer, got {_shown(n)}")
     if not 1 <= n <= MAX_NODES:
-        raise InputError(f"{where}: 'n' must be in 1..{MAX_NODES}, got {n}")
+        raise InputError(f"{where}: 'n' must be in 1..{MAX_NODES}, got {_shown(n)}")
     return n
 
 
@@ -156,7 +168,7 @@ def _parse_json(doc: Any, where: str) -> _Parsed:
     if not isinstance(doc, dict):
         raise InputError(f"{where}: expected a JSON object")
     if doc.get("format", "byzllm-graph") != "byzllm-graph":
-        raise InputError(f"{where}: unknown format {doc.get('format')!r}")
+        raise InputError(f"{where}: unknown format {_shown(doc.get('format'))}")
     version = doc.get("version", 1)
     if version != 1 or isinstance(version, bool):  # a later format may mean other things
         raise InputError(f"{where}: format version {version!r:.20} (this byzllm reads 1)")
@@ -201,7 +213,7 @@ def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str
     header_n: int | None = None
     header_directed: bool | None = None
     pairs: list[tuple[int, int]] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in enumerate(_LINE_END.split(text), start=1):
         line = raw.strip()
         match = _HEADER.match(line)
         if match:

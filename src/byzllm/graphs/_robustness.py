@@ -22,6 +22,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable
+from numbers import Real
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from byzllm.errors import InputError
 
 from ._closed_sets import SearchTimeout, compiled_search_applies, find_closed_pair
-from ._core import GraphView, graph_view, mask_of, nodes_of
+from ._core import GraphView, graph_view, mask_of, node_list, nodes_of
 from ._rs_budget import rs_by_budget
 from ._subset_dp import DP_MAX_NODES, dp_r_robustness, dp_rs_robustness
 
@@ -153,8 +154,18 @@ def _check_method(method: str) -> None:
 
 
 def _check_time_limit(time_limit: float | None) -> None:
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(f"time_limit must be positive, got {time_limit!r}")
+    # A number, and not a bool: True passed as a limit of 1 s, and a string raised a
+    # TypeError from the comparison.
+    if time_limit is None:
+        return
+    if isinstance(time_limit, bool) or not isinstance(time_limit, Real) or not time_limit > 0:
+        raise InputError(f"time_limit must be a positive number of seconds, got {time_limit!r:.40}")
+
+
+def _check_integer(name: str, value: Any) -> None:
+    """An :class:`InputError` unless ``value`` is an ``int`` (a bool is not one here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{name} must be an integer, got {value!r:.40}")
 
 
 def _solve_r(
@@ -257,8 +268,7 @@ def is_r_robust(G: Any, r: int, *, time_limit: float | None = None) -> bool:
 
     Raises :class:`~byzllm.errors.InputError` when ``time_limit`` runs out undecided.
     """
-    if isinstance(r, bool) or not isinstance(r, int):
-        raise InputError(f"r must be an integer, got {r!r}")
+    _check_integer("r", r)
     _check_time_limit(time_limit)
     view = graph_view(G)
     if r <= 0:
@@ -343,8 +353,7 @@ def rs_robustness(
         if r_res.exact:
             cert = r_res.certificate
             known = mask_of(view, cert.s1), mask_of(view, cert.s2)
-    if isinstance(r, bool) or not isinstance(r, int):
-        raise InputError(f"r must be an integer, got {r!r}")
+    _check_integer("r", r)
     n = view.n
 
     def result(
@@ -487,14 +496,16 @@ def _in_neighbours(G: Any, v: Hashable) -> set[Hashable]:
 def _checked_pair(
     G: Any, s1: Iterable[Hashable], s2: Iterable[Hashable]
 ) -> tuple[set[Any], set[Any]]:
-    first, second = set(s1), set(s2)
+    listed = node_list(s1, what="a certificate set"), node_list(s2, what="a certificate set")
+    for v in (*listed[0], *listed[1]):
+        # Before the sets are made: an unhashable value raised a TypeError from set().
+        if v not in G:
+            raise InputError(f"certificate node {v!r:.40} is not in the graph")
+    first, second = set(listed[0]), set(listed[1])
     if not first or not second:
         raise InputError("a certificate needs two nonempty sets")
     if first & second:
         raise InputError("the two sets of a certificate must be disjoint")
-    for v in first | second:
-        if v not in G:
-            raise InputError(f"certificate node {v!r} is not in the graph")
     return first, second
 
 
@@ -509,6 +520,7 @@ def verify_certificate(G: Any, s1: Iterable[Hashable], s2: Iterable[Hashable], r
     nonempty, disjoint and inside ``G``, and neither set r-reachable (no member has ``r`` or
     more in-neighbours outside its own set).
     """
+    _check_integer("r", r)
     graph_view(G, min_nodes=1, allow_view=False)
     first, second = _checked_pair(G, s1, s2)
     return all(_outside(G, v, first) < r for v in first) and all(
@@ -520,6 +532,8 @@ def verify_rs_certificate(
     G: Any, s1: Iterable[Hashable], s2: Iterable[Hashable], r: int, s: int
 ) -> bool:
     """True when ``(s1, s2)`` proves that ``G`` is *not* (r, s)-robust (LeBlanc et al. 2013)."""
+    _check_integer("r", r)
+    _check_integer("s", s)
     graph_view(G, min_nodes=1, allow_view=False)
     first, second = _checked_pair(G, s1, s2)
     reach1 = sum(1 for v in first if _outside(G, v, first) >= r)
