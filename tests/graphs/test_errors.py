@@ -111,3 +111,15 @@ def test_arguments_of_the_wrong_type_are_input_errors() -> None:
     # The right types still work.
     assert r_robustness(G, time_limit=5).r == 1
     assert verify_rs_certificate(G, [0, 1, 2], [3, 4, 5], 1, 5)
+
+
+def test_numpy_integers_are_integers_to_the_checks() -> None:
+    """A count read from an array is an integer: only bools and non-integers are refused."""
+    import networkx as nx
+    import numpy as np
+
+    from byzllm.graphs import is_r_robust, verify_certificate
+
+    G = nx.cycle_graph(6)
+    assert verify_certificate(G, [0, 1, 2], [3, 4, 5], np.int64(2))
+    assert is_r_robust(G, np.int64(1))

@@ -22,7 +22,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -163,8 +163,9 @@ def _check_time_limit(time_limit: float | None) -> None:
 
 
 def _check_integer(name: str, value: Any) -> None:
-    """An :class:`InputError` unless ``value`` is an ``int`` (a bool is not one here)."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    """An :class:`InputError` unless ``value`` is an integer (``int`` or numpy's: a count read
+    from an array is one; a bool is not one here)."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
         raise InputError(f"{name} must be an integer, got {value!r:.40}")
 
 
