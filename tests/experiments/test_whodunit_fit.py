@@ -57,7 +57,7 @@ SETTINGS: dict[str, tuple[str, int, dict[str, float]]] = {
     ),
     "asym-rogue": (
         "asym",
-        200,
+        250,  # enough false answers (at least 15) for the fault-signal check
         {
             "rogue_rate": 0.2,
             "hallucination_rate": 0.02,
