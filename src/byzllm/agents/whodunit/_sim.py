@@ -51,7 +51,11 @@ and the distributions follow from what it did:
 - **hallucination** (``hallucination_rate``): the Accuser misremembers one property of the
   culprit this turn (its posterior is built on the wrong description); Intel mis-recalls one
   fact: a yes/no answer flips or one id is added to / dropped from a broad list; a symmetric
-  player believes, and shares, one fact with a wrong value. Intel holds the mis-recalled fact
+  player believes one fact it holds (its own or a shared one, drawn uniformly) has a wrong
+  value, which moves its posterior: whether it accuses, and whom. A player shares a fact by its
+  number, which the environment binds to the player's true fact (a share that states
+  another is refused), so what it shares is never false, as a model-backed player's reply,
+  which names only the number, never is. Intel holds the mis-recalled fact
   with a confidence drawn uniformly from ``[hallucination_confidence_low,
   hallucination_confidence]``; the Accuser's and a player's hallucinations show only through
   the belief built on them.
@@ -158,7 +162,7 @@ class SimParams(SimParameters):
     hallucination_rate: Probability = parameter(
         0.03,
         meaning="per-turn probability of misremembering one fact (a culprit property, an "
-        "answer, a listed id, a fact to share)",
+        "answer, a listed id, a fact a player holds)",
         source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 48% of 50 reviewed "
         "monitor triggers)",
     )
@@ -642,13 +646,11 @@ class SimulatedAgent:
         if "recall_failure" in t.noise:
             own = [f for f in own if t.rng.random() >= p.recall_drop]
         facts = own + shared_facts(channel)
-        wrong: tuple[str, str] | None = None
-        if hallucinate and (share_index is not None or facts):
-            # It misremembers one fact: the one it is about to share, if any; it believes
-            # the wrong value (its posterior uses it) and would share it.
-            prop, value = (
-                view.facts[share_index - 1] if share_index is not None else t.rng.choice(facts)
-            )
+        if hallucinate and facts:
+            # It misremembers one fact it holds (its own or a shared one): its posterior, and
+            # so whether and whom it accuses, uses the wrong value. What it shares is a fact
+            # number, which the environment binds to the true fact, as it does an LLM's.
+            prop, value = t.rng.choice(list(dict.fromkeys(facts)))
             others = [v for v in view.attributes.get(prop, ()) if v != value]
             if others:
                 wrong = (prop, t.rng.choice(others))
@@ -664,8 +666,6 @@ class SimulatedAgent:
         if share_index is None:
             return _Plan(belief, policy, WhoDunitAction(kind="skip"))
         prop, value = view.facts[share_index - 1]
-        if wrong is not None and wrong[0] == prop:
-            value = wrong[1]
         action = WhoDunitAction(kind="share", fact=share_index, property=prop, value=value)
         return _Plan(belief, policy, action)
 
