@@ -171,6 +171,26 @@ def test_hallucination_mode(role: str) -> None:
         assert (a.property, a.value) == view.facts[a.fact - 1]
 
 
+def test_specific_focus_sets_the_accuser_s_choice_of_question() -> None:
+    # With nothing in the channel the Accuser's belief is uniform over the 12 suspects: its
+    # two best hold m2 = 2 / 12. P(specific) / P(broad) = exp(decisiveness * (m2 - focus)):
+    # at the default 0.5, exp(20 * (1/6 - 1/2)) = exp(-20/3), a broad request; at 0.1,
+    # exp(20 * (1/6 - 0.1)) = exp(4/3), a specific one.
+    view = make_view("accuser")
+    for focus, kind, log_ratio in [
+        (None, "request_broad", -20 / 3),
+        (0.1, "request_specific", 4 / 3),
+    ]:
+        update = {} if focus is None else {"specific_focus": focus}
+        turn = SimulatedAgent("Beth", QUIET.model_copy(update=update)).decide(
+            view, random.Random(0)
+        )
+        assert turn.action.kind == kind
+        logp = dict(turn.distributions[0])
+        assert logp["1"] - logp["2"] == pytest.approx(log_ratio)
+    assert SimParams().specific_focus == 0.5
+
+
 def test_hallucinating_accuser_believes_a_wrong_culprit() -> None:
     params = QUIET.model_copy(update={"hallucination_rate": 1.0})
     rng = random.Random(3)

@@ -30,8 +30,9 @@ with the Accuser's questions, a choice of topic, not a reported distribution.)
 **Soft policy** (action-number position). The Accuser accuses with probability
 ``sigmoid(decisiveness * (top - accuse_confidence))`` (``top``: its largest posterior
 probability), raised to at least ``last_turn_accuse`` on its last turn of the budget;
-otherwise it asks, a specific question with the share of belief held by its two best
-candidates (if its best candidate has an unconfirmed property), else broadly. A player
+otherwise it asks, a specific question with probability
+``sigmoid(decisiveness * (m2 - specific_focus))`` (``m2``: the belief held by its two best
+candidates; 0 if its best candidate has no unconfirmed property), else broadly. A player
 accuses the same way, otherwise shares (with ``recall_confidence`` if it has an unshared
 fact) or skips. Intel answers a pending yes/no question with its confidence in the answer,
 and otherwise broadcasts with ``recall_confidence``. The agent takes the decision the soft
@@ -257,6 +258,15 @@ class SimParams(SimParameters):
     # Soft policy and decoding.
     accuse_confidence: float = parameter(
         0.9, meaning="top posterior probability at which accusing becomes even odds", gt=0.0, lt=1.0
+    )
+    specific_focus: float = parameter(
+        0.5,
+        meaning="belief held by the Accuser's two best candidates at which a specific question "
+        "becomes even odds against a broad one",
+        source=f"{ASSUMPTION} (this simulator's own: the paper gives no rule for choosing "
+        "between the two requests)",
+        gt=0.0,
+        lt=1.0,
     )
     decisiveness: Positive = parameter(
         20.0, meaning="slope of the sigmoids that turn belief into the soft policy"
@@ -543,9 +553,10 @@ class SimulatedAgent:
         best = max(range(n), key=lambda i: (belief[i], -i)) + 1
         unknown = sorted(pr for pr in culprit if pr not in confirmed[best - 1])
         p_acc = self._p_accuse(view, belief)
-        # Ask specifically when the belief is focused: its two best candidates hold most of it.
+        # Ask specifically when the belief is focused: its two best candidates hold more of
+        # it than specific_focus.
         focus = sum(sorted(belief, reverse=True)[:2])
-        p_spec = _sigmoid(p.decisiveness * (focus - 0.5)) if unknown else 0.0
+        p_spec = _sigmoid(p.decisiveness * (focus - p.specific_focus)) if unknown else 0.0
         policy = {3: p_acc, 1: (1 - p_acc) * p_spec, 2: (1 - p_acc) * (1 - p_spec)}
         if p_acc >= 0.5:
             action = WhoDunitAction(kind="accuse", character=best)
