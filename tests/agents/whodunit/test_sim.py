@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 from pathlib import Path
@@ -22,6 +23,7 @@ from byzllm.agents.whodunit import (
 )
 from byzllm.agents.whodunit._deduce import accuser_evidence, fact_violations
 from byzllm.agents.whodunit._sim import list_position
+from byzllm.envs.whodunit import GameConfig, generate_games, play_game, simulated_agents
 
 from .conftest import ATTRS, SUSPECTS, make_view
 
@@ -126,6 +128,21 @@ def test_player_shares_then_accuses() -> None:
     assert turn.action == A(kind="accuse", character=3)
 
 
+def test_simulated_players_never_share_a_false_fact() -> None:
+    """A model-backed player shares a fact by its number, which is always its own true fact;
+    so does a simulated one, hallucinating or not (on 180 symmetric games at the defaults, 98
+    of 444 shares had been false). The hallucinations act on the players' beliefs."""
+    games = generate_games(60, GameConfig(variant="sym"), seed=0)
+    params = SimParams(hallucination_rate=0.3)
+    shares = hallucinating = 0
+    for i, game in enumerate(games):
+        result = asyncio.run(play_game(game, simulated_agents(game, params), rng=i))
+        assert result.invalid_actions == 0 and result.hallucinations == 0
+        shares += sum(t.obs.action["kind"] == "share" for t in result.turns)
+        hallucinating += sum("hallucination" in t.noise for t in result.turns)
+    assert shares > 50 and hallucinating > 20
+
+
 def test_player_skips_when_it_has_nothing_to_add() -> None:
     agent = SimulatedAgent("Alex", QUIET)
     mine = [
@@ -148,8 +165,30 @@ def test_hallucination_mode(role: str) -> None:
     if role == "intel":
         assert a.kind == "respond" and a.answer is False  # suspect 2 does wear black
     if role == "player":
+        # A share names a fact number, which states the player's own fact, as a model's
+        # reply does: the misremembered value stays in its belief.
         assert a.kind == "share" and a.fact is not None
-        assert (a.property, a.value) != view.facts[a.fact - 1]
+        assert (a.property, a.value) == view.facts[a.fact - 1]
+
+
+def test_specific_focus_sets_the_accuser_s_choice_of_question() -> None:
+    # With nothing in the channel the Accuser's belief is uniform over the 12 suspects: its
+    # two best hold m2 = 2 / 12. P(specific) / P(broad) = exp(decisiveness * (m2 - focus)):
+    # at the default 0.5, exp(20 * (1/6 - 1/2)) = exp(-20/3), a broad request; at 0.1,
+    # exp(20 * (1/6 - 0.1)) = exp(4/3), a specific one.
+    view = make_view("accuser")
+    for focus, kind, log_ratio in [
+        (None, "request_broad", -20 / 3),
+        (0.1, "request_specific", 4 / 3),
+    ]:
+        update = {} if focus is None else {"specific_focus": focus}
+        turn = SimulatedAgent("Beth", QUIET.model_copy(update=update)).decide(
+            view, random.Random(0)
+        )
+        assert turn.action.kind == kind
+        logp = dict(turn.distributions[0])
+        assert logp["1"] - logp["2"] == pytest.approx(log_ratio)
+    assert SimParams().specific_focus == 0.5
 
 
 def test_hallucinating_accuser_believes_a_wrong_culprit() -> None:
@@ -162,6 +201,20 @@ def test_hallucinating_accuser_believes_a_wrong_culprit() -> None:
         for _ in range(30)
     }
     assert accused - {3}, "a misremembered property must sometimes point elsewhere"
+
+
+def test_hallucinating_player_believes_a_wrong_culprit() -> None:
+    # Own facts hat=brown, eye_color=green and the shared shirt=button-up single out 3 (a
+    # clean player accuses 3: test_player_shares_then_accuses). A misremembered fact moves
+    # the belief: it sometimes accuses elsewhere or holds back, and never shares a false fact.
+    params = QUIET.model_copy(update={"hallucination_rate": 1.0})
+    shared = msg("Beth", "player", A(kind="share", fact=1, property="shirt", value="button-up"))
+    view = make_view("player", channel=(shared,))
+    rng = random.Random(3)
+    actions = [SimulatedAgent("Alex", params).decide(view, rng).action for _ in range(30)]
+    assert {a for a in actions if a != A(kind="accuse", character=3)}
+    for a in actions:
+        assert a.kind != "share" or (a.property, a.value) == view.facts[(a.fact or 0) - 1]
 
 
 def test_collapse_mode_repeats_and_loops() -> None:

@@ -130,27 +130,53 @@ def test_a_false_list_reports_like_the_same_list_written_truthfully_at_zero_sign
             assert false.distributions != true.distributions
 
 
-# -- a symmetric player: a false shared fact -------------------------------------------------
+# -- a symmetric player: a misremembered fact -------------------------------------------------
+
+
+def _misremembered(view: AgentView) -> list[AgentView]:
+    """``view`` as held by a player who misremembers one fact it holds: each wrong value of
+    each of its own or shared facts, in its facts and in the channel alike."""
+    out = []
+    for prop, value in view.facts:
+        for other in ATTRS[prop]:
+            if other == value:
+                continue
+
+            def swap(f: tuple[str, str], prop: str = prop, other: str = other) -> tuple[str, str]:
+                return (prop, other) if f[0] == prop else f
+
+            channel = tuple(
+                m.model_copy(update={"action": m.action.model_copy(update={"value": other})})
+                if m.action.kind == "share" and m.action.property == prop
+                else m
+                for m in view.channel
+            )
+            facts = tuple(swap(f) for f in view.facts)
+            out.append(view.model_copy(update={"facts": facts, "channel": channel}))
+    return out
 
 
 @settings(max_examples=100, deadline=None)
 @given(seed=st.integers(0, 10**6), signal=st.sampled_from(SIGNALS))
-def test_a_false_share_reports_like_a_true_share_from_the_same_beliefs(
+def test_a_hallucinating_player_shares_its_true_fact_and_reports_its_wrong_belief(
     seed: int, signal: float
 ) -> None:
     # Own facts hat=brown, eye_color=green; the first is already shared, so the turn shares
-    # the second. A player's hallucination shows only through the belief built on it, so the
-    # false share reports like a true one at any fault_signal.
+    # the second. A player misremembers a fact it holds, but shares by the fact's number
+    # (as a model's reply does): the share is its true fact. The hallucination shows only
+    # through the belief built on it: the turn reports what a clean player holding the
+    # wrong value reports, at any fault_signal.
     shared = msg("Alex", "player", A(kind="share", fact=1, property="hat", value="brown"))
     view = make_view("player", channel=(shared,), turn=4)
     false = decide(quiet(signal, hallucination_rate=1.0), view, seed)
+    assert "hallucination" in false.noise
     a = false.action
-    assert a.kind == "share" and a.property == "eye_color" and a.value != "green"
-    assert a.value is not None
-    believed = (("hat", "brown"), ("eye_color", a.value))
-    true = decide(quiet(signal), view.model_copy(update={"facts": believed}), seed)
-    assert true.action == a
-    assert false.distributions == true.distributions
+    if a.kind == "share":
+        assert a == A(kind="share", fact=2, property="eye_color", value="green")
+    else:
+        assert a.kind == "accuse"
+    clean = [decide(quiet(signal), wrong, seed) for wrong in _misremembered(view)]
+    assert any(c.distributions == false.distributions and c.action.kind == a.kind for c in clean)
 
 
 # -- rogue episodes, collapse, role loss -----------------------------------------------------

@@ -127,6 +127,11 @@ def test_illegal_actions_are_refused(asym_game: WhoDunitGame, sym_game: WhoDunit
     sym = WhoDunitEnv(sym_game)
     assert sym.check_action(A(kind="share", fact=2))  # player 1 has one fact
     assert sym.check_action(A(kind="request_broad"))
+    # A share states the sharer's own fact or nothing: another value, another of the
+    # culprit's properties, or a value outside the table are all refused.
+    for other in [("hat", "black"), ("mood", "sad"), ("hat", "purple")]:
+        prop, value = other
+        assert sym.check_action(A(kind="share", fact=1, property=prop, value=value))
 
 
 def test_every_sym_action(sym_game: WhoDunitGame) -> None:
@@ -143,11 +148,17 @@ def test_every_sym_action(sym_game: WhoDunitGame) -> None:
     assert out.message.text == "Player Beth has skipped their turn."
     out = env.step(A(kind="share", fact=1))  # Alex again: shares the same fact
     assert out.flags.repetition and out.flags.ignored_fact
-    out = env.step(A(kind="share", fact=1, property="mood", value="happy"))  # Beth misremembers
-    assert out.flags.hallucination and out.remaining_candidates == [1]
-    out = env.step(A(kind="accuse", character=3))
-    assert out.finished and env.success
-    assert out.flags.ignored_fact  # the (false) channel had ruled 3 out
+    # Beth misremembers her fact (mood=sad): a share is the choice of one of her own facts
+    # (§3), so stating another value is refused, as a reply naming fact 1 could never say it.
+    misremembered = A(kind="share", fact=1, property="mood", value="happy")
+    assert env.check_action(misremembered) == ["a share must state the player's own fact 1"]
+    with pytest.raises(InputError, match="own fact 1"):
+        env.step(misremembered)
+    out = env.step(A(kind="share", fact=1, property="mood", value="sad"))  # stated truly
+    assert not out.flags.hallucination and out.remaining_candidates == [3]
+    out = env.step(A(kind="accuse", character=1))
+    assert out.finished and not env.success
+    assert out.flags.ignored_fact  # the channel had ruled 1 out
 
 
 def test_pass_fallback_for_every_role(asym_game: WhoDunitGame, sym_game: WhoDunitGame) -> None:

@@ -40,8 +40,12 @@ def test_thousand_games_satisfy_every_invariant(variant: str) -> None:
 
 def test_paper_defaults() -> None:
     asym = generate_games(1, seed=0)[0]
-    assert (len(asym.suspects), len(asym.attributes), asym.max_turns) == (10, 10, 31)
-    assert list(asym.attributes) == [a for a, _ in ATTRIBUTE_TABLE[:10]]
+    assert (len(asym.suspects), len(asym.attributes), asym.max_turns) == (10, 12, 31)
+    # Appendix B's 12 attributes, exactly those of the asymmetric game of Fig. 17.
+    fig17 = ["eye_color", "eye_glasses", "hair", "hat", "hobby", "mood", "pants"]
+    fig17 += ["pants_color", "shirt", "shirt_color", "shoe_color", "watch"]
+    assert sorted(asym.attributes) == fig17
+    assert list(asym.attributes) == [a for a, _ in ATTRIBUTE_TABLE[:12]]
     sym = generate_games(1, GameConfig(variant="sym"), seed=0)[0]
     assert (len(sym.suspects), len(sym.attributes), sym.max_turns) == (20, 20, 20)
     assert dict(ATTRIBUTE_TABLE)["eye_color"] == ("blue", "brown", "green")

@@ -115,6 +115,23 @@ async def test_resample_asks_the_same_agent_again(asym_game: WhoDunitGame) -> No
     assert [t.decision for t in result.turns] == ["resample", "continue"]
 
 
+async def test_a_share_of_another_fact_is_a_counted_invalid_move(sym_game: WhoDunitGame) -> None:
+    # Alex's only fact is hat=brown: sharing "hat is black" under its number is refused and
+    # passed, so no false fact enters the channel (the rogue-agents paper, §3: a share is the
+    # choice of one of the player's own facts).
+    alex = Scripted(
+        "Alex",
+        [A(kind="share", fact=1, property="hat", value="black"), A(kind="accuse", character=3)],
+    )
+    beth = Scripted("Beth", [A(kind="share", fact=1)])
+    result = await play_game(sym_game, [alex, beth])
+    first = result.turns[0]
+    assert first.rejected and not first.valid and first.errors
+    assert first.obs.action == {"kind": "pass", "action": None}
+    assert result.invalid_actions == 1 and result.hallucinations == 0
+    assert result.success
+
+
 async def test_illegal_actions_become_the_counted_fallback(asym_game: WhoDunitGame) -> None:
     accuser = Scripted("Beth", [A(kind="share", fact=1), A(kind="accuse", character=4)])
     intel = Scripted("Alex", [])

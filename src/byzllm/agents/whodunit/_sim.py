@@ -30,8 +30,9 @@ with the Accuser's questions, a choice of topic, not a reported distribution.)
 **Soft policy** (action-number position). The Accuser accuses with probability
 ``sigmoid(decisiveness * (top - accuse_confidence))`` (``top``: its largest posterior
 probability), raised to at least ``last_turn_accuse`` on its last turn of the budget;
-otherwise it asks, a specific question with the share of belief held by its two best
-candidates (if its best candidate has an unconfirmed property), else broadly. A player
+otherwise it asks, a specific question with probability
+``sigmoid(decisiveness * (m2 - specific_focus))`` (``m2``: the belief held by its two best
+candidates; 0 if its best candidate has no unconfirmed property), else broadly. A player
 accuses the same way, otherwise shares (with ``recall_confidence`` if it has an unshared
 fact) or skips. Intel answers a pending yes/no question with its confidence in the answer,
 and otherwise broadcasts with ``recall_confidence``. The agent takes the decision the soft
@@ -51,7 +52,11 @@ and the distributions follow from what it did:
 - **hallucination** (``hallucination_rate``): the Accuser misremembers one property of the
   culprit this turn (its posterior is built on the wrong description); Intel mis-recalls one
   fact: a yes/no answer flips or one id is added to / dropped from a broad list; a symmetric
-  player believes, and shares, one fact with a wrong value. Intel holds the mis-recalled fact
+  player believes one fact it holds (its own or a shared one, drawn uniformly) has a wrong
+  value, which moves its posterior: whether it accuses, and whom. A player shares a fact by its
+  number, which the environment binds to the player's true fact (a share that states
+  another is refused), so what it shares is never false, as a model-backed player's reply,
+  which names only the number, never is. Intel holds the mis-recalled fact
   with a confidence drawn uniformly from ``[hallucination_confidence_low,
   hallucination_confidence]``; the Accuser's and a player's hallucinations show only through
   the belief built on them.
@@ -158,7 +163,7 @@ class SimParams(SimParameters):
     hallucination_rate: Probability = parameter(
         0.03,
         meaning="per-turn probability of misremembering one fact (a culprit property, an "
-        "answer, a listed id, a fact to share)",
+        "answer, a listed id, a fact a player holds)",
         source=f"{ASSUMPTION} (the mode: the rogue-agents paper, §6.3, 48% of 50 reviewed "
         "monitor triggers)",
     )
@@ -253,6 +258,15 @@ class SimParams(SimParameters):
     # Soft policy and decoding.
     accuse_confidence: float = parameter(
         0.9, meaning="top posterior probability at which accusing becomes even odds", gt=0.0, lt=1.0
+    )
+    specific_focus: float = parameter(
+        0.5,
+        meaning="belief held by the Accuser's two best candidates at which a specific question "
+        "becomes even odds against a broad one",
+        source=f"{ASSUMPTION} (this simulator's own: the paper gives no rule for choosing "
+        "between the two requests)",
+        gt=0.0,
+        lt=1.0,
     )
     decisiveness: Positive = parameter(
         20.0, meaning="slope of the sigmoids that turn belief into the soft policy"
@@ -539,9 +553,10 @@ class SimulatedAgent:
         best = max(range(n), key=lambda i: (belief[i], -i)) + 1
         unknown = sorted(pr for pr in culprit if pr not in confirmed[best - 1])
         p_acc = self._p_accuse(view, belief)
-        # Ask specifically when the belief is focused: its two best candidates hold most of it.
+        # Ask specifically when the belief is focused: its two best candidates hold more of
+        # it than specific_focus.
         focus = sum(sorted(belief, reverse=True)[:2])
-        p_spec = _sigmoid(p.decisiveness * (focus - 0.5)) if unknown else 0.0
+        p_spec = _sigmoid(p.decisiveness * (focus - p.specific_focus)) if unknown else 0.0
         policy = {3: p_acc, 1: (1 - p_acc) * p_spec, 2: (1 - p_acc) * (1 - p_spec)}
         if p_acc >= 0.5:
             action = WhoDunitAction(kind="accuse", character=best)
@@ -642,13 +657,11 @@ class SimulatedAgent:
         if "recall_failure" in t.noise:
             own = [f for f in own if t.rng.random() >= p.recall_drop]
         facts = own + shared_facts(channel)
-        wrong: tuple[str, str] | None = None
-        if hallucinate and (share_index is not None or facts):
-            # It misremembers one fact: the one it is about to share, if any; it believes
-            # the wrong value (its posterior uses it) and would share it.
-            prop, value = (
-                view.facts[share_index - 1] if share_index is not None else t.rng.choice(facts)
-            )
+        if hallucinate and facts:
+            # It misremembers one fact it holds (its own or a shared one): its posterior, and
+            # so whether and whom it accuses, uses the wrong value. What it shares is a fact
+            # number, which the environment binds to the true fact, as it does an LLM's.
+            prop, value = t.rng.choice(list(dict.fromkeys(facts)))
             others = [v for v in view.attributes.get(prop, ()) if v != value]
             if others:
                 wrong = (prop, t.rng.choice(others))
@@ -664,8 +677,6 @@ class SimulatedAgent:
         if share_index is None:
             return _Plan(belief, policy, WhoDunitAction(kind="skip"))
         prop, value = view.facts[share_index - 1]
-        if wrong is not None and wrong[0] == prop:
-            value = wrong[1]
         action = WhoDunitAction(kind="share", fact=share_index, property=prop, value=value)
         return _Plan(belief, policy, action)
 

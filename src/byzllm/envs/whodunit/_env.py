@@ -4,9 +4,10 @@ The rogue-agents paper, §3 and §4.1. Asymmetric: the Accuser and Intel alterna
 first; the
 Accuser requests a yes/no answer, a broad message, or accuses; Intel answers the pending
 yes/no question or returns a broad message (it may choose a broad message instead of the
-answer). Symmetric: the players act in round robin; each shares one of its facts, accuses or
-skips. An accusation ends the game and is *irreversible*; sharing information is
-*reversible*. The game also ends when the turn budget is spent.
+answer). Symmetric: the players act in round robin; each shares one of its facts (a share
+that states another fact is refused), accuses or skips. An accusation ends the game and is
+*irreversible*; sharing information is *reversible*. The game also ends when the turn
+budget is spent.
 
 Reset semantics (the rogue-agents paper, §2, §4.1):
 :meth:`WhoDunitEnv.rollback_to_last_irreversible` clears the channel back to the last
@@ -228,14 +229,17 @@ class WhoDunitEnv:
             if action.answer is None:
                 errors.append("a yes/no answer is needed")
         if action.kind == "share":
+            # A share is the choice of one of the player's own facts (§3: "the agent selects
+            # a fact from K_i"): a share that states its fact must state that very fact, as
+            # an LLM's reply, which names only the fact's number, always does.
             facts = game.facts[self.current_index]
             if action.fact is None or not 1 <= action.fact <= len(facts):
                 errors.append(f"fact must be between 1 and {len(facts)}")
-            if action.property is not None and (
-                action.property not in game.attributes
-                or action.value not in game.attributes[action.property]
+            elif (
+                action.property is not None
+                and (action.property, action.value) != facts[action.fact - 1]
             ):
-                errors.append("unknown property or value")
+                errors.append(f"a share must state the player's own fact {action.fact}")
         return errors
 
     def _complete(self, action: WhoDunitAction) -> WhoDunitAction:

@@ -6,9 +6,12 @@ each agent receives its own facts about the culprit (three by default), resample
 together they identify the culprit uniquely. Splits follow §4.1 / Appendix D.1: 210 train, 90
 validation and 180 test games, separated by suspect descriptions and culprit.
 
-Defaults (§4.1): asymmetric 10 suspects, 31 turns, the top half of Table 4 (10 attributes;
-the paper's text mentions 11 and 12 attributes in places, its table's caption says the top
-half: ``n_attributes`` is configurable); symmetric 20 suspects, 20 turns, all 20 attributes.
+Defaults (§4.1): asymmetric 10 suspects, 31 turns, the first 12 rows of Table 4 (hat to
+watch); symmetric 20 suspects, 20 turns, all 20 attributes. The paper gives the asymmetric
+attribute count three ways: Appendix B says "we used 12 attributes for the asymmetric
+variant", and the asymmetric game of Appendix G (Fig. 17) lists exactly those 12 (``hair``
+and ``watch`` included); §4.1 says 11; Table 4's caption says "the top half" (10 rows). The
+default follows Appendix B and Fig. 17, the two that agree; ``n_attributes`` sets another.
 """
 
 from __future__ import annotations
@@ -36,8 +39,9 @@ __all__ = [
     "make_splits",
 ]
 
-#: The rogue-agents paper, Table 4, in the paper's order: the first ten rows are the "top half"
-#: used by the asymmetric variant; all twenty are used by the symmetric variant.
+#: The rogue-agents paper, Table 4, in the paper's order: the first twelve rows are the
+#: asymmetric variant's (Appendix B; Fig. 17's game lists them); all twenty are the symmetric
+#: variant's.
 ATTRIBUTE_TABLE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hat", ("brown", "black")),
     ("mood", ("happy", "sad")),
@@ -67,7 +71,7 @@ ATTRIBUTE_TABLE: tuple[tuple[str, tuple[str, ...]], ...] = (
 _MIN_IDENTIFY = 1e-4
 
 _DEFAULTS: dict[str, dict[str, int]] = {
-    "asym": {"n_suspects": 10, "n_attributes": 10, "max_turns": 31},
+    "asym": {"n_suspects": 10, "n_attributes": 12, "max_turns": 31},
     "sym": {"n_suspects": 20, "n_attributes": 20, "max_turns": 20},
 }
 
@@ -334,10 +338,10 @@ def make_splits(
 ) -> Splits:
     """Disjoint splits: no culprit description and no (lineup, culprit) pair is shared.
 
-    Disjointness by culprit description is the strongest separation the asymmetric table
-    allows (ten attributes give 1,536 possible suspects, fewer than 480 x 10 suspects, so
-    lineups must overlap in individual suspects); every culprit description is unique across
-    all splits.
+    Disjointness by culprit description is the separation the splits promise: individual
+    suspects may recur across lineups (twelve attributes give 6,144 possible suspects, and
+    480 x 10 suspects drawn from them almost surely repeat some); every culprit description
+    is unique across all splits.
 
     ``held_out``: games of another setting (the games monitors were trained on, when they are
     tested on another lineup size, the rogue-agents paper, Fig. 6) whose culprit

@@ -13,12 +13,13 @@ run is an honest test of the fit.
 * *invalid moves*: turns the environment passed (``valid`` false: a reply that never parsed,
   or an action the rules refuse), over the turns that are not repetitions (a collapse, which
   a role loss cannot interrupt in the simulator);
-* *wrong messages*: among *fact-stating messages* (Intel's answers and broad lists, a player's
-  shared facts; applied, and the first statement of their topic in the episode: a question,
-  a property-value, a player's fact), the share the environment flagged false. A restatement
-  (a copy, or an answer to a repeated question) is left out: a true one is flagged a
-  repetition and a false one is not, so counting them would inflate the false share. The
-  Accuser states no facts: its rate is ``None``;
+* *wrong messages*: among *fact-stating messages* (Intel's answers and broad lists; applied,
+  and the first statement of their topic in the episode: a question, a property-value), the
+  share the environment flagged false. A restatement (a copy, or an answer to a repeated
+  question) is left out: a true one is flagged a repetition and a false one is not, so
+  counting them would inflate the false share. The Accuser states no facts, and a player's
+  share is one of its own facts, which the environment binds by number and which is never
+  false: their rate is ``None``;
 * *decision entropy*: the entropy (nats) of the action-number position, renormalized over
   its reported top-k; mean, s.d. and median on *clean* turns (valid, not false, not a
   repetition) and on *faulty* turns (invalid or false); for Intel also on its false yes/no
@@ -37,9 +38,10 @@ every parameter not listed here come from ``base`` (default: the declared defaul
   cannot be told from ordinary play). A collapsed Intel that repeats an answer with no
   question pending is refused too, which the inversion counts as role loss: rare (1 invalid
   move in 1,416 turns of a run simulated with ``role_loss_rate`` 0, fitted back as 0.0007).
-* ``hallucination_rate``: the same inversion of the wrong-message share. A simulated
-  hallucination of Intel always writes a false message, and a player's always does when it
-  shares.
+* ``hallucination_rate`` (runs with an Intel): the same inversion of the wrong-message
+  share. A simulated hallucination of Intel always writes a false message. A symmetric run
+  states no fact that can be false (a share is the player's own fact), so there it is not
+  fitted.
 * ``temperature`` (runs with an Intel): a clean Intel turn reports its two actions with
   ``{recall_confidence, 1 - recall_confidence}`` tempered at ``temperature``; the fitted value
   is the one whose entropy equals the median entropy of Intel's clean turns (the median, so
@@ -69,7 +71,8 @@ shift of a false answer's confidence, not the hallucinated range and ``fault_sig
 repetitions and forgotten messages also happen in ordinary play, so collapse and recall
 failure are not fitted (the evidence keeps the repetition rate); one rate serves every role
 (the evidence keeps the per-role rates). A symmetric run has no Intel, and a player's policy
-depends on its belief: there ``temperature`` and ``fault_signal`` are not fitted. An LLM's
+depends on its belief: there ``hallucination_rate``, ``temperature`` and ``fault_signal`` are
+not fitted. An LLM's
 invalid moves are mostly replies that never parsed; the fitted simulator reproduces their
 rate, not their cause. Recovery on simulated runs (``tests/experiments/test_whodunit_fit.py``,
 ``docs/whodunit.md``) states the tolerances.
@@ -125,8 +128,9 @@ WHODUNIT_METRICS = ("Success-Rate", "Precision", "Game-Length")
 #: The keys of :data:`WHODUNIT_METRICS` in :func:`~.report.game_estimates`, in the same order.
 _REPORT_KEYS = ("success_rate", "precision", "game_length")
 
-#: Action kinds whose message states a fact the environment can check.
-FACT_KINDS = frozenset({"respond", "respond_broad", "share"})
+#: Action kinds whose message states a fact that can be false. A share is not one: it is the
+#: player's own fact, bound by its number (the rogue-agents paper, §3), and never false.
+FACT_KINDS = frozenset({"respond", "respond_broad"})
 
 _ROLES = ("accuser", "intel", "player")
 #: Bounds of the fitted temperature (a target beyond them gives an end, and the source says so).
@@ -207,7 +211,7 @@ def _evidence(t: _RoleTally) -> dict[str, Any]:
 
 
 def _topic(r: Mapping[str, Any], question: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
-    """What a fact-stating message is about (``None`` for other messages).
+    """What a fact-stating message is about (``None`` for other messages: :data:`FACT_KINDS`).
 
     An LLM's answer names only yes or no (the environment fills in the question), so an
     answer's topic is the pending question: the previous turn's specific request.
@@ -219,8 +223,6 @@ def _topic(r: Mapping[str, Any], question: Mapping[str, Any] | None) -> tuple[An
         return (kind, q.get("character"), q.get("property"), q.get("value"))
     if kind == "respond_broad":
         return (kind, a.get("property"), a.get("value"))
-    if kind == "share":
-        return (kind, r.get("agent"), a.get("fact"))
     return None
 
 
@@ -457,6 +459,11 @@ def fit_whodunit(
             rate,
             f"false share {wrong_rate:.4f} of fact-stating messages, {how}{note}",
             pooled.facts,
+        )
+    else:
+        fit.unseen["hallucination_rate"] = (
+            "the run states no fact that can be false (Intel's answers and lists; a player's "
+            "share is one of its own facts)"
         )
     intel = tally.get("intel")
     temperature = base.temperature
