@@ -2,7 +2,7 @@
 
 Each turn renders the role's system prompt and the user prompt (Figs. 10-16), asks the model
 (temperature 0 as in Appendix D.3, ``top_logprobs=10`` as the paper used for proprietary
-models, §4.1 footnote 2) and parses the ReAct thoughts + JSON action. A reply that does not
+models, §2 footnote 2) and parses the ReAct thoughts + JSON action. A reply that does not
 parse or validate is answered with a specific hint and the model asked again, up to
 ``max_reprompts`` times (default 3); then the documented fallback applies: the turn is passed
 (:data:`FALLBACK_ACTION`, ``WhoDunitAction(kind="pass")``, no message content) and the turn is
