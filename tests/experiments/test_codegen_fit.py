@@ -11,7 +11,8 @@ rates read off every reply or rating (``no_code_rate``, ``syntax_error_rate``,
 ``bug_coverage`` within 0.1; ``unseen_correct_rate`` within 0.25 (about 15% of the prompts
 have no example); the coders' ``coder_skill`` within 0.5 and ``difficulty_sd`` within 0.7
 (560 round-1 solutions, a problem's wrong solutions sharing their hashed failures:
-``docs/codegen.md``); ``skill_spread`` is only checked to be fitted and in range.
+``docs/codegen.md``); ``top_k`` (the most alternatives a position reports) exactly;
+``skill_spread`` is only checked to be fitted and in range.
 """
 
 from __future__ import annotations
@@ -232,13 +233,50 @@ def test_fit_codegen_on_hand_made_records() -> None:
     assert sources["no_code_rate"] == (
         "fitted from hand on 1 debates: share of replies without code, n = 6"
     )
-    for name in ("fix_rate", "follow_pick_rate", "zero_shot_seat", "top_k"):
+    for name in ("fix_rate", "follow_pick_rate", "zero_shot_seat"):
         assert "the default, not fitted from hand: " in sources[name]
         assert fitted[name] == getattr(CodeGenSimParams(), name)
+    assert fitted["top_k"] == 2  # the records' two alternatives per position
     assert "no verdict on a solution without an example" in sources["unseen_correct_rate"]
     CodeGenSimParams.model_validate(fitted)
     with pytest.raises(InputError, match="no CodeGen debates"):
         fit_codegen([], {}, run="hand")
+
+
+def _with_alternatives(k: int) -> dict[str, Any]:
+    """:func:`_debate` with ``k`` alternatives at every decision position (0: none)."""
+    record = _debate()
+    dist = [[f"t{i}", -0.1 - i] for i in range(k)]
+    for turn in record["turns"]:
+        n = len(turn["obs"]["distributions"])
+        turn["obs"]["distributions"] = [dist] * n if k else []
+    return record
+
+
+def test_the_fit_writes_the_runs_own_top_k() -> None:
+    """A run whose judge and tester report ten alternatives per position (the LLM roles'
+    k, the rogue-agents paper's §2 footnote 2) was fitted with the simulated default of 5,
+    so its twin's monitor features were computed over fewer alternatives than the run's."""
+    prompts = {"P/0": (PROMPT, "f")}
+    profile = fit_codegen([_with_alternatives(10)], prompts, run="real")
+    assert profile.groups["sim"]["top_k"] == 10
+    assert profile.sources["sim"]["top_k"] == (
+        "fitted from real on 1 debates: the run's top-k, the most alternatives the judge's "
+        "and tester's positions report (10), n = 3"
+    )
+    # One alternative per position: the simulator takes at least two, and says so.
+    profile = fit_codegen([_with_alternatives(1)], prompts, run="real")
+    assert profile.groups["sim"]["top_k"] == 2
+    assert profile.sources["sim"]["top_k"].endswith(
+        "report (1); the nearest value the simulator takes is 2, n = 3"
+    )
+    # No distributions: the default stays, and its source says why.
+    profile = fit_codegen([_with_alternatives(0)], prompts, run="real")
+    assert profile.groups["sim"]["top_k"] == CodeGenSimParams().top_k
+    assert profile.sources["sim"]["top_k"].endswith(
+        "not fitted from real: no decision position of the run reports alternatives (the "
+        "judge's and tester's positions)"
+    )
 
 
 def test_zero_shot_debates_alone_fit_the_skill() -> None:
@@ -431,6 +469,7 @@ TRUTH: dict[str, float] = {
     "no_code_rate": 0.05,
     "syntax_error_rate": 0.1,
     "rating_noise": 0.3,
+    "top_k": 3,
 }
 TOLERANCE = {
     "no_code_rate": 0.04,
@@ -448,6 +487,7 @@ TOLERANCE = {
     "unseen_correct_rate": 0.25,
     "coder_skill": 0.5,
     "difficulty_sd": 0.7,
+    "top_k": 0,  # the most alternatives a position reports: exact
 }
 
 

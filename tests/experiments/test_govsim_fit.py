@@ -8,6 +8,7 @@ within 0.06 (month 1's catches, about 400 of them: its standard error is about 0
 within 0.03 and ``rogue_multiplier`` within 0.3 (a ratio of two fitted numbers). At a high
 greed, where many catches are capped at the stock: within 0.5 by the censored likelihood
 (the true mixture), within 0.6 by the median at greed 8, a stated lower bound at greed 10.
+``top_k`` (the most alternatives a catch decision reported) exactly.
 """
 
 from __future__ import annotations
@@ -258,6 +259,60 @@ def test_the_profile_counts_a_games_repeats_as_plays_of_one_game() -> None:
     assert profile.evidence["catches"]["plays"] == 2
 
 
+def _llm_game(alternatives: int) -> dict[str, Any]:
+    """The record of a three-month game of LLM fishers whose server reports
+    ``alternatives`` alternatives per token."""
+    from collections.abc import Sequence
+
+    from byzllm.envs.govsim import GovSimGame, LakeConfig, llm_fishers, play_game
+    from byzllm.experiments.govsim import game_record
+    from byzllm.llm import ChatMessage, ChatModel, Completion, GenerateConfig, TokenLogprob
+
+    class Server(ChatModel):
+        name = "server"
+
+        async def generate(
+            self, messages: Sequence[ChatMessage], config: GenerateConfig | None = None
+        ) -> Completion:
+            speaking = "your turn to speak" in str(messages[-1]["content"])
+            text = "I propose 10 tons each." if speaking else "Answer: 10 tons"
+            top = [(f"x{i}", -3.0 - i) for i in range(alternatives - 1)]
+            tokens = [TokenLogprob(token=c, logprob=-0.1, top=[(c, -0.1), *top]) for c in text]
+            return Completion(text=text, logprobs=tokens)
+
+    lake = LakeConfig(months=3)
+    result = asyncio.run(
+        play_game(GovSimGame(id="g", r0=100), llm_fishers(Server(), lake), config=lake)
+    )
+    return game_record(result, split="test", repeat=0, agents="llm", sim=None).model_dump()
+
+
+def test_the_fit_writes_the_runs_own_top_k() -> None:
+    """LLM fishers asking for ten alternatives (the rogue-agents paper's k, §2 footnote 2)
+    were fitted with the simulated default of 5: the twin's monitor features were computed
+    over fewer alternatives than the run's."""
+    game = _llm_game(10)
+    profile = fit_govsim([game], run="real")
+    assert profile.groups["sim"]["top_k"] == 10
+    assert profile.sources["sim"]["top_k"] == (
+        "fitted from real on 1 games: the run's top-k, the most alternatives the catch "
+        "decisions' positions report (10), n = 15"
+    )
+    # A digit has ten alternatives: a server's twelve are written as ten, saying so.
+    profile = fit_govsim([_llm_game(12)], run="real")
+    assert profile.groups["sim"]["top_k"] == 10
+    source = profile.sources["sim"]["top_k"]
+    assert "report (12); the nearest value the simulator takes is 10" in source
+    # Records written before decisions kept it: the default, and why.
+    old = {**game, "decisions": [{**d, "alternatives": None} for d in game["decisions"]]}
+    profile = fit_govsim([old], run="real")
+    assert profile.groups["sim"]["top_k"] == FisherParams().top_k
+    assert profile.sources["sim"]["top_k"].endswith(
+        "not fitted from real: the run's catch decisions do not say how many alternatives "
+        "they reported (records written before it was kept)"
+    )
+
+
 # -- recovery on simulated runs --------------------------------------------------------------
 
 SETTINGS: dict[str, dict[str, float]] = {
@@ -267,6 +322,7 @@ SETTINGS: dict[str, dict[str, float]] = {
         "persuadability": 0.4,
         "rogue_rate": 0.1,
         "rogue_multiplier": 2.5,
+        "top_k": 3,
     },
     "defaults": {},
 }
@@ -302,9 +358,17 @@ def test_fit_recovers_the_generating_parameters(
     assert fitted["persuadability"] == pytest.approx(truth.persuadability, abs=0.06)
     assert fitted["rogue_rate"] == pytest.approx(truth.rogue_rate, abs=0.03)
     assert fitted["rogue_multiplier"] == pytest.approx(truth.rogue_multiplier, abs=0.3)
-    for key in ("greed", "estimate_noise", "persuadability", "rogue_rate", "rogue_multiplier"):
+    assert fitted["top_k"] == truth.top_k
+    for key in (
+        "greed",
+        "estimate_noise",
+        "persuadability",
+        "rogue_rate",
+        "rogue_multiplier",
+        "top_k",
+    ):
         assert sources[key].startswith("fitted from sim on 80 games: "), sources[key]
-    for key in ("confidence_logit", "resample_persistence", "top_k"):
+    for key in ("confidence_logit", "resample_persistence"):
         assert "the default, not fitted from sim" in sources[key]
     FisherParams.model_validate(fitted)
 

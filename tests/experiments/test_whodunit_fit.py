@@ -170,6 +170,9 @@ def test_fit_recovers_the_generating_parameters(runs: dict[str, Path], name: str
     assert sources["role_loss_rate"].startswith(f"fitted from {runs[name].name}: ")
     assert sources["role_loss_rate"].endswith(f"n = {pooled['turns'] - pooled['repetitions']}")
     assert "not fitted" in sources["collapse_rate"]
+    # The run's own top-k, the most alternatives a position reported: the generating 10.
+    assert fitted["top_k"] == 10
+    assert sources["top_k"].startswith(f"fitted from {runs[name].name}: the run's top-k")
     given = truth.get("rogue_rate", 0.25) != 0.25
     expected = "set for the fit, not fitted" if given else "; the default, not fitted"
     assert expected in sources["rogue_rate"]
@@ -387,6 +390,30 @@ def _hand_turn(
         "repetition": False,
         "distributions": [],
     } | extra
+
+
+def test_the_fit_writes_the_runs_own_top_k() -> None:
+    """A run whose turns report five alternatives per position (top_logprobs 5) was fitted
+    with the simulated default of 10: the twin's monitor features were computed over more
+    alternatives than the run's."""
+    five = [[str(i), -0.2 - i] for i in range(5)]
+    share = {"kind": "share", "fact": "f"}
+    turns = [_hand_turn("g0", t, "player", share, distributions=[five]) for t in range(3)]
+    turns.append(_hand_turn("g0", 3, "player", share))  # no position: not counted
+    profile = fit_whodunit(turns, [{"game_id": "g0", "n_suspects": 10}], run="r")
+    assert profile.groups["sim"]["top_k"] == 5
+    assert profile.sources["sim"]["top_k"] == (
+        "fitted from r: the run's top-k, the most alternatives the turns' decision positions "
+        "report (5), n = 3"
+    )
+    # No distributions at all: the default stays, and its source says why.
+    bare = [_hand_turn("g0", t, "player", share) for t in range(3)]
+    profile = fit_whodunit(bare, [{"game_id": "g0", "n_suspects": 10}], run="r")
+    assert profile.groups["sim"]["top_k"] == SimParams().top_k
+    assert profile.sources["sim"]["top_k"].endswith(
+        "not fitted from r: no decision position of the run reports alternatives (the turns' "
+        "decision positions)"
+    )
 
 
 def test_a_rate_beyond_what_the_model_gives_is_written_as_a_bound() -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "load_profile_section",
     "profile_file",
     "profile_params",
+    "put_top_k",
     "record_splits",
     "run_name",
     "sim_profile",
@@ -226,6 +227,37 @@ class Estimates:
         statistic ``what`` over ``n`` observations."""
         self.values[name] = round(value, 4)
         self.stat[name] = f"{self.basis}: {what}, n = {n}"
+
+
+def put_top_k(
+    fit: Estimates, params: type[SimParameters], widths: Sequence[int], where: str
+) -> None:
+    """Record the run's own top-k as ``top_k``: the most alternatives any decision position
+    reports (``widths``: each position's count, or the most of each turn's; ``where``: whose
+    positions they are, as the source names them).
+
+    The monitor's features (entropy, varentropy and kurtosis: the rogue-agents paper, §2 and
+    App. A) are computed over a position's alternatives, the top k where the full
+    distribution is not sent (k = 10, §2 footnote 2), so a twin reporting fewer than its run
+    does (a simulated default of 5) would be compared on unlike features. A server reports k
+    alternatives wherever it can, so the most seen is the k asked for. A k outside the
+    parameter's range is written as the nearest value it takes, and its source says so;
+    without a reported position ``top_k`` keeps its value and says why."""
+    seen = [w for w in widths if w > 0]
+    if not seen:
+        fit.unseen["top_k"] = f"no decision position of the run reports alternatives ({where})"
+        return
+    k = max(seen)
+    bounds = params.model_json_schema()["properties"]["top_k"]
+    value = int(min(max(k, bounds.get("minimum", 1)), bounds.get("maximum", math.inf)))
+    # The simulator cannot report every k a server can (a digit has ten alternatives).
+    note = f"; the nearest value the simulator takes is {value}" if value != k else ""
+    fit.put(
+        "top_k",
+        value,
+        f"the run's top-k, the most alternatives {where} report ({k}){note}",
+        len(seen),
+    )
 
 
 def record_splits(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -64,6 +64,11 @@ solution, a first judgement) is counted once.
   ``confidence_jitter``, and the faulty-weighted mean ``fault_signal`` (the shift towards
   ``faulty_confidence``, which is kept: only their product shows); the tester's clean-weighted
   positions give ``test_confidence``.
+* *Top-k*: ``top_k`` is the run's own k, the most alternatives a judge's or tester's
+  decision position reports (:func:`~byzllm.experiments._fitting.put_top_k`), so the twin's
+  monitor features are computed over as many as the run's. The simulated judge and tester
+  have only a few tokens to offer at a position (four or five; a pick one per solution), so
+  a k above that reports no more.
 
 **Not identified** (they keep ``base``; their sources say why): what coders do after round 1
 (``fix_rate``, ``fix_rate_unflagged``, ``break_rate``, ``break_rate_unflagged``,
@@ -71,11 +76,11 @@ solution, a first judgement) is counted once.
 wrong code passes at ``(1 − bug_coverage)^k``, and the records do not tell fixing, breaking
 and copying the pick apart), ``zero_shot_seat`` (a choice of the baseline),
 ``tests_per_round`` (a cap of the tester's prompt), ``faulty_unsound_rate`` and
-``faulty_confidence`` (fixed for the fit, above) and ``top_k`` (a server setting). A
-wrong solution's examples are hashed per bug kind, so wrong solutions of one problem share
-their failures: a little extra agreement within a problem that the fitted ``difficulty_sd``
-absorbs. Recovery on simulated runs (``tests/experiments/test_codegen_fit.py``,
-``docs/codegen.md``) states the tolerances.
+``faulty_confidence`` (fixed for the fit, above). A wrong solution's examples are hashed
+per bug kind, so wrong solutions of one problem share their failures: a little extra
+agreement within a problem that the fitted ``difficulty_sd`` absorbs. Recovery on
+simulated runs (``tests/experiments/test_codegen_fit.py``, ``docs/codegen.md``) states the
+tolerances.
 
 :func:`compare_codegen_run` replays every debate of the run (the stored units: the same
 problems, conditions, monitors and repeats) with simulated roles on the fitted parameters
@@ -116,6 +121,7 @@ from .._fitting import (
     FittedProfile,
     bisect_increasing,
     profile_params,
+    put_top_k,
     run_name,
     sim_profile,
 )
@@ -164,7 +170,6 @@ _UNSEEN = {
     "faulty_unsound_rate": "fixed for the fit: suites of a few tests do not tell it apart "
     "from tester_error_rate and unsound_test_rate",
     "faulty_confidence": "fixed for the fit: only its product with fault_signal shows",
-    "top_k": "the server's top-k, a setting rather than a behaviour",
 }
 #: Bounds of the maximum-likelihood coder parameters.
 _SKILL = (-10.0, 10.0)
@@ -265,6 +270,8 @@ class CodeGenEvidence:
     zero_shot: list[tuple[str, int, bool]] = field(default_factory=list)
     judge: list[JudgeTurn] = field(default_factory=list)
     tester: list[CheckedSuite] = field(default_factory=list)
+    #: Alternatives reported at each decision position of those judge and tester turns.
+    widths: list[int] = field(default_factory=list)
 
 
 def _key(*parts: Any) -> str:
@@ -410,17 +417,20 @@ def collect_evidence(
             role, rnd, attempt = obs.get("role"), int(t.get("round", 0)), int(t.get("attempt", 0))
             if t.get("fallback") or rnd not in rounds:
                 continue
-            logits = _top_logits(obs.get("distributions") or [])
+            dists = obs.get("distributions") or []
+            logits = _top_logits(dists)
             action = obs.get("action") or {}
             if role == "judge":
                 visible = rounds[rnd].get("visible") or []
                 if once("judge", pid, rep, rnd, attempt, action, visible):
                     ev.judge.append(_judge_turn(action.get("verdicts") or [], visible, logits))
+                    ev.widths += [len(d) for d in dists]
             elif role == "tester":
                 text = str(t.get("text") or "")
                 if once("tester", pid, rep, rnd, attempt, text):
                     unsound, checked = unsound_tests(text.splitlines(), prompt, entry)
                     ev.tester.append(CheckedSuite(checked, unsound, logits))
+                    ev.widths += [len(d) for d in dists]
     return ev
 
 
@@ -703,6 +713,7 @@ def fit_codegen(
     judge_post = _fit_judging(ev, fit)
     tester_post = _fit_testing(ev, base, fit)
     _fit_confidences(ev, base, judge_post, tester_post, fit)
+    put_top_k(fit, CodeGenSimParams, ev.widths, "the judge's and tester's positions")
     return sim_profile("codegen", base, fit, run, records)
 
 

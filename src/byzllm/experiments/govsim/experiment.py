@@ -115,6 +115,7 @@ def game_record(
                 "errors": t.errors,
                 "text": t.text,
                 "positions": len(t.obs.distributions),
+                "alternatives": max(map(len, t.obs.distributions), default=0),
             }
             for t in result.turns
         ],

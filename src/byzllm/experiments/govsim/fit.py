@@ -56,12 +56,17 @@ stock next month ``R = min(2 · stock_after, R_0)``:
   fall-back (the fitted ``greed``; a rounded proposal stands for ``E``).
 * ``rogue_multiplier``: ``k / (1 + greed)`` (clipped to its range), when the informative
   proposals hold at least two rogue ones in expectation.
+* ``top_k``: the run's own top-k (not the rogue factor ``k``), the most alternatives a
+  catch decision's position reported (each decision keeps its most;
+  :func:`~byzllm.experiments._fitting.put_top_k`), so the twin's monitor features are
+  computed over as many as the run's; a top-k above 10 (a digit has ten alternatives) is
+  written as 10, saying so. Records written before decisions kept it leave the default.
 
 **Not identified here** (they keep ``base``, and their sources say why): the digit
 confidences (``confidence_logit``, ``confidence_sd``, ``rogue_confidence_drop``,
-``fault_signal``: game records keep no token distributions), ``resample_persistence`` (it
+``fault_signal``: game records keep no token distributions) and ``resample_persistence`` (it
 shows only when a decision is resampled, the §6.1 ablation of the rogue-agents paper, which
-a ``govsim run`` never does) and ``top_k`` (a server setting). The monitor pipeline's GovSim
+a ``govsim run`` never does). The monitor pipeline's GovSim
 records (``byzllm monitor``, ``reproduce ra-table2``) keep monitored turns only, without
 the stock, the month-1 catches or the meetings: fit a ``byzllm govsim run`` of the same
 fishers. An LLM's proposal may mean something other than a per-fisher limit (a total for
@@ -101,6 +106,7 @@ from .._fitting import (
     Estimates,
     FittedProfile,
     profile_params,
+    put_top_k,
     run_name,
     sim_profile,
 )
@@ -143,7 +149,6 @@ _UNSEEN = {
     "fault_signal": "GovSim game records keep no token distributions",
     "resample_persistence": "it shows only when a decision is resampled (the rogue-agents "
     "paper's §6.1 ablation), which a govsim run never does",
-    "top_k": "the server's top-k, a setting rather than a behaviour",
 }
 #: Fewer expected rogue proposals than this: the rogue factor is not estimated.
 _MIN_ROGUE = 2.0
@@ -661,7 +666,22 @@ def fit_govsim(
                 f"fewer than {_MIN_ROGUE:g} of the {found.informative} informative proposals "
                 "look rogue"
             )
+    _fit_top_k(games, fit)
     return sim_profile("govsim", base, fit, run, games)
+
+
+def _fit_top_k(games: Sequence[Mapping[str, Any]], fit: Estimates) -> None:
+    """``top_k``: the most alternatives a catch decision's position reported (module
+    docstring), where the records keep it."""
+    decisions = [d for g in games for d in g.get("decisions") or []]
+    kept = [int(d["alternatives"]) for d in decisions if d.get("alternatives") is not None]
+    if decisions and not kept:
+        fit.unseen["top_k"] = (
+            "the run's catch decisions do not say how many alternatives they reported "
+            "(records written before it was kept)"
+        )
+        return
+    put_top_k(fit, FisherParams, kept, "the catch decisions' positions")
 
 
 def _read(run_dir: str | Path) -> list[dict[str, Any]]:

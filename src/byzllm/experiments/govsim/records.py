@@ -17,7 +17,9 @@ class CatchDecision(BaseModel):
     """One catch decision as a game record keeps it: the month, the fisher, its wish and
     catch (None when it was discarded before the harvest), the monitor's decision, whether it
     was applied (a reset discards the month's decisions), whether the amount fell back to
-    the parse default, the reply's text and how many decision positions it had.
+    the parse default, the reply's text, how many decision positions it had and the most
+    alternatives one of them reported (the run's top-k, which ``byzllm sim fit`` gives the
+    twin; None in records written before it was kept).
 
     Typed so that a checked read refuses an edited month or wish: the fit and the
     transcripts read them as numbers."""
@@ -32,6 +34,7 @@ class CatchDecision(BaseModel):
     errors: list[str]
     text: str
     positions: int
+    alternatives: int | None = None
 
 
 class GovSimGameRecord(Record):
@@ -64,7 +67,7 @@ class GovSimGameRecord(Record):
     decisions: list[CatchDecision] = Field(
         default_factory=list,
         description="every catch decision: month, fisher, wish, catch, decision, fallback, "
-        "reply text, decision positions",
+        "reply text, decision positions, the most alternatives at one",
     )
     resets: int = 0
     resamples: int = 0

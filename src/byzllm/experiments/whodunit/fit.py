@@ -52,6 +52,9 @@ every parameter not listed here come from ``base`` (default: the declared defaul
   episode (which holds a share ``r m / (1 - r + r m)`` of the false answers); the fitted ``f``
   is the one whose expected entropy equals the mean entropy of the false answers (0 when
   they look like clean ones, 1 at most).
+* ``top_k``: the run's own top-k, the most alternatives a turn's decision position reports
+  (:func:`~byzllm.experiments._fitting.put_top_k`), so the twin's monitor features are
+  computed over as many as the run's.
 
 Where no value of a parameter's range gives its statistic (an invalid-move share above what
 the size scale and the rogue mixture make at rate 1, clean turns flatter than any tempered
@@ -104,6 +107,7 @@ from .._fitting import (
     bisect_increasing,
     comparison_row,
     profile_params,
+    put_top_k,
     run_name,
     sim_profile,
 )
@@ -498,6 +502,8 @@ def fit_whodunit(
             f"temperature and the hallucinated confidence range{note}",
             len(intel.wrong_answers),
         )
+    widths = [len(d) for r in turns for d in r.get("distributions") or []]
+    put_top_k(fit, SimParams, widths, "the turns' decision positions")
     fit.evidence = {role: _evidence(t) for role, t in sorted(tally.items())}
     fit.evidence["pooled"] = _evidence(pooled) | {"mean_size_scale": round(mean_scale, 4)}
     return sim_profile("whodunit", base, fit, run, games)
