@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -178,6 +179,60 @@ def test_header_node_counts() -> None:
     for value in ["²", "1" * 5000, "-3", "4x"]:
         with pytest.raises(InputError, match=":1: bad n="):
             parse_edge_list(f"# byzllm-graph n={value}\n0 1\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("0 1\n1 2\n# byzllm-graph n=6\n", ":3: the '# byzllm-graph' header must be the first"),
+        ("# byzllm-graph n=6\n0 1\n# byzllm-graph n=9\n", ":3: the '# byzllm-graph' header"),
+        ("# my graph\n# byzllm-graph n=4\n0 1\n", ":2: the '# byzllm-graph' header"),
+        ("0 1\n# byzllm-graph directed=true\n", ":2: the '# byzllm-graph' header"),
+        ("# byzllm-graph-v2 n=9\n0 1\n", ":1: unknown header '# byzllm-graph-v2 n=9'"),
+        ("# byzllm-graph.v2 n=9\n0 1\n", ":1: unknown header"),
+        ("#byzllm-graphx n=9\n0 1\n", ":1: unknown header"),
+        ("0 1\n# byzllm-graph-v2 n=9\n", ":2: unknown header"),
+        ("# byzllm-graph n=4 n=6\n0 1\n", ":1: 'n' given twice in the header"),
+    ],
+)
+def test_the_header_is_the_first_line_only(text: str, error: str) -> None:
+    """A header on any line was obeyed, the last of several winning, and a later format's
+    ``# byzllm-graph-v2 n=9`` was read as this one's: the file loaded with 9 nodes."""
+    with pytest.raises(InputError, match=re.escape(f"edge list{error}")):
+        parse_edge_list(text)
+
+
+@pytest.mark.parametrize(
+    ("first", "nodes", "directed"),
+    [
+        ("# byzllm-graph n=4", 4, False),
+        ("   #byzllm-graph\tn=4 directed=true", 4, True),
+        ("# byzllm-graph", 2, False),
+        ("# byzllm-graph n=5 weighted=no", 5, False),  # unknown fields are ignored
+        ("# a byzllm-graph n=5", 2, False),  # a comment that does not start as the header
+    ],
+)
+def test_first_line_headers(first: str, nodes: int, directed: bool) -> None:
+    G = parse_edge_list(f"{first}\n0 1\n")
+    assert (G.number_of_nodes(), G.is_directed()) == (nodes, directed)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.sampled_from(["0 1", "1,2", "# note", "", "2 3 # c"]), max_size=8),
+    st.data(),
+)
+def test_a_header_loads_on_the_first_line_and_nowhere_else(
+    lines: list[str], data: st.DataObject
+) -> None:
+    at = data.draw(st.integers(0, len(lines)))
+    lines.insert(at, "# byzllm-graph n=7")
+    text = "\n".join(lines) + "\n"
+    if at == 0:
+        assert parse_edge_list(text).number_of_nodes() == 7
+        return
+    with pytest.raises(InputError, match=f"edge list:{at + 1}: the '# byzllm-graph' header"):
+        parse_edge_list(text)
 
 
 def test_huge_garbage_input_is_rejected_quickly() -> None:
