@@ -235,6 +235,49 @@ def test_a_header_loads_on_the_first_line_and_nowhere_else(
         parse_edge_list(text)
 
 
+@pytest.mark.parametrize(
+    ("token", "error"),
+    [
+        ("١", "'١' is not a node number (digits 0-9)"),  # Arabic-Indic one
+        ("１", "'１' is not a node number (digits 0-9)"),  # full-width one
+        ("²", "'²' is not a node number"),
+        ("-1", "'-1' is not a node number"),
+        ("1.0", "'1.0' is not a node number"),
+        ("1234567890", "node number '1234567890' is too long (graphs have at most 100,000"),
+    ],
+)
+def test_a_bad_node_number_says_what_is_wrong_with_it(token: str, error: str) -> None:
+    """``\\d`` took Arabic-Indic and full-width digits as node numbers ("٠ ١" loaded as the
+    edge 0-1), and ten digits got "expected two node numbers" though two were given."""
+    with pytest.raises(InputError, match=re.escape(f"edge list:2: {error}")):
+        parse_edge_list(f"0 1\n0 {token}\n")
+    with pytest.raises(InputError, match=r"edge list:1: bad n="):
+        parse_edge_list(f"# byzllm-graph n={token}\n0 1\n")
+
+
+def test_a_long_bad_token_is_quoted_shortly() -> None:
+    for token in ["7" * 100_000, "x" * 100_000]:
+        with pytest.raises(InputError) as err:
+            parse_edge_list(f"0 {token}\n")
+        assert len(str(err.value)) < 120
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(categories=["Nd", "No"]) | st.just("0"), max_size=12))
+def test_node_numbers_are_ascii_digits_only(token: str) -> None:
+    """Any run of digits of any script is read as a node number only when it is 1 to 9 ASCII
+    digits; any other is refused with an error naming the token's line."""
+    text = f"# byzllm-graph n=100000\n0 1\n5,{token}\n"
+    if not re.fullmatch(r"[0-9]{1,9}", token):
+        with pytest.raises(InputError, match=r"edge list:3: "):
+            parse_edge_list(text)
+    elif int(token) < 100_000 and int(token) != 5:
+        assert parse_edge_list(text).has_edge(5, int(token))
+    else:  # a node past n, or a self-loop
+        with pytest.raises(InputError):
+            parse_edge_list(text)
+
+
 def test_huge_garbage_input_is_rejected_quickly() -> None:
     with pytest.raises(InputError):
         parse_edge_list("x" * 1_000_000)
@@ -354,7 +397,7 @@ def test_an_error_names_the_line_an_editor_shows() -> None:
     """``str.splitlines`` also breaks at form feeds, vertical tabs, U+0085 and U+2028: a bad
     line after one was reported a line too far on."""
     for odd in ["\f", "\v", "\x1c", "\x85", "\u2028"]:
-        with pytest.raises(InputError, match=r"edge list:2: expected two node numbers"):
+        with pytest.raises(InputError, match=r"edge list:2: 'x' is not a node number"):
             parse_edge_list(f"0 1{odd}\n0 x\n")
     # Windows and old Mac line ends are line ends.
     for end in ["\r\n", "\r"]:
