@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,39 @@ def test_running_out_of_memory_is_one_line(capsys: pytest.CaptureFixture[str]) -
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: not enough memory (Unable to allocate")
     assert err.endswith("; rerun with smaller settings") and "\n" not in err
+
+
+def test_a_memory_error_python_cannot_raise_is_not_printed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As memory runs out, closing a suspended generator fails too: `graph build complete -n
+    2800 -o g.json` under a 1 GB limit printed "Exception ignored in: <generator object
+    EdgeView.__iter__>" and a traceback above its one error line. Other unraisable errors
+    still reach the hook that was there."""
+    import sys
+
+    reached: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda args: reached.append(args.exc_type))
+    before = sys.unraisablehook
+
+    def closing_fails(error: type[BaseException]) -> Iterator[int]:
+        try:
+            yield 1
+        finally:
+            raise error
+
+    with pytest.raises(typer.Exit) as ended, cli_errors():
+        for error in (MemoryError, ValueError):
+            suspended = closing_fails(error)
+            next(suspended)
+            del suspended  # closed here: its error cannot be raised, only reported
+        raise MemoryError
+    assert ended.value.exit_code == 2
+    assert reached == [ValueError]
+    assert sys.unraisablehook is before
+    assert capsys.readouterr().err.strip() == (
+        "error: not enough memory; rerun with smaller settings"
+    )
 
 
 @pytest.mark.parametrize("area", ["whodunit", "govsim"])

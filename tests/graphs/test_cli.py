@@ -121,3 +121,19 @@ def test_check_json_keys_and_exit_codes_are_the_documented_ones(tmp_path: Path) 
     result = runner.invoke(app, ["graph", "check", str(tmp_path / "bad.edges"), "--json"])
     assert result.exit_code == 2
     assert json.loads(result.stdout)["status"] == "error"
+
+
+def test_build_refuses_a_graph_past_the_edge_limit_at_once(tmp_path: Path) -> None:
+    """`graph build complete -n 100000` ran until memory ran out."""
+    out = tmp_path / "g.edges"
+    result = runner.invoke(app, ["graph", "build", "complete", "-n", "100000", "-o", str(out)])
+    assert result.exit_code == 2
+    assert "would have up to 4,999,950,000 edges, over the limit of 1,000,000" in result.output
+    assert "--max-edges" in result.output and not out.exists()
+    args = ["graph", "build", "complete", "-n", "10", "-o", str(out), "--max-edges"]
+    assert runner.invoke(app, [*args, "44"]).exit_code == 2
+    result = runner.invoke(app, [*args, "45"])
+    assert result.exit_code == 0 and "45 edges" in result.output
+    params = ["-n", "4", "-p", "max_edges=9", "-o", str(out)]
+    result = runner.invoke(app, ["graph", "build", "chain", *params])
+    assert result.exit_code == 2 and "give it as --max-edges" in result.output

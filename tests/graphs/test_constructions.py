@@ -8,7 +8,13 @@ import networkx as nx
 import pytest
 
 from byzllm.errors import InputError
-from byzllm.graphs import CONSTRUCTIONS, build, erdos_renyi_probability, r_robustness
+from byzllm.graphs import (
+    CONSTRUCTIONS,
+    MAX_EDGES,
+    build,
+    erdos_renyi_probability,
+    r_robustness,
+)
 
 
 @pytest.mark.parametrize("name", sorted(CONSTRUCTIONS))
@@ -103,3 +109,74 @@ def test_erdos_renyi_default_p_is_raised_where_it_cannot_work() -> None:
     assert "p_default" not in small.graph["params"]
     with pytest.raises(InputError, match="no 6-robust G"):
         erdos_renyi(13, seed=0, p=erdos_renyi_probability(13, 6), max_tries=50)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "edges"),
+    [
+        ("merg", {}, 18),  # n = 7, γ = 4: 3γ(γ-1)/2
+        ("gg-merg", {}, 21),  # K_7
+        ("complete", {}, 21),
+        ("preferential", {"r": 3}, 16),  # K_5 (10 edges), then 2 nodes × 3
+        ("k-circulant", {"k": 4}, 14),  # 7 · 4 / 2
+        ("ring-lattice", {"k": 3}, 21),  # 7 · 3, all of K_7
+        ("layered", {"layers": 3}, 12),  # groups 2, 3, 2: 2·3 + 3·2
+        ("star", {}, 6),
+        ("chain", {}, 6),
+        ("tree", {"branching": 3}, 6),
+    ],
+)
+def test_max_edges_is_checked_against_the_construction_s_edge_count(
+    name: str, params: dict[str, int], edges: int
+) -> None:
+    """The count each construction is refused on is its edge count (hand-computed, n = 7):
+    at that many edges it is built, one fewer is refused before building."""
+    assert build(name, n=7, max_edges=edges, **params).number_of_edges() == edges
+    with pytest.raises(InputError, match=f"would have up to {edges} edges, over the limit"):
+        build(name, n=7, max_edges=edges - 1, **params)
+
+
+def test_the_edge_counts_match_what_is_built() -> None:
+    for name in sorted(set(CONSTRUCTIONS) - {"erdos-renyi"}):
+        for n in range(2, 16):
+            for params in [{}, {"k": 1}, {"k": 3}, {"r": 2}, {"layers": 4}, {"branching": 3}]:
+                try:
+                    G = build(name, n=n, **params)
+                except InputError:
+                    continue
+                count = G.number_of_edges()
+                build(name, n=n, max_edges=count, **params)
+                with pytest.raises(InputError, match="over the limit"):
+                    build(name, n=n, max_edges=count - 1, **params)
+
+
+@pytest.mark.parametrize(
+    ("name", "edges"),
+    [
+        ("complete", "4,999,950,000"),
+        ("gg-merg", "4,999,925,000"),  # γ = 50,000: K_n less 25,000 edges
+        ("merg", "3,749,950,001"),  # even n: ⌊(γ(3γ-2)+2)/2⌋, γ = 50,000
+        ("erdos-renyi", "4,999,950,000"),  # p may be raised to 1
+        ("preferential", "4,999,800,003"),  # r = 49,999: K_99,997 then 3 nodes × r
+        ("layered", "2,222,244,444"),  # 33,333 · 33,334 · 2
+    ],
+)
+def test_a_dense_graph_past_the_edge_limit_is_refused_before_building(
+    name: str, edges: str
+) -> None:
+    """`graph build complete -n 100000` (and merg, preferential, erdos-renyi) ran until memory
+    ran out; the count is now checked first, in no time."""
+    with pytest.raises(InputError, match=f"on 100,000 nodes would have up to {edges} edges"):
+        build(name, n=100_000)
+
+
+def test_the_default_limit_is_a_million_edges() -> None:
+    assert MAX_EDGES == 1_000_000
+    with pytest.raises(InputError, match="up to 1,000,405 edges, over the limit of 1,000,000"):
+        build("complete", n=1415)  # 1415 · 1414 / 2
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True, "10", None])
+def test_max_edges_must_be_a_count(bad: object) -> None:
+    with pytest.raises(InputError, match="max_edges must be a non-negative integer"):
+        build("chain", n=4, max_edges=bad)  # type: ignore[arg-type]

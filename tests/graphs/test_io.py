@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -180,6 +181,103 @@ def test_header_node_counts() -> None:
             parse_edge_list(f"# byzllm-graph n={value}\n0 1\n")
 
 
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("0 1\n1 2\n# byzllm-graph n=6\n", ":3: the '# byzllm-graph' header must be the first"),
+        ("# byzllm-graph n=6\n0 1\n# byzllm-graph n=9\n", ":3: the '# byzllm-graph' header"),
+        ("# my graph\n# byzllm-graph n=4\n0 1\n", ":2: the '# byzllm-graph' header"),
+        ("0 1\n# byzllm-graph directed=true\n", ":2: the '# byzllm-graph' header"),
+        ("# byzllm-graph-v2 n=9\n0 1\n", ":1: unknown header '# byzllm-graph-v2 n=9'"),
+        ("# byzllm-graph.v2 n=9\n0 1\n", ":1: unknown header"),
+        ("#byzllm-graphx n=9\n0 1\n", ":1: unknown header"),
+        ("0 1\n# byzllm-graph-v2 n=9\n", ":2: unknown header"),
+        ("# byzllm-graph n=4 n=6\n0 1\n", ":1: 'n' given twice in the header"),
+    ],
+)
+def test_the_header_is_the_first_line_only(text: str, error: str) -> None:
+    """A header on any line was obeyed, the last of several winning, and a later format's
+    ``# byzllm-graph-v2 n=9`` was read as this one's: the file loaded with 9 nodes."""
+    with pytest.raises(InputError, match=re.escape(f"edge list{error}")):
+        parse_edge_list(text)
+
+
+@pytest.mark.parametrize(
+    ("first", "nodes", "directed"),
+    [
+        ("# byzllm-graph n=4", 4, False),
+        ("   #byzllm-graph\tn=4 directed=true", 4, True),
+        ("# byzllm-graph", 2, False),
+        ("# byzllm-graph n=5 weighted=no", 5, False),  # unknown fields are ignored
+        ("# a byzllm-graph n=5", 2, False),  # a comment that does not start as the header
+    ],
+)
+def test_first_line_headers(first: str, nodes: int, directed: bool) -> None:
+    G = parse_edge_list(f"{first}\n0 1\n")
+    assert (G.number_of_nodes(), G.is_directed()) == (nodes, directed)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.sampled_from(["0 1", "1,2", "# note", "", "2 3 # c"]), max_size=8),
+    st.data(),
+)
+def test_a_header_loads_on_the_first_line_and_nowhere_else(
+    lines: list[str], data: st.DataObject
+) -> None:
+    at = data.draw(st.integers(0, len(lines)))
+    lines.insert(at, "# byzllm-graph n=7")
+    text = "\n".join(lines) + "\n"
+    if at == 0:
+        assert parse_edge_list(text).number_of_nodes() == 7
+        return
+    with pytest.raises(InputError, match=f"edge list:{at + 1}: the '# byzllm-graph' header"):
+        parse_edge_list(text)
+
+
+@pytest.mark.parametrize(
+    ("token", "error"),
+    [
+        ("١", "'١' is not a node number (digits 0-9)"),  # Arabic-Indic one
+        ("１", "'１' is not a node number (digits 0-9)"),  # full-width one
+        ("²", "'²' is not a node number"),
+        ("-1", "'-1' is not a node number"),
+        ("1.0", "'1.0' is not a node number"),
+        ("1234567890", "node number '1234567890' is too long (graphs have at most 100,000"),
+    ],
+)
+def test_a_bad_node_number_says_what_is_wrong_with_it(token: str, error: str) -> None:
+    """``\\d`` took Arabic-Indic and full-width digits as node numbers ("٠ ١" loaded as the
+    edge 0-1), and ten digits got "expected two node numbers" though two were given."""
+    with pytest.raises(InputError, match=re.escape(f"edge list:2: {error}")):
+        parse_edge_list(f"0 1\n0 {token}\n")
+    with pytest.raises(InputError, match=r"edge list:1: bad n="):
+        parse_edge_list(f"# byzllm-graph n={token}\n0 1\n")
+
+
+def test_a_long_bad_token_is_quoted_shortly() -> None:
+    for token in ["7" * 100_000, "x" * 100_000]:
+        with pytest.raises(InputError) as err:
+            parse_edge_list(f"0 {token}\n")
+        assert len(str(err.value)) < 120
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(categories=["Nd", "No"]) | st.just("0"), max_size=12))
+def test_node_numbers_are_ascii_digits_only(token: str) -> None:
+    """Any run of digits of any script is read as a node number only when it is 1 to 9 ASCII
+    digits; any other is refused with an error naming the token's line."""
+    text = f"# byzllm-graph n=100000\n0 1\n5,{token}\n"
+    if not re.fullmatch(r"[0-9]{1,9}", token):
+        with pytest.raises(InputError, match=r"edge list:3: "):
+            parse_edge_list(text)
+    elif int(token) < 100_000 and int(token) != 5:
+        assert parse_edge_list(text).has_edge(5, int(token))
+    else:  # a node past n, or a self-loop
+        with pytest.raises(InputError):
+            parse_edge_list(text)
+
+
 def test_huge_garbage_input_is_rejected_quickly() -> None:
     with pytest.raises(InputError):
         parse_edge_list("x" * 1_000_000)
@@ -299,7 +397,7 @@ def test_an_error_names_the_line_an_editor_shows() -> None:
     """``str.splitlines`` also breaks at form feeds, vertical tabs, U+0085 and U+2028: a bad
     line after one was reported a line too far on."""
     for odd in ["\f", "\v", "\x1c", "\x85", "\u2028"]:
-        with pytest.raises(InputError, match=r"edge list:2: expected two node numbers"):
+        with pytest.raises(InputError, match=r"edge list:2: 'x' is not a node number"):
             parse_edge_list(f"0 1{odd}\n0 x\n")
     # Windows and old Mac line ends are line ends.
     for end in ["\r\n", "\r"]:

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from byzllm.errors import InputError
+from byzllm.graphs import MAX_EDGES
 
 from ._common import cli_errors, console
 from ._unfinished import json_option_given, note_json_written
@@ -51,6 +52,11 @@ def build_command(
     ),
     k: int | None = typer.Option(None, "--k", help="k for k-circulant and ring-lattice."),
     param: list[str] = typer.Option([], "--param", "-p", help="Extra key=value parameters."),
+    max_edges: int = typer.Option(
+        MAX_EDGES,
+        "--max-edges",
+        help="Refuse, before building, a graph of more edges (about 0.5 KB of memory each).",
+    ),
 ) -> None:
     """Build a named topology and save it.
 
@@ -66,15 +72,14 @@ def build_command(
 
     with cli_errors():
         params = _parse_params(param)
-        for key in ("n", "seed"):
+        for key, flag in (("n", "-n"), ("seed", "--seed"), ("max_edges", "--max-edges")):
             if key in params:
-                flag = "-n" if key == "n" else "--seed"
                 raise InputError(f"--param {key}=...: give it as {flag}")
         if r is not None:
             params["r"] = r
         if k is not None:
             params["k"] = k
-        G = build(name, n=n, seed=seed, **params)
+        G = build(name, n=n, seed=seed, max_edges=max_edges, **params)
         path = save_graph(G, out)
     typer.echo(f"wrote {path} ({G.number_of_nodes()} nodes, {G.number_of_edges()} edges)")
     made = G.graph.get("params", {})

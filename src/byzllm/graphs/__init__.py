@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._constructions import CONSTRUCTIONS, build, erdos_renyi_probability
     from ._core import GraphView
     from ._draw import draw_graph
-    from ._edge_counts import MAX_NODES, gamma_merg_edge_count
+    from ._edge_counts import MAX_EDGES, MAX_NODES, gamma_merg_edge_count
     from ._io import (
         graph_from_json,
         graph_to_json,
@@ -56,6 +56,7 @@ __getattr__ = lazy_attributes(
         "erdos_renyi_probability": "._constructions",
         "GraphView": "._core",
         "draw_graph": "._draw",
+        "MAX_EDGES": "._edge_counts",
         "MAX_NODES": "._edge_counts",
         "gamma_merg_edge_count": "._edge_counts",
         "graph_from_json": "._io",
@@ -82,6 +83,7 @@ __getattr__ = lazy_attributes(
 
 __all__ = [
     "CONSTRUCTIONS",
+    "MAX_EDGES",
     "MAX_NODES",
     "Certificate",
     "GraphView",

@@ -17,6 +17,7 @@ import networkx as nx
 
 from byzllm.errors import InputError
 
+from ._edge_counts import MAX_EDGES, gamma_merg_edge_count
 from ._edge_counts import check_node_count as _check_n
 
 __all__ = [
@@ -229,10 +230,14 @@ def layered(n: int, layers: int = 3) -> nx.Graph[int]:
     _check_n(n)
     if isinstance(layers, bool) or not isinstance(layers, int) or not 2 <= layers <= n:
         raise InputError(f"layers must be an integer in 2..n, got {layers!r}")
-    bounds = [round(i * n / layers) for i in range(layers + 1)]
-    groups = [range(bounds[i], bounds[i + 1]) for i in range(layers)]
-    edges = [(a, b) for g, h in pairwise(groups) for a in g for b in h]
+    edges = [(a, b) for g, h in pairwise(_layer_groups(n, layers)) for a in g for b in h]
     return _graph(n, edges, "layered", layers=layers)
+
+
+def _layer_groups(n: int, layers: int) -> list[range]:
+    """The ``layers`` consecutive groups of near-equal size that :func:`layered` links."""
+    bounds = [round(i * n / layers) for i in range(layers + 1)]
+    return [range(bounds[i], bounds[i + 1]) for i in range(layers)]
 
 
 CONSTRUCTIONS: dict[str, Callable[..., nx.Graph[int]]] = {
@@ -252,13 +257,26 @@ CONSTRUCTIONS: dict[str, Callable[..., nx.Graph[int]]] = {
 _RANDOM = {"preferential", "erdos-renyi"}
 
 
-def build(name: str, n: int, *, seed: int | None = None, **params: Any) -> nx.Graph[int]:
+def build(
+    name: str,
+    n: int,
+    *,
+    seed: int | None = None,
+    max_edges: int = MAX_EDGES,
+    **params: Any,
+) -> nx.Graph[int]:
     """Build a named topology on nodes ``0..n-1``.
 
     Names: ``merg`` (γ-MERG), ``gg-merg`` ((γ,γ)-robust), ``complete``, ``preferential``
     (``r=``), ``erdos-renyi`` (``r=``, ``p=``, ``max_tries=``), ``k-circulant`` (``k=``),
     ``ring-lattice`` (``k=``), ``star``, ``chain``, ``tree`` (``branching=``), ``layered``
     (``layers=``). ``seed`` is used by the random ones (default 0) and ignored otherwise.
+
+    A topology of more than ``max_edges`` edges (default :data:`MAX_EDGES`, a million) is an
+    :class:`InputError` before anything is built: its count comes from the construction's
+    own formula (:func:`_edge_count`), so ``complete`` on 100,000 nodes is refused at once
+    instead of running until memory runs out. Raise ``max_edges`` to build more (about
+    0.5 KB of memory an edge).
 
     >>> build("merg", n=7).number_of_edges()
     18
@@ -280,6 +298,7 @@ def build(name: str, n: int, *, seed: int | None = None, **params: Any) -> nx.Gr
     if key in _RANDOM:
         params["seed"] = 0 if seed is None else seed
     _check_params(key, params)
+    _check_edge_count(key, _check_n(n), params, max_edges)
     try:
         return CONSTRUCTIONS[key](n, **params)
     except TypeError as err:
@@ -306,3 +325,51 @@ def _check_params(key: str, params: dict[str, Any]) -> None:
             continue
         kind = "a number" if "float" in allowed else "an integer"
         raise InputError(f"{key!r}: {name} must be {kind}, got {value!r}")
+
+
+def _check_edge_count(key: str, n: int, params: dict[str, Any], max_edges: int) -> None:
+    if isinstance(max_edges, bool) or not isinstance(max_edges, int) or max_edges < 0:
+        raise InputError(f"max_edges must be a non-negative integer, got {max_edges!r:.40}")
+    count = _edge_count(key, n, params)
+    if count > max_edges:
+        raise InputError(
+            f"{key!r} on {n:,} nodes would have up to {count:,} edges, over the limit of "
+            f"{max_edges:,} (about 0.5 KB of memory an edge); raise max_edges "
+            "(graph build --max-edges) to build it"
+        )
+
+
+def _edge_count(key: str, n: int, params: dict[str, Any]) -> int:
+    """The most edges ``build(key, n, **params)`` makes, from the construction's formula,
+    without building it: exact for a valid ``merg``, ``gg-merg``, ``complete``,
+    ``preferential``, ``k-circulant``, ``ring-lattice``, ``layered`` and the trees; ``n(n-1)/2``
+    for ``erdos-renyi``, whose default ``p`` may be raised up to 1 (and whose every sample draws
+    all ``n(n-1)/2`` pairs). Parameters the construction would refuse give at most ``n(n-1)/2``
+    (it refuses them once the count passes)."""
+    pairs = n * (n - 1) // 2
+    if key == "merg":
+        count = gamma_merg_edge_count(n)  # Lee & Panagou, Theorem 1
+    elif key == "gg-merg":  # K_n, less ⌊γ/2⌋ disjoint edges for even n
+        count = pairs - (0 if n % 2 else (n + 1) // 2 // 2)
+    elif key == "preferential":  # K_{2r-1}, then r edges for each other node
+        r = _default_r(n, params.get("r"))
+        count = (2 * r - 1) * (r - 1) + max(0, n - 2 * r + 1) * r
+    elif key in ("k-circulant", "ring-lattice"):
+        k = params.get("k", _default(key, "k"))
+        count = n * k // 2 if key == "k-circulant" else n * k
+    elif key == "layered":
+        layers = params.get("layers", _default(key, "layers"))
+        count = 0  # fewer than 2 or more than n layers: layered() refuses them
+        if 2 <= layers <= n:
+            groups = _layer_groups(n, layers)
+            count = sum(len(g) * len(h) for g, h in pairwise(groups))
+    elif key in ("star", "chain", "tree"):
+        count = n - 1
+    else:  # complete, erdos-renyi: every pair
+        count = pairs
+    return min(count, pairs)
+
+
+def _default(key: str, name: str) -> Any:
+    """The default of the construction's parameter ``name`` (one place says it: the signature)."""
+    return inspect.signature(CONSTRUCTIONS[key]).parameters[name].default

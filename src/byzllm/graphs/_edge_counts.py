@@ -10,11 +10,17 @@ from typing import Any
 
 from byzllm.errors import InputError
 
-__all__ = ["MAX_NODES", "check_node_count", "gamma_merg_edge_count"]
+__all__ = ["MAX_EDGES", "MAX_NODES", "check_node_count", "gamma_merg_edge_count"]
 
 #: Largest node count a graph may have here: what a graph file may declare (guards against
 #: absurd allocations), so every graph built can also be saved and loaded.
 MAX_NODES = 100_000
+
+#: Most edges :func:`~byzllm.graphs.build` makes unless told more (``max_edges``): a networkx
+#: graph and its file take about 0.5 KB an edge, so a million edges is about 0.5 GB and a few
+#: seconds (``complete`` on 1,414 nodes). A dense construction on ``MAX_NODES`` nodes has
+#: billions and ran until memory ran out.
+MAX_EDGES = 1_000_000
 
 
 def check_node_count(n: Any, minimum: int = 2) -> int:

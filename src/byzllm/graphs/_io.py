@@ -5,10 +5,12 @@ JSON (``*.json``)::
     {"format": "byzllm-graph", "version": 1, "directed": false, "n": 4,
      "edges": [[0, 1], [1, 2], [2, 3]], "construction": "chain", "params": {"n": 4}}
 
-Edge list (any other suffix): one ``u v`` pair per line (whitespace or comma separated), ``#``
-comments. A first line ``# byzllm-graph n=4 directed=false`` (written by :func:`save_graph`)
-fixes the node count so isolated nodes survive a round trip. Nodes are always ``0..n-1``: a
-label outside that range, or a gap in the labels of a header-less edge list, is an error.
+Edge list (any other suffix): one ``u v`` pair of ASCII numbers per line (whitespace or comma
+separated), ``#`` comments. A first line ``# byzllm-graph n=4 directed=false`` (written by
+:func:`save_graph`) fixes the node count so isolated nodes survive a round trip; that header
+anywhere else, or a look-alike (``# byzllm-graph-v2``), is an error. Nodes are always
+``0..n-1``: a label outside that range, or a gap in the labels of a header-less edge list, is
+an error.
 
 Reading parses into plain data first, so that :func:`load_graph_view` gives the solvers' view
 of a file without loading networkx (about 190 ms of a small command's start).
@@ -43,11 +45,22 @@ __all__ = [
 ]
 
 
-_HEADER = re.compile(r"#\s*byzllm-graph\b(.*)")
+#: The header :func:`write_edge_list` writes as the first line: ``key=value`` fields after
+#: the word ``byzllm-graph``.
+_HEADER = re.compile(r"#\s*byzllm-graph(?:\s+(.*))?")
 
-#: A node number or count in an edge list, checked before ``int`` reads it: ``str.isdigit``
-#: also passes "²", which ``int`` refuses, and ``int`` refuses more than 4,300 digits.
-_NUMBER = re.compile(r"\d{1,9}")
+#: A comment that starts as the header does. Any one that is not the first line's header is
+#: refused, not read as a comment: a header further down (two files joined, a note above it)
+#: or a later format's (``# byzllm-graph-v2``) was obeyed, the last one winning, and the
+#: first-line rule was nowhere enforced; read as comments they would lose the node count
+#: (or another format's meaning) without a word.
+_HEADER_LIKE = re.compile(r"#\s*byzllm-graph")
+
+#: A node number or count in an edge list, checked before ``int`` reads it: ASCII digits, as
+#: ``save_graph`` writes them (``\d`` and ``int`` also take "٣" and full-width digits, and
+#: ``str.isdigit`` "²", which ``int`` refuses), at most 9 of them (``int`` refuses over 4,300
+#: digits; no graph here has a node past :data:`MAX_NODES`).
+_NUMBER = re.compile(r"[0-9]{1,9}")
 
 #: The line ends an edge list may use (Unix, Windows, old Mac), as ``open`` reads them:
 #: ``str.splitlines`` also breaks at form feeds, vertical tabs, U+0085 and U+2028, so an error
@@ -209,31 +222,67 @@ def parse_edge_list(
     return _parse_edge_list(text, n, directed, where).graph()
 
 
+def _header_fields(fields: str, where: str) -> tuple[int | None, bool | None]:
+    """``n`` and ``directed`` of a first-line header's ``key=value`` fields (others are
+    ignored, as unknown JSON keys are); a key given twice is an error, not the last one."""
+    values: dict[str, str] = {}
+    for key, value in re.findall(r"(\w+)=(\S+)", fields):
+        if key in values:
+            raise InputError(f"{where}:1: {_shown(key)} given twice in the header")
+        values[key] = value
+    n = values.get("n")
+    if n is not None and not _NUMBER.fullmatch(n):
+        raise InputError(f"{where}:1: bad n={n!r:.40}")
+    directed = values.get("directed")
+    if directed not in (None, "true", "false"):
+        raise InputError(f"{where}:1: directed must be true or false")
+    return (
+        None if n is None else int(n),
+        None if directed is None else directed == "true",
+    )
+
+
+def _node_number(token: str, where: str, lineno: int) -> int:
+    """A node number of an edge list; the error says what is wrong with the token."""
+    if _NUMBER.fullmatch(token):
+        return int(token)
+    if token.isascii() and token.isdigit():
+        raise InputError(
+            f"{where}:{lineno}: node number {_shown(token)} is too long "
+            f"(graphs have at most {MAX_NODES:,} nodes)"
+        )
+    raise InputError(f"{where}:{lineno}: {_shown(token)} is not a node number (digits 0-9)")
+
+
 def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str) -> _Parsed:
     header_n: int | None = None
     header_directed: bool | None = None
     pairs: list[tuple[int, int]] = []
     for lineno, raw in enumerate(_LINE_END.split(text), start=1):
         line = raw.strip()
-        match = _HEADER.match(line)
-        if match:
-            for key, value in re.findall(r"(\w+)=(\S+)", match.group(1)):
-                if key == "n":
-                    if not _NUMBER.fullmatch(value):
-                        raise InputError(f"{where}:{lineno}: bad n={value!r:.40}")
-                    header_n = int(value)
-                elif key == "directed":
-                    if value not in ("true", "false"):
-                        raise InputError(f"{where}:{lineno}: directed must be true or false")
-                    header_directed = value == "true"
+        if _HEADER_LIKE.match(line):
+            header = _HEADER.fullmatch(line)
+            if header is None:
+                raise InputError(
+                    f"{where}:{lineno}: unknown header {_shown(line)}; this byzllm reads "
+                    "'# byzllm-graph n=<nodes> directed=<true|false>'"
+                )
+            if lineno != 1:
+                raise InputError(
+                    f"{where}:{lineno}: the '# byzllm-graph' header must be the first line "
+                    "(and only that one)"
+                )
+            header_n, header_directed = _header_fields(header.group(1) or "", where)
             continue
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
         fields = re.split(r"[,\s]+", line)
-        if len(fields) != 2 or not all(map(_NUMBER.fullmatch, fields)):
+        if len(fields) != 2:
             raise InputError(f"{where}:{lineno}: expected two node numbers, got {raw!r:.60}")
-        pairs.append((int(fields[0]), int(fields[1])))
+        pairs.append(
+            (_node_number(fields[0], where, lineno), _node_number(fields[1], where, lineno))
+        )
     if n is None:
         n = header_n
     if directed is None:
