@@ -329,7 +329,9 @@ async def test_without_isolation_root_kept_says_max_processes_did_not_hold(
     no_isolation: None, root_keeps_its_uid: None
 ) -> None:
     # Root's uid is exempt from RLIMIT_NPROC: a result silent on it read as a limit held.
-    limits = SandboxLimits(timeout_s=10, max_processes=8)
+    # (Run without root, the limit does bind the caller's uid, whose count holds every thread
+    # of this test process: a small one made the tests' fork fail with EAGAIN.)
+    limits = SandboxLimits(timeout_s=10, max_processes=512)
     result = await run_program("print('hello')", limits=limits, allow_unsafe=True)
     assert (result.status, result.isolated) == ("passed", False), result.detail
     assert list(result.limits_not_held) == ["processes"]
