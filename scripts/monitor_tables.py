@@ -57,7 +57,7 @@ from byzllm.experiments.monitor import (
     verdict,
     work,
 )
-from byzllm.experiments.monitor.ablations import Difference
+from byzllm.experiments.monitor.ablations import Difference, verdict_flag
 from byzllm.experiments.monitor.pipeline import train_from_turns
 from byzllm.monitor.conditions import CONDITIONS
 from byzllm.monitor.report import evaluation_rows
@@ -461,8 +461,23 @@ def seeds_block(results: Results, claims: Claims) -> list[str]:
             o.diff("resample-1", "none").value < d.value
             for o, d in zip(outcomes, over_none, strict=True)
         ),
-        "resampling helps much less than resetting (every seed)",
+        "resampling helps less than resetting (every seed)",
     )
+    resample = [o.diff("resample-1", "monitor-1") for o in outcomes]
+    close = [s for s, d in zip(seeds, resample, strict=True) if not significant(d)]
+    if close:
+        resampling = (
+            "resampling the agent instead of resetting helps less (§6.1), clearly so on "
+            f"{seed_list([s for s in seeds if s not in close])} but not on {seed_list(close)} ("
+            + ", ".join(
+                f"{points(results(s).diff('resample-1', 'none'))} points against one reset's "
+                f"{points(results(s).diff('monitor-1', 'none'))}"
+                for s in close
+            )
+            + ")"
+        )
+    else:
+        resampling = "resampling the agent instead of resetting helps much less (§6.1)"
     ratios = [o.rows["monitor-1"]["game_length"] / o.rows["none"]["game_length"] for o in outcomes]
     turn_only = [points(results(s).diff("turn-only-1", "none")) for s in turn_seeds]
     lines.append("")
@@ -470,9 +485,9 @@ def seeds_block(results: Results, claims: Claims) -> list[str]:
         f"One reset gains {span([100 * d.value for d in over_none])} points over no "
         f"intervention and {span([100 * d.value for d in over_random])} over the random "
         f"baseline on every seed, with games about {sum(ratios) / len(ratios):.1f}× longer "
-        "(the paper's Fig. 4 pattern); a second reset adds a little more; resampling the agent "
-        "instead of resetting helps much less (§6.1). How much of the gain is the uncertainty "
-        "features' is not in this table: a monitor of the turn count alone gains "
+        f"(the paper's Fig. 4 pattern); a second reset adds a little more; {resampling}. How "
+        "much of the gain is the uncertainty features' is not in this table: a monitor of the "
+        "turn count alone gains "
         f"{' / '.join(turn_only)} points on seeds {' / '.join(map(str, turn_seeds))} "
         "(*Ablations on simulated agents*, below)."
     )
@@ -510,16 +525,18 @@ def sensitivity_block(results: Results, claims: Claims) -> list[str]:
     gains = [o.diff("monitor-1", "none") for o in sym]
     asym = [results(s).diff("monitor-1", "none") for s in SYM_SEEDS]
     claims.check(
-        all(g.value < a.value and g.low < a.low for g, a in zip(gains, asym, strict=True)),
-        "on the symmetric variant the gain is smaller and less certain (every seed)",
+        all(g.value < a.value for g, a in zip(gains, asym, strict=True)),
+        "on the symmetric variant the gain is smaller (every seed)",
     )
+    less_certain = all(g.low < a.low for g, a in zip(gains, asym, strict=True))
+    smaller = "smaller and less certain" if less_certain else "smaller"
     over_turns = [o.diff("monitor-1", "turn-only-1") for o in sym]
     lines.append("")
     lines += wrap(
         "These rows are gains over no intervention and random only; they were measured "
         "without the turn-count-only control and do not say how much of each gain the "
         "uncertainty features carry. On the symmetric variant (`--set game.variant=sym`) the "
-        "gain is smaller and less certain (seeds "
+        f"gain is {smaller} (seeds "
         + " / ".join(map(str, SYM_SEEDS))
         + ": "
         + " / ".join(f"{o.success('none'):.1f} → {o.success('monitor-1'):.1f}" for o in sym)
@@ -527,7 +544,9 @@ def sensitivity_block(results: Results, claims: Claims) -> list[str]:
         + " / ".join(f"{o.success('random-1'):.1f}" for o in sym)
         + "; the monitor's gain over no intervention "
         + and_list([interval(g) for g in gains])
-        + " points, paired as in *Ablations*), and a monitor of the turn count alone gains "
+        + " points, paired as in *Ablations*, against "
+        + " and ".join(points(a) for a in asym)
+        + " on the asymmetric games), and a monitor of the turn count alone gains "
         + " / ".join(points(o.diff("turn-only-1", "none")) for o in sym)
         + " there (the selected monitor minus it: "
         + " / ".join(interval(d) for d in over_turns)
@@ -669,7 +688,17 @@ def _ablation_bullets(results: Results, claims: Claims) -> list[str]:
         "the turn-count-only and random rows do not move between fault_signal 1 and 0",
     )
     gains_off = [o.diff("monitor-1", "none") for o in off]
-    claims.check(all(d.value > 0 for d in gains_off), "without a fault signal the monitor gains")
+    claims.check(
+        all(d.value >= 0 for d in gains_off), "without a fault signal the monitor never loses"
+    )
+    still = "still gains" if all(d.value > 0 for d in gains_off) else "gains"
+    clear_off = [s for s, d in zip(seeds, gains_off, strict=True) if significant(d)]
+    if len(clear_off) == len(seeds):
+        clearly_off = "clearly on every seed"
+    elif clear_off:
+        clearly_off = f"clearly only on {seed_list(clear_off)}"
+    else:
+        clearly_off = "clearly on none"
     adds_off = [o.features_add for o in off]
     added_off = [d for d in adds_off if d is not None]
     excluding = [s for s, d in zip(seeds, added_off, strict=True) if not d.low <= 0 <= d.high]
@@ -682,41 +711,69 @@ def _ablation_bullets(results: Results, claims: Claims) -> list[str]:
             "interval containing 0"
         )
     bullets.append(
-        "**Without a fault signal** (`fault_signal` 0) the selected monitor still gains "
-        f"{span([100 * d.value for d in gains_off])} points, {about}. The turn-count-only and "
+        f"**Without a fault signal** (`fault_signal` 0) the selected monitor {still} "
+        f"{span([100 * d.value for d in gains_off])} points ({clearly_off}), {about}. The "
+        "turn-count-only and "
         "random rows do not move between the two settings (same games, same turn counts), as "
         "they should."
     )
 
     # Table 3's ranking claim.
     second = [o.diff("second-best-1", "monitor-1") for o in on]
+    second_worse = [(s, d) for s, d in zip(seeds, second, strict=True) if significant(d)]
     claims.check(
-        not any(significant(d) for d in second),
-        "the 2nd-best monitor is within the noise of the selected one on every seed",
+        all(d.value < 0 for _, d in second_worse),
+        "the 2nd-best monitor is never clearly better than the selected one",
     )
+    if second_worse:
+        second_close = [s for s in seeds if s not in {w for w, _ in second_worse}]
+        about_second = (
+            f"the 2nd-best monitor is within the noise of the selected one on "
+            f"{seed_list(second_close)} and clearly worse on "
+            f"{seed_list([s for s, _ in second_worse])} "
+            f"({', '.join(interval(d) for _, d in second_worse)})"
+        )
+    else:
+        about_second = "the 2nd-best monitor is within the noise of the selected one on every seed"
     worst = [o.diff("worst-1", "monitor-1") for o in on]
     close = [(s, o, d) for s, o, d in zip(seeds, on, worst, strict=True) if not significant(d)]
     worse = [(s, d) for s, d in zip(seeds, worst, strict=True) if significant(d)]
     claims.check(
-        bool(close) and bool(worse) and all(d.value < 0 for _, d in worse),
+        all(d.value < 0 for _, d in worse) and bool(worse),
+        "the worst monitor is clearly worse than the selected one on some seed, never better",
+    )
+    claims.check(
+        bool(close) or bool(second_worse),
         "the ranking claim holds only in part: the worst monitor within the noise of the "
-        "selected one on some seed and clearly worse on another",
+        "selected one on some seed, or the 2nd-best clearly worse on one",
     )
-    versus = ", ".join(
-        f"{points(o.diff('worst-1', 'none'))} vs {points(o.diff('monitor-1', 'none'))}"
-        for _, o, _ in close
-    )
+
+    def flagged(d: Difference) -> str:
+        flag = verdict_flag(d.low, d.high, better=d.better, worse=d.worse)
+        return interval(d) + _minus(flag) if "sign test" in flag else interval(d)
+
+    if close:
+        versus = ", ".join(
+            f"{points(o.diff('worst-1', 'none'))} vs {points(o.diff('monitor-1', 'none'))}"
+            for _, o, _ in close
+        )
+        about_worst = (
+            f"the worst monitor is clearly worse on {seed_list([s for s, _ in worse])} "
+            f"({', '.join(interval(d) for _, d in worse)}) but within the noise of the "
+            f"selected one on {seed_list([s for s, _, _ in close])} ({versus}; worst minus "
+            f"selected {', '.join(flagged(d) for _, _, d in close)})"
+        )
+    else:
+        about_worst = (
+            "the worst monitor is clearly worse on every seed "
+            f"({', '.join(interval(d) for _, d in worse)})"
+        )
     role, gains = "accuser", on[0].grid["accuser"]
     bullets.append(
         "**Table 3's ranking claim** (validation rank carries over to test gains) holds only in "
-        "part: the 2nd-best monitor is within the noise of the selected one on every seed, but "
-        "the worst monitor is within the noise of the selected one on "
-        f"{seed_list([s for s, _, _ in close])} ({versus}; worst minus selected "
-        f"{', '.join(interval(d) for _, _, d in close)}) and clearly worse only on "
-        f"{seed_list([s for s, _ in worse])} ({', '.join(interval(d) for _, d in worse)}). In "
-        f"this simulation the validation gains of the {len(gains)} candidates lie close "
-        f"together (e.g. seed {seeds[0]}: {100 * min(gains):.1f} to {100 * max(gains):.1f} "
-        f"points for the {role}), so their ranking is weak evidence."
+        f"part: {about_second}; {about_worst}. In this simulation the validation gains of the "
+        f"{len(gains)} candidates span {100 * min(gains):.1f} to {100 * max(gains):.1f} points "
+        f"(seed {seeds[0]}, the {role})."
     )
     lines: list[str] = []
     for text in bullets:
@@ -787,10 +844,7 @@ def _joint_values(results: Results, claims: Claims) -> dict[str, str]:
     )
     claims.check(any(d.value < 0 for d in paired), "the joint selection gains less on some seed")
     if all(d.value < 0 for d in paired):
-        reading = (
-            f"the joint search is larger and overfits the {first.validation_games} validation "
-            "games a little more"
-        )
+        reading = "the larger joint search gains less on every seed"
     else:
         reading = "neither rule gains more on every seed, and the larger joint search buys nothing"
     return {
