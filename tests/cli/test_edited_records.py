@@ -199,7 +199,7 @@ def reproduced(
     problems = humaneval_file(folder / "he.jsonl", 4, prefix="Toy")
     commands = {
         "sac-table1": ["-n", "1"],
-        "ra-fig4": ["-n", "2"],
+        "ra-fig4": ["-n", "3"],  # (on 12-attribute games, 2 training games were both won)
         "ra-table1": ["-n", "2", "--problems", str(problems)],
     }
     made = {}
