@@ -59,8 +59,11 @@ def answer_key(task: Task, answer: str | None) -> str | None:
     """
     if answer is None or not answer.strip():
         return None
-    plain = task.kind != "choice" or answer in task.choices
-    return _cached_key(task.kind, task.choices, () if plain else _choice_texts(task), answer)
+    kind = task.kind
+    if kind != "choice" or answer in task.choices:
+        # (Without the texts: the cache's key is then three values, as cheap as before them.)
+        return _cached_key(kind, task.choices, answer)
+    return _cached_key(kind, task.choices, answer, _choice_texts(task))
 
 
 #: The option texts of a choice task, as a hashable key: ``(("option1", "Use a pot."), ...)``.
@@ -86,8 +89,8 @@ _CHOICE_TEXTS: ObjectMemo[ChoiceTexts] = ObjectMemo(4096)
 
 
 @lru_cache(maxsize=65_536)
-def _cached_key(kind: str, choices: tuple[str, ...], texts: ChoiceTexts, answer: str) -> str:
-    key = _normalized(kind, choices, texts, answer)
+def _cached_key(kind: str, choices: tuple[str, ...], answer: str, texts: ChoiceTexts = ()) -> str:
+    key = _normalized(kind, choices, answer, texts)
     if isinstance(key, str) and key:
         return key
     return _plain_key(kind, answer)
@@ -99,7 +102,7 @@ _RAISED = object()
 
 @lru_cache(maxsize=65_536)
 def _normalized(
-    kind: str, choices: tuple[str, ...], texts: ChoiceTexts, text: str
+    kind: str, choices: tuple[str, ...], text: str, texts: ChoiceTexts = ()
 ) -> str | object | None:
     """``byzllm.tasks.normalize_answer`` of ``text`` (it depends only on the task's kind,
     choices and option texts), or :data:`_RAISED`: shared by the answer keys and the non-math
@@ -121,24 +124,24 @@ def is_right(task: Task, answer: str | None) -> bool:
     """Whether ``answer`` matches the task's ground truth (``byzllm.tasks.is_correct``)."""
     if answer is None:
         return False
-    labels = task.choices
-    plain = task.kind != "choice" or (answer in labels and task.answer in labels)
-    texts = () if plain else _choice_texts(task)
-    return _cached_right(task.kind, task.answer, task.choices, texts, answer)
+    kind, labels = task.kind, task.choices
+    if kind != "choice" or (answer in labels and task.answer in labels):
+        return _cached_right(kind, task.answer, labels, answer)
+    return _cached_right(kind, task.answer, labels, answer, _choice_texts(task))
 
 
 @lru_cache(maxsize=65_536)
 def _cached_right(
-    kind: str, truth: str, choices: tuple[str, ...], texts: ChoiceTexts, answer: str
+    kind: str, truth: str, choices: tuple[str, ...], answer: str, texts: ChoiceTexts = ()
 ) -> bool:
     check = _tasks_function("is_correct")
     if check is not None and kind != "math" and _tasks_function("normalize_answer") is not None:
         # is_correct outside math: the truth's normalization equals the answer's (both
         # remembered by _normalized; the truth's is asked for by every new answer).
-        key = _normalized(kind, choices, texts, truth)
+        key = _normalized(kind, choices, truth, texts)
         if key is None or key is _RAISED:
             return False
-        return key == _normalized(kind, choices, texts, answer)
+        return key == _normalized(kind, choices, answer, texts)
     if check is not None:
         probe = Task(id="_", question="", answer=truth, kind=kind, choices=choices)
         try:
