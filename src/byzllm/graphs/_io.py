@@ -116,11 +116,11 @@ def _jsonable(value: Any) -> bool:
     return True
 
 
-def _shown(value: Any) -> str:
-    """``repr(value)`` cut to a length an error line can hold: a file's values are the file's
-    size (a 100,000-character label, a list where a number goes)."""
+def _shown(value: Any, width: int = 40) -> str:
+    """``repr(value)`` cut to ``width`` characters, an error line's share: a file's values are
+    the file's size (a 100,000-character label, a list where a number goes)."""
     text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _node(value: Any, n: int, where: str) -> int:
@@ -184,7 +184,7 @@ def _parse_json(doc: Any, where: str) -> _Parsed:
         raise InputError(f"{where}: unknown format {_shown(doc.get('format'))}")
     version = doc.get("version", 1)
     if version != 1 or isinstance(version, bool):  # a later format may mean other things
-        raise InputError(f"{where}: format version {version!r:.20} (this byzllm reads 1)")
+        raise InputError(f"{where}: format version {_shown(version, 20)} (this byzllm reads 1)")
     n = _check_n(doc.get("n"), where)
     directed = doc.get("directed", False)
     if not isinstance(directed, bool):
@@ -195,7 +195,7 @@ def _parse_json(doc: Any, where: str) -> _Parsed:
     edges = []
     for k, pair in enumerate(raw_edges):
         if not isinstance(pair, list | tuple) or len(pair) != 2:
-            raise InputError(f"{where}: edge #{k} must be a [u, v] pair, got {pair!r:.60}")
+            raise InputError(f"{where}: edge #{k} must be a [u, v] pair, got {_shown(pair, 60)}")
         edges.append((_node(pair[0], n, where), _node(pair[1], n, where)))
     attributes: dict[str, Any] = {}
     if isinstance(doc.get("construction"), str):
@@ -232,7 +232,7 @@ def _header_fields(fields: str, where: str) -> tuple[int | None, bool | None]:
         values[key] = value
     n = values.get("n")
     if n is not None and not _NUMBER.fullmatch(n):
-        raise InputError(f"{where}:1: bad n={n!r:.40}")
+        raise InputError(f"{where}:1: bad n={_shown(n)}")
     directed = values.get("directed")
     if directed not in (None, "true", "false"):
         raise InputError(f"{where}:1: directed must be true or false")
@@ -279,7 +279,7 @@ def _parse_edge_list(text: str, n: int | None, directed: bool | None, where: str
             continue
         fields = re.split(r"[,\s]+", line)
         if len(fields) != 2:
-            raise InputError(f"{where}:{lineno}: expected two node numbers, got {raw!r:.60}")
+            raise InputError(f"{where}:{lineno}: expected two node numbers, got {_shown(raw, 60)}")
         pairs.append(
             (_node_number(fields[0], where, lineno), _node_number(fields[1], where, lineno))
         )
